@@ -1,0 +1,3 @@
+from pgvet.cli import main
+
+main()

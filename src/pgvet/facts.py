@@ -1,0 +1,59 @@
+"""The fact table of one host: a flat namespace of typed values, each with its source(s)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pgvet.provenance import Source
+
+FactValue = int | float | str | bool
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One named value in canonical units (bytes, seconds, bool, lower-case enum).
+
+    ``occurrences`` lists every place the value was set, the effective one last (PostgreSQL
+    settings and declared sysctl keys can be set several times; later wins).
+    ``raw`` is the text as written, when it differs from ``value`` (``'8GB'``, ``16384``).
+    """
+
+    name: str
+    value: FactValue
+    source: Source
+    occurrences: tuple[Source, ...] = ()
+    raw: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"value": self.value, "source": self.source.to_json()}
+        if self.raw is not None and self.raw != str(self.value):
+            out["raw"] = self.raw
+        if len(self.occurrences) > 1:
+            out["occurrences"] = [occurrence.to_json() for occurrence in self.occurrences]
+        return out
+
+
+ItemFacts = dict[str, Fact]
+
+
+@dataclass(slots=True)
+class HostFacts:
+    """Everything pgvet knows about one host, ready for the rules.
+
+    ``facts`` are host-wide; ``items`` holds, per scope (``mount``, ``disk``, ``setting``), one fact
+    table per item, evaluated by scoped rules beside the host-wide facts.
+    ``notes`` say what pgvet inferred or could not read (shown with ``--verbose``).
+    """
+
+    name: str
+    root: str
+    facts: dict[str, Fact] = field(default_factory=dict)
+    items: dict[str, list[ItemFacts]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, fact: Fact) -> None:
+        self.facts[fact.name] = fact
+
+    def value(self, name: str) -> FactValue | None:
+        fact = self.facts.get(name)
+        return None if fact is None else fact.value

@@ -1,0 +1,67 @@
+"""A finding: what a rule found on a host, with the numbers it computed and the fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pgvet.facts import FactValue
+from pgvet.provenance import Source
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_RANK: dict[str, int] = {"info": 1, "warning": 2, "error": 3}
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """A fact the rule used, with its value and where it was read."""
+
+    fact: str
+    value: FactValue | None
+    source: Source | None
+
+
+@dataclass(slots=True)
+class Fix:
+    """The change that resolves a finding, with computed values already filled in."""
+
+    sysctl: dict[str, str] = field(default_factory=dict)
+    postgresql: dict[str, str] = field(default_factory=dict)
+    text: str | None = None
+
+    def alter_system(self) -> list[str]:
+        return [f"ALTER SYSTEM SET {name} = {quote_setting(value)};" for name, value in self.postgresql.items()]
+
+    def is_empty(self) -> bool:
+        return not (self.sysctl or self.postgresql or self.text)
+
+
+def quote_setting(value: str) -> str:
+    """Quote a value as postgresql.conf and ALTER SYSTEM accept it."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+@dataclass(slots=True)
+class Finding:
+    rule_id: str
+    rule_name: str
+    severity: Severity
+    title: str
+    message: str
+    host: str
+    fingerprint: str
+    tags: tuple[str, ...] = ()
+    subject: str | None = None
+    path: str | None = None
+    line: int | None = None
+    values: dict[str, FactValue | None] = field(default_factory=dict)
+    evidence: list[Evidence] = field(default_factory=list)
+    fix: Fix = field(default_factory=Fix)
+    help: str = ""
+    references: list[str] = field(default_factory=list)
+    suppressed: str | None = None  # the reason, when a suppression matched
+    baseline: bool = False  # present in the baseline given with --baseline
+
+    @property
+    def rank(self) -> int:
+        return SEVERITY_RANK[self.severity]
