@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pgvet.facts import FactValue
+from pgvet.facts import FactValue, HostFacts
 from pgvet.provenance import Source
 
 Severity = Literal["error", "warning", "info"]
@@ -65,3 +65,56 @@ class Finding:
     @property
     def rank(self) -> int:
         return SEVERITY_RANK[self.severity]
+
+
+@dataclass(frozen=True, slots=True)
+class RuleMeta:
+    """What outputs need to know about a rule (SARIF rule metadata, help pages)."""
+
+    id: str
+    name: str
+    title: str
+    severity: Severity
+    tags: tuple[str, ...] = ()
+    why: str = ""
+    references: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NotEvaluated:
+    """A rule that was not evaluated on a host because facts it needs are missing."""
+
+    rule_id: str
+    rule_name: str
+    missing: tuple[str, ...]
+    subject: str | None = None
+
+
+@dataclass(slots=True)
+class HostResult:
+    """The outcome of linting one host."""
+
+    host: HostFacts
+    findings: list[Finding] = field(default_factory=list)
+    not_evaluated: list[NotEvaluated] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class HostError:
+    """A host that could not be linted (its inputs are unreadable); the others go on."""
+
+    host: str
+    message: str
+    source: Source | None = None
+
+
+@dataclass(slots=True)
+class LintResult:
+    """Everything one run produced, handed to the reporters."""
+
+    hosts: list[HostResult]
+    rules: dict[str, RuleMeta]
+    tool_version: str
+    pack_version: str
+    errors: list[HostError] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # e.g. unused or expired suppressions
