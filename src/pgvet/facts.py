@@ -42,7 +42,8 @@ class HostFacts:
 
     ``facts`` are host-wide; ``items`` holds, per scope (``mount``, ``disk``, ``setting``), one fact
     table per item, evaluated by scoped rules beside the host-wide facts.
-    ``notes`` say what pgvet inferred or could not read (shown with ``--verbose``).
+    ``notes`` say what pgvet inferred (shown with ``--verbose``); ``warnings`` say what it refused
+    or could not read (always shown).
     """
 
     name: str
@@ -50,6 +51,7 @@ class HostFacts:
     facts: dict[str, Fact] = field(default_factory=dict)
     items: dict[str, list[ItemFacts]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # always shown: inputs skipped, paths refused
 
     def add(self, fact: Fact) -> None:
         self.facts[fact.name] = fact

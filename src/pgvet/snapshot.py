@@ -1,0 +1,401 @@
+"""Find the inputs of one host and assemble its facts (design.md: "a snapshot is a directory").
+
+A host is a directory; file names tell the kind of each input (see ``INPUT_NAMES``). Explicit files
+(``--sysctl F --meminfo F …``) may replace or complete what the directory holds. Every fact keeps the
+file and line it came from; paths are shown relative to the host directory.
+
+Nothing outside the host directory is read without saying so: an input that resolves (after
+symbolic links) outside the directory is refused and reported as a warning.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from pgvet.errors import InputError
+from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts
+from pgvet.provenance import Located, Source
+
+# The largest input file pgvet reads; real inputs are far smaller (sysctl -a: ~100 kB).
+MAX_INPUT_BYTES = 32 * 1024 * 1024
+DEFAULT_HUGEPAGE_SIZE = 2 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class SnapshotInputs:
+    """The input files of one host; any subset may be present."""
+
+    sysctl: Path | None = None
+    sysctl_conf: list[Path] = field(default_factory=list)  # in the order sysctl --system applies them
+    meminfo: Path | None = None
+    lscpu: Path | None = None
+    mounts: Path | None = None
+    sysfs: Path | None = None
+    host_yaml: Path | None = None
+    pg_version_file: Path | None = None
+    postgresql_conf: Path | None = None
+    postgresql_auto_conf: Path | None = None
+    pg_settings: Path | None = None
+
+    def is_empty(self) -> bool:
+        return not any(getattr(self, item.name) for item in fields(self))
+
+    def merged(self, explicit: SnapshotInputs) -> SnapshotInputs:
+        """These inputs with every input given explicitly taking the place of the discovered one."""
+        result = SnapshotInputs(**{item.name: getattr(self, item.name) for item in fields(self)})
+        for item in fields(explicit):
+            value = getattr(explicit, item.name)
+            if value:
+                setattr(result, item.name, value)
+        return result
+
+
+# File names recognised in a host directory (the layout table of design.md / README).
+INPUT_NAMES: dict[str, tuple[str, ...]] = {
+    "sysctl": ("sysctl.txt", "sysctl-a.txt"),
+    "meminfo": ("meminfo.txt", "meminfo"),
+    "lscpu": ("lscpu.json", "lscpu.txt"),
+    "mounts": ("mounts.txt", "mount.txt", "findmnt.txt"),
+    "sysfs": ("sysfs.txt",),
+    "host_yaml": ("host.yaml", "host.yml"),
+    "pg_version_file": ("PG_VERSION",),
+    "postgresql_conf": ("postgresql.conf",),
+    "postgresql_auto_conf": ("postgresql.auto.conf",),
+    "pg_settings": ("pg_settings.json",),
+}
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: symlink loop on some Pythons
+        return False
+    return True
+
+
+def discover(directory: Path, warnings: list[str] | None = None) -> SnapshotInputs:
+    """The inputs present in a host directory, refusing any that resolve outside it."""
+    refused = warnings if warnings is not None else []
+    inputs = SnapshotInputs()
+
+    def usable(path: Path) -> bool:
+        if not path.is_file():
+            return False
+        if not _inside(path, directory):
+            refused.append(f"{path.name}: refused, it resolves outside the host directory ({path.resolve()})")
+            return False
+        return True
+
+    for kind, names in INPUT_NAMES.items():
+        for name in names:
+            candidate = directory / name
+            if usable(candidate):
+                setattr(inputs, kind, candidate)
+                break
+    sysctl_d = directory / "sysctl.d"
+    declared: list[Path] = []
+    if sysctl_d.is_dir() and _inside(sysctl_d, directory):
+        from pgvet.sources.sysctl import sysctl_d_order
+
+        by_name = {entry.name: entry for entry in sysctl_d.iterdir()}
+        declared.extend(by_name[name] for name in sysctl_d_order(by_name) if usable(by_name[name]))
+    if usable(directory / "sysctl.conf"):
+        declared.append(directory / "sysctl.conf")  # sysctl --system applies /etc/sysctl.conf last
+    inputs.sysctl_conf = declared
+    return inputs
+
+
+def read_text(path: Path, display: str) -> str:
+    """An input file's text: UTF-8, undecodable bytes kept as escapes; a clear error otherwise."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_INPUT_BYTES:
+            raise InputError(f"file is {size} bytes, more than pgvet reads ({MAX_INPUT_BYTES})", Source(display))
+        with path.open("rb") as handle:
+            data = handle.read(MAX_INPUT_BYTES + 1)
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", Source(display)) from None
+    except FileNotFoundError:
+        raise InputError("no such file", Source(display)) from None
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror or error}", Source(display)) from None
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+class _Builder:
+    """Collects facts for one host, keeping the first error of each input as a warning."""
+
+    def __init__(self, name: str, root: Path) -> None:
+        self.root = root
+        self.host = HostFacts(name=name, root=str(root))
+
+    def display(self, path: Path) -> str:
+        try:
+            return str(path.resolve().relative_to(self.root.resolve()))
+        except (ValueError, OSError):
+            return str(path)
+
+    def text(self, path: Path) -> tuple[str, str]:
+        display = self.display(path)
+        return read_text(path, display), display
+
+    def put(self, name: str, located: Located[FactValue], *, raw: str | None = None,
+            occurrences: tuple[Source, ...] = ()) -> None:
+        self.host.add(Fact(name, located.value, located.source, occurrences, raw))
+
+    def put_all(self, prefix: str, values: Mapping[str, Located[int]] | Mapping[str, Located[int | str]]) -> None:
+        for key, located in values.items():
+            self.put(f"{prefix}.{key}", located)
+
+
+def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *, name: str | None = None) -> HostFacts:
+    """Assemble the facts of one host from its directory and/or explicit input files.
+
+    Raises InputError (exit 2) when an input cannot be read or parsed; the message names file and line.
+    """
+    if directory is not None and not directory.is_dir():
+        raise InputError("not a directory (a host is a directory of inputs)", Source(str(directory)))
+    root = directory if directory is not None else Path.cwd()
+    builder = _Builder(name or (root.resolve().name or str(root)), root)
+    inputs = discover(root, builder.host.warnings) if directory is not None else SnapshotInputs()
+    if explicit is not None:
+        inputs = inputs.merged(explicit)
+    if inputs.is_empty():
+        raise InputError(
+            "no inputs found: expected files such as sysctl.txt, meminfo.txt, lscpu.txt, mounts.txt, sysfs.txt, "
+            "postgresql.conf, sysctl.d/, host.yaml (see the README's snapshot layout)",
+            Source(str(root)),
+        )
+    declared = _load_declared_host(builder, inputs)
+    _load_kernel(builder, inputs)
+    _load_machine(builder, inputs)
+    _load_postgresql(builder, inputs, declared)
+    _derive_host(builder, declared)
+    _load_storage(builder, inputs)
+    return builder.host
+
+
+def _load_declared_host(builder: _Builder, inputs: SnapshotInputs) -> dict[str, Located[object]]:
+    if inputs.host_yaml is None:
+        return {}
+    from pgvet.sources.hostfacts import parse_host_yaml
+
+    text, display = builder.text(inputs.host_yaml)
+    declared: dict[str, Located[object]] = dict(parse_host_yaml(text, display))
+    return declared
+
+
+def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
+    from pgvet.sources import sysctl
+
+    running: dict[str, Located[int | str]] = {}
+    if inputs.sysctl is not None:
+        text, display = builder.text(inputs.sysctl)
+        running = sysctl.parse_sysctl_output(text, display)
+        builder.put_all("sysctl", running)
+    occurrences: dict[str, list[sysctl.SysctlSetting]] = {}
+    for path in inputs.sysctl_conf:
+        text, display = builder.text(path)
+        for setting in sysctl.parse_sysctl_conf(text, display):
+            occurrences.setdefault(setting.key, []).append(setting)
+    for key, settings in occurrences.items():
+        last = settings[-1]
+        places = tuple(setting.source for setting in settings)
+        builder.host.add(Fact(f"sysctl_conf.{key}", last.value, last.source, places))
+        if key not in running:
+            # A config repository holds what will run: rules about the kernel see the declared value.
+            builder.host.add(Fact(f"sysctl.{key}", last.value, last.source, places))
+    if occurrences and not running:
+        builder.host.notes.append("no sysctl.txt: kernel rules use the declared values of sysctl.conf / sysctl.d")
+
+
+def _load_machine(builder: _Builder, inputs: SnapshotInputs) -> None:
+    if inputs.meminfo is not None:
+        from pgvet.sources.meminfo import parse_meminfo
+
+        text, display = builder.text(inputs.meminfo)
+        builder.put_all("meminfo", parse_meminfo(text, display))
+    if inputs.lscpu is not None:
+        from pgvet.sources.lscpu import parse_lscpu
+
+        text, display = builder.text(inputs.lscpu)
+        builder.put_all("cpu", parse_lscpu(text, display))
+    if inputs.sysfs is not None:
+        from pgvet.sources.sysfs import parse_sysfs
+
+        text, display = builder.text(inputs.sysfs)
+        dump = parse_sysfs(text, display)
+        for key, located in dump.thp.items():
+            builder.put(f"thp.{key}", located)
+        if dump.cgroup_memory_max is not None:
+            builder.put("cgroup.memory_max", dump.cgroup_memory_max)
+        builder.host.items["disk"] = _disk_items(dump.disks)
+
+
+def _disk_items(disks: Mapping[str, Mapping[str, Located[int | str | bool]]]) -> list[ItemFacts]:
+    from pgvet.sources.sysfs import is_virtual_disk
+
+    items: list[ItemFacts] = []
+    for disk_name in sorted(disks):
+        attributes = disks[disk_name]
+        first = next(iter(attributes.values()), None)
+        source = first.source if first is not None else Source("sysfs.txt")
+        item: ItemFacts = {"disk.name": Fact("disk.name", disk_name, source)}
+        item["disk.virtual"] = Fact("disk.virtual", is_virtual_disk(disk_name), source)
+        for key, located in attributes.items():
+            item[f"disk.{key}"] = Fact(f"disk.{key}", located.value, located.source)
+        items.append(item)
+    return items
+
+
+def _load_postgresql(builder: _Builder, inputs: SnapshotInputs, declared: Mapping[str, Located[object]]) -> None:
+    from pgvet import pgfacts
+
+    version = declared.get("pg_version")
+    if version is None and inputs.pg_version_file is not None:
+        text, display = builder.text(inputs.pg_version_file)
+        version = pgfacts.parse_pg_version_file(text, display)
+    pgfacts.load(builder.host, builder.root, inputs, version)
+
+
+def _derive_host(builder: _Builder, declared: Mapping[str, Located[object]]) -> None:
+    """host.* facts: what rules use, from measured inputs first and host.yaml second."""
+    facts = builder.host.facts
+    for key, located in declared.items():
+        if key in ("pg_version", "ram", "cpus", "name"):
+            continue
+        value = located.value
+        if isinstance(value, list):
+            value = ",".join(str(part) for part in value)
+        builder.host.add(Fact(f"host.{key}", value, located.source))  # type: ignore[arg-type]
+    if "name" in declared:
+        builder.host.name = str(declared["name"].value)
+    builder.host.add(Fact("host.name", builder.host.name, Source(builder.display(builder.root))))
+
+    ram: Fact | None = None
+    if "meminfo.mem_total" in facts:
+        measured = facts["meminfo.mem_total"]
+        ram = Fact("host.ram", measured.value, measured.source)
+    elif "ram" in declared:
+        ram = Fact("host.ram", declared["ram"].value, declared["ram"].source)  # type: ignore[arg-type]
+    limit = facts.get("cgroup.memory_max")
+    if ram is not None and limit is not None and isinstance(limit.value, int) and limit.value < int(ram.value):
+        builder.host.notes.append(f"host.ram capped by the cgroup memory limit ({limit.source})")
+        ram = Fact("host.ram", limit.value, limit.source)
+    if ram is not None:
+        builder.host.add(ram)
+    if "cpu.count" in facts:
+        builder.host.add(Fact("host.cpus", facts["cpu.count"].value, facts["cpu.count"].source))
+    elif "cpus" in declared:
+        builder.host.add(Fact("host.cpus", declared["cpus"].value, declared["cpus"].source))  # type: ignore[arg-type]
+    if "host.data_directory" not in facts and "pg.data_directory" in facts:
+        data = facts["pg.data_directory"]
+        if data.source.path != "<default>" and data.value:
+            builder.host.add(Fact("host.data_directory", data.value, data.source))
+
+
+# Filesystems that never hold a database: kernel interfaces, not storage.
+PSEUDO_FILESYSTEMS = frozenset({
+    "proc", "sysfs", "devtmpfs", "devpts", "securityfs", "cgroup", "cgroup2", "pstore", "bpf", "debugfs",
+    "tracefs", "configfs", "fusectl", "mqueue", "hugetlbfs", "autofs", "binfmt_misc", "rpc_pipefs", "nsfs",
+    "efivarfs", "selinuxfs", "squashfs", "overlay", "fuse.gvfsd-fuse", "fuse.portal", "ramfs_sys", "iso9660",
+})
+
+
+def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
+    """mount.* items, scoped to the mounts holding PGDATA / WAL / tablespaces when they are known."""
+    if inputs.mounts is None:
+        return
+    from pgvet.sources.mounts import find_mount, parse_mounts
+
+    text, display = builder.text(inputs.mounts)
+    mounts = parse_mounts(text, display)
+    facts = builder.host.facts
+    data_directory = _text_fact(facts.get("host.data_directory"))
+    wal_directory = _text_fact(facts.get("host.wal_directory"))
+    if wal_directory is None and data_directory is not None:
+        wal_directory = data_directory.rstrip("/") + "/pg_wal"
+    tablespaces = [part for part in (_text_fact(facts.get("host.tablespaces")) or "").split(",") if part]
+
+    data_mount = find_mount(mounts, data_directory) if data_directory else None
+    wal_mount = find_mount(mounts, wal_directory) if wal_directory else None
+    tablespace_mounts = [found for found in (find_mount(mounts, path) for path in tablespaces) if found]
+    known = data_mount is not None
+    if known:
+        builder.host.notes.append(
+            f"storage rules scoped to the mounts holding PGDATA ({data_directory}), WAL and tablespaces"
+        )
+    else:
+        builder.host.notes.append(
+            "data directory unknown (set data_directory in host.yaml): storage rules apply to every "
+            "disk-backed or network mount"
+        )
+    items: list[ItemFacts] = []
+    for mount in mounts:
+        holds_pgdata = mount is data_mount
+        holds_wal = mount is wal_mount
+        holds_tablespace = any(mount is found for found in tablespace_mounts)
+        if known and not (holds_pgdata or holds_wal or holds_tablespace):
+            continue
+        if not known and (mount.fstype in PSEUDO_FILESYSTEMS or mount.fstype in ("tmpfs", "ramfs")):
+            continue
+        source = mount.source
+        item: ItemFacts = {}
+
+        def put(key: str, value: FactValue, item: ItemFacts = item, source: Source = source) -> None:
+            item[f"mount.{key}"] = Fact(f"mount.{key}", value, source)
+
+        put("device", mount.device)
+        put("point", mount.point)
+        put("fstype", mount.fstype)
+        put("options", ",".join(mount.options))
+        put("holds_pgdata", holds_pgdata)
+        put("holds_wal", holds_wal)
+        put("holds_tablespace", holds_tablespace)
+        put("scoped", known)
+        root_paths = [path for path in (data_directory, wal_directory, *tablespaces) if path]
+        put("is_root_of_data", any(os.path.normpath(path) == os.path.normpath(mount.point) for path in root_paths))
+        items.append(item)
+    builder.host.items["mount"] = items
+    _mark_data_disks(builder, data_mount.device if data_mount else None)
+
+
+def _mark_data_disks(builder: _Builder, data_device: str | None) -> None:
+    """disk.holds_pgdata: the disk under PGDATA's mount, when its device names one (sda1 → sda)."""
+    disks = builder.host.items.get("disk", [])
+    if not disks:
+        return
+    disk_name = _disk_of_device(data_device) if data_device else None
+    names = {str(item["disk.name"].value) for item in disks}
+    for item in disks:
+        name = str(item["disk.name"].value)
+        source = item["disk.name"].source
+        holds = disk_name == name if disk_name in names else None
+        if holds is not None:
+            item["disk.holds_pgdata"] = Fact("disk.holds_pgdata", holds, source)
+    if disk_name in names:
+        builder.host.items["disk"] = [item for item in disks if item["disk.name"].value == disk_name]
+        builder.host.notes.append(f"disk rules scoped to {disk_name}, which holds PGDATA")
+    else:
+        builder.host.items["disk"] = [item for item in disks if item["disk.virtual"].value is False]
+        builder.host.notes.append("disk rules apply to every non-virtual disk (the disk under PGDATA is not known)")
+
+
+def _disk_of_device(device: str) -> str | None:
+    """The block device name under a partition path: /dev/sda1 → sda, /dev/nvme0n1p2 → nvme0n1."""
+    if not device.startswith("/dev/"):
+        return None
+    name = device.removeprefix("/dev/")
+    if "/" in name:  # /dev/mapper/…, /dev/disk/by-uuid/…: not resolvable offline
+        return None
+    if name.startswith(("nvme", "mmcblk", "loop")) and "p" in name:
+        base, _, partition = name.rpartition("p")
+        return base if partition.isdigit() else name
+    return name.rstrip("0123456789") or name
+
+
+def _text_fact(fact: Fact | None) -> str | None:
+    return str(fact.value) if fact is not None and fact.value not in ("", None) else None
