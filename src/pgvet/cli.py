@@ -1,20 +1,33 @@
-"""The command line: thin. Parse options, run the pipeline, pick a reporter."""
+"""The command line: thin. Parse options, run the pipeline, pick a reporter.
+
+Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage, input or rule-pack
+error. Heavy modules are imported inside the commands: start-up time matters on every commit.
+"""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from pgvet import __version__
 
+if TYPE_CHECKING:
+    from pgvet.findings import LintResult
+    from pgvet.snapshot import SnapshotInputs
+
 app = typer.Typer(
     name="pgvet",
-    help="Static configuration advisor and linter for PostgreSQL hosts.",
+    help="Static configuration advisor and linter for PostgreSQL hosts: kernel, memory, storage and settings.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
+rules_app = typer.Typer(help="List the rules, or test a rule pack's examples.", invoke_without_command=True)
+app.add_typer(rules_app, name="rules")
 
 
 def _version(value: bool) -> None:
@@ -25,9 +38,204 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Show the version.")] = False,
 ) -> None:
     """pgvet vets a PostgreSQL host: kernel, memory, storage and PostgreSQL settings."""
+
+
+# Options naming input files, for hosts that are not laid out as a snapshot directory.
+SysctlOpt = Annotated[Optional[Path], typer.Option("--sysctl", help="Output of `sysctl -a`.")]  # noqa: UP045
+SysctlConfOpt = Annotated[Optional[list[Path]], typer.Option("--sysctl-conf", help="sysctl.conf / sysctl.d file (repeat).")]  # noqa: UP045
+MeminfoOpt = Annotated[Optional[Path], typer.Option("--meminfo", help="A copy of /proc/meminfo.")]  # noqa: UP045
+LscpuOpt = Annotated[Optional[Path], typer.Option("--lscpu", help="Output of `lscpu` or `lscpu -J`.")]  # noqa: UP045
+MountsOpt = Annotated[Optional[Path], typer.Option("--mounts", help="`mount`, /proc/mounts or `findmnt -l`.")]  # noqa: UP045
+SysfsOpt = Annotated[Optional[Path], typer.Option("--sysfs", help="The `grep -H .` dump of sysfs files.")]  # noqa: UP045
+HostYamlOpt = Annotated[Optional[Path], typer.Option("--host-yaml", help="host.yaml: what cannot be read.")]  # noqa: UP045
+ConfOpt = Annotated[Optional[Path], typer.Option("--postgresql-conf", help="postgresql.conf (includes followed).")]  # noqa: UP045
+AutoConfOpt = Annotated[Optional[Path], typer.Option("--auto-conf", help="postgresql.auto.conf.")]  # noqa: UP045
+PgSettingsOpt = Annotated[Optional[Path], typer.Option("--pg-settings", help="pg_settings.json from `pgvet collect`.")]  # noqa: UP045
+
+
+def _explicit(sysctl: Path | None, sysctl_conf: list[Path] | None, meminfo: Path | None, lscpu: Path | None,
+              mounts: Path | None, sysfs: Path | None, host_yaml: Path | None, postgresql_conf: Path | None,
+              auto_conf: Path | None, pg_settings: Path | None) -> SnapshotInputs | None:
+    from pgvet.snapshot import SnapshotInputs
+
+    explicit = SnapshotInputs(sysctl=sysctl, sysctl_conf=list(sysctl_conf or []), meminfo=meminfo, lscpu=lscpu,
+                              mounts=mounts, sysfs=sysfs, host_yaml=host_yaml, postgresql_conf=postgresql_conf,
+                              postgresql_auto_conf=auto_conf, pg_settings=pg_settings)
+    return None if explicit.is_empty() else explicit
+
+
+@app.command()
+def facts(
+    path: Annotated[Optional[Path], typer.Argument(help="The host directory (a snapshot).")] = None,  # noqa: UP045
+    output_format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+    derived: Annotated[bool, typer.Option(help="Also compute the derived facts of the rule pack.")] = True,
+    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
+    sysctl: SysctlOpt = None, sysctl_conf: SysctlConfOpt = None, meminfo: MeminfoOpt = None, lscpu: LscpuOpt = None,
+    mounts: MountsOpt = None, sysfs: SysfsOpt = None, host_yaml: HostYamlOpt = None,
+    postgresql_conf: ConfOpt = None, auto_conf: AutoConfOpt = None, pg_settings: PgSettingsOpt = None,
+) -> None:
+    """Show what pgvet understood of a host: every fact with its value and where it came from."""
+    from pgvet.errors import UsageError
+    from pgvet.snapshot import load_host
+
+    if output_format not in ("text", "json"):
+        raise UsageError(f"--format must be text or json, not {output_format!r}")
+    explicit = _explicit(sysctl, sysctl_conf, meminfo, lscpu, mounts, sysfs, host_yaml, postgresql_conf,
+                         auto_conf, pg_settings)
+    if path is None and explicit is None:
+        raise UsageError("give a host directory or input files (see pgvet facts --help)")
+    host = load_host(path, explicit)
+    if derived:
+        from pgvet.engine.derived import derived_values
+        from pgvet.engine.loader import load_pack
+
+        host.facts.update(derived_values(load_pack(list(rules or [])), host))
+    from pgvet.report.facts import render_facts
+
+    sys.stdout.write(render_facts(host, output_format))
+
+
+def _render_outputs(result: LintResult, formats: list[str], outputs: list[Path], verbose: bool,
+                    color: bool | None) -> None:
+    from pgvet.errors import UsageError
+    from pgvet.report import FORMATS, ReportOptions, default_format
+
+    formats = formats or [default_format()]
+    if len(outputs) > len(formats):
+        raise UsageError("each --output needs its --format (they pair up in order)")
+    to_stdout = [fmt for fmt, out in zip(formats, [*outputs, *([None] * len(formats))], strict=False)
+                 if out is None or str(out) == "-"]
+    if len(to_stdout) > 1:
+        raise UsageError("only one --format can go to standard output; give the others an --output file")
+    for position, fmt in enumerate(formats):
+        if fmt not in FORMATS:
+            raise UsageError(f"unknown --format {fmt!r}; choose from {', '.join(sorted(FORMATS))}")
+        destination = outputs[position] if position < len(outputs) else None
+        to_file = destination is not None and str(destination) != "-"
+        options = ReportOptions(color=False if to_file else color, verbose=verbose)
+        text = FORMATS[fmt](result, options)
+        if to_file:
+            assert destination is not None
+            try:
+                destination.write_text(text, encoding="utf-8")
+            except OSError as error:
+                raise UsageError(f"cannot write {destination}: {error.strerror}") from None
+        else:
+            sys.stdout.write(text)
+
+
+@app.command()
+def lint(
+    paths: Annotated[Optional[list[Path]], typer.Argument(help="Host directories (snapshots).")] = None,  # noqa: UP045
+    output_format: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--format", "-f", help="text, concise, json, jsonl, sarif, github, junit, gitlab (repeat with --output).")] = None,
+    output: Annotated[Optional[list[Path]], typer.Option(  # noqa: UP045
+        "--output", "-o", help="Write the matching --format to this file (repeat).")] = None,
+    select: Annotated[Optional[list[str]], typer.Option(help="Only these rules: id, id prefix, name or tag.")] = None,  # noqa: UP045
+    ignore: Annotated[Optional[list[str]], typer.Option(help="Not these rules: id, id prefix, name or tag.")] = None,  # noqa: UP045
+    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
+    config: Annotated[Optional[Path], typer.Option(help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,  # noqa: UP045
+    fail_on: Annotated[Optional[str], typer.Option(help="Lowest severity that fails: error, warning or info.")] = None,  # noqa: UP045
+    exit_zero: Annotated[bool, typer.Option(help="Exit 0 even with findings (never hides exit 2).")] = False,
+    strict: Annotated[bool, typer.Option(help="Exit 2 when any host of several cannot be read.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Say which rules were not evaluated and why.")] = False,
+    color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Force colour on or off.")] = None,  # noqa: UP045
+    sysctl: SysctlOpt = None, sysctl_conf: SysctlConfOpt = None, meminfo: MeminfoOpt = None, lscpu: LscpuOpt = None,
+    mounts: MountsOpt = None, sysfs: SysfsOpt = None, host_yaml: HostYamlOpt = None,
+    postgresql_conf: ConfOpt = None, auto_conf: AutoConfOpt = None, pg_settings: PgSettingsOpt = None,
+) -> None:
+    """Lint one or many hosts and report findings with their computed values and fixes."""
+    from pgvet.config import SEVERITIES, load_config
+    from pgvet.errors import UsageError
+    from pgvet.lint import LintOptions, exit_code
+    from pgvet.lint import lint as run_lint
+
+    settings = load_config(config)
+    threshold = fail_on or settings.fail_on
+    if threshold not in SEVERITIES:
+        raise UsageError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
+    explicit = _explicit(sysctl, sysctl_conf, meminfo, lscpu, mounts, sysfs, host_yaml, postgresql_conf,
+                         auto_conf, pg_settings)
+    directories: list[Path | None] = list(paths or [])
+    if not directories:
+        if explicit is None:
+            raise UsageError("give host directories or input files (see pgvet lint --help)")
+        directories = [None]
+    elif explicit is not None and len(directories) > 1:
+        raise UsageError("input file options apply to one host: give a single directory with them")
+    options = LintOptions(
+        rules=[*settings.rules, *(rules or [])],
+        select=list(select or settings.select),
+        ignore=[*settings.ignore, *(ignore or [])],
+        params=settings.params,
+        explicit=explicit,
+    )
+    result = run_lint(directories, options)
+    _render_outputs(result, list(output_format or []), list(output or []), verbose, color)
+    code = exit_code(result, threshold, strict=strict)
+    if exit_zero and code == 1:
+        code = 0
+    raise typer.Exit(code)
+
+
+@rules_app.callback()
+def rules_list(
+    ctx: typer.Context,
+    output_format: Annotated[str, typer.Option("--format", "-f", help="text, json or markdown.")] = "text",
+    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
+) -> None:
+    """List the rules (text, json, or the markdown rule reference)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from pgvet.engine.loader import load_pack
+    from pgvet.errors import UsageError
+    from pgvet.report.rules import render_rules
+
+    if output_format not in ("text", "json", "markdown"):
+        raise UsageError(f"--format must be text, json or markdown, not {output_format!r}")
+    sys.stdout.write(render_rules(load_pack(list(rules or [])), output_format))
+
+
+@rules_app.command("test")
+def rules_test(
+    directories: Annotated[list[Path], typer.Argument(help="Rule pack directories whose examples to run.")],
+) -> None:
+    """Run every example of the rules in a pack; exit 1 when one fails."""
+    from pgvet.engine.examples import run_examples
+    from pgvet.engine.loader import load_pack
+
+    pack = load_pack(directories, builtin=True)
+    own = {rule.id for rule in pack.rules if any(_is_within(rule.file, directory) for directory in directories)}
+    failures = [failure for failure in run_examples(pack) if failure.rule_id in own]
+    examples = sum(len(rule.examples) for rule in pack.rules if rule.id in own)
+    for failure in failures:
+        typer.echo(str(failure))
+    typer.echo(f"{examples - len(failures)} passed, {len(failures)} failed")
+    raise typer.Exit(1 if failures else 0)
+
+
+def _is_within(file: str, directory: Path) -> bool:
+    try:
+        Path(file).resolve().relative_to(directory.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+@app.command()
+def explain(
+    rule: Annotated[str, typer.Argument(help="A rule id or name, or derived.NAME.")],
+    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
+) -> None:
+    """Show what a rule checks, why, its formula, parameters and examples."""
+    from pgvet.engine.loader import load_pack
+    from pgvet.report.rules import explain_rule
+
+    sys.stdout.write(explain_rule(load_pack(list(rules or [])), rule))
 
 
 def main() -> None:
@@ -38,3 +246,6 @@ def main() -> None:
     except PgvetError as error:
         typer.echo(f"pgvet: error: {error}", err=True)
         sys.exit(error.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("pgvet: interrupted", err=True)
+        sys.exit(130)

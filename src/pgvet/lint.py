@@ -1,0 +1,106 @@
+"""The lint pipeline: host directories → facts → derived facts → rules → findings (a LintResult)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pgvet import __version__
+from pgvet.errors import InputError
+from pgvet.findings import SEVERITY_RANK, HostError, HostResult, LintResult, RuleMeta
+
+if TYPE_CHECKING:
+    from pgvet.engine.loader import RulePack
+    from pgvet.snapshot import SnapshotInputs
+
+
+@dataclass(slots=True)
+class LintOptions:
+    rules: list[Path] = field(default_factory=list)
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    explicit: SnapshotInputs | None = None
+
+
+def matches(rule: RuleMeta, selector: str) -> bool:
+    """A selector names a rule by id, id prefix (``PGV1``), name or tag."""
+    return (
+        selector == rule.name
+        or selector in rule.tags
+        or rule.id.startswith(selector.upper())
+        and (len(selector) < len(rule.id) or selector.upper() == rule.id)
+    )
+
+
+def make_selector(select: Sequence[str], ignore: Sequence[str]) -> Callable[[RuleMeta], bool]:
+    def selected(rule: RuleMeta) -> bool:
+        if select and not any(matches(rule, item) for item in select):
+            return False
+        return not any(matches(rule, item) for item in ignore)
+
+    return selected
+
+
+def check_selectors(pack: RulePack, selectors: Sequence[str]) -> None:
+    """A selector that names nothing is a typo: say so instead of silently linting nothing."""
+    from pgvet.errors import UsageError
+
+    metas = list(pack.meta().values())
+    for selector in selectors:
+        if not any(matches(meta, selector) for meta in metas):
+            raise UsageError(f"--select/--ignore '{selector}' matches no rule id, name or tag (see 'pgvet rules')")
+
+
+def lint_host(pack: RulePack, directory: Path | None, options: LintOptions,
+              selected: Callable[[RuleMeta], bool]) -> HostResult:
+    from pgvet.engine.derived import derived_values
+    from pgvet.engine.evaluate import evaluate_host
+    from pgvet.snapshot import load_host
+
+    host = load_host(directory, options.explicit)
+    result = evaluate_host(pack, host, params=options.params, selected=selected)
+    # Derived facts go beside the others so reports (the RAM picture) and `pgvet facts` can show them.
+    for name, fact in derived_values(pack, host).items():
+        host.facts.setdefault(name, fact)
+    return result
+
+
+def iter_hosts(pack: RulePack, directories: Sequence[Path | None],
+               options: LintOptions) -> Iterator[HostResult | HostError]:
+    selected = make_selector(options.select, options.ignore)
+    for directory in directories:
+        try:
+            yield lint_host(pack, directory, options, selected)
+        except InputError as error:
+            name = directory.name if directory is not None else "."
+            yield HostError(host=name, message=error.message, source=error.source)
+
+
+def lint(directories: Sequence[Path | None], options: LintOptions) -> LintResult:
+    from pgvet.engine.loader import load_pack
+
+    pack = load_pack(options.rules)
+    check_selectors(pack, [*options.select, *options.ignore])
+    result = LintResult(hosts=[], rules=pack.meta(), tool_version=__version__, pack_version=pack.version)
+    for outcome in iter_hosts(pack, directories, options):
+        if isinstance(outcome, HostError):
+            result.errors.append(outcome)
+        else:
+            result.hosts.append(outcome)
+            result.notices.extend(f"{outcome.host.name}: {warning}" for warning in outcome.host.warnings)
+    return result
+
+
+def exit_code(result: LintResult, fail_on: str, *, strict: bool) -> int:
+    """0: nothing at or above fail_on; 1: findings; 2: a host could not be read (one host, or --strict)."""
+    if result.errors and (strict or not result.hosts):
+        return 2
+    threshold = SEVERITY_RANK[fail_on]
+    for host in result.hosts:
+        for finding in host.findings:
+            if finding.rank >= threshold and finding.suppressed is None and not finding.baseline:
+                return 1
+    return 0

@@ -1,0 +1,66 @@
+"""`pgvet facts`: the fact table of a host, with every value's source."""
+
+from __future__ import annotations
+
+import json
+
+from pgvet.facts import Fact, HostFacts
+
+
+def facts_json(host: HostFacts) -> dict[str, object]:
+    return {
+        "host": host.name,
+        "root": host.root,
+        "facts": {name: host.facts[name].to_json() for name in sorted(host.facts)},
+        "items": {
+            scope: [{name: fact.to_json() for name, fact in item.items()} for item in items]
+            for scope, items in sorted(host.items.items())
+        },
+        "notes": host.notes,
+        "warnings": host.warnings,
+    }
+
+
+def _shown(fact: Fact) -> str:
+    value = str(fact.value).lower() if isinstance(fact.value, bool) else str(fact.value)
+    return f"{value} ({fact.raw})" if fact.raw is not None and fact.raw != value else value
+
+
+def _sources(fact: Fact) -> str:
+    if len(fact.occurrences) > 1:
+        overridden = ", ".join(str(place) for place in fact.occurrences[:-1])
+        return f"{fact.source} (also set at {overridden})"
+    return str(fact.source)
+
+
+def render_facts(host: HostFacts, output_format: str) -> str:
+    if output_format == "json":
+        return json.dumps(facts_json(host), indent=2, ensure_ascii=False, default=str) + "\n"
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=160, no_color=True, highlight=False, soft_wrap=False)
+    table = Table(title=f"facts of {host.name}", title_justify="left", show_lines=False)
+    table.add_column("fact", no_wrap=True)
+    table.add_column("value", overflow="fold", max_width=48)
+    table.add_column("source", overflow="fold")
+    for name in sorted(host.facts):
+        fact = host.facts[name]
+        table.add_row(name, _shown(fact), _sources(fact))
+    console.print(table)
+    for scope, items in sorted(host.items.items()):
+        if not items:
+            continue
+        console.print(f"\n{scope} items ({len(items)})")
+        for index, item in enumerate(items, 1):
+            values = ", ".join(f"{name.split('.', 1)[1]}={_shown(fact)}" for name, fact in item.items())
+            first = next(iter(item.values()))
+            console.print(f"  {index}. [{first.source}] {values}", markup=False)
+    for note in host.notes:
+        console.print(f"note: {note}", markup=False)
+    for warning in host.warnings:
+        console.print(f"warning: {warning}", markup=False)
+    return buffer.getvalue()
