@@ -1,0 +1,447 @@
+"""postgresql.conf, read exactly as PostgreSQL 15–18 reads it (guc-file.l and conffiles.c).
+
+Public API (the snapshot calls exactly this)::
+
+    parse_conf_text(text: str, path: str) -> tuple[list[ConfSetting | ConfDirective], list[ConfProblem]]
+        One file, pure: every ``name = value`` line as a ConfSetting, every include line as a
+        ConfDirective, every syntax error as a ConfProblem, all with Source(path, line).
+
+    load_conf(main: Path, *, root: Path, auto_conf: Path | None = None,
+              display_base: Path | None = None) -> ConfResult
+        The main file with its includes followed, then ``postgresql.auto.conf``: every occurrence in
+        the order PostgreSQL applies them (later wins: ``ConfResult.effective()``), every problem.
+
+Grammar, as PostgreSQL's lexer has it: a line is ``name [=] value [# comment]``; the name is an
+identifier or ``prefix.name``; the value is one token: an identifier, an unquoted string
+(``en_US.UTF-8``, ``/a:b``), an integer with unit letters (``8GB``, ``0x1F``, ``-1``), a real
+(``0.5``, ``1e-3`` only with a dot, even ``.``), or a single-quoted string where ``''`` is a quote and
+the backslash escapes ``\\b \\f \\n \\r \\t \\ooo`` hold (a backslash before any other character gives
+that character; an escape giving byte 0 ends the value). Tokens never span lines. Bytes 0x80–0xFF
+are letters. A syntax error is reported at the line of the offending token ("near token") or, when
+the line ended too early, at the line before the end of line ("near end of line" — which is line
+N−1 when the file ends without a newline on line N, as PostgreSQL counts). Parsing resumes at the
+next line; after 100 syntax errors the file is abandoned.
+
+Includes (``include``, ``include_if_exists``, ``include_dir``, names case-insensitive): relative
+paths are joined to the directory of the including file and normalised; absolute ones are used
+as given. ``include_dir`` reads the ``*.conf`` files not starting with ``.`` in byte order of their
+names, skipping directories, and stops at the first file that has an error (as PostgreSQL does).
+Nesting deeper than 10 is refused with PostgreSQL's message; an include cycle runs into that limit
+exactly as in PostgreSQL, and pgvet adds a ``cycle`` problem naming it. Any error in the main file
+(or its includes) stops PostgreSQL before ``postgresql.auto.conf``, so auto.conf is then not read
+(a ``not-read`` note says so).
+
+Safety, pgvet's own rules: a file whose real path (symlinks followed) is outside ``root`` is not
+read (``outside-root``); files larger than 16 MiB are not read (``too-large``); at most 10,000
+files are read in one load (``too-many-files``) so an include_dir fan-out cannot hang pgvet.
+Unreadable files, directories given as files and symlink loops are problems, never exceptions.
+
+Decoding: PostgreSQL reads bytes. pgvet decodes a file as UTF-8, or, when it is not valid UTF-8,
+as Latin-1 (each byte one character, so lines and tokens stay exactly PostgreSQL's) with an
+``encoding`` note. Octal escapes are assembled as bytes and decoded as UTF-8, invalid bytes shown
+as ``\\xNN``.
+
+Problem kinds: ``syntax``, ``too-many-errors``, ``missing-include``, ``missing-include-if-exists``
+(a note: PostgreSQL logs "skipping missing configuration file"), ``missing-include-dir``,
+``empty-include``, ``empty-include-dir``, ``depth``, ``cycle``, ``outside-root``, ``unreadable``,
+``too-large``, ``too-many-files``, ``encoding``, ``not-read``. ``fatal`` is True where PostgreSQL
+would refuse to start.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pgvet.provenance import Source
+
+__all__ = [
+    "ConfDirective",
+    "ConfProblem",
+    "ConfResult",
+    "ConfSetting",
+    "load_conf",
+    "parse_conf_text",
+]
+
+CONF_FILE_MAX_DEPTH = 10  # PostgreSQL's limit on include nesting (conffiles.h)
+MAX_SYNTAX_ERRORS = 100  # per file, then PostgreSQL abandons the file
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_FILES = 10_000
+INCLUDE_KINDS = ("include", "include_if_exists", "include_dir")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfSetting:
+    """One ``name = value`` line."""
+
+    name: str  # lower-case (ASCII letters folded, as PostgreSQL compares names)
+    value: str  # de-quoted, de-escaped
+    raw: str  # the value token as written
+    quoted: bool
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
+class ConfDirective:
+    """One include line: ``kind`` is ``include``, ``include_if_exists`` or ``include_dir``."""
+
+    kind: str
+    target: str  # de-quoted, de-escaped path as written
+    raw: str
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
+class ConfProblem:
+    """A syntax error, a missing include, depth exceeded, a file outside the root…"""
+
+    kind: str
+    message: str  # PostgreSQL's wording where PostgreSQL reports it
+    source: Source
+    fatal: bool  # True when PostgreSQL would refuse to start because of it
+
+
+@dataclass(slots=True)
+class ConfResult:
+    settings: list[ConfSetting] = field(default_factory=list)  # every occurrence, in applying order
+    problems: list[ConfProblem] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # every file read, in order
+
+    def effective(self) -> dict[str, ConfSetting]:
+        """The last occurrence of each name: the one PostgreSQL applies."""
+        return {setting.name: setting for setting in self.settings}
+
+
+# --- lexer: flex semantics (longest match, ties to the earlier rule) -----------------------------
+
+_LETTER = r"A-Za-z_\x80-\U0010ffff"  # bytes 0x80-0xFF are letters; any non-ASCII char is made of them
+_ID = rf"[{_LETTER}][{_LETTER}0-9]*"
+# Token kinds in the lexer's rule order, which breaks ties between equally long matches.
+_TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("ID", re.compile(_ID)),
+    ("QUALIFIED_ID", re.compile(rf"{_ID}\.{_ID}")),
+    ("STRING", re.compile(r"'(?:[^'\\\n]|\\.|'')*'")),
+    ("UNQUOTED_STRING", re.compile(rf"[{_LETTER}][{_LETTER}0-9\-._:/]*")),
+    ("INTEGER", re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|[0-9]+)[a-zA-Z]*")),
+    ("INTEGER", re.compile(r"[-+]?[0-9]+[a-zA-Z]*")),  # "0xg" is 0 with unit letters "xg"
+    ("REAL", re.compile(r"[-+]?[0-9]*\.[0-9]*(?:[Ee][-+]?[0-9]+)?")),
+    ("EQUALS", re.compile(r"=")),
+)
+_SKIP = re.compile(r"[ \t\r]+|#[^\n]*")
+_VALUE_KINDS = frozenset({"ID", "STRING", "INTEGER", "REAL", "UNQUOTED_STRING"})
+_EOL = "EOL"
+_EOF = "EOF"
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+class _Lexer:
+    """Yields (kind, text); ``lineno`` counts like ConfigFileLineno (bumped by each newline)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.lineno = 1
+
+    def next(self) -> tuple[str, str]:
+        text, length = self.text, len(self.text)
+        while True:
+            if self.pos >= length:
+                return _EOF, ""
+            if text[self.pos] == "\n":
+                self.pos += 1
+                self.lineno += 1
+                return _EOL, "\n"
+            skipped = _SKIP.match(text, self.pos)
+            if skipped is None:
+                break
+            self.pos = skipped.end()
+        best_kind, best_end = "ERROR", self.pos + 1
+        best_length = 0
+        for kind, pattern in _TOKEN_PATTERNS:
+            match = pattern.match(text, self.pos)
+            if match is not None and match.end() - self.pos > best_length:
+                best_kind, best_end, best_length = kind, match.end(), match.end() - self.pos
+        token = text[self.pos:best_end]
+        self.pos = best_end
+        return best_kind, token
+
+
+def _descape(token: str) -> str:
+    """The value of a quoted token, as PostgreSQL's GUC_scanstr computes it (C strings included)."""
+    if "\0" in token:  # C sees the token up to the NUL and drops its last char as the closing quote
+        token = token[: token.index("\0")]
+    inner = token[1:]
+    out = bytearray()
+    index = 0
+    # The last character is taken to be the closing quote and dropped at the end, as in C.
+    while index < len(inner):
+        char = inner[index]
+        if char == "\\" and index + 1 < len(inner):
+            index += 1
+            escaped = inner[index]
+            if escaped in "bfnrt":
+                out += {"b": b"\b", "f": b"\f", "n": b"\n", "r": b"\r", "t": b"\t"}[escaped]
+            elif "0" <= escaped <= "7":
+                digits = 0
+                octal = 0
+                while digits < 3 and index + digits < len(inner) and "0" <= inner[index + digits] <= "7":
+                    octal = octal * 8 + int(inner[index + digits])
+                    digits += 1
+                index += digits - 1
+                out.append(octal & 0xFF)  # C keeps the low byte of \777
+            else:
+                out += escaped.encode("utf-8", "surrogateescape")
+        elif char == "'" and index + 1 < len(inner) and inner[index + 1] == "'":
+            index += 1
+            out += b"'"
+        else:
+            out += char.encode("utf-8", "surrogateescape")
+        index += 1
+    value = bytes(out[:-1]) if out else b""
+    if b"\0" in value:  # an escape giving byte 0 ends the C string
+        value = value[: value.index(b"\0")]
+    return value.decode("utf-8", "backslashreplace")
+
+
+def _syntax_problem(path: str, line: int, near: str | None) -> ConfProblem:
+    where = "near end of line" if near is None else f'near token "{near}"'
+    return ConfProblem("syntax", f'syntax error in file "{path}" line {line}, {where}', Source(path, line), True)
+
+
+def parse_conf_text(text: str, path: str) -> tuple[list[ConfSetting | ConfDirective], list[ConfProblem]]:
+    """Parse one configuration file's text; includes are returned as ConfDirective, not followed."""
+    lexer = _Lexer(text)
+    entries: list[ConfSetting | ConfDirective] = []
+    problems: list[ConfProblem] = []
+    errors = 0
+    while True:
+        kind, token = lexer.next()
+        if kind == _EOF:
+            break
+        if kind == _EOL:
+            continue
+        if kind in ("ID", "QUALIFIED_ID"):
+            name = token
+            kind, token = lexer.next()
+            if kind == "EQUALS":
+                kind, token = lexer.next()
+            if kind in _VALUE_KINDS:
+                raw, quoted = token, kind == "STRING"
+                kind, token = lexer.next()
+                if kind in (_EOL, _EOF):
+                    # At EOF PostgreSQL counts as if a newline had been read.
+                    line = lexer.lineno - 1 if kind == _EOL else lexer.lineno
+                    entries.append(_entry(name, raw, quoted, Source(path, line)))
+                    if kind == _EOF:
+                        break
+                    continue
+        # A syntax error: near the offending token, or near the end of the line it ended.
+        if kind in (_EOL, _EOF):
+            problems.append(_syntax_problem(path, lexer.lineno - 1, None))
+        else:
+            problems.append(_syntax_problem(path, lexer.lineno, token))
+        errors += 1
+        if errors >= MAX_SYNTAX_ERRORS:
+            problems.append(ConfProblem(
+                "too-many-errors", f'too many syntax errors found, abandoning file "{path}"',
+                Source(path, problems[-1].source.line), True))
+            break
+        while kind not in (_EOL, _EOF):
+            kind, token = lexer.next()
+        if kind == _EOF:
+            break
+    return entries, problems
+
+
+def _entry(name: str, raw: str, quoted: bool, source: Source) -> ConfSetting | ConfDirective:
+    value = _descape(raw) if quoted else raw
+    folded = name.translate(_ASCII_LOWER)
+    if folded in INCLUDE_KINDS:
+        return ConfDirective(folded, value, raw, source)
+    return ConfSetting(folded, value, raw, quoted, source)
+
+
+# --- loader: includes, auto.conf, safety -----------------------------------------------------------
+
+
+def _is_blank(name: str) -> bool:
+    return name.strip(" \t\r\n") == ""
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+@dataclass(slots=True)
+class _Loader:
+    root: str  # real path
+    display_base: str | None  # absolute, lexical
+    result: ConfResult = field(default_factory=ConfResult)
+    stack: list[str] = field(default_factory=list)  # real paths of the files being read
+    cycles_seen: set[Source] = field(default_factory=set)
+    files_read: int = 0
+
+    def display(self, path: str) -> str:
+        if self.display_base is not None and _within(path, self.display_base):
+            return os.path.relpath(path, self.display_base)
+        return path
+
+    def problem(self, kind: str, message: str, source: Source, fatal: bool = True) -> None:
+        self.result.problems.append(ConfProblem(kind, message, source, fatal))
+
+    def absolute(self, location: str, calling: Source) -> str:
+        """AbsoluteConfigLocation: absolute as given, else joined to the calling file's directory."""
+        if os.path.isabs(location):
+            return location
+        return os.path.normpath(os.path.join(os.path.dirname(calling.path), location))
+
+    def parse_file(self, location: str, *, strict: bool, calling: Source | None, calling_abs: str | None,
+                   depth: int) -> bool:
+        """ParseConfigFile: False when PostgreSQL's would (an error that makes the load fail)."""
+        here = calling or Source(location)
+        if depth > CONF_FILE_MAX_DEPTH:
+            self.problem("depth", f'could not open configuration file "{location}": maximum nesting depth exceeded',
+                         here)
+            return False
+        if _is_blank(location):
+            self.problem("empty-include", f'empty configuration file name: "{location}"', here)
+            return False
+        absolute = location if calling_abs is None else self.absolute(location, Source(calling_abs))
+        shown = self.display(absolute)
+        real = os.path.realpath(absolute)
+        if calling is not None and not _within(real, self.root):  # the caller chose the top files
+            self.problem("outside-root", f"include outside the snapshot: {shown} (resolves to {real}); not read",
+                         here, fatal=False)
+            return True
+        if real in self.stack and calling is not None and calling not in self.cycles_seen:
+            self.cycles_seen.add(calling)
+            self.problem("cycle", f'include cycle: "{shown}" includes itself through {calling}; PostgreSQL '
+                         "follows it until the nesting depth limit", calling)
+        data = self.read(absolute, shown, strict=strict, here=here)
+        if data is None:
+            return not strict
+        self.stack.append(real)
+        try:
+            return self.parse_bytes(data, absolute, shown, depth)
+        finally:
+            self.stack.pop()
+
+    def read(self, absolute: str, shown: str, *, strict: bool, here: Source) -> bytes | None:
+        if self.files_read >= MAX_FILES:
+            self.problem("too-many-files", f"more than {MAX_FILES} configuration files; {shown} not read", here)
+            return None
+        try:
+            status = os.stat(absolute)
+            if stat.S_ISDIR(status.st_mode):
+                raise IsADirectoryError(21, "Is a directory")
+            if status.st_size > MAX_FILE_BYTES:
+                self.problem("too-large", f"{shown} is larger than {MAX_FILE_BYTES} bytes; not read", here,
+                             fatal=False)
+                return None
+            with open(absolute, "rb") as handle:
+                data = handle.read(MAX_FILE_BYTES + 1)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            if not strict:
+                self.problem("missing-include-if-exists", f'skipping missing configuration file "{shown}"', here,
+                             fatal=False)
+            elif isinstance(error, FileNotFoundError) and here.line is not None:
+                self.problem("missing-include", f'could not open configuration file "{shown}": {reason}', here)
+            else:
+                self.problem("unreadable", f'could not open configuration file "{shown}": {reason}', here)
+            return None
+        if len(data) > MAX_FILE_BYTES:
+            self.problem("too-large", f"{shown} is larger than {MAX_FILE_BYTES} bytes; not read", here, fatal=False)
+            return None
+        self.files_read += 1
+        return data
+
+    def parse_bytes(self, data: bytes, absolute: str, shown: str, depth: int) -> bool:
+        self.result.files.append(shown)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            text = data.decode("latin-1")
+            line = data.count(b"\n", 0, error.start) + 1
+            self.problem("encoding", f"{shown} is not valid UTF-8; read as Latin-1", Source(shown, line),
+                         fatal=False)
+        entries, problems = parse_conf_text(text, shown)
+        ok = not problems
+        # Keep PostgreSQL's single list order: a file's syntax errors interleave with its includes.
+        pending = iter(problems)
+        problem = next(pending, None)
+        for entry in entries:
+            while problem is not None and (problem.source.line or 0) < (entry.source.line or 0):
+                self.result.problems.append(problem)
+                problem = next(pending, None)
+            if isinstance(entry, ConfSetting):
+                self.result.settings.append(entry)
+            elif entry.kind == "include_dir":
+                ok = self.parse_dir(entry, absolute, depth + 1) and ok
+            else:
+                ok = self.parse_file(entry.target, strict=entry.kind == "include", calling=entry.source,
+                                     calling_abs=absolute, depth=depth + 1) and ok
+        while problem is not None:
+            self.result.problems.append(problem)
+            problem = next(pending, None)
+        return ok
+
+    def parse_dir(self, directive: ConfDirective, calling_abs: str, depth: int) -> bool:
+        """ParseConfigDirectory: the *.conf files of a directory, in byte order of their names."""
+        here = directive.source
+        if _is_blank(directive.target):
+            self.problem("empty-include-dir", f'empty configuration directory name: "{directive.target}"', here)
+            return False
+        directory = self.absolute(directive.target, Source(calling_abs))
+        shown = self.display(directory)
+        real = os.path.realpath(directory)
+        if not _within(real, self.root):
+            self.problem("outside-root", f"include outside the snapshot: {shown} (resolves to {real}); not read",
+                         here, fatal=False)
+            return True
+        try:
+            names = os.listdir(directory)
+        except OSError as error:
+            self.problem("missing-include-dir", f'could not open configuration directory "{shown}": '
+                         f"{error.strerror or error}", here)
+            return False
+        files: list[str] = []
+        for name in names:
+            if len(os.fsencode(name)) < 6 or name.startswith(".") or not name.endswith(".conf"):
+                continue
+            path = os.path.normpath(os.path.join(directory, name))
+            try:
+                if stat.S_ISDIR(os.stat(path).st_mode):
+                    continue
+            except OSError:
+                self.problem("unreadable", f'could not stat file "{self.display(path)}"', here)
+                return False
+            files.append(path)
+        for path in sorted(files, key=os.fsencode):
+            if not self.parse_file(path, strict=True, calling=here, calling_abs=calling_abs, depth=depth):
+                return False  # PostgreSQL stops reading the directory at the first file with an error
+        return True
+
+
+def load_conf(main: Path, *, root: Path, auto_conf: Path | None = None,
+              display_base: Path | None = None) -> ConfResult:
+    """Read ``main`` with its includes, then ``auto_conf``, as PostgreSQL does at startup.
+
+    Files resolving outside ``root`` are not read (an ``outside-root`` problem). Source paths are
+    relative to ``display_base`` when given, else the paths PostgreSQL would show.
+    """
+    loader = _Loader(os.path.realpath(root), os.path.abspath(display_base) if display_base is not None else None)
+    main_path = os.path.abspath(main)
+    ok = loader.parse_file(main_path, strict=True, calling=None, calling_abs=None, depth=0)
+    if auto_conf is not None:
+        auto_path = os.path.abspath(auto_conf)
+        if ok:
+            loader.parse_file(auto_path, strict=False, calling=None, calling_abs=None, depth=0)
+        else:
+            loader.problem("not-read", f"{loader.display(auto_path)} not read: PostgreSQL stops after the errors in "
+                           f"{loader.display(main_path)}", Source(loader.display(auto_path)), fatal=False)
+    return loader.result
