@@ -20,14 +20,16 @@ that character; an escape giving byte 0 ends the value). Tokens never span lines
 are letters. A syntax error is reported at the line of the offending token ("near token") or, when
 the line ended too early, at the line before the end of line ("near end of line" — which is line
 N−1 when the file ends without a newline on line N, as PostgreSQL counts). Parsing resumes at the
-next line; after 100 syntax errors the file is abandoned.
+next line; after 100 syntax errors the file is abandoned (the ``pg_file_settings`` view gives up
+after the first: ``syntax_error_limit=1`` reproduces it).
 
 Includes (``include``, ``include_if_exists``, ``include_dir``, names case-insensitive): relative
 paths are joined to the directory of the including file and normalised; absolute ones are used
 as given. ``include_dir`` reads the ``*.conf`` files not starting with ``.`` in byte order of their
 names, skipping directories, and stops at the first file that has an error (as PostgreSQL does).
 Nesting deeper than 10 is refused with PostgreSQL's message; an include cycle runs into that limit
-exactly as in PostgreSQL, and pgvet adds a ``cycle`` problem naming it. Any error in the main file
+exactly as in PostgreSQL, and pgvet adds a ``cycle`` problem naming it (a file including itself
+directly is refused at once: "configuration file recursion"). Any error in the main file
 (or its includes) stops PostgreSQL before ``postgresql.auto.conf``, so auto.conf is then not read
 (a ``not-read`` note says so).
 
@@ -43,7 +45,8 @@ as ``\\xNN``.
 
 Problem kinds: ``syntax``, ``too-many-errors``, ``missing-include``, ``missing-include-if-exists``
 (a note: PostgreSQL logs "skipping missing configuration file"), ``missing-include-dir``,
-``empty-include``, ``empty-include-dir``, ``depth``, ``cycle``, ``outside-root``, ``unreadable``,
+``empty-include``, ``empty-include-dir``, ``depth``, ``recursion`` (a file including itself, which
+PostgreSQL rejects by name), ``cycle`` (pgvet's: a longer cycle), ``outside-root``, ``unreadable``,
 ``too-large``, ``too-many-files``, ``encoding``, ``not-read``. ``fatal`` is True where PostgreSQL
 would refuse to start.
 """
@@ -212,8 +215,13 @@ def _syntax_problem(path: str, line: int, near: str | None) -> ConfProblem:
     return ConfProblem("syntax", f'syntax error in file "{path}" line {line}, {where}', Source(path, line), True)
 
 
-def parse_conf_text(text: str, path: str) -> tuple[list[ConfSetting | ConfDirective], list[ConfProblem]]:
-    """Parse one configuration file's text; includes are returned as ConfDirective, not followed."""
+def parse_conf_text(text: str, path: str, *, syntax_error_limit: int = MAX_SYNTAX_ERRORS,
+                    ) -> tuple[list[ConfSetting | ConfDirective], list[ConfProblem]]:
+    """Parse one configuration file's text; includes are returned as ConfDirective, not followed.
+
+    ``syntax_error_limit``: the file is abandoned after that many syntax errors; 100 at server
+    start, 1 in the ``pg_file_settings`` view (PostgreSQL gives up at once when it logs at DEBUG).
+    """
     lexer = _Lexer(text)
     entries: list[ConfSetting | ConfDirective] = []
     problems: list[ConfProblem] = []
@@ -245,7 +253,7 @@ def parse_conf_text(text: str, path: str) -> tuple[list[ConfSetting | ConfDirect
         else:
             problems.append(_syntax_problem(path, lexer.lineno, token))
         errors += 1
-        if errors >= MAX_SYNTAX_ERRORS:
+        if errors >= syntax_error_limit:
             problems.append(ConfProblem(
                 "too-many-errors", f'too many syntax errors found, abandoning file "{path}"',
                 Source(path, problems[-1].source.line), True))
@@ -280,6 +288,7 @@ def _within(path: str, root: str) -> bool:
 class _Loader:
     root: str  # real path
     display_base: str | None  # absolute, lexical
+    syntax_error_limit: int
     result: ConfResult = field(default_factory=ConfResult)
     stack: list[str] = field(default_factory=list)  # real paths of the files being read
     cycles_seen: set[Source] = field(default_factory=set)
@@ -311,6 +320,10 @@ class _Loader:
             self.problem("empty-include", f'empty configuration file name: "{location}"', here)
             return False
         absolute = location if calling_abs is None else self.absolute(location, Source(calling_abs))
+        if calling_abs is not None and absolute == calling_abs:
+            # PostgreSQL rejects a file including itself by name; longer cycles run into the depth limit.
+            self.problem("recursion", f'configuration file recursion in "{self.display(calling_abs)}"', here)
+            return False
         shown = self.display(absolute)
         real = os.path.realpath(absolute)
         if calling is not None and not _within(real, self.root):  # the caller chose the top files
@@ -319,29 +332,33 @@ class _Loader:
             return True
         if real in self.stack and calling is not None and calling not in self.cycles_seen:
             self.cycles_seen.add(calling)
-            self.problem("cycle", f'include cycle: "{shown}" includes itself through {calling}; PostgreSQL '
-                         "follows it until the nesting depth limit", calling)
+            self.problem("cycle", f'include cycle: "{shown}" is already being read when {calling} includes it; '
+                         "PostgreSQL follows the cycle until the nesting depth limit", calling)
         data = self.read(absolute, shown, strict=strict, here=here)
-        if data is None:
-            return not strict
+        if isinstance(data, bool):
+            return data
         self.stack.append(real)
         try:
             return self.parse_bytes(data, absolute, shown, depth)
         finally:
             self.stack.pop()
 
-    def read(self, absolute: str, shown: str, *, strict: bool, here: Source) -> bytes | None:
+    def read(self, absolute: str, shown: str, *, strict: bool, here: Source) -> bytes | bool:
+        """The file's bytes, or whether the load may go on without them."""
         if self.files_read >= MAX_FILES:
             self.problem("too-many-files", f"more than {MAX_FILES} configuration files; {shown} not read", here)
-            return None
+            return False
         try:
             status = os.stat(absolute)
             if stat.S_ISDIR(status.st_mode):
-                raise IsADirectoryError(21, "Is a directory")
+                # PostgreSQL opens a directory as a file and fails at its first read, even for include_if_exists.
+                self.problem("unreadable", f'input in flex scanner failed at file "{shown}" line 1',
+                             Source(shown, 1))
+                return False
             if status.st_size > MAX_FILE_BYTES:
                 self.problem("too-large", f"{shown} is larger than {MAX_FILE_BYTES} bytes; not read", here,
                              fatal=False)
-                return None
+                return True
             with open(absolute, "rb") as handle:
                 data = handle.read(MAX_FILE_BYTES + 1)
         except OSError as error:
@@ -349,14 +366,15 @@ class _Loader:
             if not strict:
                 self.problem("missing-include-if-exists", f'skipping missing configuration file "{shown}"', here,
                              fatal=False)
-            elif isinstance(error, FileNotFoundError) and here.line is not None:
+                return True
+            if isinstance(error, FileNotFoundError) and here.line is not None:
                 self.problem("missing-include", f'could not open configuration file "{shown}": {reason}', here)
             else:
                 self.problem("unreadable", f'could not open configuration file "{shown}": {reason}', here)
-            return None
+            return False
         if len(data) > MAX_FILE_BYTES:
             self.problem("too-large", f"{shown} is larger than {MAX_FILE_BYTES} bytes; not read", here, fatal=False)
-            return None
+            return True
         self.files_read += 1
         return data
 
@@ -369,7 +387,7 @@ class _Loader:
             line = data.count(b"\n", 0, error.start) + 1
             self.problem("encoding", f"{shown} is not valid UTF-8; read as Latin-1", Source(shown, line),
                          fatal=False)
-        entries, problems = parse_conf_text(text, shown)
+        entries, problems = parse_conf_text(text, shown, syntax_error_limit=self.syntax_error_limit)
         ok = not problems
         # Keep PostgreSQL's single list order: a file's syntax errors interleave with its includes.
         pending = iter(problems)
@@ -427,14 +445,16 @@ class _Loader:
         return True
 
 
-def load_conf(main: Path, *, root: Path, auto_conf: Path | None = None,
-              display_base: Path | None = None) -> ConfResult:
+def load_conf(main: Path, *, root: Path, auto_conf: Path | None = None, display_base: Path | None = None,
+              syntax_error_limit: int = MAX_SYNTAX_ERRORS) -> ConfResult:
     """Read ``main`` with its includes, then ``auto_conf``, as PostgreSQL does at startup.
 
-    Files resolving outside ``root`` are not read (an ``outside-root`` problem). Source paths are
-    relative to ``display_base`` when given, else the paths PostgreSQL would show.
+    Included files resolving outside ``root`` are not read (an ``outside-root`` problem). Source
+    paths are relative to ``display_base`` when given, else the paths PostgreSQL would show.
+    ``syntax_error_limit=1`` reproduces the ``pg_file_settings`` view instead of server start.
     """
-    loader = _Loader(os.path.realpath(root), os.path.abspath(display_base) if display_base is not None else None)
+    loader = _Loader(os.path.realpath(root), os.path.abspath(display_base) if display_base is not None else None,
+                     syntax_error_limit)
     main_path = os.path.abspath(main)
     ok = loader.parse_file(main_path, strict=True, calling=None, calling_abs=None, depth=0)
     if auto_conf is not None:
