@@ -36,6 +36,11 @@ ERROR_PREFIXES = {
 # Problem kinds that PostgreSQL records as pg_file_settings rows; the others are pgvet's own notes.
 RECORDED_KINDS = frozenset({"syntax", "depth", "recursion", "empty-include", "empty-include-dir", "missing-include",
                             "missing-include-dir", "unreadable"})
+# What the postmaster logs about reading the files (other LOG lines judge values, not the parser).
+STARTUP_PREFIXES = ("syntax error in file", "too many syntax errors", "could not open configuration",
+                    "skipping missing configuration file", "configuration file recursion", "empty configuration",
+                    "input in flex scanner failed", "could not stat file")
+STARTUP_KINDS = RECORDED_KINDS | {"too-many-errors", "missing-include-if-exists"}
 PRESERVED = ("PG_VERSION", "base", "global", "pg_wal", "pg_xact", "pg_multixact", "pg_subtrans", "pg_tblspc",
              "pg_twophase", "pg_stat", "pg_stat_tmp", "pg_logical", "pg_replslot", "pg_snapshots", "pg_serial",
              "pg_notify", "pg_commit_ts", "pg_dynshmem", "pg_hba.conf", "pg_ident.conf", "postmaster.pid",
@@ -119,6 +124,16 @@ class Oracle:
             errors.append(("error", error_kind(message), path, sourceline))
         return settings, errors
 
+    def startup_messages(self) -> list[str]:
+        """What the postmaster logs about the configuration files at start (``postgres -C``)."""
+        result = pgservers.run(self.major, "postgres", ["-D", str(self.data), "-C", "work_mem"], timeout=60)
+        messages = []
+        for line in result.stderr.splitlines():
+            _, marker, message = line.partition("LOG:  ")
+            if marker and message.startswith(STARTUP_PREFIXES) and not _about_auto_conf(message):
+                messages.append(message)
+        return messages
+
     def relative(self, path: object) -> str | None:
         if path is None:
             return None
@@ -127,9 +142,30 @@ class Oracle:
         return os.path.relpath(text, base) if text == base or text.startswith(base + os.sep) else text
 
     def pgvet(self) -> ConfResult:
+        """pgvet's reading of the same files, as pg_file_settings sees them (PostgreSQL has no root)."""
         auto = self.data / "postgresql.auto.conf"
-        return load_conf(self.data / "postgresql.conf", root=self.data, auto_conf=auto, display_base=self.data,
+        return load_conf(self.data / "postgresql.conf", root=Path("/"), auto_conf=auto, display_base=self.data,
                          syntax_error_limit=1)
+
+    def pgvet_startup_messages(self) -> list[str]:
+        """pgvet's problems as the postmaster would log them (PostgreSQL's absolute paths).
+
+        The postmaster reads the files twice: first without auto.conf (to find data_directory),
+        then, unless that first pass failed, everything again with auto.conf.
+        """
+        main = self.data / "postgresql.conf"
+        first = load_conf(main, root=Path("/"))
+        passes = [first]
+        if not any(problem.fatal for problem in first.problems):
+            passes.append(load_conf(main, root=Path("/"), auto_conf=self.data / "postgresql.auto.conf"))
+        return [problem.message for result in passes for problem in result.problems
+                if problem.kind in STARTUP_KINDS and not _about_auto_conf(problem.message)]
+
+
+def _about_auto_conf(message: str) -> bool:
+    """A missing auto.conf: where PostgreSQL looks for it depends on data_directory in the file under
+    test, while pgvet is told where it is; the message is left out of the comparison."""
+    return message.startswith("skipping missing") and message.endswith('/postgresql.auto.conf"')
 
 
 def error_kind(message: str) -> str:
