@@ -44,7 +44,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import pgservers  # noqa: E402
+import pgservers
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "src" / "pgvet" / "catalog" / "data"
 DBL_MAX_TEXT = "1.79769e+308"
