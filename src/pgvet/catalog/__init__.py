@@ -48,6 +48,7 @@ class Param:
     listed values; ``hidden_enumvals`` maps the spellings PostgreSQL also accepts without listing them
     (``archive`` for wal_level, ``1`` for huge_pages) to the listed value they stand for.
     ``hidden`` marks GUC_NO_SHOW_ALL parameters (absent from pg_settings, reachable by SHOW).
+    ``major`` is the version whose catalog holds it (PostgreSQL's messages differ between majors).
     """
 
     name: str
@@ -63,6 +64,7 @@ class Param:
     hidden_enumvals: tuple[tuple[str, str], ...] = ()
     flags: tuple[str, ...] = ()
     hidden: bool = False
+    major: int = NEWEST_MAJOR
 
     @property
     def kind(self) -> Literal["memory", "time"] | None:
@@ -88,7 +90,7 @@ class Catalog:
         return self.params.get(self.aliases.get(key, key))
 
 
-def _param(row: dict[str, Any]) -> Param:
+def _param(row: dict[str, Any], major: int) -> Param:
     return Param(
         name=row["name"],
         vartype=row["vartype"],
@@ -103,6 +105,7 @@ def _param(row: dict[str, Any]) -> Param:
         hidden_enumvals=tuple(sorted(row["hidden_enumvals"].items())),
         flags=tuple(row["flags"]),
         hidden=row["hidden"],
+        major=major,
     )
 
 
@@ -113,7 +116,7 @@ def load_catalog(major: int) -> Catalog:
         supported = ", ".join(str(each) for each in SUPPORTED_MAJORS)
         raise ValueError(f"no parameter catalog for PostgreSQL {major} (supported: {supported})")
     data = json.loads((DATA_DIR / f"pg{major}.json").read_text(encoding="utf-8"))
-    params = {row["name"].lower(): _param(row) for row in data["params"]}
+    params = {row["name"].lower(): _param(row, major) for row in data["params"]}
     return Catalog(major, params, dict(data["aliases"]), data["server_version"])
 
 

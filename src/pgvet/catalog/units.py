@@ -201,16 +201,29 @@ def _unit_suffix(param: Param) -> str:
     return f" {param.unit}" if param.unit else ""
 
 
+def _range_unit(param: Param) -> str:
+    """PostgreSQL 17 added the unit to the bounds of its out-of-range message."""
+    return _unit_suffix(param) if param.major >= 17 else ""
+
+
 def _out_of_range_int(param: Param, value: int) -> InvalidValue:
-    unit = _unit_suffix(param)
+    unit, bound_unit = _unit_suffix(param), _range_unit(param)
     return InvalidValue(f'{value}{unit} is outside the valid range for parameter "{param.name}" '
-                        f"({param.min}{unit} .. {param.max}{unit})")
+                        f"({param.min}{bound_unit} .. {param.max}{bound_unit})")
+
+
+def _format_g(value: float) -> str:
+    """``%g`` as PostgreSQL's own snprintf prints it (infinities spelt out)."""
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return f"{value:g}"
 
 
 def _out_of_range_real(param: Param, value: float) -> InvalidValue:
-    unit = _unit_suffix(param)
-    return InvalidValue(f'{value:g}{unit} is outside the valid range for parameter "{param.name}" '
-                        f"({param.min:g}{unit} .. {param.max:g}{unit})")
+    unit, bound_unit = _unit_suffix(param), _range_unit(param)
+    low, high = _format_g(float(param.min or 0)), _format_g(float(param.max or 0))
+    return InvalidValue(f'{_format_g(value)}{unit} is outside the valid range for parameter "{param.name}" '
+                        f"({low}{bound_unit} .. {high}{bound_unit})")
 
 
 def _ascii_lower(text: str) -> str:
@@ -229,10 +242,10 @@ def parse_bool(text: str) -> bool | None:
             if word.startswith(lowered):
                 return meaning
         return None
-    if lowered[0] == "o":  # "o" alone is ambiguous: at least "on" or "of"+"f"
+    if lowered[0] == "o":  # "o" alone is ambiguous: "on", "of" and "off" are not
         if length >= 2 and "on".startswith(lowered):
             return True
-        if length >= 3 and "off".startswith(lowered):
+        if length >= 2 and "off".startswith(lowered):
             return False
         return None
     return {"1": True, "0": False}.get(lowered)
