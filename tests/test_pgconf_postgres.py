@@ -10,7 +10,7 @@ Two oracles per major, one running server each (started once, reused by every ex
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,28 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import corpus_dir
-from pgconf_support.oracle import Oracle, pgvet_rows
+from pgconf_support.oracle import Oracle, pgvet_rows, shared_oracle
 
 pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture(scope="session")
-def oracles() -> Iterator[Callable[[int], Oracle]]:
-    started: dict[int, Oracle] = {}
-
-    def get(major: int) -> Oracle:
-        if major not in started:
-            started[major] = Oracle.start(major)
-        return started[major]
-
-    yield get
-    for oracle in started.values():
-        oracle.stop()
-
-
 @pytest.fixture
-def oracle(pg_major: int, oracles: Callable[[int], Oracle]) -> Oracle:
-    return oracles(pg_major)
+def oracle(pg_major: int) -> Oracle:
+    return shared_oracle(pg_major)
 
 
 def assert_same_reading(oracle: Oracle, files: dict[str, bytes]) -> None:

@@ -8,6 +8,7 @@ The generated files live in the server's data directory, so relative includes re
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import time
@@ -160,6 +161,17 @@ class Oracle:
             passes.append(load_conf(main, root=Path("/"), auto_conf=self.data / "postgresql.auto.conf"))
         return [problem.message for result in passes for problem in result.problems
                 if problem.kind in STARTUP_KINDS and not _about_auto_conf(problem.message)]
+
+
+_RUNNING: dict[int, Oracle] = {}
+
+
+def shared_oracle(major: int) -> Oracle:
+    """The one server of a major version for the whole test run (stopped when the run ends)."""
+    if major not in _RUNNING:
+        _RUNNING[major] = Oracle.start(major)
+        atexit.register(_RUNNING[major].stop)
+    return _RUNNING[major]
 
 
 def _about_auto_conf(message: str) -> bool:
