@@ -1,0 +1,130 @@
+"""Derived facts: named formulas (``derived:`` in any pack file), checked for cycles, evaluated lazily.
+
+Values are memoised per host (per item for formulas that read item facts) by :class:`Env`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from pgvet.engine.expr import Env, EvalError, Value
+from pgvet.facts import Fact, HostFacts
+from pgvet.findings import Evidence
+from pgvet.provenance import Source
+
+if TYPE_CHECKING:
+    from pgvet.engine.pack import DerivedFormula, RulePack
+
+DERIVED_SOURCE = Source("<derived>")
+
+
+def dependencies(formula: DerivedFormula) -> list[str]:
+    return [name[8:] for name in formula.compiled.facts if name.startswith("derived.")]
+
+
+def find_cycle(formulas: Mapping[str, DerivedFormula]) -> list[str] | None:
+    """A dependency cycle as ``[a, b, a]``, or None."""
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+    path: list[str] = []
+
+    def visit(name: str) -> list[str] | None:
+        state[name] = 1
+        path.append(name)
+        for dependency in dependencies(formulas[name]):
+            if state.get(dependency) == 1:
+                return [*path[path.index(dependency):], dependency]
+            if dependency not in state and (cycle := visit(dependency)) is not None:
+                return cycle
+        path.pop()
+        state[name] = 2
+        return None
+
+    for name in formulas:
+        if name not in state and (cycle := visit(name)) is not None:
+            return cycle
+    return None
+
+
+def expand(names: Sequence[str], formulas: Mapping[str, DerivedFormula], *, keep_derived: bool = True) -> list[str]:
+    """Fact names with each derived fact followed by its own inputs (recursively), without repeats."""
+    out: dict[str, None] = {}
+
+    def add(name: str) -> None:
+        if name in out:
+            return
+        if name.startswith("derived."):
+            if keep_derived:
+                out[name] = None
+            for inner in formulas[name[8:]].compiled.facts:
+                add(inner)
+        else:
+            out[name] = None
+
+    for name in names:
+        add(name)
+    return list(out)
+
+
+def lookup(env: Env, name: str) -> tuple[Value, Source | None]:
+    """A fact's value and source as a rule sees it (derived facts are evaluated; errors count as NULL)."""
+    if name.startswith("derived."):
+        try:
+            return env.derived_value(name[8:]), DERIVED_SOURCE
+        except (EvalError, TypeError, ValueError, ArithmeticError):
+            return None, DERIVED_SOURCE
+    if name.startswith("params."):
+        return env.params.get(name[7:]), None
+    fact = env.item.get(name) if env.item is not None and name in env.item else env.host.get(name)
+    return (None, None) if fact is None else (fact.value, fact.source)
+
+
+def evidence(env: Env, names: Sequence[str]) -> list[Evidence]:
+    """The facts among ``names`` that have a value (absent facts and NULL derived values are left out)."""
+    out: list[Evidence] = []
+    for name in names:
+        value, source = lookup(env, name)
+        if value is not None:
+            out.append(Evidence(name, value, source))
+    return out
+
+
+def derived_values(pack: RulePack, host: HostFacts) -> dict[str, Fact]:
+    """Every host-level derived fact that is not NULL, as facts with source ``<derived>`` (``pgvet facts``)."""
+    env = Env(host.facts, None, {}, pack.derived_by_name, {})
+    out: dict[str, Fact] = {}
+    for formula in pack.derived:
+        if formula.item_scope is not None:
+            continue
+        value, _ = lookup(env, f"derived.{formula.name}")
+        if value is not None:
+            out[f"derived.{formula.name}"] = Fact(f"derived.{formula.name}", value, DERIVED_SOURCE)
+    return out
+
+
+def derived_inputs(pack: RulePack, host: HostFacts, name: str) -> list[Evidence]:
+    """What one derived value was computed from (``pgvet explain derived.NAME`` on a host)."""
+    env = Env(host.facts, None, {}, pack.derived_by_name, {})
+    formula = pack.derived_by_name[name.removeprefix("derived.")]
+    return evidence(env, expand(formula.compiled.facts, pack.derived_by_name))
+
+
+def missing_facts(env: Env, names: Sequence[str]) -> tuple[str, ...]:
+    """The facts that made an expression NULL: absent facts, looked for through NULL derived values."""
+    out: dict[str, None] = {}
+
+    def visit(name: str) -> None:
+        if name in out:
+            return
+        value, _ = lookup(env, name)
+        if value is not None:
+            return
+        if name.startswith("derived."):
+            for inner in env.derived[name[8:]].compiled.facts:
+                visit(inner)
+        else:
+            out[name] = None
+
+    for name in names:
+        visit(name)
+    return tuple(out)

@@ -1,0 +1,109 @@
+"""Evaluate a compiled pack on one host: findings with their numbers, evidence, fix and fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+
+from pgvet.engine.derived import evidence, lookup, missing_facts
+from pgvet.engine.expr import Env, EvalError, Value, with_units
+from pgvet.engine.pack import Rule, RulePack
+from pgvet.engine.render import render
+from pgvet.facts import HostFacts
+from pgvet.findings import Finding, Fix, HostResult, NotEvaluated, RuleMeta
+
+ParamOverrides = Mapping[str, Mapping[str, object]]
+
+
+def fingerprint(rule_id: str, host: str, path: str | None, subject: str | None) -> str:
+    """Stable across runs: rule, host, file and subject — not line numbers, not values."""
+    key = "\x1f".join((rule_id, host, path or "", subject or ""))
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def rule_params(rule: Rule, overrides: ParamOverrides | None) -> Mapping[str, Value]:
+    """The rule's parameters: defaults, overridden by configuration under the rule's name or id."""
+    if not overrides:
+        return rule.param_defaults
+    given = {**overrides.get(rule.id, {}), **overrides.get(rule.name, {})}
+    if not given:
+        return rule.param_defaults
+    merged: dict[str, Value] = dict(rule.param_defaults)
+    for name, value in given.items():
+        if name in merged:
+            merged[name] = with_units(value) if isinstance(value, int | float | str | bool) else None
+    return merged
+
+
+def evaluate_host(pack: RulePack, host: HostFacts, *, params: ParamOverrides | None = None,
+                  selected: Callable[[RuleMeta], bool] | None = None) -> HostResult:
+    result = HostResult(host=host)
+    host_cache: dict[str, Value] = {}
+    item_caches: dict[str, list[dict[str, Value]]] = {}
+    for rule in pack.rules:
+        if selected is not None and not selected(rule.meta()):
+            continue
+        values = rule_params(rule, params)
+        if rule.scope == "host":
+            evaluate_rule(rule, Env(host.facts, None, values, pack.derived_by_name, host_cache), host.name, result)
+            continue
+        items = host.items.get(rule.scope, [])
+        caches = item_caches.setdefault(rule.scope, [{} for _ in items])
+        for item, cache in zip(items, caches, strict=True):
+            evaluate_rule(rule, Env(host.facts, item, values, pack.derived_by_name, host_cache, cache), host.name,
+                          result)
+    return result
+
+
+def evaluate_rule(rule: Rule, env: Env, host_name: str, result: HostResult) -> None:
+    """Append the rule's finding or not-evaluated record to ``result`` (nothing when it passes or is skipped)."""
+    subject: str | None = None
+    try:
+        if rule.subject_template is not None:
+            subject = render(rule.subject_template, env)
+        if rule.applies_expr is not None and rule.applies_expr.evaluate(env) is not True:
+            return
+        fired = rule.when_expr.evaluate(env)
+        if fired is None:
+            missing = missing_facts(env, rule.when_expr.facts)
+            reason = None if missing else f"{rule.when.strip()} is NULL"
+            result.not_evaluated.append(NotEvaluated(rule.id, rule.name, missing, subject, reason))
+            return
+        if fired is True:
+            result.findings.append(make_finding(rule, env, host_name, subject))
+    except EvalError as error:
+        result.not_evaluated.append(NotEvaluated(rule.id, rule.name, (), subject, str(error)))
+
+
+def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> Finding:
+    path: str | None = None
+    line: int | None = None
+    for name in rule.location_names:
+        _, source = lookup(env, name)
+        if source is not None and not source.path.startswith("<"):
+            path, line = source.path, source.line
+            break
+    fix = Fix()
+    templates = rule.fix_templates
+    if templates is not None:
+        fix.sysctl = {key: render(template, env) for key, template in templates.sysctl}
+        fix.postgresql = {key: render(template, env) for key, template in templates.postgresql}
+        fix.text = render(templates.text, env).strip() if templates.text is not None else None
+    return Finding(
+        rule_id=rule.id,
+        rule_name=rule.name,
+        severity=rule.severity,
+        title=rule.title,
+        message=render(rule.message_template, env).strip(),
+        host=host_name,
+        fingerprint=fingerprint(rule.id, host_name, path, subject),
+        tags=rule.tags,
+        subject=subject,
+        path=path,
+        line=line,
+        values={name: compiled.evaluate(env) for name, compiled in rule.value_exprs},
+        evidence=evidence(env, rule.evidence_names),
+        fix=fix,
+        help=rule.why.strip(),
+        references=list(rule.references),
+    )

@@ -1,0 +1,1039 @@
+"""SQL expressions: compiled once (pglast parses, we type-check) into small node objects, evaluated by us.
+
+Never Python ``eval``, never a database. NULL is a missing fact and propagates as SQL says
+(three-valued AND/OR/NOT, strict functions, IN and BETWEEN with NULL semantics); division by zero
+gives NULL instead of an error so that a zero in the inputs means "not evaluated", not a crash.
+Nodes are plain picklable objects: the compiled pack is cached, and the warm path imports no pglast.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from pgvet.engine.factnames import Kind, did_you_mean, item_scope, kind_of, static_type
+
+if TYPE_CHECKING:
+    from pgvet.engine.pack import DerivedFormula
+    from pgvet.facts import Fact
+
+Value = int | float | str | bool | None
+
+
+class ExpressionError(Exception):
+    """A compile-time error in one expression; ``offset`` is the character position when known."""
+
+    def __init__(self, message: str, offset: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+class EvalError(Exception):
+    """A runtime error while evaluating (a text where a number was expected…): the rule is not evaluated."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Units in string literals, as PostgreSQL spells them (memory units are powers of 1024).
+
+SIZE_UNITS: dict[str, int] = {"B": 1, "kB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
+TIME_UNITS: dict[str, float] = {"us": 1e-6, "ms": 1e-3, "s": 1, "min": 60, "h": 3600, "d": 86400}
+_QUANTITY = re.compile(r"\s*(-?(?:\d+(?:\.\d*)?|\.\d+))\s*(B|kB|MB|GB|TB|us|ms|s|min|h|d)\s*")
+
+
+def parse_quantity(text: str) -> int | float | None:
+    """``'8GB'`` → bytes (int), ``'5min'`` → seconds; None when the text is not a size or a duration."""
+    match = _QUANTITY.fullmatch(text)
+    if match is None:
+        return None
+    number, unit = float(match.group(1)), match.group(2)
+    if unit in SIZE_UNITS:
+        return round(number * SIZE_UNITS[unit])
+    seconds = number * TIME_UNITS[unit]
+    # 200ms is 0.2 s, but 5min is the integer 300: keep integers integral.
+    return round(seconds) if abs(seconds - round(seconds)) < 1e-9 else seconds
+
+
+def with_units(value: Value) -> Value:
+    """A value given as '4GB' or '5min' (params, examples) is that many bytes or seconds, as in expressions."""
+    if isinstance(value, str):
+        quantity = parse_quantity(value)
+        if quantity is not None:
+            return quantity
+    return value
+
+
+# ---------------------------------------------------------------------------------------------------
+# Evaluation environment
+
+
+class Env:
+    """What an expression reads: host facts, the item's facts, the rule's params, derived values (memoised)."""
+
+    __slots__ = ("derived", "host", "host_cache", "item", "item_cache", "params")
+
+    def __init__(self, host: Mapping[str, Fact], item: Mapping[str, Fact] | None,
+                 params: Mapping[str, Value], derived: Mapping[str, DerivedFormula],
+                 host_cache: dict[str, Value], item_cache: dict[str, Value] | None = None) -> None:
+        self.host = host
+        self.item = item
+        self.params = params
+        self.derived = derived
+        self.host_cache = host_cache
+        self.item_cache = host_cache if item_cache is None else item_cache
+
+    def derived_value(self, name: str) -> Value:
+        formula = self.derived[name]
+        cache = self.item_cache if formula.item_scope else self.host_cache
+        try:
+            return cache[name]
+        except KeyError:
+            value = formula.compiled.expr.evaluate(self)
+            cache[name] = value
+            return value
+
+
+# ---------------------------------------------------------------------------------------------------
+# Nodes
+
+
+class Expr:
+    __slots__ = ()
+
+    def evaluate(self, env: Env) -> Value:
+        raise NotImplementedError
+
+
+class Const(Expr):
+    __slots__ = ("value",)
+
+    def __init__(self, value: Value) -> None:
+        self.value = value
+
+    def evaluate(self, env: Env) -> Value:
+        return self.value
+
+
+class HostFact(Expr):
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def evaluate(self, env: Env) -> Value:
+        fact = env.host.get(self.name)
+        return None if fact is None else fact.value
+
+
+class ItemFact(Expr):
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def evaluate(self, env: Env) -> Value:
+        fact = env.item.get(self.name) if env.item is not None else None
+        return None if fact is None else fact.value
+
+
+class ParamRef(Expr):
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def evaluate(self, env: Env) -> Value:
+        return env.params.get(self.name)
+
+
+class DerivedRef(Expr):
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def evaluate(self, env: Env) -> Value:
+        return env.derived_value(self.name)
+
+
+def _is_number(value: object) -> bool:
+    return type(value) is int or type(value) is float
+
+
+class NumberGuard(Expr):
+    """Around an untyped fact (sysctl.*) used as a number: a text value is a runtime error, not a concatenation."""
+
+    __slots__ = ("arg", "label")
+
+    def __init__(self, arg: Expr, label: str) -> None:
+        self.arg = arg
+        self.label = label
+
+    def evaluate(self, env: Env) -> Value:
+        value = self.arg.evaluate(env)
+        if value is None or _is_number(value):
+            return value
+        raise EvalError(f"{self.label} is {value!r}, not a number")
+
+
+class TextGuard(Expr):
+    __slots__ = ("arg", "label")
+
+    def __init__(self, arg: Expr, label: str) -> None:
+        self.arg = arg
+        self.label = label
+
+    def evaluate(self, env: Env) -> Value:
+        value = self.arg.evaluate(env)
+        if value is None or type(value) is str:
+            return value
+        raise EvalError(f"{self.label} is {value!r}, not a text")
+
+
+class BoolGuard(Expr):
+    __slots__ = ("arg", "label")
+
+    def __init__(self, arg: Expr, label: str) -> None:
+        self.arg = arg
+        self.label = label
+
+    def evaluate(self, env: Env) -> Value:
+        value = self.arg.evaluate(env)
+        if value is None or type(value) is bool:
+            return value
+        raise EvalError(f"{self.label} is {value!r}, not a boolean")
+
+
+def _add(left: Any, right: Any) -> Value:
+    return left + right  # type: ignore[no-any-return]
+
+
+def _sub(left: Any, right: Any) -> Value:
+    return left - right  # type: ignore[no-any-return]
+
+
+def _mul(left: Any, right: Any) -> Value:
+    return left * right  # type: ignore[no-any-return]
+
+
+def _div(left: Any, right: Any) -> Value:
+    return None if right == 0 else left / right
+
+
+def _mod(left: Any, right: Any) -> Value:
+    """SQL's % takes the sign of the dividend (Python's takes the divisor's)."""
+    if right == 0:
+        return None
+    if type(left) is int and type(right) is int:
+        remainder = abs(left) % abs(right)
+        return -remainder if left < 0 else remainder
+    return math.fmod(left, right)
+
+
+ARITHMETIC: dict[str, Callable[[Any, Any], Value]] = {"+": _add, "-": _sub, "*": _mul, "/": _div, "%": _mod}
+
+
+class Arith(Expr):
+    __slots__ = ("left", "op", "right")
+
+    def __init__(self, op: Callable[[Any, Any], Value], left: Expr, right: Expr) -> None:
+        self.op = op
+        self.left = left
+        self.right = right
+
+    def evaluate(self, env: Env) -> Value:
+        left = self.left.evaluate(env)
+        if left is None:
+            return None
+        right = self.right.evaluate(env)
+        if right is None:
+            return None
+        return self.op(left, right)
+
+
+class Neg(Expr):
+    __slots__ = ("arg",)
+
+    def __init__(self, arg: Expr) -> None:
+        self.arg = arg
+
+    def evaluate(self, env: Env) -> Value:
+        value = self.arg.evaluate(env)
+        return None if value is None else -value  # type: ignore[operator]
+
+
+def _eq(left: Any, right: Any) -> bool:
+    return bool(left == right)
+
+
+def _ne(left: Any, right: Any) -> bool:
+    return bool(left != right)
+
+
+def _lt(left: Any, right: Any) -> bool:
+    return bool(left < right)
+
+
+def _le(left: Any, right: Any) -> bool:
+    return bool(left <= right)
+
+
+def _gt(left: Any, right: Any) -> bool:
+    return bool(left > right)
+
+
+def _ge(left: Any, right: Any) -> bool:
+    return bool(left >= right)
+
+
+COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
+    "=": _eq, "<>": _ne, "<": _lt, "<=": _le, ">": _gt, ">=": _ge,
+}
+
+
+def _same_family(left: object, right: object) -> bool:
+    """Values SQL would compare: two numbers, two texts or two booleans (True is not 1 here)."""
+    if _is_number(left):
+        return _is_number(right)
+    return type(left) is type(right)
+
+
+class Compare(Expr):
+    __slots__ = ("checked", "left", "op", "right")
+
+    def __init__(self, op: Callable[[Any, Any], bool], left: Expr, right: Expr, checked: bool) -> None:
+        self.op = op
+        self.left = left
+        self.right = right
+        self.checked = checked  # an untyped side: check the runtime types
+
+    def evaluate(self, env: Env) -> Value:
+        left = self.left.evaluate(env)
+        if left is None:
+            return None
+        right = self.right.evaluate(env)
+        if right is None:
+            return None
+        if self.checked and not _same_family(left, right):
+            raise EvalError(f"cannot compare {left!r} with {right!r}")
+        return self.op(left, right)
+
+
+class Distinct(Expr):
+    """IS [NOT] DISTINCT FROM: NULL-safe equality."""
+
+    __slots__ = ("left", "negate", "right")
+
+    def __init__(self, left: Expr, right: Expr, negate: bool) -> None:
+        self.left = left
+        self.right = right
+        self.negate = negate
+
+    def evaluate(self, env: Env) -> Value:
+        left = self.left.evaluate(env)
+        right = self.right.evaluate(env)
+        if left is None or right is None:
+            distinct = (left is None) != (right is None)
+        else:
+            distinct = not (_same_family(left, right) and left == right)
+        return distinct != self.negate
+
+
+class And(Expr):
+    __slots__ = ("args",)
+
+    def __init__(self, args: Sequence[Expr]) -> None:
+        self.args = tuple(args)
+
+    def evaluate(self, env: Env) -> Value:
+        result: bool | None = True
+        for arg in self.args:
+            value = arg.evaluate(env)
+            if value is False:
+                return False
+            if value is None:
+                result = None
+        return result
+
+
+class Or(Expr):
+    __slots__ = ("args",)
+
+    def __init__(self, args: Sequence[Expr]) -> None:
+        self.args = tuple(args)
+
+    def evaluate(self, env: Env) -> Value:
+        result: bool | None = False
+        for arg in self.args:
+            value = arg.evaluate(env)
+            if value is True:
+                return True
+            if value is None:
+                result = None
+        return result
+
+
+class Not(Expr):
+    __slots__ = ("arg",)
+
+    def __init__(self, arg: Expr) -> None:
+        self.arg = arg
+
+    def evaluate(self, env: Env) -> Value:
+        value = self.arg.evaluate(env)
+        return None if value is None else not value
+
+
+class In(Expr):
+    __slots__ = ("checked", "items", "negate", "operand")
+
+    def __init__(self, operand: Expr, items: Sequence[Expr], negate: bool, checked: bool) -> None:
+        self.operand = operand
+        self.items = tuple(items)
+        self.negate = negate
+        self.checked = checked
+
+    def evaluate(self, env: Env) -> Value:
+        value = self.operand.evaluate(env)
+        if value is None:
+            return None
+        saw_null = False
+        for item in self.items:
+            candidate = item.evaluate(env)
+            if candidate is None:
+                saw_null = True
+                continue
+            if self.checked and not _same_family(value, candidate):
+                raise EvalError(f"cannot compare {value!r} with {candidate!r}")
+            if value == candidate:
+                return not self.negate
+        return None if saw_null else self.negate
+
+
+class Between(Expr):
+    __slots__ = ("checked", "high", "low", "negate", "operand")
+
+    def __init__(self, operand: Expr, low: Expr, high: Expr, negate: bool, checked: bool) -> None:
+        self.operand = operand
+        self.low = low
+        self.high = high
+        self.negate = negate
+        self.checked = checked
+
+    def evaluate(self, env: Env) -> Value:
+        value = self.operand.evaluate(env)
+        low = self.low.evaluate(env)
+        high = self.high.evaluate(env)
+        for bound in (low, high):
+            if self.checked and value is not None and bound is not None and not _same_family(value, bound):
+                raise EvalError(f"cannot compare {value!r} with {bound!r}")
+        above = None if value is None or low is None else value >= low  # type: ignore[operator]
+        below = None if value is None or high is None else value <= high  # type: ignore[operator]
+        if above is False or below is False:
+            inside: bool | None = False
+        elif above is None or below is None:
+            inside = None
+        else:
+            inside = True
+        return None if inside is None else inside != self.negate
+
+
+class IsNull(Expr):
+    __slots__ = ("arg", "negate")
+
+    def __init__(self, arg: Expr, negate: bool) -> None:
+        self.arg = arg
+        self.negate = negate
+
+    def evaluate(self, env: Env) -> Value:
+        return (self.arg.evaluate(env) is None) != self.negate
+
+
+class IsBool(Expr):
+    """IS [NOT] TRUE / FALSE / UNKNOWN: never NULL."""
+
+    __slots__ = ("arg", "negate", "target")
+
+    def __init__(self, arg: Expr, target: bool | None, negate: bool) -> None:
+        self.arg = arg
+        self.target = target
+        self.negate = negate
+
+    def evaluate(self, env: Env) -> Value:
+        return (self.arg.evaluate(env) is self.target) != self.negate
+
+
+@lru_cache(maxsize=256)
+def like_pattern(pattern: str, case_insensitive: bool) -> re.Pattern[str]:
+    """LIKE's % and _ (backslash escapes the next character) as an anchored regular expression."""
+    parts: list[str] = []
+    escaped = False
+    for char in pattern:
+        if escaped:
+            parts.append(re.escape(char))
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "%":
+            parts.append(".*")
+        elif char == "_":
+            parts.append(".")
+        else:
+            parts.append(re.escape(char))
+    return re.compile("".join(parts), re.DOTALL | (re.IGNORECASE if case_insensitive else 0))
+
+
+class Like(Expr):
+    __slots__ = ("arg", "case_insensitive", "negate", "pattern")
+
+    def __init__(self, arg: Expr, pattern: Expr, case_insensitive: bool, negate: bool) -> None:
+        self.arg = arg
+        self.pattern = pattern
+        self.case_insensitive = case_insensitive
+        self.negate = negate
+
+    def evaluate(self, env: Env) -> Value:
+        value = self.arg.evaluate(env)
+        if value is None:
+            return None
+        pattern = self.pattern.evaluate(env)
+        if pattern is None:
+            return None
+        matched = like_pattern(str(pattern), self.case_insensitive).fullmatch(str(value)) is not None
+        return matched != self.negate
+
+
+class Case(Expr):
+    """Searched CASE (``operand`` None) or simple CASE (each WHEN compared with ``operand`` by =)."""
+
+    __slots__ = ("default", "operand", "whens")
+
+    def __init__(self, operand: Expr | None, whens: Sequence[tuple[Expr, Expr]], default: Expr) -> None:
+        self.operand = operand
+        self.whens = tuple(whens)
+        self.default = default
+
+    def evaluate(self, env: Env) -> Value:
+        if self.operand is None:
+            for condition, result in self.whens:
+                if condition.evaluate(env) is True:
+                    return result.evaluate(env)
+            return self.default.evaluate(env)
+        value = self.operand.evaluate(env)
+        if value is not None:
+            for candidate, result in self.whens:
+                other = candidate.evaluate(env)
+                if other is not None and _same_family(value, other) and value == other:
+                    return result.evaluate(env)
+        return self.default.evaluate(env)
+
+
+class Coalesce(Expr):
+    __slots__ = ("args",)
+
+    def __init__(self, args: Sequence[Expr]) -> None:
+        self.args = tuple(args)
+
+    def evaluate(self, env: Env) -> Value:
+        for arg in self.args:
+            value = arg.evaluate(env)
+            if value is not None:
+                return value
+        return None
+
+
+class NullIf(Expr):
+    __slots__ = ("left", "right")
+
+    def __init__(self, left: Expr, right: Expr) -> None:
+        self.left = left
+        self.right = right
+
+    def evaluate(self, env: Env) -> Value:
+        value = self.left.evaluate(env)
+        if value is None:
+            return None
+        other = self.right.evaluate(env)
+        if other is not None and _same_family(value, other) and value == other:
+            return None
+        return value
+
+
+class MinMax(Expr):
+    """LEAST / GREATEST: NULL arguments are ignored; NULL only when all are."""
+
+    __slots__ = ("args", "greatest")
+
+    def __init__(self, args: Sequence[Expr], greatest: bool) -> None:
+        self.args = tuple(args)
+        self.greatest = greatest
+
+    def evaluate(self, env: Env) -> Value:
+        best: Any = None
+        for arg in self.args:
+            value = arg.evaluate(env)
+            if value is None:
+                continue
+            if best is None:
+                best = value
+            elif not _same_family(best, value):
+                raise EvalError(f"cannot compare {best!r} with {value!r}")
+            elif (value > best) if self.greatest else (value < best):
+                best = value
+        return best  # type: ignore[no-any-return]
+
+
+class Call(Expr):
+    """A strict function: any NULL argument makes the result NULL."""
+
+    __slots__ = ("args", "function")
+
+    def __init__(self, function: Callable[..., Value], args: Sequence[Expr]) -> None:
+        self.function = function
+        self.args = tuple(args)
+
+    def evaluate(self, env: Env) -> Value:
+        values = []
+        for arg in self.args:
+            value = arg.evaluate(env)
+            if value is None:
+                return None
+            values.append(value)
+        return self.function(*values)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Functions
+
+
+def _round(value: float, digits: int = 0) -> int | float:
+    """numeric round: halves away from zero; an integer when no decimals are kept."""
+    digits = int(digits)
+    scale = 10.0**digits
+    rounded = math.copysign(math.floor(abs(value) * scale + 0.5), value) / scale
+    return int(rounded) if digits <= 0 else rounded
+
+
+def _ceil(value: float) -> int:
+    return math.ceil(value)
+
+
+def _floor(value: float) -> int:
+    return math.floor(value)
+
+
+def _abs(value: float) -> int | float:
+    return abs(value)
+
+
+_PG_SIZE = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)\s*")
+_PG_SIZE_UNITS = {"": 1, "bytes": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4,
+                  "pb": 1024**5}
+
+
+def _pg_size_bytes(text: str) -> int:
+    """As PostgreSQL's pg_size_bytes: a number, optional blanks, a case-insensitive unit (bytes, B, kB … PB)."""
+    match = _PG_SIZE.fullmatch(text)
+    multiplier = _PG_SIZE_UNITS.get(match.group(2).lower()) if match else None
+    if match is None or multiplier is None:
+        raise EvalError(f"invalid size: {text!r}")
+    return round(float(match.group(1)) * multiplier)
+
+
+def _options(options: str) -> list[tuple[str, str | None]]:
+    pairs: list[tuple[str, str | None]] = []
+    for option in options.split(","):
+        key, equals, value = option.strip().partition("=")
+        if key:
+            pairs.append((key, value if equals else None))
+    return pairs
+
+
+def _has_option(options: str, name: str) -> bool:
+    """``noatime`` in ``rw,noatime``; an option with a value matches by its key (``data`` in ``data=ordered``)."""
+    return any(key == name for key, _ in _options(options))
+
+
+def _option_value(options: str, name: str) -> str | None:
+    """The value of the last ``name=value`` option (mount: the last one wins); NULL when absent."""
+    found: str | None = None
+    for key, value in _options(options):
+        if key == name:
+            found = value
+    return found
+
+
+def _in_list(items: str, item: str) -> bool:
+    """Comma-separated lists such as shared_preload_libraries: blanks and quotes stripped, any case."""
+    wanted = item.strip().strip("'\"").lower()
+    return any(part.strip().strip("'\"").strip().lower() == wanted for part in items.split(","))
+
+
+def _lower(text: str) -> str:
+    return text.lower()
+
+
+def _upper(text: str) -> str:
+    return text.upper()
+
+
+def _length(text: str) -> int:
+    return len(text)
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSpec:
+    implementation: Callable[..., Value]
+    arguments: tuple[Kind, ...]
+    optional: int  # how many trailing arguments may be left out
+    returns: Kind
+
+
+FUNCTIONS: dict[str, FunctionSpec] = {
+    "round": FunctionSpec(_round, ("number", "number"), 1, "number"),
+    "ceil": FunctionSpec(_ceil, ("number",), 0, "number"),
+    "ceiling": FunctionSpec(_ceil, ("number",), 0, "number"),
+    "floor": FunctionSpec(_floor, ("number",), 0, "number"),
+    "abs": FunctionSpec(_abs, ("number",), 0, "number"),
+    "pg_size_bytes": FunctionSpec(_pg_size_bytes, ("text",), 0, "number"),
+    "has_option": FunctionSpec(_has_option, ("text", "text"), 0, "bool"),
+    "option_value": FunctionSpec(_option_value, ("text", "text"), 0, "text"),
+    "lower": FunctionSpec(_lower, ("text",), 0, "text"),
+    "upper": FunctionSpec(_upper, ("text",), 0, "text"),
+    "length": FunctionSpec(_length, ("text",), 0, "number"),
+    "in_list": FunctionSpec(_in_list, ("text", "text"), 0, "bool"),
+}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Compilation
+
+
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    """One compiled expression: its text, node tree, static kind and the facts it reads (first-read order)."""
+
+    text: str
+    expr: Expr
+    kind: Kind
+    facts: tuple[str, ...]
+
+    def evaluate(self, env: Env) -> Value:
+        """The value; EvalError for any runtime error (a text where a number was expected, an overflow…)."""
+        try:
+            return self.expr.evaluate(env)
+        except EvalError:
+            raise
+        except (TypeError, ValueError, ArithmeticError) as error:
+            raise EvalError(f"{self.text.strip()}: {error}") from None
+
+
+@dataclass(slots=True)
+class CompileContext:
+    """What names an expression may read.
+
+    ``derived`` maps each derived fact to its type; ``derived_scopes`` to the item scope it reads (None
+    for host-only formulas, absent while derived formulas themselves are being compiled). ``scope`` is
+    the rule's scope (``host``, ``mount`` …) or None for a derived formula (any one item scope).
+    """
+
+    derived: Mapping[str, str]
+    params: Mapping[str, str] | None = None
+    scope: str | None = "host"
+    derived_scopes: Mapping[str, str | None] = field(default_factory=dict)
+
+
+# (node, kind); the kind "unit" marks a string literal that is also a size or a duration.
+_Typed = tuple[Expr, str]
+
+_SQL_PREFIX = "SELECT "
+
+
+def compile_expression(text: str, context: CompileContext, *, want: Kind | None = None) -> Compiled:
+    """Parse ``text`` as one SQL expression and compile it; ExpressionError says what is wrong and where."""
+    import pglast
+
+    source = str(text)
+    try:
+        statements = pglast.parse_sql(_SQL_PREFIX + source)
+    except pglast.parser.ParseError as error:
+        location = error.args[1] if len(error.args) > 1 else None
+        offset = max(0, location - len(_SQL_PREFIX)) if isinstance(location, int) else None
+        raise ExpressionError(f"invalid expression: {error.args[0]}", offset) from None
+    stmt: Any = statements[0].stmt if len(statements) == 1 else None
+    targets = getattr(stmt, "targetList", None)
+    if (stmt is None or type(stmt).__name__ != "SelectStmt" or targets is None or len(targets) != 1
+            or stmt.fromClause or stmt.whereClause or stmt.groupClause or stmt.sortClause
+            or stmt.limitCount or stmt.distinctClause or stmt.havingClause):
+        raise ExpressionError("expected exactly one expression (no commas, FROM, WHERE…)")
+    compiler = _Compiler(context)
+    node, kind = compiler.resolve(compiler.compile(targets[0].val), None)
+    if want == "bool" and kind not in ("bool", "any", "null"):
+        raise ExpressionError(f"expected a condition (boolean), not a {kind}")
+    if want == "bool" and kind == "any":
+        node = BoolGuard(node, source.strip())
+    return Compiled(source, node, kind, tuple(compiler.facts))
+
+
+def _offset(node: Any) -> int | None:
+    location = getattr(node, "location", None)
+    return location - len(_SQL_PREFIX) if isinstance(location, int) and location >= len(_SQL_PREFIX) else None
+
+
+def _describe(kind: str) -> str:
+    return {"unit": "size or duration", "null": "NULL"}.get(kind, kind)
+
+
+class _Compiler:
+    def __init__(self, context: CompileContext) -> None:
+        self.context = context
+        self.facts: dict[str, None] = {}  # ordered set
+
+    # -- types ----------------------------------------------------------------------------------------
+
+    def resolve(self, typed: _Typed, want: str | None) -> tuple[Expr, Kind]:
+        """Settle a size/duration literal as a number, or as a text when text is wanted."""
+        node, kind = typed
+        if kind != "unit":
+            return node, kind  # type: ignore[return-value]
+        assert isinstance(node, Const)
+        if want == "text":
+            return node, "text"
+        return Const(parse_quantity(str(node.value))), "number"
+
+    def expect(self, typed: _Typed, want: Kind, what: str, ast_node: Any) -> Expr:
+        node, kind = self.resolve(typed, want)
+        if kind == want or kind == "null":
+            return node
+        if kind == "any":
+            label = self._label(node)
+            guards: dict[str, type[NumberGuard | TextGuard | BoolGuard]] = {
+                "number": NumberGuard, "text": TextGuard, "bool": BoolGuard}
+            return guards[want](node, label)
+        raise ExpressionError(f"{what} needs a {want}, not a {_describe(kind)}", _offset(ast_node))
+
+    @staticmethod
+    def _label(node: Expr) -> str:
+        return getattr(node, "name", "value")
+
+    def comparable(self, left: _Typed, right: _Typed, ast_node: Any, what: str) -> tuple[Expr, Expr, bool]:
+        """Both sides of a comparison, with whether runtime type checks are needed (an untyped side)."""
+        left_kind, right_kind = left[1], right[1]
+        if left_kind == "unit" and right_kind == "unit":
+            left_node, lk = self.resolve(left, "number")
+            right_node, rk = self.resolve(right, "number")
+        else:
+            left_node, lk = self.resolve(left, right_kind if right_kind == "text" else "number")
+            right_node, rk = self.resolve(right, lk if lk == "text" else "number")
+        if "null" not in (lk, rk) and "any" not in (lk, rk) and lk != rk:
+            raise ExpressionError(f"cannot compare a {_describe(lk)} with a {_describe(rk)} ({what})",
+                                  _offset(ast_node))
+        return left_node, right_node, "any" in (lk, rk)
+
+    def unify(self, kinds: Sequence[str], ast_node: Any, what: str) -> Kind:
+        concrete = {kind for kind in kinds if kind not in ("null", "any")}
+        if len(concrete) > 1:
+            raise ExpressionError(f"{what} mixes {' and '.join(sorted(concrete))}", _offset(ast_node))
+        if concrete:
+            return concrete.pop()  # type: ignore[return-value]
+        return "any" if "any" in kinds else "null"
+
+    # -- nodes ----------------------------------------------------------------------------------------
+
+    def compile(self, node: Any) -> _Typed:
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            raise ExpressionError(f"unsupported SQL construct: {type(node).__name__}", _offset(node))
+        return method(node)  # type: ignore[no-any-return]
+
+    def _A_Const(self, node: Any) -> _Typed:
+        if node.isnull:
+            return Const(None), "null"
+        value = node.val
+        name = type(value).__name__
+        if name == "Integer":
+            return Const(int(value.ival)), "number"
+        if name == "Float":
+            text = str(value.fval)
+            return Const(int(text) if text.lstrip("-").isdigit() else float(text)), "number"
+        if name == "Boolean":
+            return Const(bool(value.boolval)), "bool"
+        if name == "String":
+            text = str(value.sval)
+            return Const(text), ("unit" if parse_quantity(text) is not None else "text")
+        raise ExpressionError(f"unsupported constant: {name}", _offset(node))
+
+    def _ColumnRef(self, node: Any) -> _Typed:
+        parts: list[str] = []
+        for part in node.fields:
+            if type(part).__name__ != "String":
+                raise ExpressionError("'*' is not a fact name", _offset(node))
+            parts.append(str(part.sval))
+        return self.fact(".".join(parts), node)
+
+    def fact(self, name: str, ast_node: Any) -> _Typed:
+        context = self.context
+        namespace, _, key = name.partition(".")
+        reference: Expr
+        if namespace == "params":
+            if context.params is None:
+                raise ExpressionError(f"{name}: params are read by rules, not by derived formulas", _offset(ast_node))
+            if key not in context.params:
+                raise self.unknown(name, ast_node)
+            fact_type: str = context.params[key]
+            reference = ParamRef(key)
+        elif namespace == "derived":
+            if key not in context.derived:
+                raise self.unknown(name, ast_node)
+            fact_type = context.derived[key]
+            scope = context.derived_scopes.get(key)
+            if scope is not None and context.scope is not None and scope != context.scope:
+                raise ExpressionError(f"{name} reads {scope}.* facts: only rules with scope: {scope} can use it",
+                                      _offset(ast_node))
+            reference = DerivedRef(key)
+        else:
+            known = static_type(name)
+            if known is None:
+                raise self.unknown(name, ast_node)
+            fact_type = known
+            scope = item_scope(name)
+            if scope is not None and context.scope is not None and scope != context.scope:
+                raise ExpressionError(f"{name} is an item fact: only rules with scope: {scope} read it",
+                                      _offset(ast_node))
+            reference = ItemFact(name) if scope is not None else HostFact(name)
+        self.facts.setdefault(name, None)
+        return reference, kind_of(fact_type)
+
+    def unknown(self, name: str, ast_node: Any) -> ExpressionError:
+        close = did_you_mean(name, self.context.derived, self.context.params or {})
+        hint = f" (did you mean {close}?)" if close else ""
+        return ExpressionError(f"unknown fact {name}{hint}", _offset(ast_node))
+
+    def _A_Expr(self, node: Any) -> _Typed:
+        kind = node.kind.name
+        operator = str(node.name[0].sval) if node.name else ""
+        if kind == "AEXPR_OP":
+            return self.operator(operator, node)
+        if kind == "AEXPR_IN":
+            return self.membership(node, negate=operator == "<>")
+        if kind in ("AEXPR_LIKE", "AEXPR_ILIKE"):
+            left = self.expect(self.compile(node.lexpr), "text", "LIKE", node)
+            pattern = self.expect(self.compile(node.rexpr), "text", "LIKE", node)
+            return Like(left, pattern, kind == "AEXPR_ILIKE", operator.startswith("!")), "bool"
+        if kind in ("AEXPR_BETWEEN", "AEXPR_NOT_BETWEEN"):
+            operand = self.compile(node.lexpr)
+            low_ast, high_ast = node.rexpr
+            value, low, low_checked = self.comparable(operand, self.compile(low_ast), node, "BETWEEN")
+            value, high, high_checked = self.comparable(operand, self.compile(high_ast), node, "BETWEEN")
+            return Between(value, low, high, kind == "AEXPR_NOT_BETWEEN", low_checked or high_checked), "bool"
+        if kind == "AEXPR_NULLIF":
+            first = self.compile(node.lexpr)
+            left_node, right_node, _ = self.comparable(first, self.compile(node.rexpr), node, "NULLIF")
+            return NullIf(left_node, right_node), self.resolve(first, None)[1]
+        if kind in ("AEXPR_DISTINCT", "AEXPR_NOT_DISTINCT"):
+            left_node, right_node, _ = self.comparable(self.compile(node.lexpr), self.compile(node.rexpr), node,
+                                                       "IS DISTINCT FROM")
+            return Distinct(left_node, right_node, kind == "AEXPR_NOT_DISTINCT"), "bool"
+        raise ExpressionError(f"unsupported operator form: {kind}", _offset(node))
+
+    def operator(self, operator: str, node: Any) -> _Typed:
+        if node.lexpr is None:
+            if operator == "-":
+                return Neg(self.expect(self.compile(node.rexpr), "number", "unary -", node)), "number"
+            if operator == "+":
+                return self.expect(self.compile(node.rexpr), "number", "unary +", node), "number"
+            raise ExpressionError(f"unsupported prefix operator {operator}", _offset(node))
+        if operator in ARITHMETIC:
+            left = self.expect(self.compile(node.lexpr), "number", f"'{operator}'", node)
+            right = self.expect(self.compile(node.rexpr), "number", f"'{operator}'", node)
+            return Arith(ARITHMETIC[operator], left, right), "number"
+        if operator in COMPARISONS:
+            left, right, checked = self.comparable(self.compile(node.lexpr), self.compile(node.rexpr), node,
+                                                   f"'{operator}'")
+            return Compare(COMPARISONS[operator], left, right, checked), "bool"
+        raise ExpressionError(f"unsupported operator {operator}", _offset(node))
+
+    def membership(self, node: Any, negate: bool) -> _Typed:
+        operand = self.compile(node.lexpr)
+        items: list[Expr] = []
+        checked = False
+        value = operand[0]
+        for item_ast in node.rexpr:
+            value, item, item_checked = self.comparable(operand, self.compile(item_ast), node, "IN")
+            items.append(item)
+            checked = checked or item_checked
+        return In(value, items, negate, checked), "bool"
+
+    def _BoolExpr(self, node: Any) -> _Typed:
+        operator = node.boolop.name
+        args = [self.expect(self.compile(arg), "bool", operator.removesuffix("_EXPR"), node) for arg in node.args]
+        if operator == "AND_EXPR":
+            return And(args), "bool"
+        if operator == "OR_EXPR":
+            return Or(args), "bool"
+        return Not(args[0]), "bool"
+
+    def _NullTest(self, node: Any) -> _Typed:
+        arg, _ = self.resolve(self.compile(node.arg), None)
+        return IsNull(arg, node.nulltesttype.name == "IS_NOT_NULL"), "bool"
+
+    def _BooleanTest(self, node: Any) -> _Typed:
+        test = node.booltesttype.name  # IS_TRUE, IS_NOT_TRUE, IS_FALSE, IS_NOT_FALSE, IS_UNKNOWN, IS_NOT_UNKNOWN
+        arg = self.expect(self.compile(node.arg), "bool", test.replace("_", " "), node)
+        target = {"TRUE": True, "FALSE": False, "UNKNOWN": None}[test.rsplit("_", 1)[1]]
+        return IsBool(arg, target, "_NOT_" in test), "bool"
+
+    def _CaseExpr(self, node: Any) -> _Typed:
+        operand = self.compile(node.arg) if node.arg is not None else None
+        whens: list[tuple[Expr, Expr]] = []
+        results: list[_Typed] = [self.compile(when.result) for when in node.args]
+        default: _Typed = self.compile(node.defresult) if node.defresult is not None else (Const(None), "null")
+        kind = self.unify([self.resolve(each, None)[1] for each in [*results, default]], node, "CASE")
+        resolved = [self.resolve(each, kind)[0] for each in results]
+        operand_node: Expr | None = None
+        for when, result in zip(node.args, resolved, strict=True):
+            if operand is None:
+                condition = self.expect(self.compile(when.expr), "bool", "CASE WHEN", when)
+            else:
+                operand_node, condition, _ = self.comparable(operand, self.compile(when.expr), when, "CASE")
+            whens.append((condition, result))
+        return Case(operand_node, whens, self.resolve(default, kind)[0]), kind
+
+    def _CoalesceExpr(self, node: Any) -> _Typed:
+        args = [self.compile(arg) for arg in node.args]
+        kind = self.unify([self.resolve(arg, None)[1] for arg in args], node, "COALESCE")
+        return Coalesce([self.resolve(arg, kind)[0] for arg in args]), kind
+
+    def _MinMaxExpr(self, node: Any) -> _Typed:
+        greatest = node.op.name == "IS_GREATEST"
+        what = "GREATEST" if greatest else "LEAST"
+        args = [self.compile(arg) for arg in node.args]
+        kind = self.unify([self.resolve(arg, None)[1] for arg in args], node, what)
+        if kind == "bool":
+            raise ExpressionError(f"{what} of booleans", _offset(node))
+        return MinMax([self.resolve(arg, kind)[0] for arg in args], greatest), kind
+
+    def _FuncCall(self, node: Any) -> _Typed:
+        name = ".".join(str(part.sval) for part in node.funcname).lower()
+        name = name.removeprefix("pg_catalog.")
+        spec = FUNCTIONS.get(name)
+        if spec is None:
+            from difflib import get_close_matches
+
+            close = get_close_matches(name, FUNCTIONS, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ExpressionError(f"unknown function {name}(){hint}", _offset(node))
+        if node.agg_star or node.agg_distinct or node.over is not None:
+            raise ExpressionError(f"{name}(): aggregates and window functions are not supported", _offset(node))
+        args = list(node.args or ())
+        most = len(spec.arguments)
+        if not most - spec.optional <= len(args) <= most:
+            expected = str(most) if not spec.optional else f"{most - spec.optional} to {most}"
+            raise ExpressionError(f"{name}() takes {expected} arguments, not {len(args)}", _offset(node))
+        compiled = [self.expect(self.compile(arg), want, f"{name}()", node)
+                    for arg, want in zip(args, spec.arguments, strict=False)]
+        return Call(spec.implementation, compiled), spec.returns

@@ -1,0 +1,143 @@
+"""The registry of fact names a rule may read, with their types (docs/facts.md is the contract).
+
+Rule packs are checked against it when they are compiled: an unknown name is an error with a
+did-you-mean, and the types let the compiler reject ``text + number`` before any host is read.
+``pg.*`` names and types come from the PostgreSQL parameter catalog when it is importable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import Literal
+
+FactType = Literal["int", "float", "number", "bytes", "seconds", "bool", "text", "any"]
+# What the type checker cares about: numbers of any unit compare and add with each other.
+Kind = Literal["number", "text", "bool", "any", "null"]
+
+NUMERIC_TYPES: frozenset[str] = frozenset({"int", "float", "number", "bytes", "seconds"})
+
+ITEM_SCOPES: tuple[str, ...] = ("mount", "disk", "setting")
+
+
+def kind_of(fact_type: str) -> Kind:
+    if fact_type in NUMERIC_TYPES:
+        return "number"
+    if fact_type in ("bool", "text"):
+        return fact_type  # type: ignore[return-value]
+    return "any"
+
+
+_MEMINFO_COUNTS = ("hugepages_total", "hugepages_free", "hugepages_rsvd", "hugepages_surp")
+_MEMINFO_BYTES = (
+    "mem_total", "mem_free", "mem_available", "buffers", "cached", "swap_cached", "active", "inactive",
+    "active_anon", "inactive_anon", "active_file", "inactive_file", "unevictable", "mlocked",
+    "swap_total", "swap_free", "zswap", "zswapped", "dirty", "writeback", "anon_pages", "mapped", "shmem",
+    "k_reclaimable", "slab", "s_reclaimable", "s_unreclaim", "kernel_stack", "page_tables",
+    "sec_page_tables", "nfs_unstable", "bounce", "writeback_tmp", "commit_limit", "committed_as",
+    "vmalloc_total", "vmalloc_used", "vmalloc_chunk", "percpu", "hardware_corrupted", "anon_huge_pages",
+    "shmem_huge_pages", "shmem_pmd_mapped", "file_huge_pages", "file_pmd_mapped", "hugepagesize",
+    "hugetlb", "direct_map4k", "direct_map2m", "direct_map1g",
+)
+
+STATIC_FACTS: dict[str, FactType] = {
+    **{f"meminfo.{name}": "bytes" for name in _MEMINFO_BYTES},
+    **{f"meminfo.{name}": "int" for name in _MEMINFO_COUNTS},
+    "cpu.count": "int", "cpu.online": "text", "cpu.sockets": "int", "cpu.cores_per_socket": "int",
+    "cpu.threads_per_core": "int", "cpu.numa_nodes": "int", "cpu.architecture": "text",
+    "cpu.model_name": "text", "cpu.hypervisor": "text", "cpu.virtualization_type": "text",
+    "thp.enabled": "text", "thp.defrag": "text",
+    "cgroup.memory_max": "bytes",
+    "host.name": "text", "host.ram": "bytes", "host.cpus": "int", "host.workload": "text",
+    "host.storage": "text", "host.raid_level": "int", "host.raid_disks": "int", "host.dedicated": "bool",
+    "host.bbu": "bool", "host.data_directory": "text", "host.wal_directory": "text",
+    "host.pg_instances": "int", "host.tablespaces": "text",
+    # host.yaml `swap:` for configuration repositories without meminfo (see rules/derived.yaml).
+    "host.swap": "bytes",
+    "pg.version": "int",
+    "mount.device": "text", "mount.point": "text", "mount.fstype": "text", "mount.options": "text",
+    "mount.holds_pgdata": "bool", "mount.holds_wal": "bool", "mount.holds_tablespace": "bool",
+    "mount.is_root_of_data": "bool",
+    "disk.name": "text", "disk.scheduler": "text", "disk.rotational": "bool", "disk.read_ahead_kb": "int",
+    "disk.holds_pgdata": "bool", "disk.virtual": "bool",
+    "setting.name": "text", "setting.value": "text", "setting.file": "text", "setting.line": "int",
+}
+
+# Namespaces whose keys are open: any sysctl key (int or text), and live facts whose names the live
+# collector owns.
+OPEN_PREFIXES: tuple[str, ...] = ("sysctl.", "sysctl_conf.", "live.")
+
+_SYSCTL_KEY = re.compile(r"[A-Za-z0-9_.\-/*:@]+")
+
+
+@cache
+def _catalog_types() -> dict[str, FactType] | None:
+    """pg.<name> → type from the parameter catalogs (newest major wins), or None without a catalog."""
+    try:
+        from pgvet.catalog import SUPPORTED_MAJORS, load_catalog
+    except ImportError:
+        return None
+    types: dict[str, FactType] = {}
+    for major in SUPPORTED_MAJORS:  # oldest first: the newest major's type overwrites
+        catalog = load_catalog(major)
+        for key, param in catalog.params.items():
+            types[key] = _param_type(param.vartype, param.kind)
+        for alias, target in catalog.aliases.items():
+            if target in catalog.params:
+                types.setdefault(alias, types[target])
+    return types
+
+
+def _param_type(vartype: str, unit_kind: str | None) -> FactType:
+    if vartype == "bool":
+        return "bool"
+    if vartype in ("string", "enum"):
+        return "text"
+    if unit_kind == "memory":
+        return "bytes"
+    if unit_kind == "time":
+        return "seconds"
+    return "int" if vartype == "integer" else "float"
+
+
+def static_type(name: str) -> FactType | None:
+    """The type of a fact that does not depend on the pack (not derived.*, not params.*), or None."""
+    known = STATIC_FACTS.get(name)
+    if known is not None:
+        return known
+    for prefix in OPEN_PREFIXES:
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return "any" if _SYSCTL_KEY.fullmatch(name[len(prefix):]) else None
+    if name.startswith("pg."):
+        parameter = name[3:].lower()
+        if "." in parameter:
+            return "text"  # a placeholder such as pg_stat_statements.max is text until an extension says
+        types = _catalog_types()
+        if types is None:
+            return "any" if parameter else None
+        return types.get(parameter)
+    return None
+
+
+def item_scope(name: str) -> str | None:
+    """The scope whose items carry this fact (``mount`` for ``mount.point``), or None for host facts."""
+    head = name.partition(".")[0]
+    return head if head in ITEM_SCOPES else None
+
+
+def known_names(extra: Iterable[str] = ()) -> list[str]:
+    """Every name a did-you-mean may propose."""
+    names = [*STATIC_FACTS, *extra]
+    types = _catalog_types()
+    if types is not None:
+        names.extend(f"pg.{parameter}" for parameter in types)
+    return names
+
+
+def did_you_mean(name: str, derived: Mapping[str, object], params: Mapping[str, object]) -> str | None:
+    from difflib import get_close_matches
+
+    candidates = known_names([*(f"derived.{key}" for key in derived), *(f"params.{key}" for key in params)])
+    close = get_close_matches(name, candidates, n=1, cutoff=0.75)
+    return close[0] if close else None

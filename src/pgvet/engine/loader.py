@@ -1,0 +1,120 @@
+"""Find, compile and cache rule packs.
+
+The compiled pack is pickled to the cache directory, keyed by the pack files (paths and contents),
+pgvet's version and the engine's own files, so a warm start imports neither pydantic, pglast nor
+ruamel. Failures to read or write the cache are ignored: the pack is then compiled again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from collections.abc import Sequence
+from pathlib import Path
+
+from pgvet import __version__
+from pgvet.engine.pack import Rule, RulePack
+from pgvet.errors import RulePackError
+from pgvet.provenance import Source
+
+__all__ = ["Rule", "RulePack", "builtin_rules_dir", "cache_dir", "load_pack"]
+
+RULE_SUFFIXES = (".yaml", ".yml")
+_ENGINE_DIR = Path(__file__).resolve().parent
+
+
+def builtin_rules_dir() -> Path:
+    """pgvet's own pack: ``pgvet/_rules`` in an installed wheel, else the repository's top-level ``rules/``."""
+    from importlib.resources import files
+
+    installed = Path(str(files("pgvet") / "_rules"))
+    if installed.is_dir():
+        return installed
+    return _ENGINE_DIR.parents[2] / "rules"
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("PGVET_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "pgvet"
+
+
+def _rule_files(directory: Path) -> list[Path]:
+    if directory.is_file():
+        return [directory]
+    if not directory.is_dir():
+        raise RulePackError("rule pack directory not found", Source(str(directory)))
+    found = sorted(path for path in directory.iterdir() if path.suffix in RULE_SUFFIXES and path.is_file())
+    if not found:
+        raise RulePackError("no rule files (*.yaml) in this directory", Source(str(directory)))
+    return found
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise RulePackError(f"cannot read rule file: {error}", Source(str(path))) from None
+
+
+def _engine_stamp() -> bytes:
+    """Sizes and times of the engine's modules: a developer's edit must not meet an old cached pack."""
+    parts: list[str] = []
+    for path in sorted(_ENGINE_DIR.glob("*.py")):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        parts.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return ";".join(parts).encode()
+
+
+def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True) -> RulePack:
+    """The built-in pack (first) and users' packs, compiled, or from the cache when nothing changed."""
+    from pgvet.engine.build import PackSource
+
+    sources: list[PackSource] = []
+    if builtin:
+        directory = builtin_rules_dir()
+        if directory.is_dir():
+            sources += [PackSource(str(path), _read(path), builtin=True) for path in _rule_files(directory)]
+    for directory in dirs:
+        sources += [PackSource(str(path), _read(path)) for path in _rule_files(Path(directory))]
+    key = hashlib.sha256()
+    key.update(f"{__version__}\0".encode())
+    key.update(_engine_stamp())
+    for source in sources:
+        key.update(f"\0{source.path}\0{source.builtin}\0".encode())
+        key.update(source.text.encode())
+    cache_file = cache_dir() / f"pack-{key.hexdigest()[:32]}.pickle"
+    cached = _read_cache(cache_file)
+    if cached is not None:
+        return cached
+    from pgvet.engine.build import build_pack
+
+    pack = build_pack(sources)
+    _write_cache(cache_file, pack)
+    return pack
+
+
+def _read_cache(path: Path) -> RulePack | None:
+    try:
+        with path.open("rb") as handle:
+            pack = pickle.load(handle)
+    except Exception:  # a missing, truncated or outdated cache only costs a compilation
+        return None
+    return pack if isinstance(pack, RulePack) else None
+
+
+def _write_cache(path: Path, pack: RulePack) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with temporary.open("wb") as handle:
+            pickle.dump(pack, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, path)  # atomic: a concurrent reader sees the old file or the new one
+    except OSError:
+        temporary.unlink(missing_ok=True)

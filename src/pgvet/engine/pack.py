@@ -1,0 +1,114 @@
+"""The compiled rule pack: plain picklable objects, what the hot path and the cache hold (no pydantic)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pgvet.engine.expr import Compiled, Value
+from pgvet.facts import FactValue
+from pgvet.findings import RuleMeta, Severity
+
+# A message or fix template: literal text and (expression, format) holes.
+Template = tuple["str | tuple[Compiled, str | None]", ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ParamSpec:
+    default: FactValue
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FixSpec:
+    """The fix as written (templates unrendered), for `pgvet explain` and the rule reference."""
+
+    sysctl: dict[str, str] = field(default_factory=dict)
+    postgresql: dict[str, str] = field(default_factory=dict)
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FixTemplates:
+    sysctl: tuple[tuple[str, Template], ...] = ()
+    postgresql: tuple[tuple[str, Template], ...] = ()
+    text: Template | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    facts: dict[str, FactValue | None]
+    expect: str  # fire | pass | skip
+    values: dict[str, FactValue | None] | None = None
+    params: dict[str, FactValue] | None = None
+    item: dict[str, FactValue | None] | None = None
+    line: int | None = None
+
+
+@dataclass(slots=True)
+class DerivedFormula:
+    name: str
+    formula: str
+    description: str
+    unit: str
+    file: str
+    line: int | None
+    compiled: Compiled
+    item_scope: str | None = None  # the item scope it reads (directly or through other derived facts)
+    inputs: tuple[str, ...] = ()  # every fact it reads, other derived facts expanded, first-read order
+
+
+@dataclass(slots=True)
+class Rule:
+    id: str
+    name: str
+    title: str
+    severity: Severity
+    tags: tuple[str, ...]
+    scope: str
+    applies: str | None
+    when: str
+    message: str
+    values: dict[str, str]
+    params: dict[str, ParamSpec]
+    param_defaults: dict[str, Value]  # '4GB' already in bytes
+    fix: FixSpec | None
+    subject: str | None
+    location: str | None
+    why: str
+    references: tuple[str, ...]
+    examples: tuple[Example, ...]
+    file: str
+    line: int | None
+    applies_expr: Compiled | None
+    when_expr: Compiled
+    value_exprs: tuple[tuple[str, Compiled], ...]
+    message_template: Template
+    fix_templates: FixTemplates | None
+    subject_template: Template | None
+    evidence_names: tuple[str, ...]  # every fact read anywhere in the rule, derived facts then their inputs
+    location_names: tuple[str, ...]  # where the finding points: `location`, else the facts `when` reads
+
+    def meta(self) -> RuleMeta:
+        return RuleMeta(id=self.id, name=self.name, title=self.title, severity=self.severity, tags=self.tags,
+                        why=self.why, references=self.references)
+
+
+@dataclass(slots=True)
+class RulePack:
+    rules: list[Rule]
+    derived: list[DerivedFormula]
+    version: str  # hash of the pack files' contents
+    files: tuple[str, ...] = ()
+    derived_by_name: dict[str, DerivedFormula] = field(default_factory=dict)
+    by_key: dict[str, Rule] = field(default_factory=dict)  # by id and by name
+
+    def __post_init__(self) -> None:
+        self.derived_by_name = {formula.name: formula for formula in self.derived}
+        self.by_key = {key: rule for rule in self.rules for key in (rule.id, rule.name)}
+
+    def meta(self) -> dict[str, RuleMeta]:
+        return {rule.id: rule.meta() for rule in self.rules}
+
+    def rule(self, key: str) -> Rule | None:
+        """A rule by id (any case) or name."""
+        return self.by_key.get(key) or self.by_key.get(key.upper())

@@ -1,0 +1,139 @@
+"""Message and fix templates: ``{expression|format}`` holes, compiled once, rendered per finding.
+
+Formats: ``size`` (bytes in IEC units: ``18.0 GiB``, ``512 MiB``), ``pct`` (a ratio: 0.563 → ``56.3 %``),
+``duration`` (seconds: ``5min``, ``200ms``, ``1h``), ``number`` (at most two decimals), ``int``
+(rounded). A NULL renders as ``unknown``. ``{{`` and ``}}`` are literal braces.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from pgvet.engine.expr import CompileContext, Compiled, Env, ExpressionError, Value
+
+if TYPE_CHECKING:
+    from pgvet.engine.pack import Template
+
+FORMATS: tuple[str, ...] = ("size", "pct", "duration", "number", "int")
+_IEC = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+_DURATIONS = (("d", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0), ("ms", 1e-3), ("us", 1e-6))
+
+
+def compile_template(text: str, context: CompileContext) -> Template:
+    """Split a template into literal text and compiled holes; ExpressionError (with offset) when wrong."""
+    parts: list[str | tuple[Compiled, str | None]] = []
+    literal: list[str] = []
+    position = 0
+    while position < len(text):
+        char = text[position]
+        if char in "{}" and text[position:position + 2] in ("{{", "}}"):
+            literal.append(char)
+            position += 2
+            continue
+        if char == "}":
+            raise ExpressionError("unmatched '}' in template (write '}}' for a brace)", position)
+        if char != "{":
+            literal.append(char)
+            position += 1
+            continue
+        end = text.find("}", position)
+        if end < 0:
+            raise ExpressionError("unclosed '{' in template", position)
+        hole = text[position + 1:end]
+        expression, bar, format_name = hole.rpartition("|")
+        if not bar or format_name.strip() not in FORMATS:
+            if bar and format_name.strip().isidentifier():
+                raise ExpressionError(f"unknown format '{format_name.strip()}' (use one of {', '.join(FORMATS)})",
+                                      position)
+            expression, format_name = hole, ""
+        if not expression.strip():
+            raise ExpressionError("empty '{}' in template", position)
+        try:
+            compiled = _compile_hole(expression, context)
+        except ExpressionError as error:
+            raise ExpressionError(error.message, position + 1 + (error.offset or 0)) from None
+        if literal:
+            parts.append("".join(literal))
+            literal = []
+        parts.append((compiled, format_name.strip() or None))
+        position = end + 1
+    if literal:
+        parts.append("".join(literal))
+    return tuple(parts)
+
+
+def _compile_hole(expression: str, context: CompileContext) -> Compiled:
+    from pgvet.engine.expr import compile_expression
+
+    return compile_expression(expression, context)
+
+
+def template_facts(template: Template) -> list[str]:
+    return [name for part in template if not isinstance(part, str) for name in part[0].facts]
+
+
+def render(template: Template, env: Env) -> str:
+    """The text with every hole evaluated and formatted (EvalError propagates)."""
+    out: list[str] = []
+    for part in template:
+        if isinstance(part, str):
+            out.append(part)
+        else:
+            compiled, format_name = part
+            out.append(format_value(compiled.evaluate(env), format_name))
+    return "".join(out)
+
+
+def format_value(value: Value, format_name: str | None) -> str:
+    if value is None:
+        return "unknown"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if format_name == "size":
+        return format_size(value)
+    if format_name == "pct":
+        return f"{value * 100:.1f} %"
+    if format_name == "duration":
+        return format_duration(value)
+    if format_name == "int":
+        return str(int(math.copysign(math.floor(abs(value) + 0.5), value))) if math.isfinite(value) else str(value)
+    return format_number(value)
+
+
+def format_number(value: int | float) -> str:
+    if isinstance(value, int):
+        return str(value)
+    if not math.isfinite(value):
+        return str(value)
+    if value == int(value):
+        return str(int(value))
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def format_size(value: int | float) -> str:
+    """IEC units, three significant digits: ``512 B``, ``1.5 KiB``, ``18.0 GiB``, ``512 MiB``."""
+    if not math.isfinite(value):
+        return str(value)
+    magnitude = abs(value)
+    index = 0
+    while magnitude >= 1024 and index < len(_IEC) - 1:
+        magnitude /= 1024
+        index += 1
+    sign = "-" if value < 0 else ""
+    if index == 0:
+        return f"{sign}{round(magnitude)} B"
+    return f"{sign}{magnitude:.0f} {_IEC[index]}" if magnitude >= 100 else f"{sign}{magnitude:.1f} {_IEC[index]}"
+
+
+def format_duration(value: int | float) -> str:
+    """The largest PostgreSQL unit that expresses the value exactly (``300`` → ``5min``, ``0.2`` → ``200ms``)."""
+    if value == 0 or not math.isfinite(value):
+        return f"{format_number(value)}s"
+    for unit, seconds in _DURATIONS:
+        count = value / seconds
+        if abs(count) >= 1 and abs(count - round(count)) < 1e-9 * max(1.0, abs(count)):
+            return f"{round(count)}{unit}"
+    return f"{format_number(value)}s"
