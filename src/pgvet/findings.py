@@ -88,6 +88,7 @@ class NotEvaluated:
     rule_name: str
     missing: tuple[str, ...]
     subject: str | None = None
+    reason: str | None = None  # a runtime error instead of missing facts (a text where a number was expected)
 
 
 @dataclass(slots=True)
