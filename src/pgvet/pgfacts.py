@@ -19,7 +19,7 @@ from pgvet.provenance import Located, Source
 if TYPE_CHECKING:
     from pgvet.catalog import Catalog
     from pgvet.snapshot import SnapshotInputs
-    from pgvet.sources.pgconf import ConfResult
+    from pgvet.sources.pgconf import ConfResult, ConfSetting
 
 DEFAULT_SOURCE_PATH = "<default>"
 
@@ -176,12 +176,17 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, major: int)
 
 
 def _effective_facts(host: HostFacts, conf: ConfResult, catalog: Catalog, prefix: str) -> None:
+    """The value each parameter ends up with: later lines win, old aliases count as their parameter."""
     from pgvet.catalog.units import InvalidValue, parse_value
 
     occurrences: dict[str, list[Source]] = {}
+    winners: dict[str, ConfSetting] = {}
     for setting in conf.settings:
-        occurrences.setdefault(setting.name, []).append(setting.source)
-    for name, setting in conf.effective().items():
+        param = catalog.get(setting.name)
+        name = param.name.lower() if param is not None else setting.name  # sort_mem sets work_mem
+        occurrences.setdefault(name, []).append(setting.source)
+        winners[name] = setting
+    for name, setting in winners.items():
         places = tuple(occurrences[name])
         param = catalog.get(name)
         if param is None:
