@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Callable, Mapping
 
@@ -9,6 +10,7 @@ from pgvet.engine.derived import evidence, lookup, missing_facts
 from pgvet.engine.expr import Env, EvalError, Value, with_units
 from pgvet.engine.pack import Rule, RulePack
 from pgvet.engine.render import render
+from pgvet.errors import UsageError
 from pgvet.facts import HostFacts
 from pgvet.findings import Finding, Fix, HostResult, NotEvaluated, RuleMeta
 
@@ -30,9 +32,29 @@ def rule_params(rule: Rule, overrides: ParamOverrides | None) -> Mapping[str, Va
         return rule.param_defaults
     merged: dict[str, Value] = dict(rule.param_defaults)
     for name, value in given.items():
-        if name in merged:
-            merged[name] = with_units(value) if isinstance(value, int | float | str | bool) else None
+        if name not in merged:
+            raise UsageError(f"params.{rule.name}.{name}: {rule.id} has no parameter {name} "
+                             f"(it has: {', '.join(merged) or 'none'})")
+        merged[name] = _param_override(rule, name, merged[name], value)
     return merged
+
+
+def _param_override(rule: Rule, name: str, default: Value, value: object) -> Value:
+    """A configured value of the default's type; numbers may be given as text ('0.5', '4GB')."""
+    converted = with_units(value) if isinstance(value, int | float | str | bool) else value
+    wants_number = isinstance(default, int | float) and not isinstance(default, bool)
+    if wants_number and isinstance(converted, str):
+        with contextlib.suppress(ValueError):
+            converted = float(converted)
+    if isinstance(default, bool):
+        expected, accepted = "a boolean", isinstance(converted, bool)
+    elif wants_number:
+        expected, accepted = "a number", isinstance(converted, int | float) and not isinstance(converted, bool)
+    else:
+        expected, accepted = "a text", isinstance(converted, str)
+    if not accepted:
+        raise UsageError(f"params.{rule.name}.{name}: expected {expected}, not {value!r}")
+    return converted  # type: ignore[return-value]
 
 
 def evaluate_host(pack: RulePack, host: HostFacts, *, params: ParamOverrides | None = None,

@@ -208,7 +208,14 @@ class BoolGuard(Expr):
         raise EvalError(f"{self.label} is {value!r}, not a boolean")
 
 
+def _no_text(left: object, right: object) -> None:
+    """Python would concatenate or repeat texts (and ``'0.5' * 2**34`` exhausts memory): refuse them."""
+    if type(left) is str or type(right) is str:
+        raise EvalError(f"arithmetic on a text: {left!r}, {right!r}")
+
+
 def _add(left: Any, right: Any) -> Value:
+    _no_text(left, right)
     return left + right  # type: ignore[no-any-return]
 
 
@@ -217,6 +224,7 @@ def _sub(left: Any, right: Any) -> Value:
 
 
 def _mul(left: Any, right: Any) -> Value:
+    _no_text(left, right)
     return left * right  # type: ignore[no-any-return]
 
 

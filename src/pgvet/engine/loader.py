@@ -7,6 +7,7 @@ ruamel. Failures to read or write the cache are ignored: the pack is then compil
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -117,4 +118,5 @@ def _write_cache(path: Path, pack: RulePack) -> None:
             pickle.dump(pack, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(temporary, path)  # atomic: a concurrent reader sees the old file or the new one
     except OSError:
-        temporary.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)

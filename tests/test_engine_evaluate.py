@@ -1,0 +1,239 @@
+"""Evaluating a pack on a host: findings, evidence, locations, fingerprints, not-evaluated records, formats."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pgvet.engine.evaluate import evaluate_host, fingerprint
+from pgvet.engine.loader import load_pack
+from pgvet.engine.pack import RulePack
+from pgvet.engine.render import format_duration, format_size, format_value
+from pgvet.errors import UsageError
+from pgvet.facts import Fact, HostFacts
+from pgvet.findings import Evidence
+from pgvet.provenance import Source
+
+GB = 1024**3
+SYSCTL = Source("hosts/db1/sysctl.txt", 12)
+MEMINFO = Source("hosts/db1/meminfo.txt", 1)
+
+PACK_TEXT = """\
+rules:
+  - id: ACME1
+    name: commit-limit-high
+    title: CommitLimit high
+    severity: warning
+    tags: [memory]
+    applies: sysctl.vm.overcommit_memory = 2
+    when: derived.commit_limit > params.max_ratio * host.ram
+    params: {max_ratio: {default: 0.8}}
+    values: {limit: derived.commit_limit, ratio: "round(derived.commit_limit_ratio, 3)"}
+    message: "CommitLimit {derived.commit_limit|size} is {derived.commit_limit_ratio|pct} of {host.ram|size}"
+    fix:
+      sysctl: {vm.overcommit_ratio: "{derived.suggested_overcommit_ratio}"}
+      postgresql: {huge_pages: on}
+      text: "Lower the ratio to {derived.suggested_overcommit_ratio}."
+    why: Because.
+    references: [Somewhere]
+  - id: ACME2
+    name: noatime
+    title: no noatime
+    severity: info
+    scope: mount
+    subject: "{mount.point}"
+    applies: mount.holds_pgdata
+    when: NOT has_option(mount.options, 'noatime')
+    message: "{mount.point} is mounted without noatime ({mount.options})"
+  - id: ACME3
+    name: text-arith
+    title: runtime error
+    severity: info
+    when: sysctl.kernel.foo + 1 > 0
+    message: boom
+  - id: ACME4
+    name: located
+    title: located elsewhere
+    severity: info
+    when: host.ram > 0
+    location: sysctl.vm.swappiness
+    message: "{host.ram|size}"
+"""
+
+
+@pytest.fixture(scope="module")
+def pack(tmp_path_factory: pytest.TempPathFactory) -> RulePack:
+    directory = tmp_path_factory.mktemp("pack")
+    (directory / "rules.yaml").write_text(PACK_TEXT)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("PGVET_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    try:
+        return load_pack([directory])
+    finally:
+        mp.undo()
+
+
+def make_host(**overrides: object) -> HostFacts:
+    host = HostFacts(name="db1", root="hosts/db1")
+    facts: dict[str, tuple[object, Source]] = {
+        "sysctl.vm.overcommit_memory": (2, SYSCTL),
+        "sysctl.vm.overcommit_ratio": (85, Source("hosts/db1/sysctl.txt", 13)),
+        "sysctl.vm.swappiness": (10, Source("hosts/db1/sysctl.txt", 40)),
+        "meminfo.mem_total": (16 * GB, MEMINFO),
+        "meminfo.swap_total": (0, Source("hosts/db1/meminfo.txt", 15)),
+        "host.ram": (16 * GB, MEMINFO),
+        "sysctl.kernel.foo": ("text", Source("hosts/db1/sysctl.txt", 2)),
+    }
+    for name, value in overrides.items():
+        facts[name.replace("__", ".")] = (value, SYSCTL)
+    for name, (value, source) in facts.items():
+        if value is not None:
+            host.add(Fact(name, value, source))  # type: ignore[arg-type]
+    host.items["mount"] = [
+        {"mount.point": Fact("mount.point", "/srv/pg", Source("hosts/db1/mounts.txt", 3)),
+         "mount.options": Fact("mount.options", "rw,relatime", Source("hosts/db1/mounts.txt", 3)),
+         "mount.holds_pgdata": Fact("mount.holds_pgdata", True, Source("<derived>"))},
+        {"mount.point": Fact("mount.point", "/", Source("hosts/db1/mounts.txt", 1)),
+         "mount.options": Fact("mount.options", "rw", Source("hosts/db1/mounts.txt", 1)),
+         "mount.holds_pgdata": Fact("mount.holds_pgdata", False, Source("<derived>"))},
+        {"mount.point": Fact("mount.point", "/wal", Source("hosts/db1/mounts.txt", 4)),
+         "mount.options": Fact("mount.options", "rw,noatime", Source("hosts/db1/mounts.txt", 4)),
+         "mount.holds_pgdata": Fact("mount.holds_pgdata", True, Source("<derived>"))},
+    ]
+    return host
+
+
+def test_finding_carries_message_values_fix_evidence_and_location(pack: RulePack) -> None:
+    result = evaluate_host(pack, make_host())
+    finding = next(item for item in result.findings if item.rule_id == "ACME1")
+    limit = (16 * GB // 4096 * 85 // 100) * 4096
+    assert finding.message == "CommitLimit 13.6 GiB is 85.0 % of 16.0 GiB"
+    assert finding.values == {"limit": limit, "ratio": 0.85}
+    assert finding.fix.sysctl == {"vm.overcommit_ratio": "80"}
+    assert finding.fix.postgresql == {"huge_pages": "on"}
+    assert finding.fix.text == "Lower the ratio to 80."
+    assert (finding.path, finding.line) == ("hosts/db1/meminfo.txt", 15)  # swap: the first file fact when reads
+    assert finding.fingerprint == fingerprint("ACME1", "db1", "hosts/db1/meminfo.txt", None)
+    assert finding.help == "Because." and finding.references == ["Somewhere"] and finding.tags == ("memory",)
+    evidence = {item.fact: item for item in finding.evidence}
+    assert evidence["derived.commit_limit"] == Evidence("derived.commit_limit", limit, Source("<derived>"))
+    assert evidence["sysctl.vm.overcommit_ratio"].source == Source("hosts/db1/sysctl.txt", 13)
+    assert evidence["sysctl.vm.overcommit_memory"].value == 2
+    assert "derived.suggested_overcommit_ratio" in evidence
+    assert "sysctl.vm.overcommit_kbytes" not in evidence
+
+
+def test_fingerprint_ignores_lines_and_values(pack: RulePack) -> None:
+    first = next(item for item in evaluate_host(pack, make_host()).findings if item.rule_id == "ACME1")
+    other = make_host(sysctl__vm__overcommit_ratio=95)
+    second = next(item for item in evaluate_host(pack, other).findings if item.rule_id == "ACME1")
+    assert second.values != first.values
+    assert second.fingerprint == first.fingerprint
+    assert fingerprint("ACME1", "db2", "hosts/db1/meminfo.txt", None) != first.fingerprint
+    assert len(first.fingerprint) == 16
+
+
+def test_scoped_rule_runs_per_item_with_subject(pack: RulePack) -> None:
+    findings = [item for item in evaluate_host(pack, make_host()).findings if item.rule_id == "ACME2"]
+    assert [(item.subject, item.message, item.path, item.line) for item in findings] == [
+        ("/srv/pg", "/srv/pg is mounted without noatime (rw,relatime)", "hosts/db1/mounts.txt", 3)]
+
+
+def test_runtime_error_is_not_evaluated_with_reason(pack: RulePack) -> None:
+    records = {item.rule_id: item for item in evaluate_host(pack, make_host()).not_evaluated}
+    assert records["ACME3"].missing == ()
+    assert records["ACME3"].reason == "sysctl.kernel.foo is 'text', not a number"
+
+
+def test_missing_inputs_are_listed(pack: RulePack) -> None:
+    result = evaluate_host(pack, make_host(meminfo__swap_total=None))
+    record = next(item for item in result.not_evaluated if item.rule_id == "ACME1")
+    assert "meminfo.swap_total" in record.missing and "host.swap" in record.missing
+    assert record.reason is None
+    assert not any(item.rule_id == "ACME1" for item in result.findings)
+
+
+def test_applies_false_or_null_skips(pack: RulePack) -> None:
+    for mode in (0, None):
+        result = evaluate_host(pack, make_host(sysctl__vm__overcommit_memory=mode))
+        assert not any(item.rule_id == "ACME1" for item in [*result.findings, *result.not_evaluated])
+
+
+def test_params_and_selection(pack: RulePack) -> None:
+    relaxed = evaluate_host(pack, make_host(), params={"commit-limit-high": {"max_ratio": 0.9}})
+    assert not any(item.rule_id == "ACME1" for item in relaxed.findings)
+    by_id = evaluate_host(pack, make_host(), params={"ACME1": {"max_ratio": "0.9"}})  # text is converted
+    assert not any(item.rule_id == "ACME1" for item in by_id.findings)
+    with pytest.raises(UsageError, match=r"params\.commit-limit-high\.max_ratio: expected a number, not 'lots'"):
+        evaluate_host(pack, make_host(), params={"ACME1": {"max_ratio": "lots"}})
+    with pytest.raises(UsageError, match="ACME1 has no parameter max_ration"):
+        evaluate_host(pack, make_host(), params={"ACME1": {"max_ration": 1}})
+    only = evaluate_host(pack, make_host(), selected=lambda meta: meta.id == "ACME2")
+    assert {item.rule_id for item in [*only.findings, *only.not_evaluated]} == {"ACME2"}
+
+
+def test_explicit_location_and_pseudo_sources(pack: RulePack) -> None:
+    finding = next(item for item in evaluate_host(pack, make_host()).findings if item.rule_id == "ACME4")
+    assert (finding.path, finding.line) == ("hosts/db1/sysctl.txt", 40)
+    host = make_host(sysctl__vm__swappiness=None)
+    host.facts["host.ram"] = Fact("host.ram", 16 * GB, Source("<declared>"))
+    finding = next(item for item in evaluate_host(pack, host).findings if item.rule_id == "ACME4")
+    assert (finding.path, finding.line) == (None, None)
+
+
+def test_builtin_rules_on_a_host_from_the_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(tmp_path))
+    host = HostFacts(name="srv-psql-02", root=".")
+    for name, value in {"sysctl.vm.overcommit_memory": 2, "sysctl.vm.overcommit_ratio": 85,
+                        "meminfo.mem_total": 16473548 * 1024, "host.ram": 16473548 * 1024,
+                        "meminfo.swap_total": 1740796 * 1024, "meminfo.hugetlb": 0,
+                        "meminfo.commit_limit": 15743308 * 1024, "meminfo.committed_as": 6436004 * 1024}.items():
+        host.add(Fact(name, value, MEMINFO))
+    result = evaluate_host(load_pack(), host)
+    assert sorted(item.rule_id for item in result.findings) == ["PGV103"]
+    assert result.findings[0].fix.sysctl == {"vm.overcommit_ratio": "69"}
+
+
+@pytest.mark.parametrize(("value", "format_name", "text"), [
+    (18 * GB, "size", "18.0 GiB"),
+    (512 * 1024**2, "size", "512 MiB"),
+    (1536, "size", "1.5 KiB"),
+    (100, "size", "100 B"),
+    (0.5632, "pct", "56.3 %"),
+    (300, "duration", "5min"),
+    (0.2, "duration", "200ms"),
+    (3600, "duration", "1h"),
+    (90, "duration", "90s"),
+    (2.5, "number", "2.5"),
+    (2.0, "number", "2"),
+    (1 / 3, "number", "0.33"),
+    (2.5, "int", "3"),
+    (True, None, "true"),
+    (None, "size", "unknown"),
+    ("text", "size", "text"),
+])
+def test_formats(value: object, format_name: str | None, text: str) -> None:
+    assert format_value(value, format_name) == text  # type: ignore[arg-type]
+
+
+def test_size_and_duration_edges() -> None:
+    assert format_size(-2 * GB) == "-2.0 GiB"
+    assert format_duration(0) == "0s"
+    assert format_duration(86400 * 2) == "2d"
+
+
+def test_template_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pgvet.errors import RulePackError
+
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(tmp_path / "cache"))
+    for message, reason in (("{host.ram|sise}", "unknown format 'sise'"), ("{host.ram", "unclosed '{'"),
+                            ("{}", "empty '{}'")):
+        (tmp_path / "p").mkdir(exist_ok=True)
+        (tmp_path / "p" / "r.yaml").write_text(textwrap.dedent(f"""\
+            rules:
+              - {{id: ACME1, name: a, title: t, severity: info, when: 'TRUE', message: "{message}"}}
+        """))
+        with pytest.raises(RulePackError, match=reason):
+            load_pack([tmp_path / "p"], builtin=False)
