@@ -27,9 +27,9 @@ _ENGINE_DIR = Path(__file__).resolve().parent
 
 def builtin_rules_dir() -> Path:
     """pgvet's own pack: ``pgvet/_rules`` in an installed wheel, else the repository's top-level ``rules/``."""
-    from importlib.resources import files
-
-    installed = Path(str(files("pgvet") / "_rules"))
+    # importlib.resources.files("pgvet") / "_rules" is this path for an installed wheel; looking it up
+    # directly spares the start-up the import of importlib.resources (and zipfile).
+    installed = _ENGINE_DIR.parent / "_rules"
     if installed.is_dir():
         return installed
     return _ENGINE_DIR.parents[2] / "rules"
