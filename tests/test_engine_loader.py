@@ -183,6 +183,10 @@ def test_builtin_pack_is_the_repository_rules() -> None:
     assert "commit_limit" in pack.derived_by_name
 
 
+def test_naming_the_builtin_pack_again_loads_it_once() -> None:
+    assert [rule.id for rule in load_pack([PROJECT / "rules"]).rules] == [rule.id for rule in load_pack().rules]
+
+
 def test_json_schema_is_current() -> None:
     published = json.loads((PROJECT / "docs" / "rule-schema.json").read_text(encoding="utf-8"))
     assert published == json_schema()

@@ -82,8 +82,12 @@ def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True) -> RulePack:
         directory = builtin_rules_dir()
         if directory.is_dir():
             sources += [PackSource(str(path), _read(path), builtin=True) for path in _rule_files(directory)]
+    seen = {Path(source.path).resolve() for source in sources}
     for directory in dirs:
-        sources += [PackSource(str(path), _read(path)) for path in _rule_files(Path(directory))]
+        for path in _rule_files(Path(directory)):
+            if path.resolve() not in seen:  # `pgvet rules test rules/` names the built-in pack again
+                seen.add(path.resolve())
+                sources.append(PackSource(str(path), _read(path)))
     key = hashlib.sha256()
     key.update(f"{__version__}\0".encode())
     key.update(_engine_stamp())
