@@ -1,0 +1,122 @@
+"""What the CLI calls for live collection (cli.py wires the options; docs/live.md documents them)."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import socket
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pgvet import __version__
+from pgvet.live.host import HostFile, collect_host, utc_now
+from pgvet.live.server import ServerReading, config_files, connect, read_server, redact_dsn
+from pgvet.live.writer import (
+    config_copies,
+    prepare_directory,
+    render_manifest,
+    render_pg_settings_json,
+    write_text,
+)
+
+T = TypeVar("T")
+
+
+def default_output(now: datetime | None = None, hostname: str | None = None) -> Path:
+    """``./pgvet-snapshot-<hostname>-<UTC date-time>``, e.g. ``pgvet-snapshot-db1-20260122T101500Z``."""
+    moment = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    name = (hostname or socket.gethostname()).replace("/", "_") or "localhost"
+    return Path(f"pgvet-snapshot-{name}-{moment}")
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[str, Callable[[], T]], T]]:
+    """A step runner showing a rich status line on a terminal (standard error), silent otherwise."""
+    if not sys.stderr.isatty():
+        yield lambda _label, step: step()
+        return
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    with console.status("pgvet collect") as status:
+        def run(label: str, step: Callable[[], T]) -> T:
+            status.update(label)
+            return step()
+
+        yield run
+
+
+def _command_line(output: Path | None, dsn: str | None, host_only: bool, timeout: float) -> str:
+    """The command as a user would retype it, the DSN redacted (sys.argv may hold a password)."""
+    words = ["pgvet", "collect"]
+    if output is not None:
+        words += ["--output", str(output)]
+    if dsn is not None:
+        words += ["--dsn", redact_dsn(dsn)]
+    if host_only:
+        words.append("--host-only")
+    if timeout != 10:
+        words += ["--timeout", f"{timeout:g}"]
+    return shlex.join(words)
+
+
+def collect_command(output: Path | None, dsn: str | None, *, host_only: bool = False, timeout: float = 10) -> Path:
+    """Collect this host (and, unless ``host_only``, the server ``dsn`` points at) into a snapshot directory.
+
+    ``output``: a new or empty directory, default ``./pgvet-snapshot-<hostname>-<UTC date-time>``.
+    ``dsn``: a libpq conninfo or URI; None uses libpq's defaults (PGHOST, PGPORT, PGUSER, service
+    files, .pgpass). ``timeout``: connect_timeout in seconds. Returns the snapshot directory.
+    Raises InputError for what the user must fix: an output directory that is not empty, a server
+    that cannot be reached or refuses the login. Gaps (a view the role may not read, a missing
+    lscpu) do not fail the collection: collect.json and pg_settings.json record them.
+    """
+    started_at = utc_now()
+    directory = output if output is not None else default_output()
+    created = not directory.exists()
+    prepare_directory(directory)
+    try:
+        return _collect_into(directory, output, dsn, host_only, timeout, started_at)
+    except BaseException:
+        if created:  # leave nothing half-written behind a failure
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
+
+
+def _collect_into(directory: Path, output: Path | None, dsn: str | None, host_only: bool, timeout: float,
+                  started_at: str) -> Path:
+    files: list[HostFile] = []
+    failed: list[dict[str, str]] = []
+    server_summary: dict[str, Any] | None = None
+    with _progress() as step:
+        if not host_only:
+            reading = step("Reading the server…", lambda: _read(dsn, timeout))
+            collected_at = utc_now()
+            copies, copy_failures = step("Copying configuration files…",
+                                         lambda: config_copies(reading, config_files(reading)))
+            files.append(HostFile("pg_settings.json", "pg_settings, pg_file_settings and statistics views",
+                                  collected_at, render_pg_settings_json(reading, collected_at=collected_at,
+                                                                        pgvet_version=__version__)))
+            files.extend(copies)
+            failed.extend(copy_failures)
+            server_summary = {"dsn": reading.dsn, "connection": reading.connection,
+                              "server_version_num": reading.server["server_version_num"],
+                              "unavailable": reading.unavailable}
+        files.extend(step("Reading the host…", collect_host))
+        for each in files:
+            if each.text is not None:
+                write_text(directory, each.name, each.text)
+        write_text(directory, "collect.json", render_manifest(
+            pgvet_version=__version__, hostname=socket.gethostname(), started_at=started_at, finished_at=utc_now(),
+            command=_command_line(output, dsn, host_only, timeout), files=files, failed=failed,
+            server=server_summary))
+    return directory
+
+
+def _read(dsn: str | None, timeout: float) -> ServerReading:
+    connection = connect(dsn, timeout=timeout)
+    with connection:
+        return read_server(connection, dsn)

@@ -1,0 +1,412 @@
+"""``pg_settings.json``, written by ``pgvet collect`` (format 1, docs/live.md), read back as a LiveServer.
+
+Public API::
+
+    parse_pg_settings_json(text: str, path: str) -> LiveServer
+        Pure: the document's settings, file settings, statistics and gaps, typed, each with the line
+        of the JSON document it was read from. Invalid JSON or a wrong shape → ParseError(path, line).
+
+    live_facts(server: LiveServer) -> dict[str, Located[int | float | str | bool]]
+        ``pg.<parameter>`` in canonical units (bytes, seconds, bool, lower-case enum), ``pg.version``,
+        ``pg.server_version_num`` and the ``live.*`` statistics (docs/live.md lists every name).
+
+Line numbers are found by walking the document with ``json.JSONDecoder.raw_decode`` rather than by
+trusting the writer's layout, so a reformatted file still points at the right lines.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pgvet.errors import ParseError
+from pgvet.provenance import Located, Source
+
+SUPPORTED_FORMAT = 1
+LiveValue = int | float | str | bool
+
+# Parameter units as pg_settings names them: size in bytes, or duration in microseconds.
+_UNIT_BYTES = {"B": 1, "kB": 1024, "8kB": 8192, "MB": 1024 * 1024}
+_UNIT_MICROSECONDS = {"us": 1, "ms": 1000, "s": 1000 * 1000, "min": 60 * 1000 * 1000}
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSetting:
+    """One row of ``pg_settings``. ``source`` is PostgreSQL's column (``default``, ``configuration file``…).
+
+    ``origin`` is where the value was set: ``sourcefile:sourceline`` when the server showed them,
+    else the row's line in pg_settings.json (``row``).
+    """
+
+    name: str
+    setting: str | None
+    unit: str | None
+    vartype: str
+    context: str
+    source: str
+    sourcefile: str | None
+    sourceline: int | None
+    boot_val: str | None
+    reset_val: str | None
+    pending_restart: bool
+    row: Source
+
+    @property
+    def origin(self) -> Source:
+        return Source(self.sourcefile, self.sourceline) if self.sourcefile else self.row
+
+
+@dataclass(frozen=True, slots=True)
+class LiveFileSetting:
+    """One row of ``pg_file_settings``: what the configuration files say now (``error`` when invalid)."""
+
+    sourcefile: str | None
+    sourceline: int | None
+    seqno: int | None
+    name: str | None
+    setting: str | None
+    applied: bool
+    error: str | None
+    row: Source
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseStats:
+    """Size and counters of one database (``pg_database``, ``pg_stat_database``); None when unreadable."""
+
+    name: str
+    size_bytes: int | None
+    temp_files: int | None
+    temp_bytes: int | None
+    blks_hit: int | None
+    blks_read: int | None
+    row: Source
+
+
+@dataclass(frozen=True, slots=True)
+class Unavailable:
+    """Something the collection could not read, and the server's (or pgvet's) reason."""
+
+    what: str
+    error: str
+    row: Source
+
+
+@dataclass(frozen=True, slots=True)
+class LiveServer:
+    """A running server as ``pgvet collect`` saw it.
+
+    ``statistics`` maps a statistic's name (docs/live.md) to its value, None when unreadable, with
+    the line it was read from. ``file_settings`` is None when ``pg_file_settings`` could not be read.
+    """
+
+    path: str
+    collected_at: str
+    pgvet_version: str
+    dsn: str
+    version: str
+    server_version_num: Located[int]
+    settings: dict[str, LiveSetting]  # keyed by lower-case name
+    file_settings: tuple[LiveFileSetting, ...] | None
+    databases: tuple[DatabaseStats, ...]
+    statistics: dict[str, Located[int | float | str | None]]
+    unavailable: tuple[Unavailable, ...]
+
+    @property
+    def major(self) -> int:
+        return self.server_version_num.value // 10000
+
+
+@dataclass(slots=True)
+class _Node:
+    """A JSON value with the line where it starts and, for the first levels, its members' nodes."""
+
+    value: Any
+    line: int
+    members: dict[str, _Node] | list[_Node] | None = None
+
+
+class _Walker:
+    """Decodes a JSON document keeping the line of every value down to ``depth`` levels."""
+
+    def __init__(self, text: str, path: str) -> None:
+        self.text = text
+        self.path = path
+        self.decoder = json.JSONDecoder()
+
+    def line_at(self, position: int) -> int:
+        return self.text.count("\n", 0, position) + 1
+
+    def skip(self, position: int) -> int:
+        while position < len(self.text) and self.text[position] in " \t\n\r":
+            position += 1
+        return position
+
+    def fail(self, message: str, position: int) -> ParseError:
+        return ParseError(message, Source(self.path, self.line_at(position)))
+
+    def expect(self, position: int, char: str) -> int:
+        position = self.skip(position)
+        if self.text[position:position + 1] != char:
+            raise self.fail(f"invalid JSON: expected {char!r}", position)
+        return position + 1
+
+    def value(self, position: int, depth: int) -> tuple[_Node, int]:
+        position = self.skip(position)
+        line = self.line_at(position)
+        opening = self.text[position:position + 1]
+        if depth > 0 and opening == "{":
+            return self.object(position, depth, line)
+        if depth > 0 and opening == "[":
+            return self.array(position, depth, line)
+        try:
+            decoded, end = self.decoder.raw_decode(self.text, position)
+        except json.JSONDecodeError as error:
+            raise ParseError(f"invalid JSON: {error.msg}", Source(self.path, error.lineno)) from None
+        return _Node(decoded, line), end
+
+    def object(self, position: int, depth: int, line: int) -> tuple[_Node, int]:
+        members: dict[str, _Node] = {}
+        position = self.skip(position + 1)
+        if self.text[position:position + 1] == "}":
+            return _Node({}, line, members), position + 1
+        while True:
+            key_node, position = self.value(position, 0)
+            if not isinstance(key_node.value, str):
+                raise self.fail("invalid JSON: object keys must be strings", position)
+            position = self.expect(position, ":")
+            members[key_node.value], position = self.value(position, depth - 1)
+            position = self.skip(position)
+            if self.text[position:position + 1] == "}":
+                return _Node({key: node.value for key, node in members.items()}, line, members), position + 1
+            position = self.expect(position, ",")
+
+    def array(self, position: int, depth: int, line: int) -> tuple[_Node, int]:
+        items: list[_Node] = []
+        position = self.skip(position + 1)
+        if self.text[position:position + 1] == "]":
+            return _Node([], line, items), position + 1
+        while True:
+            node, position = self.value(position, depth - 1)
+            items.append(node)
+            position = self.skip(position)
+            if self.text[position:position + 1] == "]":
+                return _Node([item.value for item in items], line, items), position + 1
+            position = self.expect(position, ",")
+
+    def document(self) -> _Node:
+        node, end = self.value(0, 2)
+        if self.skip(end) != len(self.text):
+            raise self.fail("invalid JSON: extra data after the document", end)
+        return node
+
+
+class _Fields:
+    """Typed access to the members of one JSON object, with errors at its line."""
+
+    def __init__(self, node: _Node, path: str, what: str) -> None:
+        if not isinstance(node.value, dict):
+            raise ParseError(f"{what} should be a JSON object", Source(path, node.line))
+        self.values: dict[str, Any] = node.value
+        self.source = Source(path, node.line)
+        self.what = what
+
+    def _get(self, key: str, types: tuple[type, ...], optional: bool) -> Any:
+        if key not in self.values:
+            if optional:
+                return None
+            raise ParseError(f"{self.what} lacks {key!r}", self.source)
+        value = self.values[key]
+        if value is None and optional:
+            return None
+        # bool is an int in Python: a JSON true is not accepted where a number is meant.
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            names = " or ".join(kind.__name__ for kind in types)
+            raise ParseError(f"{self.what}: {key!r} should be {names}, not {value!r}", self.source)
+        return value
+
+    def text(self, key: str) -> str:
+        return str(self._get(key, (str,), False))
+
+    def optional_text(self, key: str) -> str | None:
+        value = self._get(key, (str,), True)
+        return None if value is None else str(value)
+
+    def optional_int(self, key: str) -> int | None:
+        value = self._get(key, (int,), True)
+        return None if value is None else int(value)
+
+    def flag(self, key: str) -> bool:
+        return bool(self._get(key, (bool,), True))
+
+
+def _members(node: _Node | None, path: str, what: str, kind: type) -> Any:
+    if node is None or not isinstance(node.members, kind):
+        line = None if node is None else node.line
+        raise ParseError(f"{what} should be a JSON {'object' if kind is dict else 'array'}", Source(path, line))
+    return node.members
+
+
+def _setting(node: _Node, path: str) -> LiveSetting:
+    row = _Fields(node, path, "a settings row")
+    return LiveSetting(
+        name=row.text("name"), setting=row.optional_text("setting"), unit=row.optional_text("unit"),
+        vartype=row.text("vartype"), context=row.optional_text("context") or "",
+        source=row.optional_text("source") or "", sourcefile=row.optional_text("sourcefile"),
+        sourceline=row.optional_int("sourceline"), boot_val=row.optional_text("boot_val"),
+        reset_val=row.optional_text("reset_val"), pending_restart=row.flag("pending_restart"),
+        row=row.source,
+    )
+
+
+def _file_setting(node: _Node, path: str) -> LiveFileSetting:
+    row = _Fields(node, path, "a file_settings row")
+    return LiveFileSetting(
+        sourcefile=row.optional_text("sourcefile"), sourceline=row.optional_int("sourceline"),
+        seqno=row.optional_int("seqno"), name=row.optional_text("name"), setting=row.optional_text("setting"),
+        applied=row.flag("applied"), error=row.optional_text("error"), row=row.source,
+    )
+
+
+def _database(node: _Node, path: str) -> DatabaseStats:
+    row = _Fields(node, path, "a databases row")
+    return DatabaseStats(
+        name=row.text("name"), size_bytes=row.optional_int("size_bytes"), temp_files=row.optional_int("temp_files"),
+        temp_bytes=row.optional_int("temp_bytes"), blks_hit=row.optional_int("blks_hit"),
+        blks_read=row.optional_int("blks_read"), row=row.source,
+    )
+
+
+def _unavailable(node: _Node, path: str) -> Unavailable:
+    row = _Fields(node, path, "an unavailable row")
+    return Unavailable(what=row.text("what"), error=row.text("error"), row=row.source)
+
+
+def parse_pg_settings_json(text: str, path: str) -> LiveServer:
+    """A ``pg_settings.json`` document as a LiveServer; ParseError(path, line) when it is not one."""
+    document = _Walker(text, path).document()
+    top = _Fields(document, path, "pg_settings.json")
+    members: dict[str, _Node] = _members(document, path, "pg_settings.json", dict)
+    file_format = top.optional_int("format")
+    if file_format != SUPPORTED_FORMAT:
+        raise ParseError(f"pg_settings.json format {file_format!r} is not supported (pgvet reads format "
+                         f"{SUPPORTED_FORMAT}); collect it again with this pgvet", top.source)
+    server_node = members.get("server")
+    server = _Fields(server_node, path, "server") if server_node else None
+    if server is None or server_node is None:
+        raise ParseError("pg_settings.json lacks the 'server' object", top.source)
+    server_members: dict[str, _Node] = _members(server_node, path, "server", dict)
+    version_num = server.optional_int("server_version_num")
+    if version_num is None:
+        raise ParseError("server lacks 'server_version_num'", server.source)
+
+    settings: dict[str, LiveSetting] = {}
+    for node in _members(members.get("settings"), path, "settings", list):
+        setting = _setting(node, path)
+        settings[setting.name.lower()] = setting
+    file_settings = None
+    if members.get("file_settings") is not None and members["file_settings"].value is not None:
+        file_settings = tuple(_file_setting(node, path)
+                              for node in _members(members["file_settings"], path, "file_settings", list))
+    databases = tuple(_database(node, path)
+                      for node in _members(members.get("databases"), path, "databases", list))
+    unavailable = tuple(_unavailable(node, path)
+                        for node in _members(members.get("unavailable"), path, "unavailable", list))
+    statistics: dict[str, Located[int | float | str | None]] = {}
+    for key, node in _members(members.get("statistics"), path, "statistics", dict).items():
+        if node.value is not None and (isinstance(node.value, bool) or not isinstance(node.value, int | float | str)):
+            raise ParseError(f"statistics: {key!r} should be a number, a text or null", Source(path, node.line))
+        statistics[key] = Located(node.value, Source(path, node.line))
+
+    return LiveServer(
+        path=path,
+        collected_at=top.optional_text("collected_at") or "",
+        pgvet_version=top.optional_text("pgvet_version") or "",
+        dsn=top.optional_text("dsn") or "",
+        version=server.optional_text("version") or "",
+        server_version_num=Located(version_num, Source(path, server_members["server_version_num"].line)),
+        settings=settings,
+        file_settings=file_settings,
+        databases=databases,
+        statistics=statistics,
+        unavailable=unavailable,
+    )
+
+
+def _number(text: str, vartype: str) -> int | float:
+    return int(text) if vartype == "integer" else float(text)
+
+
+def canonical_value(setting: LiveSetting) -> LiveValue | None:
+    """A pg_settings value in pgvet's canonical units; None when the server hid it.
+
+    Memory in bytes and time in seconds (integers when exact), negative special values (-1) kept
+    as they are, booleans from on/off, enums lower-case, strings as they are.
+    """
+    text = setting.setting
+    if text is None:
+        return None
+    if setting.vartype == "bool":
+        return text == "on"
+    if setting.vartype == "enum":
+        return text.lower()
+    if setting.vartype not in ("integer", "real"):
+        return text
+    try:
+        native = _number(text, setting.vartype)
+    except ValueError:
+        return text  # never seen from a real server; kept as text rather than lost
+    if native < 0 or setting.unit is None:
+        return native
+    if setting.unit in _UNIT_BYTES:
+        return native * _UNIT_BYTES[setting.unit]
+    if setting.unit in _UNIT_MICROSECONDS:
+        microseconds = native * _UNIT_MICROSECONDS[setting.unit]
+        if isinstance(microseconds, int) and microseconds % 1_000_000 == 0:
+            return microseconds // 1_000_000
+        return microseconds / 1_000_000
+    return native
+
+
+def _statistic(server: LiveServer, name: str) -> Located[int | float | str | None] | None:
+    located = server.statistics.get(name)
+    return None if located is None or located.value is None else located
+
+
+def live_facts(server: LiveServer) -> dict[str, Located[LiveValue]]:
+    """The facts of a live server, keyed by full fact name (docs/live.md)."""
+    facts: dict[str, Located[LiveValue]] = {}
+    for key, setting in settings_sorted(server):
+        value = canonical_value(setting)
+        if value is not None:
+            facts[f"pg.{key}"] = Located(value, setting.origin)
+    version_source = server.server_version_num.source
+    facts["pg.version"] = Located(server.major, version_source)
+    facts["pg.server_version_num"] = Located(server.server_version_num.value, version_source)
+
+    for statistic in ("connections", "temp_files", "temp_bytes", "checkpoints_timed", "checkpoints_requested"):
+        located = _statistic(server, statistic)
+        if located is not None:
+            facts[f"live.{statistic}"] = Located(located.value, located.source)  # type: ignore[arg-type]
+    hit, read = _statistic(server, "blks_hit"), _statistic(server, "blks_read")
+    if hit is not None and read is not None and isinstance(hit.value, int) and isinstance(read.value, int) \
+            and hit.value + read.value > 0:
+        facts["live.cache_hit_ratio"] = Located(hit.value / (hit.value + read.value), hit.source)
+    max_connections = server.settings.get("max_connections")
+    if max_connections is not None and max_connections.setting is not None:
+        facts["live.max_connections"] = Located(int(max_connections.setting), max_connections.row)
+
+    pending = [setting for _, setting in settings_sorted(server) if setting.pending_restart]
+    pending_source = pending[0].row if pending else Source(server.path)
+    facts["live.pending_restart"] = Located(",".join(setting.name for setting in pending), pending_source)
+    facts["live.pending_restart_count"] = Located(len(pending), pending_source)
+    if server.file_settings is not None:
+        errors = [row for row in server.file_settings if row.error]
+        facts["live.file_settings_errors"] = Located(len(errors), errors[0].row if errors else Source(server.path))
+    return facts
+
+
+def settings_sorted(server: LiveServer) -> list[tuple[str, LiveSetting]]:
+    """The settings by lower-case name, in name order."""
+    return sorted(server.settings.items())
