@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pgservers
 import pytest
+
+import pgservers
 
 PORT = 5432  # the socket lives in a private directory, so the port number cannot clash
 HBA = "local all postgres trust\nlocal all all scram-sha-256\n"

@@ -3,7 +3,11 @@
 Connection: libpq conventions (a conninfo string or a URI; PG* variables, service files and .pgpass
 work because libpq handles them), ``application_name=pgvet``, ``connect_timeout``. The session is
 read-only (``default_transaction_read_only``) with ``statement_timeout`` and ``lock_timeout`` set, in
-autocommit so a query refused for lack of privilege does not spoil the ones after it.
+autocommit so that a query refused for lack of privilege does not spoil the ones after it.
+
+pg_settings is read first, in a read-only transaction, before pgvet's own ``SET`` commands, so it
+shows the server's values rather than pgvet's session (only ``application_name``, given at
+connection, and ``transaction_read_only``, on inside that transaction, are pgvet's).
 
 A query the role may not run is recorded in ``ServerReading.unavailable`` with the server's error
 text; only a failure to connect stops the collection (InputError, one line, no password).
@@ -171,15 +175,20 @@ def connect(dsn: str | None, *, timeout: float = 10) -> psycopg.Connection[Any]:
     except psycopg.Error as error:
         shown = redact_dsn(given) or "libpq defaults (PG* environment)"
         raise InputError(f"cannot connect to PostgreSQL ({shown}): {scrub(_one_line(str(error)), given)}") from None
+    return connection
+
+
+def _protect_session(connection: psycopg.Connection[Any]) -> None:
+    """Make every later statement read-only and bounded in time."""
+    import psycopg
+
     try:
         with connection.cursor() as cursor:
             cursor.execute("SET default_transaction_read_only = on")
             cursor.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT}'")
             cursor.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}'")
     except psycopg.Error as error:
-        connection.close()
-        raise InputError(f"cannot prepare a read-only session: {scrub(_one_line(str(error)), given)}") from None
-    return connection
+        raise InputError(f"cannot prepare a read-only session: {_one_line(str(error))}") from None
 
 
 class _Reader:
@@ -189,17 +198,23 @@ class _Reader:
         self.connection = connection
         self.unavailable: list[dict[str, str]] = []
 
-    def rows(self, what: str, query: str) -> list[tuple[Any, ...]] | None:
+    def rows(self, what: str, query: str, *, own_transaction: bool = False) -> list[tuple[Any, ...]] | None:
+        """The rows of ``query``, or None (the refusal recorded). ``own_transaction``: in a read-only one."""
         import psycopg
 
         try:
             with self.connection.cursor() as cursor:
-                cursor.execute(query)
-                return list(cursor.fetchall())
+                if not own_transaction:
+                    cursor.execute(query)
+                    return list(cursor.fetchall())
+                with self.connection.transaction():
+                    cursor.execute("SET TRANSACTION READ ONLY")
+                    cursor.execute(query)
+                    return list(cursor.fetchall())
         except psycopg.Error as error:
-            diagnostic = getattr(error, "diag", None)
-            message = (diagnostic.message_primary if diagnostic is not None else None) or str(error)
-            self.unavailable.append({"what": what, "error": _one_line(message)})
+            # The primary message and its detail (16+ says in the detail which role is needed).
+            parts = [error.diag.message_primary or str(error), error.diag.message_detail or ""]
+            self.unavailable.append({"what": what, "error": _one_line("\n".join(parts))})
             return None
 
     def value(self, what: str, query: str) -> Any:
@@ -222,6 +237,9 @@ def _int_or_none(value: Any) -> int | None:
 def read_server(connection: psycopg.Connection[Any], dsn: str | None) -> ServerReading:
     """Everything pgvet reads from a server (docs/live.md), the gaps recorded with the server's reason."""
     reader = _Reader(connection)
+    settings_rows = reader.rows("pg_settings", f"SELECT {', '.join(SETTINGS_COLUMNS)} FROM pg_settings ORDER BY name",
+                                own_transaction=True)
+    _protect_session(connection)
     info = connection.info
     version_num = int(info.server_version)
     identity = reader.rows("server identity", "SELECT version(), current_user, "
@@ -244,7 +262,6 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None) -> ServerR
     if not (superuser or read_all_settings):
         reader.unavailable.append({"what": "pg_settings.sourcefile", "error": READ_ALL_SETTINGS_NOTE})
 
-    settings_rows = reader.rows("pg_settings", f"SELECT {', '.join(SETTINGS_COLUMNS)} FROM pg_settings ORDER BY name")
     settings = [_redacted_row(dict(zip(SETTINGS_COLUMNS, row, strict=True)), ("setting", "boot_val", "reset_val"))
                 for row in settings_rows or []]
     file_rows = reader.rows("pg_file_settings", f"SELECT {', '.join(FILE_SETTINGS_COLUMNS)} FROM pg_file_settings "

@@ -335,7 +335,11 @@ def parse_pg_settings_json(text: str, path: str) -> LiveServer:
 
 
 def _number(text: str, vartype: str) -> int | float:
-    return int(text) if vartype == "integer" else float(text)
+    if vartype != "integer":
+        return float(text)
+    if len(text) > 1 and text.startswith("0") and text.isdigit():
+        return int(text, 8)  # file modes (data_directory_mode, log_file_mode…) are shown in octal: 0700
+    return int(text)
 
 
 def canonical_value(setting: LiveSetting) -> LiveValue | None:
