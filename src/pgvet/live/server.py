@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 STATEMENT_TIMEOUT = "10s"
 LOCK_TIMEOUT = "2s"
 REDACTED = "***"
+# libpq keywords whose values are secrets (sslpassword: the passphrase of the client key).
+SECRET_KEYWORDS = frozenset({"password", "sslpassword"})
 # Parameters whose value is a libpq connection string that may hold a password.
 CONNINFO_PARAMETERS = frozenset({"primary_conninfo"})
 
@@ -63,7 +65,7 @@ class ServerReading:
 
 
 def _conninfo_password_spans(conninfo: str) -> list[tuple[int, int]] | None:
-    """Spans of every ``password`` value in a keyword/value conninfo, as libpq tokenizes it; None if malformed."""
+    """Spans of every secret value (``password``, ``sslpassword``) in a keyword/value conninfo, as libpq tokenizes it; None if malformed."""
     spans: list[tuple[int, int]] = []
     position, length = 0, len(conninfo)
     while True:
@@ -94,7 +96,7 @@ def _conninfo_password_spans(conninfo: str) -> list[tuple[int, int]] | None:
             while position < length and conninfo[position] not in _CONNINFO_SPACE:
                 position += 2 if conninfo[position] == "\\" else 1
             position = min(position, length)
-        if keyword == "password":
+        if keyword in SECRET_KEYWORDS:
             spans.append((value_start, position))
 
 
@@ -112,14 +114,15 @@ def _redact_uri(uri: str) -> str:
         parameters = []
         for parameter in query.split("&"):
             key, equals, _ = parameter.partition("=")
-            parameters.append(f"{key}={REDACTED}" if equals and unquote(key) == "password" else parameter)
+            parameters.append(f"{key}={REDACTED}" if equals and unquote(key) in SECRET_KEYWORDS else parameter)
         tail = path + "?" + "&".join(parameters)
     return uri[:scheme_end] + authority + tail
 
 
 def redact_dsn(dsn: str) -> str:
-    """The DSN with every password replaced by ``***``: ``password=…`` in a conninfo, ``user:…@`` and
-    ``?password=…`` in a URI. A conninfo too malformed to tokenize loses everything from ``password`` on.
+    """The DSN with every secret replaced by ``***``: ``password=…`` and ``sslpassword=…`` in a conninfo,
+    ``user:…@`` and ``?password=…`` in a URI. A conninfo too malformed to tokenize loses everything from
+    its first ``password`` on.
     """
     if dsn.startswith(_URI_PREFIXES):
         return _redact_uri(dsn)
@@ -141,7 +144,7 @@ def _passwords_in(dsn: str) -> list[str]:
         if ":" in userinfo:
             found.append(userinfo.split(":", 1)[1])
         found.extend(parameter.partition("=")[2] for parameter in dsn.partition("?")[2].split("&")
-                     if unquote(parameter.partition("=")[0]) == "password")
+                     if unquote(parameter.partition("=")[0]) in SECRET_KEYWORDS)
     else:
         found.extend(dsn[start:end].strip("'") for start, end in _conninfo_password_spans(dsn) or [])
     found.extend([unquote(each) for each in found])
@@ -335,7 +338,8 @@ def config_files(reading: ServerReading) -> list[str]:
     return paths
 
 
-_QUOTED_CONNINFO = re.compile(r"^(?P<head>\s*(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s*=?\s*)'(?P<value>(?:[^'\\]|''|\\.)*)'"
+# A commented-out line may hold a password that still works: it is redacted too.
+_QUOTED_CONNINFO = re.compile(r"^(?P<head>\s*(?:#\s*)?(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s*=?\s*)'(?P<value>(?:[^'\\]|''|\\.)*)'"
                               r"(?P<tail>.*)$", re.DOTALL)
 
 

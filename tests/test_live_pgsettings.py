@@ -1,0 +1,197 @@
+"""The pure pg_settings.json parser and the live facts, on hand-written documents."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pgvet.errors import ParseError
+from pgvet.live.server import ServerReading
+from pgvet.live.writer import render_pg_settings_json
+from pgvet.provenance import Located, Source
+from pgvet.sources.pgsettings import LiveSetting, canonical_value, live_facts, parse_pg_settings_json
+
+PATH = "hosts/db1/pg_settings.json"
+
+
+def _row(name: str, setting: str | None, unit: str | None = None, vartype: str = "integer",
+         **extra: Any) -> dict[str, Any]:
+    return {"name": name, "setting": setting, "unit": unit, "vartype": vartype, "context": "user",
+            "source": "default", "sourcefile": None, "sourceline": None, "boot_val": setting,
+            "reset_val": setting, "pending_restart": False, **extra}
+
+
+SETTINGS = [
+    _row("DateStyle", "ISO, MDY", vartype="string"),
+    _row("shared_buffers", "16384", "8kB", source="configuration file",
+         sourcefile="/etc/postgresql/16/main/postgresql.conf", sourceline=127),
+    _row("work_mem", "4096", "kB", pending_restart=False),
+    _row("max_connections", "200", pending_restart=True),
+    _row("checkpoint_timeout", "300", "s"),
+    _row("vacuum_cost_delay", "2", "ms", vartype="real"),
+    _row("log_min_duration_statement", "-1", "ms"),
+    _row("autovacuum_naptime", "1", "min"),
+    _row("fsync", "on", vartype="bool"),
+    _row("wal_level", "replica", vartype="enum"),
+    _row("huge_pages_status", "off", vartype="enum"),
+    _row("log_file_mode", "0600"),
+    _row("primary_conninfo", None, vartype="string"),
+]
+
+
+def _reading(**changes: Any) -> ServerReading:
+    fields: dict[str, Any] = {
+        "dsn": "host=db1 user=postgres",
+        "connection": {"host": "db1", "port": 5432, "dbname": "postgres", "user": "postgres", "unix_socket": False},
+        "server": {"version": "PostgreSQL 16.2", "server_version_num": 160002},
+        "settings": SETTINGS,
+        "file_settings": [{"sourcefile": "/etc/postgresql/16/main/postgresql.conf", "sourceline": 64, "seqno": 1,
+                           "name": "max_connections", "setting": "300", "applied": False,
+                           "error": "setting could not be applied"},
+                          {"sourcefile": "/etc/postgresql/16/main/postgresql.conf", "sourceline": 127, "seqno": 2,
+                           "name": "shared_buffers", "setting": "128MB", "applied": True, "error": None}],
+        "databases": [{"name": "app", "size_bytes": 123, "temp_files": 2, "temp_bytes": 4096, "blks_hit": 90,
+                       "blks_read": 10}],
+        "statistics": {"connections": 17, "temp_files": 2, "temp_bytes": 4096, "blks_hit": 900, "blks_read": 100,
+                       "checkpoints_timed": 40, "checkpoints_requested": 3, "checkpoints_view": "pg_stat_bgwriter",
+                       "checkpoints_stats_reset": None},
+        "unavailable": [{"what": "pg_stat_activity", "error": "canceling statement due to statement timeout"}],
+    }
+    fields.update(changes)
+    return ServerReading(**fields)
+
+
+def _document(**changes: Any) -> str:
+    return render_pg_settings_json(_reading(**changes), collected_at="2026-01-22T10:15:00Z", pgvet_version="0.1.0")
+
+
+def _line_of(text: str, fragment: str) -> int:
+    return next(number for number, line in enumerate(text.splitlines(), 1) if fragment in line)
+
+
+def test_the_written_document_is_json_with_one_setting_per_line() -> None:
+    text = _document()
+    assert json.loads(text)["settings"] == SETTINGS
+    for row in SETTINGS:
+        assert sum(f'"name": "{row["name"]}"' in line for line in text.splitlines()) == (
+            2 if row["name"] in ("max_connections", "shared_buffers") else 1)  # also in file_settings
+
+
+def test_parse_keeps_rows_and_their_lines() -> None:
+    text = _document()
+    server = parse_pg_settings_json(text, PATH)
+    assert server.major == 16
+    assert server.server_version_num == Located(160002, Source(PATH, _line_of(text, '"server_version_num"')))
+    assert server.dsn == "host=db1 user=postgres"
+    assert server.collected_at == "2026-01-22T10:15:00Z"
+    assert list(server.settings)[:2] == ["datestyle", "shared_buffers"]
+    work_mem = server.settings["work_mem"]
+    assert work_mem == LiveSetting("work_mem", "4096", "kB", "integer", "user", "default", None, None, "4096", "4096",
+                                   False, Source(PATH, _line_of(text, '"name": "work_mem"')))
+    assert work_mem.origin == work_mem.row
+    assert server.settings["shared_buffers"].origin == Source("/etc/postgresql/16/main/postgresql.conf", 127)
+    assert server.file_settings is not None and [row.name for row in server.file_settings] == [
+        "max_connections", "shared_buffers"]
+    assert [(gap.what, gap.row.line) for gap in server.unavailable] == [
+        ("pg_stat_activity", _line_of(text, '"what": "pg_stat_activity"'))]
+    assert server.databases[0].size_bytes == 123
+    assert server.statistics["connections"] == Located(17, Source(PATH, _line_of(text, '"connections"')))
+
+
+def test_lines_follow_the_document_even_when_reformatted() -> None:
+    reformatted = json.dumps(json.loads(_document()), indent=4)
+    server = parse_pg_settings_json(reformatted, PATH)
+    # A row's line is where its object opens: the line before its first member here.
+    assert server.settings["fsync"].row.line == _line_of(reformatted, '"name": "fsync"') - 1
+    compact = json.dumps(json.loads(_document()))
+    assert parse_pg_settings_json(compact, PATH).settings["fsync"].row == Source(PATH, 1)
+
+
+def test_live_facts_in_canonical_units() -> None:
+    text = _document()
+    facts = live_facts(parse_pg_settings_json(text, PATH))
+    values = {name: located.value for name, located in facts.items()}
+    assert values == {
+        "pg.datestyle": "ISO, MDY",
+        "pg.shared_buffers": 16384 * 8192,
+        "pg.work_mem": 4096 * 1024,
+        "pg.max_connections": 200,
+        "pg.checkpoint_timeout": 300,
+        "pg.vacuum_cost_delay": 0.002,
+        "pg.log_min_duration_statement": -1,
+        "pg.autovacuum_naptime": 60,
+        "pg.fsync": True,
+        "pg.wal_level": "replica",
+        "pg.huge_pages_status": "off",
+        "pg.log_file_mode": 0o600,
+        "pg.version": 16,
+        "pg.server_version_num": 160002,
+        "live.connections": 17,
+        "live.max_connections": 200,
+        "live.temp_files": 2,
+        "live.temp_bytes": 4096,
+        "live.cache_hit_ratio": 0.9,
+        "live.checkpoints_timed": 40,
+        "live.checkpoints_requested": 3,
+        "live.pending_restart": "max_connections",
+        "live.pending_restart_count": 1,
+        "live.file_settings_errors": 1,
+    }
+    assert facts["pg.shared_buffers"].source == Source("/etc/postgresql/16/main/postgresql.conf", 127)
+    assert facts["pg.work_mem"].source == Source(PATH, _line_of(text, '"name": "work_mem"'))
+    assert facts["live.pending_restart"].source == Source(PATH, _line_of(text, '"name": "max_connections"'))
+    assert facts["live.file_settings_errors"].source.line == _line_of(text, '"error": "setting could not be applied"')
+    assert facts["live.temp_bytes"].source == Source(PATH, _line_of(text, '"temp_bytes": 4096,'))
+
+
+def test_missing_statistics_and_unreadable_file_settings_give_no_facts() -> None:
+    statistics = {"connections": None, "temp_files": None, "temp_bytes": None, "blks_hit": 0, "blks_read": 0,
+                  "checkpoints_timed": None, "checkpoints_requested": None}
+    facts = live_facts(parse_pg_settings_json(_document(statistics=statistics, file_settings=None), PATH))
+    assert not {name for name in facts if name.startswith("live.")} - {
+        "live.max_connections", "live.pending_restart", "live.pending_restart_count"}
+
+
+@pytest.mark.parametrize(("vartype", "unit", "text", "expected"), [
+    ("integer", "ms", "1500", 1.5),
+    ("integer", "ms", "60000", 60),
+    ("integer", "us", "250", 0.00025),
+    ("integer", "B", "512", 512),
+    ("integer", "MB", "2", 2 * 1024 * 1024),
+    ("integer", "8kB", "-1", -1),
+    ("real", None, "0.9", 0.9),
+    ("integer", None, "0", 0),
+    ("bool", None, "off", False),
+    ("enum", None, "Try", "try"),
+    ("string", None, "Etc/UTC", "Etc/UTC"),
+])
+def test_canonical_value(vartype: str, unit: str | None, text: str, expected: object) -> None:
+    setting = LiveSetting("p", text, unit, vartype, "user", "default", None, None, None, None, False, Source(PATH, 1))
+    value = canonical_value(setting)
+    assert value == expected and type(value) is type(expected)
+
+
+@pytest.mark.parametrize(("text", "message", "line"), [
+    ("", "invalid JSON: Expecting value", 1),
+    ('{\n  "format": 1,\n  "server": {"server_version_num": 160002},\n  "settings": [\n    {"name": "x",}\n]}',
+     "invalid JSON", 5),
+    ('{"format": 2}', "pg_settings.json format 2 is not supported", 1),
+    ('{"format": 1}', "lacks the 'server' object", 1),
+    ('{"format": 1, "server": {"version": "x"}}', "server lacks 'server_version_num'", 1),
+    ('{"format": 1, "server": {"server_version_num": 160002},\n"settings": {}}', "settings should be a JSON array", 2),
+    ('{"format": 1, "server": {"server_version_num": 160002}, "settings": [],\n"databases": [],\n'
+     '"unavailable": [], "statistics": {}, "file_settings": [\n{"applied": "yes"}]}',
+     "a file_settings row: 'applied' should be bool", 4),
+    ('{"format": 1, "server": {"server_version_num": 160002}, "settings": [\n\n{"name": "x", "setting": 1}]}',
+     "a settings row: 'setting' should be str", 3),
+    ('{"format": 1, "server": {"server_version_num": 160002}, "settings": [], "databases": [], "unavailable": [],\n'
+     '"statistics": {\n"connections": true}}', "statistics: 'connections' should be a number", 3),
+    ('{"format": 1} {}', "extra data after the document", 1),
+])
+def test_bad_documents_are_parse_errors_at_their_line(text: str, message: str, line: int) -> None:
+    with pytest.raises(ParseError) as raised:
+        parse_pg_settings_json(text, PATH)
+    assert message in raised.value.message
+    assert raised.value.source == Source(PATH, line)
