@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 COMMAND_TIMEOUT = 30.0
+# Keys procps' sysctl -a leaves out (superseded by their *_ms twins).
+SYSCTL_DEPRECATED = frozenset({"base_reachable_time", "retrans_time"})
 # What the snapshot's sysfs.txt holds, as design.md's `grep -H .` command lists it (globs under /sys).
 SYSFS_PATTERNS = (
     "kernel/mm/transparent_hugepage/enabled",
@@ -93,12 +95,15 @@ def _sysctl_key(relative: Path) -> str:
 
 def walk_proc_sys(proc_sys: Path) -> tuple[str, list[str]]:
     """``sysctl -a``'s output made from /proc/sys: ``key = value``, one line per value line, keys in
-    name order; write-only and unreadable keys skipped (named in the second element)."""
+    name order; write-only and unreadable keys skipped (named in the second element), deprecated ones
+    left out as procps does."""
     lines: list[str] = []
     skipped: list[str] = []
     for directory, subdirectories, files in os.walk(proc_sys):
         subdirectories.sort()
         for name in sorted(files):
+            if name in SYSCTL_DEPRECATED:
+                continue
             path = Path(directory) / name
             key = _sysctl_key(path.relative_to(proc_sys))
             try:
@@ -106,7 +111,7 @@ def walk_proc_sys(proc_sys: Path) -> tuple[str, list[str]]:
             except OSError as error:
                 skipped.append(f"{key}: {error.strerror or error}")
                 continue
-            lines.extend(f"{key} = {value}" for value in (text.splitlines() or [""]))
+            lines.extend(f"{key} = {value}" for value in text.splitlines())  # empty files print nothing, as in procps
     # os.walk yields a directory's files before its subdirectories: sort whole keys as sysctl lists them.
     lines.sort(key=lambda line: line.split(" = ", 1)[0])
     return "".join(line + "\n" for line in lines), skipped

@@ -65,7 +65,8 @@ class ServerReading:
 
 
 def _conninfo_password_spans(conninfo: str) -> list[tuple[int, int]] | None:
-    """Spans of every secret value (``password``, ``sslpassword``) in a keyword/value conninfo, as libpq tokenizes it; None if malformed."""
+    """Spans of every secret value (``password``, ``sslpassword``) in a keyword/value conninfo, tokenized
+    as libpq does; None when it is malformed."""
     spans: list[tuple[int, int]] = []
     position, length = 0, len(conninfo)
     while True:
@@ -339,8 +340,8 @@ def config_files(reading: ServerReading) -> list[str]:
 
 
 # A commented-out line may hold a password that still works: it is redacted too.
-_QUOTED_CONNINFO = re.compile(r"^(?P<head>\s*(?:#\s*)?(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s*=?\s*)'(?P<value>(?:[^'\\]|''|\\.)*)'"
-                              r"(?P<tail>.*)$", re.DOTALL)
+_QUOTED_CONNINFO = re.compile(r"^(?P<head>\s*(?:#\s*)?(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s*=?\s*)"
+                              r"'(?P<value>(?:[^'\\]|''|\\.)*)'(?P<tail>.*)$", re.DOTALL)
 
 
 def redact_conf_text(text: str) -> str:

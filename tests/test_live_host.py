@@ -1,0 +1,167 @@
+"""Reading the local host: on this machine, and on prepared /proc and /sys trees."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pgvet.live.commands import collect_command, default_output
+from pgvet.live.host import collect_host, read_lscpu, read_meminfo, read_sysctl, read_sysfs, walk_proc_sys
+
+OS_FILES = ["meminfo.txt", "sysctl.txt", "lscpu.txt", "lscpu.json", "mounts.txt", "sysfs.txt"]
+
+
+def _no_programs(_name: str) -> str | None:
+    return None
+
+
+def test_this_host_is_read() -> None:
+    files = {each.name: each for each in collect_host()}
+    assert list(files) == OS_FILES if shutil.which("lscpu") else ["meminfo.txt", "sysctl.txt", "lscpu.txt",
+                                                                    "mounts.txt", "sysfs.txt"]
+    # Verbatim: MemTotal, the first line, does not change between two reads.
+    assert (files["meminfo.txt"].text or "").splitlines()[0] == Path("/proc/meminfo").read_text().splitlines()[0]
+    assert (files["meminfo.txt"].text or "").startswith("MemTotal:")
+    assert "kernel.ostype = Linux\n" in (files["sysctl.txt"].text or "")
+    assert " / " in (files["mounts.txt"].text or "")
+    if shutil.which("lscpu"):
+        assert "Architecture:" in (files["lscpu.txt"].text or "")
+        assert "lscpu" in json.loads(files["lscpu.json"].text or "{}")
+    enabled = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if enabled.exists():
+        assert f"{enabled}:{enabled.read_text().strip()}\n" in (files["sysfs.txt"].text or "")
+
+
+def test_proc_sys_walk_matches_sysctl() -> None:
+    if shutil.which("sysctl") is None:
+        pytest.skip("no sysctl program to compare with")
+    walked, _ = walk_proc_sys(Path("/proc/sys"))
+    printed = subprocess.run(["sysctl", "-a"], capture_output=True, text=True, check=False).stdout
+
+    def keys(text: str) -> set[str]:
+        return {line.split(" = ", 1)[0] for line in text.splitlines()}
+
+    assert keys(walked) == keys(printed)
+    stable = {"kernel.ostype", "vm.swappiness", "vm.overcommit_memory", "kernel.shmmax", "net.ipv4.tcp_rmem"}
+    assert {line for line in walked.splitlines() if line.split(" = ")[0] in stable} == {
+        line for line in printed.splitlines() if line.split(" = ")[0] in stable}
+
+
+def test_proc_sys_walk_on_a_prepared_tree(tmp_path: Path) -> None:
+    proc_sys = tmp_path / "sys"
+    files = {
+        "kernel/ostype": "Linux\n",
+        "net/ipv4/tcp_rmem": "4096\t131072\t6291456\n",
+        "net/ipv4/conf/eth0.100/rp_filter": "1\n",
+        "net/ipv4/neigh/lo/retrans_time": "100\n",
+        "dev/cdrom/info": "CD-ROM information\n\ndrive name:\n",
+        "vm/swappiness": "60\n",
+    }
+    for name, text in files.items():
+        (proc_sys / name).parent.mkdir(parents=True, exist_ok=True)
+        (proc_sys / name).write_text(text)
+    (proc_sys / "vm" / "gone").symlink_to(tmp_path / "nowhere")
+    text, skipped = walk_proc_sys(proc_sys)
+    assert text == (
+        "dev.cdrom.info = CD-ROM information\n"
+        "dev.cdrom.info = \n"
+        "dev.cdrom.info = drive name:\n"
+        "kernel.ostype = Linux\n"
+        "net.ipv4.conf.eth0/100.rp_filter = 1\n"
+        "net.ipv4.tcp_rmem = 4096\t131072\t6291456\n"
+        "vm.swappiness = 60\n"
+    )
+    assert skipped == ["vm.gone: No such file or directory"]
+    fallback = read_sysctl(tmp_path, which=_no_programs)
+    assert (fallback.text, fallback.error) == (text, None)
+    assert fallback.how == f"walk {proc_sys} (no sysctl program)"
+
+
+def test_sysfs_as_grep_prints_it(tmp_path: Path) -> None:
+    for name, text in {
+        "kernel/mm/transparent_hugepage/enabled": "always [madvise] never\n",
+        "kernel/mm/transparent_hugepage/defrag": "always defer defer+madvise [madvise] never\n",
+        "block/sda/queue/scheduler": "none [mq-deadline]\n",
+        "block/sda/queue/rotational": "1\n",
+        "block/sda/queue/read_ahead_kb": "128\n",
+        "block/nvme0n1/queue/scheduler": "[none]\n",
+        "block/nvme0n1/queue/rotational": "0\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    sysfs = read_sysfs(tmp_path)
+    assert sysfs.text == (
+        "/sys/kernel/mm/transparent_hugepage/enabled:always [madvise] never\n"
+        "/sys/kernel/mm/transparent_hugepage/defrag:always defer defer+madvise [madvise] never\n"
+        "/sys/block/nvme0n1/queue/scheduler:[none]\n"
+        "/sys/block/sda/queue/scheduler:none [mq-deadline]\n"
+        "/sys/block/nvme0n1/queue/rotational:0\n"
+        "/sys/block/sda/queue/rotational:1\n"
+        "/sys/block/sda/queue/read_ahead_kb:128\n"
+    )
+    assert sysfs.warnings == ["/sys/fs/cgroup/memory.max: No such file or directory"]
+    assert read_sysfs(tmp_path / "empty").error == "none of the sysfs files could be read"
+
+
+def test_what_cannot_be_read_is_an_error_not_an_exception(tmp_path: Path) -> None:
+    meminfo = read_meminfo(tmp_path)
+    assert (meminfo.text, meminfo.error) == (None, f"{tmp_path}/meminfo: No such file or directory")
+    lscpu = read_lscpu(which=_no_programs)
+    assert [(each.name, each.error) for each in lscpu] == [("lscpu.txt", "lscpu: command not found")]
+
+
+def test_host_only_collection(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    snapshot = collect_command(tmp_path / "snap", None, host_only=True)
+    assert snapshot == tmp_path / "snap"
+    written = sorted(path.name for path in snapshot.iterdir())
+    manifest = json.loads((snapshot / "collect.json").read_text())
+    assert written == sorted(["collect.json", *(each["name"] for each in manifest["files"])])
+    assert {each["name"] for each in manifest["files"]} | {each["name"] for each in manifest["failed"]} == set(
+        OS_FILES)
+    assert manifest["server"] is None
+    assert manifest["command"] == f"pgvet collect --output {tmp_path / 'snap'} --host-only"
+    for each in manifest["files"]:
+        assert (snapshot / each["name"]).stat().st_size == each["bytes"] > 0
+    assert capsys.readouterr().out == ""
+
+
+def test_default_output_name() -> None:
+    from datetime import UTC, datetime
+
+    assert default_output(datetime(2026, 1, 22, 10, 15, 0, tzinfo=UTC), "db1") == Path(
+        "pgvet-snapshot-db1-20260122T101500Z")
+
+
+PARSERS = [
+    ("sysctl", "parse_sysctl_output", "sysctl.txt"),
+    ("meminfo", "parse_meminfo", "meminfo.txt"),
+    ("lscpu", "parse_lscpu", "lscpu.txt"),
+    ("lscpu", "parse_lscpu", "lscpu.json"),
+    ("mounts", "parse_mounts", "mounts.txt"),
+    ("sysfs", "parse_sysfs", "sysfs.txt"),
+]
+
+
+@pytest.mark.parametrize(("module", "function", "name"), PARSERS)
+def test_collected_files_parse_with_the_os_parsers(module: str, function: str, name: str) -> None:
+    try:
+        parser = getattr(importlib.import_module(f"pgvet.sources.{module}"), function)
+    except (ImportError, AttributeError):
+        pytest.skip(f"pgvet.sources.{module}.{function} does not exist yet")
+    files = {each.name: each for each in collect_host()}
+    if files.get(name) is None or files[name].text is None:
+        pytest.skip(f"{name} could not be read on this machine")
+    parsed = parser(files[name].text, name)
+    assert parsed, f"{function} found nothing in {name}"
+
+
+def test_no_sysctl_program_and_no_proc_sys(tmp_path: Path) -> None:
+    os.mkdir(tmp_path / "proc")
+    result = read_sysctl(tmp_path / "proc", which=_no_programs)
+    assert result.error == f"{tmp_path / 'proc' / 'sys'} is not a directory"
