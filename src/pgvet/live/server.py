@@ -261,7 +261,7 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None) -> ServerR
         "is_superuser": superuser,
         "pg_read_all_settings": read_all_settings,
         "pg_read_all_stats": read_all_stats,
-        "postmaster_start_time": start_epoch,
+        "postmaster_start_epoch": start_epoch,
     }
     if not (superuser or read_all_settings):
         reader.unavailable.append({"what": "pg_settings.sourcefile", "error": READ_ALL_SETTINGS_NOTE})
