@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import time
 from collections.abc import Iterator
@@ -35,6 +36,7 @@ class Collected:
     superuser: Path
     monitor: Path
     plain: Path
+    outside: Path
 
     def server(self, snapshot: Path) -> LiveServer:
         return parse_pg_settings_json((snapshot / "pg_settings.json").read_text(), "pg_settings.json")
@@ -55,6 +57,15 @@ def collected(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     major: int = request.param
     require_postgres(major)
     with running_cluster(major) as cluster:
+        # An include directory beside postgresql.conf, and an included file outside it.
+        outside = pgservers.make_tempdir("pgvet-live-outside-")
+        (outside / "extra.conf").write_text("effective_cache_size = '3GB'\n")
+        (cluster.data / "conf.d").mkdir()
+        (cluster.data / "conf.d" / "10-memory.conf").write_text("# memory\nmaintenance_work_mem = '96MB'\n")
+        with (cluster.data / "postgresql.conf").open("a") as conf:
+            conf.write(f"include_dir = 'conf.d'\ninclude '{outside}/extra.conf'\n")
+        pgservers.chown_tree(cluster.data)
+        pgservers.chown_tree(outside)
         for statement in (
             "ALTER SYSTEM SET work_mem = '12MB'",
             f"ALTER SYSTEM SET primary_conninfo = 'host=replica.example user=rep password={CONNINFO_PASSWORD}'",
@@ -72,7 +83,9 @@ def collected(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
             collect_command(base / "monitor", cluster.dsn("watcher", MONITOR_PASSWORD)),
             collect_command(base / "plain", f"postgresql://plain:{PLAIN_PASSWORD}@/postgres"
                                              f"?host={cluster.socket_dir}&port=5432"),
+            outside,
         )
+        shutil.rmtree(outside, ignore_errors=True)
 
 
 def _snapshot_files(snapshot: Path) -> set[str]:
@@ -81,8 +94,10 @@ def _snapshot_files(snapshot: Path) -> set[str]:
 
 def test_collect_writes_every_file(collected: Collected) -> None:
     snapshot = collected.superuser
+    outside_copy = f"pgconf-outside/{collected.outside.relative_to('/').as_posix()}/extra.conf"
     assert _snapshot_files(snapshot) == OS_FILES | {"collect.json", "pg_settings.json", "postgresql.conf",
-                                                    "postgresql.auto.conf"}
+                                                    "postgresql.auto.conf", "conf.d/10-memory.conf", outside_copy}
+    assert (snapshot / outside_copy).read_text() == "effective_cache_size = '3GB'\n"
     for name in _snapshot_files(snapshot):
         assert (snapshot / name).stat().st_size > 0, name
     data = collected.cluster.data
@@ -121,6 +136,15 @@ def test_alter_system_setting_points_at_postgresql_auto_conf(collected: Collecte
     copied = (collected.superuser / "postgresql.auto.conf").read_text().splitlines()
     assert copied[2] == "work_mem = '12MB'"
     assert copied[3] == "primary_conninfo = 'host=replica.example user=rep password=***'"
+
+
+def test_included_files_are_sources(collected: Collected) -> None:
+    facts = live_facts(collected.server(collected.superuser))
+    included = Source(f"{collected.cluster.data}/conf.d/10-memory.conf", 2)
+    assert facts["pg.maintenance_work_mem"] == Located(96 * MB, included)
+    assert facts["pg.effective_cache_size"] == Located(3 * 1024 * MB, Source(f"{collected.outside}/extra.conf", 1))
+    copied = (collected.superuser / "conf.d" / "10-memory.conf").read_text().splitlines()
+    assert copied[1] == "maintenance_work_mem = '96MB'"
 
 
 def test_live_facts_of_a_real_server(collected: Collected) -> None:
@@ -179,7 +203,7 @@ def test_pg_monitor_role_collects_without_pg_file_settings(collected: Collected)
     # pg_monitor includes pg_read_all_settings: sources and superuser-only settings are visible.
     assert server.settings["work_mem"].origin == Source(f"{collected.cluster.data}/postgresql.auto.conf", 3)
     assert facts["pg.data_directory"].value == str(collected.cluster.data)
-    assert {"postgresql.conf", "postgresql.auto.conf"} <= _snapshot_files(collected.monitor)
+    assert {"postgresql.conf", "postgresql.auto.conf", "conf.d/10-memory.conf"} <= _snapshot_files(collected.monitor)
 
 
 def test_role_without_privileges_records_each_gap(collected: Collected) -> None:
