@@ -167,7 +167,8 @@ def _one_line(text: str) -> str:
 
 
 def connect(dsn: str | None, *, timeout: float = 10) -> psycopg.Connection[Any]:
-    """A read-only autocommit session; InputError (one line, no password) when the server cannot be reached."""
+    """An autocommit session (read_server makes it read-only); InputError (one line, no password) when the
+    server cannot be reached or refuses the login."""
     try:
         import psycopg
     except ImportError:
