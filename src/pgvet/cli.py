@@ -6,9 +6,11 @@ error. Heavy modules are imported inside the commands: start-up time matters on 
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional, ParamSpec, TypeVar
 
 import typer
 
@@ -28,6 +30,26 @@ app = typer.Typer(
 )
 rules_app = typer.Typer(help="List the rules, or test a rule pack's examples.", invoke_without_command=True)
 app.add_typer(rules_app, name="rules")
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
+    """pgvet's own errors become one line on stderr and their exit code (2), never a traceback."""
+
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        from pgvet.errors import PgvetError
+
+        try:
+            return command(*args, **kwargs)
+        except PgvetError as error:
+            typer.echo(f"pgvet: error: {error}", err=True)
+            raise typer.Exit(error.exit_code) from None
+
+    return run
 
 
 def _version(value: bool) -> None:
@@ -69,6 +91,7 @@ def _explicit(sysctl: Path | None, sysctl_conf: list[Path] | None, meminfo: Path
 
 
 @app.command()
+@reports_errors
 def facts(
     path: Annotated[Optional[Path], typer.Argument(help="The host directory (a snapshot).")] = None,  # noqa: UP045
     output_format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
@@ -129,6 +152,7 @@ def _render_outputs(result: LintResult, formats: list[str], outputs: list[Path],
 
 
 @app.command()
+@reports_errors
 def lint(
     paths: Annotated[Optional[list[Path]], typer.Argument(help="Host directories (snapshots).")] = None,  # noqa: UP045
     output_format: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
@@ -183,6 +207,7 @@ def lint(
 
 
 @rules_app.callback()
+@reports_errors
 def rules_list(
     ctx: typer.Context,
     output_format: Annotated[str, typer.Option("--format", "-f", help="text, json or markdown.")] = "text",
@@ -201,6 +226,7 @@ def rules_list(
 
 
 @rules_app.command("test")
+@reports_errors
 def rules_test(
     directories: Annotated[list[Path], typer.Argument(help="Rule pack directories whose examples to run.")],
 ) -> None:
@@ -227,6 +253,7 @@ def _is_within(file: str, directory: Path) -> bool:
 
 
 @app.command()
+@reports_errors
 def explain(
     rule: Annotated[str, typer.Argument(help="A rule id or name, or derived.NAME.")],
     rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)  # a Located[int] is a Located[int | str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +27,8 @@ class Source:
 
 
 @dataclass(frozen=True, slots=True)
-class Located(Generic[T]):
+class Located(Generic[T_co]):
     """A value with the place it was read from."""
 
-    value: T
+    value: T_co
     source: Source

@@ -146,7 +146,7 @@ class _Builder:
             occurrences: tuple[Source, ...] = ()) -> None:
         self.host.add(Fact(name, located.value, located.source, occurrences, raw))
 
-    def put_all(self, prefix: str, values: Mapping[str, Located[int]] | Mapping[str, Located[int | str]]) -> None:
+    def put_all(self, prefix: str, values: Mapping[str, Located[FactValue]]) -> None:
         for key, located in values.items():
             self.put(f"{prefix}.{key}", located)
 

@@ -1,0 +1,96 @@
+"""Kernel parameters: ``sysctl -a`` output (running values) and sysctl.conf / sysctl.d syntax
+(declared values), read as procps ``sysctl`` reads them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pgvet.errors import ParseError
+from pgvet.provenance import Located, Source
+
+# `sysctl -a` on FreeBSD and macOS prints `key: value`; Linux prints `key = value`.
+_BSD_LINE = re.compile(r"^[a-z][\w.%-]*: ")
+_INTEGER = re.compile(r"^-?\d+$")
+
+
+def sysctl_value(text: str) -> int | str:
+    """An int when the whole value is one integer, else the text with blanks folded to one space."""
+    folded = " ".join(text.split())
+    return int(folded) if _INTEGER.match(folded) else folded
+
+
+def normalise_key(key: str) -> str:
+    """procps accepts ``vm/swappiness`` for ``vm.swappiness``."""
+    return key.strip().replace("/", ".")
+
+
+def parse_sysctl_output(text: str, path: str) -> dict[str, Located[int | str]]:
+    """The output of Linux ``sysctl -a``: ``key = value`` per line; error lines are skipped."""
+    values: dict[str, Located[int | str]] = {}
+    bsd_lines = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("sysctl:"):
+            continue  # "sysctl: permission denied on key …", "sysctl: reading key …"
+        key, separator, value = line.partition(" = ")
+        if not separator:
+            if line.rstrip().endswith(" =") or line.rstrip().endswith("="):
+                key, value = line.rstrip().rstrip("=").rstrip(), ""
+            elif _BSD_LINE.match(line):
+                bsd_lines += 1
+                continue
+            else:
+                continue  # a continuation of a multi-line value (e.g. fs.binfmt_misc) or noise
+        key = normalise_key(key)
+        if not key or " " in key:
+            continue
+        values[key] = Located(sysctl_value(value), Source(path, number))
+    if not values and bsd_lines:
+        raise ParseError(
+            "this is not Linux `sysctl -a` output (it looks like FreeBSD or macOS: `key: value`); "
+            "pgvet reads Linux kernels — run `sysctl -a` on the Linux database host",
+            Source(path, 1),
+        )
+    if not values and text.strip():
+        raise ParseError("no `key = value` line found: expected the output of `sysctl -a`", Source(path, 1))
+    return values
+
+
+@dataclass(frozen=True, slots=True)
+class SysctlSetting:
+    """One ``key = value`` line of sysctl.conf or a sysctl.d file."""
+
+    key: str
+    value: int | str
+    source: Source
+    ignore_errors: bool = False  # a leading '-': sysctl --system ignores a failure to set it
+
+
+def parse_sysctl_conf(text: str, path: str) -> list[SysctlSetting]:
+    """sysctl.conf syntax: ``#`` and ``;`` comments, ``key = value``, a leading ``-`` to ignore errors."""
+    settings: list[SysctlSetting] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#;":
+            continue
+        key, separator, value = stripped.partition("=")
+        if not separator:
+            raise ParseError(f"Line {number}: missing '=' (expected `key = value`)", Source(path, number))
+        key = key.strip()
+        ignore_errors = key.startswith("-")
+        key = normalise_key(key.removeprefix("-"))
+        if not key:
+            raise ParseError(f"Line {number}: missing key before '='", Source(path, number))
+        settings.append(SysctlSetting(key, sysctl_value(value), Source(path, number), ignore_errors))
+    return settings
+
+
+def sysctl_d_order(names: Iterable[str]) -> list[str]:
+    """The order ``sysctl --system`` applies the files of a sysctl.d directory: ``*.conf``, by name.
+
+    (Across directories, a file in /etc/sysctl.d hides one of the same name in /usr/lib/sysctl.d, and
+    /etc/sysctl.conf comes last; a snapshot holds one sysctl.d, so only the name order matters here.)
+    """
+    return sorted(name for name in names if name.endswith(".conf") and not name.startswith("."))

@@ -1,0 +1,83 @@
+"""The ``grep -H . <files>`` dump of sysfs: transparent huge pages, block queues, cgroup memory limit.
+
+Each line is ``/sys/…/file:value``. Lists with a bracketed entry give the active one
+(``always madvise [never]`` → ``never``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from pgvet.errors import ParseError
+from pgvet.provenance import Located, Source
+
+_THP = re.compile(r"^/sys/kernel/mm/transparent_hugepage/(enabled|defrag)$")
+_QUEUE = re.compile(r"^/sys/block/([^/]+)/queue/(scheduler|rotational|read_ahead_kb)$")
+_CGROUP_MAX = re.compile(r"^/sys/fs/cgroup/(?:.*/)?memory\.max$|^/sys/fs/cgroup/memory/memory\.limit_in_bytes$")
+_BRACKETED = re.compile(r"\[([^\]]+)\]")
+# cgroup v1 reports "no limit" as the largest page-aligned signed 64-bit value.
+_CGROUP_V1_UNLIMITED = 0x7FFFFFFFFFFFF000
+
+# Devices that never hold a database's files: loop devices, RAM disks, compressed swap, CD-ROMs, floppies.
+_VIRTUAL_PREFIXES = ("loop", "ram", "zram", "sr", "fd", "nbd")
+
+
+def is_virtual_disk(name: str) -> bool:
+    """True for block devices that are not storage for PGDATA (dm-* and md* are real: LVM, RAID)."""
+    return name.startswith(_VIRTUAL_PREFIXES)
+
+
+def active_value(text: str) -> str:
+    match = _BRACKETED.search(text)
+    return (match.group(1) if match else text).strip()
+
+
+@dataclass(slots=True)
+class SysfsDump:
+    thp: dict[str, Located[str]] = field(default_factory=dict)
+    cgroup_memory_max: Located[int] | None = None
+    disks: dict[str, dict[str, Located[int | str | bool]]] = field(default_factory=dict)
+
+
+def _integer(text: str, source: Source) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ParseError(f"expected a number, found {text.strip()[:40]!r}", source) from None
+
+
+def parse_sysfs(text: str, path: str) -> SysfsDump:
+    dump = SysfsDump()
+    recognised = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        file, separator, value = line.partition(":")
+        if not separator or not file.startswith("/sys/"):
+            raise ParseError("expected `/sys/…/file:value` lines (the output of `grep -H . FILES`)",
+                             Source(path, number))
+        source = Source(path, number)
+        value = value.strip()
+        if match := _THP.match(file):
+            dump.thp[match.group(1)] = Located(active_value(value), source)
+        elif match := _QUEUE.match(file):
+            disk, attribute = match.groups()
+            entry = dump.disks.setdefault(disk, {})
+            if attribute == "scheduler":
+                entry["scheduler"] = Located(active_value(value), source)
+            elif attribute == "rotational":
+                entry["rotational"] = Located(_integer(value, source) == 1, source)
+            else:
+                entry["read_ahead_kb"] = Located(_integer(value, source), source)
+        elif _CGROUP_MAX.match(file):
+            if value != "max":
+                limit = _integer(value, source)
+                if limit < _CGROUP_V1_UNLIMITED:
+                    dump.cgroup_memory_max = Located(limit, source)
+        else:
+            continue  # other sysfs files are allowed and ignored
+        recognised += 1
+    if not recognised and text.strip():
+        raise ParseError("no transparent_hugepage, block queue or cgroup file in this dump", Source(path, 1))
+    return dump

@@ -1,0 +1,163 @@
+"""Snapshot assembly: the fixtures' facts, their sources, scoping, and refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import FIXTURES
+from pgvet.cli import app
+from pgvet.errors import InputError
+from pgvet.snapshot import load_host
+
+GIB = 1024**3
+MIB = 1024**2
+
+
+def test_small_vm_facts() -> None:
+    host = load_host(FIXTURES / "small-vm")
+    facts = host.facts
+    assert host.name == "web-db-01"
+    assert facts["host.ram"].value == 4025276 * 1024
+    assert str(facts["host.ram"].source) == "meminfo.txt:1"
+    assert facts["host.cpus"].value == 2
+    assert facts["thp.enabled"].value == "always"
+    assert facts["sysctl.vm.swappiness"].value == 60
+    assert facts["pg.version"].value == 16
+    assert str(facts["pg.version"].source) == "host.yaml:3"
+    assert facts["pg.shared_buffers"].value == 128 * MIB
+    # postgresql.auto.conf is read last: its work_mem wins, and both places are kept.
+    work_mem = facts["pg.work_mem"]
+    assert work_mem.value == 64 * MIB
+    assert work_mem.source.path == "postgresql.auto.conf"
+    assert [place.path for place in work_mem.occurrences] == ["postgresql.conf", "postgresql.auto.conf"]
+    # Unset parameters take PostgreSQL 16's boot values.
+    assert facts["pg.maintenance_work_mem"].value == 64 * MIB
+    assert facts["pg.maintenance_work_mem"].source.path == "<default>"
+    assert facts["pg.checkpoint_timeout"].value == 300
+
+
+def test_small_vm_storage_is_scoped_to_the_data_directory() -> None:
+    host = load_host(FIXTURES / "small-vm")
+    mounts = host.items["mount"]
+    assert [item["mount.point"].value for item in mounts] == ["/var/lib/postgresql"]
+    assert mounts[0]["mount.holds_pgdata"].value is True
+    disks = host.items["disk"]
+    assert [item["disk.name"].value for item in disks] == ["vdb"]
+    assert disks[0]["disk.read_ahead_kb"].value == 4096
+
+
+def test_small_vm_override_by_auto_conf_is_visible_per_line() -> None:
+    host = load_host(FIXTURES / "small-vm")
+    work_mem_lines = [item for item in host.items["setting"] if item["setting.name"].value == "work_mem"]
+    assert len(work_mem_lines) == 2
+    first, second = work_mem_lines
+    assert first["setting.effective"].value is False
+    assert first["setting.overridden_in_auto_conf"].value is True
+    assert second["setting.effective"].value is True
+
+
+def test_big_server_reads_french_lscpu_and_scopes_two_mounts() -> None:
+    host = load_host(FIXTURES / "big-server")
+    facts = host.facts
+    assert facts["cpu.count"].value == 64
+    assert facts["cpu.sockets"].value == 2
+    assert facts["cpu.numa_nodes"].value == 2
+    assert facts["pg.version"].value == 17
+    assert facts["pg.shared_buffers"].value == 138 * GIB
+    assert facts["pg.huge_pages"].value == "on"
+    assert facts["host.raid_level"].value == 10
+    assert facts["host.raid_disks"].value == 8
+    points = sorted(str(item["mount.point"].value) for item in host.items["mount"])
+    assert points == ["/srv/pgdata", "/srv/pgwal"]
+    assert [item["disk.name"].value for item in host.items["disk"]] == ["sdb"]
+
+
+def test_config_repository_uses_declared_values() -> None:
+    host = load_host(FIXTURES / "config-repo")
+    facts = host.facts
+    assert facts["host.ram"].value == 64 * GIB
+    assert facts["host.cpus"].value == 16
+    ratio = facts["sysctl.vm.overcommit_ratio"]
+    assert ratio.value == 80
+    assert str(ratio.source) == "sysctl.d/10-postgresql.conf:3"
+    assert facts["sysctl_conf.vm.overcommit_ratio"].value == 80
+    # A bare number is in the parameter's unit: 2097152 pages of 8 kB.
+    assert facts["pg.shared_buffers"].value == 16 * GIB
+    assert str(facts["pg.shared_buffers"].source) == "conf.d/10-memory.conf:2"
+    by_name = {item["setting.name"].value: item for item in host.items["setting"]}
+    assert by_name["effective_io_concurency"]["setting.suggestion"].value == "effective_io_concurrency"
+    assert by_name["checkpoint_segments"]["setting.replacement"].value == "max_wal_size"
+    assert by_name["shared_buffers"]["setting.bare_number"].value is True
+
+
+def test_input_outside_the_host_directory_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside-meminfo"
+    outside.write_text("MemTotal: 1024 kB\n")
+    host_dir = tmp_path / "host"
+    host_dir.mkdir()
+    (host_dir / "meminfo.txt").symlink_to(outside)
+    (host_dir / "host.yaml").write_text("ram: 8GB\n")
+    host = load_host(host_dir)
+    assert "meminfo.mem_total" not in host.facts
+    assert host.facts["host.ram"].value == 8 * GIB
+    assert any("outside the host directory" in warning for warning in host.warnings)
+
+
+def test_empty_directory_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no inputs found"):
+        load_host(tmp_path)
+
+
+def test_parse_error_names_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "sysctl.conf").write_text("vm.swappiness = 10\nthis line has no equals sign\n")
+    with pytest.raises(InputError) as raised:
+        load_host(tmp_path)
+    assert raised.value.source is not None
+    assert (raised.value.source.path, raised.value.source.line) == ("sysctl.conf", 2)
+
+
+def test_cli_facts_json_maps_names_to_value_and_source() -> None:
+    result = CliRunner().invoke(app, ["facts", str(FIXTURES / "config-repo"), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["facts"]["sysctl.vm.swappiness"] == {
+        "value": 10, "source": {"path": "sysctl.d/10-postgresql.conf", "line": 4},
+    }
+    assert document["facts"]["derived.shared_buffers_ratio"]["value"] == 0.25
+
+
+def test_cli_bad_input_exits_2_with_one_line(tmp_path: Path) -> None:
+    (tmp_path / "host.yaml").write_text("workload: oltpp\n")
+    result = CliRunner().invoke(app, ["facts", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "host.yaml:1" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/meminfo"), reason="not Linux")
+def test_snapshot_of_this_machine_equals_what_the_system_reports(tmp_path: Path) -> None:
+    import subprocess
+
+    (tmp_path / "meminfo.txt").write_text(Path("/proc/meminfo").read_text())
+    sysctl = subprocess.run(["sysctl", "-a"], capture_output=True, text=True, check=False)
+    if sysctl.returncode not in (0, 255) or not sysctl.stdout:
+        pytest.skip("sysctl -a unavailable")
+    (tmp_path / "sysctl.txt").write_text(sysctl.stdout)
+    lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=False, env={**os.environ, "LC_ALL": "C"})
+    if lscpu.returncode == 0:
+        (tmp_path / "lscpu.txt").write_text(lscpu.stdout)
+    host = load_host(tmp_path)
+    swappiness = int(Path("/proc/sys/vm/swappiness").read_text())
+    assert host.facts["sysctl.vm.swappiness"].value == swappiness
+    overcommit_ratio = int(Path("/proc/sys/vm/overcommit_ratio").read_text())
+    assert host.facts["sysctl.vm.overcommit_ratio"].value == overcommit_ratio
+    page_size = os.sysconf("SC_PAGE_SIZE")
+    # MemTotal is totalram_pages; sysconf's physical pages are the same count.
+    assert host.facts["host.ram"].value == os.sysconf("SC_PHYS_PAGES") * page_size
+    if lscpu.returncode == 0:
+        assert host.facts["host.cpus"].value == os.cpu_count()
