@@ -47,7 +47,7 @@ def parse_sysctl_output(text: str, path: str) -> dict[str, Located[int | str]]:
         if not key or " " in key:
             continue
         values[key] = Located(sysctl_value(value), Source(path, number))
-    if not values and bsd_lines:
+    if bsd_lines > len(values):  # a few `a = b` lines inside BSD values do not make it Linux output
         raise ParseError(
             "this is not Linux `sysctl -a` output (it looks like FreeBSD or macOS: `key: value`); "
             "pgvet reads Linux kernels — run `sysctl -a` on the Linux database host",
