@@ -265,6 +265,24 @@ def explain(
     sys.stdout.write(explain_rule(load_pack(list(rules or [])), rule))
 
 
+@app.command()
+@reports_errors
+def collect(
+    output: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--output", "-o", help="Snapshot directory to write (default: ./pgvet-snapshot-HOST-TIME).")] = None,
+    dsn: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Connection string or URI of the server to read (libpq conventions: PG* variables, "
+             "service files and .pgpass apply). Without it, only the host is read.")] = None,
+    host_only: Annotated[bool, typer.Option(help="Read the host only, even when PG* variables are set.")] = False,
+    timeout: Annotated[float, typer.Option(help="Connection and statement timeout, in seconds.")] = 10,
+) -> None:
+    """Read this host (and a live server, read-only) into a snapshot directory that `pgvet lint` reads."""
+    from pgvet.live.commands import collect_command
+
+    path = collect_command(output, dsn, host_only=host_only, timeout=timeout)
+    typer.echo(str(path))
+
+
 def main() -> None:
     from pgvet.errors import PgvetError
 

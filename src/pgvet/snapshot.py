@@ -57,7 +57,7 @@ class SnapshotInputs:
 INPUT_NAMES: dict[str, tuple[str, ...]] = {
     "sysctl": ("sysctl.txt", "sysctl-a.txt"),
     "meminfo": ("meminfo.txt", "meminfo"),
-    "lscpu": ("lscpu.json", "lscpu.txt"),
+    "lscpu": ("lscpu.txt", "lscpu.json"),  # text first: its values have line numbers
     "mounts": ("mounts.txt", "mount.txt", "findmnt.txt"),
     "sysfs": ("sysfs.txt",),
     "host_yaml": ("host.yaml", "host.yml"),
