@@ -68,7 +68,8 @@ def _root(
 
 # Options naming input files, for hosts that are not laid out as a snapshot directory.
 SysctlOpt = Annotated[Optional[Path], typer.Option("--sysctl", help="Output of `sysctl -a`.")]  # noqa: UP045
-SysctlConfOpt = Annotated[Optional[list[Path]], typer.Option("--sysctl-conf", help="sysctl.conf / sysctl.d file (repeat).")]  # noqa: UP045
+SysctlConfOpt = Annotated[Optional[list[Path]], typer.Option(  # noqa: UP045
+    "--sysctl-conf", help="sysctl.conf / sysctl.d file (repeat).")]
 MeminfoOpt = Annotated[Optional[Path], typer.Option("--meminfo", help="A copy of /proc/meminfo.")]  # noqa: UP045
 LscpuOpt = Annotated[Optional[Path], typer.Option("--lscpu", help="Output of `lscpu` or `lscpu -J`.")]  # noqa: UP045
 MountsOpt = Annotated[Optional[Path], typer.Option("--mounts", help="`mount`, /proc/mounts or `findmnt -l`.")]  # noqa: UP045
@@ -156,17 +157,20 @@ def _render_outputs(result: LintResult, formats: list[str], outputs: list[Path],
 def lint(
     paths: Annotated[Optional[list[Path]], typer.Argument(help="Host directories (snapshots).")] = None,  # noqa: UP045
     output_format: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-        "--format", "-f", help="text, concise, json, jsonl, sarif, github, junit, gitlab (repeat with --output).")] = None,
+        "--format", "-f",
+        help="text, concise, json, jsonl, sarif, github, junit, gitlab (repeat with --output).")] = None,
     output: Annotated[Optional[list[Path]], typer.Option(  # noqa: UP045
         "--output", "-o", help="Write the matching --format to this file (repeat).")] = None,
     select: Annotated[Optional[list[str]], typer.Option(help="Only these rules: id, id prefix, name or tag.")] = None,  # noqa: UP045
     ignore: Annotated[Optional[list[str]], typer.Option(help="Not these rules: id, id prefix, name or tag.")] = None,  # noqa: UP045
     rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
-    config: Annotated[Optional[Path], typer.Option(help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,  # noqa: UP045
+    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
     fail_on: Annotated[Optional[str], typer.Option(help="Lowest severity that fails: error, warning or info.")] = None,  # noqa: UP045
     exit_zero: Annotated[bool, typer.Option(help="Exit 0 even with findings (never hides exit 2).")] = False,
     strict: Annotated[bool, typer.Option(help="Exit 2 when any host of several cannot be read.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Say which rules were not evaluated and why.")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Say which rules were not evaluated and why.")] = False,
     color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Force colour on or off.")] = None,  # noqa: UP045
     sysctl: SysctlOpt = None, sysctl_conf: SysctlConfOpt = None, meminfo: MeminfoOpt = None, lscpu: LscpuOpt = None,
     mounts: MountsOpt = None, sysfs: SysfsOpt = None, host_yaml: HostYamlOpt = None,

@@ -27,12 +27,7 @@ class LintOptions:
 
 def matches(rule: RuleMeta, selector: str) -> bool:
     """A selector names a rule by id, id prefix (``PGV1``), name or tag."""
-    return (
-        selector == rule.name
-        or selector in rule.tags
-        or rule.id.startswith(selector.upper())
-        and (len(selector) < len(rule.id) or selector.upper() == rule.id)
-    )
+    return selector == rule.name or selector in rule.tags or rule.id.startswith(selector.upper())
 
 
 def make_selector(select: Sequence[str], ignore: Sequence[str]) -> Callable[[RuleMeta], bool]:
