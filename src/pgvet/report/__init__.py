@@ -1,0 +1,73 @@
+"""Output formats. Each is a module with ``render(result, options) -> str``, imported only when used."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pgvet.findings import LintResult
+
+
+@dataclass(frozen=True, slots=True)
+class ReportOptions:
+    color: bool | None = None  # None: decide from the terminal, NO_COLOR and PRE_COMMIT
+    verbose: bool = False
+    width: int | None = None
+    repo_root: Path | None = None  # paths in SARIF and annotations are relative to it
+
+
+Renderer = Callable[[LintResult, ReportOptions], str]
+
+# format name → module under pgvet.report
+_MODULES = {
+    "text": "text",
+    "concise": "concise",
+    "json": "json_report",
+}
+
+
+class _Formats(Mapping[str, Renderer]):
+    """The registry: importing a format's module only when it is asked for keeps start-up fast."""
+
+    def __getitem__(self, name: str) -> Renderer:
+        module = importlib.import_module(f"pgvet.report.{_MODULES[name]}")
+        renderer: Renderer = module.render
+        return renderer
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_MODULES)
+
+    def __len__(self) -> int:
+        return len(_MODULES)
+
+
+FORMATS: Mapping[str, Renderer] = _Formats()
+
+
+def default_format() -> str:
+    """GitHub annotations under GitHub Actions (when available), else the text report."""
+    if os.environ.get("GITHUB_ACTIONS") == "true" and "github" in _MODULES:
+        return "github"
+    return "text"
+
+
+def use_color(options: ReportOptions, is_terminal: bool) -> bool:
+    if options.color is not None:
+        return options.color
+    if os.environ.get("NO_COLOR") or os.environ.get("PRE_COMMIT"):
+        return False
+    return is_terminal
+
+
+def relative_path(path: str, root: str, repo_root: Path | None = None) -> str:
+    """A finding's path as the user knows it: the host directory joined with the file, relative to
+    ``repo_root`` (or the current directory) when it lies under it."""
+    full = Path(root) / path if not Path(path).is_absolute() else Path(path)
+    base = (repo_root or Path.cwd()).resolve()
+    try:
+        return str(full.resolve().relative_to(base))
+    except (ValueError, OSError):
+        return str(full)

@@ -1,0 +1,142 @@
+"""`pgvet lint` end to end: exit codes, formats, selection, configuration, several outputs, fleets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import FIXTURES
+from pgvet.cli import app
+
+runner = CliRunner()
+
+
+def lint(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["lint", *args])
+    return result.exit_code, result.output
+
+
+def test_findings_exit_1_and_carry_their_numbers() -> None:
+    code, output = lint(str(FIXTURES / "big-server"), "--format", "json")
+    assert code == 1
+    document = json.loads(output)
+    assert document["schema_version"] == "1"
+    by_id = {finding["rule_id"]: finding for finding in document["findings"]}
+    shared_buffers = by_id["PGV501"]
+    assert shared_buffers["path"].endswith("big-server/postgresql.conf")
+    assert shared_buffers["values"]["shared_buffers"] == 138 * 1024**3
+    assert shared_buffers["fix"]["alter_system"] == ["ALTER SYSTEM SET shared_buffers = '48234MB';"]
+    assert len(shared_buffers["fingerprint"]) == 16
+
+
+def test_fail_on_and_exit_zero() -> None:
+    host = str(FIXTURES / "small-vm")
+    assert lint(host, "--fail-on", "error")[0] == 0
+    assert lint(host, "--exit-zero")[0] == 0
+    assert lint(host)[0] == 1
+
+
+def test_select_and_ignore_by_id_name_prefix_and_tag() -> None:
+    host = str(FIXTURES / "big-server")
+
+    def ids(*args: str) -> set[str]:
+        code, output = lint(host, "--format", "json", "--exit-zero", *args)
+        assert code == 0, output
+        return {finding["rule_id"] for finding in json.loads(output)["findings"]}
+
+    everything = ids()
+    assert {"PGV104", "PGV501"} <= everything
+    assert ids("--select", "PGV501") == {"PGV501"}
+    assert ids("--select", "shared-buffers-too-large") == {"PGV501"}
+    assert ids("--select", "PGV1") == {rule for rule in everything if rule.startswith("PGV1")}
+    assert "PGV104" not in ids("--ignore", "overcommit")
+
+
+def test_unknown_selector_is_a_usage_error() -> None:
+    code, output = lint(str(FIXTURES / "small-vm"), "--select", "no-such-rule")
+    assert code == 2
+    assert "matches no rule" in output
+
+
+def test_configuration_file_selects_and_sets_params(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".pgvet.toml").write_text(
+        'ignore = ["PGV101"]\nfail-on = "warning"\n[params.shared-buffers-too-large]\nmax_ratio = 0.8\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    code, output = lint(str(FIXTURES / "big-server"), "--format", "json")
+    ids = {finding["rule_id"] for finding in json.loads(output)["findings"]}
+    assert "PGV501" not in ids  # 73 % of RAM is under the raised threshold
+    assert code == 1
+
+
+def test_bad_configuration_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".pgvet.toml").write_text("selct = ['x']\n")
+    monkeypatch.chdir(tmp_path)
+    code, output = lint(str(FIXTURES / "small-vm"))
+    assert code == 2
+    assert ".pgvet.toml" in output and "selct" in output
+
+
+def test_several_outputs_in_one_run(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    code, output = lint(str(FIXTURES / "small-vm"), "--format", "json", "--output", str(out), "--format", "concise")
+    assert code == 1
+    assert json.loads(out.read_text())["summary"]["warning"] >= 1
+    assert "WARNING PGV101 overcommit-not-strict" in output
+
+
+def test_unreadable_host_in_a_fleet_does_not_stop_the_others(tmp_path: Path) -> None:
+    bad = tmp_path / "bad-host"
+    bad.mkdir()
+    (bad / "host.yaml").write_text("workload: oltpp\n")
+    code, output = lint(str(FIXTURES / "small-vm"), str(bad), "--format", "json")
+    document = json.loads(output)
+    assert code == 1
+    assert document["errors"][0]["host"] == "bad-host"
+    assert document["errors"][0]["line"] == 1
+    assert document["summary"]["hosts"] == 1
+    assert lint(str(FIXTURES / "small-vm"), str(bad), "--strict")[0] == 2
+    assert lint(str(bad))[0] == 2
+
+
+def test_text_report_shows_values_offending_line_and_fix() -> None:
+    code, output = lint(str(FIXTURES / "big-server"), "--no-color")
+    assert code == 1
+    assert "Where the RAM goes (188.4 GiB)" in output
+    assert "postgresql.conf:129   shared_buffers = 138GB" in output
+    assert "ALTER SYSTEM SET shared_buffers = '48234MB';" in output
+    assert "\x1b[" not in output
+
+
+def test_concise_lines_have_path_line_severity_id_name() -> None:
+    code, output = lint(str(FIXTURES / "big-server"), "--format", "concise")
+    assert code == 1
+    line = next(text for text in output.splitlines() if "PGV501" in text)
+    assert line.startswith(str(Path("fixtures/big-server/postgresql.conf")) + ":129: WARNING PGV501 "
+                           "shared-buffers-too-large: shared_buffers = 138 GiB is 73.2 % of RAM")
+
+
+def test_explicit_input_files_without_a_directory(tmp_path: Path) -> None:
+    meminfo = tmp_path / "mem"
+    shutil.copy(FIXTURES / "big-server" / "meminfo.txt", meminfo)
+    sysctl = tmp_path / "sys"
+    shutil.copy(FIXTURES / "big-server" / "sysctl.txt", sysctl)
+    code, output = lint("--meminfo", str(meminfo), "--sysctl", str(sysctl), "--format", "json")
+    assert code == 1
+    assert "PGV104" in {finding["rule_id"] for finding in json.loads(output)["findings"]}
+
+
+def test_no_traceback_from_the_installed_command(tmp_path: Path) -> None:
+    (tmp_path / "postgresql.conf").write_bytes(b"\xff\xfe shared_buffers = = 1\n")
+    (tmp_path / "meminfo.txt").write_text("garbage\n")
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(tmp_path)], capture_output=True, text=True,
+                          check=False, timeout=60)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr + done.stdout
+    assert "meminfo.txt:1: not a /proc/meminfo line" in done.stdout
