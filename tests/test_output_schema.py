@@ -1,0 +1,46 @@
+"""Every JSON document pgvet prints validates against the published schema (docs/schema/)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import FIXTURES, PROJECT
+from pgvet.lint import LintOptions, lint
+from pgvet.report import ReportOptions
+from pgvet.report.json_report import render
+
+SCHEMA = json.loads((PROJECT / "docs" / "schema" / "pgvet-output.schema.json").read_text())
+
+
+def test_schema_is_valid() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+@pytest.mark.parametrize("hosts", [["small-vm"], ["big-server"], ["config-repo"],
+                                   ["small-vm", "big-server", "config-repo"]])
+def test_fixture_outputs_validate(hosts: list[str]) -> None:
+    result = lint([FIXTURES / name for name in hosts], LintOptions())
+    document = json.loads(render(result, ReportOptions()))
+    jsonschema.validate(document, SCHEMA, format_checker=jsonschema.FormatChecker())
+    assert document["summary"]["hosts"] == len(hosts)
+
+
+def test_output_with_a_host_error_validates(tmp_path: Path) -> None:
+    (tmp_path / "meminfo.txt").write_text("garbage\n")
+    result = lint([tmp_path, FIXTURES / "small-vm"], LintOptions())
+    document = json.loads(render(result, ReportOptions()))
+    jsonschema.validate(document, SCHEMA)
+    assert document["errors"] == [{"host": tmp_path.name, "message": "not a /proc/meminfo line: 'garbage'",
+                                   "path": "meminfo.txt", "line": 1}]
+
+
+def test_a_wrong_document_is_rejected() -> None:
+    result = lint([FIXTURES / "small-vm"], LintOptions())
+    document = json.loads(render(result, ReportOptions()))
+    document["findings"][0]["severity"] = "fatal"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(document, SCHEMA)
