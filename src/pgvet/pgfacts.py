@@ -1,5 +1,5 @@
 """PostgreSQL facts of a host: pg.* (effective settings in canonical units), pg_conf.* (declared),
-per-occurrence ``setting`` items for the validity rules, and ``conf_problem`` items (syntax errors,
+per-occurrence ``setting`` items for the validity rules, and ``problem`` items (syntax errors,
 missing includes).
 
 The target major version decides which parameter catalog judges the settings: host.yaml's
@@ -112,7 +112,7 @@ def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs) -> ConfResul
         for key, value in (("kind", problem.kind), ("message", problem.message), ("fatal", problem.fatal)):
             item[f"problem.{key}"] = Fact(f"problem.{key}", value, problem.source)
         problems.append(item)
-    host.items["conf_problem"] = problems
+    host.items["problem"] = problems
     return conf
 
 

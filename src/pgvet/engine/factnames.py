@@ -18,7 +18,7 @@ Kind = Literal["number", "text", "bool", "any", "null"]
 
 NUMERIC_TYPES: frozenset[str] = frozenset({"int", "float", "number", "bytes", "seconds"})
 
-ITEM_SCOPES: tuple[str, ...] = ("mount", "disk", "setting")
+ITEM_SCOPES: tuple[str, ...] = ("mount", "disk", "setting", "problem")
 
 
 def kind_of(fact_type: str) -> Kind:
@@ -58,10 +58,16 @@ STATIC_FACTS: dict[str, FactType] = {
     "pg.version": "int",
     "mount.device": "text", "mount.point": "text", "mount.fstype": "text", "mount.options": "text",
     "mount.holds_pgdata": "bool", "mount.holds_wal": "bool", "mount.holds_tablespace": "bool",
-    "mount.is_root_of_data": "bool",
+    "mount.is_root_of_data": "bool", "mount.scoped": "bool",
     "disk.name": "text", "disk.scheduler": "text", "disk.rotational": "bool", "disk.read_ahead_kb": "int",
     "disk.holds_pgdata": "bool", "disk.virtual": "bool",
     "setting.name": "text", "setting.value": "text", "setting.file": "text", "setting.line": "int",
+    "setting.raw": "text", "setting.known": "bool", "setting.placeholder": "bool", "setting.suggestion": "text",
+    "setting.removed_in": "text", "setting.replacement": "text", "setting.invalid": "bool", "setting.error": "text",
+    "setting.hint": "text", "setting.context": "text", "setting.unit": "text", "setting.canonical": "any",
+    "setting.bare_number": "bool", "setting.occurrences": "int", "setting.effective": "bool",
+    "setting.overridden_by": "text", "setting.overridden_in_auto_conf": "bool", "setting.in_auto_conf": "bool",
+    "problem.kind": "text", "problem.message": "text", "problem.fatal": "bool",
 }
 
 # Namespaces whose keys are open: any sysctl key (int or text), and live facts whose names the live
@@ -109,8 +115,8 @@ def static_type(name: str) -> FactType | None:
     for prefix in OPEN_PREFIXES:
         if name.startswith(prefix) and len(name) > len(prefix):
             return "any" if _SYSCTL_KEY.fullmatch(name[len(prefix):]) else None
-    if name.startswith("pg."):
-        parameter = name[3:].lower()
+    if name.startswith(("pg.", "pg_conf.")):
+        parameter = name.partition(".")[2].lower()
         if "." in parameter:
             return "text"  # a placeholder such as pg_stat_statements.max is text until an extension says
         types = _catalog_types()
