@@ -200,6 +200,13 @@ def _effective_facts(host: HostFacts, conf: ConfResult, catalog: Catalog, prefix
         host.add(Fact(f"{prefix}.{name}", parsed.canonical, setting.source, places, setting.raw))
 
 
+# Internal parameters whose boot value is what the server really runs with (compile-time constants);
+# the other internal ones (shared_memory_size, data_checksums, server_version…) are computed at run time
+# and only a live server knows them.
+CONSTANT_INTERNALS = frozenset({"block_size", "wal_block_size", "segment_size", "wal_segment_size",
+                                "max_function_args", "max_identifier_length", "max_index_keys"})
+
+
 def _defaults(host: HostFacts, catalog: Catalog) -> None:
     """Unset parameters take their boot value: what PostgreSQL runs with when nothing sets them."""
     from pgvet.catalog.units import InvalidValue, parse_value
@@ -207,6 +214,8 @@ def _defaults(host: HostFacts, catalog: Catalog) -> None:
     source = Source(DEFAULT_SOURCE_PATH)
     for name, param in catalog.params.items():
         if f"pg.{name}" in host.facts:
+            continue
+        if param.context == "internal" and name not in CONSTANT_INTERNALS:
             continue
         try:
             parsed = parse_value(param, param.boot_val)
