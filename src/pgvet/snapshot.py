@@ -151,6 +151,20 @@ class _Builder:
             self.put(f"{prefix}.{key}", located)
 
 
+def run_year_month() -> int:
+    """The month of this run as YYYYMM (end-of-life rules compare dates; PGVET_TODAY=YYYY-MM-DD pins it)."""
+    from datetime import date
+
+    pinned = os.environ.get("PGVET_TODAY")
+    try:
+        today = date.fromisoformat(pinned) if pinned else date.today()
+    except ValueError:
+        from pgvet.errors import UsageError
+
+        raise UsageError(f"PGVET_TODAY must be a date such as 2026-11-22, not {pinned!r}") from None
+    return today.year * 100 + today.month
+
+
 def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *, name: str | None = None) -> HostFacts:
     """Assemble the facts of one host from its directory and/or explicit input files.
 
@@ -169,6 +183,7 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
             "postgresql.conf, sysctl.d/, host.yaml (see the README's snapshot layout)",
             Source(str(root)),
         )
+    builder.host.add(Fact("run.year_month", run_year_month(), Source("<run>")))
     declared = _load_declared_host(builder, inputs)
     _load_kernel(builder, inputs)
     _load_machine(builder, inputs)
