@@ -1,0 +1,111 @@
+"""The catalogue's worked numbers through the engine, and the fixture hosts linted into the right findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from pgvet.engine.derived import derived_values
+from pgvet.engine.loader import load_pack
+from pgvet.facts import Fact, FactValue, HostFacts
+from pgvet.findings import Finding
+from pgvet.lint import LintOptions, lint
+from pgvet.provenance import Source
+
+GIB = 1024**3
+MIB = 1024**2
+
+
+def derived(facts: dict[str, FactValue]) -> dict[str, FactValue]:
+    host = HostFacts(name="h", root=".")
+    for name, value in facts.items():
+        host.add(Fact(name, value, Source("test")))
+    return {name: fact.value for name, fact in derived_values(load_pack(), host).items()}
+
+
+@pytest.mark.parametrize("storage, level, disks, expected", [
+    ("hdd", 1, 2, 2), ("hdd", 5, 6, 5), ("hdd", 6, 8, 7), ("hdd", 10, 8, 4), ("hdd", None, None, 2),
+    ("ssd", None, None, 200), ("nvme", None, None, 500), ("san", None, None, 300),
+])
+def test_effective_io_concurrency_per_layout(storage: str, level: int | None, disks: int | None, expected: int) -> None:
+    facts: dict[str, FactValue] = {"host.storage": storage, "pg.version": 16}
+    if level is not None and disks is not None:
+        facts |= {"host.raid_level": level, "host.raid_disks": disks}
+    assert derived(facts)["derived.suggested_effective_io_concurrency"] == expected
+
+
+def test_effective_io_concurrency_before_13_is_lower() -> None:
+    assert derived({"host.storage": "ssd", "pg.version": 12})["derived.suggested_effective_io_concurrency"] == 66
+
+
+def test_work_mem_suggestions_for_16_gb_4_gb_200_connections() -> None:
+    values = derived({"host.ram": 16 * GIB, "pg.shared_buffers": 4 * GIB, "pg.max_connections": 200,
+                      "pg.max_worker_processes": 8})
+    assert round(values["derived.suggested_work_mem_pettus"] / MIB) == 246  # "about 240 MB"  # type: ignore[operator]
+    assert round(values["derived.suggested_work_mem_conservative"] / MIB) == 82  # type: ignore[operator]
+    assert round(values["derived.suggested_work_mem_pgtune"] / MIB) == 20  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("ratio, expected_gb", [(50, 18), (75, 26)])
+def test_commit_limit_worked_examples(ratio: int, expected_gb: int) -> None:
+    values = derived({"sysctl.vm.overcommit_ratio": ratio, "meminfo.mem_total": 32 * GIB,
+                      "meminfo.swap_total": 2 * GIB, "host.ram": 32 * GIB})
+    assert values["derived.commit_limit"] == expected_gb * GIB
+
+
+def findings_of(host: str) -> dict[str, Finding]:
+    result = lint([FIXTURES / host], LintOptions())
+    assert not result.errors
+    return {finding.rule_id: finding for finding in result.hosts[0].findings}
+
+
+def test_big_server_findings_and_numbers() -> None:
+    found = findings_of("big-server")
+    assert found["PGV110"].severity == "error"
+    assert found["PGV703"].values == {"effective_io_concurrency": 1, "suggested": 4}  # RAID 10 of 8 HDDs
+    assert found["PGV536"].values["suggested"] == 640  # 10 × 64 CPUs
+    assert found["PGV604"].values == {"checkpoint_completion_target": 0.5}
+    budget = found["PGV530"]
+    assert budget.values["limit"] == found["PGV104"].values["commit_limit"]  # mode 2: CommitLimit is the limit
+    assert budget.values["work_mem_budget"] == (1000 + 8) * 64 * MIB * 2 + 3 * 2 * GIB + 2 * GIB
+    assert found["PGV137"].severity == "warning"
+    assert found["PGV208"].subject == "/srv/pgdata"
+    # Defaults are not flagged: log_checkpoints is set on, autovacuum is on by default.
+    assert "PGV809" not in found and "PGV801" not in found
+
+
+def test_config_repository_findings() -> None:
+    found = findings_of("config-repo")
+    assert found["PGV401"].values["suggestion"] == "effective_io_concurrency"
+    assert found["PGV401"].path == "conf.d/30-planner.conf" and found["PGV401"].line == 3
+    assert found["PGV402"].values["replacement"] == "max_wal_size"
+    assert found["PGV404"].values["bytes"] == 16 * GIB
+    huge = found["PGV110"]
+    assert huge.values["available"] == 4096 and isinstance(huge.values["needed"], int)
+    assert 8300 < huge.values["needed"] < 8500  # 16 GB of shared_buffers in 2 MB pages, plus the rest
+    assert found["PGV703"].values == {"effective_io_concurrency": 1, "suggested": 4}  # RAID 10 of 8 HDDs, the typo left 1
+
+
+def test_small_vm_findings() -> None:
+    found = findings_of("small-vm")
+    assert {"PGV101", "PGV130", "PGV139", "PGV406", "PGV831", "PGV832"} <= set(found)
+    assert found["PGV101"].fix.sysctl == {"vm.overcommit_memory": "2", "vm.overcommit_ratio": "53"}
+
+
+def test_well_tuned_host_is_silent() -> None:
+    path = FIXTURES / "well-tuned"
+    if not path.is_dir():
+        pytest.skip("no well-tuned fixture")
+    result = lint([path], LintOptions())
+    assert [f"{finding.rule_id} {finding.message}" for finding in result.hosts[0].findings] == []
+
+
+def test_end_of_life_follows_the_run_date(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "host.yaml").write_text("pg_version: 14\n")
+    (tmp_path / "postgresql.conf").write_text("port = 5432\n")
+    monkeypatch.setenv("PGVET_TODAY", "2026-10-31")
+    assert "PGV841" not in {f.rule_id for f in lint([tmp_path], LintOptions()).hosts[0].findings}
+    monkeypatch.setenv("PGVET_TODAY", "2026-11-22")
+    assert "PGV841" in {f.rule_id for f in lint([tmp_path], LintOptions()).hosts[0].findings}
