@@ -155,7 +155,8 @@ def _render_outputs(result: LintResult, formats: list[str], outputs: list[Path],
 @app.command()
 @reports_errors
 def lint(
-    paths: Annotated[Optional[list[Path]], typer.Argument(help="Host directories (snapshots).")] = None,  # noqa: UP045
+    paths: Annotated[Optional[list[Path]], typer.Argument(  # noqa: UP045
+        help="Host directories (snapshots), or files inside them (each is linted with its whole host).")] = None,
     output_format: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
         "--format", "-f",
         help="text, concise, json, jsonl, sarif, github, junit, gitlab (repeat with --output).")] = None,
@@ -188,7 +189,9 @@ def lint(
         raise UsageError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
     explicit = _explicit(sysctl, sysctl_conf, meminfo, lscpu, mounts, sysfs, host_yaml, postgresql_conf,
                          auto_conf, pg_settings)
-    directories: list[Path | None] = list(paths or [])
+    from pgvet.lint import host_directories
+
+    directories: list[Path | None] = list(host_directories(paths or []))
     if not directories:
         if explicit is None:
             raise UsageError("give host directories or input files (see pgvet lint --help)")

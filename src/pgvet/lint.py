@@ -49,6 +49,33 @@ def check_selectors(pack: RulePack, selectors: Sequence[str]) -> None:
             raise UsageError(f"--select/--ignore '{selector}' matches no rule id, name or tag (see 'pgvet rules')")
 
 
+# Files that make a directory a host (see the snapshot layout); a file passed alone (pre-commit passes
+# changed files one by one) is linted as part of the nearest directory above it that holds one.
+HOST_MARKERS = ("host.yaml", "host.yml", "postgresql.conf", "postgresql.auto.conf", "sysctl.d", "sysctl.conf",
+                "sysctl.txt", "meminfo.txt", "PG_VERSION", "pg_settings.json")
+
+
+def host_directories(paths: Sequence[Path], stop: Path | None = None) -> list[Path]:
+    """Host directories for the paths given: directories as they are; a file belongs to the nearest
+    directory above it holding a host marker (conf.d/10-memory.conf → the directory of postgresql.conf),
+    never above ``stop`` (the current directory by default), else to its own directory. Each host once."""
+    boundary = (stop or Path.cwd()).resolve()
+    hosts: dict[Path, None] = {}
+    for path in paths:
+        host = path
+        if path.is_file():
+            host = path.parent
+            for directory in (path.parent, *path.parent.parents):
+                if any((directory / marker).exists() for marker in HOST_MARKERS):
+                    host = directory
+                    break
+                resolved = directory.resolve()
+                if resolved == boundary or boundary not in resolved.parents:
+                    break
+        hosts.setdefault(host, None)
+    return list(hosts)
+
+
 def lint_host(pack: RulePack, directory: Path | None, options: LintOptions,
               selected: Callable[[RuleMeta], bool]) -> HostResult:
     from pgvet.engine.derived import derived_values
