@@ -85,7 +85,8 @@ def test_config_repository_findings() -> None:
     huge = found["PGV110"]
     assert huge.values["available"] == 4096 and isinstance(huge.values["needed"], int)
     assert 8300 < huge.values["needed"] < 8500  # 16 GB of shared_buffers in 2 MB pages, plus the rest
-    assert found["PGV703"].values == {"effective_io_concurrency": 1, "suggested": 4}  # RAID 10 of 8 HDDs, the typo left 1
+    # RAID 10 of 8 HDDs; the misspelt line left effective_io_concurrency at its default, 1.
+    assert found["PGV703"].values == {"effective_io_concurrency": 1, "suggested": 4}
 
 
 def test_small_vm_findings() -> None:
@@ -109,3 +110,17 @@ def test_end_of_life_follows_the_run_date(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert "PGV841" not in {f.rule_id for f in lint([tmp_path], LintOptions()).hosts[0].findings}
     monkeypatch.setenv("PGVET_TODAY", "2026-11-22")
     assert "PGV841" in {f.rule_id for f in lint([tmp_path], LintOptions()).hosts[0].findings}
+
+
+def test_declared_kernel_values_against_running_ones(tmp_path: Path) -> None:
+    (tmp_path / "sysctl.txt").write_text("vm.swappiness = 60\nvm.overcommit_memory = 2\n")
+    (tmp_path / "sysctl.d").mkdir()
+    (tmp_path / "sysctl.d" / "90-pg.conf").write_text("vm.swappiness = 10\nvm.overcommit_memory = 2\n")
+    (tmp_path / "meminfo.txt").write_text("MemTotal: 4025276 kB\n")
+    (tmp_path / "host.yaml").write_text("ram: 8GB\n")
+    findings = lint([tmp_path], LintOptions(select=["consistency"])).hosts[0].findings
+    by_rule = {(finding.rule_id, finding.subject) for finding in findings}
+    assert by_rule == {("PGV901", "vm.swappiness"), ("PGV902", None)}
+    [declared] = [finding for finding in findings if finding.rule_id == "PGV901"]
+    assert (declared.path, declared.line) == ("sysctl.d/90-pg.conf", 1)
+    assert declared.values == {"key": "vm.swappiness", "declared": "10", "running": "60"}

@@ -14,10 +14,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pgvet.errors import InputError
 from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts
 from pgvet.provenance import Located, Source
+
+if TYPE_CHECKING:
+    from pgvet.sources.sysctl import SysctlSetting
 
 # The largest input file pgvet reads; real inputs are far smaller (sysctl -a: ~100 kB).
 MAX_INPUT_BYTES = 32 * 1024 * 1024
@@ -225,6 +229,26 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
             builder.host.add(Fact(f"sysctl.{key}", last.value, last.source, places))
     if occurrences and not running:
         builder.host.notes.append("no sysctl.txt: kernel rules use the declared values of sysctl.conf / sysctl.d")
+    if occurrences and running:
+        builder.host.items["declared"] = _declared_items(occurrences, running)
+
+
+def _declared_items(occurrences: Mapping[str, list[SysctlSetting]],
+                    running: Mapping[str, Located[int | str]]) -> list[ItemFacts]:
+    """One item per declared kernel key, with the running value beside it (compared as text, as
+    `sysctl` prints both)."""
+    items: list[ItemFacts] = []
+    for key, settings in occurrences.items():
+        last = settings[-1]
+        item: ItemFacts = {
+            "declared.key": Fact("declared.key", key, last.source),
+            "declared.value": Fact("declared.value", str(last.value), last.source),
+            "declared.ignore_errors": Fact("declared.ignore_errors", last.ignore_errors, last.source),
+        }
+        if key in running:
+            item["declared.running"] = Fact("declared.running", str(running[key].value), running[key].source)
+        items.append(item)
+    return items
 
 
 def _load_machine(builder: _Builder, inputs: SnapshotInputs) -> None:
@@ -288,6 +312,8 @@ def _derive_host(builder: _Builder, declared: Mapping[str, Located[object]]) -> 
         builder.host.add(Fact(f"host.{key}", value, located.source))  # type: ignore[arg-type]
     if "name" in declared:
         builder.host.name = str(declared["name"].value)
+    if "ram" in declared:
+        builder.host.add(Fact("host.declared_ram", declared["ram"].value, declared["ram"].source))  # type: ignore[arg-type]
     builder.host.add(Fact("host.name", builder.host.name, Source(builder.display(builder.root))))
 
     ram: Fact | None = None

@@ -18,7 +18,7 @@ Kind = Literal["number", "text", "bool", "any", "null"]
 
 NUMERIC_TYPES: frozenset[str] = frozenset({"int", "float", "number", "bytes", "seconds"})
 
-ITEM_SCOPES: tuple[str, ...] = ("mount", "disk", "setting", "problem")
+ITEM_SCOPES: tuple[str, ...] = ("mount", "disk", "setting", "problem", "declared")
 
 
 def kind_of(fact_type: str) -> Kind:
@@ -69,6 +69,8 @@ STATIC_FACTS: dict[str, FactType] = {
     "setting.bare_number": "bool", "setting.occurrences": "int", "setting.effective": "bool",
     "setting.overridden_by": "text", "setting.overridden_in_auto_conf": "bool", "setting.in_auto_conf": "bool",
     "problem.kind": "text", "problem.message": "text", "problem.fatal": "bool",
+    "declared.key": "text", "declared.value": "text", "declared.running": "text",
+    "declared.ignore_errors": "bool", "host.declared_ram": "bytes",
 }
 
 # Namespaces whose keys are open: any sysctl key (int or text), and live facts whose names the live
