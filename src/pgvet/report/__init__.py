@@ -26,6 +26,9 @@ _MODULES = {
     "text": "text",
     "concise": "concise",
     "json": "json_report",
+    "jsonl": "jsonl",
+    "sarif": "sarif",
+    "github": "github",
 }
 
 

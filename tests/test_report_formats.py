@@ -1,0 +1,88 @@
+"""JSON Lines, GitHub annotations and SARIF on real lint results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, PROJECT
+from pgvet.findings import Finding, HostResult, LintResult
+from pgvet.lint import LintOptions, lint
+from pgvet.report import FORMATS, ReportOptions
+
+
+def result_for(*hosts: str) -> LintResult:
+    return lint([FIXTURES / host for host in hosts], LintOptions())
+
+
+def test_jsonl_one_finding_per_line_then_a_summary() -> None:
+    result = result_for("config-repo", "small-vm")
+    lines = [json.loads(line) for line in FORMATS["jsonl"](result, ReportOptions()).splitlines()]
+    findings = [line for line in lines if line["type"] == "finding"]
+    assert len(findings) == sum(len(host.findings) for host in result.hosts)
+    assert lines[-1]["type"] == "summary" and lines[-1]["error"] == 3
+    assert {"fingerprint", "rule_id", "values", "fix"} <= set(findings[0])
+
+
+def test_github_annotations_escape_and_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    base = result_for("config-repo")
+    host = base.hosts[0]
+    template = next(finding for finding in host.findings if finding.severity == "warning")
+    many = [Finding(template.rule_id, template.rule_name, "warning", template.title, f"50% done,\nline {n}",
+                    template.host, f"{n:016x}", path="conf.d/10-memory.conf", line=n + 1) for n in range(15)]
+    result = LintResult(hosts=[HostResult(host=host.host, findings=many)], rules=base.rules,
+                        tool_version="0", pack_version="0")
+    output = FORMATS["github"](result, ReportOptions(repo_root=PROJECT)).splitlines()
+    warnings = [line for line in output if line.startswith("::warning ")]
+    assert len(warnings) == 10
+    assert warnings[0] == (f"::warning file=fixtures/config-repo/conf.d/10-memory.conf,line=1,"
+                           f"title={template.rule_id} {template.rule_name}::50%25 done, line 0")
+    assert output[-1].startswith("::notice::5 more findings are not annotated")
+    assert summary.read_text().count("| warning |") == 15
+
+
+def test_github_escaping_rules() -> None:
+    from pgvet.report.github import escape_data, escape_property
+
+    assert escape_data("a%\r\nb:c,d") == "a%25%0D%0Ab:c,d"
+    assert escape_property("a%\r\nb:c,d") == "a%25%0D%0Ab%3Ac%2Cd"
+
+
+def test_github_is_the_default_under_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pgvet.report import default_format
+
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    assert default_format() == "github"
+    monkeypatch.delenv("GITHUB_ACTIONS")
+    assert default_format() == "text"
+
+
+def test_sarif_meets_the_model_and_githubs_constraints() -> None:
+    result = result_for("config-repo", "big-server")
+    document = json.loads(FORMATS["sarif"](result, ReportOptions(repo_root=PROJECT)))
+    sarif_pydantic = pytest.importorskip("sarif_pydantic")
+    sarif_pydantic.Sarif.model_validate(document)
+    assert document["version"] == "2.1.0"
+    run = document["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert len(rules) == len(result.rules)
+    for rule in rules:
+        assert rule["help"]["markdown"] and rule["defaultConfiguration"]["level"] in ("error", "warning", "note")
+    results = run["results"]
+    assert len(results) == sum(len(host.findings) for host in result.hosts)
+    for entry in results:
+        assert rules[entry["ruleIndex"]]["id"] == entry["ruleId"]
+        location = entry["locations"][0]["physicalLocation"]
+        assert not location["artifactLocation"]["uri"].startswith(("/", "file:"))
+        assert location["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
+        assert location.get("region", {"startLine": 1})["startLine"] >= 1
+        assert len(entry["partialFingerprints"]["pgvet/v1"]) == 16
+    unknown = next(entry for entry in results if entry["ruleId"] == "PGV401")
+    assert unknown["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "fixtures/config-repo/conf.d/30-planner.conf", "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 3},
+    }
