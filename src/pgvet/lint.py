@@ -55,6 +55,11 @@ HOST_MARKERS = ("host.yaml", "host.yml", "postgresql.conf", "postgresql.auto.con
                 "sysctl.txt", "meminfo.txt", "PG_VERSION", "pg_settings.json")
 
 
+# Facts the reporters read after evaluation (report/memory.py), besides the derived ones.
+REPORT_FACTS = frozenset({"host.ram", "host.name", "pg.shared_buffers", "pg.huge_pages", "meminfo.hugepages_total",
+                          "meminfo.hugepagesize", "sysctl.vm.overcommit_memory"})
+
+
 def host_directories(paths: Sequence[Path], stop: Path | None = None) -> list[Path]:
     """Host directories for the paths given: directories as they are; a file belongs to the nearest
     directory above it holding a host marker (conf.d/10-memory.conf → the directory of postgresql.conf),
@@ -84,9 +89,13 @@ def lint_host(pack: RulePack, directory: Path | None, options: LintOptions,
 
     host = load_host(directory, options.explicit)
     result = evaluate_host(pack, host, params=options.params, selected=selected)
-    # Derived facts go beside the others so reports (the RAM picture) and `pgvet facts` can show them.
+    # Reports need only what the RAM picture draws: keep those facts (derived ones included) and drop the
+    # rest, so that a fleet's memory grows with its findings, not with every host's 2 000 facts.
+    kept = {name: fact for name, fact in host.facts.items() if name in REPORT_FACTS}
     for name, fact in derived_values(pack, host).items():
-        host.facts.setdefault(name, fact)
+        kept.setdefault(name, fact)
+    host.facts = kept
+    host.items = {}
     return result
 
 

@@ -1,0 +1,131 @@
+"""Benchmark pgvet: cold start, throughput over fleets of synthetic hosts, peak memory — as ratios to
+`python -c pass` and to importing the dependencies, so the numbers read the same on any machine.
+
+    python scripts/bench.py                  # 1 000 and 10 000 hosts, writes docs/performance.md
+    python scripts/bench.py --hosts 200 --no-write
+
+Synthetic hosts copy the bundled fixtures (a `sysctl -a` of ~1 300 lines, the 800-line sample
+postgresql.conf with site settings, meminfo, lscpu, mounts, sysfs, host.yaml) with values varied so that
+different rules fire.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parent.parent
+FIXTURES = PROJECT / "fixtures"
+TEMPLATES = ("small-vm", "big-server", "well-tuned")
+
+
+def make_hosts(directory: Path, count: int, seed: int = 5) -> list[Path]:
+    rng = random.Random(seed)
+    hosts: list[Path] = []
+    for number in range(count):
+        template = FIXTURES / TEMPLATES[number % len(TEMPLATES)]
+        host = directory / f"host-{number:05d}"
+        shutil.copytree(template, host)
+        conf = host / "postgresql.conf"
+        conf.write_text(conf.read_text() + f"\nwork_mem = {rng.choice([4, 16, 64, 256])}MB\n"
+                        f"max_connections = {rng.choice([100, 200, 500, 1000])}\n")
+        sysctl = host / "sysctl.txt"
+        swappiness = f"vm.swappiness = {rng.choice([1, 10, 60])}\n#"
+        sysctl.write_text(sysctl.read_text().replace("vm.swappiness = ", swappiness))
+        hosts.append(host)
+    return hosts
+
+
+def wall(command: list[str], repeat: int, env: dict[str, str] | None = None) -> float:
+    """Median wall time of a command, a new process each time."""
+    times: list[float] = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+                       env={**os.environ, **(env or {})})
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def peak_rss_mb(command: list[str]) -> float:
+    """Peak resident memory of one child process (ru_maxrss of the children so far, measured in a fresh
+    interpreter so earlier children do not count)."""
+    probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
+             "stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    done = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True, check=False)
+    return int(done.stdout.strip() or 0) / 1024
+
+
+def machine() -> str:
+    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3
+    return (f"{model}, {os.cpu_count()} CPUs, {memory:.0f} GiB RAM, Python {platform.python_version()}, "
+            f"{platform.system()} {platform.release()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hosts", type=int, nargs="*", default=[1000, 10000])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--no-write", action="store_true", help="print only; do not write docs/performance.md")
+    options = parser.parse_args()
+    python = sys.executable
+    pgvet = [python, "-m", "pgvet"]
+    cache = tempfile.mkdtemp(prefix="pgvet-bench-cache-")
+    env = {"PGVET_CACHE_DIR": cache}
+    rows: list[tuple[str, str]] = []
+    throughput: dict[int, float] = {}
+
+    bare = wall([python, "-c", "pass"], options.repeat)
+    deps = wall([python, "-c", "import typer, rich, pydantic, ruamel.yaml, pglast"], options.repeat)
+    lint_deps = wall([python, "-c", "import typer, click"], options.repeat)
+    subprocess.run([*pgvet, "rules"], stdout=subprocess.DEVNULL, env={**os.environ, **env}, check=False)  # warm
+    one = str(FIXTURES / "big-server")
+    warm = wall([*pgvet, "lint", one, "--format", "json"], options.repeat, env)
+    cold = wall([*pgvet, "lint", one, "--format", "json"], 3, {"PGVET_CACHE_DIR": tempfile.mkdtemp()})
+    rows += [
+        ("`python -c pass`", f"{bare * 1000:.0f} ms"),
+        ("import typer, rich, pydantic, ruamel.yaml, pglast", f"{deps * 1000:.0f} ms"),
+        ("import typer (what `pgvet lint` needs on a warm cache)", f"{lint_deps * 1000:.0f} ms"),
+        ("`pgvet lint` one host, warm rule-pack cache",
+         f"{warm * 1000:.0f} ms ({warm / deps:.2f}× the dependency import)"),
+        ("`pgvet lint` one host, cold (pack compiled)", f"{cold * 1000:.0f} ms ({cold / deps:.2f}×)"),
+        ("peak memory, one host", f"{peak_rss_mb([*pgvet, 'lint', one, '--format', 'json']):.0f} MB"),
+    ]
+    for count in options.hosts:
+        with tempfile.TemporaryDirectory(prefix="pgvet-bench-") as directory:
+            hosts = [str(path) for path in make_hosts(Path(directory), count)]
+            command = [*pgvet, "lint", *hosts, "--format", "jsonl", "--exit-zero"]
+            seconds = wall(command, 1, env)
+            throughput[count] = count / seconds
+            rss = peak_rss_mb(command)
+            rows.append((f"{count} hosts, one process", f"{seconds:.1f} s, {count / seconds:.0f} hosts/s, "
+                                                         f"peak {rss:.0f} MB"))
+    print("\n".join(f"{name}: {value}" for name, value in rows))
+    if options.no_write:
+        return
+    lines = ["# Performance", "", "Measured by `python scripts/bench.py` (medians of repeated runs, a new process each "
+             "time). Read the ratios: they carry to other machines.", "", f"Machine: {machine()}.", "",
+             "| measurement | result |", "|---|---|", *[f"| {name} | {value} |" for name, value in rows], "",
+             "## Against the targets", "",
+             f"- Cold start of a one-host lint within 1.5× the dependency import: {warm / deps:.2f}× — "
+             + ("met." if warm / deps <= 1.5 else "not met."),
+             *[f"- 500 hosts per second per core ({count} hosts, one process): {rate:.0f} — "
+               + ("met." if rate >= 500 else "not met.") for count, rate in throughput.items()],
+             "- Memory flat in the number of hosts: after evaluation only the facts the reports draw are kept; "
+             "findings and their evidence are held until the report is written.", ""]
+    (PROJECT / "docs" / "performance.md").write_text("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
