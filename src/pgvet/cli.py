@@ -30,6 +30,8 @@ app = typer.Typer(
 )
 rules_app = typer.Typer(help="List the rules, or test a rule pack's examples.", invoke_without_command=True)
 app.add_typer(rules_app, name="rules")
+baseline_app = typer.Typer(help="Record today's findings so that only new ones fail (a ratchet).", no_args_is_help=True)
+app.add_typer(baseline_app, name="baseline")
 
 
 P = ParamSpec("P")
@@ -170,6 +172,8 @@ def lint(
     fail_on: Annotated[Optional[str], typer.Option(help="Lowest severity that fails: error, warning or info.")] = None,  # noqa: UP045
     exit_zero: Annotated[bool, typer.Option(help="Exit 0 even with findings (never hides exit 2).")] = False,
     strict: Annotated[bool, typer.Option(help="Exit 2 when any host of several cannot be read.")] = False,
+    baseline: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Findings recorded in this baseline file are shown as such and do not fail.")] = None,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Say which rules were not evaluated and why.")] = False,
     color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Force colour on or off.")] = None,  # noqa: UP045
@@ -204,6 +208,7 @@ def lint(
         ignore=[*settings.ignore, *(ignore or [])],
         params=settings.params,
         explicit=explicit,
+        baseline=baseline or settings.baseline,
     )
     result = run_lint(directories, options)
     _render_outputs(result, list(output_format or []), list(output or []), verbose, color)
@@ -257,6 +262,39 @@ def _is_within(file: str, directory: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+@baseline_app.command("create")
+@reports_errors
+def baseline_create(
+    paths: Annotated[list[Path], typer.Argument(help="Host directories.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Baseline file to write.")] = Path(
+        "pgvet-baseline.json"),
+) -> None:
+    """Write the current findings' fingerprints to a baseline file."""
+    from pgvet.lint import LintOptions, host_directories, lint
+    from pgvet.suppress import baseline_document
+
+    result = lint(list(host_directories(paths)), LintOptions())
+    output.write_text(baseline_document(result), encoding="utf-8")
+    typer.echo(f"{sum(len(host.findings) for host in result.hosts)} findings recorded in {output}")
+
+
+@baseline_app.command("update")
+@reports_errors
+def baseline_update(
+    baseline: Annotated[Path, typer.Argument(help="The baseline file to update.")],
+    paths: Annotated[list[Path], typer.Argument(help="Host directories.")],
+) -> None:
+    """Remove the entries that are fixed; never add new ones."""
+    from pgvet.lint import LintOptions, host_directories, lint
+    from pgvet.suppress import baseline_document, load_baseline
+
+    recorded = load_baseline(baseline)
+    result = lint(list(host_directories(paths)), LintOptions())
+    baseline.write_text(baseline_document(result, keep=set(recorded)), encoding="utf-8")
+    remaining = len(load_baseline(baseline))
+    typer.echo(f"{len(recorded) - remaining} fixed entries removed, {remaining} remain in {baseline}")
 
 
 @app.command()

@@ -23,6 +23,7 @@ class LintOptions:
     ignore: list[str] = field(default_factory=list)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     explicit: SnapshotInputs | None = None
+    baseline: Path | None = None
 
 
 def matches(rule: RuleMeta, selector: str) -> bool:
@@ -122,6 +123,11 @@ def lint(directories: Sequence[Path | None], options: LintOptions) -> LintResult
         else:
             result.hosts.append(outcome)
             result.notices.extend(f"{outcome.host.name}: {warning}" for warning in outcome.host.warnings)
+    from pgvet.suppress import apply_baseline, apply_inline_suppressions, load_baseline
+
+    apply_inline_suppressions(result)
+    if options.baseline is not None:
+        apply_baseline(result, load_baseline(options.baseline))
     return result
 
 

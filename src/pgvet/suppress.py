@@ -1,0 +1,115 @@
+"""Inline suppressions and baselines.
+
+Inline: a comment ``# pgvet: ignore[ID or name, …] reason`` on the line a finding points at, or on the
+line before it, suppresses that finding; the reason is required. In sysctl.conf / sysctl.d files a
+comment must stand on its own line (procps reads the rest of a line as the value), so only the line
+before works there. Suppressed findings stay in the results, marked, and do not fail the run; a
+suppression without a reason, or one that suppresses nothing, is reported as a notice.
+
+Baseline: a JSON file of fingerprints (``pgvet baseline create``); findings in it are marked ``baseline``
+and do not fail the run; ``pgvet baseline update`` only removes entries that no longer occur (a ratchet).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pgvet.errors import InputError
+from pgvet.findings import LintResult
+from pgvet.provenance import Source
+
+_IGNORE = re.compile(r"#\s*pgvet:\s*ignore\[([^\]]*)\]\s*(.*)$")
+MAX_SCANNED_BYTES = 4 * 1024 * 1024
+BASELINE_FORMAT = 1
+
+
+@dataclass(slots=True)
+class Suppression:
+    selectors: tuple[str, ...]
+    reason: str
+    source: Source
+    used: bool = False
+
+
+def _suppressions(path: Path, display: str) -> dict[int, Suppression]:
+    """The suppression comments of a file, by line number."""
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_SCANNED_BYTES:
+            return {}
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    found: dict[int, Suppression] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        match = _IGNORE.search(line)
+        if match:
+            selectors = tuple(part.strip() for part in match.group(1).split(",") if part.strip())
+            found[number] = Suppression(selectors, match.group(2).strip(), Source(display, number))
+    return found
+
+
+def apply_inline_suppressions(result: LintResult) -> None:
+    for host in result.hosts:
+        root = Path(host.host.root)
+        files: dict[str, dict[int, Suppression]] = {}
+        for finding in host.findings:
+            if not finding.path or finding.line is None or finding.path.startswith("<"):
+                continue
+            if finding.path not in files:
+                target = (root / finding.path).resolve()
+                inside = root.resolve() in target.parents
+                files[finding.path] = _suppressions(target, finding.path) if inside else {}
+            comments = files[finding.path]
+            for line in (finding.line, finding.line - 1):
+                suppression = comments.get(line)
+                if suppression is None:
+                    continue
+                if not any(selector in (finding.rule_id, finding.rule_name) for selector in suppression.selectors):
+                    continue
+                suppression.used = True
+                if suppression.reason:
+                    finding.suppressed = suppression.reason
+                break
+        for comments in files.values():
+            for suppression in comments.values():
+                if not suppression.reason:
+                    result.notices.append(f"{host.host.name}: {suppression.source}: suppression without a reason "
+                                          "is ignored (write the reason after the brackets)")
+                elif not suppression.used:
+                    result.notices.append(f"{host.host.name}: {suppression.source}: unused suppression "
+                                          f"[{', '.join(suppression.selectors)}]")
+
+
+def load_baseline(path: Path) -> dict[str, dict[str, object]]:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("baseline file not found", Source(str(path))) from None
+    except (OSError, ValueError) as error:
+        raise InputError(f"not a pgvet baseline: {error}", Source(str(path))) from None
+    entries = document.get("findings") if isinstance(document, dict) else None
+    if not isinstance(entries, dict) or document.get("format") != BASELINE_FORMAT:
+        raise InputError("not a pgvet baseline (expected {\"format\": 1, \"findings\": {…}})", Source(str(path)))
+    return entries
+
+
+def apply_baseline(result: LintResult, entries: dict[str, dict[str, object]]) -> None:
+    for host in result.hosts:
+        for finding in host.findings:
+            if finding.fingerprint in entries:
+                finding.baseline = True
+
+
+def baseline_document(result: LintResult, keep: set[str] | None = None) -> str:
+    """The current findings by fingerprint; with ``keep``, only those already in the baseline (update)."""
+    entries = {
+        finding.fingerprint: {"rule": f"{finding.rule_id} {finding.rule_name}", "host": finding.host,
+                              "path": finding.path, "message": " ".join(finding.message.split())}
+        for host in result.hosts for finding in host.findings
+        if keep is None or finding.fingerprint in keep
+    }
+    return json.dumps({"format": BASELINE_FORMAT, "findings": dict(sorted(entries.items()))}, indent=2,
+                      ensure_ascii=False) + "\n"

@@ -1,0 +1,94 @@
+"""Inline suppressions (reason required, unused ones reported) and the baseline ratchet."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from conftest import FIXTURES
+from pgvet.cli import app
+from pgvet.lint import LintOptions, lint
+
+runner = CliRunner()
+
+
+def config_repo(tmp_path: Path) -> Path:
+    host = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "config-repo", host)
+    return host
+
+
+def test_inline_suppression_needs_a_reason_and_unused_ones_are_reported(tmp_path: Path) -> None:
+    host = config_repo(tmp_path)
+    wal = host / "conf.d" / "20-wal.conf"
+    wal.write_text(wal.read_text().replace(
+        "checkpoint_segments = 64", "# pgvet: ignore[removed-parameter] the 9.4 standby reads this file (OPS-12)\n"
+                                    "checkpoint_segments = 64"))
+    planner = host / "conf.d" / "30-planner.conf"
+    planner.write_text(planner.read_text().replace("jit = on", "jit = on  # pgvet: ignore[PGV999] stale")
+                       .replace("effective_io_concurency = 2", "effective_io_concurency = 2 # pgvet: ignore[PGV401]"))
+    result = lint([host], LintOptions())
+    by_rule = {finding.rule_id: finding for finding in result.hosts[0].findings}
+    assert by_rule["PGV402"].suppressed == "the 9.4 standby reads this file (OPS-12)"
+    assert by_rule["PGV401"].suppressed is None  # no reason: not suppressed
+    assert any("30-planner.conf:5: unused suppression [PGV999]" in notice for notice in result.notices)
+    assert any("30-planner.conf:3: suppression without a reason" in notice for notice in result.notices)
+
+
+def test_suppressed_findings_do_not_fail(tmp_path: Path) -> None:
+    host = tmp_path / "h"
+    host.mkdir()
+    (host / "host.yaml").write_text("pg_version: 16\n")
+    (host / "postgresql.conf").write_text("# pgvet: ignore[unknown-parameter] set by our fork\nshared_buffer = 1\n"
+                                          "port = 5432\n")
+    result = runner.invoke(app, ["lint", str(host), "--fail-on", "error", "--format", "concise"])
+    assert result.exit_code == 0, result.output
+    assert "(suppressed)" in result.output
+
+
+def test_baseline_ratchet(tmp_path: Path) -> None:
+    host = config_repo(tmp_path)
+    baseline = tmp_path / "baseline.json"
+    created = runner.invoke(app, ["baseline", "create", str(host), "--output", str(baseline)])
+    assert created.exit_code == 0, created.output
+    recorded = json.loads(baseline.read_text())["findings"]
+    assert len(recorded) >= 10
+    assert runner.invoke(app, ["lint", str(host), "--baseline", str(baseline)]).exit_code == 0
+    # A new problem fails even with the baseline; the old ones stay marked.
+    (host / "postgresql.conf").write_text((host / "postgresql.conf").read_text() + "shared_buffer = 1GB\n")
+    result = runner.invoke(app, ["lint", str(host), "--baseline", str(baseline), "--format", "json"])
+    assert result.exit_code == 1
+    document = json.loads(result.output)
+    new = [finding for finding in document["findings"] if not finding["baseline"]]
+    assert [finding["rule_id"] for finding in new] == ["PGV401"]
+    # Fixing a problem and updating removes its entry; the new problem is never added.
+    wal = host / "conf.d" / "20-wal.conf"
+    wal.write_text(wal.read_text().replace("checkpoint_segments = 64\n", ""))
+    updated = runner.invoke(app, ["baseline", "update", str(baseline), str(host)])
+    assert updated.exit_code == 0, updated.output
+    remaining = json.loads(baseline.read_text())["findings"]
+    assert len(remaining) == len(recorded) - 1
+    assert set(remaining) <= set(recorded)
+
+
+def test_fingerprints_survive_moved_lines_and_changed_values(tmp_path: Path) -> None:
+    host = config_repo(tmp_path)
+    before = {f.rule_id: f.fingerprint for f in lint([host], LintOptions()).hosts[0].findings}
+    memory = host / "conf.d" / "10-memory.conf"
+    memory.write_text("# moved down\n\n" + memory.read_text().replace("huge_pages = on", "huge_pages = on\n"))
+    sysctl = host / "sysctl.d" / "10-postgresql.conf"
+    sysctl.write_text(sysctl.read_text().replace("vm.nr_hugepages = 4096", "vm.nr_hugepages = 2000"))
+    after = {f.rule_id: f.fingerprint for f in lint([host], LintOptions()).hosts[0].findings}
+    assert after["PGV110"] == before["PGV110"]
+    assert after["PGV404"] == before["PGV404"]
+
+
+def test_bad_baseline_is_an_input_error(tmp_path: Path) -> None:
+    bad = tmp_path / "b.json"
+    bad.write_text("[1, 2]")
+    result = runner.invoke(app, ["lint", str(FIXTURES / "small-vm"), "--baseline", str(bad)])
+    assert result.exit_code == 2
+    assert "not a pgvet baseline" in result.output
