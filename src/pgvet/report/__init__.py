@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pgvet.findings import LintResult
+from pgvet.findings import Finding, HostResult, LintResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +29,8 @@ _MODULES = {
     "jsonl": "jsonl",
     "sarif": "sarif",
     "github": "github",
+    "junit": "junit",
+    "gitlab": "gitlab",
 }
 
 
@@ -51,10 +53,8 @@ FORMATS: Mapping[str, Renderer] = _Formats()
 
 
 def default_format() -> str:
-    """GitHub annotations under GitHub Actions (when available), else the text report."""
-    if os.environ.get("GITHUB_ACTIONS") == "true" and "github" in _MODULES:
-        return "github"
-    return "text"
+    """GitHub annotations under GitHub Actions, else the text report."""
+    return "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
 
 
 def use_color(options: ReportOptions, is_terminal: bool) -> bool:
@@ -74,3 +74,21 @@ def relative_path(path: str, root: str, repo_root: Path | None = None) -> str:
         return str(full.resolve().relative_to(base))
     except (ValueError, OSError):
         return str(full)
+
+
+def anchor(finding: Finding, host: HostResult) -> tuple[Path, int | None]:
+    """The file and line a finding is shown at by formats that need a file (SARIF, GitLab, annotations):
+    its own place; else the first evidence read from a file of the host (the sysctl line behind a
+    derived value); else the host's host.yaml; else the host directory itself (line None)."""
+    root = Path(host.host.root)
+    candidates = [(finding.path, finding.line)] if finding.path else []
+    candidates += [(item.source.path, item.source.line) for item in finding.evidence if item.source is not None]
+    for path, line in candidates:
+        if path and not path.startswith("<"):
+            target = Path(path) if Path(path).is_absolute() else root / path
+            if target.is_file():
+                return target, line
+    for name in ("host.yaml", "host.yml"):
+        if (root / name).is_file():
+            return root / name, None
+    return root, None

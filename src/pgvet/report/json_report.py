@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pgvet.findings import Finding, HostResult, LintResult
@@ -15,10 +16,11 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = "1"
 
 
-def finding_json(finding: Finding, host: HostResult) -> dict[str, Any]:
+def finding_json(finding: Finding, host: HostResult, repo_root: Path | None = None) -> dict[str, Any]:
+    """One finding; ``path`` relative to ``repo_root`` (or the current directory) when it lies under it."""
     from pgvet.report import relative_path
 
-    path = relative_path(finding.path, host.host.root) if finding.path else None
+    path = relative_path(finding.path, host.host.root, repo_root) if finding.path else None
     return {
         "fingerprint": finding.fingerprint,
         "rule_id": finding.rule_id,
@@ -32,6 +34,9 @@ def finding_json(finding: Finding, host: HostResult) -> dict[str, Any]:
         "title": finding.title,
         "message": finding.message,
         "values": finding.values,
+        # rules that compare a value with what it should be name those values expected and actual
+        "expected": finding.values.get("expected"),
+        "actual": finding.values.get("actual"),
         "fix": {
             "sysctl": finding.fix.sysctl,
             "postgresql": finding.fix.postgresql,
@@ -68,18 +73,24 @@ def summary_json(result: LintResult) -> dict[str, Any]:
     }
 
 
-def document(result: LintResult) -> dict[str, Any]:
+def _counts(host: HostResult) -> dict[str, int]:
+    counts = Counter(finding.severity for finding in host.findings
+                     if finding.suppressed is None and not finding.baseline)
+    return {severity: counts[severity] for severity in ("error", "warning", "info")}
+
+
+def document(result: LintResult, repo_root: Path | None = None) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "pgvet", "version": result.tool_version, "rule_pack": result.pack_version},
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "hosts": [
             {"name": host.host.name, "path": host.host.root,
-             "counts": dict(Counter(finding.severity for finding in host.findings)),
+             "counts": _counts(host),
              "warnings": host.host.warnings}
             for host in result.hosts
         ],
-        "findings": [finding_json(finding, host) for host in result.hosts for finding in host.findings],
+        "findings": [finding_json(finding, host, repo_root) for host in result.hosts for finding in host.findings],
         "not_evaluated": [
             {"host": host.host.name, "rule_id": item.rule_id, "rule_name": item.rule_name,
              "missing": list(item.missing), "subject": item.subject, "reason": item.reason}
@@ -96,4 +107,4 @@ def document(result: LintResult) -> dict[str, Any]:
 
 
 def render(result: LintResult, options: ReportOptions) -> str:
-    return json.dumps(document(result), indent=2, ensure_ascii=False, default=str) + "\n"
+    return json.dumps(document(result, options.repo_root), indent=2, ensure_ascii=False, default=str) + "\n"

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 def render(result: LintResult, options: ReportOptions) -> str:
     from pgvet.report.json_report import SCHEMA_VERSION, finding_json, summary_json
 
-    lines = [json.dumps({"type": "finding", **finding_json(finding, host)}, ensure_ascii=False, default=str)
+    lines = [json.dumps({"type": "finding", **finding_json(finding, host, options.repo_root)}, ensure_ascii=False,
+                        default=str)
              for host in result.hosts for finding in host.findings]
     lines += [json.dumps({"type": "error", "host": error.host, "message": error.message,
                           "path": error.source.path if error.source else None,

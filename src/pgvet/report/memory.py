@@ -2,7 +2,9 @@
 
 Segments: PostgreSQL shared memory (inside the huge page pool when huge pages hold it), the rest of
 the huge page pool, the worst-case work_mem budget, and what is left for the OS and its page cache;
-the CommitLimit is marked when overcommit is strict. A budget beyond RAM is shown as overcommitted.
+the CommitLimit is marked when overcommit is strict. A budget beyond RAM is shown as overcommitted:
+the bar is then scaled to everything promised and RAM's end is marked on it.
+This module only computes; text.py draws it with rich (kept out of here so tests need no console).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ class Segment:
 
 
 def size_text(size: float) -> str:
+    """A size in IEC units with one decimal (``141.1 GiB``), bytes below 1 KiB."""
     for unit, factor in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if abs(size) >= factor:
             return f"{size / factor:.1f} {unit}"
@@ -36,12 +39,30 @@ def _number(host: HostFacts, name: str) -> float | None:
 class MemoryPicture:
     ram: int
     segments: list[Segment]
-    commit_limit: int | None
-    overcommitted: int  # bytes asked for beyond RAM
+    commit_limit: int | None  # only when overcommit is strict (vm.overcommit_memory = 2)
+    overcommitted: int  # bytes promised beyond RAM
     estimated: bool  # shared memory from shared_buffers, not the calibrated estimate
+
+    @property
+    def total(self) -> int:
+        """What the bar spans: RAM, or everything promised when that is more."""
+        return max(self.ram, sum(segment.size for segment in self.segments))
+
+
+def _huge_page_pool(host: HostFacts) -> float:
+    # The pages the kernel really allocated (meminfo) hold RAM; the declared pool is the fallback for
+    # configuration repositories, which have no meminfo.
+    allocated = _number(host, "meminfo.hugepages_total")
+    if allocated is not None:
+        return allocated * (_number(host, "meminfo.hugepagesize") or 2 * 1024 * 1024)
+    declared = _number(host, "derived.hugepages_pool")
+    if declared is not None:
+        return declared * (_number(host, "derived.hugepage_size") or 2 * 1024 * 1024)
+    return 0.0
 
 
 def memory_picture(host: HostFacts) -> MemoryPicture | None:
+    """The picture from whichever facts exist; None without ``host.ram``."""
     ram = _number(host, "host.ram")
     if not ram:
         return None
@@ -49,48 +70,58 @@ def memory_picture(host: HostFacts) -> MemoryPicture | None:
     estimated = shared is None
     if shared is None:
         shared = _number(host, "pg.shared_buffers")
-    pool_pages = _number(host, "meminfo.hugepages_total")
-    page_size = _number(host, "meminfo.hugepagesize") or 2 * 1024 * 1024
-    pool = pool_pages * page_size if pool_pages is not None else None
-    if pool is None:
-        pool_derived = _number(host, "derived.hugepages_pool")
-        size_derived = _number(host, "derived.hugepage_size") or page_size
-        pool = pool_derived * size_derived if pool_derived is not None else 0.0
-    budget = _number(host, "derived.work_mem_budget")
-    segments: list[Segment] = []
+    pool = _huge_page_pool(host)
     huge_pages = host.value("pg.huge_pages")
     in_pool = shared is not None and pool > 0 and huge_pages in ("on", "try") and shared <= pool
+    segments: list[Segment] = []
     if shared is not None:
-        label = "PostgreSQL shared memory" + (" (in huge pages)" if in_pool else "")
+        if in_pool:
+            label = "PostgreSQL shared memory, in huge pages"
+        elif pool > 0 and huge_pages == "on":
+            label = "PostgreSQL shared memory (exceeds the pool)"
+        else:
+            label = "PostgreSQL shared memory"
         segments.append(Segment(label, int(shared), "bold magenta", "█"))
     if pool > 0:
         rest = pool - shared if in_pool and shared is not None else pool
         if rest > 0:
-            segments.append(Segment("huge page pool" + (", unused" if in_pool else ""), int(rest), "magenta", "▓"))
+            label = "huge page pool, unused" if in_pool or huge_pages == "off" else "huge page pool"
+            segments.append(Segment(label, int(rest), "magenta", "▓"))
+    budget = _number(host, "derived.work_mem_budget")
     if budget is not None:
-        segments.append(Segment("work_mem budget (worst case)", int(budget), "yellow", "▒"))
+        segments.append(Segment("work_mem budget, worst case", int(budget), "yellow", "▒"))
     used = sum(segment.size for segment in segments)
-    if used < ram:
-        segments.append(Segment("OS and page cache", int(ram - used), "green", "░"))
+    segments.append(Segment("OS and page cache", int(max(0.0, ram - used)), "green", "░"))
     commit_limit = _number(host, "derived.commit_limit") if host.value("sysctl.vm.overcommit_memory") == 2 else None
     return MemoryPicture(int(ram), segments, int(commit_limit) if commit_limit else None,
                          int(max(0.0, used - ram)), estimated)
 
 
-def render_bar(picture: MemoryPicture, width: int) -> tuple[list[tuple[str, str]], str]:
-    """The bar as (text, style) runs, scaled to RAM (or to the total when overcommitted), and a marker line."""
-    total = max(picture.ram, sum(segment.size for segment in picture.segments))
-    runs: list[tuple[str, str]] = []
-    drawn = 0
+def bar_cells(picture: MemoryPicture, width: int) -> list[int]:
+    """How many cells each segment takes on a bar of ``width`` cells: largest remainders, so the cells
+    add up to the width exactly, and a segment that is not empty gets at least one."""
+    total = picture.total
+    exact = [segment.size / total * width for segment in picture.segments]
+    cells = [int(share) for share in exact]
     for index, segment in enumerate(picture.segments):
-        cells = round(segment.size / total * width) if index < len(picture.segments) - 1 else width - drawn
-        cells = max(cells, 1 if segment.size > 0 else 0)
-        cells = min(cells, width - drawn)
-        runs.append((segment.char * cells, segment.style))
-        drawn += cells
-    markers = [" "] * (width + 1)
+        if segment.size > 0 and cells[index] == 0:
+            cells[index] = 1
+    order = sorted(range(len(exact)), key=lambda index: exact[index] - int(exact[index]), reverse=True)
+    for index in order:
+        if sum(cells) >= width:
+            break
+        cells[index] += 1
+    while sum(cells) > width:  # the minimum of one cell overshot: take from the largest
+        cells[cells.index(max(cells))] -= 1
+    return cells
+
+
+def marker_line(picture: MemoryPicture, width: int) -> str:
+    """Marks under the bar: ``┃`` the CommitLimit, ``▲`` the end of RAM when more is promised."""
+    marks = [" "] * (width + 1)
+    total = picture.total
     if picture.ram < total:
-        markers[round(picture.ram / total * width)] = "▲"
+        marks[min(width, round(picture.ram / total * width))] = "▲"
     if picture.commit_limit is not None:
-        markers[min(width, round(picture.commit_limit / total * width))] = "┃"
-    return runs, "".join(markers).rstrip()
+        marks[min(width, round(picture.commit_limit / total * width))] = "┃"
+    return "".join(marks).rstrip()

@@ -1,9 +1,12 @@
 """SARIF 2.1.0 for code scanning (GitHub and others).
 
-Rules carry their help as text and markdown (what it checks, why it matters, the fix); results point at
-files relative to the repository root (``uriBaseId: %SRCROOT%``) with a region when the line is known;
-``partialFingerprints`` carry pgvet's stable fingerprint so code scanning tracks a finding across commits.
-A finding without a file points at the host directory's host.yaml when it exists, else at the directory.
+Rules carry their help as text and markdown (what it checks, why it matters, how to fix it); results
+point at files relative to the repository root (``uriBaseId: %SRCROOT%``) with a region: GitHub
+requires ``startLine`` and displays a result only with a file, so a finding without one points at
+the file its evidence was read from, else the host's host.yaml (line 1), else the host directory.
+``partialFingerprints`` carry pgvet's stable fingerprint twice: as ``pgvet/v1`` and as
+``primaryLocationLineHash``, the only key GitHub reads (without it, upload-sarif hashes the source line,
+and an alert would be re-opened whenever the value on that line changes).
 """
 
 from __future__ import annotations
@@ -19,75 +22,110 @@ if TYPE_CHECKING:
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
-INFORMATION_URI = "https://example.invalid/pgvet"
+INFORMATION_URI = "https://pypi.org/project/pgvet/"
+# GitHub's limits (SARIF support for code scanning): descriptions 1024 characters, names 255, 20 tags per rule
+MAX_DESCRIPTION = 1024
+MAX_NAME = 255
+MAX_TAGS = 20
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _rule(meta: RuleMeta) -> dict[str, Any]:
     why = " ".join(meta.why.split())
-    references = "\n".join(f"- {reference}" for reference in meta.references)
-    markdown = (f"**{meta.title}**\n\n## Why it matters\n\n{why}\n\n## References\n\n{references}\n\n"
-                f"Run `pgvet explain {meta.name}` for the formula, parameters and examples.")
+    sections = [f"## What it does\n\nReports: {meta.title}.", f"## Why it matters\n\n{why or meta.title}",
+                f"## How to fix\n\nEach result gives the sysctl and postgresql.conf lines (and the ALTER SYSTEM "
+                f"statements) with the values computed for that host. `pgvet explain {meta.id}` shows the "
+                f"condition, the formulas and the rule's parameters."]
+    if meta.references:
+        sections.append("## References\n\n" + "\n".join(f"- {reference}" for reference in meta.references))
+    text = f"{meta.title}. {why}".strip() + f" Run `pgvet explain {meta.id}` for the formulas and the fix."
     return {
         "id": meta.id,
-        "name": meta.name,
-        "shortDescription": {"text": meta.title},
-        "fullDescription": {"text": why or meta.title},
-        "help": {"text": f"{meta.title}. {why}", "markdown": markdown},
+        "name": _clip(meta.name, MAX_NAME),
+        "shortDescription": {"text": _clip(meta.title, MAX_DESCRIPTION)},
+        "fullDescription": {"text": _clip(why or meta.title, MAX_DESCRIPTION)},
+        "help": {"text": text, "markdown": "\n\n".join(sections)},
         "defaultConfiguration": {"level": LEVELS[meta.severity]},
-        "properties": {"tags": list(meta.tags)},
+        "properties": {"tags": list(meta.tags)[:MAX_TAGS]},
     }
+
+
+def _meta_from_finding(finding: Finding) -> RuleMeta:
+    """A rule the result set does not describe (an outside pack): what the finding itself knows."""
+    return RuleMeta(finding.rule_id, finding.rule_name, finding.title, finding.severity, finding.tags,
+                    finding.help, tuple(finding.references))
 
 
 def _uri(path: Path, repo_root: Path) -> str:
     try:
-        return path.resolve().relative_to(repo_root.resolve()).as_posix()
+        return path.resolve().relative_to(repo_root.resolve()).as_posix() or "."
     except ValueError:
         return path.resolve().as_uri()
 
 
+def _directory_uri(directory: Path) -> str:
+    uri = directory.resolve().as_uri()
+    return uri if uri.endswith("/") else uri + "/"  # a base URI must end with a slash
+
+
 def _location(finding: Finding, host: HostResult, repo_root: Path) -> dict[str, Any]:
-    root = Path(host.host.root)
-    if finding.path and not finding.path.startswith("<"):
-        target = Path(finding.path) if Path(finding.path).is_absolute() else root / finding.path
-    else:
-        target = root / "host.yaml" if (root / "host.yaml").is_file() else root
+    from pgvet.report import anchor
+
+    target, line = anchor(finding, host)
     physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(target, repo_root), "uriBaseId": "%SRCROOT%"}}
-    if finding.line and finding.path:
-        physical["region"] = {"startLine": finding.line}
+    if target.is_file():
+        physical["region"] = {"startLine": line if line and line >= 1 else 1}
     return {"physicalLocation": physical}
 
 
-def render(result: LintResult, options: ReportOptions) -> str:
-    repo_root = options.repo_root or Path.cwd()
-    rule_ids = sorted(result.rules)
-    index = {rule_id: position for position, rule_id in enumerate(rule_ids)}
-    results: list[dict[str, Any]] = []
+def _result(finding: Finding, host: HostResult, rule_index: int, repo_root: Path) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "ruleId": finding.rule_id,
+        "ruleIndex": rule_index,
+        "level": LEVELS[finding.severity],
+        "message": {"text": " ".join(finding.message.split())},
+        "locations": [_location(finding, host, repo_root)],
+        "partialFingerprints": {"pgvet/v1": finding.fingerprint, "primaryLocationLineHash": f"{finding.fingerprint}:1"},
+        "properties": {"host": finding.host, "subject": finding.subject, "values": finding.values,
+                       "tags": list(finding.tags)},
+    }
+    if finding.suppressed is not None:
+        # pgvet's suppressions live in its configuration, not in the linted files
+        entry["suppressions"] = [{"kind": "external", "justification": finding.suppressed}]
+    if finding.baseline:
+        entry["baselineState"] = "unchanged"
+    return entry
+
+
+def document(result: LintResult, repo_root: Path) -> dict[str, Any]:
+    metas = dict(result.rules)
     for host in result.hosts:
         for finding in host.findings:
-            entry: dict[str, Any] = {
-                "ruleId": finding.rule_id,
-                "ruleIndex": index[finding.rule_id],
-                "level": LEVELS[finding.severity],
-                "message": {"text": " ".join(finding.message.split())},
-                "locations": [_location(finding, host, repo_root)],
-                "partialFingerprints": {"pgvet/v1": finding.fingerprint},
-                "properties": {"host": finding.host, "values": finding.values, "tags": list(finding.tags)},
-            }
-            if finding.suppressed is not None:
-                entry["suppressions"] = [{"kind": "inSource", "justification": finding.suppressed}]
-            elif finding.baseline:
-                entry["baselineState"] = "unchanged"
-            results.append(entry)
+            metas.setdefault(finding.rule_id, _meta_from_finding(finding))
+    rule_ids = sorted(metas)
+    index = {rule_id: position for position, rule_id in enumerate(rule_ids)}
+    results = [_result(finding, host, index[finding.rule_id], repo_root)
+               for host in result.hosts for finding in host.findings]
     notifications = [
-        {"level": "error", "message": {"text": f"{error.host}: {error.message}"}} for error in result.errors
+        {"level": "error", "message": {"text": f"{error.host}: {error.source}: {error.message}" if error.source
+                                       else f"{error.host}: {error.message}"}}
+        for error in result.errors
     ]
     run: dict[str, Any] = {
         "tool": {"driver": {"name": "pgvet", "version": result.tool_version, "semanticVersion": result.tool_version,
                             "informationUri": INFORMATION_URI,
-                            "rules": [_rule(result.rules[rule_id]) for rule_id in rule_ids]}},
-        "originalUriBaseIds": {"%SRCROOT%": {"uri": repo_root.resolve().as_uri() + "/"}},
+                            "rules": [_rule(metas[rule_id]) for rule_id in rule_ids]}},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": _directory_uri(repo_root)}},
         "results": results,
         "invocations": [{"executionSuccessful": not result.errors, "toolExecutionNotifications": notifications}],
+        "properties": {"rulePack": result.pack_version},
     }
-    document = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
-    return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"
+    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def render(result: LintResult, options: ReportOptions) -> str:
+    sarif = document(result, options.repo_root or Path.cwd())
+    return json.dumps(sarif, indent=2, ensure_ascii=False, default=str) + "\n"

@@ -11,21 +11,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 from pgvet.findings import Finding, HostResult, LintResult
-from pgvet.report.memory import MemoryPicture, memory_picture, render_bar, size_text
+from pgvet.report.memory import MemoryPicture, bar_cells, marker_line, memory_picture, size_text
 
 if TYPE_CHECKING:
     from pgvet.report import ReportOptions
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 MAX_SHOWN_FILE = 1024 * 1024
+LABEL_WIDTH = 9  # the column that holds at / from / values / fix, and the severity before the rule
+NOT_A_FILE = "<"  # Source paths such as <default> and <derived>
 
 
 def offending_line(root: str, path: str, line: int | None) -> str | None:
-    """The text of a line in a file of the host directory; never reads outside it or a big file."""
-    if line is None or path.startswith("<"):
+    """The text of a line of a file in the host directory. Only regular files under the host's root
+    (after resolving symbolic links) and at most 1 MiB are read: a report never leaks other files."""
+    if line is None or line < 1 or path.startswith(NOT_A_FILE):
         return None
     base = Path(root).resolve()
     try:
@@ -36,96 +40,123 @@ def offending_line(root: str, path: str, line: int | None) -> str | None:
         with file.open(encoding="utf-8", errors="replace") as handle:
             for number, text in enumerate(handle, 1):
                 if number == line:
-                    return text.rstrip("\n")
+                    return text.rstrip("\r\n")
     except (OSError, ValueError):
         return None
     return None
 
 
-_NOT_SIZES = ("ratio", "count", "pages", "connections", "workers", "percent", "disks", "cpus")
+# Values whose names say they count things rather than measure memory, even when large.
+_NOT_SIZES = ("ratio", "count", "pages", "needed", "available", "suggested", "connections", "workers", "percent",
+              "disks", "cpus", "processes", "timeout", "occurrences", "requested", "allocated")
 
 
-def _value_text(name: str, value: object) -> str:
-    """Values as numbers; large integers that measure memory also in IEC units."""
+def value_text(name: str, value: object) -> str:
+    """A value as people read it: memory in IEC units beside the exact bytes, ratios with 3 digits."""
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, int) and value >= 1024 * 1024 and not any(word in name for word in _NOT_SIZES):
-        return f"{value} ({size_text(value)})"
-    return str(value)
+    if isinstance(value, int | float):
+        if abs(value) >= 1024 * 1024 and not any(word in name for word in _NOT_SIZES):
+            return f"{round(value)} ({size_text(value)})"
+        if isinstance(value, float):
+            return str(round(value)) if value.is_integer() or abs(value) >= 1000 else f"{value:.3g}"
+    return "null" if value is None else str(value)
 
 
-def _finding(console: Console, finding: Finding, host: HostResult) -> None:
+def _place(path: str, line: int | None, host: HostResult, options: ReportOptions) -> str:
     from pgvet.report import relative_path
 
+    place = relative_path(path, host.host.root, options.repo_root)
+    return f"{place}:{line}" if line else place
+
+
+def _location_row(path: str, line: int | None, host: HostResult, options: ReportOptions) -> Text:
+    """``path:line   the line as written``, on one line: cut with an ellipsis rather than wrapped."""
+    shown = offending_line(host.host.root, path, line)
+    text = Text(_place(path, line, host, options), "underline", no_wrap=True, overflow="ellipsis")
+    if shown is not None and shown.strip():
+        text.append("   " + " ".join(shown.split()), "italic")
+    return text
+
+
+def _finding(console: Console, finding: Finding, host: HostResult, options: ReportOptions) -> None:
     head = Text()
-    head.append(f"{finding.severity.upper():<8}", SEVERITY_STYLE[finding.severity])
-    head.append(f"{finding.rule_id} ", "bold")
-    head.append(finding.rule_name, "bold")
+    head.append(f"{finding.severity.upper():<{LABEL_WIDTH}}", SEVERITY_STYLE[finding.severity])
+    head.append(f"{finding.rule_id} {finding.rule_name}", "bold")
     if finding.subject:
         head.append(f"  [{finding.subject}]", "dim")
-    if finding.suppressed:
-        head.append(f"  (suppressed: {finding.suppressed})", "dim")
-    elif finding.baseline:
-        head.append("  (in baseline)", "dim")
-    console.print(head)
-    console.print(Text(" ".join(finding.message.split())), style="default")
+    console.print(head, overflow="fold")
+    grid = Table.grid()
+    grid.add_column(width=LABEL_WIDTH, style="dim", no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_row("", Text(" ".join(finding.message.split())))
     if finding.path:
-        place = relative_path(finding.path, host.host.root)
-        place += f":{finding.line}" if finding.line else ""
-        shown = offending_line(host.host.root, finding.path, finding.line)
-        at = Text("  at ", "dim")
-        at.append(place, "underline")
-        if shown is not None:
-            at.append("   " + shown.strip(), "italic")
-        console.print(at)
+        grid.add_row("  at", _location_row(finding.path, finding.line, host, options))
+    for item in finding.evidence:
+        source = item.source
+        if source is None or source.path.startswith(NOT_A_FILE) or (source.path, source.line) == (
+                finding.path, finding.line):
+            continue
+        grid.add_row("  from", _location_row(source.path, source.line, host, options))
     if finding.values:
-        values = ", ".join(f"{name} = {_value_text(name, value)}" for name, value in finding.values.items())
-        console.print(Text("  values: " + values, "dim"))
-    fix_lines = [f"sysctl: {key} = {value}" for key, value in finding.fix.sysctl.items()]
-    fix_lines += [f"postgresql.conf: {key} = {value}" for key, value in finding.fix.postgresql.items()]
-    fix_lines += finding.fix.alter_system()
+        values = ", ".join(f"{name} = {value_text(name, value)}" for name, value in finding.values.items())
+        grid.add_row("  values", Text(values, "dim"))
+    fix_lines = [Text(f"sysctl: {key} = {value}") for key, value in finding.fix.sysctl.items()]
+    if finding.fix.postgresql:
+        fix_lines += [Text(f"postgresql.conf: {key} = {value}") for key, value in finding.fix.postgresql.items()]
+        fix_lines += [Text(f"or in SQL: {statement}") for statement in finding.fix.alter_system()]
     if finding.fix.text:
-        fix_lines.append(" ".join(finding.fix.text.split()))
+        fix_lines.append(Text(" ".join(finding.fix.text.split())))
     for index, line in enumerate(fix_lines):
-        console.print(Text(("  fix: " if index == 0 else "       ") + line, "green"))
+        line.stylize("green")
+        grid.add_row("  fix" if index == 0 else "", line)
+    console.print(grid)
     console.print()
 
 
 def _memory(console: Console, picture: MemoryPicture, width: int) -> None:
     bar_width = max(20, min(width - 4, 72))
-    title = f"Where the RAM goes ({size_text(picture.ram)})"
+    title = Text("Where the RAM goes", "bold")
+    title.append(f" ({size_text(picture.ram)})", "bold")
     if picture.estimated:
-        title += " — shared memory estimated from shared_buffers"
-    console.print(Text(title, "bold"))
-    runs, markers = render_bar(picture, bar_width)
+        title.append("  shared memory estimated from shared_buffers", "dim")
+    console.print(title)
     bar = Text("  ")
-    for text, style in runs:
-        bar.append(text, style)
-    console.print(bar)
-    if markers.strip():
-        console.print(Text("  " + markers, "bold"))
+    for segment, cells in zip(picture.segments, bar_cells(picture, bar_width), strict=True):
+        bar.append(segment.char * cells, segment.style)
+    console.print(bar, no_wrap=True, crop=True)
+    markers = marker_line(picture, bar_width)
+    if markers:
+        console.print(Text("  " + markers, "bold"), no_wrap=True, crop=True)
+    legend = Table.grid(padding=(0, 1))
+    legend.add_column(width=4, no_wrap=True)  # two cells of the glyph, under the bar's two-space indent
+    legend.add_column(no_wrap=True)
+    legend.add_column(justify="right", no_wrap=True)
+    legend.add_column(justify="right", no_wrap=True)
     for segment in picture.segments:
-        share = segment.size / picture.ram * 100
-        line = Text("  ")
-        line.append(segment.char * 2, segment.style)
-        line.append(f" {segment.label:<36}{size_text(segment.size):>11}  {share:5.1f} %")
-        console.print(line)
+        size = size_text(segment.size) if segment.size else "nothing left"
+        legend.add_row(Text("  " + segment.char * 2, segment.style), segment.label, size,
+                       f"{segment.size / picture.ram * 100:.1f} %")
     if picture.commit_limit is not None:
-        console.print(Text(f"  ┃  CommitLimit (overcommit strict){'':<4}{size_text(picture.commit_limit):>11}  "
-                           f"{picture.commit_limit / picture.ram * 100:5.1f} %"))
+        legend.add_row(Text("   ┃", "bold"), "CommitLimit (overcommit strict)", size_text(picture.commit_limit),
+                       f"{picture.commit_limit / picture.ram * 100:.1f} %")
     if picture.overcommitted:
-        console.print(Text(f"  ▲  RAM ends here: {size_text(picture.overcommitted)} more than RAM is promised",
-                           "bold red"))
+        legend.add_row(Text("   ▲", "bold red"), Text("end of RAM; promised beyond it", "bold red"),
+                       Text(size_text(picture.overcommitted), "bold red"),
+                       Text(f"{picture.overcommitted / picture.ram * 100:.1f} %", "bold red"))
+    console.print(legend)
     console.print()
 
 
-def _host(console: Console, host: HostResult, verbose: bool, width: int) -> None:
+def _counted(finding: Finding) -> bool:
+    return finding.suppressed is None and not finding.baseline
+
+
+def _host(console: Console, host: HostResult, options: ReportOptions, width: int) -> None:
     from pgvet.report import relative_path
 
     header = Text(host.host.name, "bold underline")
-    header.append(f"  ({relative_path('.', host.host.root)})", "dim")
+    header.append(f"  {relative_path('.', host.host.root, options.repo_root)}", "dim")
     console.print(header)
     console.print()
     picture = memory_picture(host.host)
@@ -133,17 +164,25 @@ def _host(console: Console, host: HostResult, verbose: bool, width: int) -> None
         _memory(console, picture, width)
     for warning in host.host.warnings:
         console.print(Text(f"warning: {warning}", "yellow"))
-    if verbose:
+    if options.verbose:
         for note in host.host.notes:
             console.print(Text(f"note: {note}", "dim"))
-    if host.host.warnings or (verbose and host.host.notes):
+    if host.host.warnings or (options.verbose and host.host.notes):
         console.print()
-    for finding in sorted(host.findings, key=lambda item: (-item.rank, item.rule_id, item.subject or "")):
-        _finding(console, finding, host)
-    if not host.findings:
+    active = sorted((finding for finding in host.findings if _counted(finding)),
+                    key=lambda item: (-item.rank, item.rule_id, item.subject or ""))
+    for finding in active:
+        _finding(console, finding, host, options)
+    if not active:
         console.print(Text("no findings", "green"))
         console.print()
-    if verbose and host.not_evaluated:
+    quiet = [finding for finding in host.findings if not _counted(finding)]
+    for finding in sorted(quiet, key=lambda item: (-item.rank, item.rule_id)):
+        why = f"suppressed: {finding.suppressed}" if finding.suppressed is not None else "in the baseline"
+        console.print(Text(f"{finding.severity} {finding.rule_id} {finding.rule_name} ({why})", "dim"))
+    if quiet:
+        console.print()
+    if options.verbose and host.not_evaluated:
         console.print(Text("not evaluated:", "dim"))
         for item in host.not_evaluated:
             why = item.reason or "missing " + ", ".join(item.missing)
@@ -152,39 +191,49 @@ def _host(console: Console, host: HostResult, verbose: bool, width: int) -> None
         console.print()
 
 
-def _summary(result: LintResult) -> str:
-    counts: Counter[str] = Counter(
-        finding.severity for host in result.hosts for finding in host.findings
-        if finding.suppressed is None and not finding.baseline
-    )
-    parts = [f"{counts[severity]} {severity}{'s' if counts[severity] != 1 and severity != 'info' else ''}"
-             for severity in ("error", "warning", "info")]
-    hosts = len(result.hosts)
-    line = f"{', '.join(parts)} on {hosts} host{'s' if hosts != 1 else ''}"
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def summary_line(result: LintResult, verbose: bool) -> str:
+    """``2 errors, 5 warnings, 3 info on 2 hosts`` and what was not counted or not evaluated."""
+    findings = [finding for host in result.hosts for finding in host.findings]
+    counts = Counter(finding.severity for finding in findings if _counted(finding))
+    line = (f"{_plural(counts['error'], 'error')}, {_plural(counts['warning'], 'warning')}, {counts['info']} info "
+            f"on {_plural(len(result.hosts), 'host')}")
+    quiet = [f"{count} {what}" for count, what in (
+        (sum(1 for finding in findings if finding.suppressed is not None), "suppressed"),
+        (sum(1 for finding in findings if finding.suppressed is None and finding.baseline), "in the baseline"),
+    ) if count]
+    if quiet:
+        line += f" (not counted: {', '.join(quiet)})"
     if result.errors:
-        line += f"; {len(result.errors)} host{'s' if len(result.errors) != 1 else ''} could not be read"
-    not_evaluated = sum(len(host.not_evaluated) for host in result.hosts)
-    if not_evaluated:
-        line += f"; {not_evaluated} rule evaluations skipped for missing inputs (--verbose lists them)"
+        line += f"; {_plural(len(result.errors), 'host')} could not be read"
+    skipped = sum(len(host.not_evaluated) for host in result.hosts)
+    if skipped:
+        listed = "listed above" if verbose else "--verbose lists them"
+        line += f"\n{skipped} rule{' was' if skipped == 1 else 's were'} not evaluated (missing inputs; {listed})"
     return line
 
 
 def render(result: LintResult, options: ReportOptions) -> str:
     from pgvet.report import use_color
 
-    color = use_color(options, sys.stdout.isatty())
+    on_terminal = sys.stdout.isatty()
+    color = use_color(options, on_terminal)
+    width = options.width or (Console().width if on_terminal else 100)
     buffer = io.StringIO()
-    width = options.width or (Console().width if color else 100)
     console = Console(file=buffer, width=width, force_terminal=color, no_color=not color, highlight=False,
-                      emoji=False, soft_wrap=False)
+                      emoji=False, markup=False, color_system="standard" if color else None)
     for error in result.errors:
-        place = str(error.source) if error.source else error.host
+        place = f"{error.host}: {error.source}" if error.source else error.host
         console.print(Text(f"error: {place}: {error.message}", "bold red"))
     if result.errors:
         console.print()
     for host in result.hosts:
-        _host(console, host, options.verbose, width)
+        _host(console, host, options, width)
     for notice in result.notices:
         console.print(Text(f"notice: {notice}", "yellow"))
-    console.print(Text(_summary(result), "bold"))
-    return buffer.getvalue()
+    console.print(Text(summary_line(result, options.verbose), "bold"))
+    # rich pads table cells to the column width; trailing blanks only get in the way of diffs and editors
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
