@@ -140,3 +140,15 @@ def test_no_traceback_from_the_installed_command(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "Traceback" not in done.stderr + done.stdout
     assert "meminfo.txt:1: not a /proc/meminfo line" in done.stdout
+
+
+def test_jobs_give_the_same_results_in_the_same_order(tmp_path: Path) -> None:
+    hosts = []
+    for number, name in enumerate(["small-vm", "big-server", "config-repo", "well-tuned"] * 2):
+        host = tmp_path / f"h{number}"
+        shutil.copytree(FIXTURES / name, host)
+        hosts.append(str(host))
+    serial = lint(*hosts, "--format", "concise", "--exit-zero")
+    parallel = lint(*hosts, "--format", "concise", "--exit-zero", "--jobs", "2")
+    assert serial == parallel
+    assert serial[1].count("PGV110") == 4

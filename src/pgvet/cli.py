@@ -172,6 +172,7 @@ def lint(
     fail_on: Annotated[Optional[str], typer.Option(help="Lowest severity that fails: error, warning or info.")] = None,  # noqa: UP045
     exit_zero: Annotated[bool, typer.Option(help="Exit 0 even with findings (never hides exit 2).")] = False,
     strict: Annotated[bool, typer.Option(help="Exit 2 when any host of several cannot be read.")] = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Lint hosts in this many processes.")] = 1,
     baseline: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Findings recorded in this baseline file are shown as such and do not fail.")] = None,
     verbose: Annotated[bool, typer.Option(
@@ -210,7 +211,7 @@ def lint(
         explicit=explicit,
         baseline=baseline or settings.baseline,
     )
-    result = run_lint(directories, options)
+    result = run_lint(directories, options, jobs=jobs)
     _render_outputs(result, list(output_format or []), list(output or []), verbose, color)
     code = exit_code(result, threshold, strict=strict)
     if exit_zero and code == 1:

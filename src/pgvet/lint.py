@@ -111,13 +111,40 @@ def iter_hosts(pack: RulePack, directories: Sequence[Path | None],
             yield HostError(host=name, message=error.message, source=error.source)
 
 
-def lint(directories: Sequence[Path | None], options: LintOptions) -> LintResult:
+_WORKER_PACK: dict[tuple[str, ...], RulePack] = {}
+
+
+def _lint_in_worker(task: tuple[Path | None, LintOptions]) -> HostResult | HostError:
+    """One host in a worker process; the rule pack is loaded once per process (from the cache)."""
+    from pgvet.engine.loader import load_pack
+
+    directory, options = task
+    key = tuple(str(path) for path in options.rules)
+    if key not in _WORKER_PACK:
+        _WORKER_PACK[key] = load_pack(options.rules)
+    return next(iter_hosts(_WORKER_PACK[key], [directory], options))
+
+
+def _outcomes(pack: RulePack, directories: Sequence[Path | None], options: LintOptions,
+              jobs: int) -> Iterator[HostResult | HostError]:
+    if jobs <= 1 or len(directories) < 2 * jobs:
+        yield from iter_hosts(pack, directories, options)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        chunk = max(1, len(directories) // (jobs * 8))
+        yield from pool.map(_lint_in_worker, [(directory, options) for directory in directories], chunksize=chunk)
+
+
+def lint(directories: Sequence[Path | None], options: LintOptions, *, jobs: int = 1) -> LintResult:
+    """Lint hosts in order; with ``jobs`` > 1, across that many processes (results keep the input order)."""
     from pgvet.engine.loader import load_pack
 
     pack = load_pack(options.rules)
     check_selectors(pack, [*options.select, *options.ignore])
     result = LintResult(hosts=[], rules=pack.meta(), tool_version=__version__, pack_version=pack.version)
-    for outcome in iter_hosts(pack, directories, options):
+    for outcome in _outcomes(pack, directories, options, jobs):
         if isinstance(outcome, HostError):
             result.errors.append(outcome)
         else:
