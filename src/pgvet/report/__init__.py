@@ -79,7 +79,9 @@ def relative_path(path: str, root: str, repo_root: Path | None = None) -> str:
 def anchor(finding: Finding, host: HostResult) -> tuple[Path, int | None]:
     """The file and line a finding is shown at by formats that need a file (SARIF, GitLab, annotations):
     its own place; else the first evidence read from a file of the host (the sysctl line behind a
-    derived value); else the host's host.yaml; else the host directory itself (line None)."""
+    derived value); else a file that stands for the host (host.yaml, postgresql.conf, else the first
+    file by name); only an empty host directory is returned itself (line None). Code scanning shows a
+    result only on a file of the repository."""
     root = Path(host.host.root)
     candidates = [(finding.path, finding.line)] if finding.path else []
     candidates += [(item.source.path, item.source.line) for item in finding.evidence if item.source is not None]
@@ -88,7 +90,11 @@ def anchor(finding: Finding, host: HostResult) -> tuple[Path, int | None]:
             target = Path(path) if Path(path).is_absolute() else root / path
             if target.is_file():
                 return target, line
-    for name in ("host.yaml", "host.yml"):
+    for name in ("host.yaml", "host.yml", "postgresql.conf"):
         if (root / name).is_file():
             return root / name, None
-    return root, None
+    try:
+        files = sorted(entry for entry in root.iterdir() if entry.is_file())
+    except OSError:
+        files = []
+    return (files[0], None) if files else (root, None)

@@ -18,7 +18,9 @@ def render(result: LintResult, options: ReportOptions) -> str:
         place = str(error.source) if error.source else error.host
         lines.append(f"{place}: ERROR input: {error.message}")
     for host in result.hosts:
-        for finding in sorted(host.findings, key=lambda item: (-item.rank, item.path or "", item.line or 0)):
+        # in file order, as compilers print, so that editors step through a file from top to bottom
+        for finding in sorted(host.findings, key=lambda item: (item.path is None, item.path or "", item.line or 0,
+                                                               item.rule_id)):
             if finding.path:
                 place = relative_path(finding.path, host.host.root, options.repo_root)
                 place += f":{finding.line}" if finding.line else ""

@@ -196,19 +196,19 @@ def _plural(count: int, word: str) -> str:
 
 
 def summary_line(result: LintResult, verbose: bool) -> str:
-    """``2 errors, 5 warnings, 3 info on 2 hosts`` and what was not counted or not evaluated."""
+    """``2 errors, 5 warnings, 3 info on 2 hosts``, then what was not counted and what not evaluated."""
     findings = [finding for host in result.hosts for finding in host.findings]
     counts = Counter(finding.severity for finding in findings if _counted(finding))
     line = (f"{_plural(counts['error'], 'error')}, {_plural(counts['warning'], 'warning')}, {counts['info']} info "
             f"on {_plural(len(result.hosts), 'host')}")
+    if result.errors:
+        line += f"; {_plural(len(result.errors), 'host')} could not be read"
     quiet = [f"{count} {what}" for count, what in (
         (sum(1 for finding in findings if finding.suppressed is not None), "suppressed"),
         (sum(1 for finding in findings if finding.suppressed is None and finding.baseline), "in the baseline"),
     ) if count]
     if quiet:
-        line += f" (not counted: {', '.join(quiet)})"
-    if result.errors:
-        line += f"; {_plural(len(result.errors), 'host')} could not be read"
+        line += f"\nnot counted: {', '.join(quiet)}"
     skipped = sum(len(host.not_evaluated) for host in result.hosts)
     if skipped:
         listed = "listed above" if verbose else "--verbose lists them"

@@ -1,0 +1,109 @@
+"""JSON and JSON Lines on hand-built results: every document validates against the published schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import PROJECT
+from pgvet.report import FORMATS, ReportOptions
+from report_samples import Samples, write_samples
+
+SCHEMA = json.loads((PROJECT / "docs" / "schema" / "pgvet-output.schema.json").read_text())
+
+
+@pytest.fixture
+def samples(tmp_path: Path) -> Samples:
+    return write_samples(tmp_path)
+
+
+def as_json(samples: Samples, tmp_path: Path) -> dict[str, object]:
+    document: dict[str, object] = json.loads(FORMATS["json"](samples.fleet(), ReportOptions(repo_root=tmp_path)))
+    return document
+
+
+def test_every_sample_validates(samples: Samples, tmp_path: Path) -> None:
+    for result in (samples.fleet(), samples.result(samples.small_vm), samples.result(samples.big_server),
+                   samples.result(samples.config_repo), samples.result(errors=(samples.host_error,))):
+        document = json.loads(FORMATS["json"](result, ReportOptions(repo_root=tmp_path)))
+        jsonschema.validate(document, SCHEMA, format_checker=jsonschema.FormatChecker())
+
+
+def test_the_huge_page_error_as_a_ticketing_script_reads_it(samples: Samples, tmp_path: Path) -> None:
+    document = as_json(samples, tmp_path)
+    findings = document["findings"]
+    assert isinstance(findings, list)
+    error = next(finding for finding in findings if finding["rule_id"] == "PGV110")
+    assert error == {
+        "fingerprint": "a1b2c3d4e5f60718", "rule_id": "PGV110", "rule_name": "huge-pages-on-pool-too-small",
+        "severity": "error", "tags": ["os", "memory", "huge-pages", "startup"], "host": "db-prod-03",
+        "path": "big-server/postgresql.conf", "line": 3, "subject": None,
+        "title": "huge_pages = on but the huge page pool is smaller than the shared memory",
+        "message": error["message"],
+        "values": {"needed": 72250, "available": 52000, "shared_memory_size": 151517146003.13538,
+                   "hugepage_size": 2097152, "suggested": 73695},
+        "expected": None, "actual": None,
+        "fix": {"sysctl": {"vm.nr_hugepages": "73695"}, "postgresql": {"huge_pages": "on"},
+                "alter_system": ["ALTER SYSTEM SET huge_pages = 'on';"],
+                "text": "Reserve the pages at boot so that fragmentation cannot prevent their allocation."},
+        "help": "With huge_pages = on PostgreSQL refuses to start when the kernel cannot give it enough huge pages.",
+        "references": ["PostgreSQL documentation — Managing Kernel Resources, Linux Huge Pages"],
+        "evidence": [
+            {"fact": "pg.huge_pages", "value": "on", "path": "postgresql.conf", "line": 3},
+            {"fact": "meminfo.hugepages_total", "value": 52000, "path": "meminfo.txt", "line": 4},
+            {"fact": "sysctl.vm.nr_hugepages", "value": 60000, "path": "sysctl.txt", "line": 1},
+            {"fact": "derived.hugepages_needed", "value": 72250, "path": "<derived>", "line": None},
+        ],
+        "suppressed": None, "baseline": False,
+    }
+
+
+def test_expected_and_actual_come_from_values_named_so(samples: Samples, tmp_path: Path) -> None:
+    findings = as_json(samples, tmp_path)["findings"]
+    assert isinstance(findings, list)
+    commit_limit = next(finding for finding in findings if finding["rule_id"] == "PGV104")
+    assert (commit_limit["expected"], commit_limit["actual"]) == (160000000000, 88227287040)
+
+
+def test_hosts_summary_errors_and_quiet_findings(samples: Samples, tmp_path: Path) -> None:
+    document = as_json(samples, tmp_path)
+    assert document["schema_version"] == "1"
+    assert document["tool"] == {"name": "pgvet", "version": "0.1.0", "rule_pack": "2026.11"}
+    assert document["hosts"] == [
+        {"name": "web-db-01", "path": str(tmp_path / "small-vm"), "counts": {"error": 0, "warning": 2, "info": 1},
+         "warnings": []},
+        {"name": "db-prod-03", "path": str(tmp_path / "big-server"),
+         "counts": {"error": 1, "warning": 1, "info": 0}, "warnings": []},
+        {"name": "reporting-db", "path": str(tmp_path / "config-repo"),
+         "counts": {"error": 1, "warning": 0, "info": 1}, "warnings": []},
+    ]
+    assert document["summary"] == {"hosts": 3, "hosts_failed": 1, "error": 2, "warning": 3, "info": 2,
+                                   "suppressed": 1, "baseline": 1, "not_evaluated": 1}
+    assert document["errors"] == [{"host": "broken-host", "message": "permission denied", "path": "meminfo.txt",
+                                   "line": None}]
+    assert document["not_evaluated"] == [{"host": "web-db-01", "rule_id": "PGV142",
+                                          "rule_name": "sched-migration-cost-low",
+                                          "missing": ["sysctl.kernel.sched_migration_cost_ns"], "subject": None,
+                                          "reason": None}]
+    findings = document["findings"]
+    assert isinstance(findings, list)
+    quiet = {finding["rule_id"]: (finding["suppressed"], finding["baseline"]) for finding in findings
+             if finding["suppressed"] or finding["baseline"]}
+    assert quiet == {"PGV130": ("a 1 GiB swap on a VM that is rebuilt nightly", False), "PGV536": (None, True)}
+
+
+def test_jsonl_is_one_finding_per_line_then_errors_then_a_summary(samples: Samples, tmp_path: Path) -> None:
+    lines = [json.loads(line) for line in
+             FORMATS["jsonl"](samples.fleet(), ReportOptions(repo_root=tmp_path)).splitlines()]
+    assert [line["type"] for line in lines] == ["finding"] * 9 + ["error", "summary"]
+    finding_schema = {**SCHEMA["$defs"]["finding"], "$defs": SCHEMA["$defs"]}
+    finding_schema["properties"] = {**finding_schema["properties"], "type": {"const": "finding"}}
+    for line in lines[:9]:
+        jsonschema.validate(line, finding_schema)
+    assert lines[0]["host"] == "web-db-01" and lines[0]["path"] == "small-vm/sysctl.txt"
+    assert lines[-1] == {"type": "summary", "schema_version": "1", "tool_version": "0.1.0", "rule_pack": "2026.11",
+                         "hosts": 3, "hosts_failed": 1, "error": 2, "warning": 3, "info": 2, "suppressed": 1,
+                         "baseline": 1, "not_evaluated": 1}

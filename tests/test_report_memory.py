@@ -1,0 +1,98 @@
+"""The RAM picture: segments from whichever facts exist, the CommitLimit mark, overcommitment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pgvet.facts import Fact, FactValue, HostFacts
+from pgvet.findings import HostResult, LintResult
+from pgvet.provenance import Source
+from pgvet.report import FORMATS, ReportOptions
+from pgvet.report.memory import MemoryPicture, Segment, bar_cells, marker_line, memory_picture, size_text
+from report_samples import GIB, MIB, write_samples
+
+
+def host_with(**facts: FactValue) -> HostFacts:
+    host = HostFacts(name="h", root=".")
+    for name, value in facts.items():
+        host.add(Fact(name.replace("__", "."), value, Source("<test>")))
+    return host
+
+
+def sizes(picture: MemoryPicture) -> list[tuple[str, int]]:
+    return [(segment.label, segment.size) for segment in picture.segments]
+
+
+def test_no_picture_without_ram() -> None:
+    assert memory_picture(host_with(derived__shared_memory_size=GIB)) is None
+
+
+def test_shared_memory_in_the_huge_page_pool_and_the_rest_for_the_os() -> None:
+    picture = memory_picture(host_with(host__ram=64 * GIB, derived__shared_memory_size=17 * GIB,
+                                       meminfo__hugepages_total=9216, meminfo__hugepagesize=2 * MIB,
+                                       pg__huge_pages="on", derived__work_mem_budget=16 * GIB,
+                                       sysctl__vm__overcommit_memory=2, derived__commit_limit=48 * GIB))
+    assert picture is not None
+    assert sizes(picture) == [("PostgreSQL shared memory, in huge pages", 17 * GIB),
+                              ("huge page pool, unused", 1 * GIB),
+                              ("work_mem budget, worst case", 16 * GIB),
+                              ("OS and page cache", 30 * GIB)]
+    assert (picture.commit_limit, picture.overcommitted, picture.estimated) == (48 * GIB, 0, False)
+
+
+def test_declared_pool_when_there_is_no_meminfo_and_shared_buffers_as_estimate() -> None:
+    picture = memory_picture(host_with(host__ram=64 * GIB, pg__shared_buffers=16 * GIB, pg__huge_pages="on",
+                                       derived__hugepages_pool=4096, derived__hugepage_size=2 * MIB))
+    assert picture is not None
+    assert sizes(picture) == [("PostgreSQL shared memory (exceeds the pool)", 16 * GIB),
+                              ("huge page pool", 8 * GIB), ("OS and page cache", 40 * GIB)]
+    assert picture.estimated is True
+
+
+def test_commit_limit_is_marked_only_when_overcommit_is_strict() -> None:
+    picture = memory_picture(host_with(host__ram=4 * GIB, derived__commit_limit=3 * GIB,
+                                       sysctl__vm__overcommit_memory=0))
+    assert picture is not None and picture.commit_limit is None
+
+
+def test_a_budget_beyond_ram_is_overcommitted(tmp_path: Path) -> None:
+    samples = write_samples(tmp_path)
+    picture = memory_picture(samples.small_vm.host)
+    assert picture is not None
+    assert picture.overcommitted == 148 * MIB + 28 * GIB - 4 * GIB
+    assert sizes(picture)[-1] == ("OS and page cache", 0)
+    assert picture.total == 148 * MIB + 28 * GIB
+
+
+def test_bar_cells_fill_the_width_exactly_and_keep_small_segments_visible() -> None:
+    picture = MemoryPicture(100, [Segment("a", 1, "", "█"), Segment("b", 66, "", "▒"), Segment("c", 33, "", "░")],
+                            None, 0, False)
+    assert bar_cells(picture, 10) == [1, 6, 3]
+    assert sum(bar_cells(picture, 72)) == 72
+    strict = MemoryPicture(100, [Segment("a", 50, "", "█"), Segment("b", 150, "", "▒")], 40, 100, False)
+    assert marker_line(strict, 20) == "    ┃     ▲"  # 40 and 100 of the 200 promised, on 20 cells
+
+
+def test_size_text_uses_iec_units() -> None:
+    assert [size_text(value) for value in (512, 2048, 148 * MIB, 151517146003, 3 * 1024**4)] == [
+        "512 B", "2.0 KiB", "148.0 MiB", "141.1 GiB", "3.0 TiB"]
+
+
+def test_the_drawn_picture_at_80_columns(tmp_path: Path) -> None:
+    samples = write_samples(tmp_path)
+    result = LintResult(hosts=[HostResult(host=samples.big_server.host)], rules={}, tool_version="0",
+                        pack_version="0")
+    lines = FORMATS["text"](result, ReportOptions(color=False, width=80, repo_root=tmp_path)).splitlines()
+    start = lines.index("Where the RAM goes (188.4 GiB)")
+    bar, markers = lines[start + 1], lines[start + 2]
+    # 72 cells for 258.7 GiB promised: 39.28, 28.27 and 4.45 cells, the largest remainder rounded up
+    assert bar == "  " + "█" * 39 + "▓" * 28 + "▒" * 5
+    assert markers == "  " + " " * 23 + "┃" + " " * 28 + "▲"  # CommitLimit at 22.9 cells, RAM at 52.4
+    assert lines[start + 3:start + 9] == [
+        "  ██ PostgreSQL shared memory (exceeds the pool)    141.1 GiB 74.9 %",
+        "  ▓▓ huge page pool                                 101.6 GiB 53.9 %",
+        "  ▒▒ work_mem budget, worst case                     16.0 GiB  8.5 %",
+        "  ░░ OS and page cache                           nothing left  0.0 %",
+        "   ┃ CommitLimit (overcommit strict)                 82.2 GiB 43.6 %",
+        "   ▲ end of RAM; promised beyond it                  70.3 GiB 37.3 %",
+    ]

@@ -1,0 +1,145 @@
+"""The text report on hand-built results: layout, values, offending lines, fixes, summary, colour."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pgvet.report import FORMATS, ReportOptions, use_color
+from pgvet.report.text import offending_line, summary_line, value_text
+from report_samples import Samples, write_samples
+
+
+@pytest.fixture
+def samples(tmp_path: Path) -> Samples:
+    return write_samples(tmp_path)
+
+
+def text(samples: Samples, tmp_path: Path, width: int = 80, verbose: bool = False) -> str:
+    return FORMATS["text"](samples.fleet(), ReportOptions(color=False, width=width, verbose=verbose,
+                                                          repo_root=tmp_path))
+
+
+def block(output: str, first: str) -> list[str]:
+    """The lines of one finding: from its head line to the blank line after it."""
+    lines = output.splitlines()
+    start = lines.index(first)
+    end = lines.index("", start)
+    return lines[start:end]
+
+
+def test_a_finding_shows_message_place_offending_line_values_and_fix(samples: Samples, tmp_path: Path) -> None:
+    assert block(text(samples, tmp_path, width=100), "ERROR    PGV110 huge-pages-on-pool-too-small") == [
+        "ERROR    PGV110 huge-pages-on-pool-too-small",
+        "         huge_pages = on: PostgreSQL 17 needs 72250 huge pages of 2.0 MiB for 141 GiB of shared",
+        "         memory, but the kernel has 52000: the server will not start.",
+        "  at     big-server/postgresql.conf:3   huge_pages = on # was try: pages must be used, not silently…",
+        "  from   big-server/meminfo.txt:4   HugePages_Total: 52000",
+        "  from   big-server/sysctl.txt:1   vm.nr_hugepages = 60000",
+        "  values needed = 72250, available = 52000, shared_memory_size = 151517146003 (141.1 GiB),",
+        "         hugepage_size = 2097152 (2.0 MiB), suggested = 73695",
+        "  fix    sysctl: vm.nr_hugepages = 73695",
+        "         postgresql.conf: huge_pages = on",
+        "         or in SQL: ALTER SYSTEM SET huge_pages = 'on';",
+        "         Reserve the pages at boot so that fragmentation cannot prevent their allocation.",
+    ]
+
+
+def test_the_startup_error_shows_line_12_of_the_config_repository(samples: Samples, tmp_path: Path) -> None:
+    lines = block(text(samples, tmp_path), "ERROR    PGV401 unknown-parameter  [effective_io_concurency]")
+    assert "  at     config-repo/postgresql.conf:12   effective_io_concurency = 200" in lines
+
+
+def test_hosts_in_order_findings_by_severity_quiet_ones_last(samples: Samples, tmp_path: Path) -> None:
+    output = text(samples, tmp_path, width=120)
+    heads = [line for line in output.splitlines() if line[:1].isupper() and "PGV" in line]
+    assert heads == [
+        "WARNING  PGV101 overcommit-not-strict", "WARNING  PGV139 transparent-huge-pages-always",
+        "INFO     PGV605 checkpoint-timeout-default",
+        "ERROR    PGV110 huge-pages-on-pool-too-small", "WARNING  PGV104 commit-limit-too-low",
+        "ERROR    PGV401 unknown-parameter  [effective_io_concurency]", "INFO     PGV605 checkpoint-timeout-default",
+    ]
+    assert "warning PGV130 swappiness-too-high (suppressed: a 1 GiB swap on a VM that is rebuilt nightly)" in output
+    assert "warning PGV536 too-many-connections (in the baseline)" in output
+    assert output.splitlines()[0] == "error: broken-host: meminfo.txt: permission denied"
+    assert "notice: suppression for PGV999 in .pgvet.toml matched nothing" in output
+
+
+def test_summary_counts_only_active_findings_and_mentions_what_was_skipped(samples: Samples,
+                                                                          tmp_path: Path) -> None:
+    assert text(samples, tmp_path).splitlines()[-3:] == [
+        "2 errors, 3 warnings, 2 info on 3 hosts; 1 host could not be read",
+        "not counted: 1 suppressed, 1 in the baseline",
+        "1 rule was not evaluated (missing inputs; --verbose lists them)",
+    ]
+    one = samples.result(samples.config_repo)
+    assert summary_line(one, verbose=False) == "1 error, 0 warnings, 1 info on 1 host"
+
+
+def test_verbose_lists_rules_not_evaluated_with_the_missing_facts(samples: Samples, tmp_path: Path) -> None:
+    quiet, verbose = text(samples, tmp_path), text(samples, tmp_path, verbose=True)
+    listed = "  PGV142 sched-migration-cost-low: missing sysctl.kernel.sched_migration_cost_ns"
+    assert listed not in quiet
+    assert listed in verbose.splitlines()
+    assert verbose.rstrip().endswith("1 rule was not evaluated (missing inputs; listed above)")
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_no_line_is_wider_than_the_terminal_and_none_ends_in_blanks(samples: Samples, tmp_path: Path,
+                                                                  width: int) -> None:
+    lines = text(samples, tmp_path, width=width).splitlines()
+    assert max(len(line) for line in lines) <= width
+    assert all(line == line.rstrip() for line in lines)
+
+
+def test_memory_sizes_are_shown_in_iec_units_counts_are_not() -> None:
+    assert value_text("shared_memory_size", 151517146003.13538) == "151517146003 (141.1 GiB)"
+    assert value_text("needed", 72250) == "72250"
+    assert value_text("hugepages_needed", 5_000_000) == "5000000"
+    assert value_text("commit_limit_ratio", 0.43609939) == "0.436"
+    assert value_text("enabled", True) == "true"
+    assert value_text("expected", None) == "null"
+
+
+def test_offending_line_reads_only_small_regular_files_inside_the_host(tmp_path: Path) -> None:
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "postgresql.conf").write_text("a = 1\nb = 2\n")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("password = hunter2\n")
+    (host / "link.conf").symlink_to(secret)
+    (host / "big.conf").write_text("x = 1\n" * 200_000)
+    (host / "conf.d").mkdir()
+    assert offending_line(str(host), "postgresql.conf", 2) == "b = 2"
+    assert offending_line(str(host), "postgresql.conf", 3) is None
+    assert offending_line(str(host), "postgresql.conf", 0) is None
+    assert offending_line(str(host), "../secret.txt", 1) is None
+    assert offending_line(str(host), str(secret), 1) is None
+    assert offending_line(str(host), "link.conf", 1) is None
+    assert offending_line(str(host), "big.conf", 1) is None
+    assert offending_line(str(host), "conf.d", 1) is None
+    assert offending_line(str(host), "<default>", 1) is None
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(host / "pipe.conf")
+        assert offending_line(str(host), "pipe.conf", 1) is None  # would block forever if opened
+
+
+def test_colour_follows_terminal_no_color_and_pre_commit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("PRE_COMMIT", raising=False)
+    assert use_color(ReportOptions(), is_terminal=True) is True
+    assert use_color(ReportOptions(), is_terminal=False) is False
+    assert use_color(ReportOptions(color=True), is_terminal=False) is True
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert use_color(ReportOptions(), is_terminal=True) is False
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setenv("PRE_COMMIT", "1")
+    assert use_color(ReportOptions(), is_terminal=True) is False
+
+
+def test_plain_output_has_no_escape_codes_and_coloured_output_has(samples: Samples, tmp_path: Path) -> None:
+    assert "\x1b[" not in text(samples, tmp_path)
+    coloured = FORMATS["text"](samples.fleet(), ReportOptions(color=True, width=80, repo_root=tmp_path))
+    assert "\x1b[1;31mERROR" in coloured
