@@ -38,8 +38,11 @@ def test_a_finding_shows_message_place_offending_line_values_and_fix(samples: Sa
         "  at     big-server/postgresql.conf:3   huge_pages = on # was try: pages must be used, not silently…",
         "  from   big-server/meminfo.txt:4   HugePages_Total: 52000",
         "  from   big-server/sysctl.txt:1   vm.nr_hugepages = 60000",
-        "  values needed = 72250, available = 52000, shared_memory_size = 151517146003 (141.1 GiB),",
-        "         hugepage_size = 2097152 (2.0 MiB), suggested = 73695",
+        "  values needed = 72250",
+        "         available = 52000",
+        "         shared_memory_size = 151517146003 (141.1 GiB)",
+        "         hugepage_size = 2097152 (2.0 MiB)",
+        "         suggested = 73695",
         "  fix    sysctl: vm.nr_hugepages = 73695",
         "         postgresql.conf: huge_pages = on",
         "         or in SQL: ALTER SYSTEM SET huge_pages = 'on';",
@@ -61,8 +64,8 @@ def test_hosts_in_order_findings_by_severity_quiet_ones_last(samples: Samples, t
         "ERROR    PGV110 huge-pages-on-pool-too-small", "WARNING  PGV104 commit-limit-too-low",
         "ERROR    PGV401 unknown-parameter  [effective_io_concurency]", "INFO     PGV605 checkpoint-timeout-default",
     ]
-    assert "warning PGV130 swappiness-too-high (suppressed: a 1 GiB swap on a VM that is rebuilt nightly)" in output
-    assert "warning PGV536 too-many-connections (in the baseline)" in output
+    assert "warning  PGV130 swappiness-too-high (suppressed: a 1 GiB swap on a VM that is rebuilt nightly)" in output
+    assert "warning  PGV536 too-many-connections (in the baseline)" in output
     assert output.splitlines()[0] == "error: broken-host: meminfo.txt: permission denied"
     assert "notice: suppression for PGV999 in .pgvet.toml matched nothing" in output
 
@@ -92,6 +95,16 @@ def test_no_line_is_wider_than_the_terminal_and_none_ends_in_blanks(samples: Sam
     lines = text(samples, tmp_path, width=width).splitlines()
     assert max(len(line) for line in lines) <= width
     assert all(line == line.rstrip() for line in lines)
+
+
+def test_values_that_do_not_fit_one_line_get_one_line_each(samples: Samples, tmp_path: Path) -> None:
+    assert block(text(samples, tmp_path), "WARNING  PGV104 commit-limit-too-low")[4:9] == [
+        "  values commit_limit = 88227287040 (82.2 GiB)",
+        "         commit_limit_ratio = 0.436",
+        "         suggested_ratio = 100",
+        "         expected = 160000000000 (149.0 GiB)",
+        "         actual = 88227287040 (82.2 GiB)",
+    ]
 
 
 def test_memory_sizes_are_shown_in_iec_units_counts_are_not() -> None:

@@ -98,9 +98,12 @@ def _finding(console: Console, finding: Finding, host: HostResult, options: Repo
                 finding.path, finding.line):
             continue
         grid.add_row("  from", _location_row(source.path, source.line, host, options))
-    if finding.values:
-        values = ", ".join(f"{name} = {value_text(name, value)}" for name, value in finding.values.items())
-        grid.add_row("  values", Text(values, "dim"))
+    pairs = [f"{name} = {value_text(name, value)}" for name, value in finding.values.items()]
+    if pairs and len(", ".join(pairs)) <= console.width - LABEL_WIDTH:
+        grid.add_row("  values", Text(", ".join(pairs), "dim"))
+    else:  # one per line rather than a name cut from its value
+        for index, pair in enumerate(pairs):
+            grid.add_row("  values" if index == 0 else "", Text(pair, "dim"))
     fix_lines = [Text(f"sysctl: {key} = {value}") for key, value in finding.fix.sysctl.items()]
     if finding.fix.postgresql:
         fix_lines += [Text(f"postgresql.conf: {key} = {value}") for key, value in finding.fix.postgresql.items()]
@@ -177,10 +180,14 @@ def _host(console: Console, host: HostResult, options: ReportOptions, width: int
         console.print(Text("no findings", "green"))
         console.print()
     quiet = [finding for finding in host.findings if not _counted(finding)]
-    for finding in sorted(quiet, key=lambda item: (-item.rank, item.rule_id)):
-        why = f"suppressed: {finding.suppressed}" if finding.suppressed is not None else "in the baseline"
-        console.print(Text(f"{finding.severity} {finding.rule_id} {finding.rule_name} ({why})", "dim"))
     if quiet:
+        grid = Table.grid()
+        grid.add_column(width=LABEL_WIDTH, no_wrap=True)
+        grid.add_column(ratio=1)
+        for finding in sorted(quiet, key=lambda item: (-item.rank, item.rule_id)):
+            why = f"suppressed: {finding.suppressed}" if finding.suppressed is not None else "in the baseline"
+            grid.add_row(finding.severity, f"{finding.rule_id} {finding.rule_name} ({why})", style="dim")
+        console.print(grid)
         console.print()
     if options.verbose and host.not_evaluated:
         console.print(Text("not evaluated:", "dim"))
