@@ -73,11 +73,11 @@ def test_hosts_summary_errors_and_quiet_findings(samples: Samples, tmp_path: Pat
     assert document["schema_version"] == "1"
     assert document["tool"] == {"name": "pgvet", "version": "0.1.0", "rule_pack": "2026.11"}
     assert document["hosts"] == [
-        {"name": "web-db-01", "path": str(tmp_path / "small-vm"), "counts": {"error": 0, "warning": 2, "info": 1},
+        {"name": "web-db-01", "path": "small-vm", "counts": {"error": 0, "warning": 2, "info": 1},
          "warnings": []},
-        {"name": "db-prod-03", "path": str(tmp_path / "big-server"),
+        {"name": "db-prod-03", "path": "big-server",
          "counts": {"error": 1, "warning": 1, "info": 0}, "warnings": []},
-        {"name": "reporting-db", "path": str(tmp_path / "config-repo"),
+        {"name": "reporting-db", "path": "config-repo",
          "counts": {"error": 1, "warning": 0, "info": 1}, "warnings": []},
     ]
     assert document["summary"] == {"hosts": 3, "hosts_failed": 1, "error": 2, "warning": 3, "info": 2,

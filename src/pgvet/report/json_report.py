@@ -80,12 +80,14 @@ def _counts(host: HostResult) -> dict[str, int]:
 
 
 def document(result: LintResult, repo_root: Path | None = None) -> dict[str, Any]:
+    from pgvet.report import relative_path
+
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "pgvet", "version": result.tool_version, "rule_pack": result.pack_version},
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "hosts": [
-            {"name": host.host.name, "path": host.host.root,
+            {"name": host.host.name, "path": relative_path(".", host.host.root, repo_root),
              "counts": _counts(host),
              "warnings": host.host.warnings}
             for host in result.hosts
