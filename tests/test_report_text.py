@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from pgvet.findings import Evidence
+from pgvet.provenance import Source
 from pgvet.report import FORMATS, ReportOptions, use_color
 from pgvet.report.text import offending_line, summary_line, value_text
 from report_samples import Samples, write_samples
@@ -95,6 +97,23 @@ def test_no_line_is_wider_than_the_terminal_and_none_ends_in_blanks(samples: Sam
     lines = text(samples, tmp_path, width=width).splitlines()
     assert max(len(line) for line in lines) <= width
     assert all(line == line.rstrip() for line in lines)
+
+
+def test_evidence_places_are_listed_once_and_at_most_three_without_verbose(samples: Samples,
+                                                                          tmp_path: Path) -> None:
+    finding = samples.big_server.findings[1]
+    finding.evidence += [finding.evidence[1]] + [
+        Evidence(f"sysctl.vm.key{number}", number, Source("sysctl.txt", 2)) for number in range(3)] + [
+        Evidence("meminfo.mem_total", 1, Source("meminfo.txt", 1))]
+    quiet = block(text(samples, tmp_path), "ERROR    PGV110 huge-pages-on-pool-too-small")
+    assert [line for line in quiet if line.startswith("  from") or "more" in line] == [
+        "  from   big-server/meminfo.txt:4   HugePages_Total: 52000",
+        "  from   big-server/sysctl.txt:1   vm.nr_hugepages = 60000",
+        "  from   big-server/sysctl.txt:2   vm.overcommit_memory = 2",
+        "         and 1 more (--verbose lists them)",
+    ]
+    verbose = block(text(samples, tmp_path, verbose=True), "ERROR    PGV110 huge-pages-on-pool-too-small")
+    assert "  from   big-server/meminfo.txt:1   MemTotal: 197568400 kB" in verbose
 
 
 def test_values_that_do_not_fit_one_line_get_one_line_each(samples: Samples, tmp_path: Path) -> None:

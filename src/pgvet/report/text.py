@@ -24,6 +24,7 @@ SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 MAX_SHOWN_FILE = 1024 * 1024
 LABEL_WIDTH = 9  # the column that holds at / from / values / fix, and the severity before the rule
 NOT_A_FILE = "<"  # Source paths such as <default> and <derived>
+MAX_EVIDENCE = 3  # evidence places shown per finding without --verbose
 
 
 def offending_line(root: str, path: str, line: int | None) -> str | None:
@@ -92,12 +93,18 @@ def _finding(console: Console, finding: Finding, host: HostResult, options: Repo
     grid.add_row("", Text(" ".join(finding.message.split())))
     if finding.path:
         grid.add_row("  at", _location_row(finding.path, finding.line, host, options))
+    places: list[tuple[str, int | None]] = []
     for item in finding.evidence:
         source = item.source
-        if source is None or source.path.startswith(NOT_A_FILE) or (source.path, source.line) == (
-                finding.path, finding.line):
-            continue
-        grid.add_row("  from", _location_row(source.path, source.line, host, options))
+        place = (source.path, source.line) if source is not None else None
+        if place and not place[0].startswith(NOT_A_FILE) and place != (finding.path, finding.line) and (
+                place not in places):
+            places.append(place)
+    listed = places if options.verbose else places[:MAX_EVIDENCE]
+    for path, number in listed:
+        grid.add_row("  from", _location_row(path, number, host, options))
+    if len(places) > len(listed):
+        grid.add_row("", Text(f"and {len(places) - len(listed)} more (--verbose lists them)", "dim"))
     pairs = [f"{name} = {value_text(name, value)}" for name, value in finding.values.items()]
     if pairs and len(", ".join(pairs)) <= console.width - LABEL_WIDTH:
         grid.add_row("  values", Text(", ".join(pairs), "dim"))
