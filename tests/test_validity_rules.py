@@ -1,0 +1,115 @@
+"""Validity rules (PGV401-PGV416) on whole hosts, without a server: the config-repo fixture's findings and
+small snapshots for each rule, with exact messages, values and file:line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import FIXTURES
+from pgvet.findings import Finding
+from pgvet.lint import LintOptions, lint
+
+GIB = 1024**3
+
+
+def findings(host: Path, select: str = "PGV4") -> list[Finding]:
+    result = lint([host], LintOptions(select=[select]))
+    assert not result.errors, result.errors
+    return result.hosts[0].findings
+
+
+def write_host(tmp_path: Path, conf: str, version: int = 16, auto: str | None = None) -> Path:
+    (tmp_path / "postgresql.conf").write_text(conf)
+    (tmp_path / "PG_VERSION").write_text(f"{version}\n")
+    if auto is not None:
+        (tmp_path / "postgresql.auto.conf").write_text(auto)
+    return tmp_path
+
+
+def test_config_repo_validity_findings() -> None:
+    found = {finding.rule_id: finding for finding in findings(FIXTURES / "config-repo")}
+    assert sorted(found) == ["PGV401", "PGV402", "PGV404"]
+    unknown, removed, bare = found["PGV401"], found["PGV402"], found["PGV404"]
+    assert (unknown.path, unknown.line, unknown.severity) == ("conf.d/30-planner.conf", 3, "error")
+    assert "startup" in unknown.tags
+    assert unknown.message == ('unrecognized configuration parameter "effective_io_concurency" for PostgreSQL 16; '
+                               "the closest known name is effective_io_concurrency.")
+    assert (removed.path, removed.line, removed.values["replacement"]) == ("conf.d/20-wal.conf", 3, "max_wal_size")
+    assert removed.message == ('"checkpoint_segments" was removed in PostgreSQL 9.5 and is unknown to PostgreSQL 16; '
+                               "its replacement is max_wal_size.")
+    assert (bare.path, bare.line, bare.severity, bare.values["bytes"]) == ("conf.d/10-memory.conf", 2, "info", 16 * GIB)
+    assert "startup" not in bare.tags
+    assert bare.message == ("shared_buffers = 2097152 has no unit, so it counts in 8kB units: it means 16.0 GiB "
+                            "(17179869184 bytes). Write the unit to say so: shared_buffers = '16GB'.")
+    assert bare.fix.text == "shared_buffers = '16GB' (the same value, with its unit)"
+
+
+def test_bare_number_suggests_the_largest_exact_unit(tmp_path: Path) -> None:
+    host = write_host(tmp_path, "shared_buffers = 16384\nwork_mem = 1536\neffective_cache_size = 0\n")
+    found = {finding.subject or "": finding for finding in findings(host, "PGV404")}
+    assert sorted(found) == ["shared_buffers", "work_mem"]  # 0 means 0 in any unit: nothing to say
+    assert found["shared_buffers"].fix.text == "shared_buffers = '128MB' (the same value, with its unit)"
+    assert found["work_mem"].fix.text == "work_mem = '1536kB' (the same value, with its unit)"
+
+
+def test_invalid_value_carries_postgresql_message(tmp_path: Path) -> None:
+    host = write_host(tmp_path, "work_mem = 64mb\ncheckpoint_timeout = 2\n", version=15)
+    found = {finding.subject: finding for finding in findings(host, "PGV403")}
+    assert found["work_mem"].message == ('invalid value for parameter "work_mem": "64mb" Valid units for this '
+                                         'parameter are "B", "kB", "MB", "GB", and "TB".')
+    assert found["checkpoint_timeout"].message.strip() == (
+        '2 s is outside the valid range for parameter "checkpoint_timeout" (30 .. 86400) (the range in units of s)')
+    assert [(f.line, f.severity, "startup" in f.tags) for f in found.values()] == [(1, "error", True),
+                                                                                   (2, "error", True)]
+
+
+def test_reserved_connections_cross_check(tmp_path: Path) -> None:
+    host = write_host(tmp_path, "max_connections = 10\nreserved_connections = 5\nsuperuser_reserved_connections = 5\n")
+    [finding] = findings(host, "PGV414")
+    assert (finding.line, finding.values["minimum_max_connections"]) == (1, 11)
+    assert finding.fix.postgresql == {"max_connections": "11"}
+    write_host(tmp_path, "max_connections = 11\nreserved_connections = 5\nsuperuser_reserved_connections = 5\n")
+    assert findings(host, "PGV414") == []
+
+
+def test_reserved_connections_on_15_has_no_reserved_connections(tmp_path: Path) -> None:
+    host = write_host(tmp_path, "max_connections = 3\n", version=15)  # superuser_reserved_connections = 3
+    [finding] = findings(host, "PGV414")
+    assert finding.values == {"max_connections": 3, "superuser_reserved_connections": 3, "reserved_connections": 0,
+                              "minimum_max_connections": 4}
+
+
+def test_multiple_recovery_targets(tmp_path: Path) -> None:
+    host = write_host(tmp_path, "recovery_target_name = 'x'\nrecovery_target_time = '2024-01-01'\n")
+    [finding] = findings(host, "PGV415")
+    assert (finding.line, finding.values["targets"], finding.severity) == (2, 2, "error")
+    write_host(tmp_path, "recovery_target_name = 'x'\nrecovery_target_time = ''\n")
+    assert findings(host, "PGV415") == []
+
+
+def test_restart_needed_after_alter_system(tmp_path: Path) -> None:
+    host = write_host(tmp_path, "shared_buffers = 1GB\n",
+                      auto="# Do not edit this file manually!\nshared_buffers = '4GB'\nwork_mem = '64MB'\n")
+    found = findings(host, "PGV416")
+    assert [(f.subject, f.path, f.line, f.severity) for f in found] == [
+        ("shared_buffers", "postgresql.auto.conf", 2, "info")]
+    overridden = findings(host, "PGV406")
+    assert [(f.subject, f.path, f.line, f.severity) for f in overridden] == [
+        ("shared_buffers", "postgresql.conf", 1, "warning")]
+
+
+def test_wal_cross_checks(tmp_path: Path) -> None:
+    host = write_host(tmp_path, "wal_level = minimal\n", version=17)
+    assert [f.rule_id for f in findings(host, "startup")] == ["PGV410"]  # max_wal_senders defaults to 10
+    write_host(tmp_path, "wal_level = minimal\nmax_wal_senders = 0\narchive_mode = on\nsummarize_wal = on\n", 17)
+    assert sorted(f.rule_id for f in findings(host, "startup")) == ["PGV411", "PGV412"]
+    write_host(tmp_path, "wal_level = minimal\nmax_wal_senders = 0\nmin_wal_size = 16MB\n", 17)
+    [size] = findings(host, "startup")
+    assert (size.rule_id, size.values["min_wal_size"], size.values["wal_segment_size"]) == ("PGV413", 16 * 2**20,
+                                                                                           16 * 2**20)
+
+
+def test_syntax_error_and_missing_include(tmp_path: Path) -> None:
+    host = write_host(tmp_path, "work_mem = = 4MB\ninclude 'absent.conf'\ninclude_if_exists 'optional.conf'\n")
+    found = [(f.rule_id, f.line) for f in findings(host)]
+    assert ("PGV407", 1) in found
