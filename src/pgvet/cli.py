@@ -265,6 +265,32 @@ def _is_within(file: str, directory: Path) -> bool:
     return True
 
 
+@app.command()
+@reports_errors
+def fix(
+    path: Annotated[Path, typer.Argument(help="The host directory.")],
+    write: Annotated[bool, typer.Option(help="Write sysctl.d/90-postgresql.conf and edit postgresql.conf "
+                                            "(a .bak copy is kept).")] = False,
+    select: Annotated[Optional[list[str]], typer.Option(help="Only these rules: id, prefix, name or tag.")] = None,  # noqa: UP045
+) -> None:
+    """Print the consolidated fix of a host (sysctl.d file, postgresql.conf lines, ALTER SYSTEM)."""
+    from pgvet.fixfile import consolidate, render
+    from pgvet.fixfile import write as write_fix
+    from pgvet.lint import LintOptions, lint
+
+    result = lint([path], LintOptions(select=list(select or [])))
+    if result.errors:
+        from pgvet.errors import InputError
+
+        error = result.errors[0]
+        raise InputError(error.message, error.source)
+    consolidated = consolidate(result.hosts[0])
+    sys.stdout.write(render(consolidated))
+    if write:
+        for written in write_fix(consolidated, path):
+            typer.echo(f"wrote {written}", err=True)
+
+
 @baseline_app.command("create")
 @reports_errors
 def baseline_create(
