@@ -175,6 +175,8 @@ def lint(
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Lint hosts in this many processes.")] = 1,
     baseline: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Findings recorded in this baseline file are shown as such and do not fail.")] = None,
+    ignore_file: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Ignore file (host, rule, subject, reason, expires); default: each host's .pgvet-ignore.yaml.")] = None,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Say which rules were not evaluated and why.")] = False,
     color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Force colour on or off.")] = None,  # noqa: UP045
@@ -210,6 +212,7 @@ def lint(
         params=settings.params,
         explicit=explicit,
         baseline=baseline or settings.baseline,
+        ignore_file=ignore_file or settings.ignore_file,
     )
     result = run_lint(directories, options, jobs=jobs)
     _render_outputs(result, list(output_format or []), list(output or []), verbose, color)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ class LintOptions:
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     explicit: SnapshotInputs | None = None
     baseline: Path | None = None
+    ignore_file: Path | None = None
 
 
 def matches(rule: RuleMeta, selector: str) -> bool:
@@ -150,9 +152,12 @@ def lint(directories: Sequence[Path | None], options: LintOptions, *, jobs: int 
         else:
             result.hosts.append(outcome)
             result.notices.extend(f"{outcome.host.name}: {warning}" for warning in outcome.host.warnings)
-    from pgvet.suppress import apply_baseline, apply_inline_suppressions, load_baseline
+    from datetime import date
+
+    from pgvet.suppress import apply_baseline, apply_ignore_files, apply_inline_suppressions, load_baseline
 
     apply_inline_suppressions(result)
+    apply_ignore_files(result, options.ignore_file, os.environ.get("PGVET_TODAY") or date.today().isoformat())
     if options.baseline is not None:
         apply_baseline(result, load_baseline(options.baseline))
     return result

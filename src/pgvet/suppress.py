@@ -6,6 +6,11 @@ comment must stand on its own line (procps reads the rest of a line as the value
 before works there. Suppressed findings stay in the results, marked, and do not fail the run; a
 suppression without a reason, or one that suppresses nothing, is reported as a notice.
 
+Ignore file: for captured inputs that cannot carry comments (sysctl.txt, meminfo.txt…), a YAML list —
+``.pgvet-ignore.yaml`` in the host directory, or the file given with ``--ignore-file`` / ``ignore-file`` in
+the configuration — of entries ``{host: glob, rule: id or name, subject: optional, reason: required,
+expires: optional YYYY-MM-DD}``. Expired entries no longer suppress and are reported, like unused ones.
+
 Baseline: a JSON file of fingerprints (``pgvet baseline create``); findings in it are marked ``baseline``
 and do not fail the run; ``pgvet baseline update`` only removes entries that no longer occur (a ratchet).
 """
@@ -81,6 +86,87 @@ def apply_inline_suppressions(result: LintResult) -> None:
                 elif not suppression.used:
                     result.notices.append(f"{host.host.name}: {suppression.source}: unused suppression "
                                           f"[{', '.join(suppression.selectors)}]")
+
+
+IGNORE_FILE = ".pgvet-ignore.yaml"
+
+
+@dataclass(slots=True)
+class IgnoreEntry:
+    host: str
+    rule: str
+    subject: str | None
+    reason: str
+    expires: str | None
+    source: Source
+    used: bool = False
+
+
+def load_ignore_file(path: Path) -> list[IgnoreEntry]:
+    """Read an ignore file safely (plain YAML, line numbers kept); errors name the file and line."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    display = str(path)
+    try:
+        document = YAML(typ="rt", pure=True).load(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise InputError(f"cannot read the ignore file: {error.strerror}", Source(display)) from None
+    except (YAMLError, ValueError) as error:
+        raise InputError(f"invalid YAML: {error}", Source(display)) from None
+    if document is None:
+        return []
+    if not isinstance(document, list):
+        raise InputError("an ignore file is a list of {host, rule, subject, reason, expires}", Source(display, 1))
+    entries: list[IgnoreEntry] = []
+    for index, item in enumerate(document):
+        position = getattr(document, "lc", None)  # ruamel's round-trip list knows its items' lines
+        line = int(position.item(index)[0]) + 1 if position is not None else index + 1
+        where = Source(display, line)
+        if not isinstance(item, dict) or set(item) - {"host", "rule", "subject", "reason", "expires"}:
+            raise InputError("each entry has host, rule, reason and optionally subject and expires", where)
+        if not item.get("rule") or not str(item.get("reason", "")).strip():
+            raise InputError("an entry needs a rule and a reason", where)
+        expires = item.get("expires")
+        entries.append(IgnoreEntry(str(item.get("host", "*")), str(item["rule"]),
+                                   str(item["subject"]) if item.get("subject") is not None else None,
+                                   str(item["reason"]).strip(), str(expires) if expires is not None else None, where))
+    return entries
+
+
+def apply_ignore_files(result: LintResult, explicit: Path | None, today: str) -> None:
+    """Suppress findings matched by the ignore file (explicit, else each host's .pgvet-ignore.yaml)."""
+    from fnmatch import fnmatch
+
+    shared = load_ignore_file(explicit) if explicit is not None else None
+    for host in result.hosts:
+        own = Path(host.host.root) / IGNORE_FILE
+        entries = shared if shared is not None else (load_ignore_file(own) if own.is_file() else [])
+        for finding in host.findings:
+            if finding.suppressed is not None:
+                continue
+            for entry in entries:
+                if not fnmatch(host.host.name, entry.host) or entry.rule not in (finding.rule_id, finding.rule_name):
+                    continue
+                if entry.subject is not None and entry.subject != finding.subject:
+                    continue
+                entry.used = True
+                if entry.expires is not None and entry.expires < today:
+                    continue
+                finding.suppressed = entry.reason
+                break
+        if shared is None:
+            _report_entries(result, entries, f"{host.host.name}: ", today)
+    if shared is not None:
+        _report_entries(result, shared, "", today)
+
+
+def _report_entries(result: LintResult, entries: list[IgnoreEntry], prefix: str, today: str) -> None:
+    for entry in entries:
+        if entry.expires is not None and entry.expires < today:
+            result.notices.append(f"{prefix}{entry.source}: expired ignore entry ({entry.rule}, {entry.expires})")
+        elif not entry.used:
+            result.notices.append(f"{prefix}{entry.source}: unused ignore entry ({entry.rule})")
 
 
 def load_baseline(path: Path) -> dict[str, dict[str, object]]:
