@@ -97,6 +97,7 @@ def explicit_verdicts(major: int) -> dict[str, Verdict]:
                              for number, line in enumerate(OVERRIDDEN_BUT_INVALID)}
     cases["locale"] = "lc_messages = 'xx_XX.NOPE'\nwork_mem = '64MB'\n"
     cases.update({f"cross-{name}": text for name, (text, _) in CROSS_CHECKS.items()})
+    cases["processes-over-limit"] = f"max_connections = {PROCESS_LIMIT[major] + 1}\n"
     root = Path(tempfile.mkdtemp(prefix=f"pgvet-validity-cases-{major}-"))
     try:
         for name, text in cases.items():
@@ -153,6 +154,8 @@ CROSS_CHECKS: dict[str, tuple[str, dict[int, str | None]]] = {
     "two-recovery-targets": ("recovery_target_time = '2024-01-01 00:00:00'\nrecovery_target_xid = '1234'\n",
                              {0: "PGV415"}),
     "senders-above-connections": ("max_connections = 5\nmax_wal_senders = 20\n", {0: None}),
+    # at most 2^18 - 1 backends (PGV417); a refusal is fast, a start this large takes seconds (see below)
+    "processes-262122": ("max_connections = 262122\n", {0: "PGV417"}),
 }
 
 
@@ -174,6 +177,26 @@ def test_recovery_target_emptied_after_another_was_set(judge: Judge, tmp_path: P
     verdict = judge.judge(Case.single(path))
     assert not verdict.started  # "multiple recovery targets specified": the first line was applied too
     assert verdict.rules() == ["PGV415"], verdict.describe()
+
+
+# The largest max_connections each version starts with, the other settings at their defaults (measured).
+PROCESS_LIMIT = {15: 262121, 16: 262121, 17: 262120, 18: 262107}
+
+
+def test_one_connection_above_the_limit_refuses(explicit: dict[str, Verdict]) -> None:
+    verdict = explicit["processes-over-limit"]
+    assert not verdict.started and verdict.rules() == ["PGV417"], verdict.describe()
+    assert verdict.points_where_postgresql_does(), verdict.describe()
+
+
+@pytest.mark.slow
+def test_largest_max_connections_starts(judge: Judge, pg_major: int, tmp_path: Path) -> None:
+    """The other side of the PGV417 boundary: the refusals one above it are in CROSS_CHECKS. One start this
+    large takes about ten seconds (arrays for every backend), so only this value is started."""
+    path = tmp_path / "postgresql.conf"
+    path.write_text(f"max_connections = {PROCESS_LIMIT[pg_major]}\n")
+    verdict = judge.judge(Case.single(path))
+    assert verdict.started and verdict.startup == [], verdict.describe()
 
 
 # Generated trees: a postgresql.conf (and an included file) made of valid and broken values, typos, removed

@@ -87,7 +87,7 @@ class Verdict:
     invalid: set[str] = field(default_factory=set)  # parameters whose value PostgreSQL rejects (lower case)
     files: set[str] = field(default_factory=set)  # files PostgreSQL says contain errors
     startup: list[tuple[str, str | None, int | None]] = field(default_factory=list)  # pgvet (rule, file, line)
-    subjects: set[str] = field(default_factory=set)  # subjects of pgvet's PGV403 (invalid value) findings
+    subjects: set[str] = field(default_factory=set)  # subjects of pgvet's startup findings (parameters)
     lint_error: str | None = None
 
     @property
@@ -209,7 +209,7 @@ class Judge:
         else:
             findings = result.hosts[0].findings
             verdict.startup = [(finding.rule_id, finding.path, finding.line) for finding in findings]
-            verdict.subjects = {(finding.subject or "").lower() for finding in findings if finding.rule_id == "PGV403"}
+            verdict.subjects = {(finding.subject or "").lower() for finding in findings}
         return verdict
 
     def close(self) -> None:
