@@ -634,6 +634,11 @@ def _floor(value: float) -> int:
     return math.floor(value)
 
 
+def _next_power_of_2(value: float) -> int:
+    """The smallest power of two ≥ value (1 for anything ≤ 1): how PostgreSQL sizes hash tables."""
+    return 1 << max(0, math.ceil(value) - 1).bit_length()
+
+
 def _abs(value: float) -> int | float:
     return abs(value)
 
@@ -707,6 +712,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     "ceiling": FunctionSpec(_ceil, ("number",), 0, "number"),
     "floor": FunctionSpec(_floor, ("number",), 0, "number"),
     "abs": FunctionSpec(_abs, ("number",), 0, "number"),
+    "next_power_of_2": FunctionSpec(_next_power_of_2, ("number",), 0, "number"),
     "pg_size_bytes": FunctionSpec(_pg_size_bytes, ("text",), 0, "number"),
     "has_option": FunctionSpec(_has_option, ("text", "text"), 0, "bool"),
     "option_value": FunctionSpec(_option_value, ("text", "text"), 0, "text"),
