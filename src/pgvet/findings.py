@@ -91,13 +91,24 @@ class NotEvaluated:
     reason: str | None = None  # a runtime error instead of missing facts (a text where a number was expected)
 
 
+@dataclass(frozen=True, slots=True)
+class Passed:
+    """A rule that was evaluated and did not fire, with the values it computed (for `pgvet check`)."""
+
+    rule_id: str
+    rule_name: str
+    subject: str | None = None
+    values: dict[str, FactValue | None] = field(default_factory=dict)
+
+
 @dataclass(slots=True)
 class HostResult:
-    """The outcome of linting one host."""
+    """The outcome of linting one host. ``passed`` is None unless passes were asked for."""
 
     host: HostFacts
     findings: list[Finding] = field(default_factory=list)
     not_evaluated: list[NotEvaluated] = field(default_factory=list)
+    passed: list[Passed] | None = None
 
 
 @dataclass(frozen=True, slots=True)

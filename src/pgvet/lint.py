@@ -26,6 +26,8 @@ class LintOptions:
     explicit: SnapshotInputs | None = None
     baseline: Path | None = None
     ignore_file: Path | None = None
+    record_passes: bool = False  # also list the rules that passed, with their values (pgvet check)
+    keep_facts: bool = False  # keep every fact of the host for the report instead of pruning them
 
 
 def matches(rule: RuleMeta, selector: str) -> bool:
@@ -91,7 +93,11 @@ def lint_host(pack: RulePack, directory: Path | None, options: LintOptions,
     from pgvet.snapshot import load_host
 
     host = load_host(directory, options.explicit)
-    result = evaluate_host(pack, host, params=options.params, selected=selected)
+    result = evaluate_host(pack, host, params=options.params, selected=selected,
+                           record_passes=options.record_passes)
+    if options.keep_facts:
+        host.facts.update(derived_values(pack, host))
+        return result
     # Reports need only what the RAM picture draws: keep those facts (derived ones included) and drop the
     # rest, so that a fleet's memory grows with its findings, not with every host's 2 000 facts.
     kept = {name: fact for name, fact in host.facts.items() if name in REPORT_FACTS}

@@ -12,7 +12,7 @@ from pgvet.engine.pack import Rule, RulePack
 from pgvet.engine.render import render
 from pgvet.errors import UsageError
 from pgvet.facts import HostFacts
-from pgvet.findings import Finding, Fix, HostResult, NotEvaluated, RuleMeta
+from pgvet.findings import Finding, Fix, HostResult, NotEvaluated, Passed, RuleMeta
 
 ParamOverrides = Mapping[str, Mapping[str, object]]
 
@@ -58,8 +58,8 @@ def _param_override(rule: Rule, name: str, default: Value, value: object) -> Val
 
 
 def evaluate_host(pack: RulePack, host: HostFacts, *, params: ParamOverrides | None = None,
-                  selected: Callable[[RuleMeta], bool] | None = None) -> HostResult:
-    result = HostResult(host=host)
+                  selected: Callable[[RuleMeta], bool] | None = None, record_passes: bool = False) -> HostResult:
+    result = HostResult(host=host, passed=[] if record_passes else None)
     host_cache: dict[str, Value] = {}
     item_caches: dict[str, list[dict[str, Value]]] = {}
     for rule in pack.rules:
@@ -78,7 +78,8 @@ def evaluate_host(pack: RulePack, host: HostFacts, *, params: ParamOverrides | N
 
 
 def evaluate_rule(rule: Rule, env: Env, host_name: str, result: HostResult) -> None:
-    """Append the rule's finding or not-evaluated record to ``result`` (nothing when it passes or is skipped)."""
+    """Append the rule's finding, pass (when recorded) or not-evaluated record to ``result``; nothing when
+    the rule does not apply."""
     subject: str | None = None
     try:
         if rule.subject_template is not None:
@@ -93,8 +94,19 @@ def evaluate_rule(rule: Rule, env: Env, host_name: str, result: HostResult) -> N
             return
         if fired is True:
             result.findings.append(make_finding(rule, env, host_name, subject))
+        elif result.passed is not None:
+            result.passed.append(Passed(rule.id, rule.name, subject, _pass_values(rule, env)))
     except EvalError as error:
         result.not_evaluated.append(NotEvaluated(rule.id, rule.name, (), subject, str(error)))
+
+
+def _pass_values(rule: Rule, env: Env) -> dict[str, Value]:
+    """The rule's values where they can be computed (some only make sense when it fires)."""
+    values: dict[str, Value] = {}
+    for name, compiled in rule.value_exprs:
+        with contextlib.suppress(EvalError):
+            values[name] = compiled.evaluate(env)
+    return values
 
 
 def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> Finding:

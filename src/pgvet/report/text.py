@@ -80,7 +80,7 @@ def _location_row(path: str, line: int | None, host: HostResult, options: Report
     return text
 
 
-def _finding(console: Console, finding: Finding, host: HostResult, options: ReportOptions) -> None:
+def print_finding(console: Console, finding: Finding, host: HostResult, options: ReportOptions) -> None:
     head = Text()
     head.append(f"{finding.severity.upper():<{LABEL_WIDTH}}", SEVERITY_STYLE[finding.severity])
     head.append(f"{finding.rule_id} {finding.rule_name}", "bold")
@@ -124,7 +124,7 @@ def _finding(console: Console, finding: Finding, host: HostResult, options: Repo
     console.print()
 
 
-def _memory(console: Console, picture: MemoryPicture, width: int) -> None:
+def print_memory(console: Console, picture: MemoryPicture, width: int) -> None:
     bar_width = max(20, min(width - 4, 72))
     title = Text("Where the RAM goes", "bold")
     title.append(f" ({size_text(picture.ram)})", "bold")
@@ -171,7 +171,7 @@ def _host(console: Console, host: HostResult, options: ReportOptions, width: int
     console.print()
     picture = memory_picture(host.host)
     if picture is not None:
-        _memory(console, picture, width)
+        print_memory(console, picture, width)
     for warning in host.host.warnings:
         console.print(Text(f"warning: {warning}", "yellow"))
     if options.verbose:
@@ -182,7 +182,7 @@ def _host(console: Console, host: HostResult, options: ReportOptions, width: int
     active = sorted((finding for finding in host.findings if _counted(finding)),
                     key=lambda item: (-item.rank, item.rule_id, item.subject or ""))
     for finding in active:
-        _finding(console, finding, host, options)
+        print_finding(console, finding, host, options)
     if not active:
         console.print(Text("no findings", "green"))
         console.print()
