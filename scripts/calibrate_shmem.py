@@ -127,10 +127,7 @@ def next_power_of_2(value: float) -> float:
 def max_backends(point: dict[str, int], major: int) -> int:
     """MaxBackends: 18 reserves autovacuum_worker_slots rather than autovacuum_max_workers, plus the
     autovacuum launcher and the slot sync worker; 15–17 add the launcher only."""
-    if major >= 18:
-        autovacuum = point["autovacuum_worker_slots"] + 2
-    else:
-        autovacuum = point["autovacuum_max_workers"] + 1
+    autovacuum = point["autovacuum_worker_slots"] + 2 if major >= 18 else point["autovacuum_max_workers"] + 1
     return point["max_connections"] + autovacuum + point["max_worker_processes"] + point["max_wal_senders"]
 
 

@@ -18,6 +18,7 @@ from pgvet import __version__
 
 if TYPE_CHECKING:
     from pgvet.findings import LintResult
+    from pgvet.report import Renderer
     from pgvet.snapshot import SnapshotInputs
 
 app = typer.Typer(
@@ -126,7 +127,8 @@ def facts(
 
 
 def _render_outputs(result: LintResult, formats: list[str], outputs: list[Path], verbose: bool,
-                    color: bool | None) -> None:
+                    color: bool | None, text: Renderer | None = None) -> None:
+    """Write each --format to its --output (or standard output); ``text`` replaces the text report."""
     from pgvet.errors import UsageError
     from pgvet.report import FORMATS, ReportOptions, default_format
 
@@ -143,15 +145,15 @@ def _render_outputs(result: LintResult, formats: list[str], outputs: list[Path],
         destination = outputs[position] if position < len(outputs) else None
         to_file = destination is not None and str(destination) != "-"
         options = ReportOptions(color=False if to_file else color, verbose=verbose)
-        text = FORMATS[fmt](result, options)
+        rendered = (text if fmt == "text" and text is not None else FORMATS[fmt])(result, options)
         if to_file:
             assert destination is not None
             try:
-                destination.write_text(text, encoding="utf-8")
+                destination.write_text(rendered, encoding="utf-8")
             except OSError as error:
                 raise UsageError(f"cannot write {destination}: {error.strerror}") from None
         else:
-            sys.stdout.write(text)
+            sys.stdout.write(rendered)
 
 
 @app.command()
@@ -356,6 +358,79 @@ def collect(
 
     path = collect_command(output, dsn, host_only=host_only, timeout=timeout)
     typer.echo(str(path))
+
+
+@app.command()
+@reports_errors
+def check(
+    dsn: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        help="Connection string or URI of the server (libpq conventions: PG* variables, service files and "
+             ".pgpass apply).")] = None,
+    answers: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="host.yaml with what cannot be detected (storage, raid, workload, dedicated…); not asked again.")] = None,
+    no_input: Annotated[bool, typer.Option("--no-input", help="Never ask a question (also when not on a terminal).")
+                        ] = False,
+    snapshot: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--snapshot", "-s", help="Keep the collected snapshot in this new directory (default: a temporary one).")
+    ] = None,
+    output_format: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--format", "-f", help="text (the sectioned check report), or any format of pgvet lint (repeat with --output).")
+    ] = None,
+    output: Annotated[Optional[list[Path]], typer.Option(  # noqa: UP045
+        "--output", "-o", help="Write the matching --format to this file (repeat).")] = None,
+    select: Annotated[Optional[list[str]], typer.Option(help="Only these rules: id, id prefix, name or tag.")] = None,  # noqa: UP045
+    ignore: Annotated[Optional[list[str]], typer.Option(help="Not these rules: id, id prefix, name or tag.")] = None,  # noqa: UP045
+    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
+    fail_on: Annotated[Optional[str], typer.Option(help="Lowest severity that fails: error, warning or info.")] = None,  # noqa: UP045
+    exit_zero: Annotated[bool, typer.Option(help="Exit 0 even with findings (never hides exit 2).")] = False,
+    timeout: Annotated[float, typer.Option(help="Connection and statement timeout, in seconds.")] = 10,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Say which rules were not evaluated and why.")] = False,
+    color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Force colour on or off.")] = None,  # noqa: UP045
+) -> None:
+    """Check this host and a running server, postgresqltuner-style: every check with its value and verdict."""
+    from pgvet.config import SEVERITIES, load_config
+    from pgvet.errors import UsageError
+    from pgvet.lint import LintOptions, exit_code
+    from pgvet.live.check import run_check
+
+    settings = load_config(config)
+    threshold = fail_on or settings.fail_on
+    if threshold not in SEVERITIES:
+        raise UsageError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
+    interactive = not no_input and sys.stdin.isatty() and sys.stderr.isatty()
+    options = LintOptions(rules=list(settings.rules), select=list(select or settings.select),
+                          ignore=[*settings.ignore, *(ignore or [])], params=settings.params)
+    outcome = run_check(dsn, options, snapshot=snapshot, answers_file=answers,
+                        prompt=_prompt if interactive else None, confirm_save=_confirm_save if interactive else None,
+                        timeout=timeout)
+    from pgvet.report.check import render_check
+
+    _render_outputs(outcome.result, list(output_format or ["text"]), list(output or []), verbose, color,
+                    text=lambda _result, report_options: render_check(outcome, report_options))
+    code = exit_code(outcome.result, threshold, strict=True)
+    if exit_zero and code == 1:
+        code = 0
+    raise typer.Exit(code)
+
+
+def _prompt(question: str, choices: list[str], default: str) -> str:
+    import click
+
+    kind = click.Choice(choices, case_sensitive=False) if choices else click.IntRange(1, 1000)
+    return str(click.prompt(question, type=kind, default=default, err=True, show_choices=bool(choices))).lower()
+
+
+def _confirm_save() -> Path | None:
+    import click
+
+    if not click.confirm("Save these answers as a host.yaml for next time?", default=True, err=True):
+        return None
+    path = Path(click.prompt("File", default="host.yaml", err=True))
+    if path.exists() and not click.confirm(f"{path} exists: replace it?", default=False, err=True):
+        return None
+    return path
 
 
 def main() -> None:

@@ -17,9 +17,10 @@ from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts
 from pgvet.provenance import Located, Source
 
 if TYPE_CHECKING:
-    from pgvet.catalog import Catalog
+    from pgvet.catalog import Catalog, Param
     from pgvet.snapshot import SnapshotInputs
     from pgvet.sources.pgconf import ConfResult, ConfSetting
+    from pgvet.sources.pgsettings import LiveFileSetting, LiveServer
 
 DEFAULT_SOURCE_PATH = "<default>"
 
@@ -87,6 +88,10 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
 
         for name, located in live_facts(live).items():
             host.add(Fact(name, located.value, located.source))
+        if live.file_settings is not None:
+            _live_file_items(host, live, catalog)
+        for gap in live.unavailable:  # what the role could not read: rules that need it are not evaluated
+            host.warnings.append(f"{gap.row}: the server did not let pgvet read {gap.what}: {gap.error}")
     _defaults(host, catalog)
 
 
@@ -222,3 +227,100 @@ def _defaults(host: HostFacts, catalog: Catalog) -> None:
         except InvalidValue:
             continue
         host.add(Fact(f"pg.{name}", parsed.canonical, source, (), param.boot_val))
+
+
+# pg_file_settings' error for a line PostgreSQL read but cannot apply until a restart (postmaster context).
+NEEDS_RESTART_ERROR = "setting could not be applied"
+# pg_settings sources under which the server's value does not come from its configuration files.
+NOT_FROM_FILES = frozenset({"command line", "environment variable", "override", "database", "user",
+                            "database user", "client", "session", "interactive", "test"})
+
+
+def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog) -> None:
+    """Items from what the server reads in its files now (pg_file_settings) against what it runs with.
+
+    ``file_error``: a line the server refuses (catalogue D8). ``drift``: a parameter whose value in the
+    files differs from the running one — a reload or a restart is pending, or a line was removed
+    (catalogue L3, and D7 when pending_restart).
+    """
+    errors: list[ItemFacts] = []
+    last: dict[str, LiveFileSetting] = {}
+    for each in live.file_settings or ():
+        if each.name is None:
+            continue
+        if each.error and each.error != NEEDS_RESTART_ERROR:
+            source = _row_source(each)
+            item: ItemFacts = {}
+            fields: tuple[tuple[str, FactValue], ...] = (
+                ("name", each.name), ("setting", each.setting or ""), ("error", each.error),
+                ("file", source.path), ("line", source.line or 0))
+            for key, value in fields:
+                item[f"file_error.{key}"] = Fact(f"file_error.{key}", value, source)
+            errors.append(item)
+        last[each.name.lower()] = each
+    host.items["file_error"] = errors
+
+    drifts: list[ItemFacts] = []
+    from_files = (name for name, setting in live.settings.items() if setting.source == "configuration file")
+    names = sorted({*last, *from_files})
+    for name in names:
+        running = live.settings.get(name)
+        param = catalog.get(name)
+        if running is None or running.setting is None or param is None or running.source in NOT_FROM_FILES:
+            continue
+        row = last.get(name)
+        if row is not None and row.error and row.error != NEEDS_RESTART_ERROR:
+            continue  # refused: a file_error item says so
+        file_text = row.setting if row is not None else param.boot_val
+        file_value = _canonical(param, file_text)
+        running_value = _canonical(param, running.setting)
+        if file_value is None or running_value is None or _same(file_value, running_value):
+            continue
+        source = _row_source(row) if row is not None else running.origin
+        pending = running.pending_restart or (row is not None and row.error == NEEDS_RESTART_ERROR)
+        fields = (("name", param.name), ("file_value", file_text if row is not None and file_text else ""),
+                  ("default", _shown(param, param.boot_val)), ("running", _shown(param, running.setting)),
+                  ("removed", row is None), ("context", param.context), ("pending_restart", pending))
+        drift: ItemFacts = {f"drift.{key}": Fact(f"drift.{key}", value, source) for key, value in fields}
+        drifts.append(drift)
+    host.items["drift"] = drifts
+
+
+def _row_source(row: LiveFileSetting) -> Source:
+    return Source(row.sourcefile, row.sourceline) if row.sourcefile else row.row
+
+
+def _canonical(param: Param, text: str | None) -> FactValue | None:
+    from pgvet.catalog.units import InvalidValue, parse_value
+
+    if text is None:
+        return None
+    try:
+        return parse_value(param, text).canonical
+    except InvalidValue:
+        return None
+
+
+def _same(left: FactValue, right: FactValue) -> bool:
+    """Equal as PostgreSQL would compare them: numbers to their precision, texts without case or blanks
+    (the server shows ``ISO, MDY`` for a file's ``iso, mdy``)."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return left == right
+    if isinstance(left, int | float) and isinstance(right, int | float):
+        return abs(left - right) <= 1e-9 * max(abs(left), abs(right), 1)
+    return "".join(str(left).split()).lower() == "".join(str(right).split()).lower()
+
+
+def _shown(param: Param, text: str) -> str:
+    """A value as SHOW writes it (``128MB`` for 16384 pages of 8 kB)."""
+    from pgvet.catalog.units import InvalidValue, format_native, parse_value
+
+    try:
+        native = parse_value(param, text).native
+    except InvalidValue:
+        return text
+    if isinstance(native, bool):
+        return "on" if native else "off"
+    if isinstance(native, int | float):
+        return format_native(param, native)
+    return native

@@ -18,7 +18,7 @@ Kind = Literal["number", "text", "bool", "any", "null"]
 
 NUMERIC_TYPES: frozenset[str] = frozenset({"int", "float", "number", "bytes", "seconds"})
 
-ITEM_SCOPES: tuple[str, ...] = ("mount", "disk", "setting", "problem", "declared")
+ITEM_SCOPES: tuple[str, ...] = ("mount", "disk", "setting", "problem", "declared", "drift", "file_error")
 
 
 def kind_of(fact_type: str) -> Kind:
@@ -71,6 +71,10 @@ STATIC_FACTS: dict[str, FactType] = {
     "problem.kind": "text", "problem.message": "text", "problem.fatal": "bool",
     "declared.key": "text", "declared.value": "text", "declared.running": "text",
     "declared.ignore_errors": "bool", "host.declared_ram": "bytes",
+    "drift.name": "text", "drift.file_value": "text", "drift.default": "text", "drift.running": "text",
+    "drift.removed": "bool", "drift.context": "text", "drift.pending_restart": "bool",
+    "file_error.name": "text", "file_error.setting": "text", "file_error.error": "text", "file_error.file": "text",
+    "file_error.line": "int",
 }
 
 # Namespaces whose keys are open: any sysctl key (int or text), and live facts whose names the live

@@ -80,25 +80,32 @@ def _location_row(path: str, line: int | None, host: HostResult, options: Report
     return text
 
 
-def print_finding(console: Console, finding: Finding, host: HostResult, options: ReportOptions) -> None:
-    head = Text()
-    head.append(f"{finding.severity.upper():<{LABEL_WIDTH}}", SEVERITY_STYLE[finding.severity])
-    head.append(f"{finding.rule_id} {finding.rule_name}", "bold")
-    if finding.subject:
-        head.append(f"  [{finding.subject}]", "dim")
-    console.print(head, overflow="fold")
+def print_finding(console: Console, finding: Finding, host: HostResult, options: ReportOptions, *,
+                  heading: bool = True, snapshot_places: bool = True) -> None:
+    """The finding's block: severity and rule (unless ``heading`` is False), message, place, values, fix.
+
+    ``snapshot_places`` False: places in the host directory are left out (a snapshot that was removed);
+    absolute ones, such as a live server's configuration files, are still shown.
+    """
+    if heading:
+        head = Text()
+        head.append(f"{finding.severity.upper():<{LABEL_WIDTH}}", SEVERITY_STYLE[finding.severity])
+        head.append(f"{finding.rule_id} {finding.rule_name}", "bold")
+        if finding.subject:
+            head.append(f"  [{finding.subject}]", "dim")
+        console.print(head, overflow="fold")
     grid = Table.grid()
     grid.add_column(width=LABEL_WIDTH, style="dim", no_wrap=True)
     grid.add_column(ratio=1)
     grid.add_row("", Text(" ".join(finding.message.split())))
-    if finding.path:
+    if finding.path and (snapshot_places or Path(finding.path).is_absolute()):
         grid.add_row("  at", _location_row(finding.path, finding.line, host, options))
     places: list[tuple[str, int | None]] = []
     for item in finding.evidence:
         source = item.source
         place = (source.path, source.line) if source is not None else None
         if place and not place[0].startswith(NOT_A_FILE) and place != (finding.path, finding.line) and (
-                place not in places):
+                place not in places) and (snapshot_places or Path(place[0]).is_absolute()):
             places.append(place)
     listed = places if options.verbose else places[:MAX_EVIDENCE]
     for path, number in listed:

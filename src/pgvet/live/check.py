@@ -1,0 +1,177 @@
+"""``pgvet check``: collect this host and a running server, ask what cannot be detected, lint the snapshot.
+
+The snapshot is the same one ``pgvet collect`` writes (kept with ``--snapshot DIR``), with the answers
+in its host.yaml, so ``pgvet lint DIR`` later gives the same findings. docs/live.md describes the flow.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import socket
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pgvet.errors import InputError
+from pgvet.facts import HostFacts
+from pgvet.findings import LintResult
+from pgvet.lint import LintOptions
+
+# An answer is asked with its prompt and choices; the raw YAML value is what host.yaml stores.
+Answers = dict[str, Any]
+Prompter = Callable[[str, list[str], str], str]  # (question, choices, default) → the chosen text
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    key: str  # host.yaml key (``raid`` holds a mapping)
+    text: str
+    choices: tuple[str, ...]
+
+
+QUESTIONS: tuple[Question, ...] = (
+    Question("storage", "Storage that holds the data directory", ("hdd", "ssd", "nvme", "san")),
+    Question("raid", "RAID level of that storage", ("none", "0", "1", "5", "6", "10")),
+    Question("workload", "Workload", ("oltp", "olap", "mixed", "web")),
+    Question("dedicated", "Is the host dedicated to PostgreSQL", ("yes", "no")),
+)
+RAID_DISKS_DEFAULT = {"0": "2", "1": "2", "5": "3", "6": "4", "10": "4"}
+
+
+@dataclass(slots=True)
+class CheckOutcome:
+    result: LintResult
+    snapshot: Path
+    kept: bool  # False: a temporary snapshot, already removed
+    asked: list[str] = field(default_factory=list)  # host.yaml keys answered at the prompt
+    unanswered: list[str] = field(default_factory=list)  # keys neither given nor asked (--no-input)
+    saved_answers: Path | None = None
+
+
+def detected_storage(host: HostFacts) -> str:
+    """A default for ``storage``: rotational disks under PGDATA (or anywhere) say hdd, NVMe names nvme."""
+    disks = [item for item in host.items.get("disk", []) if not _fact(item, "disk.virtual")]
+    holding = [item for item in disks if _fact(item, "disk.holds_pgdata")] or disks
+    if any(_fact(item, "disk.rotational") for item in holding):
+        return "hdd"
+    if holding and all(str(_fact(item, "disk.name") or "").startswith("nvme") for item in holding):
+        return "nvme"
+    return "ssd"
+
+
+def _fact(item: dict[str, Any], name: str) -> object:
+    fact = item.get(name)
+    return None if fact is None else fact.value
+
+
+def ask_answers(given: Answers, host: HostFacts, prompt: Prompter) -> tuple[Answers, list[str]]:
+    """The answers to the questions ``given`` does not answer, asked with ``prompt``; and the keys asked."""
+    answers: Answers = {}
+    asked: list[str] = []
+    defaults = {"storage": detected_storage(host), "raid": "none", "workload": "mixed", "dedicated": "yes"}
+    for question in QUESTIONS:
+        if question.key in given:
+            continue
+        chosen = prompt(question.text, list(question.choices), defaults[question.key])
+        asked.append(question.key)
+        if question.key == "raid":
+            if chosen != "none":
+                disks = prompt("Disks in the array", [], RAID_DISKS_DEFAULT[chosen])
+                answers["raid"] = {"level": int(chosen), "disks": _whole_number(disks)}
+        elif question.key == "dedicated":
+            answers["dedicated"] = chosen == "yes"
+        else:
+            answers[question.key] = chosen
+    return answers, asked
+
+
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(f"the number of disks must be a whole number, not {text!r}") from None
+
+
+def load_answers(path: Path) -> tuple[Any, Answers]:
+    """A host.yaml of answers, checked as pgvet checks any host.yaml (unknown keys, bad values → file:line).
+
+    Returns the round-trip document (comments kept when it is written back) and its keys as plain values.
+    """
+    from ruamel.yaml import YAML
+
+    from pgvet.snapshot import read_text
+    from pgvet.sources.hostfacts import parse_host_yaml
+
+    text = read_text(path, str(path))
+    parse_host_yaml(text, str(path))  # raises ParseError with the file and line
+    document = YAML(typ="rt", pure=True).load(text) or {}
+    return document, {str(key): value for key, value in document.items()}
+
+
+def render_answers(document: Any, answers: Answers) -> str:
+    """host.yaml text: the given document (comments kept) with the new answers added."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
+
+    merged = document if isinstance(document, CommentedMap) else CommentedMap(document or {})
+    for key, value in answers.items():
+        merged[key] = value
+    buffer = io.StringIO()
+    yaml = YAML(typ="rt", pure=True)
+    yaml.default_flow_style = False
+    yaml.dump(merged, buffer)
+    return buffer.getvalue()
+
+
+def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, answers_file: Path | None,
+              prompt: Prompter | None, confirm_save: Callable[[], Path | None] | None = None,
+              timeout: float = 10) -> CheckOutcome:
+    """Collect into ``snapshot`` (a temporary directory when None), add the answers, lint it.
+
+    ``prompt`` None: nothing is asked (--no-input, or not on a terminal). ``confirm_save``, called after
+    questions were asked, returns where to save the answers (None: not saved).
+    """
+    from pgvet.lint import lint
+    from pgvet.live.commands import collect_command
+    from pgvet.live.writer import write_text
+    from pgvet.snapshot import load_host
+
+    document, given = load_answers(answers_file) if answers_file is not None else (None, {})
+    # A temporary snapshot is named after the host: the report's name for it.
+    scratch: Path | None = None
+    if snapshot is not None:
+        directory = snapshot
+    else:
+        scratch = Path(tempfile.mkdtemp(prefix="pgvet-check-"))
+        directory = scratch / (socket.gethostname().replace("/", "_") or "localhost")
+    try:
+        collect_command(directory, dsn, timeout=timeout)
+        asked: list[str] = []
+        answers: Answers = {}
+        if prompt is not None:
+            answers, asked = ask_answers(given, load_host(directory), prompt)
+        saved = None
+        if asked and confirm_save is not None:
+            saved = confirm_save()
+            if saved is not None:
+                _save(saved, render_answers(document, answers))
+        if given or answers:
+            write_text(directory, "host.yaml", render_answers(document, answers))
+        result = lint([directory], replace(options, record_passes=True, keep_facts=True))
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    unanswered = [question.key for question in QUESTIONS if question.key not in given and question.key not in asked]
+    return CheckOutcome(result, directory, snapshot is not None, asked, unanswered, saved)
+
+
+def _save(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"cannot write {path}: {error.strerror or error}") from None
+    print(f"answers saved to {path} (next time: pgvet check --answers {path})", file=sys.stderr)

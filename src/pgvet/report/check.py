@@ -1,0 +1,170 @@
+"""The report of ``pgvet check``, in the spirit of postgresqltuner: one section per subject, every rule
+with its verdict (OK, INFO, WARN, BAD) and the values it computed; findings in full with their fix.
+
+Sections come from rule tags (``section_of``): the first section whose tags a rule carries.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from pgvet.findings import Finding, HostResult, NotEvaluated, Passed, RuleMeta
+from pgvet.report.text import LABEL_WIDTH, print_finding, print_memory, summary_line, value_text
+
+if TYPE_CHECKING:
+    from pgvet.live.check import CheckOutcome
+    from pgvet.report import ReportOptions
+
+# (section, tags that put a rule in it): the first match wins, so specific subjects come first.
+SECTIONS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("Huge pages", frozenset({"hugepages"})),
+    ("Configuration files", frozenset({"validity", "version"})),
+    ("Security", frozenset({"security"})),
+    ("WAL and checkpoints", frozenset({"wal", "checkpoints", "durability"})),
+    ("Planner", frozenset({"planner", "parallelism"})),
+    ("Storage", frozenset({"storage", "filesystem", "raid", "io"})),
+    ("Memory", frozenset({"memory"})),
+    ("Configuration files", frozenset({"consistency"})),  # files against what runs, once memory is placed
+    ("Connections and activity", frozenset({"connections", "live"})),
+    ("Maintenance and logging", frozenset({"maintenance", "statistics", "logging"})),
+    ("OS", frozenset({"os", "cpu", "scheduler", "virtualisation"})),
+)
+OTHER = "Other"
+VERDICT = {"error": ("BAD", "bold red"), "warning": ("WARN", "yellow"), "info": ("INFO", "cyan")}
+OK_STYLE = "green"
+
+
+def section_of(tags: tuple[str, ...]) -> str:
+    present = set(tags)
+    for name, wanted in SECTIONS:
+        if present & wanted:
+            return name
+    return OTHER
+
+
+@dataclass(slots=True)
+class Section:
+    findings: list[Finding] = field(default_factory=list)
+    passed: dict[str, list[Passed]] = field(default_factory=dict)  # rule id → its passes (several for items)
+    not_evaluated: list[NotEvaluated] = field(default_factory=list)
+
+
+def sections(host: HostResult, rules: dict[str, RuleMeta]) -> dict[str, Section]:
+    """The host's outcomes grouped by section, in SECTIONS order."""
+    grouped: dict[str, Section] = defaultdict(Section)
+    for finding in host.findings:
+        grouped[section_of(finding.tags)].findings.append(finding)
+    for passed in host.passed or []:
+        grouped[section_of(rules[passed.rule_id].tags)].passed.setdefault(passed.rule_id, []).append(passed)
+    for skipped in host.not_evaluated:
+        grouped[section_of(rules[skipped.rule_id].tags)].not_evaluated.append(skipped)
+    order = list(dict.fromkeys([name for name, _ in SECTIONS] + [OTHER]))
+    return {name: grouped[name] for name in order if name in grouped}
+
+
+def _verdict(label: str, style: str) -> Text:
+    return Text(f"{'[' + label + ']':<{LABEL_WIDTH}}", style)
+
+
+def _pass_row(grid: Table, rule: RuleMeta, passes: list[Passed]) -> None:
+    """``[OK]  the values it computed — PGVnnn: <what it looks for>: no``."""
+    text = Text()
+    if len(passes) > 1 or passes[0].subject is not None:
+        text.append(f"{len(passes)} checked", "bold")
+    else:
+        shown = [f"{name} = {value_text(name, value)}" for name, value in passes[0].values.items()
+                 if value is not None]
+        text.append(", ".join(shown) or "passed", "bold")
+    text.append(f"  — {rule.id}: {rule.title}: no", "dim")
+    grid.add_row(_verdict("OK", OK_STYLE), text)
+
+
+def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
+    facts = host.host.facts
+
+    def fact(name: str) -> object:
+        found = facts.get(name)
+        return None if found is None else found.value
+
+    title = Text("pgvet check", "bold")
+    title.append(f" — {host.host.name}", "bold")
+    console.print(title)
+    version = fact("pg.server_version") or fact("pg.version")
+    ram = fact("meminfo.mem_total")
+    cpus = fact("cpu.count")
+    lines = [
+        f"PostgreSQL {version}" if version is not None else "no PostgreSQL server read",
+        f"RAM {value_text('ram', ram)}" if ram is not None else None,
+        f"{cpus} CPUs" if cpus is not None else None,
+    ]
+    console.print(Text(", ".join(line for line in lines if line), "dim"))
+    for warning in host.host.warnings:
+        console.print(Text(f"warning: {warning}", "yellow"))
+    if outcome.unanswered:
+        console.print(Text(f"not asked (--no-input): {', '.join(outcome.unanswered)} — rules that need them are not "
+                           "evaluated; give them with --answers host.yaml", "yellow"))
+    console.print()
+
+
+def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
+    """The sectioned report of one checked host."""
+    from pgvet.report import use_color
+    from pgvet.report.memory import memory_picture
+
+    on_terminal = sys.stdout.isatty()
+    color = use_color(options, on_terminal)
+    width = options.width or (Console().width if on_terminal else 100)
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=color, no_color=not color, highlight=False,
+                      emoji=False, markup=False, color_system="standard" if color else None)
+    result = outcome.result
+    for error in result.errors:
+        console.print(Text(f"error: {error.host}: {error.message}", "bold red"))
+    for host in result.hosts:
+        _header(console, outcome, host)
+        picture = memory_picture(host.host)
+        if picture is not None:
+            print_memory(console, picture, width)
+        for name, section in sections(host, result.rules).items():
+            console.print(Text(f"== {name} ==", "bold underline"))
+            for finding in sorted(section.findings, key=lambda item: (-item.rank, item.rule_id, item.subject or "")):
+                label, style = VERDICT[finding.severity]
+                head = _verdict(label, style)
+                head.append(f"{finding.rule_id} ", "bold")
+                head.append(finding.title)
+                if finding.subject:
+                    head.append(f"  [{finding.subject}]", "dim")
+                console.print(head, overflow="fold")
+                print_finding(console, finding, host, options, heading=False, snapshot_places=outcome.kept)
+            if section.passed:
+                grid = Table.grid()
+                grid.add_column(width=LABEL_WIDTH, no_wrap=True)
+                grid.add_column(ratio=1)
+                for rule_id in sorted(section.passed):
+                    _pass_row(grid, result.rules[rule_id], section.passed[rule_id])
+                console.print(grid)
+            if section.not_evaluated and options.verbose:
+                for skipped in section.not_evaluated:
+                    why = skipped.reason or "missing " + ", ".join(skipped.missing)
+                    line = _verdict("--", "dim")
+                    title = result.rules[skipped.rule_id].title
+                    line.append(f"{skipped.rule_id} {title}: not evaluated ({why})", "dim")
+                    console.print(line, overflow="fold")
+            elif section.not_evaluated:
+                count = len({skipped.rule_id for skipped in section.not_evaluated})
+                console.print(Text(f"{'':<{LABEL_WIDTH}}{count} not evaluated (missing inputs; --verbose says which)",
+                                   "dim"))
+            console.print()
+    console.print(Text(summary_line(result, options.verbose), "bold"))
+    if outcome.kept:
+        console.print(Text(f"snapshot kept in {outcome.snapshot}: `pgvet lint {outcome.snapshot}` gives these findings "
+                           "again, offline", "dim"))
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
