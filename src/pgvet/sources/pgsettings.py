@@ -397,6 +397,10 @@ def live_facts(server: LiveServer) -> dict[str, Located[LiveValue]]:
     if hit is not None and read is not None and isinstance(hit.value, int) and isinstance(read.value, int) \
             and hit.value + read.value > 0:
         facts["live.cache_hit_ratio"] = Located(hit.value / (hit.value + read.value), hit.source)
+    sizes = [database.size_bytes for database in server.databases]
+    if sizes and all(size is not None for size in sizes):  # a partial sum would understate the data
+        facts["live.database_size_total"] = Located(sum(size for size in sizes if size is not None),
+                                                    server.databases[0].row)
     max_connections = server.settings.get("max_connections")
     if max_connections is not None and max_connections.setting is not None:
         facts["live.max_connections"] = Located(int(max_connections.setting), max_connections.row)
