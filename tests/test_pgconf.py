@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pgvet.errors import ParseError
+from pgvet.errors import InputError, ParseError
 from pgvet.provenance import Source
 from pgvet.sources import pgconf
 from pgvet.sources.pgconf import ConfDirective, ConfProblem, ConfSetting, load_conf, parse_conf_text
@@ -287,7 +287,9 @@ def test_latin1_file_and_huge_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert [(p.kind, str(p.source), p.fatal) for p in result.problems] == [("encoding", "postgresql.conf:2", False)]
     monkeypatch.setattr(pgconf, "MAX_FILE_BYTES", 20)
     write(tmp_path, {"postgresql.conf": "include 'big.conf'\n"})
-    assert [(p.kind, p.fatal) for p in load(tmp_path).problems] == [("too-large", False)]
+    with pytest.raises(InputError, match=r"big\.conf is larger than 20 bytes") as raised:
+        load(tmp_path)
+    assert str(raised.value.source) == "postgresql.conf:1"  # the include line
 
 
 def test_main_file_missing_is_a_problem(tmp_path: Path) -> None:

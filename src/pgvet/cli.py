@@ -436,6 +436,11 @@ def _confirm_save() -> Path | None:
 def main() -> None:
     from pgvet.errors import PgvetError
 
+    for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 are shown escaped, not a crash
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
     try:
         app()
     except PgvetError as error:

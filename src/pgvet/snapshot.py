@@ -87,6 +87,8 @@ def discover(directory: Path, warnings: list[str] | None = None) -> SnapshotInpu
 
     def usable(path: Path) -> bool:
         if not path.is_file():
+            if path.exists():  # a directory or a device under an input's name: say so rather than skip it
+                refused.append(f"{path.name}: refused, it is not a regular file")
             return False
         if not _inside(path, directory):
             refused.append(f"{path.name}: refused, it resolves outside the host directory ({path.resolve()})")

@@ -59,6 +59,11 @@ def _parse_yaml(source: PackSource) -> Any:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    from pgvet.nesting import MAX_NESTING, too_deep
+
+    deep = too_deep(source.text)
+    if deep is not None:
+        raise RulePackError(f"invalid YAML: brackets nested more than {MAX_NESTING} deep", Source(source.path, deep))
     yaml = YAML(typ="rt")
     try:
         data = yaml.load(source.text)
@@ -67,7 +72,7 @@ def _parse_yaml(source: PackSource) -> Any:
         line = mark.line + 1 if mark is not None else None
         reason = " ".join(part for part in (error.context, error.problem) if part)
         raise RulePackError(f"invalid YAML: {reason}", Source(source.path, line)) from None
-    except YAMLError as error:
+    except (YAMLError, ValueError, TypeError, RecursionError) as error:
         raise RulePackError(f"invalid YAML: {error}", Source(source.path)) from None
     if data is None:
         return {}

@@ -20,7 +20,7 @@ ParamOverrides = Mapping[str, Mapping[str, object]]
 def fingerprint(rule_id: str, host: str, path: str | None, subject: str | None) -> str:
     """Stable across runs: rule, host, file and subject — not line numbers, not values."""
     key = "\x1f".join((rule_id, host, path or "", subject or ""))
-    return hashlib.sha256(key.encode()).hexdigest()[:16]
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]  # file names may not be UTF-8
 
 
 def rule_params(rule: Rule, overrides: ParamOverrides | None) -> Mapping[str, Value]:

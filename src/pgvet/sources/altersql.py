@@ -71,6 +71,9 @@ def parse_alter_statements(text: str, path: str) -> list[AlterSet]:
     from pglast.parser import ParseError as PglastError
     from pglast.parser import scan
 
+    undecodable = next((index for index, char in enumerate(text) if "\udc80" <= char <= "\udcff"), None)
+    if undecodable is not None:  # the SQL parser takes UTF-8 only; read_text kept the bad bytes as escapes
+        raise ParseError("not valid UTF-8", Source(path, _line(text, undecodable)))
     try:
         statements = parse_sql(text)
         tokens = scan(text)

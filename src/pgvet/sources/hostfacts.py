@@ -146,6 +146,11 @@ def _load(text: str, path: str) -> Any:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    from pgvet.nesting import MAX_NESTING, too_deep
+
+    deep = too_deep(text)
+    if deep is not None:
+        raise ParseError(f"invalid YAML: brackets nested more than {MAX_NESTING} deep", Source(path, deep))
     yaml = YAML(typ="rt", pure=True)
     try:
         return yaml.load(text)

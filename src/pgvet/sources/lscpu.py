@@ -8,7 +8,6 @@ their product. Other localisations are refused rather than guessed: use ``LC_ALL
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from typing import Any
 
@@ -51,9 +50,6 @@ _LABELS: dict[str, tuple[str, bool]] = {
     "livre(s) par tiroir": ("_books_per_drawer", True),
     "tiroir(s)": ("_drawers", True),
 }
-_LINE = re.compile(r"^(\s*)([^:]+?)\s*:\s*(.*?)\s*$")
-
-
 def _normalise(label: str) -> str:
     label = unicodedata.normalize("NFC", label).strip().rstrip(":").strip().lower()
     return label.replace("’", "'")
@@ -67,7 +63,7 @@ def _record(values: dict[str, Located[CpuValue]], label: str, data: str, source:
     if suffix in values or not data or data == "-":
         return
     if integer:
-        if not data.isdigit():
+        if not data.isdigit() or len(data) > 18:
             return  # "Socket(s): -" on ARM, or a range where a count was expected
         values[suffix] = Located(int(data), source)
     else:
@@ -116,8 +112,9 @@ def parse_lscpu(text: str, path: str) -> dict[str, Located[CpuValue]]:
         _walk_json(document["lscpu"], values, path)
         return _finish(values, path)
     for number, line in enumerate(text.splitlines(), 1):
-        match = _LINE.match(line)
-        if match is None:
+        # "Label:   value"; split at the first colon (a regular expression here went quadratic on long lines).
+        label, colon, data = line.partition(":")
+        if not colon or not label:
             continue
-        _record(values, match.group(2), match.group(3), Source(path, number))
+        _record(values, label, data.strip(), Source(path, number))
     return _finish(values, path)

@@ -61,6 +61,8 @@ def parse_meminfo(text: str, path: str) -> dict[str, Located[int]]:
         if match is None:
             raise ParseError(f"not a /proc/meminfo line: {line.strip()[:80]!r}", Source(path, number))
         key, amount, unit = match.groups()
+        if len(amount) > 20:  # more than 2^64: not a kernel's counter
+            raise ParseError(f"{key}: value too large", Source(path, number))
         value = int(amount) * 1024 if unit == "kB" else int(amount)
         values[fact_name(key)] = Located(value, Source(path, number))
     if "mem_total" not in values:

@@ -34,7 +34,7 @@ directly is refused at once: "configuration file recursion"). Any error in the m
 (a ``not-read`` note says so).
 
 Safety, pgvet's own rules: a file whose real path (symlinks followed) is outside ``root`` is not
-read (``outside-root``); files larger than 16 MiB are not read (``too-large``); at most 10,000
+read (``outside-root``); a file larger than 16 MiB is an InputError (the host is not judged); at most 10,000
 files are read in one load (``too-many-files``) so an include_dir fan-out cannot hang pgvet.
 Unreadable files, directories given as files and symlink loops are problems, never exceptions.
 
@@ -47,7 +47,7 @@ Problem kinds: ``syntax``, ``too-many-errors``, ``missing-include``, ``missing-i
 (a note: PostgreSQL logs "skipping missing configuration file"), ``missing-include-dir``,
 ``empty-include``, ``empty-include-dir``, ``depth``, ``recursion`` (a file including itself, which
 PostgreSQL rejects by name), ``cycle`` (pgvet's: a longer cycle), ``outside-root``, ``unreadable``,
-``too-large``, ``too-many-files``, ``encoding``, ``not-read``. ``fatal`` is True where PostgreSQL
+``too-many-files``, ``encoding``, ``not-read``. ``fatal`` is True where PostgreSQL
 would refuse to start.
 """
 
@@ -59,6 +59,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pgvet.errors import InputError
 from pgvet.provenance import Source
 
 __all__ = [
@@ -217,6 +218,11 @@ def _syntax_problem(path: str, line: int, near: str | None) -> ConfProblem:
     return ConfProblem("syntax", f'syntax error in file "{path}" line {line}, {where}', Source(path, line), True)
 
 
+def _too_large(shown: str, here: Source) -> InputError:
+    """Judging the settings without a file's content would be a silent wrong answer: the host is refused."""
+    return InputError(f"{shown} is larger than {MAX_FILE_BYTES} bytes: pgvet does not read it", here)
+
+
 def parse_conf_text(text: str, path: str, *, syntax_error_limit: int = MAX_SYNTAX_ERRORS,
                     ) -> tuple[list[ConfSetting | ConfDirective], list[ConfProblem]]:
     """Parse one configuration file's text; includes are returned as ConfDirective, not followed.
@@ -358,9 +364,7 @@ class _Loader:
                              Source(shown, 1))
                 return False
             if status.st_size > MAX_FILE_BYTES:
-                self.problem("too-large", f"{shown} is larger than {MAX_FILE_BYTES} bytes; not read", here,
-                             fatal=False)
-                return True
+                raise _too_large(shown, here)
             with open(absolute, "rb") as handle:
                 data = handle.read(MAX_FILE_BYTES + 1)
         except OSError as error:
@@ -375,8 +379,7 @@ class _Loader:
                 self.problem("unreadable", f'could not open configuration file "{shown}": {reason}', here)
             return False
         if len(data) > MAX_FILE_BYTES:
-            self.problem("too-large", f"{shown} is larger than {MAX_FILE_BYTES} bytes; not read", here, fatal=False)
-            return True
+            raise _too_large(shown, here)
         self.files_read += 1
         return data
 

@@ -285,7 +285,12 @@ def _unavailable(node: _Node, path: str) -> Unavailable:
 
 def parse_pg_settings_json(text: str, path: str) -> LiveServer:
     """A ``pg_settings.json`` document as a LiveServer; ParseError(path, line) when it is not one."""
-    document = _Walker(text, path).document()
+    try:
+        document = _Walker(text, path).document()
+    except RecursionError:
+        raise ParseError("invalid JSON: nested too deep", Source(path, 1)) from None
+    except ValueError as error:  # a number of more than 4300 digits
+        raise ParseError(f"invalid JSON: {error}", Source(path, 1)) from None
     top = _Fields(document, path, "pg_settings.json")
     members: dict[str, _Node] = _members(document, path, "pg_settings.json", dict)
     file_format = top.optional_int("format")

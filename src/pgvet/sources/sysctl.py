@@ -19,7 +19,8 @@ _INTEGER = re.compile(r"^-?\d+$")
 def sysctl_value(text: str) -> int | str:
     """An int when the whole value is one integer, else the text with blanks folded to one space."""
     folded = " ".join(text.split())
-    return int(folded) if _INTEGER.match(folded) else folded
+    # Longer digit strings are no kernel's integer (and int() refuses over 4300 digits).
+    return int(folded) if len(folded) <= 40 and _INTEGER.match(folded) else folded
 
 
 def normalise_key(key: str) -> str:

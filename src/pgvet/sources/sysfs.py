@@ -14,8 +14,7 @@ from pgvet.provenance import Located, Source
 
 _THP = re.compile(r"^/sys/kernel/mm/transparent_hugepage/(enabled|defrag)$")
 _QUEUE = re.compile(r"^/sys/block/([^/]+)/queue/(scheduler|rotational|read_ahead_kb)$")
-_CGROUP_MAX = re.compile(r"^/sys/fs/cgroup/(?:.*/)?memory\.max$|^/sys/fs/cgroup/memory/memory\.limit_in_bytes$")
-_BRACKETED = re.compile(r"\[([^\]]+)\]")
+CGROUP_V1_LIMIT = "/sys/fs/cgroup/memory/memory.limit_in_bytes"
 # cgroup v1 reports "no limit" as the largest page-aligned signed 64-bit value.
 _CGROUP_V1_UNLIMITED = 0x7FFFFFFFFFFFF000
 
@@ -29,8 +28,17 @@ def is_virtual_disk(name: str) -> bool:
 
 
 def active_value(text: str) -> str:
-    match = _BRACKETED.search(text)
-    return (match.group(1) if match else text).strip()
+    """The bracketed choice of ``always madvise [never]``, or the whole text (found without a regular
+    expression: one went quadratic on a line of brackets)."""
+    start = text.find("[")
+    while start >= 0:
+        end = text.find("]", start + 1)
+        if end < 0:
+            break
+        if end > start + 1:
+            return text[start + 1:end].strip()
+        start = text.find("[", end)
+    return text.strip()
 
 
 @dataclass(slots=True)
@@ -70,7 +78,7 @@ def parse_sysfs(text: str, path: str) -> SysfsDump:
                 entry["rotational"] = Located(_integer(value, source) == 1, source)
             else:
                 entry["read_ahead_kb"] = Located(_integer(value, source), source)
-        elif _CGROUP_MAX.match(file):
+        elif (file.startswith("/sys/fs/cgroup/") and file.endswith("/memory.max")) or file == CGROUP_V1_LIMIT:
             if value != "max":
                 limit = _integer(value, source)
                 if limit < _CGROUP_V1_UNLIMITED:

@@ -1,0 +1,130 @@
+"""Hostile snapshots through the real command line: a message naming the file, a documented exit code,
+bounded time and memory, never a traceback, nothing read outside the host without saying so."""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+GIB = 1024**3
+
+
+def lint(host: Path) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(host), "--format", "concise"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    return done, time.monotonic() - started
+
+
+def host(tmp_path: Path, **files: str) -> Path:
+    directory = tmp_path / "host"
+    directory.mkdir()
+    (directory / "host.yaml").write_text("pg_version: 16\n")
+    for name, text in files.items():
+        (directory / name.replace("__", ".")).write_text(text)
+    return directory
+
+
+def assert_clean(done: subprocess.CompletedProcess[str], *, code: int, mentions: str) -> None:
+    output = done.stdout + done.stderr
+    assert "Traceback" not in output, output[-2000:]
+    assert done.returncode == code, output[-2000:]
+    assert mentions in output, output[-2000:]
+
+
+@pytest.mark.parametrize("name", ["postgresql.conf", "sysctl.txt", "meminfo.txt"])
+def test_one_gigabyte_file(tmp_path: Path, name: str) -> None:
+    directory = host(tmp_path)
+    with (directory / name).open("wb") as handle:
+        handle.truncate(GIB)  # sparse: no disk used
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    done, seconds = lint(directory)
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    assert_clean(done, code=2, mentions=name)
+    output = done.stdout + done.stderr
+    assert "more than pgvet reads" in output or "pgvet does not read it" in output
+    assert seconds < 30 and max(before, peak_kib) < 400 * 1024  # never read into memory
+
+
+def test_symlink_loop_and_link_outside(tmp_path: Path) -> None:
+    directory = host(tmp_path, postgresql__conf="include 'loop.conf'\nshared_buffers = '1GB'\n")
+    (directory / "loop.conf").symlink_to(directory / "loop2.conf")
+    (directory / "loop2.conf").symlink_to(directory / "loop.conf")
+    (directory / "sysctl.txt").symlink_to("/etc/passwd")
+    done, _ = lint(directory)
+    output = done.stdout + done.stderr
+    assert "Traceback" not in output and done.returncode in (1, 2), output
+    assert "loop.conf" in output and "symbolic links" in output
+    assert "root:x:0:0" not in output  # /etc/passwd was not read into a report
+
+
+def test_include_chain_too_deep_and_cycle(tmp_path: Path) -> None:
+    directory = host(tmp_path, postgresql__conf="include 'c1.conf'\n")
+    for depth in range(1, 50):
+        (directory / f"c{depth}.conf").write_text(f"include 'c{depth + 1}.conf'\n")
+    (directory / "c50.conf").write_text("work_mem = '4MB'\n")
+    done, _ = lint(directory)
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.returncode in (1, 2) and "PGV407" in done.stdout + done.stderr
+    assert "c10.conf" in done.stdout + done.stderr or "nest" in (done.stdout + done.stderr).lower()
+
+    (tmp_path / "cycle").mkdir()
+    cyclic = host(tmp_path / "cycle", postgresql__conf="include 'a.conf'\n")
+    (cyclic / "a.conf").write_text("include 'postgresql.conf'\n")
+    done, _ = lint(cyclic)
+    assert "Traceback" not in done.stdout + done.stderr and "PGV407" in done.stdout
+
+
+def test_directory_where_a_file_is_expected(tmp_path: Path) -> None:
+    directory = host(tmp_path)
+    (directory / "meminfo.txt").mkdir()
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(directory), "--format", "text"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "meminfo.txt: refused, it is not a regular file" in done.stdout + done.stderr
+
+
+def test_binary_junk_in_every_input(tmp_path: Path) -> None:
+    rng = random.Random(8)
+    directory = tmp_path / "junk"
+    directory.mkdir()
+    for name in ("postgresql.conf", "postgresql.auto.conf", "sysctl.txt", "meminfo.txt", "lscpu.txt", "mounts.txt",
+                 "sysfs.txt", "host.yaml", "pg_settings.json"):
+        (directory / name).write_bytes(rng.randbytes(20_000))
+    done, seconds = lint(directory)
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.returncode == 2 and seconds < 30
+
+
+def test_yaml_bombs(tmp_path: Path) -> None:
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + level)}: &{chr(98 + level)} [*{chr(97 + level)}, *{chr(97 + level)}, *{chr(97 + level)}, "
+        f"*{chr(97 + level)}, *{chr(97 + level)}, *{chr(97 + level)}, *{chr(97 + level)}, *{chr(97 + level)}]\n"
+        for level in range(8))
+    directory = host(tmp_path)
+    (directory / "host.yaml").write_text(bomb)
+    done, seconds = lint(directory)
+    assert_clean(done, code=2, mentions="host.yaml")
+    assert seconds < 30
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "bomb.yaml").write_text("rules: " + "[" * 10_000 + "\n")
+    done = subprocess.run([sys.executable, "-m", "pgvet", "rules", "--rules", str(rules)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "bomb.yaml:1" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_file_name_not_utf8(tmp_path: Path) -> None:
+    directory = host(tmp_path)
+    os.makedirs(os.fsencode(str(directory / "sysctl.d")), exist_ok=True)
+    with open(os.fsencode(str(directory / "sysctl.d")) + b"/\xff\xfe.conf", "wb") as handle:
+        handle.write(b"vm.swappiness = 60\n")
+    done, _ = lint(directory)
+    assert "Traceback" not in done.stdout + done.stderr and done.returncode in (0, 1), done.stderr
