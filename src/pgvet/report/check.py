@@ -6,8 +6,6 @@ Sections come from rule tags (``section_of``): the first section whose tags a ru
 
 from __future__ import annotations
 
-import io
-import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -17,7 +15,14 @@ from rich.table import Table
 from rich.text import Text
 
 from pgvet.findings import Finding, HostResult, NotEvaluated, Passed, RuleMeta
-from pgvet.report.text import LABEL_WIDTH, print_finding, print_memory, summary_line, value_text
+from pgvet.report.text import (
+    LABEL_WIDTH,
+    print_finding,
+    print_memory,
+    report_console,
+    summary_line,
+    value_text,
+)
 
 if TYPE_CHECKING:
     from pgvet.live.check import CheckOutcome
@@ -116,15 +121,9 @@ def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
 
 def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
     """The sectioned report of one checked host."""
-    from pgvet.report import use_color
     from pgvet.report.memory import memory_picture
 
-    on_terminal = sys.stdout.isatty()
-    color = use_color(options, on_terminal)
-    width = options.width or (Console().width if on_terminal else 100)
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=color, no_color=not color, highlight=False,
-                      emoji=False, markup=False, color_system="standard" if color else None)
+    console, buffer, width = report_console(options)
     result = outcome.result
     for error in result.errors:
         console.print(Text(f"error: {error.host}: {error.message}", "bold red"))

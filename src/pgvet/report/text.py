@@ -237,7 +237,8 @@ def summary_line(result: LintResult, verbose: bool) -> str:
     return line
 
 
-def render(result: LintResult, options: ReportOptions) -> str:
+def report_console(options: ReportOptions) -> tuple[Console, io.StringIO, int]:
+    """A console writing into a buffer: colour as the options and terminal say, the terminal's width or 100."""
     from pgvet.report import use_color
 
     on_terminal = sys.stdout.isatty()
@@ -246,6 +247,11 @@ def render(result: LintResult, options: ReportOptions) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=color, no_color=not color, highlight=False,
                       emoji=False, markup=False, color_system="standard" if color else None)
+    return console, buffer, width
+
+
+def render(result: LintResult, options: ReportOptions) -> str:
+    console, buffer, width = report_console(options)
     for error in result.errors:
         place = f"{error.host}: {error.source}" if error.source else error.host
         console.print(Text(f"error: {place}: {error.message}", "bold red"))
