@@ -416,19 +416,20 @@ def check(
 
 
 def _prompt(question: str, choices: list[str], default: str) -> str:
-    import click
-
-    kind = click.Choice(choices, case_sensitive=False) if choices else click.IntRange(1, 1000)
-    return str(click.prompt(question, type=kind, default=default, err=True, show_choices=bool(choices))).lower()
+    """Ask on standard error until the answer is one of ``choices`` (or, without choices, a whole number)."""
+    shown = f"{question} ({'/'.join(choices)})" if choices else question
+    while True:
+        answer = str(typer.prompt(shown, default=default, err=True)).strip().lower()
+        if (answer in choices) if choices else (answer.isdigit() and 1 <= int(answer) <= 1000):
+            return answer
+        typer.echo(f"  answer one of {', '.join(choices)}" if choices else "  answer a whole number", err=True)
 
 
 def _confirm_save() -> Path | None:
-    import click
-
-    if not click.confirm("Save these answers as a host.yaml for next time?", default=True, err=True):
+    if not typer.confirm("Save these answers as a host.yaml for next time?", default=True, err=True):
         return None
-    path = Path(click.prompt("File", default="host.yaml", err=True))
-    if path.exists() and not click.confirm(f"{path} exists: replace it?", default=False, err=True):
+    path = Path(typer.prompt("File", default="host.yaml", err=True))
+    if path.exists() and not typer.confirm(f"{path} exists: replace it?", default=False, err=True):
         return None
     return path
 
