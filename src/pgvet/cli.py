@@ -443,7 +443,10 @@ def main() -> None:
             reconfigure(errors="backslashreplace")
 
     try:
-        app()
+        from pgvet.fastcli import run as run_lint_fast  # `pgvet lint` spared typer's pydantic parsing
+
+        if not run_lint_fast(sys.argv[1:]):
+            app()
     except PgvetError as error:
         typer.echo(f"pgvet: error: {error}", err=True)
         sys.exit(error.exit_code)

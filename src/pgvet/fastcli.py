@@ -1,0 +1,177 @@
+"""``pgvet lint`` without typer's parameter machinery, for start-up time.
+
+typer 0.2x validates every parameter through a pydantic TypeAdapter: importing pydantic and building
+the adapters costs more than the whole lint of a host. The options of ``lint`` are plain (texts,
+paths, numbers, flags, repeated options), so this module reads them from the same typer declarations
+(the ``lint`` function's signature: nothing is declared twice) and calls the command itself.
+
+Anything it does not understand exactly — ``--help``, an unknown or abbreviated option, a missing
+value, a number out of range, a file name that is not valid UTF-8, a declaration it has no rule for —
+makes it step aside (``run`` returns False) and typer parses the command line as always, with its own
+messages. tests/test_fastcli.py checks that both give the command the same arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# ParameterInfo attributes and the values under which typer does nothing but convert the text.
+_PLAIN = {"callback": None, "envvar": None, "is_eager": False, "prompt": False, "count": False, "parser": None,
+          "click_type": None, "expose_value": True, "exists": False, "resolve_path": False, "allow_dash": False,
+          "path_type": None, "file_okay": True, "dir_okay": True, "writable": False, "default_factory": None,
+          "max": None, "clamp": False}
+_SCALARS: tuple[type, ...] = (str, int, Path, bool)
+
+
+class _Unsupported(Exception):
+    """Not something this parser reproduces exactly: leave the command line to typer."""
+
+
+@dataclass(slots=True)
+class _Param:
+    name: str
+    kind: type  # str, int, Path or bool
+    multiple: bool
+    default: Any
+    minimum: int | None = None
+
+
+def _unwrap(annotation: Any) -> tuple[type, bool]:
+    """(scalar type, repeated) of ``X``, ``Optional[X]``, ``list[X]``, ``Optional[list[X]]``."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        arguments = [argument for argument in typing.get_args(annotation) if argument is not type(None)]
+        if len(arguments) != 1:
+            raise _Unsupported(annotation)
+        annotation = arguments[0]
+    multiple = typing.get_origin(annotation) is list
+    if multiple:
+        (annotation,) = typing.get_args(annotation)
+    if annotation not in _SCALARS or (multiple and annotation is bool):
+        raise _Unsupported(annotation)
+    return annotation, multiple
+
+
+def _spec(command: Callable[..., Any]) -> tuple[dict[str, tuple[_Param, Any]], _Param | None, list[_Param]]:
+    """Option spellings → (parameter, value a flag sets), the positional parameter, every parameter."""
+    from typer.models import ArgumentInfo, OptionInfo, ParameterInfo
+    from typer.utils import get_params_from_function
+
+    options: dict[str, tuple[_Param, Any]] = {}
+    positional: _Param | None = None
+    params: list[_Param] = []
+    for name, meta in get_params_from_function(command).items():  # typer's own reading of the declarations
+        info = meta.default
+        if not isinstance(info, ParameterInfo) or any(getattr(info, key, value) != value
+                                                      for key, value in _PLAIN.items()):
+            raise _Unsupported(name)
+        kind, multiple = _unwrap(meta.annotation)
+        param = _Param(name, kind, multiple, info.default, getattr(info, "min", None))
+        params.append(param)
+        if isinstance(info, ArgumentInfo):
+            if positional is not None or not multiple:
+                raise _Unsupported(name)
+            positional = param
+            continue
+        if not isinstance(info, OptionInfo):
+            raise _Unsupported(name)
+        spelled = name.replace("_", "-")
+        declarations = list(info.param_decls or ()) or [f"--{spelled}/--no-{spelled}" if kind is bool
+                                                        else f"--{spelled}"]
+        for declaration in declarations:
+            on, slash, off = declaration.partition("/")
+            if kind is not bool and slash:
+                raise _Unsupported(declaration)
+            options[on.strip()] = (param, True if kind is bool else None)
+            if slash:
+                options[off.strip()] = (param, False)
+    return options, positional, params
+
+
+def _convert(param: _Param, text: str) -> Any:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Unsupported(text) from None  # not UTF-8: typer's validation decides
+    if param.kind is int:
+        try:
+            number = int(text)
+        except ValueError:
+            raise _Unsupported(text) from None
+        if param.minimum is not None and number < param.minimum:
+            raise _Unsupported(text)
+        return number
+    if param.kind is Path:
+        if not text or "\0" in text or (os.path.exists(text) and not os.access(text, os.R_OK)):
+            raise _Unsupported(text)  # typer reports an unreadable path itself
+        return Path(text)
+    return text
+
+
+def parse(command: Callable[..., Any], argv: Sequence[str]) -> dict[str, Any]:
+    """The keyword arguments typer would call ``command`` with; _Unsupported when unsure."""
+    options, positional, params = _spec(command)
+    given: dict[str, list[Any]] = {}
+    tokens = iter(argv)
+    only_positional = False
+    for token in tokens:
+        if only_positional or token == "-" or not token.startswith("-"):
+            if positional is None:
+                raise _Unsupported(token)
+            given.setdefault(positional.name, []).append(_convert(positional, token))
+            continue
+        if token == "--":
+            only_positional = True
+            continue
+        name, equals, inline = token.partition("=") if token.startswith("--") else (token, "", "")
+        if name not in options:
+            raise _Unsupported(token)
+        param, flag_value = options[name]
+        if param.kind is bool:
+            if equals:
+                raise _Unsupported(token)
+            given[param.name] = [flag_value]
+            continue
+        value = inline if equals else next(tokens, None)
+        if value is None or (not equals and value.startswith("-")):
+            raise _Unsupported(token)
+        given.setdefault(param.name, []).append(_convert(param, value))
+    arguments: dict[str, Any] = {}
+    for param in params:
+        values = given.get(param.name)
+        if not values:
+            arguments[param.name] = param.default  # typer gives None for a repeated option never given
+        else:
+            arguments[param.name] = values if param.multiple else values[-1]
+    return arguments
+
+
+def run(argv: Sequence[str]) -> bool:
+    """Run ``pgvet lint`` when the command line is one this module parses exactly (exits); else False."""
+    if not argv or argv[0] != "lint":
+        return False
+    from pgvet import cli
+
+    try:
+        arguments = parse(cli.lint, argv[1:])
+    except _Unsupported:
+        return False
+    import typer
+
+    try:
+        cli.lint(**arguments)
+    except typer.Exit as done:
+        code = done.exit_code
+    except BrokenPipeError:
+        # as click does: a reader that went away (| head) is no error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 1
+    else:
+        code = 0
+    sys.exit(code)
