@@ -10,9 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from pgvet import __version__
 from pgvet.errors import InputError
-from pgvet.findings import SEVERITY_RANK, HostError, HostResult, LintResult, RuleMeta
+from pgvet.findings import HostError, HostResult, LintResult, RuleMeta
+from pgvet.summary import RunSummary
 
 if TYPE_CHECKING:
+    from pgvet.engine.evaluate import Plan
+    from pgvet.engine.expr import Value
     from pgvet.engine.loader import RulePack
     from pgvet.snapshot import SnapshotInputs
 
@@ -60,9 +63,11 @@ HOST_MARKERS = ("host.yaml", "host.yml", "postgresql.conf", "postgresql.auto.con
                 "sysctl.txt", "meminfo.txt", "PG_VERSION", "pg_settings.json")
 
 
-# Facts the reporters read after evaluation (report/memory.py), besides the derived ones.
+# Facts the reporters read after evaluation (report/memory.py): all a host keeps once evaluated.
 REPORT_FACTS = frozenset({"host.ram", "host.name", "pg.shared_buffers", "pg.huge_pages", "meminfo.hugepages_total",
-                          "meminfo.hugepagesize", "sysctl.vm.overcommit_memory"})
+                          "meminfo.hugepagesize", "sysctl.vm.overcommit_memory", "derived.shared_memory_size",
+                          "derived.hugepages_pool", "derived.hugepage_size", "derived.work_mem_budget",
+                          "derived.commit_limit"})
 
 
 def host_directories(paths: Sequence[Path], stop: Path | None = None) -> list[Path]:
@@ -86,96 +91,161 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> list[Pa
     return list(hosts)
 
 
-def lint_host(pack: RulePack, directory: Path | None, options: LintOptions,
-              selected: Callable[[RuleMeta], bool]) -> HostResult:
-    from pgvet.engine.derived import derived_values
-    from pgvet.engine.evaluate import evaluate_host
-    from pgvet.snapshot import load_host
+def facts_read(pack: RulePack) -> frozenset[str]:
+    """Every host-wide fact a lint reads: the rules (their evidence and location), the derived facts'
+    inputs, the reports' REPORT_FACTS. Only these are taken from the bulk sources of each host."""
+    from pgvet.engine.derived import expand
 
-    host = load_host(directory, options.explicit)
-    result = evaluate_host(pack, host, params=options.params, selected=selected,
-                           record_passes=options.record_passes)
-    if options.keep_facts:
-        host.facts.update(derived_values(pack, host))
-        return result
-    # Reports need only what the RAM picture draws: keep those facts (derived ones included) and drop the
-    # rest, so that a fleet's memory grows with its findings, not with every host's 2 000 facts.
-    kept = {name: fact for name, fact in host.facts.items() if name in REPORT_FACTS}
-    for name, fact in derived_values(pack, host).items():
-        kept.setdefault(name, fact)
-    host.facts = kept
-    host.items = {}
-    return result
+    names = set(REPORT_FACTS)
+    for rule in pack.rules:
+        names.update(rule.evidence_names)
+        names.update(rule.location_names)
+    names.update(expand([f"derived.{formula.name}" for formula in pack.derived], pack.derived_by_name))
+    return frozenset(names)
 
 
-def iter_hosts(pack: RulePack, directories: Sequence[Path | None],
-               options: LintOptions) -> Iterator[HostResult | HostError]:
-    selected = make_selector(options.select, options.ignore)
-    for directory in directories:
+@dataclass(slots=True)
+class _Plan:
+    """What every host of a run shares, worked out once: the rules with their parameters, the facts to load."""
+
+    pack: RulePack
+    options: LintOptions
+    rules: Plan
+    wanted: frozenset[str] | None
+
+    @classmethod
+    def of(cls, pack: RulePack, options: LintOptions) -> _Plan:
+        from pgvet.engine.evaluate import plan_rules
+
+        selected = make_selector(options.select, options.ignore)
+        return cls(pack, options, plan_rules(pack, options.params, selected),
+                   None if options.keep_facts else facts_read(pack))
+
+    def lint(self, directory: Path | None) -> HostResult | HostError:
         try:
-            yield lint_host(pack, directory, options, selected)
+            return self._lint_host(directory)
         except InputError as error:
             name = directory.name if directory is not None else "."
-            yield HostError(host=name, message=error.message, source=error.source)
+            return HostError(host=name, message=error.message, source=error.source)
+
+    def _lint_host(self, directory: Path | None) -> HostResult:
+        from pgvet.engine.derived import derived_values
+        from pgvet.engine.evaluate import evaluate_host
+        from pgvet.snapshot import load_host
+
+        pack, options = self.pack, self.options
+        host = load_host(directory, options.explicit, wanted=self.wanted)
+        derived: dict[str, Value] = {}
+        result = evaluate_host(pack, host, record_passes=options.record_passes, plan=self.rules, host_cache=derived)
+        if options.keep_facts:
+            host.facts.update(derived_values(pack, host, cache=derived))
+            return result
+        # Reports need only what the RAM picture draws: keep those facts and drop the rest, so that a host
+        # handed to the reports weighs its findings, not its 2 000 facts.
+        kept = {name: fact for name, fact in host.facts.items() if name in REPORT_FACTS}
+        kept.update(derived_values(pack, host, REPORT_FACTS, derived))
+        host.facts = kept
+        host.items = {}
+        return result
 
 
-_WORKER_PACK: dict[tuple[str, ...], RulePack] = {}
+_WORKER_PLAN: list[_Plan] = []  # a worker process's plan, made once by _start_worker
 
 
-def _lint_in_worker(task: tuple[Path | None, LintOptions]) -> HostResult | HostError:
-    """One host in a worker process; the rule pack is loaded once per process (from the cache)."""
+def _start_worker(options: LintOptions) -> None:
     from pgvet.engine.loader import load_pack
 
-    directory, options = task
-    key = tuple(str(path) for path in options.rules)
-    if key not in _WORKER_PACK:
-        _WORKER_PACK[key] = load_pack(options.rules)
-    return next(iter_hosts(_WORKER_PACK[key], [directory], options))
+    _WORKER_PLAN[:] = [_Plan.of(load_pack(options.rules), options)]  # the pack from the cache
 
 
-def _outcomes(pack: RulePack, directories: Sequence[Path | None], options: LintOptions,
-              jobs: int) -> Iterator[HostResult | HostError]:
-    if jobs <= 1 or len(directories) < 2 * jobs:
-        yield from iter_hosts(pack, directories, options)
-        return
-    from concurrent.futures import ProcessPoolExecutor
+def _lint_in_worker(directories: Sequence[Path | None]) -> list[HostResult | HostError]:
+    return [_WORKER_PLAN[0].lint(directory) for directory in directories]
 
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        chunk = max(1, len(directories) // (jobs * 8))
-        yield from pool.map(_lint_in_worker, [(directory, options) for directory in directories], chunksize=chunk)
+
+class LintRun:
+    """A lint, host by host. ``outcomes()`` yields each host's result — suppressions, ignore files and
+    baseline applied — or its error, in the order given, once; nothing of a host is kept after it is
+    yielded but its counts (``summary``). ``notices`` is complete when the outcomes are exhausted.
+
+    Everything that can refuse the run (rule pack, selectors, parameters, ignore file, baseline) is
+    checked when it is created, before any host is read or any report written.
+    """
+
+    def __init__(self, directories: Sequence[Path | None], options: LintOptions, *, jobs: int = 1) -> None:
+        from datetime import date
+
+        from pgvet.engine.loader import load_pack
+        from pgvet.suppress import IgnoreFiles, load_baseline
+
+        pack = load_pack(options.rules)
+        check_selectors(pack, [*options.select, *options.ignore])
+        self.plan = _Plan.of(pack, options)
+        self.directories = directories
+        self.jobs = jobs
+        self.rules = pack.meta()
+        self.tool_version = __version__
+        self.pack_version = pack.version
+        self.summary = RunSummary()
+        self.ignoring = IgnoreFiles(options.ignore_file, os.environ.get("PGVET_TODAY") or date.today().isoformat())
+        self.baseline = load_baseline(options.baseline) if options.baseline is not None else None
+        # notices in the order the reports have always listed them: inputs, then suppressions, then ignore files
+        self._notices: tuple[list[str], list[str], list[str]] = ([], [], [])
+
+    @property
+    def notices(self) -> list[str]:
+        return [notice for part in self._notices for notice in part]
+
+    def outcomes(self) -> Iterator[HostResult | HostError]:
+        from pgvet.suppress import mark_baseline, suppress_inline
+
+        inputs, inline, ignored = self._notices
+        for outcome in self._linted():
+            if isinstance(outcome, HostError):
+                self.summary.add_error()
+                yield outcome
+                continue
+            inputs.extend(f"{outcome.host.name}: {warning}" for warning in outcome.host.warnings)
+            suppress_inline(outcome, inline)
+            self.ignoring.apply(outcome, ignored)
+            if self.baseline is not None:
+                mark_baseline(outcome, self.baseline)
+            self.summary.add(outcome)
+            yield outcome
+        self.ignoring.finish(ignored)
+
+    def _linted(self) -> Iterator[HostResult | HostError]:
+        directories, jobs = self.directories, self.jobs
+        if jobs <= 1 or len(directories) < 2 * jobs:
+            yield from map(self.plan.lint, directories)
+            return
+        from collections import deque
+        from concurrent.futures import Future, ProcessPoolExecutor
+
+        size = max(1, min(64, len(directories) // (jobs * 8)))
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(self.plan.options,)) as pool:
+            # a few chunks ahead of the reports, no more: results wait in memory only while the reports write
+            pending: deque[Future[list[HostResult | HostError]]] = deque()
+            for start in range(0, len(directories), size):
+                pending.append(pool.submit(_lint_in_worker, directories[start:start + size]))
+                if len(pending) > 2 * jobs:
+                    yield from pending.popleft().result()
+            while pending:
+                yield from pending.popleft().result()
 
 
 def lint(directories: Sequence[Path | None], options: LintOptions, *, jobs: int = 1) -> LintResult:
-    """Lint hosts in order; with ``jobs`` > 1, across that many processes (results keep the input order)."""
-    from pgvet.engine.loader import load_pack
-
-    pack = load_pack(options.rules)
-    check_selectors(pack, [*options.select, *options.ignore])
-    result = LintResult(hosts=[], rules=pack.meta(), tool_version=__version__, pack_version=pack.version)
-    for outcome in _outcomes(pack, directories, options, jobs):
+    """Lint hosts in order, every result kept; with ``jobs`` > 1, across that many processes."""
+    run = LintRun(directories, options, jobs=jobs)
+    result = LintResult(hosts=[], rules=run.rules, tool_version=run.tool_version, pack_version=run.pack_version)
+    for outcome in run.outcomes():
         if isinstance(outcome, HostError):
             result.errors.append(outcome)
         else:
             result.hosts.append(outcome)
-            result.notices.extend(f"{outcome.host.name}: {warning}" for warning in outcome.host.warnings)
-    from datetime import date
-
-    from pgvet.suppress import apply_baseline, apply_ignore_files, apply_inline_suppressions, load_baseline
-
-    apply_inline_suppressions(result)
-    apply_ignore_files(result, options.ignore_file, os.environ.get("PGVET_TODAY") or date.today().isoformat())
-    if options.baseline is not None:
-        apply_baseline(result, load_baseline(options.baseline))
+    result.notices = run.notices
     return result
 
 
 def exit_code(result: LintResult, fail_on: str, *, strict: bool) -> int:
     """0: nothing at or above fail_on; 1: findings; 2: a host could not be read (one host, or --strict)."""
-    if result.errors and (strict or not result.hosts):
-        return 2
-    threshold = SEVERITY_RANK[fail_on]
-    for host in result.hosts:
-        for finding in host.findings:
-            if finding.rank >= threshold and finding.suppressed is None and not finding.baseline:
-                return 1
-    return 0
+    return RunSummary.of(result).exit_code(fail_on, strict=strict)

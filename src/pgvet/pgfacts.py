@@ -9,6 +9,8 @@ The target major version decides which parameter catalog judges the settings: ho
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Set as AbstractSet
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,7 +49,8 @@ def _catalog_for(major: int, host: HostFacts) -> Catalog:
     return load_catalog(nearest)
 
 
-def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[object] | None) -> None:
+def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[object] | None,
+         wanted: AbstractSet[str] | None = None) -> None:
     from pgvet.catalog import NEWEST_MAJOR
 
     live = None
@@ -92,7 +95,7 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
             _live_file_items(host, live, catalog)
         for gap in live.unavailable:  # what the role could not read: rules that need it are not evaluated
             host.warnings.append(f"{gap.row}: the server did not let pgvet read {gap.what}: {gap.error}")
-    _defaults(host, catalog)
+    _defaults(host, catalog, wanted)
 
 
 def _display(path: Path, root: Path) -> str:
@@ -212,21 +215,31 @@ CONSTANT_INTERNALS = frozenset({"block_size", "wal_block_size", "segment_size", 
                                 "max_function_args", "max_identifier_length", "max_index_keys"})
 
 
-def _defaults(host: HostFacts, catalog: Catalog) -> None:
+def _defaults(host: HostFacts, catalog: Catalog, wanted: AbstractSet[str] | None) -> None:
     """Unset parameters take their boot value: what PostgreSQL runs with when nothing sets them."""
+    facts = host.facts
+    for fact in _default_facts(catalog.major):
+        if fact.name not in facts and (wanted is None or fact.name in wanted):
+            facts[fact.name] = fact
+
+
+@cache
+def _default_facts(major: int) -> tuple[Fact, ...]:
+    """The boot values of a catalog as facts, computed once: facts are immutable, every host shares them."""
+    from pgvet.catalog import load_catalog
     from pgvet.catalog.units import InvalidValue, parse_value
 
     source = Source(DEFAULT_SOURCE_PATH)
-    for name, param in catalog.params.items():
-        if f"pg.{name}" in host.facts:
-            continue
+    facts: list[Fact] = []
+    for name, param in load_catalog(major).params.items():
         if param.context == "internal" and name not in CONSTANT_INTERNALS:
             continue
         try:
             parsed = parse_value(param, param.boot_val)
         except InvalidValue:
             continue
-        host.add(Fact(f"pg.{name}", parsed.canonical, source, (), param.boot_val))
+        facts.append(Fact(f"pg.{name}", parsed.canonical, source, (), param.boot_val))
+    return tuple(facts)
 
 
 # pg_file_settings' error for a line PostgreSQL read but cannot apply until a restart (postmaster context).

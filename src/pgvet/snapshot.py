@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -134,9 +135,10 @@ def read_text(path: Path, display: str) -> str:
 class _Builder:
     """Collects facts for one host, keeping the first error of each input as a warning."""
 
-    def __init__(self, name: str, root: Path) -> None:
+    def __init__(self, name: str, root: Path, wanted: AbstractSet[str] | None) -> None:
         self.root = root
         self.host = HostFacts(name=name, root=str(root))
+        self.wanted = wanted
 
     def display(self, path: Path) -> str:
         try:
@@ -171,15 +173,20 @@ def run_year_month() -> int:
     return today.year * 100 + today.month
 
 
-def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *, name: str | None = None) -> HostFacts:
+def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *, name: str | None = None,
+              wanted: AbstractSet[str] | None = None) -> HostFacts:
     """Assemble the facts of one host from its directory and/or explicit input files.
+
+    ``wanted``: the host-wide facts the caller reads (a lint: what its rules and reports read). The bulk
+    sources — the ~1 300 keys of ``sysctl -a``, the ~350 PostgreSQL defaults — then give only those;
+    inputs are read and checked all the same. None: every fact (``pgvet facts``).
 
     Raises InputError (exit 2) when an input cannot be read or parsed; the message names file and line.
     """
     if directory is not None and not directory.is_dir():
         raise InputError("not a directory (a host is a directory of inputs)", Source(str(directory)))
     root = directory if directory is not None else Path.cwd()
-    builder = _Builder(name or (root.resolve().name or str(root)), root)
+    builder = _Builder(name or (root.resolve().name or str(root)), root, wanted)
     inputs = discover(root, builder.host.warnings) if directory is not None else SnapshotInputs()
     if explicit is not None:
         inputs = inputs.merged(explicit)
@@ -213,15 +220,20 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
     from pgvet.sources import sysctl
 
     running: dict[str, Located[int | str]] = {}
+    keys = None if builder.wanted is None else {name[7:] for name in builder.wanted if name.startswith("sysctl.")}
+    running_text, running_display = "", ""
     if inputs.sysctl is not None:
-        text, display = builder.text(inputs.sysctl)
-        running = sysctl.parse_sysctl_output(text, display)
+        running_text, running_display = builder.text(inputs.sysctl)
+        running = sysctl.parse_sysctl_output(running_text, running_display, keys)
         builder.put_all("sysctl", running)
     occurrences: dict[str, list[sysctl.SysctlSetting]] = {}
     for path in inputs.sysctl_conf:
         text, display = builder.text(path)
         for setting in sysctl.parse_sysctl_conf(text, display):
             occurrences.setdefault(setting.key, []).append(setting)
+    if keys is not None and running_text and not occurrences.keys() <= keys:
+        # declared keys are compared with their running values, wanted or not
+        running.update(sysctl.parse_sysctl_output(running_text, running_display, occurrences.keys() - keys))
     for key, settings in occurrences.items():
         last = settings[-1]
         places = tuple(setting.source for setting in settings)
@@ -229,7 +241,7 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
         if key not in running:
             # A config repository holds what will run: rules about the kernel see the declared value.
             builder.host.add(Fact(f"sysctl.{key}", last.value, last.source, places))
-    if occurrences and not running:
+    if occurrences and not running_text.strip():  # no sysctl.txt, or an empty one
         builder.host.notes.append("no sysctl.txt: kernel rules use the declared values of sysctl.conf / sysctl.d")
     if occurrences and running:
         builder.host.items["declared"] = _declared_items(occurrences, running)
@@ -299,7 +311,7 @@ def _load_postgresql(builder: _Builder, inputs: SnapshotInputs, declared: Mappin
     if version is None and inputs.pg_version_file is not None:
         text, display = builder.text(inputs.pg_version_file)
         version = pgfacts.parse_pg_version_file(text, display)
-    pgfacts.load(builder.host, builder.root, inputs, version)
+    pgfacts.load(builder.host, builder.root, inputs, version, builder.wanted)
 
 
 def _derive_host(builder: _Builder, declared: Mapping[str, Located[object]]) -> None:

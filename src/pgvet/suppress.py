@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pgvet.errors import InputError
-from pgvet.findings import LintResult
+from pgvet.findings import HostResult, LintResult
 from pgvet.provenance import Source
 
 _IGNORE = re.compile(r"#\s*pgvet:\s*ignore\[([^\]]*)\]\s*(.*)$")
@@ -48,6 +48,8 @@ def _suppressions(path: Path, display: str) -> dict[int, Suppression]:
     except OSError:
         return {}
     found: dict[int, Suppression] = {}
+    if "pgvet" not in text:
+        return found  # most files have no comment at all: spare the line by line search
     for number, line in enumerate(text.splitlines(), 1):
         match = _IGNORE.search(line)
         if match:
@@ -56,36 +58,38 @@ def _suppressions(path: Path, display: str) -> dict[int, Suppression]:
     return found
 
 
-def apply_inline_suppressions(result: LintResult) -> None:
-    for host in result.hosts:
-        root = Path(host.host.root)
-        files: dict[str, dict[int, Suppression]] = {}
-        for finding in host.findings:
-            if not finding.path or finding.line is None or finding.path.startswith("<"):
+def suppress_inline(host: HostResult, notices: list[str]) -> None:
+    """Mark the host's findings that a comment suppresses; notices for comments that are wrong or unused."""
+    root = Path(host.host.root)
+    real_root: Path | None = None
+    files: dict[str, dict[int, Suppression]] = {}
+    for finding in host.findings:
+        if not finding.path or finding.line is None or finding.path.startswith("<"):
+            continue
+        if finding.path not in files:
+            real_root = real_root or root.resolve()
+            target = (root / finding.path).resolve()
+            inside = real_root in target.parents
+            files[finding.path] = _suppressions(target, finding.path) if inside else {}
+        comments = files[finding.path]
+        for line in (finding.line, finding.line - 1):
+            suppression = comments.get(line)
+            if suppression is None:
                 continue
-            if finding.path not in files:
-                target = (root / finding.path).resolve()
-                inside = root.resolve() in target.parents
-                files[finding.path] = _suppressions(target, finding.path) if inside else {}
-            comments = files[finding.path]
-            for line in (finding.line, finding.line - 1):
-                suppression = comments.get(line)
-                if suppression is None:
-                    continue
-                if not any(selector in (finding.rule_id, finding.rule_name) for selector in suppression.selectors):
-                    continue
-                suppression.used = True
-                if suppression.reason:
-                    finding.suppressed = suppression.reason
-                break
-        for comments in files.values():
-            for suppression in comments.values():
-                if not suppression.reason:
-                    result.notices.append(f"{host.host.name}: {suppression.source}: suppression without a reason "
-                                          "is ignored (write the reason after the brackets)")
-                elif not suppression.used:
-                    result.notices.append(f"{host.host.name}: {suppression.source}: unused suppression "
-                                          f"[{', '.join(suppression.selectors)}]")
+            if not any(selector in (finding.rule_id, finding.rule_name) for selector in suppression.selectors):
+                continue
+            suppression.used = True
+            if suppression.reason:
+                finding.suppressed = suppression.reason
+            break
+    for comments in files.values():
+        for suppression in comments.values():
+            if not suppression.reason:
+                notices.append(f"{host.host.name}: {suppression.source}: suppression without a reason "
+                               "is ignored (write the reason after the brackets)")
+            elif not suppression.used:
+                notices.append(f"{host.host.name}: {suppression.source}: unused suppression "
+                               f"[{', '.join(suppression.selectors)}]")
 
 
 IGNORE_FILE = ".pgvet-ignore.yaml"
@@ -134,14 +138,20 @@ def load_ignore_file(path: Path) -> list[IgnoreEntry]:
     return entries
 
 
-def apply_ignore_files(result: LintResult, explicit: Path | None, today: str) -> None:
-    """Suppress findings matched by the ignore file (explicit, else each host's .pgvet-ignore.yaml)."""
-    from fnmatch import fnmatch
+class IgnoreFiles:
+    """Suppress findings matched by the ignore file: the one given for the run (loaded once), else each
+    host's .pgvet-ignore.yaml; applied host by host."""
 
-    shared = load_ignore_file(explicit) if explicit is not None else None
-    for host in result.hosts:
+    def __init__(self, explicit: Path | None, today: str) -> None:
+        self.shared = load_ignore_file(explicit) if explicit is not None else None
+        self.today = today
+
+    def apply(self, host: HostResult, notices: list[str]) -> None:
+        """Suppress the host's findings its entries match; a host's own file is reported on at once."""
+        from fnmatch import fnmatch
+
         own = Path(host.host.root) / IGNORE_FILE
-        entries = shared if shared is not None else (load_ignore_file(own) if own.is_file() else [])
+        entries = self.shared if self.shared is not None else (load_ignore_file(own) if own.is_file() else [])
         for finding in host.findings:
             if finding.suppressed is not None:
                 continue
@@ -151,22 +161,25 @@ def apply_ignore_files(result: LintResult, explicit: Path | None, today: str) ->
                 if entry.subject is not None and entry.subject != finding.subject:
                     continue
                 entry.used = True
-                if entry.expires is not None and entry.expires < today:
+                if entry.expires is not None and entry.expires < self.today:
                     continue
                 finding.suppressed = entry.reason
                 break
-        if shared is None:
-            _report_entries(result, entries, f"{host.host.name}: ", today)
-    if shared is not None:
-        _report_entries(result, shared, "", today)
+        if self.shared is None:
+            _report_entries(notices, entries, f"{host.host.name}: ", self.today)
+
+    def finish(self, notices: list[str]) -> None:
+        """The shared file's expired and unused entries, known once every host is done."""
+        if self.shared is not None:
+            _report_entries(notices, self.shared, "", self.today)
 
 
-def _report_entries(result: LintResult, entries: list[IgnoreEntry], prefix: str, today: str) -> None:
+def _report_entries(notices: list[str], entries: list[IgnoreEntry], prefix: str, today: str) -> None:
     for entry in entries:
         if entry.expires is not None and entry.expires < today:
-            result.notices.append(f"{prefix}{entry.source}: expired ignore entry ({entry.rule}, {entry.expires})")
+            notices.append(f"{prefix}{entry.source}: expired ignore entry ({entry.rule}, {entry.expires})")
         elif not entry.used:
-            result.notices.append(f"{prefix}{entry.source}: unused ignore entry ({entry.rule})")
+            notices.append(f"{prefix}{entry.source}: unused ignore entry ({entry.rule})")
 
 
 def load_baseline(path: Path) -> dict[str, dict[str, object]]:
@@ -182,11 +195,10 @@ def load_baseline(path: Path) -> dict[str, dict[str, object]]:
     return entries
 
 
-def apply_baseline(result: LintResult, entries: dict[str, dict[str, object]]) -> None:
-    for host in result.hosts:
-        for finding in host.findings:
-            if finding.fingerprint in entries:
-                finding.baseline = True
+def mark_baseline(host: HostResult, entries: dict[str, dict[str, object]]) -> None:
+    for finding in host.findings:
+        if finding.fingerprint in entries:
+            finding.baseline = True
 
 
 def baseline_document(result: LintResult, keep: set[str] | None = None) -> str:

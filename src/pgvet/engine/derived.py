@@ -6,6 +6,7 @@ Values are memoised per host (per item for formulas that read item facts) by :cl
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 from pgvet.engine.expr import Env, EvalError, Value
@@ -89,12 +90,16 @@ def evidence(env: Env, names: Sequence[str]) -> list[Evidence]:
     return out
 
 
-def derived_values(pack: RulePack, host: HostFacts) -> dict[str, Fact]:
-    """Every host-level derived fact that is not NULL, as facts with source ``<derived>`` (``pgvet facts``)."""
-    env = Env(host.facts, None, {}, pack.derived_by_name, {})
+def derived_values(pack: RulePack, host: HostFacts, names: AbstractSet[str] | None = None,
+                   cache: dict[str, Value] | None = None) -> dict[str, Fact]:
+    """Every host-level derived fact that is not NULL, as facts with source ``<derived>`` (``pgvet facts``).
+
+    ``names``: only these (``derived.NAME``); ``cache``: values already computed on this host (evaluate_host's).
+    """
+    env = Env(host.facts, None, {}, pack.derived_by_name, {} if cache is None else cache)
     out: dict[str, Fact] = {}
     for formula in pack.derived:
-        if formula.item_scope is not None:
+        if formula.item_scope is not None or (names is not None and f"derived.{formula.name}" not in names):
             continue
         value, _ = lookup(env, f"derived.{formula.name}")
         if value is not None:

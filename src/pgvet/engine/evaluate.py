@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from pgvet.engine.derived import evidence, lookup, missing_facts
 from pgvet.engine.expr import Env, EvalError, Value, with_units
@@ -57,15 +57,24 @@ def _param_override(rule: Rule, name: str, default: Value, value: object) -> Val
     return converted  # type: ignore[return-value]
 
 
+Plan = Sequence[tuple[Rule, Mapping[str, Value]]]
+
+
+def plan_rules(pack: RulePack, params: ParamOverrides | None = None,
+               selected: Callable[[RuleMeta], bool] | None = None) -> Plan:
+    """The rules to evaluate with their parameters, resolved once (UsageError for a wrong parameter)."""
+    return [(rule, rule_params(rule, params)) for rule in pack.rules if selected is None or selected(rule.meta())]
+
+
 def evaluate_host(pack: RulePack, host: HostFacts, *, params: ParamOverrides | None = None,
-                  selected: Callable[[RuleMeta], bool] | None = None, record_passes: bool = False) -> HostResult:
+                  selected: Callable[[RuleMeta], bool] | None = None, record_passes: bool = False,
+                  plan: Plan | None = None, host_cache: dict[str, Value] | None = None) -> HostResult:
+    """The pack's rules on one host. ``plan`` (plan_rules) spares a batch resolving the selection and the
+    parameters per host; ``host_cache`` receives the derived values computed on the way."""
     result = HostResult(host=host, passed=[] if record_passes else None)
-    host_cache: dict[str, Value] = {}
+    host_cache = {} if host_cache is None else host_cache
     item_caches: dict[str, list[dict[str, Value]]] = {}
-    for rule in pack.rules:
-        if selected is not None and not selected(rule.meta()):
-            continue
-        values = rule_params(rule, params)
+    for rule, values in plan_rules(pack, params, selected) if plan is None else plan:
         if rule.scope == "host":
             evaluate_rule(rule, Env(host.facts, None, values, pack.derived_by_name, host_cache), host.name, result)
             continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from pgvet.errors import ParseError
@@ -25,36 +26,49 @@ def sysctl_value(text: str) -> int | str:
 
 def normalise_key(key: str) -> str:
     """procps accepts ``vm/swappiness`` for ``vm.swappiness``."""
-    return key.strip().replace("/", ".")
+    key = key.strip()
+    return key.replace("/", ".") if "/" in key else key
 
 
-def parse_sysctl_output(text: str, path: str) -> dict[str, Located[int | str]]:
-    """The output of Linux ``sysctl -a``: ``key = value`` per line; error lines are skipped."""
+def parse_sysctl_output(text: str, path: str, keys: AbstractSet[str] | None = None) -> dict[str, Located[int | str]]:
+    """The output of Linux ``sysctl -a``: ``key = value`` per line; error lines are skipped.
+
+    ``keys``: only these keys are returned (a lint reads a few dozen of the ~1 300); the others are
+    still read for the checks below, so that the text is accepted or refused as without ``keys``.
+    """
     values: dict[str, Located[int | str]] = {}
+    found = False
     bsd_lines = 0
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.startswith("sysctl:"):
-            continue  # "sysctl: permission denied on key …", "sysctl: reading key …"
         key, separator, value = line.partition(" = ")
         if not separator:
-            if line.rstrip().endswith(" =") or line.rstrip().endswith("="):
+            if not line.strip() or line.startswith("sysctl:"):
+                continue  # "sysctl: permission denied on key …", "sysctl: reading key …"
+            if line.rstrip().endswith("="):
                 key, value = line.rstrip().rstrip("=").rstrip(), ""
             elif _BSD_LINE.match(line):
                 bsd_lines += 1
                 continue
             else:
                 continue  # a continuation of a multi-line value (e.g. fs.binfmt_misc) or noise
+        elif line.startswith("sysctl:"):
+            continue
         key = normalise_key(key)
         if not key or " " in key:
             continue
-        values[key] = Located(sysctl_value(value), Source(path, number))
-    if bsd_lines > len(values):  # a few `a = b` lines inside BSD values do not make it Linux output
+        found = True
+        if keys is None or key in keys:
+            values[key] = Located(sysctl_value(value), Source(path, number))
+    if bsd_lines and keys is not None:
+        # the test below counts distinct keys: rare enough (BSD-like lines) to read the text again in full
+        parse_sysctl_output(text, path)
+    elif bsd_lines > len(values):  # a few `a = b` lines inside BSD values do not make it Linux output
         raise ParseError(
             "this is not Linux `sysctl -a` output (it looks like FreeBSD or macOS: `key: value`); "
             "pgvet reads Linux kernels — run `sysctl -a` on the Linux database host",
             Source(path, 1),
         )
-    if not values and text.strip():
+    if not found and text.strip():
         raise ParseError("no `key = value` line found: expected the output of `sysctl -a`", Source(path, 1))
     return values
 
