@@ -80,8 +80,10 @@ def test_hosts_summary_errors_and_quiet_findings(samples: Samples, tmp_path: Pat
         {"name": "reporting-db", "path": "config-repo",
          "counts": {"error": 1, "warning": 0, "info": 1}, "warnings": []},
     ]
+    fleet = document["summary"].pop("fleet")  # tests/test_report_fleet.py checks it
     assert document["summary"] == {"hosts": 3, "hosts_failed": 1, "error": 2, "warning": 3, "info": 2,
                                    "suppressed": 1, "baseline": 1, "not_evaluated": 1}
+    assert fleet["hosts_with_errors"] == 2
     assert document["errors"] == [{"host": "broken-host", "message": "permission denied", "path": "meminfo.txt",
                                    "line": None}]
     assert document["not_evaluated"] == [{"host": "web-db-01", "rule_id": "PGV142",
@@ -104,6 +106,7 @@ def test_jsonl_is_one_finding_per_line_then_errors_then_a_summary(samples: Sampl
     for line in lines[:9]:
         jsonschema.validate(line, finding_schema)
     assert lines[0]["host"] == "web-db-01" and lines[0]["path"] == "small-vm/sysctl.txt"
+    assert lines[-1].pop("fleet")["hosts_not_listed"] == 0
     assert lines[-1] == {"type": "summary", "schema_version": "1", "tool_version": "0.1.0", "rule_pack": "2026.11",
                          "hosts": 3, "hosts_failed": 1, "error": 2, "warning": 3, "info": 2, "suppressed": 1,
                          "baseline": 1, "not_evaluated": 1}

@@ -130,24 +130,12 @@ def _render_outputs(result: LintResult, formats: list[str], outputs: list[Path],
                     color: bool | None, text: Renderer | None = None) -> None:
     """Write each --format to its --output (or standard output); ``text`` replaces the text report."""
     from pgvet.errors import UsageError
-    from pgvet.report import FORMATS, ReportOptions, default_format
+    from pgvet.report import FORMATS, ReportOptions, default_format, destinations
 
-    formats = formats or [default_format()]
-    if len(outputs) > len(formats):
-        raise UsageError("each --output needs its --format (they pair up in order)")
-    to_stdout = [fmt for fmt, out in zip(formats, [*outputs, *([None] * len(formats))], strict=False)
-                 if out is None or str(out) == "-"]
-    if len(to_stdout) > 1:
-        raise UsageError("only one --format can go to standard output; give the others an --output file")
-    for position, fmt in enumerate(formats):
-        if fmt not in FORMATS:
-            raise UsageError(f"unknown --format {fmt!r}; choose from {', '.join(sorted(FORMATS))}")
-        destination = outputs[position] if position < len(outputs) else None
-        to_file = destination is not None and str(destination) != "-"
-        options = ReportOptions(color=False if to_file else color, verbose=verbose)
+    for fmt, destination in destinations(formats or [default_format()], outputs):
+        options = ReportOptions(color=False if destination is not None else color, verbose=verbose)
         rendered = (text if fmt == "text" and text is not None else FORMATS[fmt])(result, options)
-        if to_file:
-            assert destination is not None
+        if destination is not None:
             try:
                 destination.write_text(rendered, encoding="utf-8")
             except OSError as error:
@@ -189,8 +177,7 @@ def lint(
     """Lint one or many hosts and report findings with their computed values and fixes."""
     from pgvet.config import SEVERITIES, load_config
     from pgvet.errors import UsageError
-    from pgvet.lint import LintOptions, exit_code
-    from pgvet.lint import lint as run_lint
+    from pgvet.lint import LintOptions
 
     settings = load_config(config)
     threshold = fail_on or settings.fail_on
@@ -216,9 +203,11 @@ def lint(
         baseline=baseline or settings.baseline,
         ignore_file=ignore_file or settings.ignore_file,
     )
-    result = run_lint(directories, options, jobs=jobs)
-    _render_outputs(result, list(output_format or []), list(output or []), verbose, color)
-    code = exit_code(result, threshold, strict=strict)
+    from pgvet.report.stream import lint_and_report  # each host reported as it is linted, then dropped
+
+    summary = lint_and_report(directories, options, jobs=jobs, formats=list(output_format or []),
+                              outputs=list(output or []), verbose=verbose, color=color)
+    code = summary.exit_code(threshold, strict=strict)
     if exit_zero and code == 1:
         code = 0
     raise typer.Exit(code)

@@ -42,7 +42,8 @@ class RunSummary:
     hosts_failed: int = 0
     counts: Counter[str] = field(default_factory=Counter)  # counted findings by severity
     suppressed: int = 0
-    baseline: int = 0
+    baseline: int = 0  # in the baseline, suppressed or not
+    baseline_only: int = 0  # in the baseline and not suppressed
     not_evaluated: int = 0
     hosts_by_worst: Counter[str] = field(default_factory=Counter)  # error / warning / info / clean
     rules: dict[str, RuleRow] = field(default_factory=dict)
@@ -60,10 +61,11 @@ class RunSummary:
         counts: Counter[str] = Counter()
         fired: dict[str, RuleRow] = {}
         for finding in host.findings:
+            self.baseline += finding.baseline
             if finding.suppressed is not None:
                 self.suppressed += 1
             elif finding.baseline:
-                self.baseline += 1
+                self.baseline_only += 1
             else:
                 counts[finding.severity] += 1
                 fired.setdefault(finding.rule_id, RuleRow(finding.rule_id, finding.rule_name, finding.severity))

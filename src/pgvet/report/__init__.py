@@ -1,14 +1,25 @@
-"""Output formats. Each is a module with ``render(result, options) -> str``, imported only when used."""
+"""Output formats. Each is a module with ``render(result, options) -> str``, imported only when used.
+
+The formats that can be written host by host (text, concise, json, jsonl) also have a ``Writer``
+(see ``HostWriter``): ``pgvet lint`` hands it each host as soon as it is linted and keeps nothing of
+it, so the memory of a run does not grow with its hosts; their ``render`` is that writer run over a
+finished result. The others (sarif, github, junit, gitlab) need the whole run and are given it.
+"""
 
 from __future__ import annotations
 
 import importlib
+import io
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Protocol
 
-from pgvet.findings import Finding, HostResult, LintResult
+from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
+
+if TYPE_CHECKING:
+    from pgvet.summary import RunSummary
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +61,109 @@ class _Formats(Mapping[str, Renderer]):
 
 
 FORMATS: Mapping[str, Renderer] = _Formats()
+
+
+class Out(Protocol):
+    """Where a writer writes: standard output, a file, a buffer."""
+
+    def write(self, text: str, /) -> object: ...
+
+
+class RunInfo(Protocol):
+    """What a report knows of a run before its first host (a LintRun, or a finished LintResult)."""
+
+    @property
+    def tool_version(self) -> str: ...
+    @property
+    def pack_version(self) -> str: ...
+    @property
+    def rules(self) -> dict[str, RuleMeta]: ...
+
+
+class HostWriter(Protocol):
+    """A report written host by host: ``host`` and ``error`` as the run goes, ``finish`` once at the end."""
+
+    def host(self, host: HostResult) -> None: ...
+    def error(self, error: HostError) -> None: ...
+    def finish(self, notices: list[str], summary: RunSummary) -> None: ...
+
+
+WriterFactory = Callable[[RunInfo, "ReportOptions", Out], HostWriter]
+
+
+def writer_factory(name: str) -> WriterFactory | None:
+    """The format's host-by-host writer, None for a format that needs the whole run."""
+    factory: WriterFactory | None = getattr(importlib.import_module(f"pgvet.report.{_MODULES[name]}"), "Writer", None)
+    return factory
+
+
+def render_with_writer(factory: WriterFactory, result: LintResult, options: ReportOptions) -> str:
+    """A finished result through a host-by-host writer (the formats' ``render``)."""
+    from pgvet.summary import RunSummary
+
+    out = io.StringIO()
+    writer = factory(result, options, out)
+    for error in result.errors:
+        writer.error(error)
+    for host in result.hosts:
+        writer.host(host)
+    writer.finish(result.notices, RunSummary.of(result))
+    return out.getvalue()
+
+
+class Spool:
+    """Text held back until the end of a run (what a format prints after something only the end knows):
+    in memory up to SPOOL_MEMORY characters, then in a temporary file."""
+
+    SPOOL_MEMORY = 4 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._size = 0
+        self._file: IO[str] | None = None
+
+    def write(self, text: str) -> None:
+        if self._file is not None:
+            self._file.write(text)
+            return
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size > self.SPOOL_MEMORY:
+            import tempfile
+
+            # surrogatepass: file names that are not UTF-8 come back as they went in. Closed by copy_to (an
+            # unnamed file: nothing is left behind if the run fails first).
+            self._file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass")  # noqa: SIM115
+            self._file.writelines(self._parts)
+            self._parts = []
+
+    def copy_to(self, out: Out) -> None:
+        if self._file is None:
+            for part in self._parts:
+                out.write(part)
+            return
+        import shutil
+
+        self._file.seek(0)
+        shutil.copyfileobj(self._file, out)
+        self._file.close()
+
+
+def destinations(formats: Sequence[str], outputs: Sequence[Path]) -> list[tuple[str, Path | None]]:
+    """Each --format with its --output (None: standard output), checked: UsageError when they do not pair."""
+    from pgvet.errors import UsageError
+
+    if len(outputs) > len(formats):
+        raise UsageError("each --output needs its --format (they pair up in order)")
+    paired: list[tuple[str, Path | None]] = [
+        (fmt, outputs[position] if position < len(outputs) and str(outputs[position]) != "-" else None)
+        for position, fmt in enumerate(formats)]
+    if sum(1 for _, destination in paired if destination is None) > 1:
+        raise UsageError("only one --format can go to standard output; give the others an --output file")
+    for fmt, _ in paired:
+        if fmt not in FORMATS:
+            raise UsageError(f"unknown --format {fmt!r}; choose from {', '.join(sorted(FORMATS))}")
+    return paired
 
 
 def default_format() -> str:

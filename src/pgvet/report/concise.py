@@ -1,32 +1,53 @@
-"""One line per finding, ``path:line: SEVERITY ID name: message`` — for hooks and editors."""
+"""One line per finding, ``path:line: SEVERITY ID name: message`` — for hooks and editors.
+
+Written host by host; the lines of hosts that could not be read come first, so the findings' lines
+are held (Spool) until the run ends.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pgvet.findings import LintResult
+from pgvet.findings import HostError, HostResult, LintResult
+from pgvet.report import Spool, render_with_writer
 
 if TYPE_CHECKING:
-    from pgvet.report import ReportOptions
+    from pgvet.report import Out, ReportOptions, RunInfo
+    from pgvet.summary import RunSummary
 
 
-def render(result: LintResult, options: ReportOptions) -> str:
-    from pgvet.report import relative_path
+class Writer:
+    def __init__(self, run: RunInfo, options: ReportOptions, out: Out) -> None:
+        self.out = out
+        self.repo_root = options.repo_root
+        self.errors: list[HostError] = []
+        self.lines = Spool()
 
-    lines: list[str] = []
-    for error in result.errors:
-        place = str(error.source) if error.source else error.host
-        lines.append(f"{place}: ERROR input: {error.message}")
-    for host in result.hosts:
+    def host(self, host: HostResult) -> None:
+        from pgvet.report import relative_path
+
         # in file order, as compilers print, so that editors step through a file from top to bottom
         for finding in sorted(host.findings, key=lambda item: (item.path is None, item.path or "", item.line or 0,
                                                                item.rule_id)):
             if finding.path:
-                place = relative_path(finding.path, host.host.root, options.repo_root)
+                place = relative_path(finding.path, host.host.root, self.repo_root)
                 place += f":{finding.line}" if finding.line else ""
             else:
-                place = relative_path(".", host.host.root, options.repo_root)
+                place = relative_path(".", host.host.root, self.repo_root)
             state = " (suppressed)" if finding.suppressed else " (baseline)" if finding.baseline else ""
             message = " ".join(finding.message.split())
-            lines.append(f"{place}: {finding.severity.upper()} {finding.rule_id} {finding.rule_name}: {message}{state}")
-    return "".join(line + "\n" for line in lines)
+            self.lines.write(f"{place}: {finding.severity.upper()} {finding.rule_id} {finding.rule_name}: "
+                             f"{message}{state}\n")
+
+    def error(self, error: HostError) -> None:
+        self.errors.append(error)
+
+    def finish(self, notices: list[str], summary: RunSummary) -> None:
+        for error in self.errors:
+            place = str(error.source) if error.source else error.host
+            self.out.write(f"{place}: ERROR input: {error.message}\n")
+        self.lines.copy_to(self.out)
+
+
+def render(result: LintResult, options: ReportOptions) -> str:
+    return render_with_writer(Writer, result, options)

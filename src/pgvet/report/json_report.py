@@ -1,4 +1,9 @@
-"""JSON output (schema: docs/schema/pgvet-output.schema.json, ``schema_version`` "1")."""
+"""JSON output (schema: docs/schema/pgvet-output.schema.json, ``schema_version`` "1").
+
+Written host by host: the document's ``hosts`` go out as they come, its ``findings`` and
+``not_evaluated`` are held in a spool (memory, then a temporary file) until the end — the bytes are
+those ``json.dumps(document, indent=2)`` would give.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pgvet.findings import Finding, HostResult, LintResult
+from pgvet.findings import Finding, HostError, HostResult, LintResult
+from pgvet.report import Spool, render_with_writer
 
 if TYPE_CHECKING:
-    from pgvet.report import ReportOptions
+    from pgvet.report import Out, ReportOptions, RunInfo
+    from pgvet.summary import RunSummary
 
 SCHEMA_VERSION = "1"
 
@@ -55,21 +62,35 @@ def finding_json(finding: Finding, host: HostResult, repo_root: Path | None = No
     }
 
 
-def summary_json(result: LintResult) -> dict[str, Any]:
-    counts: Counter[str] = Counter()
-    for host in result.hosts:
-        for finding in host.findings:
-            if finding.suppressed is None and not finding.baseline:
-                counts[finding.severity] += 1
+def summary_json(summary: RunSummary) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "hosts": summary.hosts,
+        "hosts_failed": summary.hosts_failed,
+        "error": summary.counts["error"],
+        "warning": summary.counts["warning"],
+        "info": summary.counts["info"],
+        "suppressed": summary.suppressed,
+        "baseline": summary.baseline,
+        "not_evaluated": summary.not_evaluated,
+    }
+    if summary.is_fleet():
+        out["fleet"] = fleet_json(summary)
+    return out
+
+
+def fleet_json(summary: RunSummary) -> dict[str, Any]:
+    """The fleet summary: the hosts with the most findings (at most TOP_HOSTS), the rules by hosts."""
+    listed = summary.top_hosts()
     return {
-        "hosts": len(result.hosts),
-        "hosts_failed": len(result.errors),
-        "error": counts["error"],
-        "warning": counts["warning"],
-        "info": counts["info"],
-        "suppressed": sum(1 for host in result.hosts for finding in host.findings if finding.suppressed),
-        "baseline": sum(1 for host in result.hosts for finding in host.findings if finding.baseline),
-        "not_evaluated": sum(len(host.not_evaluated) for host in result.hosts),
+        "hosts_with_errors": summary.hosts_by_worst["error"],
+        "hosts_with_warnings": summary.hosts_by_worst["warning"],
+        "hosts_with_info": summary.hosts_by_worst["info"],
+        "hosts_without_findings": summary.hosts_by_worst["clean"],
+        "top_hosts": [{"host": row.host, "error": row.error, "warning": row.warning, "info": row.info}
+                      for row in listed],
+        "hosts_not_listed": summary.hosts - len(listed),
+        "rules": [{"rule_id": row.rule_id, "rule_name": row.rule_name, "severity": row.severity, "hosts": row.hosts}
+                  for row in summary.top_rules()],
     }
 
 
@@ -79,34 +100,67 @@ def _counts(host: HostResult) -> dict[str, int]:
     return {severity: counts[severity] for severity in ("error", "warning", "info")}
 
 
-def document(result: LintResult, repo_root: Path | None = None) -> dict[str, Any]:
-    from pgvet.report import relative_path
+def _dumps(value: Any, depth: int) -> str:
+    """``value`` as it appears ``depth`` levels deep in the indented document."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str).replace("\n", "\n" + "  " * depth)
 
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "pgvet", "version": result.tool_version, "rule_pack": result.pack_version},
-        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "hosts": [
-            {"name": host.host.name, "path": relative_path(".", host.host.root, repo_root),
-             "counts": _counts(host),
-             "warnings": host.host.warnings}
-            for host in result.hosts
-        ],
-        "findings": [finding_json(finding, host, repo_root) for host in result.hosts for finding in host.findings],
-        "not_evaluated": [
-            {"host": host.host.name, "rule_id": item.rule_id, "rule_name": item.rule_name,
-             "missing": list(item.missing), "subject": item.subject, "reason": item.reason}
-            for host in result.hosts for item in host.not_evaluated
-        ],
-        "errors": [
-            {"host": error.host, "message": error.message,
-             "path": error.source.path if error.source else None, "line": error.source.line if error.source else None}
-            for error in result.errors
-        ],
-        "notices": result.notices,
-        "summary": summary_json(result),
-    }
+
+class _Array:
+    """A member of the document whose items come one by one: ``"key": [`` … ``]``."""
+
+    def __init__(self, out: Out) -> None:
+        self.out = out
+        self.count = 0
+
+    def add(self, item: Any) -> None:
+        self.out.write(("\n    " if not self.count else ",\n    ") + _dumps(item, 2))
+        self.count += 1
+
+    def close(self) -> None:
+        self.out.write("\n  ]" if self.count else "]")
+
+
+class Writer:
+    def __init__(self, run: RunInfo, options: ReportOptions, out: Out) -> None:
+        self.out = out
+        self.repo_root = options.repo_root
+        self.findings, self.not_evaluated = Spool(), Spool()
+        self.finding_items, self.not_evaluated_items = _Array(self.findings), _Array(self.not_evaluated)
+        self.errors: list[HostError] = []
+        tool = {"name": "pgvet", "version": run.tool_version, "rule_pack": run.pack_version}
+        out.write(f'{{\n  "schema_version": {_dumps(SCHEMA_VERSION, 1)},\n  "tool": {_dumps(tool, 1)},\n'
+                  f'  "generated_at": {_dumps(datetime.now(UTC).isoformat(timespec="seconds"), 1)},\n  "hosts": [')
+        self.hosts = _Array(out)
+
+    def host(self, host: HostResult) -> None:
+        from pgvet.report import relative_path
+
+        self.hosts.add({"name": host.host.name, "path": relative_path(".", host.host.root, self.repo_root),
+                        "counts": _counts(host), "warnings": host.host.warnings})
+        for finding in host.findings:
+            self.finding_items.add(finding_json(finding, host, self.repo_root))
+        for item in host.not_evaluated:
+            self.not_evaluated_items.add({"host": host.host.name, "rule_id": item.rule_id, "rule_name": item.rule_name,
+                                          "missing": list(item.missing), "subject": item.subject,
+                                          "reason": item.reason})
+
+    def error(self, error: HostError) -> None:
+        self.errors.append(error)  # a few lines each, and listed after the findings
+
+    def finish(self, notices: list[str], summary: RunSummary) -> None:
+        out = self.out
+        self.hosts.close()
+        out.write(',\n  "findings": [')
+        self.finding_items.close()
+        self.findings.copy_to(out)
+        out.write(',\n  "not_evaluated": [')
+        self.not_evaluated_items.close()
+        self.not_evaluated.copy_to(out)
+        errors = [{"host": error.host, "message": error.message, "path": error.source.path if error.source else None,
+                   "line": error.source.line if error.source else None} for error in self.errors]
+        out.write(f',\n  "errors": {_dumps(errors, 1)},\n  "notices": {_dumps(notices, 1)},\n'
+                  f'  "summary": {_dumps(summary_json(summary), 1)}\n}}\n')
 
 
 def render(result: LintResult, options: ReportOptions) -> str:
-    return json.dumps(document(result, options.repo_root), indent=2, ensure_ascii=False, default=str) + "\n"
+    return render_with_writer(Writer, result, options)

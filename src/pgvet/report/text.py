@@ -1,12 +1,15 @@
 """The human report: findings by host and severity, with values, the offending line, the fix, and a
-picture of where the RAM goes. Plain text when not on a terminal, with NO_COLOR, or under pre-commit.
+picture of where the RAM goes; for a fleet, a summary of the hosts with the most findings and of the
+findings on the most hosts. Plain text when not on a terminal, with NO_COLOR, or under pre-commit.
+
+Written host by host (``Writer``); the hosts that could not be read are listed first, so the hosts'
+sections are held (Spool) until the run ends.
 """
 
 from __future__ import annotations
 
 import io
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,11 +17,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pgvet.findings import Finding, HostResult, LintResult
+from pgvet.findings import Finding, HostError, HostResult, LintResult
+from pgvet.report import Spool, render_with_writer
 from pgvet.report.memory import MemoryPicture, bar_cells, marker_line, memory_picture, size_text
+from pgvet.summary import TOP_RULES, RunSummary
 
 if TYPE_CHECKING:
-    from pgvet.report import ReportOptions
+    from pgvet.report import Out, ReportOptions, RunInfo
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 MAX_SHOWN_FILE = 1024 * 1024
@@ -218,23 +223,62 @@ def _plural(count: int, word: str) -> str:
 
 def summary_line(result: LintResult, verbose: bool) -> str:
     """``2 errors, 5 warnings, 3 info on 2 hosts``, then what was not counted and what not evaluated."""
-    findings = [finding for host in result.hosts for finding in host.findings]
-    counts = Counter(finding.severity for finding in findings if _counted(finding))
+    return summary_text(RunSummary.of(result), verbose)
+
+
+def summary_text(summary: RunSummary, verbose: bool) -> str:
+    counts = summary.counts
     line = (f"{_plural(counts['error'], 'error')}, {_plural(counts['warning'], 'warning')}, {counts['info']} info "
-            f"on {_plural(len(result.hosts), 'host')}")
-    if result.errors:
-        line += f"; {_plural(len(result.errors), 'host')} could not be read"
+            f"on {_plural(summary.hosts, 'host')}")
+    if summary.hosts_failed:
+        line += f"; {_plural(summary.hosts_failed, 'host')} could not be read"
     quiet = [f"{count} {what}" for count, what in (
-        (sum(1 for finding in findings if finding.suppressed is not None), "suppressed"),
-        (sum(1 for finding in findings if finding.suppressed is None and finding.baseline), "in the baseline"),
-    ) if count]
+        (summary.suppressed, "suppressed"), (summary.baseline_only, "in the baseline")) if count]
     if quiet:
         line += f"\nnot counted: {', '.join(quiet)}"
-    skipped = sum(len(host.not_evaluated) for host in result.hosts)
+    skipped = summary.not_evaluated
     if skipped:
         listed = "listed above" if verbose else "--verbose lists them"
         line += f"\n{skipped} rule{' was' if skipped == 1 else 's were'} not evaluated (missing inputs; {listed})"
     return line
+
+
+def print_fleet(console: Console, summary: RunSummary) -> None:
+    """The hosts with the most findings (errors first), and the findings on the most hosts."""
+    worst = summary.hosts_by_worst
+    console.print(Text(f"Fleet: {_plural(summary.hosts, 'host')}", "bold"))
+    console.print(Text(f"{worst['error']} with errors, {worst['warning']} with warnings (no error), "
+                       f"{worst['info']} with info only, {worst['clean']} without findings"))
+    console.print()
+    hosts = Table.grid(padding=(0, 2))
+    hosts.add_column(no_wrap=True, overflow="ellipsis", max_width=48)
+    for _ in range(3):
+        hosts.add_column(justify="right", no_wrap=True)
+    hosts.add_row("host", "errors", "warnings", "info", style="bold")
+    listed = summary.top_hosts()
+    for row in listed:
+        hosts.add_row(row.host, Text(str(row.error), SEVERITY_STYLE["error"] if row.error else ""),
+                      Text(str(row.warning), SEVERITY_STYLE["warning"] if row.warning else ""), str(row.info))
+    console.print(hosts)
+    if summary.hosts > len(listed):
+        console.print(Text(f"… and {summary.hosts - len(listed)} more", "dim"))
+    console.print()
+    rules = summary.top_rules()
+    if not rules:
+        return
+    console.print(Text("Most frequent findings", "bold"))
+    table = Table.grid(padding=(0, 2))
+    table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True)
+    table.add_column(justify="right", no_wrap=True)
+    table.add_row("rule", "severity", "hosts", style="bold")
+    for rule in rules[:TOP_RULES]:
+        table.add_row(f"{rule.rule_id} {rule.rule_name}", Text(rule.severity, SEVERITY_STYLE[rule.severity]),
+                      str(rule.hosts))
+    console.print(table)
+    if len(rules) > TOP_RULES:
+        console.print(Text(f"… and {len(rules) - TOP_RULES} more rules", "dim"))
+    console.print()
 
 
 def report_console(options: ReportOptions) -> tuple[Console, io.StringIO, int]:
@@ -250,17 +294,45 @@ def report_console(options: ReportOptions) -> tuple[Console, io.StringIO, int]:
     return console, buffer, width
 
 
+class Writer:
+    def __init__(self, run: RunInfo, options: ReportOptions, out: Out) -> None:
+        self.options = options
+        self.out = out
+        self.console, self.buffer, self.width = report_console(options)
+        self.errors: list[HostError] = []
+        self.sections = Spool()
+
+    def _take(self) -> str:
+        """What was printed since the last call. Rich pads table cells to the column width; trailing blanks
+        only get in the way of diffs and editors."""
+        text = self.buffer.getvalue()
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        return "".join(line.rstrip() + "\n" for line in text.splitlines())
+
+    def host(self, host: HostResult) -> None:
+        _host(self.console, host, self.options, self.width)
+        self.sections.write(self._take())
+
+    def error(self, error: HostError) -> None:
+        self.errors.append(error)
+
+    def finish(self, notices: list[str], summary: RunSummary) -> None:
+        console = self.console
+        for error in self.errors:
+            place = f"{error.host}: {error.source}" if error.source else error.host
+            console.print(Text(f"error: {place}: {error.message}", "bold red"))
+        if self.errors:
+            console.print()
+        self.out.write(self._take())
+        self.sections.copy_to(self.out)
+        for notice in notices:
+            console.print(Text(f"notice: {notice}", "yellow"))
+        if summary.is_fleet():
+            print_fleet(console, summary)
+        console.print(Text(summary_text(summary, self.options.verbose), "bold"))
+        self.out.write(self._take())
+
+
 def render(result: LintResult, options: ReportOptions) -> str:
-    console, buffer, width = report_console(options)
-    for error in result.errors:
-        place = f"{error.host}: {error.source}" if error.source else error.host
-        console.print(Text(f"error: {place}: {error.message}", "bold red"))
-    if result.errors:
-        console.print()
-    for host in result.hosts:
-        _host(console, host, options, width)
-    for notice in result.notices:
-        console.print(Text(f"notice: {notice}", "yellow"))
-    console.print(Text(summary_line(result, options.verbose), "bold"))
-    # rich pads table cells to the column width; trailing blanks only get in the way of diffs and editors
-    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
+    return render_with_writer(Writer, result, options)

@@ -1,0 +1,84 @@
+"""``pgvet lint``: hosts linted one after the other and handed to every report as they come.
+
+Reports that can be written host by host (HostWriter) are; a host is then dropped, and what remains
+of a run is its summary counts: memory stays flat however many hosts. When a format that needs the
+whole run is asked for too (sarif, github, junit, gitlab), the results are also kept for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+from pgvet.errors import UsageError
+from pgvet.findings import HostError, LintResult
+from pgvet.lint import LintOptions, LintRun
+from pgvet.report import (
+    FORMATS,
+    HostWriter,
+    Renderer,
+    ReportOptions,
+    default_format,
+    destinations,
+    writer_factory,
+)
+from pgvet.summary import RunSummary
+
+
+class _FileOut:
+    """A report file: a failure to write it is a usage error naming it, as when it cannot be opened."""
+
+    def __init__(self, path: Path, handle: IO[str]) -> None:
+        self.path = path
+        self.handle = handle
+
+    def write(self, text: str, /) -> object:
+        try:
+            return self.handle.write(text)
+        except OSError as error:
+            raise UsageError(f"cannot write {self.path}: {error.strerror}") from None
+
+
+def lint_and_report(directories: Sequence[Path | None], options: LintOptions, *, jobs: int, formats: list[str],
+                    outputs: list[Path], verbose: bool, color: bool | None) -> RunSummary:
+    """Lint the hosts and write each --format to its --output (or standard output); the run's summary."""
+    run = LintRun(directories, options, jobs=jobs)  # refuses a wrong pack, selector, parameter first
+    with contextlib.ExitStack() as files:
+        writers: list[HostWriter] = []
+        whole: list[tuple[Renderer, ReportOptions, _FileOut | None]] = []
+        for fmt, destination in destinations(formats or [default_format()], outputs):
+            out: _FileOut | None = None
+            if destination is not None:
+                try:
+                    handle = files.enter_context(destination.open("w", encoding="utf-8"))
+                except OSError as error:
+                    raise UsageError(f"cannot write {destination}: {error.strerror}") from None
+                out = _FileOut(destination, handle)
+            report_options = ReportOptions(color=False if out is not None else color, verbose=verbose)
+            factory = writer_factory(fmt)
+            if factory is None:
+                whole.append((FORMATS[fmt], report_options, out))
+            else:
+                writers.append(factory(run, report_options, sys.stdout if out is None else out))
+        kept = LintResult(hosts=[], rules=run.rules, tool_version=run.tool_version, pack_version=run.pack_version)
+        for outcome in run.outcomes():
+            if isinstance(outcome, HostError):
+                for writer in writers:
+                    writer.error(outcome)
+                if whole:
+                    kept.errors.append(outcome)
+                continue
+            for writer in writers:
+                writer.host(outcome)
+            if whole:
+                kept.hosts.append(outcome)
+        notices = run.notices
+        for writer in writers:
+            writer.finish(notices, run.summary)
+        kept.notices = notices
+        for render, report_options, out in whole:
+            (sys.stdout if out is None else out).write(render(kept, report_options))
+    return run.summary

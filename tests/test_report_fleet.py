@@ -1,0 +1,147 @@
+"""The fleet summary (text and JSON) and the host-by-host run that feeds it without keeping the hosts."""
+
+from __future__ import annotations
+
+import gc
+import io
+import json
+import weakref
+from pathlib import Path
+
+from conftest import FIXTURES
+from pgvet.facts import HostFacts
+from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
+from pgvet.lint import LintOptions, LintRun
+from pgvet.report import ReportOptions
+from pgvet.report.json_report import Writer as JsonWriter
+from pgvet.report.json_report import render as render_json
+from pgvet.report.text import render as render_text
+from pgvet.summary import TOP_HOSTS, RunSummary
+
+RULES = {
+    "PGV1": RuleMeta("PGV1", "one-error", "An error", "error"),
+    "PGV2": RuleMeta("PGV2", "two-warning", "A warning", "warning"),
+    "PGV3": RuleMeta("PGV3", "three-info", "An info", "info"),
+}
+
+
+def finding(rule_id: str, host: str, subject: str = "", *, suppressed: str | None = None,
+            baseline: bool = False) -> Finding:
+    meta = RULES[rule_id]
+    return Finding(rule_id=rule_id, rule_name=meta.name, severity=meta.severity, title=meta.title,
+                   message=meta.title, host=host, fingerprint=f"{rule_id}-{host}-{subject}", subject=subject or None,
+                   suppressed=suppressed, baseline=baseline)
+
+
+def host(name: str, *rule_ids: str, quiet: tuple[Finding, ...] = ()) -> HostResult:
+    findings = [finding(rule_id, name, str(index)) for index, rule_id in enumerate(rule_ids)]
+    return HostResult(host=HostFacts(name=name, root=f"/fleet/{name}"), findings=[*findings, *quiet])
+
+
+def fleet() -> LintResult:
+    """25 hosts: h00 2 errors; h01 1 error 3 warnings; h02 1 error 1 warning; h03-h07 a warning and an info;
+    h08-h11 an info only; h12-h24 nothing, but h12 has a suppressed error and h13 a baseline error."""
+    hosts = [host("h00", "PGV1", "PGV1"), host("h01", "PGV1", "PGV2", "PGV2", "PGV2"), host("h02", "PGV2", "PGV1")]
+    hosts += [host(f"h{number:02d}", "PGV3", "PGV2") for number in range(3, 8)]
+    hosts += [host(f"h{number:02d}", "PGV3") for number in range(8, 12)]
+    hosts += [host("h12", quiet=(finding("PGV1", "h12", suppressed="known"),)),
+              host("h13", quiet=(finding("PGV1", "h13", baseline=True),))]
+    hosts += [host(f"h{number:02d}") for number in range(14, 25)]
+    return LintResult(hosts=hosts, rules=RULES, tool_version="0.1.0", pack_version="test",
+                      errors=[HostError("broken", "permission denied")])
+
+
+def test_summary_ranks_hosts_by_errors_then_warnings_then_info() -> None:
+    summary = RunSummary.of(fleet())
+    top = summary.top_hosts()
+    assert len(top) == TOP_HOSTS == 20
+    assert [(row.host, row.error, row.warning, row.info) for row in top[:4]] == [
+        ("h00", 2, 0, 0), ("h01", 1, 3, 0), ("h02", 1, 1, 0), ("h03", 0, 1, 1)]
+    assert [row.host for row in top[3:12]] == [f"h{number:02d}" for number in range(3, 12)]
+    assert [row.host for row in top[12:]] == [f"h{number:02d}" for number in range(12, 20)]  # input order
+    assert dict(summary.hosts_by_worst) == {"error": 3, "warning": 5, "info": 4, "clean": 13}
+    assert [(row.rule_id, row.hosts) for row in summary.top_rules()] == [("PGV3", 9), ("PGV2", 7), ("PGV1", 3)]
+    assert (summary.hosts, summary.hosts_failed, summary.suppressed, summary.baseline) == (25, 1, 1, 1)
+    assert summary.counts == {"error": 4, "warning": 9, "info": 9}
+
+
+def test_the_table_keeps_the_worst_hosts_whatever_their_order() -> None:
+    result = fleet()
+    result.hosts.reverse()
+    assert [row.host for row in RunSummary.of(result).top_hosts()[:3]] == ["h00", "h01", "h02"]
+
+
+def test_text_report_shows_the_fleet_tables() -> None:
+    output = render_text(fleet(), ReportOptions(color=False, width=100))
+    section = output[output.index("Fleet: "):].splitlines()
+    assert section[:5] == [
+        "Fleet: 25 hosts",
+        "3 with errors, 5 with warnings (no error), 4 with info only, 13 without findings",
+        "",
+        "host  errors  warnings  info",
+        "h00        2         0     0",
+    ]
+    assert section[5:7] == ["h01        1         3     0", "h02        1         1     0"]
+    assert "h19        0         0     0" in section and "h20        0         0     0" not in section
+    assert "… and 5 more" in section
+    rules = section[section.index("Most frequent findings"):]
+    assert rules[1:5] == ["rule              severity  hosts", "PGV3 three-info   info          9",
+                          "PGV2 two-warning  warning       7", "PGV1 one-error    error         3"]
+    assert section[-2:] == ["4 errors, 9 warnings, 9 info on 25 hosts; 1 host could not be read",
+                            "not counted: 1 suppressed, 1 in the baseline"]
+
+
+def test_json_summary_has_the_fleet() -> None:
+    document = json.loads(render_json(fleet(), ReportOptions()))
+    fleet_summary = document["summary"]["fleet"]
+    assert fleet_summary["top_hosts"][:2] == [{"host": "h00", "error": 2, "warning": 0, "info": 0},
+                                              {"host": "h01", "error": 1, "warning": 3, "info": 0}]
+    assert len(fleet_summary["top_hosts"]) == 20 and fleet_summary["hosts_not_listed"] == 5
+    assert (fleet_summary["hosts_with_errors"], fleet_summary["hosts_with_warnings"], fleet_summary["hosts_with_info"],
+            fleet_summary["hosts_without_findings"]) == (3, 5, 4, 13)
+    assert fleet_summary["rules"] == [
+        {"rule_id": "PGV3", "rule_name": "three-info", "severity": "info", "hosts": 9},
+        {"rule_id": "PGV2", "rule_name": "two-warning", "severity": "warning", "hosts": 7},
+        {"rule_id": "PGV1", "rule_name": "one-error", "severity": "error", "hosts": 3},
+    ]
+
+
+def test_one_host_has_no_fleet_summary() -> None:
+    one = LintResult(hosts=[host("h00", "PGV1")], rules=RULES, tool_version="0.1.0", pack_version="test")
+    assert "fleet" not in json.loads(render_json(one, ReportOptions()))["summary"]
+    assert "Fleet:" not in render_text(one, ReportOptions(color=False))
+
+
+def test_the_json_written_host_by_host_is_what_json_dumps_gives() -> None:
+    result = fleet()
+    output = render_json(result, ReportOptions())
+    document = json.loads(output)
+    assert output == json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    assert [item["name"] for item in document["hosts"]] == [item.host.name for item in result.hosts]
+
+
+class _Tracked(dict[str, object]):
+    """A host's facts that can be watched (a weak reference tells when nothing holds them any more)."""
+
+
+def test_a_run_keeps_no_host_once_it_is_written(tmp_path: Path) -> None:
+    """What makes memory flat: neither the run nor a writer holds a host after it was handed on."""
+    run = LintRun([FIXTURES / "small-vm", FIXTURES / "big-server", tmp_path], LintOptions())
+    writer = JsonWriter(run, ReportOptions(), io.StringIO())
+    watched: list[weakref.ref[_Tracked]] = []
+    errors = 0
+    for outcome in run.outcomes():
+        if isinstance(outcome, HostError):
+            errors += 1
+            writer.error(outcome)
+            continue
+        gc.collect()
+        assert all(earlier() is None for earlier in watched)  # (the run's generator holds the host it yields)
+        facts = _Tracked(outcome.host.facts)
+        outcome.host.facts = facts  # type: ignore[assignment]
+        watched.append(weakref.ref(facts))
+        writer.host(outcome)
+        del outcome, facts
+    gc.collect()
+    assert all(earlier() is None for earlier in watched)
+    assert (len(watched), errors, run.summary.hosts, run.summary.hosts_failed) == (2, 1, 2, 1)
