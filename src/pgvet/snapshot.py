@@ -11,6 +11,7 @@ symbolic links) outside the directory is refused and reported as a warning.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
@@ -87,6 +88,12 @@ def discover(directory: Path, warnings: list[str] | None = None) -> SnapshotInpu
     inputs = SnapshotInputs()
 
     def usable(path: Path) -> bool:
+        try:
+            mode = path.lstat().st_mode
+        except OSError:
+            return False
+        if stat.S_ISREG(mode):
+            return True  # a regular file of the directory (no link) lies inside it: no need to resolve
         if not path.is_file():
             if path.exists():  # a directory or a device under an input's name: say so rather than skip it
                 refused.append(f"{path.name}: refused, it is not a regular file")
@@ -141,6 +148,8 @@ class _Builder:
         self.wanted = wanted
 
     def display(self, path: Path) -> str:
+        if path.parent == self.root and path.name != ".." and not path.is_symlink():
+            return path.name  # what resolving both would give, without walking every directory of the path
         try:
             return str(path.resolve().relative_to(self.root.resolve()))
         except (ValueError, OSError):

@@ -13,6 +13,7 @@ import io
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
@@ -182,12 +183,30 @@ def use_color(options: ReportOptions, is_terminal: bool) -> bool:
 def relative_path(path: str, root: str, repo_root: Path | None = None) -> str:
     """A finding's path as the user knows it: the host directory joined with the file, relative to
     ``repo_root`` (or the current directory) when it lies under it."""
-    full = Path(root) / path if not Path(path).is_absolute() else Path(path)
-    base = (repo_root or Path.cwd()).resolve()
+    absolute = os.path.isabs(path)
+    full = Path(path) if absolute else Path(root) / path
+    cwd = os.getcwd()
+    base = _resolved(os.path.join(cwd, repo_root) if repo_root is not None else cwd)
     try:
-        return str(full.resolve().relative_to(base))
+        resolved = full.resolve() if absolute else _resolved_in(_resolved(os.path.join(cwd, root)), path)
+        return str(resolved.relative_to(base))
     except (ValueError, OSError):
         return str(full)
+
+
+@lru_cache(maxsize=64)
+def _resolved(absolute: str) -> Path:
+    """A directory's real path. Reports ask for the same host root and base with every finding; a run's
+    directories do not move while it reports them."""
+    return Path(absolute).resolve()
+
+
+def _resolved_in(real_root: Path, path: str) -> Path:
+    """``real_root / path`` resolved; a name that is no symbolic link is its own real path (one lstat)."""
+    candidate = real_root / path
+    if "/" not in path and path != ".." and not candidate.is_symlink():
+        return candidate
+    return candidate.resolve()
 
 
 def anchor(finding: Finding, host: HostResult) -> tuple[Path, int | None]:

@@ -138,6 +138,7 @@ _TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("EQUALS", re.compile(r"=")),
 )
 _SKIP = re.compile(r"[ \t\r]+|#[^\n]*")
+_BLANK_LINES = re.compile(r"(?:[ \t\r]*(?:#[^\n]*)?\n)+")  # what _SKIP and EOL tokens make of such lines
 _VALUE_KINDS = frozenset({"ID", "STRING", "INTEGER", "REAL", "UNQUOTED_STRING"})
 _EOL = "EOL"
 _EOF = "EOF"
@@ -151,6 +152,14 @@ class _Lexer:
         self.text = text
         self.pos = 0
         self.lineno = 1
+
+    def skip_blank_lines(self) -> None:
+        """At the start of a line: pass every following line that holds only blanks and a comment (most
+        of a postgresql.conf) in one match instead of token by token."""
+        match = _BLANK_LINES.match(self.text, self.pos)
+        if match is not None:
+            self.lineno += self.text.count("\n", self.pos, match.end())
+            self.pos = match.end()
 
     def next(self) -> tuple[str, str]:
         text, length = self.text, len(self.text)
@@ -235,6 +244,7 @@ def parse_conf_text(text: str, path: str, *, syntax_error_limit: int = MAX_SYNTA
     problems: list[ConfProblem] = []
     errors = 0
     while True:
+        lexer.skip_blank_lines()  # at the start of a line, as the loop always is
         kind, token = lexer.next()
         if kind == _EOF:
             break
