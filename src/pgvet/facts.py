@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pgvet.provenance import Source
 
 FactValue = int | float | str | bool
 
 
-@dataclass(frozen=True, slots=True)
-class Fact:
+class Fact(NamedTuple):
     """One named value in canonical units (bytes, seconds, bool, lower-case enum).
 
     ``occurrences`` lists every place the value was set, the effective one last (PostgreSQL
     settings and declared sysctl keys can be set several times; later wins).
     ``raw`` is the text as written, when it differs from ``value`` (``'8GB'``, ``16384``).
+
+    A named tuple: immutable like a frozen dataclass, and made in a third of the time — a host has
+    hundreds of facts (a dozen per postgresql.conf line).
     """
 
     name: str

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from pgvet.errors import InputError
 from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts
 from pgvet.provenance import Located, Source
+from pgvet.sources import read_at_most
 
 if TYPE_CHECKING:
     from pgvet.sources.sysctl import SysctlSetting
@@ -128,8 +129,8 @@ def read_text(path: Path, display: str) -> str:
         size = path.stat().st_size
         if size > MAX_INPUT_BYTES:
             raise InputError(f"file is {size} bytes, more than pgvet reads ({MAX_INPUT_BYTES})", Source(display))
-        with path.open("rb") as handle:
-            data = handle.read(MAX_INPUT_BYTES + 1)
+        with open(path, "rb") as handle:
+            data = read_at_most(handle, size, MAX_INPUT_BYTES)
     except IsADirectoryError:
         raise InputError("is a directory, expected a file", Source(display)) from None
     except FileNotFoundError:

@@ -61,6 +61,7 @@ from pathlib import Path
 
 from pgvet.errors import InputError
 from pgvet.provenance import Source
+from pgvet.sources import read_at_most
 
 __all__ = [
     "ConfDirective",
@@ -376,7 +377,7 @@ class _Loader:
             if status.st_size > MAX_FILE_BYTES:
                 raise _too_large(shown, here)
             with open(absolute, "rb") as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
+                data = read_at_most(handle, status.st_size, MAX_FILE_BYTES)
         except OSError as error:
             reason = error.strerror or str(error)
             if not strict:
