@@ -44,13 +44,13 @@ def _suppressions(path: Path, display: str) -> dict[int, Suppression]:
     try:
         if not path.is_file() or path.stat().st_size > MAX_SCANNED_BYTES:
             return {}
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = path.read_bytes()
     except OSError:
         return {}
     found: dict[int, Suppression] = {}
-    if "pgvet" not in text:
-        return found  # most files have no comment at all: spare the line by line search
-    for number, line in enumerate(text.splitlines(), 1):
+    if b"pgvet" not in data:
+        return found  # most files have no comment at all: spare decoding them and the search line by line
+    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         match = _IGNORE.search(line)
         if match:
             selectors = tuple(part.strip() for part in match.group(1).split(",") if part.strip())

@@ -183,9 +183,15 @@ def use_color(options: ReportOptions, is_terminal: bool) -> bool:
 def relative_path(path: str, root: str, repo_root: Path | None = None) -> str:
     """A finding's path as the user knows it: the host directory joined with the file, relative to
     ``repo_root`` (or the current directory) when it lies under it."""
+    return _relative_path(path, root, repo_root, os.getcwd())
+
+
+@lru_cache(maxsize=1024)
+def _relative_path(path: str, root: str, repo_root: Path | None, cwd: str) -> str:
+    """relative_path, once per place: a host's findings point at a few files, each many times; a run's
+    files do not move while it reports them."""
     absolute = os.path.isabs(path)
     full = Path(path) if absolute else Path(root) / path
-    cwd = os.getcwd()
     base = _resolved(os.path.join(cwd, repo_root) if repo_root is not None else cwd)
     try:
         resolved = full.resolve() if absolute else _resolved_in(_resolved(os.path.join(cwd, root)), path)
@@ -196,8 +202,7 @@ def relative_path(path: str, root: str, repo_root: Path | None = None) -> str:
 
 @lru_cache(maxsize=64)
 def _resolved(absolute: str) -> Path:
-    """A directory's real path. Reports ask for the same host root and base with every finding; a run's
-    directories do not move while it reports them."""
+    """A directory's real path: the base and a host's root serve every file of the host."""
     return Path(absolute).resolve()
 
 

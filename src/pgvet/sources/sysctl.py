@@ -41,6 +41,13 @@ def parse_sysctl_output(text: str, path: str, keys: AbstractSet[str] | None = No
     bsd_lines = 0
     for number, line in enumerate(text.splitlines(), 1):
         key, separator, value = line.partition(" = ")
+        if separator and keys is not None:
+            if key in keys:  # a wanted key, written as it is normalised (the usual line)
+                found = True
+                values[key] = Located(sysctl_value(value), Source(path, number))
+                continue
+            if found and "/" not in key and not key[:1].isspace() and not key[-1:].isspace():
+                continue  # its key is not wanted, and a valid line was seen: nothing to learn from it
         if not separator:
             if not line.strip() or line.startswith("sysctl:"):
                 continue  # "sysctl: permission denied on key …", "sysctl: reading key …"
