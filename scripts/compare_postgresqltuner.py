@@ -61,8 +61,8 @@ CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      "postgresqltuner judges the ratio when overcommit_memory ≠ 2, where the kernel ignores it; pgvet judges "
      "the CommitLimit the ratio gives, in strict mode, and suggests a ratio"),
     ("hypervisor", r"hypervisor|physical machine", ("PGV301",), "same"),
-    ("I/O scheduler", r"scheduler", ("PGV212",),
-     "postgresqltuner flags CFQ on VMs only; pgvet checks bfq/cfq on non-rotational disks that hold PGDATA"),
+    ("I/O scheduler", r"scheduler", ("PGV212", "PGV217"),
+     "both flag CFQ in a VM (pgvet on the disks that hold PGDATA); pgvet also flags bfq/cfq on solid-state disks"),
     ("SSD or not", r"--ssd|SSD storage", ("PGV213", "PGV701", "PGV702"),
      "postgresqltuner needs --ssd; pgvet asks (or reads host.yaml) and cross-checks the rotational flag"),
     ("version", r"PostreSQL (major )?version|Development Snapshot|unsupported", ("PGV841",),
