@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from conftest import corpus_dir
 from pgvet.errors import ParseError
+from pgvet.snapshot import load_host
 from pgvet.sources import hostfacts, lscpu, meminfo, mounts, sysctl, sysfs
 
 # --- sysctl ---------------------------------------------------------------------------------------
@@ -39,6 +40,27 @@ def test_sysctl_conf_syntax() -> None:
         ("vm.swappiness", 10, False, 4),
         ("net.ipv4.tcp_keepalive_time", 600, True, 5),
     ]
+
+
+def test_sysctl_conf_comment_after_a_number_is_what_the_kernel_ignores() -> None:
+    # Dalibo's line: sysctl and systemd-sysctl write all of it, the kernel reads 4505 (tried on Linux 6.18)
+    text = ("vm.nr_overcommit_hugepages=4505 # 8192 / 2 * 1.10\nkernel.sched_domain = 1 2 ; two\n"
+            "kernel.core_pattern = |/bin/x # y\nvm.swappiness = 10#x\n")
+    settings_ = sysctl.parse_sysctl_conf(text, "sysctl.d/90.conf")
+    assert [(s.key, s.value, s.trailing) for s in settings_] == [
+        ("vm.nr_overcommit_hugepages", 4505, "# 8192 / 2 * 1.10"),
+        ("kernel.sched_domain", "1 2", "; two"),
+        ("kernel.core_pattern", "|/bin/x # y", None),  # a text value gets the whole text
+        ("vm.swappiness", "10#x", None),  # no blank before '#': one word, refused by the kernel
+    ]
+
+
+def test_sysctl_conf_trailing_comment_is_reported_at_its_line(tmp_path: Path) -> None:
+    (tmp_path / "sysctl.d").mkdir()
+    (tmp_path / "sysctl.d" / "90-hp.conf").write_text("# HP\nvm.nr_overcommit_hugepages=4505 # 8192 / 2 * 1.10\n")
+    host = load_host(tmp_path, None)
+    assert host.facts["sysctl.vm.nr_overcommit_hugepages"].value == 4505
+    assert [warning for warning in host.warnings if "90-hp.conf:2" in warning and "pgvet reads 4505" in warning]
 
 
 def test_sysctl_conf_line_without_equals_is_an_error_at_its_line() -> None:
@@ -257,6 +279,13 @@ def test_host_yaml_values_and_lines() -> None:
     assert facts["raid_disks"].source.line == 5
     assert facts["bbu"].value is True
     assert facts["tablespaces"].value == ["/srv/ts1", "/srv/ts2"]
+
+
+def test_host_yaml_of_megabytes_is_refused_quickly() -> None:
+    with pytest.raises(ParseError) as raised:
+        hostfacts.parse_host_yaml("# " + "a" * 8_000_000 + "\nram: 64GB\n", "host.yaml")
+    assert "a host description is a few hundred" in raised.value.message
+    assert hostfacts.parse_host_yaml("# " + "a" * 200_000 + "\nram: 64GB\n", "host.yaml")["ram"].value == 64 * 1024**3
 
 
 def test_host_yaml_typo_is_an_error_with_a_suggestion() -> None:

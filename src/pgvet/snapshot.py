@@ -241,6 +241,11 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
         text, display = builder.text(path)
         for setting in sysctl.parse_sysctl_conf(text, display):
             occurrences.setdefault(setting.key, []).append(setting)
+            if setting.trailing is not None:
+                builder.host.warnings.append(
+                    f"{display}:{setting.source.line}: `{setting.trailing}` after {setting.key} = {setting.value} "
+                    "is no comment to sysctl: it writes it too, and the kernel reads the number and ignores the "
+                    f"rest (pgvet reads {setting.value}); put the comment on a line of its own")
     if keys is not None and running_text and not occurrences.keys() <= keys:
         # declared keys are compared with their running values, wanted or not
         running.update(sysctl.parse_sysctl_output(running_text, running_display, occurrences.keys() - keys))

@@ -221,9 +221,16 @@ def _unknown(key: object, known: tuple[str, ...] | list[str], source: Source) ->
     return ParseError(f"unknown key {key!r}{hint}", source)
 
 
+# A host description is a dozen keys; ruamel.yaml takes seconds over megabytes (8 MB of one word: 5 s).
+MAX_HOST_YAML_CHARS = 256 * 1024
+
+
 def _load(text: str, path: str) -> Any:
     from pgvet.nesting import MAX_NESTING, too_deep
 
+    if len(text) > MAX_HOST_YAML_CHARS:
+        raise ParseError(f"{len(text)} characters: a host description is a few hundred (pgvet reads up to "
+                         f"{MAX_HOST_YAML_CHARS})", Source(path, 1))
     simple = _simple_yaml(text)
     if simple is not None:
         return simple or None  # an empty document (comments only) is null, as ruamel.yaml has it

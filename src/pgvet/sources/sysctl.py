@@ -15,6 +15,10 @@ from pgvet.provenance import Located, Source
 # `sysctl -a` on FreeBSD and macOS prints `key: value`; Linux prints `key = value`.
 _BSD_LINE = re.compile(r"^[a-z][\w.%-]*: ")
 _INTEGER = re.compile(r"^-?\d+$")
+# `vm.nr_overcommit_hugepages = 4505 # 8192 / 2 * 1.10`: neither sysctl nor systemd-sysctl strips a comment
+# after a value; they write the whole text, and a numeric key's kernel handler reads the leading numbers
+# and ignores the rest (tried on Linux 6.18 with procps-ng 4.0.2 and systemd-sysctl).
+_NUMBERS_THEN_COMMENT = re.compile(r"^(-?\d{1,40}(?:[ \t]+-?\d{1,40})*)[ \t]+([#;].*)$")
 
 
 def sysctl_value(text: str) -> int | str:
@@ -88,6 +92,7 @@ class SysctlSetting:
     value: int | str
     source: Source
     ignore_errors: bool = False  # a leading '-': sysctl --system ignores a failure to set it
+    trailing: str | None = None  # `# …` after a numeric value: written to the kernel, which ignores it
 
 
 def parse_sysctl_conf(text: str, path: str) -> list[SysctlSetting]:
@@ -105,7 +110,12 @@ def parse_sysctl_conf(text: str, path: str) -> list[SysctlSetting]:
         key = normalise_key(key.removeprefix("-"))
         if not key:
             raise ParseError(f"Line {number}: missing key before '='", Source(path, number))
-        settings.append(SysctlSetting(key, sysctl_value(value), Source(path, number), ignore_errors))
+        numbers_then_comment = _NUMBERS_THEN_COMMENT.match(value.strip())
+        if numbers_then_comment:
+            settings.append(SysctlSetting(key, sysctl_value(numbers_then_comment.group(1)), Source(path, number),
+                                          ignore_errors, numbers_then_comment.group(2)))
+        else:
+            settings.append(SysctlSetting(key, sysctl_value(value), Source(path, number), ignore_errors))
     return settings
 
 
