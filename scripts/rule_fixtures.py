@@ -28,7 +28,7 @@ configuration, the settings that are not the rule's case are tuned as on `fixtur
 only the case shows; `fixtures/well-tuned` is the passing example of every rule (nothing fires there).
 
     pgvet lint fixtures/rules/PGV110-huge-pages-on-pool-too-small
-    pgvet lint fixtures/rules/*                  # all of them, with the fleet summary
+    pgvet lint fixtures/rules/*/                 # all of them, with the fleet summary
 
 The table below is the output of `python scripts/rule_fixtures.py` (a test keeps it current): the
 finding of the rule the host was built for, and any other rule that fires there.
