@@ -23,9 +23,10 @@ HEADER = """\
 Each directory is a host built to show one rule of the kernel, storage, CPU and consistency families
 (catalogue sections A, B, C and L): the fewest input files that make the case, written as the tools
 write them (`sysctl -a`, `/proc/meminfo`, `lscpu`, `/proc/mounts`, a sysfs dump, `postgresql.conf`,
-`host.yaml`, the `pg_settings.json` of `pgvet collect`). Its `host.yaml` opens with the case in a comment. Where a host needs a PostgreSQL
-configuration, the settings that are not the rule's case are tuned as on `fixtures/well-tuned`, so
-only the case shows; `fixtures/well-tuned` is the passing example of every rule (nothing fires there).
+`host.yaml`, the `pg_settings.json` of `pgvet collect`). Its `host.yaml` opens with the case in a
+comment. Where a host needs a PostgreSQL configuration, the settings that are not the rule's case are
+tuned as on `fixtures/well-tuned`, so only the case shows; `fixtures/well-tuned` is the passing example
+of every rule (nothing fires there).
 
     pgvet lint fixtures/rules/PGV110-huge-pages-on-pool-too-small
     pgvet lint fixtures/rules/*/                 # all of them, with the fleet summary
