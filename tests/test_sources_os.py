@@ -400,3 +400,33 @@ def test_parsers_raise_only_parse_errors_with_a_place(parser: Callable[[str, str
 def test_lscpu_json_garbage_is_a_parse_error() -> None:
     with pytest.raises(ParseError):
         lscpu.parse_lscpu(json.dumps({"lscpu": "nope"}), "lscpu.json")
+
+
+WANTED = frozenset({"vm.swappiness", "vm.dirty_ratio", "kernel.numa_balancing", "net.ipv4.conf.eth0.100.rp_filter"})
+_SYSCTL_LINES = st.sampled_from([
+    "vm.swappiness = 60", "vm.swappiness = 1", "vm/swappiness = 5", "  vm.swappiness = 7", "vm.swappiness\t = 8",
+    "vm.swappiness  = 9", "vm.swappiness =", "vm.swappiness=", "vm.swappiness = ", "vm.swappiness = a = b",
+    "vm.swappinessX = 2", "vm.swappiness.x = 3", "vm.dirty_ratio = 20", "vm.dirty_ratio = 1 2\t3",
+    "kernel.numa_balancing = 1", "net.ipv4.conf.eth0/100.rp_filter = 2", "fs.binfmt_misc.status = enabled",
+    "kernel.domainname = (none)", "sysctl: permission denied on key 'fs.protected_regular'", "", "   ",
+    "kern.ostype: FreeBSD", "hw.ncpu: 8", "a continuation line", "vm.x y = 1", " = 3", "sysctl: x = 1",
+    "vm.swappiness = 4\r", "x\rvm.swappiness = 3", "vm.swappiness\x0b= 5", "kernel.core_pattern = |/usr/lib/core %p",
+])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_SYSCTL_LINES, max_size=12), st.booleans())
+def test_sysctl_output_wanted_keys_read_as_the_whole_reading(lines: list[str], final_newline: bool) -> None:
+    """The one-pass reading of the wanted keys gives what the line by line reading gives, and refuses
+    what it refuses."""
+    text = "\n".join(lines) + ("\n" if final_newline and lines else "")
+    try:
+        whole = sysctl.parse_sysctl_output(text, "sysctl.txt")
+    except ParseError as refused:
+        with pytest.raises(ParseError) as also_refused:
+            sysctl.parse_sysctl_output(text, "sysctl.txt", WANTED)
+        assert also_refused.value.message == refused.message
+        return
+    expected = {key: (value.value, value.source.line) for key, value in whole.items() if key in WANTED}
+    wanted = sysctl.parse_sysctl_output(text, "sysctl.txt", WANTED)
+    assert {key: (value.value, value.source.line) for key, value in wanted.items()} == expected
