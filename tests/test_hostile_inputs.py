@@ -129,6 +129,15 @@ def test_yaml_bombs(tmp_path: Path) -> None:
     assert done.returncode == 2 and "bomb.yaml:1" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_yaml_library_warnings_stay_off_stderr(tmp_path: Path) -> None:
+    # an anchor defined twice is YAML pgvet reads; ruamel.yaml would print a warning with its source lines
+    directory = tmp_path / "anchors"
+    directory.mkdir()
+    (directory / "host.yaml").write_text("cpus: &a 4\nram: &a 8GB\n")
+    done, _ = lint(directory)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
 def test_file_name_not_utf8(tmp_path: Path) -> None:
     directory = host(tmp_path)
     os.makedirs(os.fsencode(str(directory / "sysctl.d")), exist_ok=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional, ParamSpec, TypeVar
@@ -430,6 +431,9 @@ def main() -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+    # ruamel.yaml warns on stderr, with its own source lines, about YAML it still reads (an anchor defined
+    # twice, which YAML allows: an alias takes the latest); what pgvet refuses it says itself.
+    warnings.filterwarnings("ignore", module=r"ruamel\.yaml")
 
     try:
         from pgvet.fastcli import run as run_lint_fast  # `pgvet lint` spared typer's pydantic parsing
