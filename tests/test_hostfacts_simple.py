@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
@@ -59,6 +60,7 @@ line = st.one_of(
 )
 
 
+@pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")  # YAML allows it; the CLI hides it
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(line, max_size=12), st.booleans())
 def test_simple_reading_agrees_with_ruamel(lines: list[str], newline: bool) -> None:
