@@ -21,3 +21,8 @@ def test_every_rule_has_a_page_with_fix_or_text_and_references() -> None:
         assert rule.fix is not None and (rule.fix.sysctl or rule.fix.postgresql or rule.fix.text), rule.id
         expects = {example.expect for example in rule.examples}
         assert {"fire", "pass"} <= expects, f"{rule.id} needs firing and passing examples"
+
+
+def test_readme_counts_the_rules() -> None:
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    assert f"{len(load_pack().rules)} rules in `rules/*.yaml`" in readme
