@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import PROJECT
+from pgvet.facts import HostFacts
+from pgvet.findings import Evidence, Finding, Fix, HostResult
+from pgvet.provenance import Source
 from pgvet.report import FORMATS, ReportOptions
 from report_samples import Samples, write_samples
 
@@ -110,3 +116,46 @@ def test_jsonl_is_one_finding_per_line_then_errors_then_a_summary(samples: Sampl
     assert lines[-1] == {"type": "summary", "schema_version": "1", "tool_version": "0.1.0", "rule_pack": "2026.11",
                          "hosts": 3, "hosts_failed": 1, "error": 2, "warning": 3, "info": 2, "suppressed": 1,
                          "baseline": 1, "not_evaluated": 1}
+
+
+def _dumped(finding: Finding, host: HostResult, repo_root: Path | None) -> str:
+    from pgvet.report.json_report import finding_json
+
+    return json.dumps({"type": "finding", **finding_json(finding, host, repo_root)}, ensure_ascii=False, default=str)
+
+
+def test_jsonl_lines_are_the_bytes_json_dumps_gives(samples: Samples, tmp_path: Path) -> None:
+    """The JSON Lines writer assembles a finding's line from pieces encoded once per rule: the bytes must be
+    those of json.dumps of the finding's JSON object, on every finding of the fixtures and the samples."""
+    from pgvet.lint import LintOptions, lint
+    from pgvet.report.jsonl import finding_line
+
+    fixtures = sorted(path for path in (PROJECT / "fixtures").glob("*/") if (path / "host.yaml").exists())
+    result = lint(fixtures, LintOptions())
+    hosts = [*result.hosts, *samples.fleet().hosts]
+    findings = [(finding, host) for host in hosts for finding in host.findings]
+    assert len(findings) > 30
+    for finding, host in findings:
+        for repo_root in (None, tmp_path, PROJECT):
+            assert finding_line(finding, host, repo_root) == _dumped(finding, host, repo_root)
+
+
+finding_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(), children, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.dictionaries(st.text(), finding_values, max_size=4), text=st.text(), number=st.integers(),
+       fact_value=finding_values, line=st.none() | st.integers(min_value=0))
+def test_jsonl_lines_equal_json_dumps_on_any_value(values: dict[str, Any], text: str, number: int, fact_value: Any,
+                                                   line: int | None) -> None:
+    from pgvet.report.jsonl import finding_line
+
+    host = HostResult(host=HostFacts(name="db-01", root="."))
+    finding = Finding(rule_id="PGV999", rule_name=text, severity="warning", title=text, message=text, host=text,
+                      fingerprint=text, tags=(text,), subject=text or None, path=None, line=number, values=values,
+                      evidence=[Evidence(text, fact_value, Source(text, line)), Evidence(text, fact_value, None)],
+                      fix=Fix(sysctl={text: text}, postgresql={text: text}, text=text), help=text,
+                      references=[text], suppressed=text or None, baseline=bool(number % 2))
+    assert finding_line(finding, host, None) == _dumped(finding, host, None)

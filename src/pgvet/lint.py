@@ -142,7 +142,8 @@ class _Plan:
             return result
         # Reports need only what the RAM picture draws: keep those facts and drop the rest, so that a host
         # handed to the reports weighs its findings, not its 2 000 facts.
-        kept = {name: fact for name, fact in host.facts.items() if name in REPORT_FACTS}
+        facts = host.facts
+        kept = {name: facts[name] for name in REPORT_FACTS if name in facts}
         kept.update(derived_values(pack, host, REPORT_FACTS, derived))
         host.facts = kept
         host.items = {}

@@ -18,12 +18,15 @@ and do not fail the run; ``pgvet baseline update`` only removes entries that no 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from pgvet.errors import InputError
 from pgvet.findings import HostResult, LintResult
+from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
 
 _IGNORE = re.compile(r"#\s*pgvet:\s*ignore\[([^\]]*)\]\s*(.*)$")
@@ -39,12 +42,14 @@ class Suppression:
     used: bool = False
 
 
-def _suppressions(path: Path, display: str) -> dict[int, Suppression]:
+def _suppressions(path: str, display: str) -> dict[int, Suppression]:
     """The suppression comments of a file, by line number."""
     try:
-        if not path.is_file() or path.stat().st_size > MAX_SCANNED_BYTES:
+        status = os.stat(path)
+        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_SCANNED_BYTES:
             return {}
-        data = path.read_bytes()
+        with open(path, "rb") as file:
+            data = file.read(MAX_SCANNED_BYTES + 1)
     except OSError:
         return {}
     found: dict[int, Suppression] = {}
@@ -60,17 +65,17 @@ def _suppressions(path: Path, display: str) -> dict[int, Suppression]:
 
 def suppress_inline(host: HostResult, notices: list[str]) -> None:
     """Mark the host's findings that a comment suppresses; notices for comments that are wrong or unused."""
-    root = Path(host.host.root)
-    real_root: Path | None = None
+    root = host.host.root
+    real_root: str | None = None
     files: dict[str, dict[int, Suppression]] = {}
     for finding in host.findings:
         if not finding.path or finding.line is None or finding.path.startswith("<"):
             continue
         if finding.path not in files:
-            real_root = real_root or root.resolve()
-            target = (root / finding.path).resolve()
-            inside = real_root in target.parents
-            files[finding.path] = _suppressions(target, finding.path) if inside else {}
+            # only files inside the host directory, links followed: a comment elsewhere is not the host's
+            real_root = real_root or os.path.realpath(root)
+            target = real_path_in(real_root, finding.path)
+            files[finding.path] = _suppressions(target, finding.path) if is_inside(target, real_root) else {}
         comments = files[finding.path]
         for line in (finding.line, finding.line - 1):
             suppression = comments.get(line)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
+from pgvet.paths import is_inside, real_path_in
 
 if TYPE_CHECKING:
     from pgvet.summary import RunSummary
@@ -189,29 +190,25 @@ def relative_path(path: str, root: str, repo_root: Path | None = None) -> str:
 @lru_cache(maxsize=1024)
 def _relative_path(path: str, root: str, repo_root: Path | None, cwd: str) -> str:
     """relative_path, once per place: a host's findings point at a few files, each many times; a run's
-    files do not move while it reports them."""
+    files do not move while it reports them. Strings and os.path, not Path objects: this runs for every
+    file of every host of a fleet."""
     absolute = os.path.isabs(path)
-    full = Path(path) if absolute else Path(root) / path
-    base = _resolved(os.path.join(cwd, repo_root) if repo_root is not None else cwd)
+    base = _real(os.path.join(cwd, repo_root) if repo_root is not None else cwd)
     try:
-        resolved = full.resolve() if absolute else _resolved_in(_resolved(os.path.join(cwd, root)), path)
-        return str(resolved.relative_to(base))
-    except (ValueError, OSError):
-        return str(full)
+        resolved = os.path.realpath(path) if absolute else real_path_in(_real(os.path.join(cwd, root)), path)
+    except OSError:
+        resolved = ""
+    if resolved == base:
+        return "."
+    if is_inside(resolved, base):
+        return resolved[len(base.rstrip(os.sep)) + 1:]
+    return str(Path(path) if absolute else Path(root) / path)
 
 
 @lru_cache(maxsize=64)
-def _resolved(absolute: str) -> Path:
+def _real(absolute: str) -> str:
     """A directory's real path: the base and a host's root serve every file of the host."""
-    return Path(absolute).resolve()
-
-
-def _resolved_in(real_root: Path, path: str) -> Path:
-    """``real_root / path`` resolved; a name that is no symbolic link is its own real path (one lstat)."""
-    candidate = real_root / path
-    if "/" not in path and path != ".." and not candidate.is_symlink():
-        return candidate
-    return candidate.resolve()
+    return os.path.realpath(absolute)
 
 
 def anchor(finding: Finding, host: HostResult) -> tuple[Path, int | None]:

@@ -7,14 +7,72 @@ could not be read follow the findings, then the summary.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring  # the C function behind json.dumps(..., ensure_ascii=False)
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pgvet.findings import HostError, HostResult, LintResult
+from pgvet.findings import Finding, HostError, HostResult, LintResult
 from pgvet.report import render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
     from pgvet.summary import RunSummary
+
+_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
+def _json(value: object) -> str:
+    """``json.dumps(value, ensure_ascii=False, default=str)``, with the common scalars spared the encoder."""
+    if value is None:
+        return "null"
+    if type(value) is str:
+        return encode_basestring(value)
+    if type(value) is int:
+        return int.__repr__(value)
+    if not value and (type(value) is dict or type(value) is list):
+        return "{}" if type(value) is dict else "[]"
+    return _encode(value)
+
+
+# What a finding line repeats from its rule (the help text is most of a line), encoded once per rule:
+# rule id → (the fields it was encoded from, the text after the fingerprint, the title, help and references).
+_RuleParts = tuple[tuple[object, ...], str, str, str]
+_rule_parts: dict[str, _RuleParts] = {}
+
+
+def _parts(finding: Finding) -> _RuleParts:
+    fields = (finding.rule_name, finding.severity, finding.tags, finding.title, finding.help, finding.references)
+    known = _rule_parts.get(finding.rule_id)
+    if known is not None and known[0] == fields:
+        return known
+    head = (f'"rule_id": {_json(finding.rule_id)}, "rule_name": {_json(finding.rule_name)}, '
+            f'"severity": {_json(finding.severity)}, "tags": {_json(list(finding.tags))}')
+    tail = f'"help": {_json(finding.help)}, "references": {_json(list(finding.references))}'
+    parts = _rule_parts[finding.rule_id] = (fields, head, _json(finding.title), tail)
+    return parts
+
+
+def finding_line(finding: Finding, host: HostResult, repo_root: Path | None) -> str:
+    """The bytes of ``json.dumps({"type": "finding", **finding_json(...)}, ensure_ascii=False, default=str)``
+    (a test holds them equal), written without building the dictionary: a host has tens of findings."""
+    from pgvet.report import relative_path
+
+    _, head, title, tail = _parts(finding)
+    path = relative_path(finding.path, host.host.root, repo_root) if finding.path else None
+    values, fix = finding.values, finding.fix
+    evidence = ", ".join([
+        f'{{"fact": {encode_basestring(item.fact)}, "value": {_json(item.value)}, '
+        + ('"path": null, "line": null}' if item.source is None else
+           f'"path": {encode_basestring(item.source.path)}, "line": {_json(item.source.line)}}}')
+        for item in finding.evidence])
+    return (f'{{"type": "finding", "fingerprint": {_json(finding.fingerprint)}, {head}, '
+            f'"host": {_json(finding.host)}, "path": {_json(path)}, "line": {_json(finding.line)}, '
+            f'"subject": {_json(finding.subject)}, "title": {title}, "message": {_json(finding.message)}, '
+            f'"values": {_json(values)}, "expected": {_json(values.get("expected"))}, '
+            f'"actual": {_json(values.get("actual"))}, "fix": {{"sysctl": {_json(fix.sysctl)}, '
+            f'"postgresql": {_json(fix.postgresql)}, "alter_system": {_json(fix.alter_system())}, '
+            f'"text": {_json(fix.text)}}}, {tail}, "evidence": [{evidence}], '
+            f'"suppressed": {_json(finding.suppressed)}, "baseline": {"true" if finding.baseline else "false"}}}')
 
 
 class Writer:
@@ -25,11 +83,8 @@ class Writer:
         self.errors: list[HostError] = []
 
     def host(self, host: HostResult) -> None:
-        from pgvet.report.json_report import finding_json
-
-        for finding in host.findings:
-            self.out.write(json.dumps({"type": "finding", **finding_json(finding, host, self.repo_root)},
-                                      ensure_ascii=False, default=str) + "\n")
+        if host.findings:
+            self.out.write("".join([finding_line(finding, host, self.repo_root) + "\n" for finding in host.findings]))
 
     def error(self, error: HostError) -> None:
         self.errors.append(error)

@@ -1,0 +1,21 @@
+"""Real paths of a host's files, cheaply: reports and suppressions look up every file of every host."""
+
+from __future__ import annotations
+
+import os
+
+
+def real_path_in(real_root: str, path: str) -> str:
+    """``real_root/path`` with symbolic links resolved, ``real_root`` being already real: a plain name that is
+    no link is its own real path (one lstat instead of one per component)."""
+    if path in ("", "."):
+        return real_root
+    candidate = os.path.join(real_root, path)
+    if "/" not in path and path != ".." and not os.path.islink(candidate):
+        return candidate
+    return os.path.realpath(candidate)
+
+
+def is_inside(real_path: str, real_root: str) -> bool:
+    """Whether a real path lies under a real directory (not the directory itself)."""
+    return real_path.startswith(real_root.rstrip(os.sep) + os.sep)
