@@ -117,6 +117,20 @@ def test_percona_with_huge_pages() -> None:
     # 72 457 pages reserved ≥ 72 203 needed, not 1.5× too many, all allocated; 61 MB of page tables
     assert machine_rules(found) == set()
     assert "PGV416" in found  # ALTER SYSTEM SET huge_pages = on needs a restart, as the article says
+    # 1 000 connections on 80 vCPUs: more than 10 per CPU (the article puts pgBouncer in front)
+    assert found["PGV536"].values["max_connections"] == 1000
+
+
+def test_percona_huge_pages_used_against_the_estimate() -> None:
+    """The article's meminfo with PostgreSQL running: Total − Free + Rsvd pages are PostgreSQL's shared memory
+    (72 457 − 70 919 + 70 833 = 72 371); pgvet's model of what PostgreSQL 15 asks for is within 0.3 % of it."""
+    values = derived("percona-huge-pages")
+    host = load_host(FIXTURES / "seeds" / "percona-huge-pages")
+    total, free, reserved = (host.facts[f"meminfo.hugepages_{name}"].value for name in ("total", "free", "rsvd"))
+    used = total - free + reserved  # type: ignore[operator]
+    assert used == 72371
+    assert values["derived.hugepages_needed"] == 72203
+    assert abs(72203 - used) / used < 0.003
 
 
 def test_pg_expecto_io_baseline_and_tuned() -> None:
