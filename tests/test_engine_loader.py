@@ -13,6 +13,7 @@ import pytest
 from pgvet.engine.loader import builtin_rules_dir, load_pack
 from pgvet.engine.schema import json_schema
 from pgvet.errors import RulePackError
+from pgvet.provenance import Source
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -245,3 +246,23 @@ def test_warm_start_imports_neither_pydantic_nor_pglast_nor_ruamel(cache: Path) 
     warm = subprocess.run(run, capture_output=True, text=True, env=env, check=True, cwd=PROJECT)
     assert cold.stdout.strip() == "['pglast', 'pydantic', 'ruamel']"
     assert warm.stdout.strip() == "[]"
+
+
+def test_a_huge_rule_file_is_refused_before_yaml_reads_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by fuzzing: YAML took 8 s on a rule file of one 8 MB line. Over 1 MiB, the file is refused with a
+    message naming it, at once and without reading it whole."""
+    import time
+
+    from pgvet.engine.build import PackSource, build_pack
+
+    started = time.perf_counter()
+    with pytest.raises(RulePackError, match="more than pgvet reads") as refused:
+        build_pack([PackSource("big.yaml", "a" * 8_000_000)])
+    assert refused.value.source == Source("big.yaml")
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "pack").mkdir()
+    with (tmp_path / "pack" / "big.yaml").open("wb") as sparse:
+        sparse.truncate(1024**3)  # a 1 GB file: read no further than the limit
+    with pytest.raises(RulePackError, match="more than pgvet reads"):
+        load_pack([tmp_path / "pack"])
+    assert time.perf_counter() - started < 5

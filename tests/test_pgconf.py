@@ -347,3 +347,40 @@ def test_arbitrary_bytes_through_the_loader_never_raise(tmp_path: Path, main: by
         assert problem.source.path
         assert problem.message
     assert all(os.sep not in s.source.path or not s.source.path.startswith(os.sep) for s in result.settings)
+
+
+def _token_lexer_only(text: str) -> tuple[list[ConfSetting | ConfDirective], list[ConfProblem]]:
+    """parse_conf_text with the one-match reading of plain setting lines turned off."""
+    original = pgconf._simple_setting
+    pgconf._simple_setting = lambda text, pos: None
+    try:
+        return parse_conf_text(text, "f")
+    finally:
+        pgconf._simple_setting = original
+
+
+SETTING_LINE = st.builds(
+    lambda indent, name, equals, value, comment, end: f"{indent}{name}{equals}{value}{comment}{end}",
+    st.sampled_from(["", " ", "\t", " \r"]),
+    st.text(st.sampled_from(list("ab_Z9.é-")), min_size=1, max_size=6),
+    st.sampled_from(["=", " = ", " ", "", "\t=\t", "==", "= "]),
+    st.text(CONF_ALPHABET, max_size=10) | st.sampled_from(["8GB", "1.5GB", "0x1F", "-1", "'a''b'", "'a\\'", ".", "on",
+                                                           "a.b", "/a:b", "en_US.UTF-8", "1e-3", ".5", "'x'#", "1e5"]),
+    st.sampled_from(["", " # c", "#c", "\t#", " x"]),
+    st.sampled_from(["\n", "\r\n", "", "\n\n"]),
+)
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(st.lists(SETTING_LINE | st.text(CONF_ALPHABET, max_size=30), max_size=8).map("".join))
+def test_plain_lines_read_in_one_match_as_the_token_lexer_reads_them(text: str) -> None:
+    assert parse_conf_text(text, "f") == _token_lexer_only(text)
+
+
+def test_the_one_match_reading_takes_most_lines_of_the_sample() -> None:
+    """The fast path is taken, not only correct: every setting of a typical file goes through it."""
+    text = "shared_buffers = 128MB\t# min 128kB\nlisten_addresses = '*'\nwork_mem=4MB\nsearch_path 'a, b'\n"
+    starts = [0, *(index + 1 for index, char in enumerate(text[:-1]) if char == "\n")]
+    read = [pgconf._simple_setting(text, start) for start in starts]
+    assert [(name, value) for name, value, _, _ in filter(None, read)] == [
+        ("shared_buffers", "128MB"), ("listen_addresses", "'*'"), ("work_mem", "4MB"), ("search_path", "'a, b'")]

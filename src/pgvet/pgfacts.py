@@ -8,6 +8,7 @@ The target major version decides which parameter catalog judges the settings: ho
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Set as AbstractSet
 from functools import cache
@@ -20,6 +21,7 @@ from pgvet.provenance import Located, Source
 
 if TYPE_CHECKING:
     from pgvet.catalog import Catalog, Param
+    from pgvet.catalog.units import InvalidValue, ParsedValue
     from pgvet.snapshot import SnapshotInputs
     from pgvet.sources.pgconf import ConfResult, ConfSetting
     from pgvet.sources.pgsettings import LiveFileSetting, LiveServer
@@ -124,68 +126,86 @@ def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs) -> ConfResul
     return conf
 
 
+_new_fact = tuple.__new__  # Fact(...) through its generated __new__ costs twice as much: hosts make thousands
+
+# parse_value(param, text) by (major, parameter, text): pure, and the values of a fleet's files repeat
+# (on, 128MB, 0.9). Emptied when full, so that it stays small whatever the fleet.
+_PARSED: dict[tuple[int, str, str], ParsedValue | InvalidValue] = {}
+_PARSED_MAX = 4096
+
+
+def _parsed(param: Param, text: str) -> ParsedValue | InvalidValue:
+    """The value as PostgreSQL would store it, or why PostgreSQL would refuse it."""
+    from pgvet.catalog.units import InvalidValue, parse_value
+
+    key = (param.major, param.name, text)
+    outcome = _PARSED.get(key)
+    if outcome is None:
+        try:
+            outcome = parse_value(param, text)
+        except InvalidValue as invalid:
+            outcome = invalid.with_traceback(None)  # kept as a value: not the frames it was raised in
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[key] = outcome
+    return outcome
+
+
 def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, major: int) -> None:
     """One ``setting`` item per line that sets a parameter: what the validity rules judge."""
     from pgvet.catalog import did_you_mean, removed_parameter
-    from pgvet.catalog.units import InvalidValue, parse_value
+    from pgvet.catalog.units import InvalidValue
 
     counts = Counter(setting.name for setting in conf.settings)
     effective = conf.effective()
     items: list[ItemFacts] = []
     for setting in conf.settings:
-        source = setting.source
-        item: ItemFacts = {}
-
-        def put(key: str, value: FactValue, item: ItemFacts = item, source: Source = source) -> None:
-            item[f"setting.{key}"] = Fact(f"setting.{key}", value, source)
-
-        param = catalog.get(setting.name)
-        winner = effective[setting.name]
-        put("name", setting.name)
-        put("value", setting.value)
-        put("raw", setting.raw)
-        put("file", source.path)
-        put("line", source.line or 0)
-        put("placeholder", "." in setting.name)
-        put("known", param is not None or "." in setting.name)
-        put("occurrences", counts[setting.name])
-        put("effective", winner is setting)
-        put("in_auto_conf", Path(source.path).name == "postgresql.auto.conf")
+        source, name = setting.source, setting.name
+        param = catalog.get(name)
+        winner = effective[name]
+        placeholder = "." in name
+        fields: list[tuple[str, FactValue]] = [
+            ("setting.name", name), ("setting.value", setting.value), ("setting.raw", setting.raw),
+            ("setting.file", source.path), ("setting.line", source.line or 0), ("setting.placeholder", placeholder),
+            ("setting.known", param is not None or placeholder), ("setting.occurrences", counts[name]),
+            ("setting.effective", winner is setting),
+            ("setting.in_auto_conf", os.path.basename(source.path) == "postgresql.auto.conf"),
+        ]
         if winner is not setting:
-            put("overridden_by", str(winner.source))
-            put("overridden_in_auto_conf", Path(winner.source.path).name == "postgresql.auto.conf")
-        if param is None and "." not in setting.name:
-            removal = removed_parameter(setting.name, major)
+            fields.append(("setting.overridden_by", str(winner.source)))
+            fields.append(("setting.overridden_in_auto_conf",
+                           os.path.basename(winner.source.path) == "postgresql.auto.conf"))
+        if param is None and not placeholder:
+            removal = removed_parameter(name, major)
             if removal is not None:
-                put("removed_in", str(removal.removed_in))
+                fields.append(("setting.removed_in", str(removal.removed_in)))
                 if removal.replacement:
-                    put("replacement", removal.replacement)
+                    fields.append(("setting.replacement", removal.replacement))
             else:
-                suggestion = did_you_mean(setting.name, catalog)
+                suggestion = did_you_mean(name, catalog)
                 if suggestion:
-                    put("suggestion", suggestion)
+                    fields.append(("setting.suggestion", suggestion))
         if param is not None:
-            put("context", param.context)
+            fields.append(("setting.context", param.context))
             if param.unit:
-                put("unit", param.unit)
-            try:
-                parsed = parse_value(param, setting.value)
-            except InvalidValue as invalid:
-                put("invalid", True)
-                put("error", invalid.message)
-                if invalid.hint:
-                    put("hint", invalid.hint)
+                fields.append(("setting.unit", param.unit))
+            parsed = _parsed(param, setting.value)
+            if isinstance(parsed, InvalidValue):
+                fields.append(("setting.invalid", True))
+                fields.append(("setting.error", parsed.message))
+                if parsed.hint:
+                    fields.append(("setting.hint", parsed.hint))
             else:
-                put("invalid", False)
-                put("canonical", parsed.canonical)
-                put("bare_number", bool(param.unit) and not parsed.had_unit)
-        items.append(item)
+                fields.append(("setting.invalid", False))
+                fields.append(("setting.canonical", parsed.canonical))
+                fields.append(("setting.bare_number", bool(param.unit) and not parsed.had_unit))
+        items.append({key: _new_fact(Fact, (key, value, source, (), None)) for key, value in fields})
     host.items["setting"] = items
 
 
 def _effective_facts(host: HostFacts, conf: ConfResult, catalog: Catalog, prefix: str) -> None:
     """The value each parameter ends up with: later lines win, old aliases count as their parameter."""
-    from pgvet.catalog.units import InvalidValue, parse_value
+    from pgvet.catalog.units import InvalidValue
 
     occurrences: dict[str, list[Source]] = {}
     winners: dict[str, ConfSetting] = {}
@@ -201,9 +221,8 @@ def _effective_facts(host: HostFacts, conf: ConfResult, catalog: Catalog, prefix
             if "." in name:  # an extension's placeholder: kept as text
                 host.add(Fact(f"{prefix}.{name}", setting.value, setting.source, places, setting.raw))
             continue
-        try:
-            parsed = parse_value(param, setting.value)
-        except InvalidValue:
+        parsed = _parsed(param, setting.value)
+        if isinstance(parsed, InvalidValue):
             continue  # the validity rules report it; PostgreSQL would not start with it
         host.add(Fact(f"{prefix}.{name}", parsed.canonical, setting.source, places, setting.raw))
 

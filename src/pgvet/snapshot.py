@@ -104,20 +104,26 @@ def discover(directory: Path, warnings: list[str] | None = None) -> SnapshotInpu
             return False
         return True
 
+    try:
+        present = set(os.listdir(directory))  # one listing instead of a failed lstat per absent name
+    except OSError:
+        present = None
     for kind, names in INPUT_NAMES.items():
         for name in names:
+            if present is not None and name not in present:
+                continue
             candidate = directory / name
             if usable(candidate):
                 setattr(inputs, kind, candidate)
                 break
     sysctl_d = directory / "sysctl.d"
     declared: list[Path] = []
-    if sysctl_d.is_dir() and _inside(sysctl_d, directory):
+    if (present is None or "sysctl.d" in present) and sysctl_d.is_dir() and _inside(sysctl_d, directory):
         from pgvet.sources.sysctl import sysctl_d_order
 
         by_name = {entry.name: entry for entry in sysctl_d.iterdir()}
         declared.extend(by_name[name] for name in sysctl_d_order(by_name) if usable(by_name[name]))
-    if usable(directory / "sysctl.conf"):
+    if (present is None or "sysctl.conf" in present) and usable(directory / "sysctl.conf"):
         declared.append(directory / "sysctl.conf")  # sysctl --system applies /etc/sysctl.conf last
     inputs.sysctl_conf = declared
     return inputs

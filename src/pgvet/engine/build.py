@@ -55,12 +55,19 @@ def content_version(sources: Sequence[PackSource]) -> str:
 # YAML with line numbers
 
 
+# pgvet's own rule files are 30 kB at most; YAML takes seconds on megabytes (an 8 MB line: 8 s).
+MAX_RULE_FILE_CHARS = 1024 * 1024
+
+
 def _parse_yaml(source: PackSource) -> Any:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     from pgvet.nesting import MAX_NESTING, too_deep
 
+    if len(source.text) > MAX_RULE_FILE_CHARS:
+        raise RulePackError(f"rule file of {len(source.text)} characters, more than pgvet reads "
+                            f"({MAX_RULE_FILE_CHARS})", Source(source.path))
     deep = too_deep(source.text)
     if deep is not None:
         raise RulePackError(f"invalid YAML: brackets nested more than {MAX_NESTING} deep", Source(source.path, deep))

@@ -55,8 +55,12 @@ def _rule_files(directory: Path) -> list[Path]:
 
 
 def _read(path: Path) -> str:
+    from pgvet.engine.build import MAX_RULE_FILE_CHARS
+
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:  # no more than the limit read, whatever the file's size
+            data = handle.read(4 * MAX_RULE_FILE_CHARS + 1)
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise RulePackError(f"cannot read rule file: {error}", Source(str(path))) from None
 

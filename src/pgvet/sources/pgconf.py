@@ -138,6 +138,16 @@ _TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("REAL", re.compile(r"[-+]?[0-9]*\.[0-9]*(?:[Ee][-+]?[0-9]+)?")),
     ("EQUALS", re.compile(r"=")),
 )
+# The token kinds that can start with a character, in rule order: only those are tried at a token (a letter
+# can only start an identifier or an unquoted string, a digit only a number…), the longest match winning.
+_WORD_TOKENS = tuple(entry for entry in _TOKEN_PATTERNS if entry[0] in ("ID", "QUALIFIED_ID", "UNQUOTED_STRING"))
+_NUMBER_TOKENS = tuple(entry for entry in _TOKEN_PATTERNS if entry[0] in ("INTEGER", "REAL"))
+_TOKENS_BY_FIRST = {
+    "'": tuple(entry for entry in _TOKEN_PATTERNS if entry[0] == "STRING"),
+    "=": tuple(entry for entry in _TOKEN_PATTERNS if entry[0] == "EQUALS"),
+    **{char: _NUMBER_TOKENS for char in "+-.0123456789"},
+    **{char: _WORD_TOKENS for char in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"},
+}
 _SKIP = re.compile(r"[ \t\r]+|#[^\n]*")
 _BLANK_LINES = re.compile(r"(?:[ \t\r]*(?:#[^\n]*)?\n)+")  # what _SKIP and EOL tokens make of such lines
 _VALUE_KINDS = frozenset({"ID", "STRING", "INTEGER", "REAL", "UNQUOTED_STRING"})
@@ -175,15 +185,48 @@ class _Lexer:
             if skipped is None:
                 break
             self.pos = skipped.end()
-        best_kind, best_end = "ERROR", self.pos + 1
-        best_length = 0
-        for kind, pattern in _TOKEN_PATTERNS:
-            match = pattern.match(text, self.pos)
-            if match is not None and match.end() - self.pos > best_length:
-                best_kind, best_end, best_length = kind, match.end(), match.end() - self.pos
-        token = text[self.pos:best_end]
-        self.pos = best_end
-        return best_kind, token
+        kind, end = _longest_token(text, self.pos)
+        token = text[self.pos:end]
+        self.pos = end
+        return kind, token
+
+
+def _longest_token(text: str, pos: int) -> tuple[str, int]:
+    """The token at ``pos`` (not a blank, a comment or a newline) as flex picks it: the longest match, ties to
+    the earlier rule; ERROR for one character no rule matches."""
+    best_kind, best_end = "ERROR", pos + 1
+    best_length = 0
+    first = text[pos]
+    for kind, pattern in _TOKENS_BY_FIRST.get(first, _WORD_TOKENS if first >= "\x80" else ()):
+        match = pattern.match(text, pos)
+        if match is not None and match.end() - pos > best_length:
+            best_kind, best_end, best_length = kind, match.end(), match.end() - pos
+    return best_kind, best_end
+
+
+# Most setting lines in one match: ``name [=] value [# comment]``. The name is ASCII and followed by a blank,
+# ``=`` or a quote, so that it is the whole identifier token; a quoted value is the lexer's STRING, atomic
+# so that no backtracking makes it shorter than the lexer's; an unquoted value is the run up to a blank, and
+# is taken only when the lexer's token there is that whole run (_simple_setting checks).
+_SIMPLE_SETTING = re.compile(
+    r"[ \t\r]*(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?)(?=[ \t\r='])[ \t\r]*(?:=[ \t\r]*)?"
+    r"(?:(?P<quoted>(?>'(?:[^'\\\n]|\\.|'')*'))|(?P<bare>[^ \t\r\n#'=]+))[ \t\r]*(?:#[^\n]*)?(?P<end>\n|\Z)")
+
+
+def _simple_setting(text: str, pos: int) -> tuple[str, str, bool, int] | None:
+    """At the start of a line: (name, value token, quoted, end of the line) when the line is a plain setting
+    the token lexer would read the same way, else None (the lexer then reads the line)."""
+    match = _SIMPLE_SETTING.match(text, pos)
+    if match is None:
+        return None
+    quoted = match.group("quoted")
+    if quoted is not None:
+        return match.group("name"), quoted, True, match.end()
+    start, end = match.span("bare")
+    kind, token_end = _longest_token(text, start)
+    if token_end != end or kind not in _VALUE_KINDS:
+        return None
+    return match.group("name"), match.group("bare"), False, match.end()
 
 
 def _descape(token: str) -> str:
@@ -246,6 +289,14 @@ def parse_conf_text(text: str, path: str, *, syntax_error_limit: int = MAX_SYNTA
     errors = 0
     while True:
         lexer.skip_blank_lines()  # at the start of a line, as the loop always is
+        simple = _simple_setting(text, lexer.pos)
+        if simple is not None:
+            name, raw, quoted, end = simple
+            entries.append(_entry(name, raw, quoted, Source(path, lexer.lineno)))
+            if text.endswith("\n", 0, end):
+                lexer.lineno += 1
+            lexer.pos = end
+            continue
         kind, token = lexer.next()
         if kind == _EOF:
             break
