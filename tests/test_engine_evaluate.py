@@ -53,6 +53,15 @@ rules:
     severity: info
     when: sysctl.kernel.foo + 1 > 0
     message: boom
+  - id: ACME5
+    name: fix-needs-a-fact
+    title: a fix whose value needs a fact
+    severity: info
+    when: host.ram > 0
+    message: "{host.ram|size}"
+    fix:
+      sysctl: {vm.nr_hugepages: "{ceil(host.ram / meminfo.hugepagesize / 2)}", vm.swappiness: "10"}
+      postgresql: {work_mem: "{sysctl.kernel.absent}kB"}
   - id: ACME4
     name: located
     title: located elsewhere
@@ -237,3 +246,15 @@ def test_template_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         """))
         with pytest.raises(RulePackError, match=reason):
             load_pack([tmp_path / "p"], builtin=False)
+
+
+def test_a_fix_value_that_cannot_be_computed_is_left_out_and_named(pack: RulePack) -> None:
+    """A setting is never suggested as 'unknown' (vm.nr_hugepages = unknown would be refused by sysctl)."""
+    finding = next(item for item in evaluate_host(pack, make_host()).findings if item.rule_id == "ACME5")
+    assert finding.fix.sysctl == {"vm.swappiness": "10"}
+    assert finding.fix.postgresql == {}
+    assert finding.fix.text == "No value can be computed here for vm.nr_hugepages, work_mem."
+    with_facts = make_host(meminfo__hugepagesize=2 * 1024**2, sysctl__kernel__absent=64)
+    finding = next(item for item in evaluate_host(pack, with_facts).findings if item.rule_id == "ACME5")
+    assert finding.fix.sysctl == {"vm.nr_hugepages": "4096", "vm.swappiness": "10"}
+    assert finding.fix.postgresql == {"work_mem": "64kB"} and finding.fix.text is None

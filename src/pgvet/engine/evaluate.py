@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pgvet.engine.derived import evidence, lookup, missing_facts
 from pgvet.engine.expr import Env, EvalError, Value, with_units
-from pgvet.engine.pack import Rule, RulePack
-from pgvet.engine.render import render
+from pgvet.engine.pack import Rule, RulePack, Template
+from pgvet.engine.render import render, render_setting
 from pgvet.errors import UsageError
 from pgvet.facts import HostFacts
 from pgvet.findings import Finding, Fix, HostResult, NotEvaluated, Passed, RuleMeta
@@ -88,25 +88,29 @@ def evaluate_host(pack: RulePack, host: HostFacts, *, params: ParamOverrides | N
 
 def evaluate_rule(rule: Rule, env: Env, host_name: str, result: HostResult) -> None:
     """Append the rule's finding, pass (when recorded) or not-evaluated record to ``result``; nothing when
-    the rule does not apply."""
-    subject: str | None = None
+    the rule does not apply. The subject is rendered only for a record: most items meet no rule."""
     try:
-        if rule.subject_template is not None:
-            subject = render(rule.subject_template, env)
         if rule.applies_expr is not None and rule.applies_expr.evaluate(env) is not True:
             return
         fired = rule.when_expr.evaluate(env)
-        if fired is None:
+        if fired is True:
+            result.findings.append(make_finding(rule, env, host_name, _subject(rule, env)))
+        elif fired is None:
             missing = missing_facts(env, rule.when_expr.facts)
             reason = None if missing else f"{rule.when.strip()} is NULL"
-            result.not_evaluated.append(NotEvaluated(rule.id, rule.name, missing, subject, reason))
-            return
-        if fired is True:
-            result.findings.append(make_finding(rule, env, host_name, subject))
+            result.not_evaluated.append(NotEvaluated(rule.id, rule.name, missing, _subject(rule, env), reason))
         elif result.passed is not None:
-            result.passed.append(Passed(rule.id, rule.name, subject, _pass_values(rule, env)))
+            result.passed.append(Passed(rule.id, rule.name, _subject(rule, env), _pass_values(rule, env)))
     except EvalError as error:
+        try:
+            subject = _subject(rule, env)
+        except EvalError:
+            subject = None
         result.not_evaluated.append(NotEvaluated(rule.id, rule.name, (), subject, str(error)))
+
+
+def _subject(rule: Rule, env: Env) -> str | None:
+    return render(rule.subject_template, env) if rule.subject_template is not None else None
 
 
 def _pass_values(rule: Rule, env: Env) -> dict[str, Value]:
@@ -115,6 +119,19 @@ def _pass_values(rule: Rule, env: Env) -> dict[str, Value]:
     for name, compiled in rule.value_exprs:
         with contextlib.suppress(EvalError):
             values[name] = compiled.evaluate(env)
+    return values
+
+
+def _settings(templates: Sequence[tuple[str, Template]], env: Env, uncomputed: list[str]) -> dict[str, str]:
+    """A fix's settings; those whose value has a NULL in it (a missing fact, nothing that fits) are left out,
+    named in ``uncomputed``."""
+    values: dict[str, str] = {}
+    for key, template in templates:
+        value = render_setting(template, env)
+        if value is None:
+            uncomputed.append(key)
+        else:
+            values[key] = value
     return values
 
 
@@ -129,9 +146,13 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
     fix = Fix()
     templates = rule.fix_templates
     if templates is not None:
-        fix.sysctl = {key: render(template, env) for key, template in templates.sysctl}
-        fix.postgresql = {key: render(template, env) for key, template in templates.postgresql}
+        uncomputed: list[str] = []
+        fix.sysctl = _settings(templates.sysctl, env, uncomputed)
+        fix.postgresql = _settings(templates.postgresql, env, uncomputed)
         fix.text = render(templates.text, env).strip() if templates.text is not None else None
+        if uncomputed:
+            missing = f"No value can be computed here for {', '.join(uncomputed)}."
+            fix.text = f"{fix.text} {missing}" if fix.text else missing
     return Finding(
         rule_id=rule.id,
         rule_name=rule.name,

@@ -85,6 +85,21 @@ def render(template: Template, env: Env) -> str:
     return "".join(out)
 
 
+def render_setting(template: Template, env: Env) -> str | None:
+    """A fix's value for a setting: None when a hole is NULL, since no setting can be written as unknown."""
+    out: list[str] = []
+    for part in template:
+        if isinstance(part, str):
+            out.append(part)
+        else:
+            compiled, format_name = part
+            value = compiled.evaluate(env)
+            if value is None:
+                return None
+            out.append(format_value(value, format_name))
+    return "".join(out)
+
+
 def format_value(value: Value, format_name: str | None) -> str:
     if value is None:
         return "unknown"
