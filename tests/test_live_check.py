@@ -257,4 +257,5 @@ def test_huge_pages_try_that_fell_back(major: int) -> None:
     [finding] = json.loads(done.stdout)["findings"]
     # PostgreSQL's own count replaces pgvet's estimate when the server gives it.
     assert finding["values"]["needed"] == int(pages) and finding["values"]["pool"] == 0
-    assert finding["fix"]["postgresql"] == {"huge_pages": "'on'"}
+    assert finding["fix"]["postgresql"] == {"huge_pages": "on"}
+    assert finding["fix"]["alter_system"] == ["ALTER SYSTEM SET huge_pages = 'on';"]

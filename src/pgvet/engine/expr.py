@@ -92,19 +92,23 @@ class Env:
         try:
             return cache[name]
         except KeyError:
-            value = formula.compiled.expr.evaluate(self)
+            value = formula.compiled.run(self)
             cache[name] = value
             return value
 
 
 # ---------------------------------------------------------------------------------------------------
-# Nodes
+# Nodes: the picklable form of an expression. ``function()`` turns a tree into nested closures, made once
+# per expression when first evaluated: each node calls its children's functions directly, constants and
+# names bound, instead of a method call and attribute reads per node — rules run on every host of a fleet.
+
+Function = Callable[[Env], Value]
 
 
 class Expr:
     __slots__ = ()
 
-    def evaluate(self, env: Env) -> Value:
+    def function(self) -> Function:
         raise NotImplementedError
 
 
@@ -114,8 +118,9 @@ class Const(Expr):
     def __init__(self, value: Value) -> None:
         self.value = value
 
-    def evaluate(self, env: Env) -> Value:
-        return self.value
+    def function(self) -> Function:
+        value = self.value
+        return lambda env: value
 
 
 class HostFact(Expr):
@@ -124,9 +129,13 @@ class HostFact(Expr):
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def evaluate(self, env: Env) -> Value:
-        fact = env.host.get(self.name)
-        return None if fact is None else fact.value
+    def function(self) -> Function:
+        name = self.name
+
+        def host_fact(env: Env) -> Value:
+            fact = env.host.get(name)
+            return None if fact is None else fact.value
+        return host_fact
 
 
 class ItemFact(Expr):
@@ -135,9 +144,14 @@ class ItemFact(Expr):
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def evaluate(self, env: Env) -> Value:
-        fact = env.item.get(self.name) if env.item is not None else None
-        return None if fact is None else fact.value
+    def function(self) -> Function:
+        name = self.name
+
+        def item_fact(env: Env) -> Value:
+            item = env.item
+            fact = item.get(name) if item is not None else None
+            return None if fact is None else fact.value
+        return item_fact
 
 
 class ParamRef(Expr):
@@ -146,8 +160,9 @@ class ParamRef(Expr):
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def evaluate(self, env: Env) -> Value:
-        return env.params.get(self.name)
+    def function(self) -> Function:
+        name = self.name
+        return lambda env: env.params.get(name)
 
 
 class DerivedRef(Expr):
@@ -156,8 +171,9 @@ class DerivedRef(Expr):
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def evaluate(self, env: Env) -> Value:
-        return env.derived_value(self.name)
+    def function(self) -> Function:
+        name = self.name
+        return lambda env: env.derived_value(name)
 
 
 def _is_number(value: object) -> bool:
@@ -173,11 +189,15 @@ class NumberGuard(Expr):
         self.arg = arg
         self.label = label
 
-    def evaluate(self, env: Env) -> Value:
-        value = self.arg.evaluate(env)
-        if value is None or _is_number(value):
-            return value
-        raise EvalError(f"{self.label} is {value!r}, not a number")
+    def function(self) -> Function:
+        arg, label = self.arg.function(), self.label
+
+        def number_guard(env: Env) -> Value:
+            value = arg(env)
+            if value is None or type(value) is int or type(value) is float:
+                return value
+            raise EvalError(f"{label} is {value!r}, not a number")
+        return number_guard
 
 
 class TextGuard(Expr):
@@ -187,11 +207,15 @@ class TextGuard(Expr):
         self.arg = arg
         self.label = label
 
-    def evaluate(self, env: Env) -> Value:
-        value = self.arg.evaluate(env)
-        if value is None or type(value) is str:
-            return value
-        raise EvalError(f"{self.label} is {value!r}, not a text")
+    def function(self) -> Function:
+        arg, label = self.arg.function(), self.label
+
+        def text_guard(env: Env) -> Value:
+            value = arg(env)
+            if value is None or type(value) is str:
+                return value
+            raise EvalError(f"{label} is {value!r}, not a text")
+        return text_guard
 
 
 class BoolGuard(Expr):
@@ -201,11 +225,15 @@ class BoolGuard(Expr):
         self.arg = arg
         self.label = label
 
-    def evaluate(self, env: Env) -> Value:
-        value = self.arg.evaluate(env)
-        if value is None or type(value) is bool:
-            return value
-        raise EvalError(f"{self.label} is {value!r}, not a boolean")
+    def function(self) -> Function:
+        arg, label = self.arg.function(), self.label
+
+        def bool_guard(env: Env) -> Value:
+            value = arg(env)
+            if value is None or type(value) is bool:
+                return value
+            raise EvalError(f"{label} is {value!r}, not a boolean")
+        return bool_guard
 
 
 def _no_text(left: object, right: object) -> None:
@@ -253,14 +281,18 @@ class Arith(Expr):
         self.left = left
         self.right = right
 
-    def evaluate(self, env: Env) -> Value:
-        left = self.left.evaluate(env)
-        if left is None:
-            return None
-        right = self.right.evaluate(env)
-        if right is None:
-            return None
-        return self.op(left, right)
+    def function(self) -> Function:
+        op, left, right = self.op, self.left.function(), self.right.function()
+
+        def arith(env: Env) -> Value:
+            left_value = left(env)
+            if left_value is None:
+                return None
+            right_value = right(env)
+            if right_value is None:
+                return None
+            return op(left_value, right_value)
+        return arith
 
 
 class Neg(Expr):
@@ -269,9 +301,13 @@ class Neg(Expr):
     def __init__(self, arg: Expr) -> None:
         self.arg = arg
 
-    def evaluate(self, env: Env) -> Value:
-        value = self.arg.evaluate(env)
-        return None if value is None else -value  # type: ignore[operator]
+    def function(self) -> Function:
+        arg = self.arg.function()
+
+        def neg(env: Env) -> Value:
+            value = arg(env)
+            return None if value is None else -value  # type: ignore[operator]
+        return neg
 
 
 def _eq(left: Any, right: Any) -> bool:
@@ -319,16 +355,32 @@ class Compare(Expr):
         self.right = right
         self.checked = checked  # an untyped side: check the runtime types
 
-    def evaluate(self, env: Env) -> Value:
-        left = self.left.evaluate(env)
-        if left is None:
-            return None
-        right = self.right.evaluate(env)
-        if right is None:
-            return None
-        if self.checked and not _same_family(left, right):
-            raise EvalError(f"cannot compare {left!r} with {right!r}")
-        return self.op(left, right)
+    def function(self) -> Function:
+        op, left, checked = self.op, self.left.function(), self.checked
+        if isinstance(self.right, Const) and self.right.value is not None:
+            constant = self.right.value  # the common shape, a fact against a literal
+
+            def compare_constant(env: Env) -> Value:
+                value = left(env)
+                if value is None:
+                    return None
+                if checked and not _same_family(value, constant):
+                    raise EvalError(f"cannot compare {value!r} with {constant!r}")
+                return op(value, constant)
+            return compare_constant
+        right = self.right.function()
+
+        def compare(env: Env) -> Value:
+            left_value = left(env)
+            if left_value is None:
+                return None
+            right_value = right(env)
+            if right_value is None:
+                return None
+            if checked and not _same_family(left_value, right_value):
+                raise EvalError(f"cannot compare {left_value!r} with {right_value!r}")
+            return op(left_value, right_value)
+        return compare
 
 
 class Distinct(Expr):
@@ -341,14 +393,18 @@ class Distinct(Expr):
         self.right = right
         self.negate = negate
 
-    def evaluate(self, env: Env) -> Value:
-        left = self.left.evaluate(env)
-        right = self.right.evaluate(env)
-        if left is None or right is None:
-            distinct = (left is None) != (right is None)
-        else:
-            distinct = not (_same_family(left, right) and left == right)
-        return distinct != self.negate
+    def function(self) -> Function:
+        left, right, negate = self.left.function(), self.right.function(), self.negate
+
+        def distinct(env: Env) -> Value:
+            left_value = left(env)
+            right_value = right(env)
+            if left_value is None or right_value is None:
+                differ = (left_value is None) != (right_value is None)
+            else:
+                differ = not (_same_family(left_value, right_value) and left_value == right_value)
+            return differ != negate
+        return distinct
 
 
 class And(Expr):
@@ -357,15 +413,19 @@ class And(Expr):
     def __init__(self, args: Sequence[Expr]) -> None:
         self.args = tuple(args)
 
-    def evaluate(self, env: Env) -> Value:
-        result: bool | None = True
-        for arg in self.args:
-            value = arg.evaluate(env)
-            if value is False:
-                return False
-            if value is None:
-                result = None
-        return result
+    def function(self) -> Function:
+        args = tuple(arg.function() for arg in self.args)
+
+        def and_(env: Env) -> Value:
+            result: bool | None = True
+            for arg in args:
+                value = arg(env)
+                if value is False:
+                    return False
+                if value is None:
+                    result = None
+            return result
+        return and_
 
 
 class Or(Expr):
@@ -374,15 +434,19 @@ class Or(Expr):
     def __init__(self, args: Sequence[Expr]) -> None:
         self.args = tuple(args)
 
-    def evaluate(self, env: Env) -> Value:
-        result: bool | None = False
-        for arg in self.args:
-            value = arg.evaluate(env)
-            if value is True:
-                return True
-            if value is None:
-                result = None
-        return result
+    def function(self) -> Function:
+        args = tuple(arg.function() for arg in self.args)
+
+        def or_(env: Env) -> Value:
+            result: bool | None = False
+            for arg in args:
+                value = arg(env)
+                if value is True:
+                    return True
+                if value is None:
+                    result = None
+            return result
+        return or_
 
 
 class Not(Expr):
@@ -391,9 +455,13 @@ class Not(Expr):
     def __init__(self, arg: Expr) -> None:
         self.arg = arg
 
-    def evaluate(self, env: Env) -> Value:
-        value = self.arg.evaluate(env)
-        return None if value is None else not value
+    def function(self) -> Function:
+        arg = self.arg.function()
+
+        def not_(env: Env) -> Value:
+            value = arg(env)
+            return None if value is None else not value
+        return not_
 
 
 class In(Expr):
@@ -405,21 +473,26 @@ class In(Expr):
         self.negate = negate
         self.checked = checked
 
-    def evaluate(self, env: Env) -> Value:
-        value = self.operand.evaluate(env)
-        if value is None:
-            return None
-        saw_null = False
-        for item in self.items:
-            candidate = item.evaluate(env)
-            if candidate is None:
-                saw_null = True
-                continue
-            if self.checked and not _same_family(value, candidate):
-                raise EvalError(f"cannot compare {value!r} with {candidate!r}")
-            if value == candidate:
-                return not self.negate
-        return None if saw_null else self.negate
+    def function(self) -> Function:
+        operand, negate, checked = self.operand.function(), self.negate, self.checked
+        items = tuple(item.function() for item in self.items)
+
+        def in_(env: Env) -> Value:
+            value = operand(env)
+            if value is None:
+                return None
+            saw_null = False
+            for item in items:
+                candidate = item(env)
+                if candidate is None:
+                    saw_null = True
+                    continue
+                if checked and not _same_family(value, candidate):
+                    raise EvalError(f"cannot compare {value!r} with {candidate!r}")
+                if value == candidate:
+                    return not negate
+            return None if saw_null else negate
+        return in_
 
 
 class Between(Expr):
@@ -432,22 +505,25 @@ class Between(Expr):
         self.negate = negate
         self.checked = checked
 
-    def evaluate(self, env: Env) -> Value:
-        value = self.operand.evaluate(env)
-        low = self.low.evaluate(env)
-        high = self.high.evaluate(env)
-        for bound in (low, high):
-            if self.checked and value is not None and bound is not None and not _same_family(value, bound):
-                raise EvalError(f"cannot compare {value!r} with {bound!r}")
-        above = None if value is None or low is None else value >= low  # type: ignore[operator]
-        below = None if value is None or high is None else value <= high  # type: ignore[operator]
-        if above is False or below is False:
-            inside: bool | None = False
-        elif above is None or below is None:
-            inside = None
-        else:
-            inside = True
-        return None if inside is None else inside != self.negate
+    def function(self) -> Function:
+        operand, low, high = self.operand.function(), self.low.function(), self.high.function()
+        negate, checked = self.negate, self.checked
+
+        def between(env: Env) -> Value:
+            value, low_value, high_value = operand(env), low(env), high(env)
+            for bound in (low_value, high_value):
+                if checked and value is not None and bound is not None and not _same_family(value, bound):
+                    raise EvalError(f"cannot compare {value!r} with {bound!r}")
+            above = None if value is None or low_value is None else value >= low_value  # type: ignore[operator]
+            below = None if value is None or high_value is None else value <= high_value  # type: ignore[operator]
+            if above is False or below is False:
+                inside: bool | None = False
+            elif above is None or below is None:
+                inside = None
+            else:
+                inside = True
+            return None if inside is None else inside != negate
+        return between
 
 
 class IsNull(Expr):
@@ -457,8 +533,9 @@ class IsNull(Expr):
         self.arg = arg
         self.negate = negate
 
-    def evaluate(self, env: Env) -> Value:
-        return (self.arg.evaluate(env) is None) != self.negate
+    def function(self) -> Function:
+        arg, negate = self.arg.function(), self.negate
+        return lambda env: (arg(env) is None) != negate
 
 
 class IsBool(Expr):
@@ -471,8 +548,9 @@ class IsBool(Expr):
         self.target = target
         self.negate = negate
 
-    def evaluate(self, env: Env) -> Value:
-        return (self.arg.evaluate(env) is self.target) != self.negate
+    def function(self) -> Function:
+        arg, target, negate = self.arg.function(), self.target, self.negate
+        return lambda env: (arg(env) is target) != negate
 
 
 @lru_cache(maxsize=256)
@@ -504,15 +582,19 @@ class Like(Expr):
         self.case_insensitive = case_insensitive
         self.negate = negate
 
-    def evaluate(self, env: Env) -> Value:
-        value = self.arg.evaluate(env)
-        if value is None:
-            return None
-        pattern = self.pattern.evaluate(env)
-        if pattern is None:
-            return None
-        matched = like_pattern(str(pattern), self.case_insensitive).fullmatch(str(value)) is not None
-        return matched != self.negate
+    def function(self) -> Function:
+        arg, pattern = self.arg.function(), self.pattern.function()
+        case_insensitive, negate = self.case_insensitive, self.negate
+
+        def like(env: Env) -> Value:
+            value = arg(env)
+            if value is None:
+                return None
+            wanted = pattern(env)
+            if wanted is None:
+                return None
+            return (like_pattern(str(wanted), case_insensitive).fullmatch(str(value)) is not None) != negate
+        return like
 
 
 class Case(Expr):
@@ -525,19 +607,27 @@ class Case(Expr):
         self.whens = tuple(whens)
         self.default = default
 
-    def evaluate(self, env: Env) -> Value:
+    def function(self) -> Function:
+        whens = tuple((condition.function(), result.function()) for condition, result in self.whens)
+        default = self.default.function()
         if self.operand is None:
-            for condition, result in self.whens:
-                if condition.evaluate(env) is True:
-                    return result.evaluate(env)
-            return self.default.evaluate(env)
-        value = self.operand.evaluate(env)
-        if value is not None:
-            for candidate, result in self.whens:
-                other = candidate.evaluate(env)
-                if other is not None and _same_family(value, other) and value == other:
-                    return result.evaluate(env)
-        return self.default.evaluate(env)
+            def searched_case(env: Env) -> Value:
+                for condition, result in whens:
+                    if condition(env) is True:
+                        return result(env)
+                return default(env)
+            return searched_case
+        operand = self.operand.function()
+
+        def simple_case(env: Env) -> Value:
+            value = operand(env)
+            if value is not None:
+                for candidate, result in whens:
+                    other = candidate(env)
+                    if other is not None and _same_family(value, other) and value == other:
+                        return result(env)
+            return default(env)
+        return simple_case
 
 
 class Coalesce(Expr):
@@ -546,12 +636,16 @@ class Coalesce(Expr):
     def __init__(self, args: Sequence[Expr]) -> None:
         self.args = tuple(args)
 
-    def evaluate(self, env: Env) -> Value:
-        for arg in self.args:
-            value = arg.evaluate(env)
-            if value is not None:
-                return value
-        return None
+    def function(self) -> Function:
+        args = tuple(arg.function() for arg in self.args)
+
+        def coalesce(env: Env) -> Value:
+            for arg in args:
+                value = arg(env)
+                if value is not None:
+                    return value
+            return None
+        return coalesce
 
 
 class NullIf(Expr):
@@ -561,14 +655,18 @@ class NullIf(Expr):
         self.left = left
         self.right = right
 
-    def evaluate(self, env: Env) -> Value:
-        value = self.left.evaluate(env)
-        if value is None:
-            return None
-        other = self.right.evaluate(env)
-        if other is not None and _same_family(value, other) and value == other:
-            return None
-        return value
+    def function(self) -> Function:
+        left, right = self.left.function(), self.right.function()
+
+        def null_if(env: Env) -> Value:
+            value = left(env)
+            if value is None:
+                return None
+            other = right(env)
+            if other is not None and _same_family(value, other) and value == other:
+                return None
+            return value
+        return null_if
 
 
 class MinMax(Expr):
@@ -580,38 +678,53 @@ class MinMax(Expr):
         self.args = tuple(args)
         self.greatest = greatest
 
-    def evaluate(self, env: Env) -> Value:
-        best: Any = None
-        for arg in self.args:
-            value = arg.evaluate(env)
-            if value is None:
-                continue
-            if best is None:
-                best = value
-            elif not _same_family(best, value):
-                raise EvalError(f"cannot compare {best!r} with {value!r}")
-            elif (value > best) if self.greatest else (value < best):
-                best = value
-        return best  # type: ignore[no-any-return]
+    def function(self) -> Function:
+        args, greatest = tuple(arg.function() for arg in self.args), self.greatest
+
+        def min_max(env: Env) -> Value:
+            best: Any = None
+            for arg in args:
+                value = arg(env)
+                if value is None:
+                    continue
+                if best is None:
+                    best = value
+                elif not _same_family(best, value):
+                    raise EvalError(f"cannot compare {best!r} with {value!r}")
+                elif (value > best) if greatest else (value < best):
+                    best = value
+            return best  # type: ignore[no-any-return]
+        return min_max
 
 
 class Call(Expr):
     """A strict function: any NULL argument makes the result NULL."""
 
-    __slots__ = ("args", "function")
+    __slots__ = ("args", "function_")
 
     def __init__(self, function: Callable[..., Value], args: Sequence[Expr]) -> None:
-        self.function = function
+        self.function_ = function
         self.args = tuple(args)
 
-    def evaluate(self, env: Env) -> Value:
-        values = []
-        for arg in self.args:
-            value = arg.evaluate(env)
-            if value is None:
-                return None
-            values.append(value)
-        return self.function(*values)
+    def function(self) -> Function:
+        implementation, args = self.function_, tuple(arg.function() for arg in self.args)
+        if len(args) == 1:
+            (only,) = args
+
+            def call_one(env: Env) -> Value:
+                value = only(env)
+                return None if value is None else implementation(value)
+            return call_one
+
+        def call(env: Env) -> Value:
+            values = []
+            for arg in args:
+                value = arg(env)
+                if value is None:
+                    return None
+                values.append(value)
+            return implementation(*values)
+        return call
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -735,11 +848,30 @@ class Compiled:
     expr: Expr
     kind: Kind
     facts: tuple[str, ...]
+    # the closures of expr, made at the first evaluation: not pickled with the pack (functions are not)
+    function: Function | None = field(default=None, compare=False, repr=False)
+
+    def __getstate__(self) -> tuple[str, Expr, Kind, tuple[str, ...]]:
+        return self.text, self.expr, self.kind, self.facts
+
+    def __setstate__(self, state: tuple[str, Expr, Kind, tuple[str, ...]]) -> None:
+        for name, value in zip(("text", "expr", "kind", "facts"), state, strict=True):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "function", None)
+
+    def run(self, env: Env) -> Value:
+        """The value, runtime errors as raised (a derived value inside another expression)."""
+        function = self.function
+        if function is None:
+            function = self.expr.function()
+            object.__setattr__(self, "function", function)  # frozen: a cache of what the fields hold
+        return function(env)
 
     def evaluate(self, env: Env) -> Value:
         """The value; EvalError for any runtime error (a text where a number was expected, an overflow…)."""
         try:
-            return self.expr.evaluate(env)
+            function = self.function
+            return function(env) if function is not None else self.run(env)
         except EvalError:
             raise
         except (TypeError, ValueError, ArithmeticError) as error:
