@@ -113,3 +113,17 @@ def test_syntax_error_and_missing_include(tmp_path: Path) -> None:
     host = write_host(tmp_path, "work_mem = = 4MB\ninclude 'absent.conf'\ninclude_if_exists 'optional.conf'\n")
     found = [(f.rule_id, f.line) for f in findings(host)]
     assert ("PGV407", 1) in found
+
+
+def test_no_setting_rule_is_left_unevaluated_on_the_fixture_hosts() -> None:
+    """Every line of a valid postgresql.conf can be judged by the setting rules: PGV406 once reported 'not
+    evaluated' for every line that no later line overrides (26 a host), its fact being absent then."""
+    from pgvet.engine.loader import load_pack
+
+    scopes = {rule.id: rule.scope for rule in load_pack().rules}
+    hosts = sorted(path for path in FIXTURES.glob("**/") if (path / "postgresql.conf").exists())
+    result = lint(hosts, LintOptions())
+    assert len(result.hosts) > 10
+    unevaluated = [(host.host.name, item.rule_id) for host in result.hosts for item in host.not_evaluated
+                   if scopes[item.rule_id] == "setting"]
+    assert unevaluated == []

@@ -15,6 +15,7 @@ import stat
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -236,7 +237,7 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
     from pgvet.sources import sysctl
 
     running: dict[str, Located[int | str]] = {}
-    keys = None if builder.wanted is None else {name[7:] for name in builder.wanted if name.startswith("sysctl.")}
+    keys = None if builder.wanted is None else _sysctl_keys(builder.wanted)
     running_text, running_display = "", ""
     if inputs.sysctl is not None:
         running_text, running_display = builder.text(inputs.sysctl)
@@ -266,6 +267,18 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
         builder.host.notes.append("no sysctl.txt: kernel rules use the declared values of sysctl.conf / sysctl.d")
     if occurrences and running:
         builder.host.items["declared"] = _declared_items(occurrences, running)
+
+
+def _sysctl_keys(wanted: AbstractSet[str]) -> AbstractSet[str]:
+    """The kernel keys among the wanted facts; once per run for a lint's (frozen) set, not once per host."""
+    if isinstance(wanted, frozenset):
+        return _frozen_sysctl_keys(wanted)
+    return {name[7:] for name in wanted if name.startswith("sysctl.")}
+
+
+@lru_cache(maxsize=8)
+def _frozen_sysctl_keys(wanted: frozenset[str]) -> frozenset[str]:
+    return frozenset(name[7:] for name in wanted if name.startswith("sysctl."))
 
 
 def _declared_items(occurrences: Mapping[str, list[SysctlSetting]],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from pgvet.errors import ParseError
 from pgvet.provenance import Located, Source
@@ -43,6 +44,7 @@ _NAMES = {
 }
 
 
+@lru_cache(maxsize=1024)  # the same fifty names on every host of a fleet
 def fact_name(key: str) -> str:
     """``Active(anon)`` → ``active_anon``; ``SReclaimable`` → ``s_reclaimable``; exceptions in _NAMES."""
     if key in _NAMES:
