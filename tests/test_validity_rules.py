@@ -127,3 +127,14 @@ def test_no_setting_rule_is_left_unevaluated_on_the_fixture_hosts() -> None:
     unevaluated = [(host.host.name, item.rule_id) for host in result.hosts for item in host.not_evaluated
                    if scopes[item.rule_id] == "setting"]
     assert unevaluated == []
+
+
+def test_no_rule_is_null_on_facts_that_are_all_there() -> None:
+    """'Not evaluated' must mean an input is missing. A rule NULL with every fact present is a rule that
+    forgot SQL's NULL (PGV207 and PGV208 compared an absent mount option with =, on every mount)."""
+    hosts = sorted(path for path in FIXTURES.glob("**/") if (path / "host.yaml").exists())
+    result = lint(hosts, LintOptions())
+    assert len(result.hosts) > 30
+    null_logic = [(host.host.name, item.rule_id, item.reason) for host in result.hosts for item in host.not_evaluated
+                  if not item.missing and item.reason and item.reason.endswith("is NULL")]
+    assert null_logic == []
