@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -248,3 +249,28 @@ def test_parse_errors_worded_as_postgresql() -> None:
         parse_value(catalog.params["max_connections"], "100MB")
     assert (no_unit.value.message, no_unit.value.hint) == (
         'invalid value for parameter "max_connections": "100MB"', None)
+
+
+def test_older_boot_values_are_valid_and_differ_from_15() -> None:
+    from pgvet.catalog.older import older_boot_values
+
+    catalog = load_catalog(15)
+    older = older_boot_values(10)
+    assert {"password_encryption": "md5", "checkpoint_completion_target": "0.5"}.items() <= older.items()
+    for name, value in older.items():
+        param = catalog.params[name]
+        assert parse_value(param, value).canonical != parse_value(param, param.boot_val).canonical, name
+    assert older_boot_values(14) == {"hash_mem_multiplier": "1", "log_autovacuum_min_duration": "-1",
+                                     "log_checkpoints": "off"}
+    assert older_boot_values(15) == {}
+
+
+@pytest.mark.parametrize(("major", "fires"), [(11, True), (13, True), (14, False), (16, False)])
+def test_an_older_server_is_judged_with_its_own_defaults(tmp_path: Path, major: int, fires: bool) -> None:
+    """Unset password_encryption is md5 before 14: PGV831 fires on 11 and 13, not on 14 or 16."""
+    from pgvet.lint import LintOptions, lint
+
+    (tmp_path / "postgresql.conf").write_text("shared_buffers = 128MB\n")
+    (tmp_path / "host.yaml").write_text(f"pg_version: {major}\n")
+    [host] = lint([tmp_path], LintOptions(select=("PGV831",))).hosts
+    assert [finding.rule_id for finding in host.findings] == (["PGV831"] if fires else [])

@@ -96,6 +96,9 @@ def test_dalibo_postgresqltuner_vm() -> None:
     # its other advice: checkpoint_completion_target, log of long queries, pg_stat_statements,
     # random_page_cost on SSD — and the version, which it called the latest
     assert {"PGV604", "PGV805", "PGV811", "PGV701", "PGV841"} <= set(found)
+    # PostgreSQL 11's own defaults, not 15's: MD5 passwords, autovacuum and checkpoints not logged
+    assert {"PGV831", "PGV808", "PGV809"} <= set(found)
+    assert found["PGV604"].values["checkpoint_completion_target"] == 0.5
 
 
 def test_percona_without_huge_pages() -> None:

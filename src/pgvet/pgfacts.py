@@ -97,7 +97,7 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
             _live_file_items(host, live, catalog)
         for gap in live.unavailable:  # what the role could not read: rules that need it are not evaluated
             host.warnings.append(f"{gap.row}: the server did not let pgvet read {gap.what}: {gap.error}")
-    _defaults(host, catalog, wanted)
+    _defaults(host, catalog, wanted, major)
 
 
 def _display(path: Path, root: Path) -> str:
@@ -234,30 +234,34 @@ CONSTANT_INTERNALS = frozenset({"block_size", "wal_block_size", "segment_size", 
                                 "max_function_args", "max_identifier_length", "max_index_keys"})
 
 
-def _defaults(host: HostFacts, catalog: Catalog, wanted: AbstractSet[str] | None) -> None:
-    """Unset parameters take their boot value: what PostgreSQL runs with when nothing sets them."""
+def _defaults(host: HostFacts, catalog: Catalog, wanted: AbstractSet[str] | None, major: int) -> None:
+    """Unset parameters take their boot value: what PostgreSQL runs with when nothing sets them (an older
+    major's own where it differs from the catalog's)."""
     facts = host.facts
-    for fact in _default_facts(catalog.major):
+    for fact in _default_facts(catalog.major, major):
         if fact.name not in facts and (wanted is None or fact.name in wanted):
             facts[fact.name] = fact
 
 
 @cache
-def _default_facts(major: int) -> tuple[Fact, ...]:
+def _default_facts(catalog_major: int, major: int) -> tuple[Fact, ...]:
     """The boot values of a catalog as facts, computed once: facts are immutable, every host shares them."""
     from pgvet.catalog import load_catalog
+    from pgvet.catalog.older import older_boot_values
     from pgvet.catalog.units import InvalidValue, parse_value
 
     source = Source(DEFAULT_SOURCE_PATH)
+    older = older_boot_values(major) if major < catalog_major else {}
     facts: list[Fact] = []
-    for name, param in load_catalog(major).params.items():
+    for name, param in load_catalog(catalog_major).params.items():
         if param.context == "internal" and name not in CONSTANT_INTERNALS:
             continue
+        boot_val = older.get(name, param.boot_val)
         try:
-            parsed = parse_value(param, param.boot_val)
+            parsed = parse_value(param, boot_val)
         except InvalidValue:
             continue
-        facts.append(Fact(f"pg.{name}", parsed.canonical, source, (), param.boot_val))
+        facts.append(Fact(f"pg.{name}", parsed.canonical, source, (), boot_val))
     return tuple(facts)
 
 
