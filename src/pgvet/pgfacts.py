@@ -47,6 +47,7 @@ def _catalog_for(major: int, host: HostFacts) -> Catalog:
     nearest = min(SUPPORTED_MAJORS) if major < min(SUPPORTED_MAJORS) else NEWEST_MAJOR
     host.notes.append(
         f"PostgreSQL {major} has no parameter catalog in pgvet; settings are judged with {nearest}'s"
+        + (f", unset ones with {major}'s own defaults where they differ" if major < nearest else "")
     )
     return load_catalog(nearest)
 
