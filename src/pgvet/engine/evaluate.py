@@ -73,16 +73,23 @@ def evaluate_host(pack: RulePack, host: HostFacts, *, params: ParamOverrides | N
     parameters per host; ``host_cache`` receives the derived values computed on the way."""
     result = HostResult(host=host, passed=[] if record_passes else None)
     host_cache = {} if host_cache is None else host_cache
-    item_caches: dict[str, list[dict[str, Value]]] = {}
+    derived, name = pack.derived_by_name, host.name
+    host_env = Env(host.facts, None, {}, derived, host_cache)
+    # one environment per item, kept across the rules of its scope (with its derived values); each rule
+    # sets its parameters in it before it runs
+    item_envs: dict[str, list[Env]] = {}
     for rule, values in plan_rules(pack, params, selected) if plan is None else plan:
         if rule.scope == "host":
-            evaluate_rule(rule, Env(host.facts, None, values, pack.derived_by_name, host_cache), host.name, result)
+            host_env.params = values
+            evaluate_rule(rule, host_env, name, result)
             continue
-        items = host.items.get(rule.scope, [])
-        caches = item_caches.setdefault(rule.scope, [{} for _ in items])
-        for item, cache in zip(items, caches, strict=True):
-            evaluate_rule(rule, Env(host.facts, item, values, pack.derived_by_name, host_cache, cache), host.name,
-                          result)
+        envs = item_envs.get(rule.scope)
+        if envs is None:
+            envs = item_envs[rule.scope] = [Env(host.facts, item, {}, derived, host_cache, {})
+                                            for item in host.items.get(rule.scope, [])]
+        for env in envs:
+            env.params = values
+            evaluate_rule(rule, env, name, result)
     return result
 
 
