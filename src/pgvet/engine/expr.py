@@ -180,60 +180,32 @@ def _is_number(value: object) -> bool:
     return type(value) is int or type(value) is float
 
 
-class NumberGuard(Expr):
-    """Around an untyped fact (sysctl.*) used as a number: a text value is a runtime error, not a concatenation."""
+# What a guard lets through, by the kind the expression wants (True is no number here), and its name.
+_GUARDED: dict[str, tuple[tuple[type, ...], str]] = {
+    "number": ((int, float), "a number"), "text": ((str,), "a text"), "bool": ((bool,), "a boolean")}
 
-    __slots__ = ("arg", "label")
 
-    def __init__(self, arg: Expr, label: str) -> None:
+class Guard(Expr):
+    """Around an untyped fact (sysctl.*) used as a number, a text or a boolean: a value of another type is a
+    runtime error (a text is not concatenated, a number not taken for true)."""
+
+    __slots__ = ("arg", "kind", "label")
+
+    def __init__(self, arg: Expr, label: str, kind: str) -> None:
         self.arg = arg
         self.label = label
+        self.kind = kind
 
     def function(self) -> Function:
         arg, label = self.arg.function(), self.label
+        accepted, noun = _GUARDED[self.kind]
 
-        def number_guard(env: Env) -> Value:
+        def guard(env: Env) -> Value:
             value = arg(env)
-            if value is None or type(value) is int or type(value) is float:
+            if value is None or type(value) in accepted:
                 return value
-            raise EvalError(f"{label} is {value!r}, not a number")
-        return number_guard
-
-
-class TextGuard(Expr):
-    __slots__ = ("arg", "label")
-
-    def __init__(self, arg: Expr, label: str) -> None:
-        self.arg = arg
-        self.label = label
-
-    def function(self) -> Function:
-        arg, label = self.arg.function(), self.label
-
-        def text_guard(env: Env) -> Value:
-            value = arg(env)
-            if value is None or type(value) is str:
-                return value
-            raise EvalError(f"{label} is {value!r}, not a text")
-        return text_guard
-
-
-class BoolGuard(Expr):
-    __slots__ = ("arg", "label")
-
-    def __init__(self, arg: Expr, label: str) -> None:
-        self.arg = arg
-        self.label = label
-
-    def function(self) -> Function:
-        arg, label = self.arg.function(), self.label
-
-        def bool_guard(env: Env) -> Value:
-            value = arg(env)
-            if value is None or type(value) is bool:
-                return value
-            raise EvalError(f"{label} is {value!r}, not a boolean")
-        return bool_guard
+            raise EvalError(f"{label} is {value!r}, not {noun}")
+        return guard
 
 
 def _no_text(left: object, right: object) -> None:
@@ -921,7 +893,7 @@ def compile_expression(text: str, context: CompileContext, *, want: Kind | None 
     if want == "bool" and kind not in ("bool", "any", "null"):
         raise ExpressionError(f"expected a condition (boolean), not a {kind}")
     if want == "bool" and kind == "any":
-        node = BoolGuard(node, source.strip())
+        node = Guard(node, source.strip(), "bool")
     return Compiled(source, node, kind, tuple(compiler.facts))
 
 
@@ -957,9 +929,7 @@ class _Compiler:
             return node
         if kind == "any":
             label = self._label(node)
-            guards: dict[str, type[NumberGuard | TextGuard | BoolGuard]] = {
-                "number": NumberGuard, "text": TextGuard, "bool": BoolGuard}
-            return guards[want](node, label)
+            return Guard(node, label, want)
         raise ExpressionError(f"{what} needs a {want}, not a {_describe(kind)}", _offset(ast_node))
 
     @staticmethod

@@ -74,19 +74,18 @@ def template_facts(template: Template) -> list[str]:
 
 
 def render(template: Template, env: Env) -> str:
-    """The text with every hole evaluated and formatted (EvalError propagates)."""
-    out: list[str] = []
-    for part in template:
-        if isinstance(part, str):
-            out.append(part)
-        else:
-            compiled, format_name = part
-            out.append(format_value(compiled.evaluate(env), format_name))
-    return "".join(out)
+    """The text with every hole evaluated and formatted, NULL as ``unknown`` (EvalError propagates)."""
+    rendered = _render(template, env, null_allowed=True)
+    assert rendered is not None  # NULL holes were formatted
+    return rendered
 
 
 def render_setting(template: Template, env: Env) -> str | None:
     """A fix's value for a setting: None when a hole is NULL, since no setting can be written as unknown."""
+    return _render(template, env, null_allowed=False)
+
+
+def _render(template: Template, env: Env, *, null_allowed: bool) -> str | None:
     out: list[str] = []
     for part in template:
         if isinstance(part, str):
@@ -94,7 +93,7 @@ def render_setting(template: Template, env: Env) -> str | None:
         else:
             compiled, format_name = part
             value = compiled.evaluate(env)
-            if value is None:
+            if value is None and not null_allowed:
                 return None
             out.append(format_value(value, format_name))
     return "".join(out)
