@@ -123,44 +123,57 @@ class ConfResult:
 
 # --- lexer: flex semantics (longest match, ties to the earlier rule) -----------------------------
 
-# Bytes 0x80-0xFF are letters for PostgreSQL's lexer, so any non-ASCII character is one. Written as a
-# negated ASCII class: a \x80-\U0010ffff range costs ~40 ms to compile at every start.
-_LETTER = r"(?:[A-Za-z_]|[^\x00-\x7f])"
-_ID = rf"{_LETTER}(?:[A-Za-z_0-9]|[^\x00-\x7f])*"
+# Bytes 0x80-0xFF are letters for PostgreSQL's lexer, so any non-ASCII character is one. Each class is
+# written as the negation of the ASCII characters it lacks: one class is a fast loop in re, where
+# `[A-Za-z_]|[^\x00-\x7f]` was an alternation tried at every character, and a \x80-\U0010ffff range
+# costs ~40 ms to compile at every start. tests/test_pgconf.py checks them against every code point.
+_LETTER = r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_] or non-ASCII
+_ID_CHAR = r"[^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_0-9] or non-ASCII
+_UNQUOTED_CHAR = r"[^\x00-\x2c\x3b-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_0-9\-._:/] or non-ASCII
+_ID = rf"{_LETTER}{_ID_CHAR}*"
+_STRING = r"'(?:[^'\\\n]|\\.|'')*'"
+_REAL = r"[-+]?[0-9]*\.[0-9]*(?:[Ee][-+]?[0-9]+)?"
+_QUALIFIED_ID = re.compile(rf"{_ID}\.{_ID}")
 # Token kinds in the lexer's rule order, which breaks ties between equally long matches.
 _TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ID", re.compile(_ID)),
-    ("QUALIFIED_ID", re.compile(rf"{_ID}\.{_ID}")),
-    ("STRING", re.compile(r"'(?:[^'\\\n]|\\.|'')*'")),
-    ("UNQUOTED_STRING", re.compile(rf"{_LETTER}(?:[A-Za-z_0-9\-._:/]|[^\x00-\x7f])*")),
+    ("QUALIFIED_ID", _QUALIFIED_ID),
+    ("STRING", re.compile(_STRING)),
+    ("UNQUOTED_STRING", re.compile(rf"{_LETTER}{_UNQUOTED_CHAR}*")),
     ("INTEGER", re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|[0-9]+)[a-zA-Z]*")),
     ("INTEGER", re.compile(r"[-+]?[0-9]+[a-zA-Z]*")),  # "0xg" is 0 with unit letters "xg"
-    ("REAL", re.compile(r"[-+]?[0-9]*\.[0-9]*(?:[Ee][-+]?[0-9]+)?")),
+    ("REAL", re.compile(_REAL)),
     ("EQUALS", re.compile(r"=")),
 )
 _SKIP = re.compile(r"[ \t\r]+|#[^\n]*")
-_BLANK_LINES = re.compile(r"(?:[ \t\r]*(?:#[^\n]*)?\n)+")  # what _SKIP and EOL tokens make of such lines
 _VALUE_KINDS = frozenset({"ID", "STRING", "INTEGER", "REAL", "UNQUOTED_STRING"})
 _EOL = "EOL"
 _EOF = "EOF"
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
+# The lines that hold a token (not only blanks and a comment), found by the '\n' before them in the text
+# with a '\n' put in front: re scans for a literal '\n' in C, where '^' would be tried at every character.
+_CONTENT_LINE = re.compile(r"\n[ \t\r]*+(?=[^ \t\r#\n])")
+# A content line of the usual form `name [=] value [# comment]`, read at once where the lexer's tokens are
+# sure: a name followed by no character that would make it an UNQUOTED_STRING, so an ID or a QUALIFIED_ID;
+# a value that is a quoted string, a word (an ID or an UNQUOTED_STRING; a QUALIFIED_ID, which is no
+# value, is left to the lexer by the caller), a decimal integer with unit letters or a real; then what no
+# token goes on with (a blank, '#', the end of the line). Atomic groups match what the lexer's own
+# patterns match alone. Other lines (hexadecimal numbers, errors…) are left to the lexer.
+_SIMPLE_SETTING = re.compile(
+    rf"(?P<name>(?>{_ID}(?:\.{_ID})?))(?!{_UNQUOTED_CHAR})[ \t\r]*+(?:=[ \t\r]*+)?"
+    rf"(?P<value>(?>{_STRING})|(?P<word>(?>{_LETTER}{_UNQUOTED_CHAR}*+))|(?>[-+]?[0-9]++[a-zA-Z]*+)|(?>{_REAL}))"
+    r"[ \t\r]*+(?:#[^\n]*+)?(?=\n|\Z)"
+)
+
 
 class _Lexer:
     """Yields (kind, text); ``lineno`` counts like ConfigFileLineno (bumped by each newline)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, pos: int, lineno: int) -> None:
         self.text = text
-        self.pos = 0
-        self.lineno = 1
-
-    def skip_blank_lines(self) -> None:
-        """At the start of a line: pass every following line that holds only blanks and a comment (most
-        of a postgresql.conf) in one match instead of token by token."""
-        match = _BLANK_LINES.match(self.text, self.pos)
-        if match is not None:
-            self.lineno += self.text.count("\n", self.pos, match.end())
-            self.pos = match.end()
+        self.pos = pos
+        self.lineno = lineno
 
     def next(self) -> tuple[str, str]:
         text, length = self.text, len(self.text)
@@ -240,48 +253,67 @@ def parse_conf_text(text: str, path: str, *, syntax_error_limit: int = MAX_SYNTA
     ``syntax_error_limit``: the file is abandoned after that many syntax errors; 100 at server
     start, 1 in the ``pg_file_settings`` view (PostgreSQL gives up at once when it logs at DEBUG).
     """
-    lexer = _Lexer(text)
+    return _parse(text, path, syntax_error_limit, simple_lines=True)
+
+
+def _parse(text: str, path: str, syntax_error_limit: int, *, simple_lines: bool,
+           ) -> tuple[list[ConfSetting | ConfDirective], list[ConfProblem]]:
+    """parse_conf_text; ``simple_lines``: the usual lines read by _SIMPLE_SETTING, else every line by the
+    lexer (tests hold the two readings to the same results).
+
+    Lines are independent in PostgreSQL's grammar (no token spans a newline): each content line is
+    parsed alone, its number counted from the '\n's before it."""
+    lines = "\n" + text  # every line, the first too, follows a '\n'
     entries: list[ConfSetting | ConfDirective] = []
     problems: list[ConfProblem] = []
     errors = 0
-    while True:
-        lexer.skip_blank_lines()  # at the start of a line, as the loop always is
-        kind, token = lexer.next()
-        if kind == _EOF:
-            break
-        if kind == _EOL:
-            continue
-        if kind in ("ID", "QUALIFIED_ID"):
-            name = token
-            kind, token = lexer.next()
-            if kind == "EQUALS":
-                kind, token = lexer.next()
-            if kind in _VALUE_KINDS:
-                raw, quoted = token, kind == "STRING"
-                kind, token = lexer.next()
-                if kind in (_EOL, _EOF):
-                    # At EOF PostgreSQL counts as if a newline had been read.
-                    line = lexer.lineno - 1 if kind == _EOL else lexer.lineno
-                    entries.append(_entry(name, raw, quoted, Source(path, line)))
-                    if kind == _EOF:
-                        break
-                    continue
-        # A syntax error: near the offending token, or near the end of the line it ended.
-        if kind in (_EOL, _EOF):
-            problems.append(_syntax_problem(path, lexer.lineno - 1, None))
-        else:
-            problems.append(_syntax_problem(path, lexer.lineno, token))
-        errors += 1
-        if errors >= syntax_error_limit:
-            problems.append(ConfProblem(
-                "too-many-errors", f'too many syntax errors found, abandoning file "{path}"',
-                Source(path, problems[-1].source.line), True))
-            break
-        while kind not in (_EOL, _EOF):
-            kind, token = lexer.next()
-        if kind == _EOF:
-            break
+    position, counted, lineno = 0, 0, 0  # lineno: the '\n's of lines[:counted]
+    while (found := _CONTENT_LINE.search(lines, position)) is not None:
+        lineno += lines.count("\n", counted, found.start() + 1)
+        counted = found.start() + 1
+        if simple_lines and (simple := _SIMPLE_SETTING.match(lines, found.end())) is not None:
+            raw, word = simple.group("value", "word")
+            if word is None or "." not in word or _QUALIFIED_ID.fullmatch(word) is None:
+                entries.append(_entry(simple.group("name"), raw, raw[0] == "'", Source(path, lineno)))
+                position = simple.end()
+                continue
+        lexer = _Lexer(lines, found.end(), lineno)
+        problem = _parse_line(lexer, path, entries)
+        if problem is not None:
+            problems.append(problem)
+            errors += 1
+            if errors >= syntax_error_limit:
+                problems.append(ConfProblem(
+                    "too-many-errors", f'too many syntax errors found, abandoning file "{path}"',
+                    Source(path, problem.source.line), True))
+                break
+        position = lexer.pos - 1  # the '\n' that ended the line starts the next one (at the end: no line)
     return entries, problems
+
+
+def _parse_line(lexer: _Lexer, path: str, entries: list[ConfSetting | ConfDirective]) -> ConfProblem | None:
+    """One content line through the lexer, up to and with its end of line: its entry or its syntax error."""
+    kind, token = lexer.next()
+    if kind in ("ID", "QUALIFIED_ID"):
+        name = token
+        kind, token = lexer.next()
+        if kind == "EQUALS":
+            kind, token = lexer.next()
+        if kind in _VALUE_KINDS:
+            raw, quoted = token, kind == "STRING"
+            kind, token = lexer.next()
+            if kind in (_EOL, _EOF):
+                # At EOF PostgreSQL counts as if a newline had been read.
+                line = lexer.lineno - 1 if kind == _EOL else lexer.lineno
+                entries.append(_entry(name, raw, quoted, Source(path, line)))
+                return None
+    # A syntax error: near the offending token, or near the end of the line it ended.
+    if kind in (_EOL, _EOF):
+        return _syntax_problem(path, lexer.lineno - 1, None)
+    problem = _syntax_problem(path, lexer.lineno, token)
+    while kind not in (_EOL, _EOF):
+        kind, token = lexer.next()
+    return problem
 
 
 def _entry(name: str, raw: str, quoted: bool, source: Source) -> ConfSetting | ConfDirective:
