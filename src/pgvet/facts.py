@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -37,6 +38,14 @@ class Fact(NamedTuple):
 
 
 ItemFacts = dict[str, Fact]
+
+_new_tuple = tuple.__new__
+
+
+def item_facts(fields: Iterable[tuple[str, FactValue]], source: Source) -> ItemFacts:
+    """An item's facts, all read at one place: made by tuple.__new__ straight (a third of the time of
+    Fact(...), whose __new__ is Python code), as a host's items hold a few thousand facts."""
+    return {name: _new_tuple(Fact, (name, value, source, (), None)) for name, value in fields}
 
 
 @dataclass(slots=True)

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Set as AbstractSet
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.errors import ParseError
-from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts
+from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts, item_facts
 from pgvet.provenance import Located, Source
 
 if TYPE_CHECKING:
     from pgvet.catalog import Catalog, Param
+    from pgvet.catalog.units import InvalidValue, ParsedValue
     from pgvet.snapshot import SnapshotInputs
     from pgvet.sources.pgconf import ConfResult, ConfSetting
     from pgvet.sources.pgsettings import LiveFileSetting, LiveServer
@@ -127,65 +128,63 @@ def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs) -> ConfResul
 def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, major: int) -> None:
     """One ``setting`` item per line that sets a parameter: what the validity rules judge."""
     from pgvet.catalog import did_you_mean, removed_parameter
-    from pgvet.catalog.units import InvalidValue, parse_value
+    from pgvet.catalog.units import InvalidValue
 
     counts = Counter(setting.name for setting in conf.settings)
+    params = {name: catalog.get(name) for name in counts}
     effective = conf.effective()
+    in_auto_conf: dict[str, bool] = {}  # per file
     items: list[ItemFacts] = []
     for setting in conf.settings:
         source = setting.source
-        item: ItemFacts = {}
-
-        def put(key: str, value: FactValue, item: ItemFacts = item, source: Source = source) -> None:
-            item[f"setting.{key}"] = Fact(f"setting.{key}", value, source)
-
-        param = catalog.get(setting.name)
-        winner = effective[setting.name]
-        put("name", setting.name)
-        put("value", setting.value)
-        put("raw", setting.raw)
-        put("file", source.path)
-        put("line", source.line or 0)
-        put("placeholder", "." in setting.name)
-        put("known", param is not None or "." in setting.name)
-        put("occurrences", counts[setting.name])
-        put("effective", winner is setting)
-        put("in_auto_conf", Path(source.path).name == "postgresql.auto.conf")
+        name = setting.name
+        param = params[name]
+        winner = effective[name]
+        path = source.path
+        if path not in in_auto_conf:
+            in_auto_conf[path] = Path(path).name == "postgresql.auto.conf"
+        placeholder = "." in name
+        fields: list[tuple[str, FactValue]] = [
+            ("setting.name", name), ("setting.value", setting.value), ("setting.raw", setting.raw),
+            ("setting.file", path), ("setting.line", source.line or 0), ("setting.placeholder", placeholder),
+            ("setting.known", param is not None or placeholder), ("setting.occurrences", counts[name]),
+            ("setting.effective", winner is setting), ("setting.in_auto_conf", in_auto_conf[path])]
         if winner is not setting:
-            put("overridden_by", str(winner.source))
-            put("overridden_in_auto_conf", Path(winner.source.path).name == "postgresql.auto.conf")
-        if param is None and "." not in setting.name:
-            removal = removed_parameter(setting.name, major)
-            if removal is not None:
-                put("removed_in", str(removal.removed_in))
-                if removal.replacement:
-                    put("replacement", removal.replacement)
-            else:
-                suggestion = did_you_mean(setting.name, catalog)
-                if suggestion:
-                    put("suggestion", suggestion)
-        if param is not None:
-            put("context", param.context)
+            winner_path = winner.source.path
+            if winner_path not in in_auto_conf:
+                in_auto_conf[winner_path] = Path(winner_path).name == "postgresql.auto.conf"
+            fields += (("setting.overridden_by", str(winner.source)),
+                       ("setting.overridden_in_auto_conf", in_auto_conf[winner_path]))
+        if param is None:
+            if not placeholder:
+                removal = removed_parameter(name, major)
+                if removal is not None:
+                    fields.append(("setting.removed_in", str(removal.removed_in)))
+                    if removal.replacement:
+                        fields.append(("setting.replacement", removal.replacement))
+                else:
+                    suggestion = did_you_mean(name, catalog)
+                    if suggestion:
+                        fields.append(("setting.suggestion", suggestion))
+        else:
+            fields.append(("setting.context", param.context))
             if param.unit:
-                put("unit", param.unit)
-            try:
-                parsed = parse_value(param, setting.value)
-            except InvalidValue as invalid:
-                put("invalid", True)
-                put("error", invalid.message)
-                if invalid.hint:
-                    put("hint", invalid.hint)
+                fields.append(("setting.unit", param.unit))
+            parsed = _parsed(param.major, param.name, setting.value)
+            if isinstance(parsed, InvalidValue):
+                fields += (("setting.invalid", True), ("setting.error", parsed.message))
+                if parsed.hint:
+                    fields.append(("setting.hint", parsed.hint))
             else:
-                put("invalid", False)
-                put("canonical", parsed.canonical)
-                put("bare_number", bool(param.unit) and not parsed.had_unit)
-        items.append(item)
+                fields += (("setting.invalid", False), ("setting.canonical", parsed.canonical),
+                           ("setting.bare_number", bool(param.unit) and not parsed.had_unit))
+        items.append(item_facts(fields, source))
     host.items["setting"] = items
 
 
 def _effective_facts(host: HostFacts, conf: ConfResult, catalog: Catalog, prefix: str) -> None:
     """The value each parameter ends up with: later lines win, old aliases count as their parameter."""
-    from pgvet.catalog.units import InvalidValue, parse_value
+    from pgvet.catalog.units import InvalidValue
 
     occurrences: dict[str, list[Source]] = {}
     winners: dict[str, ConfSetting] = {}
@@ -201,11 +200,25 @@ def _effective_facts(host: HostFacts, conf: ConfResult, catalog: Catalog, prefix
             if "." in name:  # an extension's placeholder: kept as text
                 host.add(Fact(f"{prefix}.{name}", setting.value, setting.source, places, setting.raw))
             continue
-        try:
-            parsed = parse_value(param, setting.value)
-        except InvalidValue:
+        parsed = _parsed(param.major, param.name, setting.value)
+        if isinstance(parsed, InvalidValue):
             continue  # the validity rules report it; PostgreSQL would not start with it
         host.add(Fact(f"{prefix}.{name}", parsed.canonical, setting.source, places, setting.raw))
+
+
+@lru_cache(maxsize=4096)
+def _parsed(major: int, name: str, text: str) -> ParsedValue | InvalidValue:
+    """parse_value for a parameter of ``load_catalog(major)``, remembered: it is pure, and a fleet's values
+    repeat (``on``, ``128MB``); each line's value was parsed twice, for its item and its effective fact."""
+    from pgvet.catalog import load_catalog
+    from pgvet.catalog.units import InvalidValue, parse_value
+
+    param = load_catalog(major).get(name)
+    assert param is not None, name
+    try:
+        return parse_value(param, text)
+    except InvalidValue as invalid:
+        return invalid.with_traceback(None)  # kept: no frames held
 
 
 # Internal parameters whose boot value is what the server really runs with (compile-time constants);
