@@ -15,6 +15,7 @@ import stat
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -169,6 +170,19 @@ class _Builder:
             self.put(f"{prefix}.{key}", located)
 
 
+def _wanted_suffixes(wanted: AbstractSet[str], prefix: str) -> frozenset[str]:
+    """The wanted names under ``prefix``, without it (``sysctl.`` → ``vm.swappiness``): worked out once
+    per run for the frozenset a lint passes."""
+    if isinstance(wanted, frozenset):
+        return _frozen_suffixes(wanted, prefix)
+    return frozenset(name[len(prefix):] for name in wanted if name.startswith(prefix))
+
+
+@lru_cache(maxsize=16)
+def _frozen_suffixes(wanted: frozenset[str], prefix: str) -> frozenset[str]:
+    return frozenset(name[len(prefix):] for name in wanted if name.startswith(prefix))
+
+
 def run_year_month() -> int:
     """The month of this run as YYYYMM (end-of-life rules compare dates; PGVET_TODAY=YYYY-MM-DD pins it)."""
     from datetime import date
@@ -230,7 +244,7 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
     from pgvet.sources import sysctl
 
     running: dict[str, Located[int | str]] = {}
-    keys = None if builder.wanted is None else {name[7:] for name in builder.wanted if name.startswith("sysctl.")}
+    keys = None if builder.wanted is None else _wanted_suffixes(builder.wanted, "sysctl.")
     running_text, running_display = "", ""
     if inputs.sysctl is not None:
         running_text, running_display = builder.text(inputs.sysctl)
@@ -285,7 +299,9 @@ def _load_machine(builder: _Builder, inputs: SnapshotInputs) -> None:
         from pgvet.sources.meminfo import parse_meminfo
 
         text, display = builder.text(inputs.meminfo)
-        builder.put_all("meminfo", parse_meminfo(text, display))
+        # mem_total, wanted or not: host.ram is derived from it
+        names = None if builder.wanted is None else _wanted_suffixes(builder.wanted, "meminfo.") | {"mem_total"}
+        builder.put_all("meminfo", parse_meminfo(text, display, names))
     if inputs.lscpu is not None:
         from pgvet.sources.lscpu import parse_lscpu
 
