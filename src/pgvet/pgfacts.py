@@ -9,6 +9,7 @@ The target major version decides which parameter catalog judges the settings: ho
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from functools import cache, lru_cache
 from pathlib import Path
@@ -84,9 +85,10 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
 
     if has_configuration:
         conf = _load_conf(host, root, inputs)
-        _conf_items(host, conf, catalog, major)
+        params = {setting.name: catalog.get(setting.name) for setting in conf.settings}
+        _conf_items(host, conf, catalog, params, major)
         prefix = "pg_conf" if live is not None else "pg"
-        _effective_facts(host, conf, catalog, prefix)
+        _effective_facts(host, conf, params, prefix)
     if live is not None:
         from pgvet.sources.pgsettings import live_facts
 
@@ -125,13 +127,14 @@ def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs) -> ConfResul
     return conf
 
 
-def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, major: int) -> None:
-    """One ``setting`` item per line that sets a parameter: what the validity rules judge."""
+def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Mapping[str, Param | None],
+                major: int) -> None:
+    """One ``setting`` item per line that sets a parameter: what the validity rules judge. ``params``: the
+    catalog's parameter of each name set."""
     from pgvet.catalog import did_you_mean, removed_parameter
     from pgvet.catalog.units import InvalidValue
 
     counts = Counter(setting.name for setting in conf.settings)
-    params = {name: catalog.get(name) for name in counts}
     effective = conf.effective()
     in_auto_conf: dict[str, bool] = {}  # per file
     items: list[ItemFacts] = []
@@ -182,20 +185,19 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, major: int)
     host.items["setting"] = items
 
 
-def _effective_facts(host: HostFacts, conf: ConfResult, catalog: Catalog, prefix: str) -> None:
+def _effective_facts(host: HostFacts, conf: ConfResult, params: Mapping[str, Param | None], prefix: str) -> None:
     """The value each parameter ends up with: later lines win, old aliases count as their parameter."""
     from pgvet.catalog.units import InvalidValue
 
     occurrences: dict[str, list[Source]] = {}
-    winners: dict[str, ConfSetting] = {}
+    winners: dict[str, tuple[ConfSetting, Param | None]] = {}
     for setting in conf.settings:
-        param = catalog.get(setting.name)
+        param = params[setting.name]
         name = param.name.lower() if param is not None else setting.name  # sort_mem sets work_mem
         occurrences.setdefault(name, []).append(setting.source)
-        winners[name] = setting
-    for name, setting in winners.items():
+        winners[name] = setting, param
+    for name, (setting, param) in winners.items():
         places = tuple(occurrences[name])
-        param = catalog.get(name)
         if param is None:
             if "." in name:  # an extension's placeholder: kept as text
                 host.add(Fact(f"{prefix}.{name}", setting.value, setting.source, places, setting.raw))
@@ -231,9 +233,19 @@ CONSTANT_INTERNALS = frozenset({"block_size", "wal_block_size", "segment_size", 
 def _defaults(host: HostFacts, catalog: Catalog, wanted: AbstractSet[str] | None) -> None:
     """Unset parameters take their boot value: what PostgreSQL runs with when nothing sets them."""
     facts = host.facts
-    for fact in _default_facts(catalog.major):
-        if fact.name not in facts and (wanted is None or fact.name in wanted):
+    if isinstance(wanted, frozenset):
+        defaults = _wanted_default_facts(catalog.major, wanted)
+    else:
+        defaults = tuple(fact for fact in _default_facts(catalog.major) if wanted is None or fact.name in wanted)
+    for fact in defaults:
+        if fact.name not in facts:
             facts[fact.name] = fact
+
+
+@lru_cache(maxsize=16)
+def _wanted_default_facts(major: int, wanted: frozenset[str]) -> tuple[Fact, ...]:
+    """The boot values a lint reads (a few dozen of ~350), picked once per run."""
+    return tuple(fact for fact in _default_facts(major) if fact.name in wanted)
 
 
 @cache

@@ -15,14 +15,14 @@ import stat
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.errors import InputError
 from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts
 from pgvet.provenance import Located, Source
-from pgvet.sources import read_at_most
+from pgvet.sources import read_file_at_most
 
 if TYPE_CHECKING:
     from pgvet.sources.sysctl import SysctlSetting
@@ -89,11 +89,13 @@ def discover(directory: Path, warnings: list[str] | None = None) -> SnapshotInpu
     refused = warnings if warnings is not None else []
     inputs = SnapshotInputs()
 
-    def usable(path: Path) -> bool:
-        try:
-            mode = path.lstat().st_mode
-        except OSError:
-            return False
+    def usable(path: Path, mode: int | None = None) -> bool:
+        """``mode``: what lstat gave for ``path``, when the caller asked it."""
+        if mode is None:
+            try:
+                mode = path.lstat().st_mode
+            except OSError:
+                return False
         if stat.S_ISREG(mode):
             return True  # a regular file of the directory (no link) lies inside it: no need to resolve
         if not path.is_file():
@@ -105,33 +107,51 @@ def discover(directory: Path, warnings: list[str] | None = None) -> SnapshotInpu
             return False
         return True
 
+    present = _names_present(directory)
+    folder = os.fspath(directory)
     for kind, names in INPUT_NAMES.items():
         for name in names:
+            if present is not None and name.lower() not in present:
+                continue  # not there: no need to ask the file system name by name
+            try:  # lstat of the path as a str: a Path's own costs twice as much
+                mode = os.lstat(os.path.join(folder, name)).st_mode
+            except OSError:
+                continue
             candidate = directory / name
-            if usable(candidate):
+            if usable(candidate, mode):
                 setattr(inputs, kind, candidate)
                 break
     sysctl_d = directory / "sysctl.d"
     declared: list[Path] = []
-    if sysctl_d.is_dir() and _inside(sysctl_d, directory):
+    if (present is None or "sysctl.d" in present) and sysctl_d.is_dir() and _inside(sysctl_d, directory):
         from pgvet.sources.sysctl import sysctl_d_order
 
         by_name = {entry.name: entry for entry in sysctl_d.iterdir()}
         declared.extend(by_name[name] for name in sysctl_d_order(by_name) if usable(by_name[name]))
-    if usable(directory / "sysctl.conf"):
+    if (present is None or "sysctl.conf" in present) and usable(directory / "sysctl.conf"):
         declared.append(directory / "sysctl.conf")  # sysctl --system applies /etc/sysctl.conf last
     inputs.sysctl_conf = declared
     return inputs
 
 
+def _names_present(directory: Path) -> frozenset[str] | None:
+    """The names in a directory, lower-cased (a file system may ignore case), from one listing; None when it
+    cannot be listed (each name is then looked up)."""
+    try:
+        return frozenset(name.lower() for name in os.listdir(directory))
+    except OSError:
+        return None
+
+
 def read_text(path: Path, display: str) -> str:
     """An input file's text: UTF-8, undecodable bytes kept as escapes; a clear error otherwise."""
+    name = os.fspath(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            raise InputError(f"file is {size} bytes, more than pgvet reads ({MAX_INPUT_BYTES})", Source(display))
-        with open(path, "rb") as handle:
-            data = read_at_most(handle, size, MAX_INPUT_BYTES)
+        status = os.stat(name)
+        if status.st_size > MAX_INPUT_BYTES:
+            raise InputError(f"file is {status.st_size} bytes, more than pgvet reads ({MAX_INPUT_BYTES})",
+                             Source(display))
+        data = read_file_at_most(name, status, MAX_INPUT_BYTES)
     except IsADirectoryError:
         raise InputError("is a directory, expected a file", Source(display)) from None
     except FileNotFoundError:
@@ -146,14 +166,24 @@ class _Builder:
 
     def __init__(self, name: str, root: Path, wanted: AbstractSet[str] | None) -> None:
         self.root = root
+        self.root_name = os.fspath(root)
         self.host = HostFacts(name=name, root=str(root))
         self.wanted = wanted
 
+    @cached_property
+    def real_root(self) -> Path:
+        return self.root.resolve()
+
     def display(self, path: Path) -> str:
-        if path.parent == self.root and path.name != ".." and not path.is_symlink():
-            return path.name  # what resolving both would give, without walking every directory of the path
+        # path.parent == root, compared as the normalised strings Paths are (a Path's own operations cost
+        # several times as much): a file of the directory that is no link is shown by its name, which is
+        # what resolving both would give, without walking every directory of the path.
+        name = os.fspath(path)
+        head, tail = os.path.split(name)
+        if (head or ".") == self.root_name and tail != ".." and not os.path.islink(name):
+            return tail
         try:
-            return str(path.resolve().relative_to(self.root.resolve()))
+            return str((self.real_root if path == self.root else path.resolve()).relative_to(self.real_root))
         except (ValueError, OSError):
             return str(path)
 
@@ -210,7 +240,9 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
     if directory is not None and not directory.is_dir():
         raise InputError("not a directory (a host is a directory of inputs)", Source(str(directory)))
     root = directory if directory is not None else Path.cwd()
-    builder = _Builder(name or (root.resolve().name or str(root)), root, wanted)
+    builder = _Builder(name or "", root, wanted)
+    if not name:
+        builder.host.name = builder.real_root.name or str(root)
     inputs = discover(root, builder.host.warnings) if directory is not None else SnapshotInputs()
     if explicit is not None:
         inputs = inputs.merged(explicit)

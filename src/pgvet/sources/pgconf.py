@@ -61,7 +61,7 @@ from pathlib import Path
 
 from pgvet.errors import InputError
 from pgvet.provenance import Source
-from pgvet.sources import read_at_most
+from pgvet.sources import read_file_at_most
 
 __all__ = [
     "ConfDirective",
@@ -337,13 +337,19 @@ def _within(path: str, root: str) -> bool:
 
 @dataclass(slots=True)
 class _Loader:
-    root: str  # real path
+    root: str  # as given; its real path is worked out at the first include (most files include nothing)
     display_base: str | None  # absolute, lexical
     syntax_error_limit: int
     result: ConfResult = field(default_factory=ConfResult)
-    stack: list[str] = field(default_factory=list)  # real paths of the files being read
+    stack: list[str] = field(default_factory=list)  # absolute paths of the files being read
+    real_paths: dict[str, str] = field(default_factory=dict)  # realpath, worked out once, when needed
     cycles_seen: set[Source] = field(default_factory=set)
     files_read: int = 0
+
+    def real_path(self, path: str) -> str:
+        if path not in self.real_paths:
+            self.real_paths[path] = os.path.realpath(path)
+        return self.real_paths[path]
 
     def display(self, path: str) -> str:
         if self.display_base is not None and _within(path, self.display_base):
@@ -376,19 +382,20 @@ class _Loader:
             self.problem("recursion", f'configuration file recursion in "{self.display(calling_abs)}"', here)
             return False
         shown = self.display(absolute)
-        real = os.path.realpath(absolute)
-        if calling is not None and not _within(real, self.root):  # the caller chose the top files
-            self.problem("outside-root", f"include outside the snapshot: {shown} (resolves to {real}); not read",
-                         here, fatal=False)
-            return True
-        if real in self.stack and calling is not None and calling not in self.cycles_seen:
-            self.cycles_seen.add(calling)
-            self.problem("cycle", f'include cycle: "{shown}" is already being read when {calling} includes it; '
-                         "PostgreSQL follows the cycle until the nesting depth limit", calling)
+        if calling is not None:  # the caller chose the top files
+            real = self.real_path(absolute)
+            if not _within(real, self.real_path(self.root)):
+                self.problem("outside-root", f"include outside the snapshot: {shown} (resolves to {real}); not read",
+                             here, fatal=False)
+                return True
+            if calling not in self.cycles_seen and any(self.real_path(each) == real for each in self.stack):
+                self.cycles_seen.add(calling)
+                self.problem("cycle", f'include cycle: "{shown}" is already being read when {calling} includes '
+                             "it; PostgreSQL follows the cycle until the nesting depth limit", calling)
         data = self.read(absolute, shown, strict=strict, here=here)
         if isinstance(data, bool):
             return data
-        self.stack.append(real)
+        self.stack.append(absolute)
         try:
             return self.parse_bytes(data, absolute, shown, depth)
         finally:
@@ -408,8 +415,7 @@ class _Loader:
                 return False
             if status.st_size > MAX_FILE_BYTES:
                 raise _too_large(shown, here)
-            with open(absolute, "rb") as handle:
-                data = read_at_most(handle, status.st_size, MAX_FILE_BYTES)
+            data = read_file_at_most(absolute, status, MAX_FILE_BYTES)
         except OSError as error:
             reason = error.strerror or str(error)
             if not strict:
@@ -464,8 +470,8 @@ class _Loader:
             return False
         directory = self.absolute(directive.target, Source(calling_abs))
         shown = self.display(directory)
-        real = os.path.realpath(directory)
-        if not _within(real, self.root):
+        real = self.real_path(directory)
+        if not _within(real, self.real_path(self.root)):
             self.problem("outside-root", f"include outside the snapshot: {shown} (resolves to {real}); not read",
                          here, fatal=False)
             return True
@@ -501,7 +507,7 @@ def load_conf(main: Path, *, root: Path, auto_conf: Path | None = None, display_
     paths are relative to ``display_base`` when given, else the paths PostgreSQL would show.
     ``syntax_error_limit=1`` reproduces the ``pg_file_settings`` view instead of server start.
     """
-    loader = _Loader(os.path.realpath(root), os.path.abspath(display_base) if display_base is not None else None,
+    loader = _Loader(os.fspath(root), os.path.abspath(display_base) if display_base is not None else None,
                      syntax_error_limit)
     main_path = os.path.abspath(main)
     ok = loader.parse_file(main_path, strict=True, calling=None, calling_abs=None, depth=0)
