@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.errors import InputError
-from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts
+from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts, item_facts
 from pgvet.provenance import Located, Source
 from pgvet.sources import read_file_at_most
 
@@ -452,6 +452,7 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
             "disk-backed or network mount"
         )
     items: list[ItemFacts] = []
+    root_points = {os.path.normpath(path) for path in (data_directory, wal_directory, *tablespaces) if path}
     for mount in mounts:
         holds_pgdata = mount is data_mount
         holds_wal = mount is wal_mount
@@ -460,23 +461,11 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
             continue
         if not known and (mount.fstype in PSEUDO_FILESYSTEMS or mount.fstype in ("tmpfs", "ramfs")):
             continue
-        source = mount.source
-        item: ItemFacts = {}
-
-        def put(key: str, value: FactValue, item: ItemFacts = item, source: Source = source) -> None:
-            item[f"mount.{key}"] = Fact(f"mount.{key}", value, source)
-
-        put("device", mount.device)
-        put("point", mount.point)
-        put("fstype", mount.fstype)
-        put("options", ",".join(mount.options))
-        put("holds_pgdata", holds_pgdata)
-        put("holds_wal", holds_wal)
-        put("holds_tablespace", holds_tablespace)
-        put("scoped", known)
-        root_paths = [path for path in (data_directory, wal_directory, *tablespaces) if path]
-        put("is_root_of_data", any(os.path.normpath(path) == os.path.normpath(mount.point) for path in root_paths))
-        items.append(item)
+        items.append(item_facts((
+            ("mount.device", mount.device), ("mount.point", mount.point), ("mount.fstype", mount.fstype),
+            ("mount.options", ",".join(mount.options)), ("mount.holds_pgdata", holds_pgdata),
+            ("mount.holds_wal", holds_wal), ("mount.holds_tablespace", holds_tablespace), ("mount.scoped", known),
+            ("mount.is_root_of_data", os.path.normpath(mount.point) in root_points)), mount.source))
     builder.host.items["mount"] = items
     _mark_data_disks(builder, data_mount.device if data_mount else None)
 
