@@ -89,13 +89,11 @@ def discover(directory: Path, warnings: list[str] | None = None) -> SnapshotInpu
     refused = warnings if warnings is not None else []
     inputs = SnapshotInputs()
 
-    def usable(path: Path, mode: int | None = None) -> bool:
-        """``mode``: what lstat gave for ``path``, when the caller asked it."""
-        if mode is None:
-            try:
-                mode = path.lstat().st_mode
-            except OSError:
-                return False
+    def usable(path: Path) -> bool:
+        try:
+            mode = path.lstat().st_mode
+        except OSError:
+            return False
         if stat.S_ISREG(mode):
             return True  # a regular file of the directory (no link) lies inside it: no need to resolve
         if not path.is_file():
@@ -107,18 +105,14 @@ def discover(directory: Path, warnings: list[str] | None = None) -> SnapshotInpu
             return False
         return True
 
-    present = _names_present(directory)
-    folder = os.fspath(directory)
+    entries = _entries(directory)
+    present = None if entries is None else frozenset(name.lower() for name in entries)
     for kind, names in INPUT_NAMES.items():
         for name in names:
             if present is not None and name.lower() not in present:
                 continue  # not there: no need to ask the file system name by name
-            try:  # lstat of the path as a str: a Path's own costs twice as much
-                mode = os.lstat(os.path.join(folder, name)).st_mode
-            except OSError:
-                continue
             candidate = directory / name
-            if usable(candidate, mode):
+            if _listed_as_regular(entries, name) or usable(candidate):
                 setattr(inputs, kind, candidate)
                 break
     sysctl_d = directory / "sysctl.d"
@@ -134,13 +128,24 @@ def discover(directory: Path, warnings: list[str] | None = None) -> SnapshotInpu
     return inputs
 
 
-def _names_present(directory: Path) -> frozenset[str] | None:
-    """The names in a directory, lower-cased (a file system may ignore case), from one listing; None when it
-    cannot be listed (each name is then looked up)."""
+def _entries(directory: Path) -> dict[str, os.DirEntry[str]] | None:
+    """The entries of a directory by name, from one listing; None when it cannot be listed (each name is
+    then looked up)."""
     try:
-        return frozenset(name.lower() for name in os.listdir(directory))
+        with os.scandir(directory) as listing:
+            return {entry.name: entry for entry in listing}
     except OSError:
         return None
+
+
+def _listed_as_regular(entries: dict[str, os.DirEntry[str]] | None, name: str) -> bool:
+    """Whether the listing shows ``name`` as a regular file (on Linux the type comes with the names: no stat);
+    False sends the caller to lstat it."""
+    entry = entries.get(name) if entries is not None else None
+    try:
+        return entry is not None and entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def read_text(path: Path, display: str) -> str:

@@ -201,6 +201,8 @@ class _Lexer:
 
 def _descape(token: str) -> str:
     """The value of a quoted token, as PostgreSQL's GUC_scanstr computes it (C strings included)."""
+    if token.isascii() and "\\" not in token and "'" not in token[1:-1] and "\0" not in token:
+        return token[1:-1]  # nothing to undo (most values): what the loop below gives
     if "\0" in token:  # C sees the token up to the NUL and drops its last char as the closing quote
         token = token[: token.index("\0")]
     inner = token[1:]
