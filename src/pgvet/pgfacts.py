@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.errors import ParseError
-from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts, item_facts
+from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts, item_facts, make_fact
 from pgvet.provenance import Located, Source
 
 if TYPE_CHECKING:
@@ -205,7 +205,8 @@ def _effective_facts(host: HostFacts, conf: ConfResult, params: Mapping[str, Par
         parsed = _parsed(param.major, param.name, setting.value)
         if isinstance(parsed, InvalidValue):
             continue  # the validity rules report it; PostgreSQL would not start with it
-        host.add(Fact(f"{prefix}.{name}", parsed.canonical, setting.source, places, setting.raw))
+        fact_name = f"{prefix}.{name}"
+        host.facts[fact_name] = make_fact((fact_name, parsed.canonical, setting.source, places, setting.raw))
 
 
 @lru_cache(maxsize=4096)

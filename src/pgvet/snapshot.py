@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.errors import InputError
-from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts, item_facts
+from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts, item_facts, make_fact
 from pgvet.provenance import Located, Source
 from pgvet.sources import read_file_at_most
 
@@ -196,13 +196,14 @@ class _Builder:
         display = self.display(path)
         return read_text(path, display), display
 
-    def put(self, name: str, located: Located[FactValue], *, raw: str | None = None,
-            occurrences: tuple[Source, ...] = ()) -> None:
-        self.host.add(Fact(name, located.value, located.source, occurrences, raw))
+    def put(self, name: str, located: Located[FactValue]) -> None:
+        self.host.facts[name] = make_fact((name, located.value, located.source, (), None))
 
     def put_all(self, prefix: str, values: Mapping[str, Located[FactValue]]) -> None:
+        facts = self.host.facts
         for key, located in values.items():
-            self.put(f"{prefix}.{key}", located)
+            name = f"{prefix}.{key}"
+            facts[name] = make_fact((name, located.value, located.source, (), None))
 
 
 def _wanted_suffixes(wanted: AbstractSet[str], prefix: str) -> frozenset[str]:
@@ -242,7 +243,7 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
 
     Raises InputError (exit 2) when an input cannot be read or parsed; the message names file and line.
     """
-    if directory is not None and not directory.is_dir():
+    if directory is not None and not os.path.isdir(directory):
         raise InputError("not a directory (a host is a directory of inputs)", Source(str(directory)))
     root = directory if directory is not None else Path.cwd()
     builder = _Builder(name or "", root, wanted)
@@ -364,10 +365,10 @@ def _disk_items(disks: Mapping[str, Mapping[str, Located[int | str | bool]]]) ->
         attributes = disks[disk_name]
         first = next(iter(attributes.values()), None)
         source = first.source if first is not None else Source("sysfs.txt")
-        item: ItemFacts = {"disk.name": Fact("disk.name", disk_name, source)}
-        item["disk.virtual"] = Fact("disk.virtual", is_virtual_disk(disk_name), source)
+        item = item_facts((("disk.name", disk_name), ("disk.virtual", is_virtual_disk(disk_name))), source)
         for key, located in attributes.items():
-            item[f"disk.{key}"] = Fact(f"disk.{key}", located.value, located.source)
+            name = f"disk.{key}"
+            item[name] = make_fact((name, located.value, located.source, (), None))
         items.append(item)
     return items
 
