@@ -334,6 +334,34 @@ def test_arbitrary_text_never_raises(text: str) -> None:
         assert item.source.line is not None and 0 <= item.source.line <= lines
 
 
+# Pieces of lines, so that random texts hold many lines the fast reading takes and many it must leave.
+CONF_PIECES = st.sampled_from(["a", "x.y", "A_b", "é", "ab1", " ", "\t", " = ", "=", "'", "''", "'x'", "'a#b'",
+                               "'x''y'", "\\", "\\'", "#", "# c", "0x1F", "0x", "12", "-", "+", ".", "e5", "E-3",
+                               "MB", "a.b.c", "/", ":", "\r", "\x00", "1.5", "-.5e-3", "0xg", "include",
+                               "Include_Dir", "€", "\x0b", "\n"])
+
+
+@settings(max_examples=1000, deadline=None, derandomize=True)
+@given(st.lists(st.lists(CONF_PIECES, max_size=8).map("".join), max_size=8).map("\n".join)
+       | st.text(CONF_ALPHABET, max_size=200) | st.text(max_size=100), st.integers(1, 4))
+def test_simple_lines_read_as_the_lexer_reads_them(text: str, syntax_error_limit: int) -> None:
+    """The one-pattern reading of usual lines gives what the lexer gives, entries and errors alike."""
+    fast = pgconf._parse(text, "f", syntax_error_limit, simple_lines=True)
+    assert fast == pgconf._parse(text, "f", syntax_error_limit, simple_lines=False)
+
+
+def test_character_classes_are_the_lexers_over_every_code_point() -> None:
+    """The single negated classes of the lexer are PostgreSQL's: ASCII letters, digits and punctuation as
+    flex has them, every non-ASCII character a letter."""
+    import re
+
+    every = "".join(map(chr, range(0x110000)))
+    for written, meant in ((pgconf._LETTER, r"[A-Za-z_]|[^\x00-\x7f]"),
+                           (pgconf._ID_CHAR, r"[A-Za-z_0-9]|[^\x00-\x7f]"),
+                           (pgconf._UNQUOTED_CHAR, r"[A-Za-z_0-9\-._:/]|[^\x00-\x7f]")):
+        assert re.sub(written, "", every) == re.sub(meant, "", every)
+
+
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=300), st.binary(max_size=100))
 def test_arbitrary_bytes_through_the_loader_never_raise(tmp_path: Path, main: bytes, other: bytes) -> None:
@@ -350,13 +378,8 @@ def test_arbitrary_bytes_through_the_loader_never_raise(tmp_path: Path, main: by
 
 
 def _token_lexer_only(text: str) -> tuple[list[ConfSetting | ConfDirective], list[ConfProblem]]:
-    """parse_conf_text with the one-match reading of plain setting lines turned off."""
-    original = pgconf._simple_setting
-    pgconf._simple_setting = lambda text, pos: None
-    try:
-        return parse_conf_text(text, "f")
-    finally:
-        pgconf._simple_setting = original
+    """parse_conf_text with the one-match reading of usual setting lines turned off."""
+    return pgconf._parse(text, "f", pgconf.MAX_SYNTAX_ERRORS, simple_lines=False)
 
 
 SETTING_LINE = st.builds(
@@ -377,10 +400,9 @@ def test_plain_lines_read_in_one_match_as_the_token_lexer_reads_them(text: str) 
     assert parse_conf_text(text, "f") == _token_lexer_only(text)
 
 
-def test_the_one_match_reading_takes_most_lines_of_the_sample() -> None:
-    """The fast path is taken, not only correct: every setting of a typical file goes through it."""
+def test_the_one_match_reading_takes_the_usual_lines() -> None:
+    """The fast path is taken, not only correct: each line of a typical file matches the one pattern."""
     text = "shared_buffers = 128MB\t# min 128kB\nlisten_addresses = '*'\nwork_mem=4MB\nsearch_path 'a, b'\n"
-    starts = [0, *(index + 1 for index, char in enumerate(text[:-1]) if char == "\n")]
-    read = [pgconf._simple_setting(text, start) for start in starts]
-    assert [(name, value) for name, value, _, _ in filter(None, read)] == [
+    matches = [pgconf._SIMPLE_SETTING.match(line) for line in text.splitlines()]
+    assert [(match.group("name"), match.group("value")) for match in matches if match] == [
         ("shared_buffers", "128MB"), ("listen_addresses", "'*'"), ("work_mem", "4MB"), ("search_path", "'a, b'")]

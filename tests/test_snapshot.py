@@ -161,3 +161,22 @@ def test_snapshot_of_this_machine_equals_what_the_system_reports(tmp_path: Path)
     assert host.facts["host.ram"].value == os.sysconf("SC_PHYS_PAGES") * page_size
     if lscpu.returncode == 0:
         assert host.facts["host.cpus"].value == os.cpu_count()
+
+
+def test_source_and_located_built_by_their_fast_init_are_frozen_dataclasses() -> None:
+    """provenance.py sets their slots straight: the objects are the dataclasses' own, frozen and picklable."""
+    import dataclasses
+    import pickle
+
+    from pgvet.provenance import Located, Source
+
+    source = Source("meminfo.txt", 3)
+    assert (source.path, source.line, Source("x").line) == ("meminfo.txt", 3, None)
+    assert source == Source(path="meminfo.txt", line=3) and hash(source) == hash(Source("meminfo.txt", 3))
+    assert repr(Located(1, source)) == "Located(value=1, source=Source(path='meminfo.txt', line=3))"
+    assert dataclasses.replace(source, line=4) == Source("meminfo.txt", 4)
+    assert pickle.loads(pickle.dumps(Located(1, source))) == Located(1, source)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        source.line = 5  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Source()  # type: ignore[call-arg]

@@ -132,6 +132,35 @@ def test_meminfo_corpus() -> None:
     assert accepted >= 8 and refused <= 3
 
 
+
+_MEMINFO_LINES = st.sampled_from([
+    "MemTotal:       16473548 kB", "SwapTotal:        0 kB", "HugePages_Total:     100", "Active(anon):  10 kB",
+    "Committed_AS:    2312340 kB", "Hugepagesize:       2048 kB", "MemTotal: 1 kB  ", " MemFree:\t5 kB\t", "", "  ",
+    "\t", "X: 12345678901234567890", "X: 123456789012345678901", "Bad line", "MemTotal: 5kB", "MemTotal: 5 MB",
+    "MemTotal:\x0b5", "MemTotal: 5\r", "MemTotal: \u0663 kB", "MemTotal:5", "Active_anon: 3 kB", "SwapTotal: 7",
+])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_MEMINFO_LINES, max_size=10), st.booleans(),
+       st.none() | st.sets(st.sampled_from(["mem_total", "swap_total", "active_anon", "x"])))
+def test_meminfo_plain_reading_is_the_line_by_line_one(lines: list[str], final_newline: bool,
+                                                      names: set[str] | None) -> None:
+    """The one-pass reading of a plain /proc/meminfo gives what the line by line reading gives, and
+    refuses what it refuses; ``names`` only leaves the others out."""
+    text = "\n".join(lines) + ("\n" if final_newline and lines else "")
+    try:
+        whole = meminfo.parse_meminfo(text, "meminfo.txt")
+    except ParseError as refused:
+        with pytest.raises(ParseError) as also_refused:
+            meminfo.parse_meminfo(text, "meminfo.txt", names)
+        assert also_refused.value.message == refused.message
+        assert also_refused.value.source == refused.source
+        return
+    assert list(whole.items()) == list(meminfo._line_values(text, "meminfo.txt").items())
+    wanted = meminfo.parse_meminfo(text, "meminfo.txt", names)
+    assert list(wanted.items()) == [(name, value) for name, value in whole.items() if names is None or name in names]
+
 # --- lscpu ----------------------------------------------------------------------------------------
 
 FRENCH_LSCPU = """Architecture :                              x86_64

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import NamedTuple
 
 from pgvet.provenance import Source
@@ -37,6 +39,20 @@ class Fact(NamedTuple):
 
 
 ItemFacts = dict[str, Fact]
+
+# A Fact from its five fields (name, value, source, occurrences, raw), made by tuple.__new__ straight: a third of
+# the time of Fact(...), whose __new__ is Python code. For the loops that make most of a host's facts.
+make_fact: Callable[[tuple[str, FactValue, Source, tuple[Source, ...], str | None]], Fact] = partial(
+    tuple.__new__, Fact)
+
+
+_new_tuple = tuple.__new__
+
+
+def item_facts(fields: Iterable[tuple[str, FactValue]], source: Source) -> ItemFacts:
+    """An item's facts, all read at one place (a host's items hold a few hundred facts; tuple.__new__ called
+    straight spares make_fact's partial in this loop)."""
+    return {name: _new_tuple(Fact, (name, value, source, (), None)) for name, value in fields}
 
 
 @dataclass(slots=True)

@@ -8,15 +8,15 @@ The target major version decides which parameter catalog judges the settings: ho
 
 from __future__ import annotations
 
-import os
 from collections import Counter
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.errors import ParseError
-from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts
+from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts, item_facts, make_fact
 from pgvet.provenance import Located, Source
 
 if TYPE_CHECKING:
@@ -86,9 +86,10 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
 
     if has_configuration:
         conf = _load_conf(host, root, inputs)
-        _conf_items(host, conf, catalog, major)
+        params = {setting.name: catalog.get(setting.name) for setting in conf.settings}
+        _conf_items(host, conf, catalog, params, major)
         prefix = "pg_conf" if live is not None else "pg"
-        _effective_facts(host, conf, catalog, prefix)
+        _effective_facts(host, conf, params, prefix)
     if live is not None:
         from pgvet.sources.pgsettings import live_facts
 
@@ -127,105 +128,101 @@ def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs) -> ConfResul
     return conf
 
 
-_new_fact = tuple.__new__  # Fact(...) through its generated __new__ costs twice as much: hosts make thousands
-
-# parse_value(param, text) by (major, parameter, text): pure, and the values of a fleet's files repeat
-# (on, 128MB, 0.9). Emptied when full, so that it stays small whatever the fleet.
-_PARSED: dict[tuple[int, str, str], ParsedValue | InvalidValue] = {}
-_PARSED_MAX = 4096
-
-
-def _parsed(param: Param, text: str) -> ParsedValue | InvalidValue:
-    """The value as PostgreSQL would store it, or why PostgreSQL would refuse it."""
-    from pgvet.catalog.units import InvalidValue, parse_value
-
-    key = (param.major, param.name, text)
-    outcome = _PARSED.get(key)
-    if outcome is None:
-        try:
-            outcome = parse_value(param, text)
-        except InvalidValue as invalid:
-            outcome = invalid.with_traceback(None)  # kept as a value: not the frames it was raised in
-        if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.clear()
-        _PARSED[key] = outcome
-    return outcome
-
-
-def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, major: int) -> None:
-    """One ``setting`` item per line that sets a parameter: what the validity rules judge."""
+def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Mapping[str, Param | None],
+                major: int) -> None:
+    """One ``setting`` item per line that sets a parameter: what the validity rules judge. ``params``: the
+    catalog's parameter of each name set."""
     from pgvet.catalog import did_you_mean, removed_parameter
     from pgvet.catalog.units import InvalidValue
 
     counts = Counter(setting.name for setting in conf.settings)
     effective = conf.effective()
+    in_auto_conf: dict[str, bool] = {}  # per file
     items: list[ItemFacts] = []
     for setting in conf.settings:
-        source, name = setting.source, setting.name
-        param = catalog.get(name)
+        source = setting.source
+        name = setting.name
+        param = params[name]
         winner = effective[name]
+        path = source.path
+        if path not in in_auto_conf:
+            in_auto_conf[path] = Path(path).name == "postgresql.auto.conf"
         placeholder = "." in name
         fields: list[tuple[str, FactValue]] = [
             ("setting.name", name), ("setting.value", setting.value), ("setting.raw", setting.raw),
-            ("setting.file", source.path), ("setting.line", source.line or 0), ("setting.placeholder", placeholder),
+            ("setting.file", path), ("setting.line", source.line or 0), ("setting.placeholder", placeholder),
             ("setting.known", param is not None or placeholder), ("setting.occurrences", counts[name]),
-            ("setting.effective", winner is setting),
-            ("setting.in_auto_conf", os.path.basename(source.path) == "postgresql.auto.conf"),
-        ]
+            ("setting.effective", winner is setting), ("setting.in_auto_conf", in_auto_conf[path])]
         if winner is not setting:
-            fields.append(("setting.overridden_by", str(winner.source)))
-            fields.append(("setting.overridden_in_auto_conf",
-                           os.path.basename(winner.source.path) == "postgresql.auto.conf"))
-        if param is None and not placeholder:
-            removal = removed_parameter(name, major)
-            if removal is not None:
-                fields.append(("setting.removed_in", str(removal.removed_in)))
-                if removal.replacement:
-                    fields.append(("setting.replacement", removal.replacement))
-            else:
-                suggestion = did_you_mean(name, catalog)
-                if suggestion:
-                    fields.append(("setting.suggestion", suggestion))
-        if param is not None:
+            winner_path = winner.source.path
+            if winner_path not in in_auto_conf:
+                in_auto_conf[winner_path] = Path(winner_path).name == "postgresql.auto.conf"
+            fields += (("setting.overridden_by", str(winner.source)),
+                       ("setting.overridden_in_auto_conf", in_auto_conf[winner_path]))
+        if param is None:
+            if not placeholder:
+                removal = removed_parameter(name, major)
+                if removal is not None:
+                    fields.append(("setting.removed_in", str(removal.removed_in)))
+                    if removal.replacement:
+                        fields.append(("setting.replacement", removal.replacement))
+                else:
+                    suggestion = did_you_mean(name, catalog)
+                    if suggestion:
+                        fields.append(("setting.suggestion", suggestion))
+        else:
             fields.append(("setting.context", param.context))
             if param.unit:
                 fields.append(("setting.unit", param.unit))
-            parsed = _parsed(param, setting.value)
+            parsed = _parsed(param.major, param.name, setting.value)
             if isinstance(parsed, InvalidValue):
-                fields.append(("setting.invalid", True))
-                fields.append(("setting.error", parsed.message))
+                fields += (("setting.invalid", True), ("setting.error", parsed.message))
                 if parsed.hint:
                     fields.append(("setting.hint", parsed.hint))
             else:
-                fields.append(("setting.invalid", False))
-                fields.append(("setting.canonical", parsed.canonical))
-                fields.append(("setting.bare_number", bool(param.unit) and not parsed.had_unit))
-        items.append({key: _new_fact(Fact, (key, value, source, (), None)) for key, value in fields})
+                fields += (("setting.invalid", False), ("setting.canonical", parsed.canonical),
+                           ("setting.bare_number", bool(param.unit) and not parsed.had_unit))
+        items.append(item_facts(fields, source))
     host.items["setting"] = items
 
 
-def _effective_facts(host: HostFacts, conf: ConfResult, catalog: Catalog, prefix: str) -> None:
+def _effective_facts(host: HostFacts, conf: ConfResult, params: Mapping[str, Param | None], prefix: str) -> None:
     """The value each parameter ends up with: later lines win, old aliases count as their parameter."""
     from pgvet.catalog.units import InvalidValue
 
     occurrences: dict[str, list[Source]] = {}
-    winners: dict[str, ConfSetting] = {}
+    winners: dict[str, tuple[ConfSetting, Param | None]] = {}
     for setting in conf.settings:
-        param = catalog.get(setting.name)
+        param = params[setting.name]
         name = param.name.lower() if param is not None else setting.name  # sort_mem sets work_mem
         occurrences.setdefault(name, []).append(setting.source)
-        winners[name] = setting
-    for name, setting in winners.items():
+        winners[name] = setting, param
+    for name, (setting, param) in winners.items():
         places = tuple(occurrences[name])
-        param = catalog.get(name)
         if param is None:
             if "." in name:  # an extension's placeholder: kept as text
                 host.add(Fact(f"{prefix}.{name}", setting.value, setting.source, places, setting.raw))
             continue
-        parsed = _parsed(param, setting.value)
+        parsed = _parsed(param.major, param.name, setting.value)
         if isinstance(parsed, InvalidValue):
             continue  # the validity rules report it; PostgreSQL would not start with it
-        host.add(Fact(f"{prefix}.{name}", parsed.canonical, setting.source, places, setting.raw))
+        fact_name = f"{prefix}.{name}"
+        host.facts[fact_name] = make_fact((fact_name, parsed.canonical, setting.source, places, setting.raw))
+
+
+@lru_cache(maxsize=4096)
+def _parsed(major: int, name: str, text: str) -> ParsedValue | InvalidValue:
+    """parse_value for a parameter of ``load_catalog(major)``, remembered: it is pure, and a fleet's values
+    repeat (``on``, ``128MB``); each line's value was parsed twice, for its item and its effective fact."""
+    from pgvet.catalog import load_catalog
+    from pgvet.catalog.units import InvalidValue, parse_value
+
+    param = load_catalog(major).get(name)
+    assert param is not None, name
+    try:
+        return parse_value(param, text)
+    except InvalidValue as invalid:
+        return invalid.with_traceback(None)  # kept: no frames held
 
 
 # Internal parameters whose boot value is what the server really runs with (compile-time constants);
@@ -239,9 +236,19 @@ def _defaults(host: HostFacts, catalog: Catalog, wanted: AbstractSet[str] | None
     """Unset parameters take their boot value: what PostgreSQL runs with when nothing sets them (an older
     major's own where it differs from the catalog's)."""
     facts = host.facts
-    for fact in _default_facts(catalog.major, major):
-        if fact.name not in facts and (wanted is None or fact.name in wanted):
+    if isinstance(wanted, frozenset):
+        defaults = _wanted_default_facts(catalog.major, major, wanted)
+    else:
+        defaults = tuple(fact for fact in _default_facts(catalog.major, major) if wanted is None or fact.name in wanted)
+    for fact in defaults:
+        if fact.name not in facts:
             facts[fact.name] = fact
+
+
+@lru_cache(maxsize=16)
+def _wanted_default_facts(catalog_major: int, major: int, wanted: frozenset[str]) -> tuple[Fact, ...]:
+    """The boot values a lint reads (a few dozen of ~350), picked once per run."""
+    return tuple(fact for fact in _default_facts(catalog_major, major) if fact.name in wanted)
 
 
 @cache

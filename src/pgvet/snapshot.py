@@ -15,14 +15,14 @@ import stat
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.errors import InputError
-from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts
+from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts, item_facts, make_fact
 from pgvet.provenance import Located, Source
-from pgvet.sources import read_at_most
+from pgvet.sources import read_file_at_most
 
 if TYPE_CHECKING:
     from pgvet.sources.sysctl import SysctlSetting
@@ -105,16 +105,14 @@ def discover(directory: Path, warnings: list[str] | None = None) -> SnapshotInpu
             return False
         return True
 
-    try:
-        present = set(os.listdir(directory))  # one listing instead of a failed lstat per absent name
-    except OSError:
-        present = None
+    entries = _entries(directory)
+    present = None if entries is None else frozenset(name.lower() for name in entries)
     for kind, names in INPUT_NAMES.items():
         for name in names:
-            if present is not None and name not in present:
-                continue
+            if present is not None and name.lower() not in present:
+                continue  # not there: no need to ask the file system name by name
             candidate = directory / name
-            if usable(candidate):
+            if _listed_as_regular(entries, name) or usable(candidate):
                 setattr(inputs, kind, candidate)
                 break
     sysctl_d = directory / "sysctl.d"
@@ -130,14 +128,35 @@ def discover(directory: Path, warnings: list[str] | None = None) -> SnapshotInpu
     return inputs
 
 
+def _entries(directory: Path) -> dict[str, os.DirEntry[str]] | None:
+    """The entries of a directory by name, from one listing; None when it cannot be listed (each name is
+    then looked up)."""
+    try:
+        with os.scandir(directory) as listing:
+            return {entry.name: entry for entry in listing}
+    except OSError:
+        return None
+
+
+def _listed_as_regular(entries: dict[str, os.DirEntry[str]] | None, name: str) -> bool:
+    """Whether the listing shows ``name`` as a regular file (on Linux the type comes with the names: no stat);
+    False sends the caller to lstat it."""
+    entry = entries.get(name) if entries is not None else None
+    try:
+        return entry is not None and entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
+
+
 def read_text(path: Path, display: str) -> str:
     """An input file's text: UTF-8, undecodable bytes kept as escapes; a clear error otherwise."""
+    name = os.fspath(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            raise InputError(f"file is {size} bytes, more than pgvet reads ({MAX_INPUT_BYTES})", Source(display))
-        with open(path, "rb") as handle:
-            data = read_at_most(handle, size, MAX_INPUT_BYTES)
+        status = os.stat(name)
+        if status.st_size > MAX_INPUT_BYTES:
+            raise InputError(f"file is {status.st_size} bytes, more than pgvet reads ({MAX_INPUT_BYTES})",
+                             Source(display))
+        data = read_file_at_most(name, status, MAX_INPUT_BYTES)
     except IsADirectoryError:
         raise InputError("is a directory, expected a file", Source(display)) from None
     except FileNotFoundError:
@@ -152,14 +171,24 @@ class _Builder:
 
     def __init__(self, name: str, root: Path, wanted: AbstractSet[str] | None) -> None:
         self.root = root
+        self.root_name = os.fspath(root)
         self.host = HostFacts(name=name, root=str(root))
         self.wanted = wanted
 
+    @cached_property
+    def real_root(self) -> Path:
+        return self.root.resolve()
+
     def display(self, path: Path) -> str:
-        if path.parent == self.root and path.name != ".." and not path.is_symlink():
-            return path.name  # what resolving both would give, without walking every directory of the path
+        # path.parent == root, compared as the normalised strings Paths are (a Path's own operations cost
+        # several times as much): a file of the directory that is no link is shown by its name, which is
+        # what resolving both would give, without walking every directory of the path.
+        name = os.fspath(path)
+        head, tail = os.path.split(name)
+        if (head or ".") == self.root_name and tail != ".." and not os.path.islink(name):
+            return tail
         try:
-            return str(path.resolve().relative_to(self.root.resolve()))
+            return str((self.real_root if path == self.root else path.resolve()).relative_to(self.real_root))
         except (ValueError, OSError):
             return str(path)
 
@@ -167,13 +196,27 @@ class _Builder:
         display = self.display(path)
         return read_text(path, display), display
 
-    def put(self, name: str, located: Located[FactValue], *, raw: str | None = None,
-            occurrences: tuple[Source, ...] = ()) -> None:
-        self.host.add(Fact(name, located.value, located.source, occurrences, raw))
+    def put(self, name: str, located: Located[FactValue]) -> None:
+        self.host.facts[name] = make_fact((name, located.value, located.source, (), None))
 
     def put_all(self, prefix: str, values: Mapping[str, Located[FactValue]]) -> None:
+        facts = self.host.facts
         for key, located in values.items():
-            self.put(f"{prefix}.{key}", located)
+            name = f"{prefix}.{key}"
+            facts[name] = make_fact((name, located.value, located.source, (), None))
+
+
+def _wanted_suffixes(wanted: AbstractSet[str], prefix: str) -> frozenset[str]:
+    """The wanted names under ``prefix``, without it (``sysctl.`` → ``vm.swappiness``): worked out once
+    per run for the frozenset a lint passes."""
+    if isinstance(wanted, frozenset):
+        return _frozen_suffixes(wanted, prefix)
+    return frozenset(name[len(prefix):] for name in wanted if name.startswith(prefix))
+
+
+@lru_cache(maxsize=16)
+def _frozen_suffixes(wanted: frozenset[str], prefix: str) -> frozenset[str]:
+    return frozenset(name[len(prefix):] for name in wanted if name.startswith(prefix))
 
 
 def run_year_month() -> int:
@@ -200,10 +243,12 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
 
     Raises InputError (exit 2) when an input cannot be read or parsed; the message names file and line.
     """
-    if directory is not None and not directory.is_dir():
+    if directory is not None and not os.path.isdir(directory):
         raise InputError("not a directory (a host is a directory of inputs)", Source(str(directory)))
     root = directory if directory is not None else Path.cwd()
-    builder = _Builder(name or (root.resolve().name or str(root)), root, wanted)
+    builder = _Builder(name or "", root, wanted)
+    if not name:
+        builder.host.name = builder.real_root.name or str(root)
     inputs = discover(root, builder.host.warnings) if directory is not None else SnapshotInputs()
     if explicit is not None:
         inputs = inputs.merged(explicit)
@@ -237,7 +282,7 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
     from pgvet.sources import sysctl
 
     running: dict[str, Located[int | str]] = {}
-    keys = None if builder.wanted is None else _sysctl_keys(builder.wanted)
+    keys = None if builder.wanted is None else _wanted_suffixes(builder.wanted, "sysctl.")
     running_text, running_display = "", ""
     if inputs.sysctl is not None:
         running_text, running_display = builder.text(inputs.sysctl)
@@ -269,18 +314,6 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
         builder.host.items["declared"] = _declared_items(occurrences, running)
 
 
-def _sysctl_keys(wanted: AbstractSet[str]) -> AbstractSet[str]:
-    """The kernel keys among the wanted facts; once per run for a lint's (frozen) set, not once per host."""
-    if isinstance(wanted, frozenset):
-        return _frozen_sysctl_keys(wanted)
-    return {name[7:] for name in wanted if name.startswith("sysctl.")}
-
-
-@lru_cache(maxsize=8)
-def _frozen_sysctl_keys(wanted: frozenset[str]) -> frozenset[str]:
-    return frozenset(name[7:] for name in wanted if name.startswith("sysctl."))
-
-
 def _declared_items(occurrences: Mapping[str, list[SysctlSetting]],
                     running: Mapping[str, Located[int | str]]) -> list[ItemFacts]:
     """One item per declared kernel key, with the running value beside it (compared as text, as
@@ -304,7 +337,9 @@ def _load_machine(builder: _Builder, inputs: SnapshotInputs) -> None:
         from pgvet.sources.meminfo import parse_meminfo
 
         text, display = builder.text(inputs.meminfo)
-        builder.put_all("meminfo", parse_meminfo(text, display))
+        # mem_total, wanted or not: host.ram is derived from it
+        names = None if builder.wanted is None else _wanted_suffixes(builder.wanted, "meminfo.") | {"mem_total"}
+        builder.put_all("meminfo", parse_meminfo(text, display, names))
     if inputs.lscpu is not None:
         from pgvet.sources.lscpu import parse_lscpu
 
@@ -330,10 +365,10 @@ def _disk_items(disks: Mapping[str, Mapping[str, Located[int | str | bool]]]) ->
         attributes = disks[disk_name]
         first = next(iter(attributes.values()), None)
         source = first.source if first is not None else Source("sysfs.txt")
-        item: ItemFacts = {"disk.name": Fact("disk.name", disk_name, source)}
-        item["disk.virtual"] = Fact("disk.virtual", is_virtual_disk(disk_name), source)
+        item = item_facts((("disk.name", disk_name), ("disk.virtual", is_virtual_disk(disk_name))), source)
         for key, located in attributes.items():
-            item[f"disk.{key}"] = Fact(f"disk.{key}", located.value, located.source)
+            name = f"disk.{key}"
+            item[name] = make_fact((name, located.value, located.source, (), None))
         items.append(item)
     return items
 
@@ -423,6 +458,7 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
             "disk-backed or network mount"
         )
     items: list[ItemFacts] = []
+    root_points = {os.path.normpath(path) for path in (data_directory, wal_directory, *tablespaces) if path}
     for mount in mounts:
         holds_pgdata = mount is data_mount
         holds_wal = mount is wal_mount
@@ -431,23 +467,11 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
             continue
         if not known and (mount.fstype in PSEUDO_FILESYSTEMS or mount.fstype in ("tmpfs", "ramfs")):
             continue
-        source = mount.source
-        item: ItemFacts = {}
-
-        def put(key: str, value: FactValue, item: ItemFacts = item, source: Source = source) -> None:
-            item[f"mount.{key}"] = Fact(f"mount.{key}", value, source)
-
-        put("device", mount.device)
-        put("point", mount.point)
-        put("fstype", mount.fstype)
-        put("options", ",".join(mount.options))
-        put("holds_pgdata", holds_pgdata)
-        put("holds_wal", holds_wal)
-        put("holds_tablespace", holds_tablespace)
-        put("scoped", known)
-        root_paths = [path for path in (data_directory, wal_directory, *tablespaces) if path]
-        put("is_root_of_data", any(os.path.normpath(path) == os.path.normpath(mount.point) for path in root_paths))
-        items.append(item)
+        items.append(item_facts((
+            ("mount.device", mount.device), ("mount.point", mount.point), ("mount.fstype", mount.fstype),
+            ("mount.options", ",".join(mount.options)), ("mount.holds_pgdata", holds_pgdata),
+            ("mount.holds_wal", holds_wal), ("mount.holds_tablespace", holds_tablespace), ("mount.scoped", known),
+            ("mount.is_root_of_data", os.path.normpath(mount.point) in root_points)), mount.source))
     builder.host.items["mount"] = items
     _mark_data_disks(builder, data_mount.device if data_mount else None)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 from pgvet.errors import ParseError
@@ -50,15 +51,13 @@ _LABELS: dict[str, tuple[str, bool]] = {
     "livre(s) par tiroir": ("_books_per_drawer", True),
     "tiroir(s)": ("_drawers", True),
 }
+@lru_cache(maxsize=1024)  # the same few dozen labels on every host
 def _normalise(label: str) -> str:
     label = unicodedata.normalize("NFC", label).strip().rstrip(":").strip().lower()
     return label.replace("’", "'")
 
 
-def _record(values: dict[str, Located[CpuValue]], label: str, data: str, source: Source) -> None:
-    known = _LABELS.get(_normalise(label))
-    if known is None:
-        return
+def _record(values: dict[str, Located[CpuValue]], known: tuple[str, bool], data: str, source: Source) -> None:
     suffix, integer = known
     if suffix in values or not data or data == "-":
         return
@@ -94,8 +93,9 @@ def _walk_json(entries: Any, values: dict[str, Located[CpuValue]], path: str) ->
         if not isinstance(entry, dict):
             continue
         field, data = entry.get("field"), entry.get("data")
-        if isinstance(field, str) and isinstance(data, str | int | None):
-            _record(values, field, "" if data is None else str(data).strip(), Source(path))
+        known = _LABELS.get(_normalise(field)) if isinstance(field, str) else None
+        if known is not None and isinstance(data, str | int | None):
+            _record(values, known, "" if data is None else str(data).strip(), Source(path))
         if "children" in entry:
             _walk_json(entry["children"], values, path)
 
@@ -114,7 +114,7 @@ def parse_lscpu(text: str, path: str) -> dict[str, Located[CpuValue]]:
     for number, line in enumerate(text.splitlines(), 1):
         # "Label:   value"; split at the first colon (a regular expression here went quadratic on long lines).
         label, colon, data = line.partition(":")
-        if not colon or not label:
-            continue
-        _record(values, label, data.strip(), Source(path, number))
+        known = _LABELS.get(_normalise(label)) if colon and label else None
+        if known is not None:  # most lines are not read: no Source for them
+            _record(values, known, data.strip(), Source(path, number))
     return _finish(values, path)

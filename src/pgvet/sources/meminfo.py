@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
 from pgvet.errors import ParseError
 from pgvet.provenance import Located, Source
 
 _LINE = re.compile(r"^([A-Za-z0-9_()]+):\s+(\d+)(?:\s+(kB))?\s*$")
+# A plain /proc/meminfo, as the kernel writes it: only such lines (at most 20 digits, blanks and tabs for
+# spaces, '\n' for line breaks) and blank lines. One match checks it, a second pass reads it; any other
+# text is read line by line (tests/test_sources_os.py holds the two readings to the same results).
+_PLAIN_LINE = r"[ \t]*+(?:[A-Za-z0-9_()]++:[ \t]++[0-9]{1,20}+(?:[ \t]++kB)?+[ \t]*+)?+"
+_PLAIN_TEXT = re.compile(rf"(?:{_PLAIN_LINE}\n)*+{_PLAIN_LINE}")
+_PLAIN_VALUES = re.compile(r"\n[ \t]*+([A-Za-z0-9_()]++):[ \t]++([0-9]++)(?:[ \t]++(kB))?+")
 # Names the general rule (split CamelCase, drop parentheses) would spell differently from docs/facts.md.
 _NAMES = {
     "MemTotal": "mem_total",
@@ -44,7 +51,7 @@ _NAMES = {
 }
 
 
-@lru_cache(maxsize=1024)  # the same fifty names on every host of a fleet
+@lru_cache(maxsize=1024)  # a few dozen keys, on every host
 def fact_name(key: str) -> str:
     """``Active(anon)`` → ``active_anon``; ``SReclaimable`` → ``s_reclaimable``; exceptions in _NAMES."""
     if key in _NAMES:
@@ -54,7 +61,32 @@ def fact_name(key: str) -> str:
     return re.sub(r"_+", "_", snake).strip("_").lower()
 
 
-def parse_meminfo(text: str, path: str) -> dict[str, Located[int]]:
+def parse_meminfo(text: str, path: str, names: AbstractSet[str] | None = None) -> dict[str, Located[int]]:
+    """Every line's value by its fact name; ``names``: only these are returned (every line is read and
+    checked all the same)."""
+    values = _plain_values(text, path, names) if _PLAIN_TEXT.fullmatch(text) else _line_values(text, path)
+    if "mem_total" not in values:  # kept by both readings, wanted or not
+        raise ParseError("no MemTotal line: expected a copy of /proc/meminfo", Source(path, 1))
+    if names is None:
+        return values
+    return {name: located for name, located in values.items() if name in names}
+
+
+def _plain_values(text: str, path: str, names: AbstractSet[str] | None) -> dict[str, Located[int]]:
+    values: dict[str, Located[int]] = {}
+    lines = "\n" + text
+    line, position = 0, 0
+    for match in _PLAIN_VALUES.finditer(lines):
+        name = fact_name(match.group(1))
+        if names is None or name in names or name == "mem_total":
+            line += lines.count("\n", position, match.start() + 1)
+            position = match.start() + 1
+            amount = int(match.group(2))
+            values[name] = Located(amount * 1024 if match.group(3) else amount, Source(path, line))
+    return values
+
+
+def _line_values(text: str, path: str) -> dict[str, Located[int]]:
     values: dict[str, Located[int]] = {}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -67,6 +99,4 @@ def parse_meminfo(text: str, path: str) -> dict[str, Located[int]]:
             raise ParseError(f"{key}: value too large", Source(path, number))
         value = int(amount) * 1024 if unit == "kB" else int(amount)
         values[fact_name(key)] = Located(value, Source(path, number))
-    if "mem_total" not in values:
-        raise ParseError("no MemTotal line: expected a copy of /proc/meminfo", Source(path, 1))
     return values

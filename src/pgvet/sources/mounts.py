@@ -95,9 +95,9 @@ def parse_mounts(text: str, path: str) -> list[Mount]:
         fields = line.split()
         if len(fields) >= 10 and fields[0].isdigit() and fields[1].isdigit() and ":" in fields[2]:
             mounts.append(_parse_mountinfo_line(fields, source))
-        elif match := _MOUNT_LINUX.match(line.rstrip()):
+        elif " on " in line and (match := _MOUNT_LINUX.match(line.rstrip())):  # both need " on ": /proc/mounts
             mounts.append(Mount(match["device"], match["point"], match["fstype"], _options(match["options"]), source))
-        elif match := _MOUNT_MACOS.match(line.rstrip()):
+        elif " on " in line and (match := _MOUNT_MACOS.match(line.rstrip())):  # lines skip the two patterns
             mounts.append(Mount(match["device"], match["point"], match["fstype"].strip(),
                                 _options(match["options"] or ""), source))
         elif len(fields) in (4, 6) and fields[1].startswith("/"):

@@ -61,7 +61,7 @@ from pathlib import Path
 
 from pgvet.errors import InputError
 from pgvet.provenance import Source
-from pgvet.sources import read_at_most
+from pgvet.sources import read_file_at_most
 
 __all__ = [
     "ConfDirective",
@@ -123,54 +123,57 @@ class ConfResult:
 
 # --- lexer: flex semantics (longest match, ties to the earlier rule) -----------------------------
 
-# Bytes 0x80-0xFF are letters for PostgreSQL's lexer, so any non-ASCII character is one. Written as a
-# negated ASCII class: a \x80-\U0010ffff range costs ~40 ms to compile at every start.
-_LETTER = r"(?:[A-Za-z_]|[^\x00-\x7f])"
-_ID = rf"{_LETTER}(?:[A-Za-z_0-9]|[^\x00-\x7f])*"
+# Bytes 0x80-0xFF are letters for PostgreSQL's lexer, so any non-ASCII character is one. Each class is
+# written as the negation of the ASCII characters it lacks: one class is a fast loop in re, where
+# `[A-Za-z_]|[^\x00-\x7f]` was an alternation tried at every character, and a \x80-\U0010ffff range
+# costs ~40 ms to compile at every start. tests/test_pgconf.py checks them against every code point.
+_LETTER = r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_] or non-ASCII
+_ID_CHAR = r"[^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_0-9] or non-ASCII
+_UNQUOTED_CHAR = r"[^\x00-\x2c\x3b-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_0-9\-._:/] or non-ASCII
+_ID = rf"{_LETTER}{_ID_CHAR}*"
+_STRING = r"'(?:[^'\\\n]|\\.|'')*'"
+_REAL = r"[-+]?[0-9]*\.[0-9]*(?:[Ee][-+]?[0-9]+)?"
+_QUALIFIED_ID = re.compile(rf"{_ID}\.{_ID}")
 # Token kinds in the lexer's rule order, which breaks ties between equally long matches.
 _TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ID", re.compile(_ID)),
-    ("QUALIFIED_ID", re.compile(rf"{_ID}\.{_ID}")),
-    ("STRING", re.compile(r"'(?:[^'\\\n]|\\.|'')*'")),
-    ("UNQUOTED_STRING", re.compile(rf"{_LETTER}(?:[A-Za-z_0-9\-._:/]|[^\x00-\x7f])*")),
+    ("QUALIFIED_ID", _QUALIFIED_ID),
+    ("STRING", re.compile(_STRING)),
+    ("UNQUOTED_STRING", re.compile(rf"{_LETTER}{_UNQUOTED_CHAR}*")),
     ("INTEGER", re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|[0-9]+)[a-zA-Z]*")),
     ("INTEGER", re.compile(r"[-+]?[0-9]+[a-zA-Z]*")),  # "0xg" is 0 with unit letters "xg"
-    ("REAL", re.compile(r"[-+]?[0-9]*\.[0-9]*(?:[Ee][-+]?[0-9]+)?")),
+    ("REAL", re.compile(_REAL)),
     ("EQUALS", re.compile(r"=")),
 )
-# The token kinds that can start with a character, in rule order: only those are tried at a token (a letter
-# can only start an identifier or an unquoted string, a digit only a number…), the longest match winning.
-_WORD_TOKENS = tuple(entry for entry in _TOKEN_PATTERNS if entry[0] in ("ID", "QUALIFIED_ID", "UNQUOTED_STRING"))
-_NUMBER_TOKENS = tuple(entry for entry in _TOKEN_PATTERNS if entry[0] in ("INTEGER", "REAL"))
-_TOKENS_BY_FIRST = {
-    "'": tuple(entry for entry in _TOKEN_PATTERNS if entry[0] == "STRING"),
-    "=": tuple(entry for entry in _TOKEN_PATTERNS if entry[0] == "EQUALS"),
-    **{char: _NUMBER_TOKENS for char in "+-.0123456789"},
-    **{char: _WORD_TOKENS for char in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"},
-}
 _SKIP = re.compile(r"[ \t\r]+|#[^\n]*")
-_BLANK_LINES = re.compile(r"(?:[ \t\r]*(?:#[^\n]*)?\n)+")  # what _SKIP and EOL tokens make of such lines
 _VALUE_KINDS = frozenset({"ID", "STRING", "INTEGER", "REAL", "UNQUOTED_STRING"})
 _EOL = "EOL"
 _EOF = "EOF"
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
+# The lines that hold a token (not only blanks and a comment), found by the '\n' before them in the text
+# with a '\n' put in front: re scans for a literal '\n' in C, where '^' would be tried at every character.
+_CONTENT_LINE = re.compile(r"\n[ \t\r]*+(?=[^ \t\r#\n])")
+# A content line of the usual form `name [=] value [# comment]`, read at once where the lexer's tokens are
+# sure: a name followed by no character that would make it an UNQUOTED_STRING, so an ID or a QUALIFIED_ID;
+# a value that is a quoted string, a word (an ID or an UNQUOTED_STRING; a QUALIFIED_ID, which is no
+# value, is left to the lexer by the caller), a decimal integer with unit letters or a real; then what no
+# token goes on with (a blank, '#', the end of the line). Atomic groups match what the lexer's own
+# patterns match alone. Other lines (hexadecimal numbers, errors…) are left to the lexer.
+_SIMPLE_SETTING = re.compile(
+    rf"(?P<name>(?>{_ID}(?:\.{_ID})?))(?!{_UNQUOTED_CHAR})[ \t\r]*+(?:=[ \t\r]*+)?"
+    rf"(?P<value>(?>{_STRING})|(?P<word>(?>{_LETTER}{_UNQUOTED_CHAR}*+))|(?>[-+]?[0-9]++[a-zA-Z]*+)|(?>{_REAL}))"
+    r"[ \t\r]*+(?:#[^\n]*+)?(?=\n|\Z)"
+)
+
 
 class _Lexer:
     """Yields (kind, text); ``lineno`` counts like ConfigFileLineno (bumped by each newline)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, pos: int, lineno: int) -> None:
         self.text = text
-        self.pos = 0
-        self.lineno = 1
-
-    def skip_blank_lines(self) -> None:
-        """At the start of a line: pass every following line that holds only blanks and a comment (most
-        of a postgresql.conf) in one match instead of token by token."""
-        match = _BLANK_LINES.match(self.text, self.pos)
-        if match is not None:
-            self.lineno += self.text.count("\n", self.pos, match.end())
-            self.pos = match.end()
+        self.pos = pos
+        self.lineno = lineno
 
     def next(self) -> tuple[str, str]:
         text, length = self.text, len(self.text)
@@ -185,52 +188,21 @@ class _Lexer:
             if skipped is None:
                 break
             self.pos = skipped.end()
-        kind, end = _longest_token(text, self.pos)
-        token = text[self.pos:end]
-        self.pos = end
-        return kind, token
-
-
-def _longest_token(text: str, pos: int) -> tuple[str, int]:
-    """The token at ``pos`` (not a blank, a comment or a newline) as flex picks it: the longest match, ties to
-    the earlier rule; ERROR for one character no rule matches."""
-    best_kind, best_end = "ERROR", pos + 1
-    best_length = 0
-    first = text[pos]
-    for kind, pattern in _TOKENS_BY_FIRST.get(first, _WORD_TOKENS if first >= "\x80" else ()):
-        match = pattern.match(text, pos)
-        if match is not None and match.end() - pos > best_length:
-            best_kind, best_end, best_length = kind, match.end(), match.end() - pos
-    return best_kind, best_end
-
-
-# Most setting lines in one match: ``name [=] value [# comment]``. The name is ASCII and followed by a blank,
-# ``=`` or a quote, so that it is the whole identifier token; a quoted value is the lexer's STRING, atomic
-# so that no backtracking makes it shorter than the lexer's; an unquoted value is the run up to a blank, and
-# is taken only when the lexer's token there is that whole run (_simple_setting checks).
-_SIMPLE_SETTING = re.compile(
-    r"[ \t\r]*(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?)(?=[ \t\r='])[ \t\r]*(?:=[ \t\r]*)?"
-    r"(?:(?P<quoted>(?>'(?:[^'\\\n]|\\.|'')*'))|(?P<bare>[^ \t\r\n#'=]+))[ \t\r]*(?:#[^\n]*)?(?P<end>\n|\Z)")
-
-
-def _simple_setting(text: str, pos: int) -> tuple[str, str, bool, int] | None:
-    """At the start of a line: (name, value token, quoted, end of the line) when the line is a plain setting
-    the token lexer would read the same way, else None (the lexer then reads the line)."""
-    match = _SIMPLE_SETTING.match(text, pos)
-    if match is None:
-        return None
-    quoted = match.group("quoted")
-    if quoted is not None:
-        return match.group("name"), quoted, True, match.end()
-    start, end = match.span("bare")
-    kind, token_end = _longest_token(text, start)
-    if token_end != end or kind not in _VALUE_KINDS:
-        return None
-    return match.group("name"), match.group("bare"), False, match.end()
+        best_kind, best_end = "ERROR", self.pos + 1
+        best_length = 0
+        for kind, pattern in _TOKEN_PATTERNS:
+            match = pattern.match(text, self.pos)
+            if match is not None and match.end() - self.pos > best_length:
+                best_kind, best_end, best_length = kind, match.end(), match.end() - self.pos
+        token = text[self.pos:best_end]
+        self.pos = best_end
+        return best_kind, token
 
 
 def _descape(token: str) -> str:
     """The value of a quoted token, as PostgreSQL's GUC_scanstr computes it (C strings included)."""
+    if token.isascii() and "\\" not in token and "'" not in token[1:-1] and "\0" not in token:
+        return token[1:-1]  # nothing to undo (most values): what the loop below gives
     if "\0" in token:  # C sees the token up to the NUL and drops its last char as the closing quote
         token = token[: token.index("\0")]
     inner = token[1:]
@@ -283,61 +255,72 @@ def parse_conf_text(text: str, path: str, *, syntax_error_limit: int = MAX_SYNTA
     ``syntax_error_limit``: the file is abandoned after that many syntax errors; 100 at server
     start, 1 in the ``pg_file_settings`` view (PostgreSQL gives up at once when it logs at DEBUG).
     """
-    lexer = _Lexer(text)
+    return _parse(text, path, syntax_error_limit, simple_lines=True)
+
+
+def _parse(text: str, path: str, syntax_error_limit: int, *, simple_lines: bool,
+           ) -> tuple[list[ConfSetting | ConfDirective], list[ConfProblem]]:
+    """parse_conf_text; ``simple_lines``: the usual lines read by _SIMPLE_SETTING, else every line by the
+    lexer (tests hold the two readings to the same results).
+
+    Lines are independent in PostgreSQL's grammar (no token spans a newline): each content line is
+    parsed alone, its number counted from the '\n's before it."""
+    lines = "\n" + text  # every line, the first too, follows a '\n'
     entries: list[ConfSetting | ConfDirective] = []
     problems: list[ConfProblem] = []
     errors = 0
-    while True:
-        lexer.skip_blank_lines()  # at the start of a line, as the loop always is
-        simple = _simple_setting(text, lexer.pos)
-        if simple is not None:
-            name, raw, quoted, end = simple
-            entries.append(_entry(name, raw, quoted, Source(path, lexer.lineno)))
-            if text.endswith("\n", 0, end):
-                lexer.lineno += 1
-            lexer.pos = end
-            continue
-        kind, token = lexer.next()
-        if kind == _EOF:
-            break
-        if kind == _EOL:
-            continue
-        if kind in ("ID", "QUALIFIED_ID"):
-            name = token
-            kind, token = lexer.next()
-            if kind == "EQUALS":
-                kind, token = lexer.next()
-            if kind in _VALUE_KINDS:
-                raw, quoted = token, kind == "STRING"
-                kind, token = lexer.next()
-                if kind in (_EOL, _EOF):
-                    # At EOF PostgreSQL counts as if a newline had been read.
-                    line = lexer.lineno - 1 if kind == _EOL else lexer.lineno
-                    entries.append(_entry(name, raw, quoted, Source(path, line)))
-                    if kind == _EOF:
-                        break
-                    continue
-        # A syntax error: near the offending token, or near the end of the line it ended.
-        if kind in (_EOL, _EOF):
-            problems.append(_syntax_problem(path, lexer.lineno - 1, None))
-        else:
-            problems.append(_syntax_problem(path, lexer.lineno, token))
-        errors += 1
-        if errors >= syntax_error_limit:
-            problems.append(ConfProblem(
-                "too-many-errors", f'too many syntax errors found, abandoning file "{path}"',
-                Source(path, problems[-1].source.line), True))
-            break
-        while kind not in (_EOL, _EOF):
-            kind, token = lexer.next()
-        if kind == _EOF:
-            break
+    position, counted, lineno = 0, 0, 0  # lineno: the '\n's of lines[:counted]
+    while (found := _CONTENT_LINE.search(lines, position)) is not None:
+        lineno += lines.count("\n", counted, found.start() + 1)
+        counted = found.start() + 1
+        if simple_lines and (simple := _SIMPLE_SETTING.match(lines, found.end())) is not None:
+            raw, word = simple.group("value", "word")
+            if word is None or "." not in word or _QUALIFIED_ID.fullmatch(word) is None:
+                entries.append(_entry(simple.group("name"), raw, raw[0] == "'", Source(path, lineno)))
+                position = simple.end()
+                continue
+        lexer = _Lexer(lines, found.end(), lineno)
+        problem = _parse_line(lexer, path, entries)
+        if problem is not None:
+            problems.append(problem)
+            errors += 1
+            if errors >= syntax_error_limit:
+                problems.append(ConfProblem(
+                    "too-many-errors", f'too many syntax errors found, abandoning file "{path}"',
+                    Source(path, problem.source.line), True))
+                break
+        position = lexer.pos - 1  # the '\n' that ended the line starts the next one (at the end: no line)
     return entries, problems
+
+
+def _parse_line(lexer: _Lexer, path: str, entries: list[ConfSetting | ConfDirective]) -> ConfProblem | None:
+    """One content line through the lexer, up to and with its end of line: its entry or its syntax error."""
+    kind, token = lexer.next()
+    if kind in ("ID", "QUALIFIED_ID"):
+        name = token
+        kind, token = lexer.next()
+        if kind == "EQUALS":
+            kind, token = lexer.next()
+        if kind in _VALUE_KINDS:
+            raw, quoted = token, kind == "STRING"
+            kind, token = lexer.next()
+            if kind in (_EOL, _EOF):
+                # At EOF PostgreSQL counts as if a newline had been read.
+                line = lexer.lineno - 1 if kind == _EOL else lexer.lineno
+                entries.append(_entry(name, raw, quoted, Source(path, line)))
+                return None
+    # A syntax error: near the offending token, or near the end of the line it ended.
+    if kind in (_EOL, _EOF):
+        return _syntax_problem(path, lexer.lineno - 1, None)
+    problem = _syntax_problem(path, lexer.lineno, token)
+    while kind not in (_EOL, _EOF):
+        kind, token = lexer.next()
+    return problem
 
 
 def _entry(name: str, raw: str, quoted: bool, source: Source) -> ConfSetting | ConfDirective:
     value = _descape(raw) if quoted else raw
-    folded = name.translate(_ASCII_LOWER)
+    folded = name.lower() if name.isascii() else name.translate(_ASCII_LOWER)  # lower() is the faster
     if folded in INCLUDE_KINDS:
         return ConfDirective(folded, value, raw, source)
     return ConfSetting(folded, value, raw, quoted, source)
@@ -356,13 +339,19 @@ def _within(path: str, root: str) -> bool:
 
 @dataclass(slots=True)
 class _Loader:
-    root: str  # real path
+    root: str  # as given; its real path is worked out at the first include (most files include nothing)
     display_base: str | None  # absolute, lexical
     syntax_error_limit: int
     result: ConfResult = field(default_factory=ConfResult)
-    stack: list[str] = field(default_factory=list)  # real paths of the files being read
+    stack: list[str] = field(default_factory=list)  # absolute paths of the files being read
+    real_paths: dict[str, str] = field(default_factory=dict)  # realpath, worked out once, when needed
     cycles_seen: set[Source] = field(default_factory=set)
     files_read: int = 0
+
+    def real_path(self, path: str) -> str:
+        if path not in self.real_paths:
+            self.real_paths[path] = os.path.realpath(path)
+        return self.real_paths[path]
 
     def display(self, path: str) -> str:
         if self.display_base is not None and _within(path, self.display_base):
@@ -395,19 +384,20 @@ class _Loader:
             self.problem("recursion", f'configuration file recursion in "{self.display(calling_abs)}"', here)
             return False
         shown = self.display(absolute)
-        real = os.path.realpath(absolute)
-        if calling is not None and not _within(real, self.root):  # the caller chose the top files
-            self.problem("outside-root", f"include outside the snapshot: {shown} (resolves to {real}); not read",
-                         here, fatal=False)
-            return True
-        if real in self.stack and calling is not None and calling not in self.cycles_seen:
-            self.cycles_seen.add(calling)
-            self.problem("cycle", f'include cycle: "{shown}" is already being read when {calling} includes it; '
-                         "PostgreSQL follows the cycle until the nesting depth limit", calling)
+        if calling is not None:  # the caller chose the top files
+            real = self.real_path(absolute)
+            if not _within(real, self.real_path(self.root)):
+                self.problem("outside-root", f"include outside the snapshot: {shown} (resolves to {real}); not read",
+                             here, fatal=False)
+                return True
+            if calling not in self.cycles_seen and any(self.real_path(each) == real for each in self.stack):
+                self.cycles_seen.add(calling)
+                self.problem("cycle", f'include cycle: "{shown}" is already being read when {calling} includes '
+                             "it; PostgreSQL follows the cycle until the nesting depth limit", calling)
         data = self.read(absolute, shown, strict=strict, here=here)
         if isinstance(data, bool):
             return data
-        self.stack.append(real)
+        self.stack.append(absolute)
         try:
             return self.parse_bytes(data, absolute, shown, depth)
         finally:
@@ -427,8 +417,7 @@ class _Loader:
                 return False
             if status.st_size > MAX_FILE_BYTES:
                 raise _too_large(shown, here)
-            with open(absolute, "rb") as handle:
-                data = read_at_most(handle, status.st_size, MAX_FILE_BYTES)
+            data = read_file_at_most(absolute, status, MAX_FILE_BYTES)
         except OSError as error:
             reason = error.strerror or str(error)
             if not strict:
@@ -483,8 +472,8 @@ class _Loader:
             return False
         directory = self.absolute(directive.target, Source(calling_abs))
         shown = self.display(directory)
-        real = os.path.realpath(directory)
-        if not _within(real, self.root):
+        real = self.real_path(directory)
+        if not _within(real, self.real_path(self.root)):
             self.problem("outside-root", f"include outside the snapshot: {shown} (resolves to {real}); not read",
                          here, fatal=False)
             return True
@@ -520,7 +509,7 @@ def load_conf(main: Path, *, root: Path, auto_conf: Path | None = None, display_
     paths are relative to ``display_base`` when given, else the paths PostgreSQL would show.
     ``syntax_error_limit=1`` reproduces the ``pg_file_settings`` view instead of server start.
     """
-    loader = _Loader(os.path.realpath(root), os.path.abspath(display_base) if display_base is not None else None,
+    loader = _Loader(os.fspath(root), os.path.abspath(display_base) if display_base is not None else None,
                      syntax_error_limit)
     main_path = os.path.abspath(main)
     ok = loader.parse_file(main_path, strict=True, calling=None, calling_abs=None, depth=0)

@@ -18,6 +18,7 @@ _BSD_LINE = re.compile(r"^[a-z][\w.%-]*: ")
 # The one-pass patterns look for '\n' before a line rather than '^' in MULTILINE mode: re scans for the
 # literal '\n' in C, while '^' is tried at every character (0.08 ms against 0.33 ms on 1 300 lines).
 _BSD_LINE_ANYWHERE = re.compile(r"\n(?!sysctl:)[a-z][\w.%-]*: ")
+_COLON_SPACE = re.compile(": ")  # re's search for it takes a third of the time of `": " in text` on sysctl -a
 # str.splitlines() breaks lines at these too; the one-pass reading counts '\n' only.
 _OTHER_LINE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _INTEGER = re.compile(r"^-?\d+$")
@@ -44,8 +45,22 @@ def normalise_key(key: str) -> str:
 def _wanted_lines(keys: frozenset[str]) -> re.Pattern[str]:
     """The lines that give one of ``keys``, as the line by line reading finds them: the key may be written
     with '/' for '.' and padded with blanks, and `key =` is an empty value."""
-    names = "|".join("[./]".join(re.escape(part) for part in key.split(".")) for key in sorted(keys))
-    return re.compile(rf"\n[ \t]*({names})[ \t]*(?: = ([^\n]*)|=[ \t]*)$", re.MULTILINE)
+    return re.compile(rf"\n[ \t]*({_trie(sorted(keys))})[ \t]*(?: = ([^\n]*)|=[ \t]*)$", re.MULTILINE)
+
+
+def _trie(keys: list[str]) -> str:
+    """An alternation of ``keys`` with their common beginnings written once (``vm[./](?:dirty_ratio|swappiness)``):
+    re then tries a few characters at each line instead of every key."""
+    by_first: dict[str, list[str]] = {}
+    for key in keys:
+        if key:
+            by_first.setdefault(key[0], []).append(key[1:])
+    if not by_first:
+        return ""
+    branches = [("[./]" if first == "." else re.escape(first)) + _trie(rests) for first, rests in by_first.items()]
+    if "" in keys:
+        return f"(?:{'|'.join(branches)})?"
+    return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
 
 
 def _other_line_breaks(text: str) -> bool:
@@ -59,7 +74,7 @@ def _wanted_values(text: str, path: str, keys: AbstractSet[str]) -> dict[str, Lo
     lines, on every host); None when only the line by line reading can tell: other line breaks than '\n',
     lines that look like BSD output, or no wanted key at all (is it sysctl output?)."""
     lines = "\n" + text  # every line, the first too, follows a '\n'
-    if _other_line_breaks(text) or (": " in text and _BSD_LINE_ANYWHERE.search(lines)):
+    if _other_line_breaks(text) or (_COLON_SPACE.search(text) and _BSD_LINE_ANYWHERE.search(lines)):
         return None
     values: dict[str, Located[int | str]] = {}
     line, position = 0, 0
