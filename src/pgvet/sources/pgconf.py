@@ -270,13 +270,15 @@ def _parse(text: str, path: str, syntax_error_limit: int, *, simple_lines: bool,
     problems: list[ConfProblem] = []
     errors = 0
     position, counted, lineno = 0, 0, 0  # lineno: the '\n's of lines[:counted]
-    while (found := _CONTENT_LINE.search(lines, position)) is not None:
-        lineno += lines.count("\n", counted, found.start() + 1)
-        counted = found.start() + 1
-        if simple_lines and (simple := _SIMPLE_SETTING.match(lines, found.end())) is not None:
-            raw, word = simple.group("value", "word")
+    search, count, simple_setting = _CONTENT_LINE.search, lines.count, _SIMPLE_SETTING.match  # per line: bound once
+    while (found := search(lines, position)) is not None:
+        start = found.start() + 1
+        lineno += count("\n", counted, start)
+        counted = start
+        if simple_lines and (simple := simple_setting(lines, found.end())) is not None:
+            name, raw, word = simple.group("name", "value", "word")
             if word is None or "." not in word or _QUALIFIED_ID.fullmatch(word) is None:
-                entries.append(_entry(simple.group("name"), raw, raw[0] == "'", Source(path, lineno)))
+                entries.append(_entry(name, raw, raw[0] == "'", Source(path, lineno)))
                 position = simple.end()
                 continue
         lexer = _Lexer(lines, found.end(), lineno)
