@@ -35,11 +35,15 @@ _TREE = re.compile(r"^[\s│├└─|`-]*")
 
 def _unescape_octal(text: str) -> str:
     """/proc/mounts escapes space, tab, newline and backslash as \\040 \\011 \\012 \\134."""
+    if "\\" not in text:
+        return text  # nearly every name: no substitution to try
     return _OCTAL.sub(lambda match: chr(int(match.group(1), 8)), text)
 
 
 def _unescape_hex(text: str) -> str:
     """findmnt escapes unprintable characters and spaces as \\x20."""
+    if "\\" not in text:
+        return text
     return _HEX.sub(lambda match: chr(int(match.group(1), 16)), text)
 
 
