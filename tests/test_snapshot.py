@@ -180,3 +180,27 @@ def test_source_and_located_built_by_their_fast_init_are_frozen_dataclasses() ->
         source.line = 5  # type: ignore[misc]
     with pytest.raises(TypeError):
         Source()  # type: ignore[call-arg]
+
+
+def test_paths_shown_as_resolving_them_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """_Builder.display compares strings instead of Paths: it shows what the Path operations show."""
+    from pgvet.snapshot import _Builder
+
+    def reference(path: Path, root: Path) -> str:
+        if path.parent == root and path.name != ".." and not path.is_symlink():
+            return path.name
+        try:
+            return str(path.resolve().relative_to(root.resolve()))
+        except (ValueError, OSError):
+            return str(path)
+
+    (tmp_path / "host" / "sub").mkdir(parents=True)
+    (tmp_path / "host" / "f.txt").write_text("x")
+    (tmp_path / "host" / "l.txt").symlink_to("f.txt")
+    (tmp_path / "link").symlink_to("host")
+    monkeypatch.chdir(tmp_path)
+    for root in (Path("."), Path("host"), tmp_path / "host", Path("link"), Path("host/sub/.."), Path("/")):
+        builder = _Builder("h", root, None)
+        for path in (root, Path("."), Path(".."), root / "f.txt", root / "l.txt", root / "..", root / "sub" / "g",
+                     Path("host/f.txt"), tmp_path / "host" / "f.txt", Path("f.txt")):
+            assert builder.display(path) == reference(path, root), (root, path)

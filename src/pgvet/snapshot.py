@@ -184,9 +184,11 @@ class _Builder:
         # several times as much): a file of the directory that is no link is shown by its name, which is
         # what resolving both would give, without walking every directory of the path.
         name = os.fspath(path)
-        head, tail = os.path.split(name)
+        head, tail = os.path.split(name) if name != "." else (".", "")  # Path("."): its own parent, no name
         if (head or ".") == self.root_name and tail != ".." and not os.path.islink(name):
             return tail
+        if name == self.root_name:
+            return "."  # what resolving gives for the (existing) host directory itself
         try:
             return str((self.real_root if path == self.root else path.resolve()).relative_to(self.real_root))
         except (ValueError, OSError):
@@ -248,7 +250,9 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
     root = directory if directory is not None else Path.cwd()
     builder = _Builder(name or "", root, wanted)
     if not name:
-        builder.host.name = builder.real_root.name or str(root)
+        # The resolved directory's name: its own unless it is a link (resolving a parent keeps the last name)
+        own = root.name not in ("", "..") and not os.path.islink(root)
+        builder.host.name = root.name if own else builder.real_root.name or str(root)
     inputs = discover(root, builder.host.warnings) if directory is not None else SnapshotInputs()
     if explicit is not None:
         inputs = inputs.merged(explicit)

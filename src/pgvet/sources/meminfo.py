@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Set as AbstractSet
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from pgvet.errors import ParseError
 from pgvet.provenance import Located, Source
 
 _LINE = re.compile(r"^([A-Za-z0-9_()]+):\s+(\d+)(?:\s+(kB))?\s*$")
-# A plain /proc/meminfo, as the kernel writes it: only such lines (at most 20 digits, blanks and tabs for
-# spaces, '\n' for line breaks) and blank lines. One match checks it, a second pass reads it; any other
-# text is read line by line (tests/test_sources_os.py holds the two readings to the same results).
-_PLAIN_LINE = r"[ \t]*+(?:[A-Za-z0-9_()]++:[ \t]++[0-9]{1,20}+(?:[ \t]++kB)?+[ \t]*+)?+"
-_PLAIN_TEXT = re.compile(rf"(?:{_PLAIN_LINE}\n)*+{_PLAIN_LINE}")
-_PLAIN_VALUES = re.compile(r"\n[ \t]*+([A-Za-z0-9_()]++):[ \t]++([0-9]++)(?:[ \t]++(kB))?+")
+
 # Names the general rule (split CamelCase, drop parentheses) would spell differently from docs/facts.md.
 _NAMES = {
     "MemTotal": "mem_total",
@@ -51,6 +46,17 @@ _NAMES = {
 }
 
 
+@cache  # compiled at the first file read, not at import
+def _plain_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A plain /proc/meminfo, as the kernel writes it: only such lines (at most 20 digits, blanks and tabs for
+    spaces, newlines for line breaks) and blank lines. The first pattern checks it in one match, the second reads
+    it in one pass; any other text is read line by line (tests/test_sources_os.py holds the two readings to
+    the same results)."""
+    line = r"[ \t]*+(?:[A-Za-z0-9_()]++:[ \t]++[0-9]{1,20}+(?:[ \t]++kB)?+[ \t]*+)?+"
+    return (re.compile(rf"(?:{line}(?:\n|\Z))*+"),
+            re.compile(r"\n[ \t]*+([A-Za-z0-9_()]++):[ \t]++([0-9]++)(?:[ \t]++(kB))?+"))
+
+
 @lru_cache(maxsize=1024)  # a few dozen keys, on every host
 def fact_name(key: str) -> str:
     """``Active(anon)`` → ``active_anon``; ``SReclaimable`` → ``s_reclaimable``; exceptions in _NAMES."""
@@ -64,7 +70,8 @@ def fact_name(key: str) -> str:
 def parse_meminfo(text: str, path: str, names: AbstractSet[str] | None = None) -> dict[str, Located[int]]:
     """Every line's value by its fact name; ``names``: only these are returned (every line is read and
     checked all the same)."""
-    values = _plain_values(text, path, names) if _PLAIN_TEXT.fullmatch(text) else _line_values(text, path)
+    plain = _plain_patterns()[0].fullmatch(text) is not None
+    values = _plain_values(text, path, names) if plain else _line_values(text, path)
     if "mem_total" not in values:  # kept by both readings, wanted or not
         raise ParseError("no MemTotal line: expected a copy of /proc/meminfo", Source(path, 1))
     if names is None:
@@ -76,7 +83,7 @@ def _plain_values(text: str, path: str, names: AbstractSet[str] | None) -> dict[
     values: dict[str, Located[int]] = {}
     lines = "\n" + text
     line, position = 0, 0
-    for match in _PLAIN_VALUES.finditer(lines):
+    for match in _plain_patterns()[1].finditer(lines):
         name = fact_name(match.group(1))
         if names is None or name in names or name == "mem_total":
             line += lines.count("\n", position, match.start() + 1)

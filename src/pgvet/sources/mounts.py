@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pgvet.errors import ParseError
 from pgvet.provenance import Source
@@ -34,16 +35,20 @@ _TREE = re.compile(r"^[\s│├└─|`-]*")
 
 def _unescape_octal(text: str) -> str:
     """/proc/mounts escapes space, tab, newline and backslash as \\040 \\011 \\012 \\134."""
+    if "\\" not in text:
+        return text  # nearly every name: no substitution to try
     return _OCTAL.sub(lambda match: chr(int(match.group(1), 8)), text)
 
 
 def _unescape_hex(text: str) -> str:
     """findmnt escapes unprintable characters and spaces as \\x20."""
+    if "\\" not in text:
+        return text
     return _HEX.sub(lambda match: chr(int(match.group(1), 16)), text)
 
 
 def _options(text: str, separator: str = ",") -> tuple[str, ...]:
-    return tuple(option.strip() for option in text.split(separator) if option.strip())
+    return tuple(filter(None, map(str.strip, text.split(separator))))  # the non-blank ones, stripped
 
 
 def _parse_findmnt(lines: list[str], path: str) -> list[Mount]:
@@ -112,8 +117,9 @@ def parse_mounts(text: str, path: str) -> list[Mount]:
     return mounts
 
 
-def _components(path: str) -> list[str]:
-    return [part for part in path.split("/") if part and part != "."]
+@lru_cache(maxsize=1024)  # the same mount points and data directories on every host
+def _components(path: str) -> tuple[str, ...]:
+    return tuple(part for part in path.split("/") if part and part != ".")
 
 
 def find_mount(mounts: Sequence[Mount], path: str) -> Mount | None:

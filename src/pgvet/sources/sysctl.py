@@ -30,6 +30,8 @@ _NUMBERS_THEN_COMMENT = re.compile(r"^(-?\d{1,40}(?:[ \t]+-?\d{1,40})*)[ \t]+([#
 
 def sysctl_value(text: str) -> int | str:
     """An int when the whole value is one integer, else the text with blanks folded to one space."""
+    if len(text) <= 40 and text.isascii() and text.isdigit():
+        return int(text)  # the usual value, without folding and matching it
     folded = " ".join(text.split())
     # Longer digit strings are no kernel's integer (and int() refuses over 4300 digits).
     return int(folded) if len(folded) <= 40 and _INTEGER.match(folded) else folded
