@@ -403,6 +403,6 @@ def test_plain_lines_read_in_one_match_as_the_token_lexer_reads_them(text: str) 
 def test_the_one_match_reading_takes_the_usual_lines() -> None:
     """The fast path is taken, not only correct: each line of a typical file matches the one pattern."""
     text = "shared_buffers = 128MB\t# min 128kB\nlisten_addresses = '*'\nwork_mem=4MB\nsearch_path 'a, b'\n"
-    matches = [pgconf._SIMPLE_SETTING.match(line) for line in text.splitlines()]
+    matches = [pgconf._simple_setting().match(line) for line in text.splitlines()]
     assert [(match.group("name"), match.group("value")) for match in matches if match] == [
         ("shared_buffers", "128MB"), ("listen_addresses", "'*'"), ("work_mem", "4MB"), ("search_path", "'a, b'")]
