@@ -406,3 +406,17 @@ def test_the_one_match_reading_takes_the_usual_lines() -> None:
     matches = [pgconf._simple_setting().match(line) for line in text.splitlines()]
     assert [(match.group("name"), match.group("value")) for match in matches if match] == [
         ("shared_buffers", "128MB"), ("listen_addresses", "'*'"), ("work_mem", "4MB"), ("search_path", "'a, b'")]
+
+
+def test_a_huge_line_after_a_syntax_error_is_skipped_at_once() -> None:
+    """Found by fuzzing: a line of a million '=' after a name took seconds, skipped token by token."""
+    import time
+
+    text = "max_connections " + "=" * 1_000_000 + "\nport = 5432\n" + "x = 'a' " + "b " * 300_000
+    started = time.perf_counter()
+    entries, problems = parse_conf_text(text, "f")
+    assert time.perf_counter() - started < 1
+    assert [(entry.name, entry.value) for entry in entries] == [("port", "5432")]
+    assert [problem.message for problem in problems] == ['syntax error in file "f" line 1, near token "="',
+                                                         'syntax error in file "f" line 3, near token "b"']
+    assert (entries, problems) == _token_lexer_only(text)

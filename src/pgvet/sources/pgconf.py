@@ -319,8 +319,13 @@ def _parse_line(lexer: _Lexer, path: str, entries: list[ConfSetting | ConfDirect
     if kind in (_EOL, _EOF):
         return _syntax_problem(path, lexer.lineno - 1, None)
     problem = _syntax_problem(path, lexer.lineno, token)
-    while kind not in (_EOL, _EOF):
-        kind, token = lexer.next()
+    # The rest of the line is skipped, as PostgreSQL skips its tokens: no token spans a newline, so the next
+    # '\n' is the end of line the lexer would reach (a line of a million '=' took seconds token by token).
+    end = lexer.text.find("\n", lexer.pos)
+    if end < 0:
+        lexer.pos = len(lexer.text)
+    else:
+        lexer.pos, lexer.lineno = end + 1, lexer.lineno + 1
     return problem
 
 
