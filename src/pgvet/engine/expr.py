@@ -821,7 +821,7 @@ class Compiled:
     kind: Kind
     facts: tuple[str, ...]
     # the closures of expr, made at the first evaluation: not pickled with the pack (functions are not)
-    function: Function | None = field(default=None, compare=False, repr=False)
+    function: Function | None = field(default=None, init=False, compare=False, repr=False)
 
     def __getstate__(self) -> tuple[str, Expr, Kind, tuple[str, ...]]:
         return self.text, self.expr, self.kind, self.facts
