@@ -92,3 +92,27 @@ def test_bad_baseline_is_an_input_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["lint", str(FIXTURES / "small-vm"), "--baseline", str(bad)])
     assert result.exit_code == 2
     assert "not a pgvet baseline" in result.output
+
+
+def test_suppressions_are_judged_on_the_text_that_was_linted(tmp_path: Path) -> None:
+    """A file read when the host was loaded is not read again for its comments: one without "pgvet" has none,
+    even if it changes in between (and one that has the mark is read again, as the suppressions need it)."""
+    from pgvet.engine.evaluate import evaluate_host
+    from pgvet.engine.loader import load_pack
+    from pgvet.snapshot import load_host
+    from pgvet.suppress import suppress_inline
+
+    host = tmp_path / "h"
+    (host / "conf.d").mkdir(parents=True)
+    (host / "host.yaml").write_text("pg_version: 16\n")
+    (host / "postgresql.conf").write_text("include_dir = 'conf.d'\nshared_buffer = 1\n")
+    (host / "conf.d" / "a.conf").write_text("# pgvet: ignore[unknown-parameter] our fork's\nfsync_mode = 1\n")
+    loaded = load_host(host)
+    assert loaded.unmarked_files == {"host.yaml", "postgresql.conf"}
+    result = evaluate_host(load_pack([]), loaded)
+    (host / "postgresql.conf").write_text("# pgvet: ignore[unknown-parameter] too late\nshared_buffer = 1\n")
+    notices: list[str] = []
+    suppress_inline(result, notices)
+    unknown = {finding.path: finding.suppressed for finding in result.findings if finding.rule_id == "PGV401"}
+    assert unknown == {"postgresql.conf": None, "conf.d/a.conf": "our fork's"}
+    assert notices == []

@@ -71,6 +71,9 @@ class HostFacts:
     items: dict[str, list[ItemFacts]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # always shown: inputs skipped, paths refused
+    # files read whose text never mentions "pgvet", by the name findings give them: no suppression comment
+    # can be in them, so suppressions need not read them again
+    unmarked_files: set[str] = field(default_factory=set)
 
     def add(self, fact: Fact) -> None:
         self.facts[fact.name] = fact

@@ -116,6 +116,7 @@ def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs) -> ConfResul
     assert main is not None  # the caller checked
     auto = inputs.postgresql_auto_conf if inputs.postgresql_conf is not None else None
     conf = load_conf(main, root=root, auto_conf=auto, display_base=root)
+    host.unmarked_files.update(conf.unmarked_files)
     problems: list[ItemFacts] = []
     for problem in conf.problems:
         if problem.kind == "outside-root":

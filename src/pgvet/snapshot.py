@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from pgvet.errors import InputError
 from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts, item_facts, make_fact
 from pgvet.provenance import Located, Source
-from pgvet.sources import read_file_at_most
+from pgvet.sources import SUPPRESSION_MARK, read_file_at_most
 
 if TYPE_CHECKING:
     from pgvet.sources.sysctl import SysctlSetting
@@ -196,7 +196,10 @@ class _Builder:
 
     def text(self, path: Path) -> tuple[str, str]:
         display = self.display(path)
-        return read_text(path, display), display
+        text = read_text(path, display)
+        if SUPPRESSION_MARK not in text:
+            self.host.unmarked_files.add(display)
+        return text, display
 
     def put(self, name: str, located: Located[FactValue]) -> None:
         self.host.facts[name] = make_fact((name, located.value, located.source, (), None))

@@ -65,17 +65,20 @@ def _suppressions(path: str, display: str) -> dict[int, Suppression]:
 
 def suppress_inline(host: HostResult, notices: list[str]) -> None:
     """Mark the host's findings that a comment suppresses; notices for comments that are wrong or unused."""
-    root = host.host.root
+    root, unmarked = host.host.root, host.host.unmarked_files
     real_root: str | None = None
     files: dict[str, dict[int, Suppression]] = {}
     for finding in host.findings:
         if not finding.path or finding.line is None or finding.path.startswith("<"):
             continue
         if finding.path not in files:
-            # only files inside the host directory, links followed: a comment elsewhere is not the host's
-            real_root = real_root or os.path.realpath(root)
-            target = real_path_in(real_root, finding.path)
-            files[finding.path] = _suppressions(target, finding.path) if is_inside(target, real_root) else {}
+            if finding.path in unmarked:
+                files[finding.path] = {}  # read when the host was loaded: no comment in it
+            else:
+                # only files inside the host directory, links followed: a comment elsewhere is not the host's
+                real_root = real_root or os.path.realpath(root)
+                target = real_path_in(real_root, finding.path)
+                files[finding.path] = _suppressions(target, finding.path) if is_inside(target, real_root) else {}
         comments = files[finding.path]
         for line in (finding.line, finding.line - 1):
             suppression = comments.get(line)

@@ -6,6 +6,9 @@ import os
 import stat
 from typing import BinaryIO
 
+# What every suppression comment holds (``# pgvet: ignore[…]``): a file without it has none.
+SUPPRESSION_MARK = "pgvet"
+
 
 def read_at_most(handle: BinaryIO, size: int, limit: int) -> bytes:
     """The first ``limit`` + 1 bytes of a file at most (the caller refuses more than ``limit``).

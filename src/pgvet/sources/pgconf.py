@@ -62,7 +62,7 @@ from pathlib import Path
 
 from pgvet.errors import InputError
 from pgvet.provenance import Source
-from pgvet.sources import read_file_at_most
+from pgvet.sources import SUPPRESSION_MARK, read_file_at_most
 
 __all__ = [
     "ConfDirective",
@@ -111,11 +111,15 @@ class ConfProblem:
     fatal: bool  # True when PostgreSQL would refuse to start because of it
 
 
+_SUPPRESSION_MARK_BYTES = SUPPRESSION_MARK.encode()
+
+
 @dataclass(slots=True)
 class ConfResult:
     settings: list[ConfSetting] = field(default_factory=list)  # every occurrence, in applying order
     problems: list[ConfProblem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)  # every file read, in order
+    unmarked_files: set[str] = field(default_factory=set)  # those with no suppression comment (see HostFacts)
 
     def effective(self) -> dict[str, ConfSetting]:
         """The last occurrence of each name: the one PostgreSQL applies."""
@@ -447,6 +451,8 @@ class _Loader:
 
     def parse_bytes(self, data: bytes, absolute: str, shown: str, depth: int) -> bool:
         self.result.files.append(shown)
+        if _SUPPRESSION_MARK_BYTES not in data:
+            self.result.unmarked_files.add(shown)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
