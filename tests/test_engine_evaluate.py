@@ -258,3 +258,23 @@ def test_a_fix_value_that_cannot_be_computed_is_left_out_and_named(pack: RulePac
     finding = next(item for item in evaluate_host(pack, with_facts).findings if item.rule_id == "ACME5")
     assert finding.fix.sysctl == {"vm.nr_hugepages": "4096", "vm.swappiness": "10"}
     assert finding.fix.postgresql == {"work_mem": "64kB"} and finding.fix.text is None
+
+
+def test_python_errors_in_applies_and_when_name_the_expression(tmp_path: Path) -> None:
+    """An error Python raises (here an overflow) in the test or in the condition: the rule is not evaluated,
+    with the expression that failed, wherever it is (the closures run straight, errors through the slow path)."""
+    overflow = "round(host.ram * 1e308 * 10) > 0"
+    (tmp_path / "pack.yaml").write_text(textwrap.dedent(f"""\
+        rules:
+          - {{id: ACME7, name: bad-applies, title: t, severity: info, applies: "{overflow}", when: "host.ram > 0",
+              message: m}}
+          - {{id: ACME8, name: bad-when, title: t, severity: info, applies: "host.ram > 0", when: "{overflow}",
+              message: m}}
+          - {{id: ACME9, name: fine, title: t, severity: info, applies: "host.ram > 0", when: "host.ram > 1",
+              message: m}}
+        """))
+    result = evaluate_host(load_pack([tmp_path], builtin=False), make_host())
+    reasons = {record.rule_id: record.reason for record in result.not_evaluated}
+    assert reasons == {"ACME7": f"{overflow}: cannot convert float infinity to integer",
+                       "ACME8": f"{overflow}: cannot convert float infinity to integer"}
+    assert [finding.rule_id for finding in result.findings] == ["ACME9"]

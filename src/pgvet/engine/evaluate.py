@@ -96,10 +96,18 @@ def evaluate_host(pack: RulePack, host: HostFacts, *, params: ParamOverrides | N
 def evaluate_rule(rule: Rule, env: Env, host_name: str, result: HostResult) -> None:
     """Append the rule's finding, pass (when recorded) or not-evaluated record to ``result``; nothing when
     the rule does not apply. The subject is rendered only for a record: most items meet no rule."""
+    applies, when = rule.applies_expr, rule.when_expr
     try:
-        if rule.applies_expr is not None and rule.applies_expr.evaluate(env) is not True:
-            return
-        fired = rule.when_expr.evaluate(env)
+        # the closures called straight, without Compiled.evaluate's frame (most tests are a few closures);
+        # after a runtime error they run again through it, which names the expression that failed
+        try:
+            if applies is not None and (applies.function or applies.closure())(env) is not True:
+                return
+            fired = (when.function or when.closure())(env)
+        except (TypeError, ValueError, ArithmeticError):
+            if applies is not None and applies.evaluate(env) is not True:
+                return
+            fired = when.evaluate(env)
         if fired is True:
             result.findings.append(make_finding(rule, env, host_name, _subject(rule, env)))
         elif fired is None:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import eq, ge, gt, le, lt, ne
 from typing import TYPE_CHECKING, Any
 
 from pgvet.engine.factnames import Kind, did_you_mean, item_scope, kind_of, static_type
@@ -282,32 +283,9 @@ class Neg(Expr):
         return neg
 
 
-def _eq(left: Any, right: Any) -> bool:
-    return bool(left == right)
-
-
-def _ne(left: Any, right: Any) -> bool:
-    return bool(left != right)
-
-
-def _lt(left: Any, right: Any) -> bool:
-    return bool(left < right)
-
-
-def _le(left: Any, right: Any) -> bool:
-    return bool(left <= right)
-
-
-def _gt(left: Any, right: Any) -> bool:
-    return bool(left > right)
-
-
-def _ge(left: Any, right: Any) -> bool:
-    return bool(left >= right)
-
-
+# operator's functions, written in C: with numbers, texts and booleans they return a bool, as SQL's do
 COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
-    "=": _eq, "<>": _ne, "<": _lt, "<=": _le, ">": _gt, ">=": _ge,
+    "=": eq, "<>": ne, "<": lt, "<=": le, ">": gt, ">=": ge,
 }
 
 
@@ -831,13 +809,18 @@ class Compiled:
             object.__setattr__(self, name, value)
         object.__setattr__(self, "function", None)
 
-    def run(self, env: Env) -> Value:
-        """The value, runtime errors as raised (a derived value inside another expression)."""
+    def closure(self) -> Function:
+        """The expression as a function of an Env (runtime errors as raised), made at the first call."""
         function = self.function
         if function is None:
             function = self.expr.function()
             object.__setattr__(self, "function", function)  # frozen: a cache of what the fields hold
-        return function(env)
+        return function
+
+    def run(self, env: Env) -> Value:
+        """The value, runtime errors as raised (a derived value inside another expression)."""
+        function = self.function
+        return function(env) if function is not None else self.closure()(env)
 
     def evaluate(self, env: Env) -> Value:
         """The value; EvalError for any runtime error (a text where a number was expected, an overflow…)."""

@@ -7,6 +7,7 @@ could not be read follow the findings, then the summary.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from json.encoder import encode_basestring  # the C function behind json.dumps(..., ensure_ascii=False)
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +20,12 @@ if TYPE_CHECKING:
     from pgvet.summary import RunSummary
 
 _encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+# The C encoder JSONEncoder.encode makes at every call, made once (a finding has a few dicts and lists to
+# encode); no circular check: findings hold plain values. None where the C accelerator is missing.
+_make_c_encoder: Callable[..., Callable[[object, int], tuple[str, ...]]] | None = getattr(
+    json.encoder, "c_make_encoder", None)
+_c_encoder = _make_c_encoder(None, str, encode_basestring, None, ": ", ", ", False, False, True) \
+    if _make_c_encoder is not None else None
 
 
 def _json(value: object) -> str:
@@ -31,7 +38,7 @@ def _json(value: object) -> str:
         return int.__repr__(value)
     if not value and (type(value) is dict or type(value) is list):
         return "{}" if type(value) is dict else "[]"
-    return _encode(value)
+    return "".join(_c_encoder(value, 0)) if _c_encoder is not None else _encode(value)
 
 
 # What a finding line repeats from its rule (the help text is most of a line), encoded once per rule:
@@ -60,18 +67,26 @@ def finding_line(finding: Finding, host: HostResult, repo_root: Path | None) -> 
     _, head, title, tail = _parts(finding)
     path = relative_path(finding.path, host.host.root, repo_root) if finding.path else None
     values, fix = finding.values, finding.fix
-    evidence = ", ".join([
-        f'{{"fact": {encode_basestring(item.fact)}, "value": {_json(item.value)}, '
-        + ('"path": null, "line": null}' if item.source is None else
-           f'"path": {encode_basestring(item.source.path)}, "line": {_json(item.source.line)}}}')
-        for item in finding.evidence])
-    return (f'{{"type": "finding", "fingerprint": {_json(finding.fingerprint)}, {head}, '
-            f'"host": {_json(finding.host)}, "path": {_json(path)}, "line": {_json(finding.line)}, '
-            f'"subject": {_json(finding.subject)}, "title": {title}, "message": {_json(finding.message)}, '
+    evidence: list[str] = []
+    for item in finding.evidence:  # most values are texts and integers: encoded here, without _json's frame
+        value, source = item.value, item.source
+        encoded = (encode_basestring(value) if type(value) is str else int.__repr__(value) if type(value) is int
+                   else _json(value))
+        if source is None:
+            evidence.append(f'{{"fact": {encode_basestring(item.fact)}, "value": {encoded}, "path": null, '
+                            '"line": null}')
+        else:
+            line = "null" if source.line is None else int.__repr__(source.line)
+            evidence.append(f'{{"fact": {encode_basestring(item.fact)}, "value": {encoded}, '
+                            f'"path": {encode_basestring(source.path)}, "line": {line}}}')
+    return (f'{{"type": "finding", "fingerprint": {encode_basestring(finding.fingerprint)}, {head}, '
+            f'"host": {encode_basestring(finding.host)}, "path": {_json(path)}, "line": {_json(finding.line)}, '
+            f'"subject": {_json(finding.subject)}, "title": {title}, '
+            f'"message": {encode_basestring(finding.message)}, '
             f'"values": {_json(values)}, "expected": {_json(values.get("expected"))}, '
             f'"actual": {_json(values.get("actual"))}, "fix": {{"sysctl": {_json(fix.sysctl)}, '
             f'"postgresql": {_json(fix.postgresql)}, "alter_system": {_json(fix.alter_system())}, '
-            f'"text": {_json(fix.text)}}}, {tail}, "evidence": [{evidence}], '
+            f'"text": {_json(fix.text)}}}, {tail}, "evidence": [{", ".join(evidence)}], '
             f'"suppressed": {_json(finding.suppressed)}, "baseline": {"true" if finding.baseline else "false"}}}')
 
 
