@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pgvet.facts import FactValue, HostFacts
 from pgvet.provenance import Source
@@ -12,9 +12,12 @@ Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"info": 1, "warning": 2, "error": 3}
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """A fact the rule used, with its value and where it was read."""
+class Evidence(NamedTuple):
+    """A fact the rule used, with its value and where it was read.
+
+    A named tuple, as Fact is: a finding has several, and a frozen dataclass's __init__ costs most of
+    gathering them.
+    """
 
     fact: str
     value: FactValue | None
