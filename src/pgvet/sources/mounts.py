@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from pgvet.errors import ParseError
 from pgvet.provenance import Source
 
 
-@dataclass(frozen=True, slots=True)
-class Mount:
+class Mount(NamedTuple):
+    """One mounted file system (a named tuple, made cheaply: a host lists tens of them)."""
+
     device: str
     point: str
     fstype: str

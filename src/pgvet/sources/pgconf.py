@@ -59,6 +59,7 @@ import stat
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 from pgvet.errors import InputError
 from pgvet.provenance import Source
@@ -80,9 +81,8 @@ MAX_FILES = 10_000
 INCLUDE_KINDS = ("include", "include_if_exists", "include_dir")
 
 
-@dataclass(frozen=True, slots=True)
-class ConfSetting:
-    """One ``name = value`` line."""
+class ConfSetting(NamedTuple):
+    """One ``name = value`` line (a named tuple: made in a third of a frozen dataclass's time, for every line)."""
 
     name: str  # lower-case (ASCII letters folded, as PostgreSQL compares names)
     value: str  # de-quoted, de-escaped
@@ -91,8 +91,7 @@ class ConfSetting:
     source: Source
 
 
-@dataclass(frozen=True, slots=True)
-class ConfDirective:
+class ConfDirective(NamedTuple):
     """One include line: ``kind`` is ``include``, ``include_if_exists`` or ``include_dir``."""
 
     kind: str
