@@ -171,13 +171,14 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
         if source is not None and not source.path.startswith("<"):
             path, line = source.path, source.line
             break
-    fix = Fix()
     templates = rule.fix_templates
-    if templates is not None:
+    if templates is None:
+        fix = Fix()
+    else:
         uncomputed: list[str] = []
-        fix.sysctl = _settings(templates.sysctl, env, uncomputed)
-        fix.postgresql = _settings(templates.postgresql, env, uncomputed)
-        fix.text = render(templates.text, env).strip() if templates.text is not None else None
+        fix = Fix(_settings(templates.sysctl, env, uncomputed) if templates.sysctl else {},
+                  _settings(templates.postgresql, env, uncomputed) if templates.postgresql else {},
+                  render(templates.text, env).strip() if templates.text is not None else None)
         if uncomputed:
             missing = f"No value can be computed here for {', '.join(uncomputed)}."
             fix.text = f"{fix.text} {missing}" if fix.text else missing
