@@ -204,3 +204,28 @@ def test_paths_shown_as_resolving_them_would(tmp_path: Path, monkeypatch: pytest
         for path in (root, Path("."), Path(".."), root / "f.txt", root / "l.txt", root / "..", root / "sub" / "g",
                      Path("host/f.txt"), tmp_path / "host" / "f.txt", Path("f.txt")):
             assert builder.display(path) == reference(path, root), (root, path)
+
+
+def test_inputs_are_read_to_their_end_and_no_further_than_the_limit(tmp_path: Path) -> None:
+    """What stat said is asked for first; a file that grew since, or whose size stat does not know (/proc),
+    is read on, a chunk at a time, to its end or one byte past the limit (the caller refuses more)."""
+    import io
+    import os
+
+    from pgvet.sources import read_at_most, read_file_at_most
+
+    text = bytes(range(256)) * 1000  # 256 000 bytes: several chunks
+    assert read_at_most(io.BytesIO(text), 0, 10**6) == text  # size unknown
+    assert read_at_most(io.BytesIO(text), 100, 10**6) == text  # grew since stat
+    assert read_at_most(io.BytesIO(text), len(text), 10**6) == text
+    assert read_at_most(io.BytesIO(text), 0, 200_000) == text[:200_001]
+    assert read_at_most(io.BytesIO(text), 100, 1000) == text[:1001]
+    assert read_at_most(io.BytesIO(b""), 0, 1000) == b""
+    path = tmp_path / "grown.txt"
+    path.write_bytes(text[:10])
+    status = os.stat(path)
+    path.write_bytes(text)
+    assert read_file_at_most(str(path), status, 10**6) == text
+    assert read_file_at_most(str(path), status, 70_000) == text[:70_001]
+    if os.path.exists("/proc/self/status"):  # stat says 0 bytes
+        assert read_file_at_most("/proc/self/status", os.stat("/proc/self/status"), 10**6).startswith(b"Name:")

@@ -28,6 +28,7 @@ from pgvet.errors import InputError
 from pgvet.findings import HostResult, LintResult
 from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
+from pgvet.sources import read_file_at_most
 
 _IGNORE = re.compile(r"#\s*pgvet:\s*ignore\[([^\]]*)\]\s*(.*)$")
 MAX_SCANNED_BYTES = 4 * 1024 * 1024
@@ -48,8 +49,7 @@ def _suppressions(path: str, display: str) -> dict[int, Suppression]:
         status = os.stat(path)
         if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_SCANNED_BYTES:
             return {}
-        with open(path, "rb") as file:
-            data = file.read(MAX_SCANNED_BYTES + 1)
+        data = read_file_at_most(path, status, MAX_SCANNED_BYTES)
     except OSError:
         return {}
     found: dict[int, Suppression] = {}
