@@ -84,8 +84,9 @@ def _inside(path: Path, root: Path) -> bool:
     return True
 
 
-def discover(directory: Path, warnings: list[str] | None = None) -> SnapshotInputs:
-    """The inputs present in a host directory, refusing any that resolve outside it."""
+def discover(directory: Path, warnings: list[str] | None = None, regular: set[str] | None = None) -> SnapshotInputs:
+    """The inputs present in a host directory, refusing any that resolve outside it. ``regular`` receives
+    the names of those the directory's listing shows as regular files (no links)."""
     refused = warnings if warnings is not None else []
     inputs = SnapshotInputs()
 
@@ -112,8 +113,11 @@ def discover(directory: Path, warnings: list[str] | None = None) -> SnapshotInpu
             if present is not None and name.lower() not in present:
                 continue  # not there: no need to ask the file system name by name
             candidate = directory / name
-            if _listed_as_regular(entries, name) or usable(candidate):
+            listed = _listed_as_regular(entries, name)
+            if listed or usable(candidate):
                 setattr(inputs, kind, candidate)
+                if listed and regular is not None:
+                    regular.add(name)
                 break
     sysctl_d = directory / "sysctl.d"
     declared: list[Path] = []
@@ -174,6 +178,7 @@ class _Builder:
         self.root_name = os.fspath(root)
         self.host = HostFacts(name=name, root=str(root))
         self.wanted = wanted
+        self.regular: set[str] = set()  # names of the directory listed as regular files: no link to look for
 
     @cached_property
     def real_root(self) -> Path:
@@ -185,7 +190,7 @@ class _Builder:
         # what resolving both would give, without walking every directory of the path.
         name = os.fspath(path)
         head, tail = os.path.split(name) if name != "." else (".", "")  # Path("."): its own parent, no name
-        if (head or ".") == self.root_name and tail != ".." and not os.path.islink(name):
+        if (head or ".") == self.root_name and tail != ".." and (tail in self.regular or not os.path.islink(name)):
             return tail
         if name == self.root_name:
             return "."  # what resolving gives for the (existing) host directory itself
@@ -256,7 +261,7 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
         # The resolved directory's name: its own unless it is a link (resolving a parent keeps the last name)
         own = root.name not in ("", "..") and not os.path.islink(root)
         builder.host.name = root.name if own else builder.real_root.name or str(root)
-    inputs = discover(root, builder.host.warnings) if directory is not None else SnapshotInputs()
+    inputs = discover(root, builder.host.warnings, builder.regular) if directory is not None else SnapshotInputs()
     if explicit is not None:
         inputs = inputs.merged(explicit)
     if inputs.is_empty():

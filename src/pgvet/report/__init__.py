@@ -181,10 +181,11 @@ def use_color(options: ReportOptions, is_terminal: bool) -> bool:
     return is_terminal
 
 
-def relative_path(path: str, root: str, repo_root: Path | None = None) -> str:
+def relative_path(path: str, root: str, repo_root: Path | None = None, cwd: str | None = None) -> str:
     """A finding's path as the user knows it: the host directory joined with the file, relative to
-    ``repo_root`` (or the current directory) when it lies under it."""
-    return _relative_path(path, root, repo_root, os.getcwd())
+    ``repo_root`` (or the current directory) when it lies under it. ``cwd``: the current directory, when
+    the caller asked for it once for many paths."""
+    return _relative_path(path, root, repo_root, cwd or os.getcwd())
 
 
 @lru_cache(maxsize=1024)

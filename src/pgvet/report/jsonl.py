@@ -7,6 +7,7 @@ could not be read follow the findings, then the summary.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from json.encoder import encode_basestring  # the C function behind json.dumps(..., ensure_ascii=False)
 from pathlib import Path
@@ -59,13 +60,13 @@ def _parts(finding: Finding) -> _RuleParts:
     return parts
 
 
-def finding_line(finding: Finding, host: HostResult, repo_root: Path | None) -> str:
+def finding_line(finding: Finding, host: HostResult, repo_root: Path | None, cwd: str | None = None) -> str:
     """The bytes of ``json.dumps({"type": "finding", **finding_json(...)}, ensure_ascii=False, default=str)``
     (a test holds them equal), written without building the dictionary: a host has tens of findings."""
     from pgvet.report import relative_path
 
     _, head, title, tail = _parts(finding)
-    path = relative_path(finding.path, host.host.root, repo_root) if finding.path else None
+    path = relative_path(finding.path, host.host.root, repo_root, cwd) if finding.path else None
     values, fix = finding.values, finding.fix
     evidence: list[str] = []
     for item in finding.evidence:  # most values are texts and integers: encoded here, without _json's frame
@@ -99,7 +100,9 @@ class Writer:
 
     def host(self, host: HostResult) -> None:
         if host.findings:
-            self.out.write("".join([finding_line(finding, host, self.repo_root) + "\n" for finding in host.findings]))
+            cwd = os.getcwd()  # once a host, not once a finding
+            self.out.write("".join([finding_line(finding, host, self.repo_root, cwd) + "\n"
+                                    for finding in host.findings]))
 
     def error(self, error: HostError) -> None:
         self.errors.append(error)
