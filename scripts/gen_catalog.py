@@ -77,6 +77,21 @@ HIDDEN_PARAMS: dict[str, dict[str, Any]] = {
 }
 
 
+# Sets a value for its own transaction only and reads it back (pg_settings.setting, or SHOW's text for
+# hidden parameters) in the same statement. statement_timeout is armed when a statement starts,
+# lock_timeout only while waiting for a lock, the idle timeouts only between statements: so a tiny value
+# cannot cancel the probe that sets it, and, the connection being in autocommit, the value ends with the
+# probe, so it cannot cancel the next query either (as a session-wide SET followed by a SELECT did).
+PROBE_FUNCTION = """
+CREATE FUNCTION pg_temp.probe(text, text) RETURNS text LANGUAGE sql AS $$
+    SELECT set_config($1, $2, true);
+    SELECT coalesce((SELECT setting FROM pg_settings WHERE name = $1), current_setting($1));
+$$"""
+# Parameters whose assign hook arms their timer as soon as they are set, even inside a transaction
+# (transaction_timeout, 17+): a tiny value would end the session during the probe itself.
+ARMED_WHEN_SET = frozenset({"transaction_timeout"})
+
+
 @dataclass
 class Rejection:
     """An error PostgreSQL raised for a value: its primary message and hint."""
@@ -88,9 +103,9 @@ class Rejection:
 class Server:
     """A running server on a fresh cluster, reachable only by its Unix socket.
 
-    ``set_value`` asks the server itself to parse a value: ``set_config`` then ``pg_settings`` for
+    ``set_value`` asks the server itself to parse a value: ``pg_temp.probe`` (PROBE_FUNCTION) for
     parameters a superuser session can change, ``postgres -C`` (a second process on the same data
-    directory, about 10 ms) for the others.
+    directory, about 10 ms) for the others and for ARMED_WHEN_SET.
     """
 
     def __init__(self, major: int) -> None:
@@ -105,6 +120,7 @@ class Server:
         self.connection = psycopg.connect(host=str(self.socket_dir), user="postgres", dbname="postgres",
                                           autocommit=True)
         self.contexts: dict[str, str] = dict(self.query("SELECT name, context FROM pg_settings"))
+        self.connection.execute(PROBE_FUNCTION)
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         return self.connection.execute(sql, params).fetchall()  # type: ignore[arg-type]
@@ -120,16 +136,12 @@ class Server:
 
     def set_value(self, name: str, value: str) -> str | Rejection:
         """The ``setting`` PostgreSQL derives from ``value``, or how it rejects it."""
-        if self.session_settable(name):
-            try:
-                self.connection.execute("SELECT set_config(%s, %s, false)", (name, value))
-            except psycopg.Error as error:
-                return Rejection(error.diag.message_primary or "", error.diag.message_hint)
-            setting = self.query("SELECT setting FROM pg_settings WHERE name = %s", (name,))
-            if setting:
-                return str(setting[0][0])
-            return str(self.query("SELECT current_setting(%s)", (name,))[0][0])
-        return self.dash_c(name, value)
+        if not self.session_settable(name) or name.lower() in ARMED_WHEN_SET:
+            return self.dash_c(name, value)
+        try:
+            return str(self.query("SELECT pg_temp.probe(%s, %s)", (name, value))[0][0])
+        except psycopg.Error as error:
+            return Rejection(error.diag.message_primary or "", error.diag.message_hint)
 
     def dash_c(self, name: str, value: str) -> str | Rejection:
         """``postgres -C name -c name=value``: how the server parses a value given at startup."""
@@ -234,7 +246,6 @@ def find_hidden_enum_values(server: Server, params: list[dict[str, Any]]) -> Non
             outcome = server.set_value(param["name"], candidate)
             if isinstance(outcome, str):
                 hidden[candidate] = outcome
-        server.connection.execute("RESET ALL")
         param["hidden_enumvals"] = hidden
 
 
@@ -249,7 +260,6 @@ def check_real_bounds(server: Server, params: list[dict[str, Any]]) -> None:
             if isinstance(inside, Rejection) or not isinstance(outside, Rejection) \
                     or "outside the valid range" not in outside.message:
                 raise RuntimeError(f"{param['name']}: bound {bound!r} is not exact ({inside}, {outside})")
-        server.connection.execute("RESET ALL")
 
 
 def _just_outside(bound: float, outward: float) -> float:
@@ -274,7 +284,6 @@ def check_hidden(server: Server, hidden: list[dict[str, Any]]) -> None:
                 if isinstance(server.set_value(param["name"], repr(bound)), Rejection) or not isinstance(
                         server.set_value(param["name"], repr(_just_outside(bound, outward))), Rejection):
                     raise RuntimeError(f"hidden {param['name']}: bound {bound!r} is wrong")
-    server.connection.execute("RESET ALL")
 
 
 def generate(major: int) -> dict[str, Any]:

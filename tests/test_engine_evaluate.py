@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from pgvet.engine.evaluate import evaluate_host, fingerprint
+from pgvet.engine.expr import CompileContext, Env, EvalError
 from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import RulePack
-from pgvet.engine.render import format_duration, format_size, format_value
+from pgvet.engine.render import compile_template, format_duration, format_size, format_value, render, render_setting
 from pgvet.errors import UsageError
 from pgvet.facts import Fact, HostFacts
 from pgvet.findings import Evidence
@@ -231,6 +232,21 @@ def test_size_and_duration_edges() -> None:
     assert format_size(-2 * GB) == "-2.0 GiB"
     assert format_duration(0) == "0s"
     assert format_duration(86400 * 2) == "2d"
+
+
+@pytest.mark.parametrize(("text", "rendered"), [("{sysctl.kernel.absent}kB {sysctl.kernel.foo + 1}", "unknownkB 2"),
+                                                ("{sysctl.kernel.foo + 1} {sysctl.kernel.absent}kB", "2 unknownkB")])
+def test_a_hole_that_fails_wins_over_a_null_hole_in_either_order(text: str, rendered: str) -> None:
+    """A fix value that cannot be evaluated leaves the rule not evaluated, wherever a NULL hole stands."""
+    template = compile_template(text, CompileContext(derived={}))
+    env = Env({"sysctl.kernel.foo": Fact("sysctl.kernel.foo", "text", SYSCTL)}, None, {}, {}, {})
+    with pytest.raises(EvalError, match="not a number"):
+        render_setting(template, env)
+    with pytest.raises(EvalError, match="not a number"):
+        render(template, env)
+    with_number = Env({"sysctl.kernel.foo": Fact("sysctl.kernel.foo", 1, SYSCTL)}, None, {}, {}, {})
+    assert render_setting(template, with_number) is None
+    assert render(template, with_number) == rendered
 
 
 def test_template_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -266,3 +266,22 @@ def test_a_huge_rule_file_is_refused_before_yaml_reads_it(tmp_path: Path, monkey
     with pytest.raises(RulePackError, match="more than pgvet reads"):
         load_pack([tmp_path / "pack"])
     assert time.perf_counter() - started < 5
+
+
+# 'é' * (2 MiB + 1) is 4 MiB + 2 bytes: the read of 4 MiB + 1 ends inside the last 'é'.
+@pytest.mark.parametrize("content", ["é".encode() * (2 * 1024**2 + 1), b"\xff" * (4 * 1024**2 + 1)],
+                         ids=["cut-in-a-character", "not-utf8"])
+def test_a_huge_rule_file_is_refused_for_its_size_whatever_its_bytes(tmp_path: Path, content: bytes) -> None:
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / "big.yaml").write_bytes(content)
+    error = load_error(tmp_path / "pack")
+    assert "more than pgvet reads" in error.message
+    assert error.source == Source(str(tmp_path / "pack" / "big.yaml"))
+
+
+def test_a_rule_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / "latin1.yaml").write_bytes("rules: []  # café\n".encode("latin-1"))
+    error = load_error(tmp_path / "pack")
+    assert "cannot read rule file" in error.message and "utf-8" in error.message
+    assert error.source == Source(str(tmp_path / "pack" / "latin1.yaml"))

@@ -60,6 +60,11 @@ def _read(path: Path) -> str:
     try:
         with path.open("rb") as handle:  # no more than the limit read, whatever the file's size
             data = handle.read(4 * MAX_RULE_FILE_CHARS + 1)
+        if len(data) > 4 * MAX_RULE_FILE_CHARS:
+            # Too large whatever its bytes (a character has at most 4), and the cut may split a character:
+            # decoded leniently (a replacement takes at most 3 bytes) the text still counts more than the
+            # limit, so building reports the size, not a UTF-8 error at the cut.
+            return data.decode("utf-8", errors="replace")
         return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise RulePackError(f"cannot read rule file: {error}", Source(str(path))) from None

@@ -87,16 +87,18 @@ def render_setting(template: Template, env: Env) -> str | None:
 
 def _render(template: Template, env: Env, *, null_allowed: bool) -> str | None:
     out: list[str] = []
+    has_null = False
     for part in template:
         if isinstance(part, str):
             out.append(part)
         else:
+            # Every hole is evaluated, even after a NULL one: a hole's EvalError (the rule not evaluated)
+            # must not depend on whether a NULL hole comes before it.
             compiled, format_name = part
             value = compiled.evaluate(env)
-            if value is None and not null_allowed:
-                return None
+            has_null = has_null or value is None
             out.append(format_value(value, format_name))
-    return "".join(out)
+    return None if has_null and not null_allowed else "".join(out)
 
 
 def format_value(value: Value, format_name: str | None) -> str:
