@@ -153,8 +153,20 @@ class _Plan:
 _WORKER_PLAN: list[_Plan] = []  # a worker process's plan, made once by _start_worker
 
 
+def collect_garbage_for_batches() -> None:
+    """For a process that lints hosts (the command line's, a worker): a host makes thousands of short-lived
+    containers, almost none in a cycle, and the cycle collector's default pass every 700 new ones took 3 % of
+    a lint's instructions walking them. Every 5 000, it walks fewer; objects without a cycle are freed by
+    their reference counts either way, and cycles are still collected."""
+    import gc
+
+    gc.set_threshold(5000, 20, 20)
+
+
 def _start_worker(options: LintOptions) -> None:
     from pgvet.engine.loader import load_pack
+
+    collect_garbage_for_batches()
 
     _WORKER_PLAN[:] = [_Plan.of(load_pack(options.rules), options)]  # the pack from the cache
 
