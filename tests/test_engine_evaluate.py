@@ -294,3 +294,21 @@ def test_python_errors_in_applies_and_when_name_the_expression(tmp_path: Path) -
     assert reasons == {"ACME7": f"{overflow}: cannot convert float infinity to integer",
                        "ACME8": f"{overflow}: cannot convert float infinity to integer"}
     assert [finding.rule_id for finding in result.findings] == ["ACME9"]
+
+
+def test_a_value_that_cannot_be_formatted_leaves_the_rule_not_evaluated(tmp_path: Path) -> None:
+    """A number too large for |size (float conversion overflows) in a message or in a fix after a NULL hole:
+    the rule is not evaluated, with the expression, and the lint goes on."""
+    huge = " * ".join(["host.ram"] * 40)
+    (tmp_path / "pack.yaml").write_text(textwrap.dedent(f"""\
+        rules:
+          - {{id: ACME10, name: huge-message, title: t, severity: info, when: "host.ram > 0",
+              message: "{{{huge}|size}}"}}
+          - {{id: ACME11, name: huge-fix, title: t, severity: info, when: "host.ram > 0", message: m,
+              fix: {{sysctl: {{vm.x: "{{sysctl.vm.absent}}{{{huge}|size}}"}}}}}}
+        """))
+    result = evaluate_host(load_pack([tmp_path], builtin=False), make_host())
+    reasons = {record.rule_id: record.reason for record in result.not_evaluated}
+    assert reasons == {"ACME10": f"{huge}: int too large to convert to float",
+                       "ACME11": f"{huge}: int too large to convert to float"}
+    assert result.findings == []

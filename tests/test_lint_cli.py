@@ -152,3 +152,29 @@ def test_jobs_give_the_same_results_in_the_same_order(tmp_path: Path) -> None:
     parallel = lint(*hosts, "--format", "concise", "--exit-zero", "--jobs", "2")
     assert serial == parallel
     assert serial[1].count("PGV110") == 4
+
+
+def test_the_collector_is_set_for_the_batch_and_given_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """During a lint the cycle collector runs less often (lint.BATCH_GC_THRESHOLD); a program that calls the
+    command line in its own process gets its setting back."""
+    import gc
+
+    from pgvet import lint as lint_module
+
+    seen: list[tuple[int, int, int]] = []
+    real = lint_module._Plan.lint
+
+    def lint_and_look(self: lint_module._Plan, directory: Path | None) -> object:
+        seen.append(gc.get_threshold())
+        return real(self, directory)
+
+    monkeypatch.setattr(lint_module._Plan, "lint", lint_and_look)
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        result = runner.invoke(app, ["lint", str(FIXTURES / "small-vm"), "--exit-zero"])
+        assert result.exit_code == 0, result.output
+        assert seen == [lint_module.BATCH_GC_THRESHOLD]
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*before)

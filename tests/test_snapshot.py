@@ -229,3 +229,79 @@ def test_inputs_are_read_to_their_end_and_no_further_than_the_limit(tmp_path: Pa
     assert read_file_at_most(str(path), status, 70_000) == text[:70_001]
     if os.path.exists("/proc/self/status"):  # stat says 0 bytes
         assert read_file_at_most("/proc/self/status", os.stat("/proc/self/status"), 10**6).startswith(b"Name:")
+
+
+def test_a_short_read_is_not_taken_for_the_end() -> None:
+    """Some file systems (FUSE, network mounts) return less than asked before the end: read on until nothing."""
+    from pgvet.sources import read_at_most
+
+    class Trickle:
+        def __init__(self, data: bytes) -> None:
+            self.data = data
+
+        def read(self, count: int) -> bytes:
+            served, self.data = self.data[:min(count, 100)], self.data[min(count, 100):]
+            return served
+
+    assert read_at_most(Trickle(b"x" * 300), 300, 10**6) == b"x" * 300  # type: ignore[arg-type]
+
+
+def test_an_input_whose_size_stat_does_not_know_is_refused_past_the_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pipe (or /proc) has no size for stat: what it gives is still held to the limit, not cut silently."""
+    import os
+    import threading
+
+    from pgvet import snapshot
+    from pgvet.errors import InputError
+
+    monkeypatch.setattr(snapshot, "MAX_INPUT_BYTES", 1000)
+    pipe = tmp_path / "sysctl.txt"
+    for size, refused in ((999, False), (1001, True)):
+        os.mkfifo(pipe)
+        writer = threading.Thread(target=pipe.write_bytes, args=(b"#" * size,))
+        writer.start()
+        try:
+            if refused:
+                with pytest.raises(InputError, match="more than 1000 bytes"):
+                    snapshot.read_text(pipe, "sysctl.txt")
+            else:
+                assert len(snapshot.read_text(pipe, "sysctl.txt")) == size
+        finally:
+            writer.join()
+            pipe.unlink()
+
+
+def test_records_made_by_the_thousand_are_immutable_values() -> None:
+    """Evidence, postgresql.conf lines and mounts are named tuples: equal by value, hashable, picklable, frozen."""
+    import pickle
+
+    from pgvet.findings import Evidence
+    from pgvet.provenance import Source
+    from pgvet.sources.mounts import Mount
+    from pgvet.sources.pgconf import ConfDirective, ConfSetting
+
+    source = Source("postgresql.conf", 3)
+    for record in (Evidence("pg.work_mem", 4096, source), ConfSetting("work_mem", "4MB", "4MB", False, source),
+                   ConfDirective("include", "a.conf", "'a.conf'", source),
+                   Mount("/dev/sda1", "/srv", "ext4", ("rw", "noatime"), source)):
+        copy = pickle.loads(pickle.dumps(record))
+        assert copy == record and hash(copy) == hash(record) and type(copy) is type(record)
+        with pytest.raises(AttributeError):
+            record.source = Source("x")  # type: ignore[misc]
+    assert ConfSetting("work_mem", "4MB", "4MB", False, source).value == "4MB"
+
+
+def test_inputs_listed_as_regular_files_are_shown_by_their_name_and_links_by_their_target(tmp_path: Path) -> None:
+    """load_host skips the link check for names its listing shows as regular files; a link is still resolved."""
+    from pgvet.snapshot import load_host
+
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "captured").mkdir()
+    (host / "sysctl.txt").write_text("vm.swappiness = 10\n")
+    (host / "captured" / "meminfo").write_text("MemTotal:       16384 kB\n")
+    (host / "meminfo.txt").symlink_to("captured/meminfo")
+    facts = load_host(host).facts
+    assert str(facts["sysctl.vm.swappiness"].source) == "sysctl.txt:1"
+    assert str(facts["meminfo.mem_total"].source) == "captured/meminfo:1"

@@ -204,12 +204,12 @@ def lint(
         baseline=baseline or settings.baseline,
         ignore_file=ignore_file or settings.ignore_file,
     )
-    from pgvet.lint import collect_garbage_for_batches
+    from pgvet.lint import collecting_garbage_for_batches
     from pgvet.report.stream import lint_and_report  # each host reported as it is linted, then dropped
 
-    collect_garbage_for_batches()
-    summary = lint_and_report(directories, options, jobs=jobs, formats=list(output_format or []),
-                              outputs=list(output or []), verbose=verbose, color=color)
+    with collecting_garbage_for_batches():
+        summary = lint_and_report(directories, options, jobs=jobs, formats=list(output_format or []),
+                                  outputs=list(output or []), verbose=verbose, color=color)
     code = summary.exit_code(threshold, strict=strict)
     if exit_zero and code == 1:
         code = 0

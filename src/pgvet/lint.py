@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -153,21 +154,31 @@ class _Plan:
 _WORKER_PLAN: list[_Plan] = []  # a worker process's plan, made once by _start_worker
 
 
-def collect_garbage_for_batches() -> None:
-    """For a process that lints hosts (the command line's, a worker): a host makes thousands of short-lived
-    containers, almost none in a cycle, and the cycle collector's default pass every 700 new ones took 3 % of
-    a lint's instructions walking them. Every 5 000, it walks fewer; objects without a cycle are freed by
-    their reference counts either way, and cycles are still collected."""
+# A host makes thousands of short-lived containers, almost none in a cycle, and the cycle collector's default
+# pass every 700 new ones took 3 % of a lint's instructions walking them. Every 5 000, it walks fewer;
+# objects without a cycle are freed by their reference counts either way, and cycles are still collected.
+BATCH_GC_THRESHOLD = (5000, 20, 20)
+
+
+@contextmanager
+def collecting_garbage_for_batches() -> Iterator[None]:
+    """The cycle collector set for a batch of hosts while the block runs, as it was after."""
     import gc
 
-    gc.set_threshold(5000, 20, 20)
+    before = gc.get_threshold()
+    gc.set_threshold(*BATCH_GC_THRESHOLD)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def _start_worker(options: LintOptions) -> None:
+    import gc
+
     from pgvet.engine.loader import load_pack
 
-    collect_garbage_for_batches()
-
+    gc.set_threshold(*BATCH_GC_THRESHOLD)  # a worker process lints hosts until the pool ends
     _WORKER_PLAN[:] = [_Plan.of(load_pack(options.rules), options)]  # the pack from the cache
 
 

@@ -167,6 +167,8 @@ def read_text(path: Path, display: str) -> str:
         raise InputError("no such file", Source(display)) from None
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror or error}", Source(display)) from None
+    if len(data) > MAX_INPUT_BYTES:  # a pipe or a /proc file, whose size stat does not know
+        raise InputError(f"more than {MAX_INPUT_BYTES} bytes, more than pgvet reads", Source(display))
     return data.decode("utf-8", errors="surrogateescape")
 
 

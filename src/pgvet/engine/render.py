@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from pgvet.engine.expr import CompileContext, Compiled, Env, ExpressionError, Value
+from pgvet.engine.expr import CompileContext, Compiled, Env, EvalError, ExpressionError, Value
 
 if TYPE_CHECKING:
     from pgvet.engine.pack import Template
@@ -97,7 +97,10 @@ def _render(template: Template, env: Env, *, null_allowed: bool) -> str | None:
             compiled, format_name = part
             value = compiled.evaluate(env)
             has_null = has_null or value is None
-            out.append(format_value(value, format_name))
+            try:
+                out.append(format_value(value, format_name))
+            except (ArithmeticError, ValueError, TypeError) as error:  # a number too large for |size, …
+                raise EvalError(f"{compiled.text.strip()}: {error}") from None
     return None if has_null and not null_allowed else "".join(out)
 
 

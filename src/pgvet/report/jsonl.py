@@ -6,6 +6,7 @@ could not be read follow the findings, then the summary.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable
@@ -22,11 +23,12 @@ if TYPE_CHECKING:
 
 _encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
 # The C encoder JSONEncoder.encode makes at every call, made once (a finding has a few dicts and lists to
-# encode); no circular check: findings hold plain values. None where the C accelerator is missing.
-_make_c_encoder: Callable[..., Callable[[object, int], tuple[str, ...]]] | None = getattr(
-    json.encoder, "c_make_encoder", None)
-_c_encoder = _make_c_encoder(None, str, encode_basestring, None, ": ", ", ", False, False, True) \
-    if _make_c_encoder is not None else None
+# encode); no circular check: findings hold plain values. CPython's private constructor, called as
+# JSONEncoder.iterencode calls it: where it is missing or takes other arguments, _encode does the work.
+_c_encoder: Callable[[object, int], tuple[str, ...]] | None = None
+with contextlib.suppress(AttributeError, TypeError):
+    _c_encoder = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+        None, str, encode_basestring, None, ": ", ", ", False, False, True)
 
 
 def _json(value: object) -> str:

@@ -42,10 +42,9 @@ def read_file_at_most(path: str, status: os.stat_result, limit: int) -> bytes:
 
 
 def _read_on(read: Callable[[int], bytes], size: int, limit: int) -> bytes:
-    requested = size + 1 if 0 < size <= limit else _CHUNK
-    data = read(requested)
-    if not data or (size > 0 and len(data) < requested):
-        return data  # the end (a short read of a file whose size stat knew), without asking again
+    data = read(size + 1 if 0 < size <= limit else _CHUNK)
+    if not data:
+        return data
     chunks = [data]
     total = len(data)
     while total <= limit:  # till the end: the file may have grown, or stat not know its size
