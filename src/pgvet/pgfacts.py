@@ -138,7 +138,6 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
 
     counts = Counter(setting.name for setting in conf.settings)
     effective = conf.effective()
-    in_auto_conf: dict[str, bool] = {}  # per file
     items: list[ItemFacts] = []
     for setting in conf.settings:
         source = setting.source
@@ -146,20 +145,16 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
         param = params[name]
         winner = effective[name]
         path = source.path
-        if path not in in_auto_conf:
-            in_auto_conf[path] = Path(path).name == "postgresql.auto.conf"
         placeholder = "." in name
         fields: list[tuple[str, FactValue]] = [
             ("setting.name", name), ("setting.value", setting.value), ("setting.raw", setting.raw),
             ("setting.file", path), ("setting.line", source.line or 0), ("setting.placeholder", placeholder),
             ("setting.known", param is not None or placeholder), ("setting.occurrences", counts[name]),
-            ("setting.effective", winner is setting), ("setting.in_auto_conf", in_auto_conf[path])]
+            ("setting.effective", winner is setting),
+            ("setting.in_auto_conf", _is_auto_conf(path))]
         if winner is not setting:
-            winner_path = winner.source.path
-            if winner_path not in in_auto_conf:
-                in_auto_conf[winner_path] = Path(winner_path).name == "postgresql.auto.conf"
             fields += (("setting.overridden_by", str(winner.source)),
-                       ("setting.overridden_in_auto_conf", in_auto_conf[winner_path]))
+                       ("setting.overridden_in_auto_conf", _is_auto_conf(winner.source.path)))
         if param is None:
             if not placeholder:
                 removal = removed_parameter(name, major)
@@ -185,6 +180,11 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
                            ("setting.bare_number", bool(param.unit) and not parsed.had_unit))
         items.append(item_facts(fields, source))
     host.items["setting"] = items
+
+
+def _is_auto_conf(path: str) -> bool:
+    """Whether a shown path names a postgresql.auto.conf (its basename, by string operations: once a line)."""
+    return path == "postgresql.auto.conf" or path.endswith("/postgresql.auto.conf")
 
 
 def _effective_facts(host: HostFacts, conf: ConfResult, params: Mapping[str, Param | None], prefix: str) -> None:

@@ -51,6 +51,8 @@ _LABELS: dict[str, tuple[str, bool]] = {
     "livre(s) par tiroir": ("_books_per_drawer", True),
     "tiroir(s)": ("_drawers", True),
 }
+
+
 @lru_cache(maxsize=1024)  # the same few dozen labels on every host
 def _normalise(label: str) -> str:
     label = unicodedata.normalize("NFC", label).strip().rstrip(":").strip().lower()
