@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,7 +52,7 @@ def _catalog_for(major: int, host: HostFacts) -> Catalog:
 
 
 def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[object] | None,
-         wanted: AbstractSet[str] | None = None) -> None:
+         wanted: frozenset[str] | None = None) -> None:
     from pgvet.catalog import NEWEST_MAJOR
 
     live = None
@@ -233,14 +232,12 @@ CONSTANT_INTERNALS = frozenset({"block_size", "wal_block_size", "segment_size", 
                                 "max_function_args", "max_identifier_length", "max_index_keys"})
 
 
-def _defaults(host: HostFacts, catalog: Catalog, wanted: AbstractSet[str] | None, major: int) -> None:
+def _defaults(host: HostFacts, catalog: Catalog, wanted: frozenset[str] | None, major: int) -> None:
     """Unset parameters take their boot value: what PostgreSQL runs with when nothing sets them (an older
     major's own where it differs from the catalog's)."""
     facts = host.facts
-    if isinstance(wanted, frozenset):
-        defaults = _wanted_default_facts(catalog.major, major, wanted)
-    else:
-        defaults = tuple(fact for fact in _default_facts(catalog.major, major) if wanted is None or fact.name in wanted)
+    defaults = (_default_facts(catalog.major, major) if wanted is None
+                else _wanted_default_facts(catalog.major, major, wanted))
     for fact in defaults:
         if fact.name not in facts:
             facts[fact.name] = fact

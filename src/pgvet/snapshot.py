@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -175,7 +174,7 @@ def read_text(path: Path, display: str) -> str:
 class _Builder:
     """Collects facts for one host, keeping the first error of each input as a warning."""
 
-    def __init__(self, name: str, root: Path, wanted: AbstractSet[str] | None) -> None:
+    def __init__(self, name: str, root: Path, wanted: frozenset[str] | None) -> None:
         self.root = root
         self.root_name = os.fspath(root)
         self.host = HostFacts(name=name, root=str(root))
@@ -218,16 +217,9 @@ class _Builder:
             facts[name] = make_fact((name, located.value, located.source, (), None))
 
 
-def _wanted_suffixes(wanted: AbstractSet[str], prefix: str) -> frozenset[str]:
-    """The wanted names under ``prefix``, without it (``sysctl.`` → ``vm.swappiness``): worked out once
-    per run for the frozenset a lint passes."""
-    if isinstance(wanted, frozenset):
-        return _frozen_suffixes(wanted, prefix)
-    return frozenset(name[len(prefix):] for name in wanted if name.startswith(prefix))
-
-
 @lru_cache(maxsize=16)
-def _frozen_suffixes(wanted: frozenset[str], prefix: str) -> frozenset[str]:
+def _wanted_suffixes(wanted: frozenset[str], prefix: str) -> frozenset[str]:
+    """The wanted names under ``prefix``, without it (``sysctl.`` → ``vm.swappiness``): once per run."""
     return frozenset(name[len(prefix):] for name in wanted if name.startswith(prefix))
 
 
@@ -246,7 +238,7 @@ def run_year_month() -> int:
 
 
 def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *, name: str | None = None,
-              wanted: AbstractSet[str] | None = None) -> HostFacts:
+              wanted: frozenset[str] | None = None) -> HostFacts:
     """Assemble the facts of one host from its directory and/or explicit input files.
 
     ``wanted``: the host-wide facts the caller reads (a lint: what its rules and reports read). The bulk
