@@ -813,7 +813,12 @@ class Compiled:
         """The expression as a function of an Env (runtime errors as raised), made at the first call."""
         function = self.function
         if function is None:
-            function = self.expr.function()
+            from pgvet.engine.codegen import generate
+
+            try:
+                function = generate(self.expr)
+            except ValueError:  # too deep for CPython's compiler: the closures do the same work
+                function = self.expr.function()
             object.__setattr__(self, "function", function)  # frozen: a cache of what the fields hold
         return function
 

@@ -1,0 +1,253 @@
+"""An expression tree as one Python function, generated from the tree (never from the rule's text).
+
+The closures of ``Expr.function()`` cost a Python call per node, and a rule's condition is evaluated on
+every host of a fleet, for every item of its scope: ``NOT setting.known`` is two calls as closures, one
+as generated code. The generated code keeps the closures' semantics to the letter — the same order of
+evaluation, the same short cuts on NULL, the same values and the same exceptions — and node kinds
+without a generator here run their closure from the generated code. tests/test_engine_codegen.py holds
+the two to the same results on every expression of the rule pack and on generated ones.
+
+Only the tree's structure becomes source text: names of facts and texts appear as ``repr`` literals,
+every other value (functions, floats, tuples) is bound in the function's namespace, so nothing a rule
+writes is ever executed as Python.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from operator import eq, ge, gt, le, lt, ne
+from typing import Any
+
+from pgvet.engine.expr import (
+    _GUARDED,
+    And,
+    Arith,
+    Call,
+    Case,
+    Coalesce,
+    Compare,
+    Const,
+    DerivedRef,
+    EvalError,
+    Expr,
+    Function,
+    Guard,
+    HostFact,
+    In,
+    IsBool,
+    IsNull,
+    ItemFact,
+    Neg,
+    Not,
+    Or,
+    ParamRef,
+    _add,
+    _div,
+    _mul,
+    _same_family,
+    _sub,
+)
+
+_OPERATORS: dict[Callable[[Any, Any], bool], str] = {eq: "==", ne: "!=", lt: "<", le: "<=", gt: ">", ge: ">="}
+
+
+def _cannot_compare(left: object, right: object) -> bool:
+    raise EvalError(f"cannot compare {left!r} with {right!r}")
+
+
+def _arithmetic_on_text(left: object, right: object) -> None:
+    raise EvalError(f"arithmetic on a text: {left!r}, {right!r}")
+
+
+class _Source:
+    """The text of one generated function: its namespace, and the local names it reads or binds."""
+
+    def __init__(self) -> None:
+        self.namespace: dict[str, object] = {"_same_family": _same_family, "_cannot_compare": _cannot_compare,
+                                             "_arithmetic_on_text": _arithmetic_on_text}
+        self.temporaries = 0
+        self.reads: set[str] = set()  # env's fields read: bound once at the top of the function
+
+    def temporary(self) -> str:
+        self.temporaries += 1
+        return f"_t{self.temporaries}"
+
+    def bind(self, value: object) -> str:
+        name = f"_k{len(self.namespace)}"
+        self.namespace[name] = value
+        return name
+
+    def constant(self, value: object) -> str:
+        # ints, texts, booleans and None are written as literals (repr round-trips them); floats are bound
+        # (nan and inf have no literal)
+        if value is None or type(value) in (bool, int, str):
+            return f"({value!r})"
+        return self.bind(value)
+
+    def expression(self, node: Expr) -> str:
+        generate = _GENERATORS.get(type(node))
+        if generate is None:  # a rarer node: its closure, called from the generated code
+            return f"{self.bind(node.function())}(env)"
+        return generate(node, self)
+
+
+def generate(node: Expr) -> Function:
+    """``node`` as one Python function of an Env; ValueError when CPython will not compile it (too deep)."""
+    source = _Source()
+    try:
+        body = source.expression(node)
+        prelude = "".join(f"    {field} = env.{field}\n" for field in sorted(source.reads))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a warning (a literal compared with `is`…) would reach the user
+            code = compile(f"def expression(env):\n{prelude}    return {body}\n", "<pgvet expression>", "exec")
+    except (RecursionError, MemoryError, SyntaxError) as error:  # nested beyond what CPython's parser takes
+        raise ValueError(f"expression not compiled: {error}") from None
+    exec(code, source.namespace)  # the text above: built from the node tree, rule texts only as repr literals
+    function: Function = source.namespace["expression"]  # type: ignore[assignment]
+    return function
+
+
+def _const(node: Const, source: _Source) -> str:
+    return source.constant(node.value)
+
+
+def _host_fact(node: HostFact, source: _Source) -> str:
+    source.reads.add("host")
+    fact = source.temporary()
+    return f"(None if ({fact} := host.get({node.name!r})) is None else {fact}.value)"
+
+
+def _item_fact(node: ItemFact, source: _Source) -> str:
+    source.reads.add("item")
+    fact = source.temporary()
+    return f"(None if item is None or ({fact} := item.get({node.name!r})) is None else {fact}.value)"
+
+
+def _param(node: ParamRef, source: _Source) -> str:
+    source.reads.add("params")
+    return f"params.get({node.name!r})"
+
+
+def _derived(node: DerivedRef, source: _Source) -> str:
+    return f"env.derived_value({node.name!r})"
+
+
+def _guard(node: Guard, source: _Source) -> str:
+    accepted, noun = _GUARDED[node.kind]
+    label = node.label
+
+    def refuse(value: object) -> None:
+        raise EvalError(f"{label} is {value!r}, not {noun}")
+    value = source.temporary()
+    return (f"({value} if ({value} := {source.expression(node.arg)}) is None or type({value}) in "
+            f"{source.bind(accepted)} else {source.bind(refuse)}({value}))")
+
+
+def _arith(node: Arith, source: _Source) -> str:
+    left, right = source.temporary(), source.temporary()
+    operation: str
+    if node.op is _sub:
+        operation = f"{left} - {right}"
+    elif node.op is _div:
+        operation = f"(None if {right} == 0 else {left} / {right})"
+    elif node.op is _add or node.op is _mul:
+        symbol = "+" if node.op is _add else "*"
+        # _no_text's check: Python would concatenate or repeat texts
+        operation = (f"({left} {symbol} {right} if type({left}) is not str and type({right}) is not str "
+                     f"else _arithmetic_on_text({left}, {right}))")
+    else:
+        operation = f"{source.bind(node.op)}({left}, {right})"
+    return (f"(None if ({left} := {source.expression(node.left)}) is None "
+            f"or ({right} := {source.expression(node.right)}) is None else {operation})")
+
+
+def _neg(node: Neg, source: _Source) -> str:
+    value = source.temporary()
+    return f"(None if ({value} := {source.expression(node.arg)}) is None else -{value})"
+
+
+def _compare(node: Compare, source: _Source) -> str:
+    symbol = _OPERATORS.get(node.op)
+    if symbol is None:
+        return f"{source.bind(node.function())}(env)"
+    left = source.temporary()
+    if isinstance(node.right, Const) and node.right.value is not None:
+        right = source.constant(node.right.value)
+        head = f"(None if ({left} := {source.expression(node.left)}) is None else "
+    else:
+        right = source.temporary()
+        head = (f"(None if ({left} := {source.expression(node.left)}) is None "
+                f"or ({right} := {source.expression(node.right)}) is None else ")
+    if node.checked:
+        checked = f"_same_family({left}, {right}) else _cannot_compare({left}, {right})"
+        return f"{head}({left} {symbol} {right} if {checked}))"
+    return f"{head}{left} {symbol} {right})"
+
+
+def _and_or(node: And | Or, source: _Source) -> str:
+    # three-valued: the first decisive value (False for AND, True for OR) ends it; else NULL if any was NULL
+    decisive = isinstance(node, Or)
+    values = [source.temporary() for _ in node.args]
+    checks = " else ".join(f"{decisive} if ({value} := {source.expression(arg)}) is {decisive}"
+                           for value, arg in zip(values, node.args, strict=True))
+    any_null = " or ".join(f"{value} is None" for value in values)
+    return f"({checks} else None if {any_null} else {not decisive})"
+
+
+def _not(node: Not, source: _Source) -> str:
+    value = source.temporary()
+    return f"(None if ({value} := {source.expression(node.arg)}) is None else not {value})"
+
+
+def _is_null(node: IsNull, source: _Source) -> str:
+    # through a temporary: `('a') is None` would be a SyntaxWarning (`is` with a literal)
+    value = source.temporary()
+    return f"(({value} := {source.expression(node.arg)}) is {'not ' if node.negate else ''}None)"
+
+
+def _is_bool(node: IsBool, source: _Source) -> str:
+    value = source.temporary()
+    return f"(({value} := {source.expression(node.arg)}) is {'not ' if node.negate else ''}{node.target!r})"
+
+
+def _in(node: In, source: _Source) -> str:
+    constants = [item.value for item in node.items if isinstance(item, Const)]
+    if node.checked or len(constants) != len(node.items) or None in constants:
+        return f"{source.bind(node.function())}(env)"
+    # IN over literals, none NULL: == against each, as the closure does, by tuple membership
+    value = source.temporary()
+    membership = "not in" if node.negate else "in"
+    return f"(None if ({value} := {source.expression(node.operand)}) is None else {value} {membership} " \
+           f"{source.bind(tuple(constants))})"
+
+
+def _case(node: Case, source: _Source) -> str:
+    if node.operand is not None:  # simple CASE: its closure
+        return f"{source.bind(node.function())}(env)"
+    branches = "".join(f"{source.expression(result)} if ({source.temporary()} := {source.expression(condition)}) "
+                       "is True else " for condition, result in node.whens)
+    return f"({branches}{source.expression(node.default)})"
+
+
+def _coalesce(node: Coalesce, source: _Source) -> str:
+    *firsts, last = node.args
+    values = [source.temporary() for _ in firsts]
+    branches = "".join(f"{value} if ({value} := {source.expression(arg)}) is not None else "
+                       for value, arg in zip(values, firsts, strict=True))
+    return f"({branches}{source.expression(last)})"
+
+
+def _call(node: Call, source: _Source) -> str:
+    values = [source.temporary() for _ in node.args]
+    nulls = " or ".join(f"({value} := {source.expression(arg)}) is None"
+                        for value, arg in zip(values, node.args, strict=True))
+    call = f"{source.bind(node.function_)}({', '.join(values)})"
+    return f"(None if {nulls} else {call})" if values else call
+
+
+_GENERATORS: dict[type[Expr], Callable[[Any, _Source], str]] = {
+    Const: _const, HostFact: _host_fact, ItemFact: _item_fact, ParamRef: _param, DerivedRef: _derived,
+    Guard: _guard, Arith: _arith, Neg: _neg, Compare: _compare, And: _and_or, Or: _and_or, Not: _not,
+    IsNull: _is_null, IsBool: _is_bool, In: _in, Case: _case, Coalesce: _coalesce, Call: _call,
+}

@@ -1,0 +1,183 @@
+"""Generated expression functions against the closure trees they replace: same values, same errors.
+
+Every expression of the rule pack on every fixture host and item, then random expressions over random
+facts (NULLs, wrong types, NaN, huge numbers).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pgvet.engine.codegen import generate
+from pgvet.engine.expr import CompileContext, Compiled, Env, Expr, Function, IsNull, compile_expression
+from pgvet.engine.loader import load_pack
+from pgvet.engine.pack import Rule, Template
+from pgvet.facts import Fact
+from pgvet.provenance import Source
+from pgvet.snapshot import load_host
+
+PROJECT = Path(__file__).resolve().parent.parent
+SOURCE = Source("test.conf", 1)
+
+
+def outcome(function: Function, env: Env) -> tuple[object, ...]:
+    """What a call gives, comparable: the value with its type (NaN as text), or the error's type and text."""
+    try:
+        value = function(env)
+    except Exception as error:  # the point: the same exception, whatever it is
+        return "error", type(error), str(error)
+    if isinstance(value, float) and math.isnan(value):
+        return "value", float, "nan"
+    return "value", type(value), value
+
+
+def assert_same(expr: Expr, env: Env, text: str) -> None:
+    generated, closures = generate(expr), expr.function()
+    assert outcome(generated, env) == outcome(closures, env), text
+
+
+def template_expressions(template: Template | None) -> Iterator[Compiled]:
+    for part in template or ():
+        if not isinstance(part, str):
+            yield part[0]
+
+
+def rule_expressions(rule: Rule) -> Iterator[Compiled]:
+    if rule.applies_expr is not None:
+        yield rule.applies_expr
+    yield rule.when_expr
+    yield from (compiled for _, compiled in rule.value_exprs)
+    yield from template_expressions(rule.message_template)
+    yield from template_expressions(rule.subject_template)
+    if rule.fix_templates is not None:
+        for _, template in (*rule.fix_templates.sysctl, *rule.fix_templates.postgresql):
+            yield from template_expressions(template)
+        yield from template_expressions(rule.fix_templates.text)
+
+
+FIXTURE_HOSTS = [PROJECT / "fixtures" / name for name in ("big-server", "config-repo", "small-vm", "well-tuned")]
+
+
+@pytest.mark.parametrize("directory", FIXTURE_HOSTS, ids=lambda path: path.name)
+def test_every_pack_expression_agrees_on_the_fixture_hosts(directory: Path) -> None:
+    pack = load_pack([])
+    host = load_host(directory)
+    host_cache: dict[str, object] = {}
+    checked = 0
+    for rule in pack.rules:
+        items = [None] if rule.scope == "host" else host.items.get(rule.scope, [])
+        for item in items:
+            env = Env(host.facts, item, rule.param_defaults, pack.derived_by_name, host_cache, {})  # type: ignore[arg-type]
+            for compiled in rule_expressions(rule):
+                assert_same(compiled.expr, env, f"{rule.id}: {compiled.text}")
+                checked += 1
+    for formula in pack.derived:
+        for item in [None] if formula.item_scope is None else host.items.get(formula.item_scope, []):
+            env = Env(host.facts, item, {}, pack.derived_by_name, host_cache, {})  # type: ignore[arg-type]
+            assert_same(formula.compiled.expr, env, f"derived.{formula.name}: {formula.compiled.text}")
+            checked += 1
+    assert checked > 300  # the pack's ~100 rules, their templates and the derived formulas
+
+
+# Random expressions: texts built from typed pieces, so that most compile; facts of each static type, and
+# an untyped one (sysctl.*) that may hold anything.
+NUMBER_FACTS = ("host.ram", "host.cpus")
+ANY_FACTS = ("sysctl.vm.swappiness",)
+TEXT_FACTS = ("pg.huge_pages", "mount.fstype")
+BOOL_FACTS = ("pg.fsync", "mount.holds_pgdata")
+CONTEXT = CompileContext(derived={}, params={"limit": "number", "label": "text"}, scope="mount")
+
+number_leaves = st.sampled_from(["1", "0", "-3", "2.5", "1e308", "NULL", "'8GB'", "params.limit", *NUMBER_FACTS,
+                                 *ANY_FACTS])
+text_leaves = st.sampled_from(["'a'", "'off'", "''", "NULL", "params.label", *TEXT_FACTS, *ANY_FACTS])
+bool_leaves = st.sampled_from(["TRUE", "FALSE", "NULL", *BOOL_FACTS, *ANY_FACTS])
+
+
+def _binary(operators: list[str], operand: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return st.builds(lambda left, operator, right: f"({left} {operator} {right})", operand,
+                     st.sampled_from(operators), operand)
+
+
+numbers: st.SearchStrategy[str] = st.deferred(lambda: st.one_of(
+    number_leaves,
+    _binary(["+", "-", "*", "/", "%"], numbers),
+    numbers.map(lambda value: f"(- {value})"),  # "--" would start a comment
+    st.builds(lambda condition, then, other: f"(CASE WHEN {condition} THEN {then} ELSE {other} END)",
+              booleans, numbers, numbers),
+    st.lists(numbers, min_size=1, max_size=3).map(lambda args: f"COALESCE({', '.join(args)})"),
+    numbers.map(lambda value: f"round({value})"),
+    st.builds(lambda value, digits: f"round({value}, {digits})", numbers, numbers),
+    texts.map(lambda value: f"length({value})"),
+))
+texts: st.SearchStrategy[str] = st.deferred(lambda: st.one_of(
+    text_leaves,
+    texts.map(lambda value: f"lower({value})"),
+    st.lists(texts, min_size=1, max_size=3).map(lambda args: f"COALESCE({', '.join(args)})"),
+    st.builds(lambda condition, then, other: f"(CASE WHEN {condition} THEN {then} ELSE {other} END)",
+              booleans, texts, texts),
+))
+booleans: st.SearchStrategy[str] = st.deferred(lambda: st.one_of(
+    bool_leaves,
+    _binary(["=", "<>", "<", "<=", ">", ">="], numbers),
+    _binary(["=", "<>", "<"], texts),
+    st.lists(booleans, min_size=2, max_size=4).map(lambda args: "(" + " AND ".join(args) + ")"),
+    st.lists(booleans, min_size=2, max_size=4).map(lambda args: "(" + " OR ".join(args) + ")"),
+    booleans.map(lambda value: f"(NOT {value})"),
+    st.builds(lambda value, test: f"({value} {test})", st.one_of(numbers, texts, booleans),
+              st.sampled_from(["IS NULL", "IS NOT NULL"])),
+    st.builds(lambda value, test: f"({value} {test})", booleans,
+              st.sampled_from(["IS TRUE", "IS NOT TRUE", "IS FALSE", "IS NOT FALSE", "IS UNKNOWN"])),
+    st.builds(lambda value, negate, items: f"({value} {negate}IN ({', '.join(items)}))", texts,
+              st.sampled_from(["", "NOT "]), st.lists(st.sampled_from(["'a'", "'off'", "''"]), min_size=1,
+                                                      max_size=3)),
+    st.builds(lambda value, negate, items: f"({value} {negate}IN ({', '.join(items)}))", numbers,
+              st.sampled_from(["", "NOT "]), st.lists(numbers, min_size=1, max_size=3)),
+))
+
+any_value = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),
+                      st.sampled_from(["", "off", "a", "12"]))
+fact_values = st.fixed_dictionaries({
+    **{name: st.one_of(st.none(), st.integers(-(2**40), 2**40), st.floats()) for name in NUMBER_FACTS},
+    **{name: any_value for name in ANY_FACTS},
+    **{name: st.one_of(st.none(), st.sampled_from(["", "off", "a", "Off"])) for name in TEXT_FACTS},
+    **{name: st.one_of(st.none(), st.booleans()) for name in BOOL_FACTS},
+    "params.limit": st.one_of(st.none(), st.integers(-5, 5), st.floats()),
+    "params.label": st.one_of(st.none(), st.sampled_from(["a", "off"])),
+})
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(booleans, numbers, texts), fact_values)
+def test_random_expressions_agree(text: str, values: dict[str, object]) -> None:
+    compiled = compile_expression(text, CONTEXT)
+    facts = {name: Fact(name, value, SOURCE) for name, value in values.items()  # type: ignore[arg-type]
+             if value is not None and not name.startswith("params.")}
+    host = {name: fact for name, fact in facts.items() if not name.startswith("mount.")}
+    item = {name: fact for name, fact in facts.items() if name.startswith("mount.")}
+    params = {name[7:]: value for name, value in values.items() if name.startswith("params.")}
+    assert_same(compiled.expr, Env(host, item, params, {}, {}), text)  # type: ignore[arg-type]
+
+
+def test_an_expression_too_deep_for_cpython_runs_as_closures() -> None:
+    """A tree nested deeper than CPython's parser takes (~200 levels) is refused by generate(), and
+    Compiled.closure() falls back on the closures, with the same value."""
+    deep: Expr = compile_expression("1", CONTEXT).expr
+    for _ in range(300):
+        deep = IsNull(deep, negate=True)
+    with pytest.raises(ValueError, match="not compiled"):
+        generate(deep)
+    compiled = Compiled("deep", deep, "bool", ())
+    assert compiled.closure()(Env({}, None, {}, {}, {})) is deep.function()(Env({}, None, {}, {}, {}))
+
+
+def test_names_and_texts_are_literals_not_code() -> None:
+    """A fact name or a text with quotes and code in it stays a string in the generated function."""
+    compiled = compile_expression("""'x'') or __import__(''os'') or (''' = pg.huge_pages""", CONTEXT)
+    env = Env({"pg.huge_pages": Fact("pg.huge_pages", "x') or __import__('os') or ('", SOURCE)}, None, {}, {}, {})
+    assert generate(compiled.expr)(env) is True
