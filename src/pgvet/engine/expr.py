@@ -1,8 +1,10 @@
 """SQL expressions: compiled once (pglast parses, we type-check) into small node objects, evaluated by us.
 
-Never Python ``eval``, never a database. NULL is a missing fact and propagates as SQL says
-(three-valued AND/OR/NOT, strict functions, IN and BETWEEN with NULL semantics); division by zero
-gives NULL instead of an error so that a zero in the inputs means "not evaluated", not a crash.
+Never Python ``eval`` of a rule's text, never a database: engine/codegen.py turns a checked node tree
+into one Python function, a rule's names and texts entering it only as ``repr`` literals. NULL is a
+missing fact and propagates as SQL says (three-valued AND/OR/NOT, strict functions, IN and BETWEEN with
+NULL semantics); division by zero gives NULL instead of an error so that a zero in the inputs means
+"not evaluated", not a crash.
 Nodes are plain picklable objects: the compiled pack is cached, and the warm path imports no pglast.
 """
 
