@@ -6,6 +6,7 @@ facts (NULLs, wrong types, NaN, huge numbers).
 
 from __future__ import annotations
 
+import marshal
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,9 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pgvet.engine import codegen
 from pgvet.engine.codegen import generate
+from pgvet.engine.evaluate import evaluate_host
 from pgvet.engine.expr import CompileContext, Compiled, Env, Expr, Function, IsNull, compile_expression
-from pgvet.engine.loader import load_pack
+from pgvet.engine.loader import _expressions, load_pack
 from pgvet.engine.pack import Rule, Template
 from pgvet.facts import Fact
 from pgvet.provenance import Source
@@ -181,3 +184,34 @@ def test_names_and_texts_are_literals_not_code() -> None:
     compiled = compile_expression("""'x'') or __import__(''os'') or (''' = pg.huge_pages""", CONTEXT)
     env = Env({"pg.huge_pages": Fact("pg.huge_pages", "x') or __import__('os') or ('", SOURCE)}, None, {}, {}, {})
     assert generate(compiled.expr)(env) is True
+
+
+def _refuse_compiling(text: str) -> None:
+    raise AssertionError(f"compiled again: {text[:60]}")
+
+
+def test_precompiled_code_is_used_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code compiled with the pack runs without CPython's compiler; code written for another text (an
+    edited rule, another Python) or unreadable is compiled again."""
+    compiled = compile_expression("host.ram > 8 * 1024 AND NOT pg.fsync", CONTEXT)
+    other = compile_expression("host.cpus > 2", CONTEXT)
+    env = Env({"host.ram": Fact("host.ram", 16384, SOURCE), "pg.fsync": Fact("pg.fsync", False, SOURCE)},
+              None, {}, {}, {})
+    code = codegen.compile_code(compiled.expr)
+    assert code is not None
+    with monkeypatch.context() as patched:
+        patched.setattr(codegen, "_compile", _refuse_compiling)
+        assert codegen.generate(compiled.expr, code)(env) is True
+    for wrong in (codegen.compile_code(other.expr), b"not marshal data", marshal.dumps(("x", 1))):
+        assert codegen.generate(compiled.expr, wrong)(env) is True
+
+
+def test_a_cached_pack_runs_without_compiling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(tmp_path))
+    built = load_pack([])
+    assert all(compiled.code is not None for compiled in _expressions(built))
+    monkeypatch.setattr(codegen, "_compile", _refuse_compiling)
+    cached = load_pack([])  # from the cache written above
+    assert cached is not built
+    result = evaluate_host(cached, load_host(PROJECT / "fixtures" / "big-server"))
+    assert result.findings

@@ -14,9 +14,12 @@ writes is ever executed as Python.
 
 from __future__ import annotations
 
+import contextlib
+import marshal
 import warnings
 from collections.abc import Callable
 from operator import eq, ge, gt, le, lt, ne
+from types import CodeType
 from typing import Any
 
 from pgvet.engine.expr import (
@@ -92,19 +95,49 @@ class _Source:
         return generate(node, self)
 
 
-def generate(node: Expr) -> Function:
-    """``node`` as one Python function of an Env; ValueError when CPython will not compile it (too deep)."""
+def _write(node: Expr) -> tuple[str, dict[str, object]]:
+    """The module text defining ``expression(env)``, and the namespace it runs in."""
     source = _Source()
     try:
         body = source.expression(node)
-        prelude = "".join(f"    {field} = env.{field}\n" for field in sorted(source.reads))
+    except RecursionError:
+        raise ValueError("expression not compiled: nested too deep") from None
+    prelude = "".join(f"    {field} = env.{field}\n" for field in sorted(source.reads))
+    return f"def expression(env):\n{prelude}    return {body}\n", source.namespace
+
+
+def _compile(text: str) -> CodeType:
+    try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a warning (a literal compared with `is`…) would reach the user
-            code = compile(f"def expression(env):\n{prelude}    return {body}\n", "<pgvet expression>", "exec")
+            return compile(text, "<pgvet expression>", "exec")
     except (RecursionError, MemoryError, SyntaxError) as error:  # nested beyond what CPython's parser takes
         raise ValueError(f"expression not compiled: {error}") from None
-    exec(code, source.namespace)  # the text above: built from the node tree, rule texts only as repr literals
-    function: Function = source.namespace["expression"]  # type: ignore[assignment]
+
+
+def compile_code(node: Expr) -> bytes | None:
+    """The compiled code of ``node``'s function, marshalled (with its text's length, checked on use) to be
+    kept with the pack; None when CPython will not compile it."""
+    text, _ = _write(node)
+    try:
+        return marshal.dumps((len(text), _compile(text)))
+    except ValueError:
+        return None
+
+
+def generate(node: Expr, code: bytes | None = None) -> Function:
+    """``node`` as one Python function of an Env, from ``code`` (compile_code's) when it was written from the
+    same text; ValueError when CPython will not compile it (too deep)."""
+    text, namespace = _write(node)
+    compiled: CodeType | None = None
+    if code is not None:
+        with contextlib.suppress(ValueError, EOFError, TypeError):  # written by another Python: compile again
+            length, compiled = marshal.loads(code)
+            if length != len(text) or not isinstance(compiled, CodeType):
+                compiled = None
+    # the text above: built from the node tree, a rule's names and texts only as repr literals
+    exec(compiled if compiled is not None else _compile(text), namespace)
+    function: Function = namespace["expression"]  # type: ignore[assignment]
     return function
 
 
