@@ -41,6 +41,7 @@ from pgvet.engine.expr import (
     IsBool,
     IsNull,
     ItemFact,
+    Like,
     Neg,
     Not,
     Or,
@@ -50,6 +51,7 @@ from pgvet.engine.expr import (
     _mul,
     _same_family,
     _sub,
+    like_pattern,
 )
 
 _OPERATORS: dict[Callable[[Any, Any], bool], str] = {eq: "==", ne: "!=", lt: "<", le: "<=", gt: ">", ge: ">="}
@@ -253,6 +255,16 @@ def _in(node: In, source: _Source) -> str:
     membership = "not in" if node.negate else "in"
     return f"(None if ({value} := {source.expression(node.operand)}) is None else {value} {membership} " \
            f"{source.bind(tuple(constants))})"
+
+
+def _like(node: Like, source: _Source) -> str:
+    if not isinstance(node.pattern, Const) or node.pattern.value is None:
+        return f"{source.bind(node.function())}(env)"
+    # a literal pattern (the usual case) is translated once, here
+    pattern = source.bind(like_pattern(str(node.pattern.value), node.case_insensitive).fullmatch)
+    value = source.temporary()
+    return (f"(None if ({value} := {source.expression(node.arg)}) is None "
+            f"else ({pattern}(str({value})) is {'' if node.negate else 'not '}None))")
 
 
 def _case(node: Case, source: _Source) -> str:
