@@ -294,5 +294,5 @@ def _call(node: Call, source: _Source) -> str:
 _GENERATORS: dict[type[Expr], Callable[[Any, _Source], str]] = {
     Const: _const, HostFact: _host_fact, ItemFact: _item_fact, ParamRef: _param, DerivedRef: _derived,
     Guard: _guard, Arith: _arith, Neg: _neg, Compare: _compare, And: _and_or, Or: _and_or, Not: _not,
-    IsNull: _is_null, IsBool: _is_bool, In: _in, Case: _case, Coalesce: _coalesce, Call: _call,
+    IsNull: _is_null, IsBool: _is_bool, In: _in, Like: _like, Case: _case, Coalesce: _coalesce, Call: _call,
 }
