@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property, lru_cache
@@ -225,11 +226,14 @@ def _wanted_suffixes(wanted: frozenset[str], prefix: str) -> frozenset[str]:
 
 def run_year_month() -> int:
     """The month of this run as YYYYMM (end-of-life rules compare dates; PGVET_TODAY=YYYY-MM-DD pins it)."""
+    pinned = os.environ.get("PGVET_TODAY")
+    if not pinned:
+        now = time.localtime()  # what date.today() reads, without making a date (once a host)
+        return now.tm_year * 100 + now.tm_mon
     from datetime import date
 
-    pinned = os.environ.get("PGVET_TODAY")
     try:
-        today = date.fromisoformat(pinned) if pinned else date.today()
+        today = date.fromisoformat(pinned)
     except ValueError:
         from pgvet.errors import UsageError
 
