@@ -111,6 +111,7 @@ class ConfProblem:
 
 
 _SUPPRESSION_MARK_BYTES = SUPPRESSION_MARK.encode()
+_new_tuple = tuple.__new__
 
 
 @dataclass(slots=True)
@@ -337,7 +338,7 @@ def _entry(name: str, raw: str, quoted: bool, source: Source) -> ConfSetting | C
     folded = name.lower() if name.isascii() else name.translate(_ASCII_LOWER)  # lower() is the faster
     if folded in INCLUDE_KINDS:
         return ConfDirective(folded, value, raw, source)
-    return ConfSetting(folded, value, raw, quoted, source)
+    return _new_tuple(ConfSetting, (folded, value, raw, quoted, source))  # ConfSetting(...) without its Python __new__
 
 
 # --- loader: includes, auto.conf, safety -----------------------------------------------------------
