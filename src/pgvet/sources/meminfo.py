@@ -49,12 +49,13 @@ _NAMES = {
 @cache  # compiled at the first file read, not at import
 def _plain_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """A plain /proc/meminfo, as the kernel writes it: only such lines (at most 20 digits, blanks and tabs for
-    spaces, newlines for line breaks) and blank lines. The first pattern checks it in one match, the second reads
-    it in one pass; any other text is read line by line (tests/test_sources_os.py holds the two readings to
-    the same results)."""
+    spaces, newlines for line breaks) and blank lines. The first pattern checks it in one match; the second,
+    searched in the text after a '\n', gives one row per line, empty for a blank line, so that a row's index is
+    its line number (no newlines to count). Any other text is read line by line (tests/test_sources_os.py holds
+    the two readings to the same results)."""
     line = r"[ \t]*+(?:[A-Za-z0-9_()]++:[ \t]++[0-9]{1,20}+(?:[ \t]++kB)?+[ \t]*+)?+"
     return (re.compile(rf"(?:{line}(?:\n|\Z))*+"),
-            re.compile(r"\n[ \t]*+([A-Za-z0-9_()]++):[ \t]++([0-9]++)(?:[ \t]++(kB))?+"))
+            re.compile(r"\n[ \t]*+(?:([A-Za-z0-9_()]++):[ \t]++([0-9]++)(?:[ \t]++(kB))?+)?+"))
 
 
 @lru_cache(maxsize=1024)  # a few dozen keys, on every host
@@ -81,15 +82,11 @@ def parse_meminfo(text: str, path: str, names: AbstractSet[str] | None = None) -
 
 def _plain_values(text: str, path: str, names: AbstractSet[str] | None) -> dict[str, Located[int]]:
     values: dict[str, Located[int]] = {}
-    lines = "\n" + text
-    line, position = 0, 0
-    for match in _plain_patterns()[1].finditer(lines):
-        name = fact_name(match.group(1))
-        if names is None or name in names or name == "mem_total":
-            line += lines.count("\n", position, match.start() + 1)
-            position = match.start() + 1
-            amount = int(match.group(2))
-            values[name] = Located(amount * 1024 if match.group(3) else amount, Source(path, line))
+    for number, (key, amount, unit) in enumerate(_plain_patterns()[1].findall("\n" + text), 1):
+        if key:
+            name = fact_name(key)
+            if names is None or name in names or name == "mem_total":
+                values[name] = Located(int(amount) * 1024 if unit else int(amount), Source(path, number))
     return values
 
 
