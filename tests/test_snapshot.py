@@ -305,3 +305,11 @@ def test_inputs_listed_as_regular_files_are_shown_by_their_name_and_links_by_the
     facts = load_host(host).facts
     assert str(facts["sysctl.vm.swappiness"].source) == "sysctl.txt:1"
     assert str(facts["meminfo.mem_total"].source) == "captured/meminfo:1"
+
+
+@pytest.mark.parametrize("directory", [".", "/", "host", "a/b", "/tmp/x", "//net/share", "a/./b", "a/b/"])
+def test_discovered_input_paths_are_the_strings_of_paths(directory: str) -> None:
+    """discover joins the directory's string and a name instead of making a Path: the same string."""
+    from pgvet.snapshot import _child
+
+    assert _child(os.fspath(Path(directory)), "sysctl.txt") == str(Path(directory) / "sysctl.txt")

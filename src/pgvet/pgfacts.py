@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from functools import cache, lru_cache
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,7 @@ from pgvet.provenance import Located, Source
 if TYPE_CHECKING:
     from pgvet.catalog import Catalog, Param
     from pgvet.catalog.units import InvalidValue, ParsedValue
-    from pgvet.snapshot import SnapshotInputs
+    from pgvet.snapshot import InputPath, SnapshotInputs
     from pgvet.sources.pgconf import ConfResult, ConfSetting
     from pgvet.sources.pgsettings import LiveFileSetting, LiveServer
 
@@ -101,9 +102,9 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
     _defaults(host, catalog, wanted, major)
 
 
-def _display(path: Path, root: Path) -> str:
+def _display(path: InputPath, root: Path) -> str:
     try:
-        return str(path.resolve().relative_to(root.resolve()))
+        return str(Path(path).resolve().relative_to(root.resolve()))
     except ValueError:
         return str(path)
 
@@ -128,6 +129,9 @@ def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs) -> ConfResul
     return conf
 
 
+_SETTING_NAME = itemgetter(0)  # ConfSetting.name, read in C
+
+
 def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Mapping[str, Param | None],
                 major: int) -> None:
     """One ``setting`` item per line that sets a parameter: what the validity rules judge. ``params``: the
@@ -135,7 +139,7 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
     from pgvet.catalog import did_you_mean, removed_parameter
     from pgvet.catalog.units import InvalidValue
 
-    counts = Counter(setting.name for setting in conf.settings)
+    counts = Counter(map(_SETTING_NAME, conf.settings))
     effective = conf.effective()
     items: list[ItemFacts] = []
     for setting in conf.settings:

@@ -36,7 +36,15 @@ def read_file_at_most(path: str, status: os.stat_result, limit: int) -> bytes:
             return read_at_most(handle, status.st_size, limit)
     descriptor = os.open(path, os.O_RDONLY)
     try:
-        return _read_on(lambda count: os.read(descriptor, count), status.st_size, limit)
+        # _read_on's first two reads written out: most files end at the size stat gave, and a host reads eight
+        # of them, so the closure and the chunk list are made only for a file that goes on.
+        data = os.read(descriptor, status.st_size + 1 if 0 < status.st_size <= limit else _CHUNK)
+        if not data or len(data) > limit:
+            return data
+        more = os.read(descriptor, min(_CHUNK, limit + 1 - len(data)))
+        if not more:
+            return data
+        return _read_rest(lambda count: os.read(descriptor, count), [data, more], len(data) + len(more), limit)
     finally:
         os.close(descriptor)
 
@@ -45,12 +53,15 @@ def _read_on(read: Callable[[int], bytes], size: int, limit: int) -> bytes:
     data = read(size + 1 if 0 < size <= limit else _CHUNK)
     if not data:
         return data
-    chunks = [data]
-    total = len(data)
+    return _read_rest(read, [data], len(data), limit)
+
+
+def _read_rest(read: Callable[[int], bytes], chunks: list[bytes], total: int, limit: int) -> bytes:
+    """The chunks read so far (``total`` bytes) and what follows, up to ``limit`` + 1 bytes in all."""
     while total <= limit:  # till the end: the file may have grown, or stat not know its size
         more = read(min(_CHUNK, limit + 1 - total))
         if not more:
             break
         chunks.append(more)
         total += len(more)
-    return data if len(chunks) == 1 else b"".join(chunks)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)

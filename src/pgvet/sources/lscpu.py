@@ -53,10 +53,15 @@ _LABELS: dict[str, tuple[str, bool]] = {
 }
 
 
-@lru_cache(maxsize=1024)  # the same few dozen labels on every host
 def _normalise(label: str) -> str:
     label = unicodedata.normalize("NFC", label).strip().rstrip(":").strip().lower()
     return label.replace("’", "'")
+
+
+@lru_cache(maxsize=1024)  # the same few dozen labels on every host, most of them not read
+def _known_label(label: str) -> tuple[str, bool] | None:
+    """The fact suffix and kind of a label as written, or None when pgvet does not read it."""
+    return _LABELS.get(_normalise(label))
 
 
 def _record(values: dict[str, Located[CpuValue]], known: tuple[str, bool], data: str, source: Source) -> None:
@@ -95,7 +100,7 @@ def _walk_json(entries: Any, values: dict[str, Located[CpuValue]], path: str) ->
         if not isinstance(entry, dict):
             continue
         field, data = entry.get("field"), entry.get("data")
-        known = _LABELS.get(_normalise(field)) if isinstance(field, str) else None
+        known = _known_label(field) if isinstance(field, str) else None
         if known is not None and isinstance(data, str | int | None):
             _record(values, known, "" if data is None else str(data).strip(), Source(path))
         if "children" in entry:
@@ -116,7 +121,7 @@ def parse_lscpu(text: str, path: str) -> dict[str, Located[CpuValue]]:
     for number, line in enumerate(text.splitlines(), 1):
         # "Label:   value"; split at the first colon (a regular expression here went quadratic on long lines).
         label, colon, data = line.partition(":")
-        known = _LABELS.get(_normalise(label)) if colon and label else None
+        known = _known_label(label) if colon and label else None
         if known is not None:  # most lines are not read: no Source for them
             _record(values, known, data.strip(), Source(path, number))
     return _finish(values, path)

@@ -47,14 +47,13 @@ _NAMES = {
 
 
 @cache  # compiled at the first file read, not at import
-def _plain_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """A plain /proc/meminfo, as the kernel writes it: only such lines (at most 20 digits, blanks and tabs for
-    spaces, newlines for line breaks) and blank lines. The first pattern checks it in one match, the second reads
-    it in one pass; any other text is read line by line (tests/test_sources_os.py holds the two readings to
-    the same results)."""
-    line = r"[ \t]*+(?:[A-Za-z0-9_()]++:[ \t]++[0-9]{1,20}+(?:[ \t]++kB)?+[ \t]*+)?+"
-    return (re.compile(rf"(?:{line}(?:\n|\Z))*+"),
-            re.compile(r"\n[ \t]*+([A-Za-z0-9_()]++):[ \t]++([0-9]++)(?:[ \t]++(kB))?+"))
+def _plain_rows() -> re.Pattern[str]:
+    """A plain /proc/meminfo, as the kernel writes it, has only such lines (blanks and tabs for spaces, newlines
+    for line breaks) and blank lines. Searched in the text after a '\n', the pattern gives one row per such line,
+    empty for a blank one, so that a row's index is its line number (no newlines to count); a line of any other
+    form gives none, and the text is then read line by line (tests/test_sources_os.py holds the two readings
+    to the same results)."""
+    return re.compile(r"\n[ \t]*+(?:([A-Za-z0-9_()]++):[ \t]++([0-9]++)(?:[ \t]++(kB))?+[ \t]*+)?+(?=\n|\Z)")
 
 
 @lru_cache(maxsize=1024)  # a few dozen keys, on every host
@@ -70,8 +69,9 @@ def fact_name(key: str) -> str:
 def parse_meminfo(text: str, path: str, names: AbstractSet[str] | None = None) -> dict[str, Located[int]]:
     """Every line's value by its fact name; ``names``: only these are returned (every line is read and
     checked all the same)."""
-    plain = _plain_patterns()[0].fullmatch(text) is not None
-    values = _plain_values(text, path, names) if plain else _line_values(text, path)
+    values = _plain_values(text, path, names)
+    if values is None:
+        values = _line_values(text, path)
     if "mem_total" not in values:  # kept by both readings, wanted or not
         raise ParseError("no MemTotal line: expected a copy of /proc/meminfo", Source(path, 1))
     if names is None:
@@ -79,17 +79,20 @@ def parse_meminfo(text: str, path: str, names: AbstractSet[str] | None = None) -
     return {name: located for name, located in values.items() if name in names}
 
 
-def _plain_values(text: str, path: str, names: AbstractSet[str] | None) -> dict[str, Located[int]]:
-    values: dict[str, Located[int]] = {}
+def _plain_values(text: str, path: str, names: AbstractSet[str] | None) -> dict[str, Located[int]] | None:
+    """The values of a plain /proc/meminfo in one pass (the wanted ones and mem_total), or None for other text."""
     lines = "\n" + text
-    line, position = 0, 0
-    for match in _plain_patterns()[1].finditer(lines):
-        name = fact_name(match.group(1))
-        if names is None or name in names or name == "mem_total":
-            line += lines.count("\n", position, match.start() + 1)
-            position = match.start() + 1
-            amount = int(match.group(2))
-            values[name] = Located(amount * 1024 if match.group(3) else amount, Source(path, line))
+    rows = _plain_rows().findall(lines)
+    if len(rows) != lines.count("\n"):
+        return None  # a line of another form
+    values: dict[str, Located[int]] = {}
+    for number, (key, amount, unit) in enumerate(rows, 1):
+        if key:
+            if len(amount) > 20:  # more than 2^64: the line by line reading says so
+                return None
+            name = fact_name(key)
+            if names is None or name in names or name == "mem_total":
+                values[name] = Located(int(amount) * 1024 if unit else int(amount), Source(path, number))
     return values
 
 

@@ -6,7 +6,7 @@ Public API (the snapshot calls exactly this)::
         One file, pure: every ``name = value`` line as a ConfSetting, every include line as a
         ConfDirective, every syntax error as a ConfProblem, all with Source(path, line).
 
-    load_conf(main: Path, *, root: Path, auto_conf: Path | None = None,
+    load_conf(main: str | Path, *, root: Path, auto_conf: str | Path | None = None,
               display_base: Path | None = None) -> ConfResult
         The main file with its includes followed, then ``postgresql.auto.conf``: every occurrence in
         the order PostgreSQL applies them (later wins: ``ConfResult.effective()``), every problem.
@@ -111,6 +111,7 @@ class ConfProblem:
 
 
 _SUPPRESSION_MARK_BYTES = SUPPRESSION_MARK.encode()
+_new_tuple = tuple.__new__
 
 
 @dataclass(slots=True)
@@ -337,7 +338,7 @@ def _entry(name: str, raw: str, quoted: bool, source: Source) -> ConfSetting | C
     folded = name.lower() if name.isascii() else name.translate(_ASCII_LOWER)  # lower() is the faster
     if folded in INCLUDE_KINDS:
         return ConfDirective(folded, value, raw, source)
-    return ConfSetting(folded, value, raw, quoted, source)
+    return _new_tuple(ConfSetting, (folded, value, raw, quoted, source))  # ConfSetting(...) without its Python __new__
 
 
 # --- loader: includes, auto.conf, safety -----------------------------------------------------------
@@ -517,7 +518,7 @@ class _Loader:
         return True
 
 
-def load_conf(main: Path, *, root: Path, auto_conf: Path | None = None, display_base: Path | None = None,
+def load_conf(main: str | Path, *, root: Path, auto_conf: str | Path | None = None, display_base: Path | None = None,
               syntax_error_limit: int = MAX_SYNTAX_ERRORS) -> ConfResult:
     """Read ``main`` with its includes, then ``auto_conf``, as PostgreSQL does at startup.
 

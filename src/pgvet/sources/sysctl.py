@@ -47,7 +47,11 @@ def normalise_key(key: str) -> str:
 def _wanted_lines(keys: frozenset[str]) -> re.Pattern[str]:
     """The lines that give one of ``keys``, as the line by line reading finds them: the key may be written
     with '/' for '.' and padded with blanks, and `key =` is an empty value."""
-    return re.compile(rf"\n[ \t]*({_trie(sorted(keys))})[ \t]*(?: = ([^\n]*)|=[ \t]*)$", re.MULTILINE)
+    # The lookahead turns down at its first character a line that no wanted key can begin (most of them: net.*),
+    # before the blanks are counted and the alternation tried (a sixth of the pass on sysctl -a).
+    starts = {key[0] for key in keys if key} | {"/", " ", "\t", "="}  # '/' for '.', '=' for an empty key
+    first = "".join(sorted(re.escape(start) for start in starts))
+    return re.compile(rf"\n(?=[{first}])[ \t]*({_trie(sorted(keys))})[ \t]*(?: = ([^\n]*)|=[ \t]*)$", re.MULTILINE)
 
 
 def _trie(keys: list[str]) -> str:
