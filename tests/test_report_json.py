@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import PROJECT
+from pgvet.engine.derived import DERIVED_SOURCE
 from pgvet.facts import HostFacts
 from pgvet.findings import Evidence, Finding, Fix, HostResult
 from pgvet.provenance import Source
@@ -155,7 +156,8 @@ def test_jsonl_lines_equal_json_dumps_on_any_value(values: dict[str, Any], text:
     host = HostResult(host=HostFacts(name="db-01", root="."))
     finding = Finding(rule_id="PGV999", rule_name=text, severity="warning", title=text, message=text, host=text,
                       fingerprint=text, tags=(text,), subject=text or None, path=None, line=number, values=values,
-                      evidence=[Evidence(text, fact_value, Source(text, line)), Evidence(text, fact_value, None)],
+                      evidence=[Evidence(text, fact_value, Source(text, line)), Evidence(text, fact_value, None),
+                                Evidence(text, fact_value, DERIVED_SOURCE)],
                       fix=Fix(sysctl={text: text}, postgresql={text: text}, text=text), help=text,
                       references=[text], suppressed=text or None, baseline=bool(number % 2))
     assert finding_line(finding, host, None) == _dumped(finding, host, None)

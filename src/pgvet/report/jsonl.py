@@ -12,10 +12,11 @@ import os
 from collections.abc import Callable
 from json.encoder import encode_basestring  # the C function behind json.dumps(..., ensure_ascii=False)
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from pgvet.engine.derived import DERIVED_SOURCE
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import render_with_writer
+from pgvet.report import relative_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -62,26 +63,44 @@ def _parts(finding: Finding) -> _RuleParts:
     return parts
 
 
+_INFINITY = float("inf")
+
+
+def _scalar(value: Any) -> str:
+    """``_json(value)`` for an evidence or fix value, the common types first and without the encoder."""
+    kind = type(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is str:
+        return encode_basestring(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is float and -_INFINITY < value < _INFINITY:
+        return float.__repr__(value)  # as the encoder writes finite floats
+    return _json(value)
+
+
+# The end of an evidence object read from a derived value: the same in every finding.
+_DERIVED_END = f', "path": {encode_basestring(DERIVED_SOURCE.path)}, "line": null}}'
+
+
 def finding_line(finding: Finding, host: HostResult, repo_root: Path | None, cwd: str | None = None) -> str:
     """The bytes of ``json.dumps({"type": "finding", **finding_json(...)}, ensure_ascii=False, default=str)``
     (a test holds them equal), written without building the dictionary: a host has tens of findings."""
-    from pgvet.report import relative_path
-
     _, head, title, tail = _parts(finding)
     path = relative_path(finding.path, host.host.root, repo_root, cwd) if finding.path else None
     values, fix = finding.values, finding.fix
     evidence: list[str] = []
-    for item in finding.evidence:  # most values are texts and integers: encoded here, without _json's frame
-        value, source = item.value, item.source
-        encoded = (encode_basestring(value) if type(value) is str else int.__repr__(value) if type(value) is int
-                   else _json(value))
-        if source is None:
-            evidence.append(f'{{"fact": {encode_basestring(item.fact)}, "value": {encoded}, "path": null, '
-                            '"line": null}')
+    append = evidence.append
+    for fact, value, source in finding.evidence:  # a finding has several: no frame per entry
+        if source is DERIVED_SOURCE:
+            append(f'{{"fact": {encode_basestring(fact)}, "value": {_scalar(value)}{_DERIVED_END}')
+        elif source is None:
+            append(f'{{"fact": {encode_basestring(fact)}, "value": {_scalar(value)}, "path": null, "line": null}}')
         else:
             line = "null" if source.line is None else int.__repr__(source.line)
-            evidence.append(f'{{"fact": {encode_basestring(item.fact)}, "value": {encoded}, '
-                            f'"path": {encode_basestring(source.path)}, "line": {line}}}')
+            append(f'{{"fact": {encode_basestring(fact)}, "value": {_scalar(value)}, '
+                   f'"path": {encode_basestring(source.path)}, "line": {line}}}')
     return (f'{{"type": "finding", "fingerprint": {encode_basestring(finding.fingerprint)}, {head}, '
             f'"host": {encode_basestring(finding.host)}, "path": {_json(path)}, "line": {_json(finding.line)}, '
             f'"subject": {_json(finding.subject)}, "title": {title}, '
