@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 import textwrap
 from pathlib import Path
 
@@ -133,6 +135,14 @@ def test_finding_carries_message_values_fix_evidence_and_location(pack: RulePack
     assert evidence["sysctl.vm.overcommit_memory"].value == 2
     assert "derived.suggested_overcommit_ratio" in evidence
     assert "sysctl.vm.overcommit_kbytes" not in evidence
+
+
+def test_a_findings_help_is_the_rules_why_stripped_once_and_kept_by_the_pack_cache(pack: RulePack) -> None:
+    rule = pack.rule("ACME1")
+    assert rule is not None
+    rule = dataclasses.replace(rule, why="\n  Because.\n")  # as a YAML block gives it
+    cached = pickle.loads(pickle.dumps(RulePack([rule], pack.derived, pack.version)))
+    assert [finding.help for finding in evaluate_host(cached, make_host()).findings] == ["Because."]
 
 
 def test_fingerprint_ignores_lines_and_values(pack: RulePack) -> None:
