@@ -161,3 +161,18 @@ def test_jsonl_lines_equal_json_dumps_on_any_value(values: dict[str, Any], text:
                       fix=Fix(sysctl={text: text}, postgresql={text: text}, text=text), help=text,
                       references=[text], suppressed=text or None, baseline=bool(number % 2))
     assert finding_line(finding, host, None) == _dumped(finding, host, None)
+
+
+def test_jsonl_keeps_a_bounded_number_of_escaped_fact_names_and_paths() -> None:
+    """Evidence names and paths are escaped once and kept; distinct ones beyond the bound (a fleet whose hosts
+    name their own files) empty the store instead of growing it, and lines stay those json.dumps gives."""
+    from pgvet.report import jsonl
+
+    host = HostResult(host=HostFacts(name="db-01", root="."))
+    count = jsonl._KEPT_LIMIT + 10
+    for number in range(count):
+        finding = Finding(rule_id="PGV999", rule_name="r", severity="info", title="t", message="m", host="h",
+                          fingerprint="f", evidence=[Evidence(f"fact.\"{number}\"", number, Source(f"f\\{number}", 1))])
+        assert jsonl.finding_line(finding, host, None) == _dumped(finding, host, None)
+    assert 0 < len(jsonl._evidence_starts) <= jsonl._KEPT_LIMIT
+    assert 0 < len(jsonl._evidence_paths) <= jsonl._KEPT_LIMIT
