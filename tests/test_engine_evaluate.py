@@ -13,9 +13,17 @@ from pgvet.engine.evaluate import evaluate_host, fingerprint
 from pgvet.engine.expr import CompileContext, Env, EvalError
 from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import RulePack
-from pgvet.engine.render import compile_template, format_duration, format_size, format_value, render, render_setting
+from pgvet.engine.render import (
+    FORMATS,
+    compile_template,
+    format_duration,
+    format_size,
+    format_value,
+    render,
+    render_setting,
+)
 from pgvet.errors import UsageError
-from pgvet.facts import Fact, HostFacts
+from pgvet.facts import Fact, FactValue, HostFacts
 from pgvet.findings import Evidence
 from pgvet.provenance import Source
 
@@ -236,6 +244,16 @@ def test_builtin_rules_on_a_host_from_the_seed(tmp_path: Path, monkeypatch: pyte
 ])
 def test_formats(value: object, format_name: str | None, text: str) -> None:
     assert format_value(value, format_name) == text  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", [7, -3, 18 * GB, 2.5, 2.0, True, False, "text"])
+@pytest.mark.parametrize("format_name", [None, *FORMATS])
+def test_a_hole_renders_as_format_value_formats(value: FactValue, format_name: str | None) -> None:
+    """render's shortcuts for the commonest values (texts, NULLs, plain integers) give format_value's text."""
+    hole = "sysctl.kernel.foo" + (f"|{format_name}" if format_name else "")
+    template = compile_template("{" + hole + "}", CompileContext(derived={}))
+    env = Env({"sysctl.kernel.foo": Fact("sysctl.kernel.foo", value, SYSCTL)}, None, {}, {}, {})
+    assert render(template, env) == format_value(value, format_name)
 
 
 def test_size_and_duration_edges() -> None:
