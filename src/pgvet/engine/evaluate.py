@@ -183,7 +183,9 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
             missing = f"No value can be computed here for {', '.join(uncomputed)}."
             fix.text = f"{fix.text} {missing}" if fix.text else missing
     message = render(rule.message_template, env).strip()
-    values = {name: compiled.evaluate(env) for name, compiled in rule.value_exprs}
+    values: dict[str, Value] = {}
+    for name, compiled in rule.value_exprs:  # a loop, not a comprehension: 3.11 makes a frame for one
+        values[name] = compiled.evaluate(env)
     # positional, in Finding's field order: keyword arguments cost ~0.8 µs more a finding
     return Finding(rule.id, rule.name, rule.severity, rule.title, message, host_name,
                    fingerprint(rule.id, host_name, path, subject), rule.tags, subject, path, line,
