@@ -14,7 +14,6 @@ from json.encoder import encode_basestring  # the C function behind json.dumps(.
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pgvet.engine.derived import DERIVED_SOURCE
 from pgvet.findings import Finding, HostError, HostResult, LintResult
 from pgvet.report import relative_path, render_with_writer
 
@@ -82,10 +81,8 @@ def _scalar(value: Any) -> str:
     return _json(value)
 
 
-# The end of an evidence object read from a derived value: the same in every finding.
-_DERIVED_END = f', "path": {encode_basestring(DERIVED_SOURCE.path)}, "line": null}}'
-# The evidence objects' beginnings by fact name, and their path parts by file: the same few hundred in every
-# finding of a run, escaped once (escaping costs more per character than a dictionary look-up in all).
+# The evidence objects' beginnings by fact name, and their path parts by file (or <derived>): the same few
+# hundred in every finding of a run, escaped once (escaping costs more per character than a look-up in all).
 _evidence_starts: dict[str, str] = {}
 _evidence_paths: dict[str, str] = {}
 _KEPT_LIMIT = 4096  # a bound for runs of many distinct names (users' rules, hosts' own file paths)
@@ -116,9 +113,7 @@ def finding_line(finding: Finding, host: HostResult, repo_root: Path | None, cwd
         encoded = _int_text(value) if type(value) is int else _scalar(value)
         start = (_evidence_starts.get(fact)
                  or _kept(_evidence_starts, fact, f'{{"fact": {encode_basestring(fact)}, "value": '))
-        if source is DERIVED_SOURCE:
-            append(f'{start}{encoded}{_DERIVED_END}')
-        elif source is None:
+        if source is None:
             append(f'{start}{encoded}, "path": null, "line": null}}')
         else:
             file = source.path
