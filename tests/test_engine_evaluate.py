@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 import textwrap
 from pathlib import Path
 
@@ -11,9 +13,17 @@ from pgvet.engine.evaluate import evaluate_host, fingerprint
 from pgvet.engine.expr import CompileContext, Env, EvalError
 from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import RulePack
-from pgvet.engine.render import compile_template, format_duration, format_size, format_value, render, render_setting
+from pgvet.engine.render import (
+    FORMATS,
+    compile_template,
+    format_duration,
+    format_size,
+    format_value,
+    render,
+    render_setting,
+)
 from pgvet.errors import UsageError
-from pgvet.facts import Fact, HostFacts
+from pgvet.facts import Fact, FactValue, HostFacts
 from pgvet.findings import Evidence
 from pgvet.provenance import Source
 
@@ -135,6 +145,14 @@ def test_finding_carries_message_values_fix_evidence_and_location(pack: RulePack
     assert "sysctl.vm.overcommit_kbytes" not in evidence
 
 
+def test_a_findings_help_is_the_rules_why_stripped_once_and_kept_by_the_pack_cache(pack: RulePack) -> None:
+    rule = pack.rule("ACME1")
+    assert rule is not None
+    rule = dataclasses.replace(rule, why="\n  Because.\n")  # as a YAML block gives it
+    cached = pickle.loads(pickle.dumps(RulePack([rule], pack.derived, pack.version)))
+    assert [finding.help for finding in evaluate_host(cached, make_host()).findings] == ["Because."]
+
+
 def test_fingerprint_ignores_lines_and_values(pack: RulePack) -> None:
     first = next(item for item in evaluate_host(pack, make_host()).findings if item.rule_id == "ACME1")
     other = make_host(sysctl__vm__overcommit_ratio=95)
@@ -226,6 +244,16 @@ def test_builtin_rules_on_a_host_from_the_seed(tmp_path: Path, monkeypatch: pyte
 ])
 def test_formats(value: object, format_name: str | None, text: str) -> None:
     assert format_value(value, format_name) == text  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", [7, -3, 18 * GB, 2.5, 2.0, True, False, "text"])
+@pytest.mark.parametrize("format_name", [None, *FORMATS])
+def test_a_hole_renders_as_format_value_formats(value: FactValue, format_name: str | None) -> None:
+    """render's shortcuts for the commonest values (texts, NULLs, plain integers) give format_value's text."""
+    hole = "sysctl.kernel.foo" + (f"|{format_name}" if format_name else "")
+    template = compile_template("{" + hole + "}", CompileContext(derived={}))
+    env = Env({"sysctl.kernel.foo": Fact("sysctl.kernel.foo", value, SYSCTL)}, None, {}, {}, {})
+    assert render(template, env) == format_value(value, format_name)
 
 
 def test_size_and_duration_edges() -> None:

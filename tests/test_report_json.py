@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import PROJECT
+from pgvet.engine.derived import DERIVED_SOURCE
 from pgvet.facts import HostFacts
 from pgvet.findings import Evidence, Finding, Fix, HostResult
 from pgvet.provenance import Source
@@ -155,7 +156,23 @@ def test_jsonl_lines_equal_json_dumps_on_any_value(values: dict[str, Any], text:
     host = HostResult(host=HostFacts(name="db-01", root="."))
     finding = Finding(rule_id="PGV999", rule_name=text, severity="warning", title=text, message=text, host=text,
                       fingerprint=text, tags=(text,), subject=text or None, path=None, line=number, values=values,
-                      evidence=[Evidence(text, fact_value, Source(text, line)), Evidence(text, fact_value, None)],
+                      evidence=[Evidence(text, fact_value, Source(text, line)), Evidence(text, fact_value, None),
+                                Evidence(text, fact_value, DERIVED_SOURCE)],
                       fix=Fix(sysctl={text: text}, postgresql={text: text}, text=text), help=text,
                       references=[text], suppressed=text or None, baseline=bool(number % 2))
     assert finding_line(finding, host, None) == _dumped(finding, host, None)
+
+
+def test_jsonl_keeps_a_bounded_number_of_escaped_fact_names_and_paths() -> None:
+    """Evidence names and paths are escaped once and kept; distinct ones beyond the bound (a fleet whose hosts
+    name their own files) empty the store instead of growing it, and lines stay those json.dumps gives."""
+    from pgvet.report import jsonl
+
+    host = HostResult(host=HostFacts(name="db-01", root="."))
+    count = jsonl._KEPT_LIMIT + 10
+    for number in range(count):
+        finding = Finding(rule_id="PGV999", rule_name="r", severity="info", title="t", message="m", host="h",
+                          fingerprint="f", evidence=[Evidence(f"fact.\"{number}\"", number, Source(f"f\\{number}", 1))])
+        assert jsonl.finding_line(finding, host, None) == _dumped(finding, host, None)
+    assert 0 < len(jsonl._evidence_starts) <= jsonl._KEPT_LIMIT
+    assert 0 < len(jsonl._evidence_paths) <= jsonl._KEPT_LIMIT

@@ -93,29 +93,36 @@ def _kinds(names: tuple[str, ...]) -> tuple[tuple[str, int, str], ...]:
 
 def evidence(env: Env, names: Sequence[str]) -> list[Evidence]:
     """The facts among ``names`` that have a value (absent facts and NULL derived values are left out);
-    ``lookup`` for each name, inlined: a finding has tens of them."""
+    ``lookup`` for each name, inlined, and derived values read from the caches without Env.derived_value's
+    frame when computed already: a finding has tens of names."""
     out: list[Evidence] = []
+    append, new = out.append, tuple.__new__  # Evidence(...) runs the named tuple's __new__ in Python
     item, host = env.item, env.host
     for name, kind, key in _kinds(tuple(names)):
         value: Value
-        source: Source | None
         if kind == _FACT:
-            fact = item.get(name) if item is not None else None
-            if fact is None:
+            if item is None or (fact := item.get(name)) is None:
                 fact = host.get(name)
                 if fact is None:
                     continue
-            value, source = fact.value, fact.source
+            value = fact.value
+            if value is not None:
+                append(new(Evidence, (name, value, fact.source)))
         elif kind == _DERIVED:
-            try:
-                value = env.derived_value(key)
-            except (EvalError, TypeError, ValueError, ArithmeticError):
-                continue
-            source = DERIVED_SOURCE
+            cache = env.item_cache if env.derived[key].item_scope else env.host_cache
+            if key in cache:
+                value = cache[key]
+            else:
+                try:
+                    value = env.derived_value(key)
+                except (EvalError, TypeError, ValueError, ArithmeticError):
+                    continue
+            if value is not None:
+                append(new(Evidence, (name, value, DERIVED_SOURCE)))
         else:
-            value, source = env.params.get(key), None
-        if value is not None:
-            out.append(Evidence(name, value, source))
+            value = env.params.get(key)
+            if value is not None:
+                append(new(Evidence, (name, value, None)))
     return out
 
 

@@ -87,6 +87,11 @@ class Rule:
     subject_template: Template | None
     evidence_names: tuple[str, ...]  # every fact read anywhere in the rule, derived facts then their inputs
     location_names: tuple[str, ...]  # where the finding points: `location`, else the facts `when` reads
+    # a finding's help text, stripped once per rule rather than per finding (and pickled with the rule)
+    help: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.help = self.why.strip()
 
     def meta(self) -> RuleMeta:
         return RuleMeta(id=self.id, name=self.name, title=self.title, severity=self.severity, tags=self.tags,

@@ -75,30 +75,40 @@ def template_facts(template: Template) -> list[str]:
 
 def render(template: Template, env: Env) -> str:
     """The text with every hole evaluated and formatted, NULL as ``unknown`` (EvalError propagates)."""
-    rendered = _render(template, env, null_allowed=True)
+    rendered = _render(template, env, True)
     assert rendered is not None  # NULL holes were formatted
     return rendered
 
 
 def render_setting(template: Template, env: Env) -> str | None:
     """A fix's value for a setting: None when a hole is NULL, since no setting can be written as unknown."""
-    return _render(template, env, null_allowed=False)
+    return _render(template, env, False)
 
 
-def _render(template: Template, env: Env, *, null_allowed: bool) -> str | None:
+def _render(template: Template, env: Env, null_allowed: bool) -> str | None:
     out: list[str] = []
+    append = out.append
     has_null = False
     for part in template:
         if isinstance(part, str):
-            out.append(part)
+            append(part)
+            continue
+        # Every hole is evaluated, even after a NULL one: a hole's EvalError (the rule not evaluated)
+        # must not depend on whether a NULL hole comes before it.
+        compiled, format_name = part
+        value = compiled.evaluate(env)
+        kind = type(value)
+        # texts, NULLs and plain integers, most holes' values, without format_value's frame
+        if kind is str:
+            append(value)  # type: ignore[arg-type]
+        elif value is None:
+            has_null = True
+            append("unknown")
+        elif kind is int and format_name is None:
+            append(str(value))
         else:
-            # Every hole is evaluated, even after a NULL one: a hole's EvalError (the rule not evaluated)
-            # must not depend on whether a NULL hole comes before it.
-            compiled, format_name = part
-            value = compiled.evaluate(env)
-            has_null = has_null or value is None
             try:
-                out.append(format_value(value, format_name))
+                append(format_value(value, format_name))
             except (ArithmeticError, ValueError, TypeError) as error:  # a number too large for |size, …
                 raise EvalError(f"{compiled.text.strip()}: {error}") from None
     return None if has_null and not null_allowed else "".join(out)

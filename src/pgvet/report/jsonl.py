@@ -12,10 +12,10 @@ import os
 from collections.abc import Callable
 from json.encoder import encode_basestring  # the C function behind json.dumps(..., ensure_ascii=False)
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import render_with_writer
+from pgvet.report import relative_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -30,6 +30,10 @@ with contextlib.suppress(AttributeError, TypeError):
     _c_encoder = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
         None, str, encode_basestring, None, ": ", ", ", False, False, True)
 
+_INFINITY = float("inf")
+# the encoder's texts for numbers, bound once: ``int.__repr__`` looks the method up on every call
+_int_text, _float_text = int.__repr__, float.__repr__
+
 
 def _json(value: object) -> str:
     """``json.dumps(value, ensure_ascii=False, default=str)``, with the common scalars spared the encoder."""
@@ -38,7 +42,7 @@ def _json(value: object) -> str:
     if type(value) is str:
         return encode_basestring(value)
     if type(value) is int:
-        return int.__repr__(value)
+        return _int_text(value)
     if not value and (type(value) is dict or type(value) is list):
         return "{}" if type(value) is dict else "[]"
     return "".join(_c_encoder(value, 0)) if _c_encoder is not None else _encode(value)
@@ -62,35 +66,77 @@ def _parts(finding: Finding) -> _RuleParts:
     return parts
 
 
+
+def _scalar(value: Any) -> str:
+    """``_json(value)`` for an evidence or fix value, the common types first and without the encoder."""
+    kind = type(value)
+    if kind is int:
+        return _int_text(value)
+    if kind is str:
+        return encode_basestring(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is float and -_INFINITY < value < _INFINITY:
+        return _float_text(value)  # as the encoder writes finite floats
+    return _json(value)
+
+
+# The evidence objects' beginnings by fact name, and their path parts by file (or <derived>): the same few
+# hundred in every finding of a run, escaped once (escaping costs more per character than a look-up in all).
+_evidence_starts: dict[str, str] = {}
+_evidence_paths: dict[str, str] = {}
+_KEPT_LIMIT = 4096  # a bound for runs of many distinct names (users' rules, hosts' own file paths)
+
+
+def _kept(kept: dict[str, str], text: str, encoded: str) -> str:
+    if len(kept) >= _KEPT_LIMIT:
+        kept.clear()
+    kept[text] = encoded
+    return encoded
+
+
+_NO_FIX = '{"sysctl": {}, "postgresql": {}, "alter_system": [], "text": null}'
+
+
 def finding_line(finding: Finding, host: HostResult, repo_root: Path | None, cwd: str | None = None) -> str:
     """The bytes of ``json.dumps({"type": "finding", **finding_json(...)}, ensure_ascii=False, default=str)``
-    (a test holds them equal), written without building the dictionary: a host has tens of findings."""
-    from pgvet.report import relative_path
-
+    (a test holds them equal), written without building the dictionary: a host has tens of findings.
+    NULLs, integers and texts are written here rather than by ``_json``: a call per field costs more than
+    the field."""
     _, head, title, tail = _parts(finding)
     path = relative_path(finding.path, host.host.root, repo_root, cwd) if finding.path else None
-    values, fix = finding.values, finding.fix
+    values, fix, line, subject = finding.values, finding.fix, finding.line, finding.subject
+    expected, actual = values.get("expected"), values.get("actual")
     evidence: list[str] = []
-    for item in finding.evidence:  # most values are texts and integers: encoded here, without _json's frame
-        value, source = item.value, item.source
-        encoded = (encode_basestring(value) if type(value) is str else int.__repr__(value) if type(value) is int
-                   else _json(value))
+    append = evidence.append
+    for fact, value, source in finding.evidence:  # a finding has several: no frame per entry
+        encoded = _int_text(value) if type(value) is int else _scalar(value)
+        start = (_evidence_starts.get(fact)
+                 or _kept(_evidence_starts, fact, f'{{"fact": {encode_basestring(fact)}, "value": '))
         if source is None:
-            evidence.append(f'{{"fact": {encode_basestring(item.fact)}, "value": {encoded}, "path": null, '
-                            '"line": null}')
+            append(f'{start}{encoded}, "path": null, "line": null}}')
         else:
-            line = "null" if source.line is None else int.__repr__(source.line)
-            evidence.append(f'{{"fact": {encode_basestring(item.fact)}, "value": {encoded}, '
-                            f'"path": {encode_basestring(source.path)}, "line": {line}}}')
+            file = source.path
+            place = (_evidence_paths.get(file)
+                     or _kept(_evidence_paths, file, f', "path": {encode_basestring(file)}, "line": '))
+            append(f'{start}{encoded}{place}{"null" if source.line is None else _int_text(source.line)}}}')
+    if fix.sysctl or fix.postgresql or fix.text is not None:
+        alter_system = ", ".join([encode_basestring(statement) for statement in fix.alter_system()])
+        fix_json = (f'{{"sysctl": {_json(fix.sysctl)}, "postgresql": {_json(fix.postgresql)}, '
+                    f'"alter_system": [{alter_system}], "text": {_json(fix.text)}}}')
+    else:
+        fix_json = _NO_FIX
     return (f'{{"type": "finding", "fingerprint": {encode_basestring(finding.fingerprint)}, {head}, '
-            f'"host": {encode_basestring(finding.host)}, "path": {_json(path)}, "line": {_json(finding.line)}, '
-            f'"subject": {_json(finding.subject)}, "title": {title}, '
-            f'"message": {encode_basestring(finding.message)}, '
-            f'"values": {_json(values)}, "expected": {_json(values.get("expected"))}, '
-            f'"actual": {_json(values.get("actual"))}, "fix": {{"sysctl": {_json(fix.sysctl)}, '
-            f'"postgresql": {_json(fix.postgresql)}, "alter_system": {_json(fix.alter_system())}, '
-            f'"text": {_json(fix.text)}}}, {tail}, "evidence": [{", ".join(evidence)}], '
-            f'"suppressed": {_json(finding.suppressed)}, "baseline": {"true" if finding.baseline else "false"}}}')
+            f'"host": {encode_basestring(finding.host)}, '
+            f'"path": {"null" if path is None else encode_basestring(path)}, '
+            f'"line": {"null" if line is None else _int_text(line)}, '
+            f'"subject": {"null" if subject is None else encode_basestring(subject)}, "title": {title}, '
+            f'"message": {encode_basestring(finding.message)}, "values": {_json(values)}, '
+            f'"expected": {"null" if expected is None else _json(expected)}, '
+            f'"actual": {"null" if actual is None else _json(actual)}, "fix": {fix_json}, {tail}, '
+            f'"evidence": [{", ".join(evidence)}], '
+            f'"suppressed": {_json(finding.suppressed)}, '
+            f'"baseline": {"true" if finding.baseline else "false"}}}')
 
 
 class Writer:
