@@ -21,7 +21,7 @@ from pgvet.engine.evaluate import evaluate_host
 from pgvet.engine.expr import CompileContext, Compiled, Env, Expr, Function, IsNull, compile_expression
 from pgvet.engine.loader import _expressions, load_pack
 from pgvet.engine.pack import Rule, Template
-from pgvet.facts import Fact
+from pgvet.facts import Fact, Item
 from pgvet.provenance import Source
 from pgvet.snapshot import load_host
 
@@ -165,7 +165,8 @@ def test_random_expressions_agree(text: str, values: dict[str, object]) -> None:
     facts = {name: Fact(name, value, SOURCE) for name, value in values.items()  # type: ignore[arg-type]
              if value is not None and not name.startswith("params.")}
     host = {name: fact for name, fact in facts.items() if not name.startswith("mount.")}
-    item = {name: fact for name, fact in facts.items() if name.startswith("mount.")}
+    item = Item(((name, value) for name, value in values.items() if value is not None and name.startswith("mount.")),
+                SOURCE)
     params = {name[7:]: value for name, value in values.items() if name.startswith("params.")}
     assert_same(compiled.expr, Env(host, item, params, {}, {}), text)  # type: ignore[arg-type]
 

@@ -23,7 +23,7 @@ from pgvet.engine.render import (
     render_setting,
 )
 from pgvet.errors import UsageError
-from pgvet.facts import Fact, FactValue, HostFacts
+from pgvet.facts import Fact, FactValue, HostFacts, Item
 from pgvet.findings import Evidence
 from pgvet.provenance import Source
 
@@ -112,16 +112,12 @@ def make_host(**overrides: object) -> HostFacts:
         if value is not None:
             host.add(Fact(name, value, source))  # type: ignore[arg-type]
     host.items["mount"] = [
-        {"mount.point": Fact("mount.point", "/srv/pg", Source("hosts/db1/mounts.txt", 3)),
-         "mount.options": Fact("mount.options", "rw,relatime", Source("hosts/db1/mounts.txt", 3)),
-         "mount.holds_pgdata": Fact("mount.holds_pgdata", True, Source("<derived>"))},
-        {"mount.point": Fact("mount.point", "/", Source("hosts/db1/mounts.txt", 1)),
-         "mount.options": Fact("mount.options", "rw", Source("hosts/db1/mounts.txt", 1)),
-         "mount.holds_pgdata": Fact("mount.holds_pgdata", False, Source("<derived>"))},
-        {"mount.point": Fact("mount.point", "/wal", Source("hosts/db1/mounts.txt", 4)),
-         "mount.options": Fact("mount.options", "rw,noatime", Source("hosts/db1/mounts.txt", 4)),
-         "mount.holds_pgdata": Fact("mount.holds_pgdata", True, Source("<derived>"))},
+        Item((("mount.point", "/srv/pg"), ("mount.options", "rw,relatime")), Source("hosts/db1/mounts.txt", 3)),
+        Item((("mount.point", "/"), ("mount.options", "rw")), Source("hosts/db1/mounts.txt", 1)),
+        Item((("mount.point", "/wal"), ("mount.options", "rw,noatime")), Source("hosts/db1/mounts.txt", 4)),
     ]
+    for item, holds_pgdata in zip(host.items["mount"], (True, False, True), strict=True):
+        item.put("mount.holds_pgdata", holds_pgdata, Source("<derived>"))
     return host
 
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pgvet.engine.expr import CompileContext, Env, EvalError, ExpressionError, compile_expression, parse_quantity
-from pgvet.facts import Fact
+from pgvet.facts import Fact, Item
 from pgvet.provenance import Source
 
 SRC = Source("test.conf", 1)
@@ -20,8 +20,8 @@ def run(expression: str, facts: dict[str, object] | None = None, params: dict[st
     compiled = compile_expression(expression, CONTEXT)
     host = {name: Fact(name, value, SRC) for name, value in (facts or {}).items()  # type: ignore[arg-type]
             if not name.startswith("mount.")}
-    item = {name: Fact(name, value, SRC) for name, value in (facts or {}).items()  # type: ignore[arg-type]
-            if name.startswith("mount.")}
+    item = Item(((name, value) for name, value in (facts or {}).items()  # type: ignore[misc]
+                 if name.startswith("mount.")), SRC)
     return compiled.evaluate(Env(host, item, params or {}, {}, {}))
 
 

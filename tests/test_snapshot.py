@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from typer.testing import CliRunner
 from conftest import FIXTURES
 from pgvet.cli import app
 from pgvet.errors import InputError
+from pgvet.facts import Fact, Item
+from pgvet.provenance import Source
 from pgvet.snapshot import load_host
 
 GIB = 1024**3
@@ -44,21 +47,21 @@ def test_small_vm_facts() -> None:
 def test_small_vm_storage_is_scoped_to_the_data_directory() -> None:
     host = load_host(FIXTURES / "small-vm")
     mounts = host.items["mount"]
-    assert [item["mount.point"].value for item in mounts] == ["/var/lib/postgresql"]
-    assert mounts[0]["mount.holds_pgdata"].value is True
+    assert [item["mount.point"] for item in mounts] == ["/var/lib/postgresql"]
+    assert mounts[0]["mount.holds_pgdata"] is True
     disks = host.items["disk"]
-    assert [item["disk.name"].value for item in disks] == ["vdb"]
-    assert disks[0]["disk.read_ahead_kb"].value == 4096
+    assert [item["disk.name"] for item in disks] == ["vdb"]
+    assert disks[0]["disk.read_ahead_kb"] == 4096
 
 
 def test_small_vm_override_by_auto_conf_is_visible_per_line() -> None:
     host = load_host(FIXTURES / "small-vm")
-    work_mem_lines = [item for item in host.items["setting"] if item["setting.name"].value == "work_mem"]
+    work_mem_lines = [item for item in host.items["setting"] if item["setting.name"] == "work_mem"]
     assert len(work_mem_lines) == 2
     first, second = work_mem_lines
-    assert first["setting.effective"].value is False
-    assert first["setting.overridden_in_auto_conf"].value is True
-    assert second["setting.effective"].value is True
+    assert first["setting.effective"] is False
+    assert first["setting.overridden_in_auto_conf"] is True
+    assert second["setting.effective"] is True
 
 
 def test_big_server_reads_french_lscpu_and_scopes_two_mounts() -> None:
@@ -72,9 +75,9 @@ def test_big_server_reads_french_lscpu_and_scopes_two_mounts() -> None:
     assert facts["pg.huge_pages"].value == "on"
     assert facts["host.raid_level"].value == 10
     assert facts["host.raid_disks"].value == 8
-    points = sorted(str(item["mount.point"].value) for item in host.items["mount"])
+    points = sorted(str(item["mount.point"]) for item in host.items["mount"])
     assert points == ["/srv/pgdata", "/srv/pgwal"]
-    assert [item["disk.name"].value for item in host.items["disk"]] == ["sdb"]
+    assert [item["disk.name"] for item in host.items["disk"]] == ["sdb"]
 
 
 def test_config_repository_uses_declared_values() -> None:
@@ -89,10 +92,10 @@ def test_config_repository_uses_declared_values() -> None:
     # A bare number is in the parameter's unit: 2097152 pages of 8 kB.
     assert facts["pg.shared_buffers"].value == 16 * GIB
     assert str(facts["pg.shared_buffers"].source) == "conf.d/10-memory.conf:2"
-    by_name = {item["setting.name"].value: item for item in host.items["setting"]}
-    assert by_name["effective_io_concurency"]["setting.suggestion"].value == "effective_io_concurrency"
-    assert by_name["checkpoint_segments"]["setting.replacement"].value == "max_wal_size"
-    assert by_name["shared_buffers"]["setting.bare_number"].value is True
+    by_name = {item["setting.name"]: item for item in host.items["setting"]}
+    assert by_name["effective_io_concurency"]["setting.suggestion"] == "effective_io_concurrency"
+    assert by_name["checkpoint_segments"]["setting.replacement"] == "max_wal_size"
+    assert by_name["shared_buffers"]["setting.bare_number"] is True
 
 
 def test_input_outside_the_host_directory_is_refused(tmp_path: Path) -> None:
@@ -313,3 +316,28 @@ def test_discovered_input_paths_are_the_strings_of_paths(directory: str) -> None
     from pgvet.snapshot import _child
 
     assert _child(os.fspath(Path(directory)), "sysctl.txt") == str(Path(directory) / "sysctl.txt")
+
+
+def test_an_item_gives_each_fact_with_the_place_it_was_read() -> None:
+    """An Item holds values and one source; a fact read elsewhere keeps its own (a disk's attributes, a
+    declared key's running value), in evidence, in `pgvet facts` and through pickling (--jobs workers)."""
+    item = Item((("disk.name", "sdb"), ("disk.virtual", False)), Source("sysfs.txt", 3))
+    item.put("disk.rotational", 1, Source("sysfs.txt", 7))
+    item.put("disk.scheduler", "none", Source("sysfs.txt", 3))  # at the item's own place: nothing kept apart
+    assert item["disk.virtual"] is False and item.get("disk.model") is None
+    assert item.fact("disk.name") == Fact("disk.name", "sdb", Source("sysfs.txt", 3))
+    assert item.fact("disk.rotational") == Fact("disk.rotational", 1, Source("sysfs.txt", 7))
+    assert item.fact("disk.model") is None
+    assert item.sources == {"disk.rotational": Source("sysfs.txt", 7)}
+    assert [fact.name for fact in item.facts()] == ["disk.name", "disk.virtual", "disk.rotational", "disk.scheduler"]
+    copied = pickle.loads(pickle.dumps(item))
+    assert type(copied) is Item and copied == item
+    assert copied.facts() == item.facts()
+
+
+def test_disk_attributes_keep_their_own_lines() -> None:
+    host = load_host(FIXTURES / "big-server")
+    (disk,) = host.items["disk"]
+    lines = {fact.name: fact.source.line for fact in disk.facts()}
+    assert len(set(lines.values())) > 2  # one sysfs.txt line per attribute, not the item's one
+    assert disk.fact("disk.holds_pgdata") == Fact("disk.holds_pgdata", True, disk.source)

@@ -38,21 +38,49 @@ class Fact(NamedTuple):
         return out
 
 
-ItemFacts = dict[str, Fact]
-
 # A Fact from its five fields (name, value, source, occurrences, raw), made by tuple.__new__ straight: a third of
 # the time of Fact(...), whose __new__ is Python code. For the loops that make most of a host's facts.
 make_fact: Callable[[tuple[str, FactValue, Source, tuple[Source, ...], str | None]], Fact] = partial(
     tuple.__new__, Fact)
 
 
-_new_tuple = tuple.__new__
+class Item(dict[str, FactValue]):
+    """One item of a scope (a postgresql.conf line, a mount, a disk): its facts' values by name, and where
+    they were read — ``source`` for all of them but those ``sources`` places elsewhere.
 
+    Values rather than a Fact per name: a host has ~40 items of a dozen facts, nearly all read at one
+    place, and a rule reads a few of them; ``fact()`` makes the Fact a finding shows.
+    """
 
-def item_facts(fields: Iterable[tuple[str, FactValue]], source: Source) -> ItemFacts:
-    """An item's facts, all read at one place (a host's items hold a few hundred facts; tuple.__new__ called
-    straight spares make_fact's partial in this loop)."""
-    return {name: _new_tuple(Fact, (name, value, source, (), None)) for name, value in fields}
+    __slots__ = ("source", "sources")
+
+    def __init__(self, values: Iterable[tuple[str, FactValue]], source: Source,
+                 sources: dict[str, Source] | None = None) -> None:
+        super().__init__(values)
+        self.source = source
+        self.sources = sources  # None: every fact was read at ``source``
+
+    def source_of(self, name: str) -> Source:
+        sources = self.sources
+        return self.source if sources is None else sources.get(name, self.source)
+
+    def fact(self, name: str) -> Fact | None:
+        value = self.get(name)
+        return None if value is None else make_fact((name, value, self.source_of(name), (), None))
+
+    def facts(self) -> list[Fact]:
+        return [make_fact((name, value, self.source_of(name), (), None)) for name, value in self.items()]
+
+    def put(self, name: str, value: FactValue, source: Source) -> None:
+        """A fact read elsewhere than the item's ``source``."""
+        self[name] = value
+        if source != self.source:
+            if self.sources is None:
+                self.sources = {}
+            self.sources[name] = source
+
+    def __reduce__(self) -> tuple[object, ...]:  # pickled for --jobs workers: values, source and sources
+        return Item, (list(self.items()), self.source, self.sources)
 
 
 @dataclass(slots=True)
@@ -68,7 +96,7 @@ class HostFacts:
     name: str
     root: str
     facts: dict[str, Fact] = field(default_factory=dict)
-    items: dict[str, list[ItemFacts]] = field(default_factory=dict)
+    items: dict[str, list[Item]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # always shown: inputs skipped, paths refused
     # files read whose text never mentions "pgvet", by the name findings give them: no suppression comment

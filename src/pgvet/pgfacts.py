@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.errors import ParseError
-from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts, item_facts, make_fact
+from pgvet.facts import Fact, FactValue, HostFacts, Item, make_fact
 from pgvet.provenance import Located, Source
 
 if TYPE_CHECKING:
@@ -117,14 +117,12 @@ def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs) -> ConfResul
     auto = inputs.postgresql_auto_conf if inputs.postgresql_conf is not None else None
     conf = load_conf(main, root=root, auto_conf=auto, display_base=root)
     host.unmarked_files.update(conf.unmarked_files)
-    problems: list[ItemFacts] = []
+    problems: list[Item] = []
     for problem in conf.problems:
         if problem.kind == "outside-root":
             host.warnings.append(f"{problem.source}: {problem.message}")
-        item: ItemFacts = {}
-        for key, value in (("kind", problem.kind), ("message", problem.message), ("fatal", problem.fatal)):
-            item[f"problem.{key}"] = Fact(f"problem.{key}", value, problem.source)
-        problems.append(item)
+        problems.append(Item((("problem.kind", problem.kind), ("problem.message", problem.message),
+                              ("problem.fatal", problem.fatal)), problem.source))
     host.items["problem"] = problems
     return conf
 
@@ -141,7 +139,7 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
 
     counts = Counter(map(_SETTING_NAME, conf.settings))
     effective = conf.effective()
-    items: list[ItemFacts] = []
+    items: list[Item] = []
     for setting in conf.settings:
         source = setting.source
         name = setting.name
@@ -181,7 +179,7 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
             else:
                 fields += (("setting.invalid", False), ("setting.canonical", parsed.canonical),
                            ("setting.bare_number", bool(param.unit) and not parsed.had_unit))
-        items.append(item_facts(fields, source))
+        items.append(Item(fields, source))
     host.items["setting"] = items
 
 
@@ -289,24 +287,21 @@ def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog) -> Non
     files differs from the running one — a reload or a restart is pending, or a line was removed
     (catalogue L3, and D7 when pending_restart).
     """
-    errors: list[ItemFacts] = []
+    errors: list[Item] = []
     last: dict[str, LiveFileSetting] = {}
     for each in live.file_settings or ():
         if each.name is None:
             continue
         if each.error and each.error != NEEDS_RESTART_ERROR:
             source = _row_source(each)
-            item: ItemFacts = {}
-            fields: tuple[tuple[str, FactValue], ...] = (
-                ("name", each.name), ("setting", each.setting or ""), ("error", each.error),
-                ("file", source.path), ("line", source.line or 0))
-            for key, value in fields:
-                item[f"file_error.{key}"] = Fact(f"file_error.{key}", value, source)
-            errors.append(item)
+            errors.append(Item((
+                ("file_error.name", each.name), ("file_error.setting", each.setting or ""),
+                ("file_error.error", each.error), ("file_error.file", source.path),
+                ("file_error.line", source.line or 0)), source))
         last[each.name.lower()] = each
     host.items["file_error"] = errors
 
-    drifts: list[ItemFacts] = []
+    drifts: list[Item] = []
     from_files = (name for name, setting in live.settings.items() if setting.source == "configuration file")
     names = sorted({*last, *from_files})
     for name in names:
@@ -327,8 +322,7 @@ def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog) -> Non
         fields = (("name", param.name), ("file_value", file_text if row is not None and file_text else ""),
                   ("default", _shown(param, param.boot_val)), ("running", _shown(param, running.setting)),
                   ("removed", row is None), ("context", param.context), ("pending_restart", pending))
-        drift: ItemFacts = {f"drift.{key}": Fact(f"drift.{key}", value, source) for key, value in fields}
-        drifts.append(drift)
+        drifts.append(Item(((f"drift.{key}", value) for key, value in fields), source))
     host.items["drift"] = drifts
 
 

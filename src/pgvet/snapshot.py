@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.errors import InputError
-from pgvet.facts import Fact, FactValue, HostFacts, ItemFacts, item_facts, make_fact
+from pgvet.facts import Fact, FactValue, HostFacts, Item, make_fact
 from pgvet.provenance import Located, Source
 from pgvet.sources import SUPPRESSION_MARK, read_file_at_most
 
@@ -343,19 +343,16 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
 
 
 def _declared_items(occurrences: Mapping[str, list[SysctlSetting]],
-                    running: Mapping[str, Located[int | str]]) -> list[ItemFacts]:
+                    running: Mapping[str, Located[int | str]]) -> list[Item]:
     """One item per declared kernel key, with the running value beside it (compared as text, as
     `sysctl` prints both)."""
-    items: list[ItemFacts] = []
+    items: list[Item] = []
     for key, settings in occurrences.items():
         last = settings[-1]
-        item: ItemFacts = {
-            "declared.key": Fact("declared.key", key, last.source),
-            "declared.value": Fact("declared.value", str(last.value), last.source),
-            "declared.ignore_errors": Fact("declared.ignore_errors", last.ignore_errors, last.source),
-        }
+        item = Item((("declared.key", key), ("declared.value", str(last.value)),
+                     ("declared.ignore_errors", last.ignore_errors)), last.source)
         if key in running:
-            item["declared.running"] = Fact("declared.running", str(running[key].value), running[key].source)
+            item.put("declared.running", str(running[key].value), running[key].source)
         items.append(item)
     return items
 
@@ -385,18 +382,17 @@ def _load_machine(builder: _Builder, inputs: SnapshotInputs) -> None:
         builder.host.items["disk"] = _disk_items(dump.disks)
 
 
-def _disk_items(disks: Mapping[str, Mapping[str, Located[int | str | bool]]]) -> list[ItemFacts]:
+def _disk_items(disks: Mapping[str, Mapping[str, Located[int | str | bool]]]) -> list[Item]:
     from pgvet.sources.sysfs import is_virtual_disk
 
-    items: list[ItemFacts] = []
+    items: list[Item] = []
     for disk_name in sorted(disks):
         attributes = disks[disk_name]
         first = next(iter(attributes.values()), None)
         source = first.source if first is not None else Source("sysfs.txt")
-        item = item_facts((("disk.name", disk_name), ("disk.virtual", is_virtual_disk(disk_name))), source)
+        item = Item((("disk.name", disk_name), ("disk.virtual", is_virtual_disk(disk_name))), source)
         for key, located in attributes.items():
-            name = f"disk.{key}"
-            item[name] = make_fact((name, located.value, located.source, (), None))
+            item.put(f"disk.{key}", located.value, located.source)  # each attribute on its own line
         items.append(item)
     return items
 
@@ -485,7 +481,7 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
             "data directory unknown (set data_directory in host.yaml): storage rules apply to every "
             "disk-backed or network mount"
         )
-    items: list[ItemFacts] = []
+    items: list[Item] = []
     root_points = {os.path.normpath(path) for path in (data_directory, wal_directory, *tablespaces) if path}
     for mount in mounts:
         holds_pgdata = mount is data_mount
@@ -495,7 +491,7 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
             continue
         if not known and (mount.fstype in PSEUDO_FILESYSTEMS or mount.fstype in ("tmpfs", "ramfs")):
             continue
-        items.append(item_facts((
+        items.append(Item((
             ("mount.device", mount.device), ("mount.point", mount.point), ("mount.fstype", mount.fstype),
             ("mount.options", ",".join(mount.options)), ("mount.holds_pgdata", holds_pgdata),
             ("mount.holds_wal", holds_wal), ("mount.holds_tablespace", holds_tablespace), ("mount.scoped", known),
@@ -510,18 +506,16 @@ def _mark_data_disks(builder: _Builder, data_device: str | None) -> None:
     if not disks:
         return
     disk_name = _disk_of_device(data_device) if data_device else None
-    names = {str(item["disk.name"].value) for item in disks}
+    names = {str(item["disk.name"]) for item in disks}
     for item in disks:
-        name = str(item["disk.name"].value)
-        source = item["disk.name"].source
-        holds = disk_name == name if disk_name in names else None
+        holds = disk_name == str(item["disk.name"]) if disk_name in names else None
         if holds is not None:
-            item["disk.holds_pgdata"] = Fact("disk.holds_pgdata", holds, source)
+            item["disk.holds_pgdata"] = holds  # read where the disk's name was, the item's source
     if disk_name in names:
-        builder.host.items["disk"] = [item for item in disks if item["disk.name"].value == disk_name]
+        builder.host.items["disk"] = [item for item in disks if item["disk.name"] == disk_name]
         builder.host.notes.append(f"disk rules scoped to {disk_name}, which holds PGDATA")
     else:
-        builder.host.items["disk"] = [item for item in disks if item["disk.virtual"].value is False]
+        builder.host.items["disk"] = [item for item in disks if item["disk.virtual"] is False]
         builder.host.notes.append("disk rules apply to every non-virtual disk (the disk under PGDATA is not known)")
 
 

@@ -155,8 +155,7 @@ def _host_fact(node: HostFact, source: _Source) -> str:
 
 def _item_fact(node: ItemFact, source: _Source) -> str:
     source.reads.add("item")
-    fact = source.temporary()
-    return f"(None if item is None or ({fact} := item.get({node.name!r})) is None else {fact}.value)"
+    return f"(None if item is None else item.get({node.name!r}))"  # an Item holds values
 
 
 def _param(node: ParamRef, source: _Source) -> str:

@@ -77,7 +77,10 @@ def lookup(env: Env, name: str) -> tuple[Value, Source | None]:
             return None, DERIVED_SOURCE
     if name.startswith("params."):
         return env.params.get(name[7:]), None
-    fact = env.item.get(name) if env.item is not None and name in env.item else env.host.get(name)
+    item = env.item
+    if item is not None and name in item:
+        return item[name], item.source_of(name)
+    fact = env.host.get(name)
     return (None, None) if fact is None else (fact.value, fact.source)
 
 
@@ -101,13 +104,12 @@ def evidence(env: Env, names: Sequence[str]) -> list[Evidence]:
     for name, kind, key in _kinds(tuple(names)):
         value: Value
         if kind == _FACT:
-            if item is None or (fact := item.get(name)) is None:
-                fact = host.get(name)
-                if fact is None:
-                    continue
-            value = fact.value
-            if value is not None:
-                append(new(Evidence, (name, value, fact.source)))
+            if item is not None and (value := item.get(name)) is not None:
+                append(new(Evidence, (name, value, item.source_of(name))))
+                continue
+            fact = host.get(name)
+            if fact is not None and fact.value is not None:
+                append(new(Evidence, (name, fact.value, fact.source)))
         elif kind == _DERIVED:
             cache = env.item_cache if env.derived[key].item_scope else env.host_cache
             if key in cache:

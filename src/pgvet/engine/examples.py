@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pgvet.engine.evaluate import evaluate_rule, rule_params
 from pgvet.engine.expr import Env, Value
 from pgvet.engine.pack import Example, Rule, RulePack
-from pgvet.facts import Fact, HostFacts
+from pgvet.facts import Fact, HostFacts, Item
 from pgvet.findings import Finding, HostResult
 from pgvet.provenance import Source
 
@@ -36,7 +36,7 @@ def example_host(rule: Rule, example: Example) -> HostFacts:
         if value is not None:
             host.add(Fact(name, value, source))
     if rule.scope != "host":
-        item = {name: Fact(name, value, source) for name, value in (example.item or {}).items() if value is not None}
+        item = Item(((name, value) for name, value in (example.item or {}).items() if value is not None), source)
         host.items[rule.scope] = [item] if example.item is not None else []
     return host
 

@@ -22,7 +22,7 @@ from pgvet.engine.factnames import Kind, did_you_mean, item_scope, kind_of, stat
 
 if TYPE_CHECKING:
     from pgvet.engine.pack import DerivedFormula
-    from pgvet.facts import Fact
+    from pgvet.facts import Fact, Item
 
 Value = int | float | str | bool | None
 
@@ -79,7 +79,7 @@ class Env:
 
     __slots__ = ("derived", "host", "host_cache", "item", "item_cache", "params")
 
-    def __init__(self, host: Mapping[str, Fact], item: Mapping[str, Fact] | None,
+    def __init__(self, host: Mapping[str, Fact], item: Item | None,
                  params: Mapping[str, Value], derived: Mapping[str, DerivedFormula],
                  host_cache: dict[str, Value], item_cache: dict[str, Value] | None = None) -> None:
         self.host = host
@@ -152,8 +152,7 @@ class ItemFact(Expr):
 
         def item_fact(env: Env) -> Value:
             item = env.item
-            fact = item.get(name) if item is not None else None
-            return None if fact is None else fact.value
+            return None if item is None else item.get(name)
         return item_fact
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pgvet.errors import InputError
-from pgvet.facts import HostFacts
+from pgvet.facts import HostFacts, Item
 from pgvet.findings import LintResult
 from pgvet.lint import LintOptions
 
@@ -63,9 +63,8 @@ def detected_storage(host: HostFacts) -> str:
     return "ssd"
 
 
-def _fact(item: dict[str, Any], name: str) -> object:
-    fact = item.get(name)
-    return None if fact is None else fact.value
+def _fact(item: Item, name: str) -> object:
+    return item.get(name)
 
 
 def ask_answers(given: Answers, host: HostFacts, prompt: Prompter) -> tuple[Answers, list[str]]:

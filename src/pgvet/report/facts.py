@@ -13,7 +13,7 @@ def facts_json(host: HostFacts) -> dict[str, object]:
         "root": host.root,
         "facts": {name: host.facts[name].to_json() for name in sorted(host.facts)},
         "items": {
-            scope: [{name: fact.to_json() for name, fact in item.items()} for item in items]
+            scope: [{fact.name: fact.to_json() for fact in item.facts()} for item in items]
             for scope, items in sorted(host.items.items())
         },
         "notes": host.notes,
@@ -56,9 +56,8 @@ def render_facts(host: HostFacts, output_format: str) -> str:
             continue
         console.print(f"\n{scope} items ({len(items)})")
         for index, item in enumerate(items, 1):
-            values = ", ".join(f"{name.split('.', 1)[1]}={_shown(fact)}" for name, fact in item.items())
-            first = next(iter(item.values()))
-            console.print(f"  {index}. [{first.source}] {values}", markup=False)
+            values = ", ".join(f"{fact.name.split('.', 1)[1]}={_shown(fact)}" for fact in item.facts())
+            console.print(f"  {index}. [{item.source}] {values}", markup=False)
     for note in host.notes:
         console.print(f"note: {note}", markup=False)
     for warning in host.warnings:
