@@ -87,8 +87,8 @@ class Item(dict[str, FactValue]):
 class HostFacts:
     """Everything pgvet knows about one host, ready for the rules.
 
-    ``facts`` are host-wide; ``items`` holds, per scope (``mount``, ``disk``, ``setting``), one fact
-    table per item, evaluated by scoped rules beside the host-wide facts.
+    ``facts`` are host-wide; ``items`` holds, per scope (``mount``, ``disk``, ``setting``), one Item
+    (values and where they were read) per item, evaluated by scoped rules beside the host-wide facts.
     ``notes`` say what pgvet inferred (shown with ``--verbose``); ``warnings`` say what it refused
     or could not read (always shown).
     """
