@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pgvet.engine import codegen
 from pgvet.engine.codegen import generate
 from pgvet.engine.evaluate import evaluate_host
-from pgvet.engine.expr import CompileContext, Compiled, Env, Expr, Function, IsNull, compile_expression
+from pgvet.engine.expr import CompileContext, Compiled, Env, EvalError, Expr, Function, IsNull, compile_expression
 from pgvet.engine.loader import _expressions, load_pack
 from pgvet.engine.pack import Rule, Template
 from pgvet.facts import Fact, Item
@@ -117,6 +117,9 @@ numbers: st.SearchStrategy[str] = st.deferred(lambda: st.one_of(
     numbers.map(lambda value: f"round({value})"),
     st.builds(lambda value, digits: f"round({value}, {digits})", numbers, numbers),
     texts.map(lambda value: f"length({value})"),
+    st.builds(lambda function, args: f"{function}({', '.join(args)})", st.sampled_from(["GREATEST", "LEAST"]),
+              st.lists(numbers, min_size=1, max_size=4)),
+    st.builds(lambda left, right: f"NULLIF({left}, {right})", numbers, numbers),
 ))
 texts: st.SearchStrategy[str] = st.deferred(lambda: st.one_of(
     text_leaves,
@@ -124,6 +127,9 @@ texts: st.SearchStrategy[str] = st.deferred(lambda: st.one_of(
     st.lists(texts, min_size=1, max_size=3).map(lambda args: f"COALESCE({', '.join(args)})"),
     st.builds(lambda condition, then, other: f"(CASE WHEN {condition} THEN {then} ELSE {other} END)",
               booleans, texts, texts),
+    st.builds(lambda function, args: f"{function}({', '.join(args)})", st.sampled_from(["GREATEST", "LEAST"]),
+              st.lists(texts, min_size=1, max_size=3)),
+    st.builds(lambda left, right: f"NULLIF({left}, {right})", texts, texts),
 ))
 booleans: st.SearchStrategy[str] = st.deferred(lambda: st.one_of(
     bool_leaves,
@@ -132,6 +138,10 @@ booleans: st.SearchStrategy[str] = st.deferred(lambda: st.one_of(
     st.lists(booleans, min_size=2, max_size=4).map(lambda args: "(" + " AND ".join(args) + ")"),
     st.lists(booleans, min_size=2, max_size=4).map(lambda args: "(" + " OR ".join(args) + ")"),
     booleans.map(lambda value: f"(NOT {value})"),
+    st.builds(lambda left, negate, right: f"({left} IS {negate}DISTINCT FROM {right})", numbers,
+              st.sampled_from(["", "NOT "]), numbers),
+    st.builds(lambda left, negate, right: f"({left} IS {negate}DISTINCT FROM {right})", texts,
+              st.sampled_from(["", "NOT "]), texts),
     st.builds(lambda value, test: f"({value} {test})", st.one_of(numbers, texts, booleans),
               st.sampled_from(["IS NULL", "IS NOT NULL"])),
     st.builds(lambda value, test: f"({value} {test})", booleans,
@@ -219,3 +229,20 @@ def test_a_cached_pack_runs_without_compiling(tmp_path: Path, monkeypatch: pytes
     assert cached is not built
     result = evaluate_host(cached, load_host(PROJECT / "fixtures" / "big-server"))
     assert result.findings
+
+
+@pytest.mark.parametrize(("text", "values", "expected"), [
+    ("GREATEST(host.cpus, host.ram)", {"host.cpus": 1, "host.ram": 1.0}, ("value", int, 1)),  # a tie keeps the first
+    ("LEAST(host.ram, host.cpus)", {"host.cpus": 1, "host.ram": 1.0}, ("value", float, 1.0)),
+    ("GREATEST(sysctl.vm.swappiness, 1, 2)", {"sysctl.vm.swappiness": "a"},
+     ("error", EvalError, "cannot compare 'a' with 1")),  # compared in the order written
+    ("LEAST(NULL, host.cpus, NULL)", {"host.cpus": 3}, ("value", int, 3)),
+    ("NULLIF(sysctl.vm.swappiness, 1)", {"sysctl.vm.swappiness": True}, ("value", bool, True)),  # True is not 1
+    ("sysctl.vm.swappiness IS NOT DISTINCT FROM 1", {"sysctl.vm.swappiness": 1.0}, ("value", bool, True)),
+])
+def test_least_greatest_nullif_distinct_keep_order_and_types(text: str, values: dict[str, object],
+                                                             expected: tuple[object, ...]) -> None:
+    compiled = compile_expression(text, CONTEXT)
+    env = Env({name: Fact(name, value, SOURCE) for name, value in values.items()}, None, {}, {}, {})  # type: ignore[arg-type]
+    assert outcome(generate(compiled.expr), env) == expected
+    assert outcome(compiled.expr.function(), env) == expected

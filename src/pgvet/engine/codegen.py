@@ -32,6 +32,7 @@ from pgvet.engine.expr import (
     Compare,
     Const,
     DerivedRef,
+    Distinct,
     EvalError,
     Expr,
     Function,
@@ -42,8 +43,10 @@ from pgvet.engine.expr import (
     IsNull,
     ItemFact,
     Like,
+    MinMax,
     Neg,
     Not,
+    NullIf,
     Or,
     ParamRef,
     _add,
@@ -266,6 +269,56 @@ def _like(node: Like, source: _Source) -> str:
             f"else ({pattern}(str({value})) is {'' if node.negate else 'not '}None))")
 
 
+def _null_if(node: NullIf, source: _Source) -> str:
+    value, other = source.temporary(), source.temporary()
+    return (f"(None if ({value} := {source.expression(node.left)}) is None else None if "
+            f"({other} := {source.expression(node.right)}) is not None and _same_family({value}, {other}) "
+            f"and {value} == {other} else {value})")
+
+
+def _distinct_values(left: object, right: object) -> bool:
+    if left is None or right is None:
+        return (left is None) != (right is None)
+    return not (_same_family(left, right) and left == right)
+
+
+def _distinct(node: Distinct, source: _Source) -> str:
+    # both sides are evaluated, as the closure does, before they are compared
+    call = f"{source.bind(_distinct_values)}({source.expression(node.left)}, {source.expression(node.right)})"
+    return f"({call} is {not node.negate})"
+
+
+def _least(best: Any, value: Any) -> Any:
+    if value is None:
+        return best
+    if best is None:
+        return value
+    if not _same_family(best, value):
+        raise EvalError(f"cannot compare {best!r} with {value!r}")
+    return value if value < best else best
+
+
+def _greatest(best: Any, value: Any) -> Any:
+    if value is None:
+        return best
+    if best is None:
+        return value
+    if not _same_family(best, value):
+        raise EvalError(f"cannot compare {best!r} with {value!r}")
+    return value if value > best else best
+
+
+def _min_max(node: MinMax, source: _Source) -> str:
+    # LEAST(a, b, c) as least(least(a, b), c): each argument evaluated after the comparisons before it, so a
+    # mismatch is raised where the closure raises it
+    step = source.bind(_greatest if node.greatest else _least)
+    first, *rest = node.args
+    text = source.expression(first)
+    for arg in rest:
+        text = f"{step}({text}, {source.expression(arg)})"
+    return text
+
+
 def _case(node: Case, source: _Source) -> str:
     if node.operand is not None:  # simple CASE: its closure
         return f"{source.bind(node.function())}(env)"
@@ -294,4 +347,5 @@ _GENERATORS: dict[type[Expr], Callable[[Any, _Source], str]] = {
     Const: _const, HostFact: _host_fact, ItemFact: _item_fact, ParamRef: _param, DerivedRef: _derived,
     Guard: _guard, Arith: _arith, Neg: _neg, Compare: _compare, And: _and_or, Or: _and_or, Not: _not,
     IsNull: _is_null, IsBool: _is_bool, In: _in, Like: _like, Case: _case, Coalesce: _coalesce, Call: _call,
+    NullIf: _null_if, Distinct: _distinct, MinMax: _min_max,
 }
