@@ -218,6 +218,10 @@ def test_precompiled_code_is_used_and_checked(monkeypatch: pytest.MonkeyPatch) -
         assert codegen.generate(compiled.expr, code)(env) is True
     for wrong in (codegen.compile_code(other.expr), b"not marshal data", marshal.dumps(("x", 1))):
         assert codegen.generate(compiled.expr, wrong)(env) is True
+    # a text of the same length, another expression: its code must not run in place of this one's
+    greater_than_two, greater_than_three = (compile_expression(f"host.cpus > {n}", CONTEXT) for n in (2, 3))
+    three_cpus = Env({"host.cpus": Fact("host.cpus", 3, SOURCE)}, None, {}, {}, {})
+    assert codegen.generate(greater_than_two.expr, codegen.compile_code(greater_than_three.expr))(three_cpus) is True
 
 
 def test_a_cached_pack_runs_without_compiling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,6 +15,7 @@ writes is ever executed as Python.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import marshal
 import warnings
 from collections.abc import Callable
@@ -120,12 +121,16 @@ def _compile(text: str) -> CodeType:
         raise ValueError(f"expression not compiled: {error}") from None
 
 
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
 def compile_code(node: Expr) -> bytes | None:
-    """The compiled code of ``node``'s function, marshalled (with its text's length, checked on use) to be
+    """The compiled code of ``node``'s function, marshalled with a digest of its text (checked on use) to be
     kept with the pack; None when CPython will not compile it."""
     text, _ = _write(node)
     try:
-        return marshal.dumps((len(text), _compile(text)))
+        return marshal.dumps((_digest(text), _compile(text)))
     except ValueError:
         return None
 
@@ -137,8 +142,8 @@ def generate(node: Expr, code: bytes | None = None) -> Function:
     compiled: CodeType | None = None
     if code is not None:
         with contextlib.suppress(ValueError, EOFError, TypeError):  # written by another Python: compile again
-            length, compiled = marshal.loads(code)
-            if length != len(text) or not isinstance(compiled, CodeType):
+            digest, compiled = marshal.loads(code)
+            if digest != _digest(text) or not isinstance(compiled, CodeType):
                 compiled = None
     # the text above: built from the node tree, a rule's names and texts only as repr literals
     exec(compiled if compiled is not None else _compile(text), namespace)
