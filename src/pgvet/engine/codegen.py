@@ -293,34 +293,25 @@ def _distinct(node: Distinct, source: _Source) -> str:
     return f"({call} is {not node.negate})"
 
 
-def _least(best: Any, value: Any) -> Any:
+def _min_max_step(best: Any, value: Any, greatest: bool) -> Any:
+    """One argument of GREATEST / LEAST against the best so far: NULLs are skipped, the first wins a tie."""
     if value is None:
         return best
     if best is None:
         return value
     if not _same_family(best, value):
         raise EvalError(f"cannot compare {best!r} with {value!r}")
-    return value if value < best else best
-
-
-def _greatest(best: Any, value: Any) -> Any:
-    if value is None:
-        return best
-    if best is None:
-        return value
-    if not _same_family(best, value):
-        raise EvalError(f"cannot compare {best!r} with {value!r}")
-    return value if value > best else best
+    return value if (value > best if greatest else value < best) else best
 
 
 def _min_max(node: MinMax, source: _Source) -> str:
     # LEAST(a, b, c) as least(least(a, b), c): each argument evaluated after the comparisons before it, so a
     # mismatch is raised where the closure raises it
-    step = source.bind(_greatest if node.greatest else _least)
+    step = source.bind(_min_max_step)
     first, *rest = node.args
     text = source.expression(first)
     for arg in rest:
-        text = f"{step}({text}, {source.expression(arg)})"
+        text = f"{step}({text}, {source.expression(arg)}, {node.greatest})"
     return text
 
 
