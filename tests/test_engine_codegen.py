@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import marshal
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,8 +18,7 @@ from pgvet.engine import codegen
 from pgvet.engine.codegen import generate
 from pgvet.engine.evaluate import evaluate_host
 from pgvet.engine.expr import CompileContext, Compiled, Env, EvalError, Expr, Function, IsNull, compile_expression
-from pgvet.engine.loader import _expressions, load_pack
-from pgvet.engine.pack import Rule, Template
+from pgvet.engine.loader import load_pack
 from pgvet.facts import Fact, Item
 from pgvet.provenance import Source
 from pgvet.snapshot import load_host
@@ -45,25 +43,6 @@ def assert_same(expr: Expr, env: Env, text: str) -> None:
     assert outcome(generated, env) == outcome(closures, env), text
 
 
-def template_expressions(template: Template | None) -> Iterator[Compiled]:
-    for part in template or ():
-        if not isinstance(part, str):
-            yield part[0]
-
-
-def rule_expressions(rule: Rule) -> Iterator[Compiled]:
-    if rule.applies_expr is not None:
-        yield rule.applies_expr
-    yield rule.when_expr
-    yield from (compiled for _, compiled in rule.value_exprs)
-    yield from template_expressions(rule.message_template)
-    yield from template_expressions(rule.subject_template)
-    if rule.fix_templates is not None:
-        for _, template in (*rule.fix_templates.sysctl, *rule.fix_templates.postgresql):
-            yield from template_expressions(template)
-        yield from template_expressions(rule.fix_templates.text)
-
-
 FIXTURE_HOSTS = [PROJECT / "fixtures" / name for name in ("big-server", "config-repo", "small-vm", "well-tuned")]
 
 
@@ -77,7 +56,7 @@ def test_every_pack_expression_agrees_on_the_fixture_hosts(directory: Path) -> N
         items = [None] if rule.scope == "host" else host.items.get(rule.scope, [])
         for item in items:
             env = Env(host.facts, item, rule.param_defaults, pack.derived_by_name, host_cache, {})  # type: ignore[arg-type]
-            for compiled in rule_expressions(rule):
+            for compiled in rule.expressions():
                 assert_same(compiled.expr, env, f"{rule.id}: {compiled.text}")
                 checked += 1
     for formula in pack.derived:
@@ -227,7 +206,7 @@ def test_precompiled_code_is_used_and_checked(monkeypatch: pytest.MonkeyPatch) -
 def test_a_cached_pack_runs_without_compiling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PGVET_CACHE_DIR", str(tmp_path))
     built = load_pack([])
-    assert all(compiled.code is not None for compiled in _expressions(built))
+    assert all(compiled.code is not None for compiled in built.expressions())
     monkeypatch.setattr(codegen, "_compile", _refuse_compiling)
     cached = load_pack([])  # from the cache written above
     assert cached is not built

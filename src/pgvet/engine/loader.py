@@ -12,17 +12,13 @@ import hashlib
 import os
 import pickle
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pgvet import __version__
-from pgvet.engine.pack import Rule, RulePack, Template
+from pgvet.engine.pack import Rule, RulePack
 from pgvet.errors import RulePackError
 from pgvet.provenance import Source
-
-if TYPE_CHECKING:
-    from pgvet.engine.expr import Compiled
 
 __all__ = ["Rule", "RulePack", "builtin_rules_dir", "cache_dir", "load_pack"]
 
@@ -115,27 +111,10 @@ def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True) -> RulePack:
     from pgvet.engine.build import build_pack
 
     pack = build_pack(sources)
-    for compiled in _expressions(pack):
+    for compiled in pack.expressions():
         compiled.precompile()
     _write_cache(cache_file, pack)
     return pack
-
-
-def _expressions(pack: RulePack) -> Iterator[Compiled]:
-    """Every expression of the pack: rules' conditions, values and template holes, derived formulas."""
-    templates: list[Template | None] = []
-    for rule in pack.rules:
-        if rule.applies_expr is not None:
-            yield rule.applies_expr
-        yield rule.when_expr
-        yield from (compiled for _, compiled in rule.value_exprs)
-        templates += (rule.message_template, rule.subject_template)
-        if rule.fix_templates is not None:
-            templates += (template for _, template in (*rule.fix_templates.sysctl, *rule.fix_templates.postgresql))
-            templates.append(rule.fix_templates.text)
-    for template in templates:
-        yield from (part[0] for part in template or () if not isinstance(part, str))
-    yield from (formula.compiled for formula in pack.derived)
 
 
 def _read_cache(path: Path) -> RulePack | None:

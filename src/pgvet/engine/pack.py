@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pgvet.engine.expr import Compiled, Value
@@ -97,6 +98,19 @@ class Rule:
         return RuleMeta(id=self.id, name=self.name, title=self.title, severity=self.severity, tags=self.tags,
                         why=self.why, references=self.references)
 
+    def expressions(self) -> Iterator[Compiled]:
+        """Every expression of the rule: its conditions, its values and the holes of its templates."""
+        if self.applies_expr is not None:
+            yield self.applies_expr
+        yield self.when_expr
+        yield from (compiled for _, compiled in self.value_exprs)
+        templates = [self.message_template, self.subject_template]
+        if self.fix_templates is not None:
+            fix = self.fix_templates
+            templates += [template for _, template in (*fix.sysctl, *fix.postgresql)] + [fix.text]
+        for template in templates:
+            yield from (part[0] for part in template or () if not isinstance(part, str))
+
 
 @dataclass(slots=True)
 class RulePack:
@@ -113,6 +127,12 @@ class RulePack:
 
     def meta(self) -> dict[str, RuleMeta]:
         return {rule.id: rule.meta() for rule in self.rules}
+
+    def expressions(self) -> Iterator[Compiled]:
+        """Every expression of the pack: its rules' and its derived formulas'."""
+        for rule in self.rules:
+            yield from rule.expressions()
+        yield from (formula.compiled for formula in self.derived)
 
     def rule(self, key: str) -> Rule | None:
         """A rule by id (any case) or name."""
