@@ -79,9 +79,6 @@ class Item(dict[str, FactValue]):
                 self.sources = {}
             self.sources[name] = source
 
-    def __reduce__(self) -> tuple[object, ...]:  # pickled for --jobs workers: values, source and sources
-        return Item, (list(self.items()), self.source, self.sources)
-
 
 @dataclass(slots=True)
 class HostFacts:
