@@ -234,3 +234,10 @@ def anchor(finding: Finding, host: HostResult) -> tuple[Path, int | None]:
     except OSError:
         files = []
     return (files[0], None) if files else (root, None)
+
+
+def anchor_path(target: Path, host: HostResult, repo_root: Path | None) -> str:
+    """An anchor's file as formats that name it show it: relative to the repository root (or the current
+    directory) when under it. ``anchor`` joins the host's root, itself relative to the current directory
+    when given so: made absolute, the path is not read as relative to the root a second time."""
+    return Path(relative_path(os.path.abspath(target), host.host.root, repo_root)).as_posix()

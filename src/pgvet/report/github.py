@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostResult, LintResult
@@ -33,12 +32,12 @@ def escape_property(text: str) -> str:
 
 def _where(finding: Finding, host: HostResult, options: ReportOptions) -> tuple[str | None, int | None]:
     """The file to annotate, relative to the repository root, and its line; no file for a directory."""
-    from pgvet.report import anchor, relative_path
+    from pgvet.report import anchor, anchor_path
 
     target, line = anchor(finding, host)
     if not target.is_file():
         return None, None
-    return Path(relative_path(str(target), host.host.root, options.repo_root)).as_posix(), line
+    return anchor_path(target, host, options.repo_root), line
 
 
 def _command(level: str, message: str, title: str, file: str | None, line: int | None) -> str:
