@@ -138,7 +138,7 @@ def _render_outputs(result: LintResult, formats: list[str], outputs: list[Path],
         rendered = (text if fmt == "text" and text is not None else FORMATS[fmt])(result, options)
         if destination is not None:
             try:
-                destination.write_text(rendered, encoding="utf-8")
+                destination.write_text(rendered, encoding="utf-8", errors="backslashreplace")  # as stream.py
             except OSError as error:
                 raise UsageError(f"cannot write {destination}: {error.strerror}") from None
         else:
@@ -300,7 +300,7 @@ def baseline_create(
     from pgvet.suppress import baseline_document
 
     result = lint(list(host_directories(paths)), LintOptions())
-    output.write_text(baseline_document(result), encoding="utf-8")
+    output.write_text(baseline_document(result), encoding="utf-8", errors="backslashreplace")
     typer.echo(f"{sum(len(host.findings) for host in result.hosts)} findings recorded in {output}")
 
 
@@ -316,7 +316,7 @@ def baseline_update(
 
     recorded = load_baseline(baseline)
     result = lint(list(host_directories(paths)), LintOptions())
-    baseline.write_text(baseline_document(result, keep=set(recorded)), encoding="utf-8")
+    baseline.write_text(baseline_document(result, keep=set(recorded)), encoding="utf-8", errors="backslashreplace")
     remaining = len(load_baseline(baseline))
     typer.echo(f"{len(recorded) - remaining} fixed entries removed, {remaining} remain in {baseline}")
 

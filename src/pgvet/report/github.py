@@ -61,14 +61,14 @@ def _write_summary(path: str, rows: list[str], hidden: int) -> str | None:
     head += ["| severity | rule | where | message |", "|---|---|---|---|"]
     lines, size = list(head), sum(len(line.encode()) + 1 for line in head)
     for position, row in enumerate(rows):
-        size += len(row.encode()) + 1
+        size += len(row.encode(errors="backslashreplace")) + 1  # as written: file names may not be UTF-8
         if size > SUMMARY_LIMIT:
             lines += ["", f"{len(rows) - position} more findings do not fit in the step summary; "
                           "use --format json or sarif for all of them."]
             break
         lines.append(row)
     try:
-        with open(path, "a", encoding="utf-8") as handle:
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write("\n".join(lines) + "\n\n")
     except OSError as error:
         return error.strerror or str(error)
