@@ -116,3 +116,27 @@ def test_suppressions_are_judged_on_the_text_that_was_linted(tmp_path: Path) -> 
     unknown = {finding.path: finding.suppressed for finding in result.findings if finding.rule_id == "PGV401"}
     assert unknown == {"postgresql.conf": None, "conf.d/a.conf": "our fork's"}
     assert notices == []
+
+
+def test_no_two_findings_of_a_host_share_a_fingerprint(tmp_path: Path) -> None:
+    # the same rule on several lines of a file for the same subject (two missing includes, a parameter set
+    # twice): one fingerprint would make them one ticket and one code scanning alert, and a baseline holding
+    # the first would hide a second added later
+    host = tmp_path / "db"
+    host.mkdir()
+    (host / "host.yaml").write_text("pg_version: 16\n")
+    (host / "postgresql.conf").write_text("include 'missing1.conf'\ncheckpoint_segments = 3\n")
+    first = [f for f in lint([host], LintOptions()).hosts[0].findings if f.rule_id in ("PGV402", "PGV407")]
+    (host / "postgresql.conf").write_text("# a comment\ninclude 'missing1.conf'\ncheckpoint_segments = 3\n"
+                                          "include 'missing2.conf'\ncheckpoint_segments = 4\n")
+    second = [f for f in lint([host], LintOptions()).hosts[0].findings if f.rule_id in ("PGV402", "PGV407")]
+    assert len(second) == 4 and len({finding.fingerprint for finding in second}) == 4
+    # the first occurrence keeps the fingerprint it had alone (and the one of earlier pgvet versions)
+    assert {finding.fingerprint for finding in first} <= {finding.fingerprint for finding in second}
+    baseline = tmp_path / "baseline.json"
+    (host / "postgresql.conf").write_text("include 'missing1.conf'\n")
+    assert runner.invoke(app, ["baseline", "create", str(host), "-o", str(baseline)]).exit_code == 0
+    (host / "postgresql.conf").write_text("include 'missing1.conf'\ninclude 'missing2.conf'\n")
+    result = runner.invoke(app, ["lint", str(host), "--baseline", str(baseline), "--format", "json"])
+    new = [finding["message"] for finding in json.loads(result.output)["findings"] if not finding["baseline"]]
+    assert result.exit_code == 1 and any("missing2.conf" in message for message in new)
