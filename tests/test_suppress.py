@@ -140,3 +140,20 @@ def test_no_two_findings_of_a_host_share_a_fingerprint(tmp_path: Path) -> None:
     result = runner.invoke(app, ["lint", str(host), "--baseline", str(baseline), "--format", "json"])
     new = [finding["message"] for finding in json.loads(result.output)["findings"] if not finding["baseline"]]
     assert result.exit_code == 1 and any("missing2.conf" in message for message in new)
+
+
+def test_a_baseline_is_not_written_when_a_host_cannot_be_read(tmp_path: Path) -> None:
+    # update would count every entry of the unread host as fixed, create would silently leave it out
+    good, other = config_repo(tmp_path), tmp_path / "other"
+    shutil.copytree(FIXTURES / "small-vm", other)
+    baseline = tmp_path / "baseline.json"
+    assert runner.invoke(app, ["baseline", "create", str(good), str(other), "-o", str(baseline)]).exit_code == 0
+    recorded = baseline.read_text()
+    shutil.rmtree(other)
+    other.mkdir()  # a snapshot not yet copied back: nothing to read
+    updated = runner.invoke(app, ["baseline", "update", str(baseline), str(good), str(other)])
+    assert updated.exit_code == 2 and "no inputs found" in updated.output
+    assert baseline.read_text() == recorded
+    fresh = tmp_path / "fresh.json"
+    created = runner.invoke(app, ["baseline", "create", str(good), str(other), "-o", str(fresh)])
+    assert created.exit_code == 2 and "no inputs found" in created.output and not fresh.exists()
