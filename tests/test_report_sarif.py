@@ -174,3 +174,12 @@ def test_uris_are_percent_encoded(tmp_path: Path) -> None:
     uris = [_uri(tmp_path / name / "postgresql.conf", tmp_path) for name in ("db 1", "hôte#2", "x%y")]
     assert uris == ["db%201/postgresql.conf", "h%C3%B4te%232/postgresql.conf", "x%25y/postgresql.conf"]
     assert _uri(tmp_path / os.fsdecode(b"bad\xff") / "postgresql.conf", tmp_path) == "bad%FF/postgresql.conf"
+
+
+def test_a_file_outside_the_repository_has_an_absolute_uri_and_no_base(samples: Samples, tmp_path: Path) -> None:
+    # SARIF: a uriBaseId goes with a relative reference only (the validator's SARIF1004)
+    repo_root = tmp_path / "repo"
+    repo_root.mkdir()
+    document = json.loads(FORMATS["sarif"](samples.fleet(), ReportOptions(repo_root=repo_root)))
+    location = results_by_rule(document)[("PGV110", "db-prod-03")]["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"] == {"uri": (tmp_path / "big-server" / "postgresql.conf").as_uri()}

@@ -80,7 +80,10 @@ def _location(finding: Finding, host: HostResult, repo_root: Path) -> dict[str, 
     from pgvet.report import anchor
 
     target, line = anchor(finding, host)
-    physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(target, repo_root), "uriBaseId": "%SRCROOT%"}}
+    uri = _uri(target, repo_root)
+    # a file outside the repository has an absolute URI, which takes no base (SARIF 3.4.4)
+    artifact = {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": "%SRCROOT%"}
+    physical: dict[str, Any] = {"artifactLocation": artifact}
     if target.is_file():
         physical["region"] = {"startLine": line if line and line >= 1 else 1}
     return {"physicalLocation": physical}
