@@ -91,6 +91,15 @@ def test_several_outputs_in_one_run(tmp_path: Path) -> None:
     assert "WARNING PGV101 overcommit-not-strict" in output
 
 
+def test_two_formats_cannot_share_an_output_file(tmp_path: Path) -> None:
+    # both would write into the same file: a JSON document with SARIF over part of it
+    out = tmp_path / "report.json"
+    code, output = lint(str(FIXTURES / "small-vm"), "-f", "json", "-o", str(out), "-f", "sarif",
+                        "-o", str(tmp_path / "." / "report.json"))
+    assert code == 2 and "report.json" in output and "--output" in output
+    assert not out.exists()
+
+
 def test_unreadable_host_in_a_fleet_does_not_stop_the_others(tmp_path: Path) -> None:
     bad = tmp_path / "bad-host"
     bad.mkdir()
