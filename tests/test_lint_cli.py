@@ -100,6 +100,15 @@ def test_two_formats_cannot_share_an_output_file(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_two_hosts_with_one_name_are_a_notice(tmp_path: Path) -> None:
+    # prod/db and staging/db: one name, so one fingerprint for their findings (tickets, baselines)
+    for site in ("prod", "staging"):
+        shutil.copytree(FIXTURES / "rules" / "PGV130-swappiness-too-high", tmp_path / site / "db")
+    code, output = lint(str(tmp_path / "prod" / "db"), str(tmp_path / "staging" / "db"), "--format", "json")
+    notices = json.loads(output)["notices"]
+    assert code == 1 and len(notices) == 1 and "same host name" in notices[0] and "staging" in notices[0]
+
+
 def test_unreadable_host_in_a_fleet_does_not_stop_the_others(tmp_path: Path) -> None:
     bad = tmp_path / "bad-host"
     bad.mkdir()
