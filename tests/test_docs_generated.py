@@ -26,3 +26,23 @@ def test_every_rule_has_a_page_with_fix_or_text_and_references() -> None:
 def test_readme_counts_the_rules() -> None:
     readme = (PROJECT / "README.md").read_text(encoding="utf-8")
     assert f"{len(load_pack().rules)} rules in `rules/*.yaml`" in readme
+
+
+def test_explain_shows_the_message_values_and_the_formulas_of_the_derived_facts() -> None:
+    # what the SARIF help promises: "`pgvet explain ID` shows the condition, the formulas and the parameters"
+    from pgvet.report.rules import explain_rule
+
+    pack = load_pack()
+    page = explain_rule(pack, "PGV104")
+    assert "CommitLimit = {derived.commit_limit|size}" in page  # the message, with the values it shows
+    assert "`commit_limit_ratio` = `round(derived.commit_limit_ratio, 3)`" in page
+    for name in ("commit_limit", "commit_limit_ratio", "swap_size"):  # used directly, and through another
+        derived = pack.derived_by_name[name]
+        assert f"derived.{name}" in page and derived.formula.strip() in page, name
+
+
+def test_the_rule_reference_links_each_rule_to_its_derived_facts() -> None:
+    reference = render_rules(load_pack(), "markdown")
+    page = reference.split("## PGV104 ", 1)[1].split("\n## ", 1)[0]
+    assert "[derived.commit_limit](#derivedcommit_limit)" in page
+    assert "## derived.commit_limit\n" in reference

@@ -3,6 +3,7 @@ bounded time and memory, never a traceback, nothing read outside the host withou
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -145,3 +146,24 @@ def test_file_name_not_utf8(tmp_path: Path) -> None:
         handle.write(b"vm.swappiness = 60\n")
     done, _ = lint(directory)
     assert "Traceback" not in done.stdout + done.stderr and done.returncode in (0, 1), done.stderr
+
+
+def test_directory_name_not_utf8_in_report_files(tmp_path: Path) -> None:
+    # the host's name and paths carry the bytes as surrogates: report files escape them as standard output does
+    directory = os.fsencode(str(tmp_path)) + b"/db-\xff"
+    os.makedirs(directory)
+    with open(directory + b"/sysctl.txt", "wb") as handle:
+        handle.write(b"vm.swappiness = 60\n")
+    formats = ["json", "jsonl", "sarif", "junit", "gitlab", "text", "concise"]
+    command = [sys.executable, "-m", "pgvet", "lint", os.fsdecode(directory)]
+    for fmt in formats:
+        command += ["--format", fmt, "--output", str(tmp_path / f"out.{fmt}")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert "Traceback" not in done.stderr and done.returncode == 1, done.stderr[-2000:]
+    document = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert document["hosts"][0]["name"] == "db-\udcff"  # JSON's own escape, as ensure_ascii would write it
+    assert "PGV130" in (tmp_path / "out.concise").read_text(encoding="utf-8")
+    baseline = subprocess.run([sys.executable, "-m", "pgvet", "baseline", "create", os.fsdecode(directory),
+                               "--output", str(tmp_path / "baseline.json")], capture_output=True, text=True,
+                              timeout=120)
+    assert "Traceback" not in baseline.stderr and baseline.returncode == 0, baseline.stderr[-2000:]

@@ -91,6 +91,24 @@ def test_several_outputs_in_one_run(tmp_path: Path) -> None:
     assert "WARNING PGV101 overcommit-not-strict" in output
 
 
+def test_two_formats_cannot_share_an_output_file(tmp_path: Path) -> None:
+    # both would write into the same file: a JSON document with SARIF over part of it
+    out = tmp_path / "report.json"
+    code, output = lint(str(FIXTURES / "small-vm"), "-f", "json", "-o", str(out), "-f", "sarif",
+                        "-o", str(tmp_path / "." / "report.json"))
+    assert code == 2 and "report.json" in output and "--output" in output
+    assert not out.exists()
+
+
+def test_two_hosts_with_one_name_are_a_notice(tmp_path: Path) -> None:
+    # prod/db and staging/db: one name, so one fingerprint for their findings (tickets, baselines)
+    for site in ("prod", "staging"):
+        shutil.copytree(FIXTURES / "rules" / "PGV130-swappiness-too-high", tmp_path / site / "db")
+    code, output = lint(str(tmp_path / "prod" / "db"), str(tmp_path / "staging" / "db"), "--format", "json")
+    notices = json.loads(output)["notices"]
+    assert code == 1 and len(notices) == 1 and "same host name" in notices[0] and "staging" in notices[0]
+
+
 def test_unreadable_host_in_a_fleet_does_not_stop_the_others(tmp_path: Path) -> None:
     bad = tmp_path / "bad-host"
     bad.mkdir()

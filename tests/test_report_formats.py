@@ -86,3 +86,16 @@ def test_sarif_meets_the_model_and_githubs_constraints() -> None:
         "artifactLocation": {"uri": "fixtures/config-repo/conf.d/30-planner.conf", "uriBaseId": "%SRCROOT%"},
         "region": {"startLine": 3},
     }
+
+
+def test_github_and_gitlab_paths_from_a_relative_host_directory(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `pgvet lint fixtures/small-vm` gives the host a relative root: the file shown must not repeat it
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.chdir(PROJECT)
+    result = lint([Path("fixtures/small-vm")], LintOptions())
+    annotations = FORMATS["github"](result, ReportOptions()).splitlines()
+    assert any(line.startswith("::warning file=fixtures/small-vm/sysctl.txt,line=") for line in annotations)
+    assert not any("small-vm/fixtures" in line for line in annotations)
+    issues = json.loads(FORMATS["gitlab"](result, ReportOptions()))
+    assert {issue["location"]["path"] for issue in issues} >= {"fixtures/small-vm/sysctl.txt"}
+    assert not any("small-vm/fixtures" in issue["location"]["path"] for issue in issues)

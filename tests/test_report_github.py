@@ -87,3 +87,12 @@ def test_default_format_is_github_under_actions(monkeypatch: pytest.MonkeyPatch)
     assert default_format() == "text"
     monkeypatch.delenv("GITHUB_ACTIONS")
     assert default_format() == "text"
+
+
+def test_step_summary_takes_file_names_that_are_not_utf8(tmp_path: Path) -> None:
+    from pgvet.report.github import _write_summary
+
+    summary = tmp_path / "summary.md"
+    assert _write_summary(str(summary), ["| warning | `PGV130` swappiness-too-high | `db-\udcff/sysctl.txt:1` | x |"],
+                          0) is None
+    assert "db-\\udcff/sysctl.txt" in summary.read_text(encoding="utf-8")

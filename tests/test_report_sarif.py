@@ -159,3 +159,27 @@ def test_unreadable_hosts_are_tool_notifications(samples: Samples, tmp_path: Pat
     invocation = sarif(samples, tmp_path)["runs"][0]["invocations"][0]
     assert invocation == {"executionSuccessful": False, "toolExecutionNotifications": [
         {"level": "error", "message": {"text": "broken-host: meminfo.txt: permission denied"}}]}
+
+
+def test_uris_are_percent_encoded(tmp_path: Path) -> None:
+    # an artifact location is a URI reference (RFC 3986): upload-sarif refuses a space ("does not conform to
+    # the uri-reference format"); other characters are encoded as UTF-8, bytes of non-UTF-8 names as they are
+    import os
+
+    from pgvet.report.sarif import _uri
+
+    for name in ("db 1", "hôte#2", "x%y", os.fsdecode(b"bad\xff")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "postgresql.conf").write_text("")
+    uris = [_uri(tmp_path / name / "postgresql.conf", tmp_path) for name in ("db 1", "hôte#2", "x%y")]
+    assert uris == ["db%201/postgresql.conf", "h%C3%B4te%232/postgresql.conf", "x%25y/postgresql.conf"]
+    assert _uri(tmp_path / os.fsdecode(b"bad\xff") / "postgresql.conf", tmp_path) == "bad%FF/postgresql.conf"
+
+
+def test_a_file_outside_the_repository_has_an_absolute_uri_and_no_base(samples: Samples, tmp_path: Path) -> None:
+    # SARIF: a uriBaseId goes with a relative reference only (the validator's SARIF1004)
+    repo_root = tmp_path / "repo"
+    repo_root.mkdir()
+    document = json.loads(FORMATS["sarif"](samples.fleet(), ReportOptions(repo_root=repo_root)))
+    location = results_by_rule(document)[("PGV110", "db-prod-03")]["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"] == {"uri": (tmp_path / "big-server" / "postgresql.conf").as_uri()}

@@ -116,3 +116,44 @@ def test_suppressions_are_judged_on_the_text_that_was_linted(tmp_path: Path) -> 
     unknown = {finding.path: finding.suppressed for finding in result.findings if finding.rule_id == "PGV401"}
     assert unknown == {"postgresql.conf": None, "conf.d/a.conf": "our fork's"}
     assert notices == []
+
+
+def test_no_two_findings_of_a_host_share_a_fingerprint(tmp_path: Path) -> None:
+    # the same rule on several lines of a file for the same subject (two missing includes, a parameter set
+    # twice): one fingerprint would make them one ticket and one code scanning alert, and a baseline holding
+    # the first would hide a second added later
+    host = tmp_path / "db"
+    host.mkdir()
+    (host / "host.yaml").write_text("pg_version: 16\n")
+    (host / "postgresql.conf").write_text("include 'missing1.conf'\ncheckpoint_segments = 3\n")
+    first = [f for f in lint([host], LintOptions()).hosts[0].findings if f.rule_id in ("PGV402", "PGV407")]
+    (host / "postgresql.conf").write_text("# a comment\ninclude 'missing1.conf'\ncheckpoint_segments = 3\n"
+                                          "include 'missing2.conf'\ncheckpoint_segments = 4\n")
+    second = [f for f in lint([host], LintOptions()).hosts[0].findings if f.rule_id in ("PGV402", "PGV407")]
+    assert len(second) == 4 and len({finding.fingerprint for finding in second}) == 4
+    # the first occurrence keeps the fingerprint it had alone (and the one of earlier pgvet versions)
+    assert {finding.fingerprint for finding in first} <= {finding.fingerprint for finding in second}
+    baseline = tmp_path / "baseline.json"
+    (host / "postgresql.conf").write_text("include 'missing1.conf'\n")
+    assert runner.invoke(app, ["baseline", "create", str(host), "-o", str(baseline)]).exit_code == 0
+    (host / "postgresql.conf").write_text("include 'missing1.conf'\ninclude 'missing2.conf'\n")
+    result = runner.invoke(app, ["lint", str(host), "--baseline", str(baseline), "--format", "json"])
+    new = [finding["message"] for finding in json.loads(result.output)["findings"] if not finding["baseline"]]
+    assert result.exit_code == 1 and any("missing2.conf" in message for message in new)
+
+
+def test_a_baseline_is_not_written_when_a_host_cannot_be_read(tmp_path: Path) -> None:
+    # update would count every entry of the unread host as fixed, create would silently leave it out
+    good, other = config_repo(tmp_path), tmp_path / "other"
+    shutil.copytree(FIXTURES / "small-vm", other)
+    baseline = tmp_path / "baseline.json"
+    assert runner.invoke(app, ["baseline", "create", str(good), str(other), "-o", str(baseline)]).exit_code == 0
+    recorded = baseline.read_text()
+    shutil.rmtree(other)
+    other.mkdir()  # a snapshot not yet copied back: nothing to read
+    updated = runner.invoke(app, ["baseline", "update", str(baseline), str(good), str(other)])
+    assert updated.exit_code == 2 and "no inputs found" in updated.output
+    assert baseline.read_text() == recorded
+    fresh = tmp_path / "fresh.json"
+    created = runner.invoke(app, ["baseline", "create", str(good), str(other), "-o", str(fresh)])
+    assert created.exit_code == 2 and "no inputs found" in created.output and not fresh.exists()

@@ -138,7 +138,7 @@ def _render_outputs(result: LintResult, formats: list[str], outputs: list[Path],
         rendered = (text if fmt == "text" and text is not None else FORMATS[fmt])(result, options)
         if destination is not None:
             try:
-                destination.write_text(rendered, encoding="utf-8")
+                destination.write_text(rendered, encoding="utf-8", errors="backslashreplace")  # as stream.py
             except OSError as error:
                 raise UsageError(f"cannot write {destination}: {error.strerror}") from None
         else:
@@ -300,7 +300,8 @@ def baseline_create(
     from pgvet.suppress import baseline_document
 
     result = lint(list(host_directories(paths)), LintOptions())
-    output.write_text(baseline_document(result), encoding="utf-8")
+    _refuse_unread_hosts(result)
+    output.write_text(baseline_document(result), encoding="utf-8", errors="backslashreplace")
     typer.echo(f"{sum(len(host.findings) for host in result.hosts)} findings recorded in {output}")
 
 
@@ -316,9 +317,22 @@ def baseline_update(
 
     recorded = load_baseline(baseline)
     result = lint(list(host_directories(paths)), LintOptions())
-    baseline.write_text(baseline_document(result, keep=set(recorded)), encoding="utf-8")
+    _refuse_unread_hosts(result)
+    baseline.write_text(baseline_document(result, keep=set(recorded)), encoding="utf-8", errors="backslashreplace")
     remaining = len(load_baseline(baseline))
     typer.echo(f"{len(recorded) - remaining} fixed entries removed, {remaining} remain in {baseline}")
+
+
+def _refuse_unread_hosts(result: LintResult) -> None:
+    """A baseline is written only when every host was read: update would drop an unread host's entries as
+    fixed (its accepted findings would fail the next run), create would leave them out without a word."""
+    if not result.errors:
+        return
+    from pgvet.errors import InputError
+
+    for error in result.errors:
+        typer.echo(f"pgvet: error: {error.source or error.host}: {error.message}", err=True)
+    raise InputError("the baseline is not written while a host cannot be read")
 
 
 @app.command()

@@ -214,6 +214,9 @@ class LintRun:
         self.baseline = load_baseline(options.baseline) if options.baseline is not None else None
         # notices in the order the reports have always listed them: inputs, then suppressions, then ignore files
         self._notices: tuple[list[str], list[str], list[str]] = ([], [], [])
+        # each host's name and directory: two hosts of one name share fingerprints, baseline entries and
+        # suppressions (a name a host, the one thing a run keeps that grows with its hosts)
+        self._roots: dict[str, str] = {}
 
     @property
     def notices(self) -> list[str]:
@@ -229,6 +232,11 @@ class LintRun:
                 yield outcome
                 continue
             inputs.extend(f"{outcome.host.name}: {warning}" for warning in outcome.host.warnings)
+            first = self._roots.setdefault(outcome.host.name, outcome.host.root)
+            if first != outcome.host.root:
+                inputs.append(f"{outcome.host.name}: {first} and {outcome.host.root} have the same host name: their "
+                              "findings share fingerprints, baseline entries and suppressions; give each its own "
+                              "`name:` in host.yaml")
             suppress_inline(outcome, inline)
             self.ignoring.apply(outcome, ignored)
             if self.baseline is not None:

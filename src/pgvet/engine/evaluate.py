@@ -17,10 +17,25 @@ from pgvet.findings import Finding, Fix, HostResult, NotEvaluated, Passed, RuleM
 ParamOverrides = Mapping[str, Mapping[str, object]]
 
 
-def fingerprint(rule_id: str, host: str, path: str | None, subject: str | None) -> str:
-    """Stable across runs: rule, host, file and subject — not line numbers, not values."""
+def fingerprint(rule_id: str, host: str, path: str | None, subject: str | None, occurrence: int = 1) -> str:
+    """Stable across runs: rule, host, file and subject — not line numbers, not values. ``occurrence``: the
+    second, third… finding of a host with the same four (see _distinct_fingerprints)."""
     key = "\x1f".join((rule_id, host, path or "", subject or ""))
+    if occurrence > 1:
+        key += f"\x1f{occurrence}"
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]  # file names may not be UTF-8
+
+
+def _distinct_fingerprints(findings: list[Finding]) -> None:
+    """A rule may fire on several lines of a file for one subject (two missing includes, a parameter set
+    twice): the later ones get their occurrence in the key, as GitHub numbers equal line hashes, so that
+    they are not one ticket, one code scanning alert, or hidden by a baseline that holds the first."""
+    seen: dict[str, int] = {}
+    for finding in findings:
+        occurrence = seen[finding.fingerprint] = seen.get(finding.fingerprint, 0) + 1
+        if occurrence > 1:
+            finding.fingerprint = fingerprint(finding.rule_id, finding.host, finding.path, finding.subject,
+                                              occurrence)
 
 
 def rule_params(rule: Rule, overrides: ParamOverrides | None) -> Mapping[str, Value]:
@@ -98,6 +113,8 @@ def evaluate_host(pack: RulePack, host: HostFacts, *, params: ParamOverrides | N
                 continue
             if fired is not False or record_passes:
                 _record(rule, env, fired, name, result)
+    if len(result.findings) > 1:
+        _distinct_fingerprints(result.findings)
     return result
 
 

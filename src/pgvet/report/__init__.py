@@ -162,6 +162,10 @@ def destinations(formats: Sequence[str], outputs: Sequence[Path]) -> list[tuple[
         for position, fmt in enumerate(formats)]
     if sum(1 for _, destination in paired if destination is None) > 1:
         raise UsageError("only one --format can go to standard output; give the others an --output file")
+    files = [os.path.realpath(destination) for _, destination in paired if destination is not None]
+    for position, file in enumerate(files):
+        if file in files[:position]:  # each format would truncate and write over the other
+            raise UsageError(f"{file} is the --output of two formats; give each its own file")
     for fmt, _ in paired:
         if fmt not in FORMATS:
             raise UsageError(f"unknown --format {fmt!r}; choose from {', '.join(sorted(FORMATS))}")
@@ -234,3 +238,10 @@ def anchor(finding: Finding, host: HostResult) -> tuple[Path, int | None]:
     except OSError:
         files = []
     return (files[0], None) if files else (root, None)
+
+
+def anchor_path(target: Path, host: HostResult, repo_root: Path | None) -> str:
+    """An anchor's file as formats that name it show it: relative to the repository root (or the current
+    directory) when under it. ``anchor`` joins the host's root, itself relative to the current directory
+    when given so: made absolute, the path is not read as relative to the root a second time."""
+    return Path(relative_path(os.path.abspath(target), host.host.root, repo_root)).as_posix()

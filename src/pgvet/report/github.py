@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostResult, LintResult
@@ -33,12 +32,12 @@ def escape_property(text: str) -> str:
 
 def _where(finding: Finding, host: HostResult, options: ReportOptions) -> tuple[str | None, int | None]:
     """The file to annotate, relative to the repository root, and its line; no file for a directory."""
-    from pgvet.report import anchor, relative_path
+    from pgvet.report import anchor, anchor_path
 
     target, line = anchor(finding, host)
     if not target.is_file():
         return None, None
-    return Path(relative_path(str(target), host.host.root, options.repo_root)).as_posix(), line
+    return anchor_path(target, host, options.repo_root), line
 
 
 def _command(level: str, message: str, title: str, file: str | None, line: int | None) -> str:
@@ -62,14 +61,14 @@ def _write_summary(path: str, rows: list[str], hidden: int) -> str | None:
     head += ["| severity | rule | where | message |", "|---|---|---|---|"]
     lines, size = list(head), sum(len(line.encode()) + 1 for line in head)
     for position, row in enumerate(rows):
-        size += len(row.encode()) + 1
+        size += len(row.encode(errors="backslashreplace")) + 1  # as written: file names may not be UTF-8
         if size > SUMMARY_LIMIT:
             lines += ["", f"{len(rows) - position} more findings do not fit in the step summary; "
                           "use --format json or sarif for all of them."]
             break
         lines.append(row)
     try:
-        with open(path, "a", encoding="utf-8") as handle:
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write("\n".join(lines) + "\n\n")
     except OSError as error:
         return error.strerror or str(error)

@@ -6,7 +6,6 @@ mark them, and the merge request widget would show them as new.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pgvet.findings import LintResult
@@ -18,7 +17,7 @@ SEVERITIES = {"info": "info", "warning": "major", "error": "critical"}
 
 
 def render(result: LintResult, options: ReportOptions) -> str:
-    from pgvet.report import anchor, relative_path
+    from pgvet.report import anchor, anchor_path
 
     issues: list[dict[str, Any]] = []
     for host in result.hosts:
@@ -33,7 +32,7 @@ def render(result: LintResult, options: ReportOptions) -> str:
                 "fingerprint": finding.fingerprint,
                 "severity": SEVERITIES[finding.severity],
                 "location": {
-                    "path": Path(relative_path(str(target), host.host.root, options.repo_root)).as_posix(),
+                    "path": anchor_path(target, host, options.repo_root),
                     "lines": {"begin": line if line and line >= 1 else 1},
                 },
             })

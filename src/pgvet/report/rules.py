@@ -59,7 +59,24 @@ def _example_facts(example: Any) -> str:
     return ", ".join(f"{name} = {value}" for name, value in facts.items())
 
 
-def _rule_page(rule: Any) -> list[str]:
+def _formulas(rule: Any, pack: RulePack | None) -> list[str]:
+    """The derived facts the rule reads, directly or through one another: with ``pack`` (explain) their
+    formulas, else links to them in the reference's last part."""
+    names = [name.removeprefix("derived.") for name in rule.evidence_names if name.startswith("derived.")]
+    if not names:
+        return []
+    if pack is None:
+        links = ", ".join(f"[derived.{name}](#derived{name})" for name in names)
+        return ["", f"Derived facts: {links}"]
+    out = ["", "### Formulas", ""]
+    for name in names:
+        derived = pack.derived_by_name.get(name)
+        if derived is not None:
+            out += [f"derived.{name} ({derived.unit}) =", "", "```sql", derived.formula.strip(), "```", ""]
+    return out[:-1]
+
+
+def _rule_page(rule: Any, pack: RulePack | None = None) -> list[str]:
     out = [f"## {rule.id} `{rule.name}`", "", f"**{rule.title}**", ""]
     out.append(f"Severity: **{rule.severity}** · tags: {', '.join(rule.tags) or '—'} · scope: {rule.scope}")
     out += ["", "### What it checks", ""]
@@ -69,6 +86,11 @@ def _rule_page(rule: Any) -> list[str]:
     if rule.params:
         out += ["", "Parameters (override in `[tool.pgvet.params." + rule.name + "]`):", ""]
         out += [f"- `{name}` = {param.default} — {param.description}" for name, param in rule.params.items()]
+    out += ["", "### Message", "", " ".join(rule.message.split())]
+    if rule.values:
+        out += ["", "Values (in `values` of the JSON report):", ""]
+        out += [f"- `{name}` = `{expression}`" for name, expression in rule.values.items()]
+    out += _formulas(rule, pack)
     if rule.why:
         out += ["", "### Why it matters", "", rule.why.strip()]
     fixes = _fix_lines(rule)
@@ -110,7 +132,7 @@ def explain_rule(pack: RulePack, key: str) -> str:
         raise UsageError(f"no derived fact named {key!r}")
     for rule in pack.rules:
         if key in (rule.id, rule.name) or key.upper() == rule.id:
-            return "\n".join(_rule_page(rule))
+            return "\n".join(_rule_page(rule, pack))
     from difflib import get_close_matches
 
     names = [rule.name for rule in pack.rules] + [rule.id for rule in pack.rules]

@@ -12,8 +12,10 @@ and an alert would be re-opened whenever the value on that line changes).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from pgvet.findings import Finding, HostResult, LintResult, RuleMeta
 
@@ -60,10 +62,13 @@ def _meta_from_finding(finding: Finding) -> RuleMeta:
 
 
 def _uri(path: Path, repo_root: Path) -> str:
+    """A URI reference, percent-encoded (RFC 3986: upload-sarif refuses a space); the bytes of the file name,
+    so that a name that is not UTF-8 is encoded as it is on disk."""
     try:
-        return path.resolve().relative_to(repo_root.resolve()).as_posix() or "."
+        relative = path.resolve().relative_to(repo_root.resolve()).as_posix() or "."
     except ValueError:
         return path.resolve().as_uri()
+    return quote(os.fsencode(relative))
 
 
 def _directory_uri(directory: Path) -> str:
@@ -75,7 +80,10 @@ def _location(finding: Finding, host: HostResult, repo_root: Path) -> dict[str, 
     from pgvet.report import anchor
 
     target, line = anchor(finding, host)
-    physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(target, repo_root), "uriBaseId": "%SRCROOT%"}}
+    uri = _uri(target, repo_root)
+    # a file outside the repository has an absolute URI, which takes no base (SARIF 3.4.4)
+    artifact = {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": "%SRCROOT%"}
+    physical: dict[str, Any] = {"artifactLocation": artifact}
     if target.is_file():
         physical["region"] = {"startLine": line if line and line >= 1 else 1}
     return {"physicalLocation": physical}

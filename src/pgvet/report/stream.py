@@ -53,7 +53,9 @@ def lint_and_report(directories: Sequence[Path | None], options: LintOptions, *,
             out: _FileOut | None = None
             if destination is not None:
                 try:
-                    handle = files.enter_context(destination.open("w", encoding="utf-8"))
+                    # file names that are not UTF-8 (surrogates) escaped as on standard output (cli.main):
+                    # in JSON, that is JSON's own escape of them
+                    handle = files.enter_context(destination.open("w", encoding="utf-8", errors="backslashreplace"))
                 except OSError as error:
                     raise UsageError(f"cannot write {destination}: {error.strerror}") from None
                 out = _FileOut(destination, handle)
