@@ -15,6 +15,7 @@ import argparse
 import os
 import platform
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -39,6 +40,9 @@ def make_hosts(directory: Path, count: int, seed: int = 5) -> list[Path]:
         conf = host / "postgresql.conf"
         conf.write_text(conf.read_text() + f"\nwork_mem = {rng.choice([4, 16, 64, 256])}MB\n"
                         f"max_connections = {rng.choice([100, 200, 500, 1000])}\n")
+        # a fleet's hosts have names of their own (two of one name share fingerprints: pgvet says so)
+        host_yaml = host / "host.yaml"
+        host_yaml.write_text(re.sub(r"(?m)^name: (.*)$", rf"name: \g<1>-{number:05d}", host_yaml.read_text(), count=1))
         sysctl = host / "sysctl.txt"
         swappiness = f"vm.swappiness = {rng.choice([1, 10, 60])}\n#"
         sysctl.write_text(sysctl.read_text().replace("vm.swappiness = ", swappiness))
