@@ -343,7 +343,8 @@ def collect(
         help="Connection string or URI of the server to read (libpq conventions: PG* variables, "
              "service files and .pgpass apply). Without it, only the host is read.")] = None,
     host_only: Annotated[bool, typer.Option(help="Read the host only, even when PG* variables are set.")] = False,
-    timeout: Annotated[float, typer.Option(help="Connection and statement timeout, in seconds.")] = 10,
+    timeout: Annotated[float, typer.Option(
+        help="Connection timeout (libpq connect_timeout), in seconds; each query is limited to 10 s.")] = 10,
 ) -> None:
     """Read this host (and a live server, read-only) into a snapshot directory that `pgvet lint` reads."""
     from pgvet.live.commands import collect_command
@@ -376,7 +377,8 @@ def check(
         help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
     fail_on: Annotated[Optional[str], typer.Option(help="Lowest severity that fails: error, warning or info.")] = None,  # noqa: UP045
     exit_zero: Annotated[bool, typer.Option(help="Exit 0 even with findings (never hides exit 2).")] = False,
-    timeout: Annotated[float, typer.Option(help="Connection and statement timeout, in seconds.")] = 10,
+    timeout: Annotated[float, typer.Option(
+        help="Connection timeout (libpq connect_timeout), in seconds; each query is limited to 10 s.")] = 10,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Say which rules were not evaluated and why.")] = False,
     color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Force colour on or off.")] = None,  # noqa: UP045
