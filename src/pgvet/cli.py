@@ -341,7 +341,8 @@ def collect(
         "--output", "-o", help="Snapshot directory to write (default: ./pgvet-snapshot-HOST-TIME).")] = None,
     dsn: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Connection string or URI of the server to read (libpq conventions: PG* variables, "
-             "service files and .pgpass apply). Without it, only the host is read.")] = None,
+             "service files and .pgpass apply). Without it, libpq's defaults choose the server; "
+             "--host-only reads the host alone.")] = None,
     host_only: Annotated[bool, typer.Option(help="Read the host only, even when PG* variables are set.")] = False,
     timeout: Annotated[float, typer.Option(
         help="Connection timeout (libpq connect_timeout), in seconds; each query is limited to 10 s.")] = 10,
