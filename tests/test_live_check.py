@@ -283,3 +283,20 @@ def test_invalid_value_the_server_cannot_apply_is_refused_without_the_files(pg_m
     assert refused["severity"] == "error" and refused["path"].endswith("postgresql.conf")
     assert 'invalid value for parameter "seq_page_cost": "abc"' in refused["message"]
     assert ("PGV956", "shared_buffers") not in by_rule and ("PGV955", "shared_buffers") in by_rule
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--format", "bogus"], "unknown --format 'bogus'"),
+    (["--format", "json", "--format", "sarif"], "only one --format can go to standard output"),
+    (["--format", "json", "--output", "a.json", "--output", "b.json"], "each --output needs its --format"),
+])
+def test_bad_report_options_fail_before_anything_is_collected(options: list[str], message: str,
+                                                              tmp_path: Path) -> None:
+    """A typo in --format must not cost a collection, nor leave a --snapshot directory that the corrected
+    command then refuses as not empty."""
+    snapshot = tmp_path / "db4"
+    done = pgvet("check", "--dsn", f"host={tmp_path} port=1 user=nobody", "--no-input", "--snapshot", str(snapshot),
+                 *options)
+    assert done.returncode == 2
+    assert done.stderr.startswith("pgvet: error: ") and message in done.stderr, done.stderr
+    assert not snapshot.exists()

@@ -389,11 +389,14 @@ def check(
     from pgvet.errors import UsageError
     from pgvet.lint import LintOptions, exit_code
     from pgvet.live.check import run_check
+    from pgvet.report import destinations
 
     settings = load_config(config)
     threshold = fail_on or settings.fail_on
     if threshold not in SEVERITIES:
         raise UsageError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
+    formats, outputs = list(output_format or ["text"]), list(output or [])
+    destinations(formats, outputs)  # a bad --format fails now, not after a collection (and its --snapshot)
     interactive = not no_input and sys.stdin.isatty() and sys.stderr.isatty()
     options = LintOptions(rules=list(settings.rules), select=list(select or settings.select),
                           ignore=[*settings.ignore, *(ignore or [])], params=settings.params)
@@ -402,7 +405,7 @@ def check(
                         timeout=timeout)
     from pgvet.report.check import render_check
 
-    _render_outputs(outcome.result, list(output_format or ["text"]), list(output or []), verbose, color,
+    _render_outputs(outcome.result, formats, outputs, verbose, color,
                     text=lambda _result, report_options: render_check(outcome, report_options))
     code = exit_code(outcome.result, threshold, strict=True)
     if exit_zero and code == 1:
