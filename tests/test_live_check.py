@@ -124,6 +124,19 @@ def test_file_the_server_refuses_is_an_error_at_its_line(checked: Checked) -> No
     assert invalid["path"].endswith("postgresql.conf") and invalid["line"] == refused["line"] - 2
 
 
+
+def test_temporary_snapshot_places_point_at_the_servers_files(checked: Checked) -> None:
+    """Without --snapshot the copies are removed: a finding on a copied file names the server's file (the
+    copies keep every line where it was), not a place in a directory that no longer exists."""
+    conf = (checked.cluster.data / "postgresql.conf").resolve()
+    [invalid] = [finding for finding in checked.findings("PGV403") if finding["subject"] == "effective_io_concurrency"]
+    assert Path(invalid["path"]).resolve() == conf
+    assert conf.read_text().splitlines()[invalid["line"] - 1] == "effective_io_concurrency = 'lots'"
+    assert all("pgvet-check-" not in str(finding["path"]) for finding in checked.document["findings"]
+               if finding["path"] and not finding["path"].endswith(("pg_settings.json", ".txt", ".json")))
+    text = pgvet("check", "--dsn", checked.cluster.dsn(), "--no-input", "--select", "PGV403").stdout
+    assert f"at     {conf}:{invalid['line']}" in text, text
+
 def test_report_has_sections_verdicts_and_values(checked: Checked) -> None:
     text = checked.report.stdout
     assert checked.report.returncode == 1, checked.report.stderr
