@@ -112,8 +112,8 @@ def test_drift_between_files_and_server(checked: Checked) -> None:
 
 
 def test_file_the_server_refuses_is_an_error_at_its_line(checked: Checked) -> None:
-    # pg_file_settings names an unknown parameter; PostgreSQL 15 records no error for an invalid value
-    # there (it only logs it), which pgvet finds in the copied file instead.
+    # pg_file_settings names an unknown parameter, and then checks no value (every line not applied, no
+    # error): pgvet finds the invalid value in the copied file instead.
     [refused] = checked.findings("PGV956")
     assert refused["severity"] == "error" and refused["subject"] == "shared_buffer"
     assert "unrecognized configuration parameter" in refused["message"]
@@ -123,6 +123,19 @@ def test_file_the_server_refuses_is_an_error_at_its_line(checked: Checked) -> No
     assert invalid["severity"] == "error"
     assert invalid["path"].endswith("postgresql.conf") and invalid["line"] == refused["line"] - 2
 
+
+
+def test_temporary_snapshot_places_point_at_the_servers_files(checked: Checked) -> None:
+    """Without --snapshot the copies are removed: a finding on a copied file names the server's file (the
+    copies keep every line where it was), not a place in a directory that no longer exists."""
+    conf = (checked.cluster.data / "postgresql.conf").resolve()
+    [invalid] = [finding for finding in checked.findings("PGV403") if finding["subject"] == "effective_io_concurrency"]
+    assert Path(invalid["path"]).resolve() == conf
+    assert conf.read_text().splitlines()[invalid["line"] - 1] == "effective_io_concurrency = 'lots'"
+    assert all("pgvet-check-" not in str(finding["path"]) for finding in checked.document["findings"]
+               if finding["path"] and not finding["path"].endswith(("pg_settings.json", ".txt", ".json")))
+    text = pgvet("check", "--dsn", checked.cluster.dsn(), "--no-input", "--select", "PGV403").stdout
+    assert f"at     {conf}:{invalid['line']}" in text, text
 
 def test_report_has_sections_verdicts_and_values(checked: Checked) -> None:
     text = checked.report.stdout
@@ -259,3 +272,44 @@ def test_huge_pages_try_that_fell_back(major: int) -> None:
     assert finding["values"]["needed"] == int(pages) and finding["values"]["pool"] == 0
     assert finding["fix"]["postgresql"] == {"huge_pages": "on"}
     assert finding["fix"]["alter_system"] == ["ALTER SYSTEM SET huge_pages = 'on';"]
+
+
+def test_invalid_value_the_server_cannot_apply_is_refused_without_the_files(pg_major: int, tmp_path: Path) -> None:
+    """pg_file_settings says "setting could not be applied" both for a restart-only change and for an
+    invalid value (when no unknown parameter stops its check first): only the first waits for a restart.
+    Without the copied files (a remote server), pg_file_settings is all that shows the invalid line."""
+    with running_cluster(pg_major) as cluster:
+        with (cluster.data / "postgresql.conf").open("a") as conf:
+            conf.write("seq_page_cost = 'abc'\nshared_buffers = '256MB'\n")
+        cluster.sql("SELECT pg_reload_conf()")
+        _wait_until(cluster, "SELECT pending_restart FROM pg_settings WHERE name = 'shared_buffers'", [(True,)])
+        rows = cluster.sql("SELECT name, error FROM pg_file_settings WHERE error IS NOT NULL ORDER BY name")
+        assert rows == [("seq_page_cost", "setting could not be applied"),
+                        ("shared_buffers", "setting could not be applied")]
+        snapshot = tmp_path / "db3"
+        assert pgvet("collect", "--dsn", cluster.dsn(), "--output", str(snapshot)).returncode == 0
+    for copied in ("postgresql.conf", "postgresql.auto.conf"):  # as for a server on another machine
+        (snapshot / copied).unlink()
+    document = json.loads(pgvet("lint", str(snapshot), "--format", "json").stdout)
+    by_rule = {(finding["rule_id"], finding["subject"]): finding for finding in document["findings"]}
+    refused = by_rule[("PGV956", "seq_page_cost")]
+    assert refused["severity"] == "error" and refused["path"].endswith("postgresql.conf")
+    assert 'invalid value for parameter "seq_page_cost": "abc"' in refused["message"]
+    assert ("PGV956", "shared_buffers") not in by_rule and ("PGV955", "shared_buffers") in by_rule
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--format", "bogus"], "unknown --format 'bogus'"),
+    (["--format", "json", "--format", "sarif"], "only one --format can go to standard output"),
+    (["--format", "json", "--output", "a.json", "--output", "b.json"], "each --output needs its --format"),
+])
+def test_bad_report_options_fail_before_anything_is_collected(options: list[str], message: str,
+                                                              tmp_path: Path) -> None:
+    """A typo in --format must not cost a collection, nor leave a --snapshot directory that the corrected
+    command then refuses as not empty."""
+    snapshot = tmp_path / "db4"
+    done = pgvet("check", "--dsn", f"host={tmp_path} port=1 user=nobody", "--no-input", "--snapshot", str(snapshot),
+                 *options)
+    assert done.returncode == 2
+    assert done.stderr.startswith("pgvet: error: ") and message in done.stderr, done.stderr
+    assert not snapshot.exists()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import shutil
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -281,3 +283,15 @@ def test_output_directory_must_be_new_or_empty(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="is not empty"):
         collect_command(tmp_path, None, host_only=True)
     assert [path.name for path in tmp_path.iterdir()] == ["keep.txt"]
+
+
+@pytest.mark.parametrize("timeout", ["nan", "inf", "0", "-3"])
+def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(timeout: str, tmp_path: Path) -> None:
+    for command in ("collect", "check"):
+        done = subprocess.run([sys.executable, "-m", "pgvet", command, "--dsn", "host=/nonexistent user=x",
+                               "--timeout", timeout, *(["--output", str(tmp_path / "out")] if command == "collect"
+                                                       else ["--no-input"])],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == f"pgvet: error: --timeout must be a positive number of seconds, not {timeout}\n"
+        assert not (tmp_path / "out").exists()

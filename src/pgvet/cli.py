@@ -355,9 +355,11 @@ def collect(
         "--output", "-o", help="Snapshot directory to write (default: ./pgvet-snapshot-HOST-TIME).")] = None,
     dsn: Annotated[Optional[str], typer.Option(  # noqa: UP045
         help="Connection string or URI of the server to read (libpq conventions: PG* variables, "
-             "service files and .pgpass apply). Without it, only the host is read.")] = None,
+             "service files and .pgpass apply). Without it, libpq's defaults choose the server; "
+             "--host-only reads the host alone.")] = None,
     host_only: Annotated[bool, typer.Option(help="Read the host only, even when PG* variables are set.")] = False,
-    timeout: Annotated[float, typer.Option(help="Connection and statement timeout, in seconds.")] = 10,
+    timeout: Annotated[float, typer.Option(
+        help="Connection timeout (libpq connect_timeout), in seconds; each query is limited to 10 s.")] = 10,
 ) -> None:
     """Read this host (and a live server, read-only) into a snapshot directory that `pgvet lint` reads."""
     from pgvet.live.commands import collect_command
@@ -390,7 +392,8 @@ def check(
         help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
     fail_on: Annotated[Optional[str], typer.Option(help="Lowest severity that fails: error, warning or info.")] = None,  # noqa: UP045
     exit_zero: Annotated[bool, typer.Option(help="Exit 0 even with findings (never hides exit 2).")] = False,
-    timeout: Annotated[float, typer.Option(help="Connection and statement timeout, in seconds.")] = 10,
+    timeout: Annotated[float, typer.Option(
+        help="Connection timeout (libpq connect_timeout), in seconds; each query is limited to 10 s.")] = 10,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Say which rules were not evaluated and why.")] = False,
     color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Force colour on or off.")] = None,  # noqa: UP045
@@ -400,11 +403,14 @@ def check(
     from pgvet.errors import UsageError
     from pgvet.lint import LintOptions, exit_code
     from pgvet.live.check import run_check
+    from pgvet.report import destinations
 
     settings = load_config(config)
     threshold = fail_on or settings.fail_on
     if threshold not in SEVERITIES:
         raise UsageError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
+    formats, outputs = list(output_format or ["text"]), list(output or [])
+    destinations(formats, outputs)  # a bad --format fails now, not after a collection (and its --snapshot)
     interactive = not no_input and sys.stdin.isatty() and sys.stderr.isatty()
     options = LintOptions(rules=list(settings.rules), select=list(select or settings.select),
                           ignore=[*settings.ignore, *(ignore or [])], params=settings.params)
@@ -413,7 +419,7 @@ def check(
                         timeout=timeout)
     from pgvet.report.check import render_check
 
-    _render_outputs(outcome.result, list(output_format or ["text"]), list(output or []), verbose, color,
+    _render_outputs(outcome.result, formats, outputs, verbose, color,
                     text=lambda _result, report_options: render_check(outcome, report_options))
     code = exit_code(outcome.result, threshold, strict=True)
     if exit_zero and code == 1:

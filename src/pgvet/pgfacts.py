@@ -292,11 +292,12 @@ def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog) -> Non
     for each in live.file_settings or ():
         if each.name is None:
             continue
-        if each.error and each.error != NEEDS_RESTART_ERROR:
+        refusal = _refusal(each, catalog.get(each.name))
+        if refusal is not None:
             source = _row_source(each)
             errors.append(Item((
                 ("file_error.name", each.name), ("file_error.setting", each.setting or ""),
-                ("file_error.error", each.error), ("file_error.file", source.path),
+                ("file_error.error", refusal), ("file_error.file", source.path),
                 ("file_error.line", source.line or 0)), source))
         last[each.name.lower()] = each
     host.items["file_error"] = errors
@@ -310,7 +311,7 @@ def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog) -> Non
         if running is None or running.setting is None or param is None or running.source in NOT_FROM_FILES:
             continue
         row = last.get(name)
-        if row is not None and row.error and row.error != NEEDS_RESTART_ERROR:
+        if row is not None and _refusal(row, param) is not None:
             continue  # refused: a file_error item says so
         file_text = row.setting if row is not None else param.boot_val
         file_value = _canonical(param, file_text)
@@ -324,6 +325,28 @@ def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog) -> Non
                   ("removed", row is None), ("context", param.context), ("pending_restart", pending))
         drifts.append(Item(((f"drift.{key}", value) for key, value in fields), source))
     host.items["drift"] = drifts
+
+
+def _refusal(row: LiveFileSetting, param: Param | None) -> str | None:
+    """Why the server refuses a line of its files; None when it does not (no error, or a change that waits
+    for a restart).
+
+    PostgreSQL writes the same "setting could not be applied" for a changed postmaster-context parameter
+    and for a value it rejects (seq_page_cost = 'abc'): only a valid value of a postmaster-context
+    parameter waits for a restart. A parameter the catalog does not know (an extension's) gets the
+    benefit of the doubt.
+    """
+    from pgvet.catalog.units import InvalidValue, parse_value
+
+    if not row.error or row.error != NEEDS_RESTART_ERROR:
+        return row.error or None
+    if param is None:
+        return None
+    try:
+        parse_value(param, row.setting or "")
+    except InvalidValue as invalid:
+        return f"{row.error} ({invalid.message})"
+    return None if param.context == "postmaster" else row.error
 
 
 def _row_source(row: LiveFileSetting) -> Source:

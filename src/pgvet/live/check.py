@@ -18,7 +18,7 @@ from typing import Any
 
 from pgvet.errors import InputError
 from pgvet.facts import HostFacts, Item
-from pgvet.findings import LintResult
+from pgvet.findings import Evidence, LintResult
 from pgvet.lint import LintOptions
 
 # An answer is asked with its prompt and choices; the raw YAML value is what host.yaml stores.
@@ -161,11 +161,39 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
         if given or answers:
             write_text(directory, "host.yaml", render_answers(document, answers))
         result = lint([directory], replace(options, record_passes=True, keep_facts=True))
+        if scratch is not None:
+            _point_at_server_files(result, directory)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
     unanswered = [question.key for question in QUESTIONS if question.key not in given and question.key not in asked]
     return CheckOutcome(result, directory, snapshot is not None, asked, unanswered, saved)
+
+
+def _point_at_server_files(result: LintResult, directory: Path) -> None:
+    """Findings on a configuration file copied into a temporary snapshot name the server's file instead:
+    the copy is removed with the snapshot, and keeps every line where the server's file has it."""
+    import json
+
+    from pgvet.live.writer import copied_from
+
+    try:
+        copies = copied_from(json.loads((directory / "collect.json").read_text(encoding="utf-8")),
+                             json.loads((directory / "pg_settings.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return
+    if not copies:
+        return
+    for host in result.hosts:
+        for finding in host.findings:
+            finding.path = copies.get(finding.path or "", finding.path)
+            finding.evidence = [_evidence_at_server(item, copies) for item in finding.evidence]
+
+
+def _evidence_at_server(item: Evidence, copies: dict[str, str]) -> Evidence:
+    if item.source is None or item.source.path not in copies:
+        return item
+    return item._replace(source=replace(item.source, path=copies[item.source.path]))
 
 
 def _save(path: Path, text: str) -> None:

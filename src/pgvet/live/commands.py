@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 import shutil
 import socket
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pgvet import __version__
+from pgvet.errors import UsageError
 from pgvet.live.host import HostFile, collect_host, utc_now
 from pgvet.live.server import ServerReading, config_files, connect, read_server, redact_dsn
 from pgvet.live.writer import (
@@ -71,9 +73,12 @@ def collect_command(output: Path | None, dsn: str | None, *, host_only: bool = F
     ``dsn``: a libpq conninfo or URI; None uses libpq's defaults (PGHOST, PGPORT, PGUSER, service
     files, .pgpass). ``timeout``: connect_timeout in seconds. Returns the snapshot directory.
     Raises InputError for what the user must fix: an output directory that is not empty, a server
-    that cannot be reached or refuses the login. Gaps (a view the role may not read, a missing
-    lscpu) do not fail the collection: collect.json and pg_settings.json record them.
+    that cannot be reached or refuses the login; UsageError for a timeout that is not a positive
+    number. Gaps (a view the role may not read, a missing lscpu) do not fail the collection:
+    collect.json and pg_settings.json record them.
     """
+    if not (math.isfinite(timeout) and timeout > 0):  # nan and inf would break libpq's whole seconds
+        raise UsageError(f"--timeout must be a positive number of seconds, not {timeout:g}")
     started_at = utc_now()
     directory = output if output is not None else default_output()
     created = not directory.exists()

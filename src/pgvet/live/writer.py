@@ -96,6 +96,30 @@ def _snapshot_name(server_path: str, config_dir: PurePosixPath, data_directory: 
     return f"{OUTSIDE_CONFIG_DIR}/{path.relative_to('/').as_posix() if path.is_absolute() else path.as_posix()}"
 
 
+def copied_from(manifest: dict[str, Any], settings: dict[str, Any]) -> dict[str, str]:
+    """Each configuration file copied into a snapshot (its name there) with the server file it copies:
+    the layout of ``config_copies`` read backwards, from collect.json and pg_settings.json as written."""
+    server = settings.get("server") or {}
+    config_file, data_directory = server.get("config_file"), server.get("data_directory")
+    if not config_file:
+        return {}
+    config_dir = PurePosixPath(config_file).parent
+    copies: dict[str, str] = {}
+    for each in manifest.get("files", []):
+        name = str(each.get("name", ""))
+        if not str(each.get("how", "")).startswith("copy "):
+            continue
+        if name == "postgresql.conf":
+            copies[name] = config_file
+        elif name == "postgresql.auto.conf" and data_directory:
+            copies[name] = f"{data_directory.rstrip('/')}/postgresql.auto.conf"
+        elif name.startswith(OUTSIDE_CONFIG_DIR + "/"):
+            copies[name] = "/" + name.removeprefix(OUTSIDE_CONFIG_DIR + "/")
+        else:
+            copies[name] = (config_dir / name).as_posix()
+    return copies
+
+
 def config_copies(reading: ServerReading, server_files: list[str]) -> tuple[list[HostFile], list[dict[str, str]]]:
     """The server's configuration files to copy into the snapshot, and what could not be copied.
 
