@@ -48,6 +48,20 @@ def test_work_mem_suggestions_for_16_gb_4_gb_200_connections() -> None:
     assert round(values["derived.suggested_work_mem_pgtune"] / MIB) == 20  # type: ignore[operator]
 
 
+def test_work_mem_suggestions_are_never_below_postgresql_minimum_nor_negative() -> None:
+    # shared_buffers as large as the RAM: Pettus's and pgtune's formulas would suggest a negative work_mem
+    values = derived({"host.ram": 4 * GIB, "pg.shared_buffers": 4 * GIB, "pg.max_connections": 100,
+                      "pg.max_worker_processes": 8})
+    assert "derived.suggested_work_mem_pettus" not in values  # NULL: no suggestion
+    assert "derived.suggested_work_mem_pgtune" not in values
+    assert values["derived.suggested_work_mem_conservative"] == 41943 * 1024  # 4 GiB / 100, whole kB
+    # a little RAM left and many connections: PostgreSQL's minimum, 64 kB
+    values = derived({"host.ram": 4 * GIB, "pg.shared_buffers": 4 * GIB - 64 * MIB, "pg.max_connections": 5000,
+                      "pg.max_worker_processes": 8})
+    assert values["derived.suggested_work_mem_pgtune"] == 65536
+    assert values["derived.suggested_work_mem_pettus"] == 65536
+
+
 @pytest.mark.parametrize("ratio, expected_gb", [(50, 18), (75, 26)])
 def test_commit_limit_worked_examples(ratio: int, expected_gb: int) -> None:
     values = derived({"sysctl.vm.overcommit_ratio": ratio, "meminfo.mem_total": 32 * GIB,
@@ -124,3 +138,16 @@ def test_declared_kernel_values_against_running_ones(tmp_path: Path) -> None:
     [declared] = [finding for finding in findings if finding.rule_id == "PGV901"]
     assert (declared.path, declared.line) == ("sysctl.d/90-pg.conf", 1)
     assert declared.values == {"key": "vm.swappiness", "declared": "10", "running": "60"}
+
+
+def test_a_pool_smaller_than_the_need_wastes_nothing() -> None:
+    # PGV113's values are shown for a pass too (pgvet check): on a pool short of the need, 0 and not minus
+    from pgvet.engine.evaluate import evaluate_host
+    from pgvet.snapshot import load_host
+
+    host = load_host(FIXTURES / "rules" / "PGV110-huge-pages-on-pool-too-small", None)
+    result = evaluate_host(load_pack(), host, record_passes=True)
+    assert result.passed is not None
+    passed = {record.rule_id: record for record in result.passed}
+    assert passed["PGV113"].values["reserved"] < passed["PGV113"].values["needed"]  # type: ignore[operator]
+    assert passed["PGV113"].values["wasted"] == 0
