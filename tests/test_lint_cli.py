@@ -122,6 +122,21 @@ def test_concise_lines_have_path_line_severity_id_name() -> None:
                            "shared-buffers-too-large: shared_buffers = 138 GiB is 73.2 % of RAM")
 
 
+def test_concise_input_error_names_the_file_from_where_the_run_is(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # pre-commit runs at the repository's root with files of several hosts: `host.yaml:1` would not say which
+    for host in ("a", "b"):
+        (tmp_path / "hosts" / host).mkdir(parents=True)
+        (tmp_path / "hosts" / host / "postgresql.conf").write_text("max_connections = 100\n")
+    (tmp_path / "hosts" / "a" / "host.yaml").write_text("workload: oltpp\n")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, output = lint("hosts/a/host.yaml", "hosts/b/postgresql.conf", "empty", "--format", "concise", "--strict")
+    assert code == 2
+    assert "hosts/a/host.yaml:1: ERROR input: " in output
+    assert "empty: ERROR input: no inputs found" in output
+
+
 def test_explicit_input_files_without_a_directory(tmp_path: Path) -> None:
     meminfo = tmp_path / "mem"
     shutil.copy(FIXTURES / "big-server" / "meminfo.txt", meminfo)

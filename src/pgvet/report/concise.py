@@ -44,9 +44,21 @@ class Writer:
 
     def finish(self, notices: list[str], summary: RunSummary) -> None:
         for error in self.errors:
-            place = str(error.source) if error.source else error.host
-            self.out.write(f"{place}: ERROR input: {error.message}\n")
+            self.out.write(f"{self._error_place(error)}: ERROR input: {error.message}\n")
         self.lines.copy_to(self.out)
+
+    def _error_place(self, error: HostError) -> str:
+        """The input that failed as the findings' paths show files: from where the run is, not from the host
+        directory (a hook's `host.yaml:1` would not say which host's)."""
+        from pgvet.report import relative_path
+
+        source = error.source
+        if source is None:
+            return error.host
+        if error.root is None or source.path == error.root:  # no host directory, or the directory itself
+            return str(source)
+        place = relative_path(source.path, error.root, self.repo_root)
+        return f"{place}:{source.line}" if source.line else place
 
 
 def render(result: LintResult, options: ReportOptions) -> str:
