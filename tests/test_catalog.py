@@ -120,6 +120,28 @@ def test_did_you_mean_nothing_close_or_hidden(name: str) -> None:
     assert did_you_mean(name, load_catalog(17)) is None
 
 
+def test_edit_distance_with_a_limit_agrees_up_to_it() -> None:
+    from pgvet.catalog import _edit_distance
+
+    words = ["", "a", "ab", "ba", "abc", "acb", "work_mem", "wrok_mem", "work_men", "shared_buffers", "shard_bufers"]
+    for left, right in itertools.product(words, repeat=2):
+        full = _edit_distance(left, right)
+        for limit in range(4):
+            limited = _edit_distance(left, right, limit)
+            assert limited == full if full <= limit else limited > limit, (left, right, limit)
+
+
+def test_did_you_mean_is_worked_out_once_a_name() -> None:
+    # a repository of hosts made from one template repeats its misspelt names: 50 ms each, host after host
+    from pgvet.catalog import _closest
+
+    catalog = load_catalog(16)
+    did_you_mean("effective_io_concurency", catalog)
+    hits = _closest.cache_info().hits
+    assert did_you_mean("Effective_IO_Concurency", catalog) == "effective_io_concurrency"
+    assert _closest.cache_info().hits == hits + 1
+
+
 def test_removed_parameter_rows() -> None:
     removal = removed_parameter("checkpoint_segments", 15)
     assert removal is not None

@@ -74,6 +74,14 @@ def test_symlink_loop_and_link_outside(tmp_path: Path) -> None:
     assert "root:x:0:0" not in output  # /etc/passwd was not read into a report
 
 
+def test_include_outside_is_reported_once_and_plainly(tmp_path: Path) -> None:
+    directory = host(tmp_path, postgresql__conf="include '/etc/passwd'\n")
+    done, _ = lint(directory)
+    finding = next(line for line in done.stdout.splitlines() if "PGV408" in line)
+    assert finding.endswith("(resolves to /etc/passwd); not read: pgvet does not follow paths outside the "
+                            "directory it lints.")
+
+
 def test_include_chain_too_deep_and_cycle(tmp_path: Path) -> None:
     directory = host(tmp_path, postgresql__conf="include 'c1.conf'\n")
     for depth in range(1, 50):

@@ -140,6 +140,39 @@ def test_concise_lines_have_path_line_severity_id_name() -> None:
                            "shared-buffers-too-large: shared_buffers = 138 GiB is 73.2 % of RAM")
 
 
+def test_concise_input_error_names_the_file_from_where_the_run_is(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # pre-commit runs at the repository's root with files of several hosts: `host.yaml:1` would not say which
+    for host in ("a", "b"):
+        (tmp_path / "hosts" / host).mkdir(parents=True)
+        (tmp_path / "hosts" / host / "postgresql.conf").write_text("max_connections = 100\n")
+    (tmp_path / "hosts" / "a" / "host.yaml").write_text("workload: oltpp\n")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, output = lint("hosts/a/host.yaml", "hosts/b/postgresql.conf", "empty", "--format", "concise", "--strict")
+    assert code == 2
+    assert "hosts/a/host.yaml:1: ERROR input: " in output
+    assert "empty: ERROR input: no inputs found" in output
+
+
+def test_concise_prints_what_was_refused_and_the_notices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # decisions.md: an input refused for lying outside the host directory is always said; the hook's format
+    # said nothing, so a postgresql.conf linked from elsewhere in the repository passed the hook unread
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "postgresql.conf").write_text("shared_buffer = 1GB\n")
+    host = tmp_path / "hosts" / "a"
+    (host / "sysctl.d").mkdir(parents=True)
+    (host / "postgresql.conf").symlink_to("../../common/postgresql.conf")
+    (host / "sysctl.d" / "10.conf").write_text("# pgvet: ignore[swappiness-too-high]\nvm.swappiness = 60\n")
+    monkeypatch.chdir(tmp_path)
+    code, output = lint("hosts/a/postgresql.conf", "--format", "concise")
+    assert code == 1
+    assert "hosts/a/postgresql.conf: WARNING input: refused, it resolves outside the host directory" in output
+    assert "hosts/a/sysctl.d/10.conf:2: WARNING PGV130 swappiness-too-high" in output
+    assert "notice: a: sysctl.d/10.conf:1: suppression without a reason is ignored" in output
+    assert output.count("refused") == 1  # not again among the notices
+
+
 def test_explicit_input_files_without_a_directory(tmp_path: Path) -> None:
     meminfo = tmp_path / "mem"
     shutil.copy(FIXTURES / "big-server" / "meminfo.txt", meminfo)

@@ -19,39 +19,73 @@ def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, check=False, timeout=600)
 
 
-@pytest.mark.slow
-def test_pre_commit_blocks_a_broken_configuration(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """This working tree (committed or not) as a hook repository: a git repository with the hook definition
+    committed, and its revision."""
     if shutil.which("pre-commit") is None or shutil.which("git") is None:
         pytest.skip("pre-commit or git is not installed")
-    # The hook repository must be a git repository with the hook definition committed: snapshot this
-    # working tree (committed or not) into one.
-    hook_repo = tmp_path / "hook-repo"
+    hook_repo = tmp_path_factory.mktemp("hooks") / "hook-repo"
     shutil.copytree(PROJECT, hook_repo, ignore=shutil.ignore_patterns(".git", "__pycache__", "*.egg-info",
                                                                         ".mypy_cache", ".pytest_cache", ".ruff_cache"))
     git(hook_repo, "init", "-q")
     git(hook_repo, "add", "-A")
     assert git(hook_repo, "commit", "-qm", "snapshot").returncode == 0
-    revision = git(hook_repo, "rev-parse", "HEAD").stdout.strip()
+    return hook_repo, git(hook_repo, "rev-parse", "HEAD").stdout.strip()
 
-    repo = tmp_path / "config-repo"
-    (repo / "db").mkdir(parents=True)
-    git(repo, "init", "-q")
-    (repo / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {hook_repo}\n    rev: {revision}\n    hooks:\n      - id: pgvet\n"
-        f"        args: [--fail-on, error]\n"
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One pre-commit cache for the module: the hook's environment is built once."""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def config_repo(path: Path, hook_repo: tuple[Path, str], args: str = "[--fail-on, error]") -> Path:
+    """A git repository using the pgvet hook of ``hook_repo`` with ``args``."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q")
+    (path / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hook_repo[0]}\n    rev: {hook_repo[1]}\n    hooks:\n      - id: pgvet\n"
+        f"        args: {args}\n"
     )
+    return path
+
+
+def pre_commit(repo: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    git(repo, "add", "-A")
+    return subprocess.run(["pre-commit", "run", *args], cwd=repo, capture_output=True, text=True,
+                          env={**os.environ, "PRE_COMMIT_HOME": str(home)}, check=False, timeout=900)
+
+
+@pytest.mark.slow
+def test_pre_commit_blocks_a_broken_configuration(tmp_path: Path, hook_repo: tuple[Path, str],
+                                                  pre_commit_home: Path) -> None:
+    repo = config_repo(tmp_path / "config-repo", hook_repo)
+    (repo / "db").mkdir()
     (repo / "db" / "host.yaml").write_text("pg_version: 16\n")
     (repo / "db" / "postgresql.conf").write_text("max_connections = 100\nshared_buffer = 1GB\n")
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache")}
-    git(repo, "add", "-A")
-    blocked = subprocess.run(["pre-commit", "run", "--all-files"], cwd=repo, capture_output=True, text=True,
-                             env=env, check=False, timeout=900)
+    blocked = pre_commit(repo, pre_commit_home, "--all-files")
     assert blocked.returncode == 1, blocked.stdout + blocked.stderr
     assert "db/postgresql.conf:2: ERROR PGV401 unknown-parameter" in blocked.stdout
     assert "shared_buffers" in blocked.stdout
 
     (repo / "db" / "postgresql.conf").write_text("max_connections = 100\nshared_buffers = 1GB\n")
-    git(repo, "add", "-A")
-    passed = subprocess.run(["pre-commit", "run", "--all-files"], cwd=repo, capture_output=True, text=True,
-                            env=env, check=False, timeout=900)
+    passed = pre_commit(repo, pre_commit_home, "--all-files")
     assert passed.returncode == 0, passed.stdout + passed.stderr
+
+
+@pytest.mark.slow
+def test_pre_commit_blocks_an_unreadable_host_committed_with_another(tmp_path: Path, hook_repo: tuple[Path, str],
+                                                                     pre_commit_home: Path) -> None:
+    # pre-commit passes the files of every host changed together: a host that cannot be read must block
+    # the commit whatever else is committed with it (a fleet run would only report it).
+    repo = config_repo(tmp_path / "config-repo", hook_repo)
+    for host in ("a", "b"):
+        (repo / host).mkdir()
+        (repo / host / "postgresql.conf").write_text("max_connections = 100\n")
+    (repo / "a" / "host.yaml").write_text("pg_version: [16\n")
+    (repo / "b" / "host.yaml").write_text("pg_version: 16\n")
+    blocked = pre_commit(repo, pre_commit_home, "--all-files")
+    assert blocked.returncode == 1, blocked.stdout + blocked.stderr
+    assert "exit code: 2" in blocked.stdout
+    assert "invalid YAML" in blocked.stdout

@@ -38,6 +38,18 @@ def test_inline_suppression_needs_a_reason_and_unused_ones_are_reported(tmp_path
     assert any("30-planner.conf:3: suppression without a reason" in notice for notice in result.notices)
 
 
+def test_unused_suppressions_are_reported_in_files_without_findings(tmp_path: Path) -> None:
+    # the finding was fixed and the comment forgotten: the file has no finding left, the comment still says
+    host = config_repo(tmp_path)
+    memory = host / "conf.d" / "10-memory.conf"
+    memory.write_text("# pgvet: ignore[work-mem-large] reporting queries, reviewed 2026-11\nwork_mem = 48MB\n")
+    (host / "sysctl.d" / "30-empty.conf").write_text("# pgvet: ignore[swappiness-too-high]\n")
+    result = lint([host], LintOptions())
+    assert not any(finding.path == "conf.d/10-memory.conf" for finding in result.hosts[0].findings)
+    assert any("conf.d/10-memory.conf:1: unused suppression [work-mem-large]" in notice for notice in result.notices)
+    assert any("sysctl.d/30-empty.conf:1: suppression without a reason" in notice for notice in result.notices)
+
+
 def test_suppressed_findings_do_not_fail(tmp_path: Path) -> None:
     host = tmp_path / "h"
     host.mkdir()

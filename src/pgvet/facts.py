@@ -99,6 +99,7 @@ class HostFacts:
     # files read whose text never mentions "pgvet", by the name findings give them: no suppression comment
     # can be in them, so suppressions need not read them again
     unmarked_files: set[str] = field(default_factory=set)
+    marked_files: set[str] = field(default_factory=set)  # the others: their suppressions are judged even unused
 
     def add(self, fact: Fact) -> None:
         self.facts[fact.name] = fact

@@ -120,7 +120,8 @@ class HostError:
 
     host: str
     message: str
-    source: Source | None = None
+    source: Source | None = None  # relative to the host directory, as findings' paths are
+    root: str | None = None  # the host directory as given, to show the source from where the run is
 
 
 @dataclass(slots=True)

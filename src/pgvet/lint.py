@@ -127,7 +127,8 @@ class _Plan:
             return self._lint_host(directory)
         except InputError as error:
             name = directory.name if directory is not None else "."
-            return HostError(host=name, message=error.message, source=error.source)
+            root = os.fspath(directory) if directory is not None else None
+            return HostError(host=name, message=error.message, source=error.source, root=root)
 
     def _lint_host(self, directory: Path | None) -> HostResult:
         from pgvet.engine.derived import derived_values

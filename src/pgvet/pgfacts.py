@@ -117,6 +117,7 @@ def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs) -> ConfResul
     auto = inputs.postgresql_auto_conf if inputs.postgresql_conf is not None else None
     conf = load_conf(main, root=root, auto_conf=auto, display_base=root)
     host.unmarked_files.update(conf.unmarked_files)
+    host.marked_files.update(name for name in conf.files if name not in conf.unmarked_files)
     problems: list[Item] = []
     for problem in conf.problems:
         if problem.kind == "outside-root":

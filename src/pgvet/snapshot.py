@@ -224,6 +224,8 @@ class _Builder:
         text = read_text(path, display)
         if SUPPRESSION_MARK not in text:
             self.host.unmarked_files.add(display)
+        elif "ignore[" in text:  # not every file naming pgvet (a collected pg_settings.json does) has comments
+            self.host.marked_files.add(display)
         return text, display
 
     def put(self, name: str, located: Located[FactValue]) -> None:

@@ -68,17 +68,22 @@ def suppress_inline(host: HostResult, notices: list[str]) -> None:
     root, unmarked = host.host.root, host.host.unmarked_files
     real_root: str | None = None
     files: dict[str, dict[int, Suppression]] = {}
+
+    def read(path: str) -> None:
+        nonlocal real_root
+        if path in unmarked:
+            files[path] = {}  # read when the host was loaded: no comment in it
+        else:
+            # only files inside the host directory, links followed: a comment elsewhere is not the host's
+            real_root = real_root or os.path.realpath(root)
+            target = real_path_in(real_root, path)
+            files[path] = _suppressions(target, path) if is_inside(target, real_root) else {}
+
     for finding in host.findings:
         if not finding.path or finding.line is None or finding.path.startswith("<"):
             continue
         if finding.path not in files:
-            if finding.path in unmarked:
-                files[finding.path] = {}  # read when the host was loaded: no comment in it
-            else:
-                # only files inside the host directory, links followed: a comment elsewhere is not the host's
-                real_root = real_root or os.path.realpath(root)
-                target = real_path_in(real_root, finding.path)
-                files[finding.path] = _suppressions(target, finding.path) if is_inside(target, real_root) else {}
+            read(finding.path)
         comments = files[finding.path]
         for line in (finding.line, finding.line - 1):
             suppression = comments.get(line)
@@ -90,6 +95,8 @@ def suppress_inline(host: HostResult, notices: list[str]) -> None:
             if suppression.reason:
                 finding.suppressed = suppression.reason
             break
+    for path in sorted(host.host.marked_files - files.keys()):  # no finding left: its comments may be stale
+        read(path)
     for comments in files.values():
         for suppression in comments.values():
             if not suppression.reason:

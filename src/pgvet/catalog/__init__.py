@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -130,8 +130,13 @@ def known_parameter_names() -> frozenset[str]:
     return frozenset(names)
 
 
-def _edit_distance(left: str, right: str) -> int:
-    """Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps."""
+def _edit_distance(left: str, right: str, limit: int | None = None) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps.
+
+    With ``limit``, any distance above it may be returned as ``limit + 1``: a row's cells are at least the
+    smaller of the previous row's least and the row before's least plus one, so once two rows running
+    exceed the limit no later row comes back under it. Most names of a catalog are far from a misspelt one,
+    and this stops them after a few rows (a full table for each of ~200 names took 50 ms a name)."""
     previous2: list[int] = []
     previous = list(range(len(right) + 1))
     for i, left_char in enumerate(left, 1):
@@ -141,6 +146,8 @@ def _edit_distance(left: str, right: str) -> int:
             current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
             if i > 1 and j > 1 and left_char == right[j - 2] and left[i - 2] == right_char:
                 current[j] = min(current[j], previous2[j - 2] + 1)
+        if limit is not None and min(current) > limit and min(previous) > limit:
+            return limit + 1
         previous2, previous = previous, current
     return previous[-1]
 
@@ -152,12 +159,23 @@ def did_you_mean(name: str, catalog: Catalog) -> str | None:
     ``effective_cash_size`` → ``effective_cache_size``). Ties go to the alphabetically first name.
     """
     wanted = name.lower()
+    if load_catalog(catalog.major) is catalog:  # the catalogs are load_catalog's: remember the answer
+        return _closest(wanted, catalog.major)
+    return _closest_in(wanted, catalog)
+
+
+@lru_cache(maxsize=4096)
+def _closest(wanted: str, major: int) -> str | None:
+    return _closest_in(wanted, load_catalog(major))
+
+
+def _closest_in(wanted: str, catalog: Catalog) -> str | None:
     limit = max(1, len(wanted) // 4)
     best: tuple[int, str] | None = None
     for key, param in catalog.params.items():
         if param.hidden or abs(len(key) - len(wanted)) > limit:
             continue
-        distance = _edit_distance(wanted, key)
+        distance = _edit_distance(wanted, key, limit)
         if distance <= limit and (best is None or (distance, key) < best):
             best = (distance, key)
     return best[1] if best else None

@@ -1,11 +1,13 @@
 """One line per finding, ``path:line: SEVERITY ID name: message`` — for hooks and editors.
 
 Written host by host; the lines of hosts that could not be read come first, so the findings' lines
-are held (Spool) until the run ends.
+are held (Spool) until the run ends. What pgvet refused to read is a ``WARNING input`` line of its host;
+the run's other notices (suppressions, ignore files) end the output as ``notice: …`` lines.
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from pgvet.findings import HostError, HostResult, LintResult
@@ -22,10 +24,21 @@ class Writer:
         self.repo_root = options.repo_root
         self.errors: list[HostError] = []
         self.lines = Spool()
+        self.warned: set[str] = set()  # the hosts' warnings as the notices repeat them, not to print them twice
 
     def host(self, host: HostResult) -> None:
         from pgvet.report import relative_path
 
+        # What pgvet refused or could not read ("file[:line]: message", the file relative to the host directory)
+        # is always said (docs/decisions.md), with the file shown from where the run is, as no link resolved.
+        directory = relative_path(".", host.host.root, self.repo_root)
+        for warning in host.host.warnings:
+            place, _, message = warning.partition(": ")
+            if directory != "." and not place.startswith(os.sep):
+                place = os.path.join(directory, place)
+            self.lines.write(f"{place}: WARNING input: {message}\n" if message else f"{directory}: WARNING input: "
+                             f"{warning}\n")
+            self.warned.add(f"{host.host.name}: {warning}")
         # in file order, as compilers print, so that editors step through a file from top to bottom
         for finding in sorted(host.findings, key=lambda item: (item.path is None, item.path or "", item.line or 0,
                                                                item.rule_id)):
@@ -44,9 +57,24 @@ class Writer:
 
     def finish(self, notices: list[str], summary: RunSummary) -> None:
         for error in self.errors:
-            place = str(error.source) if error.source else error.host
-            self.out.write(f"{place}: ERROR input: {error.message}\n")
+            self.out.write(f"{self._error_place(error)}: ERROR input: {error.message}\n")
         self.lines.copy_to(self.out)
+        for notice in notices:  # unused or reasonless suppressions, expired ignore entries
+            if notice not in self.warned:
+                self.out.write(f"notice: {notice}\n")
+
+    def _error_place(self, error: HostError) -> str:
+        """The input that failed as the findings' paths show files: from where the run is, not from the host
+        directory (a hook's `host.yaml:1` would not say which host's)."""
+        from pgvet.report import relative_path
+
+        source = error.source
+        if source is None:
+            return error.host
+        if error.root is None or source.path == error.root:  # no host directory, or the directory itself
+            return str(source)
+        place = relative_path(source.path, error.root, self.repo_root)
+        return f"{place}:{source.line}" if source.line else place
 
 
 def render(result: LintResult, options: ReportOptions) -> str:
