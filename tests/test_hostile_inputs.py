@@ -82,6 +82,26 @@ def test_include_outside_is_reported_once_and_plainly(tmp_path: Path) -> None:
                             "directory it lints.")
 
 
+def test_include_outside_has_one_fingerprint_in_every_checkout(tmp_path: Path) -> None:
+    # the message holds the absolute path of the include; the fingerprint (baselines, tickets, code scanning)
+    # must be the same wherever the repository is checked out
+    from pgvet.lint import LintOptions
+    from pgvet.lint import lint as lint_hosts
+
+    fingerprints = []
+    for checkout in ("laptop", "ci/runner/work"):
+        repository = tmp_path / checkout
+        (repository / "common").mkdir(parents=True)
+        (repository / "common" / "x.conf").write_text("work_mem = 8MB\n")
+        (repository / "db").mkdir()
+        (repository / "db" / "postgresql.conf").write_text("include '../common/x.conf'\n")
+        result = lint_hosts([repository / "db"], LintOptions())
+        [finding] = [finding for finding in result.hosts[0].findings if finding.rule_id == "PGV408"]
+        assert str(repository) in finding.message and finding.subject == "../common/x.conf"
+        fingerprints.append(finding.fingerprint)
+    assert fingerprints[0] == fingerprints[1]
+
+
 def test_include_chain_too_deep_and_cycle(tmp_path: Path) -> None:
     directory = host(tmp_path, postgresql__conf="include 'c1.conf'\n")
     for depth in range(1, 50):

@@ -122,8 +122,11 @@ def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs) -> ConfResul
     for problem in conf.problems:
         if problem.kind == "outside-root":
             host.warnings.append(f"{problem.source}: {problem.message}")
-        problems.append(Item((("problem.kind", problem.kind), ("problem.message", problem.message),
-                              ("problem.fatal", problem.fatal)), problem.source))
+        fields: list[tuple[str, FactValue]] = [("problem.kind", problem.kind), ("problem.message", problem.message),
+                                               ("problem.fatal", problem.fatal)]
+        if problem.target is not None:
+            fields.append(("problem.target", problem.target))
+        problems.append(Item(fields, problem.source))
     host.items["problem"] = problems
     return conf
 

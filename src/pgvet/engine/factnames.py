@@ -68,7 +68,7 @@ STATIC_FACTS: dict[str, FactType] = {
     "setting.hint": "text", "setting.context": "text", "setting.unit": "text", "setting.canonical": "any",
     "setting.bare_number": "bool", "setting.occurrences": "int", "setting.effective": "bool",
     "setting.overridden_by": "text", "setting.overridden_in_auto_conf": "bool", "setting.in_auto_conf": "bool",
-    "problem.kind": "text", "problem.message": "text", "problem.fatal": "bool",
+    "problem.kind": "text", "problem.message": "text", "problem.fatal": "bool", "problem.target": "text",
     "declared.key": "text", "declared.value": "text", "declared.running": "text",
     "declared.ignore_errors": "bool", "host.declared_ram": "bytes",
     "drift.name": "text", "drift.file_value": "text", "drift.default": "text", "drift.running": "text",

@@ -108,6 +108,9 @@ class ConfProblem:
     message: str  # PostgreSQL's wording where PostgreSQL reports it
     source: Source
     fatal: bool  # True when PostgreSQL would refuse to start because of it
+    # an include's path as its directive wrote it, for the problems about one: the message's paths may be
+    # absolute, and a finding's fingerprint must not change from one checkout to another
+    target: str | None = None
 
 
 _SUPPRESSION_MARK_BYTES = SUPPRESSION_MARK.encode()
@@ -373,8 +376,8 @@ class _Loader:
             return os.path.relpath(path, self.display_base)
         return path
 
-    def problem(self, kind: str, message: str, source: Source, fatal: bool = True) -> None:
-        self.result.problems.append(ConfProblem(kind, message, source, fatal))
+    def problem(self, kind: str, message: str, source: Source, fatal: bool = True, target: str | None = None) -> None:
+        self.result.problems.append(ConfProblem(kind, message, source, fatal, target))
 
     def absolute(self, location: str, calling: Source) -> str:
         """AbsoluteConfigLocation: absolute as given, else joined to the calling file's directory."""
@@ -403,7 +406,7 @@ class _Loader:
             real = self.real_path(absolute)
             if not _within(real, self.real_path(self.root)):
                 self.problem("outside-root", f"include outside the snapshot: {shown} (resolves to {real}); not read",
-                             here, fatal=False)
+                             here, fatal=False, target=location)
                 return True
             if calling not in self.cycles_seen and any(self.real_path(each) == real for each in self.stack):
                 self.cycles_seen.add(calling)
@@ -492,7 +495,7 @@ class _Loader:
         real = self.real_path(directory)
         if not _within(real, self.real_path(self.root)):
             self.problem("outside-root", f"include outside the snapshot: {shown} (resolves to {real}); not read",
-                         here, fatal=False)
+                         here, fatal=False, target=directive.target)
             return True
         try:
             names = os.listdir(directory)
