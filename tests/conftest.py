@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +17,27 @@ FIXTURES = PROJECT / "fixtures"
 sys.path.insert(0, str(PROJECT / "scripts"))
 
 import pgservers  # noqa: E402
+
+
+def output_schema(*, strict: bool = False) -> dict[str, Any]:
+    """The published JSON schema of ``--format json``. ``strict``: every object that lists its properties
+    also refuses others — what pgvet prints today must all be documented, while consumers (the published
+    schema) accept fields a later version 1 adds."""
+    schema: dict[str, Any] = json.loads((PROJECT / "docs" / "schema" / "pgvet-output.schema.json").read_text())
+    if strict:
+        _refuse_unlisted(schema)
+    return schema
+
+
+def _refuse_unlisted(node: object) -> None:
+    if isinstance(node, dict):
+        if "properties" in node and "additionalProperties" not in node:
+            node["additionalProperties"] = False
+        for child in node.values():
+            _refuse_unlisted(child)
+    elif isinstance(node, list):
+        for child in node:
+            _refuse_unlisted(child)
 
 
 def corpus_dir(kind: str) -> Path:

@@ -8,12 +8,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import FIXTURES, PROJECT
+from conftest import FIXTURES, output_schema
 from pgvet.lint import LintOptions, lint
 from pgvet.report import ReportOptions
 from pgvet.report.json_report import render
 
-SCHEMA = json.loads((PROJECT / "docs" / "schema" / "pgvet-output.schema.json").read_text())
+SCHEMA = output_schema(strict=True)  # all that pgvet prints is documented
 
 
 def test_schema_is_valid() -> None:
@@ -43,4 +43,19 @@ def test_a_wrong_document_is_rejected() -> None:
     document = json.loads(render(result, ReportOptions()))
     document["findings"][0]["severity"] = "fatal"
     with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(document, SCHEMA)
+
+
+@pytest.mark.parametrize("place", [(), ("findings", 0), ("findings", 0, "fix"), ("summary",), ("hosts", 0)])
+def test_consumers_accept_a_field_a_later_version_1_adds(place: tuple[str | int, ...]) -> None:
+    """docs/output.md: a new field may appear within version 1. A consumer validating with the published
+    schema must not refuse the output of a later pgvet 1.x — while these tests refuse any field that
+    pgvet prints without documenting it."""
+    document = json.loads(render(lint([FIXTURES / "small-vm"], LintOptions()), ReportOptions()))
+    target = document
+    for step in place:
+        target = target[step]
+    target["added_later"] = 1
+    jsonschema.validate(document, output_schema())
+    with pytest.raises(jsonschema.ValidationError, match="added_later"):
         jsonschema.validate(document, SCHEMA)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import PROJECT
+from conftest import PROJECT, output_schema
 from pgvet.engine.derived import DERIVED_SOURCE
 from pgvet.facts import HostFacts
 from pgvet.findings import Evidence, Finding, Fix, HostResult
@@ -19,7 +19,7 @@ from pgvet.provenance import Source
 from pgvet.report import FORMATS, ReportOptions
 from report_samples import Samples, write_samples
 
-SCHEMA = json.loads((PROJECT / "docs" / "schema" / "pgvet-output.schema.json").read_text())
+SCHEMA = output_schema(strict=True)  # all that pgvet prints is documented
 
 
 @pytest.fixture
