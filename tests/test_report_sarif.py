@@ -158,7 +158,9 @@ def test_a_rule_missing_from_the_pack_metadata_is_described_from_its_finding(sam
 def test_unreadable_hosts_are_tool_notifications(samples: Samples, tmp_path: Path) -> None:
     invocation = sarif(samples, tmp_path)["runs"][0]["invocations"][0]
     assert invocation == {"executionSuccessful": False, "toolExecutionNotifications": [
-        {"level": "error", "message": {"text": "broken-host: meminfo.txt: permission denied"}}]}
+        {"level": "error", "message": {"text": "broken-host: meminfo.txt: permission denied"}},
+        # the run's notices, which the text report ends with (in SARIF they were lost)
+        {"level": "warning", "message": {"text": "suppression for PGV999 in .pgvet.toml matched nothing"}}]}
 
 
 def test_uris_are_percent_encoded(tmp_path: Path) -> None:
@@ -183,3 +185,20 @@ def test_a_file_outside_the_repository_has_an_absolute_uri_and_no_base(samples: 
     document = json.loads(FORMATS["sarif"](samples.fleet(), ReportOptions(repo_root=repo_root)))
     location = results_by_rule(document)[("PGV110", "db-prod-03")]["locations"][0]["physicalLocation"]
     assert location["artifactLocation"] == {"uri": (tmp_path / "big-server" / "postgresql.conf").as_uri()}
+
+
+def test_more_results_than_github_accepts_are_said(samples: Samples, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from pgvet.report import sarif as sarif_module
+
+    count = len(sarif(samples, tmp_path)["runs"][0]["results"])
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(sarif_module, "MAX_RESULTS", count - 1)
+    document = sarif(samples, tmp_path)
+    said = (f"{count} results in one SARIF run: GitHub code scanning rejects an upload of more than {count - 1} "
+            f"(lint the hosts in parts, each uploaded with its own category, or leave rules out with --ignore)")
+    assert len(document["runs"][0]["results"]) == count  # all kept: other SARIF readers have no such limit
+    assert document["runs"][0]["invocations"][0]["toolExecutionNotifications"][-1] == {
+        "level": "warning", "message": {"text": said}}
+    assert capsys.readouterr().err == f"pgvet: warning: {said}\n"

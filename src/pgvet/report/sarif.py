@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -29,6 +30,8 @@ INFORMATION_URI = "https://pypi.org/project/pgvet/"
 MAX_DESCRIPTION = 1024
 MAX_NAME = 255
 MAX_TAGS = 20
+# and 25 000 results a run: code scanning rejects the whole upload above it ("rejected due to result limits")
+MAX_RESULTS = 25_000
 
 
 def _clip(text: str, limit: int) -> str:
@@ -122,6 +125,10 @@ def document(result: LintResult, repo_root: Path) -> dict[str, Any]:
                                        else f"{error.host}: {error.message}"}}
         for error in result.errors
     ]
+    # what the text report ends with (unused or unexplained suppressions, expired ignore entries)
+    notifications += [{"level": "warning", "message": {"text": notice}} for notice in result.notices]
+    if len(results) > MAX_RESULTS:
+        notifications.append({"level": "warning", "message": {"text": too_many_results(len(results))}})
     run: dict[str, Any] = {
         "tool": {"driver": {"name": "pgvet", "version": result.tool_version, "semanticVersion": result.tool_version,
                             "informationUri": INFORMATION_URI,
@@ -134,6 +141,14 @@ def document(result: LintResult, repo_root: Path) -> dict[str, Any]:
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
+def too_many_results(count: int) -> str:
+    return (f"{count} results in one SARIF run: GitHub code scanning rejects an upload of more than {MAX_RESULTS} "
+            f"(lint the hosts in parts, each uploaded with its own category, or leave rules out with --ignore)")
+
+
 def render(result: LintResult, options: ReportOptions) -> str:
     sarif = document(result, options.repo_root or Path.cwd())
+    count = len(sarif["runs"][0]["results"])
+    if count > MAX_RESULTS:  # said on stderr too: the upload fails later, in another step, with less to go on
+        print(f"pgvet: warning: {too_many_results(count)}", file=sys.stderr)
     return json.dumps(sarif, indent=2, ensure_ascii=False, default=str) + "\n"
