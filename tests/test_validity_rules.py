@@ -33,7 +33,7 @@ def test_config_repo_validity_findings() -> None:
     assert (unknown.path, unknown.line, unknown.severity) == ("conf.d/30-planner.conf", 3, "error")
     assert "startup" in unknown.tags
     assert unknown.message == ('unrecognized configuration parameter "effective_io_concurency" for PostgreSQL 16; '
-                               "the closest known name is effective_io_concurrency.")
+                               "did you mean effective_io_concurrency?")
     assert (removed.path, removed.line, removed.values["replacement"]) == ("conf.d/20-wal.conf", 3, "max_wal_size")
     assert removed.message == ('"checkpoint_segments" was removed in PostgreSQL 9.5 and is unknown to PostgreSQL 16; '
                                "its replacement is max_wal_size.")
@@ -138,3 +138,33 @@ def test_no_rule_is_null_on_facts_that_are_all_there() -> None:
     null_logic = [(host.host.name, item.rule_id, item.reason) for host in result.hosts for item in host.not_evaluated
                   if not item.missing and item.reason and item.reason.endswith("is NULL")]
     assert null_logic == []
+
+
+def test_an_unknown_name_far_from_every_parameter_says_so(tmp_path: Path) -> None:
+    (unknown,) = findings(write_host(tmp_path, "zzqx_frobnicate = on\n"), "PGV401")
+    assert unknown.message == ('unrecognized configuration parameter "zzqx_frobnicate" for PostgreSQL 16, '
+                               "and no known name is close to it.")  # not "the closest known name is (none)"
+
+
+def test_a_version_newer_than_the_catalogs_gets_warnings_not_errors(tmp_path: Path) -> None:
+    """PostgreSQL 19 may have added the name or the value pgvet's newest catalog (18) refuses: no error
+    claiming it will not start, but a warning that says which catalog judged it."""
+    conf = "shared_bufers = 1GB\nbrand_new_in_19 = on\nwal_level = bogus\nshared_buffers = 1GB\n"
+    found = {(finding.rule_id, finding.subject): finding for finding in findings(write_host(tmp_path, conf, 19))}
+    assert sorted(found) == [("PGV418", "brand_new_in_19"), ("PGV418", "shared_bufers"), ("PGV419", "wal_level")]
+    typo, new, value = found["PGV418", "shared_bufers"], found["PGV418", "brand_new_in_19"], found["PGV419", "wal_level"]
+    assert {typo.severity, new.severity, value.severity} == {"warning"}
+    assert typo.message == ('"shared_bufers" is not a parameter of PostgreSQL 18, the newest version pgvet knows; '
+                            "unless PostgreSQL 19 added it, PostgreSQL will not start (did you mean shared_buffers?).")
+    assert new.values == {"parameter": "brand_new_in_19", "suggestion": None, "catalog_version": 18}
+    assert value.message == ('PostgreSQL 18, the newest version pgvet knows, refuses it: invalid value for '
+                             'parameter "wal_level": "bogus" Available values: minimal, replica, logical. Unless '
+                             "PostgreSQL 19 changed what wal_level accepts, it will not start.")
+    assert (value.path, value.line) == ("postgresql.conf", 3)
+
+
+def test_versions_with_a_catalog_keep_their_errors(tmp_path: Path) -> None:
+    conf = "brand_new = on\nwal_level = bogus\n"
+    for version in (15, 18):
+        found = sorted(finding.rule_id for finding in findings(write_host(tmp_path, conf, version)))
+        assert found == ["PGV401", "PGV403"], version

@@ -39,12 +39,16 @@ def parse_pg_version_file(text: str, path: str) -> Located[object]:
     return Located(major, Source(path, 1))
 
 
-def _catalog_for(major: int, host: HostFacts) -> Catalog:
+def _catalog_for(major: int, host: HostFacts, source: Source) -> Catalog:
+    """The parameter catalog the settings are judged with, named by ``pg.catalog_version``: the host's
+    version's, else the nearest (the validity rules tell a newer version's parameters apart)."""
     from pgvet.catalog import NEWEST_MAJOR, SUPPORTED_MAJORS, load_catalog
 
     if major in SUPPORTED_MAJORS:
+        host.add(Fact("pg.catalog_version", major, source))
         return load_catalog(major)
     nearest = min(SUPPORTED_MAJORS) if major < min(SUPPORTED_MAJORS) else NEWEST_MAJOR
+    host.add(Fact("pg.catalog_version", nearest, Source("<pgvet's parameter catalogs>")))
     host.notes.append(
         f"PostgreSQL {major} has no parameter catalog in pgvet; settings are judged with {nearest}'s"
         + (f", unset ones with {major}'s own defaults where they differ" if major < nearest else "")
@@ -82,7 +86,7 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
     host.add(Fact("pg.version", major, version.source))
     if not (has_configuration or live):
         return
-    catalog = _catalog_for(major, host)
+    catalog = _catalog_for(major, host, version.source)
 
     if has_configuration:
         conf = _load_conf(host, root, inputs)

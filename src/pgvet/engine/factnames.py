@@ -55,7 +55,7 @@ STATIC_FACTS: dict[str, FactType] = {
     "host.pg_instances": "int", "host.tablespaces": "text",
     # host.yaml `swap:` for configuration repositories without meminfo (see rules/derived.yaml).
     "host.swap": "bytes",
-    "pg.version": "int", "pg.server_version": "text",
+    "pg.version": "int", "pg.catalog_version": "int", "pg.server_version": "text",
     "run.year_month": "int",
     "mount.device": "text", "mount.point": "text", "mount.fstype": "text", "mount.options": "text",
     "mount.holds_pgdata": "bool", "mount.holds_wal": "bool", "mount.holds_tablespace": "bool",
