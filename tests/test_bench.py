@@ -54,3 +54,9 @@ def test_synthetic_hosts_are_read_with_distinct_names(tmp_path: Path) -> None:
     result = lint(hosts, LintOptions())
     assert not result.errors and not result.notices
     assert len(result.hosts) == 6 and any(host.findings for host in result.hosts)
+
+
+def test_memory_is_judged_flat_only_within_the_stated_bound() -> None:
+    assert bench.memory_verdict({1000: 30.0, 10000: 32.0}).startswith("met")
+    assert bench.memory_verdict({1000: 30.0, 10000: 42.0}).startswith("not met (1.40×")
+    assert bench.memory_verdict({200: 28.0}).startswith("not judged")
