@@ -10,7 +10,8 @@ one that prepares the stage's input, one that prepares it and runs the stage.
 
     python scripts/count_instructions.py [--hosts 20]
 
-Needs valgrind (Debian: apt-get install valgrind). Takes about a minute per stage.
+Needs valgrind (Debian: apt-get install valgrind) and pgvet installed in the interpreter that runs it,
+as scripts/bench.py does; not the dev dependencies. Takes about a minute per stage.
 """
 
 from __future__ import annotations
@@ -68,8 +69,11 @@ STAGES = ("read and parse the inputs", "evaluate the rules", "suppressions and J
 
 def instructions(arguments: list[str], cache: str) -> int:
     done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-                           "-c", PROBE, *arguments], capture_output=True, text=True, check=True,
+                           "-c", PROBE, *arguments], capture_output=True, text=True, check=False,
                           env={**os.environ, "PYTHONHASHSEED": "0", "PGVET_CACHE_DIR": cache})
+    if done.returncode != 0:
+        raise SystemExit(f"the counted probe exited {done.returncode} (it uses pgvet's internals):\n"
+                         f"{done.stderr[-3000:]}")
     found = re.search(r"Collected : (\d+)", done.stderr)
     if found is None:
         raise SystemExit(f"no count from callgrind:\n{done.stderr[-2000:]}")
@@ -85,8 +89,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="pgvet-count-") as directory:
         hosts = [str(path) for path in make_hosts(Path(directory) / "hosts", options.hosts)]
         cache = str(Path(directory) / "cache")
-        subprocess.run([sys.executable, "-m", "pgvet", "rules"], stdout=subprocess.DEVNULL, check=True,
-                       env={**os.environ, "PGVET_CACHE_DIR": cache})  # the pack compiled before counting
+        compiled = subprocess.run([sys.executable, "-m", "pgvet", "rules"], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True, check=False,
+                                  env={**os.environ, "PGVET_CACHE_DIR": cache})  # the pack compiled before counting
+        if compiled.returncode != 0:
+            raise SystemExit(f"`pgvet rules` exited {compiled.returncode} with {sys.executable} (is pgvet installed "
+                             f"in its environment?):\n{compiled.stderr[-3000:]}")
         total = 0
         for stage in STAGES:
             per_host = (instructions([stage, "run", *hosts], cache)
