@@ -56,7 +56,18 @@ def test_synthetic_hosts_are_read_with_distinct_names(tmp_path: Path) -> None:
     assert len(result.hosts) == 6 and any(host.findings for host in result.hosts)
 
 
-def test_memory_is_judged_flat_only_within_the_stated_bound() -> None:
-    assert bench.memory_verdict({1000: 30.0, 10000: 32.0}).startswith("met")
-    assert bench.memory_verdict({1000: 30.0, 10000: 42.0}).startswith("not met (1.40×")
-    assert bench.memory_verdict({200: 28.0}).startswith("not judged")
+def test_memory_is_judged_flat_net_of_what_the_command_line_costs() -> None:
+    arguments = {1000: 12.0, 10000: 21.0}  # 1 kB a host for the arguments alone
+    met = bench.memory_verdict({1000: 30.0, 10000: 40.0}, arguments)
+    assert met.startswith("met: peak 30 MB for 1000 hosts, 40 MB for 10000 hosts; each further host adds 1.1 kB, "
+                          "of which its command line alone 1.0 kB (an interpreter given the same arguments), pgvet "
+                          "0.1 kB")
+    assert bench.memory_verdict({1000: 30.0, 10000: 62.0}, arguments).startswith("not met")  # 2.6 kB its own
+    assert bench.memory_verdict({200: 28.0}, {200: 11.0}).startswith("not judged")
+
+
+def test_the_argument_probe_holds_its_arguments(tmp_path: Path) -> None:
+    """The baseline must grow with its arguments as pgvet's command line does, or the verdict flatters."""
+    few = bench.run_once([sys.executable, "-c", bench.ARGUMENTS_PROBE, *["/tmp/" + "h" * 60] * 100], {})
+    many = bench.run_once([sys.executable, "-c", bench.ARGUMENTS_PROBE, *["/tmp/" + "h" * 60] * 20000], {})
+    assert (many.peak_mb - few.peak_mb) * 1024 / 19900 > 0.3  # kB a host

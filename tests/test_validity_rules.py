@@ -152,7 +152,8 @@ def test_a_version_newer_than_the_catalogs_gets_warnings_not_errors(tmp_path: Pa
     conf = "shared_bufers = 1GB\nbrand_new_in_19 = on\nwal_level = bogus\nshared_buffers = 1GB\n"
     found = {(finding.rule_id, finding.subject): finding for finding in findings(write_host(tmp_path, conf, 19))}
     assert sorted(found) == [("PGV418", "brand_new_in_19"), ("PGV418", "shared_bufers"), ("PGV419", "wal_level")]
-    typo, new, value = found["PGV418", "shared_bufers"], found["PGV418", "brand_new_in_19"], found["PGV419", "wal_level"]
+    typo, new = found["PGV418", "shared_bufers"], found["PGV418", "brand_new_in_19"]
+    value = found["PGV419", "wal_level"]
     assert {typo.severity, new.severity, value.severity} == {"warning"}
     assert typo.message == ('"shared_bufers" is not a parameter of PostgreSQL 18, the newest version pgvet knows; '
                             "unless PostgreSQL 19 added it, PostgreSQL will not start (did you mean shared_buffers?).")
