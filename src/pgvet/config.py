@@ -60,8 +60,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise UsageError("invalid TOML: not valid UTF-8", Source(str(path), line)) from None
+        raise UsageError("invalid TOML: not valid UTF-8", Source(str(path), data.count(b"\n", 0, error.start) + 1),
+                         ) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
