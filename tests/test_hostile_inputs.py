@@ -216,3 +216,15 @@ def test_named_pipes_never_hang(tmp_path: Path) -> None:
                           env={**os.environ, "NO_COLOR": "1"})
     writer.wait(timeout=30)
     assert_clean(done, code=1, mentions="PGV130")
+
+
+@pytest.mark.parametrize("command", [["facts"], ["lint"], ["fix"], ["explain", "PGV101"], ["rules"]])
+def test_standard_output_on_a_full_disk(command: list[str]) -> None:
+    # `> /dev/full`: each was an OSError traceback
+    fixture = Path(__file__).parents[1] / "fixtures" / "big-server"
+    arguments = command if command[0] in ("explain", "rules") else [*command, str(fixture)]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "pgvet", *arguments], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    assert "Traceback" not in done.stderr and done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr == "pgvet: error: cannot write standard output: No space left on device\n"
