@@ -36,6 +36,24 @@ def _parse_conf(text: str, path: str) -> object:
     return parse_conf_text(text, path)
 
 
+def _parse_conf_values(text: str, path: str) -> object:
+    """postgresql.conf with every value read as its parameter's type and unit, as a host's lint reads them."""
+    from pgvet.catalog import load_catalog
+    from pgvet.catalog.units import InvalidValue, parse_value
+    from pgvet.sources.pgconf import ConfSetting, parse_conf_text
+
+    catalog = load_catalog(16)
+    values: list[object] = []
+    for entry in parse_conf_text(text, path)[0]:
+        param = catalog.get(entry.name) if isinstance(entry, ConfSetting) else None
+        if param is not None:
+            try:
+                values.append(parse_value(param, entry.value))
+            except InvalidValue as invalid:
+                values.append(invalid.message)
+    return values
+
+
 def _parse_rules(text: str, path: str) -> object:
     from pgvet.engine.build import PackSource, build_pack
 
@@ -61,6 +79,7 @@ PARSERS: dict[str, tuple[Callable[[str, str], object], tuple[str, ...]]] = {
     "sysfs": (_parser("sysfs", "parse_sysfs"), ("sysfs.txt",)),
     "host_yaml": (_parser("hostfacts", "parse_host_yaml"), ("host.yaml",)),
     "pgconf": (_parse_conf, ("postgresql.conf", "postgresql.auto.conf")),
+    "pg_values": (_parse_conf_values, ("postgresql.conf", "postgresql.auto.conf")),
     "alter_sql": (_parser("altersql", "parse_alter_sql"), ("*.sql",)),
     "pg_settings": (_parser("pgsettings", "parse_pg_settings_json"), ("pg_settings.json",)),
     "rules": (_parse_rules, ()),

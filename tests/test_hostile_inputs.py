@@ -195,3 +195,36 @@ def test_directory_name_not_utf8_in_report_files(tmp_path: Path) -> None:
                                "--output", str(tmp_path / "baseline.json")], capture_output=True, text=True,
                               timeout=120)
     assert "Traceback" not in baseline.stderr and baseline.returncode == 0, baseline.stderr[-2000:]
+
+
+def test_named_pipes_never_hang(tmp_path: Path) -> None:
+    # an include that is a named pipe no program writes to: opening it would wait forever
+    directory = host(tmp_path, postgresql__conf="include 'pipe.conf'\nshared_buffers = '1GB'\n")
+    os.mkfifo(directory / "pipe.conf")
+    done, seconds = lint(directory)
+    assert_clean(done, code=1, mentions='"pipe.conf": not a regular file')
+    assert seconds < 30
+    # the same pipe given as an input: refused after a wait, not read as an empty sysctl -a
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "--sysctl", str(directory / "pipe.conf"),
+                           "--format", "concise"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "NO_COLOR": "1"})
+    assert_clean(done, code=2, mentions="a pipe no program wrote to in 5 s")
+    # a pipe with a program writing to it (`--sysctl <(…)`) is read to its end
+    writer = subprocess.Popen(["sh", "-c", f"sleep 0.5; echo 'vm.swappiness = 60' > {directory / 'pipe.conf'}"])
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "--sysctl", str(directory / "pipe.conf"),
+                           "--format", "concise"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "NO_COLOR": "1"})
+    writer.wait(timeout=30)
+    assert_clean(done, code=1, mentions="PGV130")
+
+
+@pytest.mark.parametrize("command", [["facts"], ["lint"], ["fix"], ["explain", "PGV101"], ["rules"]])
+def test_standard_output_on_a_full_disk(command: list[str]) -> None:
+    # `> /dev/full`: each was an OSError traceback
+    fixture = Path(__file__).parents[1] / "fixtures" / "big-server"
+    arguments = command if command[0] in ("explain", "rules") else [*command, str(fixture)]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "pgvet", *arguments], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    assert "Traceback" not in done.stderr and done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr == "pgvet: error: cannot write standard output: No space left on device\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -35,3 +36,50 @@ def test_ignore_entry_needs_a_reason(tmp_path: Path) -> None:
     ignore.write_text("- {host: '*', rule: PGV130}\n")
     with pytest.raises(InputError, match="needs a rule and a reason"):
         lint([FIXTURES / "small-vm"], LintOptions(ignore_file=ignore))
+
+
+def _alias_bomb() -> str:
+    """Entries whose subjects alias lists of lists: 10**9 items once written out (str() took minutes and GBs)."""
+    lines = ["- {rule: r, reason: r, subject: &l0 [x, x, x, x, x, x, x, x, x, x]}"]
+    lines += [f"- {{rule: r, reason: r, subject: &l{level} [{', '.join([f'*l{level - 1}'] * 10)}]}}"
+              for level in range(1, 9)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (b"[" * 100_000 + b"]" * 100_000 + b"\n", "ignore.yaml:1: invalid YAML: brackets nested more than 100 deep"),
+    (_alias_bomb().encode(), "ignore.yaml:1: 'subject' must be a single value"),
+    (b"- {host: '*', rule: PGV130, reason: ok}\n- [\n", "ignore.yaml:3: invalid YAML"),
+    (b"- {host: '*', rule: PGV130, reason: \xff}\n", "ignore.yaml:1: ignore file is not valid UTF-8"),
+], ids=["deep-brackets", "alias-bomb", "unclosed-list", "invalid-utf8"])
+def test_hostile_ignore_file(tmp_path: Path, content: bytes, says: str) -> None:
+    # were a RecursionError, minutes and gigabytes, a message without its line
+    ignore = tmp_path / "ignore.yaml"
+    ignore.write_bytes(content)
+    with pytest.raises(InputError) as raised:
+        lint([FIXTURES / "small-vm"], LintOptions(ignore_file=ignore))
+    assert says in str(raised.value)
+
+
+def test_huge_ignore_file_is_not_read(tmp_path: Path) -> None:
+    ignore = tmp_path / "ignore.yaml"
+    with ignore.open("wb") as handle:
+        handle.truncate(1024**3)  # sparse: it was read whole (3 GB of memory, 7 s)
+    with pytest.raises(InputError, match="more than pgvet reads"):
+        lint([FIXTURES / "small-vm"], LintOptions(ignore_file=ignore))
+
+
+def test_host_ignore_file_linked_out_of_the_host_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text("- {host: '*', rule: PGV130, reason: read from outside the host}\n")
+    host = tmp_path / "vm"
+    shutil.copytree(FIXTURES / "small-vm", host)
+    (host / ".pgvet-ignore.yaml").symlink_to(outside)
+    result = lint([host], LintOptions())
+    by_rule = {finding.rule_id: finding for finding in result.hosts[0].findings}
+    assert by_rule["PGV130"].suppressed is None
+    assert any(".pgvet-ignore.yaml: refused, it resolves outside the host directory" in n for n in result.notices)
+    (host / ".pgvet-ignore.yaml").unlink()
+    os.mkfifo(host / ".pgvet-ignore.yaml")  # nor a pipe: silently skipped before
+    result = lint([host], LintOptions())
+    assert any(".pgvet-ignore.yaml: refused, it is not a regular file" in n for n in result.notices)

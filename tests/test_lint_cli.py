@@ -83,6 +83,32 @@ def test_bad_configuration_names_the_file(tmp_path: Path, monkeypatch: pytest.Mo
     assert ".pgvet.toml" in output and "selct" in output
 
 
+@pytest.mark.parametrize(("name", "content", "says"), [
+    ("pyproject.toml", b"# [tool.pgvet]\ntool = 1\n", "'tool.pgvet' must be a table"),
+    ("pyproject.toml", b"# [tool.pgvet]\n[tool]\npgvet = 1\n", "'tool.pgvet' must be a table"),
+    ("pyproject.toml", b"\xff\xfe[tool.pgvet]\n", "pyproject.toml:1: invalid TOML: not valid UTF-8"),
+    (".pgvet.toml", b"select = " + b"[" * 100_000 + b"]" * 100_000 + b"\n", "nested too deep"),
+    (".pgvet.toml", b"baseline = 5\n", "'baseline' must be a path"),
+    (".pgvet.toml", b"ignore-file = ['a.yaml']\n", "'ignore-file' must be a path"),
+])
+def test_hostile_configuration_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str,
+                                                content: bytes, says: str) -> None:
+    # each was a traceback (UnicodeDecodeError, RecursionError, AttributeError, TypeError) or silently ignored
+    (tmp_path / name).write_bytes(content)
+    monkeypatch.chdir(tmp_path)
+    code, output = lint(str(FIXTURES / "small-vm"))
+    assert code == 2, output
+    assert name in output and says in " ".join(output.split()), output
+
+
+def test_huge_pyproject_is_not_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with (tmp_path / "pyproject.toml").open("wb") as handle:
+        handle.truncate(1024**3)  # sparse; it was read whole (3 GB of memory) to look for [tool.pgvet
+    monkeypatch.chdir(tmp_path)
+    code, output = lint(str(FIXTURES / "small-vm"))
+    assert code == 2 and "pyproject.toml" in output and "more than pgvet reads" in output, output
+
+
 def test_several_outputs_in_one_run(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     code, output = lint(str(FIXTURES / "small-vm"), "--format", "json", "--output", str(out), "--format", "concise")

@@ -459,3 +459,20 @@ def test_sysctl_output_wanted_keys_read_as_the_whole_reading(lines: list[str], f
     expected = {key: (value.value, value.source.line) for key, value in whole.items() if key in WANTED}
     wanted = sysctl.parse_sysctl_output(text, "sysctl.txt", WANTED)
     assert {key: (value.value, value.source.line) for key, value in wanted.items()} == expected
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("ram: " + "9" * 5000 + "\n", "h.yaml:1:"),  # int() of 5000 digits: a ValueError out of the parser
+    ("ram: 1e400GB\n", "ram must be a size"),  # round(inf): an OverflowError
+    ("ram: 0x" + "f" * 5000 + "\n", "ram must be at most 1 EiB"),  # accepted, then repr() raised in reports
+    ("ram: 99999999999999999TB\n", "ram must be at most 1 EiB"),  # accepted: 95 billion EiB of RAM
+    ("cpus: '" + "9" * 5000 + "'\n", "cpus must be a whole number from 1 to 100000"),
+    ("pg_version: !!python/object:os.system x\n", "tagged tag:yaml.org,2002:python/object:os.system"),
+])
+def test_host_yaml_numbers_beyond_any_machine(text: str, says: str) -> None:
+    from pgvet.errors import ParseError
+    from pgvet.sources.hostfacts import parse_host_yaml
+
+    with pytest.raises(ParseError) as raised:
+        parse_host_yaml(text, "h.yaml")
+    assert says in str(raised.value) and len(str(raised.value)) < 300

@@ -169,3 +169,16 @@ def test_a_baseline_is_not_written_when_a_host_cannot_be_read(tmp_path: Path) ->
     fresh = tmp_path / "fresh.json"
     created = runner.invoke(app, ["baseline", "create", str(good), str(other), "-o", str(fresh)])
     assert created.exit_code == 2 and "no inputs found" in created.output and not fresh.exists()
+
+
+def test_hostile_baselines(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"format": 1, "findings": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    result = runner.invoke(app, ["lint", str(FIXTURES / "small-vm"), "--baseline", str(deep)])
+    assert result.exit_code == 2 and "deep.json: not a pgvet baseline: arrays or objects nested too deep" in \
+        " ".join(result.output.split()), result.output  # was a RecursionError
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as handle:
+        handle.truncate(1024**3)  # sparse; /dev/zero never ended
+    result = runner.invoke(app, ["lint", str(FIXTURES / "small-vm"), "--baseline", str(huge)])
+    assert result.exit_code == 2 and "more than pgvet reads" in result.output, result.output

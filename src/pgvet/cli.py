@@ -462,6 +462,16 @@ def main() -> None:
 
         if not run_lint_fast(sys.argv[1:]):
             app()
+        sys.stdout.flush()  # a full disk or a closed pipe is said here, not at the interpreter's exit
+    except OSError as error:  # standard output that cannot be written (> /dev/full); inputs are read as InputError
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is still buffered goes nowhere
+        if isinstance(error, BrokenPipeError):
+            sys.exit(1)  # a reader that went away (| head): as `pgvet lint` and click have it
+        where = f" {error.filename}" if error.filename else " standard output"
+        typer.echo(f"pgvet: error: cannot write{where}: {error.strerror or error}", err=True)
+        sys.exit(2)
     except PgvetError as error:
         typer.echo(f"pgvet: error: {error}", err=True)
         sys.exit(error.exit_code)

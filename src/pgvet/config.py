@@ -37,17 +37,38 @@ class Config:
     path: Path | None = None  # the file it was read from
 
 
+# A configuration is a few dozen lines; a pyproject.toml a few kB. More is not read (a 1 GB file was read whole).
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+def _read_bytes(path: Path) -> bytes:
+    from pgvet.sources import read_file_at_most
+
+    try:
+        data = read_file_at_most(str(path), path.stat(), MAX_CONFIG_BYTES)
+    except OSError as error:
+        raise UsageError(f"cannot read configuration: {error.strerror or error}", Source(str(path))) from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise UsageError(f"more than {MAX_CONFIG_BYTES} bytes, more than pgvet reads", Source(str(path)))
+    return data
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     import tomllib
 
+    data = _read_bytes(path)
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except OSError as error:
-        raise UsageError(f"cannot read configuration: {error.strerror}", Source(str(path))) from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError("invalid TOML: not valid UTF-8", Source(str(path), data.count(b"\n", 0, error.start) + 1),
+                         ) from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         line = getattr(error, "lineno", None)
         raise UsageError(f"invalid TOML: {error}", Source(str(path), line)) from None
+    except RecursionError:  # tomllib recurses into nested arrays and inline tables
+        raise UsageError("invalid TOML: arrays or tables nested too deep", Source(str(path))) from None
 
 
 def find_config(start: Path) -> Path | None:
@@ -56,9 +77,20 @@ def find_config(start: Path) -> Path | None:
             if (directory / name).is_file():
                 return directory / name
         pyproject = directory / "pyproject.toml"
-        if pyproject.is_file() and "[tool.pgvet" in pyproject.read_text(encoding="utf-8", errors="replace"):
+        if pyproject.is_file() and b"[tool.pgvet" in _read_bytes(pyproject):
             return pyproject
     return None
+
+
+def _table(document: dict[str, Any], path: Path) -> dict[str, Any]:
+    """pgvet's table: the document of a .pgvet.toml, ``[tool.pgvet]`` of a pyproject.toml."""
+    if path.name != "pyproject.toml":
+        return document
+    tool = document.get("tool", {})
+    table = tool.get("pgvet", {}) if isinstance(tool, dict) else None
+    if not isinstance(table, dict):
+        raise UsageError("'tool.pgvet' must be a table: [tool.pgvet]", Source(str(path)))
+    return table
 
 
 def load_config(explicit: Path | None = None, start: Path | None = None) -> Config:
@@ -66,7 +98,7 @@ def load_config(explicit: Path | None = None, start: Path | None = None) -> Conf
     if path is None:
         return Config()
     document = _read_toml(path)
-    table = document.get("tool", {}).get("pgvet", {}) if path.name == "pyproject.toml" else document
+    table = _table(document, path)
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
         raise UsageError(f"unknown configuration keys: {', '.join(unknown)} (known: {', '.join(sorted(KNOWN_KEYS))})",
@@ -89,6 +121,9 @@ def load_config(explicit: Path | None = None, start: Path | None = None) -> Conf
         raise UsageError("'params' must be a table of tables: [tool.pgvet.params.RULE]", Source(str(path)))
     baseline = table.get("baseline")
     ignore_file = table.get("ignore-file")
+    for key, value in (("baseline", baseline), ("ignore-file", ignore_file)):
+        if value is not None and not isinstance(value, str):
+            raise UsageError(f"'{key}' must be a path (a string)", Source(str(path)))
     return Config(
         select=strings("select"),
         ignore=strings("ignore"),

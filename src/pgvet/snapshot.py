@@ -187,6 +187,9 @@ def read_text(path: InputPath, display: str) -> str:
         raise InputError(f"cannot read: {error.strerror or error}", Source(display)) from None
     if len(data) > MAX_INPUT_BYTES:  # a pipe or a /proc file, whose size stat does not know
         raise InputError(f"more than {MAX_INPUT_BYTES} bytes, more than pgvet reads", Source(display))
+    if not data and stat.S_ISFIFO(status.st_mode):  # read without waiting for a writer: say so, not judge nothing
+        raise InputError("a pipe that gave nothing (no program writing to it, or one that wrote nothing)",
+                         Source(display))
     return data.decode("utf-8", errors="surrogateescape")
 
 

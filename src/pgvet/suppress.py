@@ -121,17 +121,53 @@ class IgnoreEntry:
     used: bool = False
 
 
-def load_ignore_file(path: Path) -> list[IgnoreEntry]:
-    """Read an ignore file safely (plain YAML, line numbers kept); errors name the file and line."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+# An ignore file is a few dozen entries; a baseline ~200 bytes a finding (a fleet's: tens of MB).
+MAX_IGNORE_FILE_BYTES = 4 * 1024 * 1024
+MAX_BASELINE_BYTES = 256 * 1024 * 1024
+_IGNORE_KEYS = ("host", "rule", "subject", "reason", "expires")
+
+
+def _read_bounded(path: Path, limit: int, what: str) -> str:
+    """A file's text, no more than ``limit`` bytes of it read; InputError naming the file otherwise."""
+    from pgvet.sources import read_file_at_most
 
     display = str(path)
     try:
-        document = YAML(typ="rt", pure=True).load(path.read_text(encoding="utf-8"))
+        data = read_file_at_most(display, os.stat(display), limit)
+    except FileNotFoundError:
+        raise InputError(f"{what} not found", Source(display)) from None
+    except IsADirectoryError:
+        raise InputError(f"{what} is a directory, expected a file", Source(display)) from None
     except OSError as error:
-        raise InputError(f"cannot read the ignore file: {error.strerror}", Source(display)) from None
-    except (YAMLError, ValueError) as error:
+        raise InputError(f"cannot read the {what}: {error.strerror or error}", Source(display)) from None
+    if len(data) > limit:
+        raise InputError(f"{what} of more than {limit} bytes, more than pgvet reads", Source(display))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise InputError(f"{what} is not valid UTF-8", Source(display, line)) from None
+
+
+def load_ignore_file(path: Path) -> list[IgnoreEntry]:
+    """Read an ignore file safely (plain YAML, line numbers kept); errors name the file and line."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    from pgvet.nesting import MAX_NESTING, too_deep
+
+    display = str(path)
+    text = _read_bounded(path, MAX_IGNORE_FILE_BYTES, "ignore file")
+    deep = too_deep(text)
+    if deep is not None:
+        raise InputError(f"invalid YAML: brackets nested more than {MAX_NESTING} deep", Source(display, deep))
+    try:
+        document = YAML(typ="rt", pure=True).load(text)
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        reason = " ".join(part for part in (error.context, error.problem) if part)
+        raise InputError(f"invalid YAML: {reason}", Source(display, mark.line + 1 if mark else None)) from None
+    except (YAMLError, ValueError, TypeError, RecursionError) as error:
         raise InputError(f"invalid YAML: {error}", Source(display)) from None
     if document is None:
         return []
@@ -142,8 +178,11 @@ def load_ignore_file(path: Path) -> list[IgnoreEntry]:
         position = getattr(document, "lc", None)  # ruamel's round-trip list knows its items' lines
         line = int(position.item(index)[0]) + 1 if position is not None else index + 1
         where = Source(display, line)
-        if not isinstance(item, dict) or set(item) - {"host", "rule", "subject", "reason", "expires"}:
+        if not isinstance(item, dict) or set(item) - set(_IGNORE_KEYS):
             raise InputError("each entry has host, rule, reason and optionally subject and expires", where)
+        for key in _IGNORE_KEYS:
+            if isinstance(item.get(key), list | dict):  # an alias of a list of lists would be written out whole
+                raise InputError(f"'{key}' must be a single value, not a list or a mapping", where)
         if not item.get("rule") or not str(item.get("reason", "")).strip():
             raise InputError("an entry needs a rule and a reason", where)
         expires = item.get("expires")
@@ -165,8 +204,7 @@ class IgnoreFiles:
         """Suppress the host's findings its entries match; a host's own file is reported on at once."""
         from fnmatch import fnmatch
 
-        own = Path(host.host.root) / IGNORE_FILE
-        entries = self.shared if self.shared is not None else (load_ignore_file(own) if own.is_file() else [])
+        entries = self.shared if self.shared is not None else self._own(host, notices)
         for finding in host.findings:
             if finding.suppressed is not None:
                 continue
@@ -183,6 +221,31 @@ class IgnoreFiles:
         if self.shared is None:
             _report_entries(notices, entries, f"{host.host.name}: ", self.today)
 
+    @staticmethod
+    def _own(host: HostResult, notices: list[str]) -> list[IgnoreEntry]:
+        """The host's .pgvet-ignore.yaml; one that is a link out of the host directory, a pipe or a device is
+        not read, and a notice says so (the host's inputs are held to the same rule)."""
+        own = Path(host.host.root) / IGNORE_FILE
+        try:
+            mode = own.lstat().st_mode
+        except OSError:
+            return []
+        if stat.S_ISLNK(mode):
+            real_root = os.path.realpath(host.host.root)
+            if not is_inside(os.path.realpath(own), real_root):
+                notices.append(f"{host.host.name}: {IGNORE_FILE}: refused, it resolves outside the host directory "
+                               f"({os.path.realpath(own)}); its entries suppress nothing")
+                return []
+            try:
+                mode = own.stat().st_mode
+            except OSError as error:  # a dangling link, or a loop
+                notices.append(f"{host.host.name}: {IGNORE_FILE}: refused, {error.strerror or error}")
+                return []
+        if not stat.S_ISREG(mode):
+            notices.append(f"{host.host.name}: {IGNORE_FILE}: refused, it is not a regular file")
+            return []
+        return load_ignore_file(own)
+
     def finish(self, notices: list[str]) -> None:
         """The shared file's expired and unused entries, known once every host is done."""
         if self.shared is not None:
@@ -198,12 +261,13 @@ def _report_entries(notices: list[str], entries: list[IgnoreEntry], prefix: str,
 
 
 def load_baseline(path: Path) -> dict[str, dict[str, object]]:
+    text = _read_bounded(path, MAX_BASELINE_BYTES, "baseline file")
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("baseline file not found", Source(str(path))) from None
-    except (OSError, ValueError) as error:
+        document = json.loads(text)
+    except ValueError as error:
         raise InputError(f"not a pgvet baseline: {error}", Source(str(path))) from None
+    except RecursionError:
+        raise InputError("not a pgvet baseline: arrays or objects nested too deep", Source(str(path))) from None
     entries = document.get("findings") if isinstance(document, dict) else None
     if not isinstance(entries, dict) or document.get("format") != BASELINE_FORMAT:
         raise InputError("not a pgvet baseline (expected {\"format\": 1, \"findings\": {…}})", Source(str(path)))

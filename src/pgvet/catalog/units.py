@@ -59,6 +59,7 @@ _STRTOD = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_LONG_DIGITS = 22  # more significant digits than a long has in any base (octal: 22)
 _STRTOL_DIGITS = {16: re.compile(r"[0-9a-fA-F]+"), 8: re.compile(r"[0-7]*"), 10: re.compile(r"[0-9]+")}
 
 
@@ -109,7 +110,10 @@ def _strtol(text: str) -> tuple[int, int, bool]:
     digits = _STRTOL_DIGITS[base].match(text, position)
     if digits is None or not digits.group():
         return 0, 0, False
-    value = sign * int(digits.group(), base)
+    significant = digits.group().lstrip("0")
+    if len(significant) > _LONG_DIGITS:  # beyond any long (and int() refuses over 4300 digits): overflow
+        return (LONG_MIN if sign < 0 else LONG_MAX), digits.end(), True
+    value = sign * int(significant or "0", base)
     overflow = not LONG_MIN <= value <= LONG_MAX
     return (max(LONG_MIN, min(LONG_MAX, value)), digits.end(), overflow)
 
@@ -124,7 +128,10 @@ def _strtod(text: str) -> tuple[float, int, bool]:
         value = math.nan if match.group("special").lower().startswith("nan") else math.inf
         return math.copysign(value, sign), match.end(), False
     number = match.group("hex") or match.group("decimal")
-    magnitude = float.fromhex(number) if match.group("hex") else float(number)
+    try:
+        magnitude = float.fromhex(number) if match.group("hex") else float(number)
+    except OverflowError:  # float.fromhex of a number beyond the doubles: strtod's HUGE_VAL and ERANGE
+        magnitude = math.inf
     mantissa = re.split(r"[pPeE]", number[2:] if match.group("hex") else number)[0]
     nonzero = any(char not in "0." for char in mantissa)
     erange = math.isinf(magnitude) or (nonzero and magnitude < DBL_MIN)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import select
 import stat
 from collections.abc import Callable
 from typing import BinaryIO
@@ -10,6 +12,9 @@ from typing import BinaryIO
 # What every suppression comment holds (``# pgvet: ignore[…]``): a file without it has none.
 SUPPRESSION_MARK = "pgvet"
 
+
+# How long a named pipe given as an input may keep pgvet waiting for its writer.
+PIPE_WAIT_SECONDS = 5
 
 # Files are read on past what stat said a chunk at a time: os.read and io allocate the whole size asked for
 # before reading, and asking for the limit (32 MB) cost a small file five times its reading.
@@ -32,7 +37,20 @@ def read_file_at_most(path: str, status: os.stat_result, limit: int) -> bytes:
     files); anything else (a pipe, a device) through io's buffered reader, which reads until the end.
     """
     if not stat.S_ISREG(status.st_mode):
-        with open(path, "rb") as handle:
+        # Opened without blocking: opening a named pipe waits for a writer, forever if none comes. A pipe is
+        # given PIPE_WAIT_SECONDS to have something to read (or its writer gone), then read to its end.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            if stat.S_ISFIFO(status.st_mode):
+                waiting = select.poll()
+                waiting.register(descriptor, select.POLLIN)
+                if not waiting.poll(PIPE_WAIT_SECONDS * 1000):
+                    raise TimeoutError(errno.ETIMEDOUT, f"a pipe no program wrote to in {PIPE_WAIT_SECONDS} s")
+            os.set_blocking(descriptor, True)
+        except OSError:
+            os.close(descriptor)
+            raise
+        with open(descriptor, "rb") as handle:
             return read_at_most(handle, status.st_size, limit)
     descriptor = os.open(path, os.O_RDONLY)
     try:

@@ -12,6 +12,7 @@ ruamel.yaml. tests/test_hostfacts_simple.py holds both to the same results.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from difflib import get_close_matches
@@ -34,6 +35,9 @@ for _prefix, _power in (("K", 1), ("M", 2), ("G", 3), ("T", 4)):
 _SIZE_FACTORS["kB"] = 1024
 
 
+MAX_SIZE = 2**60  # bytes: above any machine's RAM by far
+
+
 def parse_size(value: object) -> int | None:
     """``64GB``, ``64 GiB``, ``65536MB`` or an integer of bytes → bytes (powers of 1024, as PostgreSQL)."""
     if isinstance(value, bool):
@@ -45,7 +49,8 @@ def parse_size(value: object) -> int | None:
     match = _SIZE.match(value)
     if match is None or match.group(2) not in _SIZE_FACTORS:
         return None
-    return round(float(match.group(1)) * _SIZE_FACTORS[match.group(2)])
+    size = float(match.group(1)) * _SIZE_FACTORS[match.group(2)]
+    return round(size) if math.isfinite(size) else None  # 1e400 GB: no size
 
 
 class _Mapping(dict[str, Any]):
@@ -57,7 +62,8 @@ class _Mapping(dict[str, Any]):
 
 
 _SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SIMPLE_INTEGER = re.compile(r"[1-9][0-9]*")  # ruamel.yaml gives 0 as its own ScalarInt: left to it
+# ruamel.yaml gives 0 as its own ScalarInt: left to it, and so are numbers too long to be any count or size
+_SIMPLE_INTEGER = re.compile(r"[1-9][0-9]{0,17}")
 _SIMPLE_SIZE = re.compile(r"[0-9]+(?:\.[0-9]+)? ?(?:[kKMGT]i?B|[kKMGT]|B)")  # 64GB: no resolver's number
 _SIMPLE_TEXT = re.compile(r"[A-Za-z/_][A-Za-z0-9_./@+-]*(?: [A-Za-z0-9_./@+-]+)*")
 _RESOLVED_WORDS = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", "n"})  # any case: ruamel's
@@ -146,7 +152,7 @@ def _choice(options: tuple[Any, ...], name: str) -> Callable[[Any], Any]:
 
 def _integer(low: int, high: int, name: str) -> Callable[[Any], int]:
     def check(value: Any) -> int:
-        if isinstance(value, str) and value.strip().isdigit():
+        if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 18:
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ValueError(f"{name} must be a whole number from {low} to {high}")
@@ -176,6 +182,8 @@ def _text(name: str) -> Callable[[Any], str]:
 def _size(name: str) -> Callable[[Any], int]:
     def check(value: Any) -> int:
         size = parse_size(value)
+        if size is not None and size > MAX_SIZE:  # no machine has more: a typo, not a size to compute with
+            raise ValueError(f"{name} must be at most 1 EiB (2^60 bytes)")
         if size is None:
             raise ValueError(f"{name} must be a size such as 64GB, 65536MB or a number of bytes")
         return size
@@ -281,4 +289,16 @@ def _checked(check: Callable[[Any], Any], value: Any, source: Source) -> Any:
     try:
         return check(value)
     except ValueError as error:
-        raise ParseError(f"{error}, not {value!r}", source) from None
+        raise ParseError(f"{error}, not {_shown(value)}", source) from None
+
+
+def _shown(value: Any) -> str:
+    """A refused value for its message: a tagged one by its tag, a long one cut (repr() of an integer of more
+    than 4300 digits raises)."""
+    tag = getattr(value, "tag", None)
+    if tag is not None and getattr(tag, "value", None):
+        return f"a value tagged {tag.value} (YAML tags are not read)"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"a number of about {int(value.bit_length() * 0.30103)} digits"
+    shown = repr(value)
+    return shown if len(shown) <= 100 else shown[:100] + "…"

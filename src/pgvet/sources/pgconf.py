@@ -412,7 +412,7 @@ class _Loader:
                 self.cycles_seen.add(calling)
                 self.problem("cycle", f'include cycle: "{shown}" is already being read when {calling} includes '
                              "it; PostgreSQL follows the cycle until the nesting depth limit", calling)
-        data = self.read(absolute, shown, strict=strict, here=here)
+        data = self.read(absolute, shown, strict=strict, here=here, calling_is_include=calling is not None)
         if isinstance(data, bool):
             return data
         self.stack.append(absolute)
@@ -421,8 +421,10 @@ class _Loader:
         finally:
             self.stack.pop()
 
-    def read(self, absolute: str, shown: str, *, strict: bool, here: Source) -> bytes | bool:
-        """The file's bytes, or whether the load may go on without them."""
+    def read(self, absolute: str, shown: str, *, strict: bool, here: Source, calling_is_include: bool = False,
+             ) -> bytes | bool:
+        """The file's bytes, or whether the load may go on without them. The top files may be pipes
+        (``--postgresql-conf <(…)``); an included one must be a regular file."""
         if self.files_read >= MAX_FILES:
             self.problem("too-many-files", f"more than {MAX_FILES} configuration files; {shown} not read", here)
             return False
@@ -432,6 +434,11 @@ class _Loader:
                 # PostgreSQL opens a directory as a file and fails at its first read, even for include_if_exists.
                 self.problem("unreadable", f'input in flex scanner failed at file "{shown}" line 1',
                              Source(shown, 1))
+                return False
+            if calling_is_include and not stat.S_ISREG(status.st_mode):
+                # A named pipe would wait for a writer, a device never end: neither is a configuration file.
+                self.problem("unreadable", f'could not read configuration file "{shown}": not a regular file '
+                             "(a pipe or a device); not read", here)
                 return False
             if status.st_size > MAX_FILE_BYTES:
                 raise _too_large(shown, here)
