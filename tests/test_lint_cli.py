@@ -325,3 +325,17 @@ def test_ctrl_c_during_a_jobs_run_ends_it_quietly(tmp_path: Path) -> None:
         assert "Traceback" not in stderr and stderr.strip() == "pgvet: interrupted"
         time.sleep(0.5)
         assert group() == []
+
+
+def test_a_host_given_twice_is_linted_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # hosts/a, /abs/hosts/a and a link to it were three hosts: findings counted three times in the fleet
+    # summary, and a notice asking to give "each" its own name
+    shutil.copytree(FIXTURES / "small-vm", tmp_path / "a")
+    shutil.copytree(FIXTURES / "big-server", tmp_path / "b")
+    (tmp_path / "link").symlink_to("a")
+    monkeypatch.chdir(tmp_path)
+    code, output = lint("a", "./a/", str(tmp_path / "a"), "link", "b", "a", "--format", "json")
+    document = json.loads(output)
+    assert code == 1
+    assert [host["path"] for host in document["hosts"]] == ["a", "b"]
+    assert document["notices"] == [] and document["summary"]["hosts"] == 2

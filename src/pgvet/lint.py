@@ -78,9 +78,10 @@ REPORT_FACTS = frozenset({"host.ram", "host.name", "pg.shared_buffers", "pg.huge
 def host_directories(paths: Sequence[Path], stop: Path | None = None) -> list[Path]:
     """Host directories for the paths given: directories as they are; a file belongs to the nearest
     directory above it holding a host marker (conf.d/10-memory.conf → the directory of postgresql.conf),
-    never above ``stop`` (the current directory by default), else to its own directory. Each host once."""
+    never above ``stop`` (the current directory by default), else to its own directory. Each host once, however
+    it is spelled (an absolute path, a symbolic link): the first spelling given is kept."""
     boundary = (stop or Path.cwd()).resolve()
-    hosts: dict[Path, None] = {}
+    hosts: dict[str, Path] = {}
     for path in paths:
         host = path
         if path.is_file():
@@ -92,8 +93,8 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> list[Pa
                 resolved = directory.resolve()
                 if resolved == boundary or boundary not in resolved.parents:
                     break
-        hosts.setdefault(host, None)
-    return list(hosts)
+        hosts.setdefault(os.path.realpath(host), host)
+    return list(hosts.values())
 
 
 def facts_read(pack: RulePack) -> frozenset[str]:
