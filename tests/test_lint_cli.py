@@ -339,3 +339,21 @@ def test_a_host_given_twice_is_linted_once(tmp_path: Path, monkeypatch: pytest.M
     assert code == 1
     assert [host["path"] for host in document["hosts"]] == ["a", "b"]
     assert document["notices"] == [] and document["summary"]["hosts"] == 2
+
+
+def test_a_file_the_shell_glob_matched_beside_the_hosts_is_no_host(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # `pgvet lint hosts/*` with hosts/README.md: the file stood for a host "hosts" that could not be read
+    # ("no inputs found"), failing a --strict run
+    shutil.copytree(FIXTURES / "small-vm", tmp_path / "hosts" / "a")
+    shutil.copytree(FIXTURES / "well-tuned", tmp_path / "hosts" / "b")
+    (tmp_path / "hosts" / "README.md").write_text("# our database hosts\n")
+    monkeypatch.chdir(tmp_path)
+    code, output = lint("hosts/README.md", "hosts/a", "hosts/b", "--format", "json", "--strict")
+    document = json.loads(output)
+    assert code == 1, output
+    assert document["errors"] == [] and [host["path"] for host in document["hosts"]] == ["hosts/a", "hosts/b"]
+    assert document["notices"] == ["hosts/README.md: not linted, no host's file (no host.yaml, host.yml, "
+                                   "postgresql.conf, postgresql.auto.conf… in its directory or above)"]
+    code, output = lint("hosts/README.md", "hosts/a", "--format", "concise")
+    assert code == 1 and output.endswith(f"notice: {document['notices'][0]}\n")

@@ -75,13 +75,17 @@ REPORT_FACTS = frozenset({"host.ram", "host.name", "pg.shared_buffers", "pg.huge
                           "derived.commit_limit"})
 
 
-def host_directories(paths: Sequence[Path], stop: Path | None = None) -> list[Path]:
+def host_directories(paths: Sequence[Path], stop: Path | None = None, skipped: list[str] | None = None) -> list[Path]:
     """Host directories for the paths given: directories as they are; a file belongs to the nearest
     directory above it holding a host marker (conf.d/10-memory.conf → the directory of postgresql.conf),
     never above ``stop`` (the current directory by default), else to its own directory. Each host once, however
-    it is spelled (an absolute path, a symbolic link): the first spelling given is kept."""
+    it is spelled (an absolute path, a symbolic link): the first spelling given is kept.
+
+    A file of no host whose directory holds host directories of the run (``hosts/README.md`` when a shell
+    expands ``hosts/*``) is no host's: it is left out, with a notice appended to ``skipped``."""
     boundary = (stop or Path.cwd()).resolve()
     hosts: dict[str, Path] = {}
+    loose: list[tuple[Path, Path]] = []  # (file, its own directory) for files under no host marker
     for path in paths:
         host = path
         if path.is_file():
@@ -92,8 +96,18 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> list[Pa
                     break
                 resolved = directory.resolve()
                 if resolved == boundary or boundary not in resolved.parents:
+                    loose.append((path, host))
                     break
+            else:
+                loose.append((path, host))
         hosts.setdefault(os.path.realpath(host), host)
+    for file, directory in loose:
+        parent = os.path.realpath(directory)
+        if any(os.path.dirname(other) == parent for other in hosts):
+            hosts.pop(parent, None)
+            if skipped is not None:
+                skipped.append(f"{file}: not linted, no host's file (no {', '.join(HOST_MARKERS[:4])}… in its "
+                               "directory or above)")
     return list(hosts.values())
 
 
@@ -238,7 +252,8 @@ class LintRun:
     checked when it is created, before any host is read or any report written.
     """
 
-    def __init__(self, directories: Sequence[Path | None], options: LintOptions, *, jobs: int = 1) -> None:
+    def __init__(self, directories: Sequence[Path | None], options: LintOptions, *, jobs: int = 1,
+                 notices: Sequence[str] = ()) -> None:
         from datetime import date
 
         from pgvet.engine.loader import load_pack
@@ -256,7 +271,7 @@ class LintRun:
         self.ignoring = IgnoreFiles(options.ignore_file, os.environ.get("PGVET_TODAY") or date.today().isoformat())
         self.baseline = load_baseline(options.baseline) if options.baseline is not None else None
         # notices in the order the reports have always listed them: inputs, then suppressions, then ignore files
-        self._notices: tuple[list[str], list[str], list[str]] = ([], [], [])
+        self._notices: tuple[list[str], list[str], list[str]] = (list(notices), [], [])
         # each host's name and directory: two hosts of one name share fingerprints, baseline entries and
         # suppressions (a name a host, the one thing a run keeps that grows with its hosts)
         self._roots: dict[str, str] = {}
