@@ -255,3 +255,131 @@ def test_the_collector_is_set_for_the_batch_and_given_back(monkeypatch: pytest.M
         assert gc.get_threshold() == (700, 10, 10)
     finally:
         gc.set_threshold(*before)
+
+
+def _fleet(directory: Path, count: int) -> list[str]:
+    hosts = []
+    for number in range(count):
+        host = directory / f"h{number:03}"
+        shutil.copytree(FIXTURES / ("small-vm", "big-server", "well-tuned")[number % 3], host)
+        hosts.append(str(host))
+    return hosts
+
+
+fork_only = pytest.mark.skipif(__import__("multiprocessing").get_start_method() != "fork",
+                               reason="the workers see the test's monkeypatch only when forked")
+
+
+@fork_only
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_bug_met_on_one_host_is_reported_and_the_others_linted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   jobs: str) -> None:
+    # a parser's bug on host 5 of 10 000 ended the whole run with a traceback and exit code 1, nothing written
+    from pgvet import lint as lint_module
+
+    hosts = _fleet(tmp_path, 8)
+    real = lint_module._Plan._lint_host
+
+    def buggy(self: lint_module._Plan, directory: Path | None) -> object:
+        if directory is not None and directory.name == "h004":
+            raise ValueError("a bug")
+        return real(self, directory)
+
+    monkeypatch.setattr(lint_module._Plan, "_lint_host", buggy)
+    code, output = lint(*hosts, "--format", "json", "--jobs", jobs)
+    document = json.loads(output)
+    assert code == 1, output
+    assert [error["host"] for error in document["errors"]] == ["h004"]
+    assert "internal error" in document["errors"][0]["message"] and "ValueError: a bug" in output
+    assert document["summary"]["hosts"] == 7 and document["summary"]["hosts_failed"] == 1
+    assert lint(*hosts, "--jobs", jobs, "--strict")[0] == 2
+
+
+@fork_only
+def test_a_worker_that_dies_is_reported_and_the_others_linted(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # a worker killed (out of memory, a crash in C) broke the pool: BrokenProcessPool's traceback, exit 1
+    import os
+    import signal
+
+    from pgvet import lint as lint_module
+
+    hosts = _fleet(tmp_path, 12)
+    serial = lint(*hosts, "--format", "concise")[1]
+    real = lint_module._Plan._lint_host
+
+    def dying(self: lint_module._Plan, directory: Path | None) -> object:
+        if directory is not None and directory.name == "h005" and os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(self, directory)
+
+    parent = os.getpid()
+    monkeypatch.setattr(lint_module._Plan, "_lint_host", dying)
+    code, output = lint(*hosts, "--format", "concise", "--jobs", "2")
+    assert code == 1, output
+    lines = output.splitlines()
+    assert lines[0].startswith("h005: ERROR input: internal error: the process linting this host died")
+    findings = [line for line in serial.splitlines() if not line.startswith("notice:")]
+    assert [line for line in lines[1:] if not line.startswith("notice:")] == [
+        line for line in findings if "/h005/" not in line]
+
+
+def test_ctrl_c_during_a_jobs_run_ends_it_quietly(tmp_path: Path) -> None:
+    # Ctrl-C reaches the whole process group: each worker printed a KeyboardInterrupt traceback (those still
+    # loading the rules broke the pool: BrokenProcessPool and exit 1 instead of 130)
+    import os
+    import signal
+    import time
+
+    hosts = _fleet(tmp_path, 300)
+    for attempt in range(3):  # the interrupt while the workers start, then while they lint
+        process = subprocess.Popen([sys.executable, "-m", "pgvet", "lint", *hosts, "--jobs", "2", "-f", "jsonl"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                   start_new_session=True)
+
+        def group(leader: int = process.pid) -> list[str]:
+            return subprocess.run(["pgrep", "-g", str(leader)], capture_output=True, text=True,
+                                  check=False).stdout.split()
+
+        deadline = time.monotonic() + 30
+        while len(group()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(0.2 * attempt)
+        os.killpg(process.pid, signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130, stderr
+        assert "Traceback" not in stderr and stderr.strip() == "pgvet: interrupted"
+        time.sleep(0.5)
+        assert group() == []
+
+
+def test_a_host_given_twice_is_linted_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # hosts/a, /abs/hosts/a and a link to it were three hosts: findings counted three times in the fleet
+    # summary, and a notice asking to give "each" its own name
+    shutil.copytree(FIXTURES / "small-vm", tmp_path / "a")
+    shutil.copytree(FIXTURES / "big-server", tmp_path / "b")
+    (tmp_path / "link").symlink_to("a")
+    monkeypatch.chdir(tmp_path)
+    code, output = lint("a", "./a/", str(tmp_path / "a"), "link", "b", "a", "--format", "json")
+    document = json.loads(output)
+    assert code == 1
+    assert [host["path"] for host in document["hosts"]] == ["a", "b"]
+    assert document["notices"] == [] and document["summary"]["hosts"] == 2
+
+
+def test_a_file_the_shell_glob_matched_beside_the_hosts_is_no_host(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # `pgvet lint hosts/*` with hosts/README.md: the file stood for a host "hosts" that could not be read
+    # ("no inputs found"), failing a --strict run
+    shutil.copytree(FIXTURES / "small-vm", tmp_path / "hosts" / "a")
+    shutil.copytree(FIXTURES / "well-tuned", tmp_path / "hosts" / "b")
+    (tmp_path / "hosts" / "README.md").write_text("# our database hosts\n")
+    monkeypatch.chdir(tmp_path)
+    code, output = lint("hosts/README.md", "hosts/a", "hosts/b", "--format", "json", "--strict")
+    document = json.loads(output)
+    assert code == 1, output
+    assert document["errors"] == [] and [host["path"] for host in document["hosts"]] == ["hosts/a", "hosts/b"]
+    assert document["notices"] == ["hosts/README.md: not linted, no host's file (no host.yaml, host.yml, "
+                                   "postgresql.conf, postgresql.auto.conf… in its directory or above)"]
+    code, output = lint("hosts/README.md", "hosts/a", "--format", "concise")
+    assert code == 1 and output.endswith(f"notice: {document['notices'][0]}\n")

@@ -51,7 +51,10 @@ def test_gitlab_code_quality_issues(samples: Samples, tmp_path: Path) -> None:
         ("PGV605", "info", "small-vm/host.yaml", 1), ("PGV104", "major", "big-server/sysctl.txt", 3),
         ("PGV110", "critical", "big-server/postgresql.conf", 3),
         ("PGV401", "critical", "config-repo/postgresql.conf", 12),
-        ("PGV605", "info", "config-repo/postgresql.conf", 1)]
+        ("PGV605", "info", "config-repo/postgresql.conf", 1),
+        # a host that could not be read was no issue: a fleet whose host stopped being read showed nothing
+        ("input", "critical", "meminfo.txt", 1)]
+    assert issues[-1]["description"] == "input: broken-host could not be read: permission denied"
     assert issues[0] == {
         "description": "PGV101 overcommit-not-strict: vm.overcommit_memory = 0: the kernel overcommits and the OOM "
                        "killer may kill a backend; set 2 with vm.overcommit_ratio = 53 (CommitLimit = 3.2 GiB of "

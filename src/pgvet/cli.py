@@ -188,7 +188,8 @@ def lint(
                          auto_conf, pg_settings)
     from pgvet.lint import host_directories
 
-    directories: list[Path | None] = list(host_directories(paths or []))
+    skipped: list[str] = []
+    directories: list[Path | None] = list(host_directories(paths or [], skipped=skipped))
     if not directories:
         if explicit is None:
             raise UsageError("give host directories or input files (see pgvet lint --help)")
@@ -209,7 +210,7 @@ def lint(
 
     with collecting_garbage_for_batches():
         summary = lint_and_report(directories, options, jobs=jobs, formats=list(output_format or []),
-                                  outputs=list(output or []), verbose=verbose, color=color)
+                                  outputs=list(output or []), verbose=verbose, color=color, notices=skipped)
     code = summary.exit_code(threshold, strict=strict)
     if exit_zero and code == 1:
         code = 0

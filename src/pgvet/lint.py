@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -15,9 +16,12 @@ from pgvet.findings import HostError, HostResult, LintResult, RuleMeta
 from pgvet.summary import RunSummary
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
     from pgvet.engine.evaluate import Plan
     from pgvet.engine.expr import Value
     from pgvet.engine.loader import RulePack
+    from pgvet.provenance import Source
     from pgvet.snapshot import SnapshotInputs
 
 
@@ -71,12 +75,17 @@ REPORT_FACTS = frozenset({"host.ram", "host.name", "pg.shared_buffers", "pg.huge
                           "derived.commit_limit"})
 
 
-def host_directories(paths: Sequence[Path], stop: Path | None = None) -> list[Path]:
+def host_directories(paths: Sequence[Path], stop: Path | None = None, skipped: list[str] | None = None) -> list[Path]:
     """Host directories for the paths given: directories as they are; a file belongs to the nearest
     directory above it holding a host marker (conf.d/10-memory.conf → the directory of postgresql.conf),
-    never above ``stop`` (the current directory by default), else to its own directory. Each host once."""
+    never above ``stop`` (the current directory by default), else to its own directory. Each host once, however
+    it is spelled (an absolute path, a symbolic link): the first spelling given is kept.
+
+    A file of no host whose directory holds host directories of the run (``hosts/README.md`` when a shell
+    expands ``hosts/*``) is no host's: it is left out, with a notice appended to ``skipped``."""
     boundary = (stop or Path.cwd()).resolve()
-    hosts: dict[Path, None] = {}
+    hosts: dict[str, Path] = {}
+    loose: list[tuple[Path, Path]] = []  # (file, its own directory) for files under no host marker
     for path in paths:
         host = path
         if path.is_file():
@@ -87,9 +96,19 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> list[Pa
                     break
                 resolved = directory.resolve()
                 if resolved == boundary or boundary not in resolved.parents:
+                    loose.append((path, host))
                     break
-        hosts.setdefault(host, None)
-    return list(hosts)
+            else:
+                loose.append((path, host))
+        hosts.setdefault(os.path.realpath(host), host)
+    for file, directory in loose:
+        parent = os.path.realpath(directory)
+        if any(os.path.dirname(other) == parent for other in hosts):
+            hosts.pop(parent, None)
+            if skipped is not None:
+                skipped.append(f"{file}: not linted, no host's file (no {', '.join(HOST_MARKERS[:4])}… in its "
+                               "directory or above)")
+    return list(hosts.values())
 
 
 def facts_read(pack: RulePack) -> frozenset[str]:
@@ -126,9 +145,9 @@ class _Plan:
         try:
             return self._lint_host(directory)
         except InputError as error:
-            name = directory.name if directory is not None else "."
-            root = os.fspath(directory) if directory is not None else None
-            return HostError(host=name, message=error.message, source=error.source, root=root)
+            return _host_error(directory, error.message, error.source)
+        except Exception as error:  # a bug met on one host must not end the lint of a fleet
+            return _host_error(directory, f"internal error, a bug in pgvet (please report it): {_described(error)}")
 
     def _lint_host(self, directory: Path | None) -> HostResult:
         from pgvet.engine.derived import derived_values
@@ -150,6 +169,21 @@ class _Plan:
         host.facts = kept
         host.items = {}
         return result
+
+
+def _host_error(directory: Path | None, message: str, source: Source | None = None) -> HostError:
+    name = directory.name if directory is not None else "."
+    return HostError(host=name, message=message, source=source,
+                     root=os.fspath(directory) if directory is not None else None)
+
+
+def _described(error: BaseException) -> str:
+    """``ValueError: text (at module.py:12)``: what a bug report needs, in one line (the innermost frame)."""
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    return f"{type(error).__name__}: {error}{where}"
 
 
 _WORKER_PLAN: list[_Plan] = []  # a worker process's plan, made once by _start_worker
@@ -176,11 +210,33 @@ def collecting_garbage_for_batches() -> Iterator[None]:
 
 def _start_worker(options: LintOptions) -> None:
     import gc
+    import signal
 
     from pgvet.engine.loader import load_pack
 
+    # Ctrl-C reaches the whole process group: the parent stops the run and ends its workers, which must not
+    # each print a KeyboardInterrupt traceback (nor break the pool). They start with SIGINT blocked (_no_sigint).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     gc.set_threshold(*BATCH_GC_THRESHOLD)  # a worker process lints hosts until the pool ends
     _WORKER_PLAN[:] = [_Plan.of(load_pack(options.rules), options)]  # the pack from the cache
+
+
+@contextmanager
+def _no_sigint() -> Iterator[None]:
+    """SIGINT held back while the block runs (it is delivered after): worker processes started in it begin
+    with it blocked, until _start_worker ignores it."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _lint_in_worker(directories: Sequence[Path | None]) -> list[HostResult | HostError]:
@@ -196,7 +252,8 @@ class LintRun:
     checked when it is created, before any host is read or any report written.
     """
 
-    def __init__(self, directories: Sequence[Path | None], options: LintOptions, *, jobs: int = 1) -> None:
+    def __init__(self, directories: Sequence[Path | None], options: LintOptions, *, jobs: int = 1,
+                 notices: Sequence[str] = ()) -> None:
         from datetime import date
 
         from pgvet.engine.loader import load_pack
@@ -214,7 +271,7 @@ class LintRun:
         self.ignoring = IgnoreFiles(options.ignore_file, os.environ.get("PGVET_TODAY") or date.today().isoformat())
         self.baseline = load_baseline(options.baseline) if options.baseline is not None else None
         # notices in the order the reports have always listed them: inputs, then suppressions, then ignore files
-        self._notices: tuple[list[str], list[str], list[str]] = ([], [], [])
+        self._notices: tuple[list[str], list[str], list[str]] = (list(notices), [], [])
         # each host's name and directory: two hosts of one name share fingerprints, baseline entries and
         # suppressions (a name a host, the one thing a run keeps that grows with its hosts)
         self._roots: dict[str, str] = {}
@@ -251,19 +308,81 @@ class LintRun:
         if jobs <= 1 or len(directories) < 2 * jobs:
             yield from map(self.plan.lint, directories)
             return
-        from collections import deque
-        from concurrent.futures import Future, ProcessPoolExecutor
-
         size = max(1, min(64, len(directories) // (jobs * 8)))
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(self.plan.options,)) as pool:
-            # a few chunks ahead of the reports, no more: results wait in memory only while the reports write
-            pending: deque[Future[list[HostResult | HostError]]] = deque()
-            for start in range(0, len(directories), size):
-                pending.append(pool.submit(_lint_in_worker, directories[start:start + size]))
-                if len(pending) > 2 * jobs:
-                    yield from pending.popleft().result()
-            while pending:
-                yield from pending.popleft().result()
+        chunks = (directories[start:start + size] for start in range(0, len(directories), size))
+        yield from _in_processes(chunks, jobs, self.plan.options)
+
+
+Chunk = Sequence[Path | None]
+
+
+def _in_processes(chunks: Iterator[Chunk], jobs: int, options: LintOptions) -> Iterator[HostResult | HostError]:
+    """The chunks' outcomes in order, linted by ``jobs`` processes. A worker that dies (killed by the kernel
+    out of memory, a crash in a C library) breaks its pool: the hosts that were under way are then linted again
+    one at a time (_isolated) so that the one it died on is reported as such, and the run goes on."""
+    from collections import deque
+    from concurrent.futures.process import BrokenProcessPool
+
+    # a few chunks ahead of the reports, no more: results wait in memory only while the reports write
+    pending: deque[tuple[Chunk, Future[list[HostResult | HostError]]]] = deque()
+    pool = _pool(jobs, options)
+    try:
+        for chunk in itertools.chain(chunks, [None]):
+            if chunk is not None:
+                try:
+                    with _no_sigint():
+                        pending.append((chunk, pool.submit(_lint_in_worker, chunk)))
+                except BrokenProcessPool:
+                    pending.append((chunk, _broken()))
+            while pending and (chunk is None or len(pending) > 2 * jobs):
+                try:
+                    outcomes = pending[0][1].result()
+                except BrokenProcessPool:
+                    pool.shutdown(wait=True)
+                    for lost, _ in pending:
+                        yield from _isolated(lost, options)
+                    pending.clear()
+                    pool = _pool(jobs, options)
+                    continue
+                pending.popleft()
+                yield from outcomes
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # interrupted: the workers end with their current chunk
+
+
+def _pool(jobs: int, options: LintOptions) -> ProcessPoolExecutor:
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(options,))
+
+
+def _broken() -> Future[list[HostResult | HostError]]:
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    future: Future[list[HostResult | HostError]] = Future()
+    future.set_exception(BrokenProcessPool("the pool broke before the chunk was given to it"))
+    return future
+
+
+def _isolated(directories: Chunk, options: LintOptions) -> Iterator[HostResult | HostError]:
+    """Each host in a process of its own pool: a host its process dies on is reported, the others linted."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = _pool(1, options)
+    try:
+        for directory in directories:
+            try:
+                with _no_sigint():
+                    future = pool.submit(_lint_in_worker, [directory])
+                yield from future.result()
+            except BrokenProcessPool:
+                yield _host_error(directory, "internal error: the process linting this host died (killed by the "
+                                             "system, out of memory?); the other hosts were linted")
+                pool.shutdown(wait=True)
+                pool = _pool(1, options)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def lint(directories: Sequence[Path | None], options: LintOptions, *, jobs: int = 1) -> LintResult:

@@ -43,9 +43,10 @@ class _FileOut:
 
 
 def lint_and_report(directories: Sequence[Path | None], options: LintOptions, *, jobs: int, formats: list[str],
-                    outputs: list[Path], verbose: bool, color: bool | None) -> RunSummary:
-    """Lint the hosts and write each --format to its --output (or standard output); the run's summary."""
-    run = LintRun(directories, options, jobs=jobs)  # refuses a wrong pack, selector, parameter first
+                    outputs: list[Path], verbose: bool, color: bool | None, notices: Sequence[str] = ()) -> RunSummary:
+    """Lint the hosts and write each --format to its --output (or standard output); the run's summary.
+    ``notices``: what the run has to say before its first host (paths given that are no host's)."""
+    run = LintRun(directories, options, jobs=jobs, notices=notices)  # refuses a wrong pack, selector, parameter first
     with contextlib.ExitStack() as files:
         writers: list[HostWriter] = []
         whole: list[tuple[Renderer, ReportOptions, _FileOut | None]] = []

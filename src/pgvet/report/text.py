@@ -246,7 +246,8 @@ def summary_text(summary: RunSummary, verbose: bool) -> str:
 def print_fleet(console: Console, summary: RunSummary) -> None:
     """The hosts with the most findings (errors first), and the findings on the most hosts."""
     worst = summary.hosts_by_worst
-    console.print(Text(f"Fleet: {_plural(summary.hosts, 'host')}", "bold"))
+    unread = f" (and {summary.hosts_failed} that could not be read)" if summary.hosts_failed else ""
+    console.print(Text(f"Fleet: {_plural(summary.hosts, 'host')}{unread}", "bold"))
     console.print(Text(f"{worst['error']} with errors, {worst['warning']} with warnings (no error), "
                        f"{worst['info']} with info only, {worst['clean']} without findings"))
     console.print()
