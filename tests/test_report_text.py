@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -176,3 +177,19 @@ def test_plain_output_has_no_escape_codes_and_coloured_output_has(samples: Sampl
     assert "\x1b[" not in text(samples, tmp_path)
     coloured = FORMATS["text"](samples.fleet(), ReportOptions(color=True, width=80, repo_root=tmp_path))
     assert "\x1b[1;31mERROR" in coloured
+
+
+def test_a_word_longer_than_the_line_is_folded_not_cut() -> None:
+    """A mount's options are one long word: the grid the message was printed in cut it with an ellipsis
+    (the end of the options and the words after it were lost)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from pgvet.report.text import LABEL_WIDTH, _print_rows
+
+    console = Console(file=io.StringIO(), width=LABEL_WIDTH + 20, color_system=None)
+    _print_rows(console, [("", Text("on rw,relatime,rsize=1048576,hard and holds PGDATA")), ("  at", Text("x:1"))])
+    printed = console.file.getvalue()  # type: ignore[attr-defined]
+    assert printed.splitlines() == ["         on                  ", "         rw,relatime,rsize=10",
+                                    "         48576,hard and holds", "         PGDATA              ",
+                                    "  at     x:1                 "]
