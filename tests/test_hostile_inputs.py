@@ -228,3 +228,13 @@ def test_standard_output_on_a_full_disk(command: list[str]) -> None:
                               text=True, timeout=120)
     assert "Traceback" not in done.stderr and done.returncode == 2, done.stderr[-2000:]
     assert done.stderr == "pgvet: error: cannot write standard output: No space left on device\n"
+
+
+@pytest.mark.parametrize("fmt", ["concise", "json", "sarif"])
+def test_a_report_file_on_a_full_disk_is_named(fmt: str) -> None:
+    # a short report is buffered and only fails when its file is closed: that was said of standard output
+    fixture = Path(__file__).parents[1] / "fixtures" / "small-vm"
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(fixture), "--format", fmt, "--output",
+                           "/dev/full"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr == "pgvet: error: cannot write /dev/full: No space left on device\n"

@@ -41,6 +41,13 @@ class _FileOut:
         except OSError as error:
             raise UsageError(f"cannot write {self.path}: {error.strerror}") from None
 
+    def close(self) -> None:
+        """What is still buffered is written at the close: a full disk may only show there."""
+        try:
+            self.handle.close()
+        except OSError as error:
+            raise UsageError(f"cannot write {self.path}: {error.strerror}") from None
+
 
 def lint_and_report(directories: Sequence[Path | None], options: LintOptions, *, jobs: int, formats: list[str],
                     outputs: list[Path], verbose: bool, color: bool | None, notices: Sequence[str] = ()) -> RunSummary:
@@ -56,10 +63,11 @@ def lint_and_report(directories: Sequence[Path | None], options: LintOptions, *,
                 try:
                     # file names that are not UTF-8 (surrogates) escaped as on standard output (cli.main):
                     # in JSON, that is JSON's own escape of them
-                    handle = files.enter_context(destination.open("w", encoding="utf-8", errors="backslashreplace"))
+                    handle = destination.open("w", encoding="utf-8", errors="backslashreplace")
                 except OSError as error:
                     raise UsageError(f"cannot write {destination}: {error.strerror}") from None
                 out = _FileOut(destination, handle)
+                files.callback(out.close)
             report_options = ReportOptions(color=False if out is not None else color, verbose=verbose)
             factory = writer_factory(fmt)
             if factory is None:
