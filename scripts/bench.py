@@ -78,7 +78,9 @@ class Run:
 
 
 def run_once(command: list[str], env: dict[str, str]) -> Run:
-    """One run of a command in a new process; its exit status checked, its resources read from ``wait4``."""
+    """One run of a command in a new process; its exit status checked, its resources read from ``wait4``.
+    The peak is at least this process's own resident size (Linux carries it into the child across exec):
+    run the benchmark as its own small process, not from a large one."""
     with tempfile.TemporaryFile() as errors:
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, env={**os.environ, **env})
