@@ -193,3 +193,11 @@ def test_a_word_longer_than_the_line_is_folded_not_cut() -> None:
     assert printed.splitlines() == ["         on                  ", "         rw,relatime,rsize=10",
                                     "         48576,hard and holds", "         PGDATA              ",
                                     "  at     x:1                 "]
+
+
+def test_offending_line_of_a_file_rewritten_is_the_new_one(tmp_path: Path) -> None:
+    # the lines of shown files are cached for the findings of a host: a file changed since is read again
+    (tmp_path / "postgresql.conf").write_text("a = 1\n")
+    assert offending_line(str(tmp_path), "postgresql.conf", 1) == "a = 1"
+    (tmp_path / "postgresql.conf").write_text("a = 22\n")
+    assert offending_line(str(tmp_path), "postgresql.conf", 1) == "a = 22"

@@ -9,6 +9,7 @@ sections are held (Spool) until the run ends.
 from __future__ import annotations
 
 import io
+import stat
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -40,23 +41,27 @@ def offending_line(root: str, path: str, line: int | None) -> str | None:
     (after resolving symbolic links) and at most 1 MiB are read: a report never leaks other files."""
     if line is None or line < 1 or path.startswith(NOT_A_FILE):
         return None
-    lines = _shown_lines(root, path)
-    return lines[line - 1] if lines is not None and line <= len(lines) else None
-
-
-@lru_cache(maxsize=16)
-def _shown_lines(root: str, path: str) -> tuple[str, ...] | None:
-    """A host file's lines, read once for all the findings that point into it (a host has tens, each
-    showing up to four places, in a few files); None for a file that is not to be shown."""
     base = Path(root).resolve()
     try:
         file = (base / path).resolve()
         file.relative_to(base)
-        if not file.is_file() or file.stat().st_size > MAX_SHOWN_FILE:
-            return None
-        with file.open(encoding="utf-8", errors="replace", newline="") as handle:
-            return tuple(text.rstrip("\r\n") for text in handle)
+        status = file.stat()
     except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_SHOWN_FILE:
+        return None
+    lines = _file_lines(str(file), status.st_ino, status.st_size, status.st_mtime_ns)
+    return lines[line - 1] if lines is not None and line <= len(lines) else None
+
+
+@lru_cache(maxsize=16)
+def _file_lines(file: str, inode: int, size: int, modified: int) -> tuple[str, ...] | None:
+    """A file's lines, read once for all the findings that point into it (a host has tens, each showing up
+    to four places, in a few files). Keyed by what stat says too: a file rewritten is read again."""
+    try:
+        with open(file, encoding="utf-8", errors="replace", newline="") as handle:
+            return tuple(text.rstrip("\r\n") for text in handle)
+    except OSError:
         return None
 
 
