@@ -470,8 +470,9 @@ def main() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is still buffered goes nowhere
         if isinstance(error, BrokenPipeError):
             sys.exit(1)  # a reader that went away (| head): as `pgvet lint` and click have it
-        where = f" {error.filename}" if error.filename else " standard output"
-        typer.echo(f"pgvet: error: cannot write{where}: {error.strerror or error}", err=True)
+        # with a file name, not standard output: the file may have been read as well as written
+        said = f"{error.filename}" if error.filename else "cannot write standard output"
+        typer.echo(f"pgvet: error: {said}: {error.strerror or error}", err=True)
         sys.exit(2)
     except PgvetError as error:
         typer.echo(f"pgvet: error: {error}", err=True)
