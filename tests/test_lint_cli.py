@@ -383,3 +383,25 @@ def test_a_file_the_shell_glob_matched_beside_the_hosts_is_no_host(tmp_path: Pat
                                    "postgresql.conf, postgresql.auto.conf… in its directory or above)"]
     code, output = lint("hosts/README.md", "hosts/a", "--format", "concise")
     assert code == 1 and output.endswith(f"notice: {document['notices'][0]}\n")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_host_own_invalid_ignore_file_is_that_host_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          jobs: str) -> None:
+    # it ended the whole fleet with exit 2 and nothing written for the other hosts
+    monkeypatch.chdir(tmp_path)
+    hosts = [str(Path(host).relative_to(tmp_path)) for host in _fleet(tmp_path, 6)]
+    (tmp_path / hosts[1] / ".pgvet-ignore.yaml").write_text("ignore: [\n  - bad")
+    serial = lint(*hosts[:1], *hosts[2:], "--format", "concise")[1]
+    code, output = lint(*hosts, "--format", "concise", "--jobs", jobs)
+    assert code == 1, output
+    lines = output.splitlines()
+    assert lines[0].startswith("h001/.pgvet-ignore.yaml:2: ERROR input: invalid YAML")
+    assert lines[1:] == serial.splitlines()
+    document = json.loads(lint(*hosts, "--format", "json", "--jobs", jobs)[1])
+    assert [error["line"] for error in document["errors"]] == [2]
+    assert document["summary"]["hosts"] == 5 and document["summary"]["hosts_failed"] == 1
+    assert lint(*hosts, "--jobs", jobs, "--strict")[0] == 2
+    # alone, as an unreadable host alone: exit 2, said in the report
+    code, output = lint(hosts[1], "--format", "concise")
+    assert code == 2 and output.startswith("h001/.pgvet-ignore.yaml:2: ERROR input: invalid YAML")

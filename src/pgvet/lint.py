@@ -281,10 +281,9 @@ class LintRun:
         return [notice for part in self._notices for notice in part]
 
     def outcomes(self) -> Iterator[HostResult | HostError]:
-        from pgvet.suppress import mark_baseline, suppress_inline
-
         inputs, inline, ignored = self._notices
-        for outcome in self._linted():
+        for linted in self._linted():
+            outcome = linted if isinstance(linted, HostError) else self._judged(linted, inline, ignored)
             if isinstance(outcome, HostError):
                 self.summary.add_error()
                 yield outcome
@@ -295,13 +294,32 @@ class LintRun:
                 inputs.append(f"{outcome.host.name}: {first} and {outcome.host.root} have the same host name: their "
                               "findings share fingerprints, baseline entries and suppressions; give each its own "
                               "`name:` in host.yaml")
-            suppress_inline(outcome, inline)
-            self.ignoring.apply(outcome, ignored)
-            if self.baseline is not None:
-                mark_baseline(outcome, self.baseline)
             self.summary.add(outcome)
             yield outcome
         self.ignoring.finish(ignored)
+
+    def _judged(self, outcome: HostResult, inline: list[str], ignored: list[str]) -> HostResult | HostError:
+        """The host with its suppressions, ignore file and baseline applied, their notices added; or its error:
+        an invalid .pgvet-ignore.yaml of its own is that host's, as an unreadable input is, and the others go on."""
+        from pgvet.suppress import mark_baseline, suppress_inline
+
+        own_inline: list[str] = []
+        own_ignored: list[str] = []
+        host = outcome.host
+        try:
+            entries = self.ignoring.entries(outcome, own_ignored)
+            suppress_inline(outcome, own_inline)
+            self.ignoring.apply(outcome, entries, own_ignored)
+            if self.baseline is not None:
+                mark_baseline(outcome, self.baseline)
+        except InputError as error:
+            return HostError(host=host.name, message=error.message, source=error.source, root=host.root)
+        except Exception as error:  # a bug met on one host must not end the lint of a fleet
+            return HostError(host=host.name, root=host.root,
+                             message=f"internal error, a bug in pgvet (please report it): {_described(error)}")
+        inline.extend(own_inline)
+        ignored.extend(own_ignored)
+        return outcome
 
     def _linted(self) -> Iterator[HostResult | HostError]:
         directories, jobs = self.directories, self.jobs

@@ -200,11 +200,21 @@ class IgnoreFiles:
         self.shared = load_ignore_file(explicit) if explicit is not None else None
         self.today = today
 
-    def apply(self, host: HostResult, notices: list[str]) -> None:
-        """Suppress the host's findings its entries match; a host's own file is reported on at once."""
+    def entries(self, host: HostResult, notices: list[str]) -> list[IgnoreEntry]:
+        """The entries for a host: the shared file's, else the host's own, read now (InputError when invalid,
+        with its place relative to the host directory, as that host's other inputs are named)."""
+        if self.shared is not None:
+            return self.shared
+        try:
+            return self._own(host, notices)
+        except InputError as error:
+            line = error.source.line if error.source is not None else None
+            raise InputError(error.message, Source(IGNORE_FILE, line)) from None
+
+    def apply(self, host: HostResult, entries: list[IgnoreEntry], notices: list[str]) -> None:
+        """Suppress the host's findings ``entries`` match; a host's own file is reported on at once."""
         from fnmatch import fnmatch
 
-        entries = self.shared if self.shared is not None else self._own(host, notices)
         for finding in host.findings:
             if finding.suppressed is not None:
                 continue
