@@ -405,3 +405,27 @@ def test_a_host_own_invalid_ignore_file_is_that_host_error(tmp_path: Path, monke
     # alone, as an unreadable host alone: exit 2, said in the report
     code, output = lint(hosts[1], "--format", "concise")
     assert code == 2 and output.startswith("h001/.pgvet-ignore.yaml:2: ERROR input: invalid YAML")
+
+
+def test_ctrl_c_at_any_moment_is_exit_130_without_a_traceback() -> None:
+    # a Ctrl-C while typer and the commands were still being imported (the first 0.2 s) printed a traceback,
+    # and one raised in code that exec() runs (dataclasses) ended the process by SIGINT, not with 130
+    import signal
+    import time
+    import tomllib
+
+    scripts = tomllib.loads((FIXTURES.parent / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["pgvet"] == "pgvet.__main__:main"
+    # as the installed command runs it, once the interpreter itself has started (its own start is Python's)
+    start = ("import sys\nsys.stdout.write('started\\n')\nsys.stdout.flush()\n"
+             "sys.argv = ['pgvet', 'lint', sys.argv[1], '--format', 'json']\n"
+             "from pgvet.__main__ import main\nmain()\n")
+    for delay in (0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5):
+        process = subprocess.Popen([sys.executable, "-c", start, str(FIXTURES / "big-server")],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert process.stdout is not None and process.stdout.readline() == "started\n"
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        assert "Traceback" not in stderr, (delay, stderr)
+        assert (process.returncode, stderr) in ((130, "pgvet: interrupted\n"), (1, "")), (delay, stderr)

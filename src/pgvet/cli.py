@@ -478,5 +478,6 @@ def main() -> None:
         typer.echo(f"pgvet: error: {error}", err=True)
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
-        typer.echo("pgvet: interrupted", err=True)
-        sys.exit(130)
+        from pgvet.interrupt import exit_interrupted
+
+        exit_interrupted()
