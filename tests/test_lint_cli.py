@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -429,3 +430,26 @@ def test_ctrl_c_at_any_moment_is_exit_130_without_a_traceback() -> None:
         _, stderr = process.communicate(timeout=60)
         assert "Traceback" not in stderr, (delay, stderr)
         assert (process.returncode, stderr) in ((130, "pgvet: interrupted\n"), (1, "")), (delay, stderr)
+
+
+def test_jobs_beyond_the_usable_cpus_are_lowered_with_a_notice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # --jobs 500 started 500 processes on a 2-CPU machine (each loading the rules), or none under 1000 hosts
+    from pgvet import lint as lint_module
+
+    assert 1 <= lint_module.usable_cpus() <= (os.cpu_count() or 1)
+    hosts = _fleet(tmp_path, 6)
+    pools: list[int] = []
+    real = lint_module._pool
+
+    def counted(jobs: int, options: lint_module.LintOptions) -> object:
+        pools.append(jobs)
+        return real(jobs, options)
+
+    monkeypatch.setattr(lint_module, "_pool", counted)
+    monkeypatch.setattr(lint_module, "usable_cpus", lambda: 2)
+    result = runner.invoke(app, ["lint", *hosts, "--format", "concise", "--jobs", "500"])
+    assert result.exit_code == 1
+    assert result.stderr == "pgvet: notice: --jobs 500 lowered to 2, the CPUs this process may use\n"
+    assert pools == [2] and result.stdout == lint(*hosts, "--format", "concise")[1]
+    quiet = runner.invoke(app, ["lint", *hosts, "--format", "concise", "--jobs", "2"])
+    assert quiet.stderr == "" and pools == [2, 2]

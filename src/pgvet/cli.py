@@ -163,7 +163,8 @@ def lint(
     fail_on: Annotated[Optional[str], typer.Option(help="Lowest severity that fails: error, warning or info.")] = None,  # noqa: UP045
     exit_zero: Annotated[bool, typer.Option(help="Exit 0 even with findings (never hides exit 2).")] = False,
     strict: Annotated[bool, typer.Option(help="Exit 2 when any host of several cannot be read.")] = False,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Lint hosts in this many processes.")] = 1,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1,
+                                      help="Lint hosts in this many processes (at most the CPUs usable).")] = 1,
     baseline: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Findings recorded in this baseline file are shown as such and do not fail.")] = None,
     ignore_file: Annotated[Optional[Path], typer.Option(  # noqa: UP045
@@ -205,6 +206,13 @@ def lint(
         baseline=baseline or settings.baseline,
         ignore_file=ignore_file or settings.ignore_file,
     )
+    if jobs > 1 and len(directories) > 1:
+        from pgvet.lint import usable_cpus
+
+        cpus = usable_cpus()
+        if jobs > cpus:  # more processes than CPUs only share them, each with its own copy of the rules
+            typer.echo(f"pgvet: notice: --jobs {jobs} lowered to {cpus}, the CPUs this process may use", err=True)
+            jobs = cpus
     from pgvet.lint import collecting_garbage_for_batches
     from pgvet.report.stream import lint_and_report  # each host reported as it is linted, then dropped
 

@@ -186,6 +186,23 @@ def _described(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}{where}"
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may use: its affinity mask (taskset, a CI runner's cpuset) and a cgroup v2 CPU
+    quota (a container's --cpus), which os.cpu_count() does not see."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cpus = os.cpu_count() or 1
+    try:
+        with open("/proc/self/cgroup", encoding="utf-8") as handle:
+            group = next(line[3:].strip() for line in handle if line.startswith("0::"))
+        with open(f"/sys/fs/cgroup{group.rstrip('/')}/cpu.max", encoding="utf-8") as handle:
+            quota, period = handle.read().split()[:2]
+        return cpus if quota == "max" else max(1, min(cpus, -(-int(quota) // int(period))))
+    except (OSError, StopIteration, ValueError, ZeroDivisionError):  # cgroup v1, no cpu controller: no quota known
+        return cpus
+
+
 _WORKER_PLAN: list[_Plan] = []  # a worker process's plan, made once by _start_worker
 
 
