@@ -453,3 +453,61 @@ def test_jobs_beyond_the_usable_cpus_are_lowered_with_a_notice(tmp_path: Path, m
     assert pools == [2] and result.stdout == lint(*hosts, "--format", "concise")[1]
     quiet = runner.invoke(app, ["lint", *hosts, "--format", "concise", "--jobs", "2"])
     assert quiet.stderr == "" and pools == [2, 2]
+
+
+def test_a_report_file_is_written_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a run stopped midway (Ctrl-C, a bug, an error found late) left a truncated report over the previous one
+    from pgvet import lint as lint_module
+
+    hosts = _fleet(tmp_path / "hosts", 4)
+    report = tmp_path / "out" / "report.json"
+    report.parent.mkdir()
+    report.write_text("the previous report\n")
+    report.chmod(0o640)
+    real = lint_module._Plan.lint
+
+    def interrupted(self: lint_module._Plan, directory: Path | None) -> object:
+        if directory is not None and directory.name == "h002":
+            raise KeyboardInterrupt
+        return real(self, directory)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(lint_module._Plan, "lint", interrupted)
+        result = runner.invoke(app, ["lint", *hosts, "-f", "jsonl", "-o", str(report), "-f", "json", "-o",
+                                     str(report.parent / "new.json")])
+    assert result.exit_code == 130
+    assert report.read_text() == "the previous report\n" and os.listdir(report.parent) == ["report.json"]
+    # a good end: the report takes the old one's place and mode; a new one gets the umask's
+    previous = os.umask(0o027)
+    try:
+        assert lint(*hosts, "-f", "json", "-o", str(report), "-f", "sarif", "-o", str(report.parent / "new"))[0] == 1
+    finally:
+        os.umask(previous)
+    assert json.loads(report.read_text())["summary"]["hosts"] == 4 and report.stat().st_mode & 0o777 == 0o640
+    assert (report.parent / "new").stat().st_mode & 0o777 == 0o640
+    assert sorted(os.listdir(report.parent)) == ["new", "report.json"]
+
+
+def test_report_targets_that_are_not_regular_files_are_written_in_place(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    host = str(FIXTURES / "small-vm")
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", host, "-f", "json", "-o", "/dev/stdout"],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 1 and json.loads(done.stdout)["summary"]["hosts"] == 1
+    real = tmp_path / "real.json"
+    (tmp_path / "link.json").symlink_to(real)
+    assert lint(host, "-f", "json", "-o", str(tmp_path / "link.json"))[0] == 1
+    assert (tmp_path / "link.json").is_symlink() and json.loads(real.read_text())["summary"]["hosts"] == 1
+    # a directory pgvet may not add a file to: an existing report is written in place, a new one refused
+    real_open = os.open
+
+    def refused(path: str, flags: int, mode: int = 0o777) -> int:
+        if str(path).endswith(".pgvet-tmp"):
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, flags, mode)
+
+    monkeypatch.setattr(os, "open", refused)
+    assert lint(host, "-f", "json", "-o", str(real))[0] == 1 and json.loads(real.read_text())["summary"]["hosts"] == 1
+    code, output = lint(host, "-f", "json", "-o", str(tmp_path / "new.json"))
+    assert code == 2 and f"cannot write {tmp_path / 'new.json'}: Permission denied" in output
+    assert sorted(os.listdir(tmp_path)) == ["link.json", "real.json"]
