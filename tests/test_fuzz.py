@@ -231,3 +231,37 @@ def test_regressions(path: Path) -> None:
 def test_the_fuzzer_mutates() -> None:
     rng = random.Random(1)
     assert len({mutate("shared_buffers = 128MB\nwork_mem = 4MB\n", rng) for _ in range(50)}) > 40
+
+
+# where each parser's input lies in a host: the regressions are also linted whole, in a host that has every other
+# input, so that what a parser lets through must be judged by the rules and reported without a bug of pgvet's
+HOST_FILES = {"sysctl": "sysctl.txt", "sysctl_conf": "sysctl.d/99-fuzz.conf", "meminfo": "meminfo.txt",
+              "lscpu": "lscpu.txt", "mounts": "mounts.txt", "sysfs": "sysfs.txt", "host_yaml": "host.yaml",
+              "pgconf": "postgresql.conf", "pg_values": "postgresql.conf", "alter_sql": "postgresql.auto.conf",
+              "pg_settings": "pg_settings.json"}
+
+
+@pytest.mark.parametrize("path", _regression_files(), ids=lambda path: path.name)
+def test_regressions_linted_whole(path: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from pgvet.lint import LintOptions, lint
+
+    parser = path.name.split("-", 1)[0]
+    host = tmp_path / "host"
+    shutil.copytree(FIXTURES / "big-server", host)
+    options = LintOptions()
+    if parser == "rules":
+        (tmp_path / "pack").mkdir()
+        shutil.copy(path, tmp_path / "pack" / "fuzz.yaml")
+        options = LintOptions(rules=[tmp_path / "pack"])
+    else:
+        (host / HOST_FILES[parser]).parent.mkdir(exist_ok=True)
+        shutil.copy(path, host / HOST_FILES[parser])
+    try:
+        result = lint([host], options)
+    except PgvetError as error:  # the rule pack refused, as the run's error
+        assert "internal error" not in str(error)
+        return
+    assert all("internal error" not in error.message for error in result.errors), result.errors
+    assert len(result.hosts) + len(result.errors) == 1

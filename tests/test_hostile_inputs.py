@@ -32,9 +32,15 @@ def host(tmp_path: Path, **files: str) -> Path:
     return directory
 
 
+def sound(output: str) -> bool:
+    """No traceback, and no "internal error": pgvet's word for a bug of its own met on a host, reported as that
+    host's error (the run goes on, so the exit code alone does not show it)."""
+    return "Traceback" not in output and "internal error" not in output
+
+
 def assert_clean(done: subprocess.CompletedProcess[str], *, code: int, mentions: str) -> None:
     output = done.stdout + done.stderr
-    assert "Traceback" not in output, output[-2000:]
+    assert sound(output), output[-2000:]
     assert done.returncode == code, output[-2000:]
     assert mentions in output, output[-2000:]
 
@@ -69,7 +75,7 @@ def test_symlink_loop_and_link_outside(tmp_path: Path) -> None:
     (directory / "sysctl.txt").symlink_to("/etc/passwd")
     done, _ = lint(directory)
     output = done.stdout + done.stderr
-    assert "Traceback" not in output and done.returncode in (1, 2), output
+    assert sound(output) and done.returncode in (1, 2), output
     assert "loop.conf" in output and "symbolic links" in output
     assert "root:x:0:0" not in output  # /etc/passwd was not read into a report
 
@@ -108,7 +114,7 @@ def test_include_chain_too_deep_and_cycle(tmp_path: Path) -> None:
         (directory / f"c{depth}.conf").write_text(f"include 'c{depth + 1}.conf'\n")
     (directory / "c50.conf").write_text("work_mem = '4MB'\n")
     done, _ = lint(directory)
-    assert "Traceback" not in done.stdout + done.stderr
+    assert sound(done.stdout + done.stderr)
     assert done.returncode in (1, 2) and "PGV407" in done.stdout + done.stderr
     assert "c10.conf" in done.stdout + done.stderr or "nest" in (done.stdout + done.stderr).lower()
 
@@ -116,7 +122,7 @@ def test_include_chain_too_deep_and_cycle(tmp_path: Path) -> None:
     cyclic = host(tmp_path / "cycle", postgresql__conf="include 'a.conf'\n")
     (cyclic / "a.conf").write_text("include 'postgresql.conf'\n")
     done, _ = lint(cyclic)
-    assert "Traceback" not in done.stdout + done.stderr and "PGV407" in done.stdout
+    assert sound(done.stdout + done.stderr) and "PGV407" in done.stdout
 
 
 def test_directory_where_a_file_is_expected(tmp_path: Path) -> None:
@@ -124,7 +130,7 @@ def test_directory_where_a_file_is_expected(tmp_path: Path) -> None:
     (directory / "meminfo.txt").mkdir()
     done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(directory), "--format", "text"],
                           capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
-    assert "Traceback" not in done.stdout + done.stderr
+    assert sound(done.stdout + done.stderr)
     assert "meminfo.txt: refused, it is not a regular file" in done.stdout + done.stderr
 
 
@@ -136,7 +142,7 @@ def test_binary_junk_in_every_input(tmp_path: Path) -> None:
                  "sysfs.txt", "host.yaml", "pg_settings.json"):
         (directory / name).write_bytes(rng.randbytes(20_000))
     done, seconds = lint(directory)
-    assert "Traceback" not in done.stdout + done.stderr
+    assert sound(done.stdout + done.stderr)
     assert done.returncode == 2 and seconds < 30
 
 
@@ -155,7 +161,7 @@ def test_yaml_bombs(tmp_path: Path) -> None:
     (rules / "bomb.yaml").write_text("rules: " + "[" * 10_000 + "\n")
     done = subprocess.run([sys.executable, "-m", "pgvet", "rules", "--rules", str(rules)], capture_output=True,
                           text=True, timeout=120)
-    assert done.returncode == 2 and "bomb.yaml:1" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "bomb.yaml:1" in done.stderr and sound(done.stderr)
 
 
 def test_yaml_library_warnings_stay_off_stderr(tmp_path: Path) -> None:
@@ -173,7 +179,7 @@ def test_file_name_not_utf8(tmp_path: Path) -> None:
     with open(os.fsencode(str(directory / "sysctl.d")) + b"/\xff\xfe.conf", "wb") as handle:
         handle.write(b"vm.swappiness = 60\n")
     done, _ = lint(directory)
-    assert "Traceback" not in done.stdout + done.stderr and done.returncode in (0, 1), done.stderr
+    assert sound(done.stdout + done.stderr) and done.returncode in (0, 1), done.stderr
 
 
 def test_directory_name_not_utf8_in_report_files(tmp_path: Path) -> None:
@@ -187,14 +193,15 @@ def test_directory_name_not_utf8_in_report_files(tmp_path: Path) -> None:
     for fmt in formats:
         command += ["--format", fmt, "--output", str(tmp_path / f"out.{fmt}")]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
-    assert "Traceback" not in done.stderr and done.returncode == 1, done.stderr[-2000:]
+    assert sound(done.stderr) and done.returncode == 1, done.stderr[-2000:]
+    assert all(sound((tmp_path / f"out.{fmt}").read_text(encoding="utf-8")) for fmt in formats)
     document = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     assert document["hosts"][0]["name"] == "db-\udcff"  # JSON's own escape, as ensure_ascii would write it
     assert "PGV130" in (tmp_path / "out.concise").read_text(encoding="utf-8")
     baseline = subprocess.run([sys.executable, "-m", "pgvet", "baseline", "create", os.fsdecode(directory),
                                "--output", str(tmp_path / "baseline.json")], capture_output=True, text=True,
                               timeout=120)
-    assert "Traceback" not in baseline.stderr and baseline.returncode == 0, baseline.stderr[-2000:]
+    assert sound(baseline.stderr) and baseline.returncode == 0, baseline.stderr[-2000:]
 
 
 def test_named_pipes_never_hang(tmp_path: Path) -> None:
@@ -226,7 +233,7 @@ def test_standard_output_on_a_full_disk(command: list[str]) -> None:
     with open("/dev/full", "w") as full:
         done = subprocess.run([sys.executable, "-m", "pgvet", *arguments], stdout=full, stderr=subprocess.PIPE,
                               text=True, timeout=120)
-    assert "Traceback" not in done.stderr and done.returncode == 2, done.stderr[-2000:]
+    assert sound(done.stderr) and done.returncode == 2, done.stderr[-2000:]
     assert done.stderr == "pgvet: error: cannot write standard output: No space left on device\n"
 
 

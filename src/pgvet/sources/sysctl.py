@@ -43,10 +43,17 @@ def normalise_key(key: str) -> str:
     return key.replace("/", ".") if "/" in key else key
 
 
+# The trie of the keys nests a call (and a group of the pattern) a character: a longer key, which only a hostile
+# sysctl.d declares, is read line by line instead (3 000 characters overflowed the stack: an internal error).
+MAX_TRIE_KEY = 255
+
+
 @lru_cache(maxsize=8)
-def _wanted_lines(keys: frozenset[str]) -> re.Pattern[str]:
+def _wanted_lines(keys: frozenset[str]) -> re.Pattern[str] | None:
     """The lines that give one of ``keys``, as the line by line reading finds them: the key may be written
-    with '/' for '.' and padded with blanks, and `key =` is an empty value."""
+    with '/' for '.' and padded with blanks, and `key =` is an empty value. None for a key over MAX_TRIE_KEY."""
+    if any(len(key) > MAX_TRIE_KEY for key in keys):
+        return None
     # The lookahead turns down at its first character a line that no wanted key can begin (most of them: net.*),
     # before the blanks are counted and the alternation tried (a sixth of the pass on sysctl -a).
     starts = {key[0] for key in keys if key} | {"/", " ", "\t", "="}  # '/' for '.', '=' for an empty key
@@ -82,9 +89,12 @@ def _wanted_values(text: str, path: str, keys: AbstractSet[str]) -> dict[str, Lo
     lines = "\n" + text  # every line, the first too, follows a '\n'
     if _other_line_breaks(text) or (_COLON_SPACE.search(text) and _BSD_LINE_ANYWHERE.search(lines)):
         return None
+    pattern = _wanted_lines(frozenset(keys))
+    if pattern is None:
+        return None
     values: dict[str, Located[int | str]] = {}
     line, position = 0, 0
-    for match in _wanted_lines(frozenset(keys)).finditer(lines):
+    for match in pattern.finditer(lines):
         line += lines.count("\n", position, match.start() + 1)
         position = match.start() + 1
         values[normalise_key(match.group(1))] = Located(sysctl_value(match.group(2) or ""), Source(path, line))
