@@ -511,3 +511,24 @@ def test_report_targets_that_are_not_regular_files_are_written_in_place(tmp_path
     code, output = lint(host, "-f", "json", "-o", str(tmp_path / "new.json"))
     assert code == 2 and f"cannot write {tmp_path / 'new.json'}: Permission denied" in output
     assert sorted(os.listdir(tmp_path)) == ["link.json", "real.json"]
+
+
+def test_errors_name_their_file_as_findings_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # errors[].path was the host directory as given for a missing host, but relative to the host directory for
+    # a file in it ("host.yaml": which host's?), while findings' paths are relative to the current directory
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(FIXTURES / "small-vm", tmp_path / "hosts" / "good")
+    (tmp_path / "hosts" / "bad").mkdir()
+    (tmp_path / "hosts" / "bad" / "host.yaml").write_text("workload: oltpp\n")
+    shutil.copytree(FIXTURES / "small-vm", tmp_path / "hosts" / "ignoring")
+    (tmp_path / "hosts" / "ignoring" / ".pgvet-ignore.yaml").write_text("- [\n")
+    hosts = ["hosts/good", "hosts/missing", "hosts/bad", str(tmp_path / "hosts" / "ignoring")]
+    expected = [("hosts/missing", None), ("hosts/bad/host.yaml", 1), ("hosts/ignoring/.pgvet-ignore.yaml", 2)]
+    document = json.loads(lint(*hosts, "-f", "json")[1])
+    assert [(error["path"], error["line"]) for error in document["errors"]] == expected
+    assert document["findings"][0]["path"].startswith("hosts/good/")
+    lines = [json.loads(line) for line in lint(*hosts, "-f", "jsonl")[1].splitlines()]
+    assert [(line["path"], line["line"]) for line in lines if line["type"] == "error"] == expected
+    concise = [line.split(": ERROR input:")[0] for line in lint(*hosts, "-f", "concise")[1].splitlines()
+               if ": ERROR input:" in line]
+    assert concise == [f"{path}:{line}" if line else path for path, line in expected]

@@ -35,7 +35,7 @@ def test_output_with_a_host_error_validates(tmp_path: Path) -> None:
     document = json.loads(render(result, ReportOptions()))
     jsonschema.validate(document, SCHEMA)
     assert document["errors"] == [{"host": tmp_path.name, "message": "not a /proc/meminfo line: 'garbage'",
-                                   "path": "meminfo.txt", "line": 1}]
+                                   "path": str(tmp_path / "meminfo.txt"), "line": 1}]
 
 
 def test_a_wrong_document_is_rejected() -> None:

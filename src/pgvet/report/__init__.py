@@ -192,6 +192,18 @@ def relative_path(path: str, root: str, repo_root: Path | None = None, cwd: str 
     return _relative_path(path, root, repo_root, cwd or os.getcwd())
 
 
+def error_path(error: HostError, repo_root: Path | None = None) -> str | None:
+    """The file a host's error names (or the host directory, when it is what failed) as findings' paths are
+    shown: relative to ``repo_root`` (or the current directory) when it lies under it, else absolute or as
+    given; None when no file is at fault (an internal error). ``error.source`` is relative to the host."""
+    source = error.source
+    if source is None:
+        return None
+    if error.root is None or source.path == error.root:  # no host directory, or the directory itself
+        return relative_path(source.path, ".", repo_root)
+    return relative_path(source.path, error.root, repo_root)
+
+
 @lru_cache(maxsize=1024)
 def _relative_path(path: str, root: str, repo_root: Path | None, cwd: str) -> str:
     """relative_path, once per place: a host's findings point at a few files, each many times; a run's

@@ -156,7 +156,9 @@ class Writer:
         out.write(',\n  "not_evaluated": [')
         self.not_evaluated_items.close()
         self.not_evaluated.copy_to(out)
-        errors = [{"host": error.host, "message": error.message, "path": error.source.path if error.source else None,
+        from pgvet.report import error_path
+
+        errors = [{"host": error.host, "message": error.message, "path": error_path(error, self.repo_root),
                    "line": error.source.line if error.source else None} for error in self.errors]
         out.write(f',\n  "errors": {_dumps(errors, 1)},\n  "notices": {_dumps(notices, 1)},\n'
                   f'  "summary": {_dumps(summary_json(summary), 1)}\n}}\n')

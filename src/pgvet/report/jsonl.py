@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import relative_path, render_with_writer
+from pgvet.report import error_path, relative_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -160,7 +160,7 @@ class Writer:
 
         for error in self.errors:
             self.out.write(json.dumps({"type": "error", "host": error.host, "message": error.message,
-                                       "path": error.source.path if error.source else None,
+                                       "path": error_path(error, self.repo_root),
                                        "line": error.source.line if error.source else None},
                                       ensure_ascii=False) + "\n")
         self.out.write(json.dumps({"type": "summary", "schema_version": SCHEMA_VERSION,
