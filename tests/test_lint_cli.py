@@ -210,6 +210,26 @@ def test_explicit_input_files_without_a_directory(tmp_path: Path) -> None:
     assert "PGV104" in {finding["rule_id"] for finding in json.loads(output)["findings"]}
 
 
+def test_an_explicit_input_beside_the_host_is_shown_where_it_is(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # `pgvet lint h --meminfo out/mem.txt`: the file is out/mem.txt, not h/out/mem.txt; and the same file
+    # given from inside the host directory keeps its fingerprints (its path is kept relative to the host)
+    host = tmp_path / "h"
+    shutil.copytree(FIXTURES / "big-server", host)
+    (tmp_path / "out").mkdir()
+    (host / "meminfo.txt").rename(tmp_path / "out" / "mem.txt")
+    monkeypatch.chdir(tmp_path)
+    _, output = lint("h", "--meminfo", "out/mem.txt", "--format", "json")
+    from_above = [finding for finding in json.loads(output)["findings"] if "mem.txt" in (finding["path"] or "")]
+    assert from_above and {finding["path"] for finding in from_above} == {"out/mem.txt"}
+    monkeypatch.chdir(host)
+    _, output = lint(".", "--meminfo", "../out/mem.txt", "--format", "json")
+    from_inside = [finding for finding in json.loads(output)["findings"] if "mem.txt" in (finding["path"] or "")]
+    assert {finding["path"] for finding in from_inside} == {"../out/mem.txt"}
+    assert sorted(finding["fingerprint"] for finding in from_inside) == sorted(
+        finding["fingerprint"] for finding in from_above)
+
+
 def test_no_traceback_from_the_installed_command(tmp_path: Path) -> None:
     (tmp_path / "postgresql.conf").write_bytes(b"\xff\xfe shared_buffers = = 1\n")
     (tmp_path / "meminfo.txt").write_text("garbage\n")

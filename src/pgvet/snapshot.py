@@ -217,10 +217,9 @@ class _Builder:
             return tail
         if name == self.root_name:
             return "."  # what resolving gives for the (existing) host directory itself
-        try:
-            return str(Path(name).resolve().relative_to(self.real_root))
-        except (ValueError, OSError):
-            return str(path)
+        # Outside the host directory too, relative to it (``../out/meminfo.txt``): reports join a source to
+        # the host's directory, and a fingerprint holding this path is the same from any working directory.
+        return os.path.relpath(os.path.realpath(name), self.real_root)
 
     def text(self, path: InputPath) -> tuple[str, str]:
         display = self.display(path)
