@@ -5,16 +5,22 @@ from __future__ import annotations
 import gc
 import io
 import json
+import tempfile
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any
+
+import pytest
 
 from conftest import FIXTURES
 from pgvet.facts import HostFacts
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
 from pgvet.lint import LintOptions, LintRun
-from pgvet.report import ReportOptions
+from pgvet.report import ReportOptions, Spool
 from pgvet.report.json_report import Writer as JsonWriter
 from pgvet.report.json_report import render as render_json
+from pgvet.report.stream import lint_and_report
 from pgvet.report.text import render as render_text
 from pgvet.summary import TOP_HOSTS, RunSummary
 
@@ -145,3 +151,35 @@ def test_a_run_keeps_no_host_once_it_is_written(tmp_path: Path) -> None:
     gc.collect()
     assert all(earlier() is None for earlier in watched)
     assert (len(watched), errors, run.summary.hosts, run.summary.hosts_failed) == (2, 1, 2, 1)
+
+
+@pytest.mark.parametrize("fmt", ["json", "text", "concise"])
+def test_a_failed_run_leaves_no_spool_behind(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a report holds until the end (json's findings, the text report's hosts) is closed when the run fails, and
+    was never a file of the temporary directory."""
+    spools: list[IO[Any]] = []
+    make = tempfile.TemporaryFile
+
+    def recorded(*args: Any, **kwargs: Any) -> IO[Any]:
+        spools.append(make(*args, **kwargs))
+        return spools[-1]
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", recorded)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(Spool, "SPOOL_MEMORY", 0)
+    outcomes = LintRun.outcomes
+
+    def interrupted(run: LintRun) -> Iterator[HostResult | HostError]:
+        for number, outcome in enumerate(outcomes(run)):
+            if number == 2:
+                raise KeyboardInterrupt
+            yield outcome
+
+    monkeypatch.setattr(LintRun, "outcomes", interrupted)
+    hosts = [FIXTURES / "small-vm", FIXTURES / "big-server", FIXTURES / "config-repo"]
+    with pytest.raises(KeyboardInterrupt):  # (its traceback holds the run's frames, and so the writer)
+        lint_and_report(hosts, LintOptions(), jobs=1, formats=[fmt], outputs=[tmp_path / "report"], verbose=False,
+                        color=None)
+    assert spools and all(spool.closed for spool in spools)
+    assert list((tmp_path / "tmp").iterdir()) == []

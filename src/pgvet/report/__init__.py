@@ -83,11 +83,13 @@ class RunInfo(Protocol):
 
 
 class HostWriter(Protocol):
-    """A report written host by host: ``host`` and ``error`` as the run goes, ``finish`` once at the end."""
+    """A report written host by host: ``host`` and ``error`` as the run goes, ``finish`` once at the end;
+    ``close`` after it, or instead of it when the run fails, gives back what the writer held (its spools)."""
 
     def host(self, host: HostResult) -> None: ...
     def error(self, error: HostError) -> None: ...
     def finish(self, notices: list[str], summary: RunSummary) -> None: ...
+    def close(self) -> None: ...
 
 
 WriterFactory = Callable[[RunInfo, "ReportOptions", Out], HostWriter]
@@ -105,11 +107,14 @@ def render_with_writer(factory: WriterFactory, result: LintResult, options: Repo
 
     out = io.StringIO()
     writer = factory(result, options, out)
-    for error in result.errors:
-        writer.error(error)
-    for host in result.hosts:
-        writer.host(host)
-    writer.finish(result.notices, RunSummary.of(result))
+    try:
+        for error in result.errors:
+            writer.error(error)
+        for host in result.hosts:
+            writer.host(host)
+        writer.finish(result.notices, RunSummary.of(result))
+    finally:
+        writer.close()
     return out.getvalue()
 
 
@@ -133,8 +138,8 @@ class Spool:
         if self._size > self.SPOOL_MEMORY:
             import tempfile
 
-            # surrogatepass: file names that are not UTF-8 come back as they went in. Closed by copy_to (an
-            # unnamed file: nothing is left behind if the run fails first).
+            # surrogatepass: file names that are not UTF-8 come back as they went in. Closed by copy_to or
+            # close; an unnamed file, so nothing is left behind even when the process is killed.
             self._file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass")  # noqa: SIM115
             self._file.writelines(self._parts)
             self._parts = []
@@ -146,9 +151,17 @@ class Spool:
             return
         import shutil
 
-        self._file.seek(0)
-        shutil.copyfileobj(self._file, out)
-        self._file.close()
+        try:
+            self._file.seek(0)
+            shutil.copyfileobj(self._file, out)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """The temporary file closed (its writer's ``close``): when a run fails, at once, not when the
+        traceback that holds the writer goes."""
+        if self._file is not None:
+            self._file.close()
 
 
 def destinations(formats: Sequence[str], outputs: Sequence[Path]) -> list[tuple[str, Path | None]]:

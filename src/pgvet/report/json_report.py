@@ -161,6 +161,10 @@ class Writer:
         out.write(f',\n  "errors": {_dumps(errors, 1)},\n  "notices": {_dumps(notices, 1)},\n'
                   f'  "summary": {_dumps(summary_json(summary), 1)}\n}}\n')
 
+    def close(self) -> None:
+        self.findings.close()
+        self.not_evaluated.close()
+
 
 def render(result: LintResult, options: ReportOptions) -> str:
     return render_with_writer(Writer, result, options)

@@ -73,7 +73,9 @@ def lint_and_report(directories: Sequence[Path | None], options: LintOptions, *,
             if factory is None:
                 whole.append((FORMATS[fmt], report_options, out))
             else:
-                writers.append(factory(run, report_options, sys.stdout if out is None else out))
+                writer = factory(run, report_options, sys.stdout if out is None else out)
+                files.callback(writer.close)  # its spools, also when the run fails
+                writers.append(writer)
         kept = LintResult(hosts=[], rules=run.rules, tool_version=run.tool_version, pack_version=run.pack_version)
         for outcome in run.outcomes():
             if isinstance(outcome, HostError):
