@@ -1,21 +1,21 @@
 """Output formats. Each is a module with ``render(result, options) -> str``, imported only when used.
 
-The formats that can be written host by host (text, concise, json, jsonl) also have a ``Writer``
-(see ``HostWriter``): ``pgvet lint`` hands it each host as soon as it is linted and keeps nothing of
-it, so the memory of a run does not grow with its hosts; their ``render`` is that writer run over a
-finished result. The others (sarif, github, junit, gitlab) need the whole run and are given it.
+The formats of ``pgvet lint`` also have a ``Writer`` (see ``HostWriter``): ``pgvet lint`` hands it each
+host as soon as it is linted and keeps nothing of it, so the memory of a run does not grow with its
+hosts; their ``render`` is that writer run over a finished result.
 """
 
 from __future__ import annotations
 
 import importlib
 import io
+import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
 from pgvet.paths import is_inside, real_path_in
@@ -95,9 +95,9 @@ class HostWriter(Protocol):
 WriterFactory = Callable[[RunInfo, "ReportOptions", Out], HostWriter]
 
 
-def writer_factory(name: str) -> WriterFactory | None:
-    """The format's host-by-host writer, None for a format that needs the whole run."""
-    factory: WriterFactory | None = getattr(importlib.import_module(f"pgvet.report.{_MODULES[name]}"), "Writer", None)
+def writer_factory(name: str) -> WriterFactory:
+    """The format's host-by-host writer."""
+    factory: WriterFactory = importlib.import_module(f"pgvet.report.{_MODULES[name]}").Writer
     return factory
 
 
@@ -116,6 +116,28 @@ def render_with_writer(factory: WriterFactory, result: LintResult, options: Repo
     finally:
         writer.close()
     return out.getvalue()
+
+
+def json_text(value: Any, depth: int) -> str:
+    """``value`` as ``json.dumps(document, indent=2)`` writes it ``depth`` levels deep in a document."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str).replace("\n", "\n" + "  " * depth)
+
+
+class JsonArray:
+    """An array of an indented JSON document whose items come one by one, ``depth`` levels deep: the text
+    after its ``[``, as json.dumps writes it."""
+
+    def __init__(self, out: Out, depth: int) -> None:
+        self.out = out
+        self.depth = depth
+        self.count = 0
+
+    def add(self, item: Any) -> None:
+        self.out.write(("\n" if not self.count else ",\n") + "  " * self.depth + json_text(item, self.depth))
+        self.count += 1
+
+    def close(self) -> None:
+        self.out.write("\n" + "  " * (self.depth - 1) + "]" if self.count else "]")
 
 
 class Spool:
