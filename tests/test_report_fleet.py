@@ -5,16 +5,25 @@ from __future__ import annotations
 import gc
 import io
 import json
+import tempfile
+import tracemalloc
 import weakref
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any
 
+import pytest
+
+import bench  # scripts/ is on the path (tests/conftest.py)
 from conftest import FIXTURES
 from pgvet.facts import HostFacts
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
 from pgvet.lint import LintOptions, LintRun
-from pgvet.report import ReportOptions
+from pgvet.report import ReportOptions, Spool
 from pgvet.report.json_report import Writer as JsonWriter
 from pgvet.report.json_report import render as render_json
+from pgvet.report.stream import lint_and_report
 from pgvet.report.text import render as render_text
 from pgvet.summary import TOP_HOSTS, RunSummary
 
@@ -145,3 +154,82 @@ def test_a_run_keeps_no_host_once_it_is_written(tmp_path: Path) -> None:
     gc.collect()
     assert all(earlier() is None for earlier in watched)
     assert (len(watched), errors, run.summary.hosts, run.summary.hosts_failed) == (2, 1, 2, 1)
+
+
+@pytest.fixture(scope="module")
+def synthetic_hosts(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return bench.make_hosts(tmp_path_factory.mktemp("fleet"), 50)
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "github", "junit", "gitlab"])
+def test_a_report_that_needs_the_end_of_the_run_does_not_grow_with_its_hosts(
+        fmt: str, synthetic_hosts: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory flat (issue #8): what these formats write after the last host (counts, rules, notifications) does
+    not make them keep the hosts. Keeping them costs some 40 kB a host."""
+    from pgvet.report import github, sarif
+
+    monkeypatch.setattr(Spool, "SPOOL_MEMORY", 0)  # a spool in memory would grow up to its limit
+    monkeypatch.setattr(sarif, "MAX_RESULTS", 10)
+    monkeypatch.setattr(github, "SUMMARY_LIMIT", 4000)  # the rows kept for the step summary stop growing
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    alive: list[int] = []
+    outcomes = LintRun.outcomes
+
+    def watched(run: LintRun) -> Iterator[HostResult | HostError]:
+        for number, outcome in enumerate(outcomes(run), 1):
+            yield outcome
+            if number in (10, 50):  # the reports have taken the host
+                gc.collect()
+                alive.append(tracemalloc.get_traced_memory()[0])
+
+    monkeypatch.setattr(LintRun, "outcomes", watched)
+    report = tmp_path / "report"
+    tracemalloc.start()
+    try:
+        lint_and_report(synthetic_hosts, LintOptions(), jobs=1, formats=[fmt], outputs=[report], verbose=False,
+                        color=None)
+    finally:
+        tracemalloc.stop()
+    assert (alive[1] - alive[0]) / 40 < 8000  # bytes a host (caches of paths and names fill as the hosts come)
+    if fmt == "sarif":
+        notifications = json.loads(report.read_text())["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+        assert "results in one SARIF run" in notifications[-1]["message"]["text"]
+    elif fmt == "github":
+        assert "more findings do not fit in the step summary" in (tmp_path / "summary.md").read_text()
+    elif fmt == "junit":
+        assert ElementTree.parse(report).getroot().get("tests") == str(sum(
+            int(suite.get("tests", "0")) for suite in ElementTree.parse(report).getroot()))
+    else:
+        assert len(json.loads(report.read_text())) > 50
+
+
+@pytest.mark.parametrize("fmt", ["junit", "json", "text", "concise"])
+def test_a_failed_run_leaves_no_spool_behind(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a report holds until the end (junit's suites, json's findings) is closed when the run fails, and
+    was never a file of the temporary directory."""
+    spools: list[IO[Any]] = []
+    make = tempfile.TemporaryFile
+
+    def recorded(*args: Any, **kwargs: Any) -> IO[Any]:
+        spools.append(make(*args, **kwargs))
+        return spools[-1]
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", recorded)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(Spool, "SPOOL_MEMORY", 0)
+    outcomes = LintRun.outcomes
+
+    def interrupted(run: LintRun) -> Iterator[HostResult | HostError]:
+        for number, outcome in enumerate(outcomes(run)):
+            if number == 2:
+                raise KeyboardInterrupt
+            yield outcome
+
+    monkeypatch.setattr(LintRun, "outcomes", interrupted)
+    hosts = [FIXTURES / "small-vm", FIXTURES / "big-server", FIXTURES / "config-repo"]
+    with pytest.raises(KeyboardInterrupt):  # (its traceback holds the run's frames, and so the writer)
+        lint_and_report(hosts, LintOptions(), jobs=1, formats=[fmt], outputs=[tmp_path / "report"], verbose=False,
+                        color=None)
+    assert spools and all(spool.closed for spool in spools)
+    assert list((tmp_path / "tmp").iterdir()) == []

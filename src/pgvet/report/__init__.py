@@ -1,21 +1,21 @@
 """Output formats. Each is a module with ``render(result, options) -> str``, imported only when used.
 
-The formats that can be written host by host (text, concise, json, jsonl) also have a ``Writer``
-(see ``HostWriter``): ``pgvet lint`` hands it each host as soon as it is linted and keeps nothing of
-it, so the memory of a run does not grow with its hosts; their ``render`` is that writer run over a
-finished result. The others (sarif, github, junit, gitlab) need the whole run and are given it.
+The formats of ``pgvet lint`` also have a ``Writer`` (see ``HostWriter``): ``pgvet lint`` hands it each
+host as soon as it is linted and keeps nothing of it, so the memory of a run does not grow with its
+hosts; their ``render`` is that writer run over a finished result.
 """
 
 from __future__ import annotations
 
 import importlib
 import io
+import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
 from pgvet.paths import is_inside, real_path_in
@@ -83,19 +83,21 @@ class RunInfo(Protocol):
 
 
 class HostWriter(Protocol):
-    """A report written host by host: ``host`` and ``error`` as the run goes, ``finish`` once at the end."""
+    """A report written host by host: ``host`` and ``error`` as the run goes, ``finish`` once at the end;
+    ``close`` after it, or instead of it when the run fails, gives back what the writer held (its spools)."""
 
     def host(self, host: HostResult) -> None: ...
     def error(self, error: HostError) -> None: ...
     def finish(self, notices: list[str], summary: RunSummary) -> None: ...
+    def close(self) -> None: ...
 
 
 WriterFactory = Callable[[RunInfo, "ReportOptions", Out], HostWriter]
 
 
-def writer_factory(name: str) -> WriterFactory | None:
-    """The format's host-by-host writer, None for a format that needs the whole run."""
-    factory: WriterFactory | None = getattr(importlib.import_module(f"pgvet.report.{_MODULES[name]}"), "Writer", None)
+def writer_factory(name: str) -> WriterFactory:
+    """The format's host-by-host writer."""
+    factory: WriterFactory = importlib.import_module(f"pgvet.report.{_MODULES[name]}").Writer
     return factory
 
 
@@ -105,12 +107,37 @@ def render_with_writer(factory: WriterFactory, result: LintResult, options: Repo
 
     out = io.StringIO()
     writer = factory(result, options, out)
-    for error in result.errors:
-        writer.error(error)
-    for host in result.hosts:
-        writer.host(host)
-    writer.finish(result.notices, RunSummary.of(result))
+    try:
+        for error in result.errors:
+            writer.error(error)
+        for host in result.hosts:
+            writer.host(host)
+        writer.finish(result.notices, RunSummary.of(result))
+    finally:
+        writer.close()
     return out.getvalue()
+
+
+def json_text(value: Any, depth: int) -> str:
+    """``value`` as ``json.dumps(document, indent=2)`` writes it ``depth`` levels deep in a document."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str).replace("\n", "\n" + "  " * depth)
+
+
+class JsonArray:
+    """An array of an indented JSON document whose items come one by one, ``depth`` levels deep: the text
+    after its ``[``, as json.dumps writes it."""
+
+    def __init__(self, out: Out, depth: int) -> None:
+        self.out = out
+        self.depth = depth
+        self.count = 0
+
+    def add(self, item: Any) -> None:
+        self.out.write(("\n" if not self.count else ",\n") + "  " * self.depth + json_text(item, self.depth))
+        self.count += 1
+
+    def close(self) -> None:
+        self.out.write("\n" + "  " * (self.depth - 1) + "]" if self.count else "]")
 
 
 class Spool:
@@ -133,8 +160,8 @@ class Spool:
         if self._size > self.SPOOL_MEMORY:
             import tempfile
 
-            # surrogatepass: file names that are not UTF-8 come back as they went in. Closed by copy_to (an
-            # unnamed file: nothing is left behind if the run fails first).
+            # surrogatepass: file names that are not UTF-8 come back as they went in. Closed by copy_to or
+            # close; an unnamed file, so nothing is left behind even when the process is killed.
             self._file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass")  # noqa: SIM115
             self._file.writelines(self._parts)
             self._parts = []
@@ -146,9 +173,17 @@ class Spool:
             return
         import shutil
 
-        self._file.seek(0)
-        shutil.copyfileobj(self._file, out)
-        self._file.close()
+        try:
+            self._file.seek(0)
+            shutil.copyfileobj(self._file, out)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """The temporary file closed (its writer's ``close``): when a run fails, at once, not when the
+        traceback that holds the writer goes."""
+        if self._file is not None:
+            self._file.close()
 
 
 def destinations(formats: Sequence[str], outputs: Sequence[Path]) -> list[tuple[str, Path | None]]:

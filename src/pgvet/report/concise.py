@@ -76,6 +76,9 @@ class Writer:
         place = relative_path(source.path, error.root, self.repo_root)
         return f"{place}:{source.line}" if source.line else place
 
+    def close(self) -> None:
+        self.lines.close()
+
 
 def render(result: LintResult, options: ReportOptions) -> str:
     return render_with_writer(Writer, result, options)

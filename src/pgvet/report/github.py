@@ -2,18 +2,23 @@
 summary. GitHub shows at most 10 annotations of each level (error, warning, notice) per step and 50 per
 job; pgvet prints at most 10 per level, the most severe first, and writes every finding as a markdown
 table to ``$GITHUB_STEP_SUMMARY`` when that variable is set (the summary holds at most 1 MiB per step).
+
+Written host by host: the input errors are printed as they come (they go first); of the findings, only what
+can be shown is kept until the end — the first 10 annotations of each level and, for the step summary, each
+level's rows up to the summary's limit (no more than that can fit whatever comes later).
 """
 
 from __future__ import annotations
 
 import os
-from collections import Counter
 from typing import TYPE_CHECKING
 
-from pgvet.findings import Finding, HostResult, LintResult
+from pgvet.findings import Finding, HostError, HostResult, LintResult
+from pgvet.report import render_with_writer
 
 if TYPE_CHECKING:
-    from pgvet.report import ReportOptions
+    from pgvet.report import Out, ReportOptions, RunInfo
+    from pgvet.summary import RunSummary
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 PER_LEVEL_LIMIT = 10
@@ -52,8 +57,9 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")  # one line; a pipe would end the table cell
 
 
-def _write_summary(path: str, rows: list[str], hidden: int) -> str | None:
-    """Append the table to the step summary; the reason when it cannot be written."""
+def _write_summary(path: str, rows: list[str], hidden: int, unkept: int = 0) -> str | None:
+    """Append the table to the step summary; the reason when it cannot be written. ``unkept``: the rows after
+    ``rows`` that were not kept, being past the limit already."""
     head = ["## pgvet", ""]
     if hidden:
         head += [f"{hidden} findings are not annotated: GitHub shows {PER_LEVEL_LIMIT} annotations per level "
@@ -63,7 +69,7 @@ def _write_summary(path: str, rows: list[str], hidden: int) -> str | None:
     for position, row in enumerate(rows):
         size += len(row.encode(errors="backslashreplace")) + 1  # as written: file names may not be UTF-8
         if size > SUMMARY_LIMIT:
-            lines += ["", f"{len(rows) - position} more findings do not fit in the step summary; "
+            lines += ["", f"{len(rows) - position + unkept} more findings do not fit in the step summary; "
                           "use --format json or sarif for all of them."]
             break
         lines.append(row)
@@ -75,37 +81,70 @@ def _write_summary(path: str, rows: list[str], hidden: int) -> str | None:
     return None
 
 
-def render(result: LintResult, options: ReportOptions) -> str:
-    lines: list[str] = []
-    shown: Counter[str] = Counter()  # annotations per level, input errors included
-    annotated = 0
-    rows: list[str] = []
-    for error in result.errors:
+class _Level:
+    """What is kept of one level's findings: its first annotations and step summary rows."""
+
+    def __init__(self) -> None:
+        self.annotations: list[str] = []
+        self.rows: list[str] = []
+        self.size = 0  # of the rows kept, as _write_summary counts it
+        self.count = 0
+
+
+class Writer:
+    def __init__(self, run: RunInfo, options: ReportOptions, out: Out) -> None:
+        self.out = out
+        self.options = options
+        self.summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+        self.errors = 0
+        self.levels = {level: _Level() for level in LEVELS.values()}  # the most severe first
+
+    def host(self, host: HostResult) -> None:
+        for finding in host.findings:
+            if finding.suppressed is not None or finding.baseline:
+                continue
+            kept = self.levels[LEVELS[finding.severity]]
+            kept.count += 1
+            if len(kept.annotations) >= PER_LEVEL_LIMIT and (not self.summary_file or kept.size > SUMMARY_LIMIT):
+                continue
+            file, line = _where(finding, host, self.options)
+            message = " ".join(finding.message.split())
+            if len(kept.annotations) < PER_LEVEL_LIMIT:
+                kept.annotations.append(_command(LEVELS[finding.severity], message,
+                                                 f"{finding.rule_id} {finding.rule_name} ({finding.host})", file, line))
+            if self.summary_file and kept.size <= SUMMARY_LIMIT:
+                place = f"{file}:{line}" if file and line else file or host.host.name
+                row = (f"| {finding.severity} | `{finding.rule_id}` {finding.rule_name} | `{_cell(place)}` | "
+                       f"{_cell(message)} |")
+                kept.rows.append(row)
+                kept.size += len(row.encode(errors="backslashreplace")) + 1
+
+    def error(self, error: HostError) -> None:
         place = f"{error.host}: {error.source}" if error.source else error.host
-        shown["error"] += 1
-        lines.append(_command("error", f"{place}: {error.message}", "pgvet: input error", None, None))
-    active = [(finding, host) for host in result.hosts for finding in host.findings
-              if finding.suppressed is None and not finding.baseline]
-    for finding, host in sorted(active, key=lambda pair: -pair[0].rank):
-        level = LEVELS[finding.severity]
-        file, line = _where(finding, host, options)
-        message = " ".join(finding.message.split())
-        place = f"{file}:{line}" if file and line else file or host.host.name
-        rows.append(f"| {finding.severity} | `{finding.rule_id}` {finding.rule_name} | `{_cell(place)}` | "
-                    f"{_cell(message)} |")
-        if shown[level] >= PER_LEVEL_LIMIT:
-            continue
-        shown[level] += 1
-        annotated += 1
-        lines.append(_command(level, message, f"{finding.rule_id} {finding.rule_name} ({finding.host})", file, line))
-    hidden = len(rows) - annotated
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary_file and rows:
-        problem = _write_summary(summary_file, rows, hidden)
-        if problem:
-            lines.append(f"::warning::pgvet could not write the step summary: {escape_data(problem)}")
-    if hidden > 0:
-        where = "see the step summary" if summary_file else "use --format text or json to see them"
-        lines.append(f"::notice::{hidden} more findings are not annotated (GitHub shows {PER_LEVEL_LIMIT} "
-                     f"per level and step); {where}")
-    return "".join(line + "\n" for line in lines)
+        self.errors += 1  # input errors count among the error annotations shown
+        self.out.write(_command("error", f"{place}: {error.message}", "pgvet: input error", None, None) + "\n")
+
+    def finish(self, notices: list[str], summary: RunSummary) -> None:
+        lines: list[str] = []
+        for level, kept in self.levels.items():
+            room = PER_LEVEL_LIMIT - (self.errors if level == "error" else 0)
+            lines += kept.annotations[:max(0, room)]
+        total = sum(kept.count for kept in self.levels.values())
+        hidden = total - len(lines)
+        if self.summary_file and total:
+            rows = [row for kept in self.levels.values() for row in kept.rows]
+            problem = _write_summary(self.summary_file, rows, hidden, total - len(rows))
+            if problem:
+                lines.append(f"::warning::pgvet could not write the step summary: {escape_data(problem)}")
+        if hidden > 0:
+            where = "see the step summary" if self.summary_file else "use --format text or json to see them"
+            lines.append(f"::notice::{hidden} more findings are not annotated (GitHub shows {PER_LEVEL_LIMIT} "
+                         f"per level and step); {where}")
+        self.out.write("".join(line + "\n" for line in lines))
+
+    def close(self) -> None:
+        """Nothing held but what finish prints."""
+
+
+def render(result: LintResult, options: ReportOptions) -> str:
+    return render_with_writer(Writer, result, options)

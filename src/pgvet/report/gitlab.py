@@ -2,45 +2,71 @@
 ``artifacts: reports: codequality``. Suppressed and baseline findings are left out: GitLab has no way to
 mark them, and the merge request widget would show them as new. A host that could not be read is an issue
 too (``input``, critical): without it, a fleet whose host stopped being read passed with nothing to see.
+
+Written host by host, straight to the output: the array's items are the findings as the hosts come, then the
+hosts that could not be read.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pgvet.findings import HostError, LintResult
+from pgvet.findings import HostError, HostResult, LintResult
+from pgvet.report import JsonArray, render_with_writer
 
 if TYPE_CHECKING:
-    from pgvet.report import ReportOptions
+    from pgvet.report import Out, ReportOptions, RunInfo
+    from pgvet.summary import RunSummary
 
 SEVERITIES = {"info": "info", "warning": "major", "error": "critical"}
 
 
-def render(result: LintResult, options: ReportOptions) -> str:
-    from pgvet.report import anchor, anchor_path
+class Writer:
+    """The array as ``json.dumps(issues, indent=2)`` gives it."""
 
-    issues: list[dict[str, Any]] = []
-    for host in result.hosts:
+    def __init__(self, run: RunInfo, options: ReportOptions, out: Out) -> None:
+        self.out = out
+        self.options = options
+        self.errors: list[HostError] = []  # a few lines each, and listed after the findings
+        out.write("[")
+        self.issues = JsonArray(out, 1)
+
+    def host(self, host: HostResult) -> None:
+        from pgvet.report import anchor, anchor_path
+
         for finding in host.findings:
             if finding.suppressed is not None or finding.baseline:
                 continue
             target, line = anchor(finding, host)
-            issues.append({
+            self.issues.add({
                 "description": f"{finding.rule_id} {finding.rule_name}: {' '.join(finding.message.split())}",
                 "check_name": finding.rule_id,
                 # pgvet's fingerprint already names the rule, host, file and subject: stable across runs
                 "fingerprint": finding.fingerprint,
                 "severity": SEVERITIES[finding.severity],
                 "location": {
-                    "path": anchor_path(target, host, options.repo_root),
+                    "path": anchor_path(target, host, self.options.repo_root),
                     "lines": {"begin": line if line and line >= 1 else 1},
                 },
             })
-    issues += [_error_issue(error, options) for error in result.errors]
-    return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
+
+    def error(self, error: HostError) -> None:
+        self.errors.append(error)
+
+    def finish(self, notices: list[str], summary: RunSummary) -> None:
+        for error in self.errors:
+            self.issues.add(_error_issue(error, self.options))
+        self.issues.close()
+        self.out.write("\n")
+
+    def close(self) -> None:
+        """Nothing held: each issue went out as it came."""
+
+
+def render(result: LintResult, options: ReportOptions) -> str:
+    return render_with_writer(Writer, result, options)
 
 
 def _error_issue(error: HostError, options: ReportOptions) -> dict[str, Any]:

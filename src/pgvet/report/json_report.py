@@ -7,14 +7,13 @@ those ``json.dumps(document, indent=2)`` would give.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import Spool, render_with_writer
+from pgvet.report import JsonArray, Spool, json_text, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -100,37 +99,17 @@ def _counts(host: HostResult) -> dict[str, int]:
     return {severity: counts[severity] for severity in ("error", "warning", "info")}
 
 
-def _dumps(value: Any, depth: int) -> str:
-    """``value`` as it appears ``depth`` levels deep in the indented document."""
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str).replace("\n", "\n" + "  " * depth)
-
-
-class _Array:
-    """A member of the document whose items come one by one: ``"key": [`` … ``]``."""
-
-    def __init__(self, out: Out) -> None:
-        self.out = out
-        self.count = 0
-
-    def add(self, item: Any) -> None:
-        self.out.write(("\n    " if not self.count else ",\n    ") + _dumps(item, 2))
-        self.count += 1
-
-    def close(self) -> None:
-        self.out.write("\n  ]" if self.count else "]")
-
-
 class Writer:
     def __init__(self, run: RunInfo, options: ReportOptions, out: Out) -> None:
         self.out = out
         self.repo_root = options.repo_root
         self.findings, self.not_evaluated = Spool(), Spool()
-        self.finding_items, self.not_evaluated_items = _Array(self.findings), _Array(self.not_evaluated)
+        self.finding_items, self.not_evaluated_items = JsonArray(self.findings, 2), JsonArray(self.not_evaluated, 2)
         self.errors: list[HostError] = []
         tool = {"name": "pgvet", "version": run.tool_version, "rule_pack": run.pack_version}
-        out.write(f'{{\n  "schema_version": {_dumps(SCHEMA_VERSION, 1)},\n  "tool": {_dumps(tool, 1)},\n'
-                  f'  "generated_at": {_dumps(datetime.now(UTC).isoformat(timespec="seconds"), 1)},\n  "hosts": [')
-        self.hosts = _Array(out)
+        out.write(f'{{\n  "schema_version": {json_text(SCHEMA_VERSION, 1)},\n  "tool": {json_text(tool, 1)},\n'
+                  f'  "generated_at": {json_text(datetime.now(UTC).isoformat(timespec="seconds"), 1)},\n  "hosts": [')
+        self.hosts = JsonArray(out, 2)
 
     def host(self, host: HostResult) -> None:
         from pgvet.report import relative_path
@@ -160,8 +139,12 @@ class Writer:
 
         errors = [{"host": error.host, "message": error.message, "path": error_path(error, self.repo_root),
                    "line": error.source.line if error.source else None} for error in self.errors]
-        out.write(f',\n  "errors": {_dumps(errors, 1)},\n  "notices": {_dumps(notices, 1)},\n'
-                  f'  "summary": {_dumps(summary_json(summary), 1)}\n}}\n')
+        out.write(f',\n  "errors": {json_text(errors, 1)},\n  "notices": {json_text(notices, 1)},\n'
+                  f'  "summary": {json_text(summary_json(summary), 1)}\n}}\n')
+
+    def close(self) -> None:
+        self.findings.close()
+        self.not_evaluated.close()
 
 
 def render(result: LintResult, options: ReportOptions) -> str:

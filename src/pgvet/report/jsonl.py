@@ -167,6 +167,9 @@ class Writer:
                                    "tool_version": self.run.tool_version, "rule_pack": self.run.pack_version,
                                    **summary_json(summary)}) + "\n")
 
+    def close(self) -> None:
+        """Nothing held: each line went out as it came."""
+
 
 def render(result: LintResult, options: ReportOptions) -> str:
     return render_with_writer(Writer, result, options)

@@ -1,6 +1,10 @@
 """JUnit XML for CI test tabs: one testsuite per host, one failing testcase per finding, and one passing
 testcase for a host without findings. Suppressed and baseline findings are skipped testcases; a host
 that could not be read is a testsuite with an error.
+
+Written host by host: the root element's counts come before its suites, so each host's suite is held in a
+spool (memory, then a temporary file) until the end, as ``ElementTree.indent`` and ``tostring`` would have
+written it in the whole tree.
 """
 
 from __future__ import annotations
@@ -8,10 +12,14 @@ from __future__ import annotations
 import xml.etree.ElementTree as ElementTree
 from typing import TYPE_CHECKING
 
-from pgvet.findings import Finding, HostResult, LintResult
+from pgvet.findings import Finding, HostError, HostResult, LintResult
+from pgvet.report import Spool, render_with_writer
 
 if TYPE_CHECKING:
-    from pgvet.report import ReportOptions
+    from pgvet.report import Out, ReportOptions, RunInfo
+    from pgvet.summary import RunSummary
+
+COUNTS = ("tests", "failures", "errors", "skipped")
 
 
 def _place(finding: Finding, host: HostResult, options: ReportOptions) -> str:
@@ -62,19 +70,52 @@ def _suite(host: HostResult, options: ReportOptions) -> ElementTree.Element:
     return suite
 
 
+def _error_suite(error: HostError) -> ElementTree.Element:
+    suite = ElementTree.Element("testsuite", name=error.host, tests="1", failures="0", errors="1", skipped="0")
+    case = ElementTree.SubElement(suite, "testcase", name="read inputs", classname=f"pgvet.{error.host}")
+    problem = ElementTree.SubElement(case, "error", message=error.message, type="input")
+    problem.text = f"{error.source}: {error.message}" if error.source else error.message
+    return suite
+
+
+class Writer:
+    def __init__(self, run: RunInfo, options: ReportOptions, out: Out) -> None:
+        self.out = out
+        self.options = options
+        self.suites = Spool()
+        self.totals = dict.fromkeys(COUNTS, 0)
+        self.errors: list[HostError] = []  # a few lines each, and their suites follow the hosts'
+
+    def _add(self, suite: ElementTree.Element) -> str:
+        """The suite's text as a child of the indented root (its tail, the indentation before the next
+        child or the root's end tag, is the caller's)."""
+        for key in COUNTS:
+            self.totals[key] += int(suite.get(key, "0"))
+        ElementTree.indent(suite, level=1)
+        return "\n  " + ElementTree.tostring(suite, encoding="unicode")
+
+    def host(self, host: HostResult) -> None:
+        self.suites.write(self._add(_suite(host, self.options)))
+
+    def error(self, error: HostError) -> None:
+        self.errors.append(error)
+
+    def finish(self, notices: list[str], summary: RunSummary) -> None:
+        tail = "".join(self._add(_error_suite(error)) for error in self.errors)
+        root = ElementTree.Element("testsuites", name="pgvet")
+        for key, total in self.totals.items():
+            root.set(key, str(total))
+        head = ElementTree.tostring(root, encoding="unicode", xml_declaration=True)
+        if not self.totals["tests"]:  # no suite: the empty element
+            self.out.write(head + "\n")
+            return
+        self.out.write(head.removesuffix(" />") + ">")
+        self.suites.copy_to(self.out)
+        self.out.write(tail + "\n</testsuites>\n")
+
+    def close(self) -> None:
+        self.suites.close()
+
+
 def render(result: LintResult, options: ReportOptions) -> str:
-    root = ElementTree.Element("testsuites", name="pgvet")
-    for host in result.hosts:
-        root.append(_suite(host, options))
-    for error in result.errors:
-        suite = ElementTree.SubElement(root, "testsuite", name=error.host, tests="1", failures="0", errors="1",
-                                       skipped="0")
-        case = ElementTree.SubElement(suite, "testcase", name="read inputs", classname=f"pgvet.{error.host}")
-        problem = ElementTree.SubElement(case, "error", message=error.message, type="input")
-        problem.text = f"{error.source}: {error.message}" if error.source else error.message
-    totals = {key: sum(int(suite.get(key, "0")) for suite in root) for key in ("tests", "failures", "errors",
-                                                                             "skipped")}
-    for key, total in totals.items():
-        root.set(key, str(total))
-    ElementTree.indent(root)
-    return ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return render_with_writer(Writer, result, options)

@@ -7,21 +7,27 @@ the file its evidence was read from, else the host's host.yaml (line 1), else th
 ``partialFingerprints`` carry pgvet's stable fingerprint twice: as ``pgvet/v1`` and as
 ``primaryLocationLineHash``, the only key GitHub reads (without it, upload-sarif hashes the source line,
 and an alert would be re-opened whenever the value on that line changes).
+
+Written host by host, straight to the output: what comes before ``results`` (the driver and every rule of
+the pack) is known before the first host, and what needs the whole run (the notifications, whether the
+execution succeeded) comes after them.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from pgvet.findings import Finding, HostResult, LintResult, RuleMeta
+from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
+from pgvet.report import JsonArray, json_text, render_with_writer
 
 if TYPE_CHECKING:
-    from pgvet.report import ReportOptions
+    from pgvet.report import Out, ReportOptions, RunInfo
+    from pgvet.summary import RunSummary
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -111,44 +117,61 @@ def _result(finding: Finding, host: HostResult, rule_index: int, repo_root: Path
     return entry
 
 
-def document(result: LintResult, repo_root: Path) -> dict[str, Any]:
-    metas = dict(result.rules)
-    for host in result.hosts:
-        for finding in host.findings:
-            metas.setdefault(finding.rule_id, _meta_from_finding(finding))
-    rule_ids = sorted(metas)
-    index = {rule_id: position for position, rule_id in enumerate(rule_ids)}
-    results = [_result(finding, host, index[finding.rule_id], repo_root)
-               for host in result.hosts for finding in host.findings]
-    notifications = [
-        {"level": "error", "message": {"text": f"{error.host}: {error.source}: {error.message}" if error.source
-                                       else f"{error.host}: {error.message}"}}
-        for error in result.errors
-    ]
-    # what the text report ends with (unused or unexplained suppressions, expired ignore entries)
-    notifications += [{"level": "warning", "message": {"text": notice}} for notice in result.notices]
-    if len(results) > MAX_RESULTS:
-        notifications.append({"level": "warning", "message": {"text": too_many_results(len(results))}})
-    run: dict[str, Any] = {
-        "tool": {"driver": {"name": "pgvet", "version": result.tool_version, "semanticVersion": result.tool_version,
-                            "informationUri": INFORMATION_URI,
-                            "rules": [_rule(metas[rule_id]) for rule_id in rule_ids]}},
-        "originalUriBaseIds": {"%SRCROOT%": {"uri": _directory_uri(repo_root)}},
-        "results": results,
-        "invocations": [{"executionSuccessful": not result.errors, "toolExecutionNotifications": notifications}],
-        "properties": {"rulePack": result.pack_version},
-    }
-    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
-
-
 def too_many_results(count: int) -> str:
     return (f"{count} results in one SARIF run: GitHub code scanning rejects an upload of more than {MAX_RESULTS} "
             f"(lint the hosts in parts, each uploaded with its own category, or leave rules out with --ignore)")
 
 
+class Writer:
+    """The document as ``json.dumps(document, indent=2)`` gives it, its results written as the hosts come.
+    A run's findings all come from its pack, whose rules the driver lists before them (``render`` adds the
+    rules of a finished result's findings that the result does not describe)."""
+
+    def __init__(self, run: RunInfo, options: ReportOptions, out: Out) -> None:
+        self.out = out
+        self.repo_root = options.repo_root or Path.cwd()
+        rule_ids = sorted(run.rules)
+        self.index = {rule_id: position for position, rule_id in enumerate(rule_ids)}
+        self.notifications: list[dict[str, Any]] = []
+        self.failed = False
+        self.pack_version = run.pack_version
+        tool = {"driver": {"name": "pgvet", "version": run.tool_version, "semanticVersion": run.tool_version,
+                           "informationUri": INFORMATION_URI,
+                           "rules": [_rule(run.rules[rule_id]) for rule_id in rule_ids]}}
+        base = {"%SRCROOT%": {"uri": _directory_uri(self.repo_root)}}
+        out.write(f'{{\n  "$schema": {json_text(SCHEMA, 1)},\n  "version": "2.1.0",\n  "runs": [\n    {{\n'
+                  f'      "tool": {json_text(tool, 3)},\n      "originalUriBaseIds": {json_text(base, 3)},\n'
+                  f'      "results": [')
+        self.results = JsonArray(out, 4)
+
+    def host(self, host: HostResult) -> None:
+        for finding in host.findings:
+            self.results.add(_result(finding, host, self.index[finding.rule_id], self.repo_root))
+
+    def error(self, error: HostError) -> None:
+        self.failed = True
+        text = f"{error.host}: {error.source}: {error.message}" if error.source else f"{error.host}: {error.message}"
+        self.notifications.append({"level": "error", "message": {"text": text}})
+
+    def finish(self, notices: list[str], summary: RunSummary) -> None:
+        self.results.close()
+        # what the text report ends with (unused or unexplained suppressions, expired ignore entries)
+        notifications = self.notifications + [{"level": "warning", "message": {"text": notice}} for notice in notices]
+        count = self.results.count
+        if count > MAX_RESULTS:  # said on stderr too: the upload fails later, in another step, with less to go on
+            notifications.append({"level": "warning", "message": {"text": too_many_results(count)}})
+            print(f"pgvet: warning: {too_many_results(count)}", file=sys.stderr)
+        invocations = [{"executionSuccessful": not self.failed, "toolExecutionNotifications": notifications}]
+        self.out.write(f',\n      "invocations": {json_text(invocations, 3)},\n'
+                       f'      "properties": {json_text({"rulePack": self.pack_version}, 3)}\n    }}\n  ]\n}}\n')
+
+    def close(self) -> None:
+        """Nothing held: each result went out as it came."""
+
+
 def render(result: LintResult, options: ReportOptions) -> str:
-    sarif = document(result, options.repo_root or Path.cwd())
-    count = len(sarif["runs"][0]["results"])
-    if count > MAX_RESULTS:  # said on stderr too: the upload fails later, in another step, with less to go on
-        print(f"pgvet: warning: {too_many_results(count)}", file=sys.stderr)
-    return json.dumps(sarif, indent=2, ensure_ascii=False, default=str) + "\n"
+    metas = dict(result.rules)
+    for host in result.hosts:
+        for finding in host.findings:
+            metas.setdefault(finding.rule_id, _meta_from_finding(finding))
+    return render_with_writer(Writer, dataclasses.replace(result, rules=metas), options)

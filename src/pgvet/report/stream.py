@@ -1,8 +1,7 @@
 """``pgvet lint``: hosts linted one after the other and handed to every report as they come.
 
-Reports that can be written host by host (HostWriter) are; a host is then dropped, and what remains
-of a run is its summary counts: memory stays flat however many hosts. When a format that needs the
-whole run is asked for too (sarif, github, junit, gitlab), the results are also kept for it.
+Every report is written host by host (HostWriter); a host is then dropped, and what remains of a run
+is its summary counts: memory stays flat however many hosts.
 """
 
 from __future__ import annotations
@@ -14,17 +13,9 @@ from pathlib import Path
 from typing import IO
 
 from pgvet.errors import UsageError
-from pgvet.findings import HostError, LintResult
+from pgvet.findings import HostError
 from pgvet.lint import LintOptions, LintRun
-from pgvet.report import (
-    FORMATS,
-    HostWriter,
-    Renderer,
-    ReportOptions,
-    default_format,
-    destinations,
-    writer_factory,
-)
+from pgvet.report import HostWriter, ReportOptions, default_format, destinations, writer_factory
 from pgvet.summary import RunSummary
 
 
@@ -124,33 +115,23 @@ def lint_and_report(directories: Sequence[Path | None], options: LintOptions, *,
     run = LintRun(directories, options, jobs=jobs, notices=notices)  # refuses a wrong pack, selector, parameter first
     with contextlib.ExitStack() as files:
         writers: list[HostWriter] = []
-        whole: list[tuple[Renderer, ReportOptions, _FileOut | None]] = []
         for fmt, destination in destinations(formats or [default_format()], outputs):
             out: _FileOut | None = None
             if destination is not None:
                 out = files.enter_context(_FileOut(destination))
             report_options = ReportOptions(color=False if out is not None else color, verbose=verbose)
             factory = writer_factory(fmt)
-            if factory is None:
-                whole.append((FORMATS[fmt], report_options, out))
-            else:
-                writers.append(factory(run, report_options, sys.stdout if out is None else out))
-        kept = LintResult(hosts=[], rules=run.rules, tool_version=run.tool_version, pack_version=run.pack_version)
+            writer = factory(run, report_options, sys.stdout if out is None else out)
+            files.callback(writer.close)  # its spools, also when the run fails
+            writers.append(writer)
         for outcome in run.outcomes():
             if isinstance(outcome, HostError):
                 for writer in writers:
                     writer.error(outcome)
-                if whole:
-                    kept.errors.append(outcome)
                 continue
             for writer in writers:
                 writer.host(outcome)
-            if whole:
-                kept.hosts.append(outcome)
         notices = run.notices
         for writer in writers:
             writer.finish(notices, run.summary)
-        kept.notices = notices
-        for render, report_options, out in whole:
-            (sys.stdout if out is None else out).write(render(kept, report_options))
     return run.summary

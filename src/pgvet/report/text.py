@@ -372,6 +372,9 @@ class Writer:
         console.print(Text(summary_text(summary, self.options.verbose), "bold"))
         self.out.write(self._take())
 
+    def close(self) -> None:
+        self.sections.close()
+
 
 def render(result: LintResult, options: ReportOptions) -> str:
     return render_with_writer(Writer, result, options)
