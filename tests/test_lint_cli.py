@@ -552,3 +552,26 @@ def test_errors_name_their_file_as_findings_do(tmp_path: Path, monkeypatch: pyte
     concise = [line.split(": ERROR input:")[0] for line in lint(*hosts, "-f", "concise")[1].splitlines()
                if ": ERROR input:" in line]
     assert concise == [f"{path}:{line}" if line else path for path, line in expected]
+
+
+def test_check_report_files_are_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    # `pgvet check -o FILE` wrote FILE in place: a write that failed midway (a full disk; here the file size
+    # limit) left a truncated report over the previous one
+    report = tmp_path / "check.txt"
+    report.write_text("the previous report\n")
+    script = (
+        "import resource, signal, sys\n"
+        "from pathlib import Path\n"
+        "from pgvet.cli import _render_outputs\n"
+        "from pgvet.errors import UsageError\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+        "try:\n"
+        "    _render_outputs(None, ['text'], [Path(sys.argv[1])], False, None, text=lambda *_: 'x' * 100_000)\n"
+        "except UsageError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(report)], capture_output=True, text=True, check=False,
+                          timeout=60)
+    assert done.stdout.startswith(f"cannot write {report}: "), done.stdout + done.stderr
+    assert report.read_text() == "the previous report\n" and os.listdir(tmp_path) == ["check.txt"]

@@ -130,17 +130,15 @@ def facts(
 def _render_outputs(result: LintResult, formats: list[str], outputs: list[Path], verbose: bool,
                     color: bool | None, text: Renderer | None = None) -> None:
     """Write each --format to its --output (or standard output); ``text`` replaces the text report."""
-    from pgvet.errors import UsageError
     from pgvet.report import FORMATS, ReportOptions, default_format, destinations
+    from pgvet.report.stream import ReportFile
 
     for fmt, destination in destinations(formats or [default_format()], outputs):
         options = ReportOptions(color=False if destination is not None else color, verbose=verbose)
         rendered = (text if fmt == "text" and text is not None else FORMATS[fmt])(result, options)
         if destination is not None:
-            try:
-                destination.write_text(rendered, encoding="utf-8", errors="backslashreplace")  # as stream.py
-            except OSError as error:
-                raise UsageError(f"cannot write {destination}: {error.strerror}") from None
+            with ReportFile(destination) as out:  # whole or not at all, as lint's reports
+                out.write(rendered)
         else:
             sys.stdout.write(rendered)
 

@@ -19,7 +19,7 @@ from pgvet.report import HostWriter, ReportOptions, default_format, destinations
 from pgvet.summary import RunSummary
 
 
-class _FileOut:
+class ReportFile:
     """A report file, written whole or not at all: into a new file beside it, renamed over it when the run
     ends well and removed otherwise, so that a run that fails (an error found late, a bug, Ctrl-C) leaves
     neither a truncated report nor a previous one damaged. A target that exists and is no regular file (a
@@ -80,7 +80,7 @@ class _FileOut:
         except OSError as error:
             raise UsageError(f"cannot write {self.path}: {error.strerror}") from None
 
-    def __enter__(self) -> _FileOut:
+    def __enter__(self) -> ReportFile:
         return self
 
     def __exit__(self, failed: type[BaseException] | None, *_: object) -> None:
@@ -116,9 +116,9 @@ def lint_and_report(directories: Sequence[Path | None], options: LintOptions, *,
     with contextlib.ExitStack() as files:
         writers: list[HostWriter] = []
         for fmt, destination in destinations(formats or [default_format()], outputs):
-            out: _FileOut | None = None
+            out: ReportFile | None = None
             if destination is not None:
-                out = files.enter_context(_FileOut(destination))
+                out = files.enter_context(ReportFile(destination))
             report_options = ReportOptions(color=False if out is not None else color, verbose=verbose)
             factory = writer_factory(fmt)
             writer = factory(run, report_options, sys.stdout if out is None else out)
