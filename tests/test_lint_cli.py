@@ -363,9 +363,11 @@ def test_ctrl_c_during_a_jobs_run_ends_it_quietly(tmp_path: Path) -> None:
                                   check=False).stdout.split()
 
         deadline = time.monotonic() + 30
-        while len(group()) < 3 and time.monotonic() < deadline:
+        while len(group()) < 3 and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.005)
         time.sleep(0.2 * attempt)
+        # a run that ended first (exit 1: findings) would say nothing about the interrupt: said as such
+        assert process.poll() is None, f"the run ended before the interrupt: {process.returncode}"
         os.killpg(process.pid, signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 130, stderr
