@@ -9,6 +9,7 @@ sections are held (Spool) until the run ends.
 from __future__ import annotations
 
 import io
+import os
 import stat
 import sys
 from functools import lru_cache
@@ -41,17 +42,26 @@ def offending_line(root: str, path: str, line: int | None) -> str | None:
     (after resolving symbolic links) and at most 1 MiB are read: a report never leaks other files."""
     if line is None or line < 1 or path.startswith(NOT_A_FILE):
         return None
-    base = Path(root).resolve()
+    file = _file_in_host(root, path)
+    if file is None:
+        return None
     try:
-        file = (base / path).resolve()
-        file.relative_to(base)
-        status = file.stat()
-    except (OSError, ValueError):
+        status = os.stat(file)
+    except OSError:
         return None
     if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_SHOWN_FILE:
         return None
-    lines = _file_lines(str(file), status.st_ino, status.st_size, status.st_mtime_ns)
+    lines = _file_lines(file, status.st_ino, status.st_size, status.st_mtime_ns)
     return lines[line - 1] if lines is not None and line <= len(lines) else None
+
+
+@lru_cache(maxsize=256)
+def _file_in_host(root: str, path: str) -> str | None:
+    """The real path of a host's file, None when it resolves outside the host directory: worked out once
+    per file, not for each of the places that show it (a host has tens), as report paths are."""
+    base = os.path.realpath(root)
+    file = os.path.realpath(os.path.join(base, path))
+    return file if file.startswith(base.rstrip(os.sep) + os.sep) else None
 
 
 @lru_cache(maxsize=16)
