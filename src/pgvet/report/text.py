@@ -338,8 +338,10 @@ def report_console(options: ReportOptions) -> tuple[Console, io.StringIO, int]:
     color = use_color(options, on_terminal)
     width = options.width or (Console().width if on_terminal else 100)
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=color, no_color=not color, highlight=False,
-                      emoji=False, markup=False, color_system="standard" if color else None)
+    # a height too: with the width alone, rich asks the terminal for its size at every print and wrap (a
+    # tenth of the text report's time); nothing printed here fills a height
+    console = Console(file=buffer, width=width, height=25, force_terminal=color, no_color=not color,
+                      highlight=False, emoji=False, markup=False, color_system="standard" if color else None)
     return console, buffer, width
 
 
