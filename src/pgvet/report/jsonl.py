@@ -14,7 +14,7 @@ from json.encoder import encode_basestring  # the C function behind json.dumps(.
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pgvet.findings import Finding, HostError, HostResult, LintResult, quote_setting
+from pgvet.findings import Finding, HostError, HostResult, LintResult
 from pgvet.report import error_path, relative_path, render_with_writer
 
 if TYPE_CHECKING:
@@ -121,15 +121,13 @@ def finding_line(finding: Finding, host: HostResult, repo_root: Path | None, cwd
                      or _kept(_evidence_paths, file, f', "path": {encode_basestring(file)}, "line": '))
             append(f'{start}{encoded}{place}{"null" if source.line is None else _int_text(source.line)}}}')
     if fix.sysctl or fix.postgresql or fix.text is not None:
-        # a fix's settings are texts by name: written here, with their ALTER SYSTEM statements, rather than
-        # by the encoder (a call and its setting up per dict cost more than the one or two pairs they hold)
-        sysctl = postgresql = statements = ""
-        for name, value in fix.sysctl.items():
-            sysctl += f"{', ' if sysctl else ''}{encode_basestring(name)}: {encode_basestring(value)}"
-        for name, value in fix.postgresql.items():
-            postgresql += f"{', ' if postgresql else ''}{encode_basestring(name)}: {encode_basestring(value)}"
-            statements += (f"{', ' if statements else ''}"
-                           f"{encode_basestring(f'ALTER SYSTEM SET {name} = {quote_setting(value)};')}")
+        # a fix's settings are texts by name: written here rather than by the encoder (a call and its setting
+        # up per dict cost more than the one or two pairs they hold)
+        sysctl = ", ".join([f"{encode_basestring(name)}: {encode_basestring(value)}"
+                            for name, value in fix.sysctl.items()])
+        postgresql = ", ".join([f"{encode_basestring(name)}: {encode_basestring(value)}"
+                                for name, value in fix.postgresql.items()])
+        statements = ", ".join([encode_basestring(statement) for statement in fix.alter_system()])
         fix_json = (f'{{"sysctl": {{{sysctl}}}, "postgresql": {{{postgresql}}}, "alter_system": [{statements}], '
                     f'"text": {"null" if fix.text is None else encode_basestring(fix.text)}}}')
     else:
