@@ -66,15 +66,12 @@ class Writer:
     def _error_place(self, error: HostError) -> str:
         """The input that failed as the findings' paths show files: from where the run is, not from the host
         directory (a hook's `host.yaml:1` would not say which host's)."""
-        from pgvet.report import relative_path
+        from pgvet.report import error_path
 
-        source = error.source
-        if source is None:
+        place = error_path(error, self.repo_root)
+        if place is None or error.source is None:
             return error.host
-        if error.root is None or source.path == error.root:  # no host directory, or the directory itself
-            return str(source)
-        place = relative_path(source.path, error.root, self.repo_root)
-        return f"{place}:{source.line}" if source.line else place
+        return f"{place}:{error.source.line}" if error.source.line else place
 
     def close(self) -> None:
         self.lines.close()

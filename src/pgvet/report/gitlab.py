@@ -72,13 +72,10 @@ def render(result: LintResult, options: ReportOptions) -> str:
 def _error_issue(error: HostError, options: ReportOptions) -> dict[str, Any]:
     """An unreadable host, at the input that failed (from where the run is, as the findings' files), else at its
     directory; the fingerprint is stable across runs as long as the host fails the same way."""
-    from pgvet.report import relative_path
+    from pgvet.report import error_path
 
     source = error.source
-    if source is not None and error.root is not None and source.path != error.root:
-        path = relative_path(source.path, error.root, options.repo_root)
-    else:
-        path = source.path if source is not None else error.root or error.host
+    path = error_path(error, options.repo_root) or error.root or error.host
     line = source.line if source is not None and source.line else 1
     key = "\0".join(("input", error.host, path, error.message))
     return {
