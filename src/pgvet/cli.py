@@ -131,7 +131,7 @@ def _render_outputs(result: LintResult, formats: list[str], outputs: list[Path],
                     color: bool | None, text: Renderer | None = None) -> None:
     """Write each --format to its --output (or standard output); ``text`` replaces the text report."""
     from pgvet.report import FORMATS, ReportOptions, default_format, destinations
-    from pgvet.report.stream import ReportFile
+    from pgvet.report.files import ReportFile
 
     for fmt, destination in destinations(formats or [default_format()], outputs):
         options = ReportOptions(color=False if destination is not None else color, verbose=verbose)

@@ -147,7 +147,7 @@ class _Plan:
         except InputError as error:
             return _host_error(directory, error.message, error.source)
         except Exception as error:  # a bug met on one host must not end the lint of a fleet
-            return _host_error(directory, f"internal error, a bug in pgvet (please report it): {_described(error)}")
+            return _host_error(directory, _bug(error))
 
     def _lint_host(self, directory: Path | None) -> HostResult:
         from pgvet.engine.derived import derived_values
@@ -177,13 +177,14 @@ def _host_error(directory: Path | None, message: str, source: Source | None = No
                      root=os.fspath(directory) if directory is not None else None)
 
 
-def _described(error: BaseException) -> str:
-    """``ValueError: text (at module.py:12)``: what a bug report needs, in one line (the innermost frame)."""
+def _bug(error: BaseException) -> str:
+    """A host's error for a bug of pgvet met on it: ``ValueError: text (at module.py:12)``, what a bug report
+    needs, in one line (the innermost frame)."""
     import traceback
 
     frames = traceback.extract_tb(error.__traceback__)
     where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
-    return f"{type(error).__name__}: {error}{where}"
+    return f"internal error, a bug in pgvet (please report it): {type(error).__name__}: {error}{where}"
 
 
 def usable_cpus() -> int:
@@ -332,8 +333,7 @@ class LintRun:
         except InputError as error:
             return HostError(host=host.name, message=error.message, source=error.source, root=host.root)
         except Exception as error:  # a bug met on one host must not end the lint of a fleet
-            return HostError(host=host.name, root=host.root,
-                             message=f"internal error, a bug in pgvet (please report it): {_described(error)}")
+            return HostError(host=host.name, message=_bug(error), root=host.root)
         inline.extend(own_inline)
         ignored.extend(own_ignored)
         return outcome
