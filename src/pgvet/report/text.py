@@ -121,7 +121,7 @@ def print_finding(console: Console, finding: Finding, host: HostResult, options:
         head.append(f"{finding.rule_id} {finding.rule_name}", "bold")
         if finding.subject:
             head.append(f"  [{finding.subject}]", "dim")
-        console.print(head, overflow="fold")
+        _print_line(console, head)
     rows: list[tuple[str, Text]] = [("", Text(" ".join(finding.message.split())))]
     if finding.path and (snapshot_places or Path(finding.path).is_absolute()):
         rows.append(("  at", _location_row(finding.path, finding.line, host, options)))
@@ -153,10 +153,53 @@ def print_finding(console: Console, finding: Finding, host: HostResult, options:
         line.stylize("green")
         rows.append(("  fix" if index == 0 else "", line))
     _print_rows(console, rows)
-    console.print()
+    _print_blank(console)
 
 
 _LABEL_STYLE = "dim"  # the labels: at, from, values, fix
+
+
+def _plain(console: Console) -> bool:
+    """Whether the console writes no styles (no colour system: a file, a pipe, NO_COLOR): its lines are then
+    written as text, without rich's rendering, which cost more than evaluating the rules (tests hold the two
+    to the same output)."""
+    return console.color_system is None
+
+
+def _print_line(console: Console, text: Text) -> None:
+    """``console.print(text, overflow="fold")``: the text wrapped to the console's width."""
+    if _plain(console):
+        console.file.write("".join(f"{line}\n" for line in _plain_lines(text, console, console.width)))
+    else:
+        console.print(text, overflow="fold")
+
+
+def _print_cropped(console: Console, text: Text) -> None:
+    """``console.print(text, no_wrap=True, crop=True)``: one line, cut at the console's width."""
+    plain = text.plain
+    if _plain(console) and "\n" not in plain and "\t" not in plain and cell_len(plain) <= console.width:
+        console.file.write(plain + "\n")
+    else:
+        console.print(text, no_wrap=True, crop=True)
+
+
+def _print_blank(console: Console) -> None:
+    if _plain(console):
+        console.file.write("\n")
+    else:
+        console.print()
+
+
+def _plain_lines(text: Text, console: Console, width: int) -> list[str]:
+    """The lines ``text.wrap`` gives, as plain text. A text of one line that fits, the usual row, is
+    already its only line: wrapping it would change nothing (tabs are expanded, and control codes were
+    taken out when the Text was made), so rich's wrapping, a third of the report's time, is left out."""
+    plain = text.plain
+    if "\n" not in plain and "\t" not in plain and cell_len(plain) <= width:
+        return [plain]
+    lines = text.wrap(console, width, justify=text.justify or "default", overflow=text.overflow or "fold",
+                      no_wrap=bool(text.no_wrap))
+    return [line.plain for line in lines]
 
 
 def _print_rows(console: Console, rows: list[tuple[str, Text]]) -> None:
@@ -167,6 +210,24 @@ def _print_rows(console: Console, rows: list[tuple[str, Text]]) -> None:
     # the grid is as wide as its widest text needs (at most the console's width), and pads every cell to it
     width = max(1, min(console.width - LABEL_WIDTH,
                        max(cell_len(line) for _, text in rows for line in text.plain.split("\n"))))
+    if _plain(console):
+        _write_plain_rows(console, rows, width)
+    else:
+        _print_styled_rows(console, rows, width)
+
+
+def _write_plain_rows(console: Console, rows: list[tuple[str, Text]], width: int) -> None:
+    """The rows without styles, as text: what _print_styled_rows prints on a console without colours (where
+    rich writes no styles), less the blanks that pad each cell (the report drops them), at a fifth of the
+    cost — most reports, fleets' included, go to files and pipes."""
+    out: list[str] = []
+    for label, text in rows:
+        for index, line in enumerate(_plain_lines(text, console, width)):
+            out.append(f"{label if index == 0 else '':<{LABEL_WIDTH}}{line}\n")
+    console.file.write("".join(out))
+
+
+def _print_styled_rows(console: Console, rows: list[tuple[str, Text]], width: int) -> None:
     label_style = console.get_style(_LABEL_STYLE)
     segments: list[Segment] = []
     for label, text in rows:  # a word longer than the width is folded (the table cut it with an ellipsis)
@@ -190,32 +251,62 @@ def print_memory(console: Console, picture: MemoryPicture, width: int) -> None:
     title.append(f" ({size_text(picture.ram)})", "bold")
     if picture.estimated:
         title.append("  shared memory estimated from shared_buffers", "dim")
-    console.print(title)
+    _print_line(console, title)
     bar = Text("  ")
     for segment, cells in zip(picture.segments, bar_cells(picture, bar_width), strict=True):
         bar.append(segment.char * cells, segment.style)
-    console.print(bar, no_wrap=True, crop=True)
+    _print_cropped(console, bar)
     markers = marker_line(picture, bar_width)
     if markers:
-        console.print(Text("  " + markers, "bold"), no_wrap=True, crop=True)
+        _print_cropped(console, Text("  " + markers, "bold"))
+    legend: list[tuple[Text, Text, Text, Text]] = []
+    for segment in picture.segments:
+        size = size_text(segment.size) if segment.size else "nothing left"
+        legend.append((Text("  " + segment.char * 2, segment.style), Text(segment.label), Text(size),
+                       Text(f"{segment.size / picture.ram * 100:.1f} %")))
+    if picture.commit_limit is not None:
+        share = f"{picture.commit_limit / picture.ram * 100:.1f} %"
+        legend.append((Text("   ┃", "bold"), Text("CommitLimit (overcommit strict)"),
+                       Text(size_text(picture.commit_limit)), Text(share)))
+    if picture.overcommitted:
+        legend.append((Text("   ▲", "bold red"), Text("end of RAM; promised beyond it", "bold red"),
+                       Text(size_text(picture.overcommitted), "bold red"),
+                       Text(f"{picture.overcommitted / picture.ram * 100:.1f} %", "bold red")))
+    _print_legend(console, legend)
+    _print_blank(console)
+
+
+LEGEND_GLYPH_WIDTH = 4  # two cells of the glyph, under the bar's two-space indent
+
+
+def _print_legend(console: Console, rows: list[tuple[Text, Text, Text, Text]]) -> None:
+    """The legend's grid: glyph, label, then size and share aligned right, a blank between columns. Without
+    colours and when it fits, written as text: rich's table costs more than the rest of a host's report."""
+    widths = [LEGEND_GLYPH_WIDTH] + [max((cell_len(row[column].plain) for row in rows), default=0)
+                                     for column in (1, 2, 3)]
+    if _plain(console) and sum(widths) + len(widths) - 1 <= console.width and all(
+            cell_len(row[0].plain) <= LEGEND_GLYPH_WIDTH for row in rows):
+        lines = []
+        for glyph, label, size, share in rows:
+            lines.append(" ".join((_padded(glyph.plain, widths[0]), _padded(label.plain, widths[1]),
+                                   _padded(size.plain, widths[2], right=True),
+                                   _padded(share.plain, widths[3], right=True))) + "\n")
+        console.file.write("".join(lines))
+        return
     legend = Table.grid(padding=(0, 1))
-    legend.add_column(width=4, no_wrap=True)  # two cells of the glyph, under the bar's two-space indent
+    legend.add_column(width=LEGEND_GLYPH_WIDTH, no_wrap=True)
     legend.add_column(no_wrap=True)
     legend.add_column(justify="right", no_wrap=True)
     legend.add_column(justify="right", no_wrap=True)
-    for segment in picture.segments:
-        size = size_text(segment.size) if segment.size else "nothing left"
-        legend.add_row(Text("  " + segment.char * 2, segment.style), segment.label, size,
-                       f"{segment.size / picture.ram * 100:.1f} %")
-    if picture.commit_limit is not None:
-        legend.add_row(Text("   ┃", "bold"), "CommitLimit (overcommit strict)", size_text(picture.commit_limit),
-                       f"{picture.commit_limit / picture.ram * 100:.1f} %")
-    if picture.overcommitted:
-        legend.add_row(Text("   ▲", "bold red"), Text("end of RAM; promised beyond it", "bold red"),
-                       Text(size_text(picture.overcommitted), "bold red"),
-                       Text(f"{picture.overcommitted / picture.ram * 100:.1f} %", "bold red"))
+    for row in rows:
+        legend.add_row(*row)
     console.print(legend)
-    console.print()
+
+
+def _padded(text: str, width: int, *, right: bool = False) -> str:
+    """``text`` filled with blanks to ``width`` terminal cells (a wide character takes two)."""
+    blanks = " " * (width - cell_len(text))
+    return blanks + text if right else text + blanks
 
 
 def _counted(finding: Finding) -> bool:
@@ -227,25 +318,25 @@ def _host(console: Console, host: HostResult, options: ReportOptions, width: int
 
     header = Text(host.host.name, "bold underline")
     header.append(f"  {relative_path('.', host.host.root, options.repo_root)}", "dim")
-    console.print(header)
-    console.print()
+    _print_line(console, header)
+    _print_blank(console)
     picture = memory_picture(host.host)
     if picture is not None:
         print_memory(console, picture, width)
     for warning in host.host.warnings:
-        console.print(Text(f"warning: {warning}", "yellow"))
+        _print_line(console, Text(f"warning: {warning}", "yellow"))
     if options.verbose:
         for note in host.host.notes:
-            console.print(Text(f"note: {note}", "dim"))
+            _print_line(console, Text(f"note: {note}", "dim"))
     if host.host.warnings or (options.verbose and host.host.notes):
-        console.print()
+        _print_blank(console)
     active = sorted((finding for finding in host.findings if _counted(finding)),
                     key=lambda item: (-item.rank, item.rule_id, item.subject or ""))
     for finding in active:
         print_finding(console, finding, host, options)
     if not active:
-        console.print(Text("no findings", "green"))
-        console.print()
+        _print_line(console, Text("no findings", "green"))
+        _print_blank(console)
     quiet = [finding for finding in host.findings if not _counted(finding)]
     if quiet:
         grid = Table.grid()
