@@ -233,7 +233,8 @@ def test_text_without_colours_is_what_rich_prints(samples: Samples, tmp_path: Pa
     host = result.hosts[1]
     host.host.facts["host.ram"] = host.host.facts["host.ram"]._replace(value=ram)  # the memory picture's scale
     first = host.findings[0]
-    host.findings[0] = dataclasses.replace(first, message=message, subject=subject, values={"text": value, **first.values},
+    host.findings[0] = dataclasses.replace(first, message=message, subject=subject,
+                                           values={"text": value, **first.values},
                                            fix=dataclasses.replace(first.fix, text=fix_text))
     options = ReportOptions(color=False, width=width, verbose=verbose, repo_root=tmp_path)
     written = FORMATS["text"](result, options)
