@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.console import Console
+from rich.containers import Lines
 from rich.segment import Segment, Segments
 from rich.table import Table
 from rich.text import Text
@@ -197,9 +198,13 @@ def _plain_lines(text: Text, console: Console, width: int) -> list[str]:
     plain = text.plain
     if "\n" not in plain and "\t" not in plain and cell_len(plain) <= width:
         return [plain]
-    lines = text.wrap(console, width, justify=text.justify or "default", overflow=text.overflow or "fold",
-                      no_wrap=bool(text.no_wrap))
-    return [line.plain for line in lines]
+    return [line.plain for line in _wrapped(text, console, width)]
+
+
+def _wrapped(text: Text, console: Console, width: int) -> Lines:
+    """The text's lines as a table cell of ``width`` wraps them: a word longer than the width is folded."""
+    return text.wrap(console, width, justify=text.justify or "default", overflow=text.overflow or "fold",
+                     no_wrap=bool(text.no_wrap))
 
 
 def _print_rows(console: Console, rows: list[tuple[str, Text]]) -> None:
@@ -231,9 +236,7 @@ def _print_styled_rows(console: Console, rows: list[tuple[str, Text]], width: in
     label_style = console.get_style(_LABEL_STYLE)
     segments: list[Segment] = []
     for label, text in rows:  # a word longer than the width is folded (the table cut it with an ellipsis)
-        lines = text.wrap(console, width, justify=text.justify or "default", overflow=text.overflow or "fold",
-                          no_wrap=bool(text.no_wrap))
-        for index, line in enumerate(lines):
+        for index, line in enumerate(_wrapped(text, console, width)):
             segments.append(Segment(f"{label if index == 0 else '':<{LABEL_WIDTH}}", label_style))
             cell = Text(end="")
             cell.append_text(line)  # the line's own style becomes a span: Text.render leaves it out
