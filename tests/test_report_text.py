@@ -219,7 +219,7 @@ def _texts(min_size: int = 0) -> st.SearchStrategy[str]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(message=_texts(1), subject=st.one_of(st.none(), _texts()), fix_text=st.one_of(st.none(), _texts()),
-       value=_texts(), width=st.integers(min_value=12, max_value=200), verbose=st.booleans(),
+       value=_texts(), width=st.integers(min_value=1, max_value=200), verbose=st.booleans(),
        ram=st.integers(min_value=1, max_value=2**50))
 def test_text_without_colours_is_what_rich_prints(samples: Samples, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    message: str, subject: str | None, fix_text: str | None,

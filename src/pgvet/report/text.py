@@ -215,7 +215,7 @@ def _print_rows(console: Console, rows: list[tuple[str, Text]]) -> None:
     # the grid is as wide as its widest text needs (at most the console's width), and pads every cell to it
     width = max(1, min(console.width - LABEL_WIDTH,
                        max(cell_len(line) for _, text in rows for line in text.plain.split("\n"))))
-    if _plain(console):
+    if _plain(console) and console.width > LABEL_WIDTH:  # narrower, rich crops the labels' column too
         _write_plain_rows(console, rows, width)
     else:
         _print_styled_rows(console, rows, width)
