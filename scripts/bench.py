@@ -343,6 +343,10 @@ def benchmark(counts: list[int], repeat: int, python: str, pgvet: list[str], mod
         rows.append((f"{count} hosts, one process" + (f" (median of {runs})" if runs > 1 else " (one run)"),
                      f"{batch.seconds:.1f} s ({batch.cpu:.1f} s CPU), {count / batch.seconds:.0f} hosts/s, "
                      f"peak {batch.peak_mb:.0f} MB"))
+        if count == counts[0]:  # the default format, for people: what `pgvet lint hosts/*` costs as it is typed
+            text = measure([*pgvet, "lint", *hosts, "--format", "text", "--exit-zero", "--strict"], 1, env)
+            rows.append((f"{count} hosts, one process, the text report (one run)",
+                         f"{text.seconds:.1f} s ({text.cpu:.1f} s CPU), {count / text.seconds:.0f} hosts/s"))
         shutil.rmtree(directory)
     ratio, typer_ratio = warm.seconds / deps.seconds, warm.seconds / lint_deps.seconds
     return ["# Performance", "",
