@@ -11,7 +11,7 @@ import os
 from typing import TYPE_CHECKING
 
 from pgvet.findings import HostError, HostResult, LintResult
-from pgvet.report import Spool, render_with_writer
+from pgvet.report import Spool, error_path, relative_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -27,8 +27,6 @@ class Writer:
         self.warned: set[str] = set()  # the hosts' warnings as the notices repeat them, not to print them twice
 
     def host(self, host: HostResult) -> None:
-        from pgvet.report import relative_path
-
         # What pgvet refused or could not read ("file[:line]: message", the file relative to the host directory)
         # is always said (docs/decisions.md), with the file shown from where the run is, as no link resolved.
         directory = relative_path(".", host.host.root, self.repo_root)
@@ -66,8 +64,6 @@ class Writer:
     def _error_place(self, error: HostError) -> str:
         """The input that failed as the findings' paths show files: from where the run is, not from the host
         directory (a hook's `host.yaml:1` would not say which host's)."""
-        from pgvet.report import error_path
-
         place = error_path(error, self.repo_root)
         if place is None or error.source is None:
             return error.host

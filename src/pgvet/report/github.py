@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import render_with_writer
+from pgvet.report import anchor, anchor_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -37,8 +37,6 @@ def escape_property(text: str) -> str:
 
 def _where(finding: Finding, host: HostResult, options: ReportOptions) -> tuple[str | None, int | None]:
     """The file to annotate, relative to the repository root, and its line; no file for a directory."""
-    from pgvet.report import anchor, anchor_path
-
     target, line = anchor(finding, host)
     if not target.is_file():
         return None, None

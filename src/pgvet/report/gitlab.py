@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pgvet.findings import HostError, HostResult, LintResult
-from pgvet.report import JsonArray, render_with_writer
+from pgvet.report import JsonArray, anchor, anchor_path, error_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -34,8 +34,6 @@ class Writer:
         self.issues = JsonArray(out, 1)
 
     def host(self, host: HostResult) -> None:
-        from pgvet.report import anchor, anchor_path
-
         for finding in host.findings:
             if finding.suppressed is not None or finding.baseline:
                 continue
@@ -72,8 +70,6 @@ def render(result: LintResult, options: ReportOptions) -> str:
 def _error_issue(error: HostError, options: ReportOptions) -> dict[str, Any]:
     """An unreadable host, at the input that failed (from where the run is, as the findings' files), else at its
     directory; the fingerprint is stable across runs as long as the host fails the same way."""
-    from pgvet.report import error_path
-
     source = error.source
     path = error_path(error, options.repo_root) or error.root or error.host
     line = source.line if source is not None and source.line else 1

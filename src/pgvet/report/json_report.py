@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import JsonArray, Spool, json_text, render_with_writer
+from pgvet.report import JsonArray, Spool, error_path, json_text, relative_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -24,8 +24,6 @@ SCHEMA_VERSION = "1"
 
 def finding_json(finding: Finding, host: HostResult, repo_root: Path | None = None) -> dict[str, Any]:
     """One finding; ``path`` relative to ``repo_root`` (or the current directory) when it lies under it."""
-    from pgvet.report import relative_path
-
     path = relative_path(finding.path, host.host.root, repo_root) if finding.path else None
     return {
         "fingerprint": finding.fingerprint,
@@ -112,8 +110,6 @@ class Writer:
         self.hosts = JsonArray(out, 2)
 
     def host(self, host: HostResult) -> None:
-        from pgvet.report import relative_path
-
         self.hosts.add({"name": host.host.name, "path": relative_path(".", host.host.root, self.repo_root),
                         "counts": _counts(host), "warnings": host.host.warnings})
         for finding in host.findings:
@@ -135,8 +131,6 @@ class Writer:
         out.write(',\n  "not_evaluated": [')
         self.not_evaluated_items.close()
         self.not_evaluated.copy_to(out)
-        from pgvet.report import error_path
-
         errors = [{"host": error.host, "message": error.message, "path": error_path(error, self.repo_root),
                    "line": error.source.line if error.source else None} for error in self.errors]
         out.write(f',\n  "errors": {json_text(errors, 1)},\n  "notices": {json_text(notices, 1)},\n'

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ElementTree
 from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import Spool, render_with_writer
+from pgvet.report import Spool, relative_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -23,8 +23,6 @@ COUNTS = ("tests", "failures", "errors", "skipped")
 
 
 def _place(finding: Finding, host: HostResult, options: ReportOptions) -> str:
-    from pgvet.report import relative_path
-
     if not finding.path:
         return relative_path(".", host.host.root, options.repo_root)
     place = relative_path(finding.path, host.host.root, options.repo_root)

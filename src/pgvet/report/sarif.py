@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
-from pgvet.report import JsonArray, json_text, render_with_writer
+from pgvet.report import JsonArray, anchor, json_text, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -86,8 +86,6 @@ def _directory_uri(directory: Path) -> str:
 
 
 def _location(finding: Finding, host: HostResult, repo_root: Path) -> dict[str, Any]:
-    from pgvet.report import anchor
-
     target, line = anchor(finding, host)
     uri = _uri(target, repo_root)
     # a file outside the repository has an absolute URI, which takes no base (SARIF 3.4.4)

@@ -24,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import Spool, render_with_writer
+from pgvet.report import Spool, relative_path, render_with_writer, use_color
 from pgvet.report.memory import MemoryPicture, bar_cells, marker_line, memory_picture, size_text
 from pgvet.summary import TOP_RULES, RunSummary
 
@@ -94,8 +94,6 @@ def value_text(name: str, value: object) -> str:
 
 
 def _place(path: str, line: int | None, host: HostResult, options: ReportOptions) -> str:
-    from pgvet.report import relative_path
-
     place = relative_path(path, host.host.root, options.repo_root)
     return f"{place}:{line}" if line else place
 
@@ -317,8 +315,6 @@ def _counted(finding: Finding) -> bool:
 
 
 def _host(console: Console, host: HostResult, options: ReportOptions, width: int) -> None:
-    from pgvet.report import relative_path
-
     header = Text(host.host.name, "bold underline")
     header.append(f"  {relative_path('.', host.host.root, options.repo_root)}", "dim")
     _print_line(console, header)
@@ -426,8 +422,6 @@ def print_fleet(console: Console, summary: RunSummary) -> None:
 
 def report_console(options: ReportOptions) -> tuple[Console, io.StringIO, int]:
     """A console writing into a buffer: colour as the options and terminal say, the terminal's width or 100."""
-    from pgvet.report import use_color
-
     on_terminal = sys.stdout.isatty()
     color = use_color(options, on_terminal)
     width = options.width or (Console().width if on_terminal else 100)
