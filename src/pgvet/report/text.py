@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.console import Console
-from rich.containers import Lines
 from rich.segment import Segment, Segments
 from rich.table import Table
 from rich.text import Text
@@ -29,6 +28,8 @@ from pgvet.report.memory import MemoryPicture, bar_cells, marker_line, memory_pi
 from pgvet.summary import TOP_RULES, RunSummary
 
 if TYPE_CHECKING:
+    from rich.containers import Lines
+
     from pgvet.report import Out, ReportOptions, RunInfo
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -176,7 +177,7 @@ def _print_line(console: Console, text: Text) -> None:
 def _print_cropped(console: Console, text: Text) -> None:
     """``console.print(text, no_wrap=True, crop=True)``: one line, cut at the console's width."""
     plain = text.plain
-    if _plain(console) and "\n" not in plain and "\t" not in plain and cell_len(plain) <= console.width:
+    if _plain(console) and _fits(plain, console.width):
         console.file.write(plain + "\n")
     else:
         console.print(text, no_wrap=True, crop=True)
@@ -189,12 +190,17 @@ def _print_blank(console: Console) -> None:
         console.print()
 
 
+def _fits(plain: str, width: int) -> bool:
+    """Whether a text is one line that rich would print as it is within ``width`` cells: no line break, no
+    tab to expand (control codes were taken out when the Text was made)."""
+    return "\n" not in plain and "\t" not in plain and cell_len(plain) <= width
+
+
 def _plain_lines(text: Text, console: Console, width: int) -> list[str]:
-    """The lines ``text.wrap`` gives, as plain text. A text of one line that fits, the usual row, is
-    already its only line: wrapping it would change nothing (tabs are expanded, and control codes were
-    taken out when the Text was made), so rich's wrapping, a third of the report's time, is left out."""
+    """The lines ``text.wrap`` gives, as plain text. A text that fits, the usual row, is already its only
+    line: rich's wrapping, a third of the report's time, is left out for it."""
     plain = text.plain
-    if "\n" not in plain and "\t" not in plain and cell_len(plain) <= width:
+    if _fits(plain, width):
         return [plain]
     return [line.plain for line in _wrapped(text, console, width)]
 
