@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
-from conftest import FIXTURES
+from conftest import FIXTURES, require_postgres
 from pgvet.cli import app
 
 runner = CliRunner()
@@ -33,7 +35,7 @@ def test_fix_write_edits_in_place_with_a_backup(tmp_path: Path) -> None:
     shutil.copytree(FIXTURES / "small-vm", host)
     original = (host / "postgresql.conf").read_text()
     result = runner.invoke(app, ["fix", str(host), "--write"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # work_mem is left: postgresql.auto.conf sets it
     assert (host / "postgresql.conf.bak").read_text() == original
     edited = (host / "postgresql.conf").read_text().splitlines()
     assert "max_connections = '100'\t\t\t# (change requires restart)" in edited  # value replaced, comment kept
@@ -43,3 +45,150 @@ def test_fix_write_edits_in_place_with_a_backup(tmp_path: Path) -> None:
     # What was written is now declared: the declared-vs-running rule sees it until sysctl --system runs.
     relint = runner.invoke(app, ["lint", str(host), "--format", "concise", "--select", "PGV901"])
     assert "vm.swappiness is declared 10 but the running kernel has 60" in relint.output
+
+
+def _host(tmp_path: Path, conf: str | bytes, **files: str) -> Path:
+    """A host with the small VM's kernel and machine inputs, and the given PostgreSQL files."""
+    host = tmp_path / "host"
+    shutil.copytree(FIXTURES / "small-vm", host)
+    (host / "postgresql.auto.conf").unlink()
+    (host / "postgresql.conf").write_bytes(conf if isinstance(conf, bytes) else conf.encode())
+    for name, text in files.items():
+        (host / name.replace("__", "/")).parent.mkdir(parents=True, exist_ok=True)
+        (host / name.replace("__", "/")).write_text(text)
+    return host
+
+
+def _fix(host: Path, *select: str) -> tuple[int, str]:
+    arguments = ["fix", str(host), "--write"] + [f"--select={rule}" for rule in select]
+    result = runner.invoke(app, arguments)
+    return result.exit_code, result.output
+
+
+def test_fix_write_changes_the_named_parameter_not_one_whose_name_it_begins(tmp_path: Path) -> None:
+    # autovacuum and jit begin autovacuum_max_workers and jit_above_cost: a pattern matching the name as a
+    # prefix rewrote those lines (`autovacuum'on' = 5`), which PostgreSQL then refused to start with.
+    host = _host(tmp_path, "autovacuum = off\nautovacuum_max_workers = 5\njit_above_cost = 200000\n"
+                           "max_parallel_workers_per_gather = 2\n")
+    code, output = _fix(host, "PGV801", "PGV708")
+    assert code == 0, output
+    assert (host / "postgresql.conf").read_text().splitlines() == [
+        "autovacuum = 'on'", "autovacuum_max_workers = 5", "jit_above_cost = 200000",
+        "max_parallel_workers_per_gather = 2", "jit = 'off'    # pgvet fix: PGV708 jit-on-oltp"]
+
+
+def test_fix_write_edits_the_line_that_takes_effect(tmp_path: Path) -> None:
+    # set twice in postgresql.conf and last in an included file: the included file's line is the one
+    host = _host(tmp_path, "Autovacuum=off # early\ninclude 'site.conf'\nautovacuum_naptime = 1min\n",
+                 **{"site.conf": "# site\n  autovacuum\t'false'   # the site's choice\n"})
+    code, output = _fix(host, "PGV801")
+    assert code == 0, output
+    assert (host / "postgresql.conf").read_text().startswith("Autovacuum=off # early\n")
+    assert (host / "site.conf").read_text() == "# site\n  autovacuum\t'on'   # the site's choice\n"
+    assert (host / "site.conf.bak").read_text() == "# site\n  autovacuum\t'false'   # the site's choice\n"
+    assert not (host / "postgresql.conf.bak").exists()
+
+
+def test_fix_write_leaves_a_value_of_postgresql_auto_conf_and_says_what_to_run(tmp_path: Path) -> None:
+    host = _host(tmp_path, "autovacuum = off\n", **{"postgresql.auto.conf": "autovacuum = 'off'\n"})
+    code, output = _fix(host, "PGV801")
+    assert code == 1
+    assert "left: autovacuum = 'on': not written — it is set by ALTER SYSTEM (postgresql.auto.conf:1)" in output
+    assert "ALTER SYSTEM SET autovacuum = 'on';" in output
+    assert (host / "postgresql.conf").read_text() == "autovacuum = off\n"  # changing it would change nothing
+    assert not (host / "postgresql.conf.bak").exists()
+
+
+def test_fix_write_keeps_every_other_byte(tmp_path: Path) -> None:
+    # CRLF line ends, a form feed and a bare carriage return inside lines, bytes that are not UTF-8, an
+    # escape in the value replaced ('o\146f' is 'off'), no line break at the end: only the value changes.
+    conf = (b"# \xe9t\xe9\r\nshared_buffers = 128MB\x0c# page\r\nwork_mem = 4MB\r# not a new line\r\n"
+            b"autovacuum = 'o\\146f'   # quoted\r\nport = 5432")
+    host = _host(tmp_path, conf)
+    code, output = _fix(host, "PGV801", "PGV708")
+    assert code == 0, output
+    assert (host / "postgresql.conf").read_bytes() == conf.replace(b"'o\\146f'", b"'on'") + (
+        b"\r\njit = 'off'    # pgvet fix: PGV708 jit-on-oltp\r\n")
+    assert (host / "postgresql.conf.bak").read_bytes() == conf
+
+
+def test_fix_write_changes_a_kernel_value_in_the_file_read_last(tmp_path: Path) -> None:
+    # sysctl --system reads sysctl.d by name and sysctl.conf last: a value declared after 90-postgresql.conf
+    # would undo that file's, so it is changed where it is; the others go to 90-postgresql.conf, whose own
+    # lines are kept.
+    host = _host(tmp_path, "max_connections = 50\n", **{
+        "sysctl.d__90-postgresql.conf": "# ours\nkernel.shmmax = 1000\nvm.swappiness=30\n",
+        "sysctl.d__99-site.conf": "-vm/dirty_ratio = 40 # old\n",
+        "sysctl.conf": "vm.overcommit_memory = 0\r\n"})
+    code, output = _fix(host, "PGV101", "PGV130", "PGV135")
+    assert code == 0, output
+    assert (host / "sysctl.d/90-postgresql.conf").read_text() == (
+        "# ours\nkernel.shmmax = 1000\nvm.swappiness=10\nvm.dirty_background_ratio = 5\nvm.overcommit_ratio = 53\n")
+    assert (host / "sysctl.d/99-site.conf").read_text() == "-vm/dirty_ratio = 10 # old\n"
+    assert (host / "sysctl.conf").read_bytes() == b"vm.overcommit_memory = 2\r\n"
+    assert (host / "sysctl.d/90-postgresql.conf.bak").read_text() == "# ours\nkernel.shmmax = 1000\nvm.swappiness=30\n"
+    assert sorted(path.name for path in (host / "sysctl.d").iterdir()) == [
+        "90-postgresql.conf", "90-postgresql.conf.bak", "99-site.conf", "99-site.conf.bak"]
+
+
+def test_fix_write_never_writes_outside_the_host_directory(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    host = _host(tmp_path, "autovacuum = off\n")
+    (host / "sysctl.d").symlink_to(outside, target_is_directory=True)
+    (host / "postgresql.conf.bak").symlink_to(outside / "postgresql.conf.bak")  # replaced, not followed
+    code, output = _fix(host, "PGV130", "PGV801")
+    assert code == 1
+    assert f"left: vm.swappiness = 10: not written (sysctl.d/90-postgresql.conf resolves to {outside}" in output
+    assert os.listdir(outside) == []
+    assert not (host / "postgresql.conf.bak").is_symlink()
+    assert (host / "postgresql.conf.bak").read_text() == "autovacuum = off\n"
+    assert (host / "postgresql.conf").read_text() == "autovacuum = 'on'\n"
+
+
+@pytest.mark.postgres
+def test_fix_write_gives_files_postgresql_reads_as_pgvet_said(tmp_path: Path) -> None:
+    """PostgreSQL judges the edited files: no error, and each fixed parameter has the fix's value."""
+    from pgconf_support.oracle import shared_oracle
+
+    require_postgres(15)
+    oracle = shared_oracle(15)
+    host = _host(tmp_path, "autovacuum = off\nautovacuum_max_workers = 5\njit_above_cost = 200000\n"
+                           "include_dir 'conf.d'\nmax_connections = 200\n",
+                 **{"conf.d__site.conf": "jit = on\r\nrandom_page_cost = 4\r\n"})
+    code, output = _fix(host, "PGV801", "PGV708")
+    assert code == 0, output
+    oracle.install({"postgresql.conf": (host / "postgresql.conf").read_bytes(),
+                    "conf.d/site.conf": (host / "conf.d/site.conf").read_bytes()})
+    settings, errors = oracle.file_settings()
+    assert errors == []
+    effective = {row[1].partition("=")[0]: row[1].partition("=")[2] for row in settings}
+    assert effective["autovacuum"] == "on" and effective["jit"] == "off"
+    assert effective["autovacuum_max_workers"] == "5" and effective["jit_above_cost"] == "200000"
+
+
+def test_fix_write_does_not_write_a_file_postgresql_could_not_read(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # The edited text is read again before it is written: were a value ever written that PostgreSQL's grammar
+    # refuses (here a quoting undone on purpose), the file is left as it was and the change is said.
+    from pgvet import fixfile
+
+    monkeypatch.setattr(fixfile, "quote_setting", lambda value: f"{value} {value}")
+    host = _host(tmp_path, "autovacuum = off\n")
+    code, output = _fix(host, "PGV801")
+    assert code == 1
+    assert "left: autovacuum = on on: not written (pgvet could not edit postgresql.conf safely)" in output
+    assert (host / "postgresql.conf").read_text() == "autovacuum = off\n"
+    assert not (host / "postgresql.conf.bak").exists()
+
+
+def test_fix_write_leaves_a_line_that_already_has_the_value(tmp_path: Path) -> None:
+    # huge-pages-on-pool-too-small suggests huge_pages = on beside the kernel's pool: `on` stays as written
+    shutil.copytree(FIXTURES / "config-repo", tmp_path / "repo")
+    memory = tmp_path / "repo" / "conf.d" / "10-memory.conf"
+    before = memory.read_text()
+    code, output = _fix(tmp_path / "repo", "PGV110")
+    assert code == 0, output
+    assert "vm.nr_hugepages = " in (tmp_path / "repo" / "sysctl.d" / "90-postgresql.conf").read_text()
+    assert memory.read_text() == before and "huge_pages = on\n" in before
+    assert not memory.with_name("10-memory.conf.bak").exists()

@@ -273,8 +273,9 @@ def _is_within(file: str, directory: Path) -> bool:
 @reports_errors
 def fix(
     path: Annotated[Path, typer.Argument(help="The host directory.")],
-    write: Annotated[bool, typer.Option(help="Write sysctl.d/90-postgresql.conf and edit postgresql.conf "
-                                            "(a .bak copy is kept).")] = False,
+    write: Annotated[bool, typer.Option(help="Change each value where it takes effect (postgresql.conf, its "
+                                            "includes, sysctl.d/90-postgresql.conf), keeping .bak copies; exit 1 "
+                                            "when a change is left to do by hand.")] = False,
     select: Annotated[Optional[list[str]], typer.Option(help="Only these rules: id, prefix, name or tag.")] = None,  # noqa: UP045
 ) -> None:
     """Print the consolidated fix of a host (sysctl.d file, postgresql.conf lines, ALTER SYSTEM)."""
@@ -291,8 +292,16 @@ def fix(
     consolidated = consolidate(result.hosts[0])
     sys.stdout.write(render(consolidated))
     if write:
-        for written in write_fix(consolidated, path):
+        from pgvet.snapshot import load_host
+
+        # every fact, not only those the rules read: where each changed value is set last
+        outcome = write_fix(consolidated, path, load_host(path).facts)
+        for written in outcome.written:
             typer.echo(f"wrote {written}", err=True)
+        for left in outcome.left:
+            typer.echo(f"left: {left}", err=True)
+        if outcome.left:
+            raise typer.Exit(1)
 
 
 @baseline_app.command("create")

@@ -3,20 +3,32 @@
 A `sysctl.d/90-postgresql.conf` with the computed kernel values, the postgresql.conf lines and the
 equivalent ALTER SYSTEM statements. When two rules suggest different values for one key, the fix of the
 more severe finding wins and the other is shown as a comment. Nothing is written unless asked: with
-``write``, the sysctl.d file is written in the host directory, and postgresql.conf is edited in place
-(the effective line's value replaced, comments kept, or the line appended) after a ``.bak`` copy.
+``write``, each value is changed where it takes effect — the line that sets it last, found by pgvet's own
+parsers (postgresql.conf or the file it includes; the sysctl.d file read last) — or added to
+postgresql.conf and sysctl.d/90-postgresql.conf; every file changed keeps a ``.bak`` copy. What cannot be
+written so that it takes effect (a value of postgresql.auto.conf, a file outside the host directory) is
+left, and said.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pgvet.facts import Fact
 from pgvet.findings import HostResult, quote_setting
+from pgvet.provenance import Source
 
-SYSCTL_FILE = "sysctl.d/90-postgresql.conf"
+SYSCTL_DIRECTORY = "sysctl.d"
+SYSCTL_NAME = "90-postgresql.conf"
+SYSCTL_FILE = f"{SYSCTL_DIRECTORY}/{SYSCTL_NAME}"
+POSTGRESQL_CONF = "postgresql.conf"
+AUTO_CONF = "postgresql.auto.conf"
 
 
 @dataclass(slots=True)
@@ -86,36 +98,240 @@ def render(fix: ConsolidatedFix) -> str:
     return "\n".join(out) + "\n"
 
 
-def _setting_line(name: str) -> re.Pattern[str]:
-    return re.compile(rf"^(\s*{re.escape(name)}\s*=?\s*)('(?:[^']|'')*'|[^\s#]+)(.*)$", re.IGNORECASE)
+@dataclass(slots=True)
+class WriteOutcome:
+    written: list[Path] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)  # changes not written: why, and what to do instead
 
 
-def write(fix: ConsolidatedFix, host_dir: Path) -> list[Path]:
-    """Write the sysctl.d file and edit postgresql.conf in place (with a .bak copy); the paths written."""
-    written: list[Path] = []
+@dataclass(slots=True)
+class _File:
+    """A file being edited: its lines split at '\n' only, as pgvet's parsers and PostgreSQL count them (a
+    CRLF line keeps its '\r', a form feed stays inside its line), so that what is not changed stays as it was."""
+
+    path: Path  # the real path, inside the host directory
+    shown: str  # as findings name it
+    original: str
+    existed: bool
+    kind: str = ""  # "postgresql" or "sysctl": the syntax of the file, known when the first change is made
+    changed: list[tuple[str, str]] = field(default_factory=list)  # (name, value) set in this file
+    lines: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lines = self.original.split("\n") if self.existed else []
+
+    def append(self, line: str) -> None:
+        """Add a line at the end, with the file's line ending (CRLF when its first line has one)."""
+        carriage = "\r" if self.lines and self.lines[0].endswith("\r") else ""
+        if self.lines and self.lines[-1] == "":  # the text ends with a line break: the '' after it moves down
+            self.lines.pop()
+        elif self.lines:  # the last line has no line break: it gets one
+            self.lines[-1] += carriage
+        self.lines += [line + carriage, ""]
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+class _Files:
+    """The host directory's files that the fix changes, each read once, none outside the directory."""
+
+    def __init__(self, host_dir: Path, outcome: WriteOutcome) -> None:
+        self.host_dir = host_dir
+        self.real_root = Path(os.path.realpath(host_dir))
+        self.outcome = outcome
+        self.files: dict[Path, _File] = {}
+
+    def open(self, shown: str, *, create: bool = False) -> _File | str:
+        """The file ``shown`` (relative to the host directory), or why it cannot be written."""
+        if os.path.isabs(shown):
+            return f"{shown} is not in the host directory"
+        real = Path(os.path.realpath(self.host_dir / shown))
+        if not real.is_relative_to(self.real_root):
+            return f"{shown} resolves to {real}, outside the host directory"
+        if real in self.files:
+            return self.files[real]
+        if real.exists():
+            if not real.is_file():
+                return f"{shown} is not a regular file"
+            try:
+                text = real.read_bytes().decode("utf-8", errors="surrogateescape")
+            except OSError as error:
+                return f"{shown} cannot be read: {error.strerror}"
+            edited = _File(real, shown, text, existed=True)
+        elif create:
+            edited = _File(real, shown, "", existed=False)
+        else:
+            return f"{shown} does not exist"
+        self.files[real] = edited
+        return edited
+
+    def save(self) -> None:
+        for edited in self.files.values():
+            if edited.changed:
+                _replace(edited)
+                self.outcome.written.append(edited.path)
+
+
+def _replace(edited: _File) -> None:
+    """Keep a ``.bak`` copy, then put the new text in place by renaming: a link at either name is replaced,
+    not followed, and a reader never sees half a file."""
+    edited.path.parent.mkdir(parents=True, exist_ok=True)
+    if edited.existed:
+        _renamed_into_place(edited.path.with_name(edited.path.name + ".bak"), edited.path.read_bytes(), edited.path)
+    _renamed_into_place(edited.path, edited.text().encode("utf-8", errors="surrogateescape"),
+                        edited.path if edited.existed else None)
+
+
+def _renamed_into_place(target: Path, data: bytes, mode_of: Path | None) -> None:
+    descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        if mode_of is not None:
+            shutil.copymode(mode_of, temporary)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> WriteOutcome:
+    """Change each value where it takes effect (``facts``: the host's, which say where each value is set last);
+    the files written, and the changes left with why."""
+    outcome = WriteOutcome()
+    files = _Files(host_dir, outcome)
+    for key, change in sorted(fix.sysctl.items()):
+        _write_sysctl(files, key, change, facts.get(f"sysctl_conf.{key}"))
     if fix.sysctl:
-        target = host_dir / SYSCTL_FILE
-        target.parent.mkdir(parents=True, exist_ok=True)
+        _label_new_sysctl_file(files, fix)
+    for name, change in sorted(fix.postgresql.items()):
+        _write_setting(files, name, change, facts.get(f"pg.{name}"))
+    _check_postgresql_files(files, outcome)
+    files.save()
+    return outcome
+
+
+# --- postgresql.conf -------------------------------------------------------------------------------------
+
+
+def _write_setting(files: _Files, name: str, change: Change, fact: Fact | None) -> None:
+    value = quote_setting(change.value)
+    source = fact.source if fact is not None else None
+    instead = f"ALTER SYSTEM SET {name} = {value};"
+    if source is None or source.line is None or source.path.startswith("<"):  # not set: a line is added
+        target = files.open(POSTGRESQL_CONF)
+        if isinstance(target, str):
+            files.outcome.left.append(f"{name} = {value}: not written ({target}); on the server: {instead}")
+            return
+        target.append(f"{name} = {value}    # pgvet fix: {', '.join(change.rules)}")
+        target.kind = "postgresql"
+        target.changed.append((name, change.value))
+        return
+    if os.path.basename(source.path) == AUTO_CONF:
+        files.outcome.left.append(f"{name} = {value}: not written — it is set by ALTER SYSTEM ({source}), which "
+                                  f"overrides postgresql.conf; on the server: {instead}")
+        return
+    target = files.open(source.path)
+    why = target if isinstance(target, str) else _set_value(target, name, change.value, source)
+    if why is not None:
+        files.outcome.left.append(f"{name} = {value}: not written ({why}); on the server: {instead}")
+
+
+def _set_value(target: _File, name: str, value: str, source: Source) -> str | None:
+    """Set ``name`` to ``value`` on the line that sets it at ``source`` (a line that already says so is left
+    as it is); why not, when it is not that line."""
+    from pgvet.sources.pgconf import ConfSetting, parse_conf_text
+
+    index = source.line - 1 if source.line is not None else -1
+    entries, _ = parse_conf_text(target.text(), target.shown)
+    setting = next((entry for entry in entries if isinstance(entry, ConfSetting) and entry.name == name
+                    and entry.source.line == source.line), None)
+    if setting is None or not 0 <= index < len(target.lines):
+        return f"{source} does not set {name} as the snapshot said"
+    if setting.value == value:
+        return None
+    line = target.lines[index]
+    # The line is `name [=] value [# comment]` (its parse says so): the value token follows the name and the
+    # optional '='; the name ends where a name's characters do (autovacuum is not autovacuum_max_workers).
+    head = _SETTING_HEAD.match(line)
+    if head is None or head.group("name").lower() != name or not line.startswith(setting.raw, head.end()):
+        return f"{source} is not a plain `{name} = value` line"
+    target.lines[index] = line[:head.end()] + quote_setting(value) + line[head.end() + len(setting.raw):]
+    target.kind = "postgresql"
+    target.changed.append((name, value))
+    return None
+
+
+# PostgreSQL's lexer: SPACE [ \t\r\f], a name {LETTER}{LETTER_OR_DIGIT}* with '.' for a qualified one.
+_SETTING_HEAD = re.compile(r"[ \t\r\f]*(?P<name>[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_$.\x80-\U0010ffff]*)"
+                           r"[ \t\r\f]*=?[ \t\r\f]*")
+
+
+def _check_postgresql_files(files: _Files, outcome: WriteOutcome) -> None:
+    """Read every edited PostgreSQL file again as PostgreSQL would: no new syntax error, and each value set
+    where it was put. A file that fails is not written (the check guards against pgvet's own mistakes)."""
+    from pgvet.sources.pgconf import ConfSetting, parse_conf_text
+
+    for edited in files.files.values():
+        if not edited.changed or edited.kind != "postgresql":
+            continue
+        before = len(parse_conf_text(edited.original, edited.shown)[1])
+        entries, problems = parse_conf_text(edited.text(), edited.shown)
+        last = {entry.name: entry.value for entry in entries if isinstance(entry, ConfSetting)}
+        if len(problems) > before or any(last.get(name) != value for name, value in edited.changed):
+            outcome.left.extend(f"{name} = {quote_setting(value)}: not written (pgvet could not edit "
+                                f"{edited.shown} safely)" for name, value in edited.changed)
+            edited.changed.clear()
+
+
+# --- sysctl.d ----------------------------------------------------------------------------------------------
+
+
+def _read_after_ours(source: Source) -> bool:
+    """Whether ``sysctl --system`` reads the file of ``source`` after sysctl.d/90-postgresql.conf: a later
+    file of sysctl.d (by name), or /etc/sysctl.conf (read last)."""
+    directory, name = os.path.split(source.path)
+    if directory == "" and name == "sysctl.conf":
+        return True
+    return directory == SYSCTL_DIRECTORY and name > SYSCTL_NAME
+
+
+def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None) -> None:
+    source = declared.source if declared is not None else None
+    # the last file sysctl --system reads wins: a value declared in a file read after ours is changed there
+    after_ours = source is not None and source.line is not None and _read_after_ours(source)
+    shown = source.path if source is not None and after_ours else SYSCTL_FILE
+    target = files.open(shown, create=shown == SYSCTL_FILE)
+    if isinstance(target, str):
+        files.outcome.left.append(f"{key} = {change.value}: not written ({target})")
+        return
+    from pgvet.errors import ParseError
+    from pgvet.sources.sysctl import parse_sysctl_conf
+
+    try:
+        declared_here = [setting for setting in parse_sysctl_conf(target.text(), target.shown) if setting.key == key]
+    except ParseError as error:
+        files.outcome.left.append(f"{key} = {change.value}: not written ({error})")
+        return
+    if declared_here:
+        index = declared_here[-1].source.line - 1  # type: ignore[operator]  # parse_sysctl_conf numbers its lines
+        line = target.lines[index]
+        before, equals, after = line.partition("=")
+        blank = after[:len(after) - len(after.lstrip(" \t"))]
+        trailing = declared_here[-1].trailing  # `# …` after a number: the user's words, kept
+        carriage = "\r" if line.endswith("\r") else ""
+        target.lines[index] = f"{before}{equals}{blank}{change.value}{' ' + trailing if trailing else ''}{carriage}"
+    else:
+        target.append(f"{key} = {change.value}")
+    target.kind = "sysctl"
+    target.changed.append((key, change.value))
+
+
+def _label_new_sysctl_file(files: _Files, fix: ConsolidatedFix) -> None:
+    """A sysctl.d/90-postgresql.conf that pgvet creates starts by saying so."""
+    real = Path(os.path.realpath(files.host_dir / SYSCTL_FILE))
+    created = files.files.get(real)
+    if created is not None and not created.existed:
         rules = sorted({rule for change in fix.sysctl.values() for rule in change.rules})
-        lines = [f"# Written by pgvet fix: {', '.join(rules)}"]
-        lines += [f"{key} = {change.value}" for key, change in sorted(fix.sysctl.items())]
-        target.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        written.append(target)
-    conf = host_dir / "postgresql.conf"
-    if fix.postgresql and conf.is_file():
-        shutil.copy2(conf, conf.with_name(conf.name + ".bak"))
-        lines = conf.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
-        for name, change in sorted(fix.postgresql.items()):
-            pattern = _setting_line(name)
-            hits = [index for index, line in enumerate(lines) if pattern.match(line)]
-            value = quote_setting(change.value)
-            if hits:
-                index = hits[-1]  # the effective (last) line of this file
-                match = pattern.match(lines[index])
-                assert match is not None
-                lines[index] = f"{match.group(1)}{value}{match.group(3)}"
-            else:
-                lines.append(f"{name} = {value}    # pgvet fix: {', '.join(change.rules)}")
-        conf.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogateescape")
-        written.append(conf)
-    return written
+        created.lines[:0] = [f"# Written by pgvet fix: {', '.join(rules)}"]
