@@ -192,3 +192,28 @@ def test_fix_write_leaves_a_line_that_already_has_the_value(tmp_path: Path) -> N
     assert "vm.nr_hugepages = " in (tmp_path / "repo" / "sysctl.d" / "90-postgresql.conf").read_text()
     assert memory.read_text() == before and "huge_pages = on\n" in before
     assert not memory.with_name("10-memory.conf.bak").exists()
+
+
+def test_fix_write_with_a_live_servers_settings_edits_the_snapshots_files(tmp_path: Path) -> None:
+    # With pg_settings.json, pg.* are the server's running values (named by its own absolute paths, or by the
+    # JSON row) and pg_conf.* the snapshot's files: a file's line is changed where pg_conf says, and a value
+    # the files do not set is added to postgresql.conf.
+    from pgvet.facts import Fact
+    from pgvet.fixfile import Change, ConsolidatedFix, write
+    from pgvet.provenance import Source
+
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "postgresql.conf").write_text("shared_buffers = 128MB\n")  # the server's include is not here
+    facts = {
+        "pg.shared_buffers": Fact("pg.shared_buffers", 134217728, Source("/var/lib/pgsql/15/data/postgresql.conf", 1)),
+        "pg_conf.shared_buffers": Fact("pg_conf.shared_buffers", 134217728, Source("postgresql.conf", 1)),
+        "pg.jit": Fact("pg.jit", True, Source("pg_settings.json", 175)),
+        "pg.work_mem": Fact("pg.work_mem", 4194304, Source("/var/lib/pgsql/15/data/conf.d/memory.conf", 2)),
+    }
+    fix = ConsolidatedFix("host", postgresql={"shared_buffers": Change("4GB", ["A"]), "jit": Change("off", ["B"]),
+                                              "work_mem": Change("8MB", ["C"])})
+    outcome = write(fix, host, facts)
+    assert outcome.left == [] and outcome.written == [(host / "postgresql.conf").resolve()]
+    assert (host / "postgresql.conf").read_text() == (
+        "shared_buffers = '4GB'\njit = 'off'    # pgvet fix: B\nwork_mem = '8MB'    # pgvet fix: C\n")

@@ -29,6 +29,7 @@ SYSCTL_NAME = "90-postgresql.conf"
 SYSCTL_FILE = f"{SYSCTL_DIRECTORY}/{SYSCTL_NAME}"
 POSTGRESQL_CONF = "postgresql.conf"
 AUTO_CONF = "postgresql.auto.conf"
+PG_SETTINGS = "pg_settings.json"
 
 
 @dataclass(slots=True)
@@ -206,7 +207,8 @@ def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> Wr
     if fix.sysctl:
         _label_new_sysctl_file(files, fix)
     for name, change in sorted(fix.postgresql.items()):
-        _write_setting(files, name, change, facts.get(f"pg.{name}"))
+        # with a live server's pg_settings.json, pg.* are the running values and pg_conf.* the files' own
+        _write_setting(files, name, change, facts.get(f"pg_conf.{name}") or facts.get(f"pg.{name}"))
     _check_postgresql_files(files, outcome)
     files.save()
     return outcome
@@ -219,7 +221,10 @@ def _write_setting(files: _Files, name: str, change: Change, fact: Fact | None) 
     value = quote_setting(change.value)
     source = fact.source if fact is not None else None
     instead = f"ALTER SYSTEM SET {name} = {value};"
-    if source is None or source.line is None or source.path.startswith("<"):  # not set: a line is added
+    # Set nowhere in the snapshot's files (a default; with pg_settings.json, a value of the server, whose
+    # files are named by absolute paths): a line is added.
+    if source is None or source.line is None or source.path.startswith("<") or os.path.isabs(source.path) or (
+            os.path.basename(source.path) == PG_SETTINGS):
         target = files.open(POSTGRESQL_CONF)
         if isinstance(target, str):
             files.outcome.left.append(f"{name} = {value}: not written ({target}); on the server: {instead}")
