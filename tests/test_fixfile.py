@@ -217,3 +217,14 @@ def test_fix_write_with_a_live_servers_settings_edits_the_snapshots_files(tmp_pa
     assert outcome.left == [] and outcome.written == [(host / "postgresql.conf").resolve()]
     assert (host / "postgresql.conf").read_text() == (
         "shared_buffers = '4GB'\njit = 'off'    # pgvet fix: B\nwork_mem = '8MB'    # pgvet fix: C\n")
+
+
+def test_fix_write_finds_a_kernel_key_at_the_line_procps_reads(tmp_path: Path) -> None:
+    # A form feed in a comment is no line break for procps or systemd-sysctl: counted as one, every line number
+    # after it was one too many, and the keys below took each other's values.
+    declared = "#\x0c\nvm.swappiness = 60\nkernel.sched_autogroup_enabled = 1\n"
+    host = _host(tmp_path, "", **{"sysctl.d__90-postgresql.conf": declared})
+    code, output = _fix(host, "PGV130", "PGV143")
+    assert code == 0, output
+    assert (host / "sysctl.d/90-postgresql.conf").read_text() == (
+        "#\x0c\nvm.swappiness = 10\nkernel.sched_autogroup_enabled = 0\n")

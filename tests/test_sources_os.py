@@ -476,3 +476,32 @@ def test_host_yaml_numbers_beyond_any_machine(text: str, says: str) -> None:
     with pytest.raises(ParseError) as raised:
         parse_host_yaml(text, "h.yaml")
     assert says in str(raised.value) and len(str(raised.value)) < 300
+
+
+# Characters str.splitlines() takes for line breaks; the kernel, procps, PostgreSQL, grep -n and editors do not.
+_NOT_LINE_BREAKS = ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("other", _NOT_LINE_BREAKS, ids=lambda character: f"U+{ord(character):04X}")
+@pytest.mark.parametrize(("kind", "lines", "reading"), [
+    ("sysctl -a", ["kernel.a = {}1", "kernel.b = 2", "vm.swappiness = 60"],
+     lambda text: sysctl.parse_sysctl_output(text, "s")["vm.swappiness"].source.line),
+    ("sysctl -a, some keys", ["kernel.a = {}1", "kernel.b = 2", "vm.swappiness = 60"],
+     lambda text: sysctl.parse_sysctl_output(text, "s", {"vm.swappiness"})["vm.swappiness"].source.line),
+    ("sysctl.conf", ["# a{} comment", "kernel.b = 2", "vm.swappiness = 10"],
+     lambda text: sysctl.parse_sysctl_conf(text, "s")[-1].source.line),
+    ("meminfo", ["MemTotal: 100 kB", "Buffers:{} 1 kB", "MemFree: 50 kB"],
+     lambda text: meminfo.parse_meminfo(text, "m")["mem_free"].source.line),
+    ("lscpu", ["Architecture: x86_64{}", "Byte Order: Little Endian", "CPU(s): 4"],
+     lambda text: lscpu.parse_lscpu(text, "l")["count"].source.line),
+    ("sysfs", ["/sys/block/sda/queue/rotational:1{}", "/sys/kernel/mm/transparent_hugepage/enabled:[never]"],
+     lambda text: sysfs.parse_sysfs(text, "f").thp["enabled"].source.line),
+    ("mounts", ["/dev/sda1 / ext4 rw{} 0 0", "/dev/sdb1 /data xfs rw,noatime 0 0"],
+     lambda text: mounts.parse_mounts(text, "m")[-1].source.line),
+])
+def test_lines_are_counted_at_newlines_only(kind: str, lines: list[str], reading: Callable[[str], Any],
+                                            other: str) -> None:
+    """A line is what ends at '\\n', as `grep -n`, the kernel's and PostgreSQL's readers count: a form feed or
+    another character that str.splitlines() breaks at leaves the line numbers of what follows unchanged."""
+    text = "".join(line.replace("{}", other) + "\n" for line in lines)
+    assert reading(text) == len(lines)

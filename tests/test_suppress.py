@@ -182,3 +182,17 @@ def test_hostile_baselines(tmp_path: Path) -> None:
         handle.truncate(1024**3)  # sparse; /dev/zero never ended
     result = runner.invoke(app, ["lint", str(FIXTURES / "small-vm"), "--baseline", str(huge)])
     assert result.exit_code == 2 and "more than pgvet reads" in result.output, result.output
+
+
+def test_a_suppression_is_matched_at_the_line_postgresql_counts(tmp_path: Path) -> None:
+    # a form feed is no line break for PostgreSQL (nor grep -n): the comment is on line 2 and covers lines 2 and
+    # 3, not the finding on line 4 (counted at str.splitlines(), the comment moved down and hid it)
+    host = tmp_path / "h"
+    host.mkdir()
+    (host / "host.yaml").write_text("pg_version: 16\n")
+    (host / "postgresql.conf").write_text("# page one\x0c page two\n# pgvet: ignore[unknown-parameter] our fork\n"
+                                          "port = 5432\nshared_buffer = 1\n")
+    result = lint([host], LintOptions())
+    (finding,) = [finding for finding in result.hosts[0].findings if finding.rule_id == "PGV401"]
+    assert (finding.line, finding.suppressed) == (4, None)
+    assert any("postgresql.conf:2: unused suppression [unknown-parameter]" in notice for notice in result.notices)

@@ -209,7 +209,7 @@ def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> Wr
     for name, change in sorted(fix.postgresql.items()):
         # with a live server's pg_settings.json, pg.* are the running values and pg_conf.* the files' own
         _write_setting(files, name, change, facts.get(f"pg_conf.{name}") or facts.get(f"pg.{name}"))
-    _check_postgresql_files(files, outcome)
+    _check_written_files(files, outcome)
     files.save()
     return outcome
 
@@ -273,21 +273,32 @@ _SETTING_HEAD = re.compile(r"[ \t\r\f]*(?P<name>[A-Za-z_\x80-\U0010ffff][A-Za-z0
                            r"[ \t\r\f]*=?[ \t\r\f]*")
 
 
-def _check_postgresql_files(files: _Files, outcome: WriteOutcome) -> None:
-    """Read every edited PostgreSQL file again as PostgreSQL would: no new syntax error, and each value set
-    where it was put. A file that fails is not written (the check guards against pgvet's own mistakes)."""
-    from pgvet.sources.pgconf import ConfSetting, parse_conf_text
-
+def _check_written_files(files: _Files, outcome: WriteOutcome) -> None:
+    """Read every edited file again with the parser of its syntax: no new syntax error, and each value set where
+    it was put. A file that fails is not written (the check guards against pgvet's own mistakes)."""
     for edited in files.files.values():
-        if not edited.changed or edited.kind != "postgresql":
-            continue
+        if edited.changed and not _reads_as_meant(edited):
+            shown = quote_setting if edited.kind == "postgresql" else str
+            outcome.left.extend(f"{name} = {shown(value)}: not written (pgvet could not edit {edited.shown} safely)"
+                                for name, value in edited.changed)
+            edited.changed.clear()
+
+
+def _reads_as_meant(edited: _File) -> bool:
+    from pgvet.errors import ParseError
+    from pgvet.sources.pgconf import ConfSetting, parse_conf_text
+    from pgvet.sources.sysctl import parse_sysctl_conf, sysctl_value
+
+    if edited.kind == "postgresql":
         before = len(parse_conf_text(edited.original, edited.shown)[1])
         entries, problems = parse_conf_text(edited.text(), edited.shown)
         last = {entry.name: entry.value for entry in entries if isinstance(entry, ConfSetting)}
-        if len(problems) > before or any(last.get(name) != value for name, value in edited.changed):
-            outcome.left.extend(f"{name} = {quote_setting(value)}: not written (pgvet could not edit "
-                                f"{edited.shown} safely)" for name, value in edited.changed)
-            edited.changed.clear()
+        return len(problems) <= before and all(last.get(name) == value for name, value in edited.changed)
+    try:
+        declared = {setting.key: setting.value for setting in parse_sysctl_conf(edited.text(), edited.shown)}
+    except ParseError:
+        return False
+    return all(declared.get(key) == sysctl_value(value) for key, value in edited.changed)
 
 
 # --- sysctl.d ----------------------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ def _suppressions(path: str, display: str) -> dict[int, Suppression]:
     found: dict[int, Suppression] = {}
     if b"pgvet" not in data:
         return found  # most files have no comment at all: spare decoding them and the search line by line
-    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+    for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
         match = _IGNORE.search(line)
         if match:
             selectors = tuple(part.strip() for part in match.group(1).split(",") if part.strip())

@@ -118,7 +118,7 @@ def parse_lscpu(text: str, path: str) -> dict[str, Located[CpuValue]]:
             raise ParseError("expected the output of `lscpu -J` (an object with \"lscpu\")", Source(path, 1))
         _walk_json(document["lscpu"], values, path)
         return _finish(values, path)
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):
         # "Label:   value"; split at the first colon (a regular expression here went quadratic on long lines).
         label, colon, data = line.partition(":")
         known = _known_label(label) if colon and label else None

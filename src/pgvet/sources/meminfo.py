@@ -98,7 +98,7 @@ def _plain_values(text: str, path: str, names: AbstractSet[str] | None) -> dict[
 
 def _line_values(text: str, path: str) -> dict[str, Located[int]]:
     values: dict[str, Located[int]] = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         match = _LINE.match(line.strip())

@@ -85,7 +85,7 @@ def _parse_mountinfo_line(fields: list[str], source: Source) -> Mount:
 
 
 def parse_mounts(text: str, path: str) -> list[Mount]:
-    lines = text.splitlines()
+    lines = text.split("\n")
     first = next((line for line in lines if line.strip()), "")
     if not first:
         return []

@@ -58,7 +58,7 @@ def _integer(text: str, source: Source) -> int:
 def parse_sysfs(text: str, path: str) -> SysfsDump:
     dump = SysfsDump()
     recognised = 0
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         file, separator, value = line.partition(":")
