@@ -40,6 +40,8 @@ def test_fix_write_edits_in_place_with_a_backup(tmp_path: Path) -> None:
     edited = (host / "postgresql.conf").read_text().splitlines()
     assert "max_connections = '100'\t\t\t# (change requires restart)" in edited  # value replaced, comment kept
     assert "password_encryption = 'scram-sha-256'" in edited
+    # ssl-off fires, but ssl = on without a certificate would stop the server: its fix is text, not written
+    assert "PGV833 ssl-off" in result.output and not any(line.startswith("ssl") for line in edited)
     declared = (host / "sysctl.d" / "90-postgresql.conf").read_text()
     assert "vm.overcommit_memory = 2\n" in declared and "vm.swappiness = 10\n" in declared
     # What was written is now declared: the declared-vs-running rule sees it until sysctl --system runs.
