@@ -99,3 +99,23 @@ def test_github_and_gitlab_paths_from_a_relative_host_directory(monkeypatch: pyt
     issues = json.loads(FORMATS["gitlab"](result, ReportOptions()))
     assert {issue["location"]["path"] for issue in issues} >= {"fixtures/small-vm/sysctl.txt"}
     assert not any("small-vm/fixtures" in issue["location"]["path"] for issue in issues)
+
+
+@pytest.mark.parametrize("fmt", ["concise", "junit", "github"])
+def test_control_characters_of_a_file_are_shown_not_sent(tmp_path: Path, fmt: str) -> None:
+    # A value may hold ESC or another control character (PostgreSQL's lexer takes them inside quotes): the
+    # reports for people show it escaped rather than sending it to a terminal or CI log, and JUnit stays XML.
+    import xml.dom.minidom
+
+    host = tmp_path / "h"
+    host.mkdir()
+    (host / "host.yaml").write_text("pg_version: 16\n")
+    (host / "postgresql.conf").write_bytes(b"wal_level = 'rep\x01lica'\nwork_mem = '4\x1b[31mMB'\n")
+    result = lint([host], LintOptions())
+    written = FORMATS[fmt](result, ReportOptions(color=False))
+    assert not [character for character in written if character < " " and character not in "\t\n"]
+    assert "rep\\x01lica" in written and "4\\x1b[31mMB" in written
+    if fmt == "junit":
+        xml.dom.minidom.parseString(written.encode())
+    exact = json.loads(FORMATS["json"](result, ReportOptions()))  # data formats keep the value as it is
+    assert any("4\x1b[31mMB" in finding["message"] for finding in exact["findings"])

@@ -11,6 +11,7 @@ import importlib
 import io
 import json
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -22,6 +23,22 @@ from pgvet.paths import is_inside, real_path_in
 
 if TYPE_CHECKING:
     from pgvet.summary import RunSummary
+
+
+# What a report for people or for XML must not carry as it is: C0 controls but tab and line feed, DEL, C1, lone
+# surrogates (bytes that were not UTF-8) and U+FFFE/U+FFFF. A value of a configuration file can hold them (ESC
+# included: an escape sequence would reach the terminal or CI log), and XML cannot hold most of them at all.
+_NOT_VISIBLE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]"
+
+
+@lru_cache(maxsize=1)
+def _not_visible() -> re.Pattern[str]:
+    return re.compile(_NOT_VISIBLE)
+
+
+def visible(text: str) -> str:
+    """``text`` with each such character written as its Python escape (``\x1b``, ``\udcff``)."""
+    return _not_visible().sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
 @dataclass(frozen=True, slots=True)

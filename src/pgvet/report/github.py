@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import anchor, anchor_path, render_with_writer
+from pgvet.report import anchor, anchor_path, render_with_writer, visible
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -47,12 +47,12 @@ def _command(level: str, message: str, title: str, file: str | None, line: int |
     properties = [f"file={escape_property(file)}"] if file else []
     if file and line:
         properties.append(f"line={line}")
-    properties.append(f"title={escape_property(title)}")
-    return f"::{level} {','.join(properties)}::{escape_data(message)}"
+    properties.append(f"title={escape_property(visible(title))}")
+    return f"::{level} {','.join(properties)}::{escape_data(visible(message))}"
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")  # one line; a pipe would end the table cell
+    return visible(" ".join(text.split())).replace("|", "\\|")  # one line; a pipe would end the table cell
 
 
 def _write_summary(path: str, rows: list[str], hidden: int, unkept: int = 0) -> str | None:

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ElementTree
 from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import Spool, relative_path, render_with_writer
+from pgvet.report import Spool, relative_path, render_with_writer, visible
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -90,7 +90,7 @@ class Writer:
         for key in COUNTS:
             self.totals[key] += int(suite.get(key, "0"))
         ElementTree.indent(suite, level=1)
-        return "\n  " + ElementTree.tostring(suite, encoding="unicode")
+        return "\n  " + visible(ElementTree.tostring(suite, encoding="unicode"))  # what XML 1.0 cannot hold
 
     def host(self, host: HostResult) -> None:
         self.suites.write(self._add(_suite(host, self.options)))
