@@ -213,6 +213,8 @@ def _effective_facts(host: HostFacts, conf: ConfResult, params: Mapping[str, Par
             if "." in name:  # an extension's placeholder: kept as text
                 host.add(Fact(f"{prefix}.{name}", setting.value, setting.source, places, setting.raw))
             continue
+        if param.context == "internal":
+            continue  # PostgreSQL refuses the line (PGV420) and keeps the compiled or initdb value
         parsed = _parsed(param.major, param.name, setting.value)
         if isinstance(parsed, InvalidValue):
             continue  # the validity rules report it; PostgreSQL would not start with it
