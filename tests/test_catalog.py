@@ -242,6 +242,29 @@ def test_parse_time_canonical_seconds_and_special_values() -> None:
     assert parse_value(catalog.params["vacuum_cost_delay"], "2") == ParsedValue(2.0, 0.002, False)
 
 
+# check_autovacuum_work_mem raises a value below maintenance_work_mem's minimum to it; -1 stays. What
+# ``postgres -C autovacuum_work_mem`` printed (kB) on 15.18, 16.2, 17.10 and 18.6.
+@pytest.mark.parametrize(("major", "text", "shown"), [
+    (15, "0", 1024), (15, "500kB", 1024), (15, "1023", 1024), (15, "1MB", 1024), (15, "-1", -1), (15, "2MB", 2048),
+    (16, "0", 1024), (16, "64", 1024),
+    (17, "0", 64), (17, "63", 64), (17, "500kB", 500), (17, "1MB", 1024), (17, "-1", -1),
+    (18, "0", 64), (18, "500kB", 500),
+])
+def test_autovacuum_work_mem_as_its_check_hook_sets_it(major: int, text: str, shown: int) -> None:
+    parsed = parse_value(load_catalog(major).params["autovacuum_work_mem"], text)
+    assert (parsed.native, parsed.canonical) == (shown, shown if shown < 0 else shown * 1024)
+
+
+def test_autovacuum_work_mem_fact_is_the_servers(tmp_path: Path) -> None:
+    """The pg.* fact is what SHOW gives: 0 is 1MB on 15, not 0 (which rules read as -1)."""
+    from pgvet.lint import LintOptions, lint
+
+    (tmp_path / "postgresql.conf").write_text("autovacuum_work_mem = 0\n")
+    (tmp_path / "host.yaml").write_text("pg_version: 15\n")
+    [host] = lint([tmp_path], LintOptions(keep_facts=True)).hosts
+    assert host.host.facts["pg.autovacuum_work_mem"].value == 1048576
+
+
 def test_parse_errors_worded_as_postgresql() -> None:
     catalog = load_catalog(15)
     with pytest.raises(InvalidValue) as bad_unit:

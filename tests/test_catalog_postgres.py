@@ -182,6 +182,8 @@ EDGE_CASES = {
     "idle_in_transaction_session_timeout": _TINY_TIMEOUTS,
     "idle_session_timeout": _TINY_TIMEOUTS,
     "transaction_timeout": _TINY_TIMEOUTS,  # 17+
+    # check_autovacuum_work_mem raises 0 < v < 1MB (64kB from 17) to that minimum, and 0 too; -1 stays
+    "autovacuum_work_mem": ["0", "1", "63", "64", "65", "500kB", "1023", "1024", "1MB", "0.5MB", "-1", "-2", "2MB"],
 }
 
 

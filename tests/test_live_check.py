@@ -298,6 +298,27 @@ def test_invalid_value_the_server_cannot_apply_is_refused_without_the_files(pg_m
     assert ("PGV956", "shared_buffers") not in by_rule and ("PGV955", "shared_buffers") in by_rule
 
 
+def test_internal_parameter_in_the_files_is_refused(pg_major: int, tmp_path: Path) -> None:
+    """wal_segment_size in postgresql.conf: the reload refuses it ("setting could not be applied" in
+    pg_file_settings, "cannot be changed" in the log) and SHOW keeps the cluster's value; pgvet says so from
+    pg_file_settings (PGV956) and from the file (PGV420)."""
+    with running_cluster(pg_major) as cluster:
+        with (cluster.data / "postgresql.conf").open("a") as conf:
+            conf.write("wal_segment_size = '32MB'\n")
+        cluster.sql("SELECT pg_reload_conf()")
+        _wait_until(cluster, "SELECT error FROM pg_file_settings WHERE name = 'wal_segment_size'",
+                    [("setting could not be applied",)])
+        assert cluster.sql("SHOW wal_segment_size") == [("16MB",)]
+        snapshot = tmp_path / "db5"
+        assert pgvet("collect", "--dsn", cluster.dsn(), "--output", str(snapshot)).returncode == 0
+    document = json.loads(pgvet("lint", str(snapshot), "--format", "json").stdout)
+    by_rule = {(finding["rule_id"], finding["subject"]): finding for finding in document["findings"]}
+    refused = by_rule[("PGV956", "wal_segment_size")]
+    assert refused["severity"] == "error" and refused["path"].endswith("postgresql.conf")
+    assert 'parameter "wal_segment_size" cannot be changed' in refused["message"]
+    assert by_rule[("PGV420", "wal_segment_size")]["path"].endswith("postgresql.conf")
+
+
 @pytest.mark.parametrize(("options", "message"), [
     (["--format", "bogus"], "unknown --format 'bogus'"),
     (["--format", "json", "--format", "sarif"], "only one --format can go to standard output"),

@@ -156,6 +156,13 @@ CROSS_CHECKS: dict[str, tuple[str, dict[int, str | None]]] = {
     "senders-above-connections": ("max_connections = 5\nmax_wal_senders = 20\n", {0: None}),
     # at most 2^18 - 1 backends (PGV417); a refusal is fast, a start this large takes seconds (see below)
     "processes-262122": ("max_connections = 262122\n", {0: "PGV417"}),
+    # internal parameters: "parameter … cannot be changed", whatever the value, the current one included (PGV420)
+    "internal-wal-segment-size": ("wal_segment_size = 32MB\n", {0: "PGV420"}),
+    "internal-current-value": ("block_size = 8192\n", {0: "PGV420"}),
+    "internal-invalid-value": ("wal_segment_size = 'abc'\n", {0: "PGV420"}),
+    "internal-server-version": ("server_version = '15.0'\n", {0: "PGV420"}),
+    "internal-checksums": ("data_checksums = off\n", {0: "PGV420"}),
+    "internal-mixed-case": ("Max_Function_Args = 100\n", {0: "PGV420"}),
 }
 
 
@@ -177,6 +184,16 @@ def test_recovery_target_emptied_after_another_was_set(judge: Judge, tmp_path: P
     verdict = judge.judge(Case.single(path))
     assert not verdict.started  # "multiple recovery targets specified": the first line was applied too
     assert verdict.rules() == ["PGV415"], verdict.describe()
+
+
+def test_internal_parameter_in_auto_conf_refuses(judge: Judge, tmp_path: Path) -> None:
+    """postgresql.auto.conf (edited by hand: ALTER SYSTEM refuses it) is read the same way: refused."""
+    (tmp_path / "postgresql.conf").write_text("work_mem = '4MB'\n")
+    verdict = judge.judge(Case("auto-internal", tmp_path, "postgresql.conf", "wal_segment_size = '32MB'\n"))
+    assert not verdict.started, verdict.describe()
+    assert verdict.rules() == ["PGV420"] and verdict.invalid == {"wal_segment_size"}, verdict.describe()
+    assert verdict.startup[0][1] is not None and verdict.startup[0][1].endswith("postgresql.auto.conf")
+    assert verdict.points_where_postgresql_does(), verdict.describe()
 
 
 # The largest max_connections each version starts with, the other settings at their defaults (measured).

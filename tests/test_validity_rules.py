@@ -1,4 +1,4 @@
-"""Validity rules (PGV401-PGV416) on whole hosts, without a server: the config-repo fixture's findings and
+"""Validity rules (PGV401-PGV420) on whole hosts, without a server: the config-repo fixture's findings and
 small snapshots for each rule, with exact messages, values and file:line."""
 
 from __future__ import annotations
@@ -169,3 +169,32 @@ def test_versions_with_a_catalog_keep_their_errors(tmp_path: Path) -> None:
     for version in (15, 18):
         found = sorted(finding.rule_id for finding in findings(write_host(tmp_path, conf, version)))
         assert found == ["PGV401", "PGV403"], version
+
+
+def test_internal_parameter_is_refused_and_keeps_its_compiled_value(tmp_path: Path) -> None:
+    """wal_segment_size = 32MB: PostgreSQL says 'parameter "wal_segment_size" cannot be changed' and does not
+    start (even for the current value, or in postgresql.auto.conf); the value stays 16MB, so PGV413 judges
+    min_wal_size = 32MB against 16 MB segments and says nothing."""
+    host = write_host(tmp_path, "min_wal_size = 32MB\nwal_segment_size = 32MB\nBlock_Size = 8192\n", version=15,
+                      auto="server_version = '15.0'\n")
+    found = [(f.rule_id, f.path, f.line, f.subject, f.severity) for f in findings(host, "startup")]
+    assert found == [("PGV420", "postgresql.conf", 2, "wal_segment_size", "error"),
+                     ("PGV420", "postgresql.conf", 3, "block_size", "error"),
+                     ("PGV420", "postgresql.auto.conf", 1, "server_version", "error")]
+    [first] = findings(host, "PGV420")[:1]
+    assert first.message == ('parameter "wal_segment_size" cannot be changed: it is read-only (fixed when '
+                             "PostgreSQL was built or the cluster initialised), and PostgreSQL refuses a file that "
+                             "sets it, even to its current value.")
+    assert "startup" in first.tags
+    [result] = lint([host], LintOptions(keep_facts=True)).hosts
+    segment = result.host.facts["pg.wal_segment_size"]
+    assert (segment.value, segment.source.path) == (16 * 2**20, "<default>")
+    assert "pg.server_version" not in result.host.facts or result.host.facts["pg.server_version"].value != "15.0"
+
+
+def test_internal_parameter_with_an_invalid_value_is_one_finding(tmp_path: Path) -> None:
+    """PostgreSQL refuses the name before it reads the value: PGV420, not PGV403 as well."""
+    host = write_host(tmp_path, "block_size = 4096\nwal_segment_size = abc\n", version=16)
+    assert sorted(f.rule_id for f in findings(host, "startup")) == ["PGV420", "PGV420"]
+    host = write_host(tmp_path, "block_size = 4096\n", version=19)  # newer than the catalogs: still an error
+    assert [(f.rule_id, f.severity) for f in findings(host, "startup")] == [("PGV420", "error")]

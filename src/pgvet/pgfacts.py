@@ -213,6 +213,8 @@ def _effective_facts(host: HostFacts, conf: ConfResult, params: Mapping[str, Par
             if "." in name:  # an extension's placeholder: kept as text
                 host.add(Fact(f"{prefix}.{name}", setting.value, setting.source, places, setting.raw))
             continue
+        if param.context == "internal":
+            continue  # PostgreSQL refuses the line (PGV420) and keeps the compiled or initdb value
         parsed = _parsed(param.major, param.name, setting.value)
         if isinstance(parsed, InvalidValue):
             continue  # the validity rules report it; PostgreSQL would not start with it
@@ -342,7 +344,7 @@ def _refusal(row: LiveFileSetting, param: Param | None) -> str | None:
     PostgreSQL writes the same "setting could not be applied" for a changed postmaster-context parameter
     and for a value it rejects (seq_page_cost = 'abc'): only a valid value of a postmaster-context
     parameter waits for a restart. A parameter the catalog does not know (an extension's) gets the
-    benefit of the doubt.
+    benefit of the doubt. An internal parameter (wal_segment_size) is refused whatever its value.
     """
     from pgvet.catalog.units import InvalidValue, parse_value
 
@@ -350,6 +352,8 @@ def _refusal(row: LiveFileSetting, param: Param | None) -> str | None:
         return row.error or None
     if param is None:
         return None
+    if param.context == "internal":  # refused by name, whatever the value (the log says why, not the view)
+        return f'{row.error} (parameter "{param.name}" cannot be changed)'
     try:
         parse_value(param, row.setting or "")
     except InvalidValue as invalid:

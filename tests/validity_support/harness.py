@@ -72,6 +72,7 @@ class Case:
     name: str
     root: Path  # a directory copied whole, or a single file
     conf: str  # relative to root (a single file: its name)
+    auto_conf: str = ""  # lines appended to the cluster's postgresql.auto.conf (linted with the tree when given)
 
     @classmethod
     def single(cls, path: Path, name: str | None = None) -> Case:
@@ -169,7 +170,7 @@ class Judge:
             if path.is_file() and not path.is_symlink():
                 text = path.read_text(encoding="latin-1")
                 path.write_text(machine_free(text, self.lacking), encoding="latin-1")
-        (self.data / "postgresql.auto.conf").write_text(self.auto_conf)
+        (self.data / "postgresql.auto.conf").write_text(self.auto_conf + case.auto_conf)
         pgservers.chown_tree(self.base)
         self.data.chmod(0o700)
         return self.conf_dir / case.conf
@@ -202,8 +203,9 @@ class Judge:
                           {name.lower() for name in INVALID.findall(log)},
                           {self._relative(path) for path in ERRORS_IN.findall(log)})
         (self.conf_dir / "PG_VERSION").write_text(f"{self.major}\n")
-        result = lint([self.conf_dir], LintOptions(select=["startup"],
-                                                   explicit=SnapshotInputs(postgresql_conf=conf)))
+        auto = self.data / "postgresql.auto.conf" if case.auto_conf else None
+        result = lint([self.conf_dir], LintOptions(select=["startup"], explicit=SnapshotInputs(
+            postgresql_conf=conf, postgresql_auto_conf=auto)))
         if result.errors:
             verdict.lint_error = "; ".join(str(error) for error in result.errors)
         else:

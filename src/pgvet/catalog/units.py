@@ -6,7 +6,8 @@ optional blanks; fractional values are rounded to the next smaller unit, then ``
 of the parameter's own unit; then the range check. Reals: ``strtod`` (hexadecimal floats, ``inf``,
 ``nan`` rejected) and the same units, without the final rounding. Booleans: unique prefixes of
 on/off/true/false/yes/no and 1/0, case-insensitive. Enums: the exact name, case-insensitive,
-including the hidden spellings. Check hooks (C functions some parameters add) are not reproduced.
+including the hidden spellings. Check hooks (C functions some parameters add) are not reproduced, except
+those that rewrite a valid value (:data:`_REWRITING_HOOKS`), so that the value is the one SHOW gives.
 """
 
 from __future__ import annotations
@@ -272,6 +273,19 @@ def _canonical_number(param: Param, native: int | float) -> int | float:
     return native
 
 
+def _check_autovacuum_work_mem(param: Param, value: int) -> int:
+    """check_autovacuum_work_mem (autovacuum.c): -1 stays (maintenance_work_mem applies); anything else is
+    raised to maintenance_work_mem's minimum, 1MB before 17, 64kB from 17 (measured: ``0`` and ``500kB`` show
+    1MB on 15 and 16; ``0`` shows 64kB and ``500kB`` stays on 17 and 18)."""
+    if value == -1:
+        return value
+    return max(value, 64 if param.major >= 17 else 1024)
+
+
+# Check hooks that change a value PostgreSQL accepts instead of refusing it, by parameter name (lower case).
+_REWRITING_HOOKS = {"autovacuum_work_mem": _check_autovacuum_work_mem}
+
+
 def parse_value(param: Param, text: str) -> ParsedValue:
     """``text`` as PostgreSQL would store it for ``param``; InvalidValue with PostgreSQL's message if not."""
     if param.vartype == "bool":
@@ -283,6 +297,9 @@ def parse_value(param: Param, text: str) -> ParsedValue:
         integer, had_unit = _parse_int(param, text)
         if param.min is not None and param.max is not None and not param.min <= integer <= param.max:
             raise _out_of_range_int(param, integer)
+        hook = _REWRITING_HOOKS.get(param.name)
+        if hook is not None:
+            integer = hook(param, integer)
         return ParsedValue(integer, _canonical_number(param, integer), had_unit)
     if param.vartype == "real":
         real, had_unit = _parse_real(param, text)
