@@ -2,7 +2,7 @@
 
 A :class:`Judge` owns one copy of a fresh cluster (one per worker thread) and, for each case, copies the
 case's configuration tree beside it (include trees keep their layout), points the server at the file under
-test with ``config_file``, starts it for real (``pg_ctl start -w -t 30``) and stops it. The same tree is
+test with ``config_file``, starts it for real (``pg_ctl start -w -t 150``) and stops it. The same tree is
 linted by pgvet (the file under test as postgresql.conf, includes read from the copy) and the findings
 tagged ``startup`` are kept with their file:line.
 
@@ -183,10 +183,14 @@ class Judge:
                     f"-c hba_file='{self.data}/pg_hba.conf'", f"-c ident_file='{self.data}/pg_ident.conf'"]
         log = self.base / "start.log"
         log.unlink(missing_ok=True)  # pg_ctl -l appends: keep this start's messages only
-        started = pgservers.run(self.major, "pg_ctl", ["start", "-w", "-t", "30", "-D", str(self.data),
-                                                       "-l", str(log), "-o", " ".join(options)], timeout=90)
+        # a long wait: the largest max_connections takes tens of seconds to start on a loaded machine, and a
+        # start cut short would read as a refusal
+        started = pgservers.run(self.major, "pg_ctl", ["start", "-w", "-t", "150", "-D", str(self.data),
+                                                       "-l", str(log), "-o", " ".join(options)], timeout=210)
         text = log.read_text(errors="replace") if log.exists() else ""
         text += started.stderr
+        if "did not start in time" in started.stderr:  # still starting: stopped, so as not to hold the next case
+            pgservers.run(self.major, "pg_ctl", ["stop", "-m", "immediate", "-w", "-D", str(self.data)], timeout=60)
         if started.returncode == 0:
             pgservers.run(self.major, "pg_ctl", ["stop", "-m", "immediate", "-w", "-D", str(self.data)], timeout=60)
             return True, text
