@@ -111,6 +111,26 @@ def test_input_outside_the_host_directory_is_refused(tmp_path: Path) -> None:
     assert any("outside the host directory" in warning for warning in host.warnings)
 
 
+def test_a_sysctl_d_link_outside_the_host_directory_is_refused_and_said(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.d"
+    outside.mkdir()
+    (outside / "50.conf").write_text("vm.swappiness = 1\n")
+    host_dir = tmp_path / "host"
+    host_dir.mkdir()
+    (host_dir / "host.yaml").write_text("ram: 8GB\n")
+    (host_dir / "sysctl.d").symlink_to("../outside.d")
+    host = load_host(host_dir)
+    assert "sysctl_conf.vm.swappiness" not in host.facts
+    assert f"sysctl.d: refused, it resolves outside the host directory ({outside.resolve()})" in host.warnings
+
+
+def test_a_sysctl_d_that_is_not_a_directory_is_refused_and_said(tmp_path: Path) -> None:
+    (tmp_path / "host.yaml").write_text("ram: 8GB\n")
+    (tmp_path / "sysctl.d").write_text("vm.swappiness = 1\n")
+    host = load_host(tmp_path)
+    assert "sysctl.d: refused, it is not a directory" in host.warnings
+
+
 def test_empty_directory_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no inputs found"):
         load_host(tmp_path)

@@ -115,6 +115,16 @@ def discover(directory: Path, warnings: list[str] | None = None, regular: set[st
             return False
         return True
 
+    def sysctl_d_usable(path: Path) -> bool:
+        if not path.is_dir():
+            if path.exists():
+                refused.append(f"{path.name}: refused, it is not a directory")
+            return False
+        if not _inside(path, directory):  # a link to /etc/sysctl.d would lint this machine, not the snapshot
+            refused.append(f"{path.name}: refused, it resolves outside the host directory ({path.resolve()})")
+            return False
+        return True
+
     entries = _entries(directory)
     present = None if entries is None else frozenset(name.lower() for name in entries)
     base = os.fspath(directory)
@@ -133,7 +143,7 @@ def discover(directory: Path, warnings: list[str] | None = None, regular: set[st
                 break
     sysctl_d = directory / "sysctl.d"
     declared: list[InputPath] = []
-    if (present is None or "sysctl.d" in present) and sysctl_d.is_dir() and _inside(sysctl_d, directory):
+    if (present is None or "sysctl.d" in present) and sysctl_d_usable(sysctl_d):
         from pgvet.sources.sysctl import sysctl_d_order
 
         by_name = {entry.name: entry for entry in sysctl_d.iterdir()}
