@@ -225,9 +225,42 @@ def test_an_explicit_input_beside_the_host_is_shown_where_it_is(tmp_path: Path,
     monkeypatch.chdir(host)
     _, output = lint(".", "--meminfo", "../out/mem.txt", "--format", "json")
     from_inside = [finding for finding in json.loads(output)["findings"] if "mem.txt" in (finding["path"] or "")]
-    assert {finding["path"] for finding in from_inside} == {"../out/mem.txt"}
+    # outside the current directory: absolute, as docs/output.md says and every format shows it
+    assert {finding["path"] for finding in from_inside} == {str((tmp_path / "out" / "mem.txt").resolve())}
     assert sorted(finding["fingerprint"] for finding in from_inside) == sorted(
         finding["fingerprint"] for finding in from_above)
+
+
+@pytest.mark.parametrize("from_inside", [True, False], ids=["under-cwd", "outside-cwd"])
+def test_every_format_shows_a_path_relative_under_the_cwd_and_absolute_outside_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, from_inside: bool) -> None:
+    hosts = (tmp_path / "hosts").resolve()
+    shutil.copytree(FIXTURES / "config-repo", hosts / "cfg")
+    (hosts / "bad").mkdir()
+    (hosts / "bad" / "host.yaml").write_text("ram: lots\n")
+    (hosts / "vm").mkdir()
+    monkeypatch.chdir(hosts if from_inside else hosts / "vm")
+    given = "" if from_inside else "../"
+    formats = ("json", "concise", "text", "junit", "github", "gitlab", "sarif")
+    options = [option for name in formats for option in ("--format", name, "--output", str(tmp_path / name))]
+    lint(f"{given}cfg", f"{given}bad", *options)
+    shown = {name: (tmp_path / name).read_text() for name in formats}
+    conf = "cfg/conf.d/30-planner.conf" if from_inside else str(hosts / "cfg" / "conf.d" / "30-planner.conf")
+    bad = "bad/host.yaml" if from_inside else str(hosts / "bad" / "host.yaml")
+    document = json.loads(shown["json"])
+    assert conf in {finding["path"] for finding in document["findings"]}
+    assert [error["path"] for error in document["errors"]] == [bad]
+    assert f"{conf}:3: ERROR PGV401" in shown["concise"]
+    assert f"reporting-db  {'cfg' if from_inside else hosts / 'cfg'}\n" in shown["text"]  # its lines may be cropped
+    assert f'file="{conf}"' in shown["junit"]
+    assert f"::error file={conf},line=3," in shown["github"]
+    assert {"path": conf, "lines": {"begin": 3}} in [issue["location"] for issue in json.loads(shown["gitlab"])]
+    uris = [result["locations"][0]["physicalLocation"]["artifactLocation"]
+            for result in json.loads(shown["sarif"])["runs"][0]["results"]]
+    # SARIF: a URI under %SRCROOT% (the current directory), else an absolute file: URI
+    assert ({"uri": conf, "uriBaseId": "%SRCROOT%"} if from_inside else {"uri": Path(conf).as_uri()}) in uris
+    for name in formats:
+        assert "../" not in shown[name], name
 
 
 def test_no_traceback_from_the_installed_command(tmp_path: Path) -> None:

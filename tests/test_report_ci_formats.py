@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -53,7 +54,8 @@ def test_gitlab_code_quality_issues(samples: Samples, tmp_path: Path) -> None:
         ("PGV401", "critical", "config-repo/postgresql.conf", 12),
         ("PGV605", "info", "config-repo/postgresql.conf", 1),
         # a host that could not be read was no issue: a fleet whose host stopped being read showed nothing
-        ("input", "critical", "meminfo.txt", 1)]
+        # given relative to the current directory, outside the repository root: absolute
+        ("input", "critical", os.path.join(os.getcwd(), "meminfo.txt"), 1)]
     assert issues[-1]["description"] == "input: broken-host could not be read: permission denied"
     assert issues[0] == {
         "description": "PGV101 overcommit-not-strict: vm.overcommit_memory = 0: the kernel overcommits and the OOM "

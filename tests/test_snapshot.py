@@ -15,7 +15,7 @@ from pgvet.cli import app
 from pgvet.errors import InputError
 from pgvet.facts import Fact, Item
 from pgvet.provenance import Source
-from pgvet.snapshot import load_host
+from pgvet.snapshot import _disk_of_device, load_host
 
 GIB = 1024**3
 MIB = 1024**2
@@ -109,6 +109,26 @@ def test_input_outside_the_host_directory_is_refused(tmp_path: Path) -> None:
     assert "meminfo.mem_total" not in host.facts
     assert host.facts["host.ram"].value == 8 * GIB
     assert any("outside the host directory" in warning for warning in host.warnings)
+
+
+def test_a_sysctl_d_link_outside_the_host_directory_is_refused_and_said(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.d"
+    outside.mkdir()
+    (outside / "50.conf").write_text("vm.swappiness = 1\n")
+    host_dir = tmp_path / "host"
+    host_dir.mkdir()
+    (host_dir / "host.yaml").write_text("ram: 8GB\n")
+    (host_dir / "sysctl.d").symlink_to("../outside.d")
+    host = load_host(host_dir)
+    assert "sysctl_conf.vm.swappiness" not in host.facts
+    assert f"sysctl.d: refused, it resolves outside the host directory ({outside.resolve()})" in host.warnings
+
+
+def test_a_sysctl_d_that_is_not_a_directory_is_refused_and_said(tmp_path: Path) -> None:
+    (tmp_path / "host.yaml").write_text("ram: 8GB\n")
+    (tmp_path / "sysctl.d").write_text("vm.swappiness = 1\n")
+    host = load_host(tmp_path)
+    assert "sysctl.d: refused, it is not a directory" in host.warnings
 
 
 def test_empty_directory_is_an_input_error(tmp_path: Path) -> None:
@@ -339,3 +359,41 @@ def test_disk_attributes_keep_their_own_lines() -> None:
     lines = {fact.name: fact.source.line for fact in disk.facts()}
     assert len(set(lines.values())) > 2  # one sysfs.txt line per attribute, not the item's one
     assert disk.fact("disk.holds_pgdata") == Fact("disk.holds_pgdata", True, disk.source)
+
+
+@pytest.mark.parametrize(("device", "disk"), [
+    ("/dev/sda", "sda"), ("/dev/sda1", "sda"), ("/dev/sdab12", "sdab"),
+    ("/dev/vdb", "vdb"), ("/dev/vdb2", "vdb"), ("/dev/xvda", "xvda"), ("/dev/xvda1", "xvda"),
+    ("/dev/hdc", "hdc"), ("/dev/hdc3", "hdc"),
+    ("/dev/nvme1n1", "nvme1n1"), ("/dev/nvme0n1p2", "nvme0n1"), ("/dev/nvme10n12p3", "nvme10n12"),
+    ("/dev/mmcblk0", "mmcblk0"), ("/dev/mmcblk0p1", "mmcblk0"),
+    ("/dev/loop0", "loop0"), ("/dev/loop12p1", "loop12"),
+    ("/dev/md0", "md0"), ("/dev/md127p2", "md127"),
+    ("/dev/dm-0", "dm-0"), ("/dev/dm-13", "dm-13"),
+    # links a snapshot cannot follow: the disk is not known, and disk rules judge every disk
+    ("/dev/mapper/vg-pgdata", None), ("/dev/disk/by-uuid/0b4c7e2a", None), ("/dev/md/data", None),
+    ("tmpfs", None), ("server:/export", None),
+])
+def test_the_disk_of_each_kind_of_linux_device(device: str, disk: str | None) -> None:
+    assert _disk_of_device(device) == disk
+
+
+def test_disk_rules_judge_only_the_nvme_disk_holding_pgdata(tmp_path: Path) -> None:
+    """PGDATA on a whole NVMe namespace: the OS disk's bfq and read-ahead are not PGDATA's business."""
+    (tmp_path / "host.yaml").write_text("pg_version: 15\n")
+    (tmp_path / "postgresql.conf").write_text("data_directory = '/srv/pg/15/main'\n")
+    (tmp_path / "mounts.txt").write_text(
+        "/dev/nvme0n1p2 / ext4 rw,noatime 0 0\n/dev/nvme1n1 /srv/pg ext4 rw,noatime 0 0\n"
+    )
+    (tmp_path / "sysfs.txt").write_text(
+        "/sys/block/nvme0n1/queue/scheduler:none [bfq]\n/sys/block/nvme0n1/queue/rotational:0\n"
+        "/sys/block/nvme0n1/queue/read_ahead_kb:8192\n"
+        "/sys/block/nvme1n1/queue/scheduler:[none] mq-deadline\n/sys/block/nvme1n1/queue/rotational:0\n"
+        "/sys/block/nvme1n1/queue/read_ahead_kb:128\n"
+    )
+    host = load_host(tmp_path)
+    assert [item["disk.name"] for item in host.items["disk"]] == ["nvme1n1"]
+    assert "disk rules scoped to nvme1n1, which holds PGDATA" in host.notes
+    result = CliRunner().invoke(app, ["lint", str(tmp_path), "--format", "json"])
+    rules = {finding["rule_id"] for finding in json.loads(result.stdout)["findings"]}
+    assert not rules & {"PGV212", "PGV214"}, result.stdout

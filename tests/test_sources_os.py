@@ -55,6 +55,38 @@ def test_sysctl_conf_comment_after_a_number_is_what_the_kernel_ignores() -> None
     ]
 
 
+def test_sysctl_conf_numbers_are_read_in_base_0_as_the_kernel_reads_them() -> None:
+    # proc_get_long (kernel/sysctl.c): strtoul_lenient(p, &p, 0, val); `sysctl -a` then prints decimal
+    text = ("vm.swappiness = 010\nvm.dirty_background_bytes = 0x4000000\nkernel.panic_print = 0X1f # all\n"
+            "net.ipv4.tcp_rmem = 4096 0x20000 06000000\nvm.overcommit_kbytes = -010\nvm.dirty_ratio = 10\n"
+            "vm.min_free_kbytes = 0\nvm.zone_reclaim_mode = 08\nkernel.hostname = 010\n"
+            "kernel.domainname = 0x10\nvm.max_map_count = 0x10000000000000000\n")
+    settings_ = sysctl.parse_sysctl_conf(text, "sysctl.d/90.conf")
+    assert [(s.key, s.value) for s in settings_] == [
+        ("vm.swappiness", 8),
+        ("vm.dirty_background_bytes", 67108864),
+        ("kernel.panic_print", 31),
+        ("net.ipv4.tcp_rmem", "4096 131072 1572864"),
+        ("vm.overcommit_kbytes", -8),
+        ("vm.dirty_ratio", 10),
+        ("vm.min_free_kbytes", 0),
+        ("vm.zone_reclaim_mode", 8),  # not octal: the kernel refuses it; read as written, so it shows as not applied
+        ("kernel.hostname", 10),  # a string sysctl: read as before (`sysctl -a` output of 010 reads 10 too)
+        ("kernel.domainname", "0x10"),
+        ("vm.max_map_count", "0x10000000000000000"),  # past 2**64: refused by the kernel
+    ]
+
+
+def test_sysctl_conf_hex_and_octal_values_match_the_running_decimal_ones(tmp_path: Path) -> None:
+    (tmp_path / "sysctl.txt").write_text("vm.swappiness = 8\nvm.dirty_background_bytes = 67108864\n")
+    (tmp_path / "sysctl.d").mkdir()
+    (tmp_path / "sysctl.d" / "90.conf").write_text("vm.swappiness = 010\nvm.dirty_background_bytes = 0x4000000\n")
+    host = load_host(tmp_path, None)
+    declared = {item["declared.key"]: (item["declared.value"], item["declared.running"])
+                for item in host.items["declared"]}
+    assert declared == {"vm.swappiness": ("8", "8"), "vm.dirty_background_bytes": ("67108864", "67108864")}
+
+
 def test_sysctl_conf_trailing_comment_is_reported_at_its_line(tmp_path: Path) -> None:
     (tmp_path / "sysctl.d").mkdir()
     (tmp_path / "sysctl.d" / "90-hp.conf").write_text("# HP\nvm.nr_overcommit_hugepages=4505 # 8192 / 2 * 1.10\n")

@@ -11,6 +11,7 @@ symbolic links) outside the directory is refused and reported as a warning.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import time
 from collections.abc import Mapping
@@ -114,6 +115,16 @@ def discover(directory: Path, warnings: list[str] | None = None, regular: set[st
             return False
         return True
 
+    def sysctl_d_usable(path: Path) -> bool:
+        if not path.is_dir():
+            if path.exists():
+                refused.append(f"{path.name}: refused, it is not a directory")
+            return False
+        if not _inside(path, directory):  # a link to /etc/sysctl.d would lint this machine, not the snapshot
+            refused.append(f"{path.name}: refused, it resolves outside the host directory ({path.resolve()})")
+            return False
+        return True
+
     entries = _entries(directory)
     present = None if entries is None else frozenset(name.lower() for name in entries)
     base = os.fspath(directory)
@@ -132,7 +143,7 @@ def discover(directory: Path, warnings: list[str] | None = None, regular: set[st
                 break
     sysctl_d = directory / "sysctl.d"
     declared: list[InputPath] = []
-    if (present is None or "sysctl.d" in present) and sysctl_d.is_dir() and _inside(sysctl_d, directory):
+    if (present is None or "sysctl.d" in present) and sysctl_d_usable(sysctl_d):
         from pgvet.sources.sysctl import sysctl_d_order
 
         by_name = {entry.name: entry for entry in sysctl_d.iterdir()}
@@ -523,17 +534,28 @@ def _mark_data_disks(builder: _Builder, data_device: str | None) -> None:
         builder.host.notes.append("disk rules apply to every non-virtual disk (the disk under PGDATA is not known)")
 
 
+# Linux block device names (block/partitions/core.c): a disk whose name ends in a digit numbers its
+# partitions after a "p" (nvme0n1p2, md0p1); one ending in a letter numbers them directly (sda1).
+_DISK_OF_DEVICE_NAME = re.compile(
+    r"(?P<disk>(?:nvme\d+n\d+|mmcblk\d+|loop\d+|md\d+|nbd\d+|rbd\d+|zd\d+))(?:p\d+)?"
+    r"|(?P<mapped>dm-\d+)"  # device-mapper targets have no partitions of their own
+    r"|(?P<lettered>[a-z]+)\d*"  # sda1, vdb, xvda1, hdc
+)
+
+
 def _disk_of_device(device: str) -> str | None:
-    """The block device name under a partition path: /dev/sda1 → sda, /dev/nvme0n1p2 → nvme0n1."""
+    """The disk under a device path: /dev/sda1 → sda, /dev/nvme0n1p2 → nvme0n1, /dev/md0 → md0; None for
+    names not known to be a disk or a partition."""
     if not device.startswith("/dev/"):
         return None
     name = device.removeprefix("/dev/")
-    if "/" in name:  # /dev/mapper/…, /dev/disk/by-uuid/…: not resolvable offline
+    # /dev/mapper/…, /dev/disk/by-uuid/…, /dev/md/NAME are links to a dm-N, sdX… that a snapshot does not record
+    if "/" in name:
         return None
-    if name.startswith(("nvme", "mmcblk", "loop")) and "p" in name:
-        base, _, partition = name.rpartition("p")
-        return base if partition.isdigit() else name
-    return name.rstrip("0123456789") or name
+    match = _DISK_OF_DEVICE_NAME.fullmatch(name)
+    if match is None:
+        return None
+    return match["disk"] or match["mapped"] or match["lettered"]
 
 
 def _text_fact(fact: Fact | None) -> str | None:

@@ -239,15 +239,15 @@ def use_color(options: ReportOptions, is_terminal: bool) -> bool:
 
 def relative_path(path: str, root: str, repo_root: Path | None = None, cwd: str | None = None) -> str:
     """A finding's path as the user knows it: the host directory joined with the file, relative to
-    ``repo_root`` (or the current directory) when it lies under it. ``cwd``: the current directory, when
+    ``repo_root`` (or the current directory) when it lies under it, else absolute. ``cwd``: the current directory, when
     the caller asked for it once for many paths."""
     return _relative_path(path, root, repo_root, cwd or os.getcwd())
 
 
 def error_path(error: HostError, repo_root: Path | None = None) -> str | None:
     """The file a host's error names (or the host directory, when it is what failed) as findings' paths are
-    shown: relative to ``repo_root`` (or the current directory) when it lies under it, else absolute or as
-    given; None when no file is at fault (an internal error). ``error.source`` is relative to the host."""
+    shown: relative to ``repo_root`` (or the current directory) when it lies under it, else absolute; None
+    when no file is at fault (an internal error). ``error.source`` is relative to the host."""
     source = error.source
     if source is None:
         return None
@@ -271,7 +271,8 @@ def _relative_path(path: str, root: str, repo_root: Path | None, cwd: str) -> st
         return "."
     if is_inside(resolved, base):
         return resolved[len(base.rstrip(os.sep)) + 1:]
-    return str(Path(path) if absolute else Path(root) / path)
+    # outside: absolute (docs/output.md), as annotations and SARIF must name it; `../x` would depend on the cwd
+    return os.path.normpath(path if absolute else os.path.join(cwd, root, path))
 
 
 @lru_cache(maxsize=64)

@@ -26,7 +26,20 @@ _INTEGER = re.compile(r"^-?\d+$")
 # `vm.nr_overcommit_hugepages = 4505 # 8192 / 2 * 1.10`: neither sysctl nor systemd-sysctl strips a comment
 # after a value; they write the whole text, and a numeric key's kernel handler reads the leading numbers
 # and ignores the rest (tried on Linux 6.18 with procps-ng 4.0.2 and systemd-sysctl).
-_NUMBERS_THEN_COMMENT = re.compile(r"^(-?\d{1,40}(?:[ \t]+-?\d{1,40})*)[ \t]+([#;].*)$")
+_NUMBER = r"-?(?:0[xX][0-9a-fA-F]{1,38}|\d{1,40})"
+_NUMBERS_THEN_COMMENT = re.compile(rf"^({_NUMBER}(?:[ \t]+{_NUMBER})*)[ \t]+([#;].*)$")
+# A numeric sysctl's handler reads each number as C does with base 0 (proc_get_long in kernel/sysctl.c:
+# strtoul_lenient(p, &p, 0, val)): 0x… is hexadecimal, 0… octal, anything else decimal. It refuses a token
+# it cannot read to its end (08), and one of 21 characters or more (TMPBUFLEN).
+_KERNEL_INTEGER = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+_KERNEL_TOKEN_LIMIT = 20
+# Sysctls whose handler is proc_dostring: their value is text (a hostname 010 is not 8). Numeric ones are
+# far more numerous, so the string ones are listed; those a sysctl.d file can set.
+STRING_SYSCTLS = frozenset({
+    "kernel.core_pattern", "kernel.domainname", "kernel.hostname", "kernel.hotplug", "kernel.modprobe",
+    "kernel.poweroff_cmd", "kernel.printk_devkmsg", "net.core.default_qdisc",
+    "net.ipv4.tcp_allowed_congestion_control", "net.ipv4.tcp_congestion_control", "net.ipv4.tcp_fastopen_key",
+})
 
 
 def sysctl_value(text: str) -> int | str:
@@ -36,6 +49,39 @@ def sysctl_value(text: str) -> int | str:
     folded = " ".join(text.split())
     # Longer digit strings are no kernel's integer (and int() refuses over 4300 digits).
     return int(folded) if len(folded) <= 40 and _INTEGER.match(folded) else folded
+
+
+def kernel_integer(token: str) -> int | None:
+    """The number a numeric sysctl's handler reads from one token (010 → 8, 0x10 → 16), None if it refuses it."""
+    if len(token) > _KERNEL_TOKEN_LIMIT or not _KERNEL_INTEGER.fullmatch(token):
+        return None
+    digits = token.removeprefix("-")
+    if digits[:2] in ("0x", "0X"):
+        magnitude = int(digits[2:], 16)
+    elif digits.startswith("0"):
+        magnitude = int(digits, 8)
+    else:
+        magnitude = int(digits)
+    if magnitude >= 2**64:  # strtoul_lenient: -ERANGE
+        return None
+    return -magnitude if token.startswith("-") else magnitude
+
+
+def declared_sysctl_value(key: str, text: str) -> int | str:
+    """A sysctl.conf / sysctl.d value as the kernel will hold it. Numbers written with a radix prefix (010,
+    0x4000000) are read in base 0, as the kernel reads them (`sysctl -a` prints them in decimal); string
+    sysctls, decimal values and values the kernel would refuse are read as `sysctl -a` output is."""
+    tokens = text.split()
+    prefixed = any(len(token.removeprefix("-")) > 1 and token.removeprefix("-")[0] == "0" for token in tokens)
+    if key in STRING_SYSCTLS or not prefixed:
+        return sysctl_value(text)
+    numbers: list[int] = []
+    for token in tokens:
+        number = kernel_integer(token)
+        if number is None:
+            return sysctl_value(text)  # the kernel refuses the write: the running value will differ, as it should
+        numbers.append(number)
+    return numbers[0] if len(numbers) == 1 else " ".join(str(number) for number in numbers)
 
 
 def normalise_key(key: str) -> str:
@@ -184,10 +230,11 @@ def parse_sysctl_conf(text: str, path: str) -> list[SysctlSetting]:
             raise ParseError(f"Line {number}: missing key before '='", Source(path, number))
         numbers_then_comment = _NUMBERS_THEN_COMMENT.match(value.strip())
         if numbers_then_comment:
-            settings.append(SysctlSetting(key, sysctl_value(numbers_then_comment.group(1)), Source(path, number),
-                                          ignore_errors, numbers_then_comment.group(2)))
+            numbers = declared_sysctl_value(key, numbers_then_comment.group(1))
+            settings.append(SysctlSetting(key, numbers, Source(path, number), ignore_errors,
+                                          numbers_then_comment.group(2)))
         else:
-            settings.append(SysctlSetting(key, sysctl_value(value), Source(path, number), ignore_errors))
+            settings.append(SysctlSetting(key, declared_sysctl_value(key, value), Source(path, number), ignore_errors))
     return settings
 
 
