@@ -211,10 +211,31 @@ def test_offending_line_of_a_file_rewritten_is_the_new_one(tmp_path: Path) -> No
 # line breaks, control codes (rich drops them), blanks in runs.
 _WORDS = st.sampled_from(["a", "on", "shared_buffers", "=", "128MB,", "rw,relatime,rsize=1048576,hard", "漢字",
                           "défaut", "x" * 70, "\t", "\n", "\x07", "  ", "(53;", "80", "…", "\x1b[1m"])
+# Texts of one-cell characters only, which the report wraps itself: blanks at either end and in runs, words
+# longer than the line (folded, with the blanks after them), characters outside ASCII.
+_ONE_CELL_WORDS = st.sampled_from(["a", "on", "=", "", "  ", "x" * 7, "rw,relatime,rsize=1048576,hard", "x" * 70,
+                                   "—", "×", "…", "(53;"])
+_ONE_CELL_TEXTS = st.lists(_ONE_CELL_WORDS, max_size=30).map(" ".join)
 
 
 def _texts(min_size: int = 0) -> st.SearchStrategy[str]:
-    return st.lists(_WORDS, min_size=min_size, max_size=40).map(" ".join)
+    return st.one_of(st.lists(_WORDS, min_size=min_size, max_size=40).map(" ".join),
+                     _ONE_CELL_TEXTS.filter(lambda text: len(text) >= min_size))
+
+
+@settings(max_examples=500)
+@given(plain=_texts(), width=st.integers(min_value=1, max_value=40), cut=st.booleans())
+def test_texts_are_wrapped_as_rich_wraps_them(plain: str, width: int, cut: bool) -> None:
+    """Line by line, the blanks that end lines too (the report drops them, which would hide a difference)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from pgvet.report.text import _plain_lines
+
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    text = Text(plain, no_wrap=True, overflow="ellipsis") if cut else Text(plain)
+    wrapped = text.wrap(console, width, justify="default", overflow="ellipsis" if cut else "fold", no_wrap=cut)
+    assert _plain_lines(text, console, width) == [line.plain for line in wrapped]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
