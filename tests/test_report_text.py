@@ -14,7 +14,7 @@ from pgvet.findings import Evidence
 from pgvet.provenance import Source
 from pgvet.report import FORMATS, ReportOptions, use_color
 from pgvet.report.text import offending_line, summary_line, value_text
-from report_samples import Samples, write_samples
+from report_samples import CONFIG_REPO_CONF, Samples, write_samples
 
 
 @pytest.fixture
@@ -160,6 +160,21 @@ def test_offending_line_reads_only_small_regular_files_inside_the_host(tmp_path:
     if hasattr(os, "mkfifo"):
         os.mkfifo(host / "pipe.conf")
         assert offending_line(str(host), "pipe.conf", 1) is None  # would block forever if opened
+
+
+def test_lines_are_counted_in_line_feeds_a_bare_carriage_return_is_inside_its_line(samples: Samples,
+                                                                                   tmp_path: Path) -> None:
+    """Line numbers count '\\n', as PostgreSQL's lexer, ``sed -n Np`` and ``grep -n`` do: a '\\r' alone (a comment
+    pasted from an old Mac file) does not start a line, and a CRLF line is shown without its '\\r'."""
+    conf = Path(samples.config_repo.host.root) / "postgresql.conf"
+    conf.write_bytes(CONFIG_REPO_CONF.replace("line 5\n", "line 5\rpasted\n").replace("\n", "\r\n").encode())
+    lines = block(text(samples, tmp_path), "ERROR    PGV401 unknown-parameter  [effective_io_concurency]")
+    assert "  at     config-repo/postgresql.conf:12   effective_io_concurency = 200" in lines
+    assert offending_line(str(conf.parent), "postgresql.conf", 5) == "# reporting database, line 5\rpasted"
+    conf.write_bytes(b"a = 1\r\r\nb = 2\r")
+    assert offending_line(str(conf.parent), "postgresql.conf", 1) == "a = 1\r"  # one '\r' is the CRLF's
+    assert offending_line(str(conf.parent), "postgresql.conf", 2) == "b = 2"
+    assert offending_line(str(conf.parent), "postgresql.conf", 3) is None
 
 
 def test_colour_follows_terminal_no_color_and_pre_commit(monkeypatch: pytest.MonkeyPatch) -> None:
