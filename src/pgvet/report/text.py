@@ -226,7 +226,7 @@ def _plain_lines(text: Text, console: Console, width: int) -> list[str]:
 # ASCII and the others pgvet's messages use. A text of them has no tab to expand, no line to split, no wide
 # character or grapheme of several: a character is a cell, and the space the only blank.
 _ONE_CELL = frozenset(map(chr, range(0x20, 0x7F))) | frozenset("—×…")
-_WORD = re.compile(r"\s*\S+\s*")  # rich's word: the blanks after it too, and before it for the first
+_WORD = re.compile(r"(\s*\S+)\s*")  # rich's word: the blanks after it too, and before it for the first
 
 
 def _wrap_one_cell(plain: str, width: int) -> list[str]:
@@ -238,7 +238,7 @@ def _wrap_one_cell(plain: str, width: int) -> list[str]:
     used = 0  # the cells taken on the current line: the blanks after its last word may go beyond the width
     for word in _WORD.finditer(plain):
         start, end = word.span()
-        length = len(word.group().rstrip())
+        length = word.end(1) - start  # without the blanks after it
         if used + length <= width:
             used += end - start
         elif length > width:  # folded into lines of the width, the blanks after it too
