@@ -210,7 +210,7 @@ def _fits(plain: str, width: int) -> bool:
 def _plain_lines(text: Text, console: Console, width: int) -> list[str]:
     """The lines ``text.wrap`` gives, as plain text. A text that fits, the usual row, is already its only
     line: rich's wrapping, a third of the report's time, is left out for it; a text of one-cell characters is
-    wrapped here (_wrap_one_cell), at a sixth of rich's cost; anything else goes through rich."""
+    wrapped here (_wrap_one_cell), at a fifth of rich's cost; anything else goes through rich."""
     plain = text.plain
     if _fits(plain, width):
         return [plain]
