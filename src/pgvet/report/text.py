@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
+from pgvet.paths import is_inside, real_path_in
 from pgvet.report import Spool, relative_path, render_with_writer, use_color
 from pgvet.report.memory import MemoryPicture, bar_cells, marker_line, memory_picture, size_text
 from pgvet.summary import TOP_RULES, RunSummary
@@ -71,8 +72,8 @@ class HostFiles:
     def _read(self, path: str) -> list[str] | None:
         """A file's lines split at '\\n' only: line numbers count line feeds, as PostgreSQL's lexer, ``sed -n Np``
         and ``grep -n`` do (a '\\r' alone is inside its line). None for a file that cannot be shown."""
-        file = os.path.realpath(os.path.join(self.root, path))
-        if not file.startswith(self.root.rstrip(os.sep) + os.sep):
+        file = real_path_in(self.root, path)
+        if not is_inside(file, self.root):
             return None
         try:
             status = os.stat(file)
