@@ -14,7 +14,7 @@ from pgvet.findings import Evidence
 from pgvet.provenance import Source
 from pgvet.report import FORMATS, ReportOptions, use_color
 from pgvet.report.text import offending_line, summary_line, value_text
-from report_samples import Samples, write_samples
+from report_samples import CONFIG_REPO_CONF, Samples, write_samples
 
 
 @pytest.fixture
@@ -162,6 +162,21 @@ def test_offending_line_reads_only_small_regular_files_inside_the_host(tmp_path:
         assert offending_line(str(host), "pipe.conf", 1) is None  # would block forever if opened
 
 
+def test_lines_are_counted_in_line_feeds_a_bare_carriage_return_is_inside_its_line(samples: Samples,
+                                                                                   tmp_path: Path) -> None:
+    """Line numbers count '\\n', as PostgreSQL's lexer, ``sed -n Np`` and ``grep -n`` do: a '\\r' alone (a comment
+    pasted from an old Mac file) does not start a line, and a CRLF line is shown without its '\\r'."""
+    conf = Path(samples.config_repo.host.root) / "postgresql.conf"
+    conf.write_bytes(CONFIG_REPO_CONF.replace("line 5\n", "line 5\rpasted\n").replace("\n", "\r\n").encode())
+    lines = block(text(samples, tmp_path), "ERROR    PGV401 unknown-parameter  [effective_io_concurency]")
+    assert "  at     config-repo/postgresql.conf:12   effective_io_concurency = 200" in lines
+    assert offending_line(str(conf.parent), "postgresql.conf", 5) == "# reporting database, line 5\rpasted"
+    conf.write_bytes(b"a = 1\r\r\nb = 2\r")
+    assert offending_line(str(conf.parent), "postgresql.conf", 1) == "a = 1\r"  # one '\r' is the CRLF's
+    assert offending_line(str(conf.parent), "postgresql.conf", 2) == "b = 2"
+    assert offending_line(str(conf.parent), "postgresql.conf", 3) is None
+
+
 def test_colour_follows_terminal_no_color_and_pre_commit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("PRE_COMMIT", raising=False)
@@ -211,10 +226,31 @@ def test_offending_line_of_a_file_rewritten_is_the_new_one(tmp_path: Path) -> No
 # line breaks, control codes (rich drops them), blanks in runs.
 _WORDS = st.sampled_from(["a", "on", "shared_buffers", "=", "128MB,", "rw,relatime,rsize=1048576,hard", "漢字",
                           "défaut", "x" * 70, "\t", "\n", "\x07", "  ", "(53;", "80", "…", "\x1b[1m"])
+# Texts of one-cell characters only, which the report wraps itself: blanks at either end and in runs, words
+# longer than the line (folded, with the blanks after them), characters outside ASCII.
+_ONE_CELL_WORDS = st.sampled_from(["a", "on", "=", "", "  ", "x" * 7, "rw,relatime,rsize=1048576,hard", "x" * 70,
+                                   "—", "×", "…", "(53;"])
+_ONE_CELL_TEXTS = st.lists(_ONE_CELL_WORDS, max_size=30).map(" ".join)
 
 
 def _texts(min_size: int = 0) -> st.SearchStrategy[str]:
-    return st.lists(_WORDS, min_size=min_size, max_size=40).map(" ".join)
+    return st.one_of(st.lists(_WORDS, min_size=min_size, max_size=40).map(" ".join),
+                     _ONE_CELL_TEXTS.filter(lambda text: len(text) >= min_size))
+
+
+@settings(max_examples=500)
+@given(plain=_texts(), width=st.integers(min_value=1, max_value=40), cut=st.booleans())
+def test_texts_are_wrapped_as_rich_wraps_them(plain: str, width: int, cut: bool) -> None:
+    """Line by line, the blanks that end lines too (the report drops them, which would hide a difference)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from pgvet.report.text import _plain_lines
+
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    text = Text(plain, no_wrap=True, overflow="ellipsis") if cut else Text(plain)
+    wrapped = text.wrap(console, width, justify="default", overflow="ellipsis" if cut else "fold", no_wrap=cut)
+    assert _plain_lines(text, console, width) == [line.plain for line in wrapped]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

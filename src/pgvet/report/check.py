@@ -17,6 +17,7 @@ from rich.text import Text
 from pgvet.findings import Finding, HostResult, NotEvaluated, Passed, RuleMeta
 from pgvet.report.text import (
     LABEL_WIDTH,
+    HostFiles,
     print_finding,
     print_memory,
     report_console,
@@ -128,6 +129,7 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
     for error in result.errors:
         console.print(Text(f"error: {error.host}: {error.message}", "bold red"))
     for host in result.hosts:
+        files = HostFiles(host.host.root)
         _header(console, outcome, host)
         picture = memory_picture(host.host)
         if picture is not None:
@@ -142,7 +144,7 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
                 if finding.subject:
                     head.append(f"  [{finding.subject}]", "dim")
                 console.print(head, overflow="fold")
-                print_finding(console, finding, host, options, heading=False, snapshot_places=outcome.kept)
+                print_finding(console, finding, host, files, options, heading=False, snapshot_places=outcome.kept)
             if section.passed:
                 grid = Table.grid()
                 grid.add_column(width=LABEL_WIDTH, no_wrap=True)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import sys
-from functools import lru_cache
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
+from pgvet.paths import is_inside, real_path_in
 from pgvet.report import Spool, relative_path, render_with_writer, use_color
 from pgvet.report.memory import MemoryPicture, bar_cells, marker_line, memory_picture, size_text
 from pgvet.summary import TOP_RULES, RunSummary
@@ -40,41 +42,50 @@ MAX_EVIDENCE = 3  # evidence places shown per finding without --verbose
 
 
 def offending_line(root: str, path: str, line: int | None) -> str | None:
-    """The text of a line of a file in the host directory. Only regular files under the host's root
-    (after resolving symbolic links) and at most 1 MiB are read: a report never leaks other files."""
-    if line is None or line < 1 or path.startswith(NOT_A_FILE):
-        return None
-    file = _file_in_host(root, path)
-    if file is None:
-        return None
-    try:
-        status = os.stat(file)
-    except OSError:
-        return None
-    if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_SHOWN_FILE:
-        return None
-    lines = _file_lines(file, status.st_ino, status.st_size, status.st_mtime_ns)
-    return lines[line - 1] if lines is not None and line <= len(lines) else None
+    """The text of a line of a file in the host directory (read now: see HostFiles)."""
+    return HostFiles(root).line(path, line)
 
 
-@lru_cache(maxsize=256)
-def _file_in_host(root: str, path: str) -> str | None:
-    """The real path of a host's file, None when it resolves outside the host directory: worked out once
-    per file, not for each of the places that show it (a host has tens), as report paths are."""
-    base = os.path.realpath(root)
-    file = os.path.realpath(os.path.join(base, path))
-    return file if file.startswith(base.rstrip(os.sep) + os.sep) else None
+class HostFiles:
+    """The lines of a host's files, as one report of the host shows them: each file is resolved, checked and read
+    once for all the places that point into it (a host shows tens, in a few files), not once per place. A report
+    made later, with files rewritten in between, has its own."""
 
+    def __init__(self, root: str) -> None:
+        self.root = os.path.realpath(root)
+        self._lines: dict[str, list[str] | None] = {}  # by path as findings give it
 
-@lru_cache(maxsize=16)
-def _file_lines(file: str, inode: int, size: int, modified: int) -> tuple[str, ...] | None:
-    """A file's lines, read once for all the findings that point into it (a host has tens, each showing up
-    to four places, in a few files). Keyed by what stat says too: a file rewritten is read again."""
-    try:
-        with open(file, encoding="utf-8", errors="replace", newline="") as handle:
-            return tuple(text.rstrip("\r\n") for text in handle)
-    except OSError:
-        return None
+    def line(self, path: str, number: int | None) -> str | None:
+        """Line ``number`` of a file, without its '\\n' and the '\\r' before it (CRLF). Only regular files under
+        the host's root (after resolving symbolic links) and at most 1 MiB are read: a report never leaks other
+        files."""
+        if number is None or number < 1 or path.startswith(NOT_A_FILE):
+            return None
+        if path not in self._lines:
+            self._lines[path] = self._read(path)
+        lines = self._lines[path]
+        if lines is None or number > len(lines):
+            return None
+        text = lines[number - 1]
+        return text[:-1] if text.endswith("\r") else text
+
+    def _read(self, path: str) -> list[str] | None:
+        """A file's lines split at '\\n' only: line numbers count line feeds, as PostgreSQL's lexer, ``sed -n Np``
+        and ``grep -n`` do (a '\\r' alone is inside its line). None for a file that cannot be shown."""
+        file = real_path_in(self.root, path)
+        if not is_inside(file, self.root):
+            return None
+        try:
+            status = os.stat(file)
+            if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_SHOWN_FILE:  # a FIFO would block
+                return None
+            with open(file, "rb") as handle:
+                lines = handle.read().decode("utf-8", errors="replace").split("\n")
+        except OSError:
+            return None
+        if not lines[-1]:  # the line feed that ends the last line starts none
+            lines.pop()
+        return lines
 
 
 # Values whose names say they count things rather than measure memory, even when large.
@@ -99,21 +110,22 @@ def _place(path: str, line: int | None, host: HostResult, options: ReportOptions
     return f"{place}:{line}" if line else place
 
 
-def _location_row(path: str, line: int | None, host: HostResult, options: ReportOptions) -> Text:
+def _location_row(path: str, line: int | None, host: HostResult, files: HostFiles, options: ReportOptions) -> Text:
     """``path:line   the line as written``, on one line: cut with an ellipsis rather than wrapped."""
-    shown = offending_line(host.host.root, path, line)
+    shown = files.line(path, line)
     text = Text(_place(path, line, host, options), "underline", no_wrap=True, overflow="ellipsis")
     if shown is not None and shown.strip():
         text.append("   " + " ".join(shown.split()), "italic")
     return text
 
 
-def print_finding(console: Console, finding: Finding, host: HostResult, options: ReportOptions, *,
-                  heading: bool = True, snapshot_places: bool = True) -> None:
+def print_finding(console: Console, finding: Finding, host: HostResult, files: HostFiles, options: ReportOptions,
+                  *, heading: bool = True, snapshot_places: bool = True) -> None:
     """The finding's block: severity and rule (unless ``heading`` is False), message, place, values, fix.
 
     ``snapshot_places`` False: places in the host directory are left out (a snapshot that was removed);
-    absolute ones, such as a live server's configuration files, are still shown.
+    absolute ones, such as a live server's configuration files, are still shown. ``files``: the host's, read once
+    for all its findings.
     """
     if heading:
         head = Text()
@@ -124,7 +136,7 @@ def print_finding(console: Console, finding: Finding, host: HostResult, options:
         _print_line(console, head)
     rows: list[tuple[str, Text]] = [("", Text(" ".join(finding.message.split())))]
     if finding.path and (snapshot_places or Path(finding.path).is_absolute()):
-        rows.append(("  at", _location_row(finding.path, finding.line, host, options)))
+        rows.append(("  at", _location_row(finding.path, finding.line, host, files, options)))
     places: list[tuple[str, int | None]] = []
     for item in finding.evidence:
         source = item.source
@@ -134,7 +146,7 @@ def print_finding(console: Console, finding: Finding, host: HostResult, options:
             places.append(place)
     listed = places if options.verbose else places[:MAX_EVIDENCE]
     for path, number in listed:
-        rows.append(("  from", _location_row(path, number, host, options)))
+        rows.append(("  from", _location_row(path, number, host, files, options)))
     if len(places) > len(listed):
         rows.append(("", Text(f"and {len(places) - len(listed)} more (--verbose lists them)", "dim")))
     pairs = [f"{name} = {value_text(name, value)}" for name, value in finding.values.items()]
@@ -198,11 +210,46 @@ def _fits(plain: str, width: int) -> bool:
 
 def _plain_lines(text: Text, console: Console, width: int) -> list[str]:
     """The lines ``text.wrap`` gives, as plain text. A text that fits, the usual row, is already its only
-    line: rich's wrapping, a third of the report's time, is left out for it."""
+    line: rich's wrapping, a third of the report's time, is left out for it; a text of one-cell characters is
+    wrapped here (_wrap_one_cell), at a fifth of rich's cost; anything else goes through rich."""
     plain = text.plain
     if _fits(plain, width):
         return [plain]
+    if text.justify in (None, "default") and _ONE_CELL.issuperset(plain):
+        if not text.no_wrap and text.overflow in (None, "fold"):
+            return _wrap_one_cell(plain, width)
+        if text.no_wrap and text.overflow == "ellipsis":  # a place and its line: one line, cut
+            return [plain[:width - 1] + "…"]
     return [line.plain for line in _wrapped(text, console, width)]
+
+
+# The characters rich measures as one cell each that neither it nor str takes for blanks, the space aside: printable
+# ASCII and the others pgvet's messages use. A text of them has no tab to expand, no line to split, no wide
+# character or grapheme of several: a character is a cell, and the space the only blank.
+_ONE_CELL = frozenset(map(chr, range(0x20, 0x7F))) | frozenset("—×…")
+_WORD = re.compile(r"(\s*\S+)\s*")  # rich's word: the blanks after it too, and before it for the first
+
+
+def _wrap_one_cell(plain: str, width: int) -> list[str]:
+    """``text.wrap(console, width, justify="default", overflow="fold")`` for a text of _ONE_CELL characters that
+    does not fit, as plain text. rich's ``divide_line`` (rich/_wrap.py) with a character for a cell gives where
+    lines break; each line is then cut to the width (``Text.rstrip_end`` drops blanks beyond it, ``truncate``
+    the rest: together they keep the line's first ``width`` characters)."""
+    breaks = [0]
+    used = 0  # the cells taken on the current line: the blanks after its last word may go beyond the width
+    for word in _WORD.finditer(plain):
+        start, end = word.span()
+        length = word.end(1) - start  # without the blanks after it
+        if used + length <= width:
+            used += end - start
+        elif length > width:  # folded into lines of the width, the blanks after it too
+            breaks.extend(position for position in range(start, end, width) if position)
+            used = (end - start - 1) % width + 1
+        else:  # on the next line (a word before it took the line: not the first)
+            breaks.append(start)
+            used = end - start
+    breaks.append(len(plain))
+    return [plain[start:min(end, start + width)] for start, end in pairwise(breaks)]
 
 
 def _wrapped(text: Text, console: Console, width: int) -> Lines:
@@ -216,10 +263,17 @@ def _print_rows(console: Console, rows: list[tuple[str, Text]]) -> None:
     two-column ``Table.grid`` prints, the text wrapped by rich as a table cell wraps it, without the
     table's measuring and cropping of every cell (which cost 5 ms a finding: 28 minutes for a fleet of
     10 000 hosts in the text report)."""
+    available = console.width - LABEL_WIDTH
+    plain = _plain(console) and available > 0  # narrower, rich crops the labels' column too
+    if plain and not any("\t" in text.plain for _, text in rows):
+        # The grid is as wide as its widest text, at most the available width: the others fit in it, as they fit
+        # in the available width, so the lines are the same at that width, without measuring every text. A tab
+        # is not measured as wide as the wrapping expands it.
+        _write_plain_rows(console, rows, available)
+        return
     # the grid is as wide as its widest text needs (at most the console's width), and pads every cell to it
-    width = max(1, min(console.width - LABEL_WIDTH,
-                       max(cell_len(line) for _, text in rows for line in text.plain.split("\n"))))
-    if _plain(console) and console.width > LABEL_WIDTH:  # narrower, rich crops the labels' column too
+    width = max(1, min(available, max(cell_len(line) for _, text in rows for line in text.plain.split("\n"))))
+    if plain:
         _write_plain_rows(console, rows, width)
     else:
         _print_styled_rows(console, rows, width)
@@ -337,8 +391,9 @@ def _host(console: Console, host: HostResult, options: ReportOptions, width: int
         _print_blank(console)
     active = sorted((finding for finding in host.findings if _counted(finding)),
                     key=lambda item: (-item.rank, item.rule_id, item.subject or ""))
+    files = HostFiles(host.host.root)
     for finding in active:
-        print_finding(console, finding, host, options)
+        print_finding(console, finding, host, files, options)
     if not active:
         _print_line(console, Text("no findings", "green"))
         _print_blank(console)
