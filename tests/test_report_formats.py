@@ -101,7 +101,7 @@ def test_github_and_gitlab_paths_from_a_relative_host_directory(monkeypatch: pyt
     assert not any("small-vm/fixtures" in issue["location"]["path"] for issue in issues)
 
 
-@pytest.mark.parametrize("fmt", ["concise", "junit", "github"])
+@pytest.mark.parametrize("fmt", ["text", "concise", "junit", "github"])
 def test_control_characters_of_a_file_are_shown_not_sent(tmp_path: Path, fmt: str) -> None:
     # A value may hold ESC or another control character (PostgreSQL's lexer takes them inside quotes): the
     # reports for people show it escaped rather than sending it to a terminal or CI log, and JUnit stays XML.
@@ -119,3 +119,13 @@ def test_control_characters_of_a_file_are_shown_not_sent(tmp_path: Path, fmt: st
         xml.dom.minidom.parseString(written.encode())
     exact = json.loads(FORMATS["json"](result, ReportOptions()))  # data formats keep the value as it is
     assert any("4\x1b[31mMB" in finding["message"] for finding in exact["findings"])
+
+
+def test_control_characters_are_escaped_in_colour_too(tmp_path: Path) -> None:
+    host = tmp_path / "h"
+    host.mkdir()
+    (host / "host.yaml").write_text("pg_version: 16\n")
+    (host / "postgresql.conf").write_bytes(b"work_mem = '4\x1b[31mMB'\n")
+    written = FORMATS["text"](lint([host], LintOptions()), ReportOptions(color=True, width=200))
+    assert "\x1b[" in written  # rich's own colours
+    assert "4\x1b[31mMB" not in written and "4\\x1b[31mMB" in written

@@ -25,7 +25,7 @@ from rich.text import Text
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
 from pgvet.paths import is_inside, real_path_in
-from pgvet.report import Spool, relative_path, render_with_writer, use_color
+from pgvet.report import Spool, relative_path, render_with_writer, use_color, visible
 from pgvet.report.memory import MemoryPicture, bar_cells, marker_line, memory_picture, size_text
 from pgvet.summary import TOP_RULES, RunSummary
 
@@ -113,9 +113,9 @@ def _place(path: str, line: int | None, host: HostResult, options: ReportOptions
 def _location_row(path: str, line: int | None, host: HostResult, files: HostFiles, options: ReportOptions) -> Text:
     """``path:line   the line as written``, on one line: cut with an ellipsis rather than wrapped."""
     shown = files.line(path, line)
-    text = Text(_place(path, line, host, options), "underline", no_wrap=True, overflow="ellipsis")
+    text = Text(visible(_place(path, line, host, options)), "underline", no_wrap=True, overflow="ellipsis")
     if shown is not None and shown.strip():
-        text.append("   " + " ".join(shown.split()), "italic")
+        text.append("   " + visible(" ".join(shown.split())), "italic")
     return text
 
 
@@ -132,9 +132,10 @@ def print_finding(console: Console, finding: Finding, host: HostResult, files: H
         head.append(f"{finding.severity.upper():<{LABEL_WIDTH}}", SEVERITY_STYLE[finding.severity])
         head.append(f"{finding.rule_id} {finding.rule_name}", "bold")
         if finding.subject:
-            head.append(f"  [{finding.subject}]", "dim")
+            head.append(f"  [{visible(finding.subject)}]", "dim")
         _print_line(console, head)
-    rows: list[tuple[str, Text]] = [("", Text(" ".join(finding.message.split())))]
+    # what the inputs hold (values, names, lines) is shown escaped: an escape sequence would reach the terminal
+    rows: list[tuple[str, Text]] = [("", Text(visible(" ".join(finding.message.split()))))]
     if finding.path and (snapshot_places or Path(finding.path).is_absolute()):
         rows.append(("  at", _location_row(finding.path, finding.line, host, files, options)))
     places: list[tuple[str, int | None]] = []
@@ -149,18 +150,19 @@ def print_finding(console: Console, finding: Finding, host: HostResult, files: H
         rows.append(("  from", _location_row(path, number, host, files, options)))
     if len(places) > len(listed):
         rows.append(("", Text(f"and {len(places) - len(listed)} more (--verbose lists them)", "dim")))
-    pairs = [f"{name} = {value_text(name, value)}" for name, value in finding.values.items()]
+    pairs = [visible(f"{name} = {value_text(name, value)}") for name, value in finding.values.items()]
     if pairs and len(", ".join(pairs)) <= console.width - LABEL_WIDTH:
         rows.append(("  values", Text(", ".join(pairs), "dim")))
     else:  # one per line rather than a name cut from its value
         for index, pair in enumerate(pairs):
             rows.append(("  values" if index == 0 else "", Text(pair, "dim")))
-    fix_lines = [Text(f"sysctl: {key} = {value}") for key, value in finding.fix.sysctl.items()]
+    fix_lines = [Text(visible(f"sysctl: {key} = {value}")) for key, value in finding.fix.sysctl.items()]
     if finding.fix.postgresql:
-        fix_lines += [Text(f"postgresql.conf: {key} = {value}") for key, value in finding.fix.postgresql.items()]
-        fix_lines += [Text(f"or in SQL: {statement}") for statement in finding.fix.alter_system()]
+        fix_lines += [Text(visible(f"postgresql.conf: {key} = {value}"))
+                      for key, value in finding.fix.postgresql.items()]
+        fix_lines += [Text(visible(f"or in SQL: {statement}")) for statement in finding.fix.alter_system()]
     if finding.fix.text:
-        fix_lines.append(Text(" ".join(finding.fix.text.split())))
+        fix_lines.append(Text(visible(" ".join(finding.fix.text.split()))))
     for index, line in enumerate(fix_lines):
         line.stylize("green")
         rows.append(("  fix" if index == 0 else "", line))
@@ -375,18 +377,18 @@ def _counted(finding: Finding) -> bool:
 
 
 def _host(console: Console, host: HostResult, options: ReportOptions, width: int) -> None:
-    header = Text(host.host.name, "bold underline")
-    header.append(f"  {relative_path('.', host.host.root, options.repo_root)}", "dim")
+    header = Text(visible(host.host.name), "bold underline")
+    header.append(f"  {visible(relative_path('.', host.host.root, options.repo_root))}", "dim")
     _print_line(console, header)
     _print_blank(console)
     picture = memory_picture(host.host)
     if picture is not None:
         print_memory(console, picture, width)
     for warning in host.host.warnings:
-        _print_line(console, Text(f"warning: {warning}", "yellow"))
+        _print_line(console, Text(f"warning: {visible(warning)}", "yellow"))
     if options.verbose:
         for note in host.host.notes:
-            _print_line(console, Text(f"note: {note}", "dim"))
+            _print_line(console, Text(f"note: {visible(note)}", "dim"))
     if host.host.warnings or (options.verbose and host.host.notes):
         _print_blank(console)
     active = sorted((finding for finding in host.findings if _counted(finding)),
@@ -404,7 +406,7 @@ def _host(console: Console, host: HostResult, options: ReportOptions, width: int
         grid.add_column(ratio=1)
         for finding in sorted(quiet, key=lambda item: (-item.rank, item.rule_id)):
             why = f"suppressed: {finding.suppressed}" if finding.suppressed is not None else "in the baseline"
-            grid.add_row(finding.severity, f"{finding.rule_id} {finding.rule_name} ({why})", style="dim")
+            grid.add_row(finding.severity, visible(f"{finding.rule_id} {finding.rule_name} ({why})"), style="dim")
         console.print(grid)
         console.print()
     if options.verbose and host.not_evaluated:
@@ -412,7 +414,7 @@ def _host(console: Console, host: HostResult, options: ReportOptions, width: int
         for item in host.not_evaluated:
             why = item.reason or "missing " + ", ".join(item.missing)
             subject = f" [{item.subject}]" if item.subject else ""
-            console.print(Text(f"  {item.rule_id} {item.rule_name}{subject}: {why}", "dim"))
+            console.print(Text(visible(f"  {item.rule_id} {item.rule_name}{subject}: {why}"), "dim"))
         console.print()
 
 
