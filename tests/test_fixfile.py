@@ -230,3 +230,17 @@ def test_fix_write_finds_a_kernel_key_at_the_line_procps_reads(tmp_path: Path) -
     assert code == 0, output
     assert (host / "sysctl.d/90-postgresql.conf").read_text() == (
         "#\x0c\nvm.swappiness = 10\nkernel.sched_autogroup_enabled = 0\n")
+
+
+def test_fix_write_in_a_directory_it_cannot_write_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a read-only tree (as root, chmod does not stop the tests: the rename is refused as the kernel would)
+    def refused(source: str, target: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    host = _host(tmp_path, "autovacuum = off\n")
+    monkeypatch.setattr(os, "replace", refused)
+    code, output = _fix(host, "PGV801")
+    assert code == 1
+    assert "left: autovacuum = on: not written (postgresql.conf: Permission denied)" in output
+    assert (host / "postgresql.conf").read_text() == "autovacuum = off\n"
+    assert [path.name for path in host.iterdir() if path.name.startswith(".")] == []  # no temporary file left

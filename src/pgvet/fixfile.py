@@ -169,8 +169,14 @@ class _Files:
 
     def save(self) -> None:
         for edited in self.files.values():
-            if edited.changed:
+            if not edited.changed:
+                continue
+            try:
                 _replace(edited)
+            except OSError as error:  # a read-only tree, a full disk: said, as the other changes left
+                self.outcome.left.extend(f"{name} = {value}: not written ({edited.shown}: {error.strerror})"
+                                         for name, value in edited.changed)
+            else:
                 self.outcome.written.append(edited.path)
 
 
@@ -179,7 +185,8 @@ def _replace(edited: _File) -> None:
     not followed, and a reader never sees half a file."""
     edited.path.parent.mkdir(parents=True, exist_ok=True)
     if edited.existed:
-        _renamed_into_place(edited.path.with_name(edited.path.name + ".bak"), edited.path.read_bytes(), edited.path)
+        _renamed_into_place(edited.path.with_name(edited.path.name + ".bak"),
+                            edited.original.encode("utf-8", errors="surrogateescape"), edited.path)
     _renamed_into_place(edited.path, edited.text().encode("utf-8", errors="surrogateescape"),
                         edited.path if edited.existed else None)
 
