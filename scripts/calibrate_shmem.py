@@ -195,6 +195,10 @@ TERMS = {
 }
 
 
+# Added to the fitted model as it is; the grid keeps it at its default, 0.
+EXACT_TERM = "+ COALESCE(pg.min_dynamic_shared_memory, 0)"
+
+
 def coefficient(value: float) -> str:
     return f"{value:.0f}" if abs(value) >= 1e5 else f"{value:.6g}"
 
@@ -210,6 +214,8 @@ def formula(fitted: dict[int, list[float]]) -> str:
         rows = [" + ".join(terms[start:start + 3]) for start in range(0, len(terms), 3)]
         lines.append(f"  {head} " + "\n      + ".join(rows).replace("+ -", "- "))
     lines.append("END")
+    # Not fitted: PostgreSQL adds min_dynamic_shared_memory to the segment as it is (dsm_estimate_size).
+    lines.append(EXACT_TERM)
     return "\n".join(lines)
 
 
