@@ -139,3 +139,14 @@ def test_page_tables_percona_example() -> None:
     # 138 GB / 512 × 80 processes = 21.6 GB, the catalogue's estimate for the Percona host.
     assert example.values == {"page_tables_estimate": 138 * 1024**3 // 512 * 80}
     assert round(138 * 1024**3 / 512 * 80 / 1024**3, 1) == 21.6
+
+
+def test_estimate_is_whole_bytes(tmp_path: Path) -> None:
+    """Sizes are integer bytes (docs/facts.md), in derived facts and in the values findings carry."""
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "postgresql.conf").write_text("shared_buffers = '16GB'\nhuge_pages = off\n")
+    (host / "host.yaml").write_text("pg_version: 15\nram: 64GB\n")
+    values = derived_values(load_pack(), load_host(host))
+    for name in ("shared_memory_estimate", "shared_memory_size", "shared_memory_outside_huge_pages", "pg_memory_peak"):
+        assert type(values[f"derived.{name}"].value) is int, name
