@@ -195,13 +195,17 @@ TERMS = {
 }
 
 
+# Added to the fitted model as it is; the grid keeps it at its default, 0.
+EXACT_TERM = "+ COALESCE(pg.min_dynamic_shared_memory, 0)"
+
+
 def coefficient(value: float) -> str:
     return f"{value:.0f}" if abs(value) >= 1e5 else f"{value:.6g}"
 
 
 def formula(fitted: dict[int, list[float]]) -> str:
     """The CASE over major versions that rules/hugepages.yaml carries as derived.shared_memory_estimate."""
-    lines = ["CASE"]
+    lines = ["round(CASE"]
     majors = sorted(fitted)
     for major in majors:
         terms = [f"{coefficient(value)} * {TERMS[name]}" if TERMS[name] else coefficient(value)
@@ -209,7 +213,9 @@ def formula(fitted: dict[int, list[float]]) -> str:
         head = "ELSE" if major == majors[-1] else f"WHEN pg.version {'<=' if major == majors[0] else '='} {major} THEN"
         rows = [" + ".join(terms[start:start + 3]) for start in range(0, len(terms), 3)]
         lines.append(f"  {head} " + "\n      + ".join(rows).replace("+ -", "- "))
-    lines.append("END")
+    lines.append("END)")
+    # Not fitted: PostgreSQL adds min_dynamic_shared_memory to the segment as it is (dsm_estimate_size).
+    lines.append(EXACT_TERM)
     return "\n".join(lines)
 
 

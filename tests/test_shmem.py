@@ -100,6 +100,22 @@ def test_random_settings_against_the_real_server(pg_major: int, tmp_path: Path) 
             assert abs(needed - real_pages) / real_pages <= TOLERANCE[pg_major]
 
 
+@pytest.mark.parametrize("min_dynamic_shared_memory", ["256MB", "1GB", "4GB"])
+def test_min_dynamic_shared_memory_against_the_real_server(pg_major: int, tmp_path: Path,
+                                                           min_dynamic_shared_memory: str) -> None:
+    """PostgreSQL reserves min_dynamic_shared_memory in its main segment (dsm_estimate_size)."""
+    data = pgservers.fresh_cluster(pg_major)
+    settings = {"shared_buffers": "20GB", "min_dynamic_shared_memory": min_dynamic_shared_memory}
+    real = real_size(pg_major, data, settings) * MB
+    size, needed = estimate(tmp_path, pg_major, settings)
+    without, _ = estimate(tmp_path, pg_major, {"shared_buffers": "20GB"})
+    assert size > without
+    assert abs(size - real) / real <= TOLERANCE[pg_major], (settings, size / MB, real / MB)
+    real_pages = real_size(pg_major, data, settings, "shared_memory_size_in_huge_pages")
+    if real_pages > 0:
+        assert abs(needed - real_pages) / real_pages <= TOLERANCE[pg_major], (needed, real_pages)
+
+
 def test_big_server_fixture_needs_what_postgresql_17_says(tmp_path: Path) -> None:
     pgservers_major = 17
     if pgservers.bindir(pgservers_major) is None:
@@ -123,3 +139,14 @@ def test_page_tables_percona_example() -> None:
     # 138 GB / 512 × 80 processes = 21.6 GB, the catalogue's estimate for the Percona host.
     assert example.values == {"page_tables_estimate": 138 * 1024**3 // 512 * 80}
     assert round(138 * 1024**3 / 512 * 80 / 1024**3, 1) == 21.6
+
+
+def test_estimate_is_whole_bytes(tmp_path: Path) -> None:
+    """Sizes are integer bytes (docs/facts.md), in derived facts and in the values findings carry."""
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "postgresql.conf").write_text("shared_buffers = '16GB'\nhuge_pages = off\n")
+    (host / "host.yaml").write_text("pg_version: 15\nram: 64GB\n")
+    values = derived_values(load_pack(), load_host(host))
+    for name in ("shared_memory_estimate", "shared_memory_size", "shared_memory_outside_huge_pages", "pg_memory_peak"):
+        assert type(values[f"derived.{name}"].value) is int, name

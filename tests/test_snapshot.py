@@ -397,3 +397,41 @@ def test_disk_rules_judge_only_the_nvme_disk_holding_pgdata(tmp_path: Path) -> N
     result = CliRunner().invoke(app, ["lint", str(tmp_path), "--format", "json"])
     rules = {finding["rule_id"] for finding in json.loads(result.stdout)["findings"]}
     assert not rules & {"PGV212", "PGV214"}, result.stdout
+
+
+def _ssd_host(tmp_path: Path, host_yaml: str) -> Path:
+    host = tmp_path / "ssd"
+    host.mkdir()
+    (host / "host.yaml").write_text(host_yaml)
+    (host / "postgresql.conf").write_text("random_page_cost = 4\ndata_directory = '/srv/pg/15/main'\n")
+    (host / "mounts.txt").write_text("/dev/sda2 / ext4 rw,relatime 0 0\n/dev/sdb1 /srv/pg ext4 rw,noatime 0 0\n")
+    (host / "sysfs.txt").write_text(
+        "/sys/block/sda/queue/rotational:1\n/sys/block/sdb/queue/scheduler:[none] mq-deadline\n"
+        "/sys/block/sdb/queue/rotational:0\n")
+    return host
+
+
+def test_data_disk_rotational_is_a_host_fact(tmp_path: Path) -> None:
+    """The rotational flag of the disk under PGDATA reaches host rules (G1: ssd when not declared)."""
+    from pgvet.lint import LintOptions, lint
+
+    host = _ssd_host(tmp_path, "pg_version: 15\n")
+    fact = load_host(host).facts["host.data_disk_rotational"]
+    assert fact.value is False and str(fact.source) == "sysfs.txt:3"
+    result = lint([host], LintOptions(select=["PGV701", "PGV703"]))
+    findings = {finding.rule_id: finding for finding in result.hosts[0].findings}
+    assert set(findings) == {"PGV701", "PGV703"}
+    assert "non-rotational data disk" in findings["PGV701"].message
+
+
+def test_declared_storage_wins_over_the_rotational_flag(tmp_path: Path) -> None:
+    from pgvet.lint import LintOptions, lint
+
+    host = _ssd_host(tmp_path, "pg_version: 15\nstorage: hdd\n")
+    assert lint([host], LintOptions(select=["PGV701"])).hosts[0].findings == []
+
+
+def test_no_data_disk_rotational_when_the_pgdata_disk_is_unknown(tmp_path: Path) -> None:
+    host = _ssd_host(tmp_path, "pg_version: 15\n")
+    (host / "postgresql.conf").write_text("random_page_cost = 4\n")
+    assert "host.data_disk_rotational" not in load_host(host).facts

@@ -529,6 +529,9 @@ def _mark_data_disks(builder: _Builder, data_device: str | None) -> None:
     if disk_name in names:
         builder.host.items["disk"] = [item for item in disks if item["disk.name"] == disk_name]
         builder.host.notes.append(f"disk rules scoped to {disk_name}, which holds PGDATA")
+        rotational = builder.host.items["disk"][0].fact("disk.rotational")
+        if rotational is not None:  # for host rules (random_page_cost …) when host.yaml declares no storage
+            builder.host.add(Fact("host.data_disk_rotational", rotational.value, rotational.source))
     else:
         builder.host.items["disk"] = [item for item in disks if item["disk.virtual"] is False]
         builder.host.notes.append("disk rules apply to every non-virtual disk (the disk under PGDATA is not known)")

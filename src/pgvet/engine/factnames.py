@@ -52,7 +52,7 @@ STATIC_FACTS: dict[str, FactType] = {
     "host.name": "text", "host.ram": "bytes", "host.cpus": "int", "host.workload": "text",
     "host.storage": "text", "host.raid_level": "int", "host.raid_disks": "int", "host.dedicated": "bool",
     "host.bbu": "bool", "host.data_directory": "text", "host.wal_directory": "text",
-    "host.pg_instances": "int", "host.tablespaces": "text",
+    "host.pg_instances": "int", "host.tablespaces": "text", "host.data_disk_rotational": "bool",
     # host.yaml `swap:` for configuration repositories without meminfo (see rules/derived.yaml).
     "host.swap": "bytes",
     "pg.version": "int", "pg.catalog_version": "int", "pg.server_version": "text",
