@@ -96,3 +96,25 @@ def test_the_drawn_picture_at_80_columns(tmp_path: Path) -> None:
         "   ┃ CommitLimit (overcommit strict)                 82.2 GiB 43.6 %",
         "   ▲ end of RAM; promised beyond it                  70.3 GiB 37.3 %",
     ]
+
+
+def test_under_a_cgroup_the_picture_is_its_memory_max_without_the_huge_page_pool() -> None:
+    # host.ram is the cgroup's memory.max (64 GiB of a 256 GiB machine); its 100 GiB pool of huge pages,
+    # and the shared memory they hold, are charged to the hugetlb controller, not to memory.max
+    common = dict(host__ram=64 * GIB, cgroup__memory_max=64 * GIB, meminfo__mem_total=256 * GIB,
+                  meminfo__hugepages_total=51200, meminfo__hugepagesize=2 * MIB, derived__shared_memory_size=17 * GIB,
+                  derived__work_mem_budget=4 * GIB)
+    in_pool = memory_picture(host_with(**common, pg__huge_pages="on"))
+    assert in_pool is not None and in_pool.cgroup
+    assert sizes(in_pool) == [("work_mem budget, worst case", 4 * GIB), ("OS and page cache", 60 * GIB)]
+    assert in_pool.overcommitted == 0
+    outside = memory_picture(host_with(**common, pg__huge_pages="off"))
+    assert outside is not None
+    assert sizes(outside) == [("PostgreSQL shared memory", 17 * GIB), ("work_mem budget, worst case", 4 * GIB),
+                              ("OS and page cache", 43 * GIB)]
+    result = LintResult(hosts=[HostResult(host=host_with(**common, pg__huge_pages="off"))], rules={},
+                        tool_version="0", pack_version="0")
+    text = FORMATS["text"](result, ReportOptions(color=False, width=100))
+    assert "Where the cgroup's memory goes (64.0 GiB, memory.max)" in text
+    machine = memory_picture(host_with(**{**common, "cgroup__memory_max": 512 * GIB}, pg__huge_pages="off"))
+    assert machine is not None and not machine.cgroup  # a limit above the RAM does not bind

@@ -72,7 +72,7 @@ HOST_MARKERS = ("host.yaml", "host.yml", "postgresql.conf", "postgresql.auto.con
 REPORT_FACTS = frozenset({"host.ram", "host.name", "pg.shared_buffers", "pg.huge_pages", "meminfo.hugepages_total",
                           "meminfo.hugepagesize", "sysctl.vm.overcommit_memory", "derived.shared_memory_size",
                           "derived.hugepages_pool", "derived.hugepage_size", "derived.work_mem_budget",
-                          "derived.commit_limit"})
+                          "derived.commit_limit", "cgroup.memory_max", "meminfo.mem_total"})
 
 
 def host_directories(paths: Sequence[Path], stop: Path | None = None, skipped: list[str] | None = None) -> list[Path]:

@@ -3,7 +3,8 @@
 Segments: PostgreSQL shared memory (inside the huge page pool when huge pages hold it), the rest of
 the huge page pool, the worst-case work_mem budget, and what is left for the OS and its page cache;
 the CommitLimit is marked when overcommit is strict. A budget beyond RAM is shown as overcommitted:
-the bar is then scaled to everything promised and RAM's end is marked on it.
+the bar is then scaled to everything promised and RAM's end is marked on it. Under a cgroup whose memory.max
+is below the machine's RAM, the picture is of that limit, without the huge page pool (not charged to it).
 This module only computes; text.py draws it with rich (kept out of here so tests need no console).
 """
 
@@ -42,6 +43,7 @@ class MemoryPicture:
     commit_limit: int | None  # only when overcommit is strict (vm.overcommit_memory = 2)
     overcommitted: int  # bytes promised beyond RAM
     estimated: bool  # shared memory from shared_buffers, not the calibrated estimate
+    cgroup: bool = False  # ``ram`` is a cgroup's memory.max, below the machine's RAM
 
     @property
     def total(self) -> int:
@@ -73,8 +75,12 @@ def memory_picture(host: HostFacts) -> MemoryPicture | None:
     pool = _huge_page_pool(host)
     huge_pages = host.value("pg.huge_pages")
     in_pool = shared is not None and pool > 0 and huge_pages in ("on", "try") and shared <= pool
+    # Under a cgroup, host.ram is its memory.max, and huge pages are not charged to it (the hugetlb controller
+    # counts them): neither the pool nor the shared memory it holds is part of that picture.
+    limit, machine = _number(host, "cgroup.memory_max"), _number(host, "meminfo.mem_total")
+    cgroup = limit is not None and machine is not None and limit < machine
     segments: list[Segment] = []
-    if shared is not None:
+    if shared is not None and not (cgroup and in_pool):
         if in_pool:
             label = "PostgreSQL shared memory, in huge pages"
         elif pool > 0 and huge_pages == "on":
@@ -82,7 +88,7 @@ def memory_picture(host: HostFacts) -> MemoryPicture | None:
         else:
             label = "PostgreSQL shared memory"
         segments.append(Segment(label, int(shared), "bold magenta", "█"))
-    if pool > 0:
+    if pool > 0 and not cgroup:
         rest = pool - shared if in_pool and shared is not None else pool
         if rest > 0:
             label = "huge page pool, unused" if in_pool or huge_pages == "off" else "huge page pool"
@@ -94,7 +100,7 @@ def memory_picture(host: HostFacts) -> MemoryPicture | None:
     segments.append(Segment("OS and page cache", int(max(0.0, ram - used)), "green", "░"))
     commit_limit = _number(host, "derived.commit_limit") if host.value("sysctl.vm.overcommit_memory") == 2 else None
     return MemoryPicture(int(ram), segments, int(commit_limit) if commit_limit else None,
-                         int(max(0.0, used - ram)), estimated)
+                         int(max(0.0, used - ram)), estimated, cgroup)
 
 
 def bar_cells(picture: MemoryPicture, width: int) -> list[int]:

@@ -310,8 +310,8 @@ def _print_styled_rows(console: Console, rows: list[tuple[str, Text]], width: in
 
 def print_memory(console: Console, picture: MemoryPicture, width: int) -> None:
     bar_width = max(20, min(width - 4, 72))
-    title = Text("Where the RAM goes", "bold")
-    title.append(f" ({size_text(picture.ram)})", "bold")
+    title = Text("Where the cgroup's memory goes" if picture.cgroup else "Where the RAM goes", "bold")
+    title.append(f" ({size_text(picture.ram)}{', memory.max' if picture.cgroup else ''})", "bold")
     if picture.estimated:
         title.append("  shared memory estimated from shared_buffers", "dim")
     _print_line(console, title)
