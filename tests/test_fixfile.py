@@ -44,6 +44,9 @@ def test_fix_write_edits_in_place_with_a_backup(tmp_path: Path) -> None:
     assert "PGV833 ssl-off" in result.output and not any(line.startswith("ssl") for line in edited)
     declared = (host / "sysctl.d" / "90-postgresql.conf").read_text()
     assert "vm.overcommit_memory = 2\n" in declared and "vm.swappiness = 10\n" in declared
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (host / "sysctl.d" / "90-postgresql.conf").stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's
     # What was written is now declared: the declared-vs-running rule sees it until sysctl --system runs.
     relint = runner.invoke(app, ["lint", str(host), "--format", "concise", "--select", "PGV901"])
     assert "vm.swappiness is declared 10 but the running kernel has 60" in relint.output
@@ -212,11 +215,16 @@ def test_fix_write_with_a_live_servers_settings_edits_the_snapshots_files(tmp_pa
         "pg_conf.shared_buffers": Fact("pg_conf.shared_buffers", 134217728, Source("postgresql.conf", 1)),
         "pg.jit": Fact("pg.jit", True, Source("pg_settings.json", 175)),
         "pg.work_mem": Fact("pg.work_mem", 4194304, Source("/var/lib/pgsql/15/data/conf.d/memory.conf", 2)),
+        "pg.ssl": Fact("pg.ssl", False, Source("/var/lib/pgsql/15/data/postgresql.auto.conf", 3)),
     }
     fix = ConsolidatedFix("host", postgresql={"shared_buffers": Change("4GB", ["A"]), "jit": Change("off", ["B"]),
-                                              "work_mem": Change("8MB", ["C"])})
+                                              "work_mem": Change("8MB", ["C"]), "ssl": Change("on", ["D"])})
     outcome = write(fix, host, facts)
-    assert outcome.left == [] and outcome.written == [(host / "postgresql.conf").resolve()]
+    # the server's ALTER SYSTEM value would win over any line of postgresql.conf
+    assert outcome.left == ["ssl = 'on': not written — it is set by ALTER SYSTEM (/var/lib/pgsql/15/data/"
+                            "postgresql.auto.conf:3), which overrides postgresql.conf; on the server: "
+                            "ALTER SYSTEM SET ssl = 'on';"]
+    assert outcome.written == [(host / "postgresql.conf").resolve()]
     assert (host / "postgresql.conf").read_text() == (
         "shared_buffers = '4GB'\njit = 'off'    # pgvet fix: B\nwork_mem = '8MB'    # pgvet fix: C\n")
 

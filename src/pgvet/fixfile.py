@@ -198,6 +198,10 @@ def _renamed_into_place(target: Path, data: bytes, mode_of: Path | None) -> None
             handle.write(data)
         if mode_of is not None:
             shutil.copymode(mode_of, temporary)
+        else:  # a new file gets what open() would give it, not mkstemp's 0600
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -228,6 +232,10 @@ def _write_setting(files: _Files, name: str, change: Change, fact: Fact | None) 
     value = quote_setting(change.value)
     source = fact.source if fact is not None else None
     instead = f"ALTER SYSTEM SET {name} = {value};"
+    if source is not None and os.path.basename(source.path) == AUTO_CONF:  # the snapshot's, or a live server's
+        files.outcome.left.append(f"{name} = {value}: not written — it is set by ALTER SYSTEM ({source}), which "
+                                  f"overrides postgresql.conf; on the server: {instead}")
+        return
     # Set nowhere in the snapshot's files (a default; with pg_settings.json, a value of the server, whose
     # files are named by absolute paths): a line is added.
     if source is None or source.line is None or source.path.startswith("<") or os.path.isabs(source.path) or (
@@ -239,10 +247,6 @@ def _write_setting(files: _Files, name: str, change: Change, fact: Fact | None) 
         target.append(f"{name} = {value}    # pgvet fix: {', '.join(change.rules)}")
         target.kind = "postgresql"
         target.changed.append((name, change.value))
-        return
-    if os.path.basename(source.path) == AUTO_CONF:
-        files.outcome.left.append(f"{name} = {value}: not written — it is set by ALTER SYSTEM ({source}), which "
-                                  f"overrides postgresql.conf; on the server: {instead}")
         return
     target = files.open(source.path)
     why = target if isinstance(target, str) else _set_value(target, name, change.value, source)
