@@ -110,8 +110,10 @@ def test_control_characters_of_a_file_are_shown_not_sent(tmp_path: Path, fmt: st
     host = tmp_path / "h"
     host.mkdir()
     (host / "host.yaml").write_text("pg_version: 16\n")
-    (host / "postgresql.conf").write_bytes(b"wal_level = 'rep\x01lica'\nwork_mem = '4\x1b[31mMB'\n")
+    (host / "postgresql.conf").write_bytes(b"wal_level = 'rep\x01lica'\nwork_mem = '4\x1b[31mMB'\n"
+                                           b"# pgvet: ignore[no-such\x1b[31m-rule] a notice names it\n")
     result = lint([host], LintOptions())
+    assert any("\x1b" in notice for notice in result.notices)
     written = FORMATS[fmt](result, ReportOptions(color=False))
     assert not [character for character in written if character < " " and character not in "\t\n"]
     assert "rep\\x01lica" in written and "4\\x1b[31mMB" in written

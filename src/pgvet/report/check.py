@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pgvet.findings import Finding, HostResult, NotEvaluated, Passed, RuleMeta
+from pgvet.report import visible
 from pgvet.report.text import (
     LABEL_WIDTH,
     HostFiles,
@@ -127,7 +128,7 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
     console, buffer, width = report_console(options)
     result = outcome.result
     for error in result.errors:
-        console.print(Text(f"error: {error.host}: {error.message}", "bold red"))
+        console.print(Text(visible(f"error: {error.host}: {error.message}"), "bold red"))
     for host in result.hosts:
         files = HostFiles(host.host.root)
         _header(console, outcome, host)

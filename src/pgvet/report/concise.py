@@ -59,7 +59,7 @@ class Writer:
         self.lines.copy_to(self.out)
         for notice in notices:  # unused or reasonless suppressions, expired ignore entries
             if notice not in self.warned:
-                self.out.write(f"notice: {notice}\n")
+                self.out.write(visible(f"notice: {notice}\n"))
 
     def _error_place(self, error: HostError) -> str:
         """The input that failed as the findings' paths show files: from where the run is, not from the host

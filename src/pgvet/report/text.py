@@ -459,7 +459,7 @@ def print_fleet(console: Console, summary: RunSummary) -> None:
     hosts.add_row("host", "errors", "warnings", "info", style="bold")
     listed = summary.top_hosts()
     for row in listed:
-        hosts.add_row(row.host, Text(str(row.error), SEVERITY_STYLE["error"] if row.error else ""),
+        hosts.add_row(visible(row.host), Text(str(row.error), SEVERITY_STYLE["error"] if row.error else ""),
                       Text(str(row.warning), SEVERITY_STYLE["warning"] if row.warning else ""), str(row.info))
     console.print(hosts)
     if summary.hosts > len(listed):
@@ -523,13 +523,13 @@ class Writer:
         console = self.console
         for error in self.errors:
             place = f"{error.host}: {error.source}" if error.source else error.host
-            console.print(Text(f"error: {place}: {error.message}", "bold red"))
+            console.print(Text(visible(f"error: {place}: {error.message}"), "bold red"))
         if self.errors:
             console.print()
         self.out.write(self._take())
         self.sections.copy_to(self.out)
         for notice in notices:
-            console.print(Text(f"notice: {notice}", "yellow"))
+            console.print(Text(visible(f"notice: {notice}"), "yellow"))
         if summary.is_fleet():
             print_fleet(console, summary)
         console.print(Text(summary_text(summary, self.options.verbose), "bold"))
