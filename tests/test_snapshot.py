@@ -370,6 +370,8 @@ def test_disk_attributes_keep_their_own_lines() -> None:
     ("/dev/loop0", "loop0"), ("/dev/loop12p1", "loop12"),
     ("/dev/md0", "md0"), ("/dev/md127p2", "md127"),
     ("/dev/dm-0", "dm-0"), ("/dev/dm-13", "dm-13"),
+    # kinds not listed are taken as they are (DRBD under HA PostgreSQL, persistent memory, zram, a CD)
+    ("/dev/drbd0", "drbd0"), ("/dev/pmem1", "pmem1"), ("/dev/zram0", "zram0"), ("/dev/sr0", "sr0"),
     # links a snapshot cannot follow: the disk is not known, and disk rules judge every disk
     ("/dev/mapper/vg-pgdata", None), ("/dev/disk/by-uuid/0b4c7e2a", None), ("/dev/md/data", None),
     ("tmpfs", None), ("server:/export", None),

@@ -542,13 +542,14 @@ def _mark_data_disks(builder: _Builder, data_device: str | None) -> None:
 _DISK_OF_DEVICE_NAME = re.compile(
     r"(?P<disk>(?:nvme\d+n\d+|mmcblk\d+|loop\d+|md\d+|nbd\d+|rbd\d+|zd\d+))(?:p\d+)?"
     r"|(?P<mapped>dm-\d+)"  # device-mapper targets have no partitions of their own
-    r"|(?P<lettered>[a-z]+)\d*"  # sda1, vdb, xvda1, hdc
+    r"|(?P<lettered>(?:sd|vd|xvd|hd)[a-z]+)\d*"  # sda1, vdb, xvda1, hdc
 )
 
 
 def _disk_of_device(device: str) -> str | None:
-    """The disk under a device path: /dev/sda1 → sda, /dev/nvme0n1p2 → nvme0n1, /dev/md0 → md0; None for
-    names not known to be a disk or a partition."""
+    """The disk under a device path: /dev/sda1 → sda, /dev/nvme0n1p2 → nvme0n1, /dev/md0 → md0; another name
+    (drbd0, pmem0, zram0, sr0) as it is — a whole device, or a partition the sysfs dump does not list, which
+    leaves the disk not known; None for links and for what is not a device."""
     if not device.startswith("/dev/"):
         return None
     name = device.removeprefix("/dev/")
@@ -557,7 +558,7 @@ def _disk_of_device(device: str) -> str | None:
         return None
     match = _DISK_OF_DEVICE_NAME.fullmatch(name)
     if match is None:
-        return None
+        return name or None
     return match["disk"] or match["mapped"] or match["lettered"]
 
 

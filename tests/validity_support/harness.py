@@ -189,8 +189,9 @@ class Judge:
                                                        "-l", str(log), "-o", " ".join(options)], timeout=210)
         text = log.read_text(errors="replace") if log.exists() else ""
         text += started.stderr
-        if "did not start in time" in started.stderr:  # still starting: stopped, so as not to hold the next case
+        if "did not start in time" in started.stderr:  # still starting: no verdict, and no server left running
             pgservers.run(self.major, "pg_ctl", ["stop", "-m", "immediate", "-w", "-D", str(self.data)], timeout=60)
+            raise RuntimeError(f"PostgreSQL {self.major} took over 150 s to start: no verdict\n{text}")
         if started.returncode == 0:
             pgservers.run(self.major, "pg_ctl", ["stop", "-m", "immediate", "-w", "-D", str(self.data)], timeout=60)
             return True, text
