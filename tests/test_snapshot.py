@@ -131,6 +131,13 @@ def test_a_sysctl_d_that_is_not_a_directory_is_refused_and_said(tmp_path: Path) 
     assert "sysctl.d: refused, it is not a directory" in host.warnings
 
 
+def test_a_sysctl_d_link_to_nothing_is_refused_and_said(tmp_path: Path) -> None:
+    (tmp_path / "host.yaml").write_text("ram: 8GB\n")
+    (tmp_path / "sysctl.d").symlink_to("gone.d")
+    host = load_host(tmp_path)
+    assert "sysctl.d: refused, it links to gone.d, which does not exist" in host.warnings
+
+
 def test_empty_directory_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no inputs found"):
         load_host(tmp_path)

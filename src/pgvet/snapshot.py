@@ -119,6 +119,8 @@ def discover(directory: Path, warnings: list[str] | None = None, regular: set[st
         if not path.is_dir():
             if path.exists():
                 refused.append(f"{path.name}: refused, it is not a directory")
+            elif path.is_symlink():  # a link to nothing: the declared values it should hold are missing
+                refused.append(f"{path.name}: refused, it links to {os.readlink(path)}, which does not exist")
             return False
         if not _inside(path, directory):  # a link to /etc/sysctl.d would lint this machine, not the snapshot
             refused.append(f"{path.name}: refused, it resolves outside the host directory ({path.resolve()})")
