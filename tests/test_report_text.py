@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pgvet.findings import Evidence
 from pgvet.provenance import Source
 from pgvet.report import FORMATS, ReportOptions, use_color
-from pgvet.report.text import offending_line, summary_line, value_text
+from pgvet.report.text import HostFiles, summary_line, value_text
 from report_samples import CONFIG_REPO_CONF, Samples, write_samples
 
 
@@ -148,18 +148,18 @@ def test_offending_line_reads_only_small_regular_files_inside_the_host(tmp_path:
     (host / "link.conf").symlink_to(secret)
     (host / "big.conf").write_text("x = 1\n" * 200_000)
     (host / "conf.d").mkdir()
-    assert offending_line(str(host), "postgresql.conf", 2) == "b = 2"
-    assert offending_line(str(host), "postgresql.conf", 3) is None
-    assert offending_line(str(host), "postgresql.conf", 0) is None
-    assert offending_line(str(host), "../secret.txt", 1) is None
-    assert offending_line(str(host), str(secret), 1) is None
-    assert offending_line(str(host), "link.conf", 1) is None
-    assert offending_line(str(host), "big.conf", 1) is None
-    assert offending_line(str(host), "conf.d", 1) is None
-    assert offending_line(str(host), "<default>", 1) is None
+    assert HostFiles(str(host)).line("postgresql.conf", 2) == "b = 2"
+    assert HostFiles(str(host)).line("postgresql.conf", 3) is None
+    assert HostFiles(str(host)).line("postgresql.conf", 0) is None
+    assert HostFiles(str(host)).line("../secret.txt", 1) is None
+    assert HostFiles(str(host)).line(str(secret), 1) is None
+    assert HostFiles(str(host)).line("link.conf", 1) is None
+    assert HostFiles(str(host)).line("big.conf", 1) is None
+    assert HostFiles(str(host)).line("conf.d", 1) is None
+    assert HostFiles(str(host)).line("<default>", 1) is None
     if hasattr(os, "mkfifo"):
         os.mkfifo(host / "pipe.conf")
-        assert offending_line(str(host), "pipe.conf", 1) is None  # would block forever if opened
+        assert HostFiles(str(host)).line("pipe.conf", 1) is None  # would block forever if opened
 
 
 def test_lines_are_counted_in_line_feeds_a_bare_carriage_return_is_inside_its_line(samples: Samples,
@@ -170,11 +170,11 @@ def test_lines_are_counted_in_line_feeds_a_bare_carriage_return_is_inside_its_li
     conf.write_bytes(CONFIG_REPO_CONF.replace("line 5\n", "line 5\rpasted\n").replace("\n", "\r\n").encode())
     lines = block(text(samples, tmp_path), "ERROR    PGV401 unknown-parameter  [effective_io_concurency]")
     assert "  at     config-repo/postgresql.conf:12   effective_io_concurency = 200" in lines
-    assert offending_line(str(conf.parent), "postgresql.conf", 5) == "# reporting database, line 5\rpasted"
+    assert HostFiles(str(conf.parent)).line("postgresql.conf", 5) == "# reporting database, line 5\rpasted"
     conf.write_bytes(b"a = 1\r\r\nb = 2\r")
-    assert offending_line(str(conf.parent), "postgresql.conf", 1) == "a = 1\r"  # one '\r' is the CRLF's
-    assert offending_line(str(conf.parent), "postgresql.conf", 2) == "b = 2"
-    assert offending_line(str(conf.parent), "postgresql.conf", 3) is None
+    assert HostFiles(str(conf.parent)).line("postgresql.conf", 1) == "a = 1\r"  # one '\r' is the CRLF's
+    assert HostFiles(str(conf.parent)).line("postgresql.conf", 2) == "b = 2"
+    assert HostFiles(str(conf.parent)).line("postgresql.conf", 3) is None
 
 
 def test_colour_follows_terminal_no_color_and_pre_commit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -213,12 +213,14 @@ def test_a_word_longer_than_the_line_is_folded_not_cut() -> None:
         "  at     x:1"]
 
 
-def test_offending_line_of_a_file_rewritten_is_the_new_one(tmp_path: Path) -> None:
-    # the lines of shown files are cached for the findings of a host: a file changed since is read again
+def test_a_report_reads_a_shown_file_once_and_the_next_report_reads_it_again(tmp_path: Path) -> None:
+    # one HostFiles serves every finding of a host in one report; a file changed since is read by the next one
     (tmp_path / "postgresql.conf").write_text("a = 1\n")
-    assert offending_line(str(tmp_path), "postgresql.conf", 1) == "a = 1"
+    files = HostFiles(str(tmp_path))
+    assert files.line("postgresql.conf", 1) == "a = 1"
     (tmp_path / "postgresql.conf").write_text("a = 22\n")
-    assert offending_line(str(tmp_path), "postgresql.conf", 1) == "a = 22"
+    assert files.line("postgresql.conf", 1) == "a = 1"
+    assert HostFiles(str(tmp_path)).line("postgresql.conf", 1) == "a = 22"
 
 
 # Text without colours is written as text rather than rendered by rich (a fifth of the cost): it must be what

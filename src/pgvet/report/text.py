@@ -41,11 +41,6 @@ NOT_A_FILE = "<"  # Source paths such as <default> and <derived>
 MAX_EVIDENCE = 3  # evidence places shown per finding without --verbose
 
 
-def offending_line(root: str, path: str, line: int | None) -> str | None:
-    """The text of a line of a file in the host directory (read now: see HostFiles)."""
-    return HostFiles(root).line(path, line)
-
-
 class HostFiles:
     """The lines of a host's files, as one report of the host shows them: each file is resolved, checked and read
     once for all the places that point into it (a host shows tens, in a few files), not once per place. A report
