@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pgvet.facts import Fact
 from pgvet.findings import HostResult, quote_setting
+from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
 
 SYSCTL_DIRECTORY = "sysctl.d"
@@ -139,7 +140,7 @@ class _Files:
 
     def __init__(self, host_dir: Path, outcome: WriteOutcome) -> None:
         self.host_dir = host_dir
-        self.real_root = Path(os.path.realpath(host_dir))
+        self.real_root = os.path.realpath(host_dir)
         self.outcome = outcome
         self.files: dict[Path, _File] = {}
 
@@ -147,8 +148,8 @@ class _Files:
         """The file ``shown`` (relative to the host directory), or why it cannot be written."""
         if os.path.isabs(shown):
             return f"{shown} is not in the host directory"
-        real = Path(os.path.realpath(self.host_dir / shown))
-        if not real.is_relative_to(self.real_root):
+        real = Path(real_path_in(self.real_root, shown))
+        if not is_inside(str(real), self.real_root):
             return f"{shown} resolves to {real}, outside the host directory"
         if real in self.files:
             return self.files[real]
@@ -220,7 +221,7 @@ def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> Wr
     for name, change in sorted(fix.postgresql.items()):
         # with a live server's pg_settings.json, pg.* are the running values and pg_conf.* the files' own
         _write_setting(files, name, change, facts.get(f"pg_conf.{name}") or facts.get(f"pg.{name}"))
-    _check_written_files(files, outcome)
+    _check_written_files(files)
     files.save()
     return outcome
 
@@ -279,19 +280,20 @@ def _set_value(target: _File, name: str, value: str, source: Source) -> str | No
     return None
 
 
-# PostgreSQL's lexer: SPACE [ \t\r\f], a name {LETTER}{LETTER_OR_DIGIT}* with '.' for a qualified one.
-_SETTING_HEAD = re.compile(r"[ \t\r\f]*(?P<name>[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_$.\x80-\U0010ffff]*)"
-                           r"[ \t\r\f]*=?[ \t\r\f]*")
+# PostgreSQL's lexer (guc-file.l): SPACE [ \t\r\f]; ID {LETTER}{LETTER_OR_DIGIT}*, QUALIFIED_ID {ID}.{ID}.
+_ID = r"[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*"
+_SETTING_HEAD = re.compile(rf"[ \t\r\f]*(?P<name>{_ID}(?:\.{_ID})?)[ \t\r\f]*=?[ \t\r\f]*")
 
 
-def _check_written_files(files: _Files, outcome: WriteOutcome) -> None:
+def _check_written_files(files: _Files) -> None:
     """Read every edited file again with the parser of its syntax: no new syntax error, and each value set where
     it was put. A file that fails is not written (the check guards against pgvet's own mistakes)."""
     for edited in files.files.values():
         if edited.changed and not _reads_as_meant(edited):
             shown = quote_setting if edited.kind == "postgresql" else str
-            outcome.left.extend(f"{name} = {shown(value)}: not written (pgvet could not edit {edited.shown} safely)"
-                                for name, value in edited.changed)
+            files.outcome.left.extend(
+                f"{name} = {shown(value)}: not written (pgvet could not edit {edited.shown} safely)"
+                for name, value in edited.changed)
             edited.changed.clear()
 
 
@@ -356,9 +358,8 @@ def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None
 
 
 def _label_new_sysctl_file(files: _Files, fix: ConsolidatedFix) -> None:
-    """A sysctl.d/90-postgresql.conf that pgvet creates starts by saying so."""
-    real = Path(os.path.realpath(files.host_dir / SYSCTL_FILE))
-    created = files.files.get(real)
-    if created is not None and not created.existed:
-        rules = sorted({rule for change in fix.sysctl.values() for rule in change.rules})
-        created.lines[:0] = [f"# Written by pgvet fix: {', '.join(rules)}"]
+    """A sysctl.d/90-postgresql.conf that pgvet creates (the only file it creates) starts by saying so."""
+    for created in files.files.values():
+        if not created.existed:
+            rules = sorted({rule for change in fix.sysctl.values() for rule in change.rules})
+            created.lines[:0] = [f"# Written by pgvet fix: {', '.join(rules)}"]
