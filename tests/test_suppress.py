@@ -15,6 +15,15 @@ from pgvet.lint import LintOptions, lint
 runner = CliRunner()
 
 
+def pg16_host(tmp_path: Path, conf: str) -> Path:
+    """A host of PostgreSQL 16 with only this postgresql.conf."""
+    host = tmp_path / "h"
+    host.mkdir()
+    (host / "host.yaml").write_text("pg_version: 16\n")
+    (host / "postgresql.conf").write_text(conf)
+    return host
+
+
 def config_repo(tmp_path: Path) -> Path:
     host = tmp_path / "repo"
     shutil.copytree(FIXTURES / "config-repo", host)
@@ -51,11 +60,7 @@ def test_unused_suppressions_are_reported_in_files_without_findings(tmp_path: Pa
 
 
 def test_suppressed_findings_do_not_fail(tmp_path: Path) -> None:
-    host = tmp_path / "h"
-    host.mkdir()
-    (host / "host.yaml").write_text("pg_version: 16\n")
-    (host / "postgresql.conf").write_text("# pgvet: ignore[unknown-parameter] set by our fork\nshared_buffer = 1\n"
-                                          "port = 5432\n")
+    host = pg16_host(tmp_path, "# pgvet: ignore[unknown-parameter] set by our fork\nshared_buffer = 1\nport = 5432\n")
     result = runner.invoke(app, ["lint", str(host), "--fail-on", "error", "--format", "concise"])
     assert result.exit_code == 0, result.output
     assert "(suppressed)" in result.output
@@ -187,11 +192,8 @@ def test_hostile_baselines(tmp_path: Path) -> None:
 def test_a_suppression_is_matched_at_the_line_postgresql_counts(tmp_path: Path) -> None:
     # a form feed is no line break for PostgreSQL (nor grep -n): the comment is on line 2 and covers lines 2 and
     # 3, not the finding on line 4 (counted at str.splitlines(), the comment moved down and hid it)
-    host = tmp_path / "h"
-    host.mkdir()
-    (host / "host.yaml").write_text("pg_version: 16\n")
-    (host / "postgresql.conf").write_text("# page one\x0c page two\n# pgvet: ignore[unknown-parameter] our fork\n"
-                                          "port = 5432\nshared_buffer = 1\n")
+    host = pg16_host(tmp_path, "# page one\x0c page two\n# pgvet: ignore[unknown-parameter] our fork\n"
+                               "port = 5432\nshared_buffer = 1\n")
     result = lint([host], LintOptions())
     (finding,) = [finding for finding in result.hosts[0].findings if finding.rule_id == "PGV401"]
     assert (finding.line, finding.suppressed) == (4, None)
