@@ -37,7 +37,7 @@ def _not_visible() -> re.Pattern[str]:
 
 
 def visible(text: str) -> str:
-    """``text`` with each such character written as its Python escape (``\x1b``, ``\udcff``)."""
+    """``text`` with each such character written as its Python escape (``\\x1b``, ``\\udcff``)."""
     return _not_visible().sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
