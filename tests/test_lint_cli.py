@@ -65,6 +65,15 @@ def test_unknown_selector_is_a_usage_error() -> None:
     assert "matches no rule" in output
 
 
+@pytest.mark.parametrize("option", ["--select", "--ignore"])
+@pytest.mark.parametrize("selector", ["", " "])
+def test_empty_selector_is_a_usage_error(option: str, selector: str) -> None:
+    """An empty id prefix matches every rule: `--ignore ''` (an unset shell variable) linted nothing, exit 0."""
+    code, output = lint(str(FIXTURES / "big-server"), option, selector)
+    assert code == 2
+    assert "is empty" in output
+
+
 def test_configuration_file_selects_and_sets_params(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / ".pgvet.toml").write_text(
         'ignore = ["PGV101"]\nfail-on = "warning"\n[params.shared-buffers-too-large]\nmax_ratio = 0.8\n'

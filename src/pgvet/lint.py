@@ -58,6 +58,8 @@ def check_selectors(pack: RulePack, selectors: Sequence[str]) -> None:
 
     metas = list(pack.meta().values())
     for selector in selectors:
+        if not selector.strip():  # as an id prefix it would match every rule: `--ignore ''` linted nothing
+            raise UsageError(f"--select/--ignore '{selector}' is empty: name a rule id, id prefix, name or tag")
         if not any(matches(meta, selector) for meta in metas):
             raise UsageError(f"--select/--ignore '{selector}' matches no rule id, name or tag (see 'pgvet rules')")
 
