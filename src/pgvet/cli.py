@@ -7,6 +7,7 @@ error. Heavy modules are imported inside the commands: start-up time matters on 
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import warnings
 from collections.abc import Callable
@@ -18,6 +19,8 @@ import typer
 from pgvet import __version__
 
 if TYPE_CHECKING:
+    from pgvet.errors import InputError
+    from pgvet.facts import HostFacts
     from pgvet.findings import LintResult
     from pgvet.report import Renderer
     from pgvet.snapshot import SnapshotInputs
@@ -54,6 +57,28 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(error.exit_code) from None
 
     return run
+
+
+def _load_one_host(directory: Path | None, explicit: SnapshotInputs | None = None) -> HostFacts:
+    """load_host for the commands of one host (facts, explain, fix): an input error names the file as the user
+    can open it (``hosts/db1/sysctl.d/10.conf:1``), not relative to the host as a fleet report does."""
+    from pgvet.errors import InputError
+    from pgvet.snapshot import load_host
+
+    try:
+        return load_host(directory, explicit)
+    except InputError as error:
+        raise _in_host(error, directory) from None
+
+
+def _in_host(error: InputError, directory: Path | None) -> InputError:
+    source = error.source
+    if directory is None or source is None or source.path.startswith("<") or os.path.isabs(source.path):
+        return error
+    from pgvet.errors import InputError
+    from pgvet.provenance import Source
+
+    return InputError(error.message, Source(os.path.normpath(os.path.join(directory, source.path)), source.line))
 
 
 def _version(value: bool) -> None:
@@ -108,7 +133,6 @@ def facts(
 ) -> None:
     """Show what pgvet understood of a host: every fact with its value and where it came from."""
     from pgvet.errors import UsageError
-    from pgvet.snapshot import load_host
 
     if output_format not in ("text", "json"):
         raise UsageError(f"--format must be text or json, not {output_format!r}")
@@ -116,7 +140,7 @@ def facts(
                          auto_conf, pg_settings)
     if path is None and explicit is None:
         raise UsageError("give a host directory or input files (see pgvet facts --help)")
-    host = load_host(path, explicit)
+    host = _load_one_host(path, explicit)
     if derived:
         from pgvet.engine.derived import derived_values
         from pgvet.engine.loader import load_pack
@@ -288,14 +312,12 @@ def fix(
         from pgvet.errors import InputError
 
         error = result.errors[0]
-        raise InputError(error.message, error.source)
+        raise _in_host(InputError(error.message, error.source), path)
     consolidated = consolidate(result.hosts[0])
     sys.stdout.write(render(consolidated))
     if write:
-        from pgvet.snapshot import load_host
-
         # every fact, not only those the rules read: where each changed value is set last
-        outcome = write_fix(consolidated, path, load_host(path).facts)
+        outcome = write_fix(consolidated, path, _load_one_host(path).facts)
         for written in outcome.written:
             typer.echo(f"wrote {written}", err=True)
         for left in outcome.left:
@@ -355,13 +377,31 @@ def _refuse_unread_hosts(result: LintResult) -> None:
 @reports_errors
 def explain(
     rule: Annotated[str, typer.Argument(help="A rule id or name, or derived.NAME.")],
+    path: Annotated[Optional[Path], typer.Argument(  # noqa: UP045
+        help="A host directory (or a file in it): also show what the rule gives there and every number it "
+             "read, with its source.")] = None,
     rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
+    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Configuration file for the rules and their parameters (default: .pgvet.toml or pyproject.toml).")
+                      ] = None,
 ) -> None:
-    """Show what a rule checks, why, its formula, parameters and examples."""
+    """Show what a rule checks, why, its formula, parameters and examples; on a host, its numbers there."""
     from pgvet.engine.loader import load_pack
     from pgvet.report.rules import explain_rule
 
-    sys.stdout.write(explain_rule(load_pack(list(rules or [])), rule))
+    if path is None:
+        sys.stdout.write(explain_rule(load_pack(list(rules or [])), rule))
+        return
+    from pgvet.config import load_config
+    from pgvet.errors import UsageError
+    from pgvet.lint import host_directories
+
+    settings = load_config(config)
+    pack = load_pack([*settings.rules, *(rules or [])])
+    [directory] = host_directories([path])
+    if not directory.is_dir():
+        raise UsageError(f"{path}: not a directory (a host is a directory of inputs)")
+    sys.stdout.write(explain_rule(pack, rule, _load_one_host(directory), settings.params))
 
 
 @app.command()

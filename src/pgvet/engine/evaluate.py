@@ -12,7 +12,7 @@ from pgvet.engine.pack import Rule, RulePack, Template
 from pgvet.engine.render import render, render_setting
 from pgvet.errors import UsageError
 from pgvet.facts import HostFacts
-from pgvet.findings import Finding, Fix, HostResult, NotEvaluated, Passed, RuleMeta
+from pgvet.findings import Evidence, Finding, Fix, HostResult, NotEvaluated, Passed, RuleMeta
 
 ParamOverrides = Mapping[str, Mapping[str, object]]
 
@@ -207,3 +207,20 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
     return Finding(rule.id, rule.name, rule.severity, rule.title, message, host_name,
                    fingerprint(rule.id, host_name, path, subject), rule.tags, subject, path, line,
                    values, evidence(env, rule.evidence_names), fix, rule.help, list(rule.references))
+
+
+def rule_on_host(pack: RulePack, rule: Rule, host: HostFacts, params: ParamOverrides | None = None,
+                 ) -> list[tuple[HostResult, list[Evidence]]]:
+    """``pgvet explain RULE HOST``: what the rule gave on the host, or on each item of its scope where it
+    applies — a finding, a pass or a not-evaluated record — with every fact and derived value it read."""
+    values, derived = rule_params(rule, params), pack.derived_by_name
+    host_cache: dict[str, Value] = {}
+    envs = ([Env(host.facts, None, values, derived, host_cache)] if rule.scope == "host" else
+            [Env(host.facts, item, values, derived, host_cache, {}) for item in host.items.get(rule.scope, [])])
+    outcomes: list[tuple[HostResult, list[Evidence]]] = []
+    for env in envs:
+        result = HostResult(host=host, passed=[])
+        evaluate_rule(rule, env, host.name, result)
+        if result.findings or result.passed or result.not_evaluated:  # nothing: the rule does not apply
+            outcomes.append((result, evidence(env, rule.evidence_names)))
+    return outcomes

@@ -8,7 +8,11 @@ from typing import TYPE_CHECKING, Any
 from pgvet.errors import UsageError
 
 if TYPE_CHECKING:
+    from pgvet.engine.evaluate import ParamOverrides
     from pgvet.engine.loader import RulePack
+    from pgvet.engine.pack import Rule
+    from pgvet.facts import HostFacts
+    from pgvet.findings import Evidence
 
 
 def _rule_json(rule: Any) -> dict[str, Any]:
@@ -122,20 +126,99 @@ def _markdown_reference(pack: RulePack) -> str:
     return "\n".join(out)
 
 
-def explain_rule(pack: RulePack, key: str) -> str:
+def explain_rule(pack: RulePack, key: str, host: HostFacts | None = None, params: ParamOverrides | None = None,
+                 ) -> str:
+    """A rule's page (or a derived fact's formula); with ``host``, what it gives there and every number it
+    read, each with its source."""
     if key.startswith("derived."):
-        wanted = key.removeprefix("derived.")
-        for derived in pack.derived:
-            if derived.name == wanted:
-                return (f"derived.{derived.name} ({derived.unit})\n\n{(derived.description or '').strip()}\n\n"
-                        f"{derived.formula.strip()}\n")
-        raise UsageError(f"no derived fact named {key!r}")
+        derived = pack.derived_by_name.get(key.removeprefix("derived."))
+        if derived is None:
+            raise UsageError(f"no derived fact named {key!r}")
+        page = (f"derived.{derived.name} ({derived.unit})\n\n{(derived.description or '').strip()}\n\n"
+                f"{derived.formula.strip()}\n")
+        if host is None:
+            return page
+        from pgvet.engine.derived import DERIVED_SOURCE, derived_inputs, derived_values
+        from pgvet.findings import Evidence
+
+        if derived.item_scope is not None:
+            value = [f"Computed for each {derived.item_scope} item: `pgvet explain` a rule of that scope on "
+                     "this host shows it."]
+        else:
+            fact = derived_values(pack, host, {key}).get(key)
+            shown = (_numbers([Evidence(key, fact.value, DERIVED_SOURCE)], pack) if fact is not None
+                     else [f"- `{key}` is NULL here (a fact it needs is missing)"])
+            value = [*shown, "", "From:", ""]
+        return page + "\n".join(["", f"## On {host.name}", "", *value,
+                                  *_numbers(derived_inputs(pack, host, key), pack), ""])
+    rule = _find_rule(pack, key)
+    page = "\n".join(_rule_page(rule, pack))
+    return page if host is None else page + "\n".join(_on_host(pack, rule, host, params))
+
+
+def _find_rule(pack: RulePack, key: str) -> Rule:
     for rule in pack.rules:
         if key in (rule.id, rule.name) or key.upper() == rule.id:
-            return "\n".join(_rule_page(rule, pack))
+            return rule
     from difflib import get_close_matches
 
     names = [rule.name for rule in pack.rules] + [rule.id for rule in pack.rules]
     close = get_close_matches(key, names, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
     raise UsageError(f"no rule with id or name {key!r}{hint}")
+
+
+def _on_host(pack: RulePack, rule: Rule, host: HostFacts, params: ParamOverrides | None) -> list[str]:
+    from pgvet.engine.evaluate import rule_on_host
+
+    out = ["", f"## On {host.name}", ""]
+    outcomes = rule_on_host(pack, rule, host, params)
+    if not outcomes:
+        applies = f" (applies when: `{rule.applies}`)" if rule.applies else ""
+        where = "this host" if rule.scope == "host" else f"any {rule.scope} item of this host"
+        return [*out, f"Does not apply to {where}{applies}.", ""]
+    passed_items: list[str] = []  # an item that passes is named only: a rule may meet tens of them
+    for result, numbers in outcomes:
+        if result.passed and rule.scope != "host":
+            passed_items += [passed.subject or "?" for passed in result.passed]
+            continue
+        for finding in result.findings:
+            place = f" — {finding.path}" + (f":{finding.line}" if finding.line is not None else "") \
+                if finding.path else ""
+            out += [f"**Fires** ({finding.severity}){_subject(finding.subject)}{place}:", "", finding.message, ""]
+        for _ in result.passed or []:
+            out += ["**Passes**.", ""]
+        for record in result.not_evaluated:
+            why = (f"these facts are missing: {', '.join(record.missing)}" if record.missing
+                   else record.reason or "a value it needs is unknown")
+            out += [f"**Not evaluated**{_subject(record.subject)}: {why}.", ""]
+        out += ["The numbers it read:", "", *_numbers(numbers, pack), ""]
+    if passed_items:
+        out += [f"**Passes** for {len(passed_items)} {rule.scope} item(s): {', '.join(passed_items)}.", ""]
+    return out
+
+
+def _subject(subject: str | None) -> str:
+    return f" for {subject}" if subject else ""
+
+
+def _numbers(numbers: list[Evidence], pack: RulePack) -> list[str]:
+    """One line per fact or derived value: the value (sizes and durations also in their units), and where it
+    comes from (file:line, a PostgreSQL default) or the formula's unit."""
+    from pgvet.engine.factnames import static_type
+    from pgvet.engine.render import format_duration, format_size
+
+    lines: list[str] = []
+    for name, value, source in numbers:
+        derived = pack.derived_by_name.get(name.removeprefix("derived.")) if name.startswith("derived.") else None
+        unit = derived.unit if derived is not None else static_type(name)
+        shown = "true" if value is True else "false" if value is False else str(value)
+        # a setting's negative value is a sentinel (wal_buffers = -1: automatic), not a size
+        if isinstance(value, int | float) and not isinstance(value, bool) and (value >= 0 or derived is not None):
+            if unit == "bytes":
+                shown += f" ({format_size(value)})"
+            elif unit == "seconds":
+                shown += f" ({format_duration(value)})"
+        origin = "derived" if derived is not None else str(source) if source is not None else "parameter"
+        lines.append(f"- `{name}` = {shown} — {origin}")
+    return lines or ["- (none with a value)"]

@@ -222,12 +222,12 @@ def parse_sysctl_conf(text: str, path: str) -> list[SysctlSetting]:
             continue
         key, separator, value = stripped.partition("=")
         if not separator:
-            raise ParseError(f"Line {number}: missing '=' (expected `key = value`)", Source(path, number))
+            raise ParseError("missing '=' (expected `key = value`)", Source(path, number))
         key = key.strip()
         ignore_errors = key.startswith("-")
         key = normalise_key(key.removeprefix("-"))
         if not key:
-            raise ParseError(f"Line {number}: missing key before '='", Source(path, number))
+            raise ParseError("missing key before '='", Source(path, number))
         numbers_then_comment = _NUMBERS_THEN_COMMENT.match(value.strip())
         if numbers_then_comment:
             numbers = declared_sysctl_value(key, numbers_then_comment.group(1))
