@@ -139,8 +139,20 @@ def test_a_sysctl_d_link_to_nothing_is_refused_and_said(tmp_path: Path) -> None:
 
 
 def test_empty_directory_is_an_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="no inputs found"):
+    with pytest.raises(InputError, match="no inputs found") as raised:
         load_host(tmp_path)
+    assert "host directories" not in raised.value.message
+
+
+def test_a_fleet_directory_given_as_a_host_names_the_hosts_it_holds(tmp_path: Path) -> None:
+    for name in ("db1", "db2", "db3", "db4"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "meminfo.txt").write_text("MemTotal: 1024 kB\n")
+    (tmp_path / "notes").mkdir()  # not a host: not named
+    with pytest.raises(InputError) as raised:
+        load_host(tmp_path)
+    assert raised.value.message.endswith(
+        f"; it holds 4 host directories (db1, db2, db3, …): give them, e.g. `pgvet lint {tmp_path}/*`")
 
 
 def test_parse_error_names_file_and_line(tmp_path: Path) -> None:

@@ -276,6 +276,22 @@ def run_year_month() -> int:
     return today.year * 100 + today.month
 
 
+def _hosts_inside(root: Path) -> str:
+    """A hint when the directory given holds hosts (a fleet's directory given instead of its hosts)."""
+    from pgvet.lint import HOST_MARKERS
+
+    try:
+        with os.scandir(root) as entries:
+            hosts = sorted(entry.name for entry in entries if entry.is_dir(follow_symlinks=False)
+                           and any(os.path.lexists(os.path.join(entry.path, marker)) for marker in HOST_MARKERS))
+    except OSError:
+        return ""
+    if not hosts:
+        return ""
+    shown = ", ".join(hosts[:3]) + (", …" if len(hosts) > 3 else "")
+    return f"; it holds {len(hosts)} host directories ({shown}): give them, e.g. `pgvet lint {root}/*`"
+
+
 def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *, name: str | None = None,
               wanted: frozenset[str] | None = None) -> HostFacts:
     """Assemble the facts of one host from its directory and/or explicit input files.
@@ -300,7 +316,7 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
     if inputs.is_empty():
         raise InputError(
             "no inputs found: expected files such as sysctl.txt, meminfo.txt, lscpu.txt, mounts.txt, sysfs.txt, "
-            "postgresql.conf, sysctl.d/, host.yaml (see the README's snapshot layout)",
+            f"postgresql.conf, sysctl.d/, host.yaml (see the README's snapshot layout){_hosts_inside(root)}",
             Source(str(root)),
         )
     builder.host.add(Fact("run.year_month", run_year_month(), Source("<run>")))
