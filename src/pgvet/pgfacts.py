@@ -123,9 +123,7 @@ def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs) -> ConfResul
     host.unmarked_files.update(conf.unmarked_files)
     host.marked_files.update(name for name in conf.files if name not in conf.unmarked_files)
     problems: list[Item] = []
-    for problem in conf.problems:
-        if problem.kind == "outside-root":
-            host.warnings.append(f"{problem.source}: {problem.message}")
+    for problem in conf.problems:  # an include outside the host among them: PGV408 reports it, once
         fields: list[tuple[str, FactValue]] = [("problem.kind", problem.kind), ("problem.message", problem.message),
                                                ("problem.fatal", problem.fatal)]
         if problem.target is not None:
