@@ -144,6 +144,13 @@ def test_empty_directory_is_an_input_error(tmp_path: Path) -> None:
     assert "host directories" not in raised.value.message
 
 
+def test_no_inputs_left_says_which_were_refused(tmp_path: Path) -> None:
+    (tmp_path / "postgresql.conf").mkdir()
+    with pytest.raises(InputError) as raised:
+        load_host(tmp_path)
+    assert raised.value.message.startswith("no inputs found (postgresql.conf: refused, it is not a regular file): ")
+
+
 def test_a_fleet_directory_given_as_a_host_names_the_hosts_it_holds(tmp_path: Path) -> None:
     for name in ("db1", "db2", "db3", "db4"):
         (tmp_path / name).mkdir()

@@ -276,6 +276,11 @@ def run_year_month() -> int:
     return today.year * 100 + today.month
 
 
+def _refused(warnings: list[str]) -> str:
+    """The inputs refused, when none was left: the reason there is nothing to lint."""
+    return f" ({'; '.join(warnings)})" if warnings else ""
+
+
 def _hosts_inside(root: Path) -> str:
     """A hint when the directory given holds hosts (a fleet's directory given instead of its hosts)."""
     from pgvet.lint import HOST_MARKERS
@@ -315,7 +320,8 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
         inputs = inputs.merged(explicit)
     if inputs.is_empty():
         raise InputError(
-            "no inputs found: expected files such as sysctl.txt, meminfo.txt, lscpu.txt, mounts.txt, sysfs.txt, "
+            f"no inputs found{_refused(builder.host.warnings)}: expected files such as sysctl.txt, meminfo.txt, "
+            "lscpu.txt, mounts.txt, sysfs.txt, "
             f"postgresql.conf, sysctl.d/, host.yaml (see the README's snapshot layout){_hosts_inside(root)}",
             Source(str(root)),
         )
