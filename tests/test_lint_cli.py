@@ -191,6 +191,16 @@ def test_concise_input_error_names_the_file_from_where_the_run_is(tmp_path: Path
     assert "empty: ERROR input: no inputs found" in output
 
 
+def test_text_error_names_a_host_given_by_its_name_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "elsewhere" / "other").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    code, output = lint("empty", "elsewhere/other")
+    assert code == 2
+    assert "error: empty: no inputs found" in output  # not "empty: empty:"
+    assert "error: other: elsewhere/other: no inputs found" in output  # the path, when it says more
+
+
 def test_concise_prints_what_was_refused_and_the_notices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # decisions.md: an input refused for lying outside the host directory is always said; the hook's format
     # said nothing, so a postgresql.conf linked from elsewhere in the repository passed the hook unread

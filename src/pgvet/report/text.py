@@ -517,7 +517,8 @@ class Writer:
     def finish(self, notices: list[str], summary: RunSummary) -> None:
         console = self.console
         for error in self.errors:
-            place = f"{error.host}: {error.source}" if error.source else error.host
+            # the source alone when it is the host as named (`pgvet lint fixtures`: "fixtures", not twice)
+            place = f"{error.host}: {error.source}" if error.source and str(error.source) != error.host else error.host
             console.print(Text(visible(f"error: {place}: {error.message}"), "bold red"))
         if self.errors:
             console.print()
