@@ -463,3 +463,13 @@ def test_no_data_disk_rotational_when_the_pgdata_disk_is_unknown(tmp_path: Path)
     host = _ssd_host(tmp_path, "pg_version: 15\n")
     (host / "postgresql.conf").write_text("random_page_cost = 4\n")
     assert "host.data_disk_rotational" not in load_host(host).facts
+
+
+def test_an_empty_sysctl_txt_is_said(tmp_path: Path) -> None:
+    # a collection whose `sysctl -a` failed: without the warning, only "63 rules were not evaluated" told
+    (tmp_path / "sysctl.txt").write_text("\n")
+    host = load_host(tmp_path)
+    assert host.warnings == ["sysctl.txt: the file is empty: no running kernel value was read "
+                             "(collect it again with `sysctl -a`)"]
+    (tmp_path / "sysctl.txt").write_text("vm.swappiness = 1\n")
+    assert load_host(tmp_path).warnings == []

@@ -355,6 +355,9 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
         running_text, running_display = builder.text(inputs.sysctl)
         running = sysctl.parse_sysctl_output(running_text, running_display, keys)
         builder.put_all("sysctl", running)
+        if not running_text.strip():  # a collection whose `sysctl -a` failed; the rules would only go unevaluated
+            builder.host.warnings.append(f"{running_display}: the file is empty: no running kernel value was read "
+                                         "(collect it again with `sysctl -a`)")
     occurrences: dict[str, list[sysctl.SysctlSetting]] = {}
     for path in inputs.sysctl_conf:
         text, display = builder.text(path)
