@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import FIXTURES
 from pgvet.errors import ParseError
 from pgvet.live.server import ServerReading
 from pgvet.live.writer import render_pg_settings_json
@@ -128,6 +131,7 @@ def test_live_facts_in_canonical_units() -> None:
         "pg.log_file_mode": 0o600,
         "pg.version": 16,
         "pg.server_version_num": 160002,
+        "pg.prerelease": "",  # from version(), "PostgreSQL 16.2"
         "live.connections": 17,
         "live.max_connections": 200,
         "live.temp_files": 2,
@@ -200,3 +204,36 @@ def test_bad_documents_are_parse_errors_at_their_line(text: str, message: str, l
         parse_pg_settings_json(text, PATH)
     assert message in raised.value.message
     assert raised.value.source == Source(PATH, line)
+
+
+@pytest.mark.parametrize(("server_version", "version_function", "expected"), [
+    ("16.2 (Debian 16.2-1.pgdg120+2)", "PostgreSQL 16.2 (Debian 16.2-1.pgdg120+2) on x86_64-pc-linux-gnu", ""),
+    ("18beta1", "PostgreSQL 18beta1 on x86_64-pc-linux-gnu", "beta1"),
+    ("17rc1 (Debian 17~rc1-1.pgdg120+1)", "PostgreSQL 17rc1 on x86_64-pc-linux-gnu", "rc1"),
+    ("19devel", "PostgreSQL 19devel on x86_64-pc-linux-gnu", "devel"),
+    (None, "PostgreSQL 18beta2 on aarch64-unknown-linux-gnu", "beta2"),  # the row unseen: version() tells
+    (None, "", None),  # neither: unknown, not a release
+])
+def test_prerelease_from_server_version(server_version: str | None, version_function: str,
+                                        expected: str | None) -> None:
+    # server_version_num cannot tell 18beta1 from 18.0 (both 180000)
+    settings = SETTINGS + ([_row("server_version", server_version, vartype="string")] if server_version else [])
+    server = {"version": version_function, "server_version_num": 180000}
+    facts = live_facts(parse_pg_settings_json(_document(settings=settings, server=server), PATH))
+    prerelease = facts.get("pg.prerelease")
+    assert (prerelease.value if prerelease else None) == expected
+
+
+def test_a_beta_server_gets_pgv842_with_its_name(tmp_path: Path) -> None:
+    from pgvet.lint import LintOptions, lint
+
+    host = tmp_path / "db1"
+    shutil.copytree(FIXTURES / "rules" / "PGV903-files-differ-from-running", host)
+    settings = host / "pg_settings.json"
+    settings.write_text(settings.read_text().replace('"15.18 (Debian 15.18-0+deb12u1)"', '"15beta2"'))
+    finding = next(finding for finding in lint([host], LintOptions()).hosts[0].findings if finding.rule_id == "PGV842")
+    assert finding.message.startswith("The server runs PostgreSQL 15beta2, a pre-release (alpha or beta): ")
+    assert finding.values == {"version": 15, "prerelease": "beta2"}
+    assert (finding.path, finding.line) == ("pg_settings.json", 304)  # the server_version row
+    released = lint([FIXTURES / "rules" / "PGV903-files-differ-from-running"], LintOptions()).hosts[0]
+    assert "PGV842" not in {finding.rule_id for finding in released.findings}

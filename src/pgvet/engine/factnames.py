@@ -56,6 +56,7 @@ STATIC_FACTS: dict[str, FactType] = {
     # host.yaml `swap:` for configuration repositories without meminfo (see rules/derived.yaml).
     "host.swap": "bytes",
     "pg.version": "int", "pg.catalog_version": "int", "pg.server_version": "text",
+    "pg.prerelease": "text",
     "run.year_month": "int",
     "mount.device": "text", "mount.point": "text", "mount.fstype": "text", "mount.options": "text",
     "mount.holds_pgdata": "bool", "mount.holds_wal": "bool", "mount.holds_tablespace": "bool",

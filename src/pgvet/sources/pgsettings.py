@@ -17,6 +17,7 @@ trusting the writer's layout, so a reformatted file still points at the right li
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -383,6 +384,26 @@ def _statistic(server: LiveServer, name: str) -> Located[int | float | str | Non
     return None if located is None or located.value is None else located
 
 
+# server_version of a build that is not a release: "18beta1", "17rc1", "19devel" (server_version_num cannot
+# tell 18beta1 from 18.0: both are 180000); a release's is "16.2" or "16.2 (Debian 16.2-1.pgdg120+2)".
+_PRERELEASE = re.compile(r"\d+(?:\.\d+)*((?:devel|alpha|beta|rc)\d*)")
+_VERSION_FUNCTION = re.compile(r"PostgreSQL (\S+)")  # version(): "PostgreSQL 18beta1 on x86_64-pc-linux-gnu, …"
+
+
+def _prerelease(server: LiveServer) -> Located[str] | None:
+    """``pg.prerelease``: "beta1", "rc1", "devel"…, or "" for a release; None when the version is not shown."""
+    row = server.settings.get("server_version")
+    if row is not None and row.setting:
+        text, source = row.setting, row.origin
+    else:
+        shown = _VERSION_FUNCTION.match(server.version)
+        if shown is None:
+            return None
+        text, source = shown.group(1), server.server_version_num.source
+    match = _PRERELEASE.match(text)
+    return Located(match.group(1) if match else "", source)
+
+
 def live_facts(server: LiveServer) -> dict[str, Located[LiveValue]]:
     """The facts of a live server, keyed by full fact name (docs/live.md)."""
     facts: dict[str, Located[LiveValue]] = {}
@@ -393,6 +414,9 @@ def live_facts(server: LiveServer) -> dict[str, Located[LiveValue]]:
     version_source = server.server_version_num.source
     facts["pg.version"] = Located(server.major, version_source)
     facts["pg.server_version_num"] = Located(server.server_version_num.value, version_source)
+    prerelease = _prerelease(server)
+    if prerelease is not None:
+        facts["pg.prerelease"] = prerelease
 
     for statistic in ("connections", "temp_files", "temp_bytes", "checkpoints_timed", "checkpoints_requested"):
         located = _statistic(server, statistic)
