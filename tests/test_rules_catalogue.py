@@ -69,6 +69,19 @@ def test_commit_limit_worked_examples(ratio: int, expected_gb: int) -> None:
     assert values["derived.commit_limit"] == expected_gb * GIB
 
 
+@pytest.mark.parametrize("version, autovacuum_work_mem, expected", [
+    (16, 2 * GIB, 1 * GIB),  # the dead tuple array's 1 GB cap: more is never allocated
+    (16, -1, 1 * GIB),  # maintenance_work_mem's 2 GB, capped as well
+    (16, 512 * MIB, 512 * MIB),
+    (17, 2 * GIB, 2 * GIB),  # a TidStore since 17: no cap
+])
+def test_autovacuum_worker_memory_is_capped_at_1_gb_before_17(version: int, autovacuum_work_mem: int,
+                                                              expected: int) -> None:
+    values = derived({"pg.version": version, "pg.autovacuum_work_mem": autovacuum_work_mem,
+                      "pg.maintenance_work_mem": 2 * GIB})
+    assert values["derived.autovacuum_worker_memory"] == expected
+
+
 def findings_of(host: str) -> dict[str, Finding]:
     result = lint([FIXTURES / host], LintOptions())
     assert not result.errors
