@@ -381,3 +381,54 @@ def test_declared_ram_of_zero_is_refused(tmp_path: Path) -> None:
     result = lint([host], LintOptions())
     [error] = result.errors
     assert "ram must be more than 0" in error.message
+
+
+# --- 6. PGV136's message, and the memory the dirty ratios apply to ------------------------------------------
+
+
+def dirty_host(root: Path, sysctl_text: str, ram_kb: int, hugepages: int = 0) -> Path:
+    return write_host(root, {"meminfo.txt": meminfo(ram_kb, 2 * 1024 * 1024, hugepages=hugepages),
+                             "sysctl.txt": sysctl_text})
+
+
+RATIOS = "vm.dirty_ratio = 10\nvm.dirty_bytes = 0\nvm.dirty_background_bytes = 0\nvm.dirty_background_ratio = 5\n"
+
+
+def test_dirty_background_message_on_a_host_where_even_one_percent_is_too_much(tmp_path: Path) -> None:
+    [large] = findings(dirty_host(tmp_path / "h", RATIOS, 128 * 1024 * 1024))["PGV136"]
+    assert large.values["dirty_background"] == pytest.approx(0.05 * 128 * GIB)
+    assert large.values["one_percent"] == pytest.approx(0.01 * 128 * GIB)
+    assert large.message == (
+        "Background writeback waits for up to 6.4 GiB of dirty pages before it starts, more than 1.0 GiB to write "
+        "out at once (vm.dirty_background_ratio, a whole percent of the memory the page cache can use): on this "
+        "host even 1 % is more than that, so set vm.dirty_background_bytes instead — 64 MB, with vm.dirty_bytes "
+        "at 512 MB.")
+
+
+def test_dirty_background_message_does_not_claim_one_percent_is_too_much_when_it_is_not(tmp_path: Path) -> None:
+    # 5 % of 64 GB is 3.2 GB, but 1 % is 655 MB: the old message said "even 1 % is too coarse"
+    [large] = findings(dirty_host(tmp_path / "h", RATIOS, 64 * 1024 * 1024))["PGV136"]
+    assert "even 1 %" not in large.message
+    assert "lower the ratio, or set vm.dirty_background_bytes instead" in large.message
+
+
+def test_dirty_background_message_in_bytes(tmp_path: Path) -> None:
+    text = "vm.dirty_ratio = 0\nvm.dirty_bytes = 4294967296\nvm.dirty_background_bytes = 2147483648\n" \
+           "vm.dirty_background_ratio = 0\n"
+    [large] = findings(dirty_host(tmp_path / "h", text, 128 * 1024 * 1024))["PGV136"]
+    assert large.message.startswith("Background writeback waits for up to 2.0 GiB of dirty pages")
+    assert large.message.endswith("(vm.dirty_background_bytes): lower it, to 64 MB for example.")
+
+
+def test_dirty_ratios_apply_to_memory_outside_the_huge_page_pool(tmp_path: Path) -> None:
+    # 188 GiB with a 101.6 GiB pool (big-server): 10 % is at most 8.7 GiB, not 18.8 GiB
+    found = findings(FIXTURES / "big-server")
+    [background] = found["PGV136"]
+    assert background.values["dirty_background"] == pytest.approx(0.1 * (197568400 - 106496000) * KB)
+    [ratios] = found["PGV135"]
+    assert ratios.values["dirty"] == pytest.approx(0.2 * (197568400 - 106496000) * KB)
+    # and PGV134 says what the kernel does when the background threshold is not below the foreground one
+    text = "vm.dirty_ratio = 0\nvm.dirty_bytes = 268435456\nvm.dirty_background_bytes = 536870912\n" \
+           "vm.dirty_background_ratio = 0\n"
+    [above] = findings(dirty_host(tmp_path / "h", text, 16 * 1024 * 1024))["PGV134"]
+    assert "starts background writeback at half the blocking threshold (128 MiB)" in above.message
