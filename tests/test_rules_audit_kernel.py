@@ -12,11 +12,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from conftest import FIXTURES
+from pgvet.cli import app
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.errors import ParseError
@@ -432,3 +435,17 @@ def test_dirty_ratios_apply_to_memory_outside_the_huge_page_pool(tmp_path: Path)
            "vm.dirty_background_ratio = 0\n"
     [above] = findings(dirty_host(tmp_path / "h", text, 16 * 1024 * 1024))["PGV134"]
     assert "starts background writeback at half the blocking threshold (128 MiB)" in above.message
+
+
+def test_fix_write_puts_a_pair_value_after_the_counterpart_line_that_would_undo_it(tmp_path: Path) -> None:
+    host = tmp_path / "host"
+    shutil.copytree(FIXTURES / "small-vm", host)
+    (host / "sysctl.d").mkdir()
+    (host / "sysctl.d" / "90-postgresql.conf").write_text("vm.dirty_ratio = 30\nvm.dirty_bytes = 536870912\n")
+    result = CliRunner().invoke(app, ["fix", str(host), "--write", "--select=PGV135"])
+    assert result.exit_code == 0, result.output
+    # edited in place, line 1 would still be zeroed by line 2: the ratio is written after it
+    assert (host / "sysctl.d" / "90-postgresql.conf").read_text() == (
+        "vm.dirty_ratio = 30\nvm.dirty_bytes = 536870912\nvm.dirty_background_ratio = 5\nvm.dirty_ratio = 10\n")
+    facts = load_host(host).facts
+    assert facts["sysctl_conf.vm.dirty_ratio"].value == 10 and facts["sysctl_conf.vm.dirty_bytes"].value == 0
