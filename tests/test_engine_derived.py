@@ -103,7 +103,7 @@ def test_suggested_ratio_and_commit_limit_ratio(pack: RulePack) -> None:
 def test_derived_values_carry_their_inputs(pack: RulePack) -> None:
     facts = memory(3735244, 1048572, 60)
     names = [item.fact for item in derived_inputs(pack, facts, "derived.commit_limit")]
-    assert names[:3] == ["derived.swap_size", "meminfo.swap_total", "derived.commit_base_pages"]
+    assert names[:3] == ["derived.swap_size", "meminfo.swap_total", "derived.commit_base_pages_in_service"]
     assert "sysctl.vm.overcommit_ratio" in names
     assert "sysctl.vm.overcommit_kbytes" not in names  # absent facts are not evidence
     assert all(fact.source == Source("<derived>") for fact in derived_values(pack, facts).values())

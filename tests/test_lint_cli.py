@@ -52,11 +52,11 @@ def test_select_and_ignore_by_id_name_prefix_and_tag() -> None:
         return {finding["rule_id"] for finding in json.loads(output)["findings"]}
 
     everything = ids()
-    assert {"PGV104", "PGV501"} <= everything
+    assert {"PGV103", "PGV501"} <= everything
     assert ids("--select", "PGV501") == {"PGV501"}
     assert ids("--select", "shared-buffers-too-large") == {"PGV501"}
     assert ids("--select", "PGV1") == {rule for rule in everything if rule.startswith("PGV1")}
-    assert "PGV104" not in ids("--ignore", "overcommit")
+    assert "PGV103" not in ids("--ignore", "overcommit")
 
 
 def test_unknown_selector_is_a_usage_error() -> None:
@@ -226,7 +226,7 @@ def test_explicit_input_files_without_a_directory(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "big-server" / "sysctl.txt", sysctl)
     code, output = lint("--meminfo", str(meminfo), "--sysctl", str(sysctl), "--format", "json")
     assert code == 1
-    assert "PGV104" in {finding["rule_id"] for finding in json.loads(output)["findings"]}
+    assert "PGV103" in {finding["rule_id"] for finding in json.loads(output)["findings"]}
 
 
 def test_an_explicit_input_beside_the_host_is_shown_where_it_is(tmp_path: Path,

@@ -95,7 +95,7 @@ def test_big_server_findings_and_numbers() -> None:
     assert found["PGV536"].values["suggested"] == 640  # 10 × 64 CPUs
     assert found["PGV604"].values == {"checkpoint_completion_target": 0.5}
     budget = found["PGV530"]
-    assert budget.values["limit"] == found["PGV104"].values["commit_limit"]  # mode 2: CommitLimit is the limit
+    assert budget.values["limit"] == found["PGV103"].values["commit_limit"]  # mode 2: CommitLimit is the limit
     assert budget.values["work_mem_budget"] == (1000 + 8) * 64 * MIB * 2 + 3 * 2 * GIB + 2 * GIB
     assert found["PGV137"].severity == "warning"
     assert found["PGV208"].subject == "/srv/pgdata"

@@ -58,7 +58,7 @@ def test_dalibo_tp_after_the_fix_commit_limit_is_the_kernels() -> None:
     # ratio 60 with 1 GB of swap on 3.5 GB leaves 12 % of RAM, under the catalogue's 20 %
     assert machine_rules(found) == {"PGV103", "PGV141"}
     assert found["PGV103"].values == {"commit_limit": 3289716 * KB, "commit_limit_ratio": 0.881,
-                                      "suggested_ratio": 51}
+                                      "hugetlb_pool": 0, "reservable_ratio": 0.881, "suggested_ratio": 51}
     assert found["PGV141"].values == {"anon_huge_pages": 2048 * KB}
 
 
@@ -74,7 +74,7 @@ def test_dalibo_16_gb_example_commit_limit_to_the_kilobyte() -> None:
     found = findings("dalibo-srv-psql-02")
     assert machine_rules(found) == {"PGV103"}  # and not PGV102: meminfo agrees with the formula
     assert found["PGV103"].values == {"commit_limit": 15743308 * KB, "commit_limit_ratio": 0.956,
-                                      "suggested_ratio": 69}
+                                      "hugetlb_pool": 0, "reservable_ratio": 0.956, "suggested_ratio": 69}
 
 
 def test_dalibo_huge_pages_example_pool_covers_the_need() -> None:

@@ -343,7 +343,11 @@ def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None
     except ParseError as error:
         files.outcome.left.append(f"{key} = {change.value}: not written ({error})")
         return
-    if declared_here:
+    # A key of a ratio/bytes pair that its counterpart zeroes further down this file (the declared fact's
+    # source is then that line): changed in place it would stay undone, so the value goes after, at the end.
+    undone_here = (declared_here and source is not None and source.path == target.shown and source.line is not None
+                   and source.line > (declared_here[-1].source.line or 0))
+    if declared_here and not undone_here:
         index = declared_here[-1].source.line - 1  # type: ignore[operator]  # parse_sysctl_conf numbers its lines
         line = target.lines[index]
         before, equals, after = line.partition("=")

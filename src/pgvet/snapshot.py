@@ -26,7 +26,7 @@ from pgvet.provenance import Located, Source
 from pgvet.sources import SUPPRESSION_MARK, read_file_at_most
 
 if TYPE_CHECKING:
-    from pgvet.sources.sysctl import SysctlSetting
+    from pgvet.sources.sysctl import PairedValue, SysctlSetting
 
 # The largest input file pgvet reads; real inputs are far smaller (sysctl -a: ~100 kB).
 MAX_INPUT_BYTES = 32 * 1024 * 1024
@@ -359,10 +359,12 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
             builder.host.warnings.append(f"{running_display}: the file is empty: no running kernel value was read "
                                          "(collect it again with `sysctl -a`)")
     occurrences: dict[str, list[sysctl.SysctlSetting]] = {}
+    applied: list[sysctl.SysctlSetting] = []  # every line, in the order sysctl --system writes them
     for path in inputs.sysctl_conf:
         text, display = builder.text(path)
         for setting in sysctl.parse_sysctl_conf(text, display):
             occurrences.setdefault(setting.key, []).append(setting)
+            applied.append(setting)
             if setting.trailing is not None:
                 builder.host.warnings.append(
                     f"{display}:{setting.source.line}: `{setting.trailing}` after {setting.key} = {setting.value} "
@@ -371,28 +373,47 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
     if keys is not None and running_text and not occurrences.keys() <= keys:
         # declared keys are compared with their running values, wanted or not
         running.update(sysctl.parse_sysctl_output(running_text, running_display, occurrences.keys() - keys))
-    for key, settings in occurrences.items():
-        last = settings[-1]
+    # The ratio/bytes pairs as the kernel holds them once the files are applied: a later write of one zeroes
+    # the other, a refused write changes nothing (sources/sysctl.py, paired_values).
+    paired = sysctl.paired_values(applied) if occurrences.keys() & sysctl.PAIRED_SYSCTLS else {}
+    for key in [*occurrences, *(key for key in paired if key not in occurrences)]:
+        settings = occurrences.get(key, [])
         places = tuple(setting.source for setting in settings)
-        builder.host.add(Fact(f"sysctl_conf.{key}", last.value, last.source, places))
+        outcome = paired.get(key)
+        if outcome is not None:
+            value: int | str = outcome.value
+            source = outcome.setting.source
+            if outcome.setting.key != key:  # zeroed by the partner, after the key's own lines (if any)
+                places = (*places, source)
+        else:
+            value, source = settings[-1].value, settings[-1].source
+        builder.host.add(Fact(f"sysctl_conf.{key}", value, source, places))
         if key not in running:
             # A config repository holds what will run: rules about the kernel see the declared value.
-            builder.host.add(Fact(f"sysctl.{key}", last.value, last.source, places))
+            builder.host.add(Fact(f"sysctl.{key}", value, source, places))
     if occurrences and not running_text.strip():  # no sysctl.txt, or an empty one
         builder.host.notes.append("no sysctl.txt: kernel rules use the declared values of sysctl.conf / sysctl.d")
-    if occurrences and running:
-        builder.host.items["declared"] = _declared_items(occurrences, running)
+    if occurrences:
+        builder.host.items["declared"] = _declared_items(occurrences, running, paired)
 
 
-def _declared_items(occurrences: Mapping[str, list[SysctlSetting]],
-                    running: Mapping[str, Located[int | str]]) -> list[Item]:
-    """One item per declared kernel key, with the running value beside it (compared as text, as
-    `sysctl` prints both)."""
+def _declared_items(occurrences: Mapping[str, list[SysctlSetting]], running: Mapping[str, Located[int | str]],
+                    paired: Mapping[str, PairedValue]) -> list[Item]:
+    """One item per declared kernel key: the value the kernel will hold (``declared.value``), the value last
+    written (``declared.written``, different when a partner of its ratio/bytes pair zeroed it afterwards —
+    ``declared.zeroed_by``, at ``declared.zeroed_at`` — or the kernel refuses it), and the running value
+    beside them when known (compared as text, as `sysctl` prints both)."""
     items: list[Item] = []
     for key, settings in occurrences.items():
         last = settings[-1]
-        item = Item((("declared.key", key), ("declared.value", str(last.value)),
+        outcome = paired.get(key)
+        value = last.value if outcome is None else outcome.value
+        item = Item((("declared.key", key), ("declared.value", str(value)), ("declared.written", str(last.value)),
                      ("declared.ignore_errors", last.ignore_errors)), last.source)
+        if outcome is not None and outcome.zeroed_by is not None:
+            zeroing = outcome.zeroed_by
+            item.put("declared.zeroed_by", f"{zeroing.key} = {zeroing.value}", zeroing.source)
+            item.put("declared.zeroed_at", f"{zeroing.source.path}:{zeroing.source.line}", zeroing.source)
         if key in running:
             item.put("declared.running", str(running[key].value), running[key].source)
         items.append(item)

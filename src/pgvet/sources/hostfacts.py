@@ -186,6 +186,8 @@ def _size(name: str) -> Callable[[Any], int]:
             raise ValueError(f"{name} must be at most 1 EiB (2^60 bytes)")
         if size is None:
             raise ValueError(f"{name} must be a size such as 64GB, 65536MB or a number of bytes")
+        if size == 0 and name == "ram":  # every share of RAM would divide by it
+            raise ValueError("ram must be more than 0")
         return size
 
     return check

@@ -74,6 +74,11 @@ def parse_meminfo(text: str, path: str, names: AbstractSet[str] | None = None) -
         values = _line_values(text, path)
     if "mem_total" not in values:  # kept by both readings, wanted or not
         raise ParseError("no MemTotal line: expected a copy of /proc/meminfo", Source(path, 1))
+    if values["mem_total"].value == 0:
+        # No kernel reports it (MemTotal is totalram_pages): every ratio of RAM would divide by zero, and
+        # CommitLimit's base (MemTotal − huge page pool) would be negative. Refused as a missing line is.
+        raise ParseError("MemTotal is 0 kB: no kernel reports that; expected a copy of /proc/meminfo",
+                         values["mem_total"].source)
     if names is None:
         return values
     return {name: located for name, located in values.items() if name in names}

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
@@ -245,3 +245,73 @@ def sysctl_d_order(names: Iterable[str]) -> list[str]:
     /etc/sysctl.conf comes last; a snapshot holds one sysctl.d, so only the name order matters here.)
     """
     return sorted(name for name in names if name.endswith(".conf") and not name.startswith("."))
+
+
+# The kernel's counterpart pairs: a successful write of one sets the other to 0, so that only one is in force
+# (mm/page-writeback.c dirty_ratio_handler, dirty_bytes_handler, dirty_background_ratio_handler,
+# dirty_background_bytes_handler; mm/util.c overcommit_ratio_handler, overcommit_kbytes_handler; vm.rst: "the
+# other appears as 0 when read"). Of a pair written in sysctl.d, the last accepted write wins. Two handlers
+# zero the counterpart only when the value changes (vm.dirty_ratio, vm.dirty_bytes: `dirty_bytes = X` then
+# `dirty_ratio = 0` keeps X); the others always do (`dirty_background_bytes = X` then
+# `dirty_background_ratio = 0` leaves both at 0). A write the kernel refuses (EINVAL: vm.dirty_bytes below two
+# pages, a bytes value of 0, a ratio above 100) changes nothing.
+@dataclass(frozen=True, slots=True)
+class _PairRule:
+    partner: str
+    minimum: int
+    maximum: int
+    only_on_change: bool  # the handler zeroes the partner only when the value changes
+
+
+_PAGE = 4096  # x86-64 and most arm64 kernels, as derived.commit_limit assumes
+_UINT_MAX = 2**32 - 1
+_PAIRS: dict[str, _PairRule] = {
+    "vm.dirty_ratio": _PairRule("vm.dirty_bytes", 0, 100, True),
+    "vm.dirty_bytes": _PairRule("vm.dirty_ratio", 2 * _PAGE, _UINT_MAX * _PAGE, True),
+    "vm.dirty_background_ratio": _PairRule("vm.dirty_background_bytes", 0, 100, False),
+    "vm.dirty_background_bytes": _PairRule("vm.dirty_background_ratio", 1, _UINT_MAX * _PAGE, False),
+    "vm.overcommit_ratio": _PairRule("vm.overcommit_kbytes", -2**31, 2**31 - 1, False),  # proc_dointvec
+    "vm.overcommit_kbytes": _PairRule("vm.overcommit_ratio", 0, 2**64 - 1, False),  # proc_doulongvec_minmax
+}
+# What the kernel holds at boot, before sysctl --system applies the files.
+_BOOT_VALUES = {"vm.dirty_ratio": 20, "vm.dirty_bytes": 0, "vm.dirty_background_ratio": 10,
+                "vm.dirty_background_bytes": 0, "vm.overcommit_ratio": 50, "vm.overcommit_kbytes": 0}
+PAIRED_SYSCTLS = frozenset(_PAIRS)
+
+
+@dataclass(frozen=True, slots=True)
+class PairedValue:
+    """A key of a ratio/bytes pair as the kernel holds it once the declared files are applied in order."""
+
+    key: str
+    value: int
+    setting: SysctlSetting  # the line that gave the value: its own last accepted write, or the partner's
+    zeroed_by: SysctlSetting | None = None  # the partner's write that set it to 0, after the key's own lines
+    refused: SysctlSetting | None = None  # the key's last line, when the kernel refuses it (nothing changes)
+
+
+def paired_values(settings: Sequence[SysctlSetting]) -> dict[str, PairedValue]:
+    """The kernel's ratio/bytes pairs after ``settings`` (in the order sysctl --system applies them) are
+    written from the boot values: each key of a pair that a line writes or zeroes."""
+    state = dict(_BOOT_VALUES)
+    outcome: dict[str, PairedValue] = {}
+    for setting in settings:
+        rule = _PAIRS.get(setting.key)
+        if rule is None:
+            continue
+        value = setting.value
+        if isinstance(value, bool) or not isinstance(value, int) or not rule.minimum <= value <= rule.maximum:
+            before = outcome.get(setting.key)
+            if before is None:  # never accepted: the kernel keeps its boot value, the line shows where
+                outcome[setting.key] = PairedValue(setting.key, state[setting.key], setting, refused=setting)
+            else:
+                outcome[setting.key] = PairedValue(setting.key, before.value, before.setting, before.zeroed_by,
+                                                   setting)
+            continue
+        old = state[setting.key]
+        state[setting.key] = value
+        outcome[setting.key] = PairedValue(setting.key, value, setting)
+        if not rule.only_on_change or value != old:
+            state[rule.partner] = 0
+            outcome[rule.partner] = PairedValue(rule.partner, 0, setting, zeroed_by=setting)
+    return outcome
