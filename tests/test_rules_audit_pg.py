@@ -1,0 +1,104 @@
+"""The PostgreSQL setting rules (PGV5xx, PGV7xx) audited against the catalogue and PostgreSQL itself: the numbers
+they report, the values their fixes suggest (in the parameter's unit, inside its range, never lowering what is
+already higher), and "not evaluated" rather than silence when a fact they need is missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pgvet.catalog import load_catalog
+from pgvet.catalog.units import parse_value
+from pgvet.engine.evaluate import evaluate_host
+from pgvet.engine.loader import load_pack
+from pgvet.findings import Finding, HostResult
+from pgvet.snapshot import load_host
+
+KIB = 1024
+MIB = 1024**2
+GIB = 1024**3
+PACK = load_pack()
+
+
+def host_dir(tmp_path: Path, conf: str, **declared: object) -> Path:
+    """A snapshot directory: postgresql.conf and a host.yaml with the declared keys (ram, cpus, storage…)."""
+    (tmp_path / "postgresql.conf").write_text(conf)
+    lines = [f"{key}: {value}" for key, value in declared.items() if key != "raid"]
+    if "raid" in declared:
+        lines.append(f"raid: {declared['raid']}")
+    (tmp_path / "host.yaml").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def evaluate(path: Path, rule_id: str) -> HostResult:
+    host = load_host(path, None)
+    return evaluate_host(PACK, host, selected=lambda meta: meta.id == rule_id, record_passes=True)
+
+
+def finding(path: Path, rule_id: str) -> Finding:
+    result = evaluate(path, rule_id)
+    assert [found.rule_id for found in result.findings] == [rule_id], result
+    return result.findings[0]
+
+
+def outcome(path: Path, rule_id: str) -> str:
+    """fire, pass, skip (not evaluated) or silent (the rule did not apply)."""
+    result = evaluate(path, rule_id)
+    if result.findings:
+        return "fire"
+    if result.not_evaluated:
+        return "skip"
+    return "pass" if result.passed else "silent"
+
+
+def setting_bytes(major: int, name: str, text: str) -> int | float:
+    """What PostgreSQL ``major`` reads from ``name = text``, in pgvet's canonical units (bytes, seconds)."""
+    value = parse_value(load_catalog(major).params[name], text).canonical
+    assert isinstance(value, int | float)
+    return value
+
+
+# --- PGV532 work-mem-default-on-large-host --------------------------------------------------------------------
+
+
+def test_pgv532_suggests_pgtune_in_kb_exactly(tmp_path: Path) -> None:
+    # 16 GB, 4 GB of shared_buffers, 100 connections, 8 workers: 12 GiB / 324 = 38836 kB (pgtune writes kB)
+    path = host_dir(tmp_path, "shared_buffers = 4GB\nmax_connections = 100\n", pg_version=17, ram="16GB")
+    found = finding(path, "PGV532")
+    assert found.values["suggested"] == 38836 * KIB
+    assert found.fix.postgresql == {"work_mem": "38836kB"}
+    assert setting_bytes(17, "work_mem", found.fix.postgresql["work_mem"]) == found.values["suggested"]
+
+
+def test_pgv532_fix_is_not_truncated_to_whole_megabytes(tmp_path: Path) -> None:
+    # 16 GB, 12 GB of shared_buffers, 200 connections: 4 GiB / (3 × 208) = 6721 kB — "6MB" would lose 10 %
+    path = host_dir(tmp_path, "shared_buffers = 12GB\nmax_connections = 200\n", pg_version=17, ram="16GB")
+    found = finding(path, "PGV532")
+    assert found.fix.postgresql == {"work_mem": "6721kB"}
+    assert "suggests 6.6 MiB" in found.message
+
+
+@pytest.mark.parametrize("conf", [
+    "shared_buffers = 12GB\nmax_connections = 1000\n",  # 4 GiB / 3024 = 1387 kB, below the default
+    "shared_buffers = 4GB\nmax_connections = 2000\n",  # 12 GiB / 6024 = 2088 kB
+])
+def test_pgv532_never_suggests_less_than_the_default(tmp_path: Path, conf: str) -> None:
+    # The rule once told a 16 GB host with 1000 connections to "raise" work_mem to 1MB.
+    assert outcome(host_dir(tmp_path, conf, pg_version=17, ram="16GB"), "PGV532") == "pass"
+
+
+def test_pgv532_shared_buffers_taking_the_ram_is_a_pass(tmp_path: Path) -> None:
+    path = host_dir(tmp_path, "shared_buffers = 16GB\n", pg_version=17, ram="16GB")
+    assert outcome(path, "PGV532") == "pass"
+
+
+def test_pgv532_unknown_ram_is_not_evaluated(tmp_path: Path) -> None:
+    path = host_dir(tmp_path, "shared_buffers = 4GB\n", pg_version=17)
+    result = evaluate(path, "PGV532")
+    assert not result.findings
+    assert [(record.rule_id, "host.ram" in record.missing) for record in result.not_evaluated] == [("PGV532", True)]
+
+
+def test_pgv532_small_host_does_not_apply(tmp_path: Path) -> None:
+    assert outcome(host_dir(tmp_path, "shared_buffers = 1GB\n", pg_version=17, ram="4GB"), "PGV532") == "silent"
