@@ -102,3 +102,30 @@ def test_pgv532_unknown_ram_is_not_evaluated(tmp_path: Path) -> None:
 
 def test_pgv532_small_host_does_not_apply(tmp_path: Path) -> None:
     assert outcome(host_dir(tmp_path, "shared_buffers = 1GB\n", pg_version=17, ram="4GB"), "PGV532") == "silent"
+
+
+# --- PGV521 shared-buffers-above-8gb ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("shared_buffers", "expected"), [
+    ("8GB", "fire"),  # the catalogue's F6: max_wal_size at the 1 GB default with shared_buffers ≥ 8 GB
+    ("8388600kB", "pass"),  # one 8 kB page less
+    ("16GB", "fire"),
+])
+def test_pgv521_threshold_is_8_gb_inclusive(tmp_path: Path, shared_buffers: str, expected: str) -> None:
+    path = host_dir(tmp_path, f"shared_buffers = {shared_buffers}\n", pg_version=17, ram="64GB")
+    assert outcome(path, "PGV521") == expected
+
+
+def test_pgv521_at_8_gb_suggests_4_gb_of_wal(tmp_path: Path) -> None:
+    found = finding(host_dir(tmp_path, "shared_buffers = 8GB\n", pg_version=17, ram="64GB"), "PGV521")
+    assert found.values == {"shared_buffers": 8 * GIB, "max_wal_size": 1 * GIB}
+    assert found.fix.postgresql == {"max_wal_size": "4GB"}
+    assert setting_bytes(17, "max_wal_size", "4GB") == 4 * GIB
+
+
+def test_pgv521_on_dalibo_8_gb_huge_page_example() -> None:
+    from conftest import FIXTURES
+
+    result = evaluate(FIXTURES / "seeds" / "dalibo-huge-pages-8gb", "PGV521")
+    assert [(found.rule_id, found.fix.postgresql) for found in result.findings] == [("PGV521", {"max_wal_size": "4GB"})]
