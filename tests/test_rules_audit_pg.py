@@ -129,3 +129,65 @@ def test_pgv521_on_dalibo_8_gb_huge_page_example() -> None:
 
     result = evaluate(FIXTURES / "seeds" / "dalibo-huge-pages-8gb", "PGV521")
     assert [(found.rule_id, found.fix.postgresql) for found in result.findings] == [("PGV521", {"max_wal_size": "4GB"})]
+
+
+# --- PGV703 effective-io-concurrency-low, PGV704 maintenance-io-below-effective-io ------------------------------
+
+
+@pytest.mark.parametrize(("maintenance", "expected"), [
+    (None, "200"),  # the default, 10: raised with effective_io_concurrency
+    ("50", "200"),
+    ("200", "200"),
+    ("500", "500"),  # higher already: kept, never lowered to the suggestion
+    ("1000", "1000"),
+])
+def test_pgv703_never_lowers_maintenance_io_concurrency(tmp_path: Path, maintenance: str | None, expected: str) -> None:
+    conf = "effective_io_concurrency = 1\n" + (f"maintenance_io_concurrency = {maintenance}\n" if maintenance else "")
+    found = finding(host_dir(tmp_path, conf, pg_version=17, storage="ssd"), "PGV703")
+    assert found.values == {"effective_io_concurrency": 1, "suggested": 200}
+    assert found.fix.postgresql == {"effective_io_concurrency": "200", "maintenance_io_concurrency": expected}
+    current = int(maintenance) if maintenance else 10
+    assert int(found.fix.postgresql["maintenance_io_concurrency"]) >= current
+
+
+def test_pgv703_fix_leaves_pgv704_silent(tmp_path: Path) -> None:
+    path = host_dir(tmp_path, "effective_io_concurrency = 1\n", pg_version=17, storage="nvme")
+    fix = finding(path, "PGV703").fix.postgresql
+    assert fix == {"effective_io_concurrency": "500", "maintenance_io_concurrency": "500"}
+    conf = "".join(f"{name} = {value}\n" for name, value in fix.items())
+    assert outcome(host_dir(tmp_path, conf, pg_version=17, storage="nvme"), "PGV704") == "pass"
+    assert outcome(tmp_path, "PGV703") == "pass"
+
+
+def test_pgv703_on_postgresql_12_suggests_no_maintenance_io_concurrency(tmp_path: Path) -> None:
+    # maintenance_io_concurrency came with 13: a 12 refuses to start on "unrecognized configuration parameter"
+    found = finding(host_dir(tmp_path, "effective_io_concurrency = 2\n", pg_version=12, storage="ssd"), "PGV703")
+    assert found.values["suggested"] == 66  # a third of 200, as 12 counts it
+    assert found.fix.postgresql == {"effective_io_concurrency": "66"}
+    assert found.fix.text is not None and "no maintenance_io_concurrency" in found.fix.text
+    assert "(a third of the value for PostgreSQL 13 and later" in found.message
+
+
+def test_pgv704_does_not_apply_before_13(tmp_path: Path) -> None:
+    path = host_dir(tmp_path, "effective_io_concurrency = 100\n", pg_version=12)
+    assert outcome(path, "PGV704") == "silent"
+    path = host_dir(tmp_path, "effective_io_concurrency = 100\n", pg_version=13)
+    assert finding(path, "PGV704").fix.postgresql == {"maintenance_io_concurrency": "100"}
+
+
+@pytest.mark.parametrize(("declared", "words"), [
+    ({"storage": "ssd"}, "while an SSD allows about 200."),
+    ({"storage": "nvme"}, "while NVMe storage allows about 500."),
+    ({"storage": "san"}, "while a SAN allows about 300."),
+    ({"storage": "hdd"}, "while a single spinning disk allows about 2."),
+    ({"storage": "hdd", "raid": "{level: 10, disks: 8}"},
+     "while a RAID 10 of spinning disks (one request per mirrored pair) allows about 4."),
+    ({"storage": "hdd", "raid": "{level: 5, disks: 6}"},
+     "while a RAID 5 of spinning disks (one request per disk but one) allows about 5."),
+])
+def test_pgv703_message_names_the_storage_without_unknowns(tmp_path: Path, declared: dict[str, str],
+                                                           words: str) -> None:
+    # it used to say "the storage (ssd, RAID level unknown, unknown disks)"
+    found = finding(host_dir(tmp_path, "effective_io_concurrency = 0\n", pg_version=17, **declared), "PGV703")
+    assert found.message == f"effective_io_concurrency = 0 {words}"
+    assert "unknown" not in found.message
