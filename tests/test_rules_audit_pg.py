@@ -191,3 +191,52 @@ def test_pgv703_message_names_the_storage_without_unknowns(tmp_path: Path, decla
     found = finding(host_dir(tmp_path, "effective_io_concurrency = 0\n", pg_version=17, **declared), "PGV703")
     assert found.message == f"effective_io_concurrency = 0 {words}"
     assert "unknown" not in found.message
+
+
+# --- PGV533 effective-cache-size-above-ram, PGV534 effective-cache-size-below-shared-buffers --------------------
+
+
+def test_pgv534_message_gives_the_fix_value_not_a_smaller_two_thirds(tmp_path: Path) -> None:
+    # big-server's case: 138 GB of shared_buffers on 192 GB; 2/3 of RAM (128 GB) is still below shared_buffers. The
+    # message used to advise "about 2/3 of RAM (128 GiB)" while the fix said 141312MB.
+    path = host_dir(tmp_path, "shared_buffers = 138GB\neffective_cache_size = 4GB\n", pg_version=17, ram="192GB")
+    found = finding(path, "PGV534")
+    assert found.values == {"effective_cache_size": 4 * GIB, "shared_buffers": 138 * GIB, "suggested": 138 * GIB}
+    assert found.fix.postgresql == {"effective_cache_size": "141312MB"}
+    assert setting_bytes(17, "effective_cache_size", "141312MB") == found.values["suggested"]
+    assert "Suggested: 138 GiB (shared_buffers itself: 2/3 of RAM, the usual value, would still be below it)." in (
+        found.message)
+    assert "128 GiB" not in found.message
+
+
+def test_pgv534_two_thirds_of_ram_when_above_shared_buffers(tmp_path: Path) -> None:
+    path = host_dir(tmp_path, "shared_buffers = 8GB\neffective_cache_size = 4GB\n", pg_version=17, ram="32GB")
+    found = finding(path, "PGV534")
+    assert found.values["suggested"] == 21845 * MIB
+    assert found.fix.postgresql == {"effective_cache_size": "21845MB"}
+    assert found.message.endswith("Suggested: 21.3 GiB (about 2/3 of RAM, the usual value).")
+
+
+def test_pgv534_without_ram_suggests_shared_buffers_and_says_why(tmp_path: Path) -> None:
+    found = finding(host_dir(tmp_path, "shared_buffers = 8GB\neffective_cache_size = 4GB\n", pg_version=17), "PGV534")
+    assert found.values["suggested"] == 8 * GIB
+    assert found.fix.postgresql == {"effective_cache_size": "8192MB"}
+    assert "unknown" not in found.message and "the RAM is not known" in found.message
+
+
+@pytest.mark.parametrize(("shared_buffers", "suggested_mib"), [
+    ("8GB", 21845),  # 2/3 of 32 GB
+    ("24GB", 24576),  # shared_buffers: 2/3 of RAM is below it, and PGV534 would fire after the fix
+    ("40GB", 32768),  # shared_buffers above the RAM (PGV501's matter): at most the RAM
+])
+def test_pgv533_fix_stays_between_shared_buffers_and_ram(tmp_path: Path, shared_buffers: str,
+                                                         suggested_mib: int) -> None:
+    path = host_dir(tmp_path, f"shared_buffers = {shared_buffers}\neffective_cache_size = 64GB\n",
+                    pg_version=17, ram="32GB")
+    found = finding(path, "PGV533")
+    assert found.values["suggested"] == suggested_mib * MIB
+    assert found.fix.postgresql == {"effective_cache_size": f"{suggested_mib}MB"}
+    if shared_buffers != "40GB":
+        fixed = host_dir(tmp_path, f"shared_buffers = {shared_buffers}\neffective_cache_size = {suggested_mib}MB\n",
+                         pg_version=17, ram="32GB")
+        assert outcome(fixed, "PGV533") == "pass" and outcome(fixed, "PGV534") == "pass"
