@@ -240,3 +240,62 @@ def test_pgv533_fix_stays_between_shared_buffers_and_ram(tmp_path: Path, shared_
         fixed = host_dir(tmp_path, f"shared_buffers = {shared_buffers}\neffective_cache_size = {suggested_mib}MB\n",
                          pg_version=17, ram="32GB")
         assert outcome(fixed, "PGV533") == "pass" and outcome(fixed, "PGV534") == "pass"
+
+
+# --- A fact a precondition needs is missing: "not evaluated", as for the rules without a precondition ------------
+# `applies` false or NULL skips a rule silently (the engine's contract); these rules' preconditions now let a
+# missing fact through to `when`, which reads it, so that --verbose and pgvet check name what is missing.
+
+
+@pytest.mark.parametrize(("rule_id", "conf", "declared", "missing"), [
+    ("PGV502", "shared_buffers = 128MB\n", {}, "host.ram"),
+    ("PGV532", "shared_buffers = 1GB\n", {}, "host.ram"),
+    ("PGV535", "maintenance_work_mem = 64MB\n", {}, "host.ram"),
+    ("PGV701", "random_page_cost = 4\n", {}, "host.storage"),
+    ("PGV702", "random_page_cost = 1.1\n", {}, "host.storage"),
+    ("PGV708", "jit = on\n", {}, "host.workload"),
+    ("PGV714", "max_parallel_workers = 8\n", {}, "host.cpus"),
+])
+def test_missing_precondition_fact_is_not_evaluated(tmp_path: Path, rule_id: str, conf: str,
+                                                   declared: dict[str, str], missing: str) -> None:
+    result = evaluate(host_dir(tmp_path, conf, pg_version=17, **declared), rule_id)
+    assert not result.findings
+    assert [record.rule_id for record in result.not_evaluated] == [rule_id]
+    assert missing in result.not_evaluated[0].missing
+
+
+@pytest.mark.parametrize(("rule_id", "conf", "declared"), [
+    ("PGV502", "shared_buffers = 128MB\n", {"ram": "2GB"}),  # small hosts are left alone
+    ("PGV532", "shared_buffers = 1GB\n", {"ram": "4GB"}),
+    ("PGV535", "maintenance_work_mem = 64MB\n", {"ram": "4GB"}),
+    ("PGV701", "random_page_cost = 4\n", {"storage": "hdd"}),
+    ("PGV702", "random_page_cost = 1.1\n", {"storage": "ssd"}),
+    ("PGV708", "jit = on\n", {"workload": "olap"}),
+    ("PGV714", "max_parallel_workers = 8\n", {"cpus": 8}),
+])
+def test_known_false_precondition_still_does_not_apply(tmp_path: Path, rule_id: str, conf: str,
+                                                       declared: dict[str, object]) -> None:
+    assert outcome(host_dir(tmp_path, conf, pg_version=17, **declared), rule_id) == "silent"
+
+
+@pytest.mark.parametrize(("rule_id", "conf", "declared"), [
+    ("PGV502", "shared_buffers = 128MB\n", {"ram": "16GB"}),
+    ("PGV532", "shared_buffers = 1GB\n", {"ram": "16GB"}),
+    ("PGV535", "maintenance_work_mem = 64MB\n", {"ram": "16GB"}),
+    ("PGV701", "random_page_cost = 4\n", {"storage": "nvme"}),
+    ("PGV702", "random_page_cost = 1.1\n", {"storage": "hdd"}),
+    ("PGV708", "jit = on\n", {"workload": "web"}),
+    ("PGV714", "max_parallel_workers = 8\n", {"cpus": 32}),
+])
+def test_known_true_precondition_fires(tmp_path: Path, rule_id: str, conf: str, declared: dict[str, object]) -> None:
+    assert outcome(host_dir(tmp_path, conf, pg_version=17, **declared), rule_id) == "fire"
+
+
+def test_flash_data_disk_without_declared_storage_leaves_pgv702_silent(tmp_path: Path) -> None:
+    # PGV702 judges the declaration only; a disk that says it does not rotate is no HDD, so no "missing storage"
+    (tmp_path / "mounts.txt").write_text("/dev/sda2 / ext4 rw,relatime 0 0\n/dev/sdb1 /srv/pg ext4 rw,noatime 0 0\n")
+    (tmp_path / "sysfs.txt").write_text("/sys/block/sda/queue/rotational:1\n/sys/block/sdb/queue/rotational:0\n")
+    path = host_dir(tmp_path, "random_page_cost = 1.1\ndata_directory = '/srv/pg/17/main'\n", pg_version=17)
+    assert load_host(path, None).facts["host.data_disk_rotational"].value is False
+    assert outcome(path, "PGV702") == "silent"
+    assert outcome(path, "PGV701") == "pass"
