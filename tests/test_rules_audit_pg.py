@@ -299,3 +299,16 @@ def test_flash_data_disk_without_declared_storage_leaves_pgv702_silent(tmp_path:
     assert load_host(path, None).facts["host.data_disk_rotational"].value is False
     assert outcome(path, "PGV702") == "silent"
     assert outcome(path, "PGV701") == "pass"
+
+
+# --- PGV705 planner-method-disabled ----------------------------------------------------------------------------
+
+
+def test_pgv705_every_spelling_of_off(tmp_path: Path) -> None:
+    # PostgreSQL's parse_bool takes unique prefixes and any case: all of these turn the method off. The rule
+    # compared the text with ('off', 'false', 'no', '0') and missed four of them.
+    conf = ("enable_seqscan = f\nenable_hashjoin = 'of'\nenable_nestloop = FALSE\nenable_sort = n\n"
+            "enable_material = 0\nenable_memoize = on\nenable_partitionwise_join = off\n")
+    result = evaluate(host_dir(tmp_path, conf, pg_version=17), "PGV705")
+    assert sorted(found.subject for found in result.findings if found.subject) == [
+        "enable_hashjoin", "enable_material", "enable_nestloop", "enable_seqscan", "enable_sort"]
