@@ -312,3 +312,35 @@ def test_pgv705_every_spelling_of_off(tmp_path: Path) -> None:
     result = evaluate(host_dir(tmp_path, conf, pg_version=17), "PGV705")
     assert sorted(found.subject for found in result.findings if found.subject) == [
         "enable_hashjoin", "enable_material", "enable_nestloop", "enable_seqscan", "enable_sort"]
+
+
+# --- PGV537 no-superuser-reserved-connections, PGV832 listening-everywhere-without-ssl ---------------------------
+
+
+@pytest.mark.parametrize(("conf", "major", "expected"), [
+    ("max_connections = 100\n", 17, "3"),  # the default
+    ("max_connections = 3\n", 15, "2"),  # 3 would stop the server: superuser_reserved_connections < max_connections
+    ("max_connections = 5\nreserved_connections = 2\n", 17, "2"),  # 16+: both together below max_connections
+])
+def test_pgv537_fix_never_stops_the_server(tmp_path: Path, conf: str, major: int, expected: str) -> None:
+    path = host_dir(tmp_path, "superuser_reserved_connections = 0\n" + conf, pg_version=major)
+    found = finding(path, "PGV537")
+    assert found.fix.postgresql == {"superuser_reserved_connections": expected}
+    fixed = host_dir(tmp_path, f"superuser_reserved_connections = {expected}\n" + conf, pg_version=major)
+    assert outcome(fixed, "PGV414") == "pass" and outcome(fixed, "PGV537") == "pass"
+
+
+def test_pgv537_no_room_at_all_suggests_nothing(tmp_path: Path) -> None:
+    found = finding(host_dir(tmp_path, "superuser_reserved_connections = 0\nmax_connections = 1\n", pg_version=17),
+                    "PGV537")
+    assert found.fix.postgresql == {}
+    assert found.fix.text is not None and "superuser_reserved_connections" in found.fix.text
+
+
+@pytest.mark.parametrize(("addresses", "expected"), [
+    ("*", "fire"), ("localhost, *", "fire"), ("0.0.0.0,::1", "fire"), ("::", "fire"),
+    ("localhost", "pass"), ("10.0.0.5, localhost", "pass"),
+])
+def test_pgv832_reads_listen_addresses_as_a_list(tmp_path: Path, addresses: str, expected: str) -> None:
+    path = host_dir(tmp_path, f"ssl = off\nlisten_addresses = '{addresses}'\n", pg_version=17)
+    assert outcome(path, "PGV832") == expected
