@@ -344,3 +344,28 @@ def test_pgv537_no_room_at_all_suggests_nothing(tmp_path: Path) -> None:
 def test_pgv832_reads_listen_addresses_as_a_list(tmp_path: Path, addresses: str, expected: str) -> None:
     path = host_dir(tmp_path, f"ssl = off\nlisten_addresses = '{addresses}'\n", pg_version=17)
     assert outcome(path, "PGV832") == expected
+
+
+# --- PGV501, PGV502 shared_buffers; PGV531 work-mem-large ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("rule_id", "shared_buffers"), [("PGV501", "150GB"), ("PGV502", "128MB")])
+def test_shared_buffers_value_is_what_the_fix_writes(tmp_path: Path, rule_id: str, shared_buffers: str) -> None:
+    # a RAM that is no whole number of MB (188 GiB less a little, as big-server's MemTotal): the value used to be
+    # rounded to 8 kB pages while the fix was rounded to MB
+    (tmp_path / "meminfo.txt").write_text("MemTotal:       197474892 kB\n")
+    path = host_dir(tmp_path, f"shared_buffers = {shared_buffers}\n", pg_version=17)
+    found = finding(path, rule_id)
+    fixed = setting_bytes(17, "shared_buffers", found.fix.postgresql["shared_buffers"])
+    assert found.values["suggested_shared_buffers"] == fixed == 48211 * MIB  # a quarter of 197474892 kB, in MB
+
+
+def test_pgv531_message_follows_its_parameter(tmp_path: Path) -> None:
+    from pgvet.engine.evaluate import evaluate_host as run
+
+    path = host_dir(tmp_path, "work_mem = 300MB\n", pg_version=17, workload="oltp")
+    found = finding(path, "PGV531")
+    assert "beyond 100 MiB" in found.message
+    result = run(PACK, load_host(path, None), params={"work-mem-large": {"max_work_mem": "256MB"}},
+                 selected=lambda meta: meta.id == "PGV531")
+    assert "beyond 256 MiB" in result.findings[0].message
