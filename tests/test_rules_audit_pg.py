@@ -369,3 +369,32 @@ def test_pgv531_message_follows_its_parameter(tmp_path: Path) -> None:
     result = run(PACK, load_host(path, None), params={"work-mem-large": {"max_work_mem": "256MB"}},
                  selected=lambda meta: meta.id == "PGV531")
     assert "beyond 256 MiB" in result.findings[0].message
+
+
+# --- PGV841 version-end-of-life --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("major", "today", "expected"), [
+    (13, "2025-10-31", None),
+    (13, "2025-11-01", "PostgreSQL 13's support ends in November 2025 (five years after its release): that month's "
+                       "release is its last; then it gets no more fixes, security ones included."),
+    (13, "2025-12-01", "PostgreSQL 13's support ended in November 2025 (five years after its release): it gets no "
+                       "more fixes, security ones included."),
+    (14, "2026-10-31", None),
+    (14, "2026-11-22", "PostgreSQL 14's support ends in November 2026 (five years after its release): that month's "
+                       "release is its last; then it gets no more fixes, security ones included."),
+    (9, "2022-01-10", "PostgreSQL 9.x's support ended in November 2021 (five years after its release): it gets no "
+                      "more fixes, security ones included."),  # was "reached its end of life in 0-0"
+    (18, "2030-10-31", None),
+    (19, "2031-11-15", "PostgreSQL 19's support ends in November 2031 (five years after its release): that month's "
+                       "release is its last; then it gets no more fixes, security ones included."),  # past the table
+])
+def test_pgv841_end_of_life_by_month(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, major: int, today: str,
+                                     expected: str | None) -> None:
+    monkeypatch.setenv("PGVET_TODAY", today)
+    result = evaluate(host_dir(tmp_path, "port = 5432\n", pg_version=major), "PGV841")
+    assert not result.not_evaluated
+    assert [found.message for found in result.findings] == ([expected] if expected else [])
+    if expected:
+        year = 2021 if major == 9 else 2012 + major
+        assert result.findings[0].values == {"version": major, "end_of_life": year * 100 + 11}
