@@ -398,3 +398,59 @@ def test_pgv841_end_of_life_by_month(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     if expected:
         year = 2021 if major == 9 else 2012 + major
         assert result.findings[0].values == {"version": major, "end_of_life": year * 100 + 11}
+
+
+# --- Every fix of the PostgreSQL setting rules, on a grid of hosts ----------------------------------------------
+
+# Parameters newer than the oldest majors pgvet judges (with 15's catalog): a fix must not name them there.
+INTRODUCED = {"maintenance_io_concurrency": 13, "hash_mem_multiplier": 13, "wal_init_zero": 12, "wal_recycle": 12,
+              "reserved_connections": 16, "io_combine_limit": 17}
+# Rules whose point is to lower a setting: the memory budget (work_mem) and too-many-connections (max_connections).
+LOWERING = {"PGV530", "PGV536"}
+SETTING_RULES = sorted(rule.id for rule in PACK.rules if rule.id[:4] in ("PGV5", "PGV6", "PGV7")
+                       and rule.scope == "host")
+GRID = [
+    (major, ram, connections, share, storage)
+    for major in (12, 15, 17, 18)
+    for ram in ("2GB", "8GB", "16GB", "192GB", "4TB")
+    for connections in (3, 100, 5000)
+    for share in (0.01, 0.25, 0.75, 1.5)
+    for storage in ("hdd", "nvme")
+]
+
+
+def _grid_conf(ram: str, connections: int, share: float) -> str:
+    shared_buffers = max(128, int(setting_bytes(17, "shared_buffers", ram) * share) // MIB)
+    return (f"max_connections = {connections}\nshared_buffers = {shared_buffers}MB\neffective_cache_size = 1GB\n"
+            "work_mem = 4MB\nmaintenance_work_mem = 64MB\neffective_io_concurrency = 1\n"
+            "maintenance_io_concurrency = 300\nrandom_page_cost = 4\nsuperuser_reserved_connections = 0\n"
+            "max_worker_processes = 4\nmax_parallel_workers = 8\ncheckpoint_completion_target = 0.5\n")
+
+
+@pytest.mark.parametrize(("major", "ram", "connections", "share", "storage"), GRID,
+                         ids=["-".join(map(str, case)) for case in GRID])
+def test_setting_fixes_are_valid_never_lower_and_fix(tmp_path: Path, major: int, ram: str, connections: int,
+                                                    share: float, storage: str) -> None:
+    conf = _grid_conf(ram, connections, share)
+    declared = {"pg_version": major, "ram": ram, "cpus": 64, "storage": storage, "workload": "oltp"}
+    host = host_dir(tmp_path, conf, **declared)
+    before = load_host(host, None).facts
+    result = evaluate_host(PACK, load_host(host, None), selected=lambda meta: meta.id in SETTING_RULES)
+    catalog = load_catalog(max(15, major))
+    for found in result.findings:
+        for name, text in found.fix.postgresql.items():
+            where = f"{found.rule_id} on PostgreSQL {major}: {name} = {text}"
+            assert name in catalog.params, where
+            assert major >= INTRODUCED.get(name, 0), f"{where}: {name} came with PostgreSQL {INTRODUCED[name]}"
+            value = parse_value(catalog.params[name], text).canonical  # raises when out of range or badly written
+            current = before[f"pg.{name}"].value
+            if name.endswith(("_io_concurrency", "work_mem", "_connections", "worker_processes", "max_wal_size")) and (
+                    found.rule_id not in LOWERING):
+                assert isinstance(value, int | float) and isinstance(current, int | float)
+                assert value >= current, f"{where} lowers {current}"
+        if not found.fix.postgresql:
+            continue
+        fixed = host_dir(tmp_path, conf + "".join(f"{k} = '{v}'\n" for k, v in found.fix.postgresql.items()),
+                         **declared)
+        assert outcome(fixed, found.rule_id) != "fire", f"{found.rule_id} still fires after {found.fix.postgresql}"
+        host_dir(tmp_path, conf, **declared)
