@@ -367,9 +367,10 @@ def _refuse_unread_hosts(result: LintResult) -> None:
     if not result.errors:
         return
     from pgvet.errors import InputError
+    from pgvet.report import error_place
 
-    for error in result.errors:
-        typer.echo(f"pgvet: error: {error.source or error.host}: {error.message}", err=True)
+    for error in result.errors:  # the file as lint shows it (hosts/a/host.yaml:2), not relative to its host
+        typer.echo(f"pgvet: error: {error_place(error) or error.host}: {error.message}", err=True)
     raise InputError("the baseline is not written while a host cannot be read")
 
 
