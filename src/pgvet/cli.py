@@ -417,18 +417,18 @@ def explain(
                       ] = None,
 ) -> None:
     """Show what a rule checks, why, its formula, parameters and examples; on a host, its numbers there."""
+    from pgvet.config import load_config
     from pgvet.engine.loader import load_pack
     from pgvet.report.rules import explain_rule
 
+    settings = load_config(config)  # its rule packs, with or without a host: `explain OPS001` as `lint` knows it
+    pack = load_pack([*settings.rules, *(rules or [])])
     if path is None:
-        sys.stdout.write(explain_rule(load_pack(list(rules or [])), rule))
+        sys.stdout.write(explain_rule(pack, rule))
         return
-    from pgvet.config import load_config
     from pgvet.errors import UsageError
     from pgvet.lint import host_directories
 
-    settings = load_config(config)
-    pack = load_pack([*settings.rules, *(rules or [])])
     [directory] = host_directories([path])
     if not directory.is_dir():
         raise UsageError(f"{path}: not a directory (a host is a directory of inputs)")
