@@ -65,3 +65,16 @@ def test_the_rule_authoring_example_is_a_rule_pack_that_loads_and_passes(tmp_pat
     (tmp_path / "pack" / "ops.yaml").write_text(text, encoding="utf-8")
     result = CliRunner().invoke(app, ["rules", "test", str(tmp_path / "pack")])
     assert result.exit_code == 0 and result.output == "3 passed, 0 failed\n", result.output
+
+
+def test_the_readme_host_yaml_example_is_valid_and_shows_every_key(tmp_path: Path) -> None:
+    from pgvet.snapshot import load_host
+    from pgvet.sources.hostfacts import KNOWN_KEYS
+
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```yaml\n(.*?)```", readme, re.DOTALL)
+    assert example is not None
+    (tmp_path / "host.yaml").write_text(example.group(1), encoding="utf-8")
+    load_host(tmp_path)  # raises at the line of a key or value host.yaml does not accept
+    written = {line.split(":")[0] for line in example.group(1).splitlines() if line[:1].isalpha()}
+    assert written == set(KNOWN_KEYS)
