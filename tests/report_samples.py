@@ -252,5 +252,5 @@ def write_samples(base: Path) -> Samples:
         small_vm=small_vm(base / "small-vm"),
         big_server=big_server(base / "big-server"),
         config_repo=config_repo(base / "config-repo"),
-        host_error=HostError("broken-host", "permission denied", Source("meminfo.txt")),
+        host_error=HostError("broken-host", "permission denied", Source("meminfo.txt"), root=str(base / "broken-host")),
     )

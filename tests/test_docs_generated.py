@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+from typer.testing import CliRunner
+
 from conftest import PROJECT
+from pgvet.cli import app
 from pgvet.engine.loader import load_pack
 from pgvet.report.rules import render_rules
 
@@ -46,3 +52,29 @@ def test_the_rule_reference_links_each_rule_to_its_derived_facts() -> None:
     page = reference.split("## PGV104 ", 1)[1].split("\n## ", 1)[0]
     assert "[derived.commit_limit](#derivedcommit_limit)" in page
     assert "## derived.commit_limit\n" in reference
+
+
+def test_the_rule_authoring_example_is_a_rule_pack_that_loads_and_passes(tmp_path: Path) -> None:
+    # docs/rule-authoring.md's example failed to load as written (a subject reading mount.point in a host rule)
+    guide = (PROJECT / "docs" / "rule-authoring.md").read_text(encoding="utf-8")
+    example = re.search(r"```yaml\n(rules:\n.*?)```", guide, re.DOTALL)
+    assert example is not None
+    # a pack of one's own: PGV ids are pgvet's, and the name must not clash with pgvet's own rule
+    text = example.group(1).replace("PGV103", "OPS103").replace("commit-limit-too-high", "ops-commit-limit")
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / "ops.yaml").write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["rules", "test", str(tmp_path / "pack")])
+    assert result.exit_code == 0 and result.output == "3 passed, 0 failed\n", result.output
+
+
+def test_the_readme_host_yaml_example_is_valid_and_shows_every_key(tmp_path: Path) -> None:
+    from pgvet.snapshot import load_host
+    from pgvet.sources.hostfacts import KNOWN_KEYS
+
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```yaml\n(.*?)```", readme, re.DOTALL)
+    assert example is not None
+    (tmp_path / "host.yaml").write_text(example.group(1), encoding="utf-8")
+    load_host(tmp_path)  # raises at the line of a key or value host.yaml does not accept
+    written = {line.split(":")[0] for line in example.group(1).splitlines() if line[:1].isalpha()}
+    assert written == set(KNOWN_KEYS)

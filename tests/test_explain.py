@@ -83,6 +83,21 @@ def test_the_configured_parameters_apply(tmp_path: Path, monkeypatch: pytest.Mon
     assert "**Passes**." in on_host(output)
 
 
+def test_a_rule_of_a_configured_pack_is_explained_with_or_without_a_host(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # `explain OPS001` read .pgvet.toml's packs only with a host: without one the rule was unknown
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "site.yaml").write_text(
+        "rules:\n  - id: OPS001\n    name: ops-swappiness-not-one\n    title: vm.swappiness is not 1\n"
+        "    severity: warning\n    when: sysctl.vm.swappiness <> 1\n    message: swappiness\n    why: policy\n")
+    (tmp_path / ".pgvet.toml").write_text('rules = ["ops"]\n')
+    monkeypatch.chdir(tmp_path)
+    code, output = explain("ops-swappiness-not-one")
+    assert code == 0 and output.startswith("## OPS001 `ops-swappiness-not-one`"), output
+    code, output = explain("OPS001", str(FIXTURES / "small-vm"))
+    assert code == 0 and "**Fires** (warning)" in on_host(output)
+
+
 def test_a_derived_fact_on_a_host_shows_its_value_then_what_it_is_computed_from() -> None:
     code, output = explain("derived.memory_limit", str(FIXTURES / "small-vm"))
     assert code == 0

@@ -252,3 +252,19 @@ def test_fix_write_in_a_directory_it_cannot_write_says_so(tmp_path: Path, monkey
     assert "left: autovacuum = on: not written (postgresql.conf: Permission denied)" in output
     assert (host / "postgresql.conf").read_text() == "autovacuum = off\n"
     assert [path.name for path in host.iterdir() if path.name.startswith(".")] == []  # no temporary file left
+
+
+def test_fix_follows_the_configuration_as_lint_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `fix --write` linted without the configuration: a rule .pgvet.toml ignores had its change written, a
+    # threshold raised there was not heeded
+    shutil.copytree(FIXTURES / "big-server", tmp_path / "db")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".pgvet.toml").write_text('ignore = ["zone-reclaim-enabled"]\n'
+                                          '[params.too-many-connections]\nper_cpu = 20\n')
+    lint = runner.invoke(app, ["lint", "db", "-f", "json"])
+    assert '"PGV137"' not in lint.output and '"PGV536"' not in lint.output  # what lint says, fix does
+    result = runner.invoke(app, ["fix", "db"])
+    assert result.exit_code == 0, result.output
+    assert "vm.zone_reclaim_mode" not in result.output
+    assert "max_connections = " not in result.output
+    assert "vm.nr_hugepages = 73733" in result.output

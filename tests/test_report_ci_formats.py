@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -55,7 +54,7 @@ def test_gitlab_code_quality_issues(samples: Samples, tmp_path: Path) -> None:
         ("PGV605", "info", "config-repo/postgresql.conf", 1),
         # a host that could not be read was no issue: a fleet whose host stopped being read showed nothing
         # given relative to the current directory, outside the repository root: absolute
-        ("input", "critical", os.path.join(os.getcwd(), "meminfo.txt"), 1)]
+        ("input", "critical", "broken-host/meminfo.txt", 1)]
     assert issues[-1]["description"] == "input: broken-host could not be read: permission denied"
     assert issues[0] == {
         "description": "PGV101 overcommit-not-strict: vm.overcommit_memory = 0: the kernel overcommits and the OOM "

@@ -29,7 +29,7 @@ def test_escaping_as_the_runner_decodes_it() -> None:
 
 def test_one_command_per_active_finding_most_severe_first(samples: Samples, tmp_path: Path) -> None:
     assert commands(samples, tmp_path) == [
-        "::error title=pgvet%3A input error::broken-host: meminfo.txt: permission denied",
+        "::error title=pgvet%3A input error::broken-host: broken-host/meminfo.txt: permission denied",
         "::error file=big-server/postgresql.conf,line=3,title=PGV110 huge-pages-on-pool-too-small (db-prod-03)::"
         "huge_pages = on: PostgreSQL 17 needs 72250 huge pages of 2.0 MiB for 141 GiB of shared memory, but the "
         "kernel has 52000: the server will not start.",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +91,9 @@ def test_hosts_summary_errors_and_quiet_findings(samples: Samples, tmp_path: Pat
     assert document["summary"] == {"hosts": 3, "hosts_failed": 1, "error": 2, "warning": 3, "info": 2,
                                    "suppressed": 1, "baseline": 1, "not_evaluated": 1}
     assert fleet["hosts_with_errors"] == 2
-    # the error's file is relative to the current directory, outside the repository root: absolute
+    # the error's file as a finding's: its host directory's, relative to the repository root
     assert document["errors"] == [{"host": "broken-host", "message": "permission denied",
-                                   "path": os.path.join(os.getcwd(), "meminfo.txt"), "line": None}]
+                                   "path": "broken-host/meminfo.txt", "line": None}]
     assert document["not_evaluated"] == [{"host": "web-db-01", "rule_id": "PGV142",
                                           "rule_name": "sched-migration-cost-low",
                                           "missing": ["sysctl.kernel.sched_migration_cost_ns"], "subject": None,

@@ -158,7 +158,7 @@ def test_a_rule_missing_from_the_pack_metadata_is_described_from_its_finding(sam
 def test_unreadable_hosts_are_tool_notifications(samples: Samples, tmp_path: Path) -> None:
     invocation = sarif(samples, tmp_path)["runs"][0]["invocations"][0]
     assert invocation == {"executionSuccessful": False, "toolExecutionNotifications": [
-        {"level": "error", "message": {"text": "broken-host: meminfo.txt: permission denied"}},
+        {"level": "error", "message": {"text": "broken-host: broken-host/meminfo.txt: permission denied"}},
         # the run's notices, which the text report ends with (in SARIF they were lost)
         {"level": "warning", "message": {"text": "suppression for PGV999 in .pgvet.toml matched nothing"}}]}
 

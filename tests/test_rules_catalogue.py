@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from conftest import FIXTURES
+from pgvet.cli import app
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.facts import Fact, FactValue, HostFacts
@@ -137,6 +139,11 @@ def test_end_of_life_follows_the_run_date(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert "PGV841" not in {f.rule_id for f in lint([tmp_path], LintOptions()).hosts[0].findings}
     monkeypatch.setenv("PGVET_TODAY", "2026-11-22")
     assert "PGV841" in {f.rule_id for f in lint([tmp_path], LintOptions()).hosts[0].findings}
+    # a PGVET_TODAY that is no date refuses the run: it was each host's "internal error, a bug in pgvet"
+    monkeypatch.setenv("PGVET_TODAY", "22/11/2026")
+    result = CliRunner().invoke(app, ["lint", str(tmp_path), "-f", "concise"])
+    assert result.exit_code == 2 and "internal error" not in result.output
+    assert "PGVET_TODAY must be a date such as 2026-11-22, not '22/11/2026'" in result.output
 
 
 def test_declared_kernel_values_against_running_ones(tmp_path: Path) -> None:

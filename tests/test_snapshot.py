@@ -473,3 +473,23 @@ def test_an_empty_sysctl_txt_is_said(tmp_path: Path) -> None:
                              "(collect it again with `sysctl -a`)"]
     (tmp_path / "sysctl.txt").write_text("vm.swappiness = 1\n")
     assert load_host(tmp_path).warnings == []
+
+
+def _fixture_hosts() -> list[Path]:
+    hosts = [FIXTURES / name for name in ("big-server", "small-vm", "config-repo", "well-tuned")]
+    groups = [path for group in ("rules", "seeds") for path in (FIXTURES / group).iterdir() if path.is_dir()]
+    return hosts + sorted(groups)
+
+
+def test_every_fact_a_host_gives_is_registered() -> None:
+    """A rule may read only the names of engine/factnames.py (docs/facts.md): a fact a parser gives under
+    another name (meminfo's DirectMap4k is meminfo.direct_map_4k, not direct_map4k) is one no rule can read."""
+    from pgvet.engine.factnames import static_type
+
+    unknown: dict[str, str] = {}
+    for directory in _fixture_hosts():
+        host = load_host(directory)
+        names = [*host.facts, *(name for items in host.items.values() for item in items for name in item)]
+        unknown.update({name: directory.name for name in names
+                        if static_type(name) is None and not name.startswith("derived.")})
+    assert unknown == {}

@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from conftest import FIXTURES
@@ -198,3 +199,43 @@ def test_a_suppression_is_matched_at_the_line_postgresql_counts(tmp_path: Path) 
     (finding,) = [finding for finding in result.hosts[0].findings if finding.rule_id == "PGV401"]
     assert (finding.line, finding.suppressed) == (4, None)
     assert any("postgresql.conf:2: unused suppression [unknown-parameter]" in notice for notice in result.notices)
+
+
+OWN_RULE = """rules:
+  - id: OPS001
+    name: ops-swappiness-not-one
+    title: vm.swappiness is not 1
+    severity: warning
+    when: sysctl.vm.swappiness <> 1
+    message: vm.swappiness = {sysctl.vm.swappiness}
+    why: site policy
+    examples:
+      - facts: {sysctl.vm.swappiness: 60}
+        expect: fire
+      - facts: {sysctl.vm.swappiness: 1}
+        expect: pass
+"""
+
+
+@pytest.mark.parametrize("from_config", [True, False])
+def test_a_baseline_records_the_findings_of_the_rule_packs_lint_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     from_config: bool) -> None:
+    # `baseline create` linted with pgvet's pack alone: a pack of one's own (.pgvet.toml's `rules`, or
+    # --rules) had its findings left out, and they failed the very next `lint --baseline`
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "site.yaml").write_text(OWN_RULE)
+    shutil.copytree(FIXTURES / "small-vm", tmp_path / "db")
+    monkeypatch.chdir(tmp_path)
+    options = ["--rules", "ops"]
+    if from_config:
+        (tmp_path / ".pgvet.toml").write_text('rules = ["ops"]\n')
+        options = []
+    created = runner.invoke(app, ["baseline", "create", "db", *options])
+    recorded = json.loads((tmp_path / "pgvet-baseline.json").read_text())["findings"]
+    assert created.output == f"{len(recorded)} findings recorded in pgvet-baseline.json\n"
+    assert any(entry["rule"] == "OPS001 ops-swappiness-not-one" for entry in recorded.values())
+    result = runner.invoke(app, ["lint", "db", "--baseline", "pgvet-baseline.json", "-f", "concise", *options])
+    assert result.exit_code == 0, result.output
+    assert "OPS001 ops-swappiness-not-one" in result.output
+    updated = runner.invoke(app, ["baseline", "update", "pgvet-baseline.json", "db", *options])
+    assert updated.exit_code == 0 and "0 fixed entries removed" in updated.output, updated.output

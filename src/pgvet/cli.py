@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pgvet.errors import InputError
     from pgvet.facts import HostFacts
     from pgvet.findings import LintResult
+    from pgvet.lint import LintOptions
     from pgvet.report import Renderer
     from pgvet.snapshot import SnapshotInputs
 
@@ -301,13 +302,22 @@ def fix(
                                             "includes, sysctl.d/90-postgresql.conf), keeping .bak copies; exit 1 "
                                             "when a change is left to do by hand.")] = False,
     select: Annotated[Optional[list[str]], typer.Option(help="Only these rules: id, prefix, name or tag.")] = None,  # noqa: UP045
+    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
 ) -> None:
     """Print the consolidated fix of a host (sysctl.d file, postgresql.conf lines, ALTER SYSTEM)."""
+    from pgvet.config import load_config
     from pgvet.fixfile import consolidate, render
     from pgvet.fixfile import write as write_fix
     from pgvet.lint import LintOptions, lint
 
-    result = lint([path], LintOptions(select=list(select or [])))
+    # the findings `pgvet lint` gives: the configuration's rule packs, parameters, ignored rules and ignore file
+    # apply (a rule the configuration ignores must not have its change written); not its baseline, a ratchet
+    # of findings still to fix
+    settings = load_config(config)
+    result = lint([path], LintOptions(rules=list(settings.rules), select=list(select or settings.select),
+                                      ignore=list(settings.ignore), params=settings.params,
+                                      ignore_file=settings.ignore_file))
     if result.errors:
         from pgvet.errors import InputError
 
@@ -332,15 +342,19 @@ def baseline_create(
     paths: Annotated[list[Path], typer.Argument(help="Host directories.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Baseline file to write.")] = Path(
         "pgvet-baseline.json"),
+    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
+    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
 ) -> None:
     """Write the current findings' fingerprints to a baseline file."""
-    from pgvet.lint import LintOptions, host_directories, lint
+    from pgvet.lint import host_directories, lint
     from pgvet.suppress import baseline_document
 
-    result = lint(list(host_directories(paths)), LintOptions())
+    result = lint(list(host_directories(paths)), _baseline_options(config, rules))
     _refuse_unread_hosts(result)
     output.write_text(baseline_document(result), encoding="utf-8", errors="backslashreplace")
-    typer.echo(f"{sum(len(host.findings) for host in result.hosts)} findings recorded in {output}")
+    recorded = sum(len(host.findings) for host in result.hosts)
+    typer.echo(f"{recorded} finding{'' if recorded == 1 else 's'} recorded in {output}")
 
 
 @baseline_app.command("update")
@@ -348,17 +362,33 @@ def baseline_create(
 def baseline_update(
     baseline: Annotated[Path, typer.Argument(help="The baseline file to update.")],
     paths: Annotated[list[Path], typer.Argument(help="Host directories.")],
+    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
+    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
 ) -> None:
     """Remove the entries that are fixed; never add new ones."""
-    from pgvet.lint import LintOptions, host_directories, lint
+    from pgvet.lint import host_directories, lint
     from pgvet.suppress import baseline_document, load_baseline
 
     recorded = load_baseline(baseline)
-    result = lint(list(host_directories(paths)), LintOptions())
+    result = lint(list(host_directories(paths)), _baseline_options(config, rules))
     _refuse_unread_hosts(result)
     baseline.write_text(baseline_document(result, keep=set(recorded)), encoding="utf-8", errors="backslashreplace")
     remaining = len(load_baseline(baseline))
-    typer.echo(f"{len(recorded) - remaining} fixed entries removed, {remaining} remain in {baseline}")
+    removed = len(recorded) - remaining
+    typer.echo(f"{removed} fixed {'entry' if removed == 1 else 'entries'} removed, {remaining} "
+               f"{'remains' if remaining == 1 else 'remain'} in {baseline}")
+
+
+def _baseline_options(config: Path | None, rules: list[Path] | None) -> LintOptions:
+    """The rules `pgvet lint` runs — the configuration's packs and parameters, then --rules — so that the findings
+    of a pack of one's own are recorded too (they failed the next lint). Every finding is recorded, whatever
+    select, ignore and suppressions say: a rule ignored today and selected tomorrow is not new."""
+    from pgvet.config import load_config
+    from pgvet.lint import LintOptions
+
+    settings = load_config(config)
+    return LintOptions(rules=[*settings.rules, *(rules or [])], params=settings.params)
 
 
 def _refuse_unread_hosts(result: LintResult) -> None:
@@ -367,9 +397,10 @@ def _refuse_unread_hosts(result: LintResult) -> None:
     if not result.errors:
         return
     from pgvet.errors import InputError
+    from pgvet.report import error_place
 
-    for error in result.errors:
-        typer.echo(f"pgvet: error: {error.source or error.host}: {error.message}", err=True)
+    for error in result.errors:  # the file as lint shows it (hosts/a/host.yaml:2), not relative to its host
+        typer.echo(f"pgvet: error: {error_place(error) or error.host}: {error.message}", err=True)
     raise InputError("the baseline is not written while a host cannot be read")
 
 
@@ -386,18 +417,18 @@ def explain(
                       ] = None,
 ) -> None:
     """Show what a rule checks, why, its formula, parameters and examples; on a host, its numbers there."""
+    from pgvet.config import load_config
     from pgvet.engine.loader import load_pack
     from pgvet.report.rules import explain_rule
 
+    settings = load_config(config)  # its rule packs, with or without a host: `explain OPS001` as `lint` knows it
+    pack = load_pack([*settings.rules, *(rules or [])])
     if path is None:
-        sys.stdout.write(explain_rule(load_pack(list(rules or [])), rule))
+        sys.stdout.write(explain_rule(pack, rule))
         return
-    from pgvet.config import load_config
     from pgvet.errors import UsageError
     from pgvet.lint import host_directories
 
-    settings = load_config(config)
-    pack = load_pack([*settings.rules, *(rules or [])])
     [directory] = host_directories([path])
     if not directory.is_dir():
         raise UsageError(f"{path}: not a directory (a host is a directory of inputs)")

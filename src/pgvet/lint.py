@@ -274,9 +274,8 @@ class LintRun:
 
     def __init__(self, directories: Sequence[Path | None], options: LintOptions, *, jobs: int = 1,
                  notices: Sequence[str] = ()) -> None:
-        from datetime import date
-
         from pgvet.engine.loader import load_pack
+        from pgvet.snapshot import run_date
         from pgvet.suppress import IgnoreFiles, load_baseline
 
         pack = load_pack(options.rules)
@@ -288,7 +287,8 @@ class LintRun:
         self.tool_version = __version__
         self.pack_version = pack.version
         self.summary = RunSummary()
-        self.ignoring = IgnoreFiles(options.ignore_file, os.environ.get("PGVET_TODAY") or date.today().isoformat())
+        # a PGVET_TODAY that is no date refuses the run here (exit 2), not each host as an internal error
+        self.ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat())
         self.baseline = load_baseline(options.baseline) if options.baseline is not None else None
         # notices in the order the reports have always listed them: inputs, then suppressions, then ignore files
         self._notices: tuple[list[str], list[str], list[str]] = (list(notices), [], [])

@@ -13,7 +13,9 @@ class Source:
     """A place in an input: a file path (as given to pgvet) and a 1-based line, when one applies.
 
     ``path`` may also name something that is not a file, between angle brackets:
-    ``<default>`` (a PostgreSQL boot value), ``<derived>``, ``<live:pg_settings>``.
+    ``<default>`` (a PostgreSQL boot value), ``<derived>``, ``<run>`` (the date of the run), ``<pgvet's parameter
+    catalogs>`` (pg.catalog_version when no catalog is the host's own). A live server's values come from
+    ``pg_settings.json`` and its line.
     """
 
     path: str

@@ -26,6 +26,8 @@ from pgvet.provenance import Located, Source
 from pgvet.sources import SUPPRESSION_MARK, read_file_at_most
 
 if TYPE_CHECKING:
+    from datetime import date
+
     from pgvet.sources.sysctl import PairedValue, SysctlSetting
 
 # The largest input file pgvet reads; real inputs are far smaller (sysctl -a: ~100 kB).
@@ -261,19 +263,26 @@ def _wanted_suffixes(wanted: frozenset[str], prefix: str) -> frozenset[str]:
 
 def run_year_month() -> int:
     """The month of this run as YYYYMM (end-of-life rules compare dates; PGVET_TODAY=YYYY-MM-DD pins it)."""
-    pinned = os.environ.get("PGVET_TODAY")
-    if not pinned:
+    if not os.environ.get("PGVET_TODAY"):
         now = time.localtime()  # what date.today() reads, without making a date (once a host)
         return now.tm_year * 100 + now.tm_mon
+    today = run_date()
+    return today.year * 100 + today.month
+
+
+def run_date() -> date:
+    """Today, or the date PGVET_TODAY pins (YYYY-MM-DD); a PGVET_TODAY that is no date is a UsageError."""
     from datetime import date
 
+    pinned = os.environ.get("PGVET_TODAY")
+    if not pinned:
+        return date.today()
     try:
-        today = date.fromisoformat(pinned)
+        return date.fromisoformat(pinned)
     except ValueError:
         from pgvet.errors import UsageError
 
         raise UsageError(f"PGVET_TODAY must be a date such as 2026-11-22, not {pinned!r}") from None
-    return today.year * 100 + today.month
 
 
 def _refused(warnings: list[str]) -> str:

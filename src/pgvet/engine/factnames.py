@@ -38,14 +38,14 @@ _MEMINFO_BYTES = (
     "sec_page_tables", "nfs_unstable", "bounce", "writeback_tmp", "commit_limit", "committed_as",
     "vmalloc_total", "vmalloc_used", "vmalloc_chunk", "percpu", "hardware_corrupted", "anon_huge_pages",
     "shmem_huge_pages", "shmem_pmd_mapped", "file_huge_pages", "file_pmd_mapped", "hugepagesize",
-    "hugetlb", "direct_map4k", "direct_map2m", "direct_map1g",
+    "hugetlb", "direct_map_4k", "direct_map_2m", "direct_map_1g", "balloon", "unaccepted", "cma_total", "cma_free",
 )
 
 STATIC_FACTS: dict[str, FactType] = {
     **{f"meminfo.{name}": "bytes" for name in _MEMINFO_BYTES},
     **{f"meminfo.{name}": "int" for name in _MEMINFO_COUNTS},
     "cpu.count": "int", "cpu.online": "text", "cpu.sockets": "int", "cpu.cores_per_socket": "int",
-    "cpu.threads_per_core": "int", "cpu.numa_nodes": "int", "cpu.architecture": "text",
+    "cpu.threads_per_core": "int", "cpu.numa_nodes": "int", "cpu.architecture": "text", "cpu.vendor": "text",
     "cpu.model_name": "text", "cpu.hypervisor": "text", "cpu.virtualization_type": "text",
     "thp.enabled": "text", "thp.defrag": "text",
     "cgroup.memory_max": "bytes",

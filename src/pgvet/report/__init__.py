@@ -256,6 +256,15 @@ def error_path(error: HostError, repo_root: Path | None = None) -> str | None:
     return relative_path(source.path, error.root, repo_root)
 
 
+def error_place(error: HostError, repo_root: Path | None = None) -> str | None:
+    """``error_path`` with the line (``hosts/a/host.yaml:2``): the input that failed as the findings' paths show
+    files, from where the run is, not from the host directory (`host.yaml:2` would not say which host's)."""
+    place = error_path(error, repo_root)
+    if place is None or error.source is None:
+        return None
+    return f"{place}:{error.source.line}" if error.source.line else place
+
+
 @lru_cache(maxsize=1024)
 def _relative_path(path: str, root: str, repo_root: Path | None, cwd: str) -> str:
     """relative_path, once per place: a host's findings point at a few files, each many times; a run's

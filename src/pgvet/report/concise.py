@@ -11,7 +11,7 @@ import os
 from typing import TYPE_CHECKING
 
 from pgvet.findings import HostError, HostResult, LintResult
-from pgvet.report import Spool, error_path, relative_path, render_with_writer, visible
+from pgvet.report import Spool, error_place, relative_path, render_with_writer, visible
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -62,12 +62,7 @@ class Writer:
                 self.out.write(visible(f"notice: {notice}\n"))
 
     def _error_place(self, error: HostError) -> str:
-        """The input that failed as the findings' paths show files: from where the run is, not from the host
-        directory (a hook's `host.yaml:1` would not say which host's)."""
-        place = error_path(error, self.repo_root)
-        if place is None or error.source is None:
-            return error.host
-        return f"{place}:{error.source.line}" if error.source.line else place
+        return error_place(error, self.repo_root) or error.host
 
     def close(self) -> None:
         self.lines.close()

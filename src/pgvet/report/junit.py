@@ -13,9 +13,11 @@ import xml.etree.ElementTree as ElementTree
 from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import Spool, relative_path, render_with_writer, visible
+from pgvet.report import Spool, error_place, relative_path, render_with_writer, visible
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pgvet.report import Out, ReportOptions, RunInfo
     from pgvet.summary import RunSummary
 
@@ -68,11 +70,12 @@ def _suite(host: HostResult, options: ReportOptions) -> ElementTree.Element:
     return suite
 
 
-def _error_suite(error: HostError) -> ElementTree.Element:
+def _error_suite(error: HostError, repo_root: Path | None) -> ElementTree.Element:
     suite = ElementTree.Element("testsuite", name=error.host, tests="1", failures="0", errors="1", skipped="0")
     case = ElementTree.SubElement(suite, "testcase", name="read inputs", classname=f"pgvet.{error.host}")
     problem = ElementTree.SubElement(case, "error", message=error.message, type="input")
-    problem.text = f"{error.source}: {error.message}" if error.source else error.message
+    shown = error_place(error, repo_root)
+    problem.text = f"{shown}: {error.message}" if shown else error.message
     return suite
 
 
@@ -99,7 +102,7 @@ class Writer:
         self.errors.append(error)
 
     def finish(self, notices: list[str], summary: RunSummary) -> None:
-        tail = "".join(self._add(_error_suite(error)) for error in self.errors)
+        tail = "".join(self._add(_error_suite(error, self.options.repo_root)) for error in self.errors)
         root = ElementTree.Element("testsuites", name="pgvet")
         for key, total in self.totals.items():
             root.set(key, str(total))

@@ -25,7 +25,7 @@ from rich.text import Text
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
 from pgvet.paths import is_inside, real_path_in
-from pgvet.report import Spool, relative_path, render_with_writer, use_color, visible
+from pgvet.report import Spool, error_place, relative_path, render_with_writer, use_color, visible
 from pgvet.report.memory import MemoryPicture, bar_cells, marker_line, memory_picture, size_text
 from pgvet.summary import TOP_RULES, RunSummary
 
@@ -517,8 +517,9 @@ class Writer:
     def finish(self, notices: list[str], summary: RunSummary) -> None:
         console = self.console
         for error in self.errors:
-            # the source alone when it is the host as named (`pgvet lint fixtures`: "fixtures", not twice)
-            place = f"{error.host}: {error.source}" if error.source and str(error.source) != error.host else error.host
+            shown = error_place(error, self.options.repo_root)
+            # the host's name alone when its place is that name (`pgvet lint fixtures`: not "fixtures: fixtures")
+            place = f"{error.host}: {shown}" if shown and shown != error.host else error.host
             console.print(Text(visible(f"error: {place}: {error.message}"), "bold red"))
         if self.errors:
             console.print()
