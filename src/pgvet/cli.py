@@ -424,7 +424,7 @@ def explain(
     settings = load_config(config)  # its rule packs, with or without a host: `explain OPS001` as `lint` knows it
     pack = load_pack([*settings.rules, *(rules or [])])
     if path is None:
-        sys.stdout.write(explain_rule(pack, rule))
+        sys.stdout.write(explain_rule(pack, rule, params=settings.params))
         return
     from pgvet.errors import UsageError
     from pgvet.lint import host_directories

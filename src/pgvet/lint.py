@@ -137,8 +137,9 @@ class _Plan:
 
     @classmethod
     def of(cls, pack: RulePack, options: LintOptions) -> _Plan:
-        from pgvet.engine.evaluate import plan_rules
+        from pgvet.engine.evaluate import configure, plan_rules
 
+        pack = configure(pack, options.params)  # the derived values' parameters; a table naming nothing refused
         selected = make_selector(options.select, options.ignore)
         return cls(pack, options, plan_rules(pack, options.params, selected),
                    None if options.keep_facts else facts_read(pack))

@@ -191,10 +191,13 @@ def _build_derived(builders: Sequence[_FileBuilder]) -> dict[str, DerivedFormula
                                     f"{first.at(('derived', first_index))}", builder.at(("derived", index, "name")))
             declared[model.name] = (builder, index)
     types = {name: DERIVED_UNIT_TYPES[builder.model.derived[index].unit] for name, (builder, index) in declared.items()}
-    context = CompileContext(derived=types, params=None, scope=None)
     formulas: dict[str, DerivedFormula] = {}
     for name, (builder, index) in declared.items():
         model = builder.model.derived[index]
+        params = {key: ParamSpec(spec.default, spec.description) for key, spec in model.params.items()}
+        param_values = {key: with_units(spec.default) for key, spec in params.items()}
+        context = CompileContext(derived=types, params={key: _param_type(value) for key, value in param_values.items()},
+                                 scope=None, derived_name=name)
         location = ("derived", index, "formula")
         compiled = builder.compile(model.formula, context, location, f"derived.{name}")
         declared_kind = kind_of(types[name])
@@ -203,7 +206,8 @@ def _build_derived(builders: Sequence[_FileBuilder]) -> dict[str, DerivedFormula
                                 builder.at(location))
         formulas[name] = DerivedFormula(name=name, formula=model.formula, description=model.description,
                                         unit=model.unit, file=builder.source.path,
-                                        line=_line_of(builder.data, ("derived", index)), compiled=compiled)
+                                        line=_line_of(builder.data, ("derived", index)), compiled=compiled,
+                                        params=params, param_values=param_values)
     cycle = find_cycle(formulas)
     if cycle is not None:
         builder, index = declared[cycle[0]]
@@ -233,6 +237,8 @@ def _build_rules(builders: Sequence[_FileBuilder], derived: Mapping[str, Derived
             if not builder.source.builtin and model.id.startswith("PGV"):
                 raise RulePackError(f"rule id {model.id}: ids starting with PGV are reserved for pgvet's own rules",
                                     here)
+            if model.name == "derived":  # [tool.pgvet.params.derived.NAME] sets derived values' parameters
+                raise RulePackError("rule name 'derived' is reserved", builder.at(("rules", index, "name")))
             for key, kind in ((model.id, "id"), (model.name, "name")):
                 if key in seen:
                     raise RulePackError(f"duplicate rule {kind} {key} (first defined at {seen[key]})",

@@ -50,11 +50,43 @@ def rule_params(rule: Rule, overrides: ParamOverrides | None) -> Mapping[str, Va
         if name not in merged:
             raise UsageError(f"params.{rule.name}.{name}: {rule.id} has no parameter {name} "
                              f"(it has: {', '.join(merged) or 'none'})")
-        merged[name] = _param_override(rule, name, merged[name], value)
+        merged[name] = _param_override(f"params.{rule.name}.{name}", merged[name], value)
     return merged
 
 
-def _param_override(rule: Rule, name: str, default: Value, value: object) -> Value:
+def configure(pack: RulePack, overrides: ParamOverrides | None) -> RulePack:
+    """The pack with the configuration's parameters of derived values (``[tool.pgvet.params.derived.NAME]``);
+    UsageError for a table that names no rule nor derived value, which would otherwise be ignored (a typo)."""
+    if not overrides:
+        return pack
+    derived_values: dict[str, dict[str, Value]] = {}
+    for key, given in overrides.items():
+        if key != "derived":
+            if key not in pack.by_key:
+                from difflib import get_close_matches
+
+                close = get_close_matches(key, [rule.name for rule in pack.rules], n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                raise UsageError(f"params.{key}: no rule has this id or name{hint}")
+            continue
+        for name, values in given.items():
+            formula = pack.derived_by_name.get(name)
+            with_params = [formula.name for formula in pack.derived if formula.params]
+            if formula is None or not formula.params:
+                raise UsageError(f"params.derived.{name}: no derived value of this name has parameters "
+                                 f"(those that do: {', '.join(with_params) or 'none'})")
+            if not isinstance(values, Mapping):
+                raise UsageError(f"params.derived.{name}: expected a table of parameters, not {values!r}")
+            for param, value in values.items():
+                if param not in formula.param_values:
+                    raise UsageError(f"params.derived.{name}.{param}: derived.{name} has no parameter {param} "
+                                     f"(it has: {', '.join(formula.param_values)})")
+                derived_values.setdefault(name, {})[param] = _param_override(
+                    f"params.derived.{name}.{param}", formula.param_values[param], value)
+    return pack.with_derived_params(derived_values)
+
+
+def _param_override(label: str, default: Value, value: object) -> Value:
     """A configured value of the default's type; numbers may be given as text ('0.5', '4GB')."""
     converted = with_units(value) if isinstance(value, int | float | str | bool) else value
     wants_number = isinstance(default, int | float) and not isinstance(default, bool)
@@ -68,7 +100,7 @@ def _param_override(rule: Rule, name: str, default: Value, value: object) -> Val
     else:
         expected, accepted = "a text", isinstance(converted, str)
     if not accepted:
-        raise UsageError(f"params.{rule.name}.{name}: expected {expected}, not {value!r}")
+        raise UsageError(f"{label}: expected {expected}, not {value!r}")
     return converted  # type: ignore[return-value]
 
 

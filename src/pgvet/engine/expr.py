@@ -167,6 +167,21 @@ class ParamRef(Expr):
         return lambda env: env.params.get(name)
 
 
+class DerivedParam(Expr):
+    """``params.NAME`` in a derived formula: the formula's own parameter, the same for every rule that reads
+    the derived value (a rule's parameters are in ``env.params``, which a derived formula never reads)."""
+
+    __slots__ = ("derived", "name")
+
+    def __init__(self, derived: str, name: str) -> None:
+        self.derived = derived
+        self.name = name
+
+    def function(self) -> Function:
+        derived, name = self.derived, self.name
+        return lambda env: env.derived[derived].param_values.get(name)
+
+
 class DerivedRef(Expr):
     __slots__ = ("name",)
 
@@ -855,12 +870,14 @@ class CompileContext:
     ``derived`` maps each derived fact to its type; ``derived_scopes`` to the item scope it reads (None
     for host-only formulas, absent while derived formulas themselves are being compiled). ``scope`` is
     the rule's scope (``host``, ``mount`` …) or None for a derived formula (any one item scope).
+    ``params`` are the rule's parameters with their types, or the derived formula's (``derived_name``).
     """
 
     derived: Mapping[str, str]
     params: Mapping[str, str] | None = None
     scope: str | None = "host"
     derived_scopes: Mapping[str, str | None] = field(default_factory=dict)
+    derived_name: str | None = None
 
 
 # (node, kind); the kind "unit" marks a string literal that is also a size or a duration.
@@ -994,11 +1011,14 @@ class _Compiler:
         namespace, _, key = name.partition(".")
         reference: Expr
         if namespace == "params":
-            if context.params is None:
-                raise ExpressionError(f"{name}: params are read by rules, not by derived formulas", _offset(ast_node))
-            if key not in context.params:
+            if context.derived_name is not None and key not in (context.params or {}):
+                raise ExpressionError(f"{name}: derived.{context.derived_name} has no parameter {key} (a derived "
+                                      "formula reads the parameters it declares under params:)", _offset(ast_node))
+            if context.params is None or key not in context.params:
                 raise self.unknown(name, ast_node)
             fact_type: str = context.params[key]
+            if context.derived_name is not None:  # not a fact: a derived value's evidence is the facts it read
+                return DerivedParam(context.derived_name, key), kind_of(fact_type)
             reference = ParamRef(key)
         elif namespace == "derived":
             if key not in context.derived:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 
 from pgvet.engine.expr import Compiled, Value
 from pgvet.facts import FactValue
@@ -56,6 +56,8 @@ class DerivedFormula:
     compiled: Compiled
     item_scope: str | None = None  # the item scope it reads (directly or through other derived facts)
     inputs: tuple[str, ...] = ()  # every fact it reads, other derived facts expanded, first-read order
+    params: dict[str, ParamSpec] = field(default_factory=dict)
+    param_values: Mapping[str, Value] = field(default_factory=dict)  # the defaults, or the configuration's
 
 
 @dataclass(slots=True)
@@ -127,6 +129,15 @@ class RulePack:
 
     def meta(self) -> dict[str, RuleMeta]:
         return {rule.id: rule.meta() for rule in self.rules}
+
+    def with_derived_params(self, values: Mapping[str, Mapping[str, Value]]) -> RulePack:
+        """The pack with these derived formulas' parameters (by derived name; validated by the caller): a new
+        pack sharing the rules, so that a pack loaded once is never changed by one run's configuration."""
+        if not values:
+            return self
+        derived = [replace(formula, param_values={**formula.param_values, **values[formula.name]})
+                   if formula.name in values else formula for formula in self.derived]
+        return replace(self, derived=derived)
 
     def expressions(self) -> Iterator[Compiled]:
         """Every expression of the pack: its rules' and its derived formulas'."""

@@ -86,6 +86,9 @@ class DerivedModel(_Model):
     formula: Text = Field(description="SQL expression.")
     description: str = ""
     unit: Literal["bytes", "seconds", "ratio", "count", "number", "text", "bool"]
+    params: dict[str, ParamModel] = Field(
+        default_factory=dict,
+        description="Read by the formula as params.<param>; set in [tool.pgvet.params.derived.<name>].")
 
 
 class PackFileModel(_Model):

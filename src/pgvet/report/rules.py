@@ -10,7 +10,7 @@ from pgvet.errors import UsageError
 if TYPE_CHECKING:
     from pgvet.engine.evaluate import ParamOverrides
     from pgvet.engine.loader import RulePack
-    from pgvet.engine.pack import Rule
+    from pgvet.engine.pack import DerivedFormula, Rule
     from pgvet.facts import HostFacts
     from pgvet.findings import Evidence
 
@@ -77,7 +77,22 @@ def _formulas(rule: Any, pack: RulePack | None) -> list[str]:
         derived = pack.derived_by_name.get(name)
         if derived is not None:
             out += [f"derived.{name} ({derived.unit}) =", "", "```sql", derived.formula.strip(), "```", ""]
+            out += _derived_params(derived)
     return out[:-1]
+
+
+def _derived_params(derived: DerivedFormula) -> list[str]:
+    """A derived formula's parameters with the values in force (the configuration's, else the defaults)."""
+    if not derived.params:
+        return []
+    from pgvet.engine.expr import with_units
+
+    out = [f"Parameters (override in `[tool.pgvet.params.derived.{derived.name}]`):", ""]
+    for name, param in derived.params.items():
+        value = derived.param_values.get(name)
+        configured = "" if value == with_units(param.default) else f" (configured; default {param.default})"
+        out.append(f"- `{name}` = {param.default if not configured else value}{configured} — {param.description}")
+    return [*out, ""]
 
 
 def _rule_page(rule: Any, pack: RulePack | None = None) -> list[str]:
@@ -122,7 +137,7 @@ def _markdown_reference(pack: RulePack) -> str:
     out += ["# Derived facts", ""]
     for derived in sorted(pack.derived, key=lambda item: item.name):
         out += [f"## derived.{derived.name}", "", derived.description.strip() if derived.description else "", "",
-                "```sql", derived.formula.strip(), "```", ""]
+                "```sql", derived.formula.strip(), "```", "", *_derived_params(derived)]
     return "\n".join(out)
 
 
@@ -130,12 +145,16 @@ def explain_rule(pack: RulePack, key: str, host: HostFacts | None = None, params
                  ) -> str:
     """A rule's page (or a derived fact's formula); with ``host``, what it gives there and every number it
     read, each with its source."""
+    if params:
+        from pgvet.engine.evaluate import configure
+
+        pack = configure(pack, params)
     if key.startswith("derived."):
         derived = pack.derived_by_name.get(key.removeprefix("derived."))
         if derived is None:
             raise UsageError(f"no derived fact named {key!r}")
         page = (f"derived.{derived.name} ({derived.unit})\n\n{(derived.description or '').strip()}\n\n"
-                f"{derived.formula.strip()}\n")
+                f"{derived.formula.strip()}\n" + "".join(f"\n{line}" for line in _derived_params(derived)))
         if host is None:
             return page
         from pgvet.engine.derived import DERIVED_SOURCE, derived_inputs, derived_values
