@@ -449,3 +449,43 @@ def test_fix_write_puts_a_pair_value_after_the_counterpart_line_that_would_undo_
         "vm.dirty_ratio = 30\nvm.dirty_bytes = 536870912\nvm.dirty_background_ratio = 5\nvm.dirty_ratio = 10\n")
     facts = load_host(host).facts
     assert facts["sysctl_conf.vm.dirty_ratio"].value == 10 and facts["sysctl_conf.vm.dirty_bytes"].value == 0
+
+
+def test_fix_write_puts_a_pair_value_after_a_later_files_counterpart_that_did_not_zero_it_at_boot(
+        tmp_path: Path) -> None:
+    # 99-tuning.conf writes vm.dirty_ratio = 20, the boot value: at boot it zeroes nothing. But once the fix's
+    # vm.dirty_bytes is written before it (in 90-postgresql.conf), the ratio changes from 0 to 20 and zeroes the
+    # bytes (dirty_ratio_handler): the fix undid itself, and PGV904 fired on its own line. The value goes after
+    # the counterpart's line instead.
+    host = write_host(tmp_path / "h", {
+        "sysctl.d/99-tuning.conf": "vm.dirty_ratio = 20\nvm.dirty_background_ratio = 10\n",
+        "host.yaml": "ram: 128GB\nswap: 2GB\n",
+    })
+    result = CliRunner().invoke(app, ["fix", str(host), "--write", "--select=PGV136"])
+    assert result.exit_code == 0, result.output
+    assert not (host / "sysctl.d" / "90-postgresql.conf").exists()
+    assert (host / "sysctl.d" / "99-tuning.conf").read_text() == (
+        "vm.dirty_ratio = 20\nvm.dirty_background_ratio = 10\n"
+        "vm.dirty_background_bytes = 67108864\nvm.dirty_bytes = 536870912\n")
+    facts = load_host(host).facts
+    assert facts["sysctl.vm.dirty_bytes"].value == 536870912 and facts["sysctl.vm.dirty_ratio"].value == 0
+    assert facts["sysctl.vm.dirty_background_bytes"].value == 67108864
+    found = findings(host)
+    assert "PGV136" not in found
+    # what is left is the counterpart lines that now do nothing, named by PGV904 (deleting them is the user's call)
+    assert sorted(finding.subject or "" for finding in found["PGV904"]) == ["vm.dirty_background_ratio",
+                                                                              "vm.dirty_ratio"]
+
+
+def test_fix_write_still_uses_our_file_when_the_counterpart_comes_earlier(tmp_path: Path) -> None:
+    host = write_host(tmp_path / "h", {
+        "sysctl.d/10-site.conf": "vm.dirty_ratio = 20\nvm.dirty_background_ratio = 10\n",
+        "host.yaml": "ram: 128GB\nswap: 2GB\n",
+    })
+    result = CliRunner().invoke(app, ["fix", str(host), "--write", "--select=PGV136"])
+    assert result.exit_code == 0, result.output
+    assert (host / "sysctl.d" / "10-site.conf").read_text() == "vm.dirty_ratio = 20\nvm.dirty_background_ratio = 10\n"
+    assert (host / "sysctl.d" / "90-postgresql.conf").read_text().splitlines()[1:] == [
+        "vm.dirty_background_bytes = 67108864", "vm.dirty_bytes = 536870912"]
+    facts = load_host(host).facts
+    assert facts["sysctl.vm.dirty_bytes"].value == 536870912 and facts["sysctl.vm.dirty_ratio"].value == 0
