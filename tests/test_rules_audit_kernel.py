@@ -489,3 +489,23 @@ def test_fix_write_still_uses_our_file_when_the_counterpart_comes_earlier(tmp_pa
         "vm.dirty_background_bytes = 67108864", "vm.dirty_bytes = 536870912"]
     facts = load_host(host).facts
     assert facts["sysctl.vm.dirty_bytes"].value == 536870912 and facts["sysctl.vm.dirty_ratio"].value == 0
+
+
+def test_commit_limit_message_names_overcommit_kbytes_when_it_sets_the_limit(tmp_path: Path) -> None:
+    # The kernel reads vm.overcommit_ratio as 0 once vm.overcommit_kbytes is written: "vm.overcommit_ratio = 0,
+    # CommitLimit = 32.0 GiB" named the setting that is not in force.
+    host = write_host(tmp_path / "h", {
+        "meminfo.txt": meminfo(32 * 1024 * 1024, 2 * 1024 * 1024),
+        "sysctl.txt": "vm.overcommit_memory = 2\nvm.overcommit_ratio = 0\nvm.overcommit_kbytes = 31457280\n",
+    })
+    [high] = findings(host)["PGV103"]
+    assert high.message.startswith("With vm.overcommit_memory = 2 and vm.overcommit_kbytes = 31457280, "
+                                   "CommitLimit = 32.0 GiB;")
+    assert high.values["commit_limit"] == 32 * GIB
+    assert high.fix.sysctl == {"vm.overcommit_ratio": "73"}  # writing it sets vm.overcommit_kbytes to 0
+    host = write_host(tmp_path / "r", {
+        "meminfo.txt": meminfo(32 * 1024 * 1024, 2 * 1024 * 1024),
+        "sysctl.txt": "vm.overcommit_memory = 2\nvm.overcommit_ratio = 95\nvm.overcommit_kbytes = 0\n",
+    })
+    [high] = findings(host)["PGV103"]
+    assert high.message.startswith("With vm.overcommit_memory = 2 and vm.overcommit_ratio = 95, CommitLimit")
