@@ -514,3 +514,18 @@ def test_commit_limit_message_names_overcommit_kbytes_when_it_sets_the_limit(tmp
     })
     [high] = findings(host)["PGV103"]
     assert high.message.startswith("With vm.overcommit_memory = 2 and vm.overcommit_ratio = 95, CommitLimit")
+
+
+@pytest.mark.parametrize(("line", "why"), [
+    ("vm.dirty_bytes = 4096", "(it takes a whole number of bytes from 8192, two pages, to 2^32 − 1 pages) and keeps 0."),
+    ("vm.dirty_ratio = -5", "(it takes a whole percentage from 0 to 100) and keeps 20."),
+    ("vm.dirty_background_ratio = 101", "(it takes a whole percentage from 0 to 100) and keeps 10."),
+    ("vm.overcommit_ratio = abc", "(it takes a whole number) and keeps 50."),
+    ("vm.overcommit_kbytes = -1", "(it takes a whole number of kB, 0 or more) and keeps 0."),
+])
+def test_a_refused_value_is_said_with_the_range_of_its_own_key(tmp_path: Path, line: str, why: str) -> None:
+    # The message gave one text for all ("below the minimum — two pages for vm.dirty_bytes, 1 for
+    # vm.dirty_background_bytes — or a ratio above 100"), false for a negative ratio or a ratio that is no number.
+    host = write_host(tmp_path / "h", {"sysctl.d/10-x.conf": line + "\n", "host.yaml": "ram: 16GB\nswap: 1GB\n"})
+    [refused] = findings(host)["PGV904"]
+    assert refused.message == f"{line} will not hold: the kernel refuses this value {why}"
