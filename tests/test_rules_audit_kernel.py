@@ -517,7 +517,8 @@ def test_commit_limit_message_names_overcommit_kbytes_when_it_sets_the_limit(tmp
 
 
 @pytest.mark.parametrize(("line", "why"), [
-    ("vm.dirty_bytes = 4096", "(it takes a whole number of bytes from 8192, two pages, to 2^32 − 1 pages) and keeps 0."),
+    ("vm.dirty_bytes = 4096",
+     "(it takes a whole number of bytes from 8192, two pages, to 2^32 − 1 pages) and keeps 0."),
     ("vm.dirty_ratio = -5", "(it takes a whole percentage from 0 to 100) and keeps 20."),
     ("vm.dirty_background_ratio = 101", "(it takes a whole percentage from 0 to 100) and keeps 10."),
     ("vm.overcommit_ratio = abc", "(it takes a whole number) and keeps 50."),
