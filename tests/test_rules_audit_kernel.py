@@ -530,3 +530,61 @@ def test_a_refused_value_is_said_with_the_range_of_its_own_key(tmp_path: Path, l
     host = write_host(tmp_path / "h", {"sysctl.d/10-x.conf": line + "\n", "host.yaml": "ram: 16GB\nswap: 1GB\n"})
     [refused] = findings(host)["PGV904"]
     assert refused.message == f"{line} will not hold: the kernel refuses this value {why}"
+
+
+# --- 7. PostgreSQL on huge pages of another size than the kernel's default (huge_page_size = 1GB) -----------
+
+ONE_GB_PAGES = "shared_buffers = 138GB\nhuge_pages = on\nhuge_page_size = 1GB\nmax_connections = 1000\n"
+
+
+def one_gb_host(root: Path, gigantic_pages: int) -> Path:
+    # 1 GB pages reserved at boot (hugepagesz=1G hugepages=N): meminfo's Hugetlb counts them, the default size's
+    # HugePages_Total (2 MB) does not, and no sysctl shows them
+    return write_host(root, {
+        "meminfo.txt": meminfo(192 * 1024 * 1024, 0, hugetlb_kb=gigantic_pages * 1024 * 1024),
+        "sysctl.txt": "vm.nr_hugepages = 0\nvm.nr_overcommit_hugepages = 0\nvm.overcommit_memory = 2\n"
+                      "vm.overcommit_ratio = 50\nvm.overcommit_kbytes = 0\n",
+        "postgresql.conf": ONE_GB_PAGES,
+        "host.yaml": "pg_version: 16\n",
+    })
+
+
+def test_pages_of_another_size_count_from_meminfos_hugetlb(tmp_path: Path) -> None:
+    # 150 pages of 1 GB hold PostgreSQL's 142: no "pool too small", no page tables "without huge pages", and its
+    # shared memory is not counted a second time against CommitLimit (whose base already lacks the pool).
+    found = findings(one_gb_host(tmp_path / "h", 150))
+    assert not {"PGV110", "PGV111", "PGV112", "PGV120", "PGV530"} & found.keys()
+    values = derived_values(load_pack(), load_host(tmp_path / "h"))
+    assert values["derived.hugepages_other_sizes_bytes"].value == 150 * GIB
+    assert values["derived.hugepages_available"].value == 150
+    assert values["derived.shared_memory_outside_huge_pages"].value == 0
+
+
+def test_too_few_pages_of_another_size_and_a_fix_in_their_own_unit(tmp_path: Path) -> None:
+    # 140 pages of 1 GB for a need of 142: the server does not start. The fix wrote vm.nr_hugepages = 150 (PGV120),
+    # which reserves 150 pages of the default 2 MB — 300 MB that PostgreSQL cannot use.
+    found = findings(one_gb_host(tmp_path / "h", 140))
+    [small] = found["PGV110"]
+    assert small.values["available"] == 140 and small.values["needed"] == 142
+    [tables] = found["PGV120"]
+    for finding in (small, tables):
+        assert "vm.nr_hugepages" not in finding.fix.sysctl
+        assert finding.fix.text is not None and "hugepagesz= and hugepages= on the kernel command line" in (
+            finding.fix.text)
+    assert tables.values["suggested"] == 150
+
+
+def test_pages_of_another_size_without_meminfo_are_not_guessed() -> None:
+    values = derived({"pg.huge_pages": "on", "pg.huge_page_size": GIB, "pg.shared_memory_size": 8400 * MIB,
+                      "sysctl.vm.nr_hugepages": 0})
+    assert "hugepages_available" not in values and "hugepages_other_sizes_bytes" not in values
+
+
+def test_default_size_fix_text_is_unchanged_and_a_text_that_renders_empty_is_none() -> None:
+    found = findings(FIXTURES / "big-server")
+    [small] = found["PGV110"]
+    assert small.fix.text == ("Reserve the pages at boot (sysctl.d, or hugepages= on the kernel command line) so that "
+                              "fragmentation cannot prevent their allocation; the suggestion adds a 2 % margin (at "
+                              "least 8 pages).")
+    [tables] = found["PGV120"]
+    assert tables.fix.text is None and tables.fix.sysctl == {"vm.nr_hugepages": "73733"}
