@@ -384,6 +384,19 @@ def test_a_host_with_memtotal_zero_or_missing_is_not_linted_on_absurd_ratios(tmp
     assert "MemTotal" in error.message
 
 
+def test_a_cgroup_limit_of_zero_is_refused_as_memtotal_zero_is(tmp_path: Path) -> None:
+    # host.ram is capped by memory.max: a 0 made it 0 again, and PGV533 suggested effective_cache_size = '0MB',
+    # which PostgreSQL refuses (its minimum is one 8 kB page)
+    host = write_host(tmp_path / "h", {"meminfo.txt": "MemTotal: 16384000 kB\nSwapTotal: 0 kB\n",
+                                       "sysfs.txt": "/sys/fs/cgroup/memory.max:0\n",
+                                       "postgresql.conf": "shared_buffers = 1GB\n"})
+    result = lint([host], LintOptions())
+    assert result.hosts == []
+    [error] = result.errors
+    assert error.source == Source("sysfs.txt", 1)
+    assert "memory.max is 0" in error.message
+
+
 def test_declared_ram_of_zero_is_refused(tmp_path: Path) -> None:
     host = write_host(tmp_path / "h", {"host.yaml": "ram: 0\n", "postgresql.conf": "shared_buffers = 1GB\n"})
     result = lint([host], LintOptions())
