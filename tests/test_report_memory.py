@@ -40,6 +40,23 @@ def test_shared_memory_in_the_huge_page_pool_and_the_rest_for_the_os() -> None:
     assert (picture.commit_limit, picture.overcommitted, picture.estimated) == (48 * GIB, 0, False)
 
 
+def test_pages_of_every_size_count_in_the_pool() -> None:
+    # 150 pages of 1 GB reserved at boot: HugePages_Total counts the default 2 MB size only (0 here), meminfo's
+    # Hugetlb every size. The pool was drawn empty, and the shared memory it holds as ordinary memory.
+    picture = memory_picture(host_with(host__ram=192 * GIB, derived__shared_memory_size=141 * GIB,
+                                       meminfo__hugetlb=150 * GIB, meminfo__hugepages_total=0,
+                                       meminfo__hugepagesize=2 * MIB, pg__huge_pages="on"))
+    assert picture is not None
+    assert sizes(picture) == [("PostgreSQL shared memory, in huge pages", 141 * GIB),
+                              ("huge page pool, unused", 9 * GIB), ("OS and page cache", 42 * GIB)]
+
+
+def test_the_linted_host_keeps_hugetlb_for_the_picture(tmp_path: Path) -> None:
+    from pgvet.lint import REPORT_FACTS
+
+    assert "meminfo.hugetlb" in REPORT_FACTS
+
+
 def test_declared_pool_when_there_is_no_meminfo_and_shared_buffers_as_estimate() -> None:
     picture = memory_picture(host_with(host__ram=64 * GIB, pg__shared_buffers=16 * GIB, pg__huge_pages="on",
                                        derived__hugepages_pool=4096, derived__hugepage_size=2 * MIB))

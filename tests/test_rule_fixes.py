@@ -14,6 +14,7 @@ from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import Example, Rule
 from pgvet.facts import FactValue
 from pgvet.findings import Finding
+from pgvet.sources.sysctl import PAIR_PARTNERS
 
 PACK = load_pack()
 CATALOG = load_catalog(NEWEST_MAJOR)
@@ -27,13 +28,20 @@ STILL_FIRING_AFTER_FIX = {
 }
 
 
-def _fix_facts(finding: Finding) -> dict[str, FactValue]:
-    """The facts a host would have once the fix is applied, in pgvet's canonical units."""
+def _fix_facts(finding: Finding, before: dict[str, FactValue]) -> dict[str, FactValue]:
+    """The facts a host would have once the fix is applied, in pgvet's canonical units. Writing one key of a
+    ratio/bytes pair sets the other to 0, as the kernel does (vm.dirty_ratio and vm.dirty_bytes only when their
+    value changes): a fix writing vm.overcommit_ratio where vm.overcommit_kbytes sets CommitLimit works so."""
     facts: dict[str, FactValue] = {}
     for name, text in finding.fix.postgresql.items():
         facts[f"pg.{name}"] = parse_value(CATALOG.params[name], text).canonical
     for key, text in finding.fix.sysctl.items():
-        facts[f"sysctl.{key}"] = int(text) if text.lstrip("-").isdigit() else text
+        value = int(text) if text.lstrip("-").isdigit() else text
+        facts[f"sysctl.{key}"] = value
+        partner = PAIR_PARTNERS.get(key)
+        if partner is not None and partner not in finding.fix.sysctl and (
+                key not in ("vm.dirty_ratio", "vm.dirty_bytes") or before.get(f"sysctl.{key}") != value):
+            facts[f"sysctl.{partner}"] = 0
     return facts
 
 
@@ -52,6 +60,6 @@ def test_the_fix_is_valid_and_fixes(rule: Rule, number: int, example: Example) -
             pytest.fail(f"{rule.id}: {name} = {text} would not start PostgreSQL: {invalid.message}")
     if not (finding.fix.postgresql or finding.fix.sysctl) or rule.id in STILL_FIRING_AFTER_FIX:
         return
-    fixed = dataclasses.replace(example, facts={**example.facts, **_fix_facts(finding)})
+    fixed = dataclasses.replace(example, facts={**example.facts, **_fix_facts(finding, dict(example.facts))})
     outcome, after = run_example(PACK, rule, fixed)
     assert outcome != "fire", f"{rule.id} still fires after its fix {finding.fix}: {after.findings[0].message}"

@@ -305,6 +305,7 @@ def test_not_allocated_counts_only_persistent_pages(tmp_path: Path) -> None:
     [missing] = findings(host)["PGV114"]
     assert missing.values == {"requested": 8000, "allocated": 6000, "surplus": 4000}
     assert "holds 6000 persistent huge pages" in missing.message and "for 2000 pages" in missing.message
+    assert missing.message.endswith("for 2000 pages (fragmentation).")  # no declared value to doubt
 
 
 def test_not_allocated_compares_the_declared_request(tmp_path: Path) -> None:
@@ -318,6 +319,10 @@ def test_not_allocated_compares_the_declared_request(tmp_path: Path) -> None:
     [missing] = found["PGV114"]
     assert missing.values == {"requested": 4400, "allocated": 3900, "surplus": 0}
     assert (missing.path, missing.line) == ("sysctl.d/30-hugepages.conf", 1)
+    # the request is the declared one, which may simply not be applied: the kernel reads back 3900 in both cases
+    assert missing.message.endswith("it found no contiguous memory for 500 pages (fragmentation), unless the "
+                                    "declared value was never applied (`sysctl --system`): the kernel reads "
+                                    "vm.nr_hugepages back as the pages it holds either way.")
     [declared] = found["PGV901"]
     assert "could not find the memory" in declared.message  # not only "declared but not applied"
 
@@ -377,6 +382,19 @@ def test_a_host_with_memtotal_zero_or_missing_is_not_linted_on_absurd_ratios(tmp
     [error] = result.errors
     assert error.source is not None and error.source.path == "meminfo.txt"
     assert "MemTotal" in error.message
+
+
+def test_a_cgroup_limit_of_zero_is_refused_as_memtotal_zero_is(tmp_path: Path) -> None:
+    # host.ram is capped by memory.max: a 0 made it 0 again, and PGV533 suggested effective_cache_size = '0MB',
+    # which PostgreSQL refuses (its minimum is one 8 kB page)
+    host = write_host(tmp_path / "h", {"meminfo.txt": "MemTotal: 16384000 kB\nSwapTotal: 0 kB\n",
+                                       "sysfs.txt": "/sys/fs/cgroup/memory.max:0\n",
+                                       "postgresql.conf": "shared_buffers = 1GB\n"})
+    result = lint([host], LintOptions())
+    assert result.hosts == []
+    [error] = result.errors
+    assert error.source == Source("sysfs.txt", 1)
+    assert "memory.max is 0" in error.message
 
 
 def test_declared_ram_of_zero_is_refused(tmp_path: Path) -> None:
@@ -449,3 +467,137 @@ def test_fix_write_puts_a_pair_value_after_the_counterpart_line_that_would_undo_
         "vm.dirty_ratio = 30\nvm.dirty_bytes = 536870912\nvm.dirty_background_ratio = 5\nvm.dirty_ratio = 10\n")
     facts = load_host(host).facts
     assert facts["sysctl_conf.vm.dirty_ratio"].value == 10 and facts["sysctl_conf.vm.dirty_bytes"].value == 0
+
+
+def test_fix_write_puts_a_pair_value_after_a_later_files_counterpart_that_did_not_zero_it_at_boot(
+        tmp_path: Path) -> None:
+    # 99-tuning.conf writes vm.dirty_ratio = 20, the boot value: at boot it zeroes nothing. But once the fix's
+    # vm.dirty_bytes is written before it (in 90-postgresql.conf), the ratio changes from 0 to 20 and zeroes the
+    # bytes (dirty_ratio_handler): the fix undid itself, and PGV904 fired on its own line. The value goes after
+    # the counterpart's line instead.
+    host = write_host(tmp_path / "h", {
+        "sysctl.d/99-tuning.conf": "vm.dirty_ratio = 20\nvm.dirty_background_ratio = 10\n",
+        "host.yaml": "ram: 128GB\nswap: 2GB\n",
+    })
+    result = CliRunner().invoke(app, ["fix", str(host), "--write", "--select=PGV136"])
+    assert result.exit_code == 0, result.output
+    assert not (host / "sysctl.d" / "90-postgresql.conf").exists()
+    assert (host / "sysctl.d" / "99-tuning.conf").read_text() == (
+        "vm.dirty_ratio = 20\nvm.dirty_background_ratio = 10\n"
+        "vm.dirty_background_bytes = 67108864\nvm.dirty_bytes = 536870912\n")
+    facts = load_host(host).facts
+    assert facts["sysctl.vm.dirty_bytes"].value == 536870912 and facts["sysctl.vm.dirty_ratio"].value == 0
+    assert facts["sysctl.vm.dirty_background_bytes"].value == 67108864
+    found = findings(host)
+    assert "PGV136" not in found
+    # what is left is the counterpart lines that now do nothing, named by PGV904 (deleting them is the user's call)
+    assert sorted(finding.subject or "" for finding in found["PGV904"]) == ["vm.dirty_background_ratio",
+                                                                              "vm.dirty_ratio"]
+
+
+def test_fix_write_still_uses_our_file_when_the_counterpart_comes_earlier(tmp_path: Path) -> None:
+    host = write_host(tmp_path / "h", {
+        "sysctl.d/10-site.conf": "vm.dirty_ratio = 20\nvm.dirty_background_ratio = 10\n",
+        "host.yaml": "ram: 128GB\nswap: 2GB\n",
+    })
+    result = CliRunner().invoke(app, ["fix", str(host), "--write", "--select=PGV136"])
+    assert result.exit_code == 0, result.output
+    assert (host / "sysctl.d" / "10-site.conf").read_text() == "vm.dirty_ratio = 20\nvm.dirty_background_ratio = 10\n"
+    assert (host / "sysctl.d" / "90-postgresql.conf").read_text().splitlines()[1:] == [
+        "vm.dirty_background_bytes = 67108864", "vm.dirty_bytes = 536870912"]
+    facts = load_host(host).facts
+    assert facts["sysctl.vm.dirty_bytes"].value == 536870912 and facts["sysctl.vm.dirty_ratio"].value == 0
+
+
+def test_commit_limit_message_names_overcommit_kbytes_when_it_sets_the_limit(tmp_path: Path) -> None:
+    # The kernel reads vm.overcommit_ratio as 0 once vm.overcommit_kbytes is written: "vm.overcommit_ratio = 0,
+    # CommitLimit = 32.0 GiB" named the setting that is not in force.
+    host = write_host(tmp_path / "h", {
+        "meminfo.txt": meminfo(32 * 1024 * 1024, 2 * 1024 * 1024),
+        "sysctl.txt": "vm.overcommit_memory = 2\nvm.overcommit_ratio = 0\nvm.overcommit_kbytes = 31457280\n",
+    })
+    [high] = findings(host)["PGV103"]
+    assert high.message.startswith("With vm.overcommit_memory = 2 and vm.overcommit_kbytes = 31457280, "
+                                   "CommitLimit = 32.0 GiB;")
+    assert high.values["commit_limit"] == 32 * GIB
+    assert high.fix.sysctl == {"vm.overcommit_ratio": "73"}  # writing it sets vm.overcommit_kbytes to 0
+    host = write_host(tmp_path / "r", {
+        "meminfo.txt": meminfo(32 * 1024 * 1024, 2 * 1024 * 1024),
+        "sysctl.txt": "vm.overcommit_memory = 2\nvm.overcommit_ratio = 95\nvm.overcommit_kbytes = 0\n",
+    })
+    [high] = findings(host)["PGV103"]
+    assert high.message.startswith("With vm.overcommit_memory = 2 and vm.overcommit_ratio = 95, CommitLimit")
+
+
+@pytest.mark.parametrize(("line", "why"), [
+    ("vm.dirty_bytes = 4096",
+     "(it takes a whole number of bytes from 8192, two pages, to 2^32 − 1 pages) and keeps 0."),
+    ("vm.dirty_ratio = -5", "(it takes a whole percentage from 0 to 100) and keeps 20."),
+    ("vm.dirty_background_ratio = 101", "(it takes a whole percentage from 0 to 100) and keeps 10."),
+    ("vm.overcommit_ratio = abc", "(it takes a whole number) and keeps 50."),
+    ("vm.overcommit_kbytes = -1", "(it takes a whole number of kB, 0 or more) and keeps 0."),
+])
+def test_a_refused_value_is_said_with_the_range_of_its_own_key(tmp_path: Path, line: str, why: str) -> None:
+    # The message gave one text for all ("below the minimum — two pages for vm.dirty_bytes, 1 for
+    # vm.dirty_background_bytes — or a ratio above 100"), false for a negative ratio or a ratio that is no number.
+    host = write_host(tmp_path / "h", {"sysctl.d/10-x.conf": line + "\n", "host.yaml": "ram: 16GB\nswap: 1GB\n"})
+    [refused] = findings(host)["PGV904"]
+    assert refused.message == f"{line} will not hold: the kernel refuses this value {why}"
+
+
+# --- 7. PostgreSQL on huge pages of another size than the kernel's default (huge_page_size = 1GB) -----------
+
+ONE_GB_PAGES = "shared_buffers = 138GB\nhuge_pages = on\nhuge_page_size = 1GB\nmax_connections = 1000\n"
+
+
+def one_gb_host(root: Path, gigantic_pages: int) -> Path:
+    # 1 GB pages reserved at boot (hugepagesz=1G hugepages=N): meminfo's Hugetlb counts them, the default size's
+    # HugePages_Total (2 MB) does not, and no sysctl shows them
+    return write_host(root, {
+        "meminfo.txt": meminfo(192 * 1024 * 1024, 0, hugetlb_kb=gigantic_pages * 1024 * 1024),
+        "sysctl.txt": "vm.nr_hugepages = 0\nvm.nr_overcommit_hugepages = 0\nvm.overcommit_memory = 2\n"
+                      "vm.overcommit_ratio = 50\nvm.overcommit_kbytes = 0\n",
+        "postgresql.conf": ONE_GB_PAGES,
+        "host.yaml": "pg_version: 16\n",
+    })
+
+
+def test_pages_of_another_size_count_from_meminfos_hugetlb(tmp_path: Path) -> None:
+    # 150 pages of 1 GB hold PostgreSQL's 142: no "pool too small", no page tables "without huge pages", and its
+    # shared memory is not counted a second time against CommitLimit (whose base already lacks the pool).
+    found = findings(one_gb_host(tmp_path / "h", 150))
+    assert not {"PGV110", "PGV111", "PGV112", "PGV120", "PGV530"} & found.keys()
+    values = derived_values(load_pack(), load_host(tmp_path / "h"))
+    assert values["derived.hugepages_other_sizes_bytes"].value == 150 * GIB
+    assert values["derived.hugepages_available"].value == 150
+    assert values["derived.shared_memory_outside_huge_pages"].value == 0
+
+
+def test_too_few_pages_of_another_size_and_a_fix_in_their_own_unit(tmp_path: Path) -> None:
+    # 140 pages of 1 GB for a need of 142: the server does not start. The fix wrote vm.nr_hugepages = 150 (PGV120),
+    # which reserves 150 pages of the default 2 MB — 300 MB that PostgreSQL cannot use.
+    found = findings(one_gb_host(tmp_path / "h", 140))
+    [small] = found["PGV110"]
+    assert small.values["available"] == 140 and small.values["needed"] == 142
+    [tables] = found["PGV120"]
+    for finding in (small, tables):
+        assert "vm.nr_hugepages" not in finding.fix.sysctl
+        assert finding.fix.text is not None and "hugepagesz= and hugepages= on the kernel command line" in (
+            finding.fix.text)
+    assert tables.values["suggested"] == 150
+
+
+def test_pages_of_another_size_without_meminfo_are_not_guessed() -> None:
+    values = derived({"pg.huge_pages": "on", "pg.huge_page_size": GIB, "pg.shared_memory_size": 8400 * MIB,
+                      "sysctl.vm.nr_hugepages": 0})
+    assert "hugepages_available" not in values and "hugepages_other_sizes_bytes" not in values
+
+
+def test_default_size_fix_text_is_unchanged_and_a_text_that_renders_empty_is_none() -> None:
+    found = findings(FIXTURES / "big-server")
+    [small] = found["PGV110"]
+    assert small.fix.text == ("Reserve the pages at boot (sysctl.d, or hugepages= on the kernel command line) so that "
+                              "fragmentation cannot prevent their allocation; the suggestion adds a 2 % margin (at "
+                              "least 8 pages).")
+    [tables] = found["PGV120"]
+    assert tables.fix.text is None and tables.fix.sysctl == {"vm.nr_hugepages": "73733"}

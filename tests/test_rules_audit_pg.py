@@ -383,8 +383,8 @@ def test_pgv531_message_follows_its_parameter(tmp_path: Path) -> None:
     (14, "2026-10-31", None),
     (14, "2026-11-22", "PostgreSQL 14's support ends in November 2026 (five years after its release): that month's "
                        "release is its last; then it gets no more fixes, security ones included."),
-    (9, "2022-01-10", "PostgreSQL 9.x's support ended in November 2021 (five years after its release): it gets no "
-                      "more fixes, security ones included."),  # was "reached its end of life in 0-0"
+    (9, "2022-01-10", "PostgreSQL 9.x's support ended in November 2021 at the latest (with 9.6, the last 9.x; the "
+                      "others before it): it gets no more fixes, security ones included."),  # was "… in 0-0"
     (18, "2030-10-31", None),
     (19, "2031-11-15", "PostgreSQL 19's support ends in November 2031 (five years after its release): that month's "
                        "release is its last; then it gets no more fixes, security ones included."),  # past the table
@@ -398,6 +398,18 @@ def test_pgv841_end_of_life_by_month(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     if expected:
         year = 2021 if major == 9 else 2012 + major
         assert result.findings[0].values == {"version": major, "end_of_life": year * 100 + 11}
+
+
+def test_pgv841_judges_a_pg_version_file_of_8_4(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # PG_VERSION "8.4" gives pg.version 8: the formula stopped at 9, and such a host was "not evaluated"
+    monkeypatch.setenv("PGVET_TODAY", "2026-01-10")
+    (tmp_path / "PG_VERSION").write_text("8.4\n")
+    (tmp_path / "postgresql.conf").write_text("port = 5432\n")
+    result = evaluate(tmp_path, "PGV841")
+    assert [found.values for found in result.findings] == [{"version": 8, "end_of_life": 201407}]
+    assert result.findings[0].message == (
+        "PostgreSQL 8.x's support ended in July 2014 at the latest (with 8.4, the last 8.x; the others before it): "
+        "it gets no more fixes, security ones included.")
 
 
 # --- Every fix of the PostgreSQL setting rules, on a grid of hosts ----------------------------------------------

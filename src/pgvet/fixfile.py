@@ -212,10 +212,14 @@ def _renamed_into_place(target: Path, data: bytes, mode_of: Path | None) -> None
 def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> WriteOutcome:
     """Change each value where it takes effect (``facts``: the host's, which say where each value is set last);
     the files written, and the changes left with why."""
+    from pgvet.sources.sysctl import PAIR_PARTNERS
+
     outcome = WriteOutcome()
     files = _Files(host_dir, outcome)
     for key, change in sorted(fix.sysctl.items()):
-        _write_sysctl(files, key, change, facts.get(f"sysctl_conf.{key}"))
+        partner = PAIR_PARTNERS.get(key)
+        _write_sysctl(files, key, change, facts.get(f"sysctl_conf.{key}"),
+                      facts.get(f"sysctl_conf.{partner}") if partner is not None else None)
     if fix.sysctl:
         _label_new_sysctl_file(files, fix)
     for name, change in sorted(fix.postgresql.items()):
@@ -326,8 +330,21 @@ def _read_after_ours(source: Source) -> bool:
     return directory == SYSCTL_DIRECTORY and name > SYSCTL_NAME
 
 
-def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None) -> None:
+def _applied_order(source: Source) -> tuple[int, str, int]:
+    """Where ``sysctl --system`` writes the line of ``source``: sysctl.d's files by name, then sysctl.conf."""
+    directory, name = os.path.split(source.path)
+    return (1 if directory == "" and name == "sysctl.conf" else 0, name, source.line or 0)
+
+
+def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None, partner: Fact | None = None) -> None:
     source = declared.source if declared is not None else None
+    # A key of a ratio/bytes pair is undone by a line of its counterpart written after it, even one that did not
+    # zero it at boot (`vm.dirty_ratio = 20`, the boot value, changes nothing until vm.dirty_bytes is written
+    # before it): the value goes after the counterpart's last line, which then stands for the key's place.
+    partner_places = (partner.occurrences or (partner.source,)) if partner is not None else ()
+    for place in partner_places:
+        if place.line is not None and (source is None or _applied_order(place) > _applied_order(source)):
+            source = place
     # the last file sysctl --system reads wins: a value declared in a file read after ours is changed there
     after_ours = source is not None and source.line is not None and _read_after_ours(source)
     shown = source.path if source is not None and after_ours else SYSCTL_FILE
@@ -343,8 +360,8 @@ def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None
     except ParseError as error:
         files.outcome.left.append(f"{key} = {change.value}: not written ({error})")
         return
-    # A key of a ratio/bytes pair that its counterpart zeroes further down this file (the declared fact's
-    # source is then that line): changed in place it would stay undone, so the value goes after, at the end.
+    # A key of a ratio/bytes pair whose counterpart is written further down this file (`source` is then that
+    # line): changed in place it would stay undone, so the value goes after, at the end.
     undone_here = (declared_here and source is not None and source.path == target.shown and source.line is not None
                    and source.line > (declared_here[-1].source.line or 0))
     if declared_here and not undone_here:

@@ -71,8 +71,9 @@ HOST_MARKERS = ("host.yaml", "host.yml", "postgresql.conf", "postgresql.auto.con
 
 
 # Facts the reporters read after evaluation (report/memory.py): all a host keeps once evaluated.
-REPORT_FACTS = frozenset({"host.ram", "host.name", "pg.shared_buffers", "pg.huge_pages", "meminfo.hugepages_total",
-                          "meminfo.hugepagesize", "sysctl.vm.overcommit_memory", "derived.shared_memory_size",
+REPORT_FACTS = frozenset({"host.ram", "host.name", "pg.shared_buffers", "pg.huge_pages", "meminfo.hugetlb",
+                          "meminfo.hugepages_total", "meminfo.hugepagesize", "sysctl.vm.overcommit_memory",
+                          "derived.shared_memory_size",
                           "derived.hugepages_pool", "derived.hugepage_size", "derived.work_mem_budget",
                           "derived.commit_limit", "cgroup.memory_max", "meminfo.mem_total"})
 

@@ -227,7 +227,8 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
         uncomputed: list[str] = []
         fix = Fix(_settings(templates.sysctl, env, uncomputed) if templates.sysctl else {},
                   _settings(templates.postgresql, env, uncomputed) if templates.postgresql else {},
-                  render(templates.text, env).strip() if templates.text is not None else None)
+                  # a text that renders empty (its CASE had nothing to say on this host) is no text
+                  (render(templates.text, env).strip() or None) if templates.text is not None else None)
         if uncomputed:
             missing = f"No value can be computed here for {', '.join(uncomputed)}."
             fix.text = f"{fix.text} {missing}" if fix.text else missing

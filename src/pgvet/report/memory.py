@@ -52,8 +52,12 @@ class MemoryPicture:
 
 
 def _huge_page_pool(host: HostFacts) -> float:
-    # The pages the kernel really allocated (meminfo) hold RAM; the declared pool is the fallback for
-    # configuration repositories, which have no meminfo.
+    # The pages the kernel really allocated (meminfo) hold RAM: Hugetlb counts every page size (1 GB pages
+    # reserved at boot besides the default 2 MB ones), HugePages_Total the default size only. The declared pool
+    # is the fallback for configuration repositories, which have no meminfo.
+    every_size = _number(host, "meminfo.hugetlb")
+    if every_size is not None:
+        return every_size
     allocated = _number(host, "meminfo.hugepages_total")
     if allocated is not None:
         return allocated * (_number(host, "meminfo.hugepagesize") or 2 * 1024 * 1024)

@@ -277,6 +277,7 @@ _PAIRS: dict[str, _PairRule] = {
 _BOOT_VALUES = {"vm.dirty_ratio": 20, "vm.dirty_bytes": 0, "vm.dirty_background_ratio": 10,
                 "vm.dirty_background_bytes": 0, "vm.overcommit_ratio": 50, "vm.overcommit_kbytes": 0}
 PAIRED_SYSCTLS = frozenset(_PAIRS)
+PAIR_PARTNERS = {key: rule.partner for key, rule in _PAIRS.items()}  # each key of a pair: its counterpart
 
 
 @dataclass(frozen=True, slots=True)

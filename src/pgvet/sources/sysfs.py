@@ -81,6 +81,11 @@ def parse_sysfs(text: str, path: str) -> SysfsDump:
         elif (file.startswith("/sys/fs/cgroup/") and file.endswith("/memory.max")) or file == CGROUP_V1_LIMIT:
             if value != "max":
                 limit = _integer(value, source)
+                if limit == 0:
+                    # host.ram would be 0 and every share of RAM divide by it, as with a MemTotal of 0 (refused
+                    # by meminfo): no process runs in such a cgroup, so it is not PostgreSQL's
+                    raise ParseError(f"{file} is 0: no process can run in that cgroup; expected the limit of "
+                                     "PostgreSQL's cgroup", source)
                 if limit < _CGROUP_V1_UNLIMITED:
                     dump.cgroup_memory_max = Located(limit, source)
         else:
