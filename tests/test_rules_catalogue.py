@@ -171,3 +171,24 @@ def test_a_pool_smaller_than_the_need_wastes_nothing() -> None:
     passed = {record.rule_id: record for record in result.passed}
     assert passed["PGV113"].values["reserved"] < passed["PGV113"].values["needed"]  # type: ignore[operator]
     assert passed["PGV113"].values["wasted"] == 0
+
+
+@pytest.mark.parametrize(("mount", "expected"), [
+    ("tank/pg /srv/pgdata zfs rw,xattr,noacl 0 0", {"PGV607"}),  # catalogue F2: a warning on ZFS
+    ("/dev/sdb1 /srv/pgdata ext4 rw,noatime 0 0", {"PGV602"}),  # an error where pages can tear
+    (None, {"PGV602"}),  # the filesystem unknown: judged as one that tears
+])
+def test_full_page_writes_off_is_an_error_unless_pgdata_is_on_zfs(tmp_path: Path, mount: str | None,
+                                                                    expected: set[str]) -> None:
+    (tmp_path / "postgresql.conf").write_text("full_page_writes = off\n")
+    (tmp_path / "host.yaml").write_text("pg_version: 17\ndata_directory: /srv/pgdata/17/main\n")
+    if mount is not None:
+        (tmp_path / "mounts.txt").write_text(f"/dev/sda1 / ext4 rw,relatime 0 0\n{mount}\n")
+    result = lint([tmp_path], LintOptions())
+    found = {finding.rule_id: finding for finding in result.hosts[0].findings}
+    assert {"PGV602", "PGV607"} & set(found) == expected
+    if mount is not None:
+        [rule_id] = expected
+        fstype = mount.split()[2]
+        assert found[rule_id].severity == ("warning" if fstype == "zfs" else "error")
+        assert ("host.data_fstype", fstype) in {(name, value) for name, value, _ in found[rule_id].evidence}

@@ -569,6 +569,8 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
             ("mount.holds_wal", holds_wal), ("mount.holds_tablespace", holds_tablespace), ("mount.scoped", known),
             ("mount.is_root_of_data", os.path.normpath(mount.point) in root_points)), mount.source))
     builder.host.items["mount"] = items
+    if data_mount is not None:  # for host rules that depend on it (full_page_writes on ZFS)
+        builder.host.add(Fact("host.data_fstype", data_mount.fstype, data_mount.source))
     _mark_data_disks(builder, data_mount.device if data_mount else None)
 
 

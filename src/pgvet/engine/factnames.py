@@ -53,6 +53,7 @@ STATIC_FACTS: dict[str, FactType] = {
     "host.storage": "text", "host.raid_level": "int", "host.raid_disks": "int", "host.dedicated": "bool",
     "host.bbu": "bool", "host.data_directory": "text", "host.wal_directory": "text",
     "host.pg_instances": "int", "host.tablespaces": "text", "host.data_disk_rotational": "bool",
+    "host.data_fstype": "text",
     # host.yaml `swap:` for configuration repositories without meminfo (see rules/derived.yaml).
     "host.swap": "bytes",
     "pg.version": "int", "pg.catalog_version": "int", "pg.server_version": "text",
