@@ -156,3 +156,12 @@ def test_explain_and_lint_read_the_configuration(tmp_path: Path) -> None:
     assert "- `nodes_per_query` = 2 — sorts or hashes" in default.output
     linted = runner.invoke(app, ["lint", str(FIXTURES / "big-server"), "--config", str(config), "--format", "concise"])
     assert linted.exit_code == 1 and "× 3 operations a query ×" in linted.output
+
+
+def test_facts_shows_the_derived_values_lint_computes(tmp_path: Path) -> None:
+    config = tmp_path / "pgvet.toml"
+    config.write_text("[params.derived.work_mem_operations]\nnodes_per_query = 3\n")
+    runner = CliRunner()
+    shown = runner.invoke(app, ["facts", str(FIXTURES / "big-server"), "--format", "json", "--config", str(config)])
+    assert shown.exit_code == 0
+    assert '"derived.work_mem_operations"' in shown.output and "3024" in shown.output  # (1000 + 8) × 3

@@ -128,6 +128,9 @@ def facts(
     output_format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
     derived: Annotated[bool, typer.Option(help="Also compute the derived facts of the rule pack.")] = True,
     rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
+    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Configuration file for the rule packs and derived values' parameters (default: .pgvet.toml or "
+             "pyproject.toml).")] = None,
     sysctl: SysctlOpt = None, sysctl_conf: SysctlConfOpt = None, meminfo: MeminfoOpt = None, lscpu: LscpuOpt = None,
     mounts: MountsOpt = None, sysfs: SysfsOpt = None, host_yaml: HostYamlOpt = None,
     postgresql_conf: ConfOpt = None, auto_conf: AutoConfOpt = None, pg_settings: PgSettingsOpt = None,
@@ -143,10 +146,14 @@ def facts(
         raise UsageError("give a host directory or input files (see pgvet facts --help)")
     host = _load_one_host(path, explicit)
     if derived:
+        from pgvet.config import load_config
         from pgvet.engine.derived import derived_values
+        from pgvet.engine.evaluate import configure
         from pgvet.engine.loader import load_pack
 
-        host.facts.update(derived_values(load_pack(list(rules or [])), host))
+        settings = load_config(config)  # the derived values `lint` would compute: its packs, their parameters
+        pack = configure(load_pack([*settings.rules, *(rules or [])]), settings.params)
+        host.facts.update(derived_values(pack, host))
     from pgvet.report.facts import render_facts
 
     sys.stdout.write(render_facts(host, output_format))
