@@ -265,6 +265,13 @@ def error_place(error: HostError, repo_root: Path | None = None) -> str | None:
     return f"{place}:{error.source.line}" if error.source.line else place
 
 
+def error_label(error: HostError, repo_root: Path | None = None) -> str:
+    """The host and the input that failed (``a: hosts/a/host.yaml:2``); the host alone when the place is its
+    own name (`pgvet lint fixtures`: "fixtures", not "fixtures: fixtures") or unknown."""
+    place = error_place(error, repo_root)
+    return f"{error.host}: {place}" if place and place != error.host else error.host
+
+
 @lru_cache(maxsize=1024)
 def _relative_path(path: str, root: str, repo_root: Path | None, cwd: str) -> str:
     """relative_path, once per place: a host's findings point at a few files, each many times; a run's

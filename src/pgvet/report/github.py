@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import anchor, anchor_path, error_place, render_with_writer, visible
+from pgvet.report import anchor, anchor_path, error_label, render_with_writer, visible
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -118,8 +118,7 @@ class Writer:
                 kept.size += len(row.encode(errors="backslashreplace")) + 1
 
     def error(self, error: HostError) -> None:
-        shown = error_place(error, self.options.repo_root)
-        place = f"{error.host}: {shown}" if shown else error.host
+        place = error_label(error, self.options.repo_root)
         self.errors += 1  # input errors count among the error annotations shown
         self.out.write(_command("error", f"{place}: {error.message}", "pgvet: input error", None, None) + "\n")
 

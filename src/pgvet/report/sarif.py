@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
-from pgvet.report import JsonArray, anchor, error_place, json_text, render_with_writer
+from pgvet.report import JsonArray, anchor, error_label, json_text, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -148,8 +148,7 @@ class Writer:
 
     def error(self, error: HostError) -> None:
         self.failed = True
-        shown = error_place(error, self.repo_root)
-        text = f"{error.host}: {shown}: {error.message}" if shown else f"{error.host}: {error.message}"
+        text = f"{error_label(error, self.repo_root)}: {error.message}"
         self.notifications.append({"level": "error", "message": {"text": text}})
 
     def finish(self, notices: list[str], summary: RunSummary) -> None:

@@ -25,7 +25,7 @@ from rich.text import Text
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
 from pgvet.paths import is_inside, real_path_in
-from pgvet.report import Spool, error_place, relative_path, render_with_writer, use_color, visible
+from pgvet.report import Spool, error_label, relative_path, render_with_writer, use_color, visible
 from pgvet.report.memory import MemoryPicture, bar_cells, marker_line, memory_picture, size_text
 from pgvet.summary import TOP_RULES, RunSummary
 
@@ -517,10 +517,8 @@ class Writer:
     def finish(self, notices: list[str], summary: RunSummary) -> None:
         console = self.console
         for error in self.errors:
-            shown = error_place(error, self.options.repo_root)
-            # the host's name alone when its place is that name (`pgvet lint fixtures`: not "fixtures: fixtures")
-            place = f"{error.host}: {shown}" if shown and shown != error.host else error.host
-            console.print(Text(visible(f"error: {place}: {error.message}"), "bold red"))
+            console.print(Text(visible(f"error: {error_label(error, self.options.repo_root)}: {error.message}"),
+                               "bold red"))
         if self.errors:
             console.print()
         self.out.write(self._take())
