@@ -19,6 +19,8 @@ import typer
 from pgvet import __version__
 
 if TYPE_CHECKING:
+    from pgvet.config import Config
+    from pgvet.engine.pack import RulePack
     from pgvet.errors import InputError
     from pgvet.facts import HostFacts
     from pgvet.findings import LintResult
@@ -58,6 +60,15 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(error.exit_code) from None
 
     return run
+
+
+def _configured_pack(config: Path | None, rules: list[Path] | None) -> tuple[Config, RulePack]:
+    """The configuration and the rule pack `pgvet lint` would use: the configuration's packs, then --rules."""
+    from pgvet.config import load_config
+    from pgvet.engine.loader import load_pack
+
+    settings = load_config(config)
+    return settings, load_pack([*settings.rules, *(rules or [])])
 
 
 def _load_one_host(directory: Path | None, explicit: SnapshotInputs | None = None) -> HostFacts:
@@ -146,14 +157,11 @@ def facts(
         raise UsageError("give a host directory or input files (see pgvet facts --help)")
     host = _load_one_host(path, explicit)
     if derived:
-        from pgvet.config import load_config
         from pgvet.engine.derived import derived_values
         from pgvet.engine.evaluate import configure
-        from pgvet.engine.loader import load_pack
 
-        settings = load_config(config)  # the derived values `lint` would compute: its packs, their parameters
-        pack = configure(load_pack([*settings.rules, *(rules or [])]), settings.params)
-        host.facts.update(derived_values(pack, host))
+        settings, pack = _configured_pack(config, rules)  # the derived values `lint` would compute
+        host.facts.update(derived_values(configure(pack, settings.params), host))
     from pgvet.report.facts import render_facts
 
     sys.stdout.write(render_facts(host, output_format))
@@ -424,12 +432,9 @@ def explain(
                       ] = None,
 ) -> None:
     """Show what a rule checks, why, its formula, parameters and examples; on a host, its numbers there."""
-    from pgvet.config import load_config
-    from pgvet.engine.loader import load_pack
     from pgvet.report.rules import explain_rule
 
-    settings = load_config(config)  # its rule packs, with or without a host: `explain OPS001` as `lint` knows it
-    pack = load_pack([*settings.rules, *(rules or [])])
+    settings, pack = _configured_pack(config, rules)  # with or without a host: `explain OPS001` as `lint` knows it
     if path is None:
         sys.stdout.write(explain_rule(pack, rule, params=settings.params))
         return

@@ -71,10 +71,10 @@ def configure(pack: RulePack, overrides: ParamOverrides | None) -> RulePack:
             continue
         for name, values in given.items():
             formula = pack.derived_by_name.get(name)
-            with_params = [formula.name for formula in pack.derived if formula.params]
             if formula is None or not formula.params:
+                with_params = ", ".join(formula.name for formula in pack.derived if formula.params) or "none"
                 raise UsageError(f"params.derived.{name}: no derived value of this name has parameters "
-                                 f"(those that do: {', '.join(with_params) or 'none'})")
+                                 f"(those that do: {with_params})")
             if not isinstance(values, Mapping):
                 raise UsageError(f"params.derived.{name}: expected a table of parameters, not {values!r}")
             for param, value in values.items():
