@@ -40,6 +40,19 @@ def _refuse_unlisted(node: object) -> None:
             _refuse_unlisted(child)
 
 
+def derived_of(facts: dict[str, Any]) -> dict[str, Any]:
+    """The built-in pack's host-level derived values (``derived.NAME``: value) on a host of just ``facts``."""
+    from pgvet.engine.derived import derived_values
+    from pgvet.engine.loader import load_pack
+    from pgvet.facts import Fact, HostFacts
+    from pgvet.provenance import Source
+
+    host = HostFacts(name="h", root=".")
+    for name, value in facts.items():
+        host.add(Fact(name, value, Source("test")))
+    return {name: fact.value for name, fact in derived_values(load_pack(), host).items()}
+
+
 def corpus_dir(kind: str) -> Path:
     """A folder of ../shared/corpus, or skip the test when the corpus is absent."""
     path = CORPUS / kind

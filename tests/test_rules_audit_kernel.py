@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import FIXTURES
+from conftest import FIXTURES, derived_of
 from pgvet.cli import app
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.errors import ParseError
-from pgvet.facts import Fact, FactValue, HostFacts
+from pgvet.facts import FactValue
 from pgvet.findings import Finding
 from pgvet.lint import LintOptions, lint
 from pgvet.provenance import Source
@@ -37,10 +37,7 @@ GIB = 1024**3
 
 
 def derived(facts: dict[str, FactValue]) -> dict[str, FactValue]:
-    host = HostFacts(name="h", root=".")
-    for name, value in facts.items():
-        host.add(Fact(name, value, Source("test")))
-    return {name[8:]: fact.value for name, fact in derived_values(load_pack(), host).items()}
+    return {name.removeprefix("derived."): value for name, value in derived_of(facts).items()}
 
 
 def write_host(root: Path, files: dict[str, str]) -> Path:

@@ -7,24 +7,18 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import FIXTURES
+from conftest import FIXTURES, derived_of
 from pgvet.cli import app
-from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
-from pgvet.facts import Fact, FactValue, HostFacts
+from pgvet.facts import FactValue
 from pgvet.findings import Finding
 from pgvet.lint import LintOptions, lint
-from pgvet.provenance import Source
 
 GIB = 1024**3
 MIB = 1024**2
 
 
-def derived(facts: dict[str, FactValue]) -> dict[str, FactValue]:
-    host = HostFacts(name="h", root=".")
-    for name, value in facts.items():
-        host.add(Fact(name, value, Source("test")))
-    return {name: fact.value for name, fact in derived_values(load_pack(), host).items()}
+derived = derived_of
 
 
 @pytest.mark.parametrize("storage, level, disks, expected", [
