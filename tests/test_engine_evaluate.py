@@ -336,3 +336,20 @@ def test_a_value_that_cannot_be_formatted_leaves_the_rule_not_evaluated(tmp_path
     assert reasons == {"ACME10": f"{huge}: int too large to convert to float",
                        "ACME11": f"{huge}: int too large to convert to float"}
     assert result.findings == []
+
+
+def test_a_hosts_findings_share_the_evidence_entries_of_its_host_wide_facts() -> None:
+    """Each host-wide fact and derived value is one evidence entry for all the host's findings (the JSON Lines
+    writer writes it once); an item's fact is its item's (findings on two lines show each line's own)."""
+    from pgvet.lint import LintOptions, lint
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    big_server, small_vm = lint([fixtures / "big-server", fixtures / "small-vm"], LintOptions()).hosts
+    entries: dict[str, list[Evidence]] = {}
+    for finding in big_server.findings:
+        for entry in finding.evidence:
+            entries.setdefault(entry.fact, []).append(entry)
+    for name in ("host.ram", "pg.shared_buffers", "derived.shared_memory_size"):
+        assert len(entries[name]) > 2 and len({id(entry) for entry in entries[name]}) == 1, name
+    lines = [entry.value for finding in small_vm.findings for entry in finding.evidence if entry.fact == "setting.line"]
+    assert len(lines) == len(set(lines)) > 1

@@ -140,6 +140,13 @@ def test_jsonl_lines_are_the_bytes_json_dumps_gives(samples: Samples, tmp_path: 
     for finding, host in findings:
         for repo_root in (None, tmp_path, PROJECT):
             assert finding_line(finding, host, repo_root) == _dumped(finding, host, repo_root)
+    encoded = 0
+    for host in hosts:  # as the writer does: the evidence entries a host's findings share, written once
+        written: dict[int, str] = {}
+        assert [finding_line(finding, host, None, None, written) for finding in host.findings] == [
+            _dumped(finding, host, None) for finding in host.findings]
+        encoded += len(written)
+    assert encoded < sum(len(finding.evidence) for finding, _ in findings) / 2
 
 
 finding_values = st.recursive(

@@ -122,13 +122,14 @@ def evaluate_host(pack: RulePack, host: HostFacts, *, params: ParamOverrides | N
     host_cache = {} if host_cache is None else host_cache
     derived, name = pack.derived_by_name, host.name
     host_env = Env(host.facts, None, {}, derived, host_cache)
+    host_evidence = host_env.host_evidence  # shared: a host's findings show the same facts
     # one environment per item, kept across the rules of its scope (with its derived values); each rule
     # sets its parameters in it before it runs
     item_envs: dict[str, list[Env]] = {"host": [host_env]}
     for rule, values in plan_rules(pack, params, selected) if plan is None else plan:
         envs = item_envs.get(rule.scope)
         if envs is None:
-            envs = item_envs[rule.scope] = [Env(host.facts, item, {}, derived, host_cache, {})
+            envs = item_envs[rule.scope] = [Env(host.facts, item, {}, derived, host_cache, {}, host_evidence)
                                             for item in host.items.get(rule.scope, [])]
         # evaluate_rule's first steps, inlined: a host meets ~340 rule-and-item pairs, most of which do not
         # apply or do not fire

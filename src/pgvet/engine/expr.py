@@ -23,6 +23,7 @@ from pgvet.engine.factnames import Kind, did_you_mean, item_scope, kind_of, stat
 if TYPE_CHECKING:
     from pgvet.engine.pack import DerivedFormula
     from pgvet.facts import Fact, Item
+    from pgvet.findings import Evidence
 
 Value = int | float | str | bool | None
 
@@ -77,17 +78,20 @@ def with_units(value: Value) -> Value:
 class Env:
     """What an expression reads: host facts, the item's facts, the rule's params, derived values (memoised)."""
 
-    __slots__ = ("derived", "host", "host_cache", "item", "item_cache", "params")
+    __slots__ = ("derived", "host", "host_cache", "host_evidence", "item", "item_cache", "params")
 
     def __init__(self, host: Mapping[str, Fact], item: Item | None,
                  params: Mapping[str, Value], derived: Mapping[str, DerivedFormula],
-                 host_cache: dict[str, Value], item_cache: dict[str, Value] | None = None) -> None:
+                 host_cache: dict[str, Value], item_cache: dict[str, Value] | None = None,
+                 host_evidence: dict[str, Evidence] | None = None) -> None:
         self.host = host
         self.item = item
         self.params = params
         self.derived = derived
         self.host_cache = host_cache
         self.item_cache = host_cache if item_cache is None else item_cache
+        # the evidence entries of host-wide facts and derived values, made once a host (engine/derived.py)
+        self.host_evidence = {} if host_evidence is None else host_evidence
 
     def derived_value(self, name: str) -> Value:
         formula = self.derived[name]

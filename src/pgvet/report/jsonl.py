@@ -98,28 +98,37 @@ def _kept(kept: dict[str, str], text: str, encoded: str) -> str:
 _NO_FIX = '{"sysctl": {}, "postgresql": {}, "alter_system": [], "text": null}'
 
 
-def finding_line(finding: Finding, host: HostResult, repo_root: Path | None, cwd: str | None = None) -> str:
+def finding_line(finding: Finding, host: HostResult, repo_root: Path | None, cwd: str | None = None,
+                 written: dict[int, str] | None = None) -> str:
     """The bytes of ``json.dumps({"type": "finding", **finding_json(...)}, ensure_ascii=False, default=str)``
     (a test holds them equal), written without building the dictionary: a host has tens of findings.
     NULLs, integers and texts are written here rather than by ``_json``: a call per field costs more than
-    the field."""
+    the field. ``written``: the evidence entries of the host's findings written so far, by the entry's id —
+    its findings share the entries of host-wide facts (engine/derived.py, evidence), which are then written
+    once; only for findings that the host holds while the dictionary lives (ids are not reused meanwhile)."""
     _, head, title, tail = _parts(finding)
     path = relative_path(finding.path, host.host.root, repo_root, cwd) if finding.path else None
     values, fix, line, subject = finding.values, finding.fix, finding.line, finding.subject
     expected, actual = values.get("expected"), values.get("actual")
     evidence: list[str] = []
     append = evidence.append
-    for fact, value, source in finding.evidence:  # a finding has several: no frame per entry
-        encoded = _int_text(value) if type(value) is int else _scalar(value)
-        start = (_evidence_starts.get(fact)
-                 or _kept(_evidence_starts, fact, f'{{"fact": {encode_basestring(fact)}, "value": '))
-        if source is None:
-            append(f'{start}{encoded}, "path": null, "line": null}}')
-        else:
-            file = source.path
-            place = (_evidence_paths.get(file)
-                     or _kept(_evidence_paths, file, f', "path": {encode_basestring(file)}, "line": '))
-            append(f'{start}{encoded}{place}{"null" if source.line is None else _int_text(source.line)}}}')
+    written = {} if written is None else written
+    for entry in finding.evidence:  # a finding has several: no frame per entry
+        text = written.get(id(entry))
+        if text is None:
+            fact, value, source = entry
+            encoded = _int_text(value) if type(value) is int else _scalar(value)
+            start = (_evidence_starts.get(fact)
+                     or _kept(_evidence_starts, fact, f'{{"fact": {encode_basestring(fact)}, "value": '))
+            if source is None:
+                text = f'{start}{encoded}, "path": null, "line": null}}'
+            else:
+                file = source.path
+                place = (_evidence_paths.get(file)
+                         or _kept(_evidence_paths, file, f', "path": {encode_basestring(file)}, "line": '))
+                text = f'{start}{encoded}{place}{"null" if source.line is None else _int_text(source.line)}}}'
+            written[id(entry)] = text
+        append(text)
     if fix.sysctl or fix.postgresql or fix.text is not None:
         # a fix's settings are texts by name: written here rather than by the encoder (a call and its setting
         # up per dict cost more than the one or two pairs they hold)
@@ -155,7 +164,8 @@ class Writer:
     def host(self, host: HostResult) -> None:
         if host.findings:
             cwd = os.getcwd()  # once a host, not once a finding
-            self.out.write("".join([finding_line(finding, host, self.repo_root, cwd) + "\n"
+            written: dict[int, str] = {}
+            self.out.write("".join([finding_line(finding, host, self.repo_root, cwd, written) + "\n"
                                     for finding in host.findings]))
 
     def error(self, error: HostError) -> None:
