@@ -56,7 +56,7 @@ class Item(dict[str, FactValue]):
 
     def __init__(self, values: Mapping[str, FactValue] | Iterable[tuple[str, FactValue]], source: Source,
                  sources: dict[str, Source] | None = None) -> None:
-        super().__init__(values)
+        dict.__init__(self, values)  # not super(): a host makes a few dozen items, and super() is a call more
         self.source = source
         self.sources = sources  # None: every fact was read at ``source``
 

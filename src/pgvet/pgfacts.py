@@ -91,7 +91,7 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
 
     if has_configuration:
         conf = _load_conf(host, root, inputs)
-        params = {setting.name: catalog.get(setting.name) for setting in conf.settings}
+        params = {setting.name: _catalog_param(catalog.major, setting.name) for setting in conf.settings}
         _conf_items(host, conf, catalog, params, major)
         prefix = "pg_conf" if live is not None else "pg"
         _effective_facts(host, conf, params, prefix)
@@ -222,6 +222,13 @@ def _effective_facts(host: HostFacts, conf: ConfResult, params: Mapping[str, Par
             continue  # the validity rules report it; PostgreSQL would not start with it
         fact_name = f"{prefix}.{name}"
         host.facts[fact_name] = make_fact((fact_name, parsed.canonical, setting.source, places, setting.raw))
+
+
+@lru_cache(maxsize=4096)
+def _catalog_param(major: int, name: str) -> Param | None:
+    """``load_catalog(major).get(name)``, remembered: the same names on every host, and a lookup that lowers
+    the name and resolves aliases is a Python call a line."""
+    return load_catalog(major).get(name)
 
 
 @lru_cache(maxsize=4096)
