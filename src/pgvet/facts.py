@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import NamedTuple
@@ -54,9 +54,9 @@ class Item(dict[str, FactValue]):
 
     __slots__ = ("source", "sources")
 
-    def __init__(self, values: Iterable[tuple[str, FactValue]], source: Source,
+    def __init__(self, values: Mapping[str, FactValue] | Iterable[tuple[str, FactValue]], source: Source,
                  sources: dict[str, Source] | None = None) -> None:
-        super().__init__(values)
+        dict.__init__(self, values)  # not super(): a host makes a few dozen items, and super() is a call more
         self.source = source
         self.sources = sources  # None: every fact was read at ``source``
 

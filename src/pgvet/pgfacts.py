@@ -15,13 +15,18 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# Imported here, not in the functions: this module is itself imported at the first host's loading, and a
+# function's `from package import name` costs as much as building a fact (importlib's _handle_fromlist).
+from pgvet.catalog import NEWEST_MAJOR, SUPPORTED_MAJORS, did_you_mean, load_catalog, removed_parameter
+from pgvet.catalog.units import InvalidValue, format_native, parse_value
 from pgvet.errors import ParseError
 from pgvet.facts import Fact, FactValue, HostFacts, Item, make_fact
 from pgvet.provenance import Located, Source
+from pgvet.sources.pgconf import load_conf
 
 if TYPE_CHECKING:
     from pgvet.catalog import Catalog, Param
-    from pgvet.catalog.units import InvalidValue, ParsedValue
+    from pgvet.catalog.units import ParsedValue
     from pgvet.snapshot import InputPath, SnapshotInputs
     from pgvet.sources.pgconf import ConfResult, ConfSetting
     from pgvet.sources.pgsettings import LiveFileSetting, LiveServer
@@ -42,8 +47,6 @@ def parse_pg_version_file(text: str, path: str) -> Located[object]:
 def _catalog_for(major: int, host: HostFacts, source: Source) -> Catalog:
     """The parameter catalog the settings are judged with, named by ``pg.catalog_version``: the host's
     version's, else the nearest (the validity rules tell a newer version's parameters apart)."""
-    from pgvet.catalog import NEWEST_MAJOR, SUPPORTED_MAJORS, load_catalog
-
     if major in SUPPORTED_MAJORS:
         host.add(Fact("pg.catalog_version", major, source))
         return load_catalog(major)
@@ -58,8 +61,6 @@ def _catalog_for(major: int, host: HostFacts, source: Source) -> Catalog:
 
 def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[object] | None,
          wanted: frozenset[str] | None = None) -> None:
-    from pgvet.catalog import NEWEST_MAJOR
-
     live = None
     if inputs.pg_settings is not None:
         from pgvet.snapshot import read_text
@@ -90,7 +91,7 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
 
     if has_configuration:
         conf = _load_conf(host, root, inputs)
-        params = {setting.name: catalog.get(setting.name) for setting in conf.settings}
+        params = {setting.name: _catalog_param(catalog.major, setting.name) for setting in conf.settings}
         _conf_items(host, conf, catalog, params, major)
         prefix = "pg_conf" if live is not None else "pg"
         _effective_facts(host, conf, params, prefix)
@@ -114,8 +115,6 @@ def _display(path: InputPath, root: Path) -> str:
 
 
 def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs) -> ConfResult:
-    from pgvet.sources.pgconf import load_conf
-
     main = inputs.postgresql_conf or inputs.postgresql_auto_conf
     assert main is not None  # the caller checked
     auto = inputs.postgresql_auto_conf if inputs.postgresql_conf is not None else None
@@ -140,53 +139,60 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
                 major: int) -> None:
     """One ``setting`` item per line that sets a parameter: what the validity rules judge. ``params``: the
     catalog's parameter of each name set."""
-    from pgvet.catalog import did_you_mean, removed_parameter
-    from pgvet.catalog.units import InvalidValue
-
     counts = Counter(map(_SETTING_NAME, conf.settings))
     effective = conf.effective()
     items: list[Item] = []
     for setting in conf.settings:
-        source = setting.source
-        name = setting.name
+        name, value, raw, _, source = setting
         param = params[name]
         winner = effective[name]
         path = source.path
         placeholder = "." in name
-        fields: list[tuple[str, FactValue]] = [
-            ("setting.name", name), ("setting.value", setting.value), ("setting.raw", setting.raw),
-            ("setting.file", path), ("setting.line", source.line or 0), ("setting.placeholder", placeholder),
-            ("setting.known", param is not None or placeholder), ("setting.occurrences", counts[name]),
-            ("setting.effective", winner is setting),
-            ("setting.in_auto_conf", _is_auto_conf(path))]
+        # A dict display, not a list of pairs: a third of the cost of an item (a host has a few dozen)
+        fields: dict[str, FactValue] = {
+            "setting.name": name, "setting.value": value, "setting.raw": raw, "setting.file": path,
+            "setting.line": source.line or 0, "setting.placeholder": placeholder,
+            "setting.known": param is not None or placeholder, "setting.occurrences": counts[name],
+            "setting.effective": winner is setting, "setting.in_auto_conf": _is_auto_conf(path)}
         if winner is not setting:
-            fields += (("setting.overridden_by", str(winner.source)),
-                       ("setting.overridden_in_auto_conf", _is_auto_conf(winner.source.path)))
-        if param is None:
-            if not placeholder:
-                removal = removed_parameter(name, major)
-                if removal is not None:
-                    fields.append(("setting.removed_in", str(removal.removed_in)))
-                    if removal.replacement:
-                        fields.append(("setting.replacement", removal.replacement))
-                else:
-                    suggestion = did_you_mean(name, catalog)
-                    if suggestion:
-                        fields.append(("setting.suggestion", suggestion))
-        else:
-            fields.append(("setting.context", param.context))
-            if param.unit:
-                fields.append(("setting.unit", param.unit))
-            parsed = _parsed(param.major, param.name, setting.value)
-            if isinstance(parsed, InvalidValue):
-                fields += (("setting.invalid", True), ("setting.error", parsed.message))
-                if parsed.hint:
-                    fields.append(("setting.hint", parsed.hint))
+            fields["setting.overridden_by"] = str(winner.source)
+            fields["setting.overridden_in_auto_conf"] = _is_auto_conf(winner.source.path)
+        if param is not None:
+            fields.update(_value_fields(param.major, param.name, value))
+        elif not placeholder:
+            removal = removed_parameter(name, major)
+            if removal is not None:
+                fields["setting.removed_in"] = str(removal.removed_in)
+                if removal.replacement:
+                    fields["setting.replacement"] = removal.replacement
             else:
-                fields += (("setting.invalid", False), ("setting.canonical", parsed.canonical),
-                           ("setting.bare_number", bool(param.unit) and not parsed.had_unit))
+                suggestion = did_you_mean(name, catalog)
+                if suggestion:
+                    fields["setting.suggestion"] = suggestion
         items.append(Item(fields, source))
     host.items["setting"] = items
+
+
+@lru_cache(maxsize=4096)
+def _value_fields(major: int, name: str, text: str) -> dict[str, FactValue]:
+    """The fields of a setting item that its parameter and value decide (context, unit, the value judged),
+    remembered as _parsed is: a fleet's lines repeat. Read only (items copy them)."""
+    param = load_catalog(major).get(name)
+    assert param is not None, name
+    fields: dict[str, FactValue] = {"setting.context": param.context}
+    if param.unit:
+        fields["setting.unit"] = param.unit
+    parsed = _parsed(major, name, text)
+    if isinstance(parsed, InvalidValue):
+        fields["setting.invalid"] = True
+        fields["setting.error"] = parsed.message
+        if parsed.hint:
+            fields["setting.hint"] = parsed.hint
+    else:
+        fields["setting.invalid"] = False
+        fields["setting.canonical"] = parsed.canonical
+        fields["setting.bare_number"] = bool(param.unit) and not parsed.had_unit
+    return fields
 
 
 def _is_auto_conf(path: str) -> bool:
@@ -196,8 +202,6 @@ def _is_auto_conf(path: str) -> bool:
 
 def _effective_facts(host: HostFacts, conf: ConfResult, params: Mapping[str, Param | None], prefix: str) -> None:
     """The value each parameter ends up with: later lines win, old aliases count as their parameter."""
-    from pgvet.catalog.units import InvalidValue
-
     occurrences: dict[str, list[Source]] = {}
     winners: dict[str, tuple[ConfSetting, Param | None]] = {}
     for setting in conf.settings:
@@ -221,12 +225,16 @@ def _effective_facts(host: HostFacts, conf: ConfResult, params: Mapping[str, Par
 
 
 @lru_cache(maxsize=4096)
+def _catalog_param(major: int, name: str) -> Param | None:
+    """``load_catalog(major).get(name)``, remembered: the same names on every host, and a lookup that lowers
+    the name and resolves aliases is a Python call a line."""
+    return load_catalog(major).get(name)
+
+
+@lru_cache(maxsize=4096)
 def _parsed(major: int, name: str, text: str) -> ParsedValue | InvalidValue:
     """parse_value for a parameter of ``load_catalog(major)``, remembered: it is pure, and a fleet's values
     repeat (``on``, ``128MB``); each line's value was parsed twice, for its item and its effective fact."""
-    from pgvet.catalog import load_catalog
-    from pgvet.catalog.units import InvalidValue, parse_value
-
     param = load_catalog(major).get(name)
     assert param is not None, name
     try:
@@ -262,9 +270,7 @@ def _wanted_default_facts(catalog_major: int, major: int, wanted: frozenset[str]
 @cache
 def _default_facts(catalog_major: int, major: int) -> tuple[Fact, ...]:
     """The boot values of a catalog as facts, computed once: facts are immutable, every host shares them."""
-    from pgvet.catalog import load_catalog
     from pgvet.catalog.older import older_boot_values
-    from pgvet.catalog.units import InvalidValue, parse_value
 
     source = Source(DEFAULT_SOURCE_PATH)
     older = older_boot_values(major) if major < catalog_major else {}
@@ -344,8 +350,6 @@ def _refusal(row: LiveFileSetting, param: Param | None) -> str | None:
     parameter waits for a restart. A parameter the catalog does not know (an extension's) gets the
     benefit of the doubt. An internal parameter (wal_segment_size) is refused whatever its value.
     """
-    from pgvet.catalog.units import InvalidValue, parse_value
-
     if not row.error or row.error != NEEDS_RESTART_ERROR:
         return row.error or None
     if param is None:
@@ -364,8 +368,6 @@ def _row_source(row: LiveFileSetting) -> Source:
 
 
 def _canonical(param: Param, text: str | None) -> FactValue | None:
-    from pgvet.catalog.units import InvalidValue, parse_value
-
     if text is None:
         return None
     try:
@@ -386,8 +388,6 @@ def _same(left: FactValue, right: FactValue) -> bool:
 
 def _shown(param: Param, text: str) -> str:
     """A value as SHOW writes it (``128MB`` for 16384 pages of 8 kB)."""
-    from pgvet.catalog.units import InvalidValue, format_native, parse_value
-
     try:
         native = parse_value(param, text).native
     except InvalidValue:
