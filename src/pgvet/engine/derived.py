@@ -169,19 +169,21 @@ def derived_inputs(pack: RulePack, host: HostFacts, name: str) -> list[Evidence]
 def missing_facts(env: Env, names: Sequence[str]) -> tuple[str, ...]:
     """The facts that made an expression NULL: absent facts, looked for through NULL derived values."""
     out: dict[str, None] = {}
+    _add_missing(env, names, out)
+    return tuple(out)
 
-    def visit(name: str) -> None:
+
+def _add_missing(env: Env, names: Sequence[str], out: dict[str, None]) -> None:
+    """missing_facts' walk. A module function: a nested one that calls itself is a reference cycle, which kept
+    the host's facts (through ``env``) until the cycle collector ran — a host's not-evaluated rules made
+    eight such cycles, the most of what the collector had to find in a batch of hosts."""
+    for name in names:
         if name in out:
-            return
+            continue
         value, _ = lookup(env, name)
         if value is not None:
-            return
+            continue
         if name.startswith("derived."):
-            for inner in env.derived[name[8:]].compiled.facts:
-                visit(inner)
+            _add_missing(env, env.derived[name[8:]].compiled.facts, out)
         else:
             out[name] = None
-
-    for name in names:
-        visit(name)
-    return tuple(out)
