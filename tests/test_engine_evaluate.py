@@ -12,7 +12,7 @@ import pytest
 from pgvet.engine.evaluate import evaluate_host, fingerprint
 from pgvet.engine.expr import CompileContext, Env, EvalError
 from pgvet.engine.loader import load_pack
-from pgvet.engine.pack import RulePack
+from pgvet.engine.pack import Rule, RulePack
 from pgvet.engine.render import (
     FORMATS,
     compile_template,
@@ -24,7 +24,7 @@ from pgvet.engine.render import (
 )
 from pgvet.errors import UsageError
 from pgvet.facts import Fact, FactValue, HostFacts, Item
-from pgvet.findings import Evidence
+from pgvet.findings import Evidence, HostResult
 from pgvet.provenance import Source
 
 GB = 1024**3
@@ -353,3 +353,41 @@ def test_a_hosts_findings_share_the_evidence_entries_of_its_host_wide_facts() ->
         assert len(entries[name]) > 2 and len({id(entry) for entry in entries[name]}) == 1, name
     lines = [entry.value for finding in small_vm.findings for entry in finding.evidence if entry.fact == "setting.line"]
     assert len(lines) == len(set(lines)) > 1
+
+
+def test_hosts_evaluated_together_get_what_each_gets_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """evaluate_hosts runs each rule on every host before the next rule (for the CPU's caches): each host's
+    findings, not-evaluated records and passes are those evaluate_host gives it; a bug met on one host is that
+    host's outcome, and the others are evaluated to the end."""
+    from pgvet.engine import evaluate
+    from pgvet.snapshot import load_host
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    pack = load_pack([])
+    names = ("big-server", "small-vm", "well-tuned", "config-repo")
+
+    def described(result: object) -> list[object]:
+        assert not isinstance(result, Exception)
+        return [[(finding.rule_id, finding.subject, finding.message, finding.values, finding.evidence, finding.fix,
+                  finding.fingerprint, finding.path, finding.line) for finding in result.findings],
+                result.not_evaluated, [(passed.rule_id, passed.subject) for passed in result.passed or []]]
+
+    alone = [described(evaluate_host(pack, load_host(fixtures / name), record_passes=True)) for name in names]
+    together = evaluate.evaluate_hosts(pack, [load_host(fixtures / name) for name in names], record_passes=True)
+    assert [described(result) for result in together] == alone
+    assert sum(len(findings) for findings, _, _ in alone) > 40
+
+    real_record = evaluate._record
+
+    def buggy(rule: Rule, env: Env, fired: object, host_name: str, result: HostResult) -> None:
+        if result.host.root.endswith("small-vm"):
+            raise KeyError("a bug")
+        real_record(rule, env, fired, host_name, result)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(evaluate, "_record", buggy)
+    outcomes = evaluate.evaluate_hosts(pack, [load_host(fixtures / name) for name in names], record_passes=True)
+    assert isinstance(outcomes[1], KeyError)
+    assert [described(outcome) for index, outcome in enumerate(outcomes) if index != 1] == [
+        described_alone for index, described_alone in enumerate(alone) if index != 1]
+    with pytest.raises(KeyError):
+        evaluate_host(pack, load_host(fixtures / "small-vm"))

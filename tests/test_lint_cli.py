@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from conftest import FIXTURES
 from pgvet.cli import app
-from pgvet.facts import HostFacts
+from pgvet.findings import HostResult
 
 runner = CliRunner()
 
@@ -350,24 +350,24 @@ fork_only = pytest.mark.skipif(__import__("multiprocessing").get_start_method() 
 def test_a_bug_met_on_one_host_is_reported_and_the_others_linted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                    jobs: str) -> None:
     # a parser's bug on host 5 of 10 000 ended the whole run with a traceback and exit code 1, nothing written
-    from pgvet import lint as lint_module
     from pgvet import snapshot
+    from pgvet.engine import evaluate
 
     hosts = _fleet(tmp_path, 8)
-    real_load, real_evaluate = snapshot.load_host, lint_module._Plan._evaluate_host
+    real_load, real_record = snapshot.load_host, evaluate._record
 
     def buggy_load(directory: Path | None, *args: object, **kwargs: object) -> object:
         if directory is not None and directory.name == "h004":
             raise ValueError("a bug")
         return real_load(directory, *args, **kwargs)  # type: ignore[arg-type]
 
-    def buggy_evaluate(self: lint_module._Plan, host: HostFacts) -> object:
-        if host.root.endswith("h006"):  # a bug once read: in the batch's other stage
+    def buggy_record(rule: object, env: object, fired: object, host_name: str, result: HostResult) -> None:
+        if result.host.root.endswith("h006"):  # a bug once read: while the batch's hosts are evaluated together
             raise KeyError("another bug")
-        return real_evaluate(self, host)
+        real_record(rule, env, fired, host_name, result)  # type: ignore[arg-type]
 
     monkeypatch.setattr(snapshot, "load_host", buggy_load)
-    monkeypatch.setattr(lint_module._Plan, "_evaluate_host", buggy_evaluate)
+    monkeypatch.setattr(evaluate, "_record", buggy_record)
     code, output = lint(*hosts, "--format", "json", "--jobs", jobs)
     document = json.loads(output)
     assert code == 1, output

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pgvet.engine.derived import evidence, lookup, missing_facts
 from pgvet.engine.expr import Env, EvalError, Value, with_units
-from pgvet.engine.pack import Rule, RulePack, Template
+from pgvet.engine.pack import DerivedFormula, Rule, RulePack, Template
 from pgvet.engine.render import render, render_setting
 from pgvet.errors import UsageError
 from pgvet.facts import HostFacts
@@ -118,37 +118,77 @@ def evaluate_host(pack: RulePack, host: HostFacts, *, params: ParamOverrides | N
                   plan: Plan | None = None, host_cache: dict[str, Value] | None = None) -> HostResult:
     """The pack's rules on one host. ``plan`` (plan_rules) spares a batch resolving the selection and the
     parameters per host; ``host_cache`` receives the derived values computed on the way."""
-    result = HostResult(host=host, passed=[] if record_passes else None)
-    host_cache = {} if host_cache is None else host_cache
-    derived, name = pack.derived_by_name, host.name
-    host_env = Env(host.facts, None, {}, derived, host_cache)
-    host_evidence = host_env.host_evidence  # shared: a host's findings show the same facts
-    # one environment per item, kept across the rules of its scope (with its derived values); each rule
-    # sets its parameters in it before it runs
-    item_envs: dict[str, list[Env]] = {"host": [host_env]}
+    outcome = evaluate_hosts(pack, [host], params=params, selected=selected, record_passes=record_passes,
+                             plan=plan, host_caches=None if host_cache is None else [host_cache])[0]
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
+
+
+class _HostState:
+    """One host of evaluate_hosts: its result, and the environments its rules have run in so far."""
+
+    __slots__ = ("failure", "host", "host_cache", "host_evidence", "item_envs", "result")
+
+    def __init__(self, host: HostFacts, derived: Mapping[str, DerivedFormula], host_cache: dict[str, Value],
+                 record_passes: bool) -> None:
+        self.host = host
+        self.result = HostResult(host=host, passed=[] if record_passes else None)
+        host_env = Env(host.facts, None, {}, derived, host_cache)
+        self.host_cache = host_cache
+        self.host_evidence = host_env.host_evidence  # shared: a host's findings show the same facts
+        # one environment per item, kept across the rules of its scope (with its derived values); each rule
+        # sets its parameters in it before it runs
+        self.item_envs: dict[str, list[Env]] = {"host": [host_env]}
+        self.failure: Exception | None = None
+
+
+def evaluate_hosts(pack: RulePack, hosts: Sequence[HostFacts], *, params: ParamOverrides | None = None,
+                   selected: Callable[[RuleMeta], bool] | None = None, record_passes: bool = False,
+                   plan: Plan | None = None, host_caches: Sequence[dict[str, Value]] | None = None,
+                   ) -> list[HostResult | Exception]:
+    """The pack's rules on each host, rule by rule: a rule runs on every host before the next one, its code and
+    data still in the CPU's caches (a batch's evaluation took a sixth less time than host by host). Each host's
+    result is what evaluate_host gives it; a host met by an unexpected error (a bug) gets that error instead,
+    and the others go on. ``host_caches``: one per host, receiving its derived values."""
+    derived = pack.derived_by_name
+    caches = host_caches if host_caches is not None else [{} for _ in hosts]
+    states = [_HostState(host, derived, cache, record_passes) for host, cache in zip(hosts, caches, strict=True)]
     for rule, values in plan_rules(pack, params, selected) if plan is None else plan:
-        envs = item_envs.get(rule.scope)
-        if envs is None:
-            envs = item_envs[rule.scope] = [Env(host.facts, item, {}, derived, host_cache, {}, host_evidence)
-                                            for item in host.items.get(rule.scope, [])]
         # evaluate_rule's first steps, inlined: a host meets ~340 rule-and-item pairs, most of which do not
         # apply or do not fire
         applies = rule.applies_expr.closure() if rule.applies_expr is not None else None
         when = rule.when_expr.closure()
-        for env in envs:
-            env.params = values
-            try:
-                if applies is not None and applies(env) is not True:
-                    continue
-                fired = when(env)
-            except (EvalError, TypeError, ValueError, ArithmeticError):
-                evaluate_rule(rule, env, name, result)  # again, to record the error with its expression
+        scope = rule.scope
+        for state in states:
+            if state.failure is not None:
                 continue
-            if fired is not False or record_passes:
-                _record(rule, env, fired, name, result)
-    if len(result.findings) > 1:
-        _distinct_fingerprints(result.findings)
-    return result
+            host, result = state.host, state.result
+            try:
+                envs = state.item_envs.get(scope)
+                if envs is None:
+                    envs = state.item_envs[scope] = [
+                        Env(host.facts, item, {}, derived, state.host_cache, {}, state.host_evidence)
+                        for item in host.items.get(scope, [])]
+                for env in envs:
+                    env.params = values
+                    try:
+                        if applies is not None and applies(env) is not True:
+                            continue
+                        fired = when(env)
+                    except (EvalError, TypeError, ValueError, ArithmeticError):
+                        evaluate_rule(rule, env, host.name, result)  # again, to record the error with its expression
+                        continue
+                    if fired is not False or record_passes:
+                        _record(rule, env, fired, host.name, result)
+            except Exception as error:  # a bug met on one host: that host's, not the batch's
+                state.failure = error
+    outcomes: list[HostResult | Exception] = []
+    for state in states:
+        if state.failure is None and len(state.result.findings) > 1:
+            _distinct_fingerprints(state.result.findings)
+        outcomes.append(state.result if state.failure is None else state.failure)
+    return outcomes
 
 
 def evaluate_rule(rule: Rule, env: Env, host_name: str, result: HostResult) -> None:
