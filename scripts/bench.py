@@ -371,7 +371,8 @@ def benchmark(counts: list[int], repeat: int, python: str, pgvet: list[str], mod
             "time (all read, then all evaluated), and each is written to the reports, then dropped.",
             "", "## Where the time goes", "",
             f"Milliseconds per host of each stage, timed apart over {min(500, counts[0])} synthetic hosts in one "
-            "process, batch by batch as a lint goes (the rest of a run: starting, reading the rule pack, the summary):", "",
+            "process, batch by batch as a lint goes (the rest of a run: starting, reading the rule pack, the "
+            "summary):", "",
             "| stage | ms per host |", "|---|---|", *[f"| {stage} | {ms:.2f} |" for stage, ms in shares.items()],
             f"| total | {sum(shares.values()):.2f} |", ""]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -184,3 +185,17 @@ def test_jsonl_keeps_a_bounded_number_of_escaped_fact_names_and_paths() -> None:
         assert jsonl.finding_line(finding, host, None) == _dumped(finding, host, None)
     assert 0 < len(jsonl._evidence_starts) <= jsonl._KEPT_LIMIT
     assert 0 < len(jsonl._evidence_paths) <= jsonl._KEPT_LIMIT
+
+
+def test_a_hosts_real_directory_is_worked_out_from_its_parents(tmp_path: Path) -> None:
+    """report._real resolves a host's root from its parent's real path (kept for the fleet) and one lstat: the
+    same as os.path.realpath whatever links, missing directories, '..' or doubled slashes the path holds."""
+    from pgvet.report import _real
+
+    (tmp_path / "real" / "hosts" / "a").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real" / "hosts")
+    (tmp_path / "a-host").symlink_to("real/hosts/a")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    for path in ("link/a", "a-host", "real/hosts/a", "link/missing/b", "link/../real", "link/a/", "loop/x", "a-host/."):
+        assert _real(f"{tmp_path}/{path}") == os.path.realpath(f"{tmp_path}/{path}"), path
+    assert _real("/") == "/" and _real("//tmp") == os.path.realpath("//tmp")

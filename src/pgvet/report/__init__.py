@@ -293,7 +293,12 @@ def _relative_path(path: str, root: str, repo_root: Path | None, cwd: str) -> st
 
 @lru_cache(maxsize=64)
 def _real(absolute: str) -> str:
-    """A directory's real path: the base and a host's root serve every file of the host."""
+    """A directory's real path: the base and a host's root serve every file of the host. A fleet's hosts share
+    their parent directory, kept here: a host's root is worked out from it with one lstat (real_path_in), not
+    one for each directory of its path."""
+    parent, name = os.path.split(absolute)
+    if name and os.path.normpath(absolute) == absolute:  # no '.', '..' nor '//' to resolve in order
+        return real_path_in(_real(parent), name)
     return os.path.realpath(absolute)
 
 
