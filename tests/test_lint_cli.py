@@ -306,6 +306,17 @@ def test_jobs_give_the_same_results_in_the_same_order(tmp_path: Path) -> None:
     assert serial[1].count("PGV110") == 4
 
 
+def test_jobs_lint_large_chunks_in_batches_with_the_same_results(tmp_path: Path) -> None:
+    # a worker's chunk (up to 64 hosts) is linted BATCH_HOSTS at a time, as one process lints a fleet
+    from pgvet.lint import BATCH_HOSTS
+
+    hosts = _fleet(tmp_path, 300)  # chunks of 300 // 16 = 18 hosts with --jobs 2
+    assert BATCH_HOSTS < 300 // 16
+    serial = lint(*hosts, "--format", "jsonl", "--exit-zero")
+    assert lint(*hosts, "--format", "jsonl", "--exit-zero", "--jobs", "2") == serial
+    assert json.loads(serial[1].splitlines()[-1])["hosts"] == 300
+
+
 def test_the_collector_is_set_for_the_batch_and_given_back(monkeypatch: pytest.MonkeyPatch) -> None:
     """During a lint the cycle collector runs less often (lint.BATCH_GC_THRESHOLD); a program that calls the
     command line in its own process gets its setting back."""
