@@ -71,6 +71,18 @@ def _configured_pack(config: Path | None, rules: list[Path] | None) -> tuple[Con
     return settings, load_pack([*settings.rules, *(rules or [])])
 
 
+def _lint_options(settings: Config, *, rules: list[Path] | None = None, select: list[str] | None = None,
+                  ignore: list[str] | None = None, explicit: SnapshotInputs | None = None,
+                  baseline: Path | None = None, ignore_file: Path | None = None) -> LintOptions:
+    """The options of a lint as the configuration gives them: the command line's rule packs and ignored rules
+    added to the configuration's, its selection in place of the configuration's."""
+    from pgvet.lint import LintOptions
+
+    return LintOptions(rules=[*settings.rules, *(rules or [])], select=list(select or settings.select),
+                       ignore=[*settings.ignore, *(ignore or [])], params=settings.params, explicit=explicit,
+                       baseline=baseline, ignore_file=ignore_file)
+
+
 def _load_one_host(directory: Path | None, explicit: SnapshotInputs | None = None) -> HostFacts:
     """load_host for the commands of one host (facts, explain, fix): an input error names the file as the user
     can open it (``hosts/db1/sysctl.d/10.conf:1``), not relative to the host as a fleet report does."""
@@ -217,7 +229,6 @@ def lint(
     """Lint one or many hosts and report findings with their computed values and fixes."""
     from pgvet.config import SEVERITIES, load_config
     from pgvet.errors import UsageError
-    from pgvet.lint import LintOptions
 
     settings = load_config(config)
     threshold = fail_on or settings.fail_on
@@ -235,15 +246,8 @@ def lint(
         directories = [None]
     elif explicit is not None and len(directories) > 1:
         raise UsageError("input file options apply to one host: give a single directory with them")
-    options = LintOptions(
-        rules=[*settings.rules, *(rules or [])],
-        select=list(select or settings.select),
-        ignore=[*settings.ignore, *(ignore or [])],
-        params=settings.params,
-        explicit=explicit,
-        baseline=baseline or settings.baseline,
-        ignore_file=ignore_file or settings.ignore_file,
-    )
+    options = _lint_options(settings, rules=rules, select=select, ignore=ignore, explicit=explicit,
+                            baseline=baseline or settings.baseline, ignore_file=ignore_file or settings.ignore_file)
     if jobs > 1 and len(directories) > 1:
         from pgvet.lint import usable_cpus
 
@@ -324,15 +328,13 @@ def fix(
     from pgvet.config import load_config
     from pgvet.fixfile import consolidate, render
     from pgvet.fixfile import write as write_fix
-    from pgvet.lint import LintOptions, lint
+    from pgvet.lint import lint
 
     # the findings `pgvet lint` gives: the configuration's rule packs, parameters, ignored rules and ignore file
     # apply (a rule the configuration ignores must not have its change written); not its baseline, a ratchet
     # of findings still to fix
     settings = load_config(config)
-    result = lint([path], LintOptions(rules=list(settings.rules), select=list(select or settings.select),
-                                      ignore=list(settings.ignore), params=settings.params,
-                                      ignore_file=settings.ignore_file))
+    result = lint([path], _lint_options(settings, select=select, ignore_file=settings.ignore_file))
     if result.errors:
         from pgvet.errors import InputError
 
@@ -500,7 +502,7 @@ def check(
     """Check this host and a running server, postgresqltuner-style: every check with its value and verdict."""
     from pgvet.config import SEVERITIES, load_config
     from pgvet.errors import UsageError
-    from pgvet.lint import LintOptions, exit_code
+    from pgvet.lint import exit_code
     from pgvet.live.check import run_check
     from pgvet.report import destinations
 
@@ -511,8 +513,7 @@ def check(
     formats, outputs = list(output_format or ["text"]), list(output or [])
     destinations(formats, outputs)  # a bad --format fails now, not after a collection (and its --snapshot)
     interactive = not no_input and sys.stdin.isatty() and sys.stderr.isatty()
-    options = LintOptions(rules=list(settings.rules), select=list(select or settings.select),
-                          ignore=[*settings.ignore, *(ignore or [])], params=settings.params)
+    options = _lint_options(settings, select=select, ignore=ignore)
     outcome = run_check(dsn, options, snapshot=snapshot, answers_file=answers,
                         prompt=_prompt if interactive else None, confirm_save=_confirm_save if interactive else None,
                         timeout=timeout)

@@ -167,10 +167,8 @@ class _Plan:
 
         try:
             return load_host(directory, self.options.explicit, wanted=self.wanted)
-        except InputError as error:
-            return _host_error(directory, error.message, error.source)
         except Exception as error:  # a bug met on one host must not end the lint of a fleet
-            return _host_error(directory, _bug(error))
+            return _failed(directory, error)
 
     def _evaluate(self, read: Sequence[tuple[Path | None, HostFacts]]) -> list[HostResult | HostError]:
         from pgvet.engine.evaluate import evaluate_hosts
@@ -180,14 +178,13 @@ class _Plan:
                                   plan=self.rules, host_caches=caches)
         results: list[HostResult | HostError] = []
         for (directory, host), derived, outcome in zip(read, caches, outcomes, strict=True):
+            if isinstance(outcome, Exception):  # a bug met on this host only
+                results.append(_failed(directory, outcome))
+                continue
             try:
-                if isinstance(outcome, Exception):
-                    raise outcome
                 results.append(self._for_reports(host, outcome, derived))
-            except InputError as error:
-                results.append(_host_error(directory, error.message, error.source))
-            except Exception as error:  # a bug met on one host must not end the lint of a fleet
-                results.append(_host_error(directory, _bug(error)))
+            except Exception as error:
+                results.append(_failed(directory, error))
         return results
 
     def _for_reports(self, host: HostFacts, result: HostResult, derived: dict[str, Value]) -> HostResult:
@@ -205,6 +202,13 @@ class _Plan:
         host.facts = kept
         host.items = {}
         return result
+
+
+def _failed(directory: Path | None, error: Exception) -> HostError:
+    """A host's error: its input's (the file and line named), or a bug of pgvet met on it."""
+    if isinstance(error, InputError):
+        return _host_error(directory, error.message, error.source)
+    return _host_error(directory, _bug(error))
 
 
 def _host_error(directory: Path | None, message: str, source: Source | None = None) -> HostError:

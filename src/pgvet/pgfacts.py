@@ -177,7 +177,7 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
 def _value_fields(major: int, name: str, text: str) -> dict[str, FactValue]:
     """The fields of a setting item that its parameter and value decide (context, unit, the value judged),
     remembered as _parsed is: a fleet's lines repeat. Read only (items copy them)."""
-    param = load_catalog(major).get(name)
+    param = _catalog_param(major, name)
     assert param is not None, name
     fields: dict[str, FactValue] = {"setting.context": param.context}
     if param.unit:
@@ -235,7 +235,7 @@ def _catalog_param(major: int, name: str) -> Param | None:
 def _parsed(major: int, name: str, text: str) -> ParsedValue | InvalidValue:
     """parse_value for a parameter of ``load_catalog(major)``, remembered: it is pure, and a fleet's values
     repeat (``on``, ``128MB``); each line's value was parsed twice, for its item and its effective fact."""
-    param = load_catalog(major).get(name)
+    param = _catalog_param(major, name)
     assert param is not None, name
     try:
         return parse_value(param, text)
