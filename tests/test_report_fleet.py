@@ -262,3 +262,62 @@ def test_a_failed_run_leaves_no_spool_behind(fmt: str, tmp_path: Path, monkeypat
                         color=None)
     assert spools and all(spool.closed for spool in spools)
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_reports_and_suppressions_ask_nothing_the_listing_answered(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host's directory is listed once as it is read: the reports resolve the files it showed as regular
+    files (no links) without an lstat each, and a host whose listing holds no .pgvet-ignore.yaml is not asked
+    for one. What they write is what asking gives (a host's files linked elsewhere are still resolved)."""
+    import os
+
+    from pgvet.report import jsonl
+
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    for source in (FIXTURES / "big-server").iterdir():
+        if source.is_file():
+            (linked / source.name).write_bytes(source.read_bytes())
+    (linked / "conf").mkdir()
+    (linked / "postgresql.conf").rename(linked / "conf" / "main.conf")
+    (linked / "postgresql.conf").symlink_to("conf/main.conf")
+
+    def lines(**patched: object) -> list[str]:
+        run = LintRun([FIXTURES / "big-server", FIXTURES / "small-vm", linked], LintOptions())
+        outcomes = [outcome for outcome in run.outcomes()]  # read (and the ignore files looked for) unpatched
+        out = io.StringIO()
+        writer = jsonl.Writer(run, ReportOptions(), out)
+        with monkeypatch.context() as context:
+            for name, replacement in patched.items():
+                context.setattr(os.path, name, replacement)
+            for outcome in outcomes:
+                assert isinstance(outcome, HostResult)
+                assert outcome.host.regular_files
+                writer.host(outcome)
+        return out.getvalue().splitlines()
+
+    asked: list[str] = []
+    real_islink = os.path.islink
+
+    def counting_islink(path: Any) -> bool:
+        asked.append(os.fspath(path))
+        return real_islink(path)
+
+    written = lines(islink=counting_islink)
+    assert written == lines()
+    assert str(linked / "postgresql.conf") in asked  # a link: resolved as before
+    assert not [path for path in asked if os.path.dirname(path) in
+                (str((FIXTURES / host).resolve()) for host in ("big-server", "small-vm"))]
+
+    from pgvet import suppress
+
+    looked: list[str] = []
+    real_lstat = Path.lstat
+
+    def counting_lstat(self: Path) -> os.stat_result:
+        looked.append(self.name)
+        return real_lstat(self)
+
+    monkeypatch.setattr(Path, "lstat", counting_lstat)
+    list(LintRun([FIXTURES / "big-server"], LintOptions()).outcomes())
+    assert suppress.IGNORE_FILE not in looked

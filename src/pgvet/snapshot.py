@@ -95,9 +95,11 @@ def _inside(path: Path, root: Path) -> bool:
     return True
 
 
-def discover(directory: Path, warnings: list[str] | None = None, regular: set[str] | None = None) -> SnapshotInputs:
+def discover(directory: Path, warnings: list[str] | None = None, regular: set[str] | None = None,
+             listing: set[str] | None = None) -> SnapshotInputs:
     """The inputs present in a host directory, refusing any that resolve outside it. ``regular`` receives
-    the names of those the directory's listing shows as regular files (no links)."""
+    the names of those the directory's listing shows as regular files (no links), ``listing`` every name
+    of the listing (nothing when the directory cannot be listed)."""
     refused = warnings if warnings is not None else []
     inputs = SnapshotInputs()
 
@@ -131,6 +133,8 @@ def discover(directory: Path, warnings: list[str] | None = None, regular: set[st
 
     entries = _entries(directory)
     present = None if entries is None else frozenset(name.lower() for name in entries)
+    if entries is not None and listing is not None:
+        listing.update(entries)
     base = os.fspath(directory)
     for kind, names in INPUT_NAMES.items():
         for name in names:
@@ -216,7 +220,7 @@ class _Builder:
         self.root_name = os.fspath(root)
         self.host = HostFacts(name=name, root=str(root))
         self.wanted = wanted
-        self.regular: set[str] = set()  # names of the directory listed as regular files: no link to look for
+        self.regular = self.host.regular_files  # names of the directory listed as regular files: no link to look for
 
     @cached_property
     def real_root(self) -> Path:
@@ -324,7 +328,12 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
         # The resolved directory's name: its own unless it is a link (resolving a parent keeps the last name)
         own = root.name not in ("", "..") and not os.path.islink(root)
         builder.host.name = root.name if own else builder.real_root.name or str(root)
-    inputs = discover(root, builder.host.warnings, builder.regular) if directory is not None else SnapshotInputs()
+    if directory is not None:
+        listing: set[str] = set()
+        inputs = discover(root, builder.host.warnings, builder.regular, listing)
+        builder.host.listing = frozenset(listing) if listing else None
+    else:
+        inputs = SnapshotInputs()
     if explicit is not None:
         inputs = inputs.merged(explicit)
     if inputs.is_empty():

@@ -11,7 +11,7 @@ import os
 from typing import TYPE_CHECKING
 
 from pgvet.findings import HostError, HostResult, LintResult
-from pgvet.report import Spool, error_place, relative_path, render_with_writer, visible
+from pgvet.report import Spool, error_place, host_file_path, relative_path, render_with_writer, visible
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -41,7 +41,7 @@ class Writer:
         for finding in sorted(host.findings, key=lambda item: (item.path is None, item.path or "", item.line or 0,
                                                                item.rule_id)):
             if finding.path:
-                place = relative_path(finding.path, host.host.root, self.repo_root)
+                place = host_file_path(finding.path, host, self.repo_root)
                 place += f":{finding.line}" if finding.line else ""
             else:
                 place = relative_path(".", host.host.root, self.repo_root)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import JsonArray, Spool, error_path, json_text, relative_path, render_with_writer
+from pgvet.report import JsonArray, Spool, error_path, host_file_path, json_text, relative_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -24,7 +24,7 @@ SCHEMA_VERSION = "1"
 
 def finding_json(finding: Finding, host: HostResult, repo_root: Path | None = None) -> dict[str, Any]:
     """One finding; ``path`` relative to ``repo_root`` (or the current directory) when it lies under it."""
-    path = relative_path(finding.path, host.host.root, repo_root) if finding.path else None
+    path = host_file_path(finding.path, host, repo_root) if finding.path else None
     return {
         "fingerprint": finding.fingerprint,
         "rule_id": finding.rule_id,

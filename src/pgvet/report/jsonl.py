@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import error_path, relative_path, render_with_writer
+from pgvet.report import error_path, host_file_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -107,7 +107,7 @@ def finding_line(finding: Finding, host: HostResult, repo_root: Path | None, cwd
     its findings share the entries of host-wide facts (engine/derived.py, evidence), which are then written
     once; only for findings that the host holds while the dictionary lives (ids are not reused meanwhile)."""
     _, head, title, tail = _parts(finding)
-    path = relative_path(finding.path, host.host.root, repo_root, cwd) if finding.path else None
+    path = host_file_path(finding.path, host, repo_root, cwd) if finding.path else None
     values, fix, line, subject = finding.values, finding.fix, finding.line, finding.subject
     expected, actual = values.get("expected"), values.get("actual")
     evidence: list[str] = []

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ElementTree
 from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import Spool, error_place, relative_path, render_with_writer, visible
+from pgvet.report import Spool, error_place, host_file_path, relative_path, render_with_writer, visible
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -27,7 +27,7 @@ COUNTS = ("tests", "failures", "errors", "skipped")
 def _place(finding: Finding, host: HostResult, options: ReportOptions) -> str:
     if not finding.path:
         return relative_path(".", host.host.root, options.repo_root)
-    place = relative_path(finding.path, host.host.root, options.repo_root)
+    place = host_file_path(finding.path, host, options.repo_root)
     return f"{place}:{finding.line}" if finding.line else place
 
 

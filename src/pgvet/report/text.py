@@ -25,7 +25,7 @@ from rich.text import Text
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
 from pgvet.paths import is_inside, real_path_in
-from pgvet.report import Spool, error_label, relative_path, render_with_writer, use_color, visible
+from pgvet.report import Spool, error_label, host_file_path, relative_path, render_with_writer, use_color, visible
 from pgvet.report.memory import MemoryPicture, bar_cells, marker_line, memory_picture, size_text
 from pgvet.summary import TOP_RULES, RunSummary
 
@@ -101,7 +101,7 @@ def value_text(name: str, value: object) -> str:
 
 
 def _place(path: str, line: int | None, host: HostResult, options: ReportOptions) -> str:
-    place = relative_path(path, host.host.root, options.repo_root)
+    place = host_file_path(path, host, options.repo_root)
     return f"{place}:{line}" if line else place
 
 

@@ -372,8 +372,12 @@ class _Loader:
         return self.real_paths[path]
 
     def display(self, path: str) -> str:
-        if self.display_base is not None and _within(path, self.display_base):
-            return os.path.relpath(path, self.display_base)
+        if self.display_base is not None:
+            head, name = os.path.split(path)
+            if head == self.display_base and name not in ("", ".", ".."):
+                return name  # what relpath gives for a file of the base itself (most files), without its work
+            if _within(path, self.display_base):
+                return os.path.relpath(path, self.display_base)
         return path
 
     def problem(self, kind: str, message: str, source: Source, fatal: bool = True, target: str | None = None) -> None:
