@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import marshal
 import math
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,10 +18,13 @@ from hypothesis import strategies as st
 
 from pgvet.engine import codegen
 from pgvet.engine.codegen import generate
-from pgvet.engine.evaluate import evaluate_host
+from pgvet.engine.evaluate import evaluate_host, make_finding, rule_params
+from pgvet.engine.examples import example_host
 from pgvet.engine.expr import CompileContext, Compiled, Env, EvalError, Expr, Function, IsNull, compile_expression
 from pgvet.engine.loader import load_pack
+from pgvet.engine.pack import FixTemplates, Rule, RulePack
 from pgvet.facts import Fact, Item
+from pgvet.findings import Fix
 from pgvet.provenance import Source
 from pgvet.snapshot import load_host
 
@@ -229,3 +234,118 @@ def test_least_greatest_nullif_distinct_keep_order_and_types(text: str, values: 
     env = Env({name: Fact(name, value, SOURCE) for name, value in values.items()}, None, {}, {}, {})  # type: ignore[arg-type]
     assert outcome(generate(compiled.expr), env) == expected
     assert outcome(compiled.expr.function(), env) == expected
+
+
+# A rule's finding function (FindingCode) against make_finding's reference path, hole by hole.
+
+def finding_outcome(rule: Rule, env: Env, generated: bool) -> tuple[object, ...]:
+    """make_finding's fix, message and values through the generated function or the reference path
+    (the generated one made unavailable), or the error it raises."""
+    code = rule.finding_code
+    saved = code.function, code.unavailable
+    if not generated:
+        code.function, code.unavailable = None, True
+    try:
+        finding = make_finding(rule, env, "h", None)
+    except Exception as error:  # the point: the same exception, whatever it is
+        return "error", type(error), str(error)
+    finally:
+        code.function, code.unavailable = saved
+    return "finding", finding.message, finding.values, finding.fix, finding.evidence
+
+
+def generated_parts_succeed(rule: Rule, env: Env) -> bool:
+    function = rule.finding_code.function or rule.finding_code.make(rule)
+    assert function is not None, rule.id
+    try:
+        function(env)
+    except (EvalError, TypeError, ValueError, ArithmeticError):
+        return False
+    return True
+
+
+def envs_of_examples(pack: RulePack, rule: Rule) -> list[Env]:
+    envs = []
+    for example in rule.examples:
+        host = example_host(rule, example)
+        params = rule_params(rule, {rule.id: example.params} if example.params else None)
+        for item in host.items.get(rule.scope, []) if rule.scope != "host" else [None]:
+            envs.append(Env(host.facts, item, params, pack.derived_by_name, {}, {}))
+    return envs
+
+
+def test_every_rule_finding_function_agrees_with_the_reference_path() -> None:
+    """On every example of every rule and on the fixture hosts, fired or not, the generated finding function
+    gives make_finding the same message, values and fix as the hole-by-hole path, or leaves it to that path,
+    which raises (an expression's error, a number too large for |size)."""
+    pack = load_pack([])
+    hosts = [load_host(directory) for directory in FIXTURE_HOSTS]
+    compared = generated_ran = 0
+    for rule in pack.rules:
+        envs = envs_of_examples(pack, rule)
+        for host in hosts:
+            items = [None] if rule.scope == "host" else host.items.get(rule.scope, [])
+            envs += [Env(host.facts, item, rule.param_defaults, pack.derived_by_name, {}, {})  # type: ignore[arg-type]
+                     for item in items]
+        for env in envs:
+            assert finding_outcome(rule, env, True) == finding_outcome(rule, env, False), rule.id
+            compared += 1
+            generated_ran += generated_parts_succeed(rule, env)
+    assert compared > 1000
+    assert generated_ran > compared / 2  # most findings are made by the generated function, not the fallback
+
+
+def test_finding_function_formats_as_render_and_falls_back_on_errors() -> None:
+    """The generated formatting of each hole kind (text, NULL, integer, bool, float, |size, |pct) is
+    render's; a setting with a NULL hole is left out and named; a hole's error is raised as the
+    reference path raises it, naming the expression."""
+    pack = load_pack([])
+    rule = next(rule for rule in pack.rules if rule.fix_templates is not None and rule.fix_templates.sysctl)
+    context = CompileContext(derived={}, params={}, scope="host")
+    holes = [(compile_expression(text, context), format_name) for text, format_name in [
+        ("'text'", None), ("NULL", None), ("3", None), ("TRUE", None), ("2.5", None), ("host.ram", "size"),
+        ("1.0 / 8", "pct"), ("host.ram", None)]]
+    message = tuple(part for hole in holes for part in (" | ", hole))
+    fix = FixTemplates(sysctl=(("vm.a", ("x", holes[5])), ("vm.b", ("y", holes[1]))), postgresql=(("w", (holes[2],)),),
+                       text=(" text ", holes[0], " "))
+    variant = replace(rule, message_template=message, fix_templates=fix,
+                      value_exprs=(("ram", holes[5][0]), ("none", holes[1][0])))
+    env = Env({"host.ram": Fact("host.ram", 3 * 2**30, SOURCE)}, None, variant.param_defaults, pack.derived_by_name,
+              {}, {})
+    made = finding_outcome(variant, env, True)
+    assert made == finding_outcome(variant, env, False)
+    assert made[1] == "| text | unknown | 3 | true | 2.5 | 3.0 GiB | 12.5 % | 3221225472"
+    assert made[2] == {"ram": 3 * 2**30, "none": None}
+    assert made[3] == Fix({"vm.a": "x3.0 GiB"}, {"w": "3"}, "text text No value can be computed here for vm.b.")
+    assert generated_parts_succeed(variant, env)
+    wrong = Env({"host.ram": Fact("host.ram", 10**400, SOURCE)}, None, variant.param_defaults,  # too large for |size
+                pack.derived_by_name, {}, {})
+    assert not generated_parts_succeed(variant, wrong)
+    assert finding_outcome(variant, wrong, True) == finding_outcome(variant, wrong, False)
+    assert finding_outcome(variant, wrong, True)[:2] == ("error", EvalError)
+    assert str(finding_outcome(variant, wrong, True)[2]).startswith("host.ram: ")  # the hole, as written
+
+
+def test_finding_code_is_pickled_with_the_pack_and_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The finding functions' code is compiled with the pack and used from the cache without CPython's
+    compiler; code written for another rule is compiled again."""
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(tmp_path))
+    built = load_pack([])
+    assert all(rule.finding_code.code is not None for rule in built.rules)
+    monkeypatch.setattr(codegen, "_compile", _refuse_compiling)
+    cached = load_pack([])
+    assert all(rule.finding_code.function is None for rule in cached.rules)  # functions are not pickled
+    assert evaluate_host(cached, load_host(PROJECT / "fixtures" / "big-server")).findings
+    first, second = cached.rules[0], cached.rules[1]
+    monkeypatch.undo()
+    function = codegen.finding_function(first, second.finding_code.code)  # another rule's code: compiled again
+    assert function.__code__ is not None
+    env = Env({}, None, first.param_defaults, cached.derived_by_name, {}, {})
+    assert outcome_of_parts(function, env) == outcome_of_parts(codegen.finding_function(first), env)
+
+
+def outcome_of_parts(function: Callable[[Env], object], env: Env) -> tuple[object, ...]:
+    try:
+        return "value", function(env)
+    except Exception as error:  # the point: the same exception, whatever it is
+        return "error", type(error), str(error)

@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Callable
 from operator import eq, ge, gt, le, lt, ne
 from types import CodeType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pgvet.engine.expr import (
     _GUARDED,
@@ -57,6 +57,14 @@ from pgvet.engine.expr import (
     _sub,
     like_pattern,
 )
+
+if TYPE_CHECKING:
+    from pgvet.engine.expr import Compiled, Env, Value
+    from pgvet.engine.pack import Rule, Template
+
+    # a finding's sysctl and postgresql settings (None: a NULL hole), fix text, message and values
+    FindingFunction = Callable[[Env], tuple[dict[str, str | None], dict[str, str | None], str | None, str,
+                                            dict[str, Value]]]
 
 _OPERATORS: dict[Callable[[Any, Any], bool], str] = {eq: "==", ne: "!=", lt: "<", le: "<=", gt: ">", ge: ">="}
 
@@ -345,3 +353,90 @@ _GENERATORS: dict[type[Expr], Callable[[Any, _Source], str]] = {
     IsNull: _is_null, IsBool: _is_bool, In: _in, Like: _like, Case: _case, Coalesce: _coalesce, Call: _call,
     NullIf: _null_if, Distinct: _distinct, MinMax: _min_max,
 }
+
+
+# A rule's finding as one generated function (FindingCode): the holes of its fix and message templates and its
+# values evaluated and formatted in one frame, instead of two calls a hole and a loop a template (a host's
+# twenty findings have about two hundred holes and values). It returns what make_finding's reference path
+# (engine/evaluate.py) computes, or raises; make_finding then takes the reference path, which raises the error
+# as a rule author reads it. tests/test_engine_codegen.py holds the two to the same findings.
+
+def _formatted(value: str, format_name: str | None, setting: bool) -> str:
+    """render._render's formatting of one hole's value, inline (a setting's holes are known not NULL)."""
+    text = f"{value} if type({value}) is str else "
+    if not setting:
+        text += f'"unknown" if {value} is None else '
+    if format_name is None:
+        text += f"str({value}) if type({value}) is int else "
+    return f"({text}_format({value}, {format_name!r}))"
+
+
+def _write_finding(rule: Rule) -> tuple[str, dict[str, object]]:
+    """The module text defining ``expression(env)`` → (sysctl settings, postgresql settings, fix text, message,
+    values): settings by key, None for one that has a NULL hole; the fix text and message unstripped."""
+    from pgvet.engine.render import format_value
+
+    source = _Source()
+    source.namespace["_format"] = format_value
+    statements: list[str] = []
+
+    def hole(compiled: Compiled) -> str:
+        name = f"_h{len(statements)}"
+        statements.append(f"    {name} = {source.expression(compiled.expr)}\n")
+        return name
+
+    def rendered(template: Template, setting: bool) -> str:
+        pieces: list[str] = []
+        holes: list[str] = []
+        for part in template:
+            if isinstance(part, str):
+                pieces.append(repr(part))
+                continue
+            compiled, format_name = part
+            holes.append(hole(compiled))
+            pieces.append(_formatted(holes[-1], format_name, setting))
+        joined = f'"".join(({", ".join(pieces)},))' if pieces else "''"
+        if setting and holes:
+            return f"(None if {' or '.join(f'{name} is None' for name in holes)} else {joined})"
+        return joined
+
+    def settings(templates: tuple[tuple[str, Template], ...]) -> str:
+        return "{" + ", ".join(f"{key!r}: {rendered(template, True)}" for key, template in templates) + "}"
+
+    fix = rule.fix_templates
+    sysctl = settings(fix.sysctl) if fix is not None else "{}"
+    postgresql = settings(fix.postgresql) if fix is not None else "{}"
+    text = rendered(fix.text, False) if fix is not None and fix.text is not None else "None"
+    message = rendered(rule.message_template, False)
+    values = "{" + ", ".join(f"{name!r}: {hole(compiled)}" for name, compiled in rule.value_exprs) + "}"
+    prelude = "".join(f"    {field} = env.{field}\n" for field in sorted(source.reads))
+    body = "".join(statements)
+    return (f"def expression(env):\n{prelude}{body}    return {sysctl}, {postgresql}, {text}, {message}, {values}\n",
+            source.namespace)
+
+
+def compile_finding_code(rule: Rule) -> bytes | None:
+    """compile_code for a rule's finding function; None when CPython will not compile it."""
+    try:
+        text, _ = _write_finding(rule)
+        return marshal.dumps((_digest(text), _compile(text)))
+    except (ValueError, RecursionError):
+        return None
+
+
+def finding_function(rule: Rule, code: bytes | None = None) -> FindingFunction:
+    """The rule's finding function, from ``code`` when it was written from the same text; ValueError when
+    CPython will not compile it."""
+    try:
+        text, namespace = _write_finding(rule)
+    except RecursionError:
+        raise ValueError("finding not compiled: nested too deep") from None
+    compiled: CodeType | None = None
+    if code is not None:
+        with contextlib.suppress(ValueError, EOFError, TypeError):
+            digest, compiled = marshal.loads(code)
+            if digest != _digest(text) or not isinstance(compiled, CodeType):
+                compiled = None
+    exec(compiled if compiled is not None else _compile(text), namespace)
+    function: FindingFunction = namespace["expression"]  # type: ignore[assignment]
+    return function

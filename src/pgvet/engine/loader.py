@@ -113,6 +113,8 @@ def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True) -> RulePack:
     pack = build_pack(sources)
     for compiled in pack.expressions():
         compiled.precompile()
+    for rule in pack.rules:
+        rule.finding_code.precompile(rule)
     _write_cache(cache_file, pack)
     return pack
 
