@@ -239,8 +239,10 @@ def test_least_greatest_nullif_distinct_keep_order_and_types(text: str, values: 
 # A rule's finding function (FindingCode) against make_finding's reference path, hole by hole.
 
 def finding_outcome(rule: Rule, env: Env, generated: bool) -> tuple[object, ...]:
-    """make_finding's fix, message and values through the generated function or the reference path
-    (the generated one made unavailable), or the error it raises."""
+    """make_finding's fix, message, values and evidence through the generated function or the reference path
+    (the generated one made unavailable), or the error it raises; in an environment of its own (fresh caches
+    of derived values and evidence entries), so that neither reads what the other made."""
+    env = Env(env.host, env.item, env.params, env.derived, {}, {})
     code = rule.finding_code
     saved = code.function, code.unavailable
     if not generated:
@@ -324,6 +326,13 @@ def test_finding_function_formats_as_render_and_falls_back_on_errors() -> None:
     assert finding_outcome(variant, wrong, True) == finding_outcome(variant, wrong, False)
     assert finding_outcome(variant, wrong, True)[:2] == ("error", EvalError)
     assert str(finding_outcome(variant, wrong, True)[2]).startswith("host.ram: ")  # the hole, as written
+    # a setting's holes are all formatted, one after a NULL too: the setting is then not just left out
+    after_null = replace(rule, message_template=("m",), value_exprs=(),
+                         fix_templates=FixTemplates(sysctl=(("vm.c", (holes[1], holes[5])),)))
+    assert not generated_parts_succeed(after_null, wrong)
+    assert finding_outcome(after_null, wrong, True) == finding_outcome(after_null, wrong, False)
+    assert finding_outcome(after_null, wrong, True)[:2] == ("error", EvalError)
+    assert finding_outcome(after_null, env, True)[3] == Fix({}, {}, "No value can be computed here for vm.c.")
 
 
 def test_finding_code_is_pickled_with_the_pack_and_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

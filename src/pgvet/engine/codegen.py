@@ -61,10 +61,11 @@ from pgvet.engine.expr import (
 if TYPE_CHECKING:
     from pgvet.engine.expr import Compiled, Env, Value
     from pgvet.engine.pack import Rule, Template
+    from pgvet.findings import Evidence
 
-    # a finding's sysctl and postgresql settings (None: a NULL hole), fix text, message and values
+    # a finding's sysctl and postgresql settings (None: a NULL hole), fix text, message, values and evidence
     FindingFunction = Callable[[Env], tuple[dict[str, str | None], dict[str, str | None], str | None, str,
-                                            dict[str, Value]]]
+                                            dict[str, Value], list[Evidence]]]
 
 _OPERATORS: dict[Callable[[Any, Any], bool], str] = {eq: "==", ne: "!=", lt: "<", le: "<=", gt: ">", ge: ">="}
 
@@ -361,23 +362,64 @@ _GENERATORS: dict[type[Expr], Callable[[Any, _Source], str]] = {
 # (engine/evaluate.py) computes, or raises; make_finding then takes the reference path, which raises the error
 # as a rule author reads it. tests/test_engine_codegen.py holds the two to the same findings.
 
-def _formatted(value: str, format_name: str | None, setting: bool) -> str:
-    """render._render's formatting of one hole's value, inline (a setting's holes are known not NULL)."""
-    text = f"{value} if type({value}) is str else "
-    if not setting:
-        text += f'"unknown" if {value} is None else '
+def _formatted(value: str, format_name: str | None) -> str:
+    """render._render's formatting of one hole's value, inline."""
+    text = f'{value} if type({value}) is str else "unknown" if {value} is None else '
     if format_name is None:
         text += f"str({value}) if type({value}) is int else "
     return f"({text}_format({value}, {format_name!r}))"
 
 
+def _evidence(names: tuple[str, ...]) -> str:
+    """derived.evidence's loop written out for one rule's names, each in the branch its kind takes there:
+    the same entries, shared the same way (the host's host-wide ones made once), the same left out."""
+    lines = ["    _evidence = []\n", "    _append = _evidence.append\n", "    _shared = env.host_evidence\n"]
+    for name in names:
+        if name.startswith("derived."):
+            key = name[8:]
+            lines += [
+                f"    _scope = env.derived[{key!r}].item_scope\n",
+                f"    _entry = None if _scope else _shared.get({name!r})\n",
+                "    if _entry is None:\n",
+                "        _cache = env.item_cache if _scope else env.host_cache\n",
+                f"        if {key!r} in _cache:\n",
+                f"            _value = _cache[{key!r}]\n",
+                "        else:\n",
+                "            try:\n",
+                f"                _value = env.derived_value({key!r})\n",
+                "            except (_EvalError, TypeError, ValueError, ArithmeticError):\n",
+                "                _value = None\n",
+                "        if _value is not None:\n",
+                f"            _entry = _new(_Evidence, ({name!r}, _value, _DERIVED_SOURCE))\n",
+                "            if not _scope:\n",
+                f"                _shared[{name!r}] = _entry\n",
+                "    if _entry is not None:\n",
+                "        _append(_entry)\n"]
+        elif name.startswith("params."):
+            lines += [f"    if (_value := env.params.get({name[7:]!r})) is not None:\n",
+                      f"        _append(_new(_Evidence, ({name!r}, _value, None)))\n"]
+        else:
+            lines += [
+                f"    if env.item is not None and (_value := env.item.get({name!r})) is not None:\n",
+                f"        _append(_new(_Evidence, ({name!r}, _value, env.item.source_of({name!r}))))\n",
+                f"    elif (_entry := _shared.get({name!r})) is not None:\n",
+                "        _append(_entry)\n",
+                f"    elif (_fact := env.host.get({name!r})) is not None and _fact.value is not None:\n",
+                f"        _entry = _shared[{name!r}] = _new(_Evidence, ({name!r}, _fact.value, _fact.source))\n",
+                "        _append(_entry)\n"]
+    return "".join(lines)
+
+
 def _write_finding(rule: Rule) -> tuple[str, dict[str, object]]:
     """The module text defining ``expression(env)`` → (sysctl settings, postgresql settings, fix text, message,
-    values): settings by key, None for one that has a NULL hole; the fix text and message unstripped."""
+    values, evidence): settings by key, None for one that has a NULL hole; the fix text and message unstripped."""
+    from pgvet.engine.derived import DERIVED_SOURCE
     from pgvet.engine.render import format_value
+    from pgvet.findings import Evidence
 
     source = _Source()
-    source.namespace["_format"] = format_value
+    source.namespace.update({"_format": format_value, "_new": tuple.__new__, "_Evidence": Evidence,
+                             "_DERIVED_SOURCE": DERIVED_SOURCE, "_EvalError": EvalError})
     statements: list[str] = []
 
     def hole(compiled: Compiled) -> str:
@@ -394,11 +436,16 @@ def _write_finding(rule: Rule) -> tuple[str, dict[str, object]]:
                 continue
             compiled, format_name = part
             holes.append(hole(compiled))
-            pieces.append(_formatted(holes[-1], format_name, setting))
-        joined = f'"".join(({", ".join(pieces)},))' if pieces else "''"
+            pieces.append(_formatted(holes[-1], format_name))
+        if not pieces:
+            return "''"
         if setting and holes:
-            return f"(None if {' or '.join(f'{name} is None' for name in holes)} else {joined})"
-        return joined
+            # every hole formatted, a NULL one too, before the setting is found to have none: as render_setting,
+            # which raises for a hole it cannot format even after a NULL one
+            formatted = source.temporary()
+            return (f"(None if ({formatted} := ({', '.join(pieces)},)) and "
+                    f"({' or '.join(f'{name} is None' for name in holes)}) else ''.join({formatted}))")
+        return f'"".join(({", ".join(pieces)},))'
 
     def settings(templates: tuple[tuple[str, Template], ...]) -> str:
         return "{" + ", ".join(f"{key!r}: {rendered(template, True)}" for key, template in templates) + "}"
@@ -410,9 +457,9 @@ def _write_finding(rule: Rule) -> tuple[str, dict[str, object]]:
     message = rendered(rule.message_template, False)
     values = "{" + ", ".join(f"{name!r}: {hole(compiled)}" for name, compiled in rule.value_exprs) + "}"
     prelude = "".join(f"    {field} = env.{field}\n" for field in sorted(source.reads))
-    body = "".join(statements)
-    return (f"def expression(env):\n{prelude}{body}    return {sysctl}, {postgresql}, {text}, {message}, {values}\n",
-            source.namespace)
+    body = "".join(statements) + _evidence(rule.evidence_names)
+    return (f"def expression(env):\n{prelude}{body}"
+            f"    return {sysctl}, {postgresql}, {text}, {message}, {values}, _evidence\n", source.namespace)
 
 
 def compile_finding_code(rule: Rule) -> bytes | None:

@@ -271,8 +271,9 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
             pass  # the reference path below raises it as the rule's author reads it
     if parts is None:
         fix, message, values = _finding_parts(rule, env)
+        entries = evidence(env, rule.evidence_names)
     else:
-        sysctl, postgresql, text, message, values = parts
+        sysctl, postgresql, text, message, values, entries = parts
         message = message.strip()
         if rule.fix_templates is None:
             fix = Fix()
@@ -289,7 +290,7 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
     # positional, in Finding's field order: keyword arguments cost ~0.8 µs more a finding
     return Finding(rule.id, rule.name, rule.severity, rule.title, message, host_name,
                    fingerprint(rule.id, host_name, path, subject), rule.tags, subject, path, line,
-                   values, evidence(env, rule.evidence_names), fix, rule.help, list(rule.references))
+                   values, entries, fix, rule.help, list(rule.references))
 
 
 def _finding_parts(rule: Rule, env: Env) -> tuple[Fix, str, dict[str, Value]]:

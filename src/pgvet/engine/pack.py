@@ -28,11 +28,11 @@ class FindingCode:
         self.function: FindingFunction | None = None
         self.unavailable = False  # too deep for CPython's compiler: make_finding's reference path does the work
 
-    def __getstate__(self) -> bytes | None:
-        return self.code
+    def __getstate__(self) -> tuple[bytes | None]:
+        return (self.code,)  # a tuple: pickle calls __setstate__ only for a true state, and code may be None
 
-    def __setstate__(self, code: bytes | None) -> None:
-        self.__init__(code)  # type: ignore[misc]
+    def __setstate__(self, state: tuple[bytes | None]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
 
     def precompile(self, rule: Rule) -> None:
         from pgvet.engine.codegen import compile_finding_code
