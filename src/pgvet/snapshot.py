@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from pgvet.errors import InputError
 from pgvet.facts import Fact, FactValue, HostFacts, Item, make_fact
 from pgvet.provenance import Located, Source
-from pgvet.sources import SUPPRESSION_MARK, read_file_at_most
+from pgvet.sources import find_mark, read_file_at_most
 
 if TYPE_CHECKING:
     from datetime import date
@@ -243,7 +243,7 @@ class _Builder:
     def text(self, path: InputPath) -> tuple[str, str]:
         display = self.display(path)
         text = read_text(path, display)
-        if SUPPRESSION_MARK not in text:
+        if find_mark(text) is None:
             self.host.unmarked_files.add(display)
         elif "ignore[" in text:  # not every file naming pgvet (a collected pg_settings.json does) has comments
             self.host.marked_files.add(display)

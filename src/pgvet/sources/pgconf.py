@@ -63,7 +63,7 @@ from typing import NamedTuple
 
 from pgvet.errors import InputError
 from pgvet.provenance import Source
-from pgvet.sources import SUPPRESSION_MARK, read_file_at_most
+from pgvet.sources import find_mark_in_bytes, read_file_at_most
 
 __all__ = [
     "ConfDirective",
@@ -113,7 +113,6 @@ class ConfProblem:
     target: str | None = None
 
 
-_SUPPRESSION_MARK_BYTES = SUPPRESSION_MARK.encode()
 _new_tuple = tuple.__new__
 
 
@@ -465,7 +464,7 @@ class _Loader:
 
     def parse_bytes(self, data: bytes, absolute: str, shown: str, depth: int) -> bool:
         self.result.files.append(shown)
-        if _SUPPRESSION_MARK_BYTES not in data:
+        if find_mark_in_bytes(data) is None:
             self.result.unmarked_files.add(shown)
         try:
             text = data.decode("utf-8")
