@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import functools
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -69,14 +71,49 @@ def test_other_commands_are_left_to_typer() -> None:
     assert fastcli.run([]) is False
 
 
-def test_lint_starts_without_pydantic_or_rich() -> None:
+def lint_imports(cache: Path) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """A `pgvet lint` of big-server through the entry point, and which of the heavy modules it imported."""
     probe = ("import atexit, sys\n"
-             "atexit.register(lambda: print(sorted(m for m in ('pydantic', 'rich', 'pglast') if m in sys.modules),"
-             " file=sys.stderr))\n"
+             "atexit.register(lambda: print(sorted(m for m in ('pydantic', 'rich', 'pglast', 'typer', 'pgvet.cli')"
+             " if m in sys.modules), file=sys.stderr))\n"
              "sys.argv = ['pgvet', 'lint', 'fixtures/big-server', '--format', 'json']\n"
-             "from pgvet.cli import main\n"
+             "from pgvet.__main__ import main\n"
              "main()\n")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=PROJECT, timeout=120)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=PROJECT, timeout=120,
+                          env={**os.environ, "PGVET_CACHE_DIR": str(cache)})
     assert done.returncode == 1, done.stderr  # big-server has findings
-    assert done.stderr.strip().splitlines()[-1] == "[]"
     assert '"schema_version": "1"' in done.stdout
+    return done, ast.literal_eval(done.stderr.strip().splitlines()[-1])  # the list printed above
+
+
+def test_lint_starts_without_typer_pydantic_or_rich(tmp_path: Path) -> None:
+    """The first lint reads lint's declarations through typer and keeps what it read (and compiles the rule
+    pack, with pydantic); the next imports none of them, nor pgvet.cli, and gives the same report."""
+    first, imported = lint_imports(tmp_path)
+    assert {"pgvet.cli", "typer"} <= set(imported)
+    assert [path.name.startswith("lint-options-") for path in tmp_path.glob("*.json")] == [True]
+    second, imported = lint_imports(tmp_path)
+    assert imported == []
+    assert second.stdout == first.stdout
+
+
+def test_the_kept_declarations_are_what_typer_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lint_spec keeps lint's spec as JSON and reads it back the same; a damaged or foreign file is read
+    again from the declarations; a changed cli.py (another size or time) is another file."""
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(tmp_path))
+    read = fastcli._spec(cli.lint)
+    assert fastcli.lint_spec() == read  # read, then kept
+    (kept,) = tmp_path.glob("lint-options-*.json")
+    assert fastcli._spec_from_json(kept.read_text()) == read
+    kept.write_text('{"params": [["paths", "os.system", false, null, null]]}')
+    assert fastcli._spec_from_json(kept.read_text()) is None  # a kind that is not one of the four scalars
+    assert fastcli.lint_spec() == read
+    kept.write_text("{not json")
+    assert fastcli.lint_spec() == read
+    for argv in (["a", "-f", "json", "--jobs=2", "--no-color"], ["--", "-x"], ["--strict", "b", "--rules", "r"]):
+        assert fastcli._parse(fastcli.lint_spec(), argv) == fastcli.parse(cli.lint, argv)
+    key = fastcli._declarations_key()
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda path, *args, **kwargs: real_stat(
+        fastcli.__file__ if str(path).endswith("cli.py") and "fast" not in str(path) else path, *args, **kwargs))
+    assert fastcli._declarations_key() != key

@@ -1,19 +1,55 @@
 """``python -m pgvet`` and the ``pgvet`` command (its entry point in pyproject.toml).
 
 Ctrl-C is exit code 130 and one line at any moment, also while the command line's modules are still being
-imported (typer alone takes a tenth of a second): nothing is imported here before the ``try``.
+imported (typer alone takes a tenth of a second): nothing is imported here before the ``try``. `pgvet lint`
+is read by fastcli and imports no command-line library; every other command line goes to typer (cli.app).
 """
 
 
 def main() -> None:
     try:
-        from pgvet.cli import main as run
-
-        run()
+        _run()
     except KeyboardInterrupt:
         from pgvet.interrupt import exit_interrupted
 
         exit_interrupted()
+
+
+def _run() -> None:
+    import sys
+    import warnings
+
+    from pgvet.errors import PgvetError
+
+    for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 are shown escaped, not a crash
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+    # ruamel.yaml warns on stderr, with its own source lines, about YAML it still reads (an anchor defined
+    # twice, which YAML allows: an alias takes the latest); what pgvet refuses it says itself.
+    warnings.filterwarnings("ignore", module=r"ruamel\.yaml")
+
+    try:
+        from pgvet.fastcli import run as run_lint_fast  # `pgvet lint` spared typer
+
+        if not run_lint_fast(sys.argv[1:]):
+            from pgvet.cli import app
+
+            app()
+        sys.stdout.flush()  # a full disk or a closed pipe is said here, not at the interpreter's exit
+    except OSError as error:  # standard output that cannot be written (> /dev/full); inputs are read as InputError
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is still buffered goes nowhere
+        if isinstance(error, BrokenPipeError):
+            sys.exit(1)  # a reader that went away (| head): as `pgvet lint` and click have it
+        # with a file name, not standard output: the file may have been read as well as written
+        said = f"{error.filename}" if error.filename else "cannot write standard output"
+        print(f"pgvet: error: {said}: {error.strerror or error}", file=sys.stderr)
+        sys.exit(2)
+    except PgvetError as error:
+        print(f"pgvet: error: {error}", file=sys.stderr)
+        sys.exit(error.exit_code)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional, ParamSpec, TypeVar
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Optional, ParamSpec, TypeVar
 import typer
 
 from pgvet import __version__
+from pgvet.lint_command import explicit_inputs, lint_options, run_lint
 
 if TYPE_CHECKING:
     from pgvet.config import Config
@@ -71,18 +71,6 @@ def _configured_pack(config: Path | None, rules: list[Path] | None) -> tuple[Con
     return settings, load_pack([*settings.rules, *(rules or [])])
 
 
-def _lint_options(settings: Config, *, rules: list[Path] | None = None, select: list[str] | None = None,
-                  ignore: list[str] | None = None, explicit: SnapshotInputs | None = None,
-                  baseline: Path | None = None, ignore_file: Path | None = None) -> LintOptions:
-    """The options of a lint as the configuration gives them: the command line's rule packs and ignored rules
-    added to the configuration's, its selection in place of the configuration's."""
-    from pgvet.lint import LintOptions
-
-    return LintOptions(rules=[*settings.rules, *(rules or [])], select=list(select or settings.select),
-                       ignore=[*settings.ignore, *(ignore or [])], params=settings.params, explicit=explicit,
-                       baseline=baseline, ignore_file=ignore_file)
-
-
 def _load_one_host(directory: Path | None, explicit: SnapshotInputs | None = None) -> HostFacts:
     """load_host for the commands of one host (facts, explain, fix): an input error names the file as the user
     can open it (``hosts/db1/sysctl.d/10.conf:1``), not relative to the host as a fleet report does."""
@@ -133,17 +121,6 @@ AutoConfOpt = Annotated[Optional[Path], typer.Option("--auto-conf", help="postgr
 PgSettingsOpt = Annotated[Optional[Path], typer.Option("--pg-settings", help="pg_settings.json from `pgvet collect`.")]  # noqa: UP045
 
 
-def _explicit(sysctl: Path | None, sysctl_conf: list[Path] | None, meminfo: Path | None, lscpu: Path | None,
-              mounts: Path | None, sysfs: Path | None, host_yaml: Path | None, postgresql_conf: Path | None,
-              auto_conf: Path | None, pg_settings: Path | None) -> SnapshotInputs | None:
-    from pgvet.snapshot import SnapshotInputs
-
-    explicit = SnapshotInputs(sysctl=sysctl, sysctl_conf=list(sysctl_conf or []), meminfo=meminfo, lscpu=lscpu,
-                              mounts=mounts, sysfs=sysfs, host_yaml=host_yaml, postgresql_conf=postgresql_conf,
-                              postgresql_auto_conf=auto_conf, pg_settings=pg_settings)
-    return None if explicit.is_empty() else explicit
-
-
 @app.command()
 @reports_errors
 def facts(
@@ -163,7 +140,7 @@ def facts(
 
     if output_format not in ("text", "json"):
         raise UsageError(f"--format must be text or json, not {output_format!r}")
-    explicit = _explicit(sysctl, sysctl_conf, meminfo, lscpu, mounts, sysfs, host_yaml, postgresql_conf,
+    explicit = explicit_inputs(sysctl, sysctl_conf, meminfo, lscpu, mounts, sysfs, host_yaml, postgresql_conf,
                          auto_conf, pg_settings)
     if path is None and explicit is None:
         raise UsageError("give a host directory or input files (see pgvet facts --help)")
@@ -227,44 +204,12 @@ def lint(
     postgresql_conf: ConfOpt = None, auto_conf: AutoConfOpt = None, pg_settings: PgSettingsOpt = None,
 ) -> None:
     """Lint one or many hosts and report findings with their computed values and fixes."""
-    from pgvet.config import SEVERITIES, load_config
-    from pgvet.errors import UsageError
-
-    settings = load_config(config)
-    threshold = fail_on or settings.fail_on
-    if threshold not in SEVERITIES:
-        raise UsageError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
-    explicit = _explicit(sysctl, sysctl_conf, meminfo, lscpu, mounts, sysfs, host_yaml, postgresql_conf,
-                         auto_conf, pg_settings)
-    from pgvet.lint import host_directories
-
-    skipped: list[str] = []
-    directories: list[Path | None] = list(host_directories(paths or [], skipped=skipped))
-    if not directories:
-        if explicit is None:
-            raise UsageError("give host directories or input files (see pgvet lint --help)")
-        directories = [None]
-    elif explicit is not None and len(directories) > 1:
-        raise UsageError("input file options apply to one host: give a single directory with them")
-    options = _lint_options(settings, rules=rules, select=select, ignore=ignore, explicit=explicit,
-                            baseline=baseline or settings.baseline, ignore_file=ignore_file or settings.ignore_file)
-    if jobs > 1 and len(directories) > 1:
-        from pgvet.lint import usable_cpus
-
-        cpus = usable_cpus()
-        if jobs > cpus:  # more processes than CPUs only share them, each with its own copy of the rules
-            typer.echo(f"pgvet: notice: --jobs {jobs} lowered to {cpus}, the CPUs this process may use", err=True)
-            jobs = cpus
-    from pgvet.lint import collecting_garbage_for_batches
-    from pgvet.report.stream import lint_and_report  # each host reported as it is linted, then dropped
-
-    with collecting_garbage_for_batches():
-        summary = lint_and_report(directories, options, jobs=jobs, formats=list(output_format or []),
-                                  outputs=list(output or []), verbose=verbose, color=color, notices=skipped)
-    code = summary.exit_code(threshold, strict=strict)
-    if exit_zero and code == 1:
-        code = 0
-    raise typer.Exit(code)
+    raise typer.Exit(run_lint(
+        paths=paths, output_format=output_format, output=output, select=select, ignore=ignore, rules=rules,
+        config=config, fail_on=fail_on, exit_zero=exit_zero, strict=strict, jobs=jobs, baseline=baseline,
+        ignore_file=ignore_file, verbose=verbose, color=color, sysctl=sysctl, sysctl_conf=sysctl_conf,
+        meminfo=meminfo, lscpu=lscpu, mounts=mounts, sysfs=sysfs, host_yaml=host_yaml,
+        postgresql_conf=postgresql_conf, auto_conf=auto_conf, pg_settings=pg_settings))
 
 
 @rules_app.callback()
@@ -334,7 +279,7 @@ def fix(
     # apply (a rule the configuration ignores must not have its change written); not its baseline, a ratchet
     # of findings still to fix
     settings = load_config(config)
-    result = lint([path], _lint_options(settings, select=select, ignore_file=settings.ignore_file))
+    result = lint([path], lint_options(settings, select=select, ignore_file=settings.ignore_file))
     if result.errors:
         from pgvet.errors import InputError
 
@@ -513,7 +458,7 @@ def check(
     formats, outputs = list(output_format or ["text"]), list(output or [])
     destinations(formats, outputs)  # a bad --format fails now, not after a collection (and its --snapshot)
     interactive = not no_input and sys.stdin.isatty() and sys.stderr.isatty()
-    options = _lint_options(settings, select=select, ignore=ignore)
+    options = lint_options(settings, select=select, ignore=ignore)
     outcome = run_check(dsn, options, snapshot=snapshot, answers_file=answers,
                         prompt=_prompt if interactive else None, confirm_save=_confirm_save if interactive else None,
                         timeout=timeout)
@@ -544,39 +489,3 @@ def _confirm_save() -> Path | None:
     if path.exists() and not typer.confirm(f"{path} exists: replace it?", default=False, err=True):
         return None
     return path
-
-
-def main() -> None:
-    from pgvet.errors import PgvetError
-
-    for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 are shown escaped, not a crash
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            reconfigure(errors="backslashreplace")
-    # ruamel.yaml warns on stderr, with its own source lines, about YAML it still reads (an anchor defined
-    # twice, which YAML allows: an alias takes the latest); what pgvet refuses it says itself.
-    warnings.filterwarnings("ignore", module=r"ruamel\.yaml")
-
-    try:
-        from pgvet.fastcli import run as run_lint_fast  # `pgvet lint` spared typer's pydantic parsing
-
-        if not run_lint_fast(sys.argv[1:]):
-            app()
-        sys.stdout.flush()  # a full disk or a closed pipe is said here, not at the interpreter's exit
-    except OSError as error:  # standard output that cannot be written (> /dev/full); inputs are read as InputError
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is still buffered goes nowhere
-        if isinstance(error, BrokenPipeError):
-            sys.exit(1)  # a reader that went away (| head): as `pgvet lint` and click have it
-        # with a file name, not standard output: the file may have been read as well as written
-        said = f"{error.filename}" if error.filename else "cannot write standard output"
-        typer.echo(f"pgvet: error: {said}: {error.strerror or error}", err=True)
-        sys.exit(2)
-    except PgvetError as error:
-        typer.echo(f"pgvet: error: {error}", err=True)
-        sys.exit(error.exit_code)
-    except KeyboardInterrupt:
-        from pgvet.interrupt import exit_interrupted
-
-        exit_interrupted()

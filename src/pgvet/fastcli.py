@@ -1,9 +1,12 @@
-"""``pgvet lint`` without typer's parameter machinery, for start-up time.
+"""``pgvet lint`` without typer, for start-up time.
 
 typer 0.2x validates every parameter through a pydantic TypeAdapter: importing pydantic and building
-the adapters costs more than the whole lint of a host. The options of ``lint`` are plain (texts,
-paths, numbers, flags, repeated options), so this module reads them from the same typer declarations
-(the ``lint`` function's signature: nothing is declared twice) and calls the command itself.
+the adapters costs more than the whole lint of a host, and importing typer itself a third of a one-host
+lint's start. The options of ``lint`` are plain (texts, paths, numbers, flags, repeated options), so this
+module reads them from the same typer declarations (the ``lint`` function's signature: nothing is declared
+twice) and calls the command's work, lint_command.run_lint. What it read of the declarations is kept in
+pgvet's cache directory, keyed by the files it was read from (cli.py, this module, typer's): a lint then
+imports neither pgvet.cli nor typer.
 
 Anything it does not understand exactly — ``--help``, an unknown or abbreviated option, a missing
 value, a number out of range, a file name that is not valid UTF-8, a declaration it has no rule for —
@@ -13,6 +16,9 @@ messages. tests/test_fastcli.py checks that both give the command the same argum
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
 import sys
 import types
@@ -22,12 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pgvet import __version__
+
 # ParameterInfo attributes and the values under which typer does nothing but convert the text.
 _PLAIN = {"callback": None, "envvar": None, "is_eager": False, "prompt": False, "count": False, "parser": None,
           "click_type": None, "expose_value": True, "exists": False, "resolve_path": False, "allow_dash": False,
           "path_type": None, "file_okay": True, "dir_okay": True, "writable": False, "default_factory": None,
           "max": None, "clamp": False}
 _SCALARS: tuple[type, ...] = (str, int, Path, bool)
+_KINDS = {kind.__name__: kind for kind in _SCALARS}
 
 
 class _Unsupported(Exception):
@@ -58,8 +67,15 @@ def _unwrap(annotation: Any) -> tuple[type, bool]:
     return annotation, multiple
 
 
-def _spec(command: Callable[..., Any]) -> tuple[dict[str, tuple[_Param, Any]], _Param | None, list[_Param]]:
-    """Option spellings → (parameter, value a flag sets), the positional parameter, every parameter."""
+@dataclass(slots=True)
+class _Spec:
+    options: dict[str, tuple[_Param, Any]]  # option spellings → (parameter, the value a flag sets)
+    positional: _Param | None
+    params: list[_Param]
+
+
+def _spec(command: Callable[..., Any]) -> _Spec:
+    """What ``command``'s typer declarations say, as this module reads command lines (_Unsupported when unsure)."""
     from typer.models import ArgumentInfo, OptionInfo, ParameterInfo
     from typer.utils import get_params_from_function
 
@@ -91,7 +107,77 @@ def _spec(command: Callable[..., Any]) -> tuple[dict[str, tuple[_Param, Any]], _
             options[on.strip()] = (param, True if kind is bool else None)
             if slash:
                 options[off.strip()] = (param, False)
-    return options, positional, params
+    return _Spec(options, positional, params)
+
+
+def _spec_json(spec: _Spec) -> str | None:
+    """The spec as JSON, None when a default is not a plain JSON value (it is then read again each time)."""
+    if any(type(param.default) not in (type(None), bool, int, str) for param in spec.params):
+        return None
+    return json.dumps({
+        "params": [[param.name, param.kind.__name__, param.multiple, param.default, param.minimum]
+                   for param in spec.params],
+        "positional": spec.positional.name if spec.positional is not None else None,
+        "options": {spelling: [param.name, value] for spelling, (param, value) in spec.options.items()}})
+
+
+def _spec_from_json(text: str) -> _Spec | None:
+    """The spec _spec_json wrote, None for anything else (a truncated or foreign file)."""
+    try:
+        document = json.loads(text)
+        params = {name: _Param(name, _KINDS[kind], bool(multiple), default, minimum)
+                  for name, kind, multiple, default, minimum in document["params"]}
+        positional = params[document["positional"]] if document["positional"] is not None else None
+        options = {spelling: (params[name], value) for spelling, (name, value) in document["options"].items()}
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return _Spec(options, positional, list(params.values()))
+
+
+def _declarations_key() -> str | None:
+    """What the spec of ``lint`` was read from: this module, cli.py and typer (their sizes and times), pgvet's
+    version and Python's; None when typer cannot be found (typer then says what is wrong)."""
+    from importlib.machinery import PathFinder  # importlib.util's find_spec would import 4 ms of modules more
+
+    typer = PathFinder.find_spec("typer")  # a typer installed otherwise than on sys.path: no key, read each time
+    if typer is None or typer.origin is None:
+        return None
+    parts = [__version__, sys.version]
+    for path in (__file__, os.path.join(os.path.dirname(__file__), "cli.py"), typer.origin):
+        try:
+            status = os.stat(path)
+        except OSError:
+            return None
+        parts.append(f"{path}:{status.st_size}:{status.st_mtime_ns}")
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
+def lint_spec() -> _Spec:
+    """The spec of ``lint``: from the cache when it was read from the same files, else from typer's reading of
+    cli.lint (importing typer), then kept for the next run."""
+    from pgvet.engine.loader import cache_dir
+
+    key = _declarations_key()
+    place = cache_dir() / f"lint-options-{key}.json" if key is not None else None
+    if place is not None:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            cached = _spec_from_json(place.read_text(encoding="utf-8"))
+            if cached is not None:
+                return cached
+    from pgvet import cli
+
+    spec = _spec(cli.lint)
+    text = _spec_json(spec)
+    if place is not None and text is not None:
+        temporary = place.with_name(f".{place.name}.{os.getpid()}.tmp")
+        try:
+            place.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_text(text, encoding="utf-8")
+            os.replace(temporary, place)  # atomic: a concurrent reader sees the whole file or none
+        except OSError:  # an unwritable cache only costs reading the declarations again
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
+    return spec
 
 
 def _convert(param: _Param, text: str) -> Any:
@@ -116,7 +202,11 @@ def _convert(param: _Param, text: str) -> Any:
 
 def parse(command: Callable[..., Any], argv: Sequence[str]) -> dict[str, Any]:
     """The keyword arguments typer would call ``command`` with; _Unsupported when unsure."""
-    options, positional, params = _spec(command)
+    return _parse(_spec(command), argv)
+
+
+def _parse(spec: _Spec, argv: Sequence[str]) -> dict[str, Any]:
+    options, positional, params = spec.options, spec.positional, spec.params
     given: dict[str, list[Any]] = {}
     tokens = iter(argv)
     only_positional = False
@@ -156,22 +246,16 @@ def run(argv: Sequence[str]) -> bool:
     """Run ``pgvet lint`` when the command line is one this module parses exactly (exits); else False."""
     if not argv or argv[0] != "lint":
         return False
-    from pgvet import cli
-
     try:
-        arguments = parse(cli.lint, argv[1:])
+        arguments = _parse(lint_spec(), argv[1:])
     except _Unsupported:
         return False
-    import typer
+    from pgvet.lint_command import run_lint
 
     try:
-        cli.lint(**arguments)
-    except typer.Exit as done:
-        code = done.exit_code
+        code = run_lint(**arguments)  # pgvet's own errors (PgvetError) go up to __main__, which says them
     except BrokenPipeError:
         # as click does: a reader that went away (| head) is no error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 1
-    else:
-        code = 0
     sys.exit(code)

@@ -36,7 +36,7 @@ class ReportFile:
         except OSError as error:
             raise UsageError(f"cannot write {path}: {error.strerror}") from None
         try:
-            # file names that are not UTF-8 (surrogates) escaped as on standard output (cli.main): in JSON,
+            # file names that are not UTF-8 (surrogates) escaped as on standard output (__main__): in JSON,
             # that is JSON's own escape of them
             self.handle: IO[str] = open(self.temporary or target, "w", encoding="utf-8",  # noqa: SIM115
                                         errors="backslashreplace")
