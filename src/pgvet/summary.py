@@ -9,7 +9,7 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pgvet.findings import SEVERITY_RANK, HostResult, LintResult
+from pgvet.findings import SEVERITY_RANK, Finding, HostResult, LintResult
 
 TOP_HOSTS = 20  # rows of the fleet's host table (the rest are counted, not listed)
 TOP_RULES = 10  # rows of the text report's most frequent findings (JSON lists every rule that fired)
@@ -59,7 +59,7 @@ class RunSummary:
 
     def add(self, host: HostResult) -> None:
         counts: Counter[str] = Counter()
-        fired: dict[str, RuleRow] = {}
+        fired: dict[str, Finding] = {}  # the first counted finding of each rule
         for finding in host.findings:
             self.baseline += finding.baseline
             if finding.suppressed is not None:
@@ -68,13 +68,17 @@ class RunSummary:
                 self.baseline_only += 1
             else:
                 counts[finding.severity] += 1
-                fired.setdefault(finding.rule_id, RuleRow(finding.rule_id, finding.rule_name, finding.severity))
+                if finding.rule_id not in fired:
+                    fired[finding.rule_id] = finding
         self.hosts += 1
         self.counts.update(counts)
         self.not_evaluated += len(host.not_evaluated)
         self.hosts_by_worst[next((severity for severity in SEVERITIES if counts[severity]), "clean")] += 1
-        for rule_id, rule in fired.items():
-            self.rules.setdefault(rule_id, rule).hosts += 1
+        for rule_id, finding in fired.items():
+            rule = self.rules.get(rule_id)
+            if rule is None:  # a row made once a run, not once a finding
+                rule = self.rules[rule_id] = RuleRow(rule_id, finding.rule_name, finding.severity)
+            rule.hosts += 1
         row = HostRow(host.host.name, counts["error"], counts["warning"], counts["info"])
         # the worst hosts, earlier ones first among equals: keep the TOP_HOSTS largest keys
         heapq.heappush(self._top, (row.error, row.warning, row.info, -self.hosts, row))

@@ -148,16 +148,21 @@ def generate(node: Expr, code: bytes | None = None) -> Function:
     """``node`` as one Python function of an Env, from ``code`` (compile_code's) when it was written from the
     same text; ValueError when CPython will not compile it (too deep)."""
     text, namespace = _write(node)
+    function: Function = _define(text, namespace, code)  # type: ignore[assignment]
+    return function
+
+
+def _define(text: str, namespace: dict[str, object], code: bytes | None) -> object:
+    """The function ``text`` defines, run in ``namespace``: from ``code`` when it was compiled from the same
+    text, else compiled now. The text is built from node trees, a rule's names and texts only as repr literals."""
     compiled: CodeType | None = None
     if code is not None:
         with contextlib.suppress(ValueError, EOFError, TypeError):  # written by another Python: compile again
             digest, compiled = marshal.loads(code)
             if digest != _digest(text) or not isinstance(compiled, CodeType):
                 compiled = None
-    # the text above: built from the node tree, a rule's names and texts only as repr literals
     exec(compiled if compiled is not None else _compile(text), namespace)
-    function: Function = namespace["expression"]  # type: ignore[assignment]
-    return function
+    return namespace["expression"]
 
 
 def _const(node: Const, source: _Source) -> str:
@@ -478,12 +483,5 @@ def finding_function(rule: Rule, code: bytes | None = None) -> FindingFunction:
         text, namespace = _write_finding(rule)
     except RecursionError:
         raise ValueError("finding not compiled: nested too deep") from None
-    compiled: CodeType | None = None
-    if code is not None:
-        with contextlib.suppress(ValueError, EOFError, TypeError):
-            digest, compiled = marshal.loads(code)
-            if digest != _digest(text) or not isinstance(compiled, CodeType):
-                compiled = None
-    exec(compiled if compiled is not None else _compile(text), namespace)
-    function: FindingFunction = namespace["expression"]  # type: ignore[assignment]
+    function: FindingFunction = _define(text, namespace, code)  # type: ignore[assignment]
     return function
