@@ -110,6 +110,16 @@ def test_the_kept_declarations_are_what_typer_gives(tmp_path: Path, monkeypatch:
     assert fastcli.lint_spec() == read
     kept.write_text("{not json")
     assert fastcli.lint_spec() == read
+    good = fastcli._spec_json(read)
+    assert good is not None
+    for damaged in ("[" * 100_000, '{"params": [], "positional": null, "options": {}}',  # nested; none of lint's
+                    good.replace('["jobs", "int", false, 1,', '["jobs", "int", false, "1",'),  # a default's kind
+                    good.replace('"positional": "paths"', '"positional": "jobs"'),
+                    good.replace('"--strict": ["strict", true]', '"--strict": ["strict", "yes"]')):
+        assert damaged != good or damaged.startswith("[")
+        kept.write_text(damaged)
+        assert fastcli._spec_from_json(damaged) is None
+        assert fastcli.lint_spec() == read
     for argv in (["a", "-f", "json", "--jobs=2", "--no-color"], ["--", "-x"], ["--strict", "b", "--rules", "r"]):
         assert fastcli._parse(fastcli.lint_spec(), argv) == fastcli.parse(cli.lint, argv)
     key = fastcli._declarations_key()
@@ -117,3 +127,14 @@ def test_the_kept_declarations_are_what_typer_gives(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(os, "stat", lambda path, *args, **kwargs: real_stat(
         fastcli.__file__ if str(path).endswith("cli.py") and "fast" not in str(path) else path, *args, **kwargs))
     assert fastcli._declarations_key() != key
+
+
+def test_an_error_of_the_fast_command_line_is_said_with_its_control_characters_escaped(tmp_path: Path) -> None:
+    """A rule pack directory whose name holds an escape sequence: the error names it escaped, as typer's
+    commands do in a log (no colour code reaches a terminal or a CI log)."""
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "fixtures/big-server", "--rules", "/no\x1b[31mpe"],
+                          capture_output=True, text=True, cwd=PROJECT, timeout=120,
+                          env={**os.environ, "PGVET_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 2
+    assert "\x1b" not in done.stderr
+    assert "/no\\x1b[31mpe" in done.stderr

@@ -271,8 +271,11 @@ def test_reports_and_suppressions_ask_nothing_the_listing_answered(tmp_path: Pat
     for one. What they write is what asking gives (a host's files linked elsewhere are still resolved)."""
     import os
 
+    from pgvet import report
     from pgvet.report import jsonl
 
+    report._relative_path.cache_clear()  # what earlier tests resolved would not be asked again either
+    report._real.cache_clear()
     linked = tmp_path / "linked"
     linked.mkdir()
     for source in (FIXTURES / "big-server").iterdir():

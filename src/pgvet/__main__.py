@@ -45,11 +45,21 @@ def _run() -> None:
             sys.exit(1)  # a reader that went away (| head): as `pgvet lint` and click have it
         # with a file name, not standard output: the file may have been read as well as written
         said = f"{error.filename}" if error.filename else "cannot write standard output"
-        print(f"pgvet: error: {said}: {error.strerror or error}", file=sys.stderr)
+        _say(f"pgvet: error: {said}: {error.strerror or error}")
         sys.exit(2)
     except PgvetError as error:
-        print(f"pgvet: error: {error}", file=sys.stderr)
+        _say(f"pgvet: error: {error}")
         sys.exit(error.exit_code)
+
+
+def _say(message: str) -> None:
+    """An error on stderr, its control characters escaped: a name given on the command line or read from a
+    file may hold an escape sequence, which must not reach the terminal or a CI log as one."""
+    import sys
+
+    from pgvet.report import visible
+
+    print(visible(message), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -122,14 +122,27 @@ def _spec_json(spec: _Spec) -> str | None:
 
 
 def _spec_from_json(text: str) -> _Spec | None:
-    """The spec _spec_json wrote, None for anything else (a truncated or foreign file)."""
+    """The spec _spec_json wrote, None for anything else (a truncated, foreign or edited file): its parameters
+    must be run_lint's, each default of its kind, the positional one a list of paths."""
+    from pgvet.lint_command import run_lint
+
+    code = run_lint.__code__
+    expected = set(code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount])
     try:
         document = json.loads(text)
-        params = {name: _Param(name, _KINDS[kind], bool(multiple), default, minimum)
+        params = {name: _Param(name, _KINDS[kind], multiple, default, minimum)
                   for name, kind, multiple, default, minimum in document["params"]}
         positional = params[document["positional"]] if document["positional"] is not None else None
         options = {spelling: (params[name], value) for spelling, (name, value) in document["options"].items()}
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return None
+    if set(params) != expected or positional is None or positional.kind is not Path or not positional.multiple:
+        return None
+    for param in params.values():
+        if (type(param.multiple) is not bool or type(param.minimum) not in (type(None), int)
+                or not (param.default is None or (not param.multiple and type(param.default) is param.kind))):
+            return None
+    if any(type(spelling) is not str or value not in (None, True, False) for spelling, (_, value) in options.items()):
         return None
     return _Spec(options, positional, list(params.values()))
 

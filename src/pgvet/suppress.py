@@ -236,8 +236,8 @@ class IgnoreFiles:
         """The host's .pgvet-ignore.yaml; one that is a link out of the host directory, a pipe or a device is
         not read, and a notice says so (the host's inputs are held to the same rule)."""
         listing = host.host.listing
-        if listing is not None and IGNORE_FILE not in listing:
-            return []  # the directory's listing, read with the host's inputs, holds none
+        if listing is not None and not any(name.lower() == IGNORE_FILE for name in listing):
+            return []  # the directory's listing, read with the host's inputs, holds none (in any case's spelling)
         own = Path(host.host.root) / IGNORE_FILE
         try:
             mode = own.lstat().st_mode
