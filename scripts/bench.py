@@ -128,7 +128,7 @@ def check_report(command: list[str], env: dict[str, str], hosts: int) -> None:
 STAGE_PROBE = """
 import io, sys, time
 from pathlib import Path
-from pgvet.engine.evaluate import evaluate_host
+from pgvet.engine.evaluate import evaluate_hosts
 from pgvet.lint import BATCH_HOSTS, LintOptions, LintRun, collecting_garbage_for_batches
 from pgvet.report import ReportOptions
 from pgvet.report.jsonl import Writer
@@ -147,7 +147,7 @@ with collecting_garbage_for_batches():  # as a lint does, a batch of hosts at a 
         began = time.perf_counter()
         hosts = [load_host(directory, None, wanted=plan.wanted) for directory in directories[start:start + BATCH_HOSTS]]
         loaded = time.perf_counter()
-        results = [evaluate_host(plan.pack, host, plan=plan.rules, host_cache={}) for host in hosts]
+        results = evaluate_hosts(plan.pack, hosts, plan=plan.rules)  # rule by rule over the batch, as a lint does
         evaluated = time.perf_counter()
         for result in results:
             suppress_inline(result, [])

@@ -101,8 +101,8 @@ class HostFacts:
     unmarked_files: set[str] = field(default_factory=set)
     marked_files: set[str] = field(default_factory=set)  # the others: their suppressions are judged even unused
     # names the host directory's listing showed as regular files (no links): a report resolves their real
-    # paths without asking the file system again; and every name of that listing (None: unknown, ask the file
-    # system), which tells the suppressions whether the host has an ignore file
+    # paths without asking the file system again; and every name of that listing, lower-cased (None: not
+    # listed, ask the file system), which tells the suppressions whether the host has an ignore file
     regular_files: set[str] = field(default_factory=set)
     listing: frozenset[str] | None = None
 

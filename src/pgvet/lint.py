@@ -302,8 +302,12 @@ def _no_sigint() -> Iterator[None]:
 def _lint_in_worker(directories: Sequence[Path | None]) -> list[HostResult | HostError]:
     """A chunk's outcomes (up to 64 hosts, for fewer round trips), linted in batches as in one process."""
     plan = _WORKER_PLAN[0]
-    return [outcome for start in range(0, len(directories), BATCH_HOSTS)
-            for outcome in plan.lint_batch(directories[start:start + BATCH_HOSTS])]
+    return [outcome for batch in _batches(directories) for outcome in plan.lint_batch(batch)]
+
+
+def _batches(directories: Sequence[Path | None]) -> Iterator[Sequence[Path | None]]:
+    """The directories BATCH_HOSTS at a time, in order."""
+    return (directories[start:start + BATCH_HOSTS] for start in range(0, len(directories), BATCH_HOSTS))
 
 
 class LintRun:
@@ -386,8 +390,8 @@ class LintRun:
     def _linted(self) -> Iterator[HostResult | HostError]:
         directories, jobs = self.directories, self.jobs
         if jobs <= 1 or len(directories) < 2 * jobs:
-            for start in range(0, len(directories), BATCH_HOSTS):
-                yield from _handed_on(self.plan.lint_batch(directories[start:start + BATCH_HOSTS]))
+            for batch in _batches(directories):
+                yield from _handed_on(self.plan.lint_batch(batch))
             return
         size = max(1, min(64, len(directories) // (jobs * 8)))
         chunks = (directories[start:start + size] for start in range(0, len(directories), size))

@@ -95,12 +95,11 @@ def _inside(path: Path, root: Path) -> bool:
     return True
 
 
-def discover(directory: Path, warnings: list[str] | None = None, regular: set[str] | None = None,
-             listing: set[str] | None = None) -> SnapshotInputs:
-    """The inputs present in a host directory, refusing any that resolve outside it. ``regular`` receives
-    the names of those the directory's listing shows as regular files (no links), ``listing`` every name
-    of the listing (nothing when the directory cannot be listed)."""
-    refused = warnings if warnings is not None else []
+def discover(directory: Path, host: HostFacts | None = None) -> SnapshotInputs:
+    """The inputs present in a host directory, refusing any that resolve outside it. ``host`` receives the
+    refusals (its warnings), the names the directory's listing shows as regular files (no links) and the
+    listing's names, lower-cased (none when the directory cannot be listed)."""
+    refused = host.warnings if host is not None else []
     inputs = SnapshotInputs()
 
     def usable(path: Path) -> bool:
@@ -133,8 +132,8 @@ def discover(directory: Path, warnings: list[str] | None = None, regular: set[st
 
     entries = _entries(directory)
     present = None if entries is None else frozenset(name.lower() for name in entries)
-    if entries is not None and listing is not None:
-        listing.update(entries)
+    if host is not None:
+        host.listing = present
     base = os.fspath(directory)
     for kind, names in INPUT_NAMES.items():
         for name in names:
@@ -142,8 +141,8 @@ def discover(directory: Path, warnings: list[str] | None = None, regular: set[st
                 continue  # not there: no need to ask the file system name by name
             if _listed_as_regular(entries, name):
                 setattr(inputs, kind, _child(base, name))
-                if regular is not None:
-                    regular.add(name)
+                if host is not None:
+                    host.regular_files.add(name)
                 break
             candidate = directory / name
             if usable(candidate):
@@ -220,7 +219,6 @@ class _Builder:
         self.root_name = os.fspath(root)
         self.host = HostFacts(name=name, root=str(root))
         self.wanted = wanted
-        self.regular = self.host.regular_files  # names of the directory listed as regular files: no link to look for
 
     @cached_property
     def real_root(self) -> Path:
@@ -232,7 +230,8 @@ class _Builder:
         # what resolving both would give, without walking every directory of the path.
         name = os.fspath(path)
         head, tail = os.path.split(name) if name != "." else (".", "")  # Path("."): its own parent, no name
-        if (head or ".") == self.root_name and tail != ".." and (tail in self.regular or not os.path.islink(name)):
+        if ((head or ".") == self.root_name and tail != ".."
+                and (tail in self.host.regular_files or not os.path.islink(name))):
             return tail
         if name == self.root_name:
             return "."  # what resolving gives for the (existing) host directory itself
@@ -328,12 +327,7 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
         # The resolved directory's name: its own unless it is a link (resolving a parent keeps the last name)
         own = root.name not in ("", "..") and not os.path.islink(root)
         builder.host.name = root.name if own else builder.real_root.name or str(root)
-    if directory is not None:
-        listing: set[str] = set()
-        inputs = discover(root, builder.host.warnings, builder.regular, listing)
-        builder.host.listing = frozenset(listing) if listing else None
-    else:
-        inputs = SnapshotInputs()
+    inputs = discover(root, builder.host) if directory is not None else SnapshotInputs()
     if explicit is not None:
         inputs = inputs.merged(explicit)
     if inputs.is_empty():

@@ -28,7 +28,7 @@ from pgvet.errors import InputError
 from pgvet.findings import HostResult, LintResult
 from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
-from pgvet.sources import read_file_at_most
+from pgvet.sources import find_mark_in_bytes, read_file_at_most
 
 _IGNORE = re.compile(r"#\s*pgvet:\s*ignore\[([^\]]*)\]\s*(.*)$")
 MAX_SCANNED_BYTES = 4 * 1024 * 1024
@@ -53,7 +53,7 @@ def _suppressions(path: str, display: str) -> dict[int, Suppression]:
     except OSError:
         return {}
     found: dict[int, Suppression] = {}
-    if b"pgvet" not in data:
+    if find_mark_in_bytes(data) is None:
         return found  # most files have no comment at all: spare decoding them and the search line by line
     for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
         match = _IGNORE.search(line)
@@ -236,7 +236,7 @@ class IgnoreFiles:
         """The host's .pgvet-ignore.yaml; one that is a link out of the host directory, a pipe or a device is
         not read, and a notice says so (the host's inputs are held to the same rule)."""
         listing = host.host.listing
-        if listing is not None and not any(name.lower() == IGNORE_FILE for name in listing):
+        if listing is not None and IGNORE_FILE not in listing:
             return []  # the directory's listing, read with the host's inputs, holds none (in any case's spelling)
         own = Path(host.host.root) / IGNORE_FILE
         try:
