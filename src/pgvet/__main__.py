@@ -13,6 +13,14 @@ def main() -> None:
         from pgvet.interrupt import exit_interrupted
 
         exit_interrupted()
+    except RuntimeError as error:
+        # CPython 3.11 wraps what a descriptor's __set_name__ raises (a dataclass's fields, while a module that
+        # defines one loads) in a RuntimeError: a Ctrl-C at that moment arrives as one
+        if not isinstance(error.__cause__, KeyboardInterrupt):
+            raise
+        from pgvet.interrupt import exit_interrupted
+
+        exit_interrupted()
 
 
 def _run() -> None:
