@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -136,8 +137,12 @@ def measure_grid(major: int, seed: int, count: int) -> list[Measurement]:
     def run(half: int) -> list[Measurement]:
         return [measure(major, clusters[half], point, fine=fine) for point in points[half::2]]
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        halves = list(pool.map(run, range(2)))
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            halves = list(pool.map(run, range(2)))
+    finally:
+        for data in clusters:
+            shutil.rmtree(data.parent, ignore_errors=True)
     measured: list[Measurement] = []
     for index in range(count):
         measured.append(halves[index % 2][index // 2])
