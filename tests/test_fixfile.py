@@ -267,4 +267,4 @@ def test_fix_follows_the_configuration_as_lint_does(tmp_path: Path, monkeypatch:
     assert result.exit_code == 0, result.output
     assert "vm.zone_reclaim_mode" not in result.output
     assert "max_connections = " not in result.output
-    assert "vm.nr_hugepages = 73733" in result.output
+    assert "vm.nr_hugepages = 73638" in result.output

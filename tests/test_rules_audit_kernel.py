@@ -597,4 +597,4 @@ def test_default_size_fix_text_is_unchanged_and_a_text_that_renders_empty_is_non
                               "fragmentation cannot prevent their allocation; the suggestion adds a 2 % margin (at "
                               "least 8 pages).")
     [tables] = found["PGV120"]
-    assert tables.fix.text is None and tables.fix.sysctl == {"vm.nr_hugepages": "73733"}
+    assert tables.fix.text is None and tables.fix.sysctl == {"vm.nr_hugepages": "73638"}
