@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pgvet.live.server import redact_conf_text, redact_dsn, scrub
+from pgvet.live.redact import redact_conf_text, redact_dsn, scrub
 
 
 @pytest.mark.parametrize(("dsn", "redacted"), [

@@ -47,7 +47,8 @@ R = TypeVar("R")
 
 
 def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
-    """pgvet's own errors become one line on stderr and their exit code (2), never a traceback."""
+    """pgvet's own errors become one line on stderr and their exit code (2), never a traceback; Ctrl-C one line
+    and 130 (typer would make it 130 without a word)."""
 
     @functools.wraps(command)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -58,6 +59,11 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
         except PgvetError as error:
             typer.echo(f"pgvet: error: {error}", err=True)
             raise typer.Exit(error.exit_code) from None
+        except KeyboardInterrupt as interrupt:
+            from pgvet.interrupt import interrupted_message
+
+            typer.echo(interrupted_message(interrupt), err=True)
+            raise typer.Exit(130) from None
 
     return run
 
