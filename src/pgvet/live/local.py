@@ -221,7 +221,6 @@ class _Reader:
     def _checked(self, descriptor: int, shown: str, permission: int) -> os.stat_result:
         info = os.fstat(descriptor)
         if not self.process.credentials.may(info, permission):
-            os.close(descriptor)
             raise NotCopied(f"{shown}: the server's OS user (uid {self.process.credentials.uid}) may not "
                             f"{'read' if permission == 4 else 'enter'} it")
         return info
@@ -248,7 +247,11 @@ class _Reader:
                 if current != start:
                     os.close(current)
             current = opened
-            self._checked(current, place, 1)
+            try:
+                self._checked(current, place, 1)
+            except NotCopied:
+                os.close(current)
+                raise
         return current if current != start else os.dup(start)
 
     def text(self, directory: int, parts: tuple[str, ...], shown: str) -> str:

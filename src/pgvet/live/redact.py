@@ -196,6 +196,7 @@ def redact_setting(name: str, value: str | None) -> str | None:
 _NAME = r"[A-Za-z_][\w.$-]*(?![\w.$-])"
 _SETTING_LINE = re.compile(rf"(?P<head>\s*(?:#\s*(?P<commented>{_NAME})\s*=|(?P<name>{_NAME})\s*=?)\s*)"
                            r"(?P<value>'(?:[^'\\\n]|''|\\.)*'|'[^\n]*|[^\s#'][^\s#]*)(?P<tail>.*)", re.DOTALL)
+_CLEAN_TAIL = re.compile(r"[ \t\f\v]*(?:#.*)?\r?\n?", re.DOTALL)
 
 
 def redact_conf_text(text: str) -> str:
@@ -210,7 +211,11 @@ def redact_conf_text(text: str) -> str:
         value = (quoted[1:-1] if closed else quoted[1:]).replace("''", "'") if quoted.startswith("'") else quoted
         redacted = redact_setting(match.group("commented") or match.group("name"), value)
         if redacted != value and redacted is not None:
-            lines[index] = match.group("head") + "'" + redacted.replace("'", "''") + "'" + match.group("tail")
+            # After the value only a comment may follow; anything else (a line PostgreSQL refuses) may go on
+            # with the secret, and goes.
+            tail = match.group("tail")
+            kept = tail if _CLEAN_TAIL.fullmatch(tail) else tail[len(tail.rstrip("\r\n")):]
+            lines[index] = match.group("head") + "'" + redacted.replace("'", "''") + "'" + kept
     return "".join(lines)
 
 

@@ -37,7 +37,7 @@ from pgvet.live.redact import redact_dsn, redact_setting, scrub
 if TYPE_CHECKING:
     import psycopg
 
-LOCK_TIMEOUT = 2.0  # seconds, or the timeout when it is shorter
+LOCK_TIMEOUT = 2.0  # seconds, or half the timeout when that is shorter (a lock's wait then says so itself)
 # The whole reading of a server, connection included, within this many timeouts.
 READING_BOUND_FACTOR = 6
 # What pgvet sets for its own session; pg_settings shows pgvet's values for them (source "client").
@@ -95,7 +95,7 @@ def _session_options(dsn: str, timeout: float) -> str:
     given = conninfo_to_dict(dsn).get("options") or os.environ.get("PGOPTIONS", "")
     milliseconds = max(1, round(timeout * 1000))
     ours = (f"-c default_transaction_read_only=on -c statement_timeout={milliseconds} "
-            f"-c lock_timeout={min(milliseconds, round(LOCK_TIMEOUT * 1000))}")
+            f"-c lock_timeout={max(1, min(milliseconds // 2, round(LOCK_TIMEOUT * 1000)))}")
     return f"{given} {ours}".strip()
 
 
@@ -385,7 +385,7 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         "pg_read_all_stats": read_all_stats,
         "postmaster_start_epoch": start_epoch,
     }
-    if not (superuser or read_all_settings):
+    if superuser is False and read_all_settings is False:  # None: the identity could not be read
         reader.gap("pg_settings.sourcefile", READ_ALL_SETTINGS_NOTE)
 
     file_settings = reader.records("pg_file_settings", f"SELECT {', '.join(FILE_SETTINGS_COLUMNS)} "
