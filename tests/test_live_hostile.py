@@ -178,6 +178,42 @@ def test_a_postmaster_gets_copied_only_what_its_own_user_could_read(tmp_path: Pa
     ]
 
 
+@pytest.mark.parametrize("started", ["through a link", "relative"])
+def test_a_configuration_directory_the_os_cannot_show_plainly(tmp_path: Path, postgres_user: str,
+                                                              started: str) -> None:
+    """A configuration directory reached through a symbolic link is not entered (its files are not copied, and
+    postgresql.auto.conf still is); one given relative to where the postmaster started (pg_ctl -D data) is its
+    data directory when the server says its configuration file is there."""
+    base = pgservers.make_tempdir("pgvet-fakepg-")
+    try:
+        data, config, sockets = base / "data", base / "etc" / "main", base / "sock"
+        for directory in (data, config, sockets):
+            directory.mkdir(parents=True)
+        (base / "etclink").symlink_to(base / "etc")
+        for directory in (data, config):
+            (directory / "postgresql.conf").write_text("work_mem = '8MB'\n")
+        (data / "postgresql.auto.conf").write_text("work_mem = '12MB'\n")
+        pgservers.chown_tree(base)
+        answers = standard_answers(str(data))
+        argv = (["-D", str(data), "-c", f"config_file={base}/etclink/main/postgresql.conf"]
+                if started == "through a link" else ["-D", "data"])
+        with serve_in_process(answers, data=data, socket_dir=sockets, user=postgres_user, argv=argv):
+            snapshot = collect_command(tmp_path / "out", f"host={sockets} port=5432 user=postgres")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    manifest = _manifest(snapshot)
+    copied = {each["name"]: each["server_file"] for each in manifest["files"]  # type: ignore[attr-defined]
+              if "server_file" in each}
+    if started == "through a link":
+        assert copied == {"postgresql.auto.conf": f"{data}/postgresql.auto.conf"}
+        assert manifest["failed"] == [{"what": f"{base}/etclink/main/postgresql.conf", "error": (
+            f"not copied: {base}/etclink is a symbolic link, which pgvet does not follow")}]
+    else:
+        assert copied == {"postgresql.conf": f"{data}/postgresql.conf",
+                          "postgresql.auto.conf": f"{data}/postgresql.auto.conf"}
+        assert manifest["failed"] == []
+
+
 # --- item 8: bounds in time, answers that make no sense ----------------------------------------------------
 
 

@@ -204,11 +204,16 @@ def _layout(process: ServerProcess, reading: ServerReading) -> _Layout:
         raise NotCopied(f"neither the command line nor the environment of {process.described} names its "
                         "configuration directory")
     config_file = _canonical(written)
-    if not config_file:
-        raise NotCopied(f"{process.described} was started with the configuration file {written}, a relative path "
-                        "or one with '..', which cannot be placed")
     data_directory = _canonical(str(reading.server.get("data_directory") or ""))
-    return _Layout(config_file, data_directory is not None and data_directory == config_file[:-1])
+    if config_file:
+        return _Layout(config_file, data_directory is not None and data_directory == config_file[:-1])
+    # Relative to where the postmaster started (pg_ctl -D data), which /proc does not keep: its data directory
+    # still serves when the server says its configuration file is there.
+    reported = _canonical(str(reading.server.get("config_file") or ""))
+    if reported and data_directory is not None and reported[:-1] == data_directory:
+        return _Layout(reported, True)
+    raise NotCopied(f"{process.described} was started with the configuration file {written}, a relative path or "
+                    "one with '..', and does not say its configuration is in its data directory")
 
 
 class _Reader:
@@ -309,7 +314,7 @@ class _Copier:
 
     process: ServerProcess
     reader: _Reader
-    config: int  # descriptor of the configuration directory
+    config: int | str  # descriptor of the configuration directory, or why it could not be opened
     config_dir: tuple[str, ...]
     copies: list[HostFile]
     failures: list[dict[str, str]]
@@ -318,14 +323,20 @@ class _Copier:
     def fail(self, server_path: str, reason: str) -> None:
         self.failures.append({"what": server_path, "error": f"not copied: {reason}"})
 
-    def copy(self, name: str, directory: int, parts: tuple[str, ...], base: str, server_path: str,
-             depth: int) -> None:
-        """Copy ``parts`` below ``directory`` (shown as ``base``) as ``name``, then what it includes."""
+    def copy(self, name: str, parts: tuple[str, ...], server_path: str, depth: int, *, data: int | None = None
+             ) -> None:
+        """Copy ``parts`` below the configuration directory (or the ``data`` directory) as ``name``, then what
+        it includes."""
         if len(self.copies) >= MAX_CONFIG_FILES:
             self.fail(server_path, f"more than {MAX_CONFIG_FILES} configuration files")
             return
+        directory = data if data is not None else self.config
+        if isinstance(directory, str):
+            self.fail(server_path, directory)
+            return
         try:
-            text = self.reader.text(directory, parts, base)
+            text = self.reader.text(directory, parts, dirname(server_path) if data is not None
+                                    else "/" + "/".join(self.config_dir))
         except NotCopied as refusal:
             self.fail(server_path, str(refusal))
             return
@@ -362,10 +373,13 @@ class _Copier:
         if name in RESERVED_NAMES:
             self.fail(server_path, "its name is one the snapshot uses for another file")
             return
-        self.copy(name, self.config, relative, "/" + "/".join(self.config_dir), server_path, depth)
+        self.copy(name, relative, server_path, depth)
 
     def listing(self, relative: tuple[str, ...], server_path: str) -> list[str]:
         """The ``*.conf`` files of an include_dir, in byte order, as PostgreSQL takes them."""
+        if isinstance(self.config, str):
+            self.fail(server_path, self.config)
+            return []
         try:
             directory = self.reader.directory(self.config, relative, "/" + "/".join(self.config_dir))
         except NotCopied as refusal:
@@ -396,16 +410,22 @@ def _copies(process: ServerProcess, reading: ServerReading, data: int) -> tuple[
     reader = _Reader(process)
     config_dir = layout.config_file[:-1]
     data_shown = str(reading.server.get("data_directory") or os.readlink("cwd", dir_fd=process.proc))
+    config: int | str  # the configuration directory's descriptor, or why it cannot be opened
     if layout.same_as_data:
         config = os.dup(data)
     else:
         with _descriptor(os.open("root", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=process.proc)) as root:
-            config = reader.directory(root, config_dir, "/")
-    with _descriptor(config):
-        seen = {layout.config_file[-1:], *([("postgresql.auto.conf",)] if layout.same_as_data else [])}
-        copier = _Copier(process, reader, config, config_dir, [], [], seen)
-        copier.copy("postgresql.conf", config, layout.config_file[-1:], "/" + "/".join(config_dir),
-                    "/" + "/".join(layout.config_file), 1)
-        copier.copy("postgresql.auto.conf", data, ("postgresql.auto.conf",), data_shown,
-                    join(data_shown, "postgresql.auto.conf"), 1)
+            try:
+                config = reader.directory(root, config_dir, "/")
+            except NotCopied as refusal:
+                config = str(refusal)
+    seen = {layout.config_file[-1:], *([("postgresql.auto.conf",)] if layout.same_as_data else [])}
+    copier = _Copier(process, reader, config, config_dir, [], [], seen)
+    try:
+        copier.copy("postgresql.conf", layout.config_file[-1:], "/" + "/".join(layout.config_file), 1)
+        copier.copy("postgresql.auto.conf", ("postgresql.auto.conf",), join(data_shown, "postgresql.auto.conf"), 1,
+                    data=data)
+    finally:
+        if isinstance(config, int):
+            os.close(config)
     return copier.copies, copier.failures

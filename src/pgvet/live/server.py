@@ -139,6 +139,7 @@ class SessionGuard:
         self._socket: socket.socket | None = socket.socket(fileno=os.dup(connection.pgconn.socket))
         self._timer = threading.Timer(self.bound, self._end, ("bound",))
         self._timer.daemon = True
+        self._installed = False
         self._previous: Callable[[int, FrameType | None], Any] | int | None = None
 
     def _end(self, why: str) -> None:
@@ -153,13 +154,14 @@ class SessionGuard:
 
     def __enter__(self) -> SessionGuard:
         self._timer.start()
-        if threading.current_thread() is threading.main_thread():
+        if threading.current_thread() is threading.main_thread():  # signals can only be handled there
             self._previous = signal.signal(signal.SIGINT, self._interrupt)
+            self._installed = True
         return self
 
     def __exit__(self, *_: object) -> None:
         self._timer.cancel()
-        if self._previous is not None:
+        if self._installed:
             signal.signal(signal.SIGINT, self._previous)
         with self._lock:
             if self._socket is not None:
