@@ -159,7 +159,7 @@ def test_a_postmaster_gets_copied_only_what_its_own_user_could_read(tmp_path: Pa
     assert SECRET.encode() not in _every_byte(snapshot) and b"Arch1ve-S3cret" not in _every_byte(snapshot)
     assert (snapshot / "postgresql.conf").read_text().endswith("archive_command = '***'\n")
     manifest = _manifest(snapshot)
-    listening = f"the postmaster listening on {sockets}/.s.PGSQL.5432 (pid {process.pid})"
+    listening = f"the postmaster pid {process.pid} listening on {sockets}/.s.PGSQL.5432"
     assert [(each["name"], each["server_file"], each["how"]) for each in manifest["files"]  # type: ignore[attr-defined]
             if "server_file" in each] == [
         ("postgresql.conf", f"{config}/postgresql.conf", f"copy {config}/postgresql.conf ({listening})"),
@@ -274,9 +274,9 @@ def test_answers_that_make_no_sense_are_recorded_gaps(tmp_path: Path) -> None:
     text = (snapshot / "pg_settings.json").read_text()
     live = parse_pg_settings_json(text, "pg_settings.json")
     assert {gap.what: gap.error for gap in live.unavailable} == {
-        "pg_settings: default_transaction_read_only, lock_timeout, statement_timeout": (
-            "pgvet sets them for its own session when it connects (read-only, bounded in time): pg_settings "
-            "shows pgvet's values, so the server's are not written"),
+        "pg_settings' default_transaction_read_only, lock_timeout, statement_timeout": (
+            "pgvet sets them for its own session when it connects (read-only, bounded in time), so pg_settings "
+            "shows pgvet's values, not the server's"),
         "pg_settings": ("4 row(s) that are not what the view holds were left out (the first: 'lots' is not a "
                         "whole number)"),
         "server identity": "the server answered nan where a finite number was expected",

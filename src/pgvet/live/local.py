@@ -81,7 +81,7 @@ class ServerProcess:
 
     @property
     def described(self) -> str:
-        return f"the postmaster listening on {self.socket_path} (pid {self.pid})"
+        return f"the postmaster pid {self.pid} listening on {self.socket_path}"
 
     def close(self) -> None:
         os.close(self.proc)

@@ -55,8 +55,8 @@ VARTYPES = frozenset({"bool", "integer", "real", "string", "enum"})
 READ_ALL_SETTINGS_NOTE = ("requires superuser or membership in pg_read_all_settings (pg_monitor includes it): "
                           "without it PostgreSQL shows sourcefile and sourceline as NULL and hides "
                           "superuser-only parameters such as data_directory and config_file")
-SESSION_SETTINGS_NOTE = ("pgvet sets them for its own session when it connects (read-only, bounded in time): "
-                         "pg_settings shows pgvet's values, so the server's are not written")
+SESSION_SETTINGS_NOTE = ("pgvet sets them for its own session when it connects (read-only, bounded in time), so "
+                         "pg_settings shows pgvet's values, not the server's")
 
 
 @dataclass(slots=True)
@@ -356,7 +356,7 @@ def _session_rows(settings: list[dict[str, Any]], reader: _Reader) -> None:
     for row in ours:
         row["setting"] = row["reset_val"] = None
     if ours:
-        reader.gap("pg_settings: " + ", ".join(row["name"] for row in ours), SESSION_SETTINGS_NOTE)
+        reader.gap("pg_settings' " + ", ".join(row["name"] for row in ours), SESSION_SETTINGS_NOTE)
 
 
 def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: SessionGuard,
