@@ -423,3 +423,37 @@ def test_secrets_planted_everywhere_are_nowhere_in_what_pgvet_writes_or_prints(t
         sysctl = (tmp_path / "superuser" / "sysctl.txt").read_text()
         assert "net.ipv4.tcp_fastopen_key = ***\n" in sysctl
         assert fastopen.read_text().strip() not in sysctl
+
+
+def test_ctrl_c_during_check_says_what_was_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pgvet check: Ctrl-C while it collects leaves nothing (its temporary snapshot removed), one line, 130;
+    once the snapshot it keeps is written, the line says where it is."""
+    answers = standard_answers()
+    answers["FROM pg_file_settings"] = Hang()
+    (tmp_path / "tmp").mkdir()
+    with FakeServer(answers_with(answers)) as server:
+        process = subprocess.Popen([sys.executable, "-m", "pgvet", "check", "--dsn", server.dsn(), "--no-input"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
+        deadline = time.monotonic() + 60
+        while not any("pg_file_settings" in query for query in server.queries):
+            assert time.monotonic() < deadline and process.poll() is None, process.communicate()
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    assert (process.returncode, out, err) == (130, "", "pgvet: interrupted; nothing written\n")
+    assert os.listdir(tmp_path / "tmp") == []
+
+    from pgvet import lint as lint_module
+    from pgvet.interrupt import Interrupted
+    from pgvet.lint import LintOptions
+    from pgvet.live.check import run_check
+
+    def interrupted(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lint_module, "lint", interrupted)
+    with FakeServer(answers_with(standard_answers())) as server, pytest.raises(Interrupted) as raised:
+        run_check(server.dsn(), LintOptions(), snapshot=tmp_path / "kept", answers_file=None, prompt=None)
+    assert raised.value.left == f"the snapshot is kept in {tmp_path / 'kept'}"
+    assert (tmp_path / "kept" / "collect.json").is_file()

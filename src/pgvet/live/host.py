@@ -1,4 +1,4 @@
-"""Read the local host into the snapshot's OS files (design.md's names), verbatim.
+"""Read the local host into the snapshot's OS files (design.md's names), verbatim but for secret kernel parameters.
 
 Each reader returns a HostFile: the text to write, or why it could not be read. Nothing raises for
 an unreadable input: a container without ``lscpu`` or a cgroup v1 host still gets a snapshot, and
