@@ -130,7 +130,7 @@ def standard_answers(data_directory: str = "/var/lib/postgresql/16/main",
     }
 
 
-def answers_with(answers: Mapping[str, Reply], **_: Any) -> Answer:
+def answers_with(answers: Mapping[str, Reply]) -> Answer:
     """An answer function: the reply of the first key the query holds, else an error naming the query."""
     def answer(query: str) -> Reply:
         for key, reply in answers.items():
