@@ -104,9 +104,9 @@ def test_a_server_the_kernel_does_not_show_is_not_located(tmp_path: Path) -> Non
     with pytest.raises(NotCopied, match="not a Unix-domain socket"):
         locate_server(None)
     with pytest.raises(NotCopied, match="in another PID namespace"):
-        locate_server(SocketPeer("/run/postgresql/.s.PGSQL.5432", 0, 100, 100))
+        locate_server(SocketPeer("/run/postgresql/.s.PGSQL.5432", 0))
     with pytest.raises(NotCopied, match=r"\(pid 4242\) cannot be seen: No such file or directory"):
-        locate_server(SocketPeer("/run/postgresql/.s.PGSQL.5432", 4242, 100, 100), proc_root=str(tmp_path))
+        locate_server(SocketPeer("/run/postgresql/.s.PGSQL.5432", 4242), proc_root=str(tmp_path))
 
 
 def test_collecting_the_host_and_reading_a_snapshot_do_not_import_psycopg(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import psycopg
 
 LOCK_TIMEOUT = 2.0  # seconds, or half the timeout when that is shorter (a lock's wait then says so itself)
-# The whole reading of a server, connection included, within this many timeouts.
+# The whole reading of a server (its queries: connect_timeout bounds the connection) within this many timeouts.
 READING_BOUND_FACTOR = 6
 # What pgvet sets for its own session; pg_settings shows pgvet's values for them (source "client").
 SESSION_SETTINGS = ("default_transaction_read_only", "statement_timeout", "lock_timeout")
@@ -80,8 +80,6 @@ class SocketPeer:
 
     path: str
     pid: int  # 0: a process of another PID namespace, invisible from here
-    uid: int
-    gid: int
 
 
 def _one_line(text: str) -> str:
@@ -122,9 +120,9 @@ def socket_peer(connection: psycopg.Connection[Any]) -> SocketPeer | None:
         if own.family != socket.AF_UNIX:
             return None
         credentials = own.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        pid, uid, gid = struct.unpack("3i", credentials)
+        pid = struct.unpack("3i", credentials)[0]  # pid, uid, gid: /proc tells the ids the kernel checks now
         path = own.getpeername()
-    return SocketPeer(path if isinstance(path, str) else os.fsdecode(path), pid, uid, gid)
+    return SocketPeer(path if isinstance(path, str) else os.fsdecode(path), pid)
 
 
 class SessionGuard:
