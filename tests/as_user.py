@@ -3,7 +3,7 @@ without a passwd entry and no HOME (``docker run --user 12345``).
 
 pgvet's main runs in a forked child that drops root's rights (the tests run as root; skipped otherwise): the
 interpreter and the modules it already imported are the parent's, so a Python installed where that user may
-not read (root's home) still serves. Its files are in ``shared_tmp``, a directory that user may reach (pytest's
+not read (root's home) still serves. Its files are in ``shared_directory()``, a directory that user may reach (pytest's
 are 0700), removed at the end."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,8 +26,8 @@ NOBODY_UID = 12345  # no passwd entry: what `docker run --user 12345` or OpenShi
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="only root can run a command as another user")
 
 
-@pytest.fixture
-def shared_tmp() -> Iterator[Path]:
+@contextmanager
+def shared_directory() -> Iterator[Path]:
     """A directory under the temporary one that every user may reach, removed with what is in it."""
     directory = Path(tempfile.mkdtemp(prefix="pgvet-test-"))
     directory.chmod(0o755)

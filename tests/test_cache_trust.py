@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from as_user import NOBODY_UID, needs_root, run_as, shared_tmp  # noqa: F401  # shared_tmp: a fixture
+from as_user import NOBODY_UID, needs_root, run_as, shared_directory
 from conftest import FIXTURES
 from pgvet import cache, fastcli
 from pgvet.engine.loader import load_pack
@@ -162,20 +162,21 @@ def test_without_home_the_cache_is_a_private_directory_of_the_temporary_one(tmp_
 
 
 @needs_root
-def test_every_command_runs_for_a_uid_without_home_nor_passwd_entry(shared_tmp: Path) -> None:
+def test_every_command_runs_for_a_uid_without_home_nor_passwd_entry() -> None:
     """`docker run --user 12345`: a traceback on every command. The cache goes to a directory of the uid's own
     under the temporary directory (here TMPDIR), made 0700."""
-    work = shared_tmp / "work"
-    shutil.copytree(FIXTURES / "small-vm", work / "host")
-    (work / "tmp").mkdir()
-    for path in (work, work / "tmp"):
-        os.chown(path, NOBODY_UID, NOBODY_UID)
-    env = {"PATH": "/usr/bin:/bin", "TMPDIR": str(work / "tmp")}
-    for argv in (["lint", "host", "-f", "concise"], ["rules"], ["facts", "host"], ["explain", "PGV101", "host"],
-                 ["fix", "host"], ["baseline", "create", "host", "-o", "baseline.json"]):
-        done = run_as(NOBODY_UID, argv, work, env)
-        assert "Traceback" not in done.stderr and done.returncode in (0, 1), (argv, done.stderr[-3000:])
-        assert done.stdout, argv
-    kept = work / "tmp" / f"pgvet-cache-{NOBODY_UID}"
-    assert stat.S_IMODE(kept.stat().st_mode) == 0o700 and kept.stat().st_uid == NOBODY_UID
-    assert len(list(kept.glob("pack-*.pickle"))) == 1
+    with shared_directory() as shared:
+        work = shared / "work"
+        shutil.copytree(FIXTURES / "small-vm", work / "host")
+        (work / "tmp").mkdir()
+        for path in (work, work / "tmp"):
+            os.chown(path, NOBODY_UID, NOBODY_UID)
+        env = {"PATH": "/usr/bin:/bin", "TMPDIR": str(work / "tmp")}
+        for argv in (["lint", "host", "-f", "concise"], ["rules"], ["facts", "host"], ["explain", "PGV101", "host"],
+                     ["fix", "host"], ["baseline", "create", "host", "-o", "baseline.json"]):
+            done = run_as(NOBODY_UID, argv, work, env)
+            assert "Traceback" not in done.stderr and done.returncode in (0, 1), (argv, done.stderr[-3000:])
+            assert done.stdout, argv
+        kept = work / "tmp" / f"pgvet-cache-{NOBODY_UID}"
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o700 and kept.stat().st_uid == NOBODY_UID
+        assert len(list(kept.glob("pack-*.pickle"))) == 1
