@@ -1,20 +1,47 @@
-"""Ctrl-C: one line on stderr and exit code 130, whatever pgvet was doing (importing included)."""
+"""Stopping: Ctrl-C (SIGINT), SIGTERM and SIGHUP end pgvet with one line on stderr and exit code 128 + the signal
+(130, 143, 129), whatever pgvet was doing (importing included), after the cleanup of what it was doing: report
+files and baselines half-written are removed, the worker processes of ``lint --jobs`` ended."""
 
 import contextlib
+import signal
 import sys
+from types import FrameType
 from typing import NoReturn
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
-def exit_interrupted() -> NoReturn:
+
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP, raised where the program was, as Python raises KeyboardInterrupt for SIGINT: a
+    BaseException, which the ``except Exception`` that keeps a fleet going when one host fails lets through."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
+    raise Stopped(signum)
+
+
+def stop_on_signals() -> None:
+    """SIGTERM and SIGHUP raise Stopped, unless they are ignored (nohup): then they stay so."""
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) == signal.SIG_DFL:
+            signal.signal(signum, _raise_stopped)
+
+
+def exit_stopped(signum: int = signal.SIGINT) -> NoReturn:
     import os
-    import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while leaving is no traceback either
-    sys.stderr.write("pgvet: interrupted\n")
+    for other in (signal.SIGINT, *STOP_SIGNALS):  # a second signal while leaving is no traceback either
+        signal.signal(other, signal.SIG_IGN)
+    said = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+    sys.stderr.write(f"pgvet: {said}\n")
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a closed or broken stream: nothing more to say there
             stream.flush()
     # os._exit, not sys.exit: CPython 3.11 takes an interrupt raised in code that exec() runs (dataclasses and
     # typing make methods so while modules load) for an unhandled one even once caught, and ends the process
     # by SIGINT at exit instead of with the code given.
-    os._exit(130)
+    os._exit(128 + signum)
