@@ -244,7 +244,7 @@ def test_a_suggested_value_holding_a_line_break_is_not_suggested() -> None:
     assert {setting.key for setting in parse_sysctl_conf(text, "fix")} == {"vm.swappiness"}
 
 
-def test_a_report_of_a_baseline_stays_json(tmp_path: Path) -> None:
+def test_a_baseline_escapes_a_host_name_as_json(tmp_path: Path) -> None:
     """Baseline entries are JSON: a host name with a line break is escaped by JSON itself."""
     host = tmp_path / "host"
     shutil.copytree(FIXTURES / "small-vm", host)

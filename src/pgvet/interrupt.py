@@ -2,13 +2,15 @@
 (130, 143, 129), whatever pgvet was doing (importing included), after the cleanup of what it was doing: report
 files and baselines half-written are removed, the worker processes of ``lint --jobs`` ended."""
 
+# _signal (signal's C half, without stubs), not signal, at every start: importing signal builds its enums, which
+# a lint's start pays for nowhere else
+import _signal  # type: ignore[import-not-found]
 import contextlib
-import signal
 import sys
 from types import FrameType
 from typing import NoReturn
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+STOP_SIGNALS = (_signal.SIGTERM, _signal.SIGHUP)
 
 
 class Stopped(BaseException):
@@ -27,12 +29,13 @@ def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
 def stop_on_signals() -> None:
     """SIGTERM and SIGHUP raise Stopped, unless they are ignored (nohup): then they stay so."""
     for signum in STOP_SIGNALS:
-        if signal.getsignal(signum) == signal.SIG_DFL:
-            signal.signal(signum, _raise_stopped)
+        if _signal.getsignal(signum) == _signal.SIG_DFL:
+            _signal.signal(signum, _raise_stopped)
 
 
-def exit_stopped(signum: int = signal.SIGINT) -> NoReturn:
+def exit_stopped(signum: int = _signal.SIGINT) -> NoReturn:
     import os
+    import signal
 
     for other in (signal.SIGINT, *STOP_SIGNALS):  # a second signal while leaving is no traceback either
         signal.signal(other, signal.SIG_IGN)
