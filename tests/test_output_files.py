@@ -254,3 +254,16 @@ def test_a_baseline_escapes_a_host_name_as_json(tmp_path: Path) -> None:
     raw = (tmp_path / "b.json").read_text()
     assert not any(line.startswith("kernel") for line in raw.splitlines())
     assert json.loads(raw)["findings"]
+
+
+def test_a_report_to_dev_stdout_redirected_to_a_file_is_written(tmp_path: Path) -> None:
+    """/dev/stdout is a link: to the file standard output was redirected to, it is pgvet's own output, not a
+    link planted to choose what is overwritten."""
+    import subprocess
+    import sys
+
+    with (tmp_path / "out.json").open("w") as out:
+        done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(FIXTURES / "small-vm"), "-f", "json", "-o",
+                               "/dev/stdout"], stdout=out, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert json.loads((tmp_path / "out.json").read_text())["summary"]["hosts"] == 1

@@ -5,7 +5,8 @@ The text goes to a new file beside the target (same directory: the rename is ato
 O_NOFOLLOW, written, flushed to the disk (fsync) and renamed over the target; a failure or an interruption
 removes it and leaves the target as it was. A symbolic link at the target is refused, not followed: a link
 planted in a repository (``pgvet-baseline.json -> ~/.bashrc``) must not choose what pgvet overwrites. A report
-may go to a stream instead (a pipe, a terminal or another character device, /dev/stdout), written where it is.
+may go to a stream instead (a pipe, a terminal or another character device, /dev/stdout, also when it is the file
+pgvet's standard output was redirected to), written where it is.
 
 Modes: a file replaced keeps its mode, owner and group; a new file is 0644 (less the umask); and when the hosts
 it was made from are private (their directory or a file in it unreadable by others, as a collected snapshot
@@ -84,14 +85,17 @@ class OutputFile:
             raise self._error(error.strerror) from None
 
     def _open_stream(self, target: str) -> IO[bytes]:
-        """A pipe, a socket or a character device (a terminal, /dev/null), also through a link (/dev/stdout),
-        opened; anything else is refused (a regular file or a disk behind a link, a directory)."""
-        handle = self._open(target, os.O_WRONLY | os.O_NOCTTY)
-        mode = os.fstat(handle.fileno()).st_mode
-        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+        """A pipe, a socket or a character device (a terminal, /dev/null), also through a link (/dev/stdout), or
+        the file pgvet's own standard output or error goes to (``-o /dev/stdout > file``: added to it), opened;
+        anything else is refused (a regular file or a disk behind a link, a directory)."""
+        handle = self._open(target, os.O_WRONLY | os.O_NOCTTY | os.O_APPEND)
+        status = os.fstat(handle.fileno())
+        if stat.S_ISFIFO(status.st_mode) or stat.S_ISSOCK(status.st_mode) or stat.S_ISCHR(status.st_mode):
+            return handle
+        if stat.S_ISREG(status.st_mode) and any(_same_file(status, stream) for stream in (1, 2)):
             return handle
         handle.close()
-        if stat.S_ISREG(mode):
+        if stat.S_ISREG(status.st_mode):
             raise self._error("a symbolic link: pgvet writes no file through a link")
         raise self._error("not a regular file, a pipe or a terminal")
 
@@ -159,6 +163,14 @@ def write_file(path: Path, data: bytes, *, private: bool = False, like: Path | N
     """Write ``data`` as the file ``path``, whole or not at all (see OutputFile)."""
     with OutputFile(path, private=private, like=like, shown=shown) as out:
         out.write(data)
+
+
+def _same_file(status: os.stat_result, descriptor: int) -> bool:
+    try:
+        other = os.fstat(descriptor)
+    except OSError:  # closed
+        return False
+    return (status.st_dev, status.st_ino) == (other.st_dev, other.st_ino)
 
 
 def _umask() -> int:
