@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pgvet.errors import UsageError
 from pgvet.facts import Fact
 from pgvet.findings import HostResult, quote_setting
 from pgvet.paths import is_inside, real_path_in
@@ -56,6 +55,9 @@ def consolidate(result: HostResult) -> ConsolidatedFix:
         label = f"{finding.rule_id} {finding.rule_name}"
         for target, suggestions in ((fix.sysctl, finding.fix.sysctl), (fix.postgresql, finding.fix.postgresql)):
             for key, value in suggestions.items():
+                if _CONTROL.search(key) or _CONTROL.search(value):  # a line break would start a line of its own
+                    fix.notes.append(f"{label}: {key} = {value}: not suggested, it holds a control character")
+                    continue
                 change = target.get(key)
                 if change is None:
                     target[key] = Change(value, [label])
@@ -75,26 +77,36 @@ def consolidate(result: HostResult) -> ConsolidatedFix:
     return fix
 
 
+# Characters that end a line, or mean something to a terminal, in sysctl.d, postgresql.conf or the output
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _comment(text: str) -> str:
+    """Text from the inputs (a host's name, a value) for a comment: its control characters escaped, so that a host
+    named ``x\nkernel.core_pattern = |/tmp/evil %p`` cannot put a live line in a sysctl.d file."""
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def render(fix: ConsolidatedFix) -> str:
-    out = [f"# pgvet fix for {fix.host}", ""]
+    out = [f"# pgvet fix for {_comment(fix.host)}", ""]
     if fix.sysctl:
         out += [f"# --- {SYSCTL_FILE} (apply with: sysctl --system) ---"]
         for key, change in sorted(fix.sysctl.items()):
-            out.append(f"# {', '.join(change.rules)}" + (f"; also suggested: {', '.join(change.overruled)}"
+            out.append(f"# {', '.join(change.rules)}" + (f"; also suggested: {_comment(', '.join(change.overruled))}"
                                                           if change.overruled else ""))
             out.append(f"{key} = {change.value}")
         out.append("")
     if fix.postgresql:
         out += ["# --- postgresql.conf ---"]
         for name, change in sorted(fix.postgresql.items()):
-            also = f"; also suggested: {', '.join(change.overruled)}" if change.overruled else ""
+            also = f"; also suggested: {_comment(', '.join(change.overruled))}" if change.overruled else ""
             out.append(f"{name} = {quote_setting(change.value)}    # {', '.join(change.rules)}{also}")
         out += ["", "-- --- or, on the running server (a restart may be needed) ---"]
         out += [f"ALTER SYSTEM SET {name} = {quote_setting(change.value)};"
                 for name, change in sorted(fix.postgresql.items())]
         out.append("")
     if fix.notes:
-        out += ["# --- to do by hand ---", *[f"# {note}" for note in fix.notes], ""]
+        out += ["# --- to do by hand ---", *[f"# {_comment(note)}" for note in fix.notes], ""]
     if not (fix.sysctl or fix.postgresql or fix.notes):
         out.append("# nothing to change")
     return "\n".join(out) + "\n"
@@ -169,44 +181,37 @@ class _Files:
         return edited
 
     def save(self) -> None:
+        from pgvet.output_file import is_private
+
+        private = is_private(os.fspath(self.host_dir))  # a new file of a private host is 0600
         for edited in self.files.values():
             if not edited.changed:
                 continue
             try:
-                _replace(edited)
-            except OSError as error:  # a read-only tree, a full disk: said, as the other changes left
-                self.outcome.left.extend(f"{name} = {value}: not written ({edited.shown}: {error.strerror})"
+                _replace(edited, private)
+            except UsageError as error:  # a read-only tree, a full disk, a link: said, as the other changes left
+                self.outcome.left.extend(f"{name} = {value}: not written ({error.message})"
                                          for name, value in edited.changed)
             else:
                 self.outcome.written.append(edited.path)
 
 
-def _replace(edited: _File) -> None:
-    """Keep a ``.bak`` copy, then put the new text in place by renaming: a link at either name is replaced,
-    not followed, and a reader never sees half a file."""
-    edited.path.parent.mkdir(parents=True, exist_ok=True)
-    if edited.existed:
-        _renamed_into_place(edited.path.with_name(edited.path.name + ".bak"),
-                            edited.original.encode("utf-8", errors="surrogateescape"), edited.path)
-    _renamed_into_place(edited.path, edited.text().encode("utf-8", errors="surrogateescape"),
-                        edited.path if edited.existed else None)
+def _replace(edited: _File, private: bool) -> None:
+    """Keep a ``.bak`` copy (with the original's mode, owner and group), then put the new text in place; each is
+    written whole or not at all, and a link at either name is refused, not followed."""
+    from pgvet.output_file import write_file
 
-
-def _renamed_into_place(target: Path, data: bytes, mode_of: Path | None) -> None:
-    descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-        if mode_of is not None:
-            shutil.copymode(mode_of, temporary)
-        else:  # a new file gets what open() would give it, not mkstemp's 0600
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        edited.path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"cannot write {edited.shown}: {error.strerror}") from None
+    if edited.existed:
+        write_file(edited.path.with_name(edited.path.name + ".bak"),
+                   edited.original.encode("utf-8", errors="surrogateescape"), like=edited.path,
+                   shown=f"{edited.shown}.bak")
+    # a file replaced keeps its mode as it is (it holds what it held); a new one of a private host is 0600
+    write_file(edited.path, edited.text().encode("utf-8", errors="surrogateescape"),
+               private=private and not edited.existed, shown=edited.shown)
 
 
 def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> WriteOutcome:
