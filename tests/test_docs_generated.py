@@ -78,3 +78,22 @@ def test_the_readme_host_yaml_example_is_valid_and_shows_every_key(tmp_path: Pat
     load_host(tmp_path)  # raises at the line of a key or value host.yaml does not accept
     written = {line.split(":")[0] for line in example.group(1).splitlines() if line[:1].isalpha()}
     assert written == set(KNOWN_KEYS)
+
+
+def test_the_readme_quick_start_installs_in_a_virtual_environment_and_says_what_the_report_says() -> None:
+    """Debian 12's and Ubuntu 24.04's own Python refuse `pip install .` outside a virtual environment (PEP 668): the
+    quick start makes one first (.ci/run runs it as written in a clean clone). Its description of big-server gives
+    the RAM as the report does (it said 192 GB where the report says 188.4 GiB)."""
+    from pgvet.lint import LintOptions, lint
+    from pgvet.report import ReportOptions
+    from pgvet.report.text import render as render_text
+
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## Quick start\n.*?```sh\n(.*?)```", readme, re.DOTALL)
+    assert block is not None
+    commands = [line.split("#")[0].strip() for line in block.group(1).splitlines()]
+    assert commands[0].startswith("python3 -m venv ") and ". .venv/bin/activate" in commands[0]
+    assert commands[1] == "pip install . && pgvet lint fixtures/big-server"
+    report = render_text(lint([PROJECT / "fixtures" / "big-server"], LintOptions()), ReportOptions(color=False))
+    ram = re.search(r"Where the RAM goes \(([^)]+)\)", report)
+    assert ram is not None and f"a {ram.group(1)} database server" in readme

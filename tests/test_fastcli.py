@@ -75,7 +75,8 @@ def test_other_commands_are_left_to_typer() -> None:
 def lint_imports(cache: Path) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """A `pgvet lint` of big-server through the entry point, and which of the heavy modules it imported."""
     probe = ("import atexit, sys\n"
-             "atexit.register(lambda: print(sorted(m for m in ('pydantic', 'rich', 'pglast', 'typer', 'pgvet.cli')"
+             "atexit.register(lambda: print(sorted(m for m in ('pydantic', 'rich', 'pglast', 'typer', 'pgvet.cli',"
+             " 'psycopg')"
              " if m in sys.modules), file=sys.stderr))\n"
              "sys.argv = ['pgvet', 'lint', 'fixtures/big-server', '--format', 'json']\n"
              "from pgvet.__main__ import main\n"
@@ -89,7 +90,8 @@ def lint_imports(cache: Path) -> tuple[subprocess.CompletedProcess[str], list[st
 
 def test_lint_starts_without_typer_pydantic_or_rich(tmp_path: Path) -> None:
     """The first lint reads lint's declarations through typer and keeps what it read (and compiles the rule
-    pack, with pydantic); the next imports none of them, nor pgvet.cli, and gives the same report."""
+    pack, with pydantic); the next imports none of them, nor pgvet.cli, and gives the same report. Neither
+    imports psycopg, a dependency only `collect` and `check` import."""
     first, imported = lint_imports(tmp_path)
     assert {"pgvet.cli", "typer"} <= set(imported)
     assert [path.name.startswith("lint-options-") for path in tmp_path.glob("*.json")] == [True]

@@ -117,3 +117,15 @@ def test_collecting_the_host_and_reading_a_snapshot_do_not_import_psycopg(tmp_pa
              "print('psycopg' in sys.modules)\n")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout == "False\n"
+
+
+def test_a_missing_psycopg_or_libpq_is_one_line_that_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """psycopg is a dependency of pgvet (no extra to know of): an install without it, or a psycopg without a
+    libpq to load, says what to install."""
+    from pgvet.live.server import connect
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # `import psycopg` raises ImportError
+    with pytest.raises(InputError) as raised:
+        connect("host=/nonexistent")
+    assert "pip install 'psycopg[binary]'" in raised.value.message and "libpq" in raised.value.message
+    assert "pgvet[live]" not in raised.value.message

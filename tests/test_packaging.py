@@ -28,6 +28,14 @@ def test_wheel_ships_rules_and_catalogs(tmp_path: Path) -> None:
         assert f"pgvet/_rules/{name}" in names
     for major in (15, 16, 17, 18):
         assert f"pgvet/catalog/data/pg{major}.json" in names
+    # `pip install pgvet` gives all four uses: psycopg (collect, check) is no extra to know of
+    [metadata] = [name for name in names if name.endswith(".dist-info/METADATA")]
+    requires = [line.split(":", 1)[1].strip() for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
+                if line.startswith("Requires-Dist:")]
+    assert "psycopg>=3.1" in requires
+    binary = [line for line in requires if line.startswith("psycopg[binary]")]
+    assert binary and "extra ==" not in binary[0] and "platform_machine == 'x86_64'" in binary[0]
+    assert not any("extra == 'live'" in line for line in requires)
 
 
 def _other_pythons() -> list[str]:

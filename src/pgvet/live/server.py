@@ -102,8 +102,9 @@ def connect(dsn: str | None, *, timeout: float = 10) -> psycopg.Connection[Any]:
     cannot be reached or refuses the login."""
     try:
         import psycopg
-    except ImportError:
-        raise InputError("reading a server needs psycopg 3: pip install 'pgvet[live]'") from None
+    except ImportError as error:  # installed without its dependencies, or psycopg without a libpq to load
+        raise InputError(f"reading a server needs psycopg 3 and libpq, a dependency of pgvet ({error}): "
+                         "pip install 'psycopg[binary]', or install the system's libpq (libpq5)") from None
     given = dsn or ""
     shown = redact_dsn(given) or "libpq defaults (PG* environment)"
     try:
