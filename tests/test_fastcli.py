@@ -42,6 +42,7 @@ def typer_arguments(argv: list[str]) -> dict[str, Any]:
     ["a", "b", "--format", "json", "-f", "sarif", "-o", "out.sarif"],
     ["--select=PGV1", "--ignore", "os", "--ignore", "PGV2", "a"],
     ["-j", "2", "--strict", "--exit-zero", "a"],
+    ["--allow-unreadable", "a", "--select", "PGV1,PGV2"],
     ["--no-color", "-v", "a", "--no-exit-zero"],
     ["--color", "--verbose", "a"],
     ["--", "-a-directory", "--format"],
@@ -125,7 +126,7 @@ def test_the_kept_declarations_are_what_typer_gives(tmp_path: Path, monkeypatch:
     for damaged in ("[" * 100_000, '{"params": [], "positional": null, "options": {}}',  # nested; none of lint's
                     good.replace('["jobs", "int", false, 1,', '["jobs", "int", false, "1",'),  # a default's kind
                     good.replace('"positional": "paths"', '"positional": "jobs"'),
-                    good.replace('"--strict": ["strict", true]', '"--strict": ["strict", "yes"]')):
+                    good.replace('"--strict": ["allow_unreadable", false]', '"--strict": ["allow_unreadable", "no"]')):
         assert damaged != good or damaged.startswith("[")
         kept.write_text(damaged)
         assert fastcli._spec_from_json(damaged) is None

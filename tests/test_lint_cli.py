@@ -152,12 +152,24 @@ def test_unreadable_host_in_a_fleet_does_not_stop_the_others(tmp_path: Path) -> 
     (bad / "host.yaml").write_text("workload: oltpp\n")
     code, output = lint(str(FIXTURES / "small-vm"), str(bad), "--format", "json")
     document = json.loads(output)
-    assert code == 1
+    assert code == 2  # a host that could not be read fails the run: in CI, no silent hole in a fleet
     assert document["errors"][0]["host"] == "bad-host"
     assert document["errors"][0]["line"] == 1
-    assert document["summary"]["hosts"] == 1
-    assert lint(str(FIXTURES / "small-vm"), str(bad), "--strict")[0] == 2
+    assert document["summary"]["hosts"] == 1 and document["findings"]  # the other host linted and reported
+    assert lint(str(FIXTURES / "small-vm"), str(bad), "--strict")[0] == 2  # the default, still accepted
+    # a fleet that expects gaps: the unreadable host reported, the run judged on the others
+    assert lint(str(FIXTURES / "small-vm"), str(bad), "--allow-unreadable")[0] == 1
+    assert lint(str(FIXTURES / "well-tuned"), str(bad), "--allow-unreadable")[0] == 0
     assert lint(str(bad))[0] == 2
+    assert lint(str(bad), str(bad.parent / "nothing"), "--allow-unreadable")[0] == 2  # no host read at all
+
+
+def test_issue_30_a_fleet_with_a_directory_of_no_host_exits_2(tmp_path: Path) -> None:
+    # `pgvet lint fixtures/well-tuned /tmp/emptydir; echo $?` gave 0 unless --strict was given
+    (tmp_path / "emptydir").mkdir()
+    code, output = lint(str(FIXTURES / "well-tuned"), str(tmp_path / "emptydir"), "--no-color")
+    assert code == 2
+    assert "no findings" in output and "error: emptydir: " in output and "no inputs" in output
 
 
 def test_text_report_shows_values_offending_line_and_fix() -> None:
@@ -186,7 +198,7 @@ def test_concise_input_error_names_the_file_from_where_the_run_is(tmp_path: Path
     (tmp_path / "hosts" / "a" / "host.yaml").write_text("workload: oltpp\n")
     (tmp_path / "empty").mkdir()
     monkeypatch.chdir(tmp_path)
-    code, output = lint("hosts/a/host.yaml", "hosts/b/postgresql.conf", "empty", "--format", "concise", "--strict")
+    code, output = lint("hosts/a/host.yaml", "hosts/b/postgresql.conf", "empty", "--format", "concise")
     assert code == 2
     assert "hosts/a/host.yaml:1: ERROR input: " in output
     assert "empty: ERROR input: no inputs found" in output
@@ -381,12 +393,12 @@ def test_a_bug_met_on_one_host_is_reported_and_the_others_linted(tmp_path: Path,
     monkeypatch.setattr(evaluate, "_record", buggy_record)
     code, output = lint(*hosts, "--format", "json", "--jobs", jobs)
     document = json.loads(output)
-    assert code == 1, output
+    assert code == 2, output
     assert [error["host"] for error in document["errors"]] == ["h004", "h006"]
     assert "internal error" in document["errors"][0]["message"] and "ValueError: a bug" in output
     assert "KeyError: 'another bug'" in output
     assert document["summary"]["hosts"] == 6 and document["summary"]["hosts_failed"] == 2
-    assert lint(*hosts, "--jobs", jobs, "--strict")[0] == 2
+    assert lint(*hosts, "--jobs", jobs, "--allow-unreadable")[0] == 1
 
 
 @fork_only
@@ -410,7 +422,7 @@ def test_a_worker_that_dies_is_reported_and_the_others_linted(tmp_path: Path,
     parent = os.getpid()
     monkeypatch.setattr(snapshot, "load_host", dying)
     code, output = lint(*hosts, "--format", "concise", "--jobs", "2")
-    assert code == 1, output
+    assert code == 2, output
     lines = output.splitlines()
     assert lines[0].startswith("h005: ERROR input: internal error: the process linting this host died")
     findings = [line for line in serial.splitlines() if not line.startswith("notice:")]
@@ -471,7 +483,7 @@ def test_a_file_the_shell_glob_matched_beside_the_hosts_is_no_host(tmp_path: Pat
     shutil.copytree(FIXTURES / "well-tuned", tmp_path / "hosts" / "b")
     (tmp_path / "hosts" / "README.md").write_text("# our database hosts\n")
     monkeypatch.chdir(tmp_path)
-    code, output = lint("hosts/README.md", "hosts/a", "hosts/b", "--format", "json", "--strict")
+    code, output = lint("hosts/README.md", "hosts/a", "hosts/b", "--format", "json")
     document = json.loads(output)
     assert code == 1, output
     assert document["errors"] == [] and [host["path"] for host in document["hosts"]] == ["hosts/a", "hosts/b"]
@@ -490,14 +502,14 @@ def test_a_host_own_invalid_ignore_file_is_that_host_error(tmp_path: Path, monke
     (tmp_path / hosts[1] / ".pgvet-ignore.yaml").write_text("ignore: [\n  - bad")
     serial = lint(*hosts[:1], *hosts[2:], "--format", "concise")[1]
     code, output = lint(*hosts, "--format", "concise", "--jobs", jobs)
-    assert code == 1, output
+    assert code == 2, output
     lines = output.splitlines()
     assert lines[0].startswith("h001/.pgvet-ignore.yaml:2: ERROR input: invalid YAML")
     assert lines[1:] == serial.splitlines()
     document = json.loads(lint(*hosts, "--format", "json", "--jobs", jobs)[1])
     assert [error["line"] for error in document["errors"]] == [2]
     assert document["summary"]["hosts"] == 5 and document["summary"]["hosts_failed"] == 1
-    assert lint(*hosts, "--jobs", jobs, "--strict")[0] == 2
+    assert lint(*hosts, "--jobs", jobs, "--allow-unreadable")[0] == 1
     # alone, as an unreadable host alone: exit 2, said in the report
     code, output = lint(hosts[1], "--format", "concise")
     assert code == 2 and output.startswith("h001/.pgvet-ignore.yaml:2: ERROR input: invalid YAML")

@@ -199,7 +199,11 @@ def lint(
         help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
     fail_on: Annotated[Optional[str], typer.Option(help="Lowest severity that fails: error, warning or info.")] = None,  # noqa: UP045
     exit_zero: Annotated[bool, typer.Option(help="Exit 0 even with findings (never hides exit 2).")] = False,
-    strict: Annotated[bool, typer.Option(help="Exit 2 when any host of several cannot be read.")] = False,
+    allow_unreadable: Annotated[bool, typer.Option(
+        "--allow-unreadable/--strict",
+        help="Report a host that cannot be read without failing the run for it, as a fleet that expects gaps "
+             "wants (exit 2 then only when no host could be read). --strict, the default: any host that cannot "
+             "be read makes the run exit 2, the others still linted and reported.")] = False,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1,
                                       help="Lint hosts in this many processes (at most the CPUs usable).")] = 1,
     baseline: Annotated[Optional[Path], typer.Option(  # noqa: UP045
@@ -216,7 +220,7 @@ def lint(
     """Lint one or many hosts and report findings with their computed values and fixes."""
     raise typer.Exit(run_lint(
         paths=paths, output_format=output_format, output=output, select=select, ignore=ignore, rules=rules,
-        config=config, fail_on=fail_on, exit_zero=exit_zero, strict=strict, jobs=jobs, baseline=baseline,
+        config=config, fail_on=fail_on, exit_zero=exit_zero, allow_unreadable=allow_unreadable, jobs=jobs, baseline=baseline,
         ignore_file=ignore_file, verbose=verbose, color=color, sysctl=sysctl, sysctl_conf=sysctl_conf,
         meminfo=meminfo, lscpu=lscpu, mounts=mounts, sysfs=sysfs, host_yaml=host_yaml,
         postgresql_conf=postgresql_conf, auto_conf=auto_conf, pg_settings=pg_settings))
@@ -487,7 +491,7 @@ def check(
 
     _render_outputs(outcome.result, formats, outputs, verbose, color,
                     text=lambda _result, report_options: render_check(outcome, report_options))
-    code = exit_code(outcome.result, threshold, strict=True)
+    code = exit_code(outcome.result, threshold)
     if exit_zero and code == 1:
         code = 0
     raise typer.Exit(code)

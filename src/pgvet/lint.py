@@ -543,6 +543,6 @@ def lint(directories: Sequence[Path | None], options: LintOptions, *, jobs: int 
     return result
 
 
-def exit_code(result: LintResult, fail_on: str, *, strict: bool) -> int:
-    """0: nothing at or above fail_on; 1: findings; 2: a host could not be read (one host, or --strict)."""
-    return RunSummary.of(result).exit_code(fail_on, strict=strict)
+def exit_code(result: LintResult, fail_on: str, *, allow_unreadable: bool = False) -> int:
+    """0: nothing at or above fail_on; 1: findings; 2: a host could not be read (see RunSummary.exit_code)."""
+    return RunSummary.of(result).exit_code(fail_on, allow_unreadable=allow_unreadable)

@@ -42,7 +42,7 @@ def explicit_inputs(sysctl: Path | None, sysctl_conf: list[Path] | None, meminfo
 
 def run_lint(*, paths: list[Path] | None, output_format: list[str] | None, output: list[Path] | None,
              select: list[str] | None, ignore: list[str] | None, rules: list[Path] | None, config: Path | None,
-             fail_on: str | None, exit_zero: bool, strict: bool, jobs: int, baseline: Path | None,
+             fail_on: str | None, exit_zero: bool, allow_unreadable: bool, jobs: int, baseline: Path | None,
              ignore_file: Path | None, verbose: bool, color: bool | None, sysctl: Path | None,
              sysctl_conf: list[Path] | None, meminfo: Path | None, lscpu: Path | None, mounts: Path | None,
              sysfs: Path | None, host_yaml: Path | None, postgresql_conf: Path | None, auto_conf: Path | None,
@@ -82,5 +82,5 @@ def run_lint(*, paths: list[Path] | None, output_format: list[str] | None, outpu
     with collecting_garbage_for_batches():
         summary = lint_and_report(directories, options, jobs=jobs, formats=list(output_format or []),
                                   outputs=list(output or []), verbose=verbose, color=color, notices=skipped)
-    code = summary.exit_code(threshold, strict=strict)
+    code = summary.exit_code(threshold, allow_unreadable=allow_unreadable)
     return 0 if exit_zero and code == 1 else code

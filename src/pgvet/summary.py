@@ -100,9 +100,10 @@ class RunSummary:
         """More than one host linted: the reports add the fleet summary."""
         return self.hosts > 1
 
-    def exit_code(self, fail_on: str, *, strict: bool) -> int:
-        """0: nothing at or above fail_on; 1: findings; 2: a host could not be read (one host, or --strict)."""
-        if self.hosts_failed and (strict or not self.hosts):
+    def exit_code(self, fail_on: str, *, allow_unreadable: bool = False) -> int:
+        """0: nothing at or above fail_on; 1: findings; 2: a host could not be read (with ``allow_unreadable``,
+        only when none could)."""
+        if self.hosts_failed and (not allow_unreadable or not self.hosts):
             return 2
         threshold = SEVERITY_RANK[fail_on]
         return 1 if any(self.counts[severity] for severity in SEVERITIES if SEVERITY_RANK[severity] >= threshold) else 0
