@@ -60,6 +60,29 @@ def test_select_and_ignore_by_id_name_prefix_and_tag() -> None:
     assert "PGV103" not in ids("--ignore", "overcommit")
 
 
+def test_issue_30_list_options_take_comma_lists(tmp_path: Path) -> None:
+    # `--select PGV110,PGV103` was "matches no rule": ruff and most linters take comma lists
+    host = str(FIXTURES / "big-server")
+
+    def ids(*args: str) -> set[str]:
+        code, output = lint(host, "--format", "json", "--exit-zero", *args)
+        assert code == 0, output
+        return {finding["rule_id"] for finding in json.loads(output)["findings"]}
+
+    assert ids("--select", "PGV110,PGV103") == {"PGV110", "PGV103"}
+    assert ids("--select", "PGV110, shared-buffers-too-large", "--select", "PGV103") == {"PGV110", "PGV501", "PGV103"}
+    assert ids("--select", "PGV110,PGV103,PGV501", "--ignore", "PGV103,shared-buffers-too-large") == {"PGV110"}
+    code, output = lint(host, "--select", "PGV110,,PGV103")
+    assert code == 2 and "is empty" in output
+    code, output = lint(host, "--select", "PGV110,no-such-rule")
+    assert code == 2 and "'no-such-rule' matches no rule" in output
+    report = tmp_path / "report.json"
+    code, output = lint(host, "-f", "concise,json", "-o", "-", "-o", str(report))
+    assert code == 1 and "PGV110" in output and json.loads(report.read_text())["findings"]
+    fixed = runner.invoke(app, ["fix", host, "--select", "PGV110,PGV501"])
+    assert fixed.exit_code == 0 and "vm.nr_hugepages" in fixed.output and "shared_buffers" in fixed.output
+
+
 def test_unknown_selector_is_a_usage_error() -> None:
     code, output = lint(str(FIXTURES / "small-vm"), "--select", "no-such-rule")
     assert code == 2

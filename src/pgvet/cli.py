@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Optional, ParamSpec, TypeVar
 import typer
 
 from pgvet import __version__
-from pgvet.lint_command import explicit_inputs, lint_options, run_lint
+from pgvet.lint_command import comma_list, explicit_inputs, lint_options, run_lint
 
 if TYPE_CHECKING:
     from pgvet.config import Config
@@ -189,11 +189,14 @@ def lint(
         help="Host directories (snapshots), or files inside them (each is linted with its whole host).")] = None,
     output_format: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
         "--format", "-f",
-        help="text, concise, json, jsonl, sarif, github, junit, gitlab (repeat with --output).")] = None,
+        help="text, concise, json, jsonl, sarif, github, junit, gitlab (repeat, or a comma list; paired with "
+             "--output).")] = None,
     output: Annotated[Optional[list[Path]], typer.Option(  # noqa: UP045
         "--output", "-o", help="Write the matching --format to this file (repeat).")] = None,
-    select: Annotated[Optional[list[str]], typer.Option(help="Only these rules: id, id prefix, name or tag.")] = None,  # noqa: UP045
-    ignore: Annotated[Optional[list[str]], typer.Option(help="Not these rules: id, id prefix, name or tag.")] = None,  # noqa: UP045
+    select: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        help="Only these rules: id, id prefix, name or tag (repeat, or a comma list).")] = None,
+    ignore: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        help="Not these rules: id, id prefix, name or tag (repeat, or a comma list).")] = None,
     rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
     config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
@@ -220,9 +223,9 @@ def lint(
     """Lint one or many hosts and report findings with their computed values and fixes."""
     raise typer.Exit(run_lint(
         paths=paths, output_format=output_format, output=output, select=select, ignore=ignore, rules=rules,
-        config=config, fail_on=fail_on, exit_zero=exit_zero, allow_unreadable=allow_unreadable, jobs=jobs, baseline=baseline,
-        ignore_file=ignore_file, verbose=verbose, color=color, sysctl=sysctl, sysctl_conf=sysctl_conf,
-        meminfo=meminfo, lscpu=lscpu, mounts=mounts, sysfs=sysfs, host_yaml=host_yaml,
+        config=config, fail_on=fail_on, exit_zero=exit_zero, allow_unreadable=allow_unreadable, jobs=jobs,
+        baseline=baseline, ignore_file=ignore_file, verbose=verbose, color=color, sysctl=sysctl,
+        sysctl_conf=sysctl_conf, meminfo=meminfo, lscpu=lscpu, mounts=mounts, sysfs=sysfs, host_yaml=host_yaml,
         postgresql_conf=postgresql_conf, auto_conf=auto_conf, pg_settings=pg_settings))
 
 
@@ -279,7 +282,8 @@ def fix(
     write: Annotated[bool, typer.Option(help="Change each value where it takes effect (postgresql.conf, its "
                                             "includes, sysctl.d/90-postgresql.conf), keeping .bak copies; exit 1 "
                                             "when a change is left to do by hand.")] = False,
-    select: Annotated[Optional[list[str]], typer.Option(help="Only these rules: id, prefix, name or tag.")] = None,  # noqa: UP045
+    select: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        help="Only these rules: id, prefix, name or tag (repeat, or a comma list).")] = None,
     config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
 ) -> None:
@@ -452,12 +456,15 @@ def check(
         "--snapshot", "-s", help="Keep the collected snapshot in this new directory (default: a temporary one).")
     ] = None,
     output_format: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-        "--format", "-f", help="text (the sectioned check report), or any format of pgvet lint (repeat with --output).")
+        "--format", "-f", help="text (the sectioned check report), or any format of pgvet lint (repeat, or a comma "
+                                "list; paired with --output).")
     ] = None,
     output: Annotated[Optional[list[Path]], typer.Option(  # noqa: UP045
         "--output", "-o", help="Write the matching --format to this file (repeat).")] = None,
-    select: Annotated[Optional[list[str]], typer.Option(help="Only these rules: id, id prefix, name or tag.")] = None,  # noqa: UP045
-    ignore: Annotated[Optional[list[str]], typer.Option(help="Not these rules: id, id prefix, name or tag.")] = None,  # noqa: UP045
+    select: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        help="Only these rules: id, id prefix, name or tag (repeat, or a comma list).")] = None,
+    ignore: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        help="Not these rules: id, id prefix, name or tag (repeat, or a comma list).")] = None,
     config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
     fail_on: Annotated[Optional[str], typer.Option(help="Lowest severity that fails: error, warning or info.")] = None,  # noqa: UP045
@@ -480,7 +487,7 @@ def check(
     threshold = fail_on or settings.fail_on
     if threshold not in SEVERITIES:
         raise UsageError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
-    formats, outputs = list(output_format or ["text"]), list(output or [])
+    formats, outputs = comma_list(output_format) or ["text"], list(output or [])
     destinations(formats, outputs)  # a bad --format fails now, not after a collection (and its --snapshot)
     interactive = not no_input and sys.stdin.isatty() and sys.stderr.isatty()
     options = lint_options(settings, select=select, ignore=ignore)

@@ -16,6 +16,12 @@ if TYPE_CHECKING:
     from pgvet.snapshot import SnapshotInputs
 
 
+def comma_list(values: list[str] | None) -> list[str]:
+    """A repeatable option's values, each of which may be a comma list (``--select PGV110,PGV103``, as ruff and most
+    linters take them). Names only: a path may hold a comma, so path options are not split."""
+    return [item.strip() for value in values or () for item in value.split(",")]
+
+
 def lint_options(settings: Config, *, rules: list[Path] | None = None, select: list[str] | None = None,
                  ignore: list[str] | None = None, explicit: SnapshotInputs | None = None,
                  baseline: Path | None = None, ignore_file: Path | None = None) -> LintOptions:
@@ -23,8 +29,8 @@ def lint_options(settings: Config, *, rules: list[Path] | None = None, select: l
     added to the configuration's, its selection in place of the configuration's."""
     from pgvet.lint import LintOptions
 
-    return LintOptions(rules=[*settings.rules, *(rules or [])], select=list(select or settings.select),
-                       ignore=[*settings.ignore, *(ignore or [])], params=settings.params, explicit=explicit,
+    return LintOptions(rules=[*settings.rules, *(rules or [])], select=comma_list(select) or list(settings.select),
+                       ignore=[*settings.ignore, *comma_list(ignore)], params=settings.params, explicit=explicit,
                        baseline=baseline, ignore_file=ignore_file)
 
 
@@ -80,7 +86,7 @@ def run_lint(*, paths: list[Path] | None, output_format: list[str] | None, outpu
     from pgvet.report.stream import lint_and_report  # each host reported as it is linted, then dropped
 
     with collecting_garbage_for_batches():
-        summary = lint_and_report(directories, options, jobs=jobs, formats=list(output_format or []),
+        summary = lint_and_report(directories, options, jobs=jobs, formats=comma_list(output_format),
                                   outputs=list(output or []), verbose=verbose, color=color, notices=skipped)
     code = summary.exit_code(threshold, allow_unreadable=allow_unreadable)
     return 0 if exit_zero and code == 1 else code
