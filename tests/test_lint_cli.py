@@ -109,6 +109,29 @@ def test_configuration_file_selects_and_sets_params(tmp_path: Path, monkeypatch:
     assert code == 1
 
 
+@pytest.mark.parametrize("selection", [["--select", "PGV110"], ["--select", "PGV1"], ["--ignore", "PGV501"], []])
+def test_issue_30_a_misspelt_parameter_is_an_error_whatever_is_selected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                        selection: list[str]) -> None:
+    # accepted silently when `select` left its rule out (a typo found only the day the rule is selected)
+    (tmp_path / ".pgvet.toml").write_text('select = ["PGV1"]\n[params.shared-buffers-too-large]\nmax_ratoi = 0.8\n')
+    monkeypatch.chdir(tmp_path)
+    code, output = lint(str(FIXTURES / "big-server"), *selection)
+    assert code == 2
+    assert "params.shared-buffers-too-large.max_ratoi: PGV501 has no parameter max_ratoi" in output
+    for command in (["fix", str(FIXTURES / "big-server"), "--select", "PGV110"], ["explain", "PGV110"],
+                    ["facts", str(FIXTURES / "big-server")]):
+        done = runner.invoke(app, command)
+        assert done.exit_code == 2 and "max_ratoi" in done.output, command
+
+
+def test_issue_30_the_configuration_s_select_is_checked_when_the_command_line_replaces_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".pgvet.toml").write_text('select = ["PGV11O"]\n')  # a letter O for a zero
+    monkeypatch.chdir(tmp_path)
+    code, output = lint(str(FIXTURES / "big-server"), "--select", "PGV110")
+    assert code == 2 and "'PGV11O' matches no rule" in output
+
+
 def test_bad_configuration_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / ".pgvet.toml").write_text("selct = ['x']\n")
     monkeypatch.chdir(tmp_path)

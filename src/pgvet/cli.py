@@ -69,12 +69,16 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
 
 
 def _configured_pack(config: Path | None, rules: list[Path] | None) -> tuple[Config, RulePack]:
-    """The configuration and the rule pack `pgvet lint` would use: the configuration's packs, then --rules."""
+    """The configuration and the rule pack `pgvet lint` would use: the configuration's packs, then --rules; the
+    configuration's parameters checked as lint checks them (a misspelt one is an error here too)."""
     from pgvet.config import load_config
+    from pgvet.engine.evaluate import configure, plan_rules
     from pgvet.engine.loader import load_pack
 
     settings = load_config(config)
-    return settings, load_pack([*settings.rules, *(rules or [])])
+    pack = load_pack([*settings.rules, *(rules or [])])
+    plan_rules(configure(pack, settings.params), settings.params)
+    return settings, pack
 
 
 def _load_one_host(directory: Path | None, explicit: SnapshotInputs | None = None) -> HostFacts:

@@ -35,6 +35,7 @@ class LintOptions:
     explicit: SnapshotInputs | None = None
     baseline: Path | None = None
     ignore_file: Path | None = None
+    configured_select: list[str] = field(default_factory=list)  # the configuration's, replaced by --select: checked
     record_passes: bool = False  # also list the rules that passed, with their values (pgvet check)
     keep_facts: bool = False  # keep every fact of the host for the report instead of pruning them
 
@@ -373,7 +374,7 @@ class LintRun:
         from pgvet.suppress import IgnoreFiles, load_baseline
 
         pack = load_pack(options.rules)
-        check_selectors(pack, [*options.select, *options.ignore])
+        check_selectors(pack, [*options.select, *options.ignore, *options.configured_select])
         self.plan = _Plan.of(pack, options)
         self.directories = directories
         self.jobs = jobs

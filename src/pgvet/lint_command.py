@@ -31,7 +31,7 @@ def lint_options(settings: Config, *, rules: list[Path] | None = None, select: l
 
     return LintOptions(rules=[*settings.rules, *(rules or [])], select=comma_list(select) or list(settings.select),
                        ignore=[*settings.ignore, *comma_list(ignore)], params=settings.params, explicit=explicit,
-                       baseline=baseline, ignore_file=ignore_file)
+                       baseline=baseline, ignore_file=ignore_file, configured_select=list(settings.select))
 
 
 def explicit_inputs(sysctl: Path | None, sysctl_conf: list[Path] | None, meminfo: Path | None, lscpu: Path | None,

@@ -109,8 +109,10 @@ Plan = Sequence[tuple[Rule, Mapping[str, Value]]]
 
 def plan_rules(pack: RulePack, params: ParamOverrides | None = None,
                selected: Callable[[RuleMeta], bool] | None = None) -> Plan:
-    """The rules to evaluate with their parameters, resolved once (UsageError for a wrong parameter)."""
-    return [(rule, rule_params(rule, params)) for rule in pack.rules if selected is None or selected(rule.meta())]
+    """The rules to evaluate with their parameters, resolved once. UsageError for a wrong parameter of any rule,
+    selected or not: a misspelt parameter is a typo whatever the selection of the day."""
+    resolved = [(rule, rule_params(rule, params)) for rule in pack.rules]
+    return [(rule, values) for rule, values in resolved if selected is None or selected(rule.meta())]
 
 
 def evaluate_host(pack: RulePack, host: HostFacts, *, params: ParamOverrides | None = None,
