@@ -140,4 +140,4 @@ def test_one_host_commands_name_a_bad_input_as_it_can_be_opened(command: list[st
 def test_a_host_that_is_not_there_is_a_usage_error(tmp_path: Path) -> None:
     code, output = explain("PGV501", str(tmp_path / "absent"))
     assert code == 2
-    assert "not a directory" in output
+    assert f"{tmp_path / 'absent'}: no such file or directory (a host is a directory of inputs)" in output

@@ -271,8 +271,9 @@ def test_concise_prints_what_was_refused_and_the_notices(tmp_path: Path, monkeyp
     (host / "sysctl.d" / "10.conf").write_text("# pgvet: ignore[swappiness-too-high]\nvm.swappiness = 60\n")
     monkeypatch.chdir(tmp_path)
     code, output = lint("hosts/a/postgresql.conf", "--format", "concise")
-    assert code == 1
+    assert code == 2  # the file given is not read: an error of the run (issue #30), its refusal said as before
     assert "hosts/a/postgresql.conf: WARNING input: refused, it resolves outside the host directory" in output
+    assert "hosts/a/postgresql.conf: ERROR input: not an input of its host" in output
     assert "hosts/a/sysctl.d/10.conf:2: WARNING PGV130 swappiness-too-high" in output
     assert "notice: a: sysctl.d/10.conf:1: suppression without a reason is ignored" in output
     assert output.count("refused") == 1  # not again among the notices
@@ -731,3 +732,44 @@ def test_check_report_files_are_written_whole_or_not_at_all(tmp_path: Path) -> N
                           timeout=60)
     assert done.stdout.startswith(f"cannot write {report}: "), done.stdout + done.stderr
     assert report.read_text() == "the previous report\n" and os.listdir(tmp_path) == ["check.txt"]
+
+
+def test_issue_30_path_errors_name_the_path_as_given_and_what_was_expected(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    # `pgvet lint afile.txt` printed `error: : .: no inputs found`
+    (tmp_path / "afile.txt").write_text("x\n")
+    code, output = lint("afile.txt", "--format", "concise")
+    assert code == 2
+    assert output.startswith("afile.txt: ERROR input: not a file of a host: neither its directory nor one above it")
+    # `pgvet fix nope` printed `nope/nope: not a directory`
+    fixed = runner.invoke(app, ["fix", "nope"])
+    assert fixed.exit_code == 2 and fixed.output == "pgvet: error: nope: no such file or directory (a host is a " \
+                                                    "directory of inputs)\n"
+    # `pgvet lint .` in a directory of nothing: the directory is named by its name, not `: .`
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path / "empty")
+    code, output = lint(".", "--no-color")
+    assert code == 2 and output.startswith("error: empty: .: no inputs found"), output
+
+
+def test_issue_30_a_file_its_host_does_not_read_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `pgvet lint /etc/hostname` linted /etc (it has sysctl.conf) and said "no findings", exit 0
+    etc = tmp_path / "etc"
+    (etc / "sysctl.d").mkdir(parents=True)
+    (etc / "sysctl.conf").write_text("vm.swappiness = 1\n")
+    (etc / "hostname").write_text("db1\n")
+    monkeypatch.chdir(tmp_path)
+    code, output = lint("etc/hostname", "--format", "concise")
+    assert code == 2
+    assert output.startswith("etc/hostname: ERROR input: not an input of its host etc: pgvet does not read this file")
+    assert lint("etc/sysctl.conf", "--format", "concise")[0] == 0  # an input: its host linted, nothing to say
+    # a file that postgresql.conf does not include (yet) is no input either; the included ones are
+    shutil.copytree(FIXTURES / "config-repo", tmp_path / "repo")
+    (tmp_path / "repo" / "replication.conf").write_text("wal_level = 'logical'\n")
+    code, output = lint("repo/replication.conf", "repo/conf.d/10-memory.conf", "repo/host.yaml", "--format", "json")
+    document = json.loads(output)
+    assert code == 2
+    assert [error["host"] for error in document["errors"]] == ["repo/replication.conf"]
+    assert document["summary"]["hosts"] == 1 and document["findings"]  # the host linted and reported
+    assert "include" in document["errors"][0]["message"]

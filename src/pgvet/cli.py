@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pgvet.engine.pack import RulePack
     from pgvet.errors import InputError
     from pgvet.facts import HostFacts
-    from pgvet.findings import LintResult
+    from pgvet.findings import HostError, LintResult
     from pgvet.lint import LintOptions
     from pgvet.report import Renderer
     from pgvet.snapshot import SnapshotInputs
@@ -95,7 +95,8 @@ def _load_one_host(directory: Path | None, explicit: SnapshotInputs | None = Non
 
 def _in_host(error: InputError, directory: Path | None) -> InputError:
     source = error.source
-    if directory is None or source is None or source.path.startswith("<") or os.path.isabs(source.path):
+    if (directory is None or source is None or source.path.startswith("<") or os.path.isabs(source.path)
+            or source.path == os.fspath(directory)):  # the directory itself, named as given (not `nope/nope`)
         return error
     from pgvet.errors import InputError
     from pgvet.provenance import Source
@@ -334,10 +335,10 @@ def baseline_create(
     from pgvet.lint import host_directories, lint
     from pgvet.suppress import baseline_document
 
-    directories = host_directories(paths)
-    result = lint(list(directories), _baseline_options(config, rules))
-    _refuse_unread_hosts(result)
-    _write_baseline(output, baseline_document(result), directories)
+    given = host_directories(paths)
+    result = lint(list(given.hosts), _baseline_options(config, rules))
+    _refuse_unread_hosts([*given.refused, *result.errors])
+    _write_baseline(output, baseline_document(result), given.hosts)
     recorded = sum(len(host.findings) for host in result.hosts)
     typer.echo(f"{recorded} finding{'' if recorded == 1 else 's'} recorded in {output}")
 
@@ -356,10 +357,10 @@ def baseline_update(
     from pgvet.suppress import baseline_document, load_baseline
 
     recorded = load_baseline(baseline)
-    directories = host_directories(paths)
-    result = lint(list(directories), _baseline_options(config, rules))
-    _refuse_unread_hosts(result)
-    _write_baseline(baseline, baseline_document(result, keep=set(recorded)), directories)
+    given = host_directories(paths)
+    result = lint(list(given.hosts), _baseline_options(config, rules))
+    _refuse_unread_hosts([*given.refused, *result.errors])
+    _write_baseline(baseline, baseline_document(result, keep=set(recorded)), given.hosts)
     remaining = len(load_baseline(baseline))
     removed = len(recorded) - remaining
     typer.echo(f"{removed} fixed {'entry' if removed == 1 else 'entries'} removed, {remaining} "
@@ -384,15 +385,15 @@ def _baseline_options(config: Path | None, rules: list[Path] | None) -> LintOpti
     return LintOptions(rules=[*settings.rules, *(rules or [])], params=settings.params)
 
 
-def _refuse_unread_hosts(result: LintResult) -> None:
+def _refuse_unread_hosts(errors: list[HostError]) -> None:
     """A baseline is written only when every host was read: update would drop an unread host's entries as
     fixed (its accepted findings would fail the next run), create would leave them out without a word."""
-    if not result.errors:
+    if not errors:
         return
     from pgvet.errors import InputError
     from pgvet.report import error_place
 
-    for error in result.errors:  # the file as lint shows it (hosts/a/host.yaml:2), not relative to its host
+    for error in errors:  # the file as lint shows it (hosts/a/host.yaml:2), not relative to its host
         typer.echo(f"pgvet: error: {error_place(error) or error.host}: {error.message}", err=True)
     raise InputError("the baseline is not written while a host cannot be read")
 
@@ -419,9 +420,13 @@ def explain(
     from pgvet.errors import UsageError
     from pgvet.lint import host_directories
 
-    [directory] = host_directories([path])
+    given = host_directories([path])
+    if given.refused:
+        raise UsageError(f"{path}: {given.refused[0].message}")
+    [directory] = given.hosts
     if not directory.is_dir():
-        raise UsageError(f"{path}: not a directory (a host is a directory of inputs)")
+        raise UsageError(f"{path}: {'not a directory' if directory.exists() else 'no such file or directory'} "
+                         "(a host is a directory of inputs)")
     sys.stdout.write(explain_rule(pack, rule, _load_one_host(directory), settings.params))
 
 

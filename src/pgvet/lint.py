@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pgvet.engine.expr import Value
     from pgvet.engine.loader import RulePack
     from pgvet.provenance import Source
-    from pgvet.snapshot import SnapshotInputs
+    from pgvet.snapshot import InputPath, SnapshotInputs
 
 
 @dataclass(slots=True)
@@ -80,16 +80,31 @@ REPORT_FACTS = frozenset({"host.ram", "host.name", "pg.shared_buffers", "pg.huge
                           "derived.commit_limit", "cgroup.memory_max", "meminfo.mem_total"})
 
 
-def host_directories(paths: Sequence[Path], stop: Path | None = None, skipped: list[str] | None = None) -> list[Path]:
+@dataclass(slots=True)
+class GivenPaths:
+    """What the paths of a command line name (host_directories)."""
+
+    hosts: list[Path]  # the host directories to lint, each once
+    notices: list[str] = field(default_factory=list)  # files a shell's glob matched beside the hosts: left out
+    # paths that name no host: errors of the run, each named as given (``host``; no source, which reports resolve)
+    refused: list[HostError] = field(default_factory=list)
+    files: dict[str, list[Path]] = field(default_factory=dict)  # a host's real path → the files given in it
+
+
+def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPaths:
     """Host directories for the paths given: directories as they are; a file belongs to the nearest
     directory above it holding a host marker (conf.d/10-memory.conf → the directory of postgresql.conf),
     never above ``stop`` (the current directory by default), else to its own directory. Each host once, however
-    it is spelled (an absolute path, a symbolic link): the first spelling given is kept.
+    it is spelled (an absolute path, a symbolic link): the first spelling given is kept. The files given are
+    kept by host (``files``): each must be one of its host's inputs (LintRun checks them once the host is read).
 
     A file of no host whose directory holds host directories of the run (``hosts/README.md`` when a shell
-    expands ``hosts/*``) is no host's: it is left out, with a notice appended to ``skipped``."""
+    expands ``hosts/*``) is no host's: it is left out, with a notice. One whose directory holds no input either
+    (``pgvet lint notes.txt``) is refused: an error that names it, not its directory linted as an empty host."""
     boundary = (stop or Path.cwd()).resolve()
     hosts: dict[str, Path] = {}
+    given = GivenPaths([])
+    directories_given: set[str] = set()
     loose: list[tuple[Path, Path]] = []  # (file, its own directory) for files under no host marker
     for path in paths:
         host = path
@@ -105,15 +120,62 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None, skipped: l
                     break
             else:
                 loose.append((path, host))
+            given.files.setdefault(os.path.realpath(host), []).append(path)
+        else:
+            directories_given.add(os.path.realpath(host))
         hosts.setdefault(os.path.realpath(host), host)
     for file, directory in loose:
         parent = os.path.realpath(directory)
+        if parent in directories_given:  # linted as given: the file is checked against its inputs
+            continue
         if any(os.path.dirname(other) == parent for other in hosts):
             hosts.pop(parent, None)
-            if skipped is not None:
-                skipped.append(f"{file}: not linted, no host's file (no {', '.join(HOST_MARKERS[:4])}… in its "
-                               "directory or above)")
-    return list(hosts.values())
+            given.files.pop(parent, None)
+            given.notices.append(f"{file}: not linted, no host's file (no {', '.join(HOST_MARKERS[:4])}… in its "
+                                 "directory or above)")
+        elif _holds_no_input(directory):
+            hosts.pop(parent, None)
+            given.files.pop(parent, None)
+            given.refused.append(HostError(
+                host=str(file),
+                message="not a file of a host: neither its directory nor one above it (up to the current directory) "
+                        "holds a snapshot (host.yaml, postgresql.conf, sysctl.txt…); give a host directory or a file "
+                        "in one (see the README's snapshot layout)"))
+    given.hosts = list(hosts.values())
+    return given
+
+
+def _holds_no_input(directory: Path) -> bool:
+    from pgvet.snapshot import discover
+
+    return discover(directory).is_empty()
+
+
+def _inputs_not_read(host: HostResult, files: Sequence[Path]) -> list[HostError]:
+    """The files given in a host directory that the host does not read as inputs (``/etc/hostname`` in /etc, a
+    conf.d file no include_dir takes): linting their host would say nothing of them."""
+    from dataclasses import fields
+
+    from pgvet.snapshot import discover
+    from pgvet.suppress import IGNORE_FILE
+
+    root = host.host.root
+    found = discover(Path(root))
+    discovered: list[InputPath] = []  # joined with the host directory already
+    for kind in fields(found):
+        value = getattr(found, kind.name)
+        if isinstance(value, list):
+            discovered.extend(value)
+        elif value is not None:
+            discovered.append(value)
+    named = [IGNORE_FILE, *host.host.unmarked_files, *host.host.marked_files]  # relative to it: the configuration
+    inputs = {os.path.realpath(path) for path in discovered} | {os.path.realpath(os.path.join(root, name))
+                                                                   for name in named}
+    return [HostError(host=str(file),
+                      message=f"not an input of its host {root}: pgvet does not read this file there (the inputs "
+                              "are named in the README's snapshot layout; a PostgreSQL file must be included by "
+                              "postgresql.conf)")
+            for file in files if os.path.realpath(file) not in inputs]
 
 
 def facts_read(pack: RulePack) -> frozenset[str]:
@@ -213,7 +275,10 @@ def _failed(directory: Path | None, error: Exception) -> HostError:
 
 
 def _host_error(directory: Path | None, message: str, source: Source | None = None) -> HostError:
-    name = directory.name if directory is not None else "."
+    if directory is None:
+        name = "."
+    else:  # `.` and `..` are named by the directory they are (`error: : .: no inputs found`)
+        name = directory.name if directory.name not in ("", "..") else os.path.basename(os.path.realpath(directory))
     return HostError(host=name, message=message, source=source,
                      root=os.fspath(directory) if directory is not None else None)
 
@@ -361,14 +426,16 @@ def _batches(directories: Sequence[Path | None]) -> Iterator[Sequence[Path | Non
 class LintRun:
     """A lint, host by host. ``outcomes()`` yields each host's result — suppressions, ignore files and
     baseline applied — or its error, in the order given, once; nothing of a host is kept after it is
-    yielded but its counts (``summary``). ``notices`` is complete when the outcomes are exhausted.
+    yielded but its counts (``summary``). ``notices`` is complete when the outcomes are exhausted. ``given``: what
+    the command line's paths said besides the hosts — the paths that name no host come first as errors, and a file
+    given that its host does not read is an error after that host.
 
     Everything that can refuse the run (rule pack, selectors, parameters, ignore file, baseline) is
     checked when it is created, before any host is read or any report written.
     """
 
     def __init__(self, directories: Sequence[Path | None], options: LintOptions, *, jobs: int = 1,
-                 notices: Sequence[str] = ()) -> None:
+                 given: GivenPaths | None = None) -> None:
         from pgvet.engine.loader import load_pack
         from pgvet.snapshot import run_date
         from pgvet.suppress import IgnoreFiles, load_baseline
@@ -386,7 +453,8 @@ class LintRun:
         self.ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat())
         self.baseline = load_baseline(options.baseline) if options.baseline is not None else None
         # notices in the order the reports have always listed them: inputs, then suppressions, then ignore files
-        self._notices: tuple[list[str], list[str], list[str]] = (list(notices), [], [])
+        self.given = given if given is not None else GivenPaths([])
+        self._notices: tuple[list[str], list[str], list[str]] = (list(self.given.notices), [], [])
         # each host's name and directory: two hosts of one name share fingerprints, baseline entries and
         # suppressions (a name a host, the one thing a run keeps that grows with its hosts)
         self._roots: dict[str, str] = {}
@@ -397,6 +465,9 @@ class LintRun:
 
     def outcomes(self) -> Iterator[HostResult | HostError]:
         inputs, inline, ignored = self._notices
+        for refused in self.given.refused:  # paths that name no host
+            self.summary.add_error()
+            yield refused
         for linted in self._linted():
             outcome = linted if isinstance(linted, HostError) else self._judged(linted, inline, ignored)
             if isinstance(outcome, HostError):
@@ -410,7 +481,11 @@ class LintRun:
                               "findings share fingerprints, baseline entries and suppressions; give each its own "
                               "`name:` in host.yaml")
             self.summary.add(outcome)
+            files = self.given.files.get(os.path.realpath(outcome.host.root)) if self.given.files else None
             yield outcome
+            for not_read in _inputs_not_read(outcome, files) if files else ():
+                self.summary.add_error()
+                yield not_read
         self.ignoring.finish(ignored)
 
     def _judged(self, outcome: HostResult, inline: list[str], ignored: list[str]) -> HostResult | HostError:

@@ -65,9 +65,9 @@ def run_lint(*, paths: list[Path] | None, output_format: list[str] | None, outpu
                                auto_conf, pg_settings)
     from pgvet.lint import host_directories
 
-    skipped: list[str] = []
-    directories: list[Path | None] = list(host_directories(paths or [], skipped=skipped))
-    if not directories:
+    given = host_directories(paths or [])
+    directories: list[Path | None] = list(given.hosts)
+    if not directories and not given.refused:
         if explicit is None:
             raise UsageError("give host directories or input files (see pgvet lint --help)")
         directories = [None]
@@ -87,6 +87,6 @@ def run_lint(*, paths: list[Path] | None, output_format: list[str] | None, outpu
 
     with collecting_garbage_for_batches():
         summary = lint_and_report(directories, options, jobs=jobs, formats=comma_list(output_format),
-                                  outputs=list(output or []), verbose=verbose, color=color, notices=skipped)
+                                  outputs=list(output or []), verbose=verbose, color=color, given=given)
     code = summary.exit_code(threshold, allow_unreadable=allow_unreadable)
     return 0 if exit_zero and code == 1 else code

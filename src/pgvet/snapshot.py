@@ -320,7 +320,8 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
     Raises InputError (exit 2) when an input cannot be read or parsed; the message names file and line.
     """
     if directory is not None and not os.path.isdir(directory):
-        raise InputError("not a directory (a host is a directory of inputs)", Source(str(directory)))
+        what = "not a directory" if os.path.lexists(directory) else "no such file or directory"
+        raise InputError(f"{what} (a host is a directory of inputs)", Source(str(directory)))
     if directory is not None and not os.access(directory, os.X_OK):  # not even a name in it can be looked up
         raise InputError("cannot read this directory: Permission denied", Source(str(directory)))
     root = directory if directory is not None else Path.cwd()

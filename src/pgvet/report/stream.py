@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pgvet.findings import HostError
-from pgvet.lint import LintOptions, LintRun
+from pgvet.lint import GivenPaths, LintOptions, LintRun
 from pgvet.output_file import any_private
 from pgvet.report import HostWriter, ReportOptions, default_format, destinations, writer_factory
 from pgvet.report.files import ReportFile
@@ -20,10 +20,12 @@ from pgvet.summary import RunSummary
 
 
 def lint_and_report(directories: Sequence[Path | None], options: LintOptions, *, jobs: int, formats: list[str],
-                    outputs: list[Path], verbose: bool, color: bool | None, notices: Sequence[str] = ()) -> RunSummary:
+                    outputs: list[Path], verbose: bool, color: bool | None,
+                    given: GivenPaths | None = None) -> RunSummary:
     """Lint the hosts and write each --format to its --output (or standard output); the run's summary.
-    ``notices``: what the run has to say before its first host (paths given that are no host's)."""
-    run = LintRun(directories, options, jobs=jobs, notices=notices)  # refuses a wrong pack, selector, parameter first
+    ``given``: what the command line's paths named besides the hosts (notices, paths refused, files given)."""
+    # refuses a wrong pack, selector, parameter first
+    run = LintRun(directories, options, jobs=jobs, given=given)
     with contextlib.ExitStack() as files:
         writers: list[HostWriter] = []
         reports: list[ReportFile] = []
