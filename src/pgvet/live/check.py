@@ -21,6 +21,7 @@ from pgvet.facts import HostFacts, Item
 from pgvet.findings import Evidence, LintResult
 from pgvet.interrupt import Interrupted
 from pgvet.lint import LintOptions
+from pgvet.sources.hostfacts import WORKLOADS
 
 # An answer is asked with its prompt and choices; the raw YAML value is what host.yaml stores.
 Answers = dict[str, Any]
@@ -37,7 +38,7 @@ class Question:
 QUESTIONS: tuple[Question, ...] = (
     Question("storage", "Storage that holds the data directory", ("hdd", "ssd", "nvme", "san")),
     Question("raid", "RAID level of that storage", ("none", "0", "1", "5", "6", "10")),
-    Question("workload", "Workload", ("oltp", "olap", "mixed", "web")),
+    Question("workload", "Workload", WORKLOADS),
     Question("dedicated", "Is the host dedicated to PostgreSQL", ("yes", "no")),
 )
 RAID_DISKS_DEFAULT = {"0": "2", "1": "2", "5": "3", "6": "4", "10": "4"}

@@ -82,15 +82,18 @@ def _verdict(label: str, style: str) -> Text:
 
 
 def _pass_row(grid: Table, rule: RuleMeta, passes: list[Passed]) -> None:
-    """``[OK]  the values it computed — PGVnnn: <what it looks for>: no``."""
-    text = Text()
+    """``[OK]  PGVnnn not the case: <the problem it looks for> — the values it computed``. A rule's title names the
+    problem: the row says first that it is not there (`values — PGV110: Huge page pool too small: no` read as if it
+    were)."""
+    text = Text(f"{rule.id} not the case: ", "bold")
+    text.append(rule.title, "dim")
     if len(passes) > 1 or passes[0].subject is not None:
-        text.append(f"{len(passes)} checked", "bold")
+        text.append(f" — {len(passes)} checked", "bold")
     else:
         shown = [f"{name} = {value_text(name, value)}" for name, value in passes[0].values.items()
                  if value is not None]
-        text.append(", ".join(shown) or "passed", "bold")
-    text.append(f"  — {rule.id}: {rule.title}: no", "dim")
+        if shown:
+            text.append(f" — {', '.join(shown)}", "bold")
     grid.add_row(_verdict("OK", OK_STYLE), text)
 
 

@@ -327,9 +327,13 @@ def print_memory(console: Console, picture: MemoryPicture, width: int) -> None:
         legend.append((Text("   ┃", "bold"), Text("CommitLimit (overcommit strict)"),
                        Text(size_text(picture.commit_limit)), Text(share)))
     if picture.overcommitted:
-        legend.append((Text("   ▲", "bold red"), Text("end of RAM; promised beyond it", "bold red"),
-                       Text(size_text(picture.overcommitted), "bold red"),
-                       Text(f"{picture.overcommitted / picture.ram * 100:.1f} %", "bold red")))
+        # two rows: the mark is RAM's size, and what is promised beyond it is more on top of that (one row read as
+        # the RAM: `▲ end of RAM; promised beyond it 188.3 GiB 100.0 %`)
+        legend.append((Text("   ▲", "bold red"), Text("end of RAM", "bold red"),
+                       Text(size_text(picture.ram), "bold red"), Text("100.0 %", "bold red")))
+        legend.append((Text(""), Text("promised beyond RAM, more than it holds", "bold red"),
+                       Text(f"+{size_text(picture.overcommitted)}", "bold red"),
+                       Text(f"+{picture.overcommitted / picture.ram * 100:.1f} %", "bold red")))
     _print_legend(console, legend)
     _print_blank(console)
 
