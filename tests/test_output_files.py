@@ -83,7 +83,7 @@ def test_a_baseline_on_a_full_disk_is_named_and_the_old_one_kept(tmp_path: Path,
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
         monkeypatch.setattr(os, "fsync", full)
-    result = runner.invoke(app, ["baseline", "update", "pgvet-baseline.json", "host"])
+    result = runner.invoke(app, ["baseline", "update", "host"])  # the default file, pgvet-baseline.json
     assert result.exit_code == 2
     assert result.stderr == "pgvet: error: cannot write pgvet-baseline.json: No space left on device\n"
     assert Path("pgvet-baseline.json").read_bytes() == before

@@ -85,11 +85,45 @@ def test_baseline_ratchet(tmp_path: Path) -> None:
     # Fixing a problem and updating removes its entry; the new problem is never added.
     wal = host / "conf.d" / "20-wal.conf"
     wal.write_text(wal.read_text().replace("checkpoint_segments = 64\n", ""))
-    updated = runner.invoke(app, ["baseline", "update", str(baseline), str(host)])
+    updated = runner.invoke(app, ["baseline", "update", str(host), "-o", str(baseline)])
     assert updated.exit_code == 0, updated.output
+    assert updated.output == f"1 fixed entry removed, {len(recorded) - 1} remain in {baseline}\n"
     remaining = json.loads(baseline.read_text())["findings"]
     assert len(remaining) == len(recorded) - 1
     assert set(remaining) <= set(recorded)
+
+
+def test_issue_30_baseline_update_takes_its_file_as_create_does(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # `update` took a positional file and `create` -o; both take -o now, and default to the configuration's
+    # `baseline` (what `lint` reads), else pgvet-baseline.json
+    host = config_repo(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["baseline", "create", str(host)]).exit_code == 0
+    assert (tmp_path / "pgvet-baseline.json").is_file()
+    (tmp_path / ".pgvet.toml").write_text('baseline = "ci/accepted.json"\n')
+    (tmp_path / "ci").mkdir()
+    created = runner.invoke(app, ["baseline", "create", str(host)])
+    assert created.exit_code == 0 and created.output.endswith(f"recorded in {tmp_path / 'ci' / 'accepted.json'}\n")
+    assert runner.invoke(app, ["lint", str(host)]).exit_code == 0  # lint reads the same file
+    updated = runner.invoke(app, ["baseline", "update", str(host)])
+    assert updated.exit_code == 0 and updated.output.endswith(f"in {tmp_path / 'ci' / 'accepted.json'}\n")
+    # the form of before still works, and says the new one
+    old_form = runner.invoke(app, ["baseline", "update", "ci/accepted.json", str(host)])
+    assert old_form.exit_code == 0 and "give the baseline with -o" in old_form.output
+
+
+def test_issue_30_baseline_create_counts_what_it_writes(tmp_path: Path) -> None:
+    # two hosts of one name share fingerprints: "52 recorded" while the file held 26
+    for site in ("prod", "staging"):
+        config_repo(tmp_path / site)
+    hosts = [str(path) for path in sorted(tmp_path.glob("*/*")) if path.is_dir()]
+    baseline = tmp_path / "b.json"
+    created = runner.invoke(app, ["baseline", "create", *hosts, "-o", str(baseline)])
+    written = len(json.loads(baseline.read_text())["findings"])
+    assert created.exit_code == 0
+    assert created.output.startswith(f"{written} findings recorded in {baseline} ({2 * written} found: hosts of one "
+                                     "name share")
 
 
 def test_fingerprints_survive_moved_lines_and_changed_values(tmp_path: Path) -> None:

@@ -321,50 +321,70 @@ def fix(
             raise typer.Exit(1)
 
 
+DEFAULT_BASELINE = "pgvet-baseline.json"
+BaselineFileOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
+    "--output", "-o", help="The baseline file (default: the configuration's `baseline`, else pgvet-baseline.json).")]
+
+
 @baseline_app.command("create")
 @reports_errors
 def baseline_create(
     paths: Annotated[list[Path], typer.Argument(help="Host directories.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Baseline file to write.")] = Path(
-        "pgvet-baseline.json"),
+    output: BaselineFileOpt = None,
     rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
     config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
 ) -> None:
     """Write the current findings' fingerprints to a baseline file."""
+    from pgvet.config import load_config
     from pgvet.lint import host_directories, lint
-    from pgvet.suppress import baseline_document
+    from pgvet.suppress import baseline_document, baseline_entries
 
+    settings = load_config(config)
+    baseline = output or settings.baseline or Path(DEFAULT_BASELINE)
     given = host_directories(paths)
-    result = lint(list(given.hosts), _baseline_options(config, rules))
+    result = lint(list(given.hosts), _baseline_options(settings, rules))
     _refuse_unread_hosts([*given.refused, *result.errors])
-    _write_baseline(output, baseline_document(result), given.hosts)
-    recorded = sum(len(host.findings) for host in result.hosts)
-    typer.echo(f"{recorded} finding{'' if recorded == 1 else 's'} recorded in {output}")
+    entries = baseline_entries(result)
+    _write_baseline(baseline, baseline_document(entries), given.hosts)
+    found = sum(len(host.findings) for host in result.hosts)
+    shared = (f" ({found} found: hosts of one name share their findings' fingerprints, one entry each; give each "
+              "host its own `name:` in host.yaml)") if found > len(entries) else ""
+    typer.echo(f"{len(entries)} finding{'' if len(entries) == 1 else 's'} recorded in {baseline}{shared}")
 
 
 @baseline_app.command("update")
 @reports_errors
 def baseline_update(
-    baseline: Annotated[Path, typer.Argument(help="The baseline file to update.")],
     paths: Annotated[list[Path], typer.Argument(help="Host directories.")],
+    output: BaselineFileOpt = None,
     rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
     config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
 ) -> None:
-    """Remove the entries that are fixed; never add new ones."""
-    from pgvet.lint import host_directories, lint
-    from pgvet.suppress import baseline_document, load_baseline
+    """Remove the entries that are fixed; never add new ones. The baseline is given as to create (-o)."""
+    from pgvet.config import load_config
+    from pgvet.lint import HOST_MARKERS, host_directories, lint
+    from pgvet.report import visible
+    from pgvet.suppress import baseline_document, baseline_entries, load_baseline
 
+    settings = load_config(config)
+    if output is None and len(paths) > 1 and paths[0].suffix == ".json" and paths[0].is_file() and (
+            paths[0].name not in HOST_MARKERS):
+        # the form of before, `update FILE HOSTS…`, which create did not share: still read as it was meant
+        output, paths = paths[0], paths[1:]
+        typer.echo(f"pgvet: notice: give the baseline with -o, as to create: pgvet baseline update HOSTS -o "
+                   f"{visible(str(output))}", err=True)
+    baseline = output or settings.baseline or Path(DEFAULT_BASELINE)
     recorded = load_baseline(baseline)
     given = host_directories(paths)
-    result = lint(list(given.hosts), _baseline_options(config, rules))
+    result = lint(list(given.hosts), _baseline_options(settings, rules))
     _refuse_unread_hosts([*given.refused, *result.errors])
-    _write_baseline(baseline, baseline_document(result, keep=set(recorded)), given.hosts)
-    remaining = len(load_baseline(baseline))
-    removed = len(recorded) - remaining
-    typer.echo(f"{removed} fixed {'entry' if removed == 1 else 'entries'} removed, {remaining} "
-               f"{'remains' if remaining == 1 else 'remain'} in {baseline}")
+    entries = baseline_entries(result, keep=set(recorded))
+    _write_baseline(baseline, baseline_document(entries), given.hosts)
+    removed = len(recorded) - len(entries)
+    typer.echo(f"{removed} fixed {'entry' if removed == 1 else 'entries'} removed, {len(entries)} "
+               f"{'remains' if len(entries) == 1 else 'remain'} in {baseline}")
 
 
 def _write_baseline(path: Path, document: str, directories: list[Path]) -> None:
@@ -374,14 +394,12 @@ def _write_baseline(path: Path, document: str, directories: list[Path]) -> None:
     write_file(path, document.encode("utf-8", errors="backslashreplace"), private=any_private(directories))
 
 
-def _baseline_options(config: Path | None, rules: list[Path] | None) -> LintOptions:
+def _baseline_options(settings: Config, rules: list[Path] | None) -> LintOptions:
     """The rules `pgvet lint` runs — the configuration's packs and parameters, then --rules — so that the findings
     of a pack of one's own are recorded too (they failed the next lint). Every finding is recorded, whatever
     select, ignore and suppressions say: a rule ignored today and selected tomorrow is not new."""
-    from pgvet.config import load_config
     from pgvet.lint import LintOptions
 
-    settings = load_config(config)
     return LintOptions(rules=[*settings.rules, *(rules or [])], params=settings.params)
 
 

@@ -293,13 +293,18 @@ def mark_baseline(host: HostResult, entries: dict[str, dict[str, object]]) -> No
             finding.baseline = True
 
 
-def baseline_document(result: LintResult, keep: set[str] | None = None) -> str:
-    """The current findings by fingerprint; with ``keep``, only those already in the baseline (update)."""
-    entries = {
+def baseline_entries(result: LintResult, keep: set[str] | None = None) -> dict[str, dict[str, object]]:
+    """The current findings by fingerprint (one entry for findings that share one: two hosts of one name); with
+    ``keep``, only those already in the baseline (update)."""
+    return {
         finding.fingerprint: {"rule": f"{finding.rule_id} {finding.rule_name}", "host": finding.host,
                               "path": finding.path, "message": " ".join(finding.message.split())}
         for host in result.hosts for finding in host.findings
         if keep is None or finding.fingerprint in keep
     }
+
+
+def baseline_document(entries: dict[str, dict[str, object]]) -> str:
+    """The baseline file's text."""
     return json.dumps({"format": BASELINE_FORMAT, "findings": dict(sorted(entries.items()))}, indent=2,
                       ensure_ascii=False) + "\n"
