@@ -151,24 +151,14 @@ def _read_bounded(path: Path, limit: int, what: str) -> str:
 
 def load_ignore_file(path: Path) -> list[IgnoreEntry]:
     """Read an ignore file safely (plain YAML, line numbers kept); errors name the file and line."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    from pgvet.nesting import MAX_NESTING, too_deep
+    from pgvet.safeyaml import YamlError, load_yaml
 
     display = str(path)
     text = _read_bounded(path, MAX_IGNORE_FILE_BYTES, "ignore file")
-    deep = too_deep(text)
-    if deep is not None:
-        raise InputError(f"invalid YAML: brackets nested more than {MAX_NESTING} deep", Source(display, deep))
     try:
-        document = YAML(typ="rt", pure=True).load(text)
-    except MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        reason = " ".join(part for part in (error.context, error.problem) if part)
-        raise InputError(f"invalid YAML: {reason}", Source(display, mark.line + 1 if mark else None)) from None
-    except (YAMLError, ValueError, TypeError, RecursionError) as error:
-        raise InputError(f"invalid YAML: {error}", Source(display)) from None
+        document = load_yaml(text)
+    except YamlError as error:
+        raise InputError(f"invalid YAML: {error.message}", Source(display, error.line)) from None
     if document is None:
         return []
     if not isinstance(document, list):
