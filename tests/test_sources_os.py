@@ -279,9 +279,9 @@ def test_mount_output_with_spaces_and_findmnt_agree() -> None:
 
 def test_find_mount_uses_path_components() -> None:
     table = mounts.parse_mounts("/dev/a / ext4 rw 0 0\n/dev/b /srv/pg ext4 rw 0 0\n/dev/c /srv/pgwal xfs rw 0 0\n", "m")
-    found = mounts.find_mount(table, "/srv/pgwal/17")
+    found = mounts.MountTable(table).holding("/srv/pgwal/17")
     assert found is not None and found.device == "/dev/c"
-    found = mounts.find_mount(table, "/srv/pgdata")  # not under /srv/pg: a string prefix is not a parent
+    found = mounts.MountTable(table).holding("/srv/pgdata")  # not under /srv/pg: a string prefix is not a parent
     assert found is not None and found.device == "/dev/a"
 
 

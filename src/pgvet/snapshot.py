@@ -532,7 +532,7 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
     """mount.* items, scoped to the mounts holding PGDATA / WAL / tablespaces when they are known."""
     if inputs.mounts is None:
         return
-    from pgvet.sources.mounts import find_mount, parse_mounts
+    from pgvet.sources.mounts import MountTable, parse_mounts
 
     text, display = builder.text(inputs.mounts)
     mounts = parse_mounts(text, display)
@@ -543,9 +543,10 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
         wal_directory = data_directory.rstrip("/") + "/pg_wal"
     tablespaces = [part for part in (_text_fact(facts.get("host.tablespaces")) or "").split(",") if part]
 
-    data_mount = find_mount(mounts, data_directory) if data_directory else None
-    wal_mount = find_mount(mounts, wal_directory) if wal_directory else None
-    tablespace_mounts = [found for found in (find_mount(mounts, path) for path in tablespaces) if found]
+    table = MountTable(mounts)
+    data_mount = table.holding(data_directory) if data_directory else None
+    wal_mount = table.holding(wal_directory) if wal_directory else None
+    tablespace_mounts = {id(found) for found in map(table.holding, tablespaces) if found is not None}
     known = data_mount is not None
     if known:
         builder.host.notes.append(
@@ -561,7 +562,7 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
     for mount in mounts:
         holds_pgdata = mount is data_mount
         holds_wal = mount is wal_mount
-        holds_tablespace = any(mount is found for found in tablespace_mounts)
+        holds_tablespace = id(mount) in tablespace_mounts
         if known and not (holds_pgdata or holds_wal or holds_tablespace):
             continue
         if not known and (mount.fstype in PSEUDO_FILESYSTEMS or mount.fstype in ("tmpfs", "ramfs")):

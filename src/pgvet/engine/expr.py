@@ -523,24 +523,56 @@ class IsBool(Expr):
         return lambda env: (arg(env) is target) != negate
 
 
+class LikePattern:
+    """A LIKE pattern (``%`` any text, ``_`` any character, a backslash escaping the next one) matched in
+    O(len(text) · len(pattern)) at worst: the stretches between its ``%`` are found in order, each at the first
+    place it fits after the one before, the first at the start of the text and the last at its end. As one
+    regular expression (each ``%`` a ``.*``) it backtracked exponentially in the number of ``%``
+    (``'%a%a%a%a%b'`` against a 260-character host name: 8 s). Each stretch is a pattern without quantifiers,
+    so of a fixed length."""
+
+    __slots__ = ("first", "last", "last_length", "middle", "whole")
+
+    def __init__(self, pattern: str, case_insensitive: bool) -> None:
+        stretches: list[list[str]] = [[]]
+        escaped = False
+        for char in pattern:
+            if escaped:
+                stretches[-1].append(re.escape(char))
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == "%":
+                stretches.append([])
+            elif char == "_":
+                stretches[-1].append(".")
+            else:
+                stretches[-1].append(re.escape(char))
+        flags = re.DOTALL | (re.IGNORECASE if case_insensitive else 0)
+        compiled = [re.compile("".join(parts), flags) for parts in stretches]
+        self.whole = compiled[0] if len(compiled) == 1 else None
+        self.first, self.middle, self.last = compiled[0], tuple(compiled[1:-1]), compiled[-1]
+        self.last_length = len(stretches[-1])
+
+    def matches(self, text: str) -> bool:
+        if self.whole is not None:
+            return self.whole.fullmatch(text) is not None
+        found = self.first.match(text)
+        if found is None:
+            return False
+        position = found.end()
+        for stretch in self.middle:
+            found = stretch.search(text, position)
+            if found is None:
+                return False
+            position = found.end()
+        start = len(text) - self.last_length
+        return start >= position and self.last.fullmatch(text, start) is not None
+
+
 @lru_cache(maxsize=256)
-def like_pattern(pattern: str, case_insensitive: bool) -> re.Pattern[str]:
-    """LIKE's % and _ (backslash escapes the next character) as an anchored regular expression."""
-    parts: list[str] = []
-    escaped = False
-    for char in pattern:
-        if escaped:
-            parts.append(re.escape(char))
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == "%":
-            parts.append(".*")
-        elif char == "_":
-            parts.append(".")
-        else:
-            parts.append(re.escape(char))
-    return re.compile("".join(parts), re.DOTALL | (re.IGNORECASE if case_insensitive else 0))
+def like_pattern(pattern: str, case_insensitive: bool) -> LikePattern:
+    return LikePattern(pattern, case_insensitive)
 
 
 class Like(Expr):
@@ -563,7 +595,7 @@ class Like(Expr):
             wanted = pattern(env)
             if wanted is None:
                 return None
-            return (like_pattern(str(wanted), case_insensitive).fullmatch(str(value)) is not None) != negate
+            return like_pattern(str(wanted), case_insensitive).matches(str(value)) != negate
         return like
 
 
