@@ -3,6 +3,7 @@ documents, numbers no double holds and lone surrogates refused at their line (do
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,22 +50,22 @@ def test_a_recursive_document_is_refused() -> None:
 
 
 @pytest.mark.parametrize(("value", "says"), [
-    (".inf", "inf is not a finite number"),
-    ("-.inf", "-inf is not a finite number"),
-    (".nan", "nan is not a finite number"),
-    ("1e400", "inf is not a finite number"),
+    (".inf", "not a finite number (inf)"),
+    ("-.inf", "not a finite number (-inf)"),
+    (".nan", "not a finite number (nan)"),
+    ("1e400", "1e400: not a finite number (inf)"),
     ("0x" + "f" * 300, "a number of 1200 bits, beyond what a double holds"),
     ("9" * 400, "a number of 1329 bits, beyond what a double holds"),
-    ("9" * 5000, "a number of 5000 characters, beyond what a double holds"),  # Python's int() refuses it
+    ("9" * 5000, "99999999999999999999…(5000 characters): beyond what a double holds"),  # int() refuses it
     ('"\\ud800"', "a lone surrogate"),
     ('"a\\udcffb"', "a lone surrogate"),
 ], ids=["inf", "-inf", "nan", "1e400", "hexadecimal", "400 digits", "5000 digits", "surrogate", "surrogate inside"])
 def test_values_pgvet_cannot_hold_are_refused_at_their_line(value: str, says: str) -> None:
-    with pytest.raises(YamlError, match=says) as raised:
+    with pytest.raises(YamlError, match=re.escape(says)) as raised:
         load_yaml(f"a: 1\nb:\n  - c: {value}\n")
     assert raised.value.line == 3
     if len(value) < 1000:  # a longer key is no implicit key in YAML
-        with pytest.raises(YamlError, match=says):
+        with pytest.raises(YamlError, match=re.escape(says)):
             load_yaml(f"a: 1\n{value}: key\n")  # keys are held to it too
 
 

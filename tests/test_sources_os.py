@@ -497,8 +497,7 @@ def test_sysctl_output_wanted_keys_read_as_the_whole_reading(lines: list[str], f
 @pytest.mark.parametrize(("text", "says"), [
     ("ram: " + "9" * 5000 + "\n", "h.yaml:1:"),  # int() of 5000 digits: a ValueError out of the parser
     ("ram: 1e400GB\n", "ram must be a size"),  # round(inf): an OverflowError
-    ("ram: " + "9" * 5000 + "\n", "beyond what a double holds"),
-    ("ram: 0x" + "f" * 5000 + "\n", "h.yaml:1: invalid YAML: a number of 20000 bits, beyond what a double holds"),
+    ("ram: 0x" + "f" * 5000 + "\n", "h.yaml:1: invalid YAML: 0xffffffffffffffffff…(5002 characters): a number of"),
     ("ram: 99999999999999999TB\n", "ram must be at most 1 EiB"),  # accepted: 95 billion EiB of RAM
     ("cpus: '" + "9" * 5000 + "'\n", "cpus must be a whole number from 1 to 100000"),
     ("pg_version: !!python/object:os.system x\n", "tagged tag:yaml.org,2002:python/object:os.system"),

@@ -16,11 +16,11 @@ Every refusal is a YamlError with the 1-based line when known; callers turn it i
 
 from __future__ import annotations
 
-import math
 import re
-import sys
 from functools import cache
 from typing import TYPE_CHECKING, Any
+
+from pgvet.numbers import out_of_range, shown_number
 
 if TYPE_CHECKING:
     from ruamel.yaml.composer import Composer
@@ -30,8 +30,8 @@ MAX_NESTING = 100
 # Values (scalars, lists, mappings) that aliases may add: sharing a few blocks of example facts or settings
 # stays far below it; a document that needs more is better written out.
 MAX_ALIAS_VALUES = 10_000
-_LARGEST_DOUBLE_INTEGER = int(sys.float_info.max)
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE_SURROGATE = "a lone surrogate (such as \\ud800) is no character: write the text itself, in UTF-8"
 
 
 class YamlError(Exception):
@@ -60,17 +60,11 @@ def too_deep(text: str) -> int | None:
     return None
 
 
-def refused_scalar(value: object) -> str | None:
+def _refused_scalar(value: object) -> str | None:
     """Why a scalar cannot be a value of pgvet's (a number no double holds, a lone surrogate), or None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"{value!r} is not a finite number (a double holds at most about 1.8e308)"
-    if isinstance(value, int) and not -_LARGEST_DOUBLE_INTEGER <= value <= _LARGEST_DOUBLE_INTEGER:
-        return f"a number of {value.bit_length()} bits, beyond what a double holds (about 1.8e308)"
-    if isinstance(value, str) and _SURROGATE.search(value):
-        return "a lone surrogate (such as \\ud800) is no character: write the text itself, in UTF-8"
-    return None
+    if isinstance(value, str):
+        return _LONE_SURROGATE if _SURROGATE.search(value) else None
+    return out_of_range(value)
 
 
 @cache
@@ -122,12 +116,12 @@ def _classes() -> tuple[type[Composer], type[RoundTripConstructor]]:
             try:
                 value = super().construct_non_recursive_object(node, tag)
             except ValueError as error:  # int() of more than 4300 digits, Python's limit
-                too_long = (f"a number of {len(node.value)} characters, beyond what a double holds (about 1.8e308)"
+                too_long = (f"{shown_number(node.value)}: beyond what a double holds (about 1.8e308)"
                             if str(node.tag).endswith(":int") else str(error))
                 raise ConstructorError(None, None, too_long, node.start_mark) from None
-            refused = refused_scalar(value)
+            refused = _refused_scalar(value)
             if refused is not None:
-                raise ConstructorError(None, None, refused, node.start_mark)
+                raise ConstructorError(None, None, f"{shown_number(str(node.value))}: {refused}", node.start_mark)
             return value
 
     return BoundedComposer, CheckedConstructor

@@ -19,6 +19,7 @@ from operator import eq, ge, gt, le, lt, ne
 from typing import TYPE_CHECKING, Any
 
 from pgvet.engine.factnames import Kind, did_you_mean, item_scope, kind_of, static_type
+from pgvet.numbers import out_of_range, shown_number
 
 if TYPE_CHECKING:
     from pgvet.engine.pack import DerivedFormula
@@ -43,6 +44,9 @@ class EvalError(Exception):
 
 # ---------------------------------------------------------------------------------------------------
 # Units in string literals, as PostgreSQL spells them (memory units are powers of 1024).
+
+# The longest number literal read: a double's 309 digits and its decimals, written out (no double needs more).
+_MAX_LITERAL_CHARS = 1000
 
 SIZE_UNITS: dict[str, int] = {"B": 1, "kB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
 TIME_UNITS: dict[str, float] = {"us": 1e-6, "ms": 1e-3, "s": 1, "min": 60, "h": 3600, "d": 86400}
@@ -100,6 +104,9 @@ class Env:
             return cache[name]
         except KeyError:
             value = formula.compiled.run(self)
+            refused = out_of_range(value)
+            if refused is not None:  # PostgreSQL's "value out of range": never a NaN or an infinity in a report
+                raise EvalError(f"derived.{name} is out of range: {refused}") from None
             cache[name] = value
             return value
 
@@ -1024,9 +1031,16 @@ class _Compiler:
         name = type(value).__name__
         if name == "Integer":
             return Const(int(value.ival)), "number"
-        if name == "Float":
+        if name == "Float":  # pglast's name for a number beyond 32 bits too
             text = str(value.fval)
-            return Const(int(text) if text.lstrip("-").isdigit() else float(text)), "number"
+            if len(text) > _MAX_LITERAL_CHARS:  # int() of more than 4300 digits raises; no double is that long
+                raise ExpressionError(f"{shown_number(text)}: beyond what a double holds (about 1.8e308)",
+                                      _offset(node))
+            number = int(text) if text.lstrip("-").isdigit() else float(text)
+            refused = out_of_range(number)
+            if refused is not None:
+                raise ExpressionError(f"{shown_number(text)}: {refused}", _offset(node))
+            return Const(number), "number"
         if name == "Boolean":
             return Const(bool(value.boolval)), "bool"
         if name == "String":
