@@ -16,6 +16,10 @@ from pathlib import Path
 import pytest
 
 from pgvet.errors import InputError
+from pgvet.facts import HostFacts
+from pgvet.findings import Finding, HostResult
+from pgvet.provenance import Source
+from pgvet.suppress import IgnoreEntry
 
 
 def finishes(code: str, seconds: float = 30) -> str:
@@ -276,3 +280,72 @@ def test_like_in_a_rule_pack_through_the_generated_code_too(tmp_path: Path) -> N
     host = HostFacts(name="a" * 300, root=str(tmp_path))
     host.facts["host.name"] = make_fact(("host.name", "a" * 300, Source("host.yaml", 1), (), None))
     assert evaluate_host(pack, host).findings == []
+
+
+# --- ignore files ---------------------------------------------------------------------------------------
+
+
+def _ignore_case(rng: random.Random, entries: int, findings: int) -> tuple[HostResult, list[IgnoreEntry]]:
+    rules = [("PGV1", "one"), ("PGV2", "two"), ("PGV3", "three")]
+    host = HostResult(host=HostFacts(name=rng.choice(["db1", "db2", "web"]), root="."))
+    for index in range(findings):
+        rule_id, rule_name = rng.choice(rules)
+        host.findings.append(Finding(rule_id, rule_name, "warning", "t", "m", host.host.name, str(index),
+                                     subject=rng.choice([None, "a", "b"]),
+                                     suppressed=rng.choice([None, None, None, "inline"])))
+    keys = [key for pair in rules for key in pair]
+    listed = [IgnoreEntry(rng.choice(["*", "db*", "db1", "web", "x"]), rng.choice(keys),
+                          rng.choice([None, "a", "b", "c"]), f"reason {index}",
+                          rng.choice([None, None, "2020-01-01", "2099-01-01"]), Source("ignore.yaml", index + 1))
+              for index in range(entries)]
+    return host, listed
+
+
+def test_ignore_entries_suppress_what_trying_each_entry_did() -> None:
+    from fnmatch import fnmatch
+
+    from pgvet.suppress import IgnoreFiles
+
+    rng = random.Random(9)
+    today = "2026-01-01"
+    for _ in range(3_000):
+        host, entries = _ignore_case(rng, rng.randint(0, 8), rng.randint(0, 8))
+        expected = []
+        for finding in host.findings:  # the first entry that is not expired and names the host, rule and subject
+            suppressed = finding.suppressed
+            if suppressed is None:
+                suppressed = next((entry.reason for entry in entries if fnmatch(host.host.name, entry.host)
+                                   and entry.rule in (finding.rule_id, finding.rule_name)
+                                   and entry.subject in (None, finding.subject)
+                                   and not (entry.expires is not None and entry.expires < today)), None)
+            expected.append(suppressed)
+        IgnoreFiles(None, today).apply(host, entries, [])
+        assert [finding.suppressed for finding in host.findings] == expected
+        assert {entry.reason for entry in entries if entry.used} == set(expected) - {None, "inline"}
+
+
+def test_ignore_entries_against_findings_is_linear() -> None:
+    # a host's own ignore file (4 MiB: ~100 000 entries) against as many findings tried each entry for each finding
+    out = finishes("""
+        from pgvet.facts import HostFacts
+        from pgvet.findings import Finding, HostResult
+        from pgvet.provenance import Source
+        from pgvet.suppress import IgnoreEntry, IgnoreFiles
+        count = 100_000
+        host = HostResult(host=HostFacts(name="db1", root="."))
+        host.findings = [Finding("PGV401", "unknown-parameter", "error", "t", "m", "db1", str(index),
+                                 subject=f"p{index}") for index in range(count)]
+        entries = [IgnoreEntry("db*", "PGV401", f"q{index}", "why", None, Source("ignore.yaml", index + 1))
+                   for index in range(count)] + [IgnoreEntry("db*", "PGV401", None, "all", None, Source("i", 0))]
+        IgnoreFiles(None, "2026-01-01").apply(host, entries, [])
+        print(sum(finding.suppressed == "all" for finding in host.findings))
+    """)
+    assert out.split() == ["100000"]
+
+
+def test_wrapping_a_text_of_blanks_is_linear() -> None:
+    out = finishes("""
+        from pgvet.report.text import _wrap_one_cell
+        print(len(_wrap_one_cell(" " * 1_000_000, 80)), len(_wrap_one_cell(" " * 1_000 + "word " * 100_000, 80)))
+    """)
+    assert out.split()[0] == "1"
