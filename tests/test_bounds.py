@@ -349,3 +349,64 @@ def test_wrapping_a_text_of_blanks_is_linear() -> None:
         print(len(_wrap_one_cell(" " * 1_000_000, 80)), len(_wrap_one_cell(" " * 1_000 + "word " * 100_000, 80)))
     """)
     assert out.split()[0] == "1"
+
+
+# --- what a host's inputs hold together --------------------------------------------------------------------
+
+
+def test_inputs_whose_lines_become_items_are_bounded(tmp_path: Path) -> None:
+    from pgvet.snapshot import MAX_ITEM_LINES, load_host
+
+    host = tmp_path / "host"
+    (host / "sysctl.d").mkdir(parents=True)
+    (host / "mounts.txt").write_text("/dev/sda1 /srv ext4 rw 0 0\n" * MAX_ITEM_LINES)  # as many as are judged
+    load_host(host)
+    (host / "mounts.txt").write_text("/dev/sda1 /srv ext4 rw 0 0\n" * (MAX_ITEM_LINES + 1))
+    with pytest.raises(InputError, match=f"more than {MAX_ITEM_LINES} lines of mounts") as raised:
+        load_host(host)
+    assert raised.value.source is not None and raised.value.source.path == "mounts.txt"
+    (host / "mounts.txt").unlink()
+    for name in ("10-a.conf", "20-b.conf"):  # the files of sysctl.d count together
+        lines = range(MAX_ITEM_LINES // 2 + 1)
+        (host / "sysctl.d" / name).write_text("".join(f"net.x.k{index} = 1\n" for index in lines))
+    with pytest.raises(InputError, match=r"lines of sysctl\.conf and sysctl\.d") as raised:
+        load_host(host)
+    assert raised.value.source is not None and raised.value.source.path == "sysctl.d/20-b.conf"
+
+
+def test_a_host_inputs_together_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pgvet import snapshot
+
+    monkeypatch.setattr(snapshot, "MAX_HOST_BYTES", 100_000)  # a small bound: the same code as 64 MiB
+    host = tmp_path / "host"
+    (host / "sysctl.d").mkdir(parents=True)
+    for index in range(3):  # any number of files, each under the bound of one input
+        (host / "sysctl.d" / f"{index}.conf").write_text("#" + "x" * 40_000 + "\n")
+    with pytest.raises(InputError, match="the host's inputs hold more than 100000 bytes") as raised:
+        snapshot.load_host(host)
+    assert raised.value.source is not None and raised.value.source.path == "sysctl.d/2.conf"
+
+
+def test_pg_settings_json_lines_are_counted_once() -> None:
+    # a line number for each value counted the '\n's from the start: 150 000 settings on one line took ten minutes
+    out = finishes("""
+        import json
+        from pgvet.sources.pgsettings import parse_pg_settings_json
+        rows = [{"name": f"x{index}", "setting": "1", "vartype": "integer"} for index in range(150_000)]
+        text = json.dumps({"format": 1, "server": {"server_version_num": 160002}, "settings": rows, "databases": [],
+                           "unavailable": [], "statistics": {}})
+        print(len(parse_pg_settings_json(text, "pg_settings.json").settings))
+    """, seconds=60)
+    assert out.split() == ["150000"]
+
+
+def test_alter_statements_are_read_in_linear_time() -> None:
+    # each statement's tokens were picked from all the file's, its line counted from the start: 8 000 took 23 s
+    out = finishes("""
+        from pgvet.sources.altersql import parse_alter_sql
+        text = ("ALTER SYSTEM SET work_mem = 1;\\n" * 30_000
+                + "ALTER SYSTEM RESET work_mem;\\nALTER SYSTEM SET a.b = 2;\\n")
+        settings = parse_alter_sql(text, "migration.sql")
+        print(len(settings), settings[0].source.line)
+    """, seconds=60)
+    assert out.split() == ["1", "30002"]
