@@ -116,7 +116,7 @@ def standard_answers(data_directory: str = "/var/lib/postgresql/16/main",
                                    "1769076900.25"),)),
         "current_setting('data_directory')": one("current_setting", TEXT, data_directory),
         "current_setting('config_file')": one("current_setting", TEXT, conf),
-        "FROM pg_file_settings": Rows(FILE_SETTINGS_COLUMNS, (
+        "FROM pg_show_all_file_settings()": Rows(FILE_SETTINGS_COLUMNS, (
             (conf, "65", "1", "max_connections", "100", "t", None),
             (conf, "127", "2", "shared_buffers", "128MB", "t", None))),
         "FROM pg_database d": Rows((("datname", TEXT), ("size", INT8), ("temp_files", INT8), ("temp_bytes", INT8),

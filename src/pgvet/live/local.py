@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import errno
 import os
+import pwd
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -282,6 +283,14 @@ class _Reader:
         return data.decode("utf-8", errors="surrogateescape")
 
 
+def _user_name(uid: int) -> str:
+    """``postgres``, or ``uid 999`` for an id without a name here."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
 @contextmanager
 def _descriptor(descriptor: int) -> Iterator[int]:
     try:
@@ -297,7 +306,7 @@ def copy_config_files(process: ServerProcess, reading: ServerReading) -> tuple[l
     except OSError as error:
         return [], [{"what": "configuration files", "error": f"not copied: the working directory of "
                      f"{process.described} cannot be opened ({error.strerror}): run pgvet as root or as the "
-                     "server's OS user"}]
+                     f"server's OS user ({_user_name(process.credentials.uid)})"}]
     with _descriptor(data):
         try:
             return _copies(process, reading, data)

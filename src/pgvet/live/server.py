@@ -82,6 +82,13 @@ class SocketPeer:
     pid: int  # 0: a process of another PID namespace, invisible from here
 
 
+def quoted_identifier(name: str) -> str:
+    """A role name as SQL writes it: bare when PostgreSQL would read it back unchanged, else in double quotes."""
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name):
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
 def _one_line(text: str) -> str:
     return "; ".join(part.strip() for part in text.strip().splitlines() if part.strip())
 
@@ -281,6 +288,12 @@ class _Reader:
     def gap(self, what: str, error: str) -> None:
         self.unavailable.append({"what": what, "error": _one_line(error)[:1000]})
 
+    def advise(self, what: str, fix: str) -> None:
+        """What would let pgvet read ``what``, added to its gap (when there is one)."""
+        for gap in self.unavailable:
+            if gap["what"] == what:
+                gap["fix"] = fix
+
     def rows(self, what: str, query: str, width: int) -> list[tuple[Any, ...]] | None:
         """The rows of ``query`` (each of ``width`` columns), or None (the reason recorded)."""
         import psycopg
@@ -385,11 +398,17 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         "pg_read_all_stats": read_all_stats,
         "postmaster_start_epoch": start_epoch,
     }
+    role = quoted_identifier(user or "pgvet")
     if superuser is False and read_all_settings is False:  # None: the identity could not be read
         reader.gap("pg_settings.sourcefile", READ_ALL_SETTINGS_NOTE)
+        for what in ("pg_settings.sourcefile", "data_directory", "config_file"):
+            reader.advise(what, f"GRANT pg_read_all_settings TO {role}, or GRANT pg_monitor")
 
+    # The function behind the pg_file_settings view: one grant lets a role read it (the view needs two).
     file_settings = reader.records("pg_file_settings", f"SELECT {', '.join(FILE_SETTINGS_COLUMNS)} "
-                                   "FROM pg_file_settings ORDER BY seqno", len(FILE_SETTINGS_COLUMNS), _file_setting)
+                                   "FROM pg_show_all_file_settings() ORDER BY seqno", len(FILE_SETTINGS_COLUMNS),
+                                   _file_setting)
+    reader.advise("pg_file_settings", f"GRANT EXECUTE ON FUNCTION pg_show_all_file_settings() TO {role}")
     databases = reader.records("database sizes", """
         SELECT d.datname,
                CASE WHEN has_database_privilege(d.oid, 'CONNECT') OR pg_has_role('pg_read_all_stats', 'USAGE')
@@ -399,6 +418,11 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         ORDER BY d.datname""", 6, lambda row: dict(zip(
         ("name", "size_bytes", "temp_files", "temp_bytes", "blks_hit", "blks_read"),
         (required_text(row[0]), *(integer(each) for each in row[1:])), strict=True))) or []
+    unsized = [database["name"] for database in databases if database["size_bytes"] is None]
+    if unsized:
+        reader.gap("database sizes", f"{len(unsized)} database(s) the role may not connect to were not sized "
+                                     f"({', '.join(unsized[:3])}{', …' if len(unsized) > 3 else ''})")
+        reader.advise("database sizes", f"GRANT pg_read_all_stats TO {role}, or GRANT pg_monitor")
 
     # Totals include the row of shared objects (datid 0), which pg_database does not list.
     temp_files, temp_bytes, blks_hit, blks_read = reader.values(

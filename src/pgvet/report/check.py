@@ -94,6 +94,18 @@ def _pass_row(grid: Table, rule: RuleMeta, passes: list[Passed]) -> None:
     grid.add_row(_verdict("OK", OK_STYLE), text)
 
 
+def _not_evaluated_lines(console: Console, skipped: list[NotEvaluated], unread: set[str]) -> None:
+    """Without --verbose: how many rules of the section were not evaluated, one line per input that could not
+    be read (with why, and how to have it read), one for the rest."""
+    by_reason: dict[str, set[str]] = defaultdict(set)
+    for record in skipped:
+        by_reason[record.reason if record.reason in unread else ""].add(record.rule_id)
+    for reason, rule_ids in sorted(by_reason.items(), key=lambda pair: pair[0] == ""):
+        why = f": {reason}" if reason else " (missing inputs; --verbose says which)"
+        console.print(Text(visible(f"{'':<{LABEL_WIDTH}}{len(rule_ids)} not evaluated{why}"), "yellow" if reason
+                           else "dim"), overflow="fold")
+
+
 def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
     facts = host.host.facts
 
@@ -161,9 +173,7 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
                     line.append(f"{skipped.rule_id} {title}: not evaluated ({why})", "dim")
                     console.print(line, overflow="fold")
             elif section.not_evaluated:
-                count = len({skipped.rule_id for skipped in section.not_evaluated})
-                console.print(Text(f"{'':<{LABEL_WIDTH}}{count} not evaluated (missing inputs; --verbose says which)",
-                                   "dim"))
+                _not_evaluated_lines(console, section.not_evaluated, set(host.host.unread.values()))
             console.print()
     console.print(Text(summary_line(result, options.verbose), "bold"))
     if outcome.kept:

@@ -87,11 +87,13 @@ class DatabaseStats:
 
 @dataclass(frozen=True, slots=True)
 class Unavailable:
-    """Something the collection could not read, and the server's (or pgvet's) reason."""
+    """Something the collection could not read, the server's (or pgvet's) reason, and what would let pgvet
+    read it (``GRANT pg_read_all_stats TO pgvet``), when pgvet knows."""
 
     what: str
     error: str
     row: Source
+    fix: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +283,7 @@ def _database(node: _Node, path: str) -> DatabaseStats:
 
 def _unavailable(node: _Node, path: str) -> Unavailable:
     row = _Fields(node, path, "an unavailable row")
-    return Unavailable(what=row.text("what"), error=row.text("error"), row=row.source)
+    return Unavailable(what=row.text("what"), error=row.text("error"), row=row.source, fix=row.optional_text("fix"))
 
 
 def parse_pg_settings_json(text: str, path: str) -> LiveServer:
