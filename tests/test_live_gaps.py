@@ -85,13 +85,13 @@ def test_configuration_checks_not_read_say_so(tmp_path: Path) -> None:
     assert code in (0, 1), text
     section = text.split("== Configuration files ==")[1].split("\n== ")[0]
     # In the section, the checks that need the files, and who could read them.
-    assert "not evaluated: the server's configuration files: not copied: the working directory of the postmaster" \
+    assert "not evaluated: the server's configuration files were not copied: the working directory of the postmaster" \
            in " ".join(section.split())
     assert "run pgvet as root or as the server's OS user (postgres)" in " ".join(section.split())
     assert "warning: collect.json:" in text  # the header names what was not read
     listed = " ".join(verbose.split("== Configuration files ==")[1].split("\n== ")[0].split())
     for rule_id in ("PGV401", "PGV403", "PGV405", "PGV406", "PGV420"):
-        assert f"{rule_id} " in listed and "not evaluated (the server's configuration files: not copied" in listed
+        assert f"{rule_id} " in listed and "not evaluated (the server's configuration files were not copied" in listed
 
 
 def _fingerprints(document: dict[str, Any]) -> dict[tuple[str, str | None], str]:
@@ -120,3 +120,27 @@ def test_snapshot_lints_under_the_recorded_host_name(tmp_path: Path) -> None:
     (collected / "host.yaml").write_text("name: db-prod-03\n")
     renamed = json.loads(pgvet("lint", str(collected), "--format", "json").stdout)
     assert [host["name"] for host in renamed["hosts"]] == ["db-prod-03"]
+
+
+def test_no_server_checks_the_host_and_says_how_to_give_one(tmp_path: Path) -> None:
+    """No server where libpq's defaults look: the host is checked all the same; the report says the server was
+    not read, why, and how to give one. A server given with --dsn that cannot be read is an error (exit 2),
+    after the host's report."""
+    environment = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "PGHOST": str(tmp_path), "PGPORT": "1"}
+    done = subprocess.run([sys.executable, "-m", "pgvet", "check", "--no-input"], capture_output=True, text=True,
+                          timeout=120, env=environment)
+    assert done.returncode in (0, 1), done.stderr
+    text = " ".join(done.stdout.split())
+    assert "warning: collect.json:" in text and "the server was not read: cannot connect to PostgreSQL" in text
+    assert "give one with --dsn" in text
+    assert "== OS ==" in text and "not evaluated: the server was not read" in text
+    document = json.loads(subprocess.run([sys.executable, "-m", "pgvet", "check", "--no-input", "--format", "json"],
+                                         capture_output=True, text=True, timeout=120, env=environment).stdout)
+    skipped = {record["rule_id"]: record["reason"] for record in document["not_evaluated"]}
+    assert skipped["PGV501"].startswith("the server was not read: cannot connect to PostgreSQL")
+    assert any(record["host"] == socket.gethostname() for record in document["not_evaluated"])
+    given = pgvet("check", "--dsn", f"host={tmp_path} port=1 user=nobody", "--no-input")
+    assert given.returncode == 2
+    assert given.stderr.startswith("pgvet: error: cannot connect to PostgreSQL (host=") and "Traceback" not in \
+        given.stderr
+    assert "== OS ==" in given.stdout

@@ -363,13 +363,14 @@ def _load_declared_host(builder: _Builder, inputs: SnapshotInputs) -> dict[str, 
 # What each OS file of a snapshot gives: the namespaces of the facts and items read from it.
 _FILE_NAMESPACES = {"meminfo.txt": ("meminfo",), "sysctl.txt": ("sysctl",), "lscpu.txt": ("cpu", "lscpu"),
                     "mounts.txt": ("mount",), "sysfs.txt": ("thp", "disk", "cgroup")}
-NO_SERVER_HINT = ("give the server with --dsn (`--dsn 'host=/var/run/postgresql user=postgres'`, a socket "
-                  "directory or a host name) or with the PGHOST, PGPORT and PGUSER variables")
+NO_SERVER_HINT = ("give one with --dsn (`--dsn 'host=/var/run/postgresql user=postgres'`: a socket directory or a "
+                  "host name), or with the PGHOST, PGPORT and PGUSER variables")
 
 
 def _load_manifest(builder: _Builder, inputs: SnapshotInputs) -> None:
     """collect.json: the host's name as collect recorded it (host.yaml's ``name`` still wins), and what the
-    collection could not read — shown as warnings, and the reason the rules reading it were not evaluated."""
+    collection could not read — shown as warnings, and the reason the rules reading it were not evaluated
+    (``what was not read: why``, so that a report can shorten a repeated one to what comes before the colon)."""
     if inputs.collect_manifest is None:
         return
     from pgvet.sources.collect import parse_collect_json
@@ -380,19 +381,23 @@ def _load_manifest(builder: _Builder, inputs: SnapshotInputs) -> None:
     if manifest.hostname is not None:
         host.name = manifest.hostname.value
     for missed in manifest.not_read:
-        said = f"{missed.what} was not read: {missed.error}" if missed.is_file else f"{missed.what}: {missed.error}"
-        host.warnings.append(f"{missed.source}: {said}")
         if missed.is_file:
+            said = f"{missed.what} was not read: {missed.error}"
             for namespace in _FILE_NAMESPACES.get(missed.what, ()):
                 host.unread.setdefault(namespace, said)
-        elif missed.what == "configuration files":
-            for namespace in ("setting", "problem"):
-                host.unread.setdefault(namespace, f"the server's {said}")
+        else:
+            what = "the server's configuration files" if missed.what == "configuration files" else missed.what
+            said = f"{what} {'were' if missed.what == 'configuration files' else 'was'} not copied: " \
+                   f"{missed.error.removeprefix('not copied: ')}"
+            if missed.what == "configuration files":
+                for namespace in ("setting", "problem"):
+                    host.unread.setdefault(namespace, said)
+        host.warnings.append(f"{missed.source}: {said}")
     if manifest.server_error is not None:
-        host.warnings.append(f"{manifest.server_error.source}: the server was not read: {manifest.server_error.value}")
-        reason = f"the server was not read ({manifest.server_error.value}): {NO_SERVER_HINT}"
+        reason = f"the server was not read: {manifest.server_error.value}"
+        host.warnings.append(f"{manifest.server_error.source}: {reason}; {NO_SERVER_HINT}")
     elif not manifest.server_read:
-        reason = f"the snapshot was collected without a server (pgvet collect --host-only): {NO_SERVER_HINT}"
+        reason = f"no server was read (the snapshot was collected with --host-only): {NO_SERVER_HINT}"
     else:
         return
     for namespace in ("pg", "live", "drift", "file_error"):

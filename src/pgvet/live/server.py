@@ -104,13 +104,17 @@ def _session_options(dsn: str, timeout: float) -> str:
     return f"{given} {ours}".strip()
 
 
+class CannotConnect(InputError):
+    """No session: the server cannot be reached, refuses the login, or psycopg is not installed."""
+
+
 def connect(dsn: str | None, *, timeout: float = 10) -> psycopg.Connection[Any]:
-    """A read-only autocommit session bounded in time; InputError (one line, no password) when the server
+    """A read-only autocommit session bounded in time; CannotConnect (one line, no password) when the server
     cannot be reached or refuses the login."""
     try:
         import psycopg
     except ImportError:
-        raise InputError("reading a server needs psycopg 3: pip install 'pgvet[live]'") from None
+        raise CannotConnect("reading a server needs psycopg 3: pip install 'pgvet[live]'") from None
     given = dsn or ""
     shown = redact_dsn(given) or "libpq defaults (PG* environment)"
     try:
@@ -118,7 +122,7 @@ def connect(dsn: str | None, *, timeout: float = 10) -> psycopg.Connection[Any]:
                                connect_timeout=str(max(1, math.ceil(timeout))),
                                options=_session_options(given, timeout))
     except psycopg.Error as error:
-        raise InputError(f"cannot connect to PostgreSQL ({shown}): {scrub(_one_line(str(error)), given)}") from None
+        raise CannotConnect(f"cannot connect to PostgreSQL ({shown}): {scrub(_one_line(str(error)), given)}") from None
 
 
 def socket_peer(connection: psycopg.Connection[Any]) -> SocketPeer | None:

@@ -94,14 +94,21 @@ def _pass_row(grid: Table, rule: RuleMeta, passes: list[Passed]) -> None:
     grid.add_row(_verdict("OK", OK_STYLE), text)
 
 
-def _not_evaluated_lines(console: Console, skipped: list[NotEvaluated], unread: set[str]) -> None:
+def _not_evaluated_lines(console: Console, skipped: list[NotEvaluated], unread: set[str], said: set[str]) -> None:
     """Without --verbose: how many rules of the section were not evaluated, one line per input that could not
-    be read (with why, and how to have it read), one for the rest."""
+    be read (with why, and how to have it read: in full the first time, ``said`` holds those), one for the
+    rest."""
     by_reason: dict[str, set[str]] = defaultdict(set)
     for record in skipped:
         by_reason[record.reason if record.reason in unread else ""].add(record.rule_id)
     for reason, rule_ids in sorted(by_reason.items(), key=lambda pair: pair[0] == ""):
-        why = f": {reason}" if reason else " (missing inputs; --verbose says which)"
+        if not reason:
+            why = " (missing inputs; --verbose says which)"
+        elif reason in said:
+            why = f": {reason.split(': ', 1)[0]} (as above)"
+        else:
+            why = f": {reason}"
+            said.add(reason)
         console.print(Text(visible(f"{'':<{LABEL_WIDTH}}{len(rule_ids)} not evaluated{why}"), "yellow" if reason
                            else "dim"), overflow="fold")
 
@@ -147,6 +154,7 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
         picture = memory_picture(host.host)
         if picture is not None:
             print_memory(console, picture, width)
+        said: set[str] = set()  # reasons already given in full
         for name, section in sections(host, result.rules).items():
             console.print(Text(f"== {name} ==", "bold underline"))
             for finding in sorted(section.findings, key=lambda item: (-item.rank, item.rule_id, item.subject or "")):
@@ -173,7 +181,7 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
                     line.append(f"{skipped.rule_id} {title}: not evaluated ({why})", "dim")
                     console.print(line, overflow="fold")
             elif section.not_evaluated:
-                _not_evaluated_lines(console, section.not_evaluated, set(host.host.unread.values()))
+                _not_evaluated_lines(console, section.not_evaluated, set(host.host.unread.values()), said)
             console.print()
     console.print(Text(summary_line(result, options.verbose), "bold"))
     if outcome.kept:
