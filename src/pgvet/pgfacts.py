@@ -21,6 +21,7 @@ from pgvet.catalog import NEWEST_MAJOR, SUPPORTED_MAJORS, did_you_mean, load_cat
 from pgvet.catalog.units import InvalidValue, format_native, parse_value
 from pgvet.errors import ParseError
 from pgvet.facts import Fact, FactValue, HostFacts, Item, make_fact
+from pgvet.findings import quote_identifier
 from pgvet.provenance import Located, Source
 from pgvet.sources.pgconf import load_conf
 
@@ -101,7 +102,9 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
 
         for name, located in live_facts(live).items():
             host.add(Fact(name, located.value, located.source))
-        _live_file_items(host, live, catalog, conf if has_configuration else None)
+        file_values = _live_file_items(host, live, catalog, conf if has_configuration else None)
+        _server_wide_values(host, live, catalog, file_values)
+        _live_list_items(host, live, catalog)
         for gap in live.unavailable:  # what could not be read (a privilege, an answer that made no sense…)
             said = f"pgvet could not read {gap.what} from the server: {gap.error}"
             if gap.fix:
@@ -328,6 +331,91 @@ def _default_facts(catalog_major: int, major: int) -> tuple[Fact, ...]:
     return tuple(facts)
 
 
+# Item scopes a live server gives (docs/facts.md).
+LIVE_SCOPES = ("drift", "file_error", "role_setting", "database", "slot", "prepared", "session", "index")
+# pg_settings sources under which a value is the session's own, given by ALTER ROLE / ALTER DATABASE … SET for
+# the role and database pgvet connected as: not the server's.
+SESSION_SOURCES = frozenset({"database", "user", "database user"})
+
+
+def _server_wide_values(host: HostFacts, live: LiveServer, catalog: Catalog,
+                        file_values: dict[str, FileValue] | None) -> None:
+    """``pg.*`` facts of the server, not of pgvet's session: a value ALTER ROLE or ALTER DATABASE … SET gives
+    pgvet's role (``work_mem`` of 2 GB for the monitoring role) is replaced by the files' (the server's reading
+    of them, else the copied files; their absence: the default). With neither, the server-wide value is
+    unknown: the fact is removed, and the rules reading it say why. role_setting items judge the role's."""
+    for name, setting in live.settings.items():
+        if setting.source not in SESSION_SOURCES:
+            continue
+        fact = f"pg.{name}"
+        param = catalog.get(name)
+        if file_values is not None and param is not None:
+            row = file_values.get(name)
+            text, source = (row[0], row[1]) if row is not None else (param.boot_val, Source(DEFAULT_SOURCE_PATH))
+            value = _canonical(param, text)
+            if value is not None and text is not None:
+                host.facts[fact] = make_fact((fact, value, source, (), text))
+                continue
+        host.facts.pop(fact, None)
+        altered = "ALTER DATABASE" if setting.source == "database" else "ALTER ROLE"
+        host.unread[fact] = (f"pg_settings shows {name} as {altered} … SET gives pgvet's own session, and the "
+                             "server-wide value is in files pgvet could not read: connect as a role without such "
+                             "settings, or let pgvet read the files")
+
+
+def _live_list_items(host: HostFacts, live: LiveServer, catalog: Catalog) -> None:
+    """One item per database (its wraparound ages), per ALTER ROLE / DATABASE … SET, replication slot, prepared
+    transaction, session idle in a transaction, invalid index (of the database pgvet connected to). A list the
+    role could not read gives no items: its rules are not evaluated, with why."""
+    items = host.items
+    items["database"] = [Item(_present({"database.name": database.name, "database.xid_age": database.xid_age,
+                                        "database.mxid_age": database.mxid_age}), database.row)
+                         for database in live.databases if database.xid_age is not None]
+    for what, scope, fields in _LIST_ITEMS:
+        rows = live.rows.get(what)
+        if rows is not None:
+            items[scope] = [Item(_present({f"{scope}.{name}": row.values[column] for name, column in fields}), row.row)
+                            for row in rows]
+    for item in items.get("role_setting", []):
+        name = str(item["role_setting.name"])
+        param = catalog.get(name)
+        value = _canonical(param, str(item["role_setting.value"])) if param is not None else None
+        if value is not None:
+            item["role_setting.canonical"] = value
+        database, role = item.get("role_setting.database"), item.get("role_setting.role")
+        item["role_setting.scope"] = " in ".join(part for part in (
+            f"role {role}" if role is not None else "", f"database {database}" if database is not None else "") if part
+        ) or "every role"
+        # the statement that set it, to RESET it with
+        if role is None and database is not None:
+            item["role_setting.alter"] = f"ALTER DATABASE {quote_identifier(str(database))}"
+        else:
+            item["role_setting.alter"] = (f"ALTER ROLE {quote_identifier(str(role)) if role is not None else 'ALL'}"
+                                          + (f" IN DATABASE {quote_identifier(str(database))}" if database is not None
+                                             else ""))
+
+
+def _present(values: Mapping[str, FactValue | None]) -> dict[str, FactValue]:
+    """The values that are not NULL: an item holds no NULL (a fact it lacks is NULL to a rule)."""
+    return {name: value for name, value in values.items() if value is not None}
+
+
+# pg_settings.json's lists as items: (list, scope, ((fact, column)…)).
+_LIST_ITEMS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
+    ("role_settings", "role_setting", (("database", "database"), ("role", "role"), ("name", "name"),
+                                       ("value", "setting"))),
+    ("replication_slots", "slot", (("name", "name"), ("type", "type"), ("active", "active"),
+                                   ("wal_status", "wal_status"), ("retained_bytes", "retained_bytes"),
+                                   ("safe_wal_size", "safe_wal_size"), ("xmin_age", "xmin_age"),
+                                   ("catalog_xmin_age", "catalog_xmin_age"))),
+    ("prepared_transactions", "prepared", (("gid", "gid"), ("owner", "owner"), ("database", "database"),
+                                           ("age", "age_seconds"), ("xid_age", "xid_age"))),
+    ("idle_sessions", "session", (("pid", "pid"), ("user", "user"), ("database", "database"), ("state", "state"),
+                                  ("idle", "idle_seconds"), ("transaction_age", "transaction_seconds"),
+                                  ("xmin_age", "xmin_age"))),
+    ("invalid_indexes", "index", (("schema", "schema"), ("name", "name"), ("table", "table"),
+                                  ("database", "database"))),
+)
 # What each part of a server's reading gives (pg_settings.json's ``unavailable``, by ``what``): the item scopes
 # and facts whose rules are not evaluated, with its reason, when that part could not be read.
 GAP_GIVES: dict[str, tuple[str, ...]] = {
@@ -337,6 +425,11 @@ GAP_GIVES: dict[str, tuple[str, ...]] = {
     "pg_stat_activity": ("live.connections",),
     "pg_stat_bgwriter": ("live.checkpoints_timed", "live.checkpoints_requested"),
     "pg_stat_checkpointer": ("live.checkpoints_timed", "live.checkpoints_requested"),
+    "pg_db_role_setting": ("role_setting",),
+    "pg_replication_slots": ("slot",),
+    "pg_prepared_xacts": ("prepared",),
+    "sessions idle in a transaction": ("session",),
+    "invalid indexes": ("index",),
 }
 # pg_file_settings' error for a line PostgreSQL read but cannot apply until a restart (postmaster context).
 NEEDS_RESTART_ERROR = "setting could not be applied"
@@ -350,14 +443,16 @@ NOT_FROM_FILES = frozenset({"command line", "environment variable", "override", 
 FileValue = tuple[str | None, Source, bool]
 
 
-def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog, conf: ConfResult | None) -> None:
+def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog,
+                     conf: ConfResult | None) -> dict[str, FileValue] | None:
     """Items from what the configuration files say now against what the server runs with.
 
     ``file_error``: a line the server refuses (catalogue D8), from pg_file_settings. ``drift``: a parameter
     whose value in the files differs from the running one — a reload or a restart is pending, or a line was
     removed (catalogue L3, and D7 when pending_restart). The files' values are the server's own reading of
     them (pg_file_settings) when the role may read it, else the copied files; with neither, pg_settings'
-    pending_restart still names what waits for a restart.
+    pending_restart still names what waits for a restart. Returns the files' value of each parameter they set
+    (None: neither could be read).
     """
     refused: set[str] = set()
     values: dict[str, FileValue] | None = None
@@ -388,6 +483,7 @@ def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog, conf: 
             values[param.name.lower() if param is not None else setting.name] = (setting.value, setting.source, False)
         complete = not conf.problems  # a file not read (an include outside the copy) would look like removed lines
     host.items["drift"] = _drift_items(live, catalog, values, refused, complete=complete)
+    return values
 
 
 def _drift_items(live: LiveServer, catalog: Catalog, values: dict[str, FileValue] | None, refused: set[str],

@@ -400,7 +400,9 @@ def _load_manifest(builder: _Builder, inputs: SnapshotInputs) -> None:
         reason = f"no server was read (the snapshot was collected with --host-only): {NO_SERVER_HINT}"
     else:
         return
-    for namespace in ("pg", "live", "drift", "file_error"):
+    from pgvet.pgfacts import LIVE_SCOPES
+
+    for namespace in ("pg", "live", *LIVE_SCOPES):
         host.unread.setdefault(namespace, reason)
 
 

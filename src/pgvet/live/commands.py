@@ -16,7 +16,7 @@ from pgvet import __version__
 from pgvet.errors import UsageError
 from pgvet.interrupt import Interrupted
 from pgvet.live.host import HostFile, collect_host, utc_now
-from pgvet.live.local import NotCopied, ServerProcess, copy_config_files, locate_server
+from pgvet.live.local import NotCopied, ServerProcess, copy_config_files, locate_server, wal_filesystem
 from pgvet.live.redact import redact_dsn
 from pgvet.live.server import CannotConnect, ServerReading, SessionGuard, connect, read_server, socket_peer
 from pgvet.live.writer import SnapshotDirectory, render_manifest, render_pg_settings_json
@@ -145,6 +145,9 @@ def _read(dsn: str | None, timeout: float) -> tuple[ServerReading, list[HostFile
                 reading = read_server(connection, dsn, guard, peer)
             if process is None:
                 return reading, [], [{"what": "configuration files", "error": f"not copied: {not_copied}"}]
+            wal = wal_filesystem(process)
+            if wal is not None:
+                reading.statistics["wal_filesystem_free_bytes"], reading.statistics["wal_filesystem_bytes"] = wal
             copies, failures = copy_config_files(process, reading)
             return reading, copies, failures
         finally:

@@ -283,6 +283,19 @@ class _Reader:
         return data.decode("utf-8", errors="surrogateescape")
 
 
+def wal_filesystem(process: ServerProcess) -> tuple[int, int] | None:
+    """(bytes available to unprivileged users, size) of the filesystem holding the server's pg_wal — the OS's
+    word, through its working directory (following pg_wal where it links: WAL on another disk); None when the
+    directory cannot be opened (pgvet is neither root nor the server's OS user)."""
+    try:
+        descriptor = os.open("cwd/pg_wal", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=process.proc)
+    except OSError:
+        return None
+    with _descriptor(descriptor):
+        status = os.fstatvfs(descriptor)
+    return status.f_bavail * status.f_frsize, status.f_blocks * status.f_frsize
+
+
 def _user_name(uid: int) -> str:
     """``postgres``, or ``uid 999`` for an id without a name here."""
     try:

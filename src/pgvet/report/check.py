@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 SECTIONS: tuple[tuple[str, frozenset[str]], ...] = (
     ("Huge pages", frozenset({"hugepages"})),
     ("Configuration files", frozenset({"validity", "version"})),
+    ("Outage risks", frozenset({"outage"})),  # what takes servers down: wraparound, slots, stuck transactions
     ("Security", frozenset({"security"})),
     ("WAL and checkpoints", frozenset({"wal", "checkpoints", "durability"})),
     ("Planner", frozenset({"planner", "parallelism"})),
