@@ -262,9 +262,10 @@ def test_answers_that_make_no_sense_are_recorded_gaps(tmp_path: Path) -> None:
                                        (("PostgreSQL 16.2", "postgres", "t", "t", "t", "NaN"),))
     answers["FROM pg_show_all_file_settings()"] = Rows(FILE_SETTINGS_COLUMNS[:2], (("/etc/x.conf", "1"),))
     answers["FROM pg_database d"] = Rows((("datname", TEXT), ("size", NUMERIC), ("temp_files", INT8),
-                                          ("temp_bytes", INT8), ("blks_hit", INT8), ("blks_read", INT8)),
-                                         (("app", "NaN", "0", "0", "1", "1"),
-                                          ("postgres", "7", None, None, None, None)))
+                                          ("temp_bytes", INT8), ("blks_hit", INT8), ("blks_read", INT8),
+                                          ("age", INT8), ("mxid_age", INT8)),
+                                         (("app", "NaN", "0", "0", "1", "1", "1", "1"),
+                                          ("postgres", "7", None, None, None, None, None, None)))
     answers["sum(temp_files)"] = Rows((("sum", NUMERIC),) * 4, (("NaN", "1" + "0" * 30, "950", "120"),))
     answers["FROM pg_stat_bgwriter"] = Rows((("checkpoints_timed", INT8), ("checkpoints_req", INT8),
                                              ("stats_reset", TEXT)), (("lots", "3", None),))

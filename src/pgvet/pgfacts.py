@@ -414,7 +414,7 @@ _LIST_ITEMS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
                                   ("idle", "idle_seconds"), ("transaction_age", "transaction_seconds"),
                                   ("xmin_age", "xmin_age"))),
     ("invalid_indexes", "index", (("schema", "schema"), ("name", "name"), ("table", "table"),
-                                  ("database", "database"))),
+                                  ("database", "database"), ("valid", "valid"))),
 )
 # What each part of a server's reading gives (pg_settings.json's ``unavailable``, by ``what``): the item scopes
 # and facts whose rules are not evaluated, with its reason, when that part could not be read.

@@ -94,6 +94,7 @@ STATIC_FACTS: dict[str, FactType] = {
     "session.pid": "int", "session.user": "text", "session.database": "text", "session.state": "text",
     "session.idle": "seconds", "session.transaction_age": "seconds", "session.xmin_age": "int",
     "index.schema": "text", "index.name": "text", "index.table": "text", "index.database": "text",
+    "index.valid": "bool",
 }
 
 # Namespaces whose keys are open: any sysctl key (int or text), and live facts whose names the live

@@ -56,7 +56,7 @@ SLOT_COLUMNS = ("name", "type", "active", "wal_status", "retained_bytes", "safe_
                 "catalog_xmin_age")
 PREPARED_COLUMNS = ("gid", "owner", "database", "age_seconds", "xid_age")
 IDLE_COLUMNS = ("pid", "user", "database", "state", "idle_seconds", "transaction_seconds", "xmin_age")
-INDEX_COLUMNS = ("schema", "name", "table", "database")
+INDEX_COLUMNS = ("schema", "name", "table", "database", "valid")
 VARTYPES = frozenset({"bool", "integer", "real", "string", "enum"})
 # Parameters pg_settings hides from roles without pg_read_all_settings (GUC_SUPERUSER_ONLY).
 READ_ALL_SETTINGS_NOTE = ("requires superuser or membership in pg_read_all_settings (pg_monitor includes it): "
@@ -485,11 +485,11 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
                                                      "from this role")
         reader.advise("sessions idle in a transaction", f"GRANT pg_read_all_stats TO {role}, or GRANT pg_monitor")
     invalid_indexes = reader.records("invalid indexes", """
-        SELECT n.nspname, c.relname, t.relname, current_database()
+        SELECT n.nspname, c.relname, t.relname, current_database(), i.indisvalid
         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
              JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE NOT i.indisvalid ORDER BY 1, 2""", len(INDEX_COLUMNS), lambda row: dict(zip(
-        INDEX_COLUMNS, tuple(required_text(each) for each in row), strict=True)))
+        INDEX_COLUMNS, (*(required_text(each) for each in row[:4]), boolean(row[4])), strict=True)))
     statistics = {
         "connections": connections,
         "temp_files": temp_files,

@@ -106,7 +106,7 @@ ROW_LISTS: dict[str, dict[str, str]] = {
                               "xid_age": "int"},
     "idle_sessions": {"pid": "int", "user": "text", "database": "text", "state": "text", "idle_seconds": "number",
                       "transaction_seconds": "number", "xmin_age": "int"},
-    "invalid_indexes": {"schema": "text", "name": "text", "table": "text", "database": "text"},
+    "invalid_indexes": {"schema": "text", "name": "text", "table": "text", "database": "text", "valid": "bool"},
 }
 
 
