@@ -232,11 +232,12 @@ def test_role_without_privileges_records_each_gap(collected: Collected) -> None:
     server = collected.server(collected.plain)
     gaps = {gap.what: gap.error for gap in server.unavailable}
     assert set(gaps) == {"data_directory", "config_file", "pg_settings.sourcefile", "pg_file_settings",
-                         SESSION_GAP[0]}
+                         "sessions idle in a transaction", SESSION_GAP[0]}
     assert gaps["pg_file_settings"] == "permission denied for function pg_show_all_file_settings"
     fixes = {gap.what: gap.fix for gap in server.unavailable}
     assert fixes["data_directory"] == fixes["pg_settings.sourcefile"] == "GRANT pg_read_all_settings TO plain, or " \
         "GRANT pg_monitor"
+    assert fixes["sessions idle in a transaction"] == "GRANT pg_read_all_stats TO plain, or GRANT pg_monitor"
     for name in ("data_directory", "config_file"):
         # 15: 'must be superuser or have privileges of pg_read_all_settings to examine "NAME"';
         # 16+: 'permission denied to examine "NAME"; Only roles with privileges of the "pg_read_all_settings" …'
