@@ -53,11 +53,12 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(command)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
         from pgvet.errors import PgvetError
+        from pgvet.report import visible
 
         try:
             return command(*args, **kwargs)
         except PgvetError as error:
-            typer.echo(f"pgvet: error: {error}", err=True)
+            typer.echo(visible(f"pgvet: error: {error}"), err=True)
             raise typer.Exit(error.exit_code) from None
         except KeyboardInterrupt as interrupt:
             from pgvet.interrupt import interrupted_message
@@ -261,13 +262,14 @@ def rules_test(
     """Run every example of the rules in a pack; exit 1 when one fails."""
     from pgvet.engine.examples import run_examples
     from pgvet.engine.loader import load_pack
+    from pgvet.report import visible
 
     pack = load_pack(directories, builtin=True)
     own = {rule.id for rule in pack.rules if any(_is_within(rule.file, directory) for directory in directories)}
     failures = [failure for failure in run_examples(pack) if failure.rule_id in own]
     examples = sum(len(rule.examples) for rule in pack.rules if rule.id in own)
     for failure in failures:
-        typer.echo(str(failure))
+        typer.echo(visible(str(failure)))
     typer.echo(f"{examples - len(failures)} passed, {len(failures)} failed")
     raise typer.Exit(1 if failures else 0)
 
@@ -297,6 +299,7 @@ def fix(
     from pgvet.fixfile import consolidate, render
     from pgvet.fixfile import write as write_fix
     from pgvet.lint import lint
+    from pgvet.report import visible
 
     # the findings `pgvet lint` gives: the configuration's rule packs, parameters, ignored rules and ignore file
     # apply (a rule the configuration ignores must not have its change written); not its baseline, a ratchet
@@ -309,14 +312,14 @@ def fix(
         error = result.errors[0]
         raise _in_host(InputError(error.message, error.source), path)
     consolidated = consolidate(result.hosts[0])
-    sys.stdout.write(render(consolidated))
+    sys.stdout.write(visible(render(consolidated)))  # the values hosts hold, control characters escaped
     if write:
         # every fact, not only those the rules read: where each changed value is set last
         outcome = write_fix(consolidated, path, _load_one_host(path).facts)
         for written in outcome.written:
-            typer.echo(f"wrote {written}", err=True)
+            typer.echo(visible(f"wrote {written}"), err=True)
         for left in outcome.left:
-            typer.echo(f"left: {left}", err=True)
+            typer.echo(visible(f"left: {left}"), err=True)
         if outcome.left:
             raise typer.Exit(1)
 
@@ -409,10 +412,10 @@ def _refuse_unread_hosts(errors: list[HostError]) -> None:
     if not errors:
         return
     from pgvet.errors import InputError
-    from pgvet.report import error_place
+    from pgvet.report import error_place, visible
 
     for error in errors:  # the file as lint shows it (hosts/a/host.yaml:2), not relative to its host
-        typer.echo(f"pgvet: error: {error_place(error) or error.host}: {error.message}", err=True)
+        typer.echo(visible(f"pgvet: error: {error_place(error) or error.host}: {error.message}"), err=True)
     raise InputError("the baseline is not written while a host cannot be read")
 
 
@@ -503,7 +506,9 @@ def check(
         "--verbose", "-v", help="Say which rules were not evaluated and why.")] = False,
     color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Force colour on or off.")] = None,  # noqa: UP045
 ) -> None:
-    """Check this host and a running server, postgresqltuner-style: every check with its value and verdict."""
+    """Check this host and a running server, postgresqltuner-style: every check with its value and verdict.
+
+    Without a server to read, the host is checked and the report says what was not (with --dsn, exit code 2)."""
     from pgvet.config import SEVERITIES, load_config
     from pgvet.errors import UsageError
     from pgvet.lint import exit_code
@@ -528,6 +533,10 @@ def check(
     code = exit_code(outcome.result, threshold)
     if exit_zero and code == 1:
         code = 0
+    if outcome.server_error is not None and dsn is not None:
+        # the server given could not be read: the host's report is out, and the command still fails
+        typer.echo(f"pgvet: error: {outcome.server_error}", err=True)
+        code = 2
     raise typer.Exit(code)
 
 

@@ -32,6 +32,12 @@ if TYPE_CHECKING:
 
 # The largest input file pgvet reads; real inputs are far smaller (sysctl -a: ~100 kB).
 MAX_INPUT_BYTES = 32 * 1024 * 1024
+# What a host's inputs may hold together (sysctl.d may hold any number of files), and the lines of the inputs
+# whose lines become items the rules judge one by one (mounts, disks, declared kernel settings): each costs a few
+# kilobytes once judged (200 000 mounts took 500 MB). A container host lists a few thousand mounts. Beyond
+# them the host is refused, as for a file too large: judging it without some of its lines would be wrong.
+MAX_HOST_BYTES = 2 * MAX_INPUT_BYTES
+MAX_ITEM_LINES = 100_000
 DEFAULT_HUGEPAGE_SIZE = 2 * 1024 * 1024
 
 
@@ -56,6 +62,7 @@ class SnapshotInputs:
     postgresql_conf: InputPath | None = None
     postgresql_auto_conf: InputPath | None = None
     pg_settings: InputPath | None = None
+    collect_manifest: InputPath | None = None  # collect.json: the host's recorded name, what was not read
 
     def is_empty(self) -> bool:
         return not any(map(partial(getattr, self), _INPUT_KINDS))  # once a host: no fields() and no generator
@@ -84,6 +91,7 @@ INPUT_NAMES: dict[str, tuple[str, ...]] = {
     "postgresql_conf": ("postgresql.conf",),
     "postgresql_auto_conf": ("postgresql.auto.conf",),
     "pg_settings": ("pg_settings.json",),
+    "collect_manifest": ("collect.json",),
 }
 
 
@@ -219,6 +227,8 @@ class _Builder:
         self.root_name = os.fspath(root)
         self.host = HostFacts(name=name, root=str(root))
         self.wanted = wanted
+        self.bytes_read = 0
+        self.item_lines: dict[str, int] = {}  # lines read so far of each kind of item input
 
     @cached_property
     def real_root(self) -> Path:
@@ -239,9 +249,20 @@ class _Builder:
         # the host's directory, and a fingerprint holding this path is the same from any working directory.
         return os.path.relpath(os.path.realpath(name), self.real_root)
 
-    def text(self, path: InputPath) -> tuple[str, str]:
+    def text(self, path: InputPath, items: str | None = None) -> tuple[str, str]:
+        """An input's text and its path as shown; ``items``: what its lines are, when each becomes an item
+        (the lines of all the inputs of that kind count together)."""
         display = self.display(path)
         text = read_text(path, display)
+        self.bytes_read += len(text)
+        if self.bytes_read > MAX_HOST_BYTES:
+            raise InputError(f"with this file, the host's inputs hold more than {MAX_HOST_BYTES} bytes, more than "
+                             "pgvet reads in one host: it does not judge them", Source(display))
+        if items is not None:
+            lines = self.item_lines[items] = self.item_lines.get(items, 0) + text.count("\n")
+            if lines > MAX_ITEM_LINES:
+                raise InputError(f"with this file, more than {MAX_ITEM_LINES} lines of {items}, more than pgvet "
+                                 "judges in one host: it does not judge them", Source(display))
         if find_mark(text) is None:
             self.host.unmarked_files.add(display)
         elif "ignore[" in text:  # not every file naming pgvet (a collected pg_settings.json does) has comments
@@ -342,6 +363,7 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
         )
     builder.host.add(Fact("run.year_month", run_year_month(), Source("<run>")))
     declared = _load_declared_host(builder, inputs)
+    _load_manifest(builder, inputs)
     _load_kernel(builder, inputs)
     _load_machine(builder, inputs)
     _load_postgresql(builder, inputs, declared)
@@ -360,6 +382,52 @@ def _load_declared_host(builder: _Builder, inputs: SnapshotInputs) -> dict[str, 
     return declared
 
 
+# What each OS file of a snapshot gives: the namespaces of the facts and items read from it.
+_FILE_NAMESPACES = {"meminfo.txt": ("meminfo",), "sysctl.txt": ("sysctl",), "lscpu.txt": ("cpu", "lscpu"),
+                    "mounts.txt": ("mount",), "sysfs.txt": ("thp", "disk", "cgroup")}
+NO_SERVER_HINT = ("give one with --dsn (`--dsn 'host=/var/run/postgresql user=postgres'`: a socket directory or a "
+                  "host name), or with the PGHOST, PGPORT and PGUSER variables")
+
+
+def _load_manifest(builder: _Builder, inputs: SnapshotInputs) -> None:
+    """collect.json: the host's name as collect recorded it (host.yaml's ``name`` still wins), and what the
+    collection could not read — shown as warnings, and the reason the rules reading it were not evaluated
+    (``what was not read: why``, so that a report can shorten a repeated one to what comes before the colon)."""
+    if inputs.collect_manifest is None:
+        return
+    from pgvet.sources.collect import parse_collect_json
+
+    text, display = builder.text(inputs.collect_manifest)
+    manifest = parse_collect_json(text, display)
+    host = builder.host
+    if manifest.hostname is not None:
+        host.name = manifest.hostname.value
+    for missed in manifest.not_read:
+        if missed.is_file:
+            said = f"{missed.what} was not read: {missed.error}"
+            for namespace in _FILE_NAMESPACES.get(missed.what, ()):
+                host.unread.setdefault(namespace, said)
+        else:
+            what = "the server's configuration files" if missed.what == "configuration files" else missed.what
+            said = f"{what} {'were' if missed.what == 'configuration files' else 'was'} not copied: " \
+                   f"{missed.error.removeprefix('not copied: ')}"
+            if missed.what == "configuration files":
+                for namespace in ("setting", "problem"):
+                    host.unread.setdefault(namespace, said)
+        host.warnings.append(f"{missed.source}: {said}")
+    if manifest.server_error is not None:
+        reason = f"the server was not read: {manifest.server_error.value}"
+        host.warnings.append(f"{manifest.server_error.source}: {reason}; {NO_SERVER_HINT}")
+    elif not manifest.server_read:
+        reason = f"no server was read (the snapshot was collected with --host-only): {NO_SERVER_HINT}"
+    else:
+        return
+    from pgvet.pgfacts import LIVE_SCOPES
+
+    for namespace in ("pg", "live", *LIVE_SCOPES):
+        host.unread.setdefault(namespace, reason)
+
+
 def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
     from pgvet.sources import sysctl
 
@@ -376,7 +444,7 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
     occurrences: dict[str, list[sysctl.SysctlSetting]] = {}
     applied: list[sysctl.SysctlSetting] = []  # every line, in the order sysctl --system writes them
     for path in inputs.sysctl_conf:
-        text, display = builder.text(path)
+        text, display = builder.text(path, items="sysctl.conf and sysctl.d")
         for setting in sysctl.parse_sysctl_conf(text, display):
             occurrences.setdefault(setting.key, []).append(setting)
             applied.append(setting)
@@ -451,7 +519,7 @@ def _load_machine(builder: _Builder, inputs: SnapshotInputs) -> None:
     if inputs.sysfs is not None:
         from pgvet.sources.sysfs import parse_sysfs
 
-        text, display = builder.text(inputs.sysfs)
+        text, display = builder.text(inputs.sysfs, items="sysfs")
         dump = parse_sysfs(text, display)
         for key, located in dump.thp.items():
             builder.put(f"thp.{key}", located)
@@ -535,9 +603,9 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
     """mount.* items, scoped to the mounts holding PGDATA / WAL / tablespaces when they are known."""
     if inputs.mounts is None:
         return
-    from pgvet.sources.mounts import find_mount, parse_mounts
+    from pgvet.sources.mounts import MountTable, parse_mounts
 
-    text, display = builder.text(inputs.mounts)
+    text, display = builder.text(inputs.mounts, items="mounts")
     mounts = parse_mounts(text, display)
     facts = builder.host.facts
     data_directory = _text_fact(facts.get("host.data_directory"))
@@ -546,9 +614,10 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
         wal_directory = data_directory.rstrip("/") + "/pg_wal"
     tablespaces = [part for part in (_text_fact(facts.get("host.tablespaces")) or "").split(",") if part]
 
-    data_mount = find_mount(mounts, data_directory) if data_directory else None
-    wal_mount = find_mount(mounts, wal_directory) if wal_directory else None
-    tablespace_mounts = [found for found in (find_mount(mounts, path) for path in tablespaces) if found]
+    table = MountTable(mounts)
+    data_mount = table.holding(data_directory) if data_directory else None
+    wal_mount = table.holding(wal_directory) if wal_directory else None
+    tablespace_mounts = {id(found) for found in map(table.holding, tablespaces) if found is not None}
     known = data_mount is not None
     if known:
         builder.host.notes.append(
@@ -564,7 +633,7 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
     for mount in mounts:
         holds_pgdata = mount is data_mount
         holds_wal = mount is wal_mount
-        holds_tablespace = any(mount is found for found in tablespace_mounts)
+        holds_tablespace = id(mount) in tablespace_mounts
         if known and not (holds_pgdata or holds_wal or holds_tablespace):
             continue
         if not known and (mount.fstype in PSEUDO_FILESYSTEMS or mount.fstype in ("tmpfs", "ramfs")):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from pgvet.engine.derived import evidence, lookup, missing_facts
 from pgvet.engine.expr import Env, EvalError, Value, with_units
@@ -13,6 +14,7 @@ from pgvet.engine.render import render, render_setting
 from pgvet.errors import UsageError
 from pgvet.facts import HostFacts
 from pgvet.findings import Evidence, Finding, Fix, HostResult, NotEvaluated, Passed, RuleMeta
+from pgvet.numbers import out_of_range
 
 ParamOverrides = Mapping[str, Mapping[str, object]]
 
@@ -101,6 +103,9 @@ def _param_override(label: str, default: Value, value: object) -> Value:
         expected, accepted = "a text", isinstance(converted, str)
     if not accepted:
         raise UsageError(f"{label}: expected {expected}, not {value!r}")
+    refused = out_of_range(converted)
+    if refused is not None:  # TOML has inf and nan
+        raise UsageError(f"{label}: {refused}")
     return converted  # type: ignore[return-value]
 
 
@@ -156,7 +161,9 @@ def evaluate_hosts(pack: RulePack, hosts: Sequence[HostFacts], *, params: ParamO
     derived = pack.derived_by_name
     caches = host_caches if host_caches is not None else [{} for _ in hosts]
     states = [_HostState(host, derived, cache, record_passes) for host, cache in zip(hosts, caches, strict=True)]
-    for rule, values in plan_rules(pack, params, selected) if plan is None else plan:
+    if plan is None:
+        plan = plan_rules(pack, params, selected)
+    for rule, values in plan:
         # evaluate_rule's first steps, inlined: a host meets ~340 rule-and-item pairs, most of which do not
         # apply or do not fire
         applies = rule.applies_expr.closure() if rule.applies_expr is not None else None
@@ -187,10 +194,33 @@ def evaluate_hosts(pack: RulePack, hosts: Sequence[HostFacts], *, params: ParamO
                 state.failure = error
     outcomes: list[HostResult | Exception] = []
     for state in states:
+        if state.failure is None and state.host.unread:
+            _not_read(plan, state.host, state.result)
         if state.failure is None and len(state.result.findings) > 1:
             _distinct_fingerprints(state.result.findings)
         outcomes.append(state.result if state.failure is None else state.failure)
     return outcomes
+
+
+def _not_read(plan: Plan, host: HostFacts, result: HostResult) -> None:
+    """Rules reading an input the host has but that could not be read say so, with why (``host.unread``): a
+    rule over items of that input is not evaluated — it cannot pass, since it saw only some of them, or none
+    — unless it found something in those it saw; a rule missing facts of such an input gives that reason."""
+    unread = host.unread
+    blind = {rule.id for rule, _ in plan if rule.scope != "host" and rule.scope in unread}
+    blind -= {finding.rule_id for finding in result.findings}
+    if blind:
+        if result.passed is not None:
+            result.passed = [passed for passed in result.passed if passed.rule_id not in blind]
+        result.not_evaluated = [skipped for skipped in result.not_evaluated if skipped.rule_id not in blind]
+        result.not_evaluated += [NotEvaluated(rule.id, rule.name, (), None, unread[rule.scope])
+                                 for rule, _ in plan if rule.id in blind]
+    for index, skipped in enumerate(result.not_evaluated):
+        if skipped.reason is None:
+            why = next((unread.get(name) or unread[name.partition(".")[0]] for name in skipped.missing
+                        if name in unread or name.partition(".")[0] in unread), None)
+            if why is not None:
+                result.not_evaluated[index] = replace(skipped, reason=why)
 
 
 def evaluate_rule(rule: Rule, env: Env, host_name: str, result: HostResult) -> None:
@@ -238,7 +268,9 @@ def _pass_values(rule: Rule, env: Env) -> dict[str, Value]:
     values: dict[str, Value] = {}
     for name, compiled in rule.value_exprs:
         with contextlib.suppress(EvalError):
-            values[name] = compiled.evaluate(env)
+            value = compiled.evaluate(env)
+            if out_of_range(value) is None:
+                values[name] = value
     return values
 
 
@@ -289,6 +321,10 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
             fix = Fix(sysctl, postgresql, (text.strip() or None) if text is not None else None)  # type: ignore[arg-type]
             if uncomputed:
                 _name_uncomputed(fix, uncomputed)
+    for name, value in values.items():
+        refused = out_of_range(value)
+        if refused is not None:  # PostgreSQL's "value out of range": never a NaN or an infinity in a report
+            raise EvalError(f"{rule.id}.values.{name} is out of range: {refused}")
     # positional, in Finding's field order: keyword arguments cost ~0.8 µs more a finding
     return Finding(rule.id, rule.name, rule.severity, rule.title, message, host_name,
                    fingerprint(rule.id, host_name, path, subject), rule.tags, subject, path, line,

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 SECTIONS: tuple[tuple[str, frozenset[str]], ...] = (
     ("Huge pages", frozenset({"hugepages"})),
     ("Configuration files", frozenset({"validity", "version"})),
+    ("Outage risks", frozenset({"outage"})),  # what takes servers down: wraparound, slots, stuck transactions
     ("Security", frozenset({"security"})),
     ("WAL and checkpoints", frozenset({"wal", "checkpoints", "durability"})),
     ("Planner", frozenset({"planner", "parallelism"})),
@@ -86,15 +87,34 @@ def _pass_row(grid: Table, rule: RuleMeta, passes: list[Passed]) -> None:
     problem: the row says first that it is not there (`values — PGV110: Huge page pool too small: no` read as if it
     were)."""
     text = Text(f"{rule.id} not the case: ", "bold")
-    text.append(rule.title, "dim")
+    text.append(visible(rule.title), "dim")
     if len(passes) > 1 or passes[0].subject is not None:
         text.append(f" — {len(passes)} checked", "bold")
     else:
         shown = [f"{name} = {value_text(name, value)}" for name, value in passes[0].values.items()
                  if value is not None]
         if shown:
-            text.append(f" — {', '.join(shown)}", "bold")
+            text.append(visible(f" — {', '.join(shown)}"), "bold")
     grid.add_row(_verdict("OK", OK_STYLE), text)
+
+
+def _not_evaluated_lines(console: Console, skipped: list[NotEvaluated], unread: set[str], said: set[str]) -> None:
+    """Without --verbose: how many rules of the section were not evaluated, one line per input that could not
+    be read (with why, and how to have it read: in full the first time, ``said`` holds those), one for the
+    rest."""
+    by_reason: dict[str, set[str]] = defaultdict(set)
+    for record in skipped:
+        by_reason[record.reason if record.reason in unread else ""].add(record.rule_id)
+    for reason, rule_ids in sorted(by_reason.items(), key=lambda pair: pair[0] == ""):
+        if not reason:
+            why = " (missing inputs; --verbose says which)"
+        elif reason in said:
+            why = f": {reason.split(': ', 1)[0]} (as above)"
+        else:
+            why = f": {reason}"
+            said.add(reason)
+        console.print(Text(visible(f"{'':<{LABEL_WIDTH}}{len(rule_ids)} not evaluated{why}"), "yellow" if reason
+                           else "dim"), overflow="fold")
 
 
 def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
@@ -105,7 +125,7 @@ def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
         return None if found is None else found.value
 
     title = Text("pgvet check", "bold")
-    title.append(f" — {host.host.name}", "bold")
+    title.append(visible(f" — {host.host.name}"), "bold")
     console.print(title)
     version = fact("pg.server_version") or fact("pg.version")
     ram = fact("meminfo.mem_total")
@@ -115,9 +135,9 @@ def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
         f"RAM {value_text('ram', ram)}" if ram is not None else None,
         f"{cpus} CPUs" if cpus is not None else None,
     ]
-    console.print(Text(", ".join(line for line in lines if line), "dim"))
+    console.print(Text(visible(", ".join(line for line in lines if line)), "dim"))
     for warning in host.host.warnings:
-        console.print(Text(f"warning: {warning}", "yellow"))
+        console.print(Text(visible(f"warning: {warning}"), "yellow"))
     if outcome.unanswered:
         console.print(Text(f"not asked (--no-input): {', '.join(outcome.unanswered)} — rules that need them are not "
                            "evaluated; give them with --answers host.yaml", "yellow"))
@@ -138,15 +158,16 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
         picture = memory_picture(host.host)
         if picture is not None:
             print_memory(console, picture, width)
+        said: set[str] = set()  # reasons already given in full
         for name, section in sections(host, result.rules).items():
             console.print(Text(f"== {name} ==", "bold underline"))
             for finding in sorted(section.findings, key=lambda item: (-item.rank, item.rule_id, item.subject or "")):
                 label, style = VERDICT[finding.severity]
                 head = _verdict(label, style)
                 head.append(f"{finding.rule_id} ", "bold")
-                head.append(finding.title)
+                head.append(visible(finding.title))
                 if finding.subject:
-                    head.append(f"  [{finding.subject}]", "dim")
+                    head.append(visible(f"  [{finding.subject}]"), "dim")
                 console.print(head, overflow="fold")
                 print_finding(console, finding, host, files, options, heading=False, snapshot_places=outcome.kept)
             if section.passed:
@@ -161,15 +182,13 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
                     why = skipped.reason or "missing " + ", ".join(skipped.missing)
                     line = _verdict("--", "dim")
                     title = result.rules[skipped.rule_id].title
-                    line.append(f"{skipped.rule_id} {title}: not evaluated ({why})", "dim")
+                    line.append(visible(f"{skipped.rule_id} {title}: not evaluated ({why})"), "dim")
                     console.print(line, overflow="fold")
             elif section.not_evaluated:
-                count = len({skipped.rule_id for skipped in section.not_evaluated})
-                console.print(Text(f"{'':<{LABEL_WIDTH}}{count} not evaluated (missing inputs; --verbose says which)",
-                                   "dim"))
+                _not_evaluated_lines(console, section.not_evaluated, set(host.host.unread.values()), said)
             console.print()
     console.print(Text(summary_line(result, options.verbose), "bold"))
     if outcome.kept:
-        console.print(Text(f"snapshot kept in {outcome.snapshot}: `pgvet lint {outcome.snapshot}` gives these findings "
-                           "again, offline", "dim"))
+        console.print(Text(visible(f"snapshot kept in {outcome.snapshot}: `pgvet lint {outcome.snapshot}` gives these "
+                                   "findings again, offline"), "dim"))
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())

@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pgvet.errors import ParseError
+from pgvet.numbers import out_of_range, shown_number
 from pgvet.provenance import Located, Source
 
 SUPPORTED_FORMAT = 1
+_MAX_INTEGER_CHARS = 400  # a double's largest integer has 309 digits
 LiveValue = int | float | str | bool
 
 # Parameter units as pg_settings names them: size in bytes, or duration in microseconds.
@@ -83,15 +85,42 @@ class DatabaseStats:
     blks_hit: int | None
     blks_read: int | None
     row: Source
+    xid_age: int | None = None  # age(datfrozenxid): transactions since its oldest unfrozen one
+    mxid_age: int | None = None  # mxid_age(datminmxid): the same for multixacts
+
+
+@dataclass(frozen=True, slots=True)
+class LiveRow:
+    """One row of a list the server gave (a replication slot, a prepared transaction…): its columns by name,
+    None for a NULL, and its line in pg_settings.json."""
+
+    values: dict[str, str | int | float | bool | None]
+    row: Source
+
+
+# The lists of pg_settings.json read as LiveRows (docs/live.md): each one's columns with their kind.
+ROW_LISTS: dict[str, dict[str, str]] = {
+    "role_settings": {"database": "text", "role": "text", "name": "text", "setting": "text"},
+    "replication_slots": {"name": "text", "type": "text", "active": "bool", "wal_status": "text",
+                          "retained_bytes": "int", "safe_wal_size": "int", "xmin_age": "int",
+                          "catalog_xmin_age": "int"},
+    "prepared_transactions": {"gid": "text", "owner": "text", "database": "text", "age_seconds": "number",
+                              "xid_age": "int"},
+    "idle_sessions": {"pid": "int", "user": "text", "database": "text", "state": "text", "idle_seconds": "number",
+                      "transaction_seconds": "number", "xmin_age": "int"},
+    "invalid_indexes": {"schema": "text", "name": "text", "table": "text", "database": "text", "valid": "bool"},
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Unavailable:
-    """Something the collection could not read, and the server's (or pgvet's) reason."""
+    """Something the collection could not read, the server's (or pgvet's) reason, and what would let pgvet
+    read it (``GRANT pg_read_all_stats TO pgvet``), when pgvet knows."""
 
     what: str
     error: str
     row: Source
+    fix: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +142,7 @@ class LiveServer:
     databases: tuple[DatabaseStats, ...]
     statistics: dict[str, Located[int | float | str | None]]
     unavailable: tuple[Unavailable, ...]
+    rows: dict[str, tuple[LiveRow, ...]]  # the ROW_LISTS the role could read (absent: not read, or older pgvet)
 
     @property
     def major(self) -> int:
@@ -128,16 +158,50 @@ class _Node:
     members: dict[str, _Node] | list[_Node] | None = None
 
 
+class _OutOfRange(Exception):
+    """A number no double holds, or JSON's extensions NaN and Infinity (pgvet writes none: pgvet/numbers.py)."""
+
+
+def _no_constant(name: str) -> float:
+    raise _OutOfRange(f"{name} is not a number pgvet reads (it is not JSON)")
+
+
+def _double(text: str) -> float:
+    value = float(text)
+    refused = out_of_range(value)
+    if refused is not None:
+        raise _OutOfRange(f"{shown_number(text)}: {refused}")
+    return value
+
+
+def _integer(text: str) -> int:
+    if len(text) > _MAX_INTEGER_CHARS:  # int() refuses more than 4300 digits
+        raise _OutOfRange(f"{shown_number(text)}: beyond what a double holds (about 1.8e308)")
+    value = int(text)
+    refused = out_of_range(value)
+    if refused is not None:
+        raise _OutOfRange(f"{shown_number(text)}: {refused}")
+    return value
+
+
 class _Walker:
     """Decodes a JSON document keeping the line of every value down to ``depth`` levels."""
 
     def __init__(self, text: str, path: str) -> None:
         self.text = text
         self.path = path
-        self.decoder = json.JSONDecoder()
+        self.decoder = json.JSONDecoder(parse_constant=_no_constant, parse_float=_double, parse_int=_integer)
+        self.counted = 0  # the '\n's before this position are counted in self.newlines
+        self.newlines = 0
 
     def line_at(self, position: int) -> int:
-        return self.text.count("\n", 0, position) + 1
+        """The line of a position; the walk goes forward, so each '\n' is counted once (counting from the start
+        for each value made a document of 150 000 settings on one line take ten minutes)."""
+        if position < self.counted:
+            return self.text.count("\n", 0, position) + 1
+        self.newlines += self.text.count("\n", self.counted, position)
+        self.counted = position
+        return self.newlines + 1
 
     def skip(self, position: int) -> int:
         while position < len(self.text) and self.text[position] in " \t\n\r":
@@ -165,6 +229,8 @@ class _Walker:
             decoded, end = self.decoder.raw_decode(self.text, position)
         except json.JSONDecodeError as error:
             raise ParseError(f"invalid JSON: {error.msg}", Source(self.path, error.lineno)) from None
+        except _OutOfRange as error:  # at the line of the value that holds it
+            raise ParseError(f"{error}", Source(self.path, line)) from None
         return _Node(decoded, line), end
 
     def object(self, position: int, depth: int, line: int) -> tuple[_Node, int]:
@@ -241,6 +307,14 @@ class _Fields:
     def flag(self, key: str) -> bool:
         return bool(self._get(key, (bool,), True))
 
+    def optional_flag(self, key: str) -> bool | None:
+        value = self._get(key, (bool,), True)
+        return None if value is None else bool(value)
+
+    def optional_number(self, key: str) -> float | None:
+        value = self._get(key, (int, float), True)
+        return None if value is None else float(value)
+
 
 def _members(node: _Node | None, path: str, what: str, kind: type) -> Any:
     if node is None or not isinstance(node.members, kind):
@@ -275,13 +349,21 @@ def _database(node: _Node, path: str) -> DatabaseStats:
     return DatabaseStats(
         name=row.text("name"), size_bytes=row.optional_int("size_bytes"), temp_files=row.optional_int("temp_files"),
         temp_bytes=row.optional_int("temp_bytes"), blks_hit=row.optional_int("blks_hit"),
-        blks_read=row.optional_int("blks_read"), row=row.source,
+        blks_read=row.optional_int("blks_read"), row=row.source, xid_age=row.optional_int("xid_age"),
+        mxid_age=row.optional_int("mxid_age"),
     )
+
+
+def _live_row(node: _Node, path: str, what: str, columns: dict[str, str]) -> LiveRow:
+    row = _Fields(node, path, f"a {what} row")
+    read = {"text": row.optional_text, "int": row.optional_int, "number": row.optional_number,
+            "bool": row.optional_flag}
+    return LiveRow({column: read[kind](column) for column, kind in columns.items()}, row.source)
 
 
 def _unavailable(node: _Node, path: str) -> Unavailable:
     row = _Fields(node, path, "an unavailable row")
-    return Unavailable(what=row.text("what"), error=row.text("error"), row=row.source)
+    return Unavailable(what=row.text("what"), error=row.text("error"), row=row.source, fix=row.optional_text("fix"))
 
 
 def parse_pg_settings_json(text: str, path: str) -> LiveServer:
@@ -290,8 +372,6 @@ def parse_pg_settings_json(text: str, path: str) -> LiveServer:
         document = _Walker(text, path).document()
     except RecursionError:
         raise ParseError("invalid JSON: nested too deep", Source(path, 1)) from None
-    except ValueError as error:  # a number of more than 4300 digits
-        raise ParseError(f"invalid JSON: {error}", Source(path, 1)) from None
     top = _Fields(document, path, "pg_settings.json")
     members: dict[str, _Node] = _members(document, path, "pg_settings.json", dict)
     file_format = top.optional_int("format")
@@ -319,6 +399,8 @@ def parse_pg_settings_json(text: str, path: str) -> LiveServer:
                       for node in _members(members.get("databases"), path, "databases", list))
     unavailable = tuple(_unavailable(node, path)
                         for node in _members(members.get("unavailable"), path, "unavailable", list))
+    rows = {what: tuple(_live_row(node, path, what, columns) for node in _members(members[what], path, what, list))
+            for what, columns in ROW_LISTS.items() if members.get(what) is not None and members[what].value is not None}
     statistics: dict[str, Located[int | float | str | None]] = {}
     for key, node in _members(members.get("statistics"), path, "statistics", dict).items():
         if node.value is not None and (isinstance(node.value, bool) or not isinstance(node.value, int | float | str)):
@@ -337,15 +419,20 @@ def parse_pg_settings_json(text: str, path: str) -> LiveServer:
         databases=databases,
         statistics=statistics,
         unavailable=unavailable,
+        rows=rows,
     )
 
 
 def _number(text: str, vartype: str) -> int | float:
     if vartype != "integer":
-        return float(text)
-    if len(text) > 1 and text.startswith("0") and text.isdigit():
-        return int(text, 8)  # file modes (data_directory_mode, log_file_mode…) are shown in octal: 0700
-    return int(text)
+        value: int | float = float(text)
+    elif len(text) > 1 and text.startswith("0") and text.isdigit():
+        value = int(text, 8)  # file modes (data_directory_mode, log_file_mode…) are shown in octal: 0700
+    else:
+        value = int(text)
+    if out_of_range(value) is not None:  # 'inf', 'nan', '1e400', 400 digits: no server shows them
+        raise ValueError(text)
+    return value
 
 
 def canonical_value(setting: LiveSetting) -> LiveValue | None:
@@ -418,7 +505,8 @@ def live_facts(server: LiveServer) -> dict[str, Located[LiveValue]]:
     if prerelease is not None:
         facts["pg.prerelease"] = prerelease
 
-    for statistic in ("connections", "temp_files", "temp_bytes", "checkpoints_timed", "checkpoints_requested"):
+    for statistic in ("connections", "temp_files", "temp_bytes", "checkpoints_timed", "checkpoints_requested",
+                      "wal_filesystem_free_bytes", "wal_filesystem_bytes"):
         located = _statistic(server, statistic)
         if located is not None:
             facts[f"live.{statistic}"] = Located(located.value, located.source)  # type: ignore[arg-type]
