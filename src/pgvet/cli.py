@@ -195,7 +195,7 @@ def lint(
         help="Host directories (snapshots), or files inside them (each is linted with its whole host).")] = None,
     output_format: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
         "--format", "-f",
-        help="text, concise, json, jsonl, sarif, github, junit, gitlab (repeat, or a comma list; paired with "
+        help="text, concise, json, jsonl, sarif, github, junit, gitlab, html (repeat, or a comma list; paired with "
              "--output).")] = None,
     output: Annotated[Optional[list[Path]], typer.Option(  # noqa: UP045
         "--output", "-o", help="Write the matching --format to this file (repeat).")] = None,

@@ -61,6 +61,7 @@ _MODULES = {
     "github": "github",
     "junit": "junit",
     "gitlab": "gitlab",
+    "html": "html",
 }
 
 
