@@ -141,3 +141,53 @@ def test_a_host_that_is_not_there_is_a_usage_error(tmp_path: Path) -> None:
     code, output = explain("PGV501", str(tmp_path / "absent"))
     assert code == 2
     assert f"{tmp_path / 'absent'}: no such file or directory (a host is a directory of inputs)" in output
+
+
+def on_a_terminal(argv: list[str], columns: int, **environment: str) -> str:
+    """What `pgvet ARGV` writes to a terminal of ``columns`` columns (a pseudo-terminal), as text."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    environ = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES", "NO_COLOR")}
+    process = subprocess.Popen([sys.executable, "-m", "pgvet", *argv], stdout=follower, stderr=follower,
+                               env={**environ, "TERM": "xterm-256color", **environment})
+    os.close(follower)
+    written = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal's other end closed: the process is done writing
+            break
+        if not chunk:
+            break
+        written += chunk
+    os.close(leader)
+    assert process.wait(timeout=60) == 0
+    return written.decode("utf-8").replace("\r\n", "\n")
+
+
+def test_issue_30_explain_is_rendered_for_a_terminal_and_plain_in_a_pipe() -> None:
+    # raw Markdown broke mid-word in a 100-column terminal
+    import re
+
+    code, markdown = explain("PGV110")  # not a terminal: the Markdown as it is, for files and scripts
+    assert code == 0 and markdown.startswith("## PGV110 `huge-pages-on-pool-too-small`\n")
+    shown = on_a_terminal(["explain", "PGV110"], 100)
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)
+    assert "\x1b[" in shown and "## PGV110" not in plain and "PGV110 huge-pages-on-pool-too-small" in plain
+    assert max(len(line) for line in plain.splitlines()) <= 100
+    words = set(re.findall(r"\w+", markdown))
+    assert set(re.findall(r"\w+", plain)) <= words  # every word whole: none cut at the terminal's edge
+    assert "anonymous" in plain and "derived.hugepages_available" in plain
+    without_colour = on_a_terminal(["explain", "PGV110"], 60, NO_COLOR="1")  # bold and italic stay: no colour
+    styles = {parameter for sequence in re.findall(r"\x1b\[([0-9;]*)m", without_colour)
+              for parameter in sequence.split(";")}
+    assert not {parameter for parameter in styles if parameter[:1] in ("3", "4", "9") and len(parameter) == 2}
+    assert max(len(line) for line in re.sub(r"\x1b\[[0-9;]*m", "", without_colour).splitlines()) <= 60

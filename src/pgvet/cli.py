@@ -431,12 +431,13 @@ def explain(
         help="Configuration file for the rules and their parameters (default: .pgvet.toml or pyproject.toml).")
                       ] = None,
 ) -> None:
-    """Show what a rule checks, why, its formula, parameters and examples; on a host, its numbers there."""
+    """Show what a rule checks, why, its formula, parameters and examples; on a host, its numbers there. Markdown,
+    rendered for a terminal (wrapped to its width), as it is in a pipe or a file."""
     from pgvet.report.rules import explain_rule
 
     settings, pack = _configured_pack(config, rules)  # with or without a host: `explain OPS001` as `lint` knows it
     if path is None:
-        sys.stdout.write(explain_rule(pack, rule, params=settings.params))
+        _write_markdown(explain_rule(pack, rule, params=settings.params))
         return
     from pgvet.errors import UsageError
     from pgvet.lint import host_directories
@@ -448,7 +449,20 @@ def explain(
     if not directory.is_dir():
         raise UsageError(f"{path}: {'not a directory' if directory.exists() else 'no such file or directory'} "
                          "(a host is a directory of inputs)")
-    sys.stdout.write(explain_rule(pack, rule, _load_one_host(directory), settings.params))
+    _write_markdown(explain_rule(pack, rule, _load_one_host(directory), settings.params))
+
+
+def _write_markdown(text: str) -> None:
+    """Markdown on standard output: on a terminal rendered by rich, wrapped to its width (raw Markdown broke words
+    at the terminal's edge), without colours under NO_COLOR; elsewhere as it is, for files and scripts. ``text``
+    comes escaped (report.visible); links are not made terminal hyperlinks, whose targets a rule pack chooses."""
+    if not sys.stdout.isatty():
+        sys.stdout.write(text)
+        return
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    Console(highlight=False, emoji=False, markup=False).print(Markdown(text, hyperlinks=False))
 
 
 @app.command()
