@@ -46,7 +46,7 @@ def warm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def plant(cache_directory: Path, marker: Path) -> Path:
-    (pack,) = cache_directory.glob("pack-*.pickle")
+    (pack,) = cache_directory.glob("rules-*.pickle")
     pack.write_bytes(pickle.dumps(_Planted(marker)))
     return pack
 
@@ -87,7 +87,7 @@ def test_a_cache_directory_others_may_write_to_is_not_used(warm: Path, tmp_path:
     warm.chmod(mode)
     assert load_pack().rules and not marker.exists()
     assert said in capsys.readouterr().err
-    assert not list(warm.glob(".pack-*"))  # nor written to
+    assert not list(warm.glob(".rules-*"))  # nor written to
 
 
 def test_the_cache_files_are_made_private(warm: Path) -> None:
@@ -179,4 +179,4 @@ def test_every_command_runs_for_a_uid_without_home_nor_passwd_entry() -> None:
             assert done.stdout, argv
         kept = work / "tmp" / f"pgvet-cache-{NOBODY_UID}"
         assert stat.S_IMODE(kept.stat().st_mode) == 0o700 and kept.stat().st_uid == NOBODY_UID
-        assert len(list(kept.glob("pack-*.pickle"))) == 1
+        assert len(list(kept.glob("rules-*.pickle"))) == 1

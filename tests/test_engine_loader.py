@@ -7,11 +7,13 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pgvet import fastcli
 from pgvet.engine.loader import builtin_rules_dir, load_pack
 from pgvet.engine.schema import json_schema
 from pgvet.errors import RulePackError
@@ -200,7 +202,7 @@ def test_json_schema_is_current() -> None:
 def test_second_load_uses_the_cache_and_a_change_invalidates_it(tmp_path: Path, cache: Path) -> None:
     path = write_pack(tmp_path / "p", RULE.format(id="ACME1", name="acme-one", when="host.ram < '4GB'"))
     first = load_pack([tmp_path / "p"], builtin=False)
-    files = list(cache.glob("pack-*.pickle"))
+    files = list(cache.glob("rules-*.pickle"))
     assert len(files) == 1
     second = load_pack([tmp_path / "p"], builtin=False)
     assert second is not first and second.version == first.version
@@ -215,13 +217,45 @@ def test_second_load_uses_the_cache_and_a_change_invalidates_it(tmp_path: Path, 
     changed = load_pack([tmp_path / "p"], builtin=False)
     assert changed.rules[0].title == "A test rule"
     assert changed.version != first.version
-    assert len(list(cache.glob("pack-*.pickle"))) == 2
+    # the pack of before is gone: the cache keeps what the current packs need (a 2.3 MB file a rule change grew)
+    [kept] = cache.glob("rules-*.pickle")
+    assert kept != files[0] and not files[0].exists()
+    load_pack(builtin=True)  # other packs: a file of their own, beside it
+    assert len(list(cache.glob("rules-*.pickle"))) == 2 and kept.exists()
+
+
+def test_issue_30_the_cache_removes_what_no_current_pack_needs(tmp_path: Path, cache: Path) -> None:
+    write_pack(tmp_path / "p", RULE.format(id="ACME1", name="acme-one", when="TRUE"))
+    cache.mkdir(exist_ok=True)
+    old_name = cache / ("pack-" + "0" * 32 + ".pickle")  # earlier versions' names: never read again
+    old_name.write_bytes(b"old")
+    month = time.time() - 31 * 86400
+    forgotten = cache / ("rules-" + "1" * 16 + "-" + "2" * 32 + ".pickle")  # a removed environment's pack
+    forgotten.write_bytes(b"x")
+    os.utime(forgotten, (month, month))
+    recent = cache / ("rules-" + "3" * 16 + "-" + "4" * 32 + ".pickle")  # another pack, used this week
+    recent.write_bytes(b"x")
+    stale_options = cache / ("lint-options-" + "5" * 32 + ".json")
+    stale_options.write_text("{}")
+    foreign = cache / "notes.txt"  # not pgvet's: left alone, however old
+    foreign.write_text("x")
+    os.utime(foreign, (month, month))
+    load_pack([tmp_path / "p"], builtin=False)
+    assert not old_name.exists() and not forgotten.exists()
+    assert recent.exists() and foreign.exists() and stale_options.exists()
+    # reading a pack marks it used: it is kept another month
+    [own] = [path for path in cache.glob("rules-*.pickle") if path != recent]
+    os.utime(own, (month, month))
+    load_pack([tmp_path / "p"], builtin=False)
+    assert own.stat().st_mtime > month + 86400
+    fastcli.lint_spec()  # writes the current declarations, replacing any other
+    assert not stale_options.exists() and len(list(cache.glob("lint-options-*.json"))) == 1
 
 
 def test_unreadable_cache_is_ignored(tmp_path: Path, cache: Path) -> None:
     write_pack(tmp_path / "p", RULE.format(id="ACME1", name="acme-one", when="TRUE"))
     load_pack([tmp_path / "p"], builtin=False)
-    for file in cache.glob("pack-*.pickle"):
+    for file in cache.glob("rules-*.pickle"):
         file.write_bytes(b"not a pickle")
     assert load_pack([tmp_path / "p"], builtin=False).rules[0].id == "ACME1"
 

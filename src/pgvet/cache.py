@@ -7,6 +7,11 @@ no passwd entry, as ``docker run --user 12345`` gives) ``pgvet-cache-UID`` in th
 created 0700 and its files 0600; a directory or file owned by another user, or writable by others (a link,
 for a file), is not used, and said once on stderr: pgvet then compiles the pack each time. A cache that merely
 cannot be made (a read-only or full file system, no home) costs time only and is not said.
+
+It keeps what the current packs need, no more (a pack of 2.3 MB was left for every change of a rule): a file
+written replaces the older versions of itself (``write``'s ``replaces``), and a file no run has read for
+UNUSED_DAYS days (the pack of a removed virtual environment or of a rule directory used once) is removed when
+another is written; reading a file marks it used.
 """
 
 from __future__ import annotations
@@ -16,9 +21,15 @@ import errno
 import os
 import stat
 import sys
+import time
 from pathlib import Path
 
 from pgvet.trust import why_untrusted
+
+UNUSED_DAYS = 30
+# What pgvet keeps here (a name starts with one of them), and its temporary files (``.NAME.PID-RANDOM.tmp``); any of
+# them unread for UNUSED_DAYS is removed. Other names are not pgvet's to remove.
+KINDS = ("rules-", "lint-options-", "pack-", ".rules-", ".lint-options-", ".pack-")
 
 _said: set[str] = set()
 _quiet = False  # True in a worker process: the process that started it has said the refusals
@@ -107,6 +118,8 @@ def read(name: str) -> bytes | None:
         chunks: list[bytes] = []
         while chunk := os.read(descriptor, max(status.st_size + 1, 65536)):
             chunks.append(chunk)
+        with contextlib.suppress(OSError):  # used now: kept another UNUSED_DAYS (a read-only cache keeps its date)
+            os.utime(descriptor)
         return b"".join(chunks)
     except OSError:
         return None
@@ -115,9 +128,11 @@ def read(name: str) -> bytes | None:
         os.close(directory)
 
 
-def write(name: str, data: bytes) -> None:
+def write(name: str, data: bytes, *, replaces: str | tuple[str, ...]) -> None:
     """Keep ``data`` as the cache file ``name`` (0600), replacing it at once: a concurrent reader sees the old file
-    or the new one. Not written when the directory cannot be made or is not to be trusted."""
+    or the new one. Not written when the directory cannot be made or is not to be trusted. Once it is in place, the
+    files it supersedes — the other names that start with ``replaces`` — are removed, and so is any of pgvet's files
+    unread for UNUSED_DAYS."""
     directory = _open_directory(create=True)
     if directory is None:
         return
@@ -136,5 +151,27 @@ def write(name: str, data: bytes) -> None:
     except OSError:  # a full disk only costs a compilation next time
         with contextlib.suppress(OSError):
             os.unlink(temporary, dir_fd=directory)
+    else:
+        _remove_old(directory, name, replaces)
     finally:
         os.close(directory)
+
+
+def _remove_old(directory: int, kept: str, replaces: str | tuple[str, ...]) -> None:
+    """In the (trusted) cache directory: the files ``kept`` supersedes, and pgvet's files unread for UNUSED_DAYS.
+    A process still reading one keeps its open file; one about to open it finds none and compiles the pack."""
+    unused = time.time() - UNUSED_DAYS * 86400
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if name == kept or not name.startswith(KINDS):
+            continue
+        try:
+            superseded = name.startswith(replaces) or os.stat(name, dir_fd=directory,
+                                                              follow_symlinks=False).st_mtime < unused
+            if superseded:
+                os.unlink(name, dir_fd=directory)
+        except OSError:  # gone already, or another process's: left as it is
+            continue

@@ -186,7 +186,8 @@ def lint_spec() -> _Spec:
     spec = _spec(cli.lint)
     text = _spec_json(spec)
     if name is not None and text is not None:
-        cache.write(name, text.encode("utf-8"))  # an unwritable cache only costs reading the declarations again
+        # an unwritable cache only costs reading the declarations again; one spec is current, the others go
+        cache.write(name, text.encode("utf-8"), replaces="lint-options-")
     return spec
 
 

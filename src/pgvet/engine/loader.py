@@ -3,7 +3,7 @@
 The compiled pack is pickled to the cache directory (pgvet.cache: used only when no other user could have
 written it), keyed by the pack files (paths and contents), pgvet's version and the engine's own files, so a
 warm start imports neither pydantic, pglast nor ruamel. Failures to read or write the cache are ignored: the
-pack is then compiled again.
+pack is then compiled again. A pack compiled anew replaces the one of the same files it supersedes.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pgvet.provenance import Source
 __all__ = ["Rule", "RulePack", "builtin_rules_dir", "load_pack"]
 
 RULE_SUFFIXES = (".yaml", ".yml")
+OLD_PACK_NAMES = "pack-"  # compiled packs as earlier versions named them (pack-KEY.pickle): never read again
 _ENGINE_DIR = Path(__file__).resolve().parent
 
 
@@ -89,13 +90,17 @@ def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True) -> RulePack:
             if path.resolve() not in seen:  # `pgvet rules test rules/` names the built-in pack again
                 seen.add(path.resolve())
                 sources.append(PackSource(str(path), _read(path)))
-    key = hashlib.sha256()
-    key.update(f"{__version__}\0{sys.version}\0".encode())  # the pack holds marshalled code: per Python
+    # Which packs (their files, for one Python: the pack holds marshalled code), and what they hold (with pgvet's
+    # version and the engine's files): a new content of the same packs replaces the old one in the cache.
+    packs = hashlib.sha256(f"{sys.version_info[0]}.{sys.version_info[1]}".encode())
+    key = hashlib.sha256(f"{__version__}\0{sys.version}\0".encode())
     key.update(_engine_stamp())
     for source in sources:
+        packs.update(f"\0{source.path}\0{source.builtin}\0".encode())
         key.update(f"\0{source.path}\0{source.builtin}\0".encode())
         key.update(source.text.encode())
-    cache_file = f"pack-{key.hexdigest()[:32]}.pickle"
+    same_packs = f"rules-{packs.hexdigest()[:16]}-"
+    cache_file = f"{same_packs}{key.hexdigest()[:32]}.pickle"
     cached = _read_cache(cache_file)
     if cached is not None:
         return cached
@@ -106,7 +111,7 @@ def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True) -> RulePack:
         compiled.precompile()
     for rule in pack.rules:
         rule.finding_code.precompile(rule)
-    _write_cache(cache_file, pack)
+    _write_cache(cache_file, pack, (same_packs, OLD_PACK_NAMES))
     return pack
 
 
@@ -121,5 +126,5 @@ def _read_cache(name: str) -> RulePack | None:
     return pack if isinstance(pack, RulePack) else None
 
 
-def _write_cache(name: str, pack: RulePack) -> None:
-    cache.write(name, pickle.dumps(pack, protocol=pickle.HIGHEST_PROTOCOL))
+def _write_cache(name: str, pack: RulePack, replaces: tuple[str, ...]) -> None:
+    cache.write(name, pickle.dumps(pack, protocol=pickle.HIGHEST_PROTOCOL), replaces=replaces)
