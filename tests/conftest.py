@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,24 @@ FIXTURES = PROJECT / "fixtures"
 sys.path.insert(0, str(PROJECT / "scripts"))
 
 import pgservers  # noqa: E402
+
+_SESSION_CACHE: list[str] = []  # the cache directory this session made, removed at its end
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests' pgvet cache, unless PGVET_CACHE_DIR names one: a directory of the session's own, which the tests
+    and the pgvet processes they start share (the pack compiled once), removed when the session ends — neither
+    ~/.cache/pgvet nor a directory left in /tmp."""
+    if not os.environ.get("PGVET_CACHE_DIR"):
+        _SESSION_CACHE.append(tempfile.mkdtemp(prefix="pgvet-test-cache-"))
+        os.environ["PGVET_CACHE_DIR"] = _SESSION_CACHE[0]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for directory in _SESSION_CACHE:
+        shutil.rmtree(directory, ignore_errors=True)
+        if os.environ.get("PGVET_CACHE_DIR") == directory:
+            del os.environ["PGVET_CACHE_DIR"]
 
 
 def output_schema(*, strict: bool = False) -> dict[str, Any]:

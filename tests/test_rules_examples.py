@@ -9,18 +9,9 @@ import pytest
 
 from pgvet.engine.examples import check_values, run_example, run_examples
 from pgvet.engine.loader import builtin_rules_dir, load_pack
-from pgvet.engine.pack import Example, Rule, RulePack
+from pgvet.engine.pack import Example, Rule
 
-
-def _pack() -> RulePack:
-    import os
-    import tempfile
-
-    os.environ.setdefault("PGVET_CACHE_DIR", tempfile.mkdtemp(prefix="pgvet-cache-"))
-    return load_pack()
-
-
-PACK = _pack()
+PACK = load_pack()  # in the session's cache (conftest.py)
 CASES = [(rule, number, example) for rule in PACK.rules for number, example in enumerate(rule.examples, 1)]
 
 
