@@ -6,6 +6,7 @@ From a clone, with pgvet installed in the interpreter that runs it (no dev depen
     python -m venv /tmp/venv && /tmp/venv/bin/pip install .
     /tmp/venv/bin/python scripts/bench.py --hosts 200 --no-write     # about a minute
     /tmp/venv/bin/python scripts/bench.py            # 1 000 and 10 000 hosts (minutes); writes docs/performance.md
+    /tmp/venv/bin/python scripts/bench.py --jobs     # where --jobs starts to pay: prints the crossover
 
 It may be run from any directory. Its temporary files (the synthetic hosts, ~0.9 GB for 10 000, and the
 rule-pack caches) go in one directory under TMPDIR, removed at the end, also on an error or Ctrl-C. A
@@ -279,9 +280,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5,
                         help="runs of each start-up measurement, whose median is kept (default: 5)")
     parser.add_argument("--no-write", action="store_true", help="print only; do not write docs/performance.md")
+    parser.add_argument("--jobs", action="store_true",
+                        help="only time one process against several on fleets of --hosts (default: 125 250 500 1000 "
+                             "2000), and print where several start to pay (lint.JOBS_MIN_HOSTS)")
     options = parser.parse_args()
     python = sys.executable
     pgvet = [python, "-m", "pgvet"]
+    if options.jobs:
+        counts = options.hosts if options.hosts != parser.get_default("hosts") else [125, 250, 500, 1000, 2000]
+        with tempfile.TemporaryDirectory(prefix="pgvet-bench-") as scratch:
+            print("\n".join(jobs_crossover(counts, max(3, options.repeat), pgvet, Path(scratch))))
+        return
     modules = dependencies()
     version = measured_pgvet()
     with tempfile.TemporaryDirectory(prefix="pgvet-bench-") as scratch:
@@ -296,6 +305,50 @@ def main() -> None:
     notes = previous[previous.index(NOTES):] if NOTES in previous else ""
     target.write_text("\n".join(report) + ("\n" + notes if notes else ""))
     print(f"written to {target}")
+
+
+def jobs_crossover(counts: list[int], runs: int, pgvet: list[str], root: Path) -> list[str]:
+    """One process against 2 … the usable CPUs, on fleets of each size, for the jsonl report (the parent process only
+    writes lines) and the text report (the default, whose rendering stays in the parent): the runs of a size
+    interleaved (1, 2, …, 1, 2, …) so that a slow spell of a shared machine falls on each, medians kept. Processes
+    are started whatever the fleet's size (PGVET_JOBS_MIN_HOSTS=1). The report's lines, the crossover last."""
+    env = {"PGVET_CACHE_DIR": str(root / "cache"), "PGVET_JOBS_MIN_HOSTS": "1"}
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if cpus < 2:
+        raise BenchError("one CPU usable: --jobs has nothing to spread over")
+    directory = root / "hosts"
+    directory.mkdir()
+    check_disk(directory, max(counts))
+    hosts = [str(path) for path in make_hosts(directory, max(counts))]
+    check_report([*pgvet, "lint", *hosts[:len(TEMPLATES)], "--exit-zero"], env, len(TEMPLATES))
+    processes = [1, *range(2, cpus + 1)]
+    lines = [f"`scripts/bench.py --jobs`: {machine()}; {runs} runs of each, interleaved, medians.", "",
+             "| hosts | report | " + " | ".join(f"--jobs {jobs}" for jobs in processes) + " |",
+             "|---|---|" + "---|" * len(processes)]
+    faster: dict[tuple[str, int], bool] = {}
+    for fmt in ("jsonl", "text"):
+        for count in counts:
+            timed: dict[int, list[Run]] = {jobs: [] for jobs in processes}
+            for _ in range(runs):
+                for jobs in processes:
+                    timed[jobs].append(run_once([*pgvet, "lint", *hosts[:count], "--format", fmt, "--exit-zero",
+                                                 "--jobs", str(jobs)], env))
+            medians = {jobs: (statistics.median(run.seconds for run in timed[jobs]),
+                              statistics.median(run.cpu for run in timed[jobs])) for jobs in processes}
+            faster[fmt, count] = min(medians[jobs][0] for jobs in processes[1:]) < medians[1][0]
+            lines.append(f"| {count} | {fmt} | " + " | ".join(f"{wall:.2f} s ({cpu:.2f} s CPU)"
+                                                              for wall, cpu in medians.values()) + " |")
+    lines += ["", f"Load average {os.getloadavg()[0]:.1f} at the end."]
+    paying = [count for count in counts if all(faster[fmt, larger] for fmt in ("jsonl", "text")
+                                               for larger in counts if larger >= count)]
+    if paying:
+        lines.append(f"Several processes are faster, for both reports, from {paying[0]} hosts on: "
+                     f"{paying[0] // cpus} hosts for each of {cpus} processes (lint.JOBS_MIN_HOSTS, "
+                     "PGVET_JOBS_MIN_HOSTS).")
+    else:
+        lines.append(f"Several processes were never faster for both reports, up to {max(counts)} hosts: keep "
+                     "lint.JOBS_MIN_HOSTS above that.")
+    return lines
 
 
 def benchmark(counts: list[int], repeat: int, python: str, pgvet: list[str], modules: list[str], root: Path,

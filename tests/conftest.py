@@ -25,12 +25,15 @@ _SESSION_CACHE: list[str] = []  # the cache directory this session made, removed
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The tests' pgvet cache, unless PGVET_CACHE_DIR names one: a directory of the session's own, which the tests
-    and the pgvet processes they start share (the pack compiled once), removed when the session ends — neither
-    ~/.cache/pgvet nor a directory left in /tmp."""
+    """The environment of the tests' pgvet. Its cache, unless PGVET_CACHE_DIR names one: a directory of the
+    session's own, which the tests and the pgvet processes they start share (the pack compiled once), removed when
+    the session ends — neither ~/.cache/pgvet nor a directory left in /tmp."""
     if not os.environ.get("PGVET_CACHE_DIR"):
         _SESSION_CACHE.append(tempfile.mkdtemp(prefix="pgvet-test-cache-"))
         os.environ["PGVET_CACHE_DIR"] = _SESSION_CACHE[0]
+    # --jobs is tested on fleets of a few hosts: two a process start the pool (a real run needs hundreds for the
+    # processes to pay, lint.JOBS_MIN_HOSTS; tests/test_lint_cli.py holds that default)
+    os.environ.setdefault("PGVET_JOBS_MIN_HOSTS", "2")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -60,7 +60,7 @@ def test_same_arguments_as_typer(argv: list[str]) -> None:
 
 
 @pytest.mark.parametrize("argv", [
-    ["--help"], ["-h"], ["--jobs", "0"], ["--jobs", "x"], ["--frmat", "json"], ["--form", "json"], ["-fjson", "a"],
+    ["--help"], ["-h"], ["--jobs=-1"], ["--jobs", "x"], ["--frmat", "json"], ["--form", "json"], ["-fjson", "a"],
     ["--format"], ["--format", "--strict"], ["--strict=yes"], [""], ["a\udcff"], ["-vj", "2"],
 ])
 def test_steps_aside_for_what_typer_must_judge(argv: list[str]) -> None:
@@ -124,7 +124,7 @@ def test_the_kept_declarations_are_what_typer_gives(tmp_path: Path, monkeypatch:
     good = fastcli._spec_json(read)
     assert good is not None
     for damaged in ("[" * 100_000, '{"params": [], "positional": null, "options": {}}',  # nested; none of lint's
-                    good.replace('["jobs", "int", false, 1,', '["jobs", "int", false, "1",'),  # a default's kind
+                    good.replace('["jobs", "int", false, 0,', '["jobs", "int", false, "0",'),  # a default's kind
                     good.replace('"positional": "paths"', '"positional": "jobs"'),
                     good.replace('"--strict": ["allow_unreadable", false]', '"--strict": ["allow_unreadable", "no"]')):
         assert damaged != good or damaged.startswith("[")

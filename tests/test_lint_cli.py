@@ -620,7 +620,7 @@ def test_jobs_beyond_the_usable_cpus_are_lowered_with_a_notice(tmp_path: Path, m
     result = runner.invoke(app, ["lint", *hosts, "--format", "concise", "--jobs", "500"])
     assert result.exit_code == 1
     assert result.stderr == "pgvet: notice: --jobs 500 lowered to 2, the CPUs this process may use\n"
-    assert pools == [2] and result.stdout == lint(*hosts, "--format", "concise")[1]
+    assert pools == [2] and result.stdout == lint(*hosts, "--format", "concise", "--jobs", "1")[1]
     quiet = runner.invoke(app, ["lint", *hosts, "--format", "concise", "--jobs", "2"])
     assert quiet.stderr == "" and pools == [2, 2]
 
@@ -773,3 +773,29 @@ def test_issue_30_a_file_its_host_does_not_read_is_an_error(tmp_path: Path, monk
     assert [error["host"] for error in document["errors"]] == ["repo/replication.conf"]
     assert document["summary"]["hosts"] == 1 and document["findings"]  # the host linted and reported
     assert "include" in document["errors"][0]["message"]
+
+
+def test_issue_30_jobs_start_processes_only_where_they_pay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `-j 2` was slower than `-j 1` on 500 hosts of a 2-CPU machine: below lint.JOBS_MIN_HOSTS hosts a process
+    # the run stays in its own (the crossover measured by scripts/bench.py --jobs, docs/performance.md)
+    from pgvet import lint as lint_module
+
+    monkeypatch.delenv("PGVET_JOBS_MIN_HOSTS")
+    monkeypatch.setattr(lint_module, "usable_cpus", lambda: 4)
+    least = lint_module.JOBS_MIN_HOSTS
+    assert lint_module.worker_count(10, 2) == 1 and lint_module.worker_count(2 * least - 1, 2) == 1
+    assert lint_module.worker_count(2 * least, 2) == 2 and lint_module.worker_count(100 * least, 3) == 3
+    # the default: one process fewer than the CPUs (the last writes the reports); on two CPUs, one process
+    assert lint_module.worker_count(2 * least, 0) == 2 and lint_module.worker_count(100 * least, 0) == 3
+    assert lint_module.worker_count(least, 0) == 1
+    monkeypatch.setattr(lint_module, "usable_cpus", lambda: 2)
+    assert lint_module.worker_count(100 * least, 0) == 1 and lint_module.worker_count(100 * least, 2) == 2
+    monkeypatch.setenv("PGVET_JOBS_MIN_HOSTS", "5")  # a machine where the crossover lies elsewhere
+    assert lint_module.worker_count(10, 2) == 2 and lint_module.worker_count(9, 2) == 1
+    hosts = _fleet(tmp_path, 6)
+    pools: list[int] = []
+    monkeypatch.setattr(lint_module, "_pool", lambda jobs, options: pools.append(jobs))
+    assert lint(*hosts, "--format", "concise", "--jobs", "2")[0] == 1 and pools == []  # 3 hosts a process: one
+    monkeypatch.setenv("PGVET_JOBS_MIN_HOSTS", "0")
+    code, output = lint(*hosts, "--jobs", "2")
+    assert code == 2 and "PGVET_JOBS_MIN_HOSTS must be a whole number of hosts, 1 or more, not '0'" in output

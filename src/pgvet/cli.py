@@ -195,8 +195,8 @@ def lint(
         help="Host directories (snapshots), or files inside them (each is linted with its whole host).")] = None,
     output_format: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
         "--format", "-f",
-        help="text, concise, json, jsonl, sarif, github, junit, gitlab, html (repeat, or a comma list; paired with "
-             "--output).")] = None,
+        help="text, concise, json, jsonl, sarif, github, junit, gitlab, html, summary (repeat, or a comma list; "
+             "paired with --output).")] = None,
     output: Annotated[Optional[list[Path]], typer.Option(  # noqa: UP045
         "--output", "-o", help="Write the matching --format to this file (repeat).")] = None,
     select: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
@@ -213,8 +213,11 @@ def lint(
         help="Report a host that cannot be read without failing the run for it, as a fleet that expects gaps "
              "wants (exit 2 then only when no host could be read). --strict, the default: any host that cannot "
              "be read makes the run exit 2, the others still linted and reported.")] = False,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1,
-                                      help="Lint hosts in this many processes (at most the CPUs usable).")] = 1,
+    jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", min=0,
+        help="Lint hosts in this many processes (at most the CPUs usable); 0, the default: one fewer than the "
+             "CPUs, the last writing the reports. A run stays in one process, which is then faster, unless each "
+             "has 1000 hosts (PGVET_JOBS_MIN_HOSTS).")] = 0,
     baseline: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Findings recorded in this baseline file are shown as such and do not fail.")] = None,
     ignore_file: Annotated[Optional[Path], typer.Option(  # noqa: UP045

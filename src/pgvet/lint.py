@@ -293,6 +293,31 @@ def _bug(error: BaseException) -> str:
     return f"internal error, a bug in pgvet (please report it): {type(error).__name__}: {error}{where}"
 
 
+# The fewest hosts each --jobs process must have for the processes to pay: with fewer, starting the pool (each
+# worker loads the rule pack) and moving results between processes cost more than the linting they share, and the
+# run is slower than in one process (scripts/bench.py --jobs measures it; docs/performance.md). PGVET_JOBS_MIN_HOSTS
+# sets it for a machine where it lies elsewhere.
+JOBS_MIN_HOSTS = 1000
+
+
+def worker_count(hosts: int, jobs: int) -> int:
+    """The processes a run of ``hosts`` hosts is spread over for ``--jobs``: each must have JOBS_MIN_HOSTS hosts,
+    and fewer than two is the run in its own process (1). ``jobs`` 0 (the default) takes one process fewer than the
+    CPUs usable: the process that started them reads every result and writes the reports, the text report's
+    rendering as costly as the linting (docs/decisions.md) — on two CPUs, a run stays in one process."""
+    from pgvet.errors import UsageError
+
+    given = os.environ.get("PGVET_JOBS_MIN_HOSTS")
+    try:
+        least = JOBS_MIN_HOSTS if not given else int(given)
+    except ValueError:
+        least = 0
+    if least < 1:
+        raise UsageError(f"PGVET_JOBS_MIN_HOSTS must be a whole number of hosts, 1 or more, not {given!r}")
+    count = min(jobs or usable_cpus() - 1, hosts // least)
+    return count if count >= 2 else 1
+
+
 def usable_cpus() -> int:
     """The CPUs this process may use: its affinity mask (taskset, a CI runner's cpuset) and a cgroup v2 CPU
     quota (a container's --cpus), which os.cpu_count() does not see."""
@@ -436,6 +461,7 @@ class LintRun:
 
     def __init__(self, directories: Sequence[Path | None], options: LintOptions, *, jobs: int = 1,
                  given: GivenPaths | None = None) -> None:
+        """``jobs``: --jobs, the processes asked for (0: as many as pay); worker_count says how many are used."""
         from pgvet.engine.loader import load_pack
         from pgvet.snapshot import run_date
         from pgvet.suppress import IgnoreFiles, load_baseline
@@ -444,7 +470,7 @@ class LintRun:
         check_selectors(pack, [*options.select, *options.ignore, *options.configured_select])
         self.plan = _Plan.of(pack, options)
         self.directories = directories
-        self.jobs = jobs
+        self.jobs = worker_count(len(directories), jobs)  # a wrong PGVET_JOBS_MIN_HOSTS refuses the run here
         self.rules = pack.meta()
         self.tool_version = __version__
         self.pack_version = pack.version
@@ -512,7 +538,7 @@ class LintRun:
 
     def _linted(self) -> Iterator[HostResult | HostError]:
         directories, jobs = self.directories, self.jobs
-        if jobs <= 1 or len(directories) < 2 * jobs:
+        if jobs <= 1:
             for batch in _batches(directories):
                 yield from _handed_on(self.plan.lint_batch(batch))
             return
@@ -607,7 +633,7 @@ def _isolated(directories: Chunk, options: LintOptions) -> Iterator[HostResult |
 
 
 def lint(directories: Sequence[Path | None], options: LintOptions, *, jobs: int = 1) -> LintResult:
-    """Lint hosts in order, every result kept; with ``jobs`` > 1, across that many processes."""
+    """Lint hosts in order, every result kept; with ``jobs`` > 1 (or 0), across processes (worker_count)."""
     run = LintRun(directories, options, jobs=jobs)
     result = LintResult(hosts=[], rules=run.rules, tool_version=run.tool_version, pack_version=run.pack_version)
     for outcome in run.outcomes():

@@ -75,7 +75,7 @@ def run_lint(*, paths: list[Path] | None, output_format: list[str] | None, outpu
         raise UsageError("input file options apply to one host: give a single directory with them")
     options = lint_options(settings, rules=rules, select=select, ignore=ignore, explicit=explicit,
                            baseline=baseline or settings.baseline, ignore_file=ignore_file or settings.ignore_file)
-    if jobs > 1 and len(directories) > 1:
+    if jobs > 1 and len(directories) > 1:  # 0 (the default) takes as many as pay, which the CPUs bound
         from pgvet.lint import usable_cpus
 
         cpus = usable_cpus()

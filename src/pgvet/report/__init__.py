@@ -62,6 +62,7 @@ _MODULES = {
     "junit": "junit",
     "gitlab": "gitlab",
     "html": "html",
+    "summary": "summary_view",
 }
 
 

@@ -16,6 +16,7 @@ from pgvet.lint import GivenPaths, LintOptions, LintRun
 from pgvet.output_file import any_private
 from pgvet.report import HostWriter, ReportOptions, default_format, destinations, writer_factory
 from pgvet.report.files import ReportFile
+from pgvet.report.progress import progress_bar
 from pgvet.summary import RunSummary
 
 
@@ -29,7 +30,8 @@ def lint_and_report(directories: Sequence[Path | None], options: LintOptions, *,
     with contextlib.ExitStack() as files:
         writers: list[HostWriter] = []
         reports: list[ReportFile] = []
-        for fmt, destination in destinations(formats or [default_format()], outputs):
+        paired = destinations(formats or [default_format()], outputs)
+        for fmt, destination in paired:
             out: ReportFile | None = None
             if destination is not None:
                 out = files.enter_context(ReportFile(destination))
@@ -39,13 +41,18 @@ def lint_and_report(directories: Sequence[Path | None], options: LintOptions, *,
             writer = factory(run, report_options, sys.stdout if out is None else out)
             files.callback(writer.close)  # its spools, also when the run fails
             writers.append(writer)
-        for outcome in run.outcomes():
-            if isinstance(outcome, HostError):
+        on_stdout = [fmt for fmt, destination in paired if destination is None]
+        with progress_bar(len(directories), on_stdout) as linted:
+            for outcome in run.outcomes():
+                if isinstance(outcome, HostError):
+                    for writer in writers:
+                        writer.error(outcome)
+                    if outcome.root is not None:  # a host's (not a path given that names none)
+                        linted()
+                    continue
                 for writer in writers:
-                    writer.error(outcome)
-                continue
-            for writer in writers:
-                writer.host(outcome)
+                    writer.host(outcome)
+                linted()
         notices = run.notices
         for writer in writers:
             writer.finish(notices, run.summary)
