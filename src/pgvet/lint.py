@@ -153,7 +153,7 @@ def _holds_no_input(directory: Path) -> bool:
 
 def _inputs_not_read(host: HostResult, files: Sequence[Path]) -> list[HostError]:
     """The files given in a host directory that the host does not read as inputs (``/etc/hostname`` in /etc, a
-    conf.d file no include_dir takes): linting their host would say nothing of them."""
+    file postgresql.conf does not include): linting their host would say nothing of them."""
     from dataclasses import fields
 
     from pgvet.snapshot import discover
