@@ -269,32 +269,28 @@ def fix(
     config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
 ) -> None:
-    """Print the consolidated fix of a host (sysctl.d file, postgresql.conf lines, ALTER SYSTEM)."""
+    """Print the host's target configuration as a diff (setting, current → target, rules) and the files that make
+    it (sysctl.d file, postgresql.conf lines, ALTER SYSTEM)."""
     from pgvet.config import load_config
-    from pgvet.fixfile import consolidate, render
-    from pgvet.fixfile import write as write_fix
-    from pgvet.lint import lint
+    from pgvet.errors import InputError
+    from pgvet.fixfile import fix_host, render
 
     # the findings `pgvet lint` gives: the configuration's rule packs, parameters, ignored rules and ignore file
     # apply (a rule the configuration ignores must not have its change written); not its baseline, a ratchet
     # of findings still to fix
     settings = load_config(config)
-    result = lint([path], lint_options(settings, select=select, ignore_file=settings.ignore_file))
-    if result.errors:
-        from pgvet.errors import InputError
-
-        error = result.errors[0]
-        raise _in_host(InputError(error.message, error.source), path)
-    consolidated = consolidate(result.hosts[0])
+    options = lint_options(settings, select=select, ignore_file=settings.ignore_file)
+    try:
+        consolidated, outcome = fix_host(path, options, write_files=write)
+    except InputError as error:
+        raise _in_host(error, path) from None
     sys.stdout.write(render(consolidated))
-    if write:
-        # every fact, not only those the rules read: where each changed value is set last
-        outcome = write_fix(consolidated, path, _load_one_host(path).facts)
+    if outcome is not None:
         for written in outcome.written:
             typer.echo(f"wrote {written}", err=True)
         for left in outcome.left:
             typer.echo(f"left: {left}", err=True)
-        if outcome.left:
+        if outcome.left or consolidated.notes:
             raise typer.Exit(1)
 
 
