@@ -201,25 +201,22 @@ def test_pgv534_message_gives_the_fix_value_not_a_smaller_two_thirds(tmp_path: P
     # message used to advise "about 2/3 of RAM (128 GiB)" while the fix said 141312MB.
     path = host_dir(tmp_path, "shared_buffers = 138GB\neffective_cache_size = 4GB\n", pg_version=17, ram="192GB")
     found = finding(path, "PGV534")
-    assert found.values == {"effective_cache_size": 4 * GIB, "shared_buffers": 138 * GIB, "suggested": 138 * GIB}
+    assert found.values == {"effective_cache_size": 4 * GIB, "shared_buffers": 138 * GIB}
     assert found.fix.postgresql == {"effective_cache_size": "141312MB"}
-    assert setting_bytes(17, "effective_cache_size", "141312MB") == found.values["suggested"]
-    assert "Suggested: 138 GiB (shared_buffers itself: 2/3 of RAM, the usual value, would still be below it)." in (
-        found.message)
+    assert "shared_buffers itself where that is more" in found.message
     assert "128 GiB" not in found.message
 
 
 def test_pgv534_two_thirds_of_ram_when_above_shared_buffers(tmp_path: Path) -> None:
     path = host_dir(tmp_path, "shared_buffers = 8GB\neffective_cache_size = 4GB\n", pg_version=17, ram="32GB")
     found = finding(path, "PGV534")
-    assert found.values["suggested"] == 21845 * MIB
     assert found.fix.postgresql == {"effective_cache_size": "21845MB"}
-    assert found.message.endswith("Suggested: 21.3 GiB (about 2/3 of RAM, the usual value).")
+    assert found.message.endswith("The fix sets about 2/3 of RAM, the usual value, or shared_buffers itself where "
+                                  "that is more.")
 
 
 def test_pgv534_without_ram_suggests_shared_buffers_and_says_why(tmp_path: Path) -> None:
     found = finding(host_dir(tmp_path, "shared_buffers = 8GB\neffective_cache_size = 4GB\n", pg_version=17), "PGV534")
-    assert found.values["suggested"] == 8 * GIB
     assert found.fix.postgresql == {"effective_cache_size": "8192MB"}
     assert "unknown" not in found.message and "the RAM is not known" in found.message
 
@@ -234,7 +231,6 @@ def test_pgv533_fix_stays_between_shared_buffers_and_ram(tmp_path: Path, shared_
     path = host_dir(tmp_path, f"shared_buffers = {shared_buffers}\neffective_cache_size = 64GB\n",
                     pg_version=17, ram="32GB")
     found = finding(path, "PGV533")
-    assert found.values["suggested"] == suggested_mib * MIB
     assert found.fix.postgresql == {"effective_cache_size": f"{suggested_mib}MB"}
     if shared_buffers != "40GB":
         fixed = host_dir(tmp_path, f"shared_buffers = {shared_buffers}\neffective_cache_size = {suggested_mib}MB\n",
@@ -357,7 +353,7 @@ def test_shared_buffers_value_is_what_the_fix_writes(tmp_path: Path, rule_id: st
     path = host_dir(tmp_path, f"shared_buffers = {shared_buffers}\n", pg_version=17)
     found = finding(path, rule_id)
     fixed = setting_bytes(17, "shared_buffers", found.fix.postgresql["shared_buffers"])
-    assert found.values["suggested_shared_buffers"] == fixed == 48211 * MIB  # a quarter of 197474892 kB, in MB
+    assert fixed == 48211 * MIB  # a quarter of 197474892 kB, in MB
 
 
 def test_pgv531_message_follows_its_parameter(tmp_path: Path) -> None:

@@ -130,7 +130,9 @@ def test_big_server_fixture_needs_what_postgresql_17_says(tmp_path: Path) -> Non
     needed = finding.values["needed"]
     assert isinstance(needed, int)
     assert abs(needed - real_pages) / real_pages < 0.005
-    assert finding.fix.sysctl["vm.nr_hugepages"] == str(needed + max(8, -(-needed * 2 // 100)))
+    # the pool it needs would take CommitLimit below what the host already commits: the target keeps it, by hand
+    assert "vm.nr_hugepages" not in finding.fix.sysctl
+    assert "CommitLimit would be" in (finding.fix.text or "")
 
 
 def test_page_tables_percona_example() -> None:

@@ -371,8 +371,29 @@ def _applied_order(source: Source) -> tuple[int, str, int]:
     return (1 if directory == "" and name == "sysctl.conf" else 0, name, source.line or 0)
 
 
+def _own_last_line(files: _Files, key: str, declared: Fact | None) -> Source | None:
+    """The last line, in the order `sysctl --system` writes them, that sets ``key`` itself (a key of a
+    ratio/bytes pair zeroed by its counterpart names the counterpart's line too)."""
+    from pgvet.errors import ParseError
+    from pgvet.sources.sysctl import parse_sysctl_conf
+
+    if declared is None:
+        return None
+    lines: list[Source] = []
+    for path in dict.fromkeys(place.path for place in (*declared.occurrences, declared.source)):
+        target = files.open(path)
+        if isinstance(target, str):
+            continue
+        try:
+            lines.extend(setting.source for setting in parse_sysctl_conf(target.text(), target.shown)
+                         if setting.key == key)
+        except ParseError:
+            continue
+    return max(lines, key=_applied_order) if lines else None
+
+
 def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None) -> None:
-    source = declared.source if declared is not None else None
+    source = _own_last_line(files, key, declared)
     # the last file sysctl --system reads wins: a value declared in a file read after ours is changed there
     after_ours = source is not None and source.line is not None and _read_after_ours(source)
     shown = source.path if source is not None and after_ours else SYSCTL_FILE

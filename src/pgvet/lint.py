@@ -203,7 +203,6 @@ class _Plan:
         """The host's target (engine/planner.py), and each finding's fix taken from it. A suppressed finding's
         rule proposes nothing: the suppressions are applied here as LintRun judges them later (with their
         notices, in the process that reports), then undone, so that judging starts from the findings as made."""
-        from pgvet.engine.planner import fixes_from_target
         from pgvet.suppress import suppress_inline
 
         try:
@@ -212,9 +211,9 @@ class _Plan:
         except InputError:
             pass  # an invalid ignore file makes the host an error when it is judged
         result.target = self.planner.plan(host, result)
+        self.planner.fix_findings(result, result.target)
         for finding in result.findings:
             finding.suppressed = None
-        fixes_from_target(result, result.target)
 
     def _for_reports(self, host: HostFacts, result: HostResult, derived: dict[str, Value]) -> HostResult:
         """The result as the reports take it: the facts they read and nothing more (unless all are asked for)."""

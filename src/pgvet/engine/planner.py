@@ -33,7 +33,7 @@ from typing import Literal
 from pgvet.catalog import NEWEST_MAJOR, load_catalog
 from pgvet.catalog.units import InvalidValue, parse_value
 from pgvet.engine.derived import expand
-from pgvet.engine.evaluate import Plan, evaluate_hosts
+from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
 from pgvet.engine.expr import Env, EvalError, Value
 from pgvet.engine.pack import DerivedFormula, Rule, RulePack
 from pgvet.facts import Fact, FactValue, HostFacts, Item
@@ -112,6 +112,8 @@ class Target:
     firing: frozenset[tuple[str, str | None]] = frozenset()
     # what each rule reads that the target changes: why a finding's fix is the target's, not its own proposal
     upstream: dict[str, list[Change]] = field(default_factory=dict)
+    # the host as the target makes it, to render the findings' fixes on (Planner.fix_findings lets go of it)
+    world: HostFacts | None = None
 
     def change(self, setting: Setting) -> Change | None:
         return next((change for change in self.changes if change.setting == setting), None)
@@ -250,7 +252,48 @@ class Planner:
         changed = {change.setting: change for change in target.changes}
         target.upstream = {rule_id: [change for change in target.changes if change.setting in read]
                            for rule_id, read in self.reads.items() if read.intersection(changed)}
+        target.world = world.host
         return target
+
+    def fix_findings(self, result: HostResult, target: Target) -> None:
+        """Each finding's fix as the target has it: its rule's fix rendered on the host the target makes (a
+        host-wide rule's; a scoped rule's as it was made), with the target's value of every setting it writes, a
+        word on those the target keeps, and on what else the target changes that the rule reads (why its values
+        are not those it computes on the host as it is). Lets go of the target's world."""
+        world, target.world = target.world, None
+        rules = {rule.id: (rule, params) for rule, params in self.rules}
+        cache: dict[str, Value] = {}
+        for finding in result.findings:
+            entry = rules.get(finding.rule_id)
+            if finding.suppressed is not None or entry is None:
+                continue
+            rule, params = entry
+            fix, uncomputed = finding.fix, []
+            if world is not None and rule.scope == "host":
+                fix, uncomputed = render_fix(rule, Env(world.facts, None, params, self.pack.derived_by_name, cache))
+            notes: list[str] = []
+            for setting in _proposed(rule):
+                values = fix.sysctl if setting.kind == "sysctl" else fix.postgresql
+                values.pop(setting.name, None)
+                change = target.change(setting)
+                pin = target.pinned(setting)
+                if change is not None:
+                    values[setting.name] = change.target
+                elif pin is not None:
+                    notes.append(pin.text)
+                    if setting.name in uncomputed:
+                        uncomputed.remove(setting.name)
+            upstream = [change for change in target.upstream.get(finding.rule_id, ())
+                        if change.setting.name not in fix.sysctl and change.setting.name not in fix.postgresql]
+            if upstream and (fix.sysctl or fix.postgresql):
+                notes.append("Values of the target, which also changes " + _changes_text(upstream) + ".")
+            elif upstream and (finding.rule_id, finding.subject) not in target.firing:
+                notes.append("The target resolves this with " + _changes_text(upstream) + ".")
+            if uncomputed:
+                name_uncomputed(fix, uncomputed)
+            if notes:
+                fix.text = " ".join([*([fix.text] if fix.text else []), *notes])
+            finding.fix = fix
 
     def _evaluate(self, host: HostFacts, rules: Plan) -> HostResult:
         outcome = evaluate_hosts(self.pack, [host], plan=rules)[0]
@@ -639,39 +682,6 @@ def _parsed(host: HostFacts, setting: Setting, text: str) -> FactValue:
         return parse_value(param, text).canonical
     except InvalidValue as invalid:
         raise _Pin(setting, f"PostgreSQL would refuse {text!r}: {invalid}") from None
-
-
-
-
-def fixes_from_target(result: HostResult, target: Target) -> None:
-    """Each finding's fix as the target has it: the target's value of every setting the finding's rule asks
-    for, a word on the settings it asks for that the target keeps, and on what else the target changes that
-    the rule reads (why its value is not the one the rule computes on the host as it is)."""
-    for finding in result.findings:
-        if finding.suppressed is not None:
-            continue
-        fix = finding.fix
-        notes: list[str] = []
-        for kind, values in (("sysctl", fix.sysctl), ("postgresql", fix.postgresql)):
-            for name in list(values):
-                setting = Setting(kind, name)  # type: ignore[arg-type]
-                change = target.change(setting)
-                if change is not None:
-                    values[name] = change.target
-                    continue
-                del values[name]
-                pin = target.pinned(setting)
-                if pin is not None:
-                    notes.append(pin.text)
-        upstream = [change for change in target.upstream.get(finding.rule_id, ())
-                    if change.setting.name not in fix.sysctl and change.setting.name not in fix.postgresql]
-        resolved = (finding.rule_id, finding.subject) not in target.firing
-        if resolved and upstream:
-            notes.append("The target resolves this with " + _changes_text(upstream) + ".")
-        elif upstream and (fix.sysctl or fix.postgresql):
-            notes.append("Values of the target, which also changes " + _changes_text(upstream) + ".")
-        if notes:
-            fix.text = " ".join([*([fix.text] if fix.text else []), *notes])
 
 
 def _changes_text(changes: Sequence[Change]) -> str:
