@@ -1,356 +1,232 @@
-"""Calibrate pgvet's estimate of PostgreSQL's shared memory against real servers.
+"""pgvet's shared memory estimate against real PostgreSQL servers.
 
-For each installed major version, ``postgres -C`` (PostgreSQL computes its whole shared memory without
-starting) is run over a grid of the settings that drive the size. Where the build lets us choose
-``huge_page_size`` (15, 17 and 18 here), ``shared_memory_size_in_huge_pages`` with 1 kB "huge pages"
-reads the size to the kilobyte; otherwise ``shared_memory_size`` reads it to the megabyte (rounded up).
+``postgres -C`` computes PostgreSQL's whole shared memory without starting a server. Where the build lets us
+choose ``huge_page_size`` (15, 17 and 18 here), ``shared_memory_size_in_huge_pages`` with 1 kB "huge pages"
+gives the size to the byte: PostgreSQL reports size / page size + 1, and its size is a multiple of 8 kB.
+Otherwise (16's wheel) ``shared_memory_size`` gives it in megabytes, rounded up.
 
-A model with PostgreSQL's own structure (CalculateShmemSize) is fitted by least squares on three quarters
-of the grid and checked on the rest. Writes scripts/data/shmem/pgNN.csv and prints the coefficients that
-rules/hugepages.yaml carries.
+The estimate is the derived fact ``derived.shared_memory_estimate`` of rules/hugepages.yaml, evaluated by
+pgvet's engine on a host whose postgresql.conf holds the settings: this script holds no model of its own. It
+draws random settings (every setting that sizes shared memory varies), measures them and
 
-    python scripts/calibrate_shmem.py            # measure on every installed major, write the CSVs, fit
-    python scripts/calibrate_shmem.py --fit-only # refit from the committed CSVs
+    python scripts/calibrate_shmem.py                    # prints the error table of docs/calibration.md
+    python scripts/calibrate_shmem.py --constants        # the fixed part consistent with every measurement
+    python scripts/calibrate_shmem.py --seed 7 --count 60
+
+``--constants`` prints, per version, the interval of ``derived.shared_memory_fixed`` (the structures no
+setting sizes) within which the estimate equals every measurement: rules/hugepages.yaml carries its top,
+so that the estimate errs high when it errs. An empty interval means a term of the model is wrong.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import random
+import shutil
 import sys
-import time
-from concurrent.futures import ThreadPoolExecutor
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pgservers
 
-DATA = Path(__file__).resolve().parent / "data" / "shmem"
 KB = 1024
 MB = 1024 * KB
-BLOCK = 8192
-
-# Settings in the CSV, in the unit PostgreSQL is given them with (-c name=value): sizes in kB, -1 = auto.
-COMMON = ("shared_buffers_kb", "max_connections", "autovacuum_max_workers", "max_worker_processes",
-          "max_wal_senders", "max_prepared_transactions", "max_locks_per_transaction",
-          "max_pred_locks_per_transaction", "wal_buffers_kb", "max_replication_slots", "track_activity_query_size")
-# 17 sizes its SLRU caches with GUCs (in blocks, 0 = auto from shared_buffers, multiples of 16).
-SLRU = ("transaction_buffers", "subtransaction_buffers", "commit_timestamp_buffers", "multixact_member_buffers",
-        "multixact_offset_buffers", "notify_buffers", "serializable_buffers")
-SLRU_DEFAULTS = {"transaction_buffers": 0, "subtransaction_buffers": 0, "commit_timestamp_buffers": 0,
-                 "multixact_member_buffers": 32, "multixact_offset_buffers": 16, "notify_buffers": 16,
-                 "serializable_buffers": 32}
-# 18: autovacuum slots reserved at start, asynchronous I/O handles per process (-1 = auto) and their size.
-AIO = ("autovacuum_worker_slots", "io_max_concurrency", "io_max_combine_limit_kb")
-AIO_DEFAULTS = {"autovacuum_worker_slots": 16, "io_max_concurrency": -1, "io_max_combine_limit_kb": 128}
-DEFAULTS = {"max_connections": 100, "autovacuum_max_workers": 3, "max_worker_processes": 8, "max_wal_senders": 10,
-            "max_prepared_transactions": 0, "max_locks_per_transaction": 64, "max_pred_locks_per_transaction": 64,
-            "wal_buffers_kb": -1, "max_replication_slots": 10, "track_activity_query_size": 1024,
-            **SLRU_DEFAULTS, **AIO_DEFAULTS}
-# 18: auxiliary processes with a PGPROC (6 + 32 possible I/O workers), counted in the AIO processes.
-AUXILIARY_PROCS_18 = 38
+PAGE = 8192  # PostgreSQL rounds its shared memory up to a multiple of 8 kB
+HUGE_PAGE_SIZES = ("2MB", "1GB")
+SLRU_SETTINGS = ("transaction_buffers", "subtransaction_buffers", "commit_timestamp_buffers",
+                 "multixact_member_buffers", "multixact_offset_buffers", "notify_buffers", "serializable_buffers")
 
 
-def drivers(major: int) -> tuple[str, ...]:
-    return COMMON + (SLRU if major >= 17 else ()) + (AIO if major >= 18 else ())
+def _log_uniform(rng: random.Random, low: float, high: float) -> int:
+    return int(math.exp(rng.uniform(math.log(low), math.log(high))))
 
 
-def grid(major: int, seed: int = 2024) -> list[dict[str, int]]:
-    """shared_buffers 128 MB … 256 GB × max_connections 20 … 5000 at defaults, then random combinations."""
-    rng = random.Random(seed * 100 + major)
-    names = drivers(major)
-    base = {name: DEFAULTS[name] for name in names[1:]}
-    buffers_mb = [128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3000, 4096, 6144, 8192, 12000, 16384,
-                  24576, 32768, 49152, 65536, 98304, 141312, 196608, 262144]
-    points = [{"shared_buffers_kb": mb * 1024, **base, "max_connections": connections}
-              for mb in buffers_mb for connections in (20, 100, 300, 1000, 5000)]
-    for _ in range(400):
-        point = {"shared_buffers_kb": int(math.exp(rng.uniform(math.log(128 * 1024), math.log(256 * 1024 * 1024))))
-                 // 8 * 8, **base}
-        point["max_connections"] = int(math.exp(rng.uniform(math.log(20), math.log(5000))))
-        point["autovacuum_max_workers"] = rng.choice([1, 3, 3, 5, 10, 16])
-        point["max_worker_processes"] = rng.choice([8, 8, 16, 32, 64, 128])
-        point["max_wal_senders"] = rng.choice([0, 10, 10, 20, 50])
-        point["max_prepared_transactions"] = rng.choice([0, 0, 0, 50, 200, 1000])
-        point["max_locks_per_transaction"] = rng.choice([64, 64, 64, 10, 128, 256, 1024, 2048])
-        point["max_pred_locks_per_transaction"] = rng.choice([64, 64, 64, 10, 128, 256, 1024])
-        point["wal_buffers_kb"] = rng.choice([-1, -1, -1, 64, 1024, 16384, 65536, 262144])
-        point["max_replication_slots"] = rng.choice([0, 10, 10, 50, 500])
-        point["track_activity_query_size"] = rng.choice([1024, 1024, 1024, 4096, 32768])
-        if major >= 17:
-            for name in SLRU:
-                if rng.random() < 0.15:
-                    point[name] = 16 * rng.choice([1, 4, 16, 64, 256, 1024])
-        if major >= 18:
-            point["autovacuum_worker_slots"] = max(point["autovacuum_max_workers"], rng.choice([16, 16, 32, 64]))
-            point["io_max_concurrency"] = rng.choice([-1, -1, -1, 1, 16, 64, 256])
-            point["io_max_combine_limit_kb"] = rng.choice([128, 128, 128, 8, 256, 1024])
-        points.append(point)
-    return points
+def random_settings(major: int, rng: random.Random, *, pg_stat_statements: bool) -> dict[str, str]:
+    """One configuration: every setting that feeds the shared memory size, drawn at random."""
+    settings = {
+        "shared_buffers": f"{_log_uniform(rng, 128 * KB, 200 * MB) // 8 * 8}kB",  # 128 MB … 200 GB
+        "max_connections": str(_log_uniform(rng, 5, 5000)),
+        "max_locks_per_transaction": str(rng.choice([10, 32, 64, 64, 128, 256, 1000, 4000])),
+        "max_pred_locks_per_transaction": str(rng.choice([10, 32, 64, 64, 128, 500, 2000])),
+        "max_prepared_transactions": str(rng.choice([0, 0, 1, 10, 100, 1000])),
+        "wal_buffers": rng.choice(["-1", "-1", "32kB", "1MB", "16MB", "64MB", "512MB"]),
+        "max_wal_senders": str(rng.choice([0, 3, 10, 50])),
+        "max_replication_slots": str(rng.choice([0, 10, 100, 1000])),
+        "max_worker_processes": str(rng.choice([0, 8, 16, 64, 300])),
+        "autovacuum_max_workers": str(rng.choice([1, 3, 5, 10])),
+        "track_activity_query_size": str(_log_uniform(rng, 100, 1024 * 1024)),
+        "track_commit_timestamp": rng.choice(["on", "off"]),
+        "hot_standby": rng.choice(["on", "on", "off"]),
+        "max_logical_replication_workers": str(rng.choice([0, 4, 4, 40])),
+        "min_dynamic_shared_memory": rng.choice(["0", "0", "64MB", "1GB"]),
+    }
+    if pg_stat_statements and rng.random() < 0.5:
+        settings["shared_preload_libraries"] = "pg_stat_statements"
+        settings["pg_stat_statements.max"] = str(rng.choice([100, 5000, 5000, 20000, 200000]))
+    if major >= 17:
+        for name in SLRU_SETTINGS:
+            if rng.random() < 0.3:
+                settings[name] = str(16 * rng.choice([1, 4, 16, 64, 256, 1024]))
+    if major >= 18:
+        slots = max(int(settings["autovacuum_max_workers"]), rng.choice([16, 16, 32, 100]))
+        settings["autovacuum_worker_slots"] = str(slots)
+        settings["io_workers"] = str(rng.choice([1, 3, 3, 32]))
+        settings["io_max_concurrency"] = str(rng.choice([-1, -1, 1, 16, 64, 256]))
+        settings["io_max_combine_limit"] = rng.choice(["128kB", "128kB", "8kB", "256kB", "1MB"])
+        settings["max_active_replication_origins"] = str(rng.choice([0, 10, 10, 100]))
+    return settings
 
 
-def settings(point: dict[str, int]) -> list[str]:
-    args = []
-    for name, value in point.items():
-        if name.endswith("_kb"):
-            args += ["-c", f"{name.removesuffix('_kb')}={value if value < 0 else f'{value}kB'}"]
-        else:
-            args += ["-c", f"{name}={value}"]
-    return args
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    settings: dict[str, str]
+    size: int | None  # bytes, exact (None when the build gives megabytes only)
+    size_mb: int  # shared_memory_size: megabytes, rounded up
+    huge_pages: dict[str, int]  # shared_memory_size_in_huge_pages per huge_page_size the build accepts
 
 
-def fine_reading(major: int) -> bool:
-    """Whether the build accepts huge_page_size (then 1 kB "huge pages" count the size to the kilobyte)."""
-    done = pgservers.run(major, "postgres", ["-D", str(pgservers.fresh_cluster(major)), "-C",
-                                             "shared_memory_size_in_huge_pages", "-c", "huge_page_size=1kB"])
+def has_pg_stat_statements(major: int) -> bool:
+    done = pgservers.run(major, "pg_config", ["--pkglibdir"])
+    return done.returncode == 0 and (Path(done.stdout.strip()) / "pg_stat_statements.so").is_file()
+
+
+def accepts_huge_page_size(major: int, data: Path) -> bool:
+    """Whether the build lets us choose huge_page_size (a wheel built without MAP_HUGE_MASK does not)."""
+    done = pgservers.run(major, "postgres", ["-D", str(data), "-C", "huge_page_size", "-c", "huge_page_size=2MB"])
     return done.returncode == 0
 
 
-def measure(major: int, data: Path, point: dict[str, int], fine: bool) -> int:
-    """PostgreSQL's shared memory in bytes, rounded up to the reading's resolution (1 kB or 1 MB)."""
-    reading = ["-C", "shared_memory_size_in_huge_pages", "-c", "huge_page_size=1kB"] if fine else \
-        ["-C", "shared_memory_size"]
-    done = pgservers.run(major, "postgres", ["-D", str(data), *reading, *settings(point)], timeout=120)
+def _ask(major: int, data: Path, parameter: str, settings: dict[str, str]) -> int:
+    args = ["-D", str(data), "-C", parameter]
+    for name, value in settings.items():
+        args += ["-c", f"{name}={value}"]
+    done = pgservers.run(major, "postgres", args, timeout=120)
     if done.returncode != 0:
-        raise RuntimeError(f"postgres -C failed for {point}: {done.stderr.strip()}")
-    return int(done.stdout.strip()) * (KB if fine else MB)
+        raise RuntimeError(f"postgres {major} -C {parameter} failed for {settings}: {done.stderr.strip()}")
+    return int(done.stdout.strip())
 
 
-def next_power_of_2(value: float) -> float:
-    """dynahash gives a shared hash table a power-of-two number of buckets (8 bytes each)."""
-    return float(2 ** math.ceil(math.log2(max(value, 256))))
+def measure(major: int, data: Path, settings: dict[str, str], *, fine: bool) -> Measurement:
+    size_mb = _ask(major, data, "shared_memory_size", settings)
+    if not fine:  # the kernel's default huge page size only
+        return Measurement(settings, None, size_mb, {"default": _ask(major, data, "shared_memory_size_in_huge_pages",
+                                                                     settings)})
+    size = (_ask(major, data, "shared_memory_size_in_huge_pages", {**settings, "huge_page_size": "1kB"}) - 1) * KB
+    pages = {hp: _ask(major, data, "shared_memory_size_in_huge_pages", {**settings, "huge_page_size": hp})
+             for hp in HUGE_PAGE_SIZES}
+    return Measurement(settings, size, size_mb, pages)
 
 
-def max_backends(point: dict[str, int], major: int) -> int:
-    """MaxBackends: 18 reserves autovacuum_worker_slots rather than autovacuum_max_workers, plus the
-    autovacuum launcher and the slot sync worker; 15–17 add the launcher only."""
-    autovacuum = point["autovacuum_worker_slots"] + 2 if major >= 18 else point["autovacuum_max_workers"] + 1
-    return point["max_connections"] + autovacuum + point["max_worker_processes"] + point["max_wal_senders"]
+def measure_grid(major: int, seed: int, count: int) -> list[Measurement]:
+    """``count`` random configurations drawn with ``seed``, measured on two cluster copies in parallel
+    (postgres -C locks its data directory)."""
+    from concurrent.futures import ThreadPoolExecutor
 
-
-def slru_blocks(point: dict[str, int], major: int) -> tuple[float, float]:
-    """SLRU cache blocks: the commit log (which also keeps LSN groups) and the others together.
-
-    15/16: commit log min(128, max(4, NBuffers / 512)), commit timestamps min(256, max(4, NBuffers / 512))
-    (fixed caches are in the constant). 17+: a 0 setting means NBuffers / 512 rounded down to a multiple of
-    16, between 16 and 1024 blocks.
-    """
-    buffers = point["shared_buffers_kb"] * KB // BLOCK
-    if major < 17:
-        return float(min(128, max(4, buffers // 512))), float(min(256, max(4, buffers // 512)))
-    auto = min(1024, max(16, buffers // 512 - (buffers // 512) % 16))
-    sizes = {name: point[name] or auto for name in SLRU}
-    return float(sizes["transaction_buffers"]), float(sum(sizes.values()) - sizes["transaction_buffers"])
-
-
-def wal_buffer_pages(point: dict[str, int]) -> int:
-    """wal_buffers in 8 kB pages; automatic: NBuffers / 32 between 8 pages and a 16 MB segment (2048)."""
-    if point["wal_buffers_kb"] > 0:
-        return max(4, point["wal_buffers_kb"] * KB // BLOCK)
-    return min(2048, max(8, point["shared_buffers_kb"] * KB // BLOCK // 32))
-
-
-def aio_handles(point: dict[str, int], major: int) -> int:
-    """18: I/O handles, io_max_concurrency per process (auto: NBuffers per process, between 1 and 64)."""
-    processes = max_backends(point, major) + AUXILIARY_PROCS_18
-    concurrency = point["io_max_concurrency"]
-    if concurrency < 0:
-        concurrency = min(64, max(1, point["shared_buffers_kb"] * KB // BLOCK // processes))
-    return processes * concurrency
-
-
-FEATURES = {
-    15: ("constant", "buffers", "buffer_hash_buckets", "wal_pages", "backends", "lock_slots", "lock_hash_buckets",
-         "pred_slots", "pred_hash_buckets", "xact_hash_buckets", "prepared", "query_text", "replication_slots",
-         "clog_blocks", "slru_blocks"),
-}
-FEATURES[16] = FEATURES[15]
-FEATURES[17] = FEATURES[15]
-FEATURES[18] = FEATURES[15] + ("fastpath_groups", "aio_handles", "aio_iovecs")
-
-
-# Each term as rules/hugepages.yaml writes it, so that --formula prints the derived fact's formula.
-TERMS = {
-    "constant": "",
-    "buffers": "derived.shared_buffer_pages",
-    "buffer_hash_buckets": "next_power_of_2(derived.shared_buffer_pages + 128)",
-    "wal_pages": "derived.wal_buffer_pages",
-    "backends": "derived.max_backends",
-    "lock_slots": "derived.lock_slots",
-    "lock_hash_buckets": "next_power_of_2(GREATEST(derived.lock_slots, 256))",
-    "pred_slots": "derived.predicate_lock_slots",
-    "pred_hash_buckets": "next_power_of_2(GREATEST(derived.predicate_lock_slots, 256))",
-    "xact_hash_buckets": "next_power_of_2(GREATEST(10 * derived.transaction_slots, 256))",
-    "prepared": "pg.max_prepared_transactions",
-    "query_text": "pg.track_activity_query_size * derived.max_backends",
-    "replication_slots": "pg.max_replication_slots",
-    "clog_blocks": "derived.commit_log_buffers",
-    "slru_blocks": "derived.slru_buffers",
-    "fastpath_groups": "derived.fastpath_lock_groups * derived.max_backends",
-    "aio_handles": "derived.aio_handles",
-    "aio_iovecs": "derived.aio_handles * floor(COALESCE(pg.io_max_combine_limit, 131072) / 8192)",
-}
-
-
-# Added to the fitted model as it is; the grid keeps it at its default, 0.
-EXACT_TERM = "+ COALESCE(pg.min_dynamic_shared_memory, 0)"
-
-
-def coefficient(value: float) -> str:
-    return f"{value:.0f}" if abs(value) >= 1e5 else f"{value:.6g}"
-
-
-def formula(fitted: dict[int, list[float]]) -> str:
-    """The CASE over major versions that rules/hugepages.yaml carries as derived.shared_memory_estimate."""
-    lines = ["round(CASE"]
-    majors = sorted(fitted)
-    for major in majors:
-        terms = [f"{coefficient(value)} * {TERMS[name]}" if TERMS[name] else coefficient(value)
-                 for name, value in zip(FEATURES[major], fitted[major], strict=True)]
-        head = "ELSE" if major == majors[-1] else f"WHEN pg.version {'<=' if major == majors[0] else '='} {major} THEN"
-        rows = [" + ".join(terms[start:start + 3]) for start in range(0, len(terms), 3)]
-        lines.append(f"  {head} " + "\n      + ".join(rows).replace("+ -", "- "))
-    lines.append("END)")
-    # Not fitted: PostgreSQL adds min_dynamic_shared_memory to the segment as it is (dsm_estimate_size).
-    lines.append(EXACT_TERM)
-    return "\n".join(lines)
-
-
-def features(point: dict[str, int], major: int) -> list[float]:
-    """The terms of CalculateShmemSize, as rules/hugepages.yaml writes them (see docs/calibration.md)."""
-    buffers = point["shared_buffers_kb"] * KB // BLOCK
-    backends = max_backends(point, major)
-    transactions = backends + point["max_prepared_transactions"]
-    lock_slots = point["max_locks_per_transaction"] * transactions
-    pred_slots = point["max_pred_locks_per_transaction"] * transactions
-    clog, other_slru = slru_blocks(point, major)
-    terms = {
-        "constant": 1.0,
-        "buffers": float(buffers),
-        "buffer_hash_buckets": next_power_of_2(buffers + 128),
-        "wal_pages": float(wal_buffer_pages(point)),
-        "backends": float(backends),
-        "lock_slots": float(lock_slots),
-        "lock_hash_buckets": next_power_of_2(lock_slots),
-        "pred_slots": float(pred_slots),
-        "pred_hash_buckets": next_power_of_2(pred_slots),
-        "xact_hash_buckets": next_power_of_2(10 * transactions),
-        "prepared": float(point["max_prepared_transactions"]),
-        "query_text": float(point["track_activity_query_size"] * backends),
-        "replication_slots": float(point["max_replication_slots"]),
-        "clog_blocks": clog,
-        "slru_blocks": other_slru,
-    }
-    if major >= 18:
-        # Fast-path lock groups of 16 slots per backend: max_locks_per_transaction / 16 (at least 1) rounded
-        # up to a power of two, at most 1024.
-        groups = min(1024, 2 ** math.ceil(math.log2(max(1, point["max_locks_per_transaction"] // 16))))
-        handles = aio_handles(point, major)
-        terms["fastpath_groups"] = float(groups * backends)
-        terms["aio_handles"] = float(handles)
-        terms["aio_iovecs"] = float(handles * point["io_max_combine_limit_kb"] * KB // BLOCK)
-    return [terms[name] for name in FEATURES[major]]
-
-
-Row = tuple[dict[str, int], int, int]  # settings, size read (bytes, rounded up), resolution (bytes)
-
-
-def fit(rows: list[Row], major: int) -> list[float]:
-    """Least squares on relative errors (each row divided by its size), aiming at the middle of each
-    reading's rounding interval: a 128 MB host counts as much as a 256 GB one."""
-    import numpy
-
-    targets = [size - resolution / 2 for _, size, resolution in rows]
-    matrix = numpy.array([[term / target for term in features(point, major)]
-                          for (point, _, _), target in zip(rows, targets, strict=True)])
-    coefficients, *_ = numpy.linalg.lstsq(matrix, numpy.ones(len(rows)), rcond=None)
-    return [float(value) for value in coefficients]
-
-
-def predict(coefficients: list[float], point: dict[str, int], major: int) -> float:
-    return sum(c * t for c, t in zip(coefficients, features(point, major), strict=True))
-
-
-def error(predicted: float, size: int, resolution: int) -> float:
-    """Relative distance from the interval the reading allows ((size − resolution, size]); 0 inside."""
-    if predicted > size:
-        return (predicted - size) / size
-    return max(0.0, size - resolution - predicted) / size
-
-
-def write_csv(major: int, rows: list[Row]) -> None:
-    DATA.mkdir(parents=True, exist_ok=True)
-    with (DATA / f"pg{major}.csv").open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow([*drivers(major), "shared_memory_bytes", "resolution_bytes"])
-        for point, size, resolution in rows:
-            writer.writerow([point[name] for name in drivers(major)] + [size, resolution])
-
-
-def read_csv(major: int) -> list[Row]:
-    with (DATA / f"pg{major}.csv").open() as handle:
-        return [({name: int(row[name]) for name in drivers(major)}, int(row["shared_memory_bytes"]),
-                 int(row["resolution_bytes"])) for row in csv.DictReader(handle)]
-
-
-def calibrate(major: int) -> list[Row]:
-    """Measure the grid on two clusters in parallel (postgres -C locks its data directory)."""
-    fine = fine_reading(major)
+    rng = random.Random(seed * 100 + major)
+    preload = has_pg_stat_statements(major)
+    points = [random_settings(major, rng, pg_stat_statements=preload) for _ in range(count)]
     clusters = [pgservers.fresh_cluster(major), pgservers.fresh_cluster(major)]
-    points = grid(major)
-    halves = [points[0::2], points[1::2]]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        measured = list(pool.map(lambda half: [measure(major, clusters[half[0]], point, fine) for point in half[1]],
-                                 enumerate(halves)))
-    sizes = [0] * len(points)
-    sizes[0::2], sizes[1::2] = measured
-    resolution = KB if fine else MB
-    return [(point, size, resolution) for point, size in zip(points, sizes, strict=True)]
+    fine = accepts_huge_page_size(major, clusters[0])
+
+    def run(half: int) -> list[Measurement]:
+        return [measure(major, clusters[half], point, fine=fine) for point in points[half::2]]
+
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            halves = list(pool.map(run, range(2)))
+    finally:
+        for data in clusters:
+            shutil.rmtree(data.parent, ignore_errors=True)
+    measured: list[Measurement] = []
+    for index in range(count):
+        measured.append(halves[index % 2][index // 2])
+    return measured
 
 
-def split(rows: list[Row]) -> tuple[list[Row], list[Row]]:
-    """Training rows and held-out rows (every fourth)."""
-    return [row for index, row in enumerate(rows) if index % 4], rows[0::4]
+@contextmanager
+def engine() -> Iterator[Callable[[int, dict[str, str]], dict[str, int]]]:
+    """pgvet's derived facts for settings written in a postgresql.conf (a temporary host per call)."""
+    from pgvet.engine.derived import derived_values
+    from pgvet.engine.loader import load_pack
+    from pgvet.snapshot import load_host
+
+    pack = load_pack()
+    with tempfile.TemporaryDirectory(prefix="pgvet-shmem-") as scratch:
+        def evaluate(major: int, settings: dict[str, str], huge_page_size: str | None = None) -> dict[str, int]:
+            host = Path(tempfile.mkdtemp(dir=scratch))
+            lines = [f"{name} = '{value}'\n" for name, value in settings.items()]
+            if huge_page_size:
+                lines.append(f"huge_page_size = '{huge_page_size}'\n")
+            (host / "postgresql.conf").write_text("".join(lines))
+            (host / "host.yaml").write_text(f"pg_version: {major}\n")
+            values = derived_values(pack, load_host(host))
+            return {name.removeprefix("derived."): int(fact.value) for name, fact in values.items()
+                    if isinstance(fact.value, int | float) and not isinstance(fact.value, bool)}
+
+        yield evaluate
 
 
-def evaluate(major: int, rows: list[Row]) -> tuple[list[float], float]:
-    """Fit on the training part; the worst relative error on the held-out part."""
-    train, held_out = split(rows)
-    coefficients = fit(train, major)
-    worst = max(error(predict(coefficients, point, major), size, resolution) for point, size, resolution in held_out)
-    return coefficients, worst
+def fixed_part_interval(major: int, measured: list[Measurement],
+                        evaluate: Callable[[int, dict[str, str]], dict[str, int]]) -> tuple[int, int]:
+    """The values of the fixed part for which the estimate equals every exact measurement (or, read in MB,
+    is not below any): PostgreSQL's size is (floor(total / 8 kB) + 1) × 8 kB, so total lies in
+    [size − 8 kB, size − 1]."""
+    low, high = -(10**18), 10**18
+    for point in measured:
+        values = evaluate(major, point.settings)
+        dynamic = int(pg_size(point.settings.get("min_dynamic_shared_memory", "0")))
+        structures = values["shared_memory_structures"]
+        if point.size is not None:
+            low = max(low, point.size - dynamic - PAGE - structures)
+            high = min(high, point.size - dynamic - 1 - structures)
+        else:  # size in ((size_mb - 1) MB, size_mb MB]
+            low = max(low, (point.size_mb - 1) * MB + 1 - dynamic - PAGE - structures)
+    return low, high
+
+
+def pg_size(text: str) -> int:
+    units = {"kB": KB, "MB": MB, "GB": 1024 * MB}
+    for unit, factor in units.items():
+        if text.endswith(unit):
+            return int(text.removesuffix(unit)) * factor
+    return int(text) * MB  # min_dynamic_shared_memory counts in MB
+
+
+def relative_error(estimate: int, point: Measurement) -> float:
+    """Signed: positive when the estimate is above PostgreSQL's size (bytes, or its megabytes)."""
+    if point.size is not None:
+        return (estimate - point.size) / point.size
+    return (math.ceil(estimate / MB) - point.size_mb) / point.size_mb
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fit-only", action="store_true", help="refit from the committed CSV files")
-    parser.add_argument("--formula", action="store_true", help="also print the formula for rules/hugepages.yaml")
+    parser.add_argument("--constants", action="store_true", help="print the fixed part's interval per version")
+    parser.add_argument("--seed", type=int, default=2028)
+    parser.add_argument("--count", type=int, default=60)
     options = parser.parse_args()
-    fitted: dict[int, list[float]] = {}
-    for major in pgservers.SUPPORTED_MAJORS:
-        if options.fit_only:
-            if not (DATA / f"pg{major}.csv").exists():
-                continue
-            rows = read_csv(major)
-        else:
+    with engine() as evaluate:
+        for major in pgservers.SUPPORTED_MAJORS:
             if pgservers.bindir(major) is None:
                 print(f"PostgreSQL {major}: not installed, skipped")
                 continue
-            started = time.monotonic()
-            rows = calibrate(major)
-            write_csv(major, rows)
-            print(f"PostgreSQL {major}: {len(rows)} points in {time.monotonic() - started:.1f} s "
-                  f"(resolution {rows[0][2] // KB} kB)")
-        _, worst = evaluate(major, rows)
-        shipped = fitted[major] = fit(rows, major)
-        print(f"PostgreSQL {major}: held-out worst error {worst * 100:.3f} %; coefficients on the whole grid:")
-        for name, value in zip(FEATURES[major], shipped, strict=True):
-            print(f"    {name:20} {value:.6g}")
-    if options.formula:
-        print(formula(fitted))
+            measured = measure_grid(major, options.seed, options.count)
+            if options.constants:
+                low, high = fixed_part_interval(major, measured, evaluate)
+                print(f"PostgreSQL {major}: fixed part in [{low}, {high}]" + (" — EMPTY" if high < low else ""))
+                continue
+            errors = [relative_error(evaluate(major, point.settings)["shared_memory_estimate"], point)
+                      for point in measured]
+            exact = sum(1 for error in errors if error == 0)
+            print(f"PostgreSQL {major}: {len(errors)} configurations, {exact} exact, "
+                  f"largest error {max(errors) * 100:+.3f} %, smallest {min(errors) * 100:+.3f} %"
+                  + ("" if measured[0].size is not None else " (read in MB)"))
 
 
 if __name__ == "__main__":

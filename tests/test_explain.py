@@ -36,7 +36,7 @@ def test_a_firing_rule_shows_its_message_and_each_number_with_its_source() -> No
     assert "- `pg.max_connections` = 1000 — postgresql.conf:65" in there
     assert "- `sysctl.vm.overcommit_ratio` = 90 — sysctl.txt:1268" in there
     assert "- `derived.memory_limit` = 88227287040 (82.2 GiB) — derived" in there
-    assert "- `derived.memory_left_for_work_mem` = -71957770523 (-67.0 GiB) — derived" in there
+    assert "- `derived.memory_left_for_work_mem` = -71764389888 (-66.8 GiB) — derived" in there
     assert "- `pg.autovacuum_max_workers` = 3 — <default>" in there
     assert "- `pg.wal_buffers` = -1 — <default>" in there  # -1 is "automatic", not a size
 

@@ -28,7 +28,7 @@ def test_fix_prints_sysctl_postgresql_and_alter_system_without_writing(tmp_path:
     # a diff: each setting, its current and target values, the rules that ask for it
     assert "#   shared_buffers                138GB → 48234MB   PGV501 shared-buffers-too-large" in result.output
     # one target: the pool is the one the new shared_buffers needs, and the ratio the one that pool leaves
-    assert "#   vm.nr_hugepages            60000 → 25186      PGV113 huge-pages-pool-too-large" in result.output
+    assert "#   vm.nr_hugepages            60000 → 25200      PGV113 huge-pages-pool-too-large" in result.output
     assert "#   vm.overcommit_ratio           90 → 70         PGV103 commit-limit-too-high" in result.output
     assert "PGV536 too-many-connections: By hand, once a pooler holds the clients" in result.output
     assert (host / "postgresql.conf").read_text() == before
@@ -274,4 +274,4 @@ def test_fix_follows_the_configuration_as_lint_does(tmp_path: Path, monkeypatch:
     assert result.exit_code == 0, result.output
     assert "vm.zone_reclaim_mode" not in result.output
     assert "max_connections = " not in result.output
-    assert "vm.nr_hugepages = 25186" in result.output
+    assert "vm.nr_hugepages = 25200" in result.output

@@ -66,7 +66,8 @@ def syntax_errors(text: str) -> list[tuple[int | None, str]]:
     ],
 )
 def test_setting_grammar(text: str, name: str, value: str, raw: str, quoted: bool) -> None:
-    assert one(text) == ConfSetting(name, value, raw, quoted, Source("pg.conf", 1))
+    written = "Work_Mem" if name == "work_mem" else name  # the one line that writes its name in capitals
+    assert one(text) == ConfSetting(name, value, raw, quoted, Source("pg.conf", 1), written)
 
 
 def test_lines_count_blank_and_comment_lines() -> None:
@@ -193,6 +194,18 @@ def test_includes_followed_in_order_and_later_wins(tmp_path: Path) -> None:
     assert result.problems == [ConfProblem("missing-include-if-exists",
                                            'skipping missing configuration file "nope.conf"',
                                            Source("postgresql.conf", 5), False)]
+
+
+def test_applied_lines_are_the_last_of_each_spelling(tmp_path: Path) -> None:
+    """PostgreSQL skips a line that a later line repeats under exactly the same name (strcmp, through includes
+    and postgresql.auto.conf); a line spelt differently, or under an old alias, is applied in its turn."""
+    write(tmp_path, {"postgresql.conf": "work_mem = 'bogus'\nWork_Mem = '1MB'\ninclude 'a.conf'\nsort_mem = 'x'\n",
+                     "a.conf": "work_mem = '2MB'\n", "postgresql.auto.conf": "Work_Mem = '3MB'\nwork_mem = '4MB'\n"})
+    result = load_conf(tmp_path / "postgresql.conf", root=tmp_path, auto_conf=tmp_path / "postgresql.auto.conf",
+                       display_base=tmp_path)
+    assert {name: str(setting.source) for name, setting in result.applied().items()} == {
+        "work_mem": "postgresql.auto.conf:2", "Work_Mem": "postgresql.auto.conf:1", "sort_mem": "postgresql.conf:4"}
+    assert str(result.effective()["work_mem"].source) == "postgresql.auto.conf:2"
 
 
 def test_missing_include_and_dir_are_fatal(tmp_path: Path) -> None:

@@ -40,8 +40,8 @@ def test_statements_with_scope_value_and_line() -> None:
 
 def test_alter_system_effect_drops_reset_settings() -> None:
     assert parse_alter_sql(MIGRATION, "m.sql") == [
-        ConfSetting("random_page_cost", "1.1", "1.1", False, Source("m.sql", 8)),
-        ConfSetting("log_line_prefix", "%m\t", "E'%m\\t'", True, Source("m.sql", 10)),
+        ConfSetting("random_page_cost", "1.1", "1.1", False, Source("m.sql", 8), "random_page_cost"),
+        ConfSetting("log_line_prefix", "%m\t", "E'%m\\t'", True, Source("m.sql", 10), "log_line_prefix"),
     ]
     assert parse_alter_sql(MIGRATION + "ALTER SYSTEM RESET ALL;\n", "m.sql") == []
 

@@ -604,5 +604,5 @@ def test_default_size_fix_text_is_unchanged_and_a_text_that_renders_empty_is_non
         "cannot prevent their allocation; the suggestion adds a 2 % margin (at least 8 pages). Values of the target")
     [tables] = found["PGV120"]
     # the pool of the host's target, for the shared_buffers it lowers; the text says so
-    assert tables.fix.sysctl == {"vm.nr_hugepages": "25186"}
+    assert tables.fix.sysctl == {"vm.nr_hugepages": "25200"}
     assert tables.fix.text is not None and tables.fix.text.startswith("Values of the target, which also changes")

@@ -85,7 +85,7 @@ def test_dalibo_huge_pages_example_pool_covers_the_need() -> None:
     # PostgreSQL 17 at its defaults reports 8436 MB (catalogue A11); the document's server, whose other
     # settings are not shown, reported 8479 MB and 4240 pages; its rule of thumb reserved 4505
     assert values["derived.shared_memory_size"] == pytest.approx(8436 * 1024**2, rel=0.001)
-    assert values["derived.hugepages_needed"] == 4217
+    assert values["derived.hugepages_needed"] == 4218  # PostgreSQL 17.10's own count for these settings
     assert abs(values["derived.hugepages_needed"] - 4240) / 4240 < 0.01  # type: ignore[operator]
     assert values["derived.hugepages_pool"] == 4505
     assert not machine_rules(findings("dalibo-huge-pages-8gb"))  # PGV110–PGV115 pass
@@ -107,8 +107,8 @@ def test_dalibo_postgresqltuner_vm() -> None:
 def test_percona_without_huge_pages() -> None:
     values = derived("percona-page-tables")
     # the article sizes the pool from the postmaster's VmPeak: 148 392 404 kB / 2 MB = 72 457 pages;
-    # PostgreSQL's shared memory alone needs 72 203 (0.35 % fewer)
-    assert values["derived.hugepages_needed"] == 72203
+    # PostgreSQL's shared memory alone needs 72 142 (0.44 % fewer)
+    assert values["derived.hugepages_needed"] == 72142
     found = findings("percona-page-tables")
     assert machine_rules(found) == {"PGV112", "PGV120", "PGV121"}
     assert found["PGV121"].values == {"page_tables": 25 * 1024**3}  # observed: "more than 25 GB"
@@ -120,7 +120,7 @@ def test_percona_without_huge_pages() -> None:
 
 def test_percona_with_huge_pages() -> None:
     found = findings("percona-huge-pages")
-    # 72 457 pages reserved ≥ 72 203 needed, not 1.5× too many, all allocated; 61 MB of page tables
+    # 72 457 pages reserved ≥ 72 142 needed, not 1.5× too many, all allocated; 61 MB of page tables
     assert machine_rules(found) == set()
     assert "PGV416" in found  # ALTER SYSTEM SET huge_pages = on needs a restart, as the article says
     # 1 000 connections on 80 vCPUs: more than 10 per CPU (the article puts pgBouncer in front)
@@ -129,14 +129,16 @@ def test_percona_with_huge_pages() -> None:
 
 def test_percona_huge_pages_used_against_the_estimate() -> None:
     """The article's meminfo with PostgreSQL running: Total − Free + Rsvd pages are PostgreSQL's shared memory
-    (72 457 − 70 919 + 70 833 = 72 371); pgvet's model of what PostgreSQL 15 asks for is within 0.3 % of it."""
+    (72 457 − 70 919 + 70 833 = 72 371); pgvet's model of what PostgreSQL 15 asks for is within 0.35 % of it:
+    the article's minor release predates the 10-million-slot limit of the checkpointer's queue (2025), which
+    with 138 GB of shared_buffers is 97 of the pages missing (docs/calibration.md, Limits)."""
     values = derived("percona-huge-pages")
     host = load_host(FIXTURES / "seeds" / "percona-huge-pages")
     total, free, reserved = (host.facts[f"meminfo.hugepages_{name}"].value for name in ("total", "free", "rsvd"))
     used = total - free + reserved  # type: ignore[operator]
     assert used == 72371
-    assert values["derived.hugepages_needed"] == 72203
-    assert abs(72203 - used) / used < 0.003
+    assert values["derived.hugepages_needed"] == 72142
+    assert abs(72142 - used) / used < 0.0035
 
 
 def test_pg_expecto_io_baseline_and_tuned() -> None:

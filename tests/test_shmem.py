@@ -1,7 +1,8 @@
-"""PostgreSQL's shared memory: the calibrated derived formula against real servers and the catalogue."""
+"""PostgreSQL's shared memory: pgvet's estimate (rules/hugepages.yaml) against real servers."""
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
@@ -16,64 +17,99 @@ from pgvet.lint import LintOptions, lint
 from pgvet.snapshot import load_host
 
 MB = 1024 * 1024
-# Held-out error allowed per version: the target is 1 %; the model reaches 0.4 % (docs/calibration.md).
-TOLERANCE = {15: 0.005, 16: 0.005, 17: 0.005, 18: 0.005}
+GRID = 30  # configurations per version, drawn afresh at each run
+TOLERANCE = 0.0025  # read in MB (16's wheel): the estimate's megabytes may exceed PostgreSQL's by this much
 
 
-def estimate(tmp_path: Path, major: int, settings: dict[str, str]) -> tuple[float, int]:
+def estimate(tmp_path: Path, major: int, settings: dict[str, str]) -> tuple[int, int]:
     """derived.shared_memory_size (bytes) and derived.hugepages_needed, evaluated by the engine."""
     host = tmp_path / f"host-{major}-{abs(hash(tuple(settings.items())))}"
     host.mkdir()
     (host / "postgresql.conf").write_text("".join(f"{name} = '{value}'\n" for name, value in settings.items()))
     (host / "host.yaml").write_text(f"pg_version: {major}\n")
     values = derived_values(load_pack(), load_host(host))
-    return float(values["derived.shared_memory_size"].value), int(values["derived.hugepages_needed"].value)
+    return int(values["derived.shared_memory_size"].value), int(values["derived.hugepages_needed"].value)
 
 
-def real_size(major: int, data: Path, settings: dict[str, str], parameter: str = "shared_memory_size") -> int:
-    args = ["-D", str(data), "-C", parameter]
-    for name, value in settings.items():
-        args += ["-c", f"{name}={value}"]
-    done = pgservers.run(major, "postgres", args, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return int(done.stdout.strip())
+@pytest.mark.slow
+def test_random_grid_against_the_real_server(pg_major: int) -> None:
+    """A fresh random grid each run, every setting that sizes shared memory varied: the estimate is PostgreSQL's
+    size to the byte where the build reports it so (15, 17, 18 here), never below it, and the huge pages are
+    PostgreSQL's own count for 2 MB and 1 GB pages."""
+    seed = random.SystemRandom().randrange(10**9)
+    measured = calibrate_shmem.measure_grid(pg_major, seed, GRID)
+    failures = []
+    with calibrate_shmem.engine() as evaluate:
+        for point in measured:
+            size = evaluate(pg_major, point.settings)["shared_memory_estimate"]
+            if point.size is not None:
+                # equal, or one 8 kB step above: the fixed part is known within a few hundred bytes, and
+                # pgvet takes the top of that interval
+                if not 0 <= size - point.size <= calibrate_shmem.PAGE:
+                    failures.append(f"{point.settings}: {size} B, PostgreSQL {point.size} B")
+                for huge_page_size, pages in point.huge_pages.items():
+                    needed = evaluate(pg_major, point.settings, huge_page_size)["hugepages_needed"]
+                    if needed != pages:
+                        failures.append(f"{point.settings} huge_page_size={huge_page_size}: {needed} pages, "
+                                        f"PostgreSQL {pages}")
+            else:
+                error = calibrate_shmem.relative_error(size, point)
+                if not 0 <= error <= TOLERANCE:
+                    failures.append(f"{point.settings}: {math.ceil(size / MB)} MB, PostgreSQL {point.size_mb} MB")
+                needed = evaluate(pg_major, point.settings)["hugepages_needed"]
+                real = point.huge_pages["default"]
+                if real > 0 and not real <= needed <= real + 1:
+                    failures.append(f"{point.settings}: {needed} huge pages, PostgreSQL {real}")
+    assert not failures, f"seed {seed}:\n" + "\n".join(failures)
 
 
-@pytest.mark.parametrize("major", [15, 16, 17, 18])
-def test_committed_grid_held_out_error(major: int) -> None:
-    if not (calibrate_shmem.DATA / f"pg{major}.csv").exists():
-        pytest.skip(f"no calibration data for {major}")
-    _, worst = calibrate_shmem.evaluate(major, calibrate_shmem.read_csv(major))
-    assert worst <= TOLERANCE[major]
+def test_the_grid_varies_every_setting_that_sizes_shared_memory() -> None:
+    rng = random.Random(1)
+    points = [calibrate_shmem.random_settings(18, rng, pg_stat_statements=True) for _ in range(GRID)]
+    for name in ("shared_buffers", "max_connections", "max_locks_per_transaction", "max_pred_locks_per_transaction",
+                 "max_prepared_transactions", "wal_buffers", "max_wal_senders", "max_replication_slots",
+                 "max_worker_processes", "autovacuum_max_workers", "track_activity_query_size",
+                 "track_commit_timestamp", "min_dynamic_shared_memory", "pg_stat_statements.max", "io_workers",
+                 "io_max_concurrency", "autovacuum_worker_slots", "hot_standby", "max_logical_replication_workers",
+                 *calibrate_shmem.SLRU_SETTINGS):
+        assert len({point.get(name) for point in points}) >= 2, name
+    assert {point["wal_buffers"] for point in points} >= {"-1"}
+    sizes = [calibrate_shmem.pg_size(point["shared_buffers"]) for point in points]
+    assert min(sizes) >= 128 * MB and max(sizes) <= 200 * 1024 * MB
 
 
-@pytest.mark.parametrize("major", [15, 16, 17, 18])
-def test_rules_carry_the_fitted_model(tmp_path: Path, major: int) -> None:
-    """The formula in rules/hugepages.yaml gives what the calibration's fit predicts, on every kind of point."""
-    if not (calibrate_shmem.DATA / f"pg{major}.csv").exists():
-        pytest.skip(f"no calibration data for {major}")
-    rows = calibrate_shmem.read_csv(major)
-    coefficients = calibrate_shmem.fit(rows, major)
-    for point, size, resolution in rows[::20]:
-        args = calibrate_shmem.settings(point)
-        settings = dict(arg.split("=", 1) for arg in args[1::2])
-        engine, _ = estimate(tmp_path, major, settings)
-        assert engine == pytest.approx(calibrate_shmem.predict(coefficients, point, major), rel=1e-5), point
-        assert calibrate_shmem.error(engine, size, resolution) < TOLERANCE[major]
-
-
-CATALOGUE = [  # (shared_buffers, max_connections) → the real shared_memory_size in MB per version (15, 16, 17, 18)
-    ("8GB", "100", (8399, 8399, 8436, 8443)),
-    ("4GB", "200", (4218, 4218, 4251, 4260)),
+# (shared_buffers, max_connections) → PostgreSQL's shared_memory_size_in_huge_pages for 2 MB pages (15, 16, 17, 18)
+CATALOGUE = [
+    ("8GB", "100", (4200, 4200, 4218, 4222)),
+    ("4GB", "200", (2109, 2109, 2126, 2130)),
 ]
 
 
 @pytest.mark.parametrize("shared_buffers, max_connections, expected", CATALOGUE)
 def test_catalogue_figures(tmp_path: Path, shared_buffers: str, max_connections: str,
                            expected: tuple[int, int, int, int]) -> None:
-    for major, real_mb in zip((15, 16, 17, 18), expected, strict=True):
-        size, _ = estimate(tmp_path, major, {"shared_buffers": shared_buffers, "max_connections": max_connections})
-        assert abs(size / MB - real_mb) / real_mb < 0.002, (major, size / MB, real_mb)
+    for major, pages in zip((15, 16, 17, 18), expected, strict=True):
+        _, needed = estimate(tmp_path, major, {"shared_buffers": shared_buffers, "max_connections": max_connections})
+        assert needed == pages, (major, needed, pages)
+
+
+def test_auxiliary_processes_query_texts_are_counted(tmp_path: Path) -> None:
+    """Issue #28: the query-text slots of the auxiliary processes (6 up to 17, 38 on 18) count too."""
+    for major, auxiliary in ((15, 6), (17, 6), (18, 38)):
+        small, _ = estimate(tmp_path, major, {"track_activity_query_size": "1024"})
+        large, _ = estimate(tmp_path, major, {"track_activity_query_size": "1MB"})
+        connections = 100 + 8 + 10 + (16 + 2 if major >= 18 else 3 + (2 if major == 17 else 1))
+        assert abs(large - small - (1024 * 1024 - 1024) * (connections + auxiliary)) < 8192, major
+
+
+def test_pg_stat_statements_counts_only_when_preloaded(tmp_path: Path) -> None:
+    plain, _ = estimate(tmp_path, 17, {"pg_stat_statements.max": "10000"})
+    preloaded, _ = estimate(tmp_path, 17, {"shared_preload_libraries": "pg_stat_statements",
+                                           "pg_stat_statements.max": "10000"})
+    default, _ = estimate(tmp_path, 17, {"shared_preload_libraries": "auto_explain, pg_stat_statements"})
+    assert plain == estimate(tmp_path, 17, {})[0]
+    assert 10000 * 408 < preloaded - plain < 10000 * 500
+    assert 5000 * 408 < default - plain < 5000 * 500
 
 
 def test_percona_sized_host_is_about_144_gb(tmp_path: Path) -> None:
@@ -81,55 +117,25 @@ def test_percona_sized_host_is_about_144_gb(tmp_path: Path) -> None:
     assert abs(size / MB - 144300) / 144300 < 0.005
 
 
-def test_random_settings_against_the_real_server(pg_major: int, tmp_path: Path) -> None:
-    rng = random.Random(pg_major)
-    data = pgservers.fresh_cluster(pg_major)
-    for _ in range(6):
-        settings = {
-            "shared_buffers": f"{rng.choice([192, 700, 3000, 20000, 90000])}MB",
-            "max_connections": str(rng.choice([30, 150, 800, 3000])),
-            "max_worker_processes": str(rng.choice([8, 24])),
-            "max_locks_per_transaction": str(rng.choice([64, 200])),
-            "max_prepared_transactions": str(rng.choice([0, 50])),
-        }
-        real = real_size(pg_major, data, settings) * MB
-        size, needed = estimate(tmp_path, pg_major, settings)
-        assert abs(size - real) / real <= TOLERANCE[pg_major], (settings, size / MB, real / MB)
-        real_pages = real_size(pg_major, data, settings, "shared_memory_size_in_huge_pages")
-        if real_pages > 0:
-            assert abs(needed - real_pages) / real_pages <= TOLERANCE[pg_major]
-
-
-@pytest.mark.parametrize("min_dynamic_shared_memory", ["256MB", "1GB", "4GB"])
-def test_min_dynamic_shared_memory_against_the_real_server(pg_major: int, tmp_path: Path,
-                                                           min_dynamic_shared_memory: str) -> None:
-    """PostgreSQL reserves min_dynamic_shared_memory in its main segment (dsm_estimate_size)."""
-    data = pgservers.fresh_cluster(pg_major)
-    settings = {"shared_buffers": "20GB", "min_dynamic_shared_memory": min_dynamic_shared_memory}
-    real = real_size(pg_major, data, settings) * MB
-    size, needed = estimate(tmp_path, pg_major, settings)
-    without, _ = estimate(tmp_path, pg_major, {"shared_buffers": "20GB"})
-    assert size > without
-    assert abs(size - real) / real <= TOLERANCE[pg_major], (settings, size / MB, real / MB)
-    real_pages = real_size(pg_major, data, settings, "shared_memory_size_in_huge_pages")
-    if real_pages > 0:
-        assert abs(needed - real_pages) / real_pages <= TOLERANCE[pg_major], (needed, real_pages)
-
-
 def test_big_server_fixture_needs_what_postgresql_17_says(tmp_path: Path) -> None:
-    pgservers_major = 17
-    if pgservers.bindir(pgservers_major) is None:
+    if pgservers.bindir(17) is None:
         pytest.skip("PostgreSQL 17 is not installed")
     settings = {"shared_buffers": "138GB", "max_connections": "1000", "max_worker_processes": "8",
-                "max_wal_senders": "10"}
-    real_pages = real_size(17, pgservers.fresh_cluster(17), settings, "shared_memory_size_in_huge_pages")
+                "max_wal_senders": "10", "shared_preload_libraries": "pg_stat_statements", "huge_page_size": "2MB"}
+    data = pgservers.fresh_cluster(17)
+    try:
+        real_pages = calibrate_shmem.measure(17, data, settings, fine=True).huge_pages["2MB"]
+    finally:
+        import shutil
+
+        shutil.rmtree(data.parent, ignore_errors=True)
     result = lint([FIXTURES / "big-server"], LintOptions(select=["PGV110"]))
     [finding] = result.hosts[0].findings
     assert finding.severity == "error" and "startup" in finding.tags
     assert finding.values["available"] == 52000
     needed = finding.values["needed"]
+    assert needed == real_pages
     assert isinstance(needed, int)
-    assert abs(needed - real_pages) / real_pages < 0.005
     # the pool it needs would take CommitLimit below what the host already commits: the target keeps it, by hand
     assert "vm.nr_hugepages" not in finding.fix.sysctl
     assert "CommitLimit would be" in (finding.fix.text or "")
@@ -148,7 +154,8 @@ def test_estimate_is_whole_bytes(tmp_path: Path) -> None:
     host = tmp_path / "host"
     host.mkdir()
     (host / "postgresql.conf").write_text("shared_buffers = '16GB'\nhuge_pages = off\n")
-    (host / "host.yaml").write_text("pg_version: 15\nram: 64GB\n")
+    (host / "host.yaml").write_text("pg_version: 17\nram: 64GB\n")
     values = derived_values(load_pack(), load_host(host))
-    for name in ("shared_memory_estimate", "shared_memory_size", "shared_memory_outside_huge_pages", "pg_memory_peak"):
+    for name in ("shared_memory_estimate", "shared_memory_structures", "shared_memory_size",
+                 "shared_memory_outside_huge_pages", "pg_memory_peak"):
         assert type(values[f"derived.{name}"].value) is int, name

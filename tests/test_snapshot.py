@@ -329,14 +329,15 @@ def test_records_made_by_the_thousand_are_immutable_values() -> None:
     from pgvet.sources.pgconf import ConfDirective, ConfSetting
 
     source = Source("postgresql.conf", 3)
-    for record in (Evidence("pg.work_mem", 4096, source), ConfSetting("work_mem", "4MB", "4MB", False, source),
+    for record in (Evidence("pg.work_mem", 4096, source),
+                   ConfSetting("work_mem", "4MB", "4MB", False, source, "work_mem"),
                    ConfDirective("include", "a.conf", "'a.conf'", source),
                    Mount("/dev/sda1", "/srv", "ext4", ("rw", "noatime"), source)):
         copy = pickle.loads(pickle.dumps(record))
         assert copy == record and hash(copy) == hash(record) and type(copy) is type(record)
         with pytest.raises(AttributeError):
             record.source = Source("x")  # type: ignore[misc]
-    assert ConfSetting("work_mem", "4MB", "4MB", False, source).value == "4MB"
+    assert ConfSetting("work_mem", "4MB", "4MB", False, source, "work_mem").value == "4MB"
 
 
 def test_inputs_listed_as_regular_files_are_shown_by_their_name_and_links_by_their_target(tmp_path: Path) -> None:

@@ -176,13 +176,15 @@ def test_startup_cross_checks_match_postgresql(explicit: dict[str, Verdict], pg_
     assert verdict.points_where_postgresql_does(), verdict.describe()
 
 
-@pytest.mark.xfail(strict=True, reason="known limit (docs/validity.md): PostgreSQL applies every line in order, "
-                   "pgvet judges the recovery targets by their last values")
+@pytest.mark.xfail(strict=True, reason="known limit (docs/validity.md): PostgreSQL checks each applied line "
+                   "against the targets set so far, pgvet judges the recovery targets by their last values")
 def test_recovery_target_emptied_after_another_was_set(judge: Judge, tmp_path: Path) -> None:
     path = tmp_path / "postgresql.conf"
     path.write_text("recovery_target_time = '2024-01-01'\nrecovery_target_xid = '1234'\nrecovery_target_time = ''\n")
     verdict = judge.judge(Case.single(path))
-    assert not verdict.started  # "multiple recovery targets specified": the first line was applied too
+    assert not verdict.started
+    # "multiple recovery targets specified": the first line is skipped (repeated later), but emptying the time
+    # target after the xid was set is refused
     assert verdict.rules() == ["PGV415"], verdict.describe()
 
 

@@ -141,9 +141,11 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
     catalog's parameter of each name set."""
     counts = Counter(map(_SETTING_NAME, conf.settings))
     effective = conf.effective()
+    applied = conf.applied()
+    skipped_invalid = _skipped_invalid(conf, params, applied)
     items: list[Item] = []
     for setting in conf.settings:
-        name, value, raw, _, source = setting
+        name, value, raw, _, source, written = setting
         param = params[name]
         winner = effective[name]
         path = source.path
@@ -153,7 +155,10 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
             "setting.name": name, "setting.value": value, "setting.raw": raw, "setting.file": path,
             "setting.line": source.line or 0, "setting.placeholder": placeholder,
             "setting.known": param is not None or placeholder, "setting.occurrences": counts[name],
-            "setting.effective": winner is setting, "setting.in_auto_conf": _is_auto_conf(path)}
+            "setting.effective": winner is setting, "setting.applied": applied[written] is setting,
+            "setting.in_auto_conf": _is_auto_conf(path)}
+        if winner is setting and name in skipped_invalid:
+            fields["setting.skipped_invalid"] = "; ".join(skipped_invalid[name])
         if winner is not setting:
             fields["setting.overridden_by"] = str(winner.source)
             fields["setting.overridden_in_auto_conf"] = _is_auto_conf(winner.source.path)
@@ -171,6 +176,23 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
                     fields["setting.suggestion"] = suggestion
         items.append(Item(fields, source))
     host.items["setting"] = items
+
+
+def _skipped_invalid(conf: ConfResult, params: Mapping[str, Param | None],
+                     applied: Mapping[str, ConfSetting]) -> dict[str, list[str]]:
+    """Per name, the lines PostgreSQL skips (repeated later under the same spelling) whose value is invalid:
+    ``work_mem = 'bogus' at postgresql.conf:3 (invalid value for parameter …)``. Their values are never
+    checked, so they do not stop the server; PGV405 names them on the line that wins."""
+    found: dict[str, list[str]] = {}
+    for setting in conf.settings:
+        param = params[setting.name]
+        if param is None or param.context == "internal" or applied[setting.written] is setting:
+            continue
+        parsed = _parsed(param.major, param.name, setting.value)
+        if isinstance(parsed, InvalidValue):
+            found.setdefault(setting.name, []).append(
+                f"{setting.written} = {setting.raw} at {setting.source} ({parsed.message})")
+    return found
 
 
 @lru_cache(maxsize=4096)

@@ -736,6 +736,33 @@ def _next_power_of_2(value: float) -> int:
     return 1 << max(0, math.ceil(value) - 1).bit_length()
 
 
+# dynahash's fixed sizes on 64-bit builds: the table header MAXALIGN(sizeof(HASHHDR)), an element's header
+# MAXALIGN(sizeof(HASHELEMENT)), buckets per segment (DEF_SEGSIZE) and the directory's first size (DEF_DIRSIZE).
+_HASH_HEADER = 848
+_HASH_ELEMENT_HEADER = 16
+_HASH_SEGMENT_BUCKETS = 256
+_HASH_DIRECTORY = 256
+_POINTER = 8
+
+
+def _pg_hash_size(entries: float, entry_bytes: float) -> int:
+    """The bytes PostgreSQL reserves for a shared hash table of ``entries`` entries of ``entry_bytes`` each:
+    dynahash's hash_estimate_size (header, directory, segments of buckets, and the entries allocated in
+    groups of at least 32 whose size is a power of two or just less)."""
+    count = max(1, math.ceil(entries))
+    buckets = _next_power_of_2(count)
+    segments = _next_power_of_2((buckets - 1) // _HASH_SEGMENT_BUCKETS + 1)
+    directory = max(_HASH_DIRECTORY, segments)
+    element = _HASH_ELEMENT_HEADER + (math.ceil(entry_bytes) + 7) // 8 * 8
+    group_bytes = 256
+    while group_bytes // element < 32:
+        group_bytes <<= 1
+    per_group = group_bytes // element
+    groups = (count - 1) // per_group + 1
+    return (_HASH_HEADER + directory * _POINTER + segments * _HASH_SEGMENT_BUCKETS * _POINTER
+            + groups * per_group * element)
+
+
 def _abs(value: float) -> int | float:
     return abs(value)
 
@@ -810,6 +837,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     "floor": FunctionSpec(_floor, ("number",), 0, "number"),
     "abs": FunctionSpec(_abs, ("number",), 0, "number"),
     "next_power_of_2": FunctionSpec(_next_power_of_2, ("number",), 0, "number"),
+    "pg_hash_size": FunctionSpec(_pg_hash_size, ("number", "number"), 0, "number"),
     "pg_size_bytes": FunctionSpec(_pg_size_bytes, ("text",), 0, "number"),
     "has_option": FunctionSpec(_has_option, ("text", "text"), 0, "bool"),
     "option_value": FunctionSpec(_option_value, ("text", "text"), 0, "text"),

@@ -69,6 +69,7 @@ STATIC_FACTS: dict[str, FactType] = {
     "setting.removed_in": "text", "setting.replacement": "text", "setting.invalid": "bool", "setting.error": "text",
     "setting.hint": "text", "setting.context": "text", "setting.unit": "text", "setting.canonical": "any",
     "setting.bare_number": "bool", "setting.occurrences": "int", "setting.effective": "bool",
+    "setting.applied": "bool", "setting.skipped_invalid": "text",
     "setting.overridden_by": "text", "setting.overridden_in_auto_conf": "bool", "setting.in_auto_conf": "bool",
     "problem.kind": "text", "problem.message": "text", "problem.fatal": "bool", "problem.target": "text",
     "declared.key": "text", "declared.value": "text", "declared.running": "text",

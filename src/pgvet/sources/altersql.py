@@ -140,5 +140,6 @@ def parse_alter_sql(text: str, path: str) -> list[ConfSetting]:
         if change.value is None:
             settings = [] if change.name == "all" else [s for s in settings if s.name != change.name]
             continue
-        settings.append(ConfSetting(change.name, change.value, change.raw, change.quoted, change.source))
+        # ALTER SYSTEM writes the parameter's own name
+        settings.append(ConfSetting(change.name, change.value, change.raw, change.quoted, change.source, change.name))
     return settings

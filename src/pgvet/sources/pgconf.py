@@ -9,7 +9,8 @@ Public API (the snapshot calls exactly this)::
     load_conf(main: str | Path, *, root: Path, auto_conf: str | Path | None = None,
               display_base: Path | None = None) -> ConfResult
         The main file with its includes followed, then ``postgresql.auto.conf``: every occurrence in
-        the order PostgreSQL applies them (later wins: ``ConfResult.effective()``), every problem.
+        the order PostgreSQL reads them (later wins: ``ConfResult.effective()``; a line repeated later under
+        the same spelling is skipped: ``ConfResult.applied()``), every problem.
 
 Grammar, as PostgreSQL's lexer has it: a line is ``name [=] value [# comment]``; the name is an
 identifier or ``prefix.name``; the value is one token: an identifier, an unquoted string
@@ -84,11 +85,12 @@ INCLUDE_KINDS = ("include", "include_if_exists", "include_dir")
 class ConfSetting(NamedTuple):
     """One ``name = value`` line (a named tuple: made in a third of a frozen dataclass's time, for every line)."""
 
-    name: str  # lower-case (ASCII letters folded, as PostgreSQL compares names)
+    name: str  # lower-case (ASCII letters folded, as PostgreSQL finds a parameter by its name)
     value: str  # de-quoted, de-escaped
     raw: str  # the value token as written
     quoted: bool
     source: Source
+    written: str  # the name as written: PostgreSQL tells repeated lines apart by it (ConfResult.applied)
 
 
 class ConfDirective(NamedTuple):
@@ -124,8 +126,17 @@ class ConfResult:
     unmarked_files: set[str] = field(default_factory=set)  # those with no suppression comment (see HostFacts)
 
     def effective(self) -> dict[str, ConfSetting]:
-        """The last occurrence of each name: the one PostgreSQL applies."""
+        """The last occurrence of each name: the one whose value the parameter ends up with."""
         return {setting.name: setting for setting in self.settings}
+
+    def applied(self) -> dict[str, ConfSetting]:
+        """The lines PostgreSQL applies, by the name as written: the last line of each spelling.
+
+        ProcessConfigFile skips a line when a later line has exactly the same name (compared with strcmp,
+        so ``Work_Mem`` does not skip an earlier ``work_mem``, nor ``work_mem`` an earlier ``sort_mem``) and
+        applies the others in order: only an applied line's value is checked, and can stop the server.
+        """
+        return {setting.written: setting for setting in self.settings}
 
 
 # --- lexer: flex semantics (longest match, ties to the earlier rule) -----------------------------
@@ -340,7 +351,7 @@ def _entry(name: str, raw: str, quoted: bool, source: Source) -> ConfSetting | C
     folded = name.lower() if name.isascii() else name.translate(_ASCII_LOWER)  # lower() is the faster
     if folded in INCLUDE_KINDS:
         return ConfDirective(folded, value, raw, source)
-    return _new_tuple(ConfSetting, (folded, value, raw, quoted, source))  # ConfSetting(...) without its Python __new__
+    return _new_tuple(ConfSetting, (folded, value, raw, quoted, source, name))  # ConfSetting(...) without its __new__
 
 
 # --- loader: includes, auto.conf, safety -----------------------------------------------------------
