@@ -365,8 +365,17 @@ class Planner:
                 raise _Pin(nr, f"a pool of {_size(pool)} would leave the OS {_size(ram - pool)} of {_size(ram)} "
                                f"(at least {_size(floor)} is kept for it): lower shared_buffers first")
         available, needed = _number(after.derived("hugepages_available")), _number(after.derived("hugepages_needed"))
-        if after.fact("pg.huge_pages") == "on" and available is not None and needed is not None and available < needed:
-            culprit = (self._latest([Setting("postgresql", "huge_pages")], changed)
+        if after.fact("pg.huge_pages") != "on":
+            return
+        huge_pages = Setting("postgresql", "huge_pages")
+        if available is None or needed is None:
+            if huge_pages in changed:  # turned on where the pool cannot be known: it might not start
+                raise _Pin(huge_pages, "the huge page pool is not known here (no HugePages lines in meminfo.txt, no "
+                                       "vm.nr_hugepages): with huge_pages = on and too small a pool PostgreSQL would "
+                                       "not start; reserve the pool first, then turn it on")
+            return
+        if available < needed:
+            culprit = (self._latest([huge_pages], changed)
                        or self._implicated(["derived.hugepages_needed", "derived.hugepages_available"], changed))
             if culprit is not None:
                 raise _Pin(culprit, f"with it PostgreSQL would need {needed} huge pages where the target has "
