@@ -1,10 +1,20 @@
-"""Passwords never leave pgvet: DSNs, error messages and copied configuration files are redacted."""
+"""Secrets never leave pgvet: DSNs, error messages, settings, copied configuration files and kernel parameters
+are redacted by their shape."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from pgvet.live.server import redact_conf_text, redact_dsn, scrub
+from pgvet.live.redact import (
+    private_sysctl_keys,
+    redact_conf_text,
+    redact_dsn,
+    redact_setting,
+    redact_sysctl_text,
+    scrub,
+)
 
 
 @pytest.mark.parametrize(("dsn", "redacted"), [
@@ -25,17 +35,49 @@ from pgvet.live.server import redact_conf_text, redact_dsn, scrub
     ("postgresql://app:s3cret@/prod?host=/run/postgresql", "postgresql://app:***@/prod?host=/run/postgresql"),
     ("postgresql:///prod?host=/tmp&port=5433", "postgresql:///prod?host=/tmp&port=5433"),
     ("postgresql://a%3Ab@db1", "postgresql://a%3Ab@db1"),
+    # any keyword libpq does not show is a secret: a misspelt one, a newer libpq's
+    ("host=db1 passwrd=typo user=x", "host=db1 passwrd=*** user=x"),
+    ("host=db1 oauth_client_secret=s sslmode=require", "host=db1 oauth_client_secret=*** sslmode=require"),
+    ("postgresql://db1/app?passwd=typo&port=5", "postgresql://db1/app?passwd=***&port=5"),
+    # a dbname that is itself a connection string or a URI is redacted in turn
+    ("host=db1 dbname='postgresql://u:nested@h/db'", "host=db1 dbname='postgresql://u:***@h/db'"),
+    ("dbname='host=h password=inner' user=x", "dbname='host=h password=***' user=x"),
+    ("postgresql://db1/app?dbname=postgresql%3A%2F%2Fu%3Ap%40h", "postgresql://db1/app?dbname=***"),
+    # a token without '=' may be anything: the rest goes
+    ("host=db1 hunter2 user=x", "host=db1 ***"),
 ])
 def test_redact_dsn(dsn: str, redacted: str) -> None:
     assert redact_dsn(dsn) == redacted
 
 
-def test_scrub_removes_the_password_from_a_message() -> None:
+def test_scrub_removes_the_password_from_a_message(monkeypatch: pytest.MonkeyPatch) -> None:
     dsn = "host=db1 password='pa ss' user=x"
     assert scrub('invalid option near "pa ss" and pa ss', dsn) == 'invalid option near "***" and ***'
     uri = "postgresql://x:p%40ss@db1/db"
     assert scrub("saw p@ss and p%40ss", uri) == "saw *** and ***"
     assert scrub("nothing secret", "host=db1") == "nothing secret"
+    nested = "dbname='postgresql://u:n3sted@/db' user=postgres"
+    assert scrub('database "postgresql://u:n3sted@/db" does not exist', nested) == (
+        'database "postgresql://u:***@/db" does not exist')
+    monkeypatch.setenv("PGPASSWORD", "fr0m-env")
+    assert scrub("echoed fr0m-env", "host=db1") == "echoed ***"
+
+
+@pytest.mark.parametrize(("name", "value", "redacted"), [
+    ("archive_command", "cp %p /x/%f", "***"),
+    ("ssl_passphrase_command", "echo s", "***"),
+    ("Restore_Command", "x", "***"),
+    ("archive_command", "", ""),  # not set: nothing to hide, and worth seeing
+    ("myext.api_key", "k", "***"),
+    ("pg_stat_statements.max", "5000", "***"),  # a custom setting's value may be anything
+    ("primary_conninfo", "host=p password=s", "host=p password=***"),
+    ("work_mem", "4MB", "4MB"),
+    ("archive_mode", "on", "on"),
+    ("application_name", "password=notasecret", "password=notasecret"),
+])
+def test_settings_are_redacted_by_the_shape_of_their_name(name: str, value: str, redacted: str) -> None:
+    assert redact_setting(name, value) == redacted
+    assert redact_setting(name, None) is None
 
 
 def test_redact_conf_text_keeps_every_other_byte() -> None:
@@ -45,6 +87,15 @@ def test_redact_conf_text_keeps_every_other_byte() -> None:
         "primary_conninfo = 'host=primary user=rep password=''x y'' port=5432'   # replica\n"
         "Primary_Conninfo='password=plain'\n"
         "application_name = 'password=notasecret'\n"
+        "archive_command = 'cp %p /mnt/%f' # to the archive\n"
+        "#restore_command = 'old one'\n"
+        "#archive_command = ''\t\t# command to use to archive a WAL file\n"
+        "recovery_end_command=bin/end\n"
+        "myext.api_key 'k3y'\n"
+        "archive_cleanup_command = 'never closed\n"
+        "ssl_passphrase_command = bad\\ line s3cret # refused by PostgreSQL\n"
+        "# signal.  If you edit the file on a running system, you have to SIGHUP the\n"
+        "\t\t\t\t# e.g. 'test ! -f /mnt/server/archivedir/%f && cp %p /mnt/server/archivedir/%f'\n"
     )
     assert redact_conf_text(text) == (
         "# primary_conninfo = 'password=***'\n"
@@ -52,4 +103,31 @@ def test_redact_conf_text_keeps_every_other_byte() -> None:
         "primary_conninfo = 'host=primary user=rep password=*** port=5432'   # replica\n"
         "Primary_Conninfo='password=***'\n"
         "application_name = 'password=notasecret'\n"
+        "archive_command = '***' # to the archive\n"
+        "#restore_command = '***'\n"
+        "#archive_command = ''\t\t# command to use to archive a WAL file\n"
+        "recovery_end_command='***'\n"
+        "myext.api_key '***'\n"
+        "archive_cleanup_command = '***'\n"
+        "ssl_passphrase_command = '***'\n"
+        "# signal.  If you edit the file on a running system, you have to SIGHUP the\n"
+        "\t\t\t\t# e.g. 'test ! -f /mnt/server/archivedir/%f && cp %p /mnt/server/archivedir/%f'\n"
     )
+
+
+def test_private_and_secret_kernel_parameters_are_redacted(tmp_path: Path) -> None:
+    proc_sys = tmp_path / "sys"
+    for name, mode in (("net/ipv4/tcp_fastopen_key", 0o600), ("net/ipv4/tcp_rmem", 0o644),
+                       ("kernel/cad_pid", 0o600), ("net/ipv6/conf/eth0.100/stable_secret", 0o644)):
+        (proc_sys / name).parent.mkdir(parents=True, exist_ok=True)
+        (proc_sys / name).write_text("x\n")
+        (proc_sys / name).chmod(mode)
+    private = private_sysctl_keys(str(proc_sys))
+    assert private == {"net.ipv4.tcp_fastopen_key", "kernel.cad_pid"}
+    text = ("kernel.cad_pid = 1\nnet.ipv4.tcp_fastopen_key = 0a1b-2c3d\nnet.ipv4.tcp_rmem = 4096\t131072\n"
+            "net.ipv6.conf.eth0/100.stable_secret = fe80::1\n")
+    assert redact_sysctl_text(text, private) == (
+        "kernel.cad_pid = ***\nnet.ipv4.tcp_fastopen_key = ***\nnet.ipv4.tcp_rmem = 4096\t131072\n"
+        "net.ipv6.conf.eth0/100.stable_secret = ***\n")
+    # by name too, where the mode cannot be seen (a sysctl -a from elsewhere)
+    assert redact_sysctl_text("net.ipv4.tcp_fastopen_key = 0a1b\n", frozenset()) == "net.ipv4.tcp_fastopen_key = ***\n"

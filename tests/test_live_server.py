@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -19,6 +20,8 @@ from conftest import require_postgres
 from livepg import LiveCluster, running_cluster
 from pgvet.errors import InputError
 from pgvet.live.commands import collect_command
+from pgvet.live.redact import redact_setting
+from pgvet.live.server import SESSION_SETTINGS, SESSION_SETTINGS_NOTE
 from pgvet.provenance import Located, Source
 from pgvet.sources.pgsettings import LiveServer, live_facts, parse_pg_settings_json
 
@@ -29,6 +32,8 @@ PLAIN_PASSWORD = "Pl41n-S3cret-plugh"
 CONNINFO_PASSWORD = "Repl1c4-S3cret-frob"
 SECRETS = (MONITOR_PASSWORD, PLAIN_PASSWORD, CONNINFO_PASSWORD)
 OS_FILES = {"meminfo.txt", "sysctl.txt", "lscpu.txt", "lscpu.json", "mounts.txt", "sysfs.txt"}
+CONFIG_FILES = {"postgresql.conf", "postgresql.auto.conf", "conf.d/10-memory.conf"}
+SESSION_GAP = ("pg_settings' default_transaction_read_only, lock_timeout, statement_timeout", SESSION_SETTINGS_NOTE)
 MB = 1024 * 1024
 
 
@@ -96,14 +101,22 @@ def _snapshot_files(snapshot: Path) -> set[str]:
 
 def test_collect_writes_every_file(collected: Collected) -> None:
     snapshot = collected.superuser
-    outside_copy = f"pgconf-outside/{collected.outside.relative_to('/').as_posix()}/extra.conf"
-    assert _snapshot_files(snapshot) == OS_FILES | {"collect.json", "pg_settings.json", "postgresql.conf",
-                                                    "postgresql.auto.conf", "conf.d/10-memory.conf", outside_copy}
-    assert (snapshot / outside_copy).read_text() == "effective_cache_size = '3GB'\n"
+    assert _snapshot_files(snapshot) == OS_FILES | CONFIG_FILES | {"collect.json", "pg_settings.json"}
     for name in _snapshot_files(snapshot):
         assert (snapshot / name).stat().st_size > 0, name
+        assert (snapshot / name).stat().st_mode & 0o777 == 0o600, name
+    assert {path.stat().st_mode & 0o777 for path in (snapshot, snapshot / "conf.d")} == {0o700}
     data = collected.cluster.data
     assert (snapshot / "postgresql.conf").read_bytes() == (data / "postgresql.conf").read_bytes()
+    # Files are read only in the server's configuration directory (its data directory here): not the include
+    # outside it, which the manifest names.
+    manifest = json.loads((snapshot / "collect.json").read_text())
+    assert manifest["failed"] == [{"what": f"{collected.outside}/extra.conf",
+                                   "error": f"not copied: outside the server's configuration directory {data}"}]
+    copies = {each["name"]: each for each in manifest["files"] if "server_file" in each}
+    assert {name: each["server_file"] for name, each in copies.items()} == {
+        "postgresql.conf": f"{data}/postgresql.conf", "postgresql.auto.conf": f"{data}/postgresql.auto.conf",
+        "conf.d/10-memory.conf": f"{data}/conf.d/10-memory.conf"}
 
 
 def test_pg_settings_parse_back_to_the_servers_settings(collected: Collected) -> None:
@@ -112,21 +125,23 @@ def test_pg_settings_parse_back_to_the_servers_settings(collected: Collected) ->
     server = collected.server(collected.superuser)
     columns = ("name, setting, unit, vartype, context, source, sourcefile, sourceline, boot_val, reset_val, "
                "pending_restart")
-    # Read as pgvet reads: same application_name, inside a read-only transaction.
-    with psycopg.connect(collected.cluster.dsn(), application_name="pgvet") as connection:
-        connection.read_only = True
+    # Read as pgvet reads: the same application_name and session settings.
+    options = "-c default_transaction_read_only=on -c statement_timeout=10000 -c lock_timeout=2000"
+    with psycopg.connect(collected.cluster.dsn(), application_name="pgvet", options=options) as connection:
         expected = connection.execute(f"SELECT {columns} FROM pg_settings").fetchall()  # type: ignore[arg-type]
     assert len(server.settings) == len(expected)
     for name, setting, unit, vartype, context, source, sourcefile, sourceline, boot, reset, pending in expected:
-        if name == "primary_conninfo":
-            continue  # redacted, checked below
         row = server.settings[name.lower()]
+        if name in SESSION_SETTINGS:  # pgvet's own session's: not written as the server's
+            setting, reset, source = None, None, "client"
+        setting, boot, reset = (redact_setting(name, value) for value in (setting, boot, reset))
         assert (row.name, row.setting, row.unit, row.vartype, row.context, row.source, row.sourcefile,
                 row.sourceline, row.boot_val, row.reset_val, row.pending_restart) == (
             name, setting, unit, vartype, context, source, sourcefile, sourceline, boot, reset, pending)
     assert server.settings["primary_conninfo"].setting == "host=replica.example user=rep password=***"
+    assert server.settings["archive_command"].setting == "***"  # PostgreSQL shows "(disabled)": a command's place
     assert server.major == collected.cluster.major
-    assert server.unavailable == ()
+    assert [(gap.what, gap.error) for gap in server.unavailable] == [SESSION_GAP]
 
 
 def test_alter_system_setting_points_at_postgresql_auto_conf(collected: Collected) -> None:
@@ -198,7 +213,7 @@ def test_live_values_match_the_catalogs_conversion(collected: Collected) -> None
 def test_pg_monitor_role_collects_without_pg_file_settings(collected: Collected) -> None:
     server = collected.server(collected.monitor)
     assert [(gap.what, gap.error) for gap in server.unavailable] == [
-        ("pg_file_settings", "permission denied for view pg_file_settings")]
+        SESSION_GAP, ("pg_file_settings", "permission denied for view pg_file_settings")]
     assert server.file_settings is None
     facts = live_facts(server)
     assert "live.file_settings_errors" not in facts
@@ -211,7 +226,8 @@ def test_pg_monitor_role_collects_without_pg_file_settings(collected: Collected)
 def test_role_without_privileges_records_each_gap(collected: Collected) -> None:
     server = collected.server(collected.plain)
     gaps = {gap.what: gap.error for gap in server.unavailable}
-    assert set(gaps) == {"data_directory", "config_file", "pg_settings.sourcefile", "pg_file_settings"}
+    assert set(gaps) == {"data_directory", "config_file", "pg_settings.sourcefile", "pg_file_settings",
+                         SESSION_GAP[0]}
     assert gaps["pg_file_settings"] == "permission denied for view pg_file_settings"
     for name in ("data_directory", "config_file"):
         # 15: 'must be superuser or have privileges of pg_read_all_settings to examine "NAME"';
@@ -223,10 +239,8 @@ def test_role_without_privileges_records_each_gap(collected: Collected) -> None:
     assert work_mem.origin == work_mem.row and work_mem.row.path == "pg_settings.json"
     assert live_facts(server)["pg.work_mem"].value == 12 * MB
     assert "data_directory" not in server.settings
-    # Without config_file nothing can be copied, and the manifest says so.
-    assert _snapshot_files(collected.plain) == OS_FILES | {"collect.json", "pg_settings.json"}
-    manifest = (collected.plain / "collect.json").read_text()
-    assert "the server did not show config_file" in manifest
+    # Where the files are is the OS's word, not the server's: the role's privileges do not matter.
+    assert _snapshot_files(collected.plain) == OS_FILES | CONFIG_FILES | {"collect.json", "pg_settings.json"}
 
 
 def test_no_password_is_written(collected: Collected) -> None:

@@ -1,60 +1,112 @@
-"""Which configuration files are copied, and where; psycopg stays unimported until a server is contacted."""
+"""The snapshot directory: private, new, written through no link, taken back whole; and how the server's
+configuration is located from the OS (its command line, its credentials); psycopg stays unimported until a
+server is contacted."""
 
 from __future__ import annotations
 
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-from pgvet.live.server import ServerReading
-from pgvet.live.writer import config_copies, server_is_local
+import pytest
 
-START = 1769076900.25
-
-
-def _reading(data: Path, *, unix_socket: bool, port: str = "5432", start: float | None = START) -> ServerReading:
-    server: dict[str, Any] = {"server_version_num": 160002, "data_directory": str(data),
-                              "config_file": str(data / "postgresql.conf")}
-    return ServerReading(dsn="", connection={"unix_socket": unix_socket}, server=server,
-                         settings=[{"name": "port", "setting": port}], file_settings=None, databases=[],
-                         statistics={}, postmaster_start_epoch=start)
+from pgvet.errors import InputError
+from pgvet.live.commands import collect_command
+from pgvet.live.local import Credentials, NotCopied, locate_server, postmaster_options
+from pgvet.live.server import SocketPeer
+from pgvet.live.writer import SnapshotDirectory, write_text
 
 
-def _data_directory(tmp_path: Path, pid_start: float, pid_port: int) -> Path:
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "postmaster.pid").write_text(f"4242\n{data}\n{int(pid_start)}\n{pid_port}\n/run/postgresql\n*\n")
-    (data / "postgresql.conf").write_text("shared_buffers = '1GB'\n")
-    (data / "postgresql.auto.conf").write_text("primary_conninfo = 'host=p password=hunter2'\n")
-    (tmp_path / "conf.d").mkdir()
-    return data
+def test_a_new_snapshot_is_private_and_its_files_new(tmp_path: Path) -> None:
+    snapshot = SnapshotDirectory.create(tmp_path / "a" / "snap")
+    try:
+        snapshot.write("conf.d/10-memory.conf", "work_mem = '8MB'\n")
+        snapshot.write("collect.json", "{}\n")
+        with pytest.raises(InputError, match=r"cannot write .*collect.json: File exists"):
+            snapshot.write("collect.json", "again")
+    finally:
+        snapshot.close()
+    modes = {path.relative_to(tmp_path).as_posix(): stat.S_IMODE(path.lstat().st_mode)
+             for path in (tmp_path / "a").rglob("*")}
+    assert modes == {"a/snap": 0o700, "a/snap/conf.d": 0o700, "a/snap/conf.d/10-memory.conf": 0o600,
+                     "a/snap/collect.json": 0o600}
+    # A file added later (pgvet check's host.yaml) is new too: never written through a link planted there.
+    (tmp_path / "a" / "snap" / "host.yaml").symlink_to(tmp_path / "victim")
+    with pytest.raises(InputError, match=r"host\.yaml: File exists"):
+        write_text(tmp_path / "a" / "snap", "host.yaml", "storage: ssd\n")
+    assert not (tmp_path / "victim").exists()
 
 
-def test_a_matching_postmaster_pid_shows_the_server_is_local(tmp_path: Path) -> None:
-    data = _data_directory(tmp_path, START, 5432)
-    reading = _reading(data, unix_socket=False)
-    assert server_is_local(reading) == f"{data}/postmaster.pid matches the server's start time and port"
-    copies, failures = config_copies(reading, [str(data / "postgresql.conf"), str(data / "postgresql.auto.conf"),
-                                               str(data / "missing.conf"), str(tmp_path / "conf.d" / "x.conf")])
-    assert [(copy.name, copy.text) for copy in copies] == [
-        ("postgresql.conf", "shared_buffers = '1GB'\n"),
-        ("postgresql.auto.conf", "primary_conninfo = 'host=p password=***'\n"),
-    ]
-    assert failures == [{"what": str(data / "missing.conf"), "error": "No such file or directory"},
-                        {"what": str(tmp_path / "conf.d" / "x.conf"), "error": "No such file or directory"}]
+def test_an_output_that_is_a_link_or_anothers_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "empty")
+    with pytest.raises(InputError, match="is a symbolic link"):
+        collect_command(tmp_path / "link", None, host_only=True)
+    (tmp_path / "file").write_text("mine")
+    with pytest.raises(InputError, match="exists and is not a directory"):
+        collect_command(tmp_path / "file", None, host_only=True)
+    if os.geteuid() == 0:
+        (tmp_path / "theirs").mkdir()
+        os.chown(tmp_path / "theirs", 12345, 12345)
+        with pytest.raises(InputError, match="belongs to another user"):
+            collect_command(tmp_path / "theirs", None, host_only=True)
+    assert sorted(os.listdir(tmp_path)) == ["empty", "file", "link", *(["theirs"] if os.geteuid() == 0 else [])]
+    assert os.listdir(tmp_path / "empty") == []
 
 
-def test_another_servers_files_are_not_copied(tmp_path: Path) -> None:
-    data = _data_directory(tmp_path, START - 3600, 5432)  # same paths, another start: a different server
-    for reading in (_reading(data, unix_socket=False), _reading(data, unix_socket=False, port="5433"),
-                    _reading(data, unix_socket=False, start=None)):
-        assert server_is_local(reading) is None
-        copies, failures = config_copies(reading, [str(data / "postgresql.conf")])
-        assert copies == []
-        assert failures == [{"what": "configuration files", "error": "not copied: cannot show that the server runs on "
-                             "this machine (no Unix-socket connection, no matching postmaster.pid)"}]
-    assert server_is_local(_reading(data, unix_socket=True)) == "connected through a Unix-domain socket"
+def test_an_empty_directory_of_ones_own_is_made_private_and_emptied_again_on_failure(tmp_path: Path) -> None:
+    given = tmp_path / "given"
+    given.mkdir(mode=0o755)
+    snapshot = SnapshotDirectory.create(given)
+    snapshot.write("conf.d/a.conf", "x\n")
+    snapshot.write("sysctl.txt", "y\n")
+    assert stat.S_IMODE(given.stat().st_mode) == 0o700
+    snapshot.discard()
+    snapshot.close()
+    assert given.is_dir() and os.listdir(given) == []
+    made = SnapshotDirectory.create(tmp_path / "made")
+    made.write("x.txt", "x\n")
+    made.discard()
+    made.close()
+    assert not (tmp_path / "made").exists()
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["/usr/lib/postgresql/15/bin/postgres", "-D", "/var/lib/postgresql/15/main", "-c",
+      "config_file=/etc/postgresql/15/main/postgresql.conf"],
+     {"-D": "/var/lib/postgresql/15/main", "config_file": "/etc/postgresql/15/main/postgresql.conf"}),
+    (["postgres", "-D/srv/pg", "-cconfig_file=/etc/pg.conf", "-p", "5433", "-k", "/tmp"],
+     {"-D": "/srv/pg", "config_file": "/etc/pg.conf"}),
+    (["postgres", "--config-file=/etc/a.conf", "-i", "-D", "/d", "--data_directory=/x"],
+     {"-D": "/d", "config_file": "/etc/a.conf", "data_directory": "/x"}),
+    (["postgres", "-c", "listen_addresses=", "-B", "-D", "/srv"],  # -B takes "-D" as its value
+     {"listen_addresses": ""}),
+    (["python3", "tests/fakepg.py", "-D", "/d"], {"-D": "/d"}),
+])
+def test_the_postmaster_command_line_is_read_as_postgres_reads_it(argv: list[str], expected: dict[str, str]) -> None:
+    assert postmaster_options(argv) == expected
+
+
+def test_credentials_grant_what_the_mode_bits_grant() -> None:
+    def info(uid: int, gid: int, mode: int) -> os.stat_result:
+        return os.stat_result((stat.S_IFREG | mode, 0, 0, 1, uid, gid, 0, 0, 0, 0))
+
+    postgres = Credentials(uid=100, gids=frozenset({100, 110}))
+    assert postgres.may(info(100, 0, 0o600), 4) and not postgres.may(info(0, 0, 0o600), 4)
+    assert postgres.may(info(0, 110, 0o640), 4) and not postgres.may(info(0, 42, 0o640), 4)
+    assert postgres.may(info(0, 0, 0o644), 4) and not postgres.may(info(100, 0, 0o044), 4)  # the owner's bits rule
+    assert postgres.may(info(0, 0, 0o711), 1) and not postgres.may(info(0, 0, 0o700), 1)
+
+
+def test_a_server_the_kernel_does_not_show_is_not_located(tmp_path: Path) -> None:
+    with pytest.raises(NotCopied, match="not a Unix-domain socket"):
+        locate_server(None)
+    with pytest.raises(NotCopied, match="in another PID namespace"):
+        locate_server(SocketPeer("/run/postgresql/.s.PGSQL.5432", 0))
+    with pytest.raises(NotCopied, match=r"\(pid 4242\) cannot be seen: No such file or directory"):
+        locate_server(SocketPeer("/run/postgresql/.s.PGSQL.5432", 4242), proc_root=str(tmp_path))
 
 
 def test_collecting_the_host_and_reading_a_snapshot_do_not_import_psycopg(tmp_path: Path) -> None:

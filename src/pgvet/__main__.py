@@ -9,10 +9,10 @@ is read by fastcli and imports no command-line library; every other command line
 def main() -> None:
     try:
         _run()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         from pgvet.interrupt import exit_interrupted
 
-        exit_interrupted()
+        exit_interrupted(interrupt)
     except RuntimeError as error:
         # CPython 3.11 wraps what a descriptor's __set_name__ raises (a dataclass's fields, while a module that
         # defines one loads) in a RuntimeError: a Ctrl-C at that moment arrives as one

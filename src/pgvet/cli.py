@@ -47,7 +47,8 @@ R = TypeVar("R")
 
 
 def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
-    """pgvet's own errors become one line on stderr and their exit code (2), never a traceback."""
+    """pgvet's own errors become one line on stderr and their exit code (2), never a traceback; Ctrl-C one line
+    and 130 (typer would make it 130 without a word)."""
 
     @functools.wraps(command)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -58,6 +59,11 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
         except PgvetError as error:
             typer.echo(f"pgvet: error: {error}", err=True)
             raise typer.Exit(error.exit_code) from None
+        except KeyboardInterrupt as interrupt:
+            from pgvet.interrupt import interrupted_message
+
+            typer.echo(interrupted_message(interrupt), err=True)
+            raise typer.Exit(130) from None
 
     return run
 
@@ -401,7 +407,8 @@ def collect(
              "--host-only reads the host alone.")] = None,
     host_only: Annotated[bool, typer.Option(help="Read the host only, even when PG* variables are set.")] = False,
     timeout: Annotated[float, typer.Option(
-        help="Connection timeout (libpq connect_timeout), in seconds; each query is limited to 10 s.")] = 10,
+        help="Seconds to connect (libpq connect_timeout) and for each query; the whole reading of the server "
+             "is limited to six times that.")] = 10,
 ) -> None:
     """Read this host (and a live server, read-only) into a snapshot directory that `pgvet lint` reads."""
     from pgvet.live.commands import collect_command
@@ -435,7 +442,8 @@ def check(
     fail_on: Annotated[Optional[str], typer.Option(help="Lowest severity that fails: error, warning or info.")] = None,  # noqa: UP045
     exit_zero: Annotated[bool, typer.Option(help="Exit 0 even with findings (never hides exit 2).")] = False,
     timeout: Annotated[float, typer.Option(
-        help="Connection timeout (libpq connect_timeout), in seconds; each query is limited to 10 s.")] = 10,
+        help="Seconds to connect (libpq connect_timeout) and for each query; the whole reading of the server "
+             "is limited to six times that.")] = 10,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Say which rules were not evaluated and why.")] = False,
     color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Force colour on or off.")] = None,  # noqa: UP045

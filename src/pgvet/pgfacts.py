@@ -102,8 +102,8 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
             host.add(Fact(name, located.value, located.source))
         if live.file_settings is not None:
             _live_file_items(host, live, catalog)
-        for gap in live.unavailable:  # what the role could not read: rules that need it are not evaluated
-            host.warnings.append(f"{gap.row}: the server did not let pgvet read {gap.what}: {gap.error}")
+        for gap in live.unavailable:  # what could not be read (a privilege, an answer that made no sense…)
+            host.warnings.append(f"{gap.row}: pgvet could not read {gap.what} from the server: {gap.error}")
     _defaults(host, catalog, wanted, major)
 
 

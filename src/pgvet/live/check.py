@@ -19,6 +19,7 @@ from typing import Any
 from pgvet.errors import InputError
 from pgvet.facts import HostFacts, Item
 from pgvet.findings import Evidence, LintResult
+from pgvet.interrupt import Interrupted
 from pgvet.lint import LintOptions
 
 # An answer is asked with its prompt and choices; the raw YAML value is what host.yaml stores.
@@ -149,6 +150,11 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
         directory = scratch / (socket.gethostname().replace("/", "_") or "localhost")
     try:
         collect_command(directory, dsn, timeout=timeout)
+    except BaseException:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    try:
         asked: list[str] = []
         answers: Answers = {}
         if prompt is not None:
@@ -163,6 +169,9 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
         result = lint([directory], replace(options, record_passes=True, keep_facts=True))
         if scratch is not None:
             _point_at_server_files(result, directory)
+    except KeyboardInterrupt:
+        raise Interrupted("the temporary snapshot removed" if scratch is not None
+                          else f"the snapshot is kept in {directory}") from None
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -178,8 +187,7 @@ def _point_at_server_files(result: LintResult, directory: Path) -> None:
     from pgvet.live.writer import copied_from
 
     try:
-        copies = copied_from(json.loads((directory / "collect.json").read_text(encoding="utf-8")),
-                             json.loads((directory / "pg_settings.json").read_text(encoding="utf-8")))
+        copies = copied_from(json.loads((directory / "collect.json").read_text(encoding="utf-8")))
     except (OSError, ValueError):
         return
     if not copies:

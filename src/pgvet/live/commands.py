@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import shlex
-import shutil
 import socket
 import sys
 from collections.abc import Callable, Iterator
@@ -15,15 +14,12 @@ from typing import Any, TypeVar
 
 from pgvet import __version__
 from pgvet.errors import UsageError
+from pgvet.interrupt import Interrupted
 from pgvet.live.host import HostFile, collect_host, utc_now
-from pgvet.live.server import ServerReading, config_files, connect, read_server, redact_dsn
-from pgvet.live.writer import (
-    config_copies,
-    prepare_directory,
-    render_manifest,
-    render_pg_settings_json,
-    write_text,
-)
+from pgvet.live.local import NotCopied, ServerProcess, copy_config_files, locate_server
+from pgvet.live.redact import redact_dsn
+from pgvet.live.server import ServerReading, SessionGuard, connect, read_server, socket_peer
+from pgvet.live.writer import SnapshotDirectory, render_manifest, render_pg_settings_json
 
 T = TypeVar("T")
 
@@ -69,39 +65,43 @@ def _command_line(output: Path | None, dsn: str | None, host_only: bool, timeout
 def collect_command(output: Path | None, dsn: str | None, *, host_only: bool = False, timeout: float = 10) -> Path:
     """Collect this host (and, unless ``host_only``, the server ``dsn`` points at) into a snapshot directory.
 
-    ``output``: a new or empty directory, default ``./pgvet-snapshot-<hostname>-<UTC date-time>``.
-    ``dsn``: a libpq conninfo or URI; None uses libpq's defaults (PGHOST, PGPORT, PGUSER, service
-    files, .pgpass). ``timeout``: connect_timeout in seconds. Returns the snapshot directory.
-    Raises InputError for what the user must fix: an output directory that is not empty, a server
-    that cannot be reached or refuses the login; UsageError for a timeout that is not a positive
-    number. Gaps (a view the role may not read, a missing lscpu) do not fail the collection:
-    collect.json and pg_settings.json record them.
+    ``output``: a new or empty directory, default ``./pgvet-snapshot-<hostname>-<UTC date-time>``; it is made
+    0700 and its files 0600. ``dsn``: a libpq conninfo or URI; None uses libpq's defaults (PGHOST, PGPORT,
+    PGUSER, service files, .pgpass). ``timeout``: seconds to connect and for each query; the whole reading of
+    the server is bounded by ``READING_BOUND_FACTOR`` times that. Returns the snapshot directory.
+    Raises InputError for what the user must fix: an output directory that is not empty, a server that cannot
+    be reached, refuses the login, drops the connection or does not answer in time; UsageError for a timeout
+    that is not a positive number; Interrupted on Ctrl-C. On any of them nothing is left written. Gaps (a view
+    the role may not read, an answer that makes no sense, a missing lscpu, files not copied) do not fail the
+    collection: collect.json and pg_settings.json record them.
     """
     if not (math.isfinite(timeout) and timeout > 0):  # nan and inf would break libpq's whole seconds
         raise UsageError(f"--timeout must be a positive number of seconds, not {timeout:g}")
     started_at = utc_now()
-    directory = output if output is not None else default_output()
-    created = not directory.exists()
-    prepare_directory(directory)
+    snapshot = SnapshotDirectory.create(output if output is not None else default_output())
     try:
-        return _collect_into(directory, output, dsn, host_only, timeout, started_at)
+        _collect_into(snapshot, output, dsn, host_only, timeout, started_at)
+    except KeyboardInterrupt:
+        snapshot.discard()
+        raise Interrupted("nothing written") from None
     except BaseException:
-        if created:  # leave nothing half-written behind a failure
-            shutil.rmtree(directory, ignore_errors=True)
+        snapshot.discard()  # leave nothing half-written behind a failure
         raise
+    finally:
+        snapshot.close()
+    return snapshot.path
 
 
-def _collect_into(directory: Path, output: Path | None, dsn: str | None, host_only: bool, timeout: float,
-                  started_at: str) -> Path:
+def _collect_into(snapshot: SnapshotDirectory, output: Path | None, dsn: str | None, host_only: bool,
+                  timeout: float, started_at: str) -> None:
     files: list[HostFile] = []
     failed: list[dict[str, str]] = []
     server_summary: dict[str, Any] | None = None
     with _progress() as step:
         if not host_only:
-            reading = step("Reading the server…", lambda: _read(dsn, timeout))
+            reading, copies, copy_failures = step("Reading the server and its configuration files…",
+                                                  lambda: _read(dsn, timeout))
             collected_at = utc_now()
-            copies, copy_failures = step("Copying configuration files…",
-                                         lambda: config_copies(reading, config_files(reading)))
             files.append(HostFile("pg_settings.json", "pg_settings, pg_file_settings and statistics views",
                                   collected_at, render_pg_settings_json(reading, collected_at=collected_at,
                                                                         pgvet_version=__version__)))
@@ -113,15 +113,31 @@ def _collect_into(directory: Path, output: Path | None, dsn: str | None, host_on
         files.extend(step("Reading the host…", collect_host))
         for each in files:
             if each.text is not None:
-                write_text(directory, each.name, each.text)
-        write_text(directory, "collect.json", render_manifest(
+                snapshot.write(each.name, each.text)
+        snapshot.write("collect.json", render_manifest(
             pgvet_version=__version__, hostname=socket.gethostname(), started_at=started_at, finished_at=utc_now(),
             command=_command_line(output, dsn, host_only, timeout), files=files, failed=failed,
             server=server_summary))
-    return directory
 
 
-def _read(dsn: str | None, timeout: float) -> ServerReading:
+def _read(dsn: str | None, timeout: float) -> tuple[ServerReading, list[HostFile], list[dict[str, str]]]:
+    """The server's reading, and its configuration files when the OS shows they are on this machine (read
+    while the connection holds the process that serves it)."""
     connection = connect(dsn, timeout=timeout)
     with connection:
-        return read_server(connection, dsn)
+        peer = socket_peer(connection)
+        try:
+            process: ServerProcess | None = locate_server(peer)
+            not_copied = ""
+        except NotCopied as refusal:
+            process, not_copied = None, str(refusal)
+        try:
+            with SessionGuard(connection, timeout) as guard:
+                reading = read_server(connection, dsn, guard, peer)
+            if process is None:
+                return reading, [], [{"what": "configuration files", "error": f"not copied: {not_copied}"}]
+            copies, failures = copy_config_files(process, reading)
+            return reading, copies, failures
+        finally:
+            if process is not None:
+                process.close()

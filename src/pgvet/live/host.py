@@ -1,4 +1,4 @@
-"""Read the local host into the snapshot's OS files (design.md's names), verbatim.
+"""Read the local host into the snapshot's OS files (design.md's names), verbatim but for secret kernel parameters.
 
 Each reader returns a HostFile: the text to write, or why it could not be read. Nothing raises for
 an unreadable input: a container without ``lscpu`` or a cgroup v1 host still gets a snapshot, and
@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+
+from pgvet.live.redact import private_sysctl_keys, redact_sysctl_text
 
 COMMAND_TIMEOUT = 30.0
 # Keys procps' sysctl -a leaves out (superseded by their *_ms twins).
@@ -42,6 +44,7 @@ class HostFile:
     text: str | None = None
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
+    server_file: str | None = None  # a copied configuration file: the server's path of it
 
 
 def utc_now() -> str:
@@ -118,14 +121,17 @@ def walk_proc_sys(proc_sys: Path) -> tuple[str, list[str]]:
 
 
 def read_sysctl(proc: Path = Path("/proc"), which: Callable[[str], str | None] = shutil.which) -> HostFile:
+    """``sysctl -a`` (or its walk of /proc/sys), the values of private and secret keys redacted."""
     if which("sysctl") is not None:
-        return _run("sysctl.txt", ["sysctl", "-a"], which)
-    result = HostFile("sysctl.txt", f"walk {proc / 'sys'} (no sysctl program)", utc_now())
-    if not (proc / "sys").is_dir():
-        result.error = f"{proc / 'sys'} is not a directory"
-        return result
-    text, skipped = walk_proc_sys(proc / "sys")
-    result.text, result.warnings = text, skipped
+        result = _run("sysctl.txt", ["sysctl", "-a"], which)
+    elif not (proc / "sys").is_dir():
+        result = HostFile("sysctl.txt", f"walk {proc / 'sys'} (no sysctl program)", utc_now(),
+                          error=f"{proc / 'sys'} is not a directory")
+    else:
+        result = HostFile("sysctl.txt", f"walk {proc / 'sys'} (no sysctl program)", utc_now())
+        result.text, result.warnings = walk_proc_sys(proc / "sys")
+    if result.text is not None:
+        result.text = redact_sysctl_text(result.text, private_sysctl_keys(str(proc / "sys")))
     return result
 
 

@@ -1,49 +1,62 @@
-"""Read a running PostgreSQL server, read-only, with psycopg 3 (imported only here, when a server is contacted).
+"""Read a running PostgreSQL server, read-only and bounded in time, with psycopg 3 (imported only here, when a
+server is contacted). The server is not trusted: what it answers is checked before it is kept.
 
-Connection: libpq conventions (a conninfo string or a URI; PG* variables, service files and .pgpass
-work because libpq handles them), ``application_name=pgvet``, ``connect_timeout``. The session is
-read-only (``default_transaction_read_only``) with ``statement_timeout`` and ``lock_timeout`` set, in
-autocommit so that a query refused for lack of privilege does not spoil the ones after it.
+Connection: libpq conventions (a conninfo string or a URI; PG* variables, service files and .pgpass work
+because libpq handles them), ``application_name=pgvet``, ``connect_timeout``, and, in the startup packet so
+that they hold from the first query, ``default_transaction_read_only=on``, ``statement_timeout`` and
+``lock_timeout``. Autocommit, so that a query refused for lack of privilege spoils nothing after it.
 
-pg_settings is read first, in a read-only transaction, before pgvet's own ``SET`` commands, so it
-shows the server's values rather than pgvet's session (only ``application_name``, given at
-connection, and ``transaction_read_only``, on inside that transaction, are pgvet's).
+The whole reading is bounded on the client's side too (``READING_BOUND_FACTOR`` × the timeout): a server
+that never answers ignores statement_timeout and cancel requests alike, so the session's socket is shut
+down from outside; Ctrl-C does the same at once, rather than psycopg's cancel and wait.
 
-A query the role may not run is recorded in ``ServerReading.unavailable`` with the server's error
-text; only a failure to connect stops the collection (InputError, one line, no password).
+A query the role may not run, or whose answer is not what the query returns (a count of ``'lots'``, a
+NULL name, a text of megabytes), is recorded in ``ServerReading.unavailable``; only a failure to connect,
+a lost connection or the bound stop the collection (InputError, one line, no password).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import re
+import signal
+import socket
+import struct
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
+from decimal import Decimal
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pgvet.errors import InputError
+from pgvet.live.redact import redact_dsn, redact_setting, scrub
 
 if TYPE_CHECKING:
     import psycopg
 
-STATEMENT_TIMEOUT = "10s"
-LOCK_TIMEOUT = "2s"
-REDACTED = "***"
-# libpq keywords whose values are secrets (sslpassword: the passphrase of the client key).
-SECRET_KEYWORDS = frozenset({"password", "sslpassword"})
-# Parameters whose value is a libpq connection string that may hold a password.
-CONNINFO_PARAMETERS = frozenset({"primary_conninfo"})
+LOCK_TIMEOUT = 2.0  # seconds, or half the timeout when that is shorter (a lock's wait then says so itself)
+# The whole reading of a server (its queries: connect_timeout bounds the connection) within this many timeouts.
+READING_BOUND_FACTOR = 6
+# What pgvet sets for its own session; pg_settings shows pgvet's values for them (source "client").
+SESSION_SETTINGS = ("default_transaction_read_only", "statement_timeout", "lock_timeout")
+# Bounds on what a server may answer: more is recorded as a gap, not kept.
+MAX_ROWS = 100_000
+MAX_TEXT = 1 << 20  # characters of one value
+MAX_INTEGER = 1 << 63
 
 SETTINGS_COLUMNS = ("name", "setting", "unit", "vartype", "context", "source", "sourcefile", "sourceline",
                     "boot_val", "reset_val", "pending_restart")
 FILE_SETTINGS_COLUMNS = ("sourcefile", "sourceline", "seqno", "name", "setting", "applied", "error")
+VARTYPES = frozenset({"bool", "integer", "real", "string", "enum"})
 # Parameters pg_settings hides from roles without pg_read_all_settings (GUC_SUPERUSER_ONLY).
 READ_ALL_SETTINGS_NOTE = ("requires superuser or membership in pg_read_all_settings (pg_monitor includes it): "
                           "without it PostgreSQL shows sourcefile and sourceline as NULL and hides "
                           "superuser-only parameters such as data_directory and config_file")
-
-_URI_PREFIXES = ("postgresql://", "postgres://")
-_CONNINFO_SPACE = " \t\n\r\f\v"
+SESSION_SETTINGS_NOTE = ("pgvet sets them for its own session when it connects (read-only, bounded in time), so "
+                         "pg_settings shows pgvet's values, not the server's")
 
 
 @dataclass(slots=True)
@@ -58,302 +71,363 @@ class ServerReading:
     databases: list[dict[str, Any]]
     statistics: dict[str, Any]
     unavailable: list[dict[str, str]] = field(default_factory=list)
-    postmaster_start_epoch: float | None = None  # to check that a local data directory is this server's
 
 
-# --- redaction -------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class SocketPeer:
+    """The process at the other end of a Unix-domain socket, as the kernel names it (SO_PEERCRED: the process
+    that listened), and the socket's path as the listener bound it."""
 
-
-def _conninfo_password_spans(conninfo: str) -> list[tuple[int, int]] | None:
-    """Spans of every secret value (``password``, ``sslpassword``) in a keyword/value conninfo, tokenized
-    as libpq does; None when it is malformed."""
-    spans: list[tuple[int, int]] = []
-    position, length = 0, len(conninfo)
-    while True:
-        while position < length and conninfo[position] in _CONNINFO_SPACE:
-            position += 1
-        if position == length:
-            return spans
-        start = position
-        while position < length and conninfo[position] not in _CONNINFO_SPACE and conninfo[position] != "=":
-            position += 1
-        keyword = conninfo[start:position]
-        while position < length and conninfo[position] in _CONNINFO_SPACE:
-            position += 1
-        if position == length or conninfo[position] != "=":
-            return None
-        position += 1
-        while position < length and conninfo[position] in _CONNINFO_SPACE:
-            position += 1
-        value_start = position
-        if position < length and conninfo[position] == "'":
-            position += 1
-            while position < length and conninfo[position] != "'":
-                position += 2 if conninfo[position] == "\\" else 1
-            if position >= length:
-                return None  # unterminated quoted string
-            position += 1
-        else:
-            while position < length and conninfo[position] not in _CONNINFO_SPACE:
-                position += 2 if conninfo[position] == "\\" else 1
-            position = min(position, length)
-        if keyword in SECRET_KEYWORDS:
-            spans.append((value_start, position))
-
-
-def _redact_uri(uri: str) -> str:
-    scheme_end = uri.index("://") + 3
-    rest = uri[scheme_end:]
-    authority_end = min((index for index in (rest.find(char) for char in "/?") if index >= 0), default=len(rest))
-    authority, tail = rest[:authority_end], rest[authority_end:]
-    if "@" in authority:
-        userinfo, hosts = authority.rsplit("@", 1)
-        if ":" in userinfo:
-            authority = userinfo.split(":", 1)[0] + ":" + REDACTED + "@" + hosts
-    path, question, query = tail.partition("?")
-    if question:
-        parameters = []
-        for parameter in query.split("&"):
-            key, equals, _ = parameter.partition("=")
-            parameters.append(f"{key}={REDACTED}" if equals and unquote(key) in SECRET_KEYWORDS else parameter)
-        tail = path + "?" + "&".join(parameters)
-    return uri[:scheme_end] + authority + tail
-
-
-def redact_dsn(dsn: str) -> str:
-    """The DSN with every secret replaced by ``***``: ``password=…`` and ``sslpassword=…`` in a conninfo,
-    ``user:…@`` and ``?password=…`` in a URI. A conninfo too malformed to tokenize loses everything from
-    its first ``password`` on.
-    """
-    if dsn.startswith(_URI_PREFIXES):
-        return _redact_uri(dsn)
-    spans = _conninfo_password_spans(dsn)
-    if spans is None:
-        cut = dsn.find("password")
-        return dsn if cut < 0 else dsn[:cut] + f"password={REDACTED}"
-    for start, end in reversed(spans):
-        dsn = dsn[:start] + REDACTED + dsn[end:]
-    return dsn
-
-
-def _passwords_in(dsn: str) -> list[str]:
-    """The password texts a DSN holds (to scrub them from error messages that might echo them)."""
-    found: list[str] = []
-    if dsn.startswith(_URI_PREFIXES):
-        authority = dsn.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0]
-        userinfo = authority.rsplit("@", 1)[0] if "@" in authority else ""
-        if ":" in userinfo:
-            found.append(userinfo.split(":", 1)[1])
-        found.extend(parameter.partition("=")[2] for parameter in dsn.partition("?")[2].split("&")
-                     if unquote(parameter.partition("=")[0]) in SECRET_KEYWORDS)
-    else:
-        found.extend(dsn[start:end].strip("'") for start, end in _conninfo_password_spans(dsn) or [])
-    found.extend([unquote(each) for each in found])
-    return [each for each in found if each]
-
-
-def scrub(message: str, dsn: str) -> str:
-    """``message`` with any password of ``dsn`` removed."""
-    for secret in sorted(_passwords_in(dsn), key=len, reverse=True):
-        message = message.replace(secret, REDACTED)
-    return message
-
-
-# --- reading ---------------------------------------------------------------------------------------------
+    path: str
+    pid: int  # 0: a process of another PID namespace, invisible from here
 
 
 def _one_line(text: str) -> str:
     return "; ".join(part.strip() for part in text.strip().splitlines() if part.strip())
 
 
+def _session_options(dsn: str, timeout: float) -> str:
+    """libpq ``options``: the user's (from the DSN, else PGOPTIONS) followed by pgvet's, which win."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    given = conninfo_to_dict(dsn).get("options") or os.environ.get("PGOPTIONS", "")
+    milliseconds = max(1, round(timeout * 1000))
+    ours = (f"-c default_transaction_read_only=on -c statement_timeout={milliseconds} "
+            f"-c lock_timeout={max(1, min(milliseconds // 2, round(LOCK_TIMEOUT * 1000)))}")
+    return f"{given} {ours}".strip()
+
+
 def connect(dsn: str | None, *, timeout: float = 10) -> psycopg.Connection[Any]:
-    """An autocommit session (read_server makes it read-only); InputError (one line, no password) when the
-    server cannot be reached or refuses the login."""
+    """A read-only autocommit session bounded in time; InputError (one line, no password) when the server
+    cannot be reached or refuses the login."""
     try:
         import psycopg
     except ImportError:
         raise InputError("reading a server needs psycopg 3: pip install 'pgvet[live]'") from None
     given = dsn or ""
+    shown = redact_dsn(given) or "libpq defaults (PG* environment)"
     try:
-        connection = psycopg.connect(given, application_name="pgvet", autocommit=True,
-                                     connect_timeout=str(max(1, math.ceil(timeout))))
+        return psycopg.connect(given, application_name="pgvet", autocommit=True,
+                               connect_timeout=str(max(1, math.ceil(timeout))),
+                               options=_session_options(given, timeout))
     except psycopg.Error as error:
-        shown = redact_dsn(given) or "libpq defaults (PG* environment)"
         raise InputError(f"cannot connect to PostgreSQL ({shown}): {scrub(_one_line(str(error)), given)}") from None
-    return connection
 
 
-def _protect_session(connection: psycopg.Connection[Any]) -> None:
-    """Make every later statement read-only and bounded in time."""
-    import psycopg
+def socket_peer(connection: psycopg.Connection[Any]) -> SocketPeer | None:
+    """Who listens at the other end of the connection, when it is a Unix-domain socket (None over TCP)."""
+    with socket.socket(fileno=os.dup(connection.pgconn.socket)) as own:
+        if own.family != socket.AF_UNIX:
+            return None
+        credentials = own.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        pid = struct.unpack("3i", credentials)[0]  # pid, uid, gid: /proc tells the ids the kernel checks now
+        path = own.getpeername()
+    return SocketPeer(path if isinstance(path, str) else os.fsdecode(path), pid)
 
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SET default_transaction_read_only = on")
-            cursor.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT}'")
-            cursor.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}'")
-    except psycopg.Error as error:
-        raise InputError(f"cannot prepare a read-only session: {_one_line(str(error))}") from None
+
+class SessionGuard:
+    """Ends the session from outside: once the reading has taken ``READING_BOUND_FACTOR`` × ``timeout`` seconds,
+    or on Ctrl-C. Shutting the socket down wakes psycopg's wait with a closed connection whatever the server
+    does; ``ended`` says why. Leaving the guard after a Ctrl-C raises KeyboardInterrupt."""
+
+    def __init__(self, connection: psycopg.Connection[Any], timeout: float) -> None:
+        self.bound = READING_BOUND_FACTOR * timeout
+        self.ended: str | None = None  # "bound" or "interrupt"
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = socket.socket(fileno=os.dup(connection.pgconn.socket))
+        self._timer = threading.Timer(self.bound, self._end, ("bound",))
+        self._timer.daemon = True
+        self._installed = False
+        self._previous: Callable[[int, FrameType | None], Any] | int | None = None
+
+    def _end(self, why: str) -> None:
+        with self._lock:
+            if self._socket is not None and self.ended is None:
+                self.ended = why
+                with contextlib.suppress(OSError):  # already closed by the server
+                    self._socket.shutdown(socket.SHUT_RDWR)
+
+    def _interrupt(self, _signum: int, _frame: FrameType | None) -> None:
+        self._end("interrupt")
+
+    def __enter__(self) -> SessionGuard:
+        self._timer.start()
+        if threading.current_thread() is threading.main_thread():  # signals can only be handled there
+            self._previous = signal.signal(signal.SIGINT, self._interrupt)
+            self._installed = True
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._timer.cancel()
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)
+        with self._lock:
+            if self._socket is not None:
+                self._socket.close()
+                self._socket = None
+        if self.ended == "interrupt":
+            raise KeyboardInterrupt
+
+
+# --- what a server may answer ----------------------------------------------------------------------------
+
+
+class Nonsense(ValueError):
+    """A value that is not what the query returns."""
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise Nonsense(f"{_shown(value)} where a text was expected")
+    if len(value) > MAX_TEXT:
+        raise Nonsense(f"a text of {len(value)} characters (pgvet keeps up to {MAX_TEXT})")
+    return value
+
+
+def required_text(value: Any) -> str:
+    checked = text(value)
+    if not checked:
+        raise Nonsense(f"{_shown(value)} where a name was expected")
+    return checked
+
+
+def integer(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise Nonsense(f"{_shown(value)} where a whole number was expected")
+    if abs(value) >= MAX_INTEGER:
+        raise Nonsense(f"a number of {len(str(abs(value)))} digits where a 64-bit one was expected")
+    return value
+
+
+def number(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, int | Decimal) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, float) or not math.isfinite(value):
+        raise Nonsense(f"{_shown(value)} where a finite number was expected")
+    return value
+
+
+def boolean(value: Any) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise Nonsense(f"{_shown(value)} where true or false was expected")
+
+
+Check = Callable[[Any], Any]
+_WHOLE_NUMBER = re.compile(r"-?\d+")
+
+
+def _setting_value(vartype: str, value: str | None) -> str | None:
+    """A pg_settings value of its vartype: live_facts reads integer and real settings as numbers."""
+    if value is None:
+        return None
+    if vartype == "integer" and not _WHOLE_NUMBER.fullmatch(value):
+        raise Nonsense(f"{_shown(value)} is not a whole number")
+    if vartype == "real":
+        try:
+            if not math.isfinite(float(value)):
+                raise ValueError
+        except ValueError:
+            raise Nonsense(f"{_shown(value)} is not a finite number") from None
+    return value
+
+
+def _setting(row: tuple[Any, ...]) -> dict[str, Any]:
+    name, setting, unit, vartype, context, source, sourcefile, sourceline, boot_val, reset_val, pending = row
+    name, vartype = required_text(name), required_text(vartype)
+    if vartype not in VARTYPES:
+        raise Nonsense(f"{name}: vartype {_shown(vartype)} is not one of PostgreSQL's")
+    values = [_setting_value(vartype, text(each)) for each in (setting, boot_val, reset_val)]
+    return dict(zip(SETTINGS_COLUMNS, (
+        name, redact_setting(name, values[0]), text(unit), vartype, text(context), text(source), text(sourcefile),
+        integer(sourceline), redact_setting(name, values[1]), redact_setting(name, values[2]),
+        bool(boolean(pending))), strict=True))
+
+
+def _file_setting(row: tuple[Any, ...]) -> dict[str, Any]:
+    sourcefile, sourceline, seqno, name, setting, applied, error = row
+    name = text(name)
+    return dict(zip(FILE_SETTINGS_COLUMNS, (
+        text(sourcefile), integer(sourceline), integer(seqno), name,
+        redact_setting(name, text(setting)) if name else text(setting), bool(boolean(applied)), text(error)),
+        strict=True))
+
+
+class LostConnection(InputError):
+    """The session ended before the reading did."""
 
 
 class _Reader:
-    """Runs the collection queries, recording each refusal instead of failing."""
+    """Runs the collection queries: a refusal or an answer that makes no sense is recorded, not fatal."""
 
-    def __init__(self, connection: psycopg.Connection[Any]) -> None:
+    def __init__(self, connection: psycopg.Connection[Any], guard: SessionGuard) -> None:
         self.connection = connection
+        self.guard = guard
         self.unavailable: list[dict[str, str]] = []
 
-    def rows(self, what: str, query: str, *, own_transaction: bool = False) -> list[tuple[Any, ...]] | None:
-        """The rows of ``query``, or None (the refusal recorded). ``own_transaction``: in a read-only one."""
+    def gap(self, what: str, error: str) -> None:
+        self.unavailable.append({"what": what, "error": _one_line(error)[:1000]})
+
+    def rows(self, what: str, query: str, width: int) -> list[tuple[Any, ...]] | None:
+        """The rows of ``query`` (each of ``width`` columns), or None (the reason recorded)."""
         import psycopg
 
         try:
             with self.connection.cursor() as cursor:
-                if not own_transaction:
-                    cursor.execute(query)
-                    return list(cursor.fetchall())
-                with self.connection.transaction():
-                    cursor.execute("SET TRANSACTION READ ONLY")
-                    cursor.execute(query)
-                    return list(cursor.fetchall())
+                cursor.execute(query)
+                if cursor.description is None or len(cursor.description) != width:
+                    self.gap(what, f"the server answered {len(cursor.description or ())} columns where {width} "
+                                   "were expected")
+                    return None
+                rows = cursor.fetchmany(MAX_ROWS + 1)
         except psycopg.Error as error:
+            if self.connection.closed:
+                self._lost(what, error)
             # The primary message and its detail (16+ says in the detail which role is needed).
-            parts = [error.diag.message_primary or str(error), error.diag.message_detail or ""]
-            self.unavailable.append({"what": what, "error": _one_line("\n".join(parts))})
+            self.gap(what, "\n".join([error.diag.message_primary or str(error), error.diag.message_detail or ""]))
             return None
+        except (ValueError, OverflowError) as error:  # psycopg's loaders on the server's bytes ('lots' as int8)
+            self.gap(what, f"the server's answer cannot be read: {error}")
+            return None
+        if len(rows) > MAX_ROWS:
+            self.gap(what, f"more than {MAX_ROWS} rows: not kept")
+            return None
+        return rows
 
-    def value(self, what: str, query: str) -> Any:
-        rows = self.rows(what, query)
-        return rows[0][0] if rows else None
+    def _lost(self, what: str, error: Exception) -> NoReturn:
+        if self.guard.ended == "interrupt":
+            raise KeyboardInterrupt
+        if self.guard.ended == "bound":
+            raise LostConnection(f"the server did not finish answering within {self.guard.bound:g} s "
+                                 f"({READING_BOUND_FACTOR} × --timeout) while pgvet read {what}") from None
+        raise LostConnection(f"the connection to the server was lost while pgvet read {what}: "
+                             f"{_one_line(str(error)) or 'closed by the server'}") from None
+
+    def values(self, what: str, query: str, checks: Sequence[Check]) -> tuple[Any, ...]:
+        """The one row of ``query``, each value checked; Nones (the reason recorded) when there is none."""
+        rows = self.rows(what, query, len(checks))
+        if not rows:
+            if rows is not None:
+                self.gap(what, "the server answered no row")
+            return (None,) * len(checks)
+        try:
+            return tuple(check(value) for check, value in zip(checks, rows[0], strict=True))
+        except Nonsense as nonsense:
+            self.gap(what, f"the server answered {nonsense}")
+            return (None,) * len(checks)
+
+    def records(self, what: str, query: str, width: int,
+                make: Callable[[tuple[Any, ...]], dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """Every row of ``query`` made a record; a row that makes no sense is left out, and said."""
+        rows = self.rows(what, query, width)
+        if rows is None:
+            return None
+        kept: list[dict[str, Any]] = []
+        refused: list[str] = []
+        for row in rows:
+            try:
+                kept.append(make(row))
+            except Nonsense as nonsense:
+                refused.append(str(nonsense))
+        if refused:
+            self.gap(what, f"{len(refused)} row(s) that are not what the view holds were left out "
+                           f"(the first: {refused[0]})")
+        return kept
 
 
-def _redacted_row(row: dict[str, Any], value_keys: tuple[str, ...]) -> dict[str, Any]:
-    if str(row.get("name", "")).lower() in CONNINFO_PARAMETERS:
-        for key in value_keys:
-            if isinstance(row.get(key), str):
-                row[key] = redact_dsn(row[key])
-    return row
+def _session_rows(settings: list[dict[str, Any]], reader: _Reader) -> None:
+    """pgvet's own session settings show pgvet's values: not written as the server's."""
+    ours = [row for row in settings if row["name"] in SESSION_SETTINGS and row["source"] == "client"]
+    for row in ours:
+        row["setting"] = row["reset_val"] = None
+    if ours:
+        reader.gap("pg_settings' " + ", ".join(row["name"] for row in ours), SESSION_SETTINGS_NOTE)
 
 
-def _int_or_none(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-def read_server(connection: psycopg.Connection[Any], dsn: str | None) -> ServerReading:
-    """Everything pgvet reads from a server (docs/live.md), the gaps recorded with the server's reason."""
-    reader = _Reader(connection)
-    settings_rows = reader.rows("pg_settings", f"SELECT {', '.join(SETTINGS_COLUMNS)} FROM pg_settings ORDER BY name",
-                                own_transaction=True)
-    _protect_session(connection)
+def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: SessionGuard,
+                peer: SocketPeer | None) -> ServerReading:
+    """Everything pgvet reads from a server (docs/live.md), the gaps recorded with the reason."""
+    reader = _Reader(connection, guard)
     info = connection.info
-    version_num = int(info.server_version)
-    identity = reader.rows("server identity", "SELECT version(), current_user, "
-                           "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user), "
-                           "pg_has_role('pg_read_all_settings', 'USAGE'), pg_has_role('pg_read_all_stats', 'USAGE'), "
-                           "extract(epoch FROM pg_postmaster_start_time())::float8, inet_server_addr() IS NULL")
-    version_text, user, superuser, read_all_settings, read_all_stats, start_epoch, via_socket = (
-        identity[0] if identity else (None,) * 7)
+    version_num = info.server_version
+    if not 90000 <= version_num < 1000000:
+        raise InputError(f"the server gave no PostgreSQL version pgvet can read (server_version_num {version_num})")
+    settings = reader.records("pg_settings", f"SELECT {', '.join(SETTINGS_COLUMNS)} FROM pg_settings ORDER BY name",
+                              len(SETTINGS_COLUMNS), _setting) or []
+    _session_rows(settings, reader)
+    version_text, user, superuser, read_all_settings, read_all_stats, start_epoch = reader.values(
+        "server identity",
+        "SELECT version(), current_user, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user), "
+        "pg_has_role('pg_read_all_settings', 'USAGE'), pg_has_role('pg_read_all_stats', 'USAGE'), "
+        "extract(epoch FROM pg_postmaster_start_time())::float8",
+        (text, text, boolean, boolean, boolean, number))
     server = {
         "version": version_text,
         "server_version_num": version_num,
-        "data_directory": reader.value("data_directory", "SELECT current_setting('data_directory')"),
-        "config_file": reader.value("config_file", "SELECT current_setting('config_file')"),
+        "data_directory": reader.values("data_directory", "SELECT current_setting('data_directory')", (text,))[0],
+        "config_file": reader.values("config_file", "SELECT current_setting('config_file')", (text,))[0],
         "current_user": user,
         "is_superuser": superuser,
         "pg_read_all_settings": read_all_settings,
         "pg_read_all_stats": read_all_stats,
         "postmaster_start_epoch": start_epoch,
     }
-    if not (superuser or read_all_settings):
-        reader.unavailable.append({"what": "pg_settings.sourcefile", "error": READ_ALL_SETTINGS_NOTE})
+    if superuser is False and read_all_settings is False:  # None: the identity could not be read
+        reader.gap("pg_settings.sourcefile", READ_ALL_SETTINGS_NOTE)
 
-    settings = [_redacted_row(dict(zip(SETTINGS_COLUMNS, row, strict=True)), ("setting", "boot_val", "reset_val"))
-                for row in settings_rows or []]
-    file_rows = reader.rows("pg_file_settings", f"SELECT {', '.join(FILE_SETTINGS_COLUMNS)} FROM pg_file_settings "
-                            "ORDER BY seqno")
-    file_settings = None if file_rows is None else [
-        _redacted_row(dict(zip(FILE_SETTINGS_COLUMNS, row, strict=True)), ("setting",)) for row in file_rows]
-
-    database_rows = reader.rows("database sizes", """
+    file_settings = reader.records("pg_file_settings", f"SELECT {', '.join(FILE_SETTINGS_COLUMNS)} "
+                                   "FROM pg_file_settings ORDER BY seqno", len(FILE_SETTINGS_COLUMNS), _file_setting)
+    databases = reader.records("database sizes", """
         SELECT d.datname,
                CASE WHEN has_database_privilege(d.oid, 'CONNECT') OR pg_has_role('pg_read_all_stats', 'USAGE')
                     THEN pg_database_size(d.oid) END,
                s.temp_files, s.temp_bytes, s.blks_hit, s.blks_read
         FROM pg_database d LEFT JOIN pg_stat_database s ON s.datid = d.oid
-        ORDER BY d.datname""")
-    databases = [{"name": name, "size_bytes": _int_or_none(size), "temp_files": _int_or_none(temp_files),
-                  "temp_bytes": _int_or_none(temp_bytes), "blks_hit": _int_or_none(hit),
-                  "blks_read": _int_or_none(read)}
-                 for name, size, temp_files, temp_bytes, hit, read in database_rows or []]
+        ORDER BY d.datname""", 6, lambda row: dict(zip(
+        ("name", "size_bytes", "temp_files", "temp_bytes", "blks_hit", "blks_read"),
+        (required_text(row[0]), *(integer(each) for each in row[1:])), strict=True))) or []
 
     # Totals include the row of shared objects (datid 0), which pg_database does not list.
-    totals = reader.rows("pg_stat_database", "SELECT sum(temp_files), sum(temp_bytes), sum(blks_hit), sum(blks_read) "
-                         "FROM pg_stat_database")
-    temp_files, temp_bytes, blks_hit, blks_read = totals[0] if totals else (None,) * 4
+    temp_files, temp_bytes, blks_hit, blks_read = reader.values(
+        "pg_stat_database", "SELECT sum(temp_files), sum(temp_bytes), sum(blks_hit), sum(blks_read) "
+        "FROM pg_stat_database", (integer,) * 4)
     if version_num >= 170000:
         checkpoint_view = "pg_stat_checkpointer"
-        checkpoints = reader.rows(checkpoint_view, "SELECT num_timed, num_requested, stats_reset::text "
-                                  "FROM pg_stat_checkpointer")
+        query = "SELECT num_timed, num_requested, stats_reset::text FROM pg_stat_checkpointer"
     else:
         checkpoint_view = "pg_stat_bgwriter"
-        checkpoints = reader.rows(checkpoint_view, "SELECT checkpoints_timed, checkpoints_req, stats_reset::text "
-                                  "FROM pg_stat_bgwriter")
-    timed, requested, stats_reset = checkpoints[0] if checkpoints else (None,) * 3
-    connections = reader.value("pg_stat_activity", "SELECT count(*) FROM pg_stat_activity "
-                               "WHERE backend_type = 'client backend'")
+        query = "SELECT checkpoints_timed, checkpoints_req, stats_reset::text FROM pg_stat_bgwriter"
+    timed, requested, stats_reset = reader.values(checkpoint_view, query, (integer, integer, text))
+    [connections] = reader.values("pg_stat_activity", "SELECT count(*) FROM pg_stat_activity "
+                                  "WHERE backend_type = 'client backend'", (integer,))
     statistics = {
-        "connections": _int_or_none(connections),
-        "temp_files": _int_or_none(temp_files),
-        "temp_bytes": _int_or_none(temp_bytes),
-        "blks_hit": _int_or_none(blks_hit),
-        "blks_read": _int_or_none(blks_read),
-        "checkpoints_timed": _int_or_none(timed),
-        "checkpoints_requested": _int_or_none(requested),
+        "connections": connections,
+        "temp_files": temp_files,
+        "temp_bytes": temp_bytes,
+        "blks_hit": blks_hit,
+        "blks_read": blks_read,
+        "checkpoints_timed": timed,
+        "checkpoints_requested": requested,
         "checkpoints_view": checkpoint_view,
         "checkpoints_stats_reset": stats_reset,
     }
     connection_facts = {"host": info.host, "port": info.port, "dbname": info.dbname, "user": info.user,
-                        "unix_socket": via_socket}
+                        "unix_socket": peer is not None}
     return ServerReading(
         dsn=redact_dsn(dsn or ""), connection=connection_facts, server=server, settings=settings,
         file_settings=file_settings, databases=databases, statistics=statistics, unavailable=reader.unavailable,
-        postmaster_start_epoch=start_epoch,
     )
 
-
-def config_files(reading: ServerReading) -> list[str]:
-    """The server paths of its configuration files: config_file, every file a setting came from, and
-    postgresql.auto.conf in the data directory. Empty when the role could not see them."""
-    paths: list[str] = []
-    config_file = reading.server.get("config_file")
-    if config_file:
-        paths.append(config_file)
-    for row in [*reading.settings, *(reading.file_settings or [])]:
-        sourcefile = row.get("sourcefile")
-        if sourcefile and sourcefile not in paths:
-            paths.append(sourcefile)
-    data_directory = reading.server.get("data_directory")
-    if data_directory:
-        auto_conf = f"{data_directory.rstrip('/')}/postgresql.auto.conf"
-        if auto_conf not in paths:
-            paths.append(auto_conf)
-    return paths
-
-
-# A commented-out line may hold a password that still works: it is redacted too.
-_QUOTED_CONNINFO = re.compile(r"^(?P<head>\s*(?:#\s*)?(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\s*=?\s*)"
-                              r"'(?P<value>(?:[^'\\]|''|\\.)*)'(?P<tail>.*)$", re.DOTALL)
-
-
-def redact_conf_text(text: str) -> str:
-    """A configuration file with any ``primary_conninfo`` password replaced; every other byte kept."""
-    lines = text.splitlines(keepends=True)
-    for index, line in enumerate(lines):
-        match = _QUOTED_CONNINFO.match(line)
-        if match is None or match.group("name").lower() not in CONNINFO_PARAMETERS:
-            continue
-        value = match.group("value").replace("''", "'")
-        redacted = redact_dsn(value)
-        if redacted != value:
-            lines[index] = match.group("head") + "'" + redacted.replace("'", "''") + "'" + match.group("tail")
-    return "".join(lines)

@@ -3,24 +3,20 @@ files, the OS files, and the collect.json manifest (docs/live.md describes all o
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 from collections.abc import Iterable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from pgvet.errors import InputError
-from pgvet.live.host import HostFile, utc_now
-from pgvet.live.server import ServerReading, redact_conf_text
+from pgvet.live.host import HostFile
+from pgvet.live.server import ServerReading
 
 PG_SETTINGS_FORMAT = 1
 MANIFEST_FORMAT = 1
-# Configuration files outside the server's configuration directory are kept here, by absolute path.
-OUTSIDE_CONFIG_DIR = "pgconf-outside"
-# pg_postmaster_start_time() and the start time in postmaster.pid are taken a moment apart.
-START_TIME_TOLERANCE = 5.0
-RESERVED_NAMES = frozenset({"collect.json", "pg_settings.json", "meminfo.txt", "sysctl.txt", "lscpu.txt",
-                            "lscpu.json", "mounts.txt", "sysfs.txt", "host.yaml"})
 
 
 def _compact(value: Any) -> str:
@@ -59,129 +55,141 @@ def render_pg_settings_json(reading: ServerReading, *, collected_at: str, pgvet_
     return "{\n" + ",\n".join(f"  {_compact(key)}: {value}" for key, value in top) + "\n}\n"
 
 
-def _postmaster_pid_matches(data_directory: str, reading: ServerReading) -> str | None:
-    """Why a local data directory is this server's (postmaster.pid start time and port), or None."""
-    try:
-        lines = (Path(data_directory) / "postmaster.pid").read_text(encoding="utf-8").splitlines()
-        started, port = float(lines[2]), int(lines[3])
-    except (OSError, ValueError, IndexError):
-        return None
-    expected_port = next((row["setting"] for row in reading.settings if row["name"] == "port"), None)
-    start = reading.postmaster_start_epoch
-    if start is None or str(port) != expected_port or abs(started - start) > START_TIME_TOLERANCE:
-        return None
-    return f"{data_directory}/postmaster.pid matches the server's start time and port"
+def copied_from(manifest: dict[str, Any]) -> dict[str, str]:
+    """Each configuration file copied into a snapshot (its name there) with the server file it copies, as
+    collect.json records them."""
+    return {str(each["name"]): str(each["server_file"]) for each in manifest.get("files", [])
+            if isinstance(each, dict) and each.get("server_file") and each.get("name")}
 
 
-def server_is_local(reading: ServerReading) -> str | None:
-    """Why the server's files on this machine are its own, or None when that cannot be shown."""
-    data_directory = reading.server.get("data_directory")
-    if data_directory:
-        matched = _postmaster_pid_matches(data_directory, reading)
-        if matched:
-            return matched
-    if reading.connection.get("unix_socket"):
-        return "connected through a Unix-domain socket"
-    return None
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _snapshot_name(server_path: str, config_dir: PurePosixPath, data_directory: PurePosixPath | None) -> str:
-    path = PurePosixPath(server_path)
-    if data_directory is not None and path == data_directory / "postgresql.auto.conf":
-        return "postgresql.auto.conf"
-    if path.is_relative_to(config_dir):
-        relative = path.relative_to(config_dir).as_posix()
-        if relative == "postgresql.auto.conf" or relative not in RESERVED_NAMES:
-            return relative
-    return f"{OUTSIDE_CONFIG_DIR}/{path.relative_to('/').as_posix() if path.is_absolute() else path.as_posix()}"
+def _parts(name: str) -> list[str]:
+    parts = name.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise ValueError(f"not a name inside the snapshot: {name!r}")  # names are pgvet's own: a bug
+    return parts
 
 
-def copied_from(manifest: dict[str, Any], settings: dict[str, Any]) -> dict[str, str]:
-    """Each configuration file copied into a snapshot (its name there) with the server file it copies:
-    the layout of ``config_copies`` read backwards, from collect.json and pg_settings.json as written."""
-    server = settings.get("server") or {}
-    config_file, data_directory = server.get("config_file"), server.get("data_directory")
-    if not config_file:
-        return {}
-    config_dir = PurePosixPath(config_file).parent
-    copies: dict[str, str] = {}
-    for each in manifest.get("files", []):
-        name = str(each.get("name", ""))
-        if not str(each.get("how", "")).startswith("copy "):
-            continue
-        if name == "postgresql.conf":
-            copies[name] = config_file
-        elif name == "postgresql.auto.conf" and data_directory:
-            copies[name] = f"{data_directory.rstrip('/')}/postgresql.auto.conf"
-        elif name.startswith(OUTSIDE_CONFIG_DIR + "/"):
-            copies[name] = "/" + name.removeprefix(OUTSIDE_CONFIG_DIR + "/")
-        else:
-            copies[name] = (config_dir / name).as_posix()
-    return copies
+class SnapshotDirectory:
+    """The output directory, held open: created 0700 (or an empty one of the user's, made 0700), every file in
+    it new (O_EXCL) and 0600, every subdirectory 0700, nothing reached through a link; what was written can
+    be taken back (``discard``). InputError for what the user must fix."""
 
+    def __init__(self, path: Path, descriptor: int, created: bool) -> None:
+        self.path = path
+        self.descriptor = descriptor
+        self.created = created
+        self.made: list[str] = []  # files and directories written, in order
 
-def config_copies(reading: ServerReading, server_files: list[str]) -> tuple[list[HostFile], list[dict[str, str]]]:
-    """The server's configuration files to copy into the snapshot, and what could not be copied.
-
-    Layout: ``config_file`` becomes ``postgresql.conf`` and files under its directory keep their place
-    beside it (so relative includes resolve in the snapshot); ``postgresql.auto.conf`` sits at the top;
-    other files go under ``pgconf-outside/<absolute path>``. A primary_conninfo password is replaced by
-    ``***``; everything else is copied as it is.
-    """
-    config_file = reading.server.get("config_file")
-    if not config_file:
-        return [], [{"what": "configuration files", "error": "the server did not show config_file (see unavailable "
-                     "in pg_settings.json)"}]
-    local = server_is_local(reading)
-    if local is None:
-        return [], [{"what": "configuration files", "error": "not copied: cannot show that the server runs on this "
-                     "machine (no Unix-socket connection, no matching postmaster.pid)"}]
-    config_dir = PurePosixPath(config_file).parent
-    data_directory = reading.server.get("data_directory")
-    data_path = PurePosixPath(data_directory) if data_directory else None
-    copies: list[HostFile] = []
-    failures: list[dict[str, str]] = []
-    for server_path in server_files:
-        name = "postgresql.conf" if server_path == config_file else _snapshot_name(server_path, config_dir, data_path)
-        copy = HostFile(name, f"copy {server_path} ({local})", utc_now())
+    @classmethod
+    def create(cls, path: Path) -> SnapshotDirectory:
+        """A new directory, or an existing empty one that belongs to this user."""
+        created = False
         try:
-            copy.text = redact_conf_text(Path(server_path).read_text(encoding="utf-8", errors="surrogateescape"))
+            if not path.exists() and not path.is_symlink():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.mkdir(mode=0o700)
+                created = True
+        except FileExistsError:
+            pass  # made meanwhile: judged below as an existing directory
         except OSError as error:
-            failures.append({"what": server_path, "error": error.strerror or str(error)})
-            continue
-        copies.append(copy)
-    return copies, failures
+            raise InputError(f"cannot create {path}: {error.strerror or error}") from None
+        snapshot = cls.open(path, created)
+        if os.listdir(snapshot.descriptor):
+            snapshot.close()
+            raise InputError(f"output directory {path} is not empty: give a new or empty one")
+        os.fchmod(snapshot.descriptor, 0o700)
+        return snapshot
 
+    @classmethod
+    def open(cls, path: Path, created: bool = False) -> SnapshotDirectory:
+        """An existing snapshot directory of this user's, to add files to."""
+        try:
+            descriptor = os.open(path, _DIRECTORY_FLAGS)
+        except OSError as error:
+            if path.is_symlink():
+                raise InputError(f"output {path} is a symbolic link: give a directory") from None
+            if error.errno == errno.ENOTDIR:
+                raise InputError(f"output {path} exists and is not a directory") from None
+            raise InputError(f"cannot open {path}: {error.strerror or error}") from None
+        if os.fstat(descriptor).st_uid != os.geteuid():
+            os.close(descriptor)
+            raise InputError(f"output directory {path} belongs to another user: give a new one")
+        return cls(path, descriptor, created)
 
-def prepare_directory(directory: Path) -> None:
-    """Create the snapshot directory; InputError when it exists and is not empty, or cannot be made."""
-    if directory.exists():
-        if not directory.is_dir():
-            raise InputError(f"output {directory} exists and is not a directory")
-        if any(directory.iterdir()):
-            raise InputError(f"output directory {directory} is not empty: give a new or empty one")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputError(f"cannot create {directory}: {error.strerror or error}") from None
+    def close(self) -> None:
+        os.close(self.descriptor)
+
+    def _directory(self, parts: list[str], make: bool) -> int:
+        """A descriptor of the subdirectory ``parts`` (made 0700 when ``make``); the caller closes it."""
+        current = os.dup(self.descriptor)
+        for index, part in enumerate(parts):
+            if make:
+                try:
+                    os.mkdir(part, 0o700, dir_fd=current)
+                    self.made.append("/".join(parts[:index + 1]))
+                except FileExistsError:
+                    pass
+            try:
+                opened = os.open(part, _DIRECTORY_FLAGS, dir_fd=current)
+            finally:
+                os.close(current)
+            current = opened
+        return current
+
+    def write(self, name: str, text: str) -> None:
+        """A new file ``name`` (``conf.d/10-memory.conf``) holding ``text``."""
+        parts = _parts(name)
+        try:
+            directory = self._directory(parts[:-1], make=True)
+            try:
+                descriptor = os.open(parts[-1], _NEW_FILE_FLAGS, 0o600, dir_fd=directory)
+            finally:
+                os.close(directory)
+            self.made.append(name)
+            with open(descriptor, "wb", closefd=True) as handle:
+                handle.write(text.encode("utf-8", "surrogateescape"))
+        except OSError as error:
+            raise InputError(f"cannot write {self.path / name}: {error.strerror or error}") from None
+
+    def discard(self) -> None:
+        """Remove what was written (and the directory, when it was made here): nothing half-written is left."""
+        for name in reversed(self.made):
+            parts = name.split("/")
+            with contextlib.suppress(OSError):
+                directory = self._directory(parts[:-1], make=False)
+                try:
+                    try:
+                        os.unlink(parts[-1], dir_fd=directory)
+                    except IsADirectoryError:
+                        os.rmdir(parts[-1], dir_fd=directory)
+                finally:
+                    os.close(directory)
+        self.made.clear()
+        if self.created:
+            with contextlib.suppress(OSError):
+                self.path.rmdir()
 
 
 def write_text(directory: Path, name: str, text: str) -> None:
-    target = directory / name
+    """Add a new file to an existing snapshot directory (pgvet check's host.yaml)."""
+    snapshot = SnapshotDirectory.open(directory)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "w", encoding="utf-8", errors="surrogateescape", newline="") as handle:
-            handle.write(text)
-    except OSError as error:
-        raise InputError(f"cannot write {target}: {error.strerror or error}") from None
+        snapshot.write(name, text)
+    finally:
+        snapshot.close()
 
 
 def render_manifest(*, pgvet_version: str, hostname: str, started_at: str, finished_at: str, command: str,
                     files: list[HostFile], failed: list[dict[str, str]], server: dict[str, Any] | None) -> str:
     """collect.json: what was read, when and how, what failed and why."""
     written = [{"name": each.name, "how": each.how, "read_at": each.read_at,
-                "bytes": len(each.text.encode("utf-8", "surrogateescape")), **({"warnings": each.warnings}
-                                                                              if each.warnings else {})}
+                "bytes": len(each.text.encode("utf-8", "surrogateescape")),
+                **({"server_file": each.server_file} if each.server_file else {}),
+                **({"warnings": each.warnings} if each.warnings else {})}
                for each in files if each.text is not None]
     failures = [{"name": each.name, "how": each.how, "read_at": each.read_at, "error": each.error or "",
                  **({"warnings": each.warnings} if each.warnings else {})}

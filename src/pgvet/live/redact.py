@@ -1,0 +1,248 @@
+"""What a collection must never write or print, found by its shape rather than from a list of known secrets.
+
+- Connection strings (the DSN, ``primary_conninfo``): a keyword/value conninfo or a URI keeps the values of
+  the libpq keywords that are never secret (host, port, user, dbname…); every other value — ``password``,
+  ``sslpassword``, a misspelt ``passwrd``, a keyword of a newer libpq — becomes ``***``, and a ``dbname``
+  that is itself a conninfo or a URI (libpq expands one) is redacted in turn. A conninfo that cannot be
+  tokenized loses everything from the token that breaks it.
+- Settings (pg_settings, pg_file_settings, configuration files): a shell command (any ``*_command``:
+  archive, restore, ssl_passphrase…) and a custom setting (a dotted name, ``myext.api_key``: pgvet cannot
+  tell an extension's key from its cache size, and no rule reads one) keep their name and lose their
+  value; a connection string (``primary_conninfo``) is redacted as above. An empty value stays empty: it
+  holds nothing, and "not set" is worth seeing.
+- Kernel parameters: those the kernel keeps from other users (a /proc/sys file that is not world-readable,
+  such as ``net.ipv4.tcp_fastopen_key``), and by name ``*.tcp_fastopen_key`` and ``*.stable_secret``.
+
+The replacement is always ``***`` (in a configuration file, the quoted ``'***'``): its length says nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from urllib.parse import unquote
+
+REDACTED = "***"
+
+# libpq keywords whose values are shown; any other keyword's value is a secret or might be.
+SHOWN_KEYWORDS = frozenset({
+    "host", "hostaddr", "port", "dbname", "user", "options", "application_name", "fallback_application_name",
+    "connect_timeout", "client_encoding", "keepalives", "keepalives_idle", "keepalives_interval",
+    "keepalives_count", "tcp_user_timeout", "replication", "gssencmode", "sslmode", "sslnegotiation",
+    "sslcompression", "sslcert", "sslkey", "sslcertmode", "sslrootcert", "sslcrl", "sslcrldir", "sslsni",
+    "requirepeer", "require_auth", "channel_binding", "ssl_min_protocol_version", "ssl_max_protocol_version",
+    "min_protocol_version", "max_protocol_version", "krbsrvname", "gsslib", "gssdelegation", "service",
+    "target_session_attrs", "load_balance_hosts", "passfile",
+})
+# Parameters whose value is a libpq connection string.
+CONNINFO_PARAMETERS = frozenset({"primary_conninfo"})
+# Kernel parameters that are secrets whatever their file's mode says (a sysctl -a text from elsewhere).
+SECRET_SYSCTL_SUFFIXES = (".tcp_fastopen_key", ".stable_secret")
+
+_URI_PREFIXES = ("postgresql://", "postgres://")
+_CONNINFO_SPACE = " \t\n\r\f\v"
+
+
+# --- connection strings ----------------------------------------------------------------------------------
+
+
+def _nested(value: str) -> bool:
+    """Whether a dbname is itself a connection string, as libpq tells (a URI prefix, or an ``=``)."""
+    return value.startswith(_URI_PREFIXES) or "=" in value
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _unquoted(token: str) -> str:
+    """A conninfo value as libpq reads it: quotes removed, backslash escapes resolved."""
+    if token.startswith("'"):
+        token = token[1:-1] if token.endswith("'") and len(token) > 1 else token[1:]
+    return re.sub(r"\\(.)", r"\1", token)
+
+
+def _redact_conninfo(conninfo: str) -> tuple[str, list[str]]:
+    """The conninfo redacted, and the secret texts it held; tokenized as libpq does."""
+    pieces: list[str] = []
+    secrets: list[str] = []
+    position, length = 0, len(conninfo)
+    while True:
+        start = position
+        while position < length and conninfo[position] in _CONNINFO_SPACE:
+            position += 1
+        if position == length:
+            pieces.append(conninfo[start:])
+            return "".join(pieces), secrets
+        keyword_start = position
+        while position < length and conninfo[position] not in _CONNINFO_SPACE and conninfo[position] != "=":
+            position += 1
+        keyword = conninfo[keyword_start:position]
+        while position < length and conninfo[position] in _CONNINFO_SPACE:
+            position += 1
+        if position == length or conninfo[position] != "=":  # no '=': the rest may be anything
+            pieces.append(conninfo[start:keyword_start] + REDACTED)
+            secrets.append(conninfo[keyword_start:].rstrip(_CONNINFO_SPACE))
+            return "".join(pieces), secrets
+        position += 1
+        while position < length and conninfo[position] in _CONNINFO_SPACE:
+            position += 1
+        value_start = position
+        closed = True
+        if position < length and conninfo[position] == "'":
+            position += 1
+            while position < length and conninfo[position] != "'":
+                position += 2 if conninfo[position] == "\\" else 1
+            closed = position < length
+            position = min(position + 1, length)
+        else:
+            while position < length and conninfo[position] not in _CONNINFO_SPACE:
+                position += 2 if conninfo[position] == "\\" else 1
+            position = min(position, length)
+        pieces.append(conninfo[start:value_start])
+        token = conninfo[value_start:position]
+        if not closed:  # an unterminated quote: the rest may be anything
+            pieces.append(REDACTED)
+            secrets.append(token)
+            return "".join(pieces), secrets
+        value = _unquoted(token)
+        if keyword == "dbname" and _nested(value):
+            inner, inner_secrets = _redact_dsn(value)
+            pieces.append(_quoted(inner))
+            secrets.extend(inner_secrets)
+        elif keyword in SHOWN_KEYWORDS:
+            pieces.append(token)
+        else:
+            pieces.append(REDACTED)
+            secrets.extend([token, value])
+
+
+def _redact_uri(uri: str) -> tuple[str, list[str]]:
+    secrets: list[str] = []
+    scheme_end = uri.index("://") + 3
+    rest = uri[scheme_end:]
+    authority_end = min((index for index in (rest.find(char) for char in "/?") if index >= 0), default=len(rest))
+    authority, tail = rest[:authority_end], rest[authority_end:]
+    if "@" in authority:
+        userinfo, hosts = authority.rsplit("@", 1)
+        if ":" in userinfo:
+            user, password = userinfo.split(":", 1)
+            secrets.append(password)
+            authority = f"{user}:{REDACTED}@{hosts}"
+    path, question, query = tail.partition("?")
+    if _nested(unquote(path.lstrip("/"))):
+        secrets.append(path[1:])
+        path = "/" + REDACTED
+    if question:
+        parameters = []
+        for parameter in query.split("&"):
+            key, equals, value = parameter.partition("=")
+            name = unquote(key)
+            if equals and (name not in SHOWN_KEYWORDS or (name == "dbname" and _nested(unquote(value)))):
+                parameters.append(f"{key}={REDACTED}")
+                secrets.append(value)
+            else:
+                parameters.append(parameter)
+        query = "&".join(parameters)
+    return uri[:scheme_end] + authority + path + question + query, secrets
+
+
+def _redact_dsn(dsn: str) -> tuple[str, list[str]]:
+    return _redact_uri(dsn) if dsn.startswith(_URI_PREFIXES) else _redact_conninfo(dsn)
+
+
+def redact_dsn(dsn: str) -> str:
+    """The DSN (a conninfo or a URI) with every value that may be secret replaced by ``***``."""
+    return _redact_dsn(dsn)[0]
+
+
+def secrets_in(dsn: str) -> list[str]:
+    """Every secret text a DSN holds, as written and as libpq reads it (quotes, escapes, percent-encoding)."""
+    found = _redact_dsn(dsn)[1]
+    found = found + [unquote(each) for each in found] + [_unquoted(each) for each in found]
+    return sorted({each for each in found if each}, key=len, reverse=True)
+
+
+def scrub(message: str, dsn: str) -> str:
+    """``message`` with every secret of ``dsn`` and of the environment libpq reads (PGPASSWORD) removed."""
+    secrets = secrets_in(dsn)
+    password = os.environ.get("PGPASSWORD")
+    if password:
+        secrets.append(password)
+    for secret in sorted(secrets, key=len, reverse=True):
+        message = message.replace(secret, REDACTED)
+    return message
+
+
+# --- settings --------------------------------------------------------------------------------------------
+
+
+def redact_setting(name: str, value: str | None) -> str | None:
+    """A setting's value as it may be written: a command or a custom setting's value is ``***`` (an empty one
+    stays empty), a connection string is redacted, anything else is kept."""
+    lower = name.lower()
+    if value is None:
+        return None
+    if lower in CONNINFO_PARAMETERS:
+        return redact_dsn(value)
+    if lower.endswith("_command") or "." in lower:
+        return REDACTED if value else value
+    return value
+
+
+# name = value, commented out or not (a commented line may hold a secret that still works: there the '=' is
+# required, so that prose in comments is left alone), the value quoted ('…' with '' and \' inside; an
+# unterminated quote takes the rest of the line) or a bare word, then anything.
+_NAME = r"[A-Za-z_][\w.$-]*(?![\w.$-])"
+_SETTING_LINE = re.compile(rf"(?P<head>\s*(?:#\s*(?P<commented>{_NAME})\s*=|(?P<name>{_NAME})\s*=?)\s*)"
+                           r"(?P<value>'(?:[^'\\\n]|''|\\.)*'|'[^\n]*|[^\s#'][^\s#]*)(?P<tail>.*)", re.DOTALL)
+_CLEAN_TAIL = re.compile(r"[ \t\f\v]*(?:#.*)?\r?\n?", re.DOTALL)
+
+
+def redact_conf_text(text: str) -> str:
+    """A configuration file with every secret value replaced (quoted ``'***'``); every other byte kept."""
+    lines = text.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        match = _SETTING_LINE.fullmatch(line)
+        if match is None:
+            continue
+        quoted = match.group("value")
+        closed = len(quoted) > 1 and quoted.endswith("'")
+        value = (quoted[1:-1] if closed else quoted[1:]).replace("''", "'") if quoted.startswith("'") else quoted
+        redacted = redact_setting(match.group("commented") or match.group("name"), value)
+        if redacted != value and redacted is not None:
+            # After the value only a comment may follow; anything else (a line PostgreSQL refuses) may go on
+            # with the secret, and goes.
+            tail = match.group("tail")
+            kept = tail if _CLEAN_TAIL.fullmatch(tail) else tail[len(tail.rstrip("\r\n")):]
+            lines[index] = match.group("head") + "'" + redacted.replace("'", "''") + "'" + kept
+    return "".join(lines)
+
+
+# --- kernel parameters -----------------------------------------------------------------------------------
+
+
+def private_sysctl_keys(proc_sys: str = "/proc/sys") -> frozenset[str]:
+    """The keys whose /proc/sys file other users may not read (the kernel's own word on what is private)."""
+    keys: set[str] = set()
+    for directory, _, files in os.walk(proc_sys):
+        for name in files:
+            path = os.path.join(directory, name)
+            try:
+                private = not os.lstat(path).st_mode & 0o004
+            except OSError:
+                continue
+            if private:
+                relative = os.path.relpath(path, proc_sys)
+                keys.add(".".join(part.replace(".", "/") for part in relative.split(os.sep)))
+    return frozenset(keys)
+
+
+def redact_sysctl_text(text: str, private_keys: frozenset[str]) -> str:
+    """``sysctl -a`` output with the value of every private or secret-named key replaced by ``***``."""
+    lines = text.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        key, separator, _ = line.partition(" = ")
+        if separator and (key in private_keys or key.endswith(SECRET_SYSCTL_SUFFIXES)):
+            lines[index] = f"{key} = {REDACTED}\n"
+    return "".join(lines)
