@@ -29,7 +29,8 @@ _ZEROES_ON_CHANGE = {"vm.dirty_ratio": "vm.dirty_bytes", "vm.dirty_bytes": "vm.d
 
 def declared_lines(host: Path) -> list[tuple[str, str]]:
     """(key, value) of every sysctl line of the host, in the order `sysctl --system` writes them."""
-    files = sorted((host / "sysctl.d").glob("*.conf"), key=lambda path: path.name) if (host / "sysctl.d").is_dir() else []
+    directory = host / "sysctl.d"
+    files = sorted(directory.glob("*.conf"), key=lambda path: path.name) if directory.is_dir() else []
     if (host / "sysctl.conf").is_file():
         files.append(host / "sysctl.conf")
     lines: list[tuple[str, str]] = []
@@ -51,7 +52,7 @@ def _accepted(key: str, value: str) -> bool:
         return number >= 2 * PAGE_KB * 1024
     if key == "vm.dirty_background_bytes":
         return number >= 1
-    if key.endswith("_ratio") and key.startswith("vm.dirty") or key == "vm.overcommit_ratio":
+    if (key.endswith("_ratio") and key.startswith("vm.dirty")) or key == "vm.overcommit_ratio":
         return 0 <= number <= (100 if key.startswith("vm.dirty") else 2**31)
     return True
 
@@ -107,10 +108,7 @@ def reboot_meminfo(path: Path, sysctl: dict[str, str]) -> None:
     ratio = int(sysctl.get("vm.overcommit_ratio", "50"))
     kbytes = int(sysctl.get("vm.overcommit_kbytes", "0"))
     total_pages = meminfo["MemTotal"] // PAGE_KB
-    if kbytes:
-        allowed = kbytes // PAGE_KB
-    else:
-        allowed = (total_pages - hugetlb_kb // PAGE_KB) * ratio // 100
+    allowed = kbytes // PAGE_KB if kbytes else (total_pages - hugetlb_kb // PAGE_KB) * ratio // 100
     allowed += meminfo.get("SwapTotal", 0) // PAGE_KB
     new = {"HugePages_Total": pages, "HugePages_Free": pages, "HugePages_Rsvd": 0, "HugePages_Surp": 0,
            "Hugetlb": hugetlb_kb, "CommitLimit": allowed * PAGE_KB}

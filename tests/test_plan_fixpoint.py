@@ -101,7 +101,8 @@ def _invariants(before: Path, after: Path) -> None:
         assert facts["sysctl.vm.nr_hugepages"].value > 0, "a fix removed a huge page pool"
 
 
-@settings(max_examples=int(os.environ.get("PGVET_FIXPOINT_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=int(os.environ.get("PGVET_FIXPOINT_EXAMPLES", "60")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(hosts())
 def test_the_fix_of_any_host_is_a_safe_fixpoint(generated: Host) -> None:
     with tempfile.TemporaryDirectory() as directory:

@@ -26,7 +26,8 @@ def meminfo(mem_kb: int, swap_kb: int, *, committed_kb: int = 0, pages: int = 0,
             other_kb: int = 0, ratio: int = 50) -> str:
     hugetlb = pages * size_kb + other_kb
     limit = ((mem_kb - hugetlb) // 4 * ratio // 100 + swap_kb // 4) * 4
-    return (f"MemTotal: {mem_kb} kB\nSwapTotal: {swap_kb} kB\nCommitLimit: {limit} kB\nCommitted_AS: {committed_kb} kB\n"
+    return (f"MemTotal: {mem_kb} kB\nSwapTotal: {swap_kb} kB\nCommitLimit: {limit} kB\n"
+            f"Committed_AS: {committed_kb} kB\n"
             f"HugePages_Total: {pages}\nHugePages_Free: {pages}\nHugePages_Rsvd: 0\nHugePages_Surp: 0\n"
             f"Hugepagesize: {size_kb} kB\nHugetlb: {hugetlb} kB\n")
 
@@ -135,7 +136,8 @@ rules:
       - facts: {pg.max_connections: 100}
         expect: pass
 """})
-    path = write_host(tmp_path / "host", {"postgresql.conf": "max_connections = 300\n", "host.yaml": "pg_version: 17\n"})
+    path = write_host(tmp_path / "host", {"postgresql.conf": "max_connections = 300\n",
+                                          "host.yaml": "pg_version: 17\n"})
     result = lint([path], LintOptions(rules=[pack], select=["ACME1"])).hosts[0]
     assert "max_connections" not in changes(result)
     [finding] = result.findings

@@ -85,7 +85,8 @@ def consolidate(result: HostResult) -> ConsolidatedFix:
     return fix
 
 
-def _diff_lines(changes: Mapping[str, Change], shown: type[str] | None = None) -> list[str]:
+def _diff_lines(changes: Mapping[str, Change]) -> list[str]:
+    """Each change on a line: the setting, current → target, why (the first rule's title) and the rules."""
     width = max(len(name) for name in changes)
     values = [(name, change.current if change.current is not None else "(unset)", change.value)
               for name, change in changes.items()]
@@ -93,8 +94,8 @@ def _diff_lines(changes: Mapping[str, Change], shown: type[str] | None = None) -
     target_width = max(len(target) for _, _, target in values)
     lines = []
     for (name, current, target), change in zip(values, changes.values(), strict=True):
-        lines.append(f"#   {name:<{width}}  {current:>{current_width}} → {target:<{target_width}}  "
-                     f"{', '.join(change.rules)}")
+        ids = ", ".join(rule.split(" ", 1)[0] for rule in change.rules)
+        lines.append(f"#   {name:<{width}}  {current:>{current_width}} → {target:<{target_width}}  {change.why} ({ids})")
     return lines
 
 

@@ -26,7 +26,7 @@ docs/planner.md describes it for users; tests/plan/ applies targets as the kerne
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -268,7 +268,7 @@ class Planner:
             if finding.suppressed is not None or entry is None:
                 continue
             rule, params = entry
-            fix, uncomputed = finding.fix, []
+            fix, uncomputed = finding.fix, list[str]()
             if world is not None and rule.scope == "host":
                 fix, uncomputed = render_fix(rule, Env(world.facts, None, params, self.pack.derived_by_name, cache))
             notes: list[str] = []
@@ -417,11 +417,9 @@ class Planner:
         for finding in final.findings:
             if (finding.rule_id, finding.subject) in excluded or _asks_pinned(finding, pinned):
                 continue
-            for kind, values in (("sysctl", finding.fix.sysctl), ("postgresql", finding.fix.postgresql)):
-                for name, value in values.items():
-                    setting = Setting(kind, name)  # type: ignore[arg-type]
-                    if setting not in pinned and not target.holds(setting, value):
-                        raise _Pin(setting, f"{_label(finding)} would still ask for {value} once the target is applied")
+            for setting, value in _fix_settings(finding):
+                if setting not in pinned and not target.holds(setting, value):
+                    raise _Pin(setting, f"{_label(finding)} would still ask for {value} once the target is applied")
 
 
 def _stages(order: Mapping[Setting, int], proposes: Mapping[str, list[Setting]],
@@ -491,16 +489,14 @@ def _proposals(result: HostResult, stage: frozenset[Setting], excluded: frozense
     for finding in sorted(result.findings, key=lambda finding: -finding.rank):
         if (finding.rule_id, finding.subject) in excluded or _asks_pinned(finding, pinned):
             continue
-        for kind, values in (("sysctl", finding.fix.sysctl), ("postgresql", finding.fix.postgresql)):
-            for name, value in values.items():
-                setting = Setting(kind, name)  # type: ignore[arg-type]
-                if setting not in stage:
-                    continue
-                proposal = proposals.get(setting)
-                if proposal is None:
-                    proposals[setting] = _Proposal(value, [_label(finding)], finding.title)
-                elif proposal.value == value:
-                    proposal.rules.append(_label(finding))
+        for setting, value in _fix_settings(finding):
+            if setting not in stage:
+                continue
+            proposal = proposals.get(setting)
+            if proposal is None:
+                proposals[setting] = _Proposal(value, [_label(finding)], finding.title)
+            elif proposal.value == value:
+                proposal.rules.append(_label(finding))
     for setting in list(proposals):
         partner = PAIR_PARTNERS.get(setting.name) if setting.kind == "sysctl" else None
         if partner is not None and setting.name.endswith("_ratio") and Setting("sysctl", partner) in proposals:
@@ -511,9 +507,15 @@ def _proposals(result: HostResult, stage: frozenset[Setting], excluded: frozense
 def _asks_pinned(finding: Finding, pinned: Mapping[Setting, str]) -> bool:
     """Whether a finding's fix sets a pinned setting: its settings go together (strict overcommit with its
     ratio, huge_pages = on with its pool), so none of them is taken."""
-    return bool(pinned) and any(Setting(kind, name) in pinned  # type: ignore[arg-type]
-                                for kind, values in (("sysctl", finding.fix.sysctl), ("postgresql", finding.fix.postgresql))
-                                for name in values)
+    return bool(pinned) and any(setting in pinned for setting, _ in _fix_settings(finding))
+
+
+def _fix_settings(finding: Finding) -> Iterator[tuple[Setting, str]]:
+    """The settings a finding's fix writes, with their values."""
+    for name, value in finding.fix.sysctl.items():
+        yield Setting("sysctl", name), value
+    for name, value in finding.fix.postgresql.items():
+        yield Setting("postgresql", name), value
 
 
 def _record(changes: dict[Setting, Change], host: HostFacts, setting: Setting, proposal: _Proposal) -> None:
@@ -625,9 +627,10 @@ class _World:
                     _put(facts, changed, setting.declared_fact, value, text)
                 continue
             _put(facts, changed, setting.declared_fact, value, text)
-            declared[setting.name] = Item({"declared.key": setting.name, "declared.value": str(value),
-                                           "declared.written": str(value), "declared.running": str(value),
-                                           "declared.ignore_errors": False}, PLANNED)
+            fields: dict[str, FactValue] = {"declared.key": setting.name, "declared.value": str(value),
+                                            "declared.written": str(value), "declared.running": str(value),
+                                            "declared.ignore_errors": False}
+            declared[setting.name] = Item(fields, PLANNED)
             partner = PAIR_PARTNERS.get(setting.name)
             if partner is not None and Setting("sysctl", partner) not in values:
                 # writing one of a ratio/bytes pair zeroes the other; the fix comments out the other's lines
@@ -668,7 +671,7 @@ def _predict(formula: DerivedFormula, env: Env, facts: dict[str, Fact], changed:
     if value is None:
         del facts[name]
     else:
-        facts[name] = Fact(name, value, PLANNED)  # type: ignore[arg-type]
+        facts[name] = Fact(name, value, PLANNED)
     changed.add(name)
     return True
 
