@@ -26,10 +26,12 @@ def test_fix_prints_sysctl_postgresql_and_alter_system_without_writing(tmp_path:
     # The ratio variants would zero the byte ones: the bytes win.
     assert "vm.dirty_bytes = 536870912" in result.output and "\nvm.dirty_ratio = " not in result.output
     # a diff: each setting, its current and target values, the rules that ask for it
-    assert "#   shared_buffers                138GB → 48234MB   PGV501 shared-buffers-too-large" in result.output
+    assert "#   shared_buffers                138GB → 48234MB   shared_buffers is above 40 % of RAM (PGV501)" in (
+        result.output)
     # one target: the pool is the one the new shared_buffers needs, and the ratio the one that pool leaves
-    assert "#   vm.nr_hugepages            60000 → 25200      PGV113 huge-pages-pool-too-large" in result.output
-    assert "#   vm.overcommit_ratio           90 → 70         PGV103 commit-limit-too-high" in result.output
+    assert "#   vm.nr_hugepages            60000 → 25200      The reserved huge page pool is far above what " \
+           "PostgreSQL needs (PGV113)" in result.output
+    assert "#   vm.overcommit_ratio           90 → 70         CommitLimit" in result.output
     assert "PGV536 too-many-connections: By hand, once a pooler holds the clients" in result.output
     assert (host / "postgresql.conf").read_text() == before
     assert not (host / "sysctl.d").exists()
@@ -53,7 +55,7 @@ def test_fix_write_edits_in_place_with_a_backup(tmp_path: Path) -> None:
     assert "vm.overcommit_memory = 2\n" in declared and "vm.swappiness = 10\n" in declared
     umask = os.umask(0)
     os.umask(umask)
-    assert (host / "sysctl.d" / "90-postgresql.conf").stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's
+    assert (host / "sysctl.d" / "90-postgresql.conf").stat().st_mode & 0o777 == 0o644 & ~umask  # not mkstemp's
     # What was written is now declared: the declared-vs-running rule sees it until sysctl --system runs.
     relint = runner.invoke(app, ["lint", str(host), "--format", "concise", "--select", "PGV901"])
     assert "vm.swappiness is declared 10 but the running kernel has 60" in relint.output
@@ -148,13 +150,18 @@ def test_fix_write_never_writes_outside_the_host_directory(tmp_path: Path) -> No
     outside.mkdir()
     host = _host(tmp_path, "autovacuum = off\n")
     (host / "sysctl.d").symlink_to(outside, target_is_directory=True)
-    (host / "postgresql.conf.bak").symlink_to(outside / "postgresql.conf.bak")  # replaced, not followed
+    (host / "postgresql.conf.bak").symlink_to(outside / "postgresql.conf.bak")  # refused, not followed
     code, output = _fix(host, "PGV130", "PGV801")
     assert code == 1
     assert f"left: vm.swappiness = 10: not written (sysctl.d/90-postgresql.conf resolves to {outside}" in output
+    assert ("left: autovacuum = on: not written (cannot write postgresql.conf.bak: a symbolic link: pgvet writes "
+            "no file through a link)") in output
     assert os.listdir(outside) == []
-    assert not (host / "postgresql.conf.bak").is_symlink()
-    assert (host / "postgresql.conf.bak").read_text() == "autovacuum = off\n"
+    assert (host / "postgresql.conf.bak").is_symlink()
+    assert (host / "postgresql.conf").read_text() == "autovacuum = off\n"
+    (host / "postgresql.conf.bak").unlink()
+    code, output = _fix(host, "PGV801")
+    assert code == 0 and (host / "postgresql.conf.bak").read_text() == "autovacuum = off\n"
     assert (host / "postgresql.conf").read_text() == "autovacuum = 'on'\n"
 
 
@@ -256,7 +263,7 @@ def test_fix_write_in_a_directory_it_cannot_write_says_so(tmp_path: Path, monkey
     monkeypatch.setattr(os, "replace", refused)
     code, output = _fix(host, "PGV801")
     assert code == 1
-    assert "left: autovacuum = on: not written (postgresql.conf: Permission denied)" in output
+    assert "left: autovacuum = on: not written (cannot write postgresql.conf.bak: Permission denied)" in output
     assert (host / "postgresql.conf").read_text() == "autovacuum = off\n"
     assert [path.name for path in host.iterdir() if path.name.startswith(".")] == []  # no temporary file left
 

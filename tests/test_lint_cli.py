@@ -606,16 +606,20 @@ def test_report_targets_that_are_not_regular_files_are_written_in_place(tmp_path
                           capture_output=True, text=True, check=False, timeout=60)
     assert done.returncode == 1 and json.loads(done.stdout)["summary"]["hosts"] == 1
     real = tmp_path / "real.json"
+    # a link to a file is refused, not followed (one planted in a repository would choose what is overwritten)
+    real.write_text("mine\n")
     (tmp_path / "link.json").symlink_to(real)
-    assert lint(host, "-f", "json", "-o", str(tmp_path / "link.json"))[0] == 1
-    assert (tmp_path / "link.json").is_symlink() and json.loads(real.read_text())["summary"]["hosts"] == 1
+    code, output = lint(host, "-f", "json", "-o", str(tmp_path / "link.json"))
+    assert code == 2 and output == (f"pgvet: error: cannot write {tmp_path / 'link.json'}: a symbolic link: pgvet "
+                                    "writes no file through a link\n")
+    assert (tmp_path / "link.json").is_symlink() and real.read_text() == "mine\n"
     # a directory pgvet may not add a file to: an existing report is written in place, a new one refused
     real_open = os.open
 
-    def refused(path: str, flags: int, mode: int = 0o777) -> int:
+    def refused(path: str, flags: int, mode: int = 0o777, **keywords: int) -> int:
         if str(path).endswith(".pgvet-tmp"):
             raise PermissionError(13, "Permission denied", path)
-        return real_open(path, flags, mode)
+        return real_open(path, flags, mode, **keywords)
 
     monkeypatch.setattr(os, "open", refused)
     assert lint(host, "-f", "json", "-o", str(real))[0] == 1 and json.loads(real.read_text())["summary"]["hosts"] == 1

@@ -1,26 +1,29 @@
 """``python -m pgvet`` and the ``pgvet`` command (its entry point in pyproject.toml).
 
-Ctrl-C is exit code 130 and one line at any moment, also while the command line's modules are still being
-imported (typer alone takes a tenth of a second): nothing is imported here before the ``try``. `pgvet lint`
-is read by fastcli and imports no command-line library; every other command line goes to typer (cli.app).
+Ctrl-C is exit code 130 and one line at any moment (SIGTERM 143, SIGHUP 129: pgvet.interrupt), also while the
+command line's modules are still being imported (typer alone takes a tenth of a second): nothing is imported
+here before the ``try``. `pgvet lint` is read by fastcli and imports no command-line library; every other
+command line goes to typer (cli.app).
 """
 
 
 def main() -> None:
     try:
+        from pgvet.interrupt import stop_on_signals
+
+        stop_on_signals()
         _run()
-    except KeyboardInterrupt as interrupt:
-        from pgvet.interrupt import exit_interrupted
+    except BaseException as error:
+        from pgvet.interrupt import Stopped, exit_stopped
 
-        exit_interrupted(interrupt)
-    except RuntimeError as error:
         # CPython 3.11 wraps what a descriptor's __set_name__ raises (a dataclass's fields, while a module that
-        # defines one loads) in a RuntimeError: a Ctrl-C at that moment arrives as one
-        if not isinstance(error.__cause__, KeyboardInterrupt):
-            raise
-        from pgvet.interrupt import exit_interrupted
-
-        exit_interrupted()
+        # defines one loads) in a RuntimeError: a signal at that moment arrives as one
+        cause = error.__cause__ if isinstance(error, RuntimeError) else error
+        if isinstance(cause, KeyboardInterrupt):
+            exit_stopped(interrupt=cause)
+        if isinstance(cause, Stopped):
+            exit_stopped(cause.signum)
+        raise
 
 
 def _run() -> None:

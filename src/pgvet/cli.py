@@ -165,6 +165,7 @@ def facts(
 def _render_outputs(result: LintResult, formats: list[str], outputs: list[Path], verbose: bool,
                     color: bool | None, text: Renderer | None = None) -> None:
     """Write each --format to its --output (or standard output); ``text`` replaces the text report."""
+    from pgvet.output_file import any_private
     from pgvet.report import FORMATS, ReportOptions, default_format, destinations
     from pgvet.report.files import ReportFile
 
@@ -174,6 +175,7 @@ def _render_outputs(result: LintResult, formats: list[str], outputs: list[Path],
         if destination is not None:
             with ReportFile(destination) as out:  # whole or not at all, as lint's reports
                 out.write(rendered)
+                out.private = any_private(host.host.root for host in result.hosts)
         else:
             sys.stdout.write(rendered)
 
@@ -182,6 +184,8 @@ def _render_outputs(result: LintResult, formats: list[str], outputs: list[Path],
 @reports_errors
 def lint(
     paths: Annotated[Optional[list[Path]], typer.Argument(  # noqa: UP045
+        # not checked by typer: one host that cannot be read is reported, and the others are linted
+        readable=False,
         help="Host directories (snapshots), or files inside them (each is linted with its whole host).")] = None,
     output_format: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
         "--format", "-f",
@@ -314,9 +318,10 @@ def baseline_create(
     from pgvet.lint import host_directories, lint
     from pgvet.suppress import baseline_document
 
-    result = lint(list(host_directories(paths)), _baseline_options(config, rules))
+    directories = host_directories(paths)
+    result = lint(list(directories), _baseline_options(config, rules))
     _refuse_unread_hosts(result)
-    output.write_text(baseline_document(result), encoding="utf-8", errors="backslashreplace")
+    _write_baseline(output, baseline_document(result), directories)
     recorded = sum(len(host.findings) for host in result.hosts)
     typer.echo(f"{recorded} finding{'' if recorded == 1 else 's'} recorded in {output}")
 
@@ -335,13 +340,21 @@ def baseline_update(
     from pgvet.suppress import baseline_document, load_baseline
 
     recorded = load_baseline(baseline)
-    result = lint(list(host_directories(paths)), _baseline_options(config, rules))
+    directories = host_directories(paths)
+    result = lint(list(directories), _baseline_options(config, rules))
     _refuse_unread_hosts(result)
-    baseline.write_text(baseline_document(result, keep=set(recorded)), encoding="utf-8", errors="backslashreplace")
+    _write_baseline(baseline, baseline_document(result, keep=set(recorded)), directories)
     remaining = len(load_baseline(baseline))
     removed = len(recorded) - remaining
     typer.echo(f"{removed} fixed {'entry' if removed == 1 else 'entries'} removed, {remaining} "
                f"{'remains' if remaining == 1 else 'remain'} in {baseline}")
+
+
+def _write_baseline(path: Path, document: str, directories: list[Path]) -> None:
+    """The baseline written whole or not at all, never through a link; 0600 when the hosts are private."""
+    from pgvet.output_file import any_private, write_file
+
+    write_file(path, document.encode("utf-8", errors="backslashreplace"), private=any_private(directories))
 
 
 def _baseline_options(config: Path | None, rules: list[Path] | None) -> LintOptions:

@@ -1,7 +1,11 @@
 """pgvet's configuration: ``.pgvet.toml`` or ``[tool.pgvet]`` in ``pyproject.toml``.
 
-Looked up from the current directory upwards (the first file that has pgvet settings wins), or given
-with ``--config``. Command-line options override the file. Example::
+Looked up from the current directory upwards (the first file that has pgvet settings wins), up to the
+repository's root (the first directory holding ``.git``), or given with ``--config``. A file found so is not
+trusted as one given is: it is ignored, and said so on stderr, when another user than you or root owns it or may
+write it or its directory (a file planted in /tmp), and the paths it names (``rules``, ``baseline``,
+``ignore-file``) must stay in its repository (``rules = ["/etc/shadow"]`` in a cloned repository is refused).
+Command-line options override the file. Example::
 
     [tool.pgvet]
     select = ["os", "PGV1"]          # ids, id prefixes, names or tags
@@ -14,12 +18,16 @@ with ``--config``. Command-line options override the file. Example::
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pgvet.errors import UsageError
+from pgvet.paths import is_inside
 from pgvet.provenance import Source
+from pgvet.trust import why_untrusted
 
 SEVERITIES = ("info", "warning", "error")
 KNOWN_KEYS = frozenset({"select", "ignore", "fail-on", "rules", "params", "baseline", "ignore-file"})
@@ -71,15 +79,75 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UsageError("invalid TOML: arrays or tables nested too deep", Source(str(path))) from None
 
 
-def find_config(start: Path) -> Path | None:
+CONFIG_NAMES = (".pgvet.toml", "pgvet.toml", "pyproject.toml")
+
+
+def find_config(start: Path, ignored: list[str] | None = None) -> Path | None:
+    """The first configuration file from ``start`` upwards that no other user could have written, not above the
+    repository's root (the first directory holding ``.git``, a directory or a worktree's file). Each file passed
+    over because another user could have written it is said in ``ignored``."""
     for directory in (start, *start.parents):
-        for name in (".pgvet.toml", "pgvet.toml"):
-            if (directory / name).is_file():
-                return directory / name
-        pyproject = directory / "pyproject.toml"
-        if pyproject.is_file() and b"[tool.pgvet" in _read_bytes(pyproject):
-            return pyproject
+        for name in CONFIG_NAMES:
+            candidate = directory / name
+            if not candidate.is_file():
+                continue
+            why = _why_untrusted(candidate)
+            if why is not None:
+                if ignored is not None:
+                    ignored.append(f"{candidate} ignored: {why}; give it with --config to use it")
+                continue
+            if name != "pyproject.toml" or b"[tool.pgvet" in _read_bytes(candidate):
+                return candidate
+        if os.path.lexists(directory / ".git"):
+            return None
     return None
+
+
+def _why_untrusted(path: Path) -> str | None:
+    """Why another user than you or root could have written ``path`` (its real file) or put it where it is (its
+    real directory), None when no one could."""
+    real = os.path.realpath(path)
+    try:
+        why = why_untrusted(os.stat(real), root_trusted=True)
+        if why is None:
+            directory = os.path.dirname(real)
+            why = why_untrusted(os.stat(directory), root_trusted=True)
+            return None if why is None else f"its directory {directory} is {why}"
+    except OSError as error:
+        return f"cannot be examined: {error.strerror}"
+    return why
+
+
+def repository_root(directory: Path) -> Path:
+    """The first directory from ``directory`` upwards that holds ``.git``, else ``directory`` itself."""
+    for candidate in (directory, *directory.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return directory
+
+
+def _inside(path: Path, root: str) -> bool:
+    real = os.path.realpath(path)
+    return real == root or is_inside(real, root)
+
+
+def _check_inside(key: str, named: str, path: Path, root: Path, config: Path) -> None:
+    """A path a found configuration names must be in its repository, a rule pack's files included: else it
+    could make pgvet read (and an error quote) any file of the machine it runs on."""
+    real_root = os.path.realpath(root)
+    outside = not _inside(path, real_root)
+    if not outside and key == "rules" and path.is_dir():
+        from pgvet.engine.loader import RULE_SUFFIXES
+
+        try:
+            entries = list(path.iterdir())
+        except OSError:  # the loader says why it cannot be read
+            entries = []
+        outside = any(entry.suffix in RULE_SUFFIXES and not _inside(entry, real_root) for entry in entries)
+    if outside:
+        raise UsageError(f"'{key}' names {named}, which is outside the repository {root} (a configuration found "
+                         "by itself may name only its repository's files; give it with --config to trust it)",
+                         Source(str(config)))
 
 
 def _table(document: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -94,7 +162,14 @@ def _table(document: dict[str, Any], path: Path) -> dict[str, Any]:
 
 
 def load_config(explicit: Path | None = None, start: Path | None = None) -> Config:
-    path = explicit or find_config(start or Path.cwd())
+    """The configuration given (trusted as it is), else the one found from ``start`` (the current directory)."""
+    ignored: list[str] = []
+    path = explicit or find_config((start or Path.cwd()).absolute(), ignored)
+    if ignored:
+        from pgvet.report import visible
+
+        for notice in ignored:
+            print(visible(f"pgvet: notice: {notice}"), file=sys.stderr)
     if path is None:
         return Config()
     document = _read_toml(path)
@@ -124,11 +199,18 @@ def load_config(explicit: Path | None = None, start: Path | None = None) -> Conf
     for key, value in (("baseline", baseline), ("ignore-file", ignore_file)):
         if value is not None and not isinstance(value, str):
             raise UsageError(f"'{key}' must be a path (a string)", Source(str(path)))
+    named = [("rules", item) for item in strings("rules")]
+    named += [(key, value) for key, value in (("baseline", baseline), ("ignore-file", ignore_file))
+              if isinstance(value, str)]
+    if explicit is None:
+        root = repository_root(base)
+        for key, item in named:
+            _check_inside(key, item, base / item, root, path)
     return Config(
         select=strings("select"),
         ignore=strings("ignore"),
         fail_on=fail_on,
-        rules=[base / item for item in strings("rules")],
+        rules=[base / item for key, item in named if key == "rules"],
         params=params,
         baseline=base / baseline if isinstance(baseline, str) else None,
         ignore_file=base / ignore_file if isinstance(ignore_file, str) else None,

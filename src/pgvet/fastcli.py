@@ -16,7 +16,6 @@ messages. tests/test_fastcli.py checks that both give the command the same argum
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -50,6 +49,7 @@ class _Param:
     multiple: bool
     default: Any
     minimum: int | None = None
+    readable: bool = True  # a path that exists must be readable (typer's check); False: the command says
 
 
 def _unwrap(annotation: Any) -> tuple[type, bool]:
@@ -88,7 +88,7 @@ def _spec(command: Callable[..., Any]) -> _Spec:
                                                       for key, value in _PLAIN.items()):
             raise _Unsupported(name)
         kind, multiple = _unwrap(meta.annotation)
-        param = _Param(name, kind, multiple, info.default, getattr(info, "min", None))
+        param = _Param(name, kind, multiple, info.default, getattr(info, "min", None), info.readable)
         params.append(param)
         if isinstance(info, ArgumentInfo):
             if positional is not None or not multiple:
@@ -115,7 +115,7 @@ def _spec_json(spec: _Spec) -> str | None:
     if any(type(param.default) not in (type(None), bool, int, str) for param in spec.params):
         return None
     return json.dumps({
-        "params": [[param.name, param.kind.__name__, param.multiple, param.default, param.minimum]
+        "params": [[param.name, param.kind.__name__, param.multiple, param.default, param.minimum, param.readable]
                    for param in spec.params],
         "positional": spec.positional.name if spec.positional is not None else None,
         "options": {spelling: [param.name, value] for spelling, (param, value) in spec.options.items()}})
@@ -130,8 +130,8 @@ def _spec_from_json(text: str) -> _Spec | None:
     expected = set(code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount])
     try:
         document = json.loads(text)
-        params = {name: _Param(name, _KINDS[kind], multiple, default, minimum)
-                  for name, kind, multiple, default, minimum in document["params"]}
+        params = {name: _Param(name, _KINDS[kind], multiple, default, minimum, readable)
+                  for name, kind, multiple, default, minimum, readable in document["params"]}
         positional = params[document["positional"]] if document["positional"] is not None else None
         options = {spelling: (params[name], value) for spelling, (name, value) in document["options"].items()}
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
@@ -139,7 +139,8 @@ def _spec_from_json(text: str) -> _Spec | None:
     if set(params) != expected or positional is None or positional.kind is not Path or not positional.multiple:
         return None
     for param in params.values():
-        if (type(param.multiple) is not bool or type(param.minimum) not in (type(None), int)
+        if (type(param.multiple) is not bool or type(param.readable) is not bool
+                or type(param.minimum) not in (type(None), int)
                 or not (param.default is None or (not param.multiple and type(param.default) is param.kind))):
             return None
     if any(type(spelling) is not str or value not in (None, True, False) for spelling, (_, value) in options.items()):
@@ -168,28 +169,24 @@ def _declarations_key() -> str | None:
 def lint_spec() -> _Spec:
     """The spec of ``lint``: from the cache when it was read from the same files, else from typer's reading of
     cli.lint (importing typer), then kept for the next run."""
-    from pgvet.engine.loader import cache_dir
+    from pgvet import cache
 
     key = _declarations_key()
-    place = cache_dir() / f"lint-options-{key}.json" if key is not None else None
-    if place is not None:
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            cached = _spec_from_json(place.read_text(encoding="utf-8"))
-            if cached is not None:
-                return cached
+    name = f"lint-options-{key}.json" if key is not None else None
+    if name is not None:
+        data = cache.read(name)
+        try:
+            cached = _spec_from_json(data.decode("utf-8")) if data is not None else None
+        except UnicodeDecodeError:
+            cached = None
+        if cached is not None:
+            return cached
     from pgvet import cli
 
     spec = _spec(cli.lint)
     text = _spec_json(spec)
-    if place is not None and text is not None:
-        temporary = place.with_name(f".{place.name}.{os.getpid()}.tmp")
-        try:
-            place.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(text, encoding="utf-8")
-            os.replace(temporary, place)  # atomic: a concurrent reader sees the whole file or none
-        except OSError:  # an unwritable cache only costs reading the declarations again
-            with contextlib.suppress(OSError):
-                temporary.unlink(missing_ok=True)
+    if name is not None and text is not None:
+        cache.write(name, text.encode("utf-8"))  # an unwritable cache only costs reading the declarations again
     return spec
 
 
@@ -207,7 +204,7 @@ def _convert(param: _Param, text: str) -> Any:
             raise _Unsupported(text)
         return number
     if param.kind is Path:
-        if not text or "\0" in text or (os.path.exists(text) and not os.access(text, os.R_OK)):
+        if not text or "\0" in text or (param.readable and os.path.exists(text) and not os.access(text, os.R_OK)):
             raise _Unsupported(text)  # typer reports an unreadable path itself
         return Path(text)
     return text

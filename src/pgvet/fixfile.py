@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pgvet.errors import UsageError
 from pgvet.facts import Fact
 from pgvet.findings import HostResult, quote_setting
 from pgvet.paths import is_inside, real_path_in
@@ -79,10 +78,24 @@ def consolidate(result: HostResult) -> ConsolidatedFix:
     if target is None:
         return fix
     for change in target.changes:
+        if _CONTROL.search(change.setting.name) or _CONTROL.search(change.target):  # it would start a line of its own
+            fix.notes.append(f"{', '.join(change.rules)}: {change.setting} = {change.target}: not suggested, it holds "
+                             "a control character")
+            continue
         into = fix.sysctl if change.setting.kind == "sysctl" else fix.postgresql
         into[change.setting.name] = Change(change.target, list(change.rules), change.current, change.why)
-    fix.notes = [f"{', '.join(step.rules)}: {step.text}" if step.rules else step.text for step in target.by_hand]
+    fix.notes += [f"{', '.join(step.rules)}: {step.text}" if step.rules else step.text for step in target.by_hand]
     return fix
+
+
+# Characters that end a line, or mean something to a terminal, in sysctl.d, postgresql.conf or the output
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _comment(text: str) -> str:
+    """Text from the inputs (a host's name, a value) for a comment: its control characters escaped, so that a host
+    named ``x\nkernel.core_pattern = |/tmp/evil %p`` cannot put a live line in a sysctl.d file."""
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def _diff_lines(changes: Mapping[str, Change]) -> list[str]:
@@ -95,14 +108,16 @@ def _diff_lines(changes: Mapping[str, Change]) -> list[str]:
     lines = []
     for (name, current, target), change in zip(values, changes.values(), strict=True):
         ids = ", ".join(rule.split(" ", 1)[0] for rule in change.rules)
-        lines.append(f"#   {name:<{width}}  {current:>{current_width}} → {target:<{target_width}}  {change.why} ({ids})")
+        lines.append(f"#   {name:<{width}}  {_comment(current):>{current_width}} → {target:<{target_width}}  "
+                     f"{change.why} ({ids})")
     return lines
 
 
 def render(fix: ConsolidatedFix) -> str:
     count = len(fix.sysctl) + len(fix.postgresql)
-    out = [f"# pgvet fix for {fix.host}: the host's target configuration — {count} change{'s' if count != 1 else ''}"
-           f", {len(fix.notes)} step{'s' if len(fix.notes) != 1 else ''} by hand", "#"]
+    steps = len(fix.notes)
+    out = [f"# pgvet fix for {_comment(fix.host)}: the host's target configuration — {count} "
+           f"change{'s' if count != 1 else ''}, {steps} step{'s' if steps != 1 else ''} by hand", "#"]
     if fix.sysctl:
         out += ["# kernel (sysctl.d, applied with `sysctl --system`; the huge page pool is reserved at the next boot):",
                 *_diff_lines(fix.sysctl), "#"]
@@ -110,7 +125,7 @@ def render(fix: ConsolidatedFix) -> str:
         out += ["# PostgreSQL (postgresql.conf or ALTER SYSTEM; some take effect at the next restart):",
                 *_diff_lines(fix.postgresql), "#"]
     if fix.notes:
-        out += ["# to do by hand:", *[f"#   - {note}" for note in fix.notes], "#"]
+        out += ["# to do by hand:", *[f"#   - {_comment(note)}" for note in fix.notes], "#"]
     if not (fix.sysctl or fix.postgresql or fix.notes):
         out.append("# nothing to change")
     out.append("")
@@ -198,46 +213,38 @@ class _Files:
         return edited
 
     def save(self) -> None:
+        from pgvet.output_file import is_private
+
+        private = is_private(os.fspath(self.host_dir))  # a new file of a private host is 0600
         for edited in self.files.values():
             if not (edited.changed or edited.commented):
                 continue
             try:
-                _replace(edited)
-            except OSError as error:  # a read-only tree, a full disk: said, as the other changes left
-                self.outcome.left.extend(f"{name} = {value}: not written ({edited.shown}: {error.strerror})"
+                _replace(edited, private)
+            except UsageError as error:  # a read-only tree, a full disk, a link: said, as the other changes left
+                self.outcome.left.extend(f"{name} = {value}: not written ({error.message})"
                                          for name, value in edited.changed)
-                self.outcome.left.extend(f"{key}: not commented out ({edited.shown}: {error.strerror})"
-                                         for key in edited.commented)
+                self.outcome.left.extend(f"{key}: not commented out ({error.message})" for key in edited.commented)
             else:
                 self.outcome.written.append(edited.path)
 
 
-def _replace(edited: _File) -> None:
-    """Keep a ``.bak`` copy, then put the new text in place by renaming: a link at either name is replaced,
-    not followed, and a reader never sees half a file."""
-    edited.path.parent.mkdir(parents=True, exist_ok=True)
-    if edited.existed:
-        _renamed_into_place(edited.path.with_name(edited.path.name + ".bak"),
-                            edited.original.encode("utf-8", errors="surrogateescape"), edited.path)
-    _renamed_into_place(edited.path, edited.text().encode("utf-8", errors="surrogateescape"),
-                        edited.path if edited.existed else None)
+def _replace(edited: _File, private: bool) -> None:
+    """Keep a ``.bak`` copy (with the original's mode, owner and group), then put the new text in place; each is
+    written whole or not at all, and a link at either name is refused, not followed."""
+    from pgvet.output_file import write_file
 
-
-def _renamed_into_place(target: Path, data: bytes, mode_of: Path | None) -> None:
-    descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-        if mode_of is not None:
-            shutil.copymode(mode_of, temporary)
-        else:  # a new file gets what open() would give it, not mkstemp's 0600
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        edited.path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"cannot write {edited.shown}: {error.strerror}") from None
+    if edited.existed:
+        write_file(edited.path.with_name(edited.path.name + ".bak"),
+                   edited.original.encode("utf-8", errors="surrogateescape"), like=edited.path,
+                   shown=f"{edited.shown}.bak")
+    # a file replaced keeps its mode as it is (it holds what it held); a new one of a private host is 0600
+    write_file(edited.path, edited.text().encode("utf-8", errors="surrogateescape"),
+               private=private and not edited.existed, shown=edited.shown)
 
 
 def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> WriteOutcome:

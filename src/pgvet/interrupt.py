@@ -1,9 +1,16 @@
-"""Ctrl-C: one line on stderr and exit code 130, whatever pgvet was doing (importing included)."""
+"""Stopping: Ctrl-C (SIGINT), SIGTERM and SIGHUP end pgvet with one line on stderr and exit code 128 + the signal
+(130, 143, 129), whatever pgvet was doing (importing included), after the cleanup of what it was doing: report
+files and baselines half-written are removed, the worker processes of ``lint --jobs`` ended."""
 
+# _signal (signal's C half, without stubs), not signal, at every start: importing signal builds its enums, which
+# a lint's start pays for nowhere else
+import _signal  # type: ignore[import-not-found]
 import contextlib
 import sys
+from types import FrameType
 from typing import NoReturn
 
+STOP_SIGNALS = (_signal.SIGTERM, _signal.SIGHUP)
 
 class Interrupted(KeyboardInterrupt):
     """A Ctrl-C after which the command knows what it left behind (``nothing written``): said after
@@ -19,16 +26,40 @@ def interrupted_message(interrupt: BaseException | None = None) -> str:
     return f"pgvet: interrupted; {interrupt.left}" if isinstance(interrupt, Interrupted) else "pgvet: interrupted"
 
 
-def exit_interrupted(interrupt: BaseException | None = None) -> NoReturn:
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP, raised where the program was, as Python raises KeyboardInterrupt for SIGINT: a
+    BaseException, which the ``except Exception`` that keeps a fleet going when one host fails lets through."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
+    raise Stopped(signum)
+
+
+def stop_on_signals() -> None:
+    """SIGTERM and SIGHUP raise Stopped, unless they are ignored (nohup): then they stay so."""
+    for signum in STOP_SIGNALS:
+        if _signal.getsignal(signum) == _signal.SIG_DFL:
+            _signal.signal(signum, _raise_stopped)
+
+
+def exit_stopped(signum: int = _signal.SIGINT, interrupt: BaseException | None = None) -> NoReturn:
+    """One line (what was left, for a Ctrl-C whose command said so) and exit code 128 + the signal."""
     import os
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while leaving is no traceback either
-    sys.stderr.write(interrupted_message(interrupt) + "\n")
+    for other in (signal.SIGINT, *STOP_SIGNALS):  # a second signal while leaving is no traceback either
+        signal.signal(other, signal.SIG_IGN)
+    said = interrupted_message(interrupt) if signum == signal.SIGINT else (
+        f"pgvet: stopped by {signal.Signals(signum).name}")
+    sys.stderr.write(f"{said}\n")
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a closed or broken stream: nothing more to say there
             stream.flush()
     # os._exit, not sys.exit: CPython 3.11 takes an interrupt raised in code that exec() runs (dataclasses and
     # typing make methods so while modules load) for an unhandled one even once caught, and ends the process
     # by SIGINT at exit instead of with the code given.
-    os._exit(130)
+    os._exit(128 + signum)

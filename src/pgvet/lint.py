@@ -296,35 +296,82 @@ def collecting_garbage_for_batches() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-def _start_worker(options: LintOptions) -> None:
+# Signals that stop a run (pgvet.interrupt): held back while worker processes start (_signals_held)
+_STOPPING = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+def _start_worker(options: LintOptions, parent: int) -> None:
     import gc
     import signal
 
+    from pgvet import cache
     from pgvet.engine.loader import load_pack
 
     # Ctrl-C reaches the whole process group: the parent stops the run and ends its workers, which must not
-    # each print a KeyboardInterrupt traceback (nor break the pool). They start with SIGINT blocked (_no_sigint).
+    # each print a KeyboardInterrupt traceback (nor break the pool). SIGTERM and SIGHUP end a worker as they end
+    # any process (the parent ends its workers with SIGTERM), not by the parent's handler, inherited by fork.
+    # They start with these signals blocked (_signals_held), until they are so.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in _STOPPING[1:]:
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    _die_with(parent)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {getattr(signal, name) for name in _STOPPING})
     gc.set_threshold(*BATCH_GC_THRESHOLD)  # a worker process lints hosts until the pool ends
+    cache.keep_quiet()  # a refused cache was said by the parent, which loaded the pack first
     _WORKER_PLAN[:] = [_Plan.of(load_pack(options.rules), options)]  # the pack from the cache
 
 
+def _die_with(parent: int) -> None:
+    """On Linux, this worker ends when its parent dies, also killed by SIGKILL (the out-of-memory killer) with no
+    handler run to end the pool: else it would wait for chunks forever."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request was made
+        os._exit(1)
+
+
 @contextmanager
-def _no_sigint() -> Iterator[None]:
-    """SIGINT held back while the block runs (it is delivered after): worker processes started in it begin
-    with it blocked, until _start_worker ignores it."""
+def _signals_held() -> Iterator[None]:
+    """The signals that stop a run held back while the block runs (they are delivered after): worker processes
+    started in it begin with them blocked, until _start_worker has set what they do there."""
     import signal
 
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    held = {getattr(signal, name) for name in _STOPPING}
+    signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """The pool's processes ended and reaped now, not once they have finished their chunk: the run is stopped (a
+    signal, Ctrl-C, a report that cannot be written). A worker ended while it wrote a result leaves half of it in
+    the results' pipe, which the pool's thread would wait forever to read the rest of (and shutdown, and the
+    interpreter's exit, for that thread): the pipe's last writing end, this process's own, is closed, so that the
+    thread reads its end instead and stops. ProcessPoolExecutor has no public way to end its processes before
+    Python 3.14."""
+    processes = list((pool._processes or {}).values())
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join()
+    results = pool._result_queue
+    if results is not None:
+        results._writer.close()  # type: ignore[attr-defined]  # SimpleQueue's own end of its pipe
 
 
 def _lint_in_worker(directories: Sequence[Path | None]) -> list[HostResult | HostError]:
@@ -448,7 +495,7 @@ def _in_processes(chunks: Iterator[Chunk], jobs: int, options: LintOptions) -> I
         for chunk in itertools.chain(chunks, [None]):
             if chunk is not None:
                 try:
-                    with _no_sigint():
+                    with _signals_held():
                         pending.append((chunk, pool.submit(_lint_in_worker, chunk)))
                 except BrokenProcessPool:
                     pending.append((chunk, _broken()))
@@ -464,14 +511,17 @@ def _in_processes(chunks: Iterator[Chunk], jobs: int, options: LintOptions) -> I
                     continue
                 pending.popleft()
                 yield from _handed_on(outcomes)
+    except BaseException:
+        _end_workers(pool)
+        raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # interrupted: the workers end with their current chunk
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _pool(jobs: int, options: LintOptions) -> ProcessPoolExecutor:
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(options,))
+    return ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(options, os.getpid()))
 
 
 def _broken() -> Future[list[HostResult | HostError]]:
@@ -491,7 +541,7 @@ def _isolated(directories: Chunk, options: LintOptions) -> Iterator[HostResult |
     try:
         for directory in directories:
             try:
-                with _no_sigint():
+                with _signals_held():
                     future = pool.submit(_lint_in_worker, [directory])
                 yield from future.result()
             except BrokenProcessPool:
@@ -499,6 +549,9 @@ def _isolated(directories: Chunk, options: LintOptions) -> Iterator[HostResult |
                                              "system, out of memory?); the other hosts were linted")
                 pool.shutdown(wait=True)
                 pool = _pool(1, options)
+    except BaseException:
+        _end_workers(pool)
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 

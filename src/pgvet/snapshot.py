@@ -321,6 +321,8 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
     """
     if directory is not None and not os.path.isdir(directory):
         raise InputError("not a directory (a host is a directory of inputs)", Source(str(directory)))
+    if directory is not None and not os.access(directory, os.X_OK):  # not even a name in it can be looked up
+        raise InputError("cannot read this directory: Permission denied", Source(str(directory)))
     root = directory if directory is not None else Path.cwd()
     builder = _Builder(name or "", root, wanted)
     if not name:

@@ -85,6 +85,12 @@ def _parse_yaml(source: PackSource) -> Any:
         return {}
     if not isinstance(data, dict):
         raise RulePackError("a rule file holds a mapping with 'rules:' and/or 'derived:'", Source(source.path, 1))
+    unknown = [key for key in data if key not in ("rules", "derived")]
+    if unknown:
+        # named by its line, not quoted: a file that is no rule file (/etc/shadow named as a pack) must not have
+        # its text shown in an error, a CI log
+        raise RulePackError("a rule file holds a mapping with 'rules:' and/or 'derived:', nothing else",
+                            Source(source.path, _line_of(data, unknown[:1])))
     return data
 
 

@@ -1,26 +1,25 @@
 """Find, compile and cache rule packs.
 
-The compiled pack is pickled to the cache directory, keyed by the pack files (paths and contents),
-pgvet's version and the engine's own files, so a warm start imports neither pydantic, pglast nor
-ruamel. Failures to read or write the cache are ignored: the pack is then compiled again.
+The compiled pack is pickled to the cache directory (pgvet.cache: used only when no other user could have
+written it), keyed by the pack files (paths and contents), pgvet's version and the engine's own files, so a
+warm start imports neither pydantic, pglast nor ruamel. Failures to read or write the cache are ignored: the
+pack is then compiled again.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import pickle
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pgvet import __version__
+from pgvet import __version__, cache
 from pgvet.engine.pack import Rule, RulePack
 from pgvet.errors import RulePackError
 from pgvet.provenance import Source
 
-__all__ = ["Rule", "RulePack", "builtin_rules_dir", "cache_dir", "load_pack"]
+__all__ = ["Rule", "RulePack", "builtin_rules_dir", "load_pack"]
 
 RULE_SUFFIXES = (".yaml", ".yml")
 _ENGINE_DIR = Path(__file__).resolve().parent
@@ -34,14 +33,6 @@ def builtin_rules_dir() -> Path:
     if installed.is_dir():
         return installed
     return _ENGINE_DIR.parents[2] / "rules"
-
-
-def cache_dir() -> Path:
-    explicit = os.environ.get("PGVET_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "pgvet"
 
 
 def _rule_files(directory: Path) -> list[Path]:
@@ -104,7 +95,7 @@ def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True) -> RulePack:
     for source in sources:
         key.update(f"\0{source.path}\0{source.builtin}\0".encode())
         key.update(source.text.encode())
-    cache_file = cache_dir() / f"pack-{key.hexdigest()[:32]}.pickle"
+    cache_file = f"pack-{key.hexdigest()[:32]}.pickle"
     cached = _read_cache(cache_file)
     if cached is not None:
         return cached
@@ -119,22 +110,16 @@ def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True) -> RulePack:
     return pack
 
 
-def _read_cache(path: Path) -> RulePack | None:
+def _read_cache(name: str) -> RulePack | None:
+    data = cache.read(name)
+    if data is None:
+        return None
     try:
-        with path.open("rb") as handle:
-            pack = pickle.load(handle)
-    except Exception:  # a missing, truncated or outdated cache only costs a compilation
+        pack = pickle.loads(data)
+    except Exception:  # a truncated or outdated cache only costs a compilation
         return None
     return pack if isinstance(pack, RulePack) else None
 
 
-def _write_cache(path: Path, pack: RulePack) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with temporary.open("wb") as handle:
-            pickle.dump(pack, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, path)  # atomic: a concurrent reader sees the old file or the new one
-    except OSError:
-        with contextlib.suppress(OSError):
-            temporary.unlink(missing_ok=True)
+def _write_cache(name: str, pack: RulePack) -> None:
+    cache.write(name, pickle.dumps(pack, protocol=pickle.HIGHEST_PROTOCOL))

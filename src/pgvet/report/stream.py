@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pgvet.findings import HostError
 from pgvet.lint import LintOptions, LintRun
+from pgvet.output_file import any_private
 from pgvet.report import HostWriter, ReportOptions, default_format, destinations, writer_factory
 from pgvet.report.files import ReportFile
 from pgvet.summary import RunSummary
@@ -25,10 +26,12 @@ def lint_and_report(directories: Sequence[Path | None], options: LintOptions, *,
     run = LintRun(directories, options, jobs=jobs, notices=notices)  # refuses a wrong pack, selector, parameter first
     with contextlib.ExitStack() as files:
         writers: list[HostWriter] = []
+        reports: list[ReportFile] = []
         for fmt, destination in destinations(formats or [default_format()], outputs):
             out: ReportFile | None = None
             if destination is not None:
                 out = files.enter_context(ReportFile(destination))
+                reports.append(out)
             report_options = ReportOptions(color=False if out is not None else color, verbose=verbose)
             factory = writer_factory(fmt)
             writer = factory(run, report_options, sys.stdout if out is None else out)
@@ -44,4 +47,7 @@ def lint_and_report(directories: Sequence[Path | None], options: LintOptions, *,
         notices = run.notices
         for writer in writers:
             writer.finish(notices, run.summary)
+        if reports and any_private(directories):  # a report of hosts others may not read is theirs neither
+            for report in reports:
+                report.private = True
     return run.summary

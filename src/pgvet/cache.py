@@ -1,0 +1,140 @@
+"""pgvet's cache directory: the compiled rule pack and what ``pgvet lint`` read of its own declarations.
+
+Loading the pack unpickles it, which runs code, and the kept declarations decide how a command line is read:
+both are used only from a directory that no other user could have written to. The directory is
+``$PGVET_CACHE_DIR``, else ``$XDG_CACHE_HOME/pgvet``, else ``~/.cache/pgvet``, else (no home: no ``HOME`` and
+no passwd entry, as ``docker run --user 12345`` gives) ``pgvet-cache-UID`` in the temporary directory. It is
+created 0700 and its files 0600; a directory or file owned by another user, or writable by others (a link,
+for a file), is not used, and said once on stderr: pgvet then compiles the pack each time. A cache that merely
+cannot be made (a read-only or full file system, no home) costs time only and is not said.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import sys
+from pathlib import Path
+
+from pgvet.trust import why_untrusted
+
+_said: set[str] = set()
+_quiet = False  # True in a worker process: the process that started it has said the refusals
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("PGVET_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):  # the XDG specification: a relative path is ignored
+        return Path(xdg) / "pgvet"
+    home = _home()
+    if home is not None:
+        return Path(home) / ".cache" / "pgvet"
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"pgvet-cache-{os.geteuid()}"
+
+
+def _home() -> str | None:
+    """HOME, else the passwd entry's home directory; None when there is neither (Path.home() raises then)."""
+    home = os.environ.get("HOME")
+    if home:
+        return home
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_dir or None
+    except KeyError:
+        return None
+
+
+def keep_quiet() -> None:
+    """Say no refusal from now on."""
+    global _quiet
+    _quiet = True
+
+
+def _refuse(what: str, why: str) -> None:
+    message = f"pgvet: notice: {what} not used: {why}; the rule pack is compiled each time until it is fixed"
+    if _quiet or message in _said:
+        return
+    _said.add(message)
+    from pgvet.report import visible  # a path from the environment may hold an escape sequence
+
+    print(visible(message), file=sys.stderr)
+
+
+def _open_directory(*, create: bool) -> int | None:
+    """The cache directory, opened, when it is the user's own and no other user may write to it; else None."""
+    path = cache_dir()
+    try:
+        if create:
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:  # none, or none that can be made: no cache
+        return None
+    why = why_untrusted(os.fstat(descriptor), root_trusted=False)
+    if why is not None:
+        os.close(descriptor)
+        _refuse(f"cache directory {path}", why)
+        return None
+    return descriptor
+
+
+def read(name: str) -> bytes | None:
+    """The cache file ``name``; None when there is none or another user could have written it."""
+    directory = _open_directory(create=False)
+    if directory is None:
+        return None
+    try:
+        # O_NOFOLLOW: a link is refused, not followed; O_NONBLOCK: a FIFO does not wait for a writer
+        descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=directory)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            _refuse(f"cache file {cache_dir() / name}", "a symbolic link")
+        os.close(directory)
+        return None
+    try:
+        status = os.fstat(descriptor)
+        why = "not a regular file" if not stat.S_ISREG(status.st_mode) else why_untrusted(status, root_trusted=False)
+        if why is not None:
+            _refuse(f"cache file {cache_dir() / name}", why)
+            return None
+        chunks: list[bytes] = []
+        while chunk := os.read(descriptor, max(status.st_size + 1, 65536)):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+        os.close(directory)
+
+
+def write(name: str, data: bytes) -> None:
+    """Keep ``data`` as the cache file ``name`` (0600), replacing it at once: a concurrent reader sees the old file
+    or the new one. Not written when the directory cannot be made or is not to be trusted."""
+    directory = _open_directory(create=True)
+    if directory is None:
+        return
+    temporary = f".{name}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                             dir_fd=directory)
+    except OSError:
+        os.close(directory)
+        return
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        # no fsync: a file a crash leaves short or empty fails to load, and the pack is compiled again
+        os.rename(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+    except OSError:  # a full disk only costs a compilation next time
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=directory)
+    finally:
+        os.close(directory)

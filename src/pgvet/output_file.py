@@ -1,0 +1,207 @@
+"""Every file pgvet writes (a baseline, a report's --output, ``fix --write``'s edits and their ``.bak`` copies):
+whole or not at all, never through a link, with the mode it should have.
+
+The text goes to a new file beside the target (same directory: the rename is atomic), created with O_EXCL and
+O_NOFOLLOW, written, flushed to the disk (fsync) and renamed over the target; a failure or an interruption
+removes it and leaves the target as it was. A symbolic link at the target is refused, not followed: a link
+planted in a repository (``pgvet-baseline.json -> ~/.bashrc``) must not choose what pgvet overwrites. A report
+may go to a stream instead (a pipe, a terminal or another character device, /dev/stdout, also when it is the file
+pgvet's standard output was redirected to), written where it is.
+
+Modes: a file replaced keeps its mode, owner and group; a new file is 0644 (less the umask); and when the hosts
+it was made from are private (their directory or a file in it unreadable by others, as a collected snapshot
+may be), it is 0600 and a replaced file loses what let others read it. A failure names the file and the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO
+
+from pgvet.errors import UsageError
+
+NEW_FILE_MODE = 0o644
+PRIVATE_MODE = 0o600
+TEMPORARY_SUFFIX = ".pgvet-tmp"
+
+
+class OutputFile:
+    """A file being written; ``commit`` puts it in place, ``discard`` drops it (as a context manager: committed
+    when the block ends well, else discarded). ``like``: the file whose mode, owner and group it takes (by default
+    the target it replaces); ``shown``: its name in messages; ``streams``: a report, which may go to a pipe, a
+    terminal or /dev/null, and into an existing file in place when its directory may not be added to."""
+
+    def __init__(self, path: Path, *, private: bool = False, like: Path | None = None, shown: str | None = None,
+                 streams: bool = False) -> None:
+        self.path = path
+        self.shown = shown if shown is not None else str(path)
+        self.private = private
+        self.temporary: str | None = None
+        self.handle: IO[bytes] | None = None
+        self.model: os.stat_result | None = None  # the file whose mode it takes, None for a new file's
+        target = os.fspath(path)
+        status = self._lstat(target)
+        if status is not None and not stat.S_ISREG(status.st_mode):
+            if not streams:
+                raise self._error("a symbolic link: pgvet writes no file through a link" if stat.S_ISLNK(status.st_mode)
+                                  else "not a regular file")
+            self.handle = self._open_stream(target)
+            return
+        try:
+            self.model = os.stat(like) if like is not None else status
+            self.temporary = os.path.join(os.path.dirname(target),
+                                          f".{os.path.basename(target)}.{os.getpid()}-{os.urandom(4).hex()}"
+                                          f"{TEMPORARY_SUFFIX}")
+            descriptor = os.open(self.temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                 PRIVATE_MODE)  # its mode is set when it is complete: nobody reads it half-written
+        except PermissionError as error:
+            self.temporary = None
+            if status is None or not streams:
+                raise self._error(error.strerror) from None
+            # a report kept writable in a directory pgvet may not add to: written in place, as it always was
+            self.handle = self._open(target, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+            return
+        except OSError as error:
+            self.temporary = None
+            raise self._error(error.strerror) from None
+        self.handle = open(descriptor, "wb")  # noqa: SIM115  # closed by commit or discard
+
+    def _lstat(self, target: str) -> os.stat_result | None:
+        try:
+            return os.lstat(target)
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise self._error(error.strerror) from None
+
+    def _open(self, target: str, flags: int) -> IO[bytes]:
+        try:
+            return open(os.open(target, flags | os.O_CLOEXEC), "wb")  # closed by commit or discard
+        except OSError as error:
+            raise self._error(error.strerror) from None
+
+    def _open_stream(self, target: str) -> IO[bytes]:
+        """A pipe, a socket or a character device (a terminal, /dev/null), also through a link (/dev/stdout), or
+        the file pgvet's own standard output or error goes to (``-o /dev/stdout > file``: added to it), opened;
+        anything else is refused (a regular file or a disk behind a link, a directory)."""
+        handle = self._open(target, os.O_WRONLY | os.O_NOCTTY | os.O_APPEND)
+        status = os.fstat(handle.fileno())
+        if stat.S_ISFIFO(status.st_mode) or stat.S_ISSOCK(status.st_mode) or stat.S_ISCHR(status.st_mode):
+            return handle
+        if stat.S_ISREG(status.st_mode) and any(_same_file(status, stream) for stream in (1, 2)):
+            return handle
+        handle.close()
+        if stat.S_ISREG(status.st_mode):
+            raise self._error("a symbolic link: pgvet writes no file through a link")
+        raise self._error("not a regular file, a pipe or a terminal")
+
+    def _error(self, reason: str | None) -> UsageError:
+        return UsageError(f"cannot write {self.shown}: {reason}")
+
+    def write(self, data: bytes) -> None:
+        assert self.handle is not None
+        try:
+            self.handle.write(data)
+        except OSError as error:
+            raise self._error(error.strerror) from None
+
+    def commit(self) -> None:
+        """Flush what is written to the disk and put the file in place (a full disk may only show here)."""
+        assert self.handle is not None
+        try:
+            self.handle.flush()
+            if self.temporary is not None:
+                descriptor = self.handle.fileno()
+                self._set_mode(descriptor)
+                os.fsync(descriptor)
+            self.handle.close()
+            if self.temporary is not None:
+                os.replace(self.temporary, self.path)  # a link made at the target since is replaced, not followed
+                self.temporary = None
+                _sync_directory(os.path.dirname(os.fspath(self.path)) or ".")
+        except OSError as error:
+            raise self._error(error.strerror) from None
+        finally:
+            self.discard()
+
+    def _set_mode(self, descriptor: int) -> None:
+        if self.model is None:
+            os.fchmod(descriptor, PRIVATE_MODE if self.private else NEW_FILE_MODE & ~_umask())
+            return
+        mode = stat.S_IMODE(self.model.st_mode)
+        os.fchmod(descriptor, mode & 0o700 if self.private else mode)
+        if (self.model.st_uid, self.model.st_gid) != (os.geteuid(), os.getegid()):
+            with contextlib.suppress(PermissionError):  # root keeps the owner; a user can keep only a group of theirs
+                os.fchown(descriptor, self.model.st_uid, self.model.st_gid)
+
+    def discard(self) -> None:
+        if self.handle is not None:
+            with contextlib.suppress(OSError):
+                self.handle.close()
+            self.handle = None
+        if self.temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.temporary)
+            self.temporary = None
+
+    def __enter__(self) -> OutputFile:
+        return self
+
+    def __exit__(self, failed: type[BaseException] | None, *_: object) -> None:
+        if failed is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+def write_file(path: Path, data: bytes, *, private: bool = False, like: Path | None = None,
+               shown: str | None = None) -> None:
+    """Write ``data`` as the file ``path``, whole or not at all (see OutputFile)."""
+    with OutputFile(path, private=private, like=like, shown=shown) as out:
+        out.write(data)
+
+
+def _same_file(status: os.stat_result, descriptor: int) -> bool:
+    try:
+        other = os.fstat(descriptor)
+    except OSError:  # closed
+        return False
+    return (status.st_dev, status.st_ino) == (other.st_dev, other.st_ino)
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+def _sync_directory(directory: str) -> None:
+    """The rename made durable; a file system that cannot sync a directory has nothing more to offer."""
+    with contextlib.suppress(OSError):
+        descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+
+def is_private(directory: str) -> bool:
+    """Whether a host directory, or a regular file directly in it, may not be read by other users: what pgvet
+    writes from it is then 0600."""
+    try:
+        if not os.stat(directory).st_mode & stat.S_IROTH:
+            return True
+        with os.scandir(directory) as entries:
+            return any(entry.is_file(follow_symlinks=False) and not entry.stat(follow_symlinks=False).st_mode
+                       & stat.S_IROTH for entry in entries)
+    except OSError:  # gone, or unreadable by this user: others may well not read it either
+        return True
+
+
+def any_private(directories: Iterable[str | os.PathLike[str] | None]) -> bool:
+    """Whether one of the host directories is private (is_private); None stands for input files given one by one."""
+    return any(directory is not None and is_private(os.fspath(directory)) for directory in directories)

@@ -1,0 +1,182 @@
+"""The cache directory holds code (the pickled rule pack) and what decides how `pgvet lint` reads its command
+line: pgvet uses it only when no other user could have written it (issue #25, item 3)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from as_user import NOBODY_UID, needs_root, run_as, shared_directory
+from conftest import FIXTURES
+from pgvet import cache, fastcli
+from pgvet.engine.loader import load_pack
+
+
+class _Planted:
+    """A pickle that, loaded, creates a file: what another user would plant to run code as the one who lints."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return open, (str(self.marker), "w")
+
+
+@pytest.fixture(autouse=True)
+def fresh_notices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test says its refusals again (a process says each once)."""
+    monkeypatch.setattr(cache, "_said", set())
+    monkeypatch.setattr(cache, "_quiet", False)
+
+
+@pytest.fixture
+def warm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache directory holding the compiled built-in pack."""
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(directory))
+    load_pack()
+    return directory
+
+
+def plant(cache_directory: Path, marker: Path) -> Path:
+    (pack,) = cache_directory.glob("pack-*.pickle")
+    pack.write_bytes(pickle.dumps(_Planted(marker)))
+    return pack
+
+
+def test_the_planted_pickle_runs_from_ones_own_cache(warm: Path, tmp_path: Path) -> None:
+    """The attack's setup is sound: a pickle loaded from the cache runs (the cache is trusted when it is one's own;
+    the tests below show it is not otherwise)."""
+    marker = tmp_path / "ran"
+    plant(warm, marker)
+    assert load_pack().rules
+    assert marker.exists()
+
+
+@needs_root
+@pytest.mark.parametrize("where", ["file", "directory"])
+def test_a_pickle_another_user_owns_does_not_run(warm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                 where: str) -> None:
+    marker = tmp_path / "ran"
+    pack = plant(warm, marker)
+    os.chown(pack if where == "file" else warm, NOBODY_UID, NOBODY_UID)
+    assert load_pack().rules  # compiled instead
+    assert not marker.exists()
+    named = pack if where == "file" else warm
+    kind = "cache file" if where == "file" else "cache directory"
+    assert capsys.readouterr().err == (f"pgvet: notice: {kind} {named} not used: owned by uid {NOBODY_UID}, not by "
+                                       f"you (uid 0); the rule pack is compiled each time until it is fixed\n")
+
+
+@pytest.mark.parametrize(("mode", "said"), [(0o777, "writable by other users (mode 0777)"),
+                                            (0o1777, "writable by other users (mode 1777)"),
+                                            (0o770, "writable by other users (mode 0770)")])
+def test_a_cache_directory_others_may_write_to_is_not_used(warm: Path, tmp_path: Path, mode: int, said: str,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    marker = tmp_path / "ran"
+    plant(warm, marker)
+    if mode == 0o770:  # group-writable by a group that is not one's own private group (no such group: not private)
+        os.chown(warm, os.geteuid(), 54321)
+    warm.chmod(mode)
+    assert load_pack().rules and not marker.exists()
+    assert said in capsys.readouterr().err
+    assert not list(warm.glob(".pack-*"))  # nor written to
+
+
+def test_the_cache_files_are_made_private(warm: Path) -> None:
+    assert stat.S_IMODE(warm.stat().st_mode) == 0o700
+    assert [stat.S_IMODE(path.stat().st_mode) for path in warm.iterdir()] == [0o600]
+
+
+def test_a_link_in_the_cache_is_not_followed(warm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    marker = tmp_path / "ran"
+    pack = plant(warm, marker)
+    elsewhere = tmp_path / "elsewhere.pickle"
+    pack.rename(elsewhere)
+    pack.symlink_to(elsewhere)
+    assert load_pack().rules and not marker.exists()
+    assert f"cache file {pack} not used: a symbolic link" in capsys.readouterr().err
+
+
+def test_the_lint_options_kept_in_a_foreign_cache_are_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """fastcli's options decide what a command line means (a planted file could make --fail-on mean --ignore):
+    they are read only from a cache no one else may write to."""
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(tmp_path))
+    read = fastcli.lint_spec()
+    (kept,) = tmp_path.glob("lint-options-*.json")
+    forged = kept.read_text().replace('"--fail-on": ["fail_on"', '"--fail-on": ["ignore"')
+    assert forged != kept.read_text()
+    kept.write_text(forged)
+    assert fastcli.lint_spec() != read  # the setup: a forged file of one's own is read
+    tmp_path.chmod(0o777)
+    assert fastcli.lint_spec() == read
+    assert "writable by other users" in capsys.readouterr().err
+
+
+def test_a_refused_cache_is_said_once_by_a_run_with_workers(tmp_path: Path) -> None:
+    """One line, by the process that loads the pack first, not by each worker (which compile the pack again)."""
+    shared = tmp_path / "cache"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    hosts = []
+    for number in range(4):
+        shutil.copytree(FIXTURES / "small-vm", tmp_path / f"h{number}")
+        hosts.append(str(tmp_path / f"h{number}"))
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", *hosts, "--jobs", "2", "-f", "concise"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PGVET_CACHE_DIR": str(shared)})
+    assert done.returncode == 1, done.stderr
+    said = [line for line in done.stderr.splitlines() if "not used" in line]
+    assert said == [f"pgvet: notice: cache directory {shared} not used: writable by other users (mode 0777); the "
+                    "rule pack is compiled each time until it is fixed"]
+    assert os.listdir(shared) == []
+
+
+def test_without_home_the_cache_is_a_private_directory_of_the_temporary_one(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """No HOME and no passwd entry (a container's arbitrary uid): Path.home() raised, a traceback on every command."""
+    import pwd
+    import tempfile
+
+    for name in ("PGVET_CACHE_DIR", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+    def no_entry(uid: int) -> pwd.struct_passwd:
+        raise KeyError(uid)
+
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert cache.cache_dir() == tmp_path / f"pgvet-cache-{os.geteuid()}"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # ignored, as the XDG specification says
+    assert cache.cache_dir() == tmp_path / f"pgvet-cache-{os.geteuid()}"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache.cache_dir() == tmp_path / "home" / ".cache" / "pgvet"
+
+
+@needs_root
+def test_every_command_runs_for_a_uid_without_home_nor_passwd_entry() -> None:
+    """`docker run --user 12345`: a traceback on every command. The cache goes to a directory of the uid's own
+    under the temporary directory (here TMPDIR), made 0700."""
+    with shared_directory() as shared:
+        work = shared / "work"
+        shutil.copytree(FIXTURES / "small-vm", work / "host")
+        (work / "tmp").mkdir()
+        for path in (work, work / "tmp"):
+            os.chown(path, NOBODY_UID, NOBODY_UID)
+        env = {"PATH": "/usr/bin:/bin", "TMPDIR": str(work / "tmp")}
+        for argv in (["lint", "host", "-f", "concise"], ["rules"], ["facts", "host"], ["explain", "PGV101", "host"],
+                     ["fix", "host"], ["baseline", "create", "host", "-o", "baseline.json"]):
+            done = run_as(NOBODY_UID, argv, work, env)
+            assert "Traceback" not in done.stderr and done.returncode in (0, 1), (argv, done.stderr[-3000:])
+            assert done.stdout, argv
+        kept = work / "tmp" / f"pgvet-cache-{NOBODY_UID}"
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o700 and kept.stat().st_uid == NOBODY_UID
+        assert len(list(kept.glob("pack-*.pickle"))) == 1

@@ -1,0 +1,139 @@
+"""A configuration pgvet finds by itself is a repository's, or another user's (issue #25, item 5): the search stops
+at the repository's root, a file another user could have written is ignored and said so, and the paths a found
+file names stay in its repository. One given with --config is trusted as it is."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from as_user import NOBODY_UID, needs_root
+from conftest import FIXTURES
+from pgvet.cli import app
+
+runner = CliRunner()
+HOST = str(FIXTURES / "small-vm")
+SILENCING = 'ignore = ["PGV"]\n'  # every rule ignored: exit 0, "no findings"
+
+
+def lint(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["lint", HOST, "-f", "json", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def findings(stdout: str) -> int:
+    return len(json.loads(stdout)["findings"])
+
+
+@pytest.mark.parametrize("git", ["directory", "file"])
+def test_a_configuration_above_the_repository_root_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               git: str) -> None:
+    (tmp_path / ".pgvet.toml").write_text(SILENCING)
+    repository = tmp_path / "repository"
+    (repository / "sub").mkdir(parents=True)
+    if git == "directory":
+        (repository / ".git").mkdir()
+    else:  # a worktree: .git is a file naming the repository's git directory
+        (repository / ".git").write_text("gitdir: /elsewhere/.git/worktrees/repository\n")
+    monkeypatch.chdir(repository / "sub")
+    code, stdout, stderr = lint()
+    assert code == 1 and findings(stdout) > 0 and stderr == ""
+    (repository / "pyproject.toml").write_text("[tool.pgvet]\n" + SILENCING)  # the repository's own is read
+    assert lint()[0] == 0
+
+
+@needs_root
+def test_a_configuration_another_user_owns_is_ignored_and_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A .pgvet.toml planted in /tmp by another user silenced every lint run below it."""
+    planted = tmp_path / ".pgvet.toml"
+    planted.write_text(SILENCING)
+    os.chown(planted, NOBODY_UID, NOBODY_UID)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    code, stdout, stderr = lint()
+    assert code == 1 and findings(stdout) > 0
+    assert stderr == (f"pgvet: notice: {planted} ignored: owned by uid {NOBODY_UID}, not by you (uid 0); give it "
+                      "with --config to use it\n")
+    assert lint("--config", str(planted))[0] == 0  # given, it is trusted
+    os.chown(planted, 0, 0)  # root's own: trusted
+    assert lint()[0] == 0
+
+
+def test_a_configuration_in_a_directory_others_may_write_to_is_ignored(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / ".pgvet.toml").write_text(SILENCING)
+    monkeypatch.chdir(shared)
+    shared.chmod(0o1777)  # as /tmp: another user may put a file there, if not replace this one
+    code, _, stderr = lint()
+    assert code == 1
+    assert stderr == (f"pgvet: notice: {shared / '.pgvet.toml'} ignored: its directory {shared} is writable by other "
+                      "users (mode 1777); give it with --config to use it\n")
+    (shared / ".pgvet.toml").chmod(0o666)
+    shared.chmod(0o755)
+    assert "writable by other users (mode 0666)" in lint()[2]
+    (shared / ".pgvet.toml").chmod(0o664)  # group-writable by one's own private group (umask 002): one's own
+    shared.chmod(0o775)
+    os.chown(shared, os.geteuid(), os.getegid())
+    os.chown(shared / ".pgvet.toml", os.geteuid(), os.getegid())
+    import grp
+    import pwd
+
+    user = pwd.getpwuid(os.geteuid())
+    if grp.getgrgid(user.pw_gid).gr_name != user.pw_name or set(grp.getgrgid(user.pw_gid).gr_mem) - {user.pw_name}:
+        pytest.skip("the user running the tests has no private group")
+    assert lint() == (0, lint()[1], "")
+
+
+@pytest.mark.parametrize(("key", "value"), [("rules", '["../secret"]'), ("rules", '["/etc/passwd"]'),
+                                            ("baseline", '"../secret"'), ("ignore-file", '"/etc/passwd"'),
+                                            ("rules", '["linked"]'), ("rules", '["pack"]')])
+def test_paths_a_found_configuration_names_stay_in_its_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  key: str, value: str) -> None:
+    """`rules = ["/etc/shadow"]` in a cloned repository printed the file's first line in the error."""
+    secret = tmp_path / "secret"
+    secret.write_text("hunter2:the-password:19000:0:99999:7:::\n")
+    repository = tmp_path / "repository"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "linked").symlink_to(tmp_path)  # a directory inside that is a link outside
+    (repository / "pack").mkdir()
+    (repository / "pack" / "rules.yaml").symlink_to(secret)  # a rule file inside that is a link outside
+    (repository / ".pgvet.toml").write_text(f"{key} = {value}\n")
+    monkeypatch.chdir(repository)
+    code, stdout, stderr = lint()
+    named = json.loads(value)[0] if value.startswith("[") else json.loads(value)
+    assert code == 2 and stdout == ""
+    assert stderr == (f"pgvet: error: {repository / '.pgvet.toml'}: '{key}' names {named}, which is outside the "
+                      f"repository {repository} (a configuration found by itself may name only its repository's "
+                      "files; give it with --config to trust it)\n")
+
+
+def test_an_explicit_configuration_names_any_file_but_no_error_shows_its_text(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("hunter2:the-password:19000:0:99999:7:::\n")
+    config = tmp_path / "given.toml"
+    config.write_text(f'rules = ["{secret}"]\n')
+    code, _, stderr = lint("--config", str(config))
+    assert code == 2
+    assert stderr == (f"pgvet: error: {secret}:1: a rule file holds a mapping with 'rules:' and/or 'derived:', "
+                      "nothing else\n")
+    code, _, stderr = lint("--rules", str(secret))  # the same on the command line
+    assert code == 2 and "hunter2" not in stderr
+
+
+def test_a_configuration_naming_its_own_files_still_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repository = tmp_path / "repository"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "ops").mkdir()
+    (repository / "ops" / "ops.yaml").write_text(
+        "rules:\n  - id: OPS001\n    name: ops-one\n    title: t\n    severity: warning\n    when: TRUE\n"
+        "    message: m\n")
+    (repository / ".pgvet.toml").write_text('rules = ["ops"]\nselect = ["OPS001"]\n')
+    monkeypatch.chdir(repository)
+    code, stdout, stderr = lint()
+    assert code == 1 and [finding["rule_id"] for finding in json.loads(stdout)["findings"]] == ["OPS001"], stderr

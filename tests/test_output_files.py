@@ -1,0 +1,272 @@
+"""Files pgvet writes (issue #25, item 6): whole or not at all, never through a link, with the mode they should
+have, a failure naming the file; and text from the inputs never starts a line of its own in what `pgvet fix`
+prints or writes."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from as_user import NOBODY_UID, needs_root
+from conftest import FIXTURES
+from pgvet import output_file
+from pgvet.cli import app
+from pgvet.findings import Finding, Fix, HostResult
+from pgvet.fixfile import consolidate, render
+from pgvet.output_file import OutputFile, write_file
+from pgvet.sources.sysctl import parse_sysctl_conf
+
+runner = CliRunner()
+
+
+def umask() -> int:
+    value = os.umask(0)
+    os.umask(value)
+    return value
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_baseline_create_does_not_write_through_a_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repository holding `pgvet-baseline.json -> ~/.bashrc`: `baseline create` overwrote the .bashrc."""
+    bashrc = tmp_path / "home" / ".bashrc"
+    bashrc.parent.mkdir()
+    bashrc.write_text("alias ll='ls -l'\n")
+    repository = tmp_path / "repository"
+    shutil.copytree(FIXTURES / "small-vm", repository / "host")
+    (repository / "pgvet-baseline.json").symlink_to(bashrc)
+    monkeypatch.chdir(repository)
+    result = runner.invoke(app, ["baseline", "create", "host"])
+    assert result.exit_code == 2
+    assert result.stderr == "pgvet: error: cannot write pgvet-baseline.json: a symbolic link: pgvet writes no file " \
+                            "through a link\n"
+    assert bashrc.read_text() == "alias ll='ls -l'\n" and (repository / "pgvet-baseline.json").is_symlink()
+    assert sorted(os.listdir(repository)) == ["host", "pgvet-baseline.json"]
+
+
+class _FullDisk:
+    """A file whose writes fail as on a full disk."""
+
+    def __init__(self, real: object) -> None:
+        self.real = real
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.real, name)
+
+    def write(self, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.parametrize("where", ["write", "fsync"])
+def test_a_baseline_on_a_full_disk_is_named_and_the_old_one_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 where: str) -> None:
+    """A full disk left a truncated baseline, and the message said "cannot write standard output"."""
+    shutil.copytree(FIXTURES / "small-vm", tmp_path / "host")
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["baseline", "create", "host"]).exit_code == 0
+    before = Path("pgvet-baseline.json").read_bytes()
+    (tmp_path / "host" / "postgresql.conf").write_text("")  # fewer findings: update would rewrite the file
+    if where == "write":
+        real_open = open
+        monkeypatch.setattr(output_file, "open", lambda *args: _FullDisk(real_open(*args)), raising=False)
+    else:
+        def full(descriptor: int) -> None:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        monkeypatch.setattr(os, "fsync", full)
+    result = runner.invoke(app, ["baseline", "update", "pgvet-baseline.json", "host"])
+    assert result.exit_code == 2
+    assert result.stderr == "pgvet: error: cannot write pgvet-baseline.json: No space left on device\n"
+    assert Path("pgvet-baseline.json").read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["host", "pgvet-baseline.json"]  # no temporary file left
+
+
+def test_a_report_on_a_full_disk_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    result = runner.invoke(app, ["lint", str(FIXTURES / "small-vm"), "-f", "json", "-o", str(tmp_path / "r.json")])
+    assert result.exit_code == 2 and result.stderr.endswith(f"cannot write {tmp_path / 'r.json'}: No space left on "
+                                                            "device\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_written_files_reach_the_disk_before_they_take_the_place_of_the_old(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda descriptor: (synced.append("fsync"), real_fsync(descriptor))[1])
+    monkeypatch.setattr(os, "replace", lambda *paths: (synced.append("rename"), real_replace(*paths))[1])
+    write_file(tmp_path / "file", b"text")
+    assert synced == ["fsync", "rename", "fsync"]  # the file, then the directory holding the new name
+    assert (tmp_path / "file").read_bytes() == b"text"
+
+
+def test_the_temporary_file_is_not_made_through_a_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new file beside the target is made with O_EXCL|O_NOFOLLOW: a link at its name is not followed."""
+    opened: list[int] = []
+    real_open = os.open
+
+    def recording(path: str, flags: int, mode: int = 0o777, **keywords: int) -> int:
+        if str(path).endswith(output_file.TEMPORARY_SUFFIX):
+            opened.append(flags)
+        return real_open(path, flags, mode, **keywords)
+
+    monkeypatch.setattr(os, "open", recording)
+    write_file(tmp_path / "file", b"text")
+    assert len(opened) == 1 and opened[0] & os.O_EXCL and opened[0] & os.O_NOFOLLOW and opened[0] & os.O_CREAT
+
+
+def test_a_stream_is_written_where_it_is_but_a_file_behind_a_link_is_not(tmp_path: Path) -> None:
+    with OutputFile(Path(os.devnull), streams=True) as out:
+        out.write(b"nothing")
+    (tmp_path / "null").symlink_to(os.devnull)
+    with OutputFile(tmp_path / "null", streams=True) as out:
+        out.write(b"nothing")
+    (tmp_path / "file").write_text("kept\n")
+    (tmp_path / "link").symlink_to(tmp_path / "file")
+    from pgvet.errors import UsageError
+
+    with pytest.raises(UsageError, match="a symbolic link"):
+        OutputFile(tmp_path / "link", streams=True)
+    with pytest.raises(UsageError, match="not a regular file"):
+        OutputFile(Path(os.devnull))  # a baseline is a file
+    assert (tmp_path / "file").read_text() == "kept\n"
+
+
+def test_modes_new_files_replaced_files_and_private_hosts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """New files 0644 (less the umask); a file replaced keeps its mode; made from hosts others may not read (a
+    directory or a file of theirs), 0600, and a replaced file loses what let others read it."""
+    public = tmp_path / "public"
+    shutil.copytree(FIXTURES / "small-vm", public)
+    private = tmp_path / "private"
+    shutil.copytree(FIXTURES / "small-vm", private)
+    (private / "postgresql.conf").chmod(0o600)
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["baseline", "create", "public", "-o", "public.json"]).exit_code == 0
+    assert mode(tmp_path / "public.json") == 0o644 & ~umask()
+    assert runner.invoke(app, ["baseline", "create", "public", "private", "-o", "both.json"]).exit_code == 0
+    assert mode(tmp_path / "both.json") == 0o600
+    (tmp_path / "public.json").chmod(0o640)
+    assert runner.invoke(app, ["baseline", "update", "public.json", "public"]).exit_code == 0
+    assert mode(tmp_path / "public.json") == 0o640
+    assert runner.invoke(app, ["baseline", "update", "public.json", "public", "private"]).exit_code == 0
+    assert mode(tmp_path / "public.json") == 0o600
+    # reports: the same rule
+    result = runner.invoke(app, ["lint", "public", "private", "-f", "json", "-o", "report.json", "-f", "sarif",
+                                 "-o", "report.sarif"])
+    assert result.exit_code == 1 and mode(tmp_path / "report.json") == mode(tmp_path / "report.sarif") == 0o600
+    assert runner.invoke(app, ["lint", "public", "-f", "json", "-o", "public-report.json"]).exit_code == 1
+    assert mode(tmp_path / "public-report.json") == 0o644 & ~umask()
+    private.chmod(0o700)  # a private directory, its files readable
+    (private / "postgresql.conf").chmod(0o644)
+    assert runner.invoke(app, ["lint", "private", "-f", "json", "-o", "private-report.json"]).exit_code == 1
+    assert mode(tmp_path / "private-report.json") == 0o600
+
+
+@needs_root
+def test_a_replaced_file_keeps_its_owner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """root fixing postgres's postgresql.conf must leave it postgres's, or the server cannot read it."""
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "postgresql.conf").write_text("autovacuum = off\n")
+    (host / "postgresql.conf").chmod(0o640)
+    os.chown(host / "postgresql.conf", NOBODY_UID, NOBODY_UID)
+    result = runner.invoke(app, ["fix", str(host), "--write", "--select", "PGV801"])
+    assert result.exit_code == 0, result.output
+    for name in ("postgresql.conf", "postgresql.conf.bak"):
+        status = (host / name).stat()
+        assert (status.st_uid, status.st_gid, stat.S_IMODE(status.st_mode)) == (NOBODY_UID, NOBODY_UID, 0o640)
+    assert (host / "postgresql.conf").read_text() == "autovacuum = 'on'\n"
+
+
+def test_fix_write_of_a_private_host_makes_its_new_file_private(tmp_path: Path) -> None:
+    host = tmp_path / "host"
+    shutil.copytree(FIXTURES / "small-vm", host)
+    host.chmod(0o700)
+    runner.invoke(app, ["fix", str(host), "--write"])
+    assert mode(host / "sysctl.d" / "90-postgresql.conf") == 0o600
+
+
+INJECTED = "kernel.core_pattern = |/tmp/evil %p"
+
+
+@pytest.mark.parametrize("how", ["host.yaml", "directory"])
+def test_a_host_name_cannot_put_a_line_in_the_fix(tmp_path: Path, how: str) -> None:
+    """`name: "x\\nkernel.core_pattern = |/tmp/evil %p"` in host.yaml put a live kernel.core_pattern line in the
+    output of `pgvet fix`, which is meant to be saved as a sysctl.d file. A directory's name can hold one too."""
+    name = f"db\n{INJECTED.replace('/', '-')}" if how == "directory" else "db"
+    host = tmp_path / name
+    shutil.copytree(FIXTURES / "small-vm", host)
+    named = f'name: "db\\n{INJECTED}"' if how == "host.yaml" else ""  # else the directory's name is the host's
+    (host / "host.yaml").write_text((host / "host.yaml").read_text().replace("name: web-db-01", named))
+    result = runner.invoke(app, ["fix", str(host)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("# pgvet fix for db\\nkernel.core_pattern")
+    assert not any(line.startswith("kernel.core_pattern") for line in lines)
+    # what a sysctl.d file made of its sysctl.d part (the lines up to the first blank one) would set
+    sysctl_d = result.stdout.split("\n\n")[1]
+    declared = {setting.key for setting in parse_sysctl_conf(sysctl_d, "fix")}
+    assert "kernel.core_pattern" not in declared and "vm.swappiness" in declared
+    runner.invoke(app, ["fix", str(host), "--write"])
+    written = (host / "sysctl.d" / "90-postgresql.conf").read_text()
+    assert "core_pattern" not in written
+
+
+def _finding(fix: Fix, rule_id: str = "PGV900", name: str = "a-rule") -> Finding:
+    return Finding(rule_id, name, "warning", "t", "m", "host", rule_id, fix=fix)
+
+
+def test_a_suggested_value_holding_a_line_break_is_not_suggested() -> None:
+    """A value computed from the inputs (a string setting) is never written into a line of its own."""
+    from pgvet.engine.planner import Change, Setting, Target
+    from pgvet.facts import HostFacts
+
+    rule = ["PGV900 a-rule"]
+    target = Target(changes=[
+        Change(Setting("sysctl", "kernel.core_pattern"), None, f"core\n{INJECTED}", rule, "A rule"),
+        Change(Setting("postgresql", "work_mem"), "4MB", "4MB\nfsync = off", rule, "A rule"),
+        Change(Setting("sysctl", "vm.swappiness"), "60", "10", ["PGV130 swappiness-too-high"], "Swappiness")])
+    consolidated = consolidate(HostResult(HostFacts(name="db", root="db"), target=target))
+    assert set(consolidated.sysctl) == {"vm.swappiness"} and consolidated.postgresql == {}
+    text = render(consolidated)
+    assert "fsync" not in "".join(line for line in text.splitlines() if not line.startswith("#"))
+    assert "PGV900 a-rule: kernel.core_pattern = core\\nkernel.core_pattern = |/tmp/evil %p: not suggested, it " \
+           "holds a control character" in text
+    assert {setting.key for setting in parse_sysctl_conf(text, "fix")} == {"vm.swappiness"}
+
+
+def test_a_baseline_escapes_a_host_name_as_json(tmp_path: Path) -> None:
+    """Baseline entries are JSON: a host name with a line break is escaped by JSON itself."""
+    host = tmp_path / "host"
+    shutil.copytree(FIXTURES / "small-vm", host)
+    text = (host / "host.yaml").read_text().replace("name: web-db-01", f'name: "db\\n{INJECTED}"')
+    (host / "host.yaml").write_text(text)
+    assert runner.invoke(app, ["baseline", "create", str(host), "-o", str(tmp_path / "b.json")]).exit_code == 0
+    raw = (tmp_path / "b.json").read_text()
+    assert not any(line.startswith("kernel") for line in raw.splitlines())
+    assert json.loads(raw)["findings"]
+
+
+def test_a_report_to_dev_stdout_redirected_to_a_file_is_written(tmp_path: Path) -> None:
+    """/dev/stdout is a link: to the file standard output was redirected to, it is pgvet's own output, not a
+    link planted to choose what is overwritten."""
+    import subprocess
+    import sys
+
+    with (tmp_path / "out.json").open("w") as out:
+        done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(FIXTURES / "small-vm"), "-f", "json", "-o",
+                               "/dev/stdout"], stdout=out, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert json.loads((tmp_path / "out.json").read_text())["summary"]["hosts"] == 1
