@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pgvet.catalog import NEWEST_MAJOR, load_catalog
 from pgvet.catalog.units import InvalidValue, parse_value
@@ -55,9 +55,9 @@ _PREFIXES: tuple[tuple[str, Kind], ...] = (("sysctl.", "sysctl"), ("sysctl_conf.
                                            ("pg_conf.", "postgresql"))
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Setting:
-    """A value a fix writes: a kernel key (sysctl.d) or a PostgreSQL parameter (postgresql.conf)."""
+class Setting(NamedTuple):
+    """A value a fix writes: a kernel key (sysctl.d) or a PostgreSQL parameter (postgresql.conf). A named tuple:
+    sets of them are intersected for every rule of every host."""
 
     kind: Kind
     name: str
@@ -110,8 +110,6 @@ class Target:
     changes: list[Change] = field(default_factory=list)
     by_hand: list[HandStep] = field(default_factory=list)
     firing: frozenset[tuple[str, str | None]] = frozenset()
-    # what each rule reads that the target changes: why a finding's fix is the target's, not its own proposal
-    upstream: dict[str, list[Change]] = field(default_factory=dict)
     # the host as the target makes it, to render the findings' fixes on (Planner.fix_findings lets go of it)
     world: HostFacts | None = None
 
@@ -172,6 +170,11 @@ class Planner:
         self.stage_rules = [[(rule, params) for rule, params in self.rules
                              if any(setting in stage for setting in proposes.get(rule.id, ()))]
                             for stage in self.stages]
+        # every fact a rule, or a stage's rules, read (derived formulas expanded): while none has changed, they
+        # give on the world what they give on the host as it is
+        self.rule_facts = {rule.id: frozenset(rule.evidence_names) for rule, _ in self.rules}
+        self.stage_facts = [frozenset().union(*(self.rule_facts[rule.id] for rule, _ in rules))
+                            for rules in self.stage_rules]
         self.rank = {setting: index for index, stage in enumerate(self.stages) for setting in stage}
 
     def settings_read(self, names: Iterable[str]) -> set[Setting]:
@@ -222,11 +225,13 @@ class Planner:
         """A target with ``pinned`` settings kept as they are; _Pin when it breaks an invariant."""
         world = _World(host)
         changes: dict[Setting, Change] = {}
-        for stage, rules in zip(self.stages, self.stage_rules, strict=True):
+        asked_now = _asked(current, excluded)
+        for stage, rules, facts in zip(self.stages, self.stage_rules, self.stage_facts, strict=True):
             history: list[dict[Setting, str]] = []
             for _ in range(MAX_ROUNDS):
-                result = current if world.host is host else self._evaluate(world.host, rules)
-                proposals = _proposals(result, stage, excluded, pinned)
+                asked = (asked_now if facts.isdisjoint(world.changed)
+                         else _asked(self._evaluate(world.host, rules), excluded))
+                proposals = _proposals(asked, stage, pinned)
                 new = {setting: proposal for setting, proposal in proposals.items()
                        if not world.holds(setting, proposal.value)}
                 if not new:
@@ -237,21 +242,24 @@ class Planner:
                     _record(changes, host, setting, proposal)
             else:
                 setting = min(history[-1])
-                asked = ", ".join(dict.fromkeys(values[setting] for values in history if setting in values))
-                raise _Pin(setting, f"pgvet's rules do not agree on a value (they ask for {asked} in turn)")
+                turns = ", ".join(dict.fromkeys(values[setting] for values in history if setting in values))
+                raise _Pin(setting, f"pgvet's rules do not agree on a value (they ask for {turns} in turn)")
         unchanged = _World(host)
         target = Target(changes=sorted((change for change in changes.values()
                                         if not unchanged.holds(change.setting, change.target)),
                                        key=lambda change: (self.rank[change.setting], change.setting)))
-        final = self._evaluate(world.host, self.rules)
-        target.firing = frozenset((finding.rule_id, finding.subject) for finding in final.findings)
+        # the rules that read what the target changed, on the target; the others fire there as they do here
+        affected = [(rule, params) for rule, params in self.rules
+                    if not self.rule_facts[rule.id].isdisjoint(world.changed)]
+        final = self._evaluate(world.host, affected)
+        unaffected = {rule.id for rule, _ in self.rules} - {rule.id for rule, _ in affected}
+        target.firing = frozenset([*((finding.rule_id, finding.subject) for finding in final.findings),
+                                   *((finding.rule_id, finding.subject) for finding in current.findings
+                                     if finding.rule_id in unaffected)])
         self._check(host, world.host, current, final, excluded, pinned, target)
         target.by_hand = [*(HandStep(f"{setting} stays as it is: {reason}", [], setting)
                             for setting, reason in pinned.items()),
                           *_text_steps(current, excluded, target.firing)]
-        changed = {change.setting: change for change in target.changes}
-        target.upstream = {rule_id: [change for change in target.changes if change.setting in read]
-                           for rule_id, read in self.reads.items() if read.intersection(changed)}
         target.world = world.host
         return target
 
@@ -283,8 +291,10 @@ class Planner:
                     notes.append(pin.text)
                     if setting.name in uncomputed:
                         uncomputed.remove(setting.name)
-            upstream = [change for change in target.upstream.get(finding.rule_id, ())
-                        if change.setting.name not in fix.sysctl and change.setting.name not in fix.postgresql]
+            # what else the target changes that the rule reads: why its values are the target's, not its own
+            read = self.reads.get(finding.rule_id, set())
+            upstream = [change for change in target.changes if change.setting in read
+                        and change.setting.name not in fix.sysctl and change.setting.name not in fix.postgresql]
             if upstream and (fix.sysctl or fix.postgresql):
                 notes.append("Values of the target, which also changes " + _changes_text(upstream) + ".")
             elif upstream and (finding.rule_id, finding.subject) not in target.firing:
@@ -481,16 +491,25 @@ def _stages(order: Mapping[Setting, int], proposes: Mapping[str, list[Setting]],
     return ordered
 
 
-def _proposals(result: HostResult, stage: frozenset[Setting], excluded: frozenset[tuple[str, str | None]],
+def _asked(result: HostResult, excluded: frozenset[tuple[str, str | None]],
+           ) -> dict[Setting, list[tuple[str, Finding]]]:
+    """What a result's findings ask for, by setting: each value with its finding, the most severe first."""
+    asked: dict[Setting, list[tuple[str, Finding]]] = {}
+    for finding in sorted(result.findings, key=lambda finding: -finding.rank):
+        if (finding.rule_id, finding.subject) not in excluded:
+            for setting, value in _fix_settings(finding):
+                asked.setdefault(setting, []).append((value, finding))
+    return asked
+
+
+def _proposals(asked: Mapping[Setting, list[tuple[str, Finding]]], stage: frozenset[Setting],
                pinned: Mapping[Setting, str]) -> dict[Setting, _Proposal]:
     """What the findings ask for the stage's settings, the most severe finding's value winning; of a kernel
     ratio/bytes pair asked for together the bytes win (writing one zeroes the other)."""
     proposals: dict[Setting, _Proposal] = {}
-    for finding in sorted(result.findings, key=lambda finding: -finding.rank):
-        if (finding.rule_id, finding.subject) in excluded or _asks_pinned(finding, pinned):
-            continue
-        for setting, value in _fix_settings(finding):
-            if setting not in stage:
+    for setting in stage:
+        for value, finding in asked.get(setting, ()):
+            if _asks_pinned(finding, pinned):
                 continue
             proposal = proposals.get(setting)
             if proposal is None:
@@ -593,7 +612,6 @@ class _World:
 
     host: HostFacts
     changed: frozenset[str] = frozenset()
-    active: frozenset[str] = frozenset()  # the predictions in force (their inputs were changed)
 
     def value(self, setting: Setting) -> FactValue | None:
         fact = self.host.facts.get(setting.fact)
@@ -640,19 +658,18 @@ class _World:
                 declared.pop(partner, None)
         if "declared" in items:
             items["declared"] = list(declared.values())
+            changed.update(("declared.value", "declared.written", "declared.running", "declared.zeroed_by"))
         host = HostFacts(self.host.name, self.host.root, facts, items, self.host.notes, self.host.warnings)
-        active = set(self.active)
-        for _ in range(len(planner.predictions) + 2):  # predictions read each other: until none moves
-            env = Env(host.facts, None, {}, planner.pack.derived_by_name, {})
-            moved = False
-            for formula in planner.predictions:
-                if formula.name not in active and not changed.intersection(formula.inputs):
-                    continue
-                active.add(formula.name)
-                moved |= _predict(formula, env, facts, changed)
-            if not moved:
+        # a prediction is computed again when a fact it reads has just changed; predictions read each other (and
+        # themselves: the pool of other sizes is read from Hugetlb), so until none moves
+        fresh = changed - self.changed
+        for _ in range(len(planner.predictions) + 2):
+            due = [formula for formula in planner.predictions if not fresh.isdisjoint(formula.inputs)]
+            if not due:
                 break
-        return _World(host, frozenset(changed), frozenset(active))
+            env = Env(host.facts, None, {}, planner.pack.derived_by_name, {})
+            fresh = {formula.predicts for formula in due if _predict(formula, env, facts, changed)}  # type: ignore[misc]
+        return _World(host, frozenset(changed))
 
 
 def _predict(formula: DerivedFormula, env: Env, facts: dict[str, Fact], changed: set[str]) -> bool:
