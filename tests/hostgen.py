@@ -1,7 +1,8 @@
 """Hosts drawn by hypothesis for the planner's tests: whole snapshot directories, consistent as a real host's.
 
 RAM from 1 GB to 1 TB, CPUs and NUMA nodes, swap (none, a disk, zram), huge pages (none, a pool of the
-default size, 1 GB pages reserved at boot beside a 2 MB default, a 1 GB default), a cgroup memory limit,
+default size — some of it not found at boot —, a dynamic pool, 1 GB pages reserved at boot beside a 2 MB
+default, a 1 GB default), a cgroup memory limit,
 several instances, every overcommit mode, PostgreSQL 15–18 with its memory settings. meminfo's CommitLimit
 is the kernel's (kernelsim), Committed_AS below it in strict mode.
 """
@@ -42,7 +43,8 @@ def hosts(draw: st.DrawFn) -> Host:
     version = draw(st.sampled_from([15, 16, 17, 18]))
     cgroup_kb = draw(st.one_of(st.none(), st.sampled_from([0.25, 0.5, 0.75, 1.0]).map(lambda f: int(mem_kb * f))))
 
-    huge = draw(st.sampled_from(["none", "none", "default", "default", "gigantic", "default-1g"]))
+    huge = draw(st.sampled_from(["none", "none", "default", "default", "dynamic", "fragmented", "gigantic",
+                                 "default-1g"]))
     default_size_kb = GB_KB if huge == "default-1g" else 2048
     per_instance_kb = mem_kb // instances
     shared_buffers_kb = draw(st.one_of(
@@ -52,9 +54,14 @@ def hosts(draw: st.DrawFn) -> Host:
     pool_pages = 0
     other_kb = 0
     huge_page_size = "0"
-    if huge in ("default", "default-1g"):
+    surplus_pages = 0
+    allocated = 1.0
+    if huge in ("default", "default-1g", "fragmented"):
         fraction = draw(st.sampled_from([0.05, 0.2, 0.3, 0.45, 0.6]))
         pool_pages = int(mem_kb * fraction) // default_size_kb
+        allocated = 0.8 if huge == "fragmented" else 1.0  # the kernel found memory for part of the pool only
+    elif huge == "dynamic":  # vm.nr_overcommit_hugepages: pages taken when PostgreSQL starts
+        surplus_pages = int(mem_kb * draw(st.sampled_from([0.1, 0.3]))) // default_size_kb
     elif huge == "gigantic":
         other_kb = int(mem_kb * draw(st.sampled_from([0.0, 0.1, 0.3]))) // GB_KB * GB_KB
         huge_page_size = "1GB"
@@ -65,7 +72,8 @@ def hosts(draw: st.DrawFn) -> Host:
     kbytes = draw(st.sampled_from([0, 0, 0, int(mem_kb * 0.7)]))
     if kbytes:
         ratio = 0
-    hugetlb_kb = pool_pages * default_size_kb + other_kb
+    held_pages = int(pool_pages * allocated)
+    hugetlb_kb = held_pages * default_size_kb + other_kb
     if kbytes:
         commit_limit_kb = kbytes // 4 * 4 + swap_kb // 4 * 4
     else:
@@ -78,7 +86,7 @@ def hosts(draw: st.DrawFn) -> Host:
                     "inverted": (10, 20, 0, 0)}[dirty]
     sysctl = {
         "vm.overcommit_memory": mode, "vm.overcommit_ratio": ratio, "vm.overcommit_kbytes": kbytes,
-        "vm.nr_hugepages": pool_pages, "vm.nr_overcommit_hugepages": 0,
+        "vm.nr_hugepages": pool_pages, "vm.nr_overcommit_hugepages": surplus_pages,
         "vm.dirty_ratio": dirty_values[0], "vm.dirty_background_ratio": dirty_values[1],
         "vm.dirty_bytes": dirty_values[2], "vm.dirty_background_bytes": dirty_values[3],
         "vm.swappiness": draw(st.sampled_from([1, 10, 30, 60])),
@@ -91,7 +99,7 @@ def hosts(draw: st.DrawFn) -> Host:
         ("MemTotal", mem_kb), ("MemFree", mem_kb // 10), ("MemAvailable", mem_kb // 2), ("Cached", mem_kb // 3),
         ("SwapTotal", swap_kb), ("SwapFree", swap_kb), ("AnonHugePages", 0), ("PageTables", mem_kb // 500),
         ("CommitLimit", commit_limit_kb), ("Committed_AS", committed_kb),
-        ("HugePages_Total", pool_pages), ("HugePages_Free", pool_pages), ("HugePages_Rsvd", 0),
+        ("HugePages_Total", held_pages), ("HugePages_Free", held_pages), ("HugePages_Rsvd", 0),
         ("HugePages_Surp", 0), ("Hugepagesize", default_size_kb), ("Hugetlb", hugetlb_kb),
     ]
     counts = {"HugePages_Total", "HugePages_Free", "HugePages_Rsvd", "HugePages_Surp"}
@@ -110,6 +118,7 @@ def hosts(draw: st.DrawFn) -> Host:
         "checkpoint_completion_target": "0.9",
         "max_wal_size": draw(st.sampled_from(["1GB", "8GB"])),
         "random_page_cost": draw(st.sampled_from(["1.1", "4"])),
+        "shared_preload_libraries": draw(st.sampled_from(["", "pg_stat_statements"])),
     }
     postgresql_conf = "".join(f"{name} = '{value}'\n" for name, value in settings.items())
     host_yaml = {"name": "generated", "pg_version": version, "pg_instances": instances,
@@ -130,7 +139,8 @@ def hosts(draw: st.DrawFn) -> Host:
                              for key, value in host_yaml.items()),
     }
     description = (f"{ram_gb} GB, swap {swap} {swap_kb // 1024} MB, {cpus} CPUs/{sockets} sockets, huge {huge} "
-                   f"({pool_pages} pages of {default_size_kb} kB, {other_kb // GB_KB} GB other), cgroup {cgroup_kb}, "
+                   f"({pool_pages} pages of {default_size_kb} kB, {held_pages} held, {surplus_pages} surplus, "
+                   f"{other_kb // GB_KB} GB other), cgroup {cgroup_kb}, "
                    f"{instances} instance(s), PG {version}, overcommit {mode}/{ratio}/{kbytes}, "
                    f"committed {committed_kb // 1024} MB, {settings}")
     return Host(files, description)

@@ -223,7 +223,7 @@ class Planner:
     def _attempt(self, host: HostFacts, current: HostResult, excluded: frozenset[tuple[str, str | None]],
                  pinned: Mapping[Setting, str]) -> Target:
         """A target with ``pinned`` settings kept as they are; _Pin when it breaks an invariant."""
-        world = _World(host)
+        baseline = world = _World.rebooted(host, self)
         changes: dict[Setting, Change] = {}
         asked_now = _asked(current, excluded)
         for stage, rules, facts in zip(self.stages, self.stage_rules, self.stage_facts, strict=True):
@@ -248,15 +248,10 @@ class Planner:
         target = Target(changes=sorted((change for change in changes.values()
                                         if not unchanged.holds(change.setting, change.target)),
                                        key=lambda change: (self.rank[change.setting], change.setting)))
-        # the rules that read what the target changed, on the target; the others fire there as they do here
-        affected = [(rule, params) for rule, params in self.rules
-                    if not self.rule_facts[rule.id].isdisjoint(world.changed)]
-        final = self._evaluate(world.host, affected)
-        unaffected = {rule.id for rule, _ in self.rules} - {rule.id for rule, _ in affected}
-        target.firing = frozenset([*((finding.rule_id, finding.subject) for finding in final.findings),
-                                   *((finding.rule_id, finding.subject) for finding in current.findings
-                                     if finding.rule_id in unaffected)])
-        self._check(host, world.host, current, final, excluded, pinned, target)
+        final = self._findings_on(world, current)
+        target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)
+        before = final if world is baseline else self._findings_on(baseline, current)
+        self._check(baseline.host, world.host, before, final, excluded, pinned, target)
         target.by_hand = [*(HandStep(f"{setting} stays as it is: {reason}", [], setting)
                             for setting, reason in pinned.items()),
                           *_text_steps(current, excluded, target.firing)]
@@ -305,6 +300,15 @@ class Planner:
                 fix.text = " ".join([*([fix.text] if fix.text else []), *notes])
             finding.fix = fix
 
+    def _findings_on(self, world: _World, current: HostResult) -> list[Finding]:
+        """The findings on a world: the rules that read what it changed evaluated there, the others' as they are on
+        the host."""
+        affected = [(rule, params) for rule, params in self.rules
+                    if not self.rule_facts[rule.id].isdisjoint(world.changed)]
+        ids = {rule.id for rule, _ in affected}
+        findings = self._evaluate(world.host, affected).findings if affected else []
+        return [*findings, *(finding for finding in current.findings if finding.rule_id not in ids)]
+
     def _evaluate(self, host: HostFacts, rules: Plan) -> HostResult:
         outcome = evaluate_hosts(self.pack, [host], plan=rules)[0]
         if isinstance(outcome, Exception):
@@ -313,9 +317,11 @@ class Planner:
 
     # -- invariants ------------------------------------------------------------------------------------------
 
-    def _check(self, host: HostFacts, world: HostFacts, current: HostResult, final: HostResult,
+    def _check(self, host: HostFacts, world: HostFacts, current: list[Finding], final: list[Finding],
                excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str], target: Target) -> None:
-        """Raise _Pin for the first invariant the target breaks: the setting to keep as it is, and why."""
+        """Raise _Pin for the first invariant the target breaks: the setting to keep as it is, and why. ``host`` and
+        ``current``: the host rebooted with its own settings and its findings, what the target is held against (a
+        reboot alone would bring what differs from the host as measured)."""
         changed = {change.setting for change in target.changes}
         if not changed:
             return
@@ -407,11 +413,11 @@ class Planner:
         if peak is not None and limit is not None and peak <= limit:
             raise _Pin(work_mem, "the target's memory budget fits with the current work_mem")
 
-    def _check_new_findings(self, current: HostResult, final: HostResult, excluded: frozenset[tuple[str, str | None]],
-                            changed: set[Setting]) -> None:
+    def _check_new_findings(self, current: list[Finding], final: list[Finding],
+                            excluded: frozenset[tuple[str, str | None]], changed: set[Setting]) -> None:
         """Nothing fires on the target that did not fire on the host."""
-        before = {(finding.rule_id, finding.subject) for finding in current.findings}
-        for finding in final.findings:
+        before = {(finding.rule_id, finding.subject) for finding in current}
+        for finding in final:
             key = (finding.rule_id, finding.subject)
             if key in before or key in excluded:
                 continue
@@ -420,11 +426,11 @@ class Planner:
             if culprit is not None:
                 raise _Pin(culprit, f"with it {_label(finding)} would fire: {' '.join(finding.message.split())}")
 
-    def _check_fixpoint(self, world: HostFacts, final: HostResult, excluded: frozenset[tuple[str, str | None]],
+    def _check_fixpoint(self, world: HostFacts, final: list[Finding], excluded: frozenset[tuple[str, str | None]],
                         pinned: Mapping[Setting, str]) -> None:
         """No rule asks for another value on the target: a second fix changes nothing."""
         target = _World(world)
-        for finding in final.findings:
+        for finding in final:
             if (finding.rule_id, finding.subject) in excluded or _asks_pinned(finding, pinned):
                 continue
             for setting, value in _fix_settings(finding):
@@ -632,7 +638,15 @@ class _World:
                 current, wanted, rel_tol=1e-9)
         return current == wanted
 
-    def with_values(self, values: Mapping[Setting, str], planner: Planner) -> _World:
+    @classmethod
+    def rebooted(cls, host: HostFacts, planner: Planner) -> _World:
+        """The host once rebooted with its own settings: a fix is applied with `sysctl --system` and a reboot,
+        which reserves the huge page pool whole (a pool the running kernel could not find all of included)."""
+        return cls(host).with_values({}, planner, also=("sysctl.vm.nr_hugepages",))
+
+    def with_values(self, values: Mapping[Setting, str], planner: Planner, also: Iterable[str] = ()) -> _World:
+        """The world with these settings, and what the kernel and PostgreSQL then show (``also``: facts to take as
+        changed besides)."""
         facts = dict(self.host.facts)
         changed = set(self.changed)
         items = dict(self.host.items)
@@ -662,7 +676,7 @@ class _World:
         host = HostFacts(self.host.name, self.host.root, facts, items, self.host.notes, self.host.warnings)
         # a prediction is computed again when a fact it reads has just changed; predictions read each other (and
         # themselves: the pool of other sizes is read from Hugetlb), so until none moves
-        fresh = changed - self.changed
+        fresh = (changed - self.changed) | set(also)
         for _ in range(len(planner.predictions) + 2):
             due = [formula for formula in planner.predictions if not fresh.isdisjoint(formula.inputs)]
             if not due:
