@@ -60,6 +60,13 @@ def _parse_rules(text: str, path: str) -> object:
     return build_pack([PackSource(path, text)])
 
 
+def _suppressions(text: str, path: str) -> object:
+    """The suppression comments of a file, line by line, as suppress.py reads them."""
+    from pgvet.suppress import suppression_comment
+
+    return [suppression_comment(line) for line in text.split("\n")]
+
+
 def _parser(module: str, name: str) -> Callable[[str, str], object]:
     def parse(text: str, path: str) -> object:
         import importlib
@@ -83,6 +90,7 @@ PARSERS: dict[str, tuple[Callable[[str, str], object], tuple[str, ...]]] = {
     "alter_sql": (_parser("altersql", "parse_alter_sql"), ("*.sql",)),
     "pg_settings": (_parser("pgsettings", "parse_pg_settings_json"), ("pg_settings.json",)),
     "rules": (_parse_rules, ()),
+    "suppressions": (_suppressions, ("postgresql.conf", "*.conf")),
 }
 RULE_SEED = """rules:
   - id: PGV999
@@ -213,8 +221,20 @@ def test_hostile_texts(parser: str) -> None:
     rng = random.Random(parser)
     for text in ("", "\x00" * 1000, "a" * 8_000_000, "\n" * 100_000, "[" * 100_000, "{" * 50_000 + "}" * 50_000,
                  "- " * 20_000 + "x", "(" * 10_000 + "1" + ")" * 10_000,
-                 rng.randbytes(50_000).decode("utf-8", "surrogateescape")):
+                 rng.randbytes(50_000).decode("utf-8", "surrogateescape"), *ISSUE_25_TEXTS):
         check_contract(parser, text)
+
+
+# issue #25's probes, each quadratic, exponential or explosive somewhere once (tests/test_bounds.py): an alias bomb,
+# a line of suppression starts, lines of " on " and " type " and of parentheses, long quoted values, '%'s
+ISSUE_25_TEXTS = (
+    "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{level}: &a{level} [{', '.join([f'*a{level - 1}'] * 9)}]\n" for level in range(1, 12)),
+    "#pgvet:ignore[" * 100_000,
+    "a" + " on a" * 100_000, "a on b" + " type x (" * 50_000 + ")", "a on " + "b (" * 100_000 + ")",
+    "x = '" + "\\n" * 500_000 + "'\n", "x = '" + "''" * 500_000 + "\n",
+    "%a" * 10_000 + "\n" + "a" * 100_000,
+)
 
 
 def _regression_files() -> list[Path]:
@@ -238,7 +258,7 @@ def test_the_fuzzer_mutates() -> None:
 HOST_FILES = {"sysctl": "sysctl.txt", "sysctl_conf": "sysctl.d/99-fuzz.conf", "meminfo": "meminfo.txt",
               "lscpu": "lscpu.txt", "mounts": "mounts.txt", "sysfs": "sysfs.txt", "host_yaml": "host.yaml",
               "pgconf": "postgresql.conf", "pg_values": "postgresql.conf", "alter_sql": "postgresql.auto.conf",
-              "pg_settings": "pg_settings.json"}
+              "pg_settings": "pg_settings.json", "suppressions": "postgresql.conf"}
 
 
 @pytest.mark.parametrize("path", _regression_files(), ids=lambda path: path.name)

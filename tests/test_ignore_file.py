@@ -48,10 +48,11 @@ def _alias_bomb() -> str:
 
 @pytest.mark.parametrize(("content", "says"), [
     (b"[" * 100_000 + b"]" * 100_000 + b"\n", "ignore.yaml:1: invalid YAML: brackets nested more than 100 deep"),
-    (_alias_bomb().encode(), "ignore.yaml:1: 'subject' must be a single value"),
+    (_alias_bomb().encode(), "ignore.yaml:4: invalid YAML: aliases expand to more than 10000 values"),
+    (b"- {rule: r, reason: r, subject: &l [x, y]}\n", "ignore.yaml:1: 'subject' must be a single value"),
     (b"- {host: '*', rule: PGV130, reason: ok}\n- [\n", "ignore.yaml:3: invalid YAML"),
     (b"- {host: '*', rule: PGV130, reason: \xff}\n", "ignore.yaml:1: ignore file is not valid UTF-8"),
-], ids=["deep-brackets", "alias-bomb", "unclosed-list", "invalid-utf8"])
+], ids=["deep-brackets", "alias-bomb", "a-list", "unclosed-list", "invalid-utf8"])
 def test_hostile_ignore_file(tmp_path: Path, content: bytes, says: str) -> None:
     # were a RecursionError, minutes and gigabytes, a message without its line
     ignore = tmp_path / "ignore.yaml"

@@ -53,11 +53,12 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(command)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
         from pgvet.errors import PgvetError
+        from pgvet.report import visible
 
         try:
             return command(*args, **kwargs)
         except PgvetError as error:
-            typer.echo(f"pgvet: error: {error}", err=True)
+            typer.echo(visible(f"pgvet: error: {error}"), err=True)
             raise typer.Exit(error.exit_code) from None
         except KeyboardInterrupt as interrupt:
             from pgvet.interrupt import interrupted_message
@@ -249,13 +250,14 @@ def rules_test(
     """Run every example of the rules in a pack; exit 1 when one fails."""
     from pgvet.engine.examples import run_examples
     from pgvet.engine.loader import load_pack
+    from pgvet.report import visible
 
     pack = load_pack(directories, builtin=True)
     own = {rule.id for rule in pack.rules if any(_is_within(rule.file, directory) for directory in directories)}
     failures = [failure for failure in run_examples(pack) if failure.rule_id in own]
     examples = sum(len(rule.examples) for rule in pack.rules if rule.id in own)
     for failure in failures:
-        typer.echo(str(failure))
+        typer.echo(visible(str(failure)))
     typer.echo(f"{examples - len(failures)} passed, {len(failures)} failed")
     raise typer.Exit(1 if failures else 0)
 
@@ -284,6 +286,7 @@ def fix(
     from pgvet.config import load_config
     from pgvet.errors import InputError
     from pgvet.fixfile import fix_host, render
+    from pgvet.report import visible
 
     # the findings `pgvet lint` gives: the configuration's rule packs, parameters, ignored rules and ignore file
     # apply (a rule the configuration ignores must not have its change written); not its baseline, a ratchet
@@ -294,12 +297,12 @@ def fix(
         consolidated, outcome = fix_host(path, options, write_files=write)
     except InputError as error:
         raise _in_host(error, path) from None
-    sys.stdout.write(render(consolidated))
+    sys.stdout.write(visible(render(consolidated)))  # the values hosts hold, control characters escaped
     if outcome is not None:
         for written in outcome.written:
-            typer.echo(f"wrote {written}", err=True)
+            typer.echo(visible(f"wrote {written}"), err=True)
         for left in outcome.left:
-            typer.echo(f"left: {left}", err=True)
+            typer.echo(visible(f"left: {left}"), err=True)
         if outcome.left or consolidated.notes:
             raise typer.Exit(1)
 
@@ -374,10 +377,10 @@ def _refuse_unread_hosts(result: LintResult) -> None:
     if not result.errors:
         return
     from pgvet.errors import InputError
-    from pgvet.report import error_place
+    from pgvet.report import error_place, visible
 
     for error in result.errors:  # the file as lint shows it (hosts/a/host.yaml:2), not relative to its host
-        typer.echo(f"pgvet: error: {error_place(error) or error.host}: {error.message}", err=True)
+        typer.echo(visible(f"pgvet: error: {error_place(error) or error.host}: {error.message}"), err=True)
     raise InputError("the baseline is not written while a host cannot be read")
 
 

@@ -32,6 +32,12 @@ if TYPE_CHECKING:
 
 # The largest input file pgvet reads; real inputs are far smaller (sysctl -a: ~100 kB).
 MAX_INPUT_BYTES = 32 * 1024 * 1024
+# What a host's inputs may hold together (sysctl.d may hold any number of files), and the lines of the inputs
+# whose lines become items the rules judge one by one (mounts, disks, declared kernel settings): each costs a few
+# kilobytes once judged (200 000 mounts took 500 MB). A container host lists a few thousand mounts. Beyond
+# them the host is refused, as for a file too large: judging it without some of its lines would be wrong.
+MAX_HOST_BYTES = 2 * MAX_INPUT_BYTES
+MAX_ITEM_LINES = 100_000
 DEFAULT_HUGEPAGE_SIZE = 2 * 1024 * 1024
 
 
@@ -219,6 +225,8 @@ class _Builder:
         self.root_name = os.fspath(root)
         self.host = HostFacts(name=name, root=str(root))
         self.wanted = wanted
+        self.bytes_read = 0
+        self.item_lines: dict[str, int] = {}  # lines read so far of each kind of item input
 
     @cached_property
     def real_root(self) -> Path:
@@ -239,9 +247,20 @@ class _Builder:
         # the host's directory, and a fingerprint holding this path is the same from any working directory.
         return os.path.relpath(os.path.realpath(name), self.real_root)
 
-    def text(self, path: InputPath) -> tuple[str, str]:
+    def text(self, path: InputPath, items: str | None = None) -> tuple[str, str]:
+        """An input's text and its path as shown; ``items``: what its lines are, when each becomes an item
+        (the lines of all the inputs of that kind count together)."""
         display = self.display(path)
         text = read_text(path, display)
+        self.bytes_read += len(text)
+        if self.bytes_read > MAX_HOST_BYTES:
+            raise InputError(f"with this file, the host's inputs hold more than {MAX_HOST_BYTES} bytes, more than "
+                             "pgvet reads in one host: it does not judge them", Source(display))
+        if items is not None:
+            lines = self.item_lines[items] = self.item_lines.get(items, 0) + text.count("\n")
+            if lines > MAX_ITEM_LINES:
+                raise InputError(f"with this file, more than {MAX_ITEM_LINES} lines of {items}, more than pgvet "
+                                 "judges in one host: it does not judge them", Source(display))
         if find_mark(text) is None:
             self.host.unmarked_files.add(display)
         elif "ignore[" in text:  # not every file naming pgvet (a collected pg_settings.json does) has comments
@@ -375,7 +394,7 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
     occurrences: dict[str, list[sysctl.SysctlSetting]] = {}
     applied: list[sysctl.SysctlSetting] = []  # every line, in the order sysctl --system writes them
     for path in inputs.sysctl_conf:
-        text, display = builder.text(path)
+        text, display = builder.text(path, items="sysctl.conf and sysctl.d")
         for setting in sysctl.parse_sysctl_conf(text, display):
             occurrences.setdefault(setting.key, []).append(setting)
             applied.append(setting)
@@ -450,7 +469,7 @@ def _load_machine(builder: _Builder, inputs: SnapshotInputs) -> None:
     if inputs.sysfs is not None:
         from pgvet.sources.sysfs import parse_sysfs
 
-        text, display = builder.text(inputs.sysfs)
+        text, display = builder.text(inputs.sysfs, items="sysfs")
         dump = parse_sysfs(text, display)
         for key, located in dump.thp.items():
             builder.put(f"thp.{key}", located)
@@ -534,9 +553,9 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
     """mount.* items, scoped to the mounts holding PGDATA / WAL / tablespaces when they are known."""
     if inputs.mounts is None:
         return
-    from pgvet.sources.mounts import find_mount, parse_mounts
+    from pgvet.sources.mounts import MountTable, parse_mounts
 
-    text, display = builder.text(inputs.mounts)
+    text, display = builder.text(inputs.mounts, items="mounts")
     mounts = parse_mounts(text, display)
     facts = builder.host.facts
     data_directory = _text_fact(facts.get("host.data_directory"))
@@ -545,9 +564,10 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
         wal_directory = data_directory.rstrip("/") + "/pg_wal"
     tablespaces = [part for part in (_text_fact(facts.get("host.tablespaces")) or "").split(",") if part]
 
-    data_mount = find_mount(mounts, data_directory) if data_directory else None
-    wal_mount = find_mount(mounts, wal_directory) if wal_directory else None
-    tablespace_mounts = [found for found in (find_mount(mounts, path) for path in tablespaces) if found]
+    table = MountTable(mounts)
+    data_mount = table.holding(data_directory) if data_directory else None
+    wal_mount = table.holding(wal_directory) if wal_directory else None
+    tablespace_mounts = {id(found) for found in map(table.holding, tablespaces) if found is not None}
     known = data_mount is not None
     if known:
         builder.host.notes.append(
@@ -563,7 +583,7 @@ def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
     for mount in mounts:
         holds_pgdata = mount is data_mount
         holds_wal = mount is wal_mount
-        holds_tablespace = any(mount is found for found in tablespace_mounts)
+        holds_tablespace = id(mount) in tablespace_mounts
         if known and not (holds_pgdata or holds_wal or holds_tablespace):
             continue
         if not known and (mount.fstype in PSEUDO_FILESYSTEMS or mount.fstype in ("tmpfs", "ramfs")):

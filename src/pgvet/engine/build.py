@@ -60,27 +60,15 @@ MAX_RULE_FILE_CHARS = 1024 * 1024
 
 
 def _parse_yaml(source: PackSource) -> Any:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    from pgvet.nesting import MAX_NESTING, too_deep
+    from pgvet.safeyaml import YamlError, load_yaml
 
     if len(source.text) > MAX_RULE_FILE_CHARS:
         raise RulePackError(f"rule file of {len(source.text)} characters, more than pgvet reads "
                             f"({MAX_RULE_FILE_CHARS})", Source(source.path))
-    deep = too_deep(source.text)
-    if deep is not None:
-        raise RulePackError(f"invalid YAML: brackets nested more than {MAX_NESTING} deep", Source(source.path, deep))
-    yaml = YAML(typ="rt")
     try:
-        data = yaml.load(source.text)
-    except MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = mark.line + 1 if mark is not None else None
-        reason = " ".join(part for part in (error.context, error.problem) if part)
-        raise RulePackError(f"invalid YAML: {reason}", Source(source.path, line)) from None
-    except (YAMLError, ValueError, TypeError, RecursionError) as error:
-        raise RulePackError(f"invalid YAML: {error}", Source(source.path)) from None
+        data = load_yaml(source.text)
+    except YamlError as error:
+        raise RulePackError(f"invalid YAML: {error.message}", Source(source.path, error.line)) from None
     if data is None:
         return {}
     if not isinstance(data, dict):

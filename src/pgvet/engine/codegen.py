@@ -282,10 +282,10 @@ def _like(node: Like, source: _Source) -> str:
     if not isinstance(node.pattern, Const) or node.pattern.value is None:
         return f"{source.bind(node.function())}(env)"
     # a literal pattern (the usual case) is translated once, here
-    pattern = source.bind(like_pattern(str(node.pattern.value), node.case_insensitive).fullmatch)
+    pattern = source.bind(like_pattern(str(node.pattern.value), node.case_insensitive).matches)
     value = source.temporary()
     return (f"(None if ({value} := {source.expression(node.arg)}) is None "
-            f"else ({pattern}(str({value})) is {'' if node.negate else 'not '}None))")
+            f"else ({'not ' if node.negate else ''}{pattern}(str({value}))))")
 
 
 def _null_if(node: NullIf, source: _Source) -> str:

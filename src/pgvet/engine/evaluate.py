@@ -13,6 +13,7 @@ from pgvet.engine.render import render, render_setting
 from pgvet.errors import UsageError
 from pgvet.facts import HostFacts
 from pgvet.findings import Evidence, Finding, Fix, HostResult, NotEvaluated, Passed, RuleMeta
+from pgvet.numbers import out_of_range
 
 ParamOverrides = Mapping[str, Mapping[str, object]]
 
@@ -101,6 +102,9 @@ def _param_override(label: str, default: Value, value: object) -> Value:
         expected, accepted = "a text", isinstance(converted, str)
     if not accepted:
         raise UsageError(f"{label}: expected {expected}, not {value!r}")
+    refused = out_of_range(converted)
+    if refused is not None:  # TOML has inf and nan
+        raise UsageError(f"{label}: {refused}")
     return converted  # type: ignore[return-value]
 
 
@@ -236,7 +240,9 @@ def _pass_values(rule: Rule, env: Env) -> dict[str, Value]:
     values: dict[str, Value] = {}
     for name, compiled in rule.value_exprs:
         with contextlib.suppress(EvalError):
-            values[name] = compiled.evaluate(env)
+            value = compiled.evaluate(env)
+            if out_of_range(value) is None:
+                values[name] = value
     return values
 
 
@@ -287,6 +293,10 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
             fix = Fix(sysctl, postgresql, (text.strip() or None) if text is not None else None)  # type: ignore[arg-type]
             if uncomputed:
                 name_uncomputed(fix, uncomputed)
+    for name, value in values.items():
+        refused = out_of_range(value)
+        if refused is not None:  # PostgreSQL's "value out of range": never a NaN or an infinity in a report
+            raise EvalError(f"{rule.id}.values.{name} is out of range: {refused}")
     # positional, in Finding's field order: keyword arguments cost ~0.8 µs more a finding
     return Finding(rule.id, rule.name, rule.severity, rule.title, message, host_name,
                    fingerprint(rule.id, host_name, path, subject), rule.tags, subject, path, line,

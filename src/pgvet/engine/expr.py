@@ -19,6 +19,7 @@ from operator import eq, ge, gt, le, lt, ne
 from typing import TYPE_CHECKING, Any
 
 from pgvet.engine.factnames import Kind, did_you_mean, item_scope, kind_of, static_type
+from pgvet.numbers import out_of_range, shown_number
 
 if TYPE_CHECKING:
     from pgvet.engine.pack import DerivedFormula
@@ -43,6 +44,9 @@ class EvalError(Exception):
 
 # ---------------------------------------------------------------------------------------------------
 # Units in string literals, as PostgreSQL spells them (memory units are powers of 1024).
+
+# The longest number literal read: a double's 309 digits and its decimals, written out (no double needs more).
+_MAX_LITERAL_CHARS = 1000
 
 SIZE_UNITS: dict[str, int] = {"B": 1, "kB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
 TIME_UNITS: dict[str, float] = {"us": 1e-6, "ms": 1e-3, "s": 1, "min": 60, "h": 3600, "d": 86400}
@@ -100,6 +104,9 @@ class Env:
             return cache[name]
         except KeyError:
             value = formula.compiled.run(self)
+            refused = out_of_range(value)
+            if refused is not None:  # PostgreSQL's "value out of range": never a NaN or an infinity in a report
+                raise EvalError(f"derived.{name} is out of range: {refused}") from None
             cache[name] = value
             return value
 
@@ -537,24 +544,56 @@ class IsBool(Expr):
         return lambda env: (arg(env) is target) != negate
 
 
+class LikePattern:
+    """A LIKE pattern (``%`` any text, ``_`` any character, a backslash escaping the next one) matched in
+    O(len(text) · len(pattern)) at worst: the stretches between its ``%`` are found in order, each at the first
+    place it fits after the one before, the first at the start of the text and the last at its end. As one
+    regular expression (each ``%`` a ``.*``) it backtracked exponentially in the number of ``%``
+    (``'%a%a%a%a%b'`` against a 260-character host name: 8 s). Each stretch is a pattern without quantifiers,
+    so of a fixed length."""
+
+    __slots__ = ("first", "last", "last_length", "middle", "whole")
+
+    def __init__(self, pattern: str, case_insensitive: bool) -> None:
+        stretches: list[list[str]] = [[]]
+        escaped = False
+        for char in pattern:
+            if escaped:
+                stretches[-1].append(re.escape(char))
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == "%":
+                stretches.append([])
+            elif char == "_":
+                stretches[-1].append(".")
+            else:
+                stretches[-1].append(re.escape(char))
+        flags = re.DOTALL | (re.IGNORECASE if case_insensitive else 0)
+        compiled = [re.compile("".join(parts), flags) for parts in stretches]
+        self.whole = compiled[0] if len(compiled) == 1 else None
+        self.first, self.middle, self.last = compiled[0], tuple(compiled[1:-1]), compiled[-1]
+        self.last_length = len(stretches[-1])
+
+    def matches(self, text: str) -> bool:
+        if self.whole is not None:
+            return self.whole.fullmatch(text) is not None
+        found = self.first.match(text)
+        if found is None:
+            return False
+        position = found.end()
+        for stretch in self.middle:
+            found = stretch.search(text, position)
+            if found is None:
+                return False
+            position = found.end()
+        start = len(text) - self.last_length
+        return start >= position and self.last.fullmatch(text, start) is not None
+
+
 @lru_cache(maxsize=256)
-def like_pattern(pattern: str, case_insensitive: bool) -> re.Pattern[str]:
-    """LIKE's % and _ (backslash escapes the next character) as an anchored regular expression."""
-    parts: list[str] = []
-    escaped = False
-    for char in pattern:
-        if escaped:
-            parts.append(re.escape(char))
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == "%":
-            parts.append(".*")
-        elif char == "_":
-            parts.append(".")
-        else:
-            parts.append(re.escape(char))
-    return re.compile("".join(parts), re.DOTALL | (re.IGNORECASE if case_insensitive else 0))
+def like_pattern(pattern: str, case_insensitive: bool) -> LikePattern:
+    return LikePattern(pattern, case_insensitive)
 
 
 class Like(Expr):
@@ -577,7 +616,7 @@ class Like(Expr):
             wanted = pattern(env)
             if wanted is None:
                 return None
-            return (like_pattern(str(wanted), case_insensitive).fullmatch(str(value)) is not None) != negate
+            return like_pattern(str(wanted), case_insensitive).matches(str(value)) != negate
         return like
 
 
@@ -1034,9 +1073,16 @@ class _Compiler:
         name = type(value).__name__
         if name == "Integer":
             return Const(int(value.ival)), "number"
-        if name == "Float":
+        if name == "Float":  # pglast's name for a number beyond 32 bits too
             text = str(value.fval)
-            return Const(int(text) if text.lstrip("-").isdigit() else float(text)), "number"
+            if len(text) > _MAX_LITERAL_CHARS:  # int() of more than 4300 digits raises; no double is that long
+                raise ExpressionError(f"{shown_number(text)}: beyond what a double holds (about 1.8e308)",
+                                      _offset(node))
+            number = int(text) if text.lstrip("-").isdigit() else float(text)
+            refused = out_of_range(number)
+            if refused is not None:
+                raise ExpressionError(f"{shown_number(text)}: {refused}", _offset(node))
+            return Const(number), "number"
         if name == "Boolean":
             return Const(bool(value.boolval)), "bool"
         if name == "String":

@@ -11,6 +11,7 @@ import math
 from typing import TYPE_CHECKING
 
 from pgvet.engine.expr import CompileContext, Compiled, Env, EvalError, ExpressionError, Value
+from pgvet.numbers import out_of_range
 
 if TYPE_CHECKING:
     from pgvet.engine.pack import Template
@@ -105,7 +106,10 @@ def _render(template: Template, env: Env, null_allowed: bool) -> str | None:
             has_null = True
             append("unknown")
         elif kind is int and format_name is None:
-            append(str(value))
+            try:
+                append(str(value))
+            except ValueError:  # more than 4300 digits, which Python does not write
+                raise EvalError(f"{compiled.text.strip()}: {out_of_range(value)}") from None
         else:
             try:
                 append(format_value(value, format_name))

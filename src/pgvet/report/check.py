@@ -89,8 +89,8 @@ def _pass_row(grid: Table, rule: RuleMeta, passes: list[Passed]) -> None:
     else:
         shown = [f"{name} = {value_text(name, value)}" for name, value in passes[0].values.items()
                  if value is not None]
-        text.append(", ".join(shown) or "passed", "bold")
-    text.append(f"  — {rule.id}: {rule.title}: no", "dim")
+        text.append(visible(", ".join(shown)) or "passed", "bold")
+    text.append(visible(f"  — {rule.id}: {rule.title}: no"), "dim")
     grid.add_row(_verdict("OK", OK_STYLE), text)
 
 
@@ -102,7 +102,7 @@ def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
         return None if found is None else found.value
 
     title = Text("pgvet check", "bold")
-    title.append(f" — {host.host.name}", "bold")
+    title.append(visible(f" — {host.host.name}"), "bold")
     console.print(title)
     version = fact("pg.server_version") or fact("pg.version")
     ram = fact("meminfo.mem_total")
@@ -112,9 +112,9 @@ def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
         f"RAM {value_text('ram', ram)}" if ram is not None else None,
         f"{cpus} CPUs" if cpus is not None else None,
     ]
-    console.print(Text(", ".join(line for line in lines if line), "dim"))
+    console.print(Text(visible(", ".join(line for line in lines if line)), "dim"))
     for warning in host.host.warnings:
-        console.print(Text(f"warning: {warning}", "yellow"))
+        console.print(Text(visible(f"warning: {warning}"), "yellow"))
     if outcome.unanswered:
         console.print(Text(f"not asked (--no-input): {', '.join(outcome.unanswered)} — rules that need them are not "
                            "evaluated; give them with --answers host.yaml", "yellow"))
@@ -141,9 +141,9 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
                 label, style = VERDICT[finding.severity]
                 head = _verdict(label, style)
                 head.append(f"{finding.rule_id} ", "bold")
-                head.append(finding.title)
+                head.append(visible(finding.title))
                 if finding.subject:
-                    head.append(f"  [{finding.subject}]", "dim")
+                    head.append(visible(f"  [{finding.subject}]"), "dim")
                 console.print(head, overflow="fold")
                 print_finding(console, finding, host, files, options, heading=False, snapshot_places=outcome.kept)
             if section.passed:
@@ -158,7 +158,7 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
                     why = skipped.reason or "missing " + ", ".join(skipped.missing)
                     line = _verdict("--", "dim")
                     title = result.rules[skipped.rule_id].title
-                    line.append(f"{skipped.rule_id} {title}: not evaluated ({why})", "dim")
+                    line.append(visible(f"{skipped.rule_id} {title}: not evaluated ({why})"), "dim")
                     console.print(line, overflow="fold")
             elif section.not_evaluated:
                 count = len({skipped.rule_id for skipped in section.not_evaluated})
@@ -167,6 +167,6 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
             console.print()
     console.print(Text(summary_line(result, options.verbose), "bold"))
     if outcome.kept:
-        console.print(Text(f"snapshot kept in {outcome.snapshot}: `pgvet lint {outcome.snapshot}` gives these findings "
-                           "again, offline", "dim"))
+        console.print(Text(visible(f"snapshot kept in {outcome.snapshot}: `pgvet lint {outcome.snapshot}` gives these "
+                                   "findings again, offline"), "dim"))
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())

@@ -1,10 +1,14 @@
-"""`pgvet facts`: the fact table of a host, with every value's source."""
+"""`pgvet facts`: the fact table of a host, with every value's source.
+
+The text table shows what inputs hold with their control characters escaped (pgvet.report.visible), as the
+lint report does: a value or a file name may hold an escape sequence, which must not reach the terminal."""
 
 from __future__ import annotations
 
 import json
 
 from pgvet.facts import Fact, HostFacts
+from pgvet.report import visible
 
 
 def facts_json(host: HostFacts) -> dict[str, object]:
@@ -43,13 +47,13 @@ def render_facts(host: HostFacts, output_format: str) -> str:
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=160, no_color=True, highlight=False, soft_wrap=False)
-    table = Table(title=f"facts of {host.name}", title_justify="left", show_lines=False)
+    table = Table(title=visible(f"facts of {host.name}"), title_justify="left", show_lines=False)
     table.add_column("fact", no_wrap=True)
     table.add_column("value", overflow="fold", max_width=48)
     table.add_column("source", overflow="fold")
     for name in sorted(host.facts):
         fact = host.facts[name]
-        table.add_row(name, _shown(fact), _sources(fact))
+        table.add_row(visible(name), visible(_shown(fact)), visible(_sources(fact)))
     console.print(table)
     for scope, items in sorted(host.items.items()):
         if not items:
@@ -57,9 +61,9 @@ def render_facts(host: HostFacts, output_format: str) -> str:
         console.print(f"\n{scope} items ({len(items)})")
         for index, item in enumerate(items, 1):
             values = ", ".join(f"{fact.name.split('.', 1)[1]}={_shown(fact)}" for fact in item.facts())
-            console.print(f"  {index}. [{item.source}] {values}", markup=False)
+            console.print(visible(f"  {index}. [{item.source}] {values}"), markup=False)
     for note in host.notes:
-        console.print(f"note: {note}", markup=False)
+        console.print(visible(f"note: {note}"), markup=False)
     for warning in host.warnings:
-        console.print(f"warning: {warning}", markup=False)
+        console.print(visible(f"warning: {warning}"), markup=False)
     return buffer.getvalue()

@@ -1,4 +1,7 @@
-"""`pgvet rules` (text, json, markdown reference) and `pgvet explain`."""
+"""`pgvet rules` (text, json, markdown reference) and `pgvet explain`.
+
+Their texts hold what rule packs and hosts say, control characters escaped (pgvet.report.visible) as the lint
+report has them: a rule's title or a host's value may hold an escape sequence meant for the terminal."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from pgvet.errors import UsageError
+from pgvet.report import visible
 
 if TYPE_CHECKING:
     from pgvet.engine.evaluate import ParamOverrides
@@ -36,11 +40,11 @@ def render_rules(pack: RulePack, output_format: str) -> str:
     if output_format == "json":
         return json.dumps([_rule_json(rule) for rule in rules], indent=2, ensure_ascii=False) + "\n"
     if output_format == "markdown":
-        return _markdown_reference(pack)
+        return visible(_markdown_reference(pack))
     width = max((len(rule.name) for rule in rules), default=10)
     lines = [f"{rule.id:<8} {rule.severity:<8} {rule.name:<{width}}  {rule.title}" for rule in rules]
     lines.append(f"{len(rules)} rules, pack {pack.version}")
-    return "\n".join(lines) + "\n"
+    return visible("\n".join(lines) + "\n")
 
 
 def _fix_lines(rule: Any) -> list[str]:
@@ -145,6 +149,10 @@ def explain_rule(pack: RulePack, key: str, host: HostFacts | None = None, params
                  ) -> str:
     """A rule's page (or a derived fact's formula); with ``host``, what it gives there and every number it
     read, each with its source."""
+    return visible(_explanation(pack, key, host, params))
+
+
+def _explanation(pack: RulePack, key: str, host: HostFacts | None, params: ParamOverrides | None) -> str:
     if params:
         from pgvet.engine.evaluate import configure
 

@@ -224,7 +224,9 @@ def _plain_lines(text: Text, console: Console, width: int) -> list[str]:
 # ASCII and the others pgvet's messages use. A text of them has no tab to expand, no line to split, no wide
 # character or grapheme of several: a character is a cell, and the space the only blank.
 _ONE_CELL = frozenset(map(chr, range(0x20, 0x7F))) | frozenset("—×…")
-_WORD = re.compile(r"(\s*\S+)\s*")  # rich's word: the blanks after it too, and before it for the first
+# rich's word (`\s*\S+\s*`): the blanks after it too, and before it for the first. Written so that only the text's
+# start may begin with blanks: tried at each blank of a text of blanks, `\s*` made the search quadratic.
+_WORD = re.compile(r"(\A\s*\S+|\S+)\s*")
 
 
 def _wrap_one_cell(plain: str, width: int) -> list[str]:

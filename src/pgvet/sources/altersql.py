@@ -18,6 +18,9 @@ ParseError at the line PostgreSQL's parser names.
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,8 +45,11 @@ class AlterSet:
     source: Source
 
 
-def _line(text: str, offset: int) -> int:
-    return text.count("\n", 0, max(offset, 0)) + 1
+def _lines(text: str) -> Callable[[int], int]:
+    """The line of an offset of ``text``, by a search among its '\n's (counting them from the start for each
+    statement made a file of statements quadratic)."""
+    newlines = [match.start() for match in re.finditer("\n", text)]
+    return lambda offset: bisect_left(newlines, max(offset, 0)) + 1
 
 
 def _constant(node: Any) -> str:
@@ -71,15 +77,17 @@ def parse_alter_statements(text: str, path: str) -> list[AlterSet]:
     from pglast.parser import ParseError as PglastError
     from pglast.parser import scan
 
+    line = _lines(text)
     undecodable = next((index for index, char in enumerate(text) if "\udc80" <= char <= "\udcff"), None)
     if undecodable is not None:  # the SQL parser takes UTF-8 only; read_text kept the bad bytes as escapes
-        raise ParseError("not valid UTF-8", Source(path, _line(text, undecodable)))
+        raise ParseError("not valid UTF-8", Source(path, line(undecodable)))
     try:
         statements = parse_sql(text)
         tokens = scan(text)
     except PglastError as error:
         offset = error.args[1] if len(error.args) > 1 and isinstance(error.args[1], int) else 0
-        raise ParseError(f"SQL syntax: {error.args[0]}", Source(path, _line(text, offset))) from None
+        raise ParseError(f"SQL syntax: {error.args[0]}", Source(path, line(offset))) from None
+    starts = [token.start for token in tokens]  # in the text's order
     found: list[AlterSet] = []
     for raw in statements:  # pglast's node classes are dynamic: read as Any
         statement: Any = raw.stmt
@@ -97,20 +105,21 @@ def parse_alter_statements(text: str, path: str) -> list[AlterSet]:
             continue
         start = raw.stmt_location or 0
         end = start + raw.stmt_len if raw.stmt_len else len(text)
-        words = [token for token in tokens if start <= token.start < end and not token.name.endswith("COMMENT")]
-        change = _alter_set(text, path, words, statement.setstmt, scope, database, role)
+        words = [token for token in tokens[bisect_left(starts, start):bisect_left(starts, end)]
+                 if not token.name.endswith("COMMENT")]
+        change = _alter_set(text, path, line, words, statement.setstmt, scope, database, role)
         if change is not None:
             found.append(change)
     return found
 
 
-def _alter_set(text: str, path: str, words: list[Any], setstmt: Any, scope: str, database: str | None,
-               role: str | None) -> AlterSet | None:
+def _alter_set(text: str, path: str, line_of: Callable[[int], int], words: list[Any], setstmt: Any, scope: str,
+               database: str | None, role: str | None) -> AlterSet | None:
     """The SET of one statement; the value's place is found among the statement's tokens (pglast's
     tree has no locations for constants): what follows the first ``=`` or ``TO`` after SET."""
     kind = setstmt.kind.name
     name = (setstmt.name or "all").lower()
-    line = _line(text, words[0].start) if words else 1
+    line = line_of(words[0].start) if words else 1
     if kind in ("VAR_SET_DEFAULT", "VAR_RESET", "VAR_RESET_ALL"):
         return AlterSet(scope, database, role, name, None, "", False, Source(path, line))
     if kind != "VAR_SET_VALUE":
@@ -128,18 +137,24 @@ def _alter_set(text: str, path: str, words: list[Any], setstmt: Any, scope: str,
     written = text[value_words[0].start:value_words[-1].end + 1]
     quoted = value_words[0].name == "SCONST" and len(value_words) == 1
     return AlterSet(scope, database, role, name, value, written, quoted,
-                    Source(path, _line(text, value_words[0].start)))
+                    Source(path, line_of(value_words[0].start)))
 
 
 def parse_alter_sql(text: str, path: str) -> list[ConfSetting]:
     """The ALTER SYSTEM settings of ``text`` as postgresql.auto.conf would keep them, in order."""
-    settings: list[ConfSetting] = []
-    for change in parse_alter_statements(text, path):
+    kept: dict[int, ConfSetting] = {}  # by the SET's place in the file: in its order
+    places: dict[str, list[int]] = {}
+    for place, change in enumerate(parse_alter_statements(text, path)):
         if change.scope != "system":
             continue
-        if change.value is None:
-            settings = [] if change.name == "all" else [s for s in settings if s.name != change.name]
+        if change.value is None:  # each SET is removed once at most: no list rebuilt for each RESET
+            if change.name == "all":
+                kept.clear()
+                places.clear()
+            for removed in places.pop(change.name, []):
+                del kept[removed]
             continue
-        # ALTER SYSTEM writes the parameter's own name
-        settings.append(ConfSetting(change.name, change.value, change.raw, change.quoted, change.source, change.name))
-    return settings
+        kept[place] = ConfSetting(change.name, change.value, change.raw, change.quoted, change.source,
+                                  change.name)  # ALTER SYSTEM writes the parameter's own name
+        places.setdefault(change.name, []).append(place)
+    return list(kept.values())

@@ -236,7 +236,7 @@ MAX_HOST_YAML_CHARS = 256 * 1024
 
 
 def _load(text: str, path: str) -> Any:
-    from pgvet.nesting import MAX_NESTING, too_deep
+    from pgvet.safeyaml import YamlError, load_yaml
 
     if len(text) > MAX_HOST_YAML_CHARS:
         raise ParseError(f"{len(text)} characters: a host description is a few hundred (pgvet reads up to "
@@ -244,21 +244,10 @@ def _load(text: str, path: str) -> Any:
     simple = _simple_yaml(text)
     if simple is not None:
         return simple or None  # an empty document (comments only) is null, as ruamel.yaml has it
-    deep = too_deep(text)
-    if deep is not None:
-        raise ParseError(f"invalid YAML: brackets nested more than {MAX_NESTING} deep", Source(path, deep))
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    yaml = YAML(typ="rt", pure=True)
     try:
-        return yaml.load(text)
-    except MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = mark.line + 1 if mark is not None else None
-        raise ParseError(f"invalid YAML: {error.problem or error.context}", Source(path, line)) from None
-    except (YAMLError, ValueError, TypeError, RecursionError) as error:
-        raise ParseError(f"invalid YAML: {error}", Source(path, 1)) from None
+        return load_yaml(text)
+    except YamlError as error:
+        raise ParseError(f"invalid YAML: {error.message}", Source(path, error.line or 1)) from None
 
 
 def parse_host_yaml(text: str, path: str) -> dict[str, Located[HostValue]]:

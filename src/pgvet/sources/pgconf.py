@@ -35,8 +35,9 @@ directly is refused at once: "configuration file recursion"). Any error in the m
 (a ``not-read`` note says so).
 
 Safety, pgvet's own rules: a file whose real path (symlinks followed) is outside ``root`` is not
-read (``outside-root``); a file larger than 16 MiB is an InputError (the host is not judged); at most 10,000
-files are read in one load (``too-many-files``) so an include_dir fan-out cannot hang pgvet.
+read (``outside-root``); a file larger than 16 MiB, or files that add up to more than 16 MiB or 100,000 lines in
+one load, are an InputError (the host is not judged, rather than judged without them); at most 10,000 files are
+read in one load (``too-many-files``) so an include_dir fan-out cannot hang pgvet.
 Unreadable files, directories given as files and symlink loops are problems, never exceptions.
 
 Decoding: PostgreSQL reads bytes. pgvet decodes a file as UTF-8, or, when it is not valid UTF-8,
@@ -79,6 +80,11 @@ CONF_FILE_MAX_DEPTH = 10  # PostgreSQL's limit on include nesting (conffiles.h)
 MAX_SYNTAX_ERRORS = 100  # per file, then PostgreSQL abandons the file
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_FILES = 10_000
+# What all the files of one load may hold together: a tree of files each under MAX_FILE_BYTES must not make a
+# host take gigabytes either (each setting costs a few kilobytes once judged: an unknown one is a finding).
+# PostgreSQL's sample postgresql.conf is 30 kB of 850 lines.
+MAX_TREE_BYTES = MAX_FILE_BYTES
+MAX_TREE_LINES = 100_000
 INCLUDE_KINDS = ("include", "include_if_exists", "include_dir")
 
 
@@ -149,14 +155,21 @@ _LETTER = r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_] or non-ASCII
 _ID_CHAR = r"[^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_0-9] or non-ASCII
 _UNQUOTED_CHAR = r"[^\x00-\x2c\x3b-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_0-9\-._:/] or non-ASCII
 _ID = rf"{_LETTER}{_ID_CHAR}*"
-_STRING = r"'(?:[^'\\\n]|\\.|'')*'"
+# A quoted string, '(?:[^'\\\n]|\\.|'')*' in flex, is found by _string_end: as one pattern, Python's re kept
+# a backtracking record for each character of the token (a 15 MiB value took 2.6 GB). Its stretches between
+# quotes are unambiguous, matched possessively (no record kept).
+_STRING_STRETCH = re.compile(r"(?:[^'\\\n]++|\\.)*+")
+_ESCAPE = re.compile(r"\\(?:[0-7]{1,3}|.)|''", re.DOTALL)
+_ESCAPED_BYTES = {"b": b"\b", "f": b"\f", "n": b"\n", "r": b"\r", "t": b"\t", "''": b"'"}
+# A quoted string without escapes or doubled quotes (most of them), in the pattern of the usual lines.
+_PLAIN_STRING = r"'[^'\\\n]*+'"
 _REAL = r"[-+]?[0-9]*\.[0-9]*(?:[Ee][-+]?[0-9]+)?"
 _QUALIFIED_ID = re.compile(rf"{_ID}\.{_ID}")
-# Token kinds in the lexer's rule order, which breaks ties between equally long matches.
+# Token kinds in the lexer's rule order, which breaks ties between equally long matches. A STRING, the only
+# token that starts with a quote, is found by _string_end.
 _TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ID", re.compile(_ID)),
     ("QUALIFIED_ID", _QUALIFIED_ID),
-    ("STRING", re.compile(_STRING)),
     ("UNQUOTED_STRING", re.compile(rf"{_LETTER}{_UNQUOTED_CHAR}*")),
     ("INTEGER", re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|[0-9]+)[a-zA-Z]*")),
     ("INTEGER", re.compile(r"[-+]?[0-9]+[a-zA-Z]*")),  # "0xg" is 0 with unit letters "xg"
@@ -174,7 +187,7 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 _CONTENT_LINE = re.compile(r"\n[ \t\r]*+(?=[^ \t\r#\n])")
 # A content line of the usual form `name [=] value [# comment]`, read at once where the lexer's tokens are
 # sure: a name followed by no character that would make it an UNQUOTED_STRING, so an ID or a QUALIFIED_ID;
-# a value that is a quoted string, a word (an ID or an UNQUOTED_STRING; a QUALIFIED_ID, which is no
+# a value that is a quoted string without escapes, a word (an ID or an UNQUOTED_STRING; a QUALIFIED_ID, which is no
 # value, is left to the lexer by the caller), a decimal integer with unit letters or a real; then what no
 # token goes on with (a blank, '#', the end of the line). Atomic groups match what the lexer's own
 # patterns match alone. Other lines (hexadecimal numbers, errors…) are left to the lexer.
@@ -183,7 +196,7 @@ _CONTENT_LINE = re.compile(r"\n[ \t\r]*+(?=[^ \t\r#\n])")
 def _simple_setting() -> re.Pattern[str]:
     return re.compile(
         rf"(?P<name>(?>{_ID}(?:\.{_ID})?))(?!{_UNQUOTED_CHAR})[ \t\r]*+(?:=[ \t\r]*+)?"
-        rf"(?P<value>(?>{_STRING})|(?P<word>(?>{_LETTER}{_UNQUOTED_CHAR}*+))|(?>[-+]?[0-9]++[a-zA-Z]*+)|(?>{_REAL}))"
+        rf"(?P<value>{_PLAIN_STRING}|(?P<word>(?>{_LETTER}{_UNQUOTED_CHAR}*+))|(?>[-+]?[0-9]++[a-zA-Z]*+)|(?>{_REAL}))"
         r"[ \t\r]*+(?:#[^\n]*+)?(?=\n|\Z)"
     )
 
@@ -210,6 +223,13 @@ class _Lexer:
                 break
             self.pos = skipped.end()
         best_kind, best_end = "ERROR", self.pos + 1
+        if text[self.pos] == "'":
+            end = _string_end(text, self.pos)
+            if end > self.pos:
+                best_kind, best_end = "STRING", end
+            token = text[self.pos:best_end]
+            self.pos = best_end
+            return best_kind, token
         best_length = 0
         for kind, pattern in _TOKEN_PATTERNS:
             match = pattern.match(text, self.pos)
@@ -220,39 +240,43 @@ class _Lexer:
         return best_kind, token
 
 
+def _string_end(text: str, start: int) -> int:
+    """Where the longest quoted string token starting at ``start`` (a quote) ends, or ``start`` when there is
+    none: each quote after a stretch may close the string, and a doubled one may instead go on."""
+    end = start
+    index = start + 1
+    stretch = _STRING_STRETCH.match
+    while True:
+        index = stretch(text, index).end()  # type: ignore[union-attr]  # (an empty stretch matches)
+        if not text.startswith("'", index):
+            return end  # a newline, a backslash before one, or the end of the text: no closing quote here
+        end = index + 1
+        if not text.startswith("'", end):
+            return end
+        index = end + 1
+
+
 def _descape(token: str) -> str:
     """The value of a quoted token, as PostgreSQL's GUC_scanstr computes it (C strings included)."""
     if token.isascii() and "\\" not in token and "'" not in token[1:-1] and "\0" not in token:
-        return token[1:-1]  # nothing to undo (most values): what the loop below gives
+        return token[1:-1]  # nothing to undo (most values): what the escapes below give
     if "\0" in token:  # C sees the token up to the NUL and drops its last char as the closing quote
         token = token[: token.index("\0")]
     inner = token[1:]
     out = bytearray()
-    index = 0
+    done = 0
     # The last character is taken to be the closing quote and dropped at the end, as in C.
-    while index < len(inner):
-        char = inner[index]
-        if char == "\\" and index + 1 < len(inner):
-            index += 1
-            escaped = inner[index]
-            if escaped in "bfnrt":
-                out += {"b": b"\b", "f": b"\f", "n": b"\n", "r": b"\r", "t": b"\t"}[escaped]
-            elif "0" <= escaped <= "7":
-                digits = 0
-                octal = 0
-                while digits < 3 and index + digits < len(inner) and "0" <= inner[index + digits] <= "7":
-                    octal = octal * 8 + int(inner[index + digits])
-                    digits += 1
-                index += digits - 1
-                out.append(octal & 0xFF)  # C keeps the low byte of \777
-            else:
-                out += escaped.encode("utf-8", "surrogateescape")
-        elif char == "'" and index + 1 < len(inner) and inner[index + 1] == "'":
-            index += 1
-            out += b"'"
+    for escape in _ESCAPE.finditer(inner):
+        out += inner[done:escape.start()].encode("utf-8", "surrogateescape")
+        done = escape.end()
+        sequence = escape.group()
+        if sequence == "''" or sequence[1] in "bfnrt":
+            out += _ESCAPED_BYTES[sequence if sequence == "''" else sequence[1]]
+        elif "0" <= sequence[1] <= "7":
+            out.append(int(sequence[1:], 8) & 0xFF)  # C keeps the low byte of \777
         else:
-            out += char.encode("utf-8", "surrogateescape")
-        index += 1
+            out += sequence[1].encode("utf-8", "surrogateescape")
+    out += inner[done:].encode("utf-8", "surrogateescape")
     value = bytes(out[:-1]) if out else b""
     if b"\0" in value:  # an escape giving byte 0 ends the C string
         value = value[: value.index(b"\0")]
@@ -267,6 +291,11 @@ def _syntax_problem(path: str, line: int, near: str | None) -> ConfProblem:
 def _too_large(shown: str, here: Source) -> InputError:
     """Judging the settings without a file's content would be a silent wrong answer: the host is refused."""
     return InputError(f"{shown} is larger than {MAX_FILE_BYTES} bytes: pgvet does not read it", here)
+
+
+def _tree_too_large(shown: str, here: Source, what: str) -> InputError:
+    return InputError(f"with {shown}, the configuration files hold more than {what}, more than pgvet reads in one "
+                      "host: it does not judge them", here)
 
 
 def parse_conf_text(text: str, path: str, *, syntax_error_limit: int = MAX_SYNTAX_ERRORS,
@@ -375,6 +404,8 @@ class _Loader:
     real_paths: dict[str, str] = field(default_factory=dict)  # realpath, worked out once, when needed
     cycles_seen: set[Source] = field(default_factory=set)
     files_read: int = 0
+    bytes_read: int = 0
+    lines_read: int = 0
 
     def real_path(self, path: str) -> str:
         if path not in self.real_paths:
@@ -471,6 +502,12 @@ class _Loader:
         if len(data) > MAX_FILE_BYTES:
             raise _too_large(shown, here)
         self.files_read += 1
+        self.bytes_read += len(data)
+        if self.bytes_read > MAX_TREE_BYTES:
+            raise _tree_too_large(shown, here, f"{MAX_TREE_BYTES} bytes")
+        self.lines_read += data.count(b"\n")
+        if self.lines_read > MAX_TREE_LINES:
+            raise _tree_too_large(shown, here, f"{MAX_TREE_LINES} lines")
         return data
 
     def parse_bytes(self, data: bytes, absolute: str, shown: str, depth: int) -> bool:

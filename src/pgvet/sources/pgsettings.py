@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pgvet.errors import ParseError
+from pgvet.numbers import out_of_range, shown_number
 from pgvet.provenance import Located, Source
 
 SUPPORTED_FORMAT = 1
+_MAX_INTEGER_CHARS = 400  # a double's largest integer has 309 digits
 LiveValue = int | float | str | bool
 
 # Parameter units as pg_settings names them: size in bytes, or duration in microseconds.
@@ -128,16 +130,50 @@ class _Node:
     members: dict[str, _Node] | list[_Node] | None = None
 
 
+class _OutOfRange(Exception):
+    """A number no double holds, or JSON's extensions NaN and Infinity (pgvet writes none: pgvet/numbers.py)."""
+
+
+def _no_constant(name: str) -> float:
+    raise _OutOfRange(f"{name} is not a number pgvet reads (it is not JSON)")
+
+
+def _double(text: str) -> float:
+    value = float(text)
+    refused = out_of_range(value)
+    if refused is not None:
+        raise _OutOfRange(f"{shown_number(text)}: {refused}")
+    return value
+
+
+def _integer(text: str) -> int:
+    if len(text) > _MAX_INTEGER_CHARS:  # int() refuses more than 4300 digits
+        raise _OutOfRange(f"{shown_number(text)}: beyond what a double holds (about 1.8e308)")
+    value = int(text)
+    refused = out_of_range(value)
+    if refused is not None:
+        raise _OutOfRange(f"{shown_number(text)}: {refused}")
+    return value
+
+
 class _Walker:
     """Decodes a JSON document keeping the line of every value down to ``depth`` levels."""
 
     def __init__(self, text: str, path: str) -> None:
         self.text = text
         self.path = path
-        self.decoder = json.JSONDecoder()
+        self.decoder = json.JSONDecoder(parse_constant=_no_constant, parse_float=_double, parse_int=_integer)
+        self.counted = 0  # the '\n's before this position are counted in self.newlines
+        self.newlines = 0
 
     def line_at(self, position: int) -> int:
-        return self.text.count("\n", 0, position) + 1
+        """The line of a position; the walk goes forward, so each '\n' is counted once (counting from the start
+        for each value made a document of 150 000 settings on one line take ten minutes)."""
+        if position < self.counted:
+            return self.text.count("\n", 0, position) + 1
+        self.newlines += self.text.count("\n", self.counted, position)
+        self.counted = position
+        return self.newlines + 1
 
     def skip(self, position: int) -> int:
         while position < len(self.text) and self.text[position] in " \t\n\r":
@@ -165,6 +201,8 @@ class _Walker:
             decoded, end = self.decoder.raw_decode(self.text, position)
         except json.JSONDecodeError as error:
             raise ParseError(f"invalid JSON: {error.msg}", Source(self.path, error.lineno)) from None
+        except _OutOfRange as error:  # at the line of the value that holds it
+            raise ParseError(f"{error}", Source(self.path, line)) from None
         return _Node(decoded, line), end
 
     def object(self, position: int, depth: int, line: int) -> tuple[_Node, int]:
@@ -290,8 +328,6 @@ def parse_pg_settings_json(text: str, path: str) -> LiveServer:
         document = _Walker(text, path).document()
     except RecursionError:
         raise ParseError("invalid JSON: nested too deep", Source(path, 1)) from None
-    except ValueError as error:  # a number of more than 4300 digits
-        raise ParseError(f"invalid JSON: {error}", Source(path, 1)) from None
     top = _Fields(document, path, "pg_settings.json")
     members: dict[str, _Node] = _members(document, path, "pg_settings.json", dict)
     file_format = top.optional_int("format")
@@ -342,10 +378,14 @@ def parse_pg_settings_json(text: str, path: str) -> LiveServer:
 
 def _number(text: str, vartype: str) -> int | float:
     if vartype != "integer":
-        return float(text)
-    if len(text) > 1 and text.startswith("0") and text.isdigit():
-        return int(text, 8)  # file modes (data_directory_mode, log_file_mode…) are shown in octal: 0700
-    return int(text)
+        value: int | float = float(text)
+    elif len(text) > 1 and text.startswith("0") and text.isdigit():
+        value = int(text, 8)  # file modes (data_directory_mode, log_file_mode…) are shown in octal: 0700
+    else:
+        value = int(text)
+    if out_of_range(value) is not None:  # 'inf', 'nan', '1e400', 400 digits: no server shows them
+        raise ValueError(text)
+    return value
 
 
 def canonical_value(setting: LiveSetting) -> LiveValue | None:

@@ -1,0 +1,150 @@
+"""YAML as pgvet reads every YAML input (rule packs, host.yaml, ignore files): ruamel.yaml's round-trip
+loader (plain mappings, lists and scalars with their lines; no object construction) held to bounds that a
+hostile document cannot get round.
+
+- Brackets nested more than MAX_NESTING deep are refused before parsing: ruamel.yaml's pure-Python parser
+  grows slow and then recursive on them, long before they could mean anything.
+- Aliases may add at most MAX_ALIAS_VALUES values to the document: each alias counts the values of the
+  node it names, those of the aliases inside it included. A billion-laughs document (anchors multiplying)
+  is refused at the alias that crosses the budget, in time and memory proportional to its text, before
+  anything walks the expanded document; an alias inside the node it names (a recursive document) is refused.
+- A number no double holds — an integer beyond 2^1024, ``.inf``, ``.nan``, ``1e400`` — and a text holding
+  a lone surrogate (``"\\ud800"``, which no UTF-8 output can write) are refused at their line.
+
+Every refusal is a YamlError with the 1-based line when known; callers turn it into their own error.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from pgvet.numbers import out_of_range, shown_number
+
+if TYPE_CHECKING:
+    from ruamel.yaml.composer import Composer
+    from ruamel.yaml.constructor import RoundTripConstructor
+
+MAX_NESTING = 100
+# Values (scalars, lists, mappings) that aliases may add: sharing a few blocks of example facts or settings
+# stays far below it; a document that needs more is better written out.
+MAX_ALIAS_VALUES = 10_000
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE_SURROGATE = "a lone surrogate (such as \\ud800) is no character: write the text itself, in UTF-8"
+
+
+class YamlError(Exception):
+    def __init__(self, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+def too_deep(text: str) -> int | None:
+    """The line where ``[`` / ``{`` nesting first exceeds MAX_NESTING, or None. Brackets inside quotes and
+    comments count too: a legitimate document never comes near the limit either way."""
+    if "[" not in text and "{" not in text:
+        return None  # the usual document: spare the walk over every character
+    depth = 0
+    line = 1
+    for char in text:
+        if char in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return line
+        elif char in "]}":
+            depth = max(0, depth - 1)
+        elif char == "\n":
+            line += 1
+    return None
+
+
+def _refused_scalar(value: object) -> str | None:
+    """Why a scalar cannot be a value of pgvet's (a number no double holds, a lone surrogate), or None."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE if _SURROGATE.search(value) else None
+    return out_of_range(value)
+
+
+@cache
+def _classes() -> tuple[type[Composer], type[RoundTripConstructor]]:
+    """ruamel.yaml's composer and constructor with pgvet's bounds (made at the first load: ruamel.yaml is
+    imported only by the commands that read YAML)."""
+    from ruamel.yaml.composer import Composer, ComposerError
+    from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
+    from ruamel.yaml.events import AliasEvent
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+    class BoundedComposer(Composer):
+        """Counts the values each node stands for (its own and those of the aliases in it) as the document is
+        composed, and the values aliases add; composition is linear in the text whatever the aliases."""
+
+        def compose_document(self) -> Any:
+            self.sizes: dict[int, int] = {}  # id of a finished node → the values it stands for
+            self.aliased = 0
+            self.warn_double_anchors = False  # YAML allows it (an alias names the latest): no warning on stderr
+            return super().compose_document()
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.parser.check_event(AliasEvent):
+                mark = self.parser.peek_event().start_mark
+                node = super().compose_node(parent, index)
+                size = self.sizes.get(id(node))
+                if size is None:  # the node it names is still being composed: it would hold itself
+                    raise ComposerError(None, None, "an alias inside the node it names (a recursive document)",
+                                        mark)
+                self.aliased += size
+                if self.aliased > MAX_ALIAS_VALUES:
+                    raise ComposerError(None, None, f"aliases expand to more than {MAX_ALIAS_VALUES} values "
+                                        "(pgvet refuses YAML alias bombs)", mark)
+                return node
+            node = super().compose_node(parent, index)
+            sizes = self.sizes
+            if isinstance(node, SequenceNode):
+                sizes[id(node)] = 1 + sum(sizes[id(child)] for child in node.value)
+            elif isinstance(node, MappingNode):
+                sizes[id(node)] = 1 + sum(sizes[id(key)] + sizes[id(value)] for key, value in node.value)
+            else:
+                sizes[id(node)] = 1
+            return node
+
+    class CheckedConstructor(RoundTripConstructor):
+        """Scalars checked as they are made, where their line is known."""
+
+        def construct_non_recursive_object(self, node: Any, tag: str | None = None) -> Any:
+            try:
+                value = super().construct_non_recursive_object(node, tag)
+            except ValueError as error:  # int() of more than 4300 digits, Python's limit
+                too_long = (f"{shown_number(node.value)}: beyond what a double holds (about 1.8e308)"
+                            if str(node.tag).endswith(":int") else str(error))
+                raise ConstructorError(None, None, too_long, node.start_mark) from None
+            refused = _refused_scalar(value)
+            if refused is not None:
+                raise ConstructorError(None, None, f"{shown_number(str(node.value))}: {refused}", node.start_mark)
+            return value
+
+    return BoundedComposer, CheckedConstructor
+
+
+def load_yaml(text: str) -> Any:
+    """The round-trip document of ``text`` (None when it is empty); YamlError when it is invalid or refused."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.reader import ReaderError
+
+    deep = too_deep(text)
+    if deep is not None:
+        raise YamlError(f"brackets nested more than {MAX_NESTING} deep", deep)
+    yaml = YAML(typ="rt", pure=True)
+    yaml.Composer, yaml.Constructor = _classes()
+    try:
+        return yaml.load(text)
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        reason = " ".join(part for part in (error.context, error.problem) if part)
+        raise YamlError(reason, mark.line + 1 if mark is not None else None) from None
+    except ReaderError as error:  # a character YAML does not allow, at a position of the text
+        raise YamlError(str(error).split("\n")[0], text.count("\n", 0, error.position) + 1) from None
+    except (YAMLError, ValueError, TypeError, RecursionError) as error:
+        raise YamlError(f"{error}", None) from None

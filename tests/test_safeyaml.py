@@ -1,0 +1,144 @@
+"""Every YAML input (rule packs, host.yaml, ignore files) through pgvet.safeyaml: alias bombs, recursive
+documents, numbers no double holds and lone surrogates refused at their line (docs/robustness.md)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pgvet.engine.build import PackSource, build_pack
+from pgvet.errors import PgvetError
+from pgvet.safeyaml import MAX_ALIAS_VALUES, YamlError, load_yaml
+from pgvet.sources.hostfacts import parse_host_yaml
+from pgvet.suppress import load_ignore_file
+
+
+def alias_bomb(levels: int) -> str:
+    """The billion laughs: each level a list of nine aliases of the level before (9^levels values)."""
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{level}: &a{level} [{', '.join([f'*a{level - 1}'] * 9)}]" for level in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+def test_the_issue_alias_bomb_is_refused_at_the_alias_that_crosses_the_budget() -> None:
+    # 9 levels: 9^10 values (3.4 billion) if expanded; the count stops at level 4's aliases (9^5 > 10 000)
+    text = alias_bomb(9)
+    assert len(text) < 600
+    with pytest.raises(YamlError, match=f"aliases expand to more than {MAX_ALIAS_VALUES} values") as raised:
+        load_yaml(text)
+    assert raised.value.line == 5
+
+
+def test_aliases_within_the_budget_are_read() -> None:
+    # a list that stands for 100 values (its 99 and itself), aliased 100 times: the budget exactly; once more is over
+    shared = "s: &s [" + ", ".join(["1"] * 99) + "]\n"
+    within = shared + "".join(f"k{index}: *s\n" for index in range(100))
+    document = load_yaml(within)
+    assert document["k99"] is document["s"]  # shared, never copied
+    with pytest.raises(YamlError, match="aliases expand") as raised:
+        load_yaml(within + "k100: *s\n")
+    assert raised.value.line == 102
+
+
+def test_a_recursive_document_is_refused() -> None:
+    with pytest.raises(YamlError, match="an alias inside the node it names") as raised:
+        load_yaml("a: 1\nb: &b\n  c: [1, *b]\n")
+    assert raised.value.line == 3
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    (".inf", "not a finite number (inf)"),
+    ("-.inf", "not a finite number (-inf)"),
+    (".nan", "not a finite number (nan)"),
+    ("1e400", "1e400: not a finite number (inf)"),
+    ("0x" + "f" * 300, "a number of 1200 bits, beyond what a double holds"),
+    ("9" * 400, "a number of 1329 bits, beyond what a double holds"),
+    ("9" * 5000, "99999999999999999999…(5000 characters): beyond what a double holds"),  # int() refuses it
+    ('"\\ud800"', "a lone surrogate"),
+    ('"a\\udcffb"', "a lone surrogate"),
+], ids=["inf", "-inf", "nan", "1e400", "hexadecimal", "400 digits", "5000 digits", "surrogate", "surrogate inside"])
+def test_values_pgvet_cannot_hold_are_refused_at_their_line(value: str, says: str) -> None:
+    with pytest.raises(YamlError, match=re.escape(says)) as raised:
+        load_yaml(f"a: 1\nb:\n  - c: {value}\n")
+    assert raised.value.line == 3
+    if len(value) < 1000:  # a longer key is no implicit key in YAML
+        with pytest.raises(YamlError, match=re.escape(says)):
+            load_yaml(f"a: 1\n{value}: key\n")  # keys are held to it too
+
+
+def test_numbers_a_double_holds_are_read() -> None:
+    assert load_yaml("a: 1.7e308\nb: -0x" + "f" * 255 + "\nc: 0.0\nd: true\n") == {
+        "a": 1.7e308, "b": -int("f" * 255, 16), "c": 0.0, "d": True}
+
+
+def test_a_character_yaml_refuses_is_named_at_its_line() -> None:
+    with pytest.raises(YamlError, match="unacceptable character #x001b") as raised:
+        load_yaml("a: 1\nb: 2\nc: x\x1by\n")
+    assert raised.value.line == 3
+
+
+def test_duplicate_anchors_are_read_without_a_warning(recwarn: pytest.WarningsRecorder) -> None:
+    assert load_yaml("a: &x 1\nb: &x 2\nc: *x\n") == {"a": 1, "b": 2, "c": 2}
+    assert not recwarn.list
+
+
+def _rule_pack(text: str, path: Path) -> object:
+    return build_pack([PackSource(str(path), text)])
+
+
+def _host_yaml(text: str, path: Path) -> object:
+    return parse_host_yaml(text, str(path))
+
+
+def _ignore_file(text: str, path: Path) -> object:
+    path.write_text(text, encoding="utf-8")
+    return load_ignore_file(path)
+
+
+@pytest.mark.parametrize("read", [_rule_pack, _host_yaml, _ignore_file], ids=["rule pack", "host.yaml", "ignore file"])
+@pytest.mark.parametrize(("text", "line", "says"), [
+    (alias_bomb(11), 5, "aliases expand to more than"),
+    ("x: 1\ny: &y [*y]\n", 2, "an alias inside the node it names"),
+    ("x: 1\ny: .inf\n", 2, "not a finite number"),
+    ('x: 1\ny: "\\ud800"\n', 2, "a lone surrogate"),
+])
+def test_every_yaml_input_is_held_to_the_bounds(read: Callable[[str, Path], object], text: str, line: int, says: str,
+                                                 tmp_path: Path) -> None:
+    path = tmp_path / "input.yaml"
+    with pytest.raises(PgvetError) as raised:
+        read(text, path)
+    assert says in raised.value.message and "invalid YAML" in raised.value.message
+    assert raised.value.source is not None and raised.value.source.line == line
+
+
+def test_a_rule_pack_may_share_blocks_with_anchors() -> None:
+    text = """rules:
+  - id: ANC1
+    name: anchored
+    title: t
+    severity: warning
+    when: sysctl.vm.swappiness > params.limit
+    params:
+      limit: &limit {default: 10, description: the limit}
+    message: "m"
+    why: w
+    examples:
+      - facts: &high {sysctl.vm.swappiness: 60}
+        expect: fire
+  - id: ANC2
+    name: anchored-too
+    title: t
+    severity: info
+    when: sysctl.vm.swappiness > params.limit
+    params: {limit: *limit}
+    message: "m"
+    why: w
+    examples:
+      - facts: *high
+        expect: fire
+"""
+    pack = build_pack([PackSource("anchors.yaml", text)])
+    assert [rule.params["limit"].default for rule in pack.rules] == [10, 10]

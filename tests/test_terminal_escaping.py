@@ -1,0 +1,122 @@
+"""What a snapshot or a rule pack holds reaches the terminal with its control characters escaped, in every
+command, as `pgvet lint` shows it (issue #25, item 9: one helper, pgvet.report.visible): an escape sequence in
+a value, a file name, a host name or a rule's title must not move the cursor, retitle the window or clear the
+screen of whoever reads the report."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# ESC (CSI and OSC sequences), BEL, CSI as one C1 byte, DEL
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+EVIL = "\x1b[2J\x1b]0;owned\x07\x9b31m\x7f"
+SHOWN = r"\x1b[2J\x1b]0;owned\x07\x9b31m\x7f"  # what visible() writes for it
+
+
+def run(*arguments: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pgvet", *arguments], capture_output=True, text=True, timeout=120,
+                          cwd=cwd, env={**os.environ, "NO_COLOR": "1"})
+
+
+def assert_escaped(done: subprocess.CompletedProcess[str]) -> str:
+    output = done.stdout + done.stderr
+    assert "Traceback" not in output, output[-2000:]
+    assert not _CONTROLS.search(output), [line for line in output.splitlines() if _CONTROLS.search(line)][:3]
+    return output
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Path:
+    directory = tmp_path / "db1"
+    directory.mkdir()
+    (directory / "sysctl.txt").write_text(f"kernel.hostname = evil{EVIL}\nvm.swappiness = 60\n")
+    (directory / "postgresql.conf").write_text(
+        f"shared_buffers = '1GB'\ncluster_name = 'c{EVIL}'\nwork_mem = '4{EVIL}MB'\ninclude 'x{EVIL}.conf'\n")
+    (directory / "host.yaml").write_text('name: "db\\e[5m"\ndata_directory: /srv/pg\n')
+    (directory / "meminfo.txt").write_text("MemTotal: 8000000 kB\n")
+    return directory
+
+
+@pytest.fixture
+def pack(tmp_path: Path) -> Path:
+    directory = tmp_path / "pack"
+    directory.mkdir()
+    (directory / "evil.yaml").write_text('''rules:
+  - id: EVIL1
+    name: evil
+    title: "Evil \\e[2J title"
+    severity: warning
+    when: "host.name IS NOT NULL"
+    message: "on {host.name}: \\e]0;x\\a"
+    values: {name: host.name}
+    why: "\\e[31m"
+    examples:
+      - facts: {host.name: "a\\e[1m"}
+        expect: pass
+''')
+    return directory
+
+
+@pytest.mark.parametrize("command", [
+    ["facts"], ["fix"], ["explain", "PGV403"], ["explain", "EVIL1"], ["explain", "derived.commit_limit"], ["lint"],
+    ["lint", "--format", "concise"], ["lint", "--format", "github"],
+], ids=lambda command: " ".join(command))
+def test_commands_on_a_host_escape_what_it_holds(command: list[str], host: Path, pack: Path) -> None:
+    where = [*command[:2], str(host)] if command[0] == "explain" else [*command, str(host)]
+    output = assert_escaped(run(*where, *(["--rules", str(pack)] if command[0] != "fix" else [])))
+    assert "\\x1b" in output  # shown, escaped, not dropped
+
+
+def test_json_formats_escape_what_json_escapes(host: Path) -> None:
+    # JSON's own escapes for C0 controls (ESC is \u001b); DEL and C1 are left to JSON readers, as in lint's JSON
+    for arguments in (["facts", "--format", "json"], ["lint", "--format", "json"]):
+        done = run(*arguments, str(host))
+        assert "Traceback" not in done.stderr and "\x1b" not in done.stdout and "\\u001b[2J" in done.stdout
+
+
+@pytest.mark.parametrize("command", [["rules"], ["rules", "--format", "markdown"], ["explain", "EVIL1"],
+                                     ["rules", "test"]], ids=lambda command: " ".join(command))
+def test_commands_on_a_rule_pack_escape_what_it_holds(command: list[str], pack: Path) -> None:
+    arguments = [*command, str(pack)] if command[-1] == "test" else [*command, "--rules", str(pack)]
+    output = assert_escaped(run(*arguments))
+    assert "\\x1b[2J" in output or command[-1] == "test"
+
+
+def test_errors_escape_what_they_name(tmp_path: Path) -> None:
+    missing = tmp_path / f"no{EVIL}host"
+    for arguments in (["facts", str(missing)], ["fix", str(missing)], ["explain", f"PGV{EVIL}"],
+                      ["lint", str(missing)]):
+        done = run(*arguments)
+        assert done.returncode == 2
+        assert "\\x1b" in assert_escaped(done)
+
+
+def test_fix_escapes_what_it_prints_and_writes_the_file_as_it_is(tmp_path: Path) -> None:
+    directory = tmp_path / "db2"
+    directory.mkdir()
+    (directory / "postgresql.conf").write_text(f"cluster_name = 'c{EVIL}'\nshared_buffers = '1GB'\n"
+                                               "huge_pages = off\n")
+    (directory / "meminfo.txt").write_text("MemTotal: 64000000 kB\n")
+    (directory / "host.yaml").write_text("pg_version: 16\n")
+    output = assert_escaped(run("fix", str(directory), "--write"))
+    assert "wrote" in output
+    assert EVIL in (directory / "postgresql.conf").read_text()  # the file keeps its own bytes
+
+
+def test_the_check_report_escapes_what_the_host_holds(host: Path, pack: Path) -> None:
+    from pgvet.lint import LintOptions, lint
+    from pgvet.live.check import CheckOutcome
+    from pgvet.report import ReportOptions
+    from pgvet.report.check import render_check
+
+    result = lint([host], LintOptions(rules=[pack], record_passes=True))
+    result.hosts[0].host.warnings.append(f"a warning {EVIL}")
+    report = render_check(CheckOutcome(result, host / f"kept{EVIL}", kept=True), ReportOptions(color=False))
+    assert not _CONTROLS.search(report), [line for line in report.splitlines() if _CONTROLS.search(line)][:3]
+    assert "Evil \\x1b[2J title" in report and "db\\x1b[5m" in report and "kept\\x1b[2J" in report
