@@ -8,7 +8,7 @@ import pytest
 
 import kernelsim
 from conftest import FIXTURES
-from pgvet.findings import HostResult
+from pgvet.findings import Finding, HostResult
 from pgvet.fixfile import fix_host
 from pgvet.lint import LintOptions, lint
 
@@ -45,6 +45,11 @@ def host_result(path: Path, select: list[str] | None = None) -> HostResult:
     result = lint([path], LintOptions(select=select or []))
     assert not result.errors, result.errors
     return result.hosts[0]
+
+
+def finding_of(result: HostResult, rule_id: str) -> Finding:
+    [found] = [finding for finding in result.findings if finding.rule_id == rule_id]
+    return found
 
 
 def changes(result: HostResult) -> dict[str, str]:
@@ -113,7 +118,7 @@ def test_max_connections_is_never_lowered(tmp_path: Path) -> None:
     })
     result = host_result(path)
     assert "max_connections" not in changes(result)
-    [many] = [finding for finding in result.findings if finding.rule_id == "PGV536"]
+    many = finding_of(result, "PGV536")
     assert not many.fix.postgresql and "primary first, then on its standbys" in (many.fix.text or "")
 
 
@@ -152,7 +157,7 @@ def test_no_ratio_when_the_swap_alone_exceeds_80_percent(tmp_path: Path) -> None
     })
     result = host_result(path)
     assert "vm.overcommit_ratio" not in changes(result)
-    [high] = [finding for finding in result.findings if finding.rule_id == "PGV103"]
+    high = finding_of(result, "PGV103")
     assert not high.fix.sysctl and "lower the swap first" in (high.fix.text or "")
 
 
@@ -172,7 +177,7 @@ def test_strict_overcommit_is_not_advised_with_a_guessed_ratio(tmp_path: Path) -
                                  "host.yaml": "pg_version: 17\nram: 32GB\n"})
     result = host_result(path)
     assert not {"vm.overcommit_memory", "vm.overcommit_ratio"} & changes(result).keys()
-    [lax] = [finding for finding in result.findings if finding.rule_id == "PGV101"]
+    lax = finding_of(result, "PGV101")
     assert "the swap size is not known" in (lax.fix.text or "")
 
 
@@ -182,7 +187,7 @@ def test_instances_add_up_in_the_memory_formulas(tmp_path: Path) -> None:
     one = host_result(write_host(tmp_path / "one", {**files, "host.yaml": "pg_version: 17\n"}))
     two = host_result(write_host(tmp_path / "two", {**files, "host.yaml": "pg_version: 17\npg_instances: 2\n"}))
     assert "PGV501" not in {finding.rule_id for finding in one.findings}
-    [large] = [finding for finding in two.findings if finding.rule_id == "PGV501"]
+    large = finding_of(two, "PGV501")
     assert large.values["ratio"] == 0.5 and "in each of the 2 instances" in large.message
     assert changes(two)["shared_buffers"] == "8192MB"  # a quarter of the RAM, shared out
 
