@@ -192,6 +192,11 @@ class Planner:
             pending.extend(self.predicted_inputs.get(name, ()))
         return found
 
+    def applied(self, host: HostFacts, values: Mapping[Setting, str]) -> HostFacts:
+        """The host once these settings are applied as a fix is (`sysctl --system`, a reboot, PostgreSQL
+        restarted): what the kernel and PostgreSQL then show, as the planner sees it."""
+        return _World.rebooted(host, self).with_values(values, self).host
+
     # -- a host ----------------------------------------------------------------------------------------------
 
     def plan(self, host: HostFacts, current: HostResult) -> Target:
