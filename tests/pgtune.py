@@ -1,7 +1,7 @@
 """pgtune's algorithm, written again in Python for the tests: what https://pgtune.leopard.in.ua prints for a
 Linux host, from le0pard/pgtune's src/features/configuration/configurationSlice.js (formulas) and
 src/common/components/configurationView/index.jsx (which lines are printed, and how: formatValue), as of
-commit 830d3bb (9 June 2026, "Fix #142"; the file is unchanged up to 7caef27, 30 July 2026).
+commit 830d3bb (9 June 2026, "Fix #142"; neither file changed up to 7caef27, 30 July 2026).
 
 pgtune counts memory in kB and divides with JavaScript doubles, flooring where it floors: Python floats are
 the same doubles, so the numbers are the same to the kB. Only Linux is modelled (pgvet reads Linux hosts):
