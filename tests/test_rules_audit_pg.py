@@ -72,11 +72,30 @@ def test_pgv532_suggests_pgtune_in_kb_exactly(tmp_path: Path) -> None:
 
 
 def test_pgv532_fix_is_not_truncated_to_whole_megabytes(tmp_path: Path) -> None:
-    # 16 GB, 12 GB of shared_buffers, 200 connections: 4 GiB / (3 × 208) = 6721 kB — "6MB" would lose 10 %
-    path = host_dir(tmp_path, "shared_buffers = 12GB\nmax_connections = 200\n", pg_version=17, ram="16GB")
+    # 16 GB, 12 GB of shared_buffers, 100 connections: 4 GiB / (3 × 108) = 12945 kB — "12MB" would lose 5 %
+    path = host_dir(tmp_path, "shared_buffers = 12GB\nmax_connections = 100\n", pg_version=17, ram="16GB")
     found = finding(path, "PGV532")
-    assert found.fix.postgresql == {"work_mem": "6721kB"}
-    assert "suggests 6.6 MiB" in found.message
+    assert found.fix.postgresql == {"work_mem": "12945kB"}
+    assert "pgtune writes 12945kB for this host" in found.message
+
+
+def test_pgv532_is_silent_where_pgtunes_value_is_hardly_more_than_the_default(tmp_path: Path) -> None:
+    # 16 GB, 12 GB of shared_buffers, 200 connections: pgtune writes 6721 kB, under the 8 MB worth the advice; a
+    # host a little larger or smaller than the RAM pgtune was told flipped this rule at pgtune's 4 MB floor
+    path = host_dir(tmp_path, "shared_buffers = 12GB\nmax_connections = 200\n", pg_version=17, ram="16GB")
+    assert outcome(path, "PGV532") == "pass"
+
+
+def test_pgv532_never_raises_beyond_what_the_budget_holds(tmp_path: Path) -> None:
+    # strict overcommit, CommitLimit 8 GB of 16 GB: pgtune's 38836 kB would put the peak beyond it
+    path = host_dir(tmp_path, "shared_buffers = 4GB\nmax_connections = 100\n", pg_version=17, ram="16GB")
+    (path / "sysctl.conf").write_text("vm.overcommit_memory = 2\nvm.overcommit_ratio = 50\n")
+    (path / "host.yaml").write_text((path / "host.yaml").read_text() + "swap: 0\n")
+    found = finding(path, "PGV532")
+    fits = found.values["suggested"]
+    assert isinstance(fits, int) and fits < found.values["pgtune"] == 38836 * KIB
+    assert found.fix.postgresql == {"work_mem": f"{fits // KIB}kB"}
+    assert "is the most that fits (PGV530)" in found.message
 
 
 @pytest.mark.parametrize("conf", [

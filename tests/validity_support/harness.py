@@ -9,8 +9,9 @@ tagged ``startup`` are kept with their file:line.
 What this machine may lack is set on the command line (:data:`OVERRIDES`). A command-line value outranks
 the file's, yet PostgreSQL still parses the file and validates every line of it (names and values; see
 ``test_overrides_keep_the_files_lines_validated``). ``lc_*`` lines are taken out: locales depend on the
-machine. A build that lacks SSL, Bonjour or a time zone database judges those lines by the build, not by
-the file: on such a build (probed once, :func:`build_lacks`) the lines are taken out too.
+machine. A build that lacks SSL, Bonjour, a time zone database or the lz4, zstd and liburing libraries judges
+those lines by the build, not by the file: on such a build (probed once, :func:`build_lacks`) the lines are
+taken out too.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from functools import cache
 from pathlib import Path
 
 import pgservers
+from pgvet.catalog import load_catalog
 from pgvet.lint import LintOptions, lint
 from pgvet.snapshot import SnapshotInputs
 
@@ -53,9 +55,14 @@ _BUILD_LINES = {
     "timezone": re.compile(r"^\s*(log_)?timezone\s*(=|\s)", re.IGNORECASE),
     # the wheels' own time zone database has no "localtime" zone (a system tzdata may have one)
     "localtime": re.compile(r"^\s*(log_)?timezone\s*=?\s*'?localtime'?\s*(#.*)?$", re.IGNORECASE),
+    # the compression and I/O libraries a build may lack (pgvet takes their values as valid: catalog/__init__.py)
+    "lz4": re.compile(r"^\s*(wal_compression|default_toast_compression)\s*=?\s*'?lz4'?\s*(#.*)?$", re.IGNORECASE),
+    "zstd": re.compile(r"^\s*wal_compression\s*=?\s*'?zstd'?\s*(#.*)?$", re.IGNORECASE),
+    "liburing": re.compile(r"^\s*io_method\s*=?\s*'?io_uring'?\s*(#.*)?$", re.IGNORECASE),
 }
 _PROBES = {"ssl": ("ssl", "on"), "bonjour": ("bonjour", "on"), "timezone": ("timezone", "Europe/Paris"),
-           "localtime": ("timezone", "localtime")}
+           "localtime": ("timezone", "localtime"), "lz4": ("wal_compression", "lz4"),
+           "zstd": ("wal_compression", "zstd"), "liburing": ("io_method", "io_uring")}
 # "… in file "/x/conf/postgresql.conf" line 12" (unrecognized names, invalid values, syntax errors).
 PLACE = re.compile(r'file "([^"]+)" line (\d+)')
 # An invalid value names the parameter, not the line; the file is named by "… contains errors".
@@ -126,9 +133,11 @@ def _free_port() -> int:
 @cache
 def build_lacks(major: int) -> frozenset[str]:
     """Features this build refuses whatever the value means (no SSL, no Bonjour, no time zone database or no
-    'localtime' zone in it)."""
+    'localtime' zone in it, no lz4, zstd or liburing)."""
     lacking = set()
     for feature, (name, value) in _PROBES.items():
+        if load_catalog(major).get(name) is None:
+            continue  # not a parameter of this version (io_method before 18): the line is the file's error
         result = pgservers.run(major, "postgres", ["-C", name, "-c", f"{name}={value}",
                                                    "-D", str(pgservers.template_cluster(major))], timeout=60)
         if result.returncode != 0:

@@ -38,6 +38,17 @@ TIME_UNITS = frozenset({"ms", "s", "min"})
 
 VarType = Literal["bool", "integer", "real", "string", "enum"]
 
+# Enum values PostgreSQL lists only when it is built with a library: lz4 (--with-lz4) and zstd (--with-zstd) for
+# the compression settings, io_uring (--with-liburing) for io_method. The servers the catalogs come from differ
+# (Debian's 15 and the 17 wheel have lz4 and zstd, the 16 and 18 wheels neither, and no wheel has liburing), and
+# a configuration does not tell the build it runs on: every catalog takes the values a build with all of them
+# accepts, in PostgreSQL's order (docs/validity.md, "What pgvet cannot know offline").
+BUILD_DEPENDENT_ENUMVALS: dict[str, tuple[str, ...]] = {
+    "default_toast_compression": ("pglz", "lz4"),
+    "wal_compression": ("pglz", "lz4", "zstd", "on", "off"),
+    "io_method": ("sync", "worker", "io_uring"),
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Param:
@@ -97,7 +108,7 @@ def _param(row: dict[str, Any], major: int) -> Param:
         unit=row["unit"],
         min=row["min"],
         max=row["max"],
-        enumvals=tuple(row["enumvals"]),
+        enumvals=BUILD_DEPENDENT_ENUMVALS.get(row["name"], tuple(row["enumvals"])),
         boot_val=row["boot_val"],
         context=row["context"],
         category=row["category"],
