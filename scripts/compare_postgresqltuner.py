@@ -1,22 +1,27 @@
 """Run postgresqltuner.pl and ``pgvet check`` on the same real cluster and print the comparison, check by check.
 
-    python scripts/compare_postgresqltuner.py [--major 15] [--tuner PATH]
+    python scripts/compare_postgresqltuner.py [--major 15] [--tuner PATH] [--runs 11]
 
 postgresqltuner.pl is not part of pgvet: give its path with --tuner or PGVET_POSTGRESQLTUNER, else it is
 downloaded from its repository (without network and without a copy, the script says so and exits 0). It
 needs Perl with DBI and DBD::Pg (Debian: libdbd-pg-perl). The cluster is a fresh one of the given major
 (scripts/pgservers.py), configured to deserve findings, with a little activity (a sort that spills to
-temporary files, forced checkpoints, open sessions). Prints Markdown: the cluster's settings, the times,
-and one row per postgresqltuner check with both verdicts (docs/postgresqltuner.md keeps a run).
+temporary files, forced checkpoints, open sessions, a planner method disabled for a database, a prepared
+transaction, an invalid index, a replication slot nothing consumes). Both are timed over ``--runs``
+interleaved runs (medians; each a new process, as a user runs them). Prints Markdown: the cluster's
+settings, the times, and one row per postgresqltuner check with both verdicts (docs/postgresqltuner.md keeps
+a run).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,6 +50,7 @@ SETTINGS = {
     "maintenance_work_mem": "16MB",
     "random_page_cost": "4",
     "log_min_duration_statement": "-1",
+    "max_prepared_transactions": "2",
 }
 # What both tools are told about the host (postgresqltuner: --ssd).
 ANSWERS = "storage: ssd\nworkload: oltp\ndedicated: true\n"
@@ -54,7 +60,8 @@ LINE = re.compile(r"^\[(OK|WARN|BAD|INFO|UNKNOWN)\]\s+(.*)$")
 # that answer the same question, and a note on who is right. docs/postgresqltuner.md explains each.
 CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("reporting account is superuser", r"superuser rights", (),
-     "pgvet needs no superuser: with pg_monitor it reads all it needs but pg_file_settings, and says so"),
+     "pgvet needs no superuser: pg_monitor reads all but pg_file_settings, which one grant adds (EXECUTE on "
+     "pg_show_all_file_settings()); what a role cannot read, pgvet says, with the grant"),
     ("vm.overcommit_memory = 2", r"overcommitment is allowed|vm.overcommit_memory is adequate", ("PGV101",),
      "same verdict; pgvet also checks the resulting CommitLimit (PGV102-105)"),
     ("vm.overcommit_ratio", r"overcommit_ratio is too", ("PGV103", "PGV104"),
@@ -98,7 +105,9 @@ CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("slow query logging", r"[Ll]og of long queries|log_min_duration_statement|Long queries", ("PGV805",), "same"),
     ("log_statement", r"log_statement", ("PGV813",),
      "postgresqltuner also warns on 'mod' (a common audit setting); pgvet on 'all'"),
-    ("prepared transactions", r"two-phase", (), "not covered (transactions, not configuration)"),
+    ("prepared transactions", r"two-phase", ("PGV962",),
+     "postgresqltuner warns while any exists; pgvet names each one older than 5 minutes, its age in seconds and "
+     "transactions, and the COMMIT/ROLLBACK PREPARED that ends it"),
     ("autovacuum", r"autovacuum is", ("PGV801",), "same"),
     ("checkpoint_completion_target", r"checkpoint_completion_target|Checkpoint_completion_target", ("PGV604",),
      "postgresqltuner still calls 0.5 the default (0.9 since PostgreSQL 14)"),
@@ -109,11 +118,15 @@ CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("wal_level minimal", r"wal_level", ("PGV606",), "same"),
     ("I/O cost settings changed", r"I/O cost settings", ("PGV706",), "pgvet judges each against the storage"),
     ("random_page_cost vs storage", r"random_page_cost", ("PGV701", "PGV702"), "same question"),
-    ("planner methods disabled", r"plan features", ("PGV705",),
-     "postgresqltuner counts enable_partitionwise_* (off by default) as disabled: BAD on every server"),
+    ("planner methods disabled", r"plan features", ("PGV705", "PGV709"),
+     "postgresqltuner reads its own session (a database's or role's setting looks global) and counts "
+     "enable_partitionwise_* (off by default) as disabled: BAD on every server; pgvet judges the files (PGV705) "
+     "and each ALTER DATABASE / ALTER ROLE … SET at its scope (PGV709)"),
     ("tablespaces in PGDATA", r"tablespace", (), "not covered"),
     ("buffer cache hit rate", r"hit rate", ("PGV952",), "same question; pgvet reads pg_stat_database"),
-    ("invalid and unused indexes", r"invalid index|unused indexes", (), "not covered (schema, not configuration)"),
+    ("invalid and unused indexes", r"invalid index|unused indexes", ("PGV964",),
+     "both see the connected database's invalid indexes; unused indexes are not covered by pgvet (schema "
+     "statistics, not configuration)"),
     ("functions with default costs", r"procedures", (), "not covered (schema, not configuration)"),
 )
 
@@ -156,7 +169,9 @@ def cluster(major: int) -> Iterator[tuple[Path, Path]]:
 
 
 def activity(dsn: str) -> list[object]:
-    """A sort that spills to disk, ten forced checkpoints; returns five open sessions (close them after)."""
+    """A sort that spills to disk, ten forced checkpoints, a planner method disabled for the database, a
+    prepared transaction, an invalid index, a slot nothing consumes; returns five open sessions (close them
+    after; the prepared transaction is left to the cluster's removal)."""
     import psycopg
 
     with psycopg.connect(dsn, autocommit=True) as connection:
@@ -165,7 +180,22 @@ def activity(dsn: str) -> list[object]:
         connection.execute("SELECT count(*) FROM (SELECT * FROM big ORDER BY h) sorted")
         for _ in range(10):
             connection.execute("CHECKPOINT")
+        connection.execute("ALTER DATABASE postgres SET enable_hashjoin = off")
+        connection.execute("CREATE TABLE dupes AS SELECT 1 AS x FROM generate_series(1, 2)")
+        with contextlib.suppress(psycopg.errors.UniqueViolation):  # the failure leaves the index invalid
+            connection.execute("CREATE UNIQUE INDEX CONCURRENTLY dupes_x ON dupes (x)")
+        connection.execute("SELECT pg_create_physical_replication_slot('gone_standby', true)")
+    with psycopg.connect(dsn) as preparing:
+        preparing.execute("INSERT INTO big VALUES (0, 'prepared')")
+        preparing.execute("PREPARE TRANSACTION 'forgotten'")
+        preparing.commit()
     return [psycopg.connect(dsn) for _ in range(5)]
+
+
+def timed(argv: list[str], cwd: str | None = None) -> tuple[float, subprocess.CompletedProcess[str]]:
+    started = time.monotonic()
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=cwd)
+    return time.monotonic() - started, done
 
 
 def pgvet_verdicts(snapshot: Path) -> dict[str, str]:
@@ -187,6 +217,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--major", type=int, default=min(pgservers.SUPPORTED_MAJORS))
     parser.add_argument("--tuner", help="path of postgresqltuner.pl")
+    parser.add_argument("--runs", type=int, default=11, help="timed runs of each, interleaved (medians)")
     options = parser.parse_args()
     tuner = locate_tuner(options.tuner)
     if tuner is None:
@@ -197,19 +228,23 @@ def main() -> None:
         dsn = f"host={socket_dir} port={PORT} dbname=postgres user=postgres"
         sessions = activity(dsn)
         try:
-            started = time.monotonic()
-            tuner_run = subprocess.run(["perl", str(tuner), f"--host={socket_dir}", f"--port={PORT}", "--user=postgres",
-                                        "--database=postgres", "--nocolor", "--ssd"],
-                                       capture_output=True, text=True, timeout=300)
-            tuner_seconds = time.monotonic() - started
-            snapshot = Path(tempfile.mkdtemp(prefix="pgvet-compare-")) / "db"
-            answers = snapshot.parent / "answers.yaml"
+            scratch = Path(tempfile.mkdtemp(prefix="pgvet-compare-"))
+            answers = scratch / "answers.yaml"
             answers.write_text(ANSWERS)
-            started = time.monotonic()
-            check_run = subprocess.run([sys.executable, "-m", "pgvet", "check", "--dsn", dsn, "--no-input",
-                                        "--answers", str(answers), "--snapshot", str(snapshot), "--format", "json"],
-                                       capture_output=True, text=True, timeout=300)
-            check_seconds = time.monotonic() - started
+            tuner_argv = ["perl", str(tuner), f"--host={socket_dir}", f"--port={PORT}", "--user=postgres",
+                          "--database=postgres", "--nocolor", "--ssd"]
+            check_argv = [sys.executable, "-m", "pgvet", "check", "--dsn", dsn, "--no-input", "--answers",
+                          str(answers)]
+            timed(check_argv)  # once untimed: Python's bytecode and pgvet's rule cache are written then
+            tuner_times: list[float] = []
+            check_times: list[float] = []
+            for _ in range(options.runs):
+                tuner_times.append(timed(tuner_argv, cwd=str(scratch))[0])
+                check_times.append(timed(check_argv)[0])
+            _, tuner_run = timed(tuner_argv, cwd=str(scratch))
+            snapshot = scratch / "db"
+            _, check_run = timed([*check_argv, "--snapshot", str(snapshot), "--format", "json"])
+            tuner_seconds, check_seconds = statistics.median(tuner_times), statistics.median(check_times)
         finally:
             for session in sessions:
                 session.close()  # type: ignore[attr-defined]
@@ -221,14 +256,16 @@ def main() -> None:
                    if match]
     verdicts = pgvet_verdicts(snapshot)
     findings = json.loads(check_run.stdout)["findings"]
-    shutil.rmtree(snapshot.parent, ignore_errors=True)
+    shutil.rmtree(scratch, ignore_errors=True)
 
     print(f"PostgreSQL {options.major}, settings in postgresql.conf: "
           + ", ".join(f"`{name} = {value}`" for name, value in SETTINGS.items()) + ".\n")
     print(f"postgresqltuner.pl: {tuner_seconds:.2f} s, {len(tuner_lines)} verdict lines "
           f"({sum(1 for level, _ in tuner_lines if level in ('WARN', 'BAD'))} WARN/BAD). "
-          f"pgvet check: {check_seconds:.2f} s (collect + lint, a new Python process), {len(findings)} findings "
-          f"({sum(1 for finding in findings if finding['severity'] != 'info')} errors/warnings).\n")
+          f"pgvet check: {check_seconds:.2f} s (collect + lint, a new Python process: "
+          f"{check_seconds / tuner_seconds:.1f} × postgresqltuner's), {len(findings)} findings "
+          f"({sum(1 for finding in findings if finding['severity'] != 'info')} errors/warnings). Times are the "
+          f"medians of {options.runs} interleaved runs of each.\n")
     print("| postgresqltuner check | its verdict here | pgvet rules | pgvet's verdict here | note |")
     print("|---|---|---|---|---|")
     for topic, pattern, rule_ids, note in CHECKS:

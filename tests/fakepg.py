@@ -76,6 +76,10 @@ SETTINGS_COLUMNS = (("name", TEXT), ("setting", TEXT), ("unit", TEXT), ("vartype
                     ("reset_val", TEXT), ("pending_restart", BOOL))
 FILE_SETTINGS_COLUMNS = (("sourcefile", TEXT), ("sourceline", INT4), ("seqno", INT4), ("name", TEXT),
                          ("setting", TEXT), ("applied", BOOL), ("error", TEXT))
+SLOT_COLUMNS = (("slot_name", TEXT), ("slot_type", TEXT), ("active", BOOL), ("wal_status", TEXT),
+                ("retained", INT8), ("safe_wal_size", INT8), ("xmin_age", INT4), ("catalog_xmin_age", INT4))
+IDLE_COLUMNS = (("pid", INT4), ("usename", TEXT), ("datname", TEXT), ("state", TEXT), ("idle", FLOAT8),
+                ("transaction", FLOAT8), ("xmin_age", INT4))
 
 
 def setting_row(name: str, setting: str, *, vartype: str = "string", unit: str | None = None,
@@ -116,17 +120,24 @@ def standard_answers(data_directory: str = "/var/lib/postgresql/16/main",
                                    "1769076900.25"),)),
         "current_setting('data_directory')": one("current_setting", TEXT, data_directory),
         "current_setting('config_file')": one("current_setting", TEXT, conf),
-        "FROM pg_file_settings": Rows(FILE_SETTINGS_COLUMNS, (
+        "FROM pg_show_all_file_settings()": Rows(FILE_SETTINGS_COLUMNS, (
             (conf, "65", "1", "max_connections", "100", "t", None),
             (conf, "127", "2", "shared_buffers", "128MB", "t", None))),
         "FROM pg_database d": Rows((("datname", TEXT), ("size", INT8), ("temp_files", INT8), ("temp_bytes", INT8),
-                                    ("blks_hit", INT8), ("blks_read", INT8)),
-                                   (("postgres", "7500000", "0", "0", "900", "100"),)),
+                                    ("blks_hit", INT8), ("blks_read", INT8), ("age", INT4), ("mxid_age", INT4)),
+                                   (("postgres", "7500000", "0", "0", "900", "100", "1200", "1"),)),
         "sum(temp_files)": Rows((("sum", NUMERIC), ("sum", NUMERIC), ("sum", NUMERIC), ("sum", NUMERIC)),
                                 (("0", "0", "950", "120"),)),
         "FROM pg_stat_bgwriter": Rows((("checkpoints_timed", INT8), ("checkpoints_req", INT8),
                                        ("stats_reset", TEXT)), (("40", "3", "2026-01-01 00:00:00+00"),)),
+        "state LIKE 'idle in transaction%'": Rows(IDLE_COLUMNS, ()),
         "FROM pg_stat_activity": one("count", INT8, "1"),
+        "unnest(s.setconfig)": Rows((("datname", TEXT), ("rolname", TEXT), ("unnest", TEXT)), ()),
+        "FROM pg_replication_slots": Rows(SLOT_COLUMNS, ()),
+        "FROM pg_prepared_xacts": Rows((("gid", TEXT), ("owner", TEXT), ("database", TEXT), ("age", FLOAT8),
+                                        ("xid_age", INT4)), ()),
+        "NOT i.indisvalid": Rows((("nspname", TEXT), ("relname", TEXT), ("relname", TEXT),
+                                  ("current_database", TEXT), ("indisvalid", BOOL)), ()),
     }
 
 

@@ -27,6 +27,7 @@ class LiveCluster:
     major: int
     data: Path
     socket_dir: Path
+    options: str = ""  # the postgres options it was started with (pg_ctl -o)
 
     def dsn(self, user: str = "postgres", password: str | None = None) -> str:
         secret = f" password={password}" if password is not None else ""
@@ -39,6 +40,14 @@ class LiveCluster:
         with psycopg.connect(self.dsn(), autocommit=True) as connection, connection.cursor() as cursor:
             cursor.execute(statement)  # type: ignore[arg-type]
             return list(cursor.fetchall()) if cursor.description else []
+
+    def restart(self) -> None:
+        """Stop and start the server again, with the options it was started with."""
+        done = pgservers.run(self.major, "pg_ctl", ["restart", "-w", "-t", "60", "-m", "fast", "-D", str(self.data),
+                                                    "-l", str(self.data.parent / "server.log"), "-o", self.options],
+                             timeout=90)
+        if done.returncode != 0:
+            pytest.fail(f"PostgreSQL {self.major} did not restart: {done.stderr}")
 
 
 @contextmanager
@@ -58,7 +67,7 @@ def running_cluster(major: int, settings: dict[str, str] | None = None) -> Itera
         shutil.rmtree(socket_dir, ignore_errors=True)
         pytest.fail(f"PostgreSQL {major} did not start: {started.stderr}\n{log}")
     try:
-        yield LiveCluster(major, data, socket_dir)
+        yield LiveCluster(major, data, socket_dir, options)
     finally:
         pgservers.run(major, "pg_ctl", ["stop", "-w", "-m", "immediate", "-D", str(data)], timeout=60)
         shutil.rmtree(data.parent, ignore_errors=True)

@@ -338,13 +338,16 @@ def test_a_value_that_cannot_be_formatted_leaves_the_rule_not_evaluated(tmp_path
     assert result.findings == []
 
 
-def test_a_hosts_findings_share_the_evidence_entries_of_its_host_wide_facts() -> None:
+def test_a_hosts_findings_share_the_evidence_entries_of_its_host_wide_facts(tmp_path: Path) -> None:
     """Each host-wide fact and derived value is one evidence entry for all the host's findings (the JSON Lines
     writer writes it once); an item's fact is its item's (findings on two lines show each line's own)."""
     from pgvet.lint import LintOptions, lint
 
     fixtures = Path(__file__).resolve().parent.parent / "fixtures"
-    big_server, small_vm = lint([fixtures / "big-server", fixtures / "small-vm"], LintOptions()).hosts
+    repeats = tmp_path / "repeats"
+    repeats.mkdir()
+    (repeats / "postgresql.conf").write_text("work_mem = 1MB\nwork_mem = 2MB\nport = 5432\nport = 5433\n")
+    big_server, small_vm = lint([fixtures / "big-server", repeats], LintOptions()).hosts
     entries: dict[str, list[Evidence]] = {}
     for finding in big_server.findings:
         for entry in finding.evidence:

@@ -14,7 +14,7 @@ import pytest
 from pgvet.live.commands import collect_command, default_output
 from pgvet.live.host import collect_host, read_lscpu, read_meminfo, read_sysctl, read_sysfs, walk_proc_sys
 
-OS_FILES = ["meminfo.txt", "sysctl.txt", "lscpu.txt", "lscpu.json", "mounts.txt", "sysfs.txt"]
+OS_FILES = ["meminfo.txt", "sysctl.txt", "lscpu.txt", "mounts.txt", "sysfs.txt"]
 
 
 def _no_programs(_name: str) -> str | None:
@@ -23,8 +23,7 @@ def _no_programs(_name: str) -> str | None:
 
 def test_this_host_is_read() -> None:
     files = {each.name: each for each in collect_host()}
-    assert list(files) == OS_FILES if shutil.which("lscpu") else ["meminfo.txt", "sysctl.txt", "lscpu.txt",
-                                                                    "mounts.txt", "sysfs.txt"]
+    assert list(files) == OS_FILES  # no lscpu -J: one lscpu (and no sysctl program: /proc/sys is read)
     # Verbatim: MemTotal, the first line, does not change between two reads.
     assert (files["meminfo.txt"].text or "").splitlines()[0] == Path("/proc/meminfo").read_text().splitlines()[0]
     assert (files["meminfo.txt"].text or "").startswith("MemTotal:")
@@ -32,7 +31,6 @@ def test_this_host_is_read() -> None:
     assert " / " in (files["mounts.txt"].text or "")
     if shutil.which("lscpu"):
         assert "Architecture:" in (files["lscpu.txt"].text or "")
-        assert "lscpu" in json.loads(files["lscpu.json"].text or "{}")
     enabled = Path("/sys/kernel/mm/transparent_hugepage/enabled")
     if enabled.exists():
         assert f"{enabled}:{enabled.read_text().strip()}\n" in (files["sysfs.txt"].text or "")
@@ -81,9 +79,9 @@ def test_proc_sys_walk_on_a_prepared_tree(tmp_path: Path) -> None:
         "vm.swappiness = 60\n"
     )
     assert skipped == ["vm.gone: No such file or directory"]
-    fallback = read_sysctl(tmp_path, which=_no_programs)
-    assert (fallback.text, fallback.error) == (text.replace("cad_pid = 1", "cad_pid = ***"), None)
-    assert fallback.how == f"walk {proc_sys} (no sysctl program)"
+    read = read_sysctl(tmp_path)
+    assert (read.text, read.error) == (text.replace("cad_pid = 1", "cad_pid = ***"), None)
+    assert read.how == f"walk {proc_sys} (what sysctl -a prints)"
 
 
 def test_sysfs_as_grep_prints_it(tmp_path: Path) -> None:
@@ -116,7 +114,7 @@ def test_what_cannot_be_read_is_an_error_not_an_exception(tmp_path: Path) -> Non
     meminfo = read_meminfo(tmp_path)
     assert (meminfo.text, meminfo.error) == (None, f"{tmp_path}/meminfo: No such file or directory")
     lscpu = read_lscpu(which=_no_programs)
-    assert [(each.name, each.error) for each in lscpu] == [("lscpu.txt", "lscpu: command not found")]
+    assert (lscpu.name, lscpu.error) == ("lscpu.txt", "lscpu: command not found")
 
 
 def test_host_only_collection(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -145,7 +143,6 @@ PARSERS = [
     ("sysctl", "parse_sysctl_output", "sysctl.txt"),
     ("meminfo", "parse_meminfo", "meminfo.txt"),
     ("lscpu", "parse_lscpu", "lscpu.txt"),
-    ("lscpu", "parse_lscpu", "lscpu.json"),
     ("mounts", "parse_mounts", "mounts.txt"),
     ("sysfs", "parse_sysfs", "sysfs.txt"),
 ]
@@ -164,7 +161,7 @@ def test_collected_files_parse_with_the_os_parsers(module: str, function: str, n
     assert parsed, f"{function} found nothing in {name}"
 
 
-def test_no_sysctl_program_and_no_proc_sys(tmp_path: Path) -> None:
+def test_no_proc_sys(tmp_path: Path) -> None:
     os.mkdir(tmp_path / "proc")
-    result = read_sysctl(tmp_path / "proc", which=_no_programs)
-    assert result.error == f"{tmp_path / 'proc' / 'sys'} is not a directory"
+    result = read_sysctl(tmp_path / "proc")
+    assert result.error == f"{tmp_path / 'proc' / 'sys'}: No such file or directory"

@@ -42,7 +42,7 @@ from pgvet.errors import InputError
 from pgvet.live.commands import collect_command
 from pgvet.sources.pgsettings import live_facts, parse_pg_settings_json
 
-OS_FILES = {"meminfo.txt", "sysctl.txt", "lscpu.txt", "lscpu.json", "mounts.txt", "sysfs.txt"}
+OS_FILES = {"meminfo.txt", "sysctl.txt", "lscpu.txt", "mounts.txt", "sysfs.txt"}
 MAJOR = min(pgservers.SUPPORTED_MAJORS)
 
 
@@ -229,7 +229,7 @@ def test_the_session_is_read_only_and_bounded_before_its_first_query(tmp_path: P
 
 def test_a_server_that_never_answers_is_given_up_on_and_nothing_is_left(tmp_path: Path) -> None:
     answers = standard_answers()
-    answers["FROM pg_file_settings"] = Hang()
+    answers["FROM pg_show_all_file_settings()"] = Hang()
     started = time.monotonic()
     with FakeServer(answers_with(answers)) as server, pytest.raises(InputError) as raised:
         collect_command(tmp_path / "out", server.dsn(), timeout=0.25)
@@ -260,11 +260,12 @@ def test_answers_that_make_no_sense_are_recorded_gaps(tmp_path: Path) -> None:
     answers["SELECT version()"] = Rows((("version", TEXT), ("current_user", TEXT), ("rolsuper", BOOL),
                                         ("a", BOOL), ("b", BOOL), ("start", FLOAT8)),
                                        (("PostgreSQL 16.2", "postgres", "t", "t", "t", "NaN"),))
-    answers["FROM pg_file_settings"] = Rows(FILE_SETTINGS_COLUMNS[:2], (("/etc/x.conf", "1"),))
+    answers["FROM pg_show_all_file_settings()"] = Rows(FILE_SETTINGS_COLUMNS[:2], (("/etc/x.conf", "1"),))
     answers["FROM pg_database d"] = Rows((("datname", TEXT), ("size", NUMERIC), ("temp_files", INT8),
-                                          ("temp_bytes", INT8), ("blks_hit", INT8), ("blks_read", INT8)),
-                                         (("app", "NaN", "0", "0", "1", "1"),
-                                          ("postgres", "7", None, None, None, None)))
+                                          ("temp_bytes", INT8), ("blks_hit", INT8), ("blks_read", INT8),
+                                          ("age", INT8), ("mxid_age", INT8)),
+                                         (("app", "NaN", "0", "0", "1", "1", "1", "1"),
+                                          ("postgres", "7", None, None, None, None, None, None)))
     answers["sum(temp_files)"] = Rows((("sum", NUMERIC),) * 4, (("NaN", "1" + "0" * 30, "950", "120"),))
     answers["FROM pg_stat_bgwriter"] = Rows((("checkpoints_timed", INT8), ("checkpoints_req", INT8),
                                              ("stats_reset", TEXT)), (("lots", "3", None),))
@@ -302,7 +303,7 @@ def test_answers_that_make_no_sense_are_recorded_gaps(tmp_path: Path) -> None:
 @pytest.mark.parametrize("given", ["new", "empty"])
 def test_ctrl_c_during_collect_is_one_line_and_leaves_nothing(tmp_path: Path, given: str) -> None:
     answers = standard_answers()
-    answers["FROM pg_file_settings"] = Hang()
+    answers["FROM pg_show_all_file_settings()"] = Hang()
     output = tmp_path / "out"
     if given == "empty":
         output.mkdir()
@@ -310,7 +311,7 @@ def test_ctrl_c_during_collect_is_one_line_and_leaves_nothing(tmp_path: Path, gi
         process = subprocess.Popen([sys.executable, "-m", "pgvet", "collect", "--dsn", server.dsn(), "-o",
                                     str(output)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
-        while not any("pg_file_settings" in query for query in server.queries):
+        while not any("pg_show_all_file_settings" in query for query in server.queries):
             assert time.monotonic() < deadline and process.poll() is None, process.communicate()
             time.sleep(0.02)
         process.send_signal(signal.SIGINT)
@@ -429,14 +430,14 @@ def test_ctrl_c_during_check_says_what_was_left(tmp_path: Path, monkeypatch: pyt
     """pgvet check: Ctrl-C while it collects leaves nothing (its temporary snapshot removed), one line, 130;
     once the snapshot it keeps is written, the line says where it is."""
     answers = standard_answers()
-    answers["FROM pg_file_settings"] = Hang()
+    answers["FROM pg_show_all_file_settings()"] = Hang()
     (tmp_path / "tmp").mkdir()
     with FakeServer(answers_with(answers)) as server:
         process = subprocess.Popen([sys.executable, "-m", "pgvet", "check", "--dsn", server.dsn(), "--no-input"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
         deadline = time.monotonic() + 60
-        while not any("pg_file_settings" in query for query in server.queries):
+        while not any("pg_show_all_file_settings" in query for query in server.queries):
             assert time.monotonic() < deadline and process.poll() is None, process.communicate()
             time.sleep(0.02)
         process.send_signal(signal.SIGINT)

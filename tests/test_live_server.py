@@ -31,7 +31,7 @@ MONITOR_PASSWORD = "Mon1tor-S3cret-xyzzy"
 PLAIN_PASSWORD = "Pl41n-S3cret-plugh"
 CONNINFO_PASSWORD = "Repl1c4-S3cret-frob"
 SECRETS = (MONITOR_PASSWORD, PLAIN_PASSWORD, CONNINFO_PASSWORD)
-OS_FILES = {"meminfo.txt", "sysctl.txt", "lscpu.txt", "lscpu.json", "mounts.txt", "sysfs.txt"}
+OS_FILES = {"meminfo.txt", "sysctl.txt", "lscpu.txt", "mounts.txt", "sysfs.txt"}
 CONFIG_FILES = {"postgresql.conf", "postgresql.auto.conf", "conf.d/10-memory.conf"}
 SESSION_GAP = ("pg_settings' default_transaction_read_only, lock_timeout, statement_timeout", SESSION_SETTINGS_NOTE)
 MB = 1024 * 1024
@@ -44,6 +44,7 @@ class Collected:
     monitor: Path
     plain: Path
     outside: Path
+    granted: Path  # pg_monitor and EXECUTE on pg_show_all_file_settings()
 
     def server(self, snapshot: Path) -> LiveServer:
         return parse_pg_settings_json((snapshot / "pg_settings.json").read_text(), "pg_settings.json")
@@ -79,6 +80,8 @@ def collected(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
             "ALTER SYSTEM SET shared_buffers = '32MB'",
             f"CREATE ROLE watcher LOGIN PASSWORD '{MONITOR_PASSWORD}' IN ROLE pg_monitor",
             f"CREATE ROLE plain LOGIN PASSWORD '{PLAIN_PASSWORD}'",
+            f"CREATE ROLE granted LOGIN PASSWORD '{MONITOR_PASSWORD}' IN ROLE pg_monitor",
+            "GRANT EXECUTE ON FUNCTION pg_show_all_file_settings() TO granted",
             "SELECT pg_reload_conf()",
         ):
             cluster.sql(statement)
@@ -91,6 +94,7 @@ def collected(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
             collect_command(base / "plain", f"postgresql://plain:{PLAIN_PASSWORD}@/postgres"
                                              f"?host={cluster.socket_dir}&port=5432"),
             outside,
+            collect_command(base / "granted", cluster.dsn("granted", MONITOR_PASSWORD)),
         )
         shutil.rmtree(outside, ignore_errors=True)
 
@@ -212,8 +216,9 @@ def test_live_values_match_the_catalogs_conversion(collected: Collected) -> None
 
 def test_pg_monitor_role_collects_without_pg_file_settings(collected: Collected) -> None:
     server = collected.server(collected.monitor)
-    assert [(gap.what, gap.error) for gap in server.unavailable] == [
-        SESSION_GAP, ("pg_file_settings", "permission denied for view pg_file_settings")]
+    assert [(gap.what, gap.error, gap.fix) for gap in server.unavailable] == [
+        (*SESSION_GAP, None), ("pg_file_settings", "permission denied for function pg_show_all_file_settings",
+                               "GRANT EXECUTE ON FUNCTION pg_show_all_file_settings() TO watcher")]
     assert server.file_settings is None
     facts = live_facts(server)
     assert "live.file_settings_errors" not in facts
@@ -227,8 +232,12 @@ def test_role_without_privileges_records_each_gap(collected: Collected) -> None:
     server = collected.server(collected.plain)
     gaps = {gap.what: gap.error for gap in server.unavailable}
     assert set(gaps) == {"data_directory", "config_file", "pg_settings.sourcefile", "pg_file_settings",
-                         SESSION_GAP[0]}
-    assert gaps["pg_file_settings"] == "permission denied for view pg_file_settings"
+                         "sessions idle in a transaction", SESSION_GAP[0]}
+    assert gaps["pg_file_settings"] == "permission denied for function pg_show_all_file_settings"
+    fixes = {gap.what: gap.fix for gap in server.unavailable}
+    assert fixes["data_directory"] == fixes["pg_settings.sourcefile"] == "GRANT pg_read_all_settings TO plain, or " \
+        "GRANT pg_monitor"
+    assert fixes["sessions idle in a transaction"] == "GRANT pg_read_all_stats TO plain, or GRANT pg_monitor"
     for name in ("data_directory", "config_file"):
         # 15: 'must be superuser or have privileges of pg_read_all_settings to examine "NAME"';
         # 16+: 'permission denied to examine "NAME"; Only roles with privileges of the "pg_read_all_settings" …'
@@ -241,6 +250,33 @@ def test_role_without_privileges_records_each_gap(collected: Collected) -> None:
     assert "data_directory" not in server.settings
     # Where the files are is the OS's word, not the server's: the role's privileges do not matter.
     assert _snapshot_files(collected.plain) == OS_FILES | CONFIG_FILES | {"collect.json", "pg_settings.json"}
+
+
+def test_one_grant_lets_pg_monitor_read_pg_file_settings(collected: Collected) -> None:
+    """pgvet reads the function behind the pg_file_settings view: EXECUTE on it is the one grant a pg_monitor
+    role needs (the view itself would need SELECT on it as well)."""
+    server = collected.server(collected.granted)
+    assert [gap.what for gap in server.unavailable] == [SESSION_GAP[0]]
+    assert server.file_settings is not None
+    assert [(row.name, row.error) for row in server.file_settings if row.error] == [
+        ("shared_buffers", "setting could not be applied")]
+
+
+@pytest.mark.parametrize("role", ["monitor", "plain"])
+def test_pending_restart_and_drift_without_pg_file_settings(collected: Collected, role: str) -> None:
+    """Without pg_file_settings, the copied files tell what the files say now: the pending restart of
+    ALTER SYSTEM's shared_buffers is reported from pg_settings.pending_restart and postgresql.auto.conf, and
+    PGV416 (offline only) does not repeat it."""
+    from pgvet.lint import LintOptions, lint
+
+    [host] = lint([getattr(collected, role)], LintOptions(record_passes=True)).hosts
+    by_rule = {(finding.rule_id, finding.subject): finding for finding in host.findings}
+    restart = by_rule[("PGV955", "shared_buffers")]
+    assert restart.values == {"parameter": "shared_buffers", "in_files": "32MB", "running": "128MB"}
+    assert restart.path == "postgresql.auto.conf"
+    assert not [finding for finding in host.findings if finding.rule_id in ("PGV416", "PGV903")]
+    skipped = {record.rule_id: record.reason for record in host.not_evaluated}
+    assert "GRANT EXECUTE ON FUNCTION pg_show_all_file_settings()" in (skipped["PGV956"] or "")
 
 
 def test_no_password_is_written(collected: Collected) -> None:

@@ -464,7 +464,9 @@ def check(
         "--verbose", "-v", help="Say which rules were not evaluated and why.")] = False,
     color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Force colour on or off.")] = None,  # noqa: UP045
 ) -> None:
-    """Check this host and a running server, postgresqltuner-style: every check with its value and verdict."""
+    """Check this host and a running server, postgresqltuner-style: every check with its value and verdict.
+
+    Without a server to read, the host is checked and the report says what was not (with --dsn, exit code 2)."""
     from pgvet.config import SEVERITIES, load_config
     from pgvet.errors import UsageError
     from pgvet.lint import exit_code
@@ -489,6 +491,10 @@ def check(
     code = exit_code(outcome.result, threshold, strict=True)
     if exit_zero and code == 1:
         code = 0
+    if outcome.server_error is not None and dsn is not None:
+        # the server given could not be read: the host's report is out, and the command still fails
+        typer.echo(f"pgvet: error: {outcome.server_error}", err=True)
+        code = 2
     raise typer.Exit(code)
 
 

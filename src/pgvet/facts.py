@@ -96,6 +96,9 @@ class HostFacts:
     items: dict[str, list[Item]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # always shown: inputs skipped, paths refused
+    # inputs the host has but that could not be read, by the namespace of what they give (an item scope,
+    # ``setting``; a fact namespace, ``live``) or by a fact's name: why, and how to have them read
+    unread: dict[str, str] = field(default_factory=dict)
     # files read whose text never mentions "pgvet", by the name findings give them: no suppression comment
     # can be in them, so suppressions need not read them again
     unmarked_files: set[str] = field(default_factory=set)

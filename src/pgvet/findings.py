@@ -47,6 +47,14 @@ def quote_setting(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def quote_identifier(name: str) -> str:
+    """A role or database name as SQL writes it: bare when PostgreSQL reads it back unchanged, else quoted."""
+    if name.isascii() and (name[:1].isalpha() or name[:1] == "_") and name == name.lower() and \
+            all(char.isalnum() or char in "_$" for char in name):
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
 @dataclass(slots=True)
 class Finding:
     rule_id: str

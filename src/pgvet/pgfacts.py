@@ -21,6 +21,7 @@ from pgvet.catalog import NEWEST_MAJOR, SUPPORTED_MAJORS, did_you_mean, load_cat
 from pgvet.catalog.units import InvalidValue, format_native, parse_value
 from pgvet.errors import ParseError
 from pgvet.facts import Fact, FactValue, HostFacts, Item, make_fact
+from pgvet.findings import quote_identifier
 from pgvet.provenance import Located, Source
 from pgvet.sources.pgconf import load_conf
 
@@ -89,6 +90,7 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
         return
     catalog = _catalog_for(major, host, version.source)
 
+    conf = None
     if has_configuration:
         conf = _load_conf(host, root, inputs)
         params = {setting.name: _catalog_param(catalog.major, setting.name) for setting in conf.settings}
@@ -100,10 +102,22 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
 
         for name, located in live_facts(live).items():
             host.add(Fact(name, located.value, located.source))
-        if live.file_settings is not None:
-            _live_file_items(host, live, catalog)
+        file_values = _live_file_items(host, live, catalog, conf if has_configuration else None)
+        _server_wide_values(host, live, catalog, file_values)
+        _live_list_items(host, live, catalog)
         for gap in live.unavailable:  # what could not be read (a privilege, an answer that made no sense…)
-            host.warnings.append(f"{gap.row}: pgvet could not read {gap.what} from the server: {gap.error}")
+            said = f"pgvet could not read {gap.what} from the server: {gap.error}"
+            if gap.fix:
+                said += f" ({gap.fix})"
+            host.warnings.append(f"{gap.row}: {said}")
+            for given in GAP_GIVES.get(gap.what, ()):
+                host.unread.setdefault(given, said)
+        if "drift" not in host.unread and live.file_settings is None and not has_configuration:
+            host.unread["drift"] = (
+                "neither pg_file_settings nor the configuration files could be read, so what the files say now is "
+                "unknown (pg_settings only names what waits for a restart): GRANT EXECUTE ON FUNCTION "
+                "pg_show_all_file_settings() to pgvet's role, or run pgvet on the server's host as root or as the "
+                "server's OS user")
     _defaults(host, catalog, wanted, major)
 
 
@@ -140,25 +154,32 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
     """One ``setting`` item per line that sets a parameter: what the validity rules judge. ``params``: the
     catalog's parameter of each name set."""
     counts = Counter(map(_SETTING_NAME, conf.settings))
+    # the same, apart in postgresql.auto.conf (ALTER SYSTEM) and in the other files: a name set in both is
+    # overridden (PGV406) rather than repeated (PGV405)
+    kinds = [(setting.name, _is_auto_conf(setting.source.path)) for setting in conf.settings]
+    kind_counts = Counter(kinds)
+    last_of_kind = dict(zip(kinds, conf.settings, strict=True))
     effective = conf.effective()
     applied = conf.applied()
     skipped_invalid = _skipped_invalid(conf, params, applied)
     items: list[Item] = []
-    for setting in conf.settings:
+    for setting, kind in zip(conf.settings, kinds, strict=True):
         name, value, raw, _, source, written = setting
         param = params[name]
         winner = effective[name]
         path = source.path
         placeholder = "." in name
+        last = last_of_kind[kind] is setting
         # A dict display, not a list of pairs: a third of the cost of an item (a host has a few dozen)
         fields: dict[str, FactValue] = {
             "setting.name": name, "setting.value": value, "setting.raw": raw, "setting.file": path,
             "setting.line": source.line or 0, "setting.placeholder": placeholder,
             "setting.known": param is not None or placeholder, "setting.occurrences": counts[name],
+            "setting.occurrences_in_kind": kind_counts[kind], "setting.last_in_kind": last,
             "setting.effective": winner is setting, "setting.applied": applied[written] is setting,
-            "setting.in_auto_conf": _is_auto_conf(path)}
-        if winner is setting and name in skipped_invalid:
-            fields["setting.skipped_invalid"] = "; ".join(skipped_invalid[name])
+            "setting.in_auto_conf": kind[1]}
+        if last and kind in skipped_invalid:
+            fields["setting.skipped_invalid"] = "; ".join(skipped_invalid[kind])
         if winner is not setting:
             fields["setting.overridden_by"] = str(winner.source)
             fields["setting.overridden_in_auto_conf"] = _is_auto_conf(winner.source.path)
@@ -179,18 +200,19 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
 
 
 def _skipped_invalid(conf: ConfResult, params: Mapping[str, Param | None],
-                     applied: Mapping[str, ConfSetting]) -> dict[str, list[str]]:
-    """Per name, the lines PostgreSQL skips (repeated later under the same spelling) whose value is invalid:
-    ``work_mem = 'bogus' at postgresql.conf:3 (invalid value for parameter …)``. Their values are never
-    checked, so they do not stop the server; PGV405 names them on the line that wins."""
-    found: dict[str, list[str]] = {}
+                     applied: Mapping[str, ConfSetting]) -> dict[tuple[str, bool], list[str]]:
+    """Per name and kind of file (postgresql.auto.conf or not), the lines PostgreSQL skips (repeated later
+    under the same spelling) whose value is invalid: ``work_mem = 'bogus' at postgresql.conf:3 (invalid value
+    for parameter …)``. Their values are never checked, so they do not stop the server; PGV405 names them on
+    the last line of the name in those files."""
+    found: dict[tuple[str, bool], list[str]] = {}
     for setting in conf.settings:
         param = params[setting.name]
         if param is None or param.context == "internal" or applied[setting.written] is setting:
             continue
         parsed = _parsed(param.major, param.name, setting.value)
         if isinstance(parsed, InvalidValue):
-            found.setdefault(setting.name, []).append(
+            found.setdefault((setting.name, _is_auto_conf(setting.source.path)), []).append(
                 f"{setting.written} = {setting.raw} at {setting.source} ({parsed.message})")
     return found
 
@@ -309,6 +331,106 @@ def _default_facts(catalog_major: int, major: int) -> tuple[Fact, ...]:
     return tuple(facts)
 
 
+# Item scopes a live server gives (docs/facts.md).
+LIVE_SCOPES = ("drift", "file_error", "role_setting", "database", "slot", "prepared", "session", "index")
+# pg_settings sources under which a value is the session's own, given by ALTER ROLE / ALTER DATABASE … SET for
+# the role and database pgvet connected as: not the server's.
+SESSION_SOURCES = frozenset({"database", "user", "database user"})
+
+
+def _server_wide_values(host: HostFacts, live: LiveServer, catalog: Catalog,
+                        file_values: dict[str, FileValue] | None) -> None:
+    """``pg.*`` facts of the server, not of pgvet's session: a value ALTER ROLE or ALTER DATABASE … SET gives
+    pgvet's role (``work_mem`` of 2 GB for the monitoring role) is replaced by the files' (the server's reading
+    of them, else the copied files; their absence: the default). With neither, the server-wide value is
+    unknown: the fact is removed, and the rules reading it say why. role_setting items judge the role's."""
+    for name, setting in live.settings.items():
+        if setting.source not in SESSION_SOURCES:
+            continue
+        fact = f"pg.{name}"
+        param = catalog.get(name)
+        if file_values is not None and param is not None:
+            row = file_values.get(name)
+            text, source = (row[0], row[1]) if row is not None else (param.boot_val, Source(DEFAULT_SOURCE_PATH))
+            value = _canonical(param, text)
+            if value is not None and text is not None:
+                host.facts[fact] = make_fact((fact, value, source, (), text))
+                continue
+        host.facts.pop(fact, None)
+        altered = "ALTER DATABASE" if setting.source == "database" else "ALTER ROLE"
+        host.unread[fact] = (f"pg_settings shows {name} as {altered} … SET gives pgvet's own session, and the "
+                             "server-wide value is in files pgvet could not read: connect as a role without such "
+                             "settings, or let pgvet read the files")
+
+
+def _live_list_items(host: HostFacts, live: LiveServer, catalog: Catalog) -> None:
+    """One item per database (its wraparound ages), per ALTER ROLE / DATABASE … SET, replication slot, prepared
+    transaction, session idle in a transaction, invalid index (of the database pgvet connected to). A list the
+    role could not read gives no items: its rules are not evaluated, with why."""
+    items = host.items
+    items["database"] = [Item(_present({"database.name": database.name, "database.xid_age": database.xid_age,
+                                        "database.mxid_age": database.mxid_age}), database.row)
+                         for database in live.databases if database.xid_age is not None]
+    for what, scope, fields in _LIST_ITEMS:
+        rows = live.rows.get(what)
+        if rows is not None:
+            items[scope] = [Item(_present({f"{scope}.{name}": row.values[column] for name, column in fields}), row.row)
+                            for row in rows]
+    for item in items.get("role_setting", []):
+        name = str(item["role_setting.name"])
+        param = catalog.get(name)
+        value = _canonical(param, str(item["role_setting.value"])) if param is not None else None
+        if value is not None:
+            item["role_setting.canonical"] = value
+        database, role = item.get("role_setting.database"), item.get("role_setting.role")
+        item["role_setting.scope"] = " in ".join(part for part in (
+            f"role {role}" if role is not None else "", f"database {database}" if database is not None else "") if part
+        ) or "every role"
+        # the statement that set it, to RESET it with
+        if role is None and database is not None:
+            item["role_setting.alter"] = f"ALTER DATABASE {quote_identifier(str(database))}"
+        else:
+            item["role_setting.alter"] = (f"ALTER ROLE {quote_identifier(str(role)) if role is not None else 'ALL'}"
+                                          + (f" IN DATABASE {quote_identifier(str(database))}" if database is not None
+                                             else ""))
+
+
+def _present(values: Mapping[str, FactValue | None]) -> dict[str, FactValue]:
+    """The values that are not NULL: an item holds no NULL (a fact it lacks is NULL to a rule)."""
+    return {name: value for name, value in values.items() if value is not None}
+
+
+# pg_settings.json's lists as items: (list, scope, ((fact, column)…)).
+_LIST_ITEMS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
+    ("role_settings", "role_setting", (("database", "database"), ("role", "role"), ("name", "name"),
+                                       ("value", "setting"))),
+    ("replication_slots", "slot", (("name", "name"), ("type", "type"), ("active", "active"),
+                                   ("wal_status", "wal_status"), ("retained_bytes", "retained_bytes"),
+                                   ("safe_wal_size", "safe_wal_size"), ("xmin_age", "xmin_age"),
+                                   ("catalog_xmin_age", "catalog_xmin_age"))),
+    ("prepared_transactions", "prepared", (("gid", "gid"), ("owner", "owner"), ("database", "database"),
+                                           ("age", "age_seconds"), ("xid_age", "xid_age"))),
+    ("idle_sessions", "session", (("pid", "pid"), ("user", "user"), ("database", "database"), ("state", "state"),
+                                  ("idle", "idle_seconds"), ("transaction_age", "transaction_seconds"),
+                                  ("xmin_age", "xmin_age"))),
+    ("invalid_indexes", "index", (("schema", "schema"), ("name", "name"), ("table", "table"),
+                                  ("database", "database"), ("valid", "valid"))),
+)
+# What each part of a server's reading gives (pg_settings.json's ``unavailable``, by ``what``): the item scopes
+# and facts whose rules are not evaluated, with its reason, when that part could not be read.
+GAP_GIVES: dict[str, tuple[str, ...]] = {
+    "pg_file_settings": ("file_error",),
+    "pg_stat_database": ("live.temp_files", "live.temp_bytes", "live.cache_hit_ratio"),
+    "database sizes": ("live.database_size_total",),
+    "pg_stat_activity": ("live.connections",),
+    "pg_stat_bgwriter": ("live.checkpoints_timed", "live.checkpoints_requested"),
+    "pg_stat_checkpointer": ("live.checkpoints_timed", "live.checkpoints_requested"),
+    "pg_db_role_setting": ("role_setting",),
+    "pg_replication_slots": ("slot",),
+    "pg_prepared_xacts": ("prepared",),
+    "sessions idle in a transaction": ("session",),
+    "invalid indexes": ("index",),
+}
 # pg_file_settings' error for a line PostgreSQL read but cannot apply until a restart (postmaster context).
 NEEDS_RESTART_ERROR = "setting could not be applied"
 # pg_settings sources under which the server's value does not come from its configuration files.
@@ -316,51 +438,90 @@ NOT_FROM_FILES = frozenset({"command line", "environment variable", "override", 
                             "database user", "client", "session", "interactive", "test"})
 
 
-def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog) -> None:
-    """Items from what the server reads in its files now (pg_file_settings) against what it runs with.
+# A configuration file's value of a parameter: its text, where it is, and whether the server said it waits
+# for a restart (pg_file_settings' error for a valid postmaster-context change).
+FileValue = tuple[str | None, Source, bool]
 
-    ``file_error``: a line the server refuses (catalogue D8). ``drift``: a parameter whose value in the
-    files differs from the running one — a reload or a restart is pending, or a line was removed
-    (catalogue L3, and D7 when pending_restart).
+
+def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog,
+                     conf: ConfResult | None) -> dict[str, FileValue] | None:
+    """Items from what the configuration files say now against what the server runs with.
+
+    ``file_error``: a line the server refuses (catalogue D8), from pg_file_settings. ``drift``: a parameter
+    whose value in the files differs from the running one — a reload or a restart is pending, or a line was
+    removed (catalogue L3, and D7 when pending_restart). The files' values are the server's own reading of
+    them (pg_file_settings) when the role may read it, else the copied files; with neither, pg_settings'
+    pending_restart still names what waits for a restart. Returns the files' value of each parameter they set
+    (None: neither could be read).
     """
-    errors: list[Item] = []
-    last: dict[str, LiveFileSetting] = {}
-    for each in live.file_settings or ():
-        if each.name is None:
-            continue
-        refusal = _refusal(each, catalog.get(each.name))
-        if refusal is not None:
-            source = _row_source(each)
-            errors.append(Item((
-                ("file_error.name", each.name), ("file_error.setting", each.setting or ""),
-                ("file_error.error", refusal), ("file_error.file", source.path),
-                ("file_error.line", source.line or 0)), source))
-        last[each.name.lower()] = each
-    host.items["file_error"] = errors
+    refused: set[str] = set()
+    values: dict[str, FileValue] | None = None
+    complete = False
+    if live.file_settings is not None:
+        errors: list[Item] = []
+        values = {}
+        for each in live.file_settings:
+            if each.name is None:
+                continue
+            refusal = _refusal(each, catalog.get(each.name))
+            if refusal is not None:
+                source = _row_source(each)
+                errors.append(Item((
+                    ("file_error.name", each.name), ("file_error.setting", each.setting or ""),
+                    ("file_error.error", refusal), ("file_error.file", source.path),
+                    ("file_error.line", source.line or 0)), source))
+                refused.add(each.name.lower())
+            else:
+                refused.discard(each.name.lower())
+            values[each.name.lower()] = (each.setting, _row_source(each), each.error == NEEDS_RESTART_ERROR)
+        host.items["file_error"] = errors
+        complete = True
+    elif conf is not None:
+        values = {}
+        for setting in conf.settings:  # the last line of a parameter wins, under any of its names
+            param = catalog.get(setting.name)
+            values[param.name.lower() if param is not None else setting.name] = (setting.value, setting.source, False)
+        complete = not conf.problems  # a file not read (an include outside the copy) would look like removed lines
+    host.items["drift"] = _drift_items(live, catalog, values, refused, complete=complete)
+    return values
 
+
+def _drift_items(live: LiveServer, catalog: Catalog, values: dict[str, FileValue] | None, refused: set[str],
+                 *, complete: bool) -> list[Item]:
+    """``drift`` items: the parameters whose value in the files (``values``; None when they could not be read)
+    is not the running one. ``complete``: the files were all read, so a parameter they no longer set was
+    removed from them."""
     drifts: list[Item] = []
     from_files = (name for name, setting in live.settings.items() if setting.source == "configuration file")
-    names = sorted({*last, *from_files})
+    names = sorted({*(values or ()), *from_files})
     for name in names:
         running = live.settings.get(name)
         param = catalog.get(name)
         if running is None or running.setting is None or param is None or running.source in NOT_FROM_FILES:
             continue
-        row = last.get(name)
-        if row is not None and _refusal(row, param) is not None:
+        if name in refused:
             continue  # refused: a file_error item says so
-        file_text = row.setting if row is not None else param.boot_val
+        fields: list[tuple[str, FactValue]] = [("name", param.name), ("running", _shown(param, running.setting)),
+                                               ("context", param.context)]
+        if values is None:  # only pg_settings: it tells a change that waits for a restart, not its value
+            if running.pending_restart:
+                fields += [("default", _shown(param, param.boot_val)), ("removed", False), ("pending_restart", True)]
+                drifts.append(Item(((f"drift.{key}", value) for key, value in fields), running.row))
+            continue
+        row = values.get(name)
+        if row is None and not complete:
+            continue
+        file_text = row[0] if row is not None else param.boot_val
         file_value = _canonical(param, file_text)
         running_value = _canonical(param, running.setting)
         if file_value is None or running_value is None or _same(file_value, running_value):
             continue
-        source = _row_source(row) if row is not None else running.origin
-        pending = running.pending_restart or (row is not None and row.error == NEEDS_RESTART_ERROR)
-        fields = (("name", param.name), ("file_value", file_text if row is not None and file_text else ""),
-                  ("default", _shown(param, param.boot_val)), ("running", _shown(param, running.setting)),
-                  ("removed", row is None), ("context", param.context), ("pending_restart", pending))
+        source = row[1] if row is not None else running.origin
+        pending = running.pending_restart or (row is not None and row[2])
+        fields += [("file_value", file_text if row is not None and file_text else ""),
+                   ("default", _shown(param, param.boot_val)), ("removed", row is None), ("pending_restart", pending)]
         drifts.append(Item(((f"drift.{key}", value) for key, value in fields), source))
-    host.items["drift"] = drifts
+    return drifts
 
 
 def _refusal(row: LiveFileSetting, param: Param | None) -> str | None:

@@ -62,6 +62,7 @@ class SnapshotInputs:
     postgresql_conf: InputPath | None = None
     postgresql_auto_conf: InputPath | None = None
     pg_settings: InputPath | None = None
+    collect_manifest: InputPath | None = None  # collect.json: the host's recorded name, what was not read
 
     def is_empty(self) -> bool:
         return not any(map(partial(getattr, self), _INPUT_KINDS))  # once a host: no fields() and no generator
@@ -90,6 +91,7 @@ INPUT_NAMES: dict[str, tuple[str, ...]] = {
     "postgresql_conf": ("postgresql.conf",),
     "postgresql_auto_conf": ("postgresql.auto.conf",),
     "pg_settings": ("pg_settings.json",),
+    "collect_manifest": ("collect.json",),
 }
 
 
@@ -360,6 +362,7 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
         )
     builder.host.add(Fact("run.year_month", run_year_month(), Source("<run>")))
     declared = _load_declared_host(builder, inputs)
+    _load_manifest(builder, inputs)
     _load_kernel(builder, inputs)
     _load_machine(builder, inputs)
     _load_postgresql(builder, inputs, declared)
@@ -376,6 +379,52 @@ def _load_declared_host(builder: _Builder, inputs: SnapshotInputs) -> dict[str, 
     text, display = builder.text(inputs.host_yaml)
     declared: dict[str, Located[object]] = dict(parse_host_yaml(text, display))
     return declared
+
+
+# What each OS file of a snapshot gives: the namespaces of the facts and items read from it.
+_FILE_NAMESPACES = {"meminfo.txt": ("meminfo",), "sysctl.txt": ("sysctl",), "lscpu.txt": ("cpu", "lscpu"),
+                    "mounts.txt": ("mount",), "sysfs.txt": ("thp", "disk", "cgroup")}
+NO_SERVER_HINT = ("give one with --dsn (`--dsn 'host=/var/run/postgresql user=postgres'`: a socket directory or a "
+                  "host name), or with the PGHOST, PGPORT and PGUSER variables")
+
+
+def _load_manifest(builder: _Builder, inputs: SnapshotInputs) -> None:
+    """collect.json: the host's name as collect recorded it (host.yaml's ``name`` still wins), and what the
+    collection could not read — shown as warnings, and the reason the rules reading it were not evaluated
+    (``what was not read: why``, so that a report can shorten a repeated one to what comes before the colon)."""
+    if inputs.collect_manifest is None:
+        return
+    from pgvet.sources.collect import parse_collect_json
+
+    text, display = builder.text(inputs.collect_manifest)
+    manifest = parse_collect_json(text, display)
+    host = builder.host
+    if manifest.hostname is not None:
+        host.name = manifest.hostname.value
+    for missed in manifest.not_read:
+        if missed.is_file:
+            said = f"{missed.what} was not read: {missed.error}"
+            for namespace in _FILE_NAMESPACES.get(missed.what, ()):
+                host.unread.setdefault(namespace, said)
+        else:
+            what = "the server's configuration files" if missed.what == "configuration files" else missed.what
+            said = f"{what} {'were' if missed.what == 'configuration files' else 'was'} not copied: " \
+                   f"{missed.error.removeprefix('not copied: ')}"
+            if missed.what == "configuration files":
+                for namespace in ("setting", "problem"):
+                    host.unread.setdefault(namespace, said)
+        host.warnings.append(f"{missed.source}: {said}")
+    if manifest.server_error is not None:
+        reason = f"the server was not read: {manifest.server_error.value}"
+        host.warnings.append(f"{manifest.server_error.source}: {reason}; {NO_SERVER_HINT}")
+    elif not manifest.server_read:
+        reason = f"no server was read (the snapshot was collected with --host-only): {NO_SERVER_HINT}"
+    else:
+        return
+    from pgvet.pgfacts import LIVE_SCOPES
+
+    for namespace in ("pg", "live", *LIVE_SCOPES):
+        host.unread.setdefault(namespace, reason)
 
 
 def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:

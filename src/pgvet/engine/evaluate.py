@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from pgvet.engine.derived import evidence, lookup, missing_facts
 from pgvet.engine.expr import Env, EvalError, Value, with_units
@@ -158,7 +159,9 @@ def evaluate_hosts(pack: RulePack, hosts: Sequence[HostFacts], *, params: ParamO
     derived = pack.derived_by_name
     caches = host_caches if host_caches is not None else [{} for _ in hosts]
     states = [_HostState(host, derived, cache, record_passes) for host, cache in zip(hosts, caches, strict=True)]
-    for rule, values in plan_rules(pack, params, selected) if plan is None else plan:
+    if plan is None:
+        plan = plan_rules(pack, params, selected)
+    for rule, values in plan:
         # evaluate_rule's first steps, inlined: a host meets ~340 rule-and-item pairs, most of which do not
         # apply or do not fire
         applies = rule.applies_expr.closure() if rule.applies_expr is not None else None
@@ -189,10 +192,33 @@ def evaluate_hosts(pack: RulePack, hosts: Sequence[HostFacts], *, params: ParamO
                 state.failure = error
     outcomes: list[HostResult | Exception] = []
     for state in states:
+        if state.failure is None and state.host.unread:
+            _not_read(plan, state.host, state.result)
         if state.failure is None and len(state.result.findings) > 1:
             _distinct_fingerprints(state.result.findings)
         outcomes.append(state.result if state.failure is None else state.failure)
     return outcomes
+
+
+def _not_read(plan: Plan, host: HostFacts, result: HostResult) -> None:
+    """Rules reading an input the host has but that could not be read say so, with why (``host.unread``): a
+    rule over items of that input is not evaluated — it cannot pass, since it saw only some of them, or none
+    — unless it found something in those it saw; a rule missing facts of such an input gives that reason."""
+    unread = host.unread
+    blind = {rule.id for rule, _ in plan if rule.scope != "host" and rule.scope in unread}
+    blind -= {finding.rule_id for finding in result.findings}
+    if blind:
+        if result.passed is not None:
+            result.passed = [passed for passed in result.passed if passed.rule_id not in blind]
+        result.not_evaluated = [skipped for skipped in result.not_evaluated if skipped.rule_id not in blind]
+        result.not_evaluated += [NotEvaluated(rule.id, rule.name, (), None, unread[rule.scope])
+                                 for rule, _ in plan if rule.id in blind]
+    for index, skipped in enumerate(result.not_evaluated):
+        if skipped.reason is None:
+            why = next((unread.get(name) or unread[name.partition(".")[0]] for name in skipped.missing
+                        if name in unread or name.partition(".")[0] in unread), None)
+            if why is not None:
+                result.not_evaluated[index] = replace(skipped, reason=why)
 
 
 def evaluate_rule(rule: Rule, env: Env, host_name: str, result: HostResult) -> None:

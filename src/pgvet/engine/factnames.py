@@ -18,7 +18,8 @@ Kind = Literal["number", "text", "bool", "any", "null"]
 
 NUMERIC_TYPES: frozenset[str] = frozenset({"int", "float", "number", "bytes", "seconds"})
 
-ITEM_SCOPES: tuple[str, ...] = ("mount", "disk", "setting", "problem", "declared", "drift", "file_error")
+ITEM_SCOPES: tuple[str, ...] = ("mount", "disk", "setting", "problem", "declared", "drift", "file_error",
+                                "role_setting", "database", "slot", "prepared", "session", "index")
 
 
 def kind_of(fact_type: str) -> Kind:
@@ -69,6 +70,7 @@ STATIC_FACTS: dict[str, FactType] = {
     "setting.removed_in": "text", "setting.replacement": "text", "setting.invalid": "bool", "setting.error": "text",
     "setting.hint": "text", "setting.context": "text", "setting.unit": "text", "setting.canonical": "any",
     "setting.bare_number": "bool", "setting.occurrences": "int", "setting.effective": "bool",
+    "setting.occurrences_in_kind": "int", "setting.last_in_kind": "bool",
     "setting.applied": "bool", "setting.skipped_invalid": "text",
     "setting.overridden_by": "text", "setting.overridden_in_auto_conf": "bool", "setting.in_auto_conf": "bool",
     "problem.kind": "text", "problem.message": "text", "problem.fatal": "bool", "problem.target": "text",
@@ -79,6 +81,20 @@ STATIC_FACTS: dict[str, FactType] = {
     "drift.removed": "bool", "drift.context": "text", "drift.pending_restart": "bool",
     "file_error.name": "text", "file_error.setting": "text", "file_error.error": "text", "file_error.file": "text",
     "file_error.line": "int",
+    # a live server's lists (docs/live.md, "Outage checks"), one item each
+    "role_setting.database": "text", "role_setting.role": "text", "role_setting.name": "text",
+    "role_setting.value": "text", "role_setting.canonical": "any", "role_setting.scope": "text",
+    "role_setting.alter": "text",
+    "database.name": "text", "database.xid_age": "int", "database.mxid_age": "int",
+    "slot.name": "text", "slot.type": "text", "slot.active": "bool", "slot.wal_status": "text",
+    "slot.retained_bytes": "bytes", "slot.safe_wal_size": "bytes", "slot.xmin_age": "int",
+    "slot.catalog_xmin_age": "int",
+    "prepared.gid": "text", "prepared.owner": "text", "prepared.database": "text", "prepared.age": "seconds",
+    "prepared.xid_age": "int",
+    "session.pid": "int", "session.user": "text", "session.database": "text", "session.state": "text",
+    "session.idle": "seconds", "session.transaction_age": "seconds", "session.xmin_age": "int",
+    "index.schema": "text", "index.name": "text", "index.table": "text", "index.database": "text",
+    "index.valid": "bool",
 }
 
 # Namespaces whose keys are open: any sysctl key (int or text), and live facts whose names the live

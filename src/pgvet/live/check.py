@@ -18,9 +18,10 @@ from typing import Any
 
 from pgvet.errors import InputError
 from pgvet.facts import HostFacts, Item
-from pgvet.findings import Evidence, LintResult
+from pgvet.findings import LintResult
 from pgvet.interrupt import Interrupted
 from pgvet.lint import LintOptions
+from pgvet.provenance import Source
 
 # An answer is asked with its prompt and choices; the raw YAML value is what host.yaml stores.
 Answers = dict[str, Any]
@@ -51,6 +52,7 @@ class CheckOutcome:
     asked: list[str] = field(default_factory=list)  # host.yaml keys answered at the prompt
     unanswered: list[str] = field(default_factory=list)  # keys neither given nor asked (--no-input)
     saved_answers: Path | None = None
+    server_error: str | None = None  # why no server was read (the host was checked all the same)
 
 
 def detected_storage(host: HostFacts) -> str:
@@ -149,7 +151,7 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
         scratch = Path(tempfile.mkdtemp(prefix="pgvet-check-"))
         directory = scratch / (socket.gethostname().replace("/", "_") or "localhost")
     try:
-        collect_command(directory, dsn, timeout=timeout)
+        collect_command(directory, dsn, timeout=timeout, server_optional=True)
     except BaseException:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -167,8 +169,9 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
         if given or answers:
             write_text(directory, "host.yaml", render_answers(document, answers))
         result = lint([directory], replace(options, record_passes=True, keep_facts=True))
+        server_error = _server_error(directory)
         if scratch is not None:
-            _point_at_server_files(result, directory)
+            _point_at_origins(result, directory)
     except KeyboardInterrupt:
         raise Interrupted("the temporary snapshot removed" if scratch is not None
                           else f"the snapshot is kept in {directory}") from None
@@ -176,12 +179,60 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
     unanswered = [question.key for question in QUESTIONS if question.key not in given and question.key not in asked]
-    return CheckOutcome(result, directory, snapshot is not None, asked, unanswered, saved)
+    return CheckOutcome(result, directory, snapshot is not None, asked, unanswered, saved, server_error)
 
 
-def _point_at_server_files(result: LintResult, directory: Path) -> None:
-    """Findings on a configuration file copied into a temporary snapshot name the server's file instead:
-    the copy is removed with the snapshot, and keeps every line where the server's file has it."""
+def _server_error(directory: Path) -> str | None:
+    """Why the collection read no server, as its collect.json says."""
+    from pgvet.snapshot import read_text
+    from pgvet.sources.collect import parse_collect_json
+
+    manifest = parse_collect_json(read_text(directory / "collect.json", "collect.json"), "collect.json")
+    return None if manifest.server_error is None else manifest.server_error.value
+
+
+# Snapshot files that copy a file of the machine line for line.
+_VERBATIM = {"meminfo.txt": "/proc/meminfo", "mounts.txt": "/proc/mounts"}
+
+
+class _Origins:
+    """Where a place in a temporary snapshot was read from, for a report that outlives the snapshot: a copied
+    configuration file is the server's file (line for line); meminfo.txt and mounts.txt are /proc's files; a
+    line of sysctl.txt is its key's /proc/sys file, and one of sysfs.txt the /sys file it names. Other places
+    (lscpu's output, pg_settings.json's rows) have no file to name, and stay as they are."""
+
+    def __init__(self, directory: Path, copies: dict[str, str]) -> None:
+        self.directory = directory
+        self.copies = copies
+        self.lines: dict[str, list[str]] = {}
+
+    def _line(self, name: str, number: int | None) -> str | None:
+        if name not in self.lines:
+            try:
+                self.lines[name] = (self.directory / name).read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                self.lines[name] = []
+        lines = self.lines[name]
+        return lines[number - 1] if number is not None and 0 < number <= len(lines) else None
+
+    def of(self, source: Source) -> Source:
+        path = source.path
+        if path in self.copies:
+            return replace(source, path=self.copies[path])
+        if path in _VERBATIM:
+            return replace(source, path=_VERBATIM[path])
+        text = self._line(path, source.line) if path in ("sysctl.txt", "sysfs.txt") else None
+        if text is None:
+            return source
+        if path == "sysctl.txt":  # `vm.dirty_ratio = 20`: a '.' separates directories, a '/' is a '.' of a name
+            key = text.split(" = ", 1)[0]
+            return Source("/proc/sys/" + "/".join(part.replace("/", ".") for part in key.split(".")))
+        return Source(text.split(":", 1)[0])  # `/sys/block/vda/queue/read_ahead_kb:8192`
+
+
+def _point_at_origins(result: LintResult, directory: Path) -> None:
+    """Places in a temporary snapshot name where they were read from instead (``_Origins``): the snapshot is
+    removed when the command ends."""
     import json
 
     from pgvet.live.writer import copied_from
@@ -189,19 +240,15 @@ def _point_at_server_files(result: LintResult, directory: Path) -> None:
     try:
         copies = copied_from(json.loads((directory / "collect.json").read_text(encoding="utf-8")))
     except (OSError, ValueError):
-        return
-    if not copies:
-        return
+        copies = {}
+    origins = _Origins(directory, copies)
     for host in result.hosts:
         for finding in host.findings:
-            finding.path = copies.get(finding.path or "", finding.path)
-            finding.evidence = [_evidence_at_server(item, copies) for item in finding.evidence]
-
-
-def _evidence_at_server(item: Evidence, copies: dict[str, str]) -> Evidence:
-    if item.source is None or item.source.path not in copies:
-        return item
-    return item._replace(source=replace(item.source, path=copies[item.source.path]))
+            if finding.path is not None:
+                place = origins.of(Source(finding.path, finding.line))
+                finding.path, finding.line = place.path, place.line
+            finding.evidence = [item if item.source is None else item._replace(source=origins.of(item.source))
+                                for item in finding.evidence]
 
 
 def _save(path: Path, text: str) -> None:

@@ -16,9 +16,9 @@ from pgvet import __version__
 from pgvet.errors import UsageError
 from pgvet.interrupt import Interrupted
 from pgvet.live.host import HostFile, collect_host, utc_now
-from pgvet.live.local import NotCopied, ServerProcess, copy_config_files, locate_server
+from pgvet.live.local import NotCopied, ServerProcess, copy_config_files, locate_server, wal_filesystem
 from pgvet.live.redact import redact_dsn
-from pgvet.live.server import ServerReading, SessionGuard, connect, read_server, socket_peer
+from pgvet.live.server import CannotConnect, ServerReading, SessionGuard, connect, read_server, socket_peer
 from pgvet.live.writer import SnapshotDirectory, render_manifest, render_pg_settings_json
 
 T = TypeVar("T")
@@ -62,7 +62,8 @@ def _command_line(output: Path | None, dsn: str | None, host_only: bool, timeout
     return shlex.join(words)
 
 
-def collect_command(output: Path | None, dsn: str | None, *, host_only: bool = False, timeout: float = 10) -> Path:
+def collect_command(output: Path | None, dsn: str | None, *, host_only: bool = False, timeout: float = 10,
+                    server_optional: bool = False) -> Path:
     """Collect this host (and, unless ``host_only``, the server ``dsn`` points at) into a snapshot directory.
 
     ``output``: a new or empty directory, default ``./pgvet-snapshot-<hostname>-<UTC date-time>``; it is made
@@ -73,14 +74,15 @@ def collect_command(output: Path | None, dsn: str | None, *, host_only: bool = F
     be reached, refuses the login, drops the connection or does not answer in time; UsageError for a timeout
     that is not a positive number; Interrupted on Ctrl-C. On any of them nothing is left written. Gaps (a view
     the role may not read, an answer that makes no sense, a missing lscpu, files not copied) do not fail the
-    collection: collect.json and pg_settings.json record them.
+    collection: collect.json and pg_settings.json record them. ``server_optional`` (pgvet check): a server that
+    cannot be reached is no error either — the host is read, and collect.json says why the server was not.
     """
     if not (math.isfinite(timeout) and timeout > 0):  # nan and inf would break libpq's whole seconds
         raise UsageError(f"--timeout must be a positive number of seconds, not {timeout:g}")
     started_at = utc_now()
     snapshot = SnapshotDirectory.create(output if output is not None else default_output())
     try:
-        _collect_into(snapshot, output, dsn, host_only, timeout, started_at)
+        _collect_into(snapshot, output, dsn, host_only, timeout, started_at, server_optional)
     except KeyboardInterrupt:
         snapshot.discard()
         raise Interrupted("nothing written") from None
@@ -93,14 +95,21 @@ def collect_command(output: Path | None, dsn: str | None, *, host_only: bool = F
 
 
 def _collect_into(snapshot: SnapshotDirectory, output: Path | None, dsn: str | None, host_only: bool,
-                  timeout: float, started_at: str) -> None:
+                  timeout: float, started_at: str, server_optional: bool) -> None:
     files: list[HostFile] = []
     failed: list[dict[str, str]] = []
     server_summary: dict[str, Any] | None = None
     with _progress() as step:
+        read: tuple[ServerReading, list[HostFile], list[dict[str, str]]] | None = None
         if not host_only:
-            reading, copies, copy_failures = step("Reading the server and its configuration files…",
-                                                  lambda: _read(dsn, timeout))
+            try:
+                read = step("Reading the server and its configuration files…", lambda: _read(dsn, timeout))
+            except CannotConnect as error:
+                if not server_optional:
+                    raise
+                server_summary = {"dsn": redact_dsn(dsn or ""), "error": str(error)}
+        if read is not None:
+            reading, copies, copy_failures = read
             collected_at = utc_now()
             files.append(HostFile("pg_settings.json", "pg_settings, pg_file_settings and statistics views",
                                   collected_at, render_pg_settings_json(reading, collected_at=collected_at,
@@ -136,6 +145,9 @@ def _read(dsn: str | None, timeout: float) -> tuple[ServerReading, list[HostFile
                 reading = read_server(connection, dsn, guard, peer)
             if process is None:
                 return reading, [], [{"what": "configuration files", "error": f"not copied: {not_copied}"}]
+            wal = wal_filesystem(process)
+            if wal is not None:
+                reading.statistics["wal_filesystem_free_bytes"], reading.statistics["wal_filesystem_bytes"] = wal
             copies, failures = copy_config_files(process, reading)
             return reading, copies, failures
         finally:

@@ -84,63 +84,76 @@ def _run(name: str, argv: list[str], which: Callable[[str], str | None]) -> Host
         return result
     result.warnings = [line for line in completed.stderr.splitlines() if line.strip()]
     if completed.stdout.strip():
-        result.text = completed.stdout  # sysctl -a exits non-zero for keys it may not read, output still good
+        result.text = completed.stdout
     else:
         result.error = f"{shown} exited with {completed.returncode} and no output"
         result.warnings = result.warnings[:20]
     return result
 
 
-def _sysctl_key(relative: Path) -> str:
+def _sysctl_key(relative: str) -> str:
     """The key sysctl prints for a /proc/sys path: ``/`` becomes ``.``, a ``.`` in a name becomes ``/``."""
-    return ".".join(part.replace(".", "/") for part in relative.parts)
+    return ".".join(part.replace(".", "/") for part in relative.split("/"))
 
 
 def walk_proc_sys(proc_sys: Path) -> tuple[str, list[str]]:
     """``sysctl -a``'s output made from /proc/sys: ``key = value``, one line per value line, keys in
     name order; write-only and unreadable keys skipped (named in the second element), deprecated ones
-    left out as procps does."""
+    left out as procps does. Read directly, one open and read a key: no program to start."""
     lines: list[str] = []
     skipped: list[str] = []
-    for directory, subdirectories, files in os.walk(proc_sys):
-        subdirectories.sort()
-        for name in sorted(files):
-            if name in SYSCTL_DEPRECATED:
-                continue
-            path = Path(directory) / name
-            key = _sysctl_key(path.relative_to(proc_sys))
-            try:
-                text = path.read_text(encoding="utf-8", errors="backslashreplace")
-            except OSError as error:
-                skipped.append(f"{key}: {error.strerror or error}")
-                continue
-            lines.extend(f"{key} = {value}" for value in text.splitlines())  # empty files print nothing, as in procps
-    # os.walk yields a directory's files before its subdirectories: sort whole keys as sysctl lists them.
+    pending = [("", os.fspath(proc_sys))]
+    while pending:
+        relative, directory = pending.pop()
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                name = f"{relative}/{entry.name}" if relative else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((name, entry.path))
+                    continue
+                if entry.name in SYSCTL_DEPRECATED:
+                    continue
+                key = _sysctl_key(name)
+                try:
+                    text = _read_value(entry.path)
+                except OSError as error:
+                    skipped.append(f"{key}: {error.strerror or error}")
+                    continue
+                lines.extend(f"{key} = {value}" for value in text.splitlines())  # an empty file prints nothing
+    # sorted by whole keys, as sysctl lists them (a directory's files and subdirectories interleave)
     lines.sort(key=lambda line: line.split(" = ", 1)[0])
+    skipped.sort()
     return "".join(line + "\n" for line in lines), skipped
 
 
-def read_sysctl(proc: Path = Path("/proc"), which: Callable[[str], str | None] = shutil.which) -> HostFile:
-    """``sysctl -a`` (or its walk of /proc/sys), the values of private and secret keys redacted."""
-    if which("sysctl") is not None:
-        result = _run("sysctl.txt", ["sysctl", "-a"], which)
-    elif not (proc / "sys").is_dir():
-        result = HostFile("sysctl.txt", f"walk {proc / 'sys'} (no sysctl program)", utc_now(),
-                          error=f"{proc / 'sys'} is not a directory")
-    else:
-        result = HostFile("sysctl.txt", f"walk {proc / 'sys'} (no sysctl program)", utc_now())
+def _read_value(path: str) -> str:
+    """A /proc/sys file's text: a page a read (a larger buffer costs more to allocate than the read itself;
+    values are a few bytes, a few kB at most)."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        chunks = [os.read(descriptor, 4096)]
+        while len(chunks[-1]) == 4096:
+            chunks.append(os.read(descriptor, 4096))
+    finally:
+        os.close(descriptor)
+    return b"".join(chunks).decode("utf-8", errors="backslashreplace")
+
+
+def read_sysctl(proc: Path = Path("/proc")) -> HostFile:
+    """What ``sysctl -a`` prints, read from /proc/sys (the values of private and secret keys redacted)."""
+    result = HostFile("sysctl.txt", f"walk {proc / 'sys'} (what sysctl -a prints)", utc_now())
+    try:
         result.text, result.warnings = walk_proc_sys(proc / "sys")
-    if result.text is not None:
-        result.text = redact_sysctl_text(result.text, private_sysctl_keys(str(proc / "sys")))
+    except OSError as error:
+        result.error = f"{proc / 'sys'}: {error.strerror or error}"
+        return result
+    result.text = redact_sysctl_text(result.text, private_sysctl_keys(str(proc / "sys")))
     return result
 
 
-def read_lscpu(which: Callable[[str], str | None] = shutil.which) -> list[HostFile]:
-    """``lscpu`` in the C locale, and ``lscpu -J`` (util-linux 2.30 and later)."""
-    files = [_run("lscpu.txt", ["lscpu"], which)]
-    if files[0].text is not None:
-        files.append(_run("lscpu.json", ["lscpu", "-J"], which))
-    return files
+def read_lscpu(which: Callable[[str], str | None] = shutil.which) -> HostFile:
+    """``lscpu`` in the C locale: its text, whose values have line numbers (once: ``lscpu -J`` says the same)."""
+    return _run("lscpu.txt", ["lscpu"], which)
 
 
 def _sysfs_paths(sys_root: Path) -> Iterable[tuple[str, Path]]:
@@ -175,4 +188,4 @@ def read_sysfs(sys_root: Path = Path("/sys")) -> HostFile:
 def collect_host(proc: Path = Path("/proc"), sys_root: Path = Path("/sys"),
                  which: Callable[[str], str | None] = shutil.which) -> list[HostFile]:
     """Every OS file of a snapshot, read from this machine."""
-    return [read_meminfo(proc), read_sysctl(proc, which), *read_lscpu(which), read_mounts(proc), read_sysfs(sys_root)]
+    return [read_meminfo(proc), read_sysctl(proc), read_lscpu(which), read_mounts(proc), read_sysfs(sys_root)]

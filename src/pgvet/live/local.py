@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import errno
 import os
+import pwd
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -282,6 +283,27 @@ class _Reader:
         return data.decode("utf-8", errors="surrogateescape")
 
 
+def wal_filesystem(process: ServerProcess) -> tuple[int, int] | None:
+    """(bytes available to unprivileged users, size) of the filesystem holding the server's pg_wal — the OS's
+    word, through its working directory (following pg_wal where it links: WAL on another disk); None when the
+    directory cannot be opened (pgvet is neither root nor the server's OS user)."""
+    try:
+        descriptor = os.open("cwd/pg_wal", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=process.proc)
+    except OSError:
+        return None
+    with _descriptor(descriptor):
+        status = os.fstatvfs(descriptor)
+    return status.f_bavail * status.f_frsize, status.f_blocks * status.f_frsize
+
+
+def _user_name(uid: int) -> str:
+    """``postgres``, or ``uid 999`` for an id without a name here."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
 @contextmanager
 def _descriptor(descriptor: int) -> Iterator[int]:
     try:
@@ -297,7 +319,7 @@ def copy_config_files(process: ServerProcess, reading: ServerReading) -> tuple[l
     except OSError as error:
         return [], [{"what": "configuration files", "error": f"not copied: the working directory of "
                      f"{process.described} cannot be opened ({error.strerror}): run pgvet as root or as the "
-                     "server's OS user"}]
+                     f"server's OS user ({_user_name(process.credentials.uid)})"}]
     with _descriptor(data):
         try:
             return _copies(process, reading, data)

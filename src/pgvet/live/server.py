@@ -32,6 +32,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from pgvet.errors import InputError
+from pgvet.findings import quote_identifier
 from pgvet.live.redact import redact_dsn, redact_setting, scrub
 
 if TYPE_CHECKING:
@@ -50,6 +51,12 @@ MAX_INTEGER = 1 << 63
 SETTINGS_COLUMNS = ("name", "setting", "unit", "vartype", "context", "source", "sourcefile", "sourceline",
                     "boot_val", "reset_val", "pending_restart")
 FILE_SETTINGS_COLUMNS = ("sourcefile", "sourceline", "seqno", "name", "setting", "applied", "error")
+DATABASE_COLUMNS = ("name", "size_bytes", "temp_files", "temp_bytes", "blks_hit", "blks_read", "xid_age", "mxid_age")
+SLOT_COLUMNS = ("name", "type", "active", "wal_status", "retained_bytes", "safe_wal_size", "xmin_age",
+                "catalog_xmin_age")
+PREPARED_COLUMNS = ("gid", "owner", "database", "age_seconds", "xid_age")
+IDLE_COLUMNS = ("pid", "user", "database", "state", "idle_seconds", "transaction_seconds", "xmin_age")
+INDEX_COLUMNS = ("schema", "name", "table", "database", "valid")
 VARTYPES = frozenset({"bool", "integer", "real", "string", "enum"})
 # Parameters pg_settings hides from roles without pg_read_all_settings (GUC_SUPERUSER_ONLY).
 READ_ALL_SETTINGS_NOTE = ("requires superuser or membership in pg_read_all_settings (pg_monitor includes it): "
@@ -71,6 +78,12 @@ class ServerReading:
     databases: list[dict[str, Any]]
     statistics: dict[str, Any]
     unavailable: list[dict[str, str]] = field(default_factory=list)
+    # None when the role could not read them
+    role_settings: list[dict[str, Any]] | None = None
+    replication_slots: list[dict[str, Any]] | None = None
+    prepared_transactions: list[dict[str, Any]] | None = None
+    idle_sessions: list[dict[str, Any]] | None = None
+    invalid_indexes: list[dict[str, Any]] | None = None  # of the database pgvet connected to
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,13 +110,17 @@ def _session_options(dsn: str, timeout: float) -> str:
     return f"{given} {ours}".strip()
 
 
+class CannotConnect(InputError):
+    """No session: the server cannot be reached, refuses the login, or psycopg is not installed."""
+
+
 def connect(dsn: str | None, *, timeout: float = 10) -> psycopg.Connection[Any]:
-    """A read-only autocommit session bounded in time; InputError (one line, no password) when the server
+    """A read-only autocommit session bounded in time; CannotConnect (one line, no password) when the server
     cannot be reached or refuses the login."""
     try:
         import psycopg
     except ImportError:
-        raise InputError("reading a server needs psycopg 3: pip install 'pgvet[live]'") from None
+        raise CannotConnect("reading a server needs psycopg 3: pip install 'pgvet[live]'") from None
     given = dsn or ""
     shown = redact_dsn(given) or "libpq defaults (PG* environment)"
     try:
@@ -111,7 +128,7 @@ def connect(dsn: str | None, *, timeout: float = 10) -> psycopg.Connection[Any]:
                                connect_timeout=str(max(1, math.ceil(timeout))),
                                options=_session_options(given, timeout))
     except psycopg.Error as error:
-        raise InputError(f"cannot connect to PostgreSQL ({shown}): {scrub(_one_line(str(error)), given)}") from None
+        raise CannotConnect(f"cannot connect to PostgreSQL ({shown}): {scrub(_one_line(str(error)), given)}") from None
 
 
 def socket_peer(connection: psycopg.Connection[Any]) -> SocketPeer | None:
@@ -266,6 +283,15 @@ def _file_setting(row: tuple[Any, ...]) -> dict[str, Any]:
         strict=True))
 
 
+def _role_setting(row: tuple[Any, ...]) -> dict[str, Any]:
+    """One ``name=value`` of ALTER ROLE / ALTER DATABASE … SET (a NULL database or role: all of them)."""
+    database, role, entry = text(row[0]), text(row[1]), required_text(row[2])
+    name, equals, value = entry.partition("=")
+    if not equals or not name:
+        raise Nonsense(f"{_shown(entry)} is not a name=value setting")
+    return {"database": database, "role": role, "name": name, "setting": redact_setting(name, value)}
+
+
 class LostConnection(InputError):
     """The session ended before the reading did."""
 
@@ -280,6 +306,12 @@ class _Reader:
 
     def gap(self, what: str, error: str) -> None:
         self.unavailable.append({"what": what, "error": _one_line(error)[:1000]})
+
+    def advise(self, what: str, fix: str) -> None:
+        """What would let pgvet read ``what``, added to its gap (when there is one)."""
+        for gap in self.unavailable:
+            if gap["what"] == what:
+                gap["fix"] = fix
 
     def rows(self, what: str, query: str, width: int) -> list[tuple[Any, ...]] | None:
         """The rows of ``query`` (each of ``width`` columns), or None (the reason recorded)."""
@@ -385,20 +417,30 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         "pg_read_all_stats": read_all_stats,
         "postmaster_start_epoch": start_epoch,
     }
+    role = quote_identifier(user or "pgvet")
     if superuser is False and read_all_settings is False:  # None: the identity could not be read
         reader.gap("pg_settings.sourcefile", READ_ALL_SETTINGS_NOTE)
+        for what in ("pg_settings.sourcefile", "data_directory", "config_file"):
+            reader.advise(what, f"GRANT pg_read_all_settings TO {role}, or GRANT pg_monitor")
 
+    # The function behind the pg_file_settings view: one grant lets a role read it (the view needs two).
     file_settings = reader.records("pg_file_settings", f"SELECT {', '.join(FILE_SETTINGS_COLUMNS)} "
-                                   "FROM pg_file_settings ORDER BY seqno", len(FILE_SETTINGS_COLUMNS), _file_setting)
+                                   "FROM pg_show_all_file_settings() ORDER BY seqno", len(FILE_SETTINGS_COLUMNS),
+                                   _file_setting)
+    reader.advise("pg_file_settings", f"GRANT EXECUTE ON FUNCTION pg_show_all_file_settings() TO {role}")
     databases = reader.records("database sizes", """
         SELECT d.datname,
                CASE WHEN has_database_privilege(d.oid, 'CONNECT') OR pg_has_role('pg_read_all_stats', 'USAGE')
                     THEN pg_database_size(d.oid) END,
-               s.temp_files, s.temp_bytes, s.blks_hit, s.blks_read
+               s.temp_files, s.temp_bytes, s.blks_hit, s.blks_read, age(d.datfrozenxid), mxid_age(d.datminmxid)
         FROM pg_database d LEFT JOIN pg_stat_database s ON s.datid = d.oid
-        ORDER BY d.datname""", 6, lambda row: dict(zip(
-        ("name", "size_bytes", "temp_files", "temp_bytes", "blks_hit", "blks_read"),
-        (required_text(row[0]), *(integer(each) for each in row[1:])), strict=True))) or []
+        ORDER BY d.datname""", len(DATABASE_COLUMNS), lambda row: dict(zip(
+        DATABASE_COLUMNS, (required_text(row[0]), *(integer(each) for each in row[1:])), strict=True))) or []
+    unsized = [database["name"] for database in databases if database["size_bytes"] is None]
+    if unsized:
+        reader.gap("database sizes", f"{len(unsized)} database(s) the role may not connect to were not sized "
+                                     f"({', '.join(unsized[:3])}{', …' if len(unsized) > 3 else ''})")
+        reader.advise("database sizes", f"GRANT pg_read_all_stats TO {role}, or GRANT pg_monitor")
 
     # Totals include the row of shared objects (datid 0), which pg_database does not list.
     temp_files, temp_bytes, blks_hit, blks_read = reader.values(
@@ -413,6 +455,41 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
     timed, requested, stats_reset = reader.values(checkpoint_view, query, (integer, integer, text))
     [connections] = reader.values("pg_stat_activity", "SELECT count(*) FROM pg_stat_activity "
                                   "WHERE backend_type = 'client backend'", (integer,))
+    role_settings = reader.records("pg_db_role_setting", """
+        SELECT d.datname, r.rolname, unnest(s.setconfig)
+        FROM pg_db_role_setting s LEFT JOIN pg_database d ON d.oid = s.setdatabase
+             LEFT JOIN pg_roles r ON r.oid = s.setrole
+        ORDER BY d.datname NULLS FIRST, r.rolname NULLS FIRST""", 3, _role_setting)
+    # What takes servers down (docs/live.md, "Outage checks"): every one readable by pg_monitor.
+    slots = reader.records("pg_replication_slots", f"""
+        SELECT slot_name, slot_type, active, {'wal_status' if version_num >= 130000 else 'NULL::text'},
+               pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_receive_lsn()
+                                    ELSE pg_current_wal_lsn() END, restart_lsn)::int8,
+               {'safe_wal_size' if version_num >= 130000 else 'NULL::int8'}, age(xmin), age(catalog_xmin)
+        FROM pg_replication_slots ORDER BY slot_name""", len(SLOT_COLUMNS), lambda row: dict(zip(
+        SLOT_COLUMNS, (required_text(row[0]), text(row[1]), boolean(row[2]), text(row[3]),
+                       *(integer(each) for each in row[4:])), strict=True)))
+    prepared = reader.records("pg_prepared_xacts", """
+        SELECT gid, owner, database, extract(epoch FROM now() - prepared)::float8, age(transaction)
+        FROM pg_prepared_xacts ORDER BY prepared""", len(PREPARED_COLUMNS), lambda row: dict(zip(
+        PREPARED_COLUMNS, (text(row[0]), text(row[1]), text(row[2]), number(row[3]), integer(row[4])), strict=True)))
+    idle = reader.records("sessions idle in a transaction", """
+        SELECT pid, usename, datname, state, extract(epoch FROM now() - state_change)::float8,
+               extract(epoch FROM now() - xact_start)::float8, GREATEST(age(backend_xid), age(backend_xmin))
+        FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' ORDER BY state_change""",
+                          len(IDLE_COLUMNS), lambda row: dict(zip(
+        IDLE_COLUMNS, (integer(row[0]), text(row[1]), text(row[2]), text(row[3]), number(row[4]), number(row[5]),
+                       integer(row[6])), strict=True)))
+    if superuser is False and read_all_stats is False:
+        reader.gap("sessions idle in a transaction", "pg_stat_activity hides the state of other roles' sessions "
+                                                     "from this role")
+        reader.advise("sessions idle in a transaction", f"GRANT pg_read_all_stats TO {role}, or GRANT pg_monitor")
+    invalid_indexes = reader.records("invalid indexes", """
+        SELECT n.nspname, c.relname, t.relname, current_database(), i.indisvalid
+        FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
+             JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE NOT i.indisvalid ORDER BY 1, 2""", len(INDEX_COLUMNS), lambda row: dict(zip(
+        INDEX_COLUMNS, (*(required_text(each) for each in row[:4]), boolean(row[4])), strict=True)))
     statistics = {
         "connections": connections,
         "temp_files": temp_files,
@@ -429,5 +506,7 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
     return ServerReading(
         dsn=redact_dsn(dsn or ""), connection=connection_facts, server=server, settings=settings,
         file_settings=file_settings, databases=databases, statistics=statistics, unavailable=reader.unavailable,
+        role_settings=role_settings, replication_slots=slots, prepared_transactions=prepared, idle_sessions=idle,
+        invalid_indexes=invalid_indexes,
     )
 

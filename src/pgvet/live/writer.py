@@ -37,6 +37,10 @@ def _array_lines(rows: Iterable[Any], indent: str) -> str:
     return "[\n" + ",\n".join(lines) + f"\n{indent}]" if lines else "[]"
 
 
+def _rows_or_null(rows: list[dict[str, Any]] | None) -> str:
+    return "null" if rows is None else _array_lines(rows, "  ")
+
+
 def render_pg_settings_json(reading: ServerReading, *, collected_at: str, pgvet_version: str) -> str:
     """pg_settings.json: small values first, then one settings row per line, then pg_file_settings."""
     top: list[tuple[str, str]] = [
@@ -50,7 +54,12 @@ def render_pg_settings_json(reading: ServerReading, *, collected_at: str, pgvet_
         ("unavailable", _array_lines(reading.unavailable, "  ")),
         ("databases", _array_lines(reading.databases, "  ")),
         ("settings", _array_lines(reading.settings, "  ")),
-        ("file_settings", "null" if reading.file_settings is None else _array_lines(reading.file_settings, "  ")),
+        ("file_settings", _rows_or_null(reading.file_settings)),
+        ("role_settings", _rows_or_null(reading.role_settings)),
+        ("replication_slots", _rows_or_null(reading.replication_slots)),
+        ("prepared_transactions", _rows_or_null(reading.prepared_transactions)),
+        ("idle_sessions", _rows_or_null(reading.idle_sessions)),
+        ("invalid_indexes", _rows_or_null(reading.invalid_indexes)),
     ]
     return "{\n" + ",\n".join(f"  {_compact(key)}: {value}" for key, value in top) + "\n}\n"
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 SECTIONS: tuple[tuple[str, frozenset[str]], ...] = (
     ("Huge pages", frozenset({"hugepages"})),
     ("Configuration files", frozenset({"validity", "version"})),
+    ("Outage risks", frozenset({"outage"})),  # what takes servers down: wraparound, slots, stuck transactions
     ("Security", frozenset({"security"})),
     ("WAL and checkpoints", frozenset({"wal", "checkpoints", "durability"})),
     ("Planner", frozenset({"planner", "parallelism"})),
@@ -94,6 +95,25 @@ def _pass_row(grid: Table, rule: RuleMeta, passes: list[Passed]) -> None:
     grid.add_row(_verdict("OK", OK_STYLE), text)
 
 
+def _not_evaluated_lines(console: Console, skipped: list[NotEvaluated], unread: set[str], said: set[str]) -> None:
+    """Without --verbose: how many rules of the section were not evaluated, one line per input that could not
+    be read (with why, and how to have it read: in full the first time, ``said`` holds those), one for the
+    rest."""
+    by_reason: dict[str, set[str]] = defaultdict(set)
+    for record in skipped:
+        by_reason[record.reason if record.reason in unread else ""].add(record.rule_id)
+    for reason, rule_ids in sorted(by_reason.items(), key=lambda pair: pair[0] == ""):
+        if not reason:
+            why = " (missing inputs; --verbose says which)"
+        elif reason in said:
+            why = f": {reason.split(': ', 1)[0]} (as above)"
+        else:
+            why = f": {reason}"
+            said.add(reason)
+        console.print(Text(visible(f"{'':<{LABEL_WIDTH}}{len(rule_ids)} not evaluated{why}"), "yellow" if reason
+                           else "dim"), overflow="fold")
+
+
 def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
     facts = host.host.facts
 
@@ -135,6 +155,7 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
         picture = memory_picture(host.host)
         if picture is not None:
             print_memory(console, picture, width)
+        said: set[str] = set()  # reasons already given in full
         for name, section in sections(host, result.rules).items():
             console.print(Text(f"== {name} ==", "bold underline"))
             for finding in sorted(section.findings, key=lambda item: (-item.rank, item.rule_id, item.subject or "")):
@@ -161,9 +182,7 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
                     line.append(visible(f"{skipped.rule_id} {title}: not evaluated ({why})"), "dim")
                     console.print(line, overflow="fold")
             elif section.not_evaluated:
-                count = len({skipped.rule_id for skipped in section.not_evaluated})
-                console.print(Text(f"{'':<{LABEL_WIDTH}}{count} not evaluated (missing inputs; --verbose says which)",
-                                   "dim"))
+                _not_evaluated_lines(console, section.not_evaluated, set(host.host.unread.values()), said)
             console.print()
     console.print(Text(summary_line(result, options.verbose), "bold"))
     if outcome.kept:

@@ -85,15 +85,42 @@ class DatabaseStats:
     blks_hit: int | None
     blks_read: int | None
     row: Source
+    xid_age: int | None = None  # age(datfrozenxid): transactions since its oldest unfrozen one
+    mxid_age: int | None = None  # mxid_age(datminmxid): the same for multixacts
+
+
+@dataclass(frozen=True, slots=True)
+class LiveRow:
+    """One row of a list the server gave (a replication slot, a prepared transaction…): its columns by name,
+    None for a NULL, and its line in pg_settings.json."""
+
+    values: dict[str, str | int | float | bool | None]
+    row: Source
+
+
+# The lists of pg_settings.json read as LiveRows (docs/live.md): each one's columns with their kind.
+ROW_LISTS: dict[str, dict[str, str]] = {
+    "role_settings": {"database": "text", "role": "text", "name": "text", "setting": "text"},
+    "replication_slots": {"name": "text", "type": "text", "active": "bool", "wal_status": "text",
+                          "retained_bytes": "int", "safe_wal_size": "int", "xmin_age": "int",
+                          "catalog_xmin_age": "int"},
+    "prepared_transactions": {"gid": "text", "owner": "text", "database": "text", "age_seconds": "number",
+                              "xid_age": "int"},
+    "idle_sessions": {"pid": "int", "user": "text", "database": "text", "state": "text", "idle_seconds": "number",
+                      "transaction_seconds": "number", "xmin_age": "int"},
+    "invalid_indexes": {"schema": "text", "name": "text", "table": "text", "database": "text", "valid": "bool"},
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Unavailable:
-    """Something the collection could not read, and the server's (or pgvet's) reason."""
+    """Something the collection could not read, the server's (or pgvet's) reason, and what would let pgvet
+    read it (``GRANT pg_read_all_stats TO pgvet``), when pgvet knows."""
 
     what: str
     error: str
     row: Source
+    fix: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +142,7 @@ class LiveServer:
     databases: tuple[DatabaseStats, ...]
     statistics: dict[str, Located[int | float | str | None]]
     unavailable: tuple[Unavailable, ...]
+    rows: dict[str, tuple[LiveRow, ...]]  # the ROW_LISTS the role could read (absent: not read, or older pgvet)
 
     @property
     def major(self) -> int:
@@ -279,6 +307,14 @@ class _Fields:
     def flag(self, key: str) -> bool:
         return bool(self._get(key, (bool,), True))
 
+    def optional_flag(self, key: str) -> bool | None:
+        value = self._get(key, (bool,), True)
+        return None if value is None else bool(value)
+
+    def optional_number(self, key: str) -> float | None:
+        value = self._get(key, (int, float), True)
+        return None if value is None else float(value)
+
 
 def _members(node: _Node | None, path: str, what: str, kind: type) -> Any:
     if node is None or not isinstance(node.members, kind):
@@ -313,13 +349,21 @@ def _database(node: _Node, path: str) -> DatabaseStats:
     return DatabaseStats(
         name=row.text("name"), size_bytes=row.optional_int("size_bytes"), temp_files=row.optional_int("temp_files"),
         temp_bytes=row.optional_int("temp_bytes"), blks_hit=row.optional_int("blks_hit"),
-        blks_read=row.optional_int("blks_read"), row=row.source,
+        blks_read=row.optional_int("blks_read"), row=row.source, xid_age=row.optional_int("xid_age"),
+        mxid_age=row.optional_int("mxid_age"),
     )
+
+
+def _live_row(node: _Node, path: str, what: str, columns: dict[str, str]) -> LiveRow:
+    row = _Fields(node, path, f"a {what} row")
+    read = {"text": row.optional_text, "int": row.optional_int, "number": row.optional_number,
+            "bool": row.optional_flag}
+    return LiveRow({column: read[kind](column) for column, kind in columns.items()}, row.source)
 
 
 def _unavailable(node: _Node, path: str) -> Unavailable:
     row = _Fields(node, path, "an unavailable row")
-    return Unavailable(what=row.text("what"), error=row.text("error"), row=row.source)
+    return Unavailable(what=row.text("what"), error=row.text("error"), row=row.source, fix=row.optional_text("fix"))
 
 
 def parse_pg_settings_json(text: str, path: str) -> LiveServer:
@@ -355,6 +399,8 @@ def parse_pg_settings_json(text: str, path: str) -> LiveServer:
                       for node in _members(members.get("databases"), path, "databases", list))
     unavailable = tuple(_unavailable(node, path)
                         for node in _members(members.get("unavailable"), path, "unavailable", list))
+    rows = {what: tuple(_live_row(node, path, what, columns) for node in _members(members[what], path, what, list))
+            for what, columns in ROW_LISTS.items() if members.get(what) is not None and members[what].value is not None}
     statistics: dict[str, Located[int | float | str | None]] = {}
     for key, node in _members(members.get("statistics"), path, "statistics", dict).items():
         if node.value is not None and (isinstance(node.value, bool) or not isinstance(node.value, int | float | str)):
@@ -373,6 +419,7 @@ def parse_pg_settings_json(text: str, path: str) -> LiveServer:
         databases=databases,
         statistics=statistics,
         unavailable=unavailable,
+        rows=rows,
     )
 
 
@@ -458,7 +505,8 @@ def live_facts(server: LiveServer) -> dict[str, Located[LiveValue]]:
     if prerelease is not None:
         facts["pg.prerelease"] = prerelease
 
-    for statistic in ("connections", "temp_files", "temp_bytes", "checkpoints_timed", "checkpoints_requested"):
+    for statistic in ("connections", "temp_files", "temp_bytes", "checkpoints_timed", "checkpoints_requested",
+                      "wal_filesystem_free_bytes", "wal_filesystem_bytes"):
         located = _statistic(server, statistic)
         if located is not None:
             facts[f"live.{statistic}"] = Located(located.value, located.source)  # type: ignore[arg-type]
