@@ -428,9 +428,10 @@ def collect(
 ) -> None:
     """Read this host (and a live server, read-only) into a snapshot directory that `pgvet lint` reads."""
     from pgvet.live.commands import collect_command
+    from pgvet.report import visible
 
     path = collect_command(output, dsn, host_only=host_only, timeout=timeout)
-    typer.echo(str(path))
+    typer.echo(visible(str(path)))  # the default name holds the host name
 
 
 @app.command()
