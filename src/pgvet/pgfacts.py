@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING
 
 # Imported here, not in the functions: this module is itself imported at the first host's loading, and a
 # function's `from package import name` costs as much as building a fact (importlib's _handle_fromlist).
-from pgvet.catalog import NEWEST_MAJOR, SUPPORTED_MAJORS, did_you_mean, load_catalog, removed_parameter
+from pgvet.catalog import (
+    BUILD_OPTIONS,
+    NEWEST_MAJOR,
+    SUPPORTED_MAJORS,
+    did_you_mean,
+    load_catalog,
+    removed_parameter,
+)
 from pgvet.catalog.units import InvalidValue, format_native, parse_value
 from pgvet.errors import ParseError
 from pgvet.facts import Fact, FactValue, HostFacts, Item, make_fact
@@ -214,6 +221,11 @@ def _value_fields(major: int, name: str, text: str) -> dict[str, FactValue]:
         fields["setting.invalid"] = False
         fields["setting.canonical"] = parsed.canonical
         fields["setting.bare_number"] = bool(param.unit) and not parsed.had_unit
+        option = BUILD_OPTIONS.get(param.build_option(parsed.native) or "")
+        if option is not None:  # accepted as the builds with the option accept it: PGV421, PGV422 say so
+            fields["setting.build_option"] = option.name
+            fields["setting.build_configure"] = option.configure
+            fields["setting.build_mainstream"] = option.mainstream
     return fields
 
 

@@ -10,7 +10,9 @@ What this machine may lack is set on the command line (:data:`OVERRIDES`). A com
 the file's, yet PostgreSQL still parses the file and validates every line of it (names and values; see
 ``test_overrides_keep_the_files_lines_validated``). ``lc_*`` lines are taken out: locales depend on the
 machine. A build that lacks SSL, Bonjour or a time zone database judges those lines by the build, not by
-the file: on such a build (probed once, :func:`build_lacks`) the lines are taken out too.
+the file: on such a build (probed once, :func:`build_lacks`) the lines are taken out too, and so are the
+values that need a build option it lacks (the catalog's ``build_options``: ``wal_compression = lz4`` on a
+build without lz4), which pgvet judges as the mainstream builds do (tests/test_validity_build.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from functools import cache
 from pathlib import Path
 
 import pgservers
+from pgvet.catalog import SUPPORTED_MAJORS, load_catalog
 from pgvet.lint import LintOptions, lint
 from pgvet.snapshot import SnapshotInputs
 
@@ -123,22 +126,41 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def build_dependent_values(major: int) -> list[tuple[str, str, str]]:
+    """(parameter, value, build option) of every value the catalog of ``major`` records as build-dependent."""
+    if major not in SUPPORTED_MAJORS:
+        return []
+    return [(param.name, value, option) for param in load_catalog(major).params.values()
+            for value, option in param.build_options]
+
+
+def accepts(major: int, name: str, value: str) -> bool:
+    """Whether this build accepts ``name = value`` (``postgres -C``: parsed and checked, no server started)."""
+    result = pgservers.run(major, "postgres", ["-C", name, "-c", f"{name}={value}",
+                                               "-D", str(pgservers.template_cluster(major))], timeout=60)
+    return result.returncode == 0
+
+
 @cache
 def build_lacks(major: int) -> frozenset[str]:
     """Features this build refuses whatever the value means (no SSL, no Bonjour, no time zone database or no
-    'localtime' zone in it)."""
-    lacking = set()
-    for feature, (name, value) in _PROBES.items():
-        result = pgservers.run(major, "postgres", ["-C", name, "-c", f"{name}={value}",
-                                                   "-D", str(pgservers.template_cluster(major))], timeout=60)
-        if result.returncode != 0:
-            lacking.add(feature)
+    'localtime' zone in it), and the ``name=value`` of each build-dependent value it refuses."""
+    lacking = {feature for feature, (name, value) in _PROBES.items() if not accepts(major, name, value)}
+    lacking.update(f"{name}={value}" for name, value, _ in build_dependent_values(major)
+                   if not accepts(major, name, value))
     return frozenset(lacking)
+
+
+def _build_line(feature: str) -> re.Pattern[str]:
+    if feature in _BUILD_LINES:
+        return _BUILD_LINES[feature]
+    name, _, value = feature.partition("=")
+    return re.compile(rf"^\s*{name}\s*(=\s*|\s+)'?{value}'?\s*(#.*)?$", re.IGNORECASE)
 
 
 def machine_free(text: str, lacking: Iterable[str] = ()) -> str:
     """The file with the lines that depend on the machine (locales) or on the build commented out."""
-    patterns = [_LOCALE_LINE, *(_BUILD_LINES[name] for name in lacking)]
+    patterns = [_LOCALE_LINE, *(_build_line(feature) for feature in lacking)]
     return "".join("#" + line if any(pattern.match(line) for pattern in patterns) else line
                    for line in text.splitlines(keepends=True))
 
