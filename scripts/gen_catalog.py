@@ -290,7 +290,7 @@ def add_build_dependent_values(server: Server, params: list[dict[str, Any]]) -> 
         listed = param["vartype"] != "enum" or value in param["enumvals"]
         if isinstance(outcome, Rejection):
             expected = BUILD_REFUSALS.get(name, f'invalid value for parameter "{name}"')
-            if listed and param["vartype"] == "enum" or not outcome.message.startswith(expected):
+            if (listed and param["vartype"] == "enum") or not outcome.message.startswith(expected):
                 raise RuntimeError(f"{name} = {value}: refused as {outcome.message!r}, expected {expected!r}")
             if param["vartype"] == "enum":
                 param["enumvals"].insert(param["enumvals"].index(after) + 1, value)

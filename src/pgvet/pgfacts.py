@@ -67,7 +67,10 @@ def _catalog_for(major: int, host: HostFacts, source: Source) -> Catalog:
 
 
 def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[object] | None,
-         wanted: frozenset[str] | None = None) -> None:
+         wanted: frozenset[str] | None = None, upgrade_to: int | None = None) -> None:
+    """``upgrade_to``: judge the files as that major version reads them (``pgvet lint --upgrade-to``): the
+    host's own version becomes ``pg.upgraded_from``, and a live server's values, which are its version's,
+    are left out."""
     live = None
     if inputs.pg_settings is not None:
         from pgvet.snapshot import read_text
@@ -83,6 +86,8 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
                 version = Located(live_version.value, live_version.source)
 
     has_configuration = inputs.postgresql_conf is not None or inputs.postgresql_auto_conf is not None
+    if upgrade_to is not None and (has_configuration or live is not None):
+        version, live = _upgraded(host, version, live is not None, upgrade_to), None
     if version is None:
         if not (has_configuration or live):
             return
@@ -96,12 +101,17 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
         return
     catalog = _catalog_for(major, host, version.source)
 
+    set_names: set[str] = set()
     if has_configuration:
         conf = _load_conf(host, root, inputs)
         params = {setting.name: _catalog_param(catalog.major, setting.name) for setting in conf.settings}
         _conf_items(host, conf, catalog, params, major)
         prefix = "pg_conf" if live is not None else "pg"
         _effective_facts(host, conf, params, prefix)
+        set_names = {param.name.lower() if param is not None else name for name, param in params.items()}
+    upgraded_from = host.facts.get("pg.upgraded_from")
+    if upgraded_from is not None:
+        _default_change_items(host, int(upgraded_from.value), catalog.major, set_names)
     if live is not None:
         from pgvet.sources.pgsettings import live_facts
 
@@ -112,6 +122,36 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
         for gap in live.unavailable:  # what could not be read (a privilege, an answer that made no sense…)
             host.warnings.append(f"{gap.row}: pgvet could not read {gap.what} from the server: {gap.error}")
     _defaults(host, catalog, wanted, major)
+
+
+def _upgraded(host: HostFacts, version: Located[object] | None, had_live: bool, target: int) -> Located[object]:
+    """The version the files are judged as with --upgrade-to: ``target``, the host's own kept as
+    pg.upgraded_from."""
+    if target not in SUPPORTED_MAJORS:  # the command line checked it: a caller's mistake
+        raise ValueError(f"no parameter catalog for PostgreSQL {target}")
+    if version is None:
+        host.notes.append(f"PostgreSQL version unknown (set pg_version in host.yaml or add PG_VERSION): the files "
+                          f"are judged as PostgreSQL {target} reads them, without the defaults that change on the way")
+    else:
+        host.add(Fact("pg.upgraded_from", int(version.value), version.source))  # type: ignore[call-overload]
+    if had_live:
+        host.notes.append(f"--upgrade-to {target}: the live server's values (pg_settings.json) are its own "
+                          "version's and are not used; the files are judged as PostgreSQL "
+                          f"{target} reads them")
+    return Located(target, Source("--upgrade-to"))
+
+
+def _default_change_items(host: HostFacts, source: int, target: int, set_names: set[str]) -> None:
+    """One ``default_change`` item per parameter that no file sets and whose default differs between the
+    host's version and the one it is judged as (``--upgrade-to``)."""
+    from pgvet.catalog.upgrade import default_changes
+
+    source_fact = host.facts["pg.upgraded_from"].source
+    host.items["default_change"] = [
+        Item((("default_change.name", change.name), ("default_change.before", change.before),
+              ("default_change.after", change.after), ("default_change.added", change.added),
+              ("default_change.from_version", source)), source_fact)
+        for change in default_changes(source, target) if change.name.lower() not in set_names]
 
 
 def _display(path: InputPath, root: Path) -> str:
@@ -177,6 +217,9 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
                 fields["setting.removed_in"] = str(removal.removed_in)
                 if removal.replacement:
                     fields["setting.replacement"] = removal.replacement
+                    converted = removal.replacement_value(value)
+                    if converted is not None:
+                        fields["setting.replacement_value"] = converted
             else:
                 suggestion = did_you_mean(name, catalog)
                 if suggestion:

@@ -93,6 +93,8 @@ class Verdict:
     startup: list[tuple[str, str | None, int | None]] = field(default_factory=list)  # pgvet (rule, file, line)
     subjects: set[str] = field(default_factory=set)  # subjects of pgvet's startup findings (parameters)
     lint_error: str | None = None
+    # per older major S: pgvet's startup findings on the tree as a host of S linted with --upgrade-to this major
+    upgraded_from: dict[int, list[tuple[str, str | None, int | None]]] = field(default_factory=dict)
 
     @property
     def pgvet_refuses(self) -> bool:
@@ -168,8 +170,10 @@ def machine_free(text: str, lacking: Iterable[str] = ()) -> str:
 class Judge:
     """One worker: a fresh cluster copy reused for every case it judges."""
 
-    def __init__(self, major: int, worker: int, overrides: dict[str, str] | None = None) -> None:
+    def __init__(self, major: int, worker: int, overrides: dict[str, str] | None = None,
+                 upgrades_from: Sequence[int] = ()) -> None:
         self.major = major
+        self.upgrades_from = upgrades_from
         self.overrides = OVERRIDES if overrides is None else overrides
         self.base = pgservers.make_tempdir(f"pgvet-validity-{major}-{worker}-")
         self.data = self.base / "data"
@@ -203,6 +207,8 @@ class Judge:
                     f"-c config_file='{conf}'", f"-c data_directory='{self.data}'",
                     f"-c external_pid_file='{self.base}/external.pid'",
                     f"-c hba_file='{self.data}/pg_hba.conf'", f"-c ident_file='{self.data}/pg_ident.conf'"]
+        if self.major < 15:  # the statistics collector's directory (a path of the file's machine), gone in 15
+            options.append(f"-c stats_temp_directory='{self.base}'")
         log = self.base / "start.log"
         log.unlink(missing_ok=True)  # pg_ctl -l appends: keep this start's messages only
         # a long wait: the largest max_connections takes tens of seconds to start on a loaded machine, and a
@@ -229,10 +235,15 @@ class Judge:
                           {(self._relative(path), int(line)) for path, line in PLACE.findall(log)},
                           {name.lower() for name in INVALID.findall(log)},
                           {self._relative(path) for path in ERRORS_IN.findall(log)})
-        (self.conf_dir / "PG_VERSION").write_text(f"{self.major}\n")
         auto = self.data / "postgresql.auto.conf" if case.auto_conf else None
-        result = lint([self.conf_dir], LintOptions(select=["startup"], explicit=SnapshotInputs(
-            postgresql_conf=conf, postgresql_auto_conf=auto)))
+        inputs = SnapshotInputs(postgresql_conf=conf, postgresql_auto_conf=auto)
+        for source in self.upgrades_from:  # the same tree, as a host of an older major about to upgrade
+            (self.conf_dir / "PG_VERSION").write_text(f"{source}\n")
+            upgraded = lint([self.conf_dir], LintOptions(select=["startup"], explicit=inputs, upgrade_to=self.major))
+            verdict.upgraded_from[source] = [(finding.rule_id, finding.path, finding.line)
+                                             for host in upgraded.hosts for finding in host.findings]
+        (self.conf_dir / "PG_VERSION").write_text(f"{self.major}\n")
+        result = lint([self.conf_dir], LintOptions(select=["startup"], explicit=inputs))
         if result.errors:
             verdict.lint_error = "; ".join(str(error) for error in result.errors)
         else:
@@ -246,12 +257,13 @@ class Judge:
 
 
 def judge_all(major: int, cases: Sequence[Case], workers: int = 2,
-              overrides: dict[str, str] | None = None) -> list[Verdict]:
-    """Judge every case, spread over a small pool of workers (each with its own cluster copy)."""
+              overrides: dict[str, str] | None = None, upgrades_from: Sequence[int] = ()) -> list[Verdict]:
+    """Judge every case, spread over a small pool of workers (each with its own cluster copy); with
+    ``upgrades_from``, pgvet's verdict on each as a host of those majors upgraded to ``major`` too."""
     batches = [list(cases[index::workers]) for index in range(workers)]
 
     def run(index: int) -> list[Verdict]:
-        judge = Judge(major, index, overrides)
+        judge = Judge(major, index, overrides, upgrades_from)
         try:
             return [judge.judge(case) for case in batches[index]]
         finally:

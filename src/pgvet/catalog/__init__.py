@@ -226,4 +226,5 @@ def removed_parameter(name: str, major: int) -> Removal | None:
         replacement = later.replacement
     if replacement == removal.replacement:
         return removal
-    return Removal(removal.name, removal.removed_in, replacement, "; ".join(notes))
+    return Removal(removal.name, removal.removed_in, replacement, "; ".join(notes), removal.same_value,
+                   removal.segments_per_unit)

@@ -67,7 +67,8 @@ class RuleModel(_Model):
     title: str
     severity: Literal["error", "warning", "info"]
     tags: list[str] = Field(default_factory=list)
-    scope: Literal["host", "mount", "disk", "setting", "problem", "declared", "drift", "file_error"] = "host"
+    scope: Literal["host", "mount", "disk", "setting", "problem", "declared", "drift", "file_error",
+                   "default_change"] = "host"
     applies: Text | None = Field(default=None, description="SQL precondition; false or NULL: skipped.")
     when: Text = Field(description="SQL condition stating the violation.")
     message: Text = Field(description="Template: {expression|size|pct|duration|number|int}.")
