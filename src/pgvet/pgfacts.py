@@ -25,7 +25,7 @@ from pgvet.catalog import (
     load_catalog,
     removed_parameter,
 )
-from pgvet.catalog.units import InvalidValue, format_native, parse_value
+from pgvet.catalog.units import InvalidValue, parse_value, shown_value
 from pgvet.errors import ParseError
 from pgvet.facts import Fact, FactValue, HostFacts, Item, make_fact
 from pgvet.provenance import Located, Source
@@ -412,7 +412,8 @@ def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog) -> Non
         source = _row_source(row) if row is not None else running.origin
         pending = running.pending_restart or (row is not None and row.error == NEEDS_RESTART_ERROR)
         fields = (("name", param.name), ("file_value", file_text if row is not None and file_text else ""),
-                  ("default", _shown(param, param.boot_val)), ("running", _shown(param, running.setting)),
+                  ("default", shown_value(param, param.boot_val)),
+                  ("running", shown_value(param, running.setting)),
                   ("removed", row is None), ("context", param.context), ("pending_restart", pending))
         drifts.append(Item(((f"drift.{key}", value) for key, value in fields), source))
     host.items["drift"] = drifts
@@ -463,14 +464,3 @@ def _same(left: FactValue, right: FactValue) -> bool:
     return "".join(str(left).split()).lower() == "".join(str(right).split()).lower()
 
 
-def _shown(param: Param, text: str) -> str:
-    """A value as SHOW writes it (``128MB`` for 16384 pages of 8 kB)."""
-    try:
-        native = parse_value(param, text).native
-    except InvalidValue:
-        return text
-    if isinstance(native, bool):
-        return "on" if native else "off"
-    if isinstance(native, int | float):
-        return format_native(param, native)
-    return native

@@ -15,7 +15,7 @@ from functools import cache
 
 from pgvet.catalog import SUPPORTED_MAJORS, Param, load_catalog
 from pgvet.catalog.older import older_boot_values
-from pgvet.catalog.units import InvalidValue, parse_value
+from pgvet.catalog.units import InvalidValue, parse_value, shown_value
 
 # Parameters a version added whose default makes the server behave differently from before, with the value
 # that behaves as their absence did: insert-driven autovacuum (13), hash tables' memory (13: 1 behaves as
@@ -73,23 +73,9 @@ def default_changes(source: int, target: int) -> tuple[DefaultChange, ...]:
             old_param, old_text = before[name]
             if old_param.vartype != param.vartype or _canonical(old_param, old_text) == after:
                 continue
-            changes.append(DefaultChange(param.name, shown(old_param, old_text), shown(param, param.boot_val), False))
+            changes.append(DefaultChange(param.name, shown_value(old_param, old_text),
+                                         shown_value(param, param.boot_val), False))
         elif name in added_before and _canonical(param, added_before[name]) != after:
-            changes.append(DefaultChange(param.name, shown(param, added_before[name]), shown(param, param.boot_val),
-                                         True))
+            changes.append(DefaultChange(param.name, shown_value(param, added_before[name]),
+                                         shown_value(param, param.boot_val), True))
     return tuple(changes)
-
-
-def shown(param: Param, text: str) -> str:
-    """A value as SHOW writes it (``128MB`` for 16384 pages of 8 kB, ``on`` for true)."""
-    from pgvet.catalog.units import format_native
-
-    try:
-        native = parse_value(param, text).native
-    except InvalidValue:
-        return text
-    if isinstance(native, bool):
-        return "on" if native else "off"
-    if isinstance(native, int | float):
-        return format_native(param, native)
-    return native
