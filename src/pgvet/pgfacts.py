@@ -25,7 +25,8 @@ from pgvet.catalog import (
     load_catalog,
     removed_parameter,
 )
-from pgvet.catalog.units import InvalidValue, parse_value, shown_value
+from pgvet.catalog.units import InvalidValue, parse_value
+from pgvet.catalog.units import shown_value as _shown  # a value as SHOW writes it (drift items)
 from pgvet.errors import ParseError
 from pgvet.facts import Fact, FactValue, HostFacts, Item, make_fact
 from pgvet.provenance import Located, Source
@@ -412,8 +413,7 @@ def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog) -> Non
         source = _row_source(row) if row is not None else running.origin
         pending = running.pending_restart or (row is not None and row.error == NEEDS_RESTART_ERROR)
         fields = (("name", param.name), ("file_value", file_text if row is not None and file_text else ""),
-                  ("default", shown_value(param, param.boot_val)),
-                  ("running", shown_value(param, running.setting)),
+                  ("default", _shown(param, param.boot_val)), ("running", _shown(param, running.setting)),
                   ("removed", row is None), ("context", param.context), ("pending_restart", pending))
         drifts.append(Item(((f"drift.{key}", value) for key, value in fields), source))
     host.items["drift"] = drifts
