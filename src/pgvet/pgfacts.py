@@ -102,17 +102,14 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
         return
     catalog = _catalog_for(major, host, version.source)
 
-    set_names: set[str] = set()
     if has_configuration:
         conf = _load_conf(host, root, inputs)
         params = {setting.name: _catalog_param(catalog.major, setting.name) for setting in conf.settings}
         _conf_items(host, conf, catalog, params, major)
         prefix = "pg_conf" if live is not None else "pg"
         _effective_facts(host, conf, params, prefix)
-        set_names = {param.name.lower() if param is not None else name for name, param in params.items()}
-    upgraded_from = host.facts.get("pg.upgraded_from")
-    if upgraded_from is not None:
-        _default_change_items(host, int(upgraded_from.value), catalog.major, set_names)
+    if "pg.upgraded_from" in host.facts:
+        _default_change_items(host, catalog)
     if live is not None:
         from pgvet.sources.pgsettings import live_facts
 
@@ -142,17 +139,24 @@ def _upgraded(host: HostFacts, version: Located[object] | None, had_live: bool, 
     return Located(target, Source("--upgrade-to"))
 
 
-def _default_change_items(host: HostFacts, source: int, target: int, set_names: set[str]) -> None:
-    """One ``default_change`` item per parameter that no file sets and whose default differs between the
-    host's version and the one it is judged as (``--upgrade-to``)."""
+def _default_change_items(host: HostFacts, catalog: Catalog) -> None:
+    """One ``default_change`` item per parameter that no file sets (no ``setting`` item names it, under any
+    of its names) and whose default differs between the host's version and the one it is judged as
+    (``--upgrade-to``)."""
     from pgvet.catalog.upgrade import default_changes
 
-    source_fact = host.facts["pg.upgraded_from"].source
+    upgraded_from = host.facts["pg.upgraded_from"]
+    source = int(upgraded_from.value)
+    set_names = set()
+    for item in host.items.get("setting", ()):
+        name = str(item["setting.name"])
+        param = catalog.get(name)
+        set_names.add(param.name.lower() if param is not None else name)
     host.items["default_change"] = [
         Item((("default_change.name", change.name), ("default_change.before", change.before),
               ("default_change.after", change.after), ("default_change.added", change.added),
-              ("default_change.from_version", source)), source_fact)
-        for change in default_changes(source, target) if change.name.lower() not in set_names]
+              ("default_change.from_version", source)), upgraded_from.source)
+        for change in default_changes(source, catalog.major) if change.name.lower() not in set_names]
 
 
 def _display(path: InputPath, root: Path) -> str:
