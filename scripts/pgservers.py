@@ -14,6 +14,7 @@ Where binaries are looked for, per major version N:
 
 from __future__ import annotations
 
+import atexit
 import os
 import pwd
 import shutil
@@ -115,8 +116,10 @@ def chown_tree(path: Path) -> None:
 
 @cache
 def template_cluster(major: int) -> Path:
-    """An initdb'd data directory made once per process, to copy for each test (initdb is slow)."""
+    """An initdb'd data directory made once per process, to copy for each test (initdb is slow); removed
+    when the process exits."""
     base = make_tempdir(f"pgvet-template-{major}-")
+    atexit.register(shutil.rmtree, base, True)
     data = base / "data"
     result = run(major, "initdb", ["-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync",
                                    "-E", "UTF8", "--locale=C"], timeout=180)

@@ -330,3 +330,4 @@ def test_an_older_server_is_judged_with_its_own_defaults(tmp_path: Path, major: 
     (tmp_path / "host.yaml").write_text(f"pg_version: {major}\n")
     [host] = lint([tmp_path], LintOptions(select=("PGV831",))).hosts
     assert [finding.rule_id for finding in host.findings] == (["PGV831"] if fires else [])
+
