@@ -213,6 +213,9 @@ def lint(
     sysctl: SysctlOpt = None, sysctl_conf: SysctlConfOpt = None, meminfo: MeminfoOpt = None, lscpu: LscpuOpt = None,
     mounts: MountsOpt = None, sysfs: SysfsOpt = None, host_yaml: HostYamlOpt = None,
     postgresql_conf: ConfOpt = None, auto_conf: AutoConfOpt = None, pg_settings: PgSettingsOpt = None,
+    upgrade_to: Annotated[Optional[int], typer.Option(  # noqa: UP045
+        "--upgrade-to", help="Judge the PostgreSQL files as this major version would read them (an upgrade check): "
+                             "removed parameters, refused values, defaults that change, shared memory.")] = None,
 ) -> None:
     """Lint one or many hosts and report findings with their computed values and fixes."""
     raise typer.Exit(run_lint(
@@ -220,7 +223,7 @@ def lint(
         config=config, fail_on=fail_on, exit_zero=exit_zero, strict=strict, jobs=jobs, baseline=baseline,
         ignore_file=ignore_file, verbose=verbose, color=color, sysctl=sysctl, sysctl_conf=sysctl_conf,
         meminfo=meminfo, lscpu=lscpu, mounts=mounts, sysfs=sysfs, host_yaml=host_yaml,
-        postgresql_conf=postgresql_conf, auto_conf=auto_conf, pg_settings=pg_settings))
+        postgresql_conf=postgresql_conf, auto_conf=auto_conf, pg_settings=pg_settings, upgrade_to=upgrade_to))
 
 
 @rules_app.callback()

@@ -39,6 +39,7 @@ class LintOptions:
     ignore_file: Path | None = None
     record_passes: bool = False  # also list the rules that passed, with their values (pgvet check)
     keep_facts: bool = False  # keep every fact of the host for the report instead of pruning them
+    upgrade_to: int | None = None  # judge the PostgreSQL files as this major version reads them
 
 
 def matches(rule: RuleMeta, selector: str) -> bool:
@@ -177,7 +178,8 @@ class _Plan:
         from pgvet.snapshot import load_host
 
         try:
-            return load_host(directory, self.options.explicit, wanted=self.wanted)
+            return load_host(directory, self.options.explicit, wanted=self.wanted,
+                             upgrade_to=self.options.upgrade_to)
         except Exception as error:  # a bug met on one host must not end the lint of a fleet
             return _failed(directory, error)
 

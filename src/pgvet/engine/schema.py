@@ -71,7 +71,7 @@ class RuleModel(_Model):
     severity: Literal["error", "warning", "info"]
     tags: list[str] = Field(default_factory=list)
     scope: Literal["host", "mount", "disk", "setting", "problem", "declared", "drift", "file_error", "role_setting",
-                   "database", "slot", "prepared", "session", "index"] = "host"
+                   "database", "slot", "prepared", "session", "index", "default_change"] = "host"
     applies: Text | None = Field(default=None, description="SQL precondition; false or NULL: skipped.")
     when: Text = Field(description="SQL condition stating the violation.")
     message: Text = Field(description="Template: {expression|size|pct|duration|number|int}.")
