@@ -184,8 +184,9 @@ def summary(linted: list[tuple[PgtuneHost, HostResult]]) -> str:
     severity: dict[str, str] = {}
     for host, result in linted:
         for finding in result.findings:
-            fired.setdefault(finding.rule_id, []).append(host)
             severity[finding.rule_id] = finding.severity
+        for rule_id in dict.fromkeys(finding.rule_id for finding in result.findings):  # a host counts once
+            fired.setdefault(rule_id, []).append(host)
     points = [linted[index:index + 2] for index in range(0, len(linted), 2)]
     rows = [f"| rule | severity | hosts (of {len(linted)}) | kernel's default overcommit | strict overcommit | "
             "points where the RAM's rounding changes the verdict |",

@@ -149,6 +149,7 @@ INFOS = {
     "PGV704": "maintenance_io_concurrency left below pgtune's effective_io_concurrency",
     "PGV804": "track_io_timing off", "PGV805": "no slow query log", "PGV806": "temporary files not logged",
     "PGV807": "lock waits not logged", "PGV811": "no pg_stat_statements", "PGV833": "ssl off",
+    "PGV421": "wal_compression = lz4 (15+) and io_method = io_uring (18) need build options (pgtune warns of lz4 too)",
 }
 
 
