@@ -3,7 +3,10 @@
 ``postgres -C`` computes PostgreSQL's whole shared memory without starting a server. Where the build lets us
 choose ``huge_page_size`` (15, 17 and 18 here), ``shared_memory_size_in_huge_pages`` with 1 kB "huge pages"
 gives the size to the byte: PostgreSQL reports size / page size + 1, and its size is a multiple of 8 kB.
-Otherwise (16's wheel) ``shared_memory_size`` gives it in megabytes, rounded up.
+Otherwise (16's wheel) ``shared_memory_size`` gives it in megabytes, rounded up. Before 15 there is neither:
+the server is started (``huge_pages = off``) and the size of the anonymous shared mapping it made, which holds
+the whole of CalculateShmemSize's sum since 12 (the System V segment beside it is a small header), is read
+from the postmaster's ``/proc/PID/maps``, to the byte; its grid is kept to what this machine can start.
 
 The estimate is the derived fact ``derived.shared_memory_estimate`` of rules/hugepages.yaml, evaluated by
 pgvet's engine on a host whose postgresql.conf holds the settings: this script holds no model of its own. It
@@ -11,7 +14,9 @@ draws random settings (every setting that sizes shared memory varies), measures 
 
     python scripts/calibrate_shmem.py                    # prints the error table of docs/calibration.md
     python scripts/calibrate_shmem.py --constants        # the fixed part consistent with every measurement
+    python scripts/calibrate_shmem.py --majors 12 13 14   # some versions only
     python scripts/calibrate_shmem.py --seed 7 --count 60
+    python scripts/calibrate_shmem.py --per-unit 14      # the bytes each unit of each setting adds on 14
 
 ``--constants`` prints, per version, the interval of ``derived.shared_memory_fixed`` (the structures no
 setting sizes) within which the estimate equals every measurement: rules/hugepages.yaml carries its top,
@@ -47,10 +52,18 @@ def _log_uniform(rng: random.Random, low: float, high: float) -> int:
     return int(math.exp(rng.uniform(math.log(low), math.log(high))))
 
 
+# Versions without shared_memory_size are measured on started servers: the memory PostgreSQL writes at start
+# (everything but the buffer pages: descriptors, hash tables, query texts…) must fit this machine.
+FIRST_REPORTING_MAJOR = 15
+STARTED_MAX_SHARED_BUFFERS = 16 * MB  # kB: 16 GB of buffer pages, mapped but not written
+STARTED_MAX_WRITTEN = 1536 * MB  # bytes: the rest of the segment, written at start
+
+
 def random_settings(major: int, rng: random.Random, *, pg_stat_statements: bool) -> dict[str, str]:
     """One configuration: every setting that feeds the shared memory size, drawn at random."""
+    largest_buffers = 200 * MB if major >= FIRST_REPORTING_MAJOR else STARTED_MAX_SHARED_BUFFERS
     settings = {
-        "shared_buffers": f"{_log_uniform(rng, 128 * KB, 200 * MB) // 8 * 8}kB",  # 128 MB … 200 GB
+        "shared_buffers": f"{_log_uniform(rng, 128 * KB, largest_buffers) // 8 * 8}kB",  # 128 MB … 200 GB
         "max_connections": str(_log_uniform(rng, 5, 5000)),
         "max_locks_per_transaction": str(rng.choice([10, 32, 64, 64, 128, 256, 1000, 4000])),
         "max_pred_locks_per_transaction": str(rng.choice([10, 32, 64, 64, 128, 500, 2000])),
@@ -60,12 +73,13 @@ def random_settings(major: int, rng: random.Random, *, pg_stat_statements: bool)
         "max_replication_slots": str(rng.choice([0, 10, 100, 1000])),
         "max_worker_processes": str(rng.choice([0, 8, 16, 64, 300])),
         "autovacuum_max_workers": str(rng.choice([1, 3, 5, 10])),
-        "track_activity_query_size": str(_log_uniform(rng, 100, 1024 * 1024)),
+        "track_activity_query_size": str(_log_uniform(rng, 100, 100 * KB if major <= 12 else MB)),  # 12: ≤ 100 kB
         "track_commit_timestamp": rng.choice(["on", "off"]),
         "hot_standby": rng.choice(["on", "on", "off"]),
         "max_logical_replication_workers": str(rng.choice([0, 4, 4, 40])),
-        "min_dynamic_shared_memory": rng.choice(["0", "0", "64MB", "1GB"]),
     }
+    if major >= 14:
+        settings["min_dynamic_shared_memory"] = rng.choice(["0", "0", "64MB", "1GB"])
     if pg_stat_statements and rng.random() < 0.5:
         settings["shared_preload_libraries"] = "pg_stat_statements"
         settings["pg_stat_statements.max"] = str(rng.choice([100, 5000, 5000, 20000, 200000]))
@@ -92,6 +106,9 @@ class Measurement:
 
 
 def has_pg_stat_statements(major: int) -> bool:
+    directory = pgservers.bindir(major)
+    if directory is not None and not (directory / "pg_config").exists():  # the npm builds: lib/postgresql
+        return (directory.parent / "lib" / "postgresql" / "pg_stat_statements.so").is_file()
     done = pgservers.run(major, "pg_config", ["--pkglibdir"])
     return done.returncode == 0 and (Path(done.stdout.strip()) / "pg_stat_statements.so").is_file()
 
@@ -112,7 +129,44 @@ def _ask(major: int, data: Path, parameter: str, settings: dict[str, str]) -> in
     return int(done.stdout.strip())
 
 
+def started_size(major: int, data: Path, settings: dict[str, str]) -> int:
+    """The bytes of the shared memory a server of ``major`` maps when started with ``settings`` (huge pages
+    off): its anonymous shared mapping, read from /proc (PostgreSQL 12+ keeps all of it there)."""
+    socket_dir = pgservers.make_tempdir("pgvet-shmem-sock-")
+    options = [f"-c listen_addresses='' -k {socket_dir} -c huge_pages=off"]
+    options += [f"-c {name}='{value}'" for name, value in settings.items()]
+    log = socket_dir / "server.log"
+    try:
+        started = pgservers.run(major, "pg_ctl", ["start", "-w", "-t", "120", "-D", str(data), "-l", str(log),
+                                                  "-o", " ".join(options)], timeout=180)
+        if started.returncode != 0:
+            raise RuntimeError(f"PostgreSQL {major} did not start with {settings}: "
+                               f"{log.read_text(errors='replace') if log.exists() else started.stderr}")
+        pid = int((data / "postmaster.pid").read_text().split()[0])
+        sizes = [int(end, 16) - int(start, 16) for start, end, name in _mappings(pid) if name == "/dev/zero (deleted)"]
+        if len(sizes) != 1:
+            raise RuntimeError(f"PostgreSQL {major} (pid {pid}): {len(sizes)} anonymous shared mappings")
+        return sizes[0]
+    finally:
+        pgservers.run(major, "pg_ctl", ["stop", "-w", "-m", "immediate", "-D", str(data)], timeout=60)
+        shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+def _mappings(pid: int) -> Iterator[tuple[str, str, str]]:
+    """(start, end, path) of each shared mapping of a process."""
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and fields[1].endswith("s"):
+            start, end = fields[0].split("-")
+            yield start, end, fields[5]
+
+
 def measure(major: int, data: Path, settings: dict[str, str], *, fine: bool) -> Measurement:
+    if major < FIRST_REPORTING_MAJOR:
+        # the segment the server made; huge pages would take it rounded up to a whole page
+        size = started_size(major, data, settings)
+        return Measurement(settings, size, math.ceil(size / MB),
+                           {hp: math.ceil(size / pg_size(hp)) for hp in HUGE_PAGE_SIZES})
     size_mb = _ask(major, data, "shared_memory_size", settings)
     if not fine:  # the kernel's default huge page size only
         return Measurement(settings, None, size_mb, {"default": _ask(major, data, "shared_memory_size_in_huge_pages",
@@ -130,9 +184,14 @@ def measure_grid(major: int, seed: int, count: int) -> list[Measurement]:
 
     rng = random.Random(seed * 100 + major)
     preload = has_pg_stat_statements(major)
-    points = [random_settings(major, rng, pg_stat_statements=preload) for _ in range(count)]
+    points: list[dict[str, str]] = []
+    with engine() as evaluate:
+        while len(points) < count:
+            point = random_settings(major, rng, pg_stat_statements=preload)
+            if major >= FIRST_REPORTING_MAJOR or startable(evaluate(major, point)):
+                points.append(point)
     clusters = [pgservers.fresh_cluster(major), pgservers.fresh_cluster(major)]
-    fine = accepts_huge_page_size(major, clusters[0])
+    fine = major < FIRST_REPORTING_MAJOR or accepts_huge_page_size(major, clusters[0])
 
     def run(half: int) -> list[Measurement]:
         return [measure(major, clusters[half], point, fine=fine) for point in points[half::2]]
@@ -147,6 +206,12 @@ def measure_grid(major: int, seed: int, count: int) -> list[Measurement]:
     for index in range(count):
         measured.append(halves[index % 2][index // 2])
     return measured
+
+
+def startable(values: dict[str, int]) -> bool:
+    """Whether a server with these derived values writes little enough at start for this machine (its buffer
+    pages and min_dynamic_shared_memory are mapped, not written)."""
+    return values["shared_memory_structures"] - PAGE * values["shared_buffer_pages"] <= STARTED_MAX_WRITTEN
 
 
 @contextmanager
@@ -181,13 +246,21 @@ def fixed_part_interval(major: int, measured: list[Measurement],
     for point in measured:
         values = evaluate(major, point.settings)
         dynamic = int(pg_size(point.settings.get("min_dynamic_shared_memory", "0")))
-        structures = values["shared_memory_structures"]
+        structures = values["shared_memory_structures"] - values["gssapi_status_shmem"]
         if point.size is not None:
             low = max(low, point.size - dynamic - PAGE - structures)
             high = min(high, point.size - dynamic - 1 - structures)
         else:  # size in ((size_mb - 1) MB, size_mb MB]
             low = max(low, (point.size_mb - 1) * MB + 1 - dynamic - PAGE - structures)
     return low, high
+
+
+def measured_build_estimate(values: dict[str, int]) -> int:
+    """The estimate for the build measured: without the GSSAPI status that 12–14's builds here lack and the
+    mainstream builds have (derived.gssapi_status_shmem), rounded as PostgreSQL rounds."""
+    total = values["shared_memory_fixed"] + values["shared_memory_structures"]
+    dynamic = values["shared_memory_estimate"] - (total // PAGE + 1) * PAGE  # min_dynamic_shared_memory
+    return ((total - values["gssapi_status_shmem"]) // PAGE + 1) * PAGE + dynamic
 
 
 def pg_size(text: str) -> int:
@@ -205,14 +278,69 @@ def relative_error(estimate: int, point: Measurement) -> float:
     return (math.ceil(estimate / MB) - point.size_mb) / point.size_mb
 
 
+# What --per-unit adds to each setting over a default configuration, and the settings it varies.
+# Few locks, no hot standby and the shortest query texts: the units added are mostly the setting's own.
+PER_UNIT_BASE = {"shared_buffers": "128MB", "max_connections": "100", "max_wal_senders": "10",
+                 "max_worker_processes": "8", "autovacuum_max_workers": "3", "max_prepared_transactions": "0",
+                 "max_replication_slots": "10", "max_logical_replication_workers": "4",
+                 "max_locks_per_transaction": "10", "max_pred_locks_per_transaction": "10", "hot_standby": "off",
+                 "track_activity_query_size": "100"}
+PER_UNIT_VARIED = ("max_connections", "max_wal_senders", "max_worker_processes", "autovacuum_max_workers",
+                   "max_prepared_transactions", "max_replication_slots", "max_logical_replication_workers")
+PER_UNIT_STEP = 40000
+
+
+def per_unit_bytes(major: int, evaluate: Callable[[int, dict[str, str]], dict[str, int]]) -> dict[str, float]:
+    """Per setting: what one more unit adds to the real size, beyond what the model's other terms add (its
+    hash tables, MaxBackends' share of the lock tables…) — the number per_setting_shmem holds for it. A
+    started server's size is exact to 8 kB, so over PER_UNIT_STEP units to within a byte."""
+    data = pgservers.fresh_cluster(major)
+    try:
+        def other_terms(settings: dict[str, str]) -> int:
+            values = evaluate(major, settings)
+            return values["shared_memory_structures"] - values["per_setting_shmem"]
+
+        base = measure(major, data, PER_UNIT_BASE, fine=True).size or 0
+        found: dict[str, float] = {}
+        for name in [*PER_UNIT_VARIED, "track_activity_query_size", "pg_stat_statements.max"]:
+            settings = dict(PER_UNIT_BASE)
+            step = PER_UNIT_STEP
+            if name == "track_activity_query_size":
+                settings[name], step = str(100 + 100000), 100000
+                before = PER_UNIT_BASE
+            elif name == "pg_stat_statements.max":
+                if not has_pg_stat_statements(major):
+                    continue
+                before = {**PER_UNIT_BASE, "shared_preload_libraries": "pg_stat_statements",
+                          "pg_stat_statements.max": "5000"}
+                settings = {**before, name: str(5000 + step)}
+            else:
+                before = PER_UNIT_BASE
+                settings[name] = str(int(PER_UNIT_BASE[name]) + step)
+            real = (measure(major, data, settings, fine=True).size or 0) - (
+                base if before is PER_UNIT_BASE else measure(major, data, before, fine=True).size or 0)
+            found[name] = (real - (other_terms(settings) - other_terms(before))) / step
+        return found
+    finally:
+        shutil.rmtree(data.parent, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--constants", action="store_true", help="print the fixed part's interval per version")
     parser.add_argument("--seed", type=int, default=2028)
     parser.add_argument("--count", type=int, default=60)
+    parser.add_argument("--majors", type=int, nargs="+", default=list(pgservers.SUPPORTED_MAJORS))
+    parser.add_argument("--per-unit", type=int, metavar="MAJOR",
+                        help="print the bytes each unit of each per-process setting adds on a version started here")
     options = parser.parse_args()
     with engine() as evaluate:
-        for major in pgservers.SUPPORTED_MAJORS:
+        if options.per_unit:
+            for name, bytes_per_unit in per_unit_bytes(options.per_unit, evaluate).items():
+                print(f"PostgreSQL {options.per_unit}: {name}: {bytes_per_unit:.2f} B per unit "
+                      "beyond the model's other terms")
+            return
+        for major in options.majors:
             if pgservers.bindir(major) is None:
                 print(f"PostgreSQL {major}: not installed, skipped")
                 continue
@@ -221,7 +349,7 @@ def main() -> None:
                 low, high = fixed_part_interval(major, measured, evaluate)
                 print(f"PostgreSQL {major}: fixed part in [{low}, {high}]" + (" — EMPTY" if high < low else ""))
                 continue
-            errors = [relative_error(evaluate(major, point.settings)["shared_memory_estimate"], point)
+            errors = [relative_error(measured_build_estimate(evaluate(major, point.settings)), point)
                       for point in measured]
             exact = sum(1 for error in errors if error == 0)
             print(f"PostgreSQL {major}: {len(errors)} configurations, {exact} exact, "

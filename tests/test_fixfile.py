@@ -23,9 +23,16 @@ def test_fix_prints_sysctl_postgresql_and_alter_system_without_writing(tmp_path:
     assert result.exit_code == 0, result.output
     assert "vm.zone_reclaim_mode = 0" in result.output
     assert "ALTER SYSTEM SET shared_buffers = '48234MB';" in result.output
-    # The ratio variants would zero the byte ones: the bytes win and the ratios are shown as overruled.
+    # The ratio variants would zero the byte ones: the bytes win.
     assert "vm.dirty_bytes = 536870912" in result.output and "\nvm.dirty_ratio = " not in result.output
-    assert "also suggested: vm.dirty_ratio = 10" in result.output
+    # a diff: each setting, its current and target values, the rules that ask for it
+    assert "#   shared_buffers                138GB → 48234MB   shared_buffers is above 40 % of RAM (PGV501)" in (
+        result.output)
+    # one target: the pool is the one the new shared_buffers needs, and the ratio the one that pool leaves
+    assert "#   vm.nr_hugepages            60000 → 25200      The reserved huge page pool is far above what " \
+           "PostgreSQL needs (PGV113)" in result.output
+    assert "#   vm.overcommit_ratio           90 → 70         CommitLimit" in result.output
+    assert "PGV536 too-many-connections: By hand, once a pooler holds the clients" in result.output
     assert (host / "postgresql.conf").read_text() == before
     assert not (host / "sysctl.d").exists()
 
@@ -38,8 +45,10 @@ def test_fix_write_edits_in_place_with_a_backup(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output  # work_mem is left: postgresql.auto.conf sets it
     assert (host / "postgresql.conf.bak").read_text() == original
     edited = (host / "postgresql.conf").read_text().splitlines()
-    assert "max_connections = '100'\t\t\t# (change requires restart)" in edited  # value replaced, comment kept
+    assert "random_page_cost = '1.1'" in edited  # value replaced
     assert "password_encryption = 'scram-sha-256'" in edited
+    # max_connections is never lowered by a fix (a standby with less than its primary would not start)
+    assert "max_connections = 200\t\t\t# (change requires restart)" in edited
     # ssl-off fires, but ssl = on without a certificate would stop the server: its fix is text, not written
     assert "PGV833 ssl-off" in result.output and not any(line.startswith("ssl") for line in edited)
     declared = (host / "sysctl.d" / "90-postgresql.conf").read_text()
@@ -272,4 +281,4 @@ def test_fix_follows_the_configuration_as_lint_does(tmp_path: Path, monkeypatch:
     assert result.exit_code == 0, result.output
     assert "vm.zone_reclaim_mode" not in result.output
     assert "max_connections = " not in result.output
-    assert "vm.nr_hugepages = 73638" in result.output
+    assert "vm.nr_hugepages = 25200" in result.output

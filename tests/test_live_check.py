@@ -25,7 +25,7 @@ from livepg import LiveCluster, running_cluster
 pytestmark = pytest.mark.postgres
 
 PASSWORD = "Ch3ck-S3cret-quux"
-MAJOR = min(pgservers.SUPPORTED_MAJORS)  # 15: what CI installs
+MAJOR = 15  # Debian's, what CI always installs (12 would not reload primary_conninfo)
 
 
 def pgvet(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -334,3 +334,17 @@ def test_bad_report_options_fail_before_anything_is_collected(options: list[str]
     assert done.returncode == 2
     assert done.stderr.startswith("pgvet: error: ") and message in done.stderr, done.stderr
     assert not snapshot.exists()
+
+
+def test_saved_answers_are_private_and_never_written_through_a_link(tmp_path: Path) -> None:
+    from pgvet.errors import PgvetError
+    from pgvet.live.check import _save
+
+    _save(tmp_path / "answers.yaml", "storage: ssd\n")
+    assert (tmp_path / "answers.yaml").stat().st_mode & 0o777 == 0o600
+    victim = tmp_path / "victim"
+    victim.write_text("kept\n")
+    (tmp_path / "link.yaml").symlink_to(victim)
+    with pytest.raises(PgvetError):
+        _save(tmp_path / "link.yaml", "storage: ssd\n")
+    assert victim.read_text() == "kept\n"

@@ -43,7 +43,7 @@ from pgvet.live.commands import collect_command
 from pgvet.sources.pgsettings import live_facts, parse_pg_settings_json
 
 OS_FILES = {"meminfo.txt", "sysctl.txt", "lscpu.txt", "mounts.txt", "sysfs.txt"}
-MAJOR = min(pgservers.SUPPORTED_MAJORS)
+MAJOR = 15  # Debian's, what CI always installs (12 would not reload primary_conninfo)
 
 
 def _files(snapshot: Path) -> set[str]:

@@ -142,7 +142,9 @@ def test_pg_settings_parse_back_to_the_servers_settings(collected: Collected) ->
         assert (row.name, row.setting, row.unit, row.vartype, row.context, row.source, row.sourcefile,
                 row.sourceline, row.boot_val, row.reset_val, row.pending_restart) == (
             name, setting, unit, vartype, context, source, sourcefile, sourceline, boot, reset, pending)
-    assert server.settings["primary_conninfo"].setting == "host=replica.example user=rep password=***"
+    # 12 applies primary_conninfo only at a restart (13 made it reloadable): it still runs with none
+    assert server.settings["primary_conninfo"].setting == (
+        "" if server.major == 12 else "host=replica.example user=rep password=***")
     assert server.settings["archive_command"].setting == "***"  # PostgreSQL shows "(disabled)": a command's place
     assert server.major == collected.cluster.major
     assert [(gap.what, gap.error) for gap in server.unavailable] == [SESSION_GAP]
@@ -175,25 +177,31 @@ def test_live_facts_of_a_real_server(collected: Collected) -> None:
     assert facts["pg.version"] == major
     assert facts["pg.server_version_num"] // 10000 == major
     assert facts["pg.shared_buffers"] == 128 * MB  # 32MB waits for a restart
-    assert facts["live.pending_restart"] == "shared_buffers"
-    assert facts["live.pending_restart_count"] == 1
+    # 12 applies primary_conninfo only at a restart (13 made it reloadable)
+    pending = ["primary_conninfo", "shared_buffers"] if major == 12 else ["shared_buffers"]
+    assert facts["live.pending_restart"] == ",".join(pending)
+    assert facts["live.pending_restart_count"] == len(pending)
     assert facts["live.connections"] == 1  # pgvet's own session
     assert facts["live.max_connections"] == 100
     assert facts["pg.data_directory"] == str(collected.cluster.data)
-    assert facts["pg.shared_memory_size"] == int(server.settings["shared_memory_size"].setting or 0) * MB
-    assert facts["pg.shared_memory_size_in_huge_pages"] == int(
-        server.settings["shared_memory_size_in_huge_pages"].setting or 0)
+    if major >= 15:  # before, the server does not say: the estimate stands in (docs/calibration.md)
+        assert facts["pg.shared_memory_size"] == int(server.settings["shared_memory_size"].setting or 0) * MB
+        assert facts["pg.shared_memory_size_in_huge_pages"] == int(
+            server.settings["shared_memory_size_in_huge_pages"].setting or 0)
+    else:
+        assert "pg.shared_memory_size" not in facts and "pg.shared_memory_size_in_huge_pages" not in facts
     if major >= 17:
         assert facts["pg.huge_pages_status"] in {"on", "off"}
-    assert 0 < float(facts["live.cache_hit_ratio"]) <= 1
+    if major >= 15:  # before, the statistics collector reports late: a fresh server may have no figures yet
+        assert 0 < float(facts["live.cache_hit_ratio"]) <= 1
     assert facts["live.checkpoints_timed"] == server.statistics["checkpoints_timed"].value
     assert server.statistics["checkpoints_view"].value == ("pg_stat_checkpointer" if major >= 17 else
                                                           "pg_stat_bgwriter")
     # The reloaded postmaster-context change is the one pg_file_settings row in error.
     assert server.file_settings is not None
     errors = [(row.name, row.error) for row in server.file_settings if row.error]
-    assert errors == [("shared_buffers", "setting could not be applied")]
-    assert facts["live.file_settings_errors"] == 1
+    assert errors == [(name, "setting could not be applied") for name in pending]
+    assert facts["live.file_settings_errors"] == len(pending)
 
 
 def test_live_values_match_the_catalogs_conversion(collected: Collected) -> None:
@@ -211,7 +219,7 @@ def test_live_values_match_the_catalogs_conversion(collected: Collected) -> None
             continue
         assert facts[f"pg.{key}"].value == parse_value(param, setting.setting).canonical, key
         compared += 1
-    assert compared > 250
+    assert compared > 240  # 12 has 322 parameters, 18 has 405
 
 
 def test_pg_monitor_role_collects_without_pg_file_settings(collected: Collected) -> None:
@@ -258,8 +266,10 @@ def test_one_grant_lets_pg_monitor_read_pg_file_settings(collected: Collected) -
     server = collected.server(collected.granted)
     assert [gap.what for gap in server.unavailable] == [SESSION_GAP[0]]
     assert server.file_settings is not None
+    # the test's primary_conninfo applies at a reload from PostgreSQL 13 on, before that only at a restart
+    restart_only = ["primary_conninfo"] if collected.cluster.major < 13 else []
     assert [(row.name, row.error) for row in server.file_settings if row.error] == [
-        ("shared_buffers", "setting could not be applied")]
+        (name, "setting could not be applied") for name in (*restart_only, "shared_buffers")]
 
 
 @pytest.mark.parametrize("role", ["monitor", "plain"])

@@ -230,16 +230,19 @@ def _finding(fix: Fix, rule_id: str = "PGV900", name: str = "a-rule") -> Finding
 
 def test_a_suggested_value_holding_a_line_break_is_not_suggested() -> None:
     """A value computed from the inputs (a string setting) is never written into a line of its own."""
+    from pgvet.engine.planner import Change, Setting, Target
     from pgvet.facts import HostFacts
 
-    fix = Fix(sysctl={"kernel.core_pattern": f"core\n{INJECTED}"}, postgresql={"work_mem": "4MB\nfsync = off"})
-    result = HostResult(HostFacts(name="db", root="db"), findings=[_finding(fix), _finding(
-        Fix(sysctl={"vm.swappiness": "10"}), "PGV130", "swappiness-too-high")])
-    consolidated = consolidate(result)
+    rule = ["PGV900 a-rule"]
+    target = Target(changes=[
+        Change(Setting("sysctl", "kernel.core_pattern"), None, f"core\n{INJECTED}", rule, "A rule"),
+        Change(Setting("postgresql", "work_mem"), "4MB", "4MB\nfsync = off", rule, "A rule"),
+        Change(Setting("sysctl", "vm.swappiness"), "60", "10", ["PGV130 swappiness-too-high"], "Swappiness")])
+    consolidated = consolidate(HostResult(HostFacts(name="db", root="db"), target=target))
     assert set(consolidated.sysctl) == {"vm.swappiness"} and consolidated.postgresql == {}
     text = render(consolidated)
     assert "fsync" not in "".join(line for line in text.splitlines() if not line.startswith("#"))
-    assert "# PGV900 a-rule: kernel.core_pattern = core\\nkernel.core_pattern = |/tmp/evil %p: not suggested, it " \
+    assert "PGV900 a-rule: kernel.core_pattern = core\\nkernel.core_pattern = |/tmp/evil %p: not suggested, it " \
            "holds a control character" in text
     assert {setting.key for setting in parse_sysctl_conf(text, "fix")} == {"vm.swappiness"}
 

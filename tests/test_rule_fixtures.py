@@ -55,9 +55,9 @@ def test_each_fixture_host_fires_the_rule_it_was_built_for() -> None:
 
 
 @pytest.mark.parametrize("rule_id, values", [
-    ("PGV103", {"commit_limit": 16121147392, "commit_limit_ratio": 0.956, "suggested_ratio": 69}),
-    ("PGV104", {"commit_limit": 19327352832, "commit_limit_ratio": 0.563, "suggested_ratio": 73}),
-    ("PGV110", {"needed": 4219, "available": 4096, "suggested": 4304}),
+    ("PGV103", {"commit_limit": 16121147392, "commit_limit_ratio": 0.956}),
+    ("PGV104", {"commit_limit": 19327352832, "commit_limit_ratio": 0.563}),
+    ("PGV110", {"needed": 4219, "available": 4096}),
     ("PGV114", {"requested": 4400, "allocated": 3900}),
     ("PGV121", {"page_tables": 25 * 1024**3}),
     ("PGV901", {"key": "vm.min_free_kbytes", "declared": "262144", "running": "67584"}),
@@ -68,6 +68,17 @@ def test_fixture_hosts_carry_the_computed_values(rule_id: str, values: dict[str,
     [host] = lint([RULE_FIXTURES / fixture_hosts()[rule_id]], LintOptions()).hosts
     [finding] = [finding for finding in host.findings if finding.rule_id == rule_id]
     assert {name: finding.values[name] for name in values} == values
+
+
+@pytest.mark.parametrize("rule_id, fix", [
+    ("PGV103", {"vm.overcommit_ratio": "69"}),
+    ("PGV104", {"vm.overcommit_ratio": "73"}),
+    ("PGV110", {"vm.nr_hugepages": "4304"}),  # huge_pages is on already: no change
+])
+def test_fixture_hosts_carry_the_fix_of_their_target(rule_id: str, fix: dict[str, str]) -> None:
+    [host] = lint([RULE_FIXTURES / fixture_hosts()[rule_id]], LintOptions()).hosts
+    [finding] = [finding for finding in host.findings if finding.rule_id == rule_id]
+    assert {**finding.fix.sysctl, **finding.fix.postgresql} == fix
 
 
 def test_fixture_readme_shows_what_pgvet_says_today() -> None:

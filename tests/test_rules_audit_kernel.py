@@ -101,8 +101,11 @@ def test_big_server_commit_limit_with_its_pool_is_too_high_not_too_low() -> None
     assert "PGV104" not in found
     [high] = found["PGV103"]
     assert high.values == {"commit_limit": 86159460 * KB, "commit_limit_ratio": 0.436,
-                           "hugetlb_pool": 106496000 * KB, "reservable_ratio": 0.975, "suggested_ratio": 52}
-    assert high.fix.sysctl == {"vm.overcommit_ratio": "52"}
+                           "hugetlb_pool": 106496000 * KB, "reservable_ratio": 0.975}
+    # the ratio of the host's target, whose pool is sized for the shared_buffers the target lowers (not 52, the
+    # ratio for today's pool, which the same fix shrinks)
+    assert high.fix.sysctl == {"vm.overcommit_ratio": "70"}
+    assert "shared_buffers (138GB → 48234MB)" in (high.fix.text or "")
     assert "with the huge page pool, which it leaves out (102 GiB), processes may be given 184 GiB" in high.message
     # PGV530 compares the peak (shared memory outside huge pages + work_mem budget) with CommitLimit alone
     [budget] = found["PGV530"]
@@ -345,7 +348,9 @@ def test_pool_too_large_message_and_values(tmp_path: Path) -> None:
     [large] = findings(host)["PGV113"]
     assert large.values["wasted"] == 3000 * 2 * MIB
     assert "in pages of 2.0 MiB" in large.message and "none of these serve it" in large.message
-    assert large.fix.sysctl == {"vm.nr_hugepages": "0"}
+    # a pool is not removed by a fix: something else may use it, and PostgreSQL's own size is reserved at boot
+    assert large.fix.sysctl == {}
+    assert "lower or remove this pool by hand" in (large.fix.text or "")
 
 
 def test_off_with_pool_sizes_the_pool_in_hugepagesize(tmp_path: Path) -> None:
@@ -419,8 +424,8 @@ def test_dirty_background_message_on_a_host_where_even_one_percent_is_too_much(t
     assert large.message == (
         "Background writeback waits for up to 6.4 GiB of dirty pages before it starts, more than 1.0 GiB to write "
         "out at once (vm.dirty_background_ratio, a whole percent of the memory the page cache can use): on this "
-        "host even 1 % is more than that, so set vm.dirty_background_bytes instead — 64 MB, with vm.dirty_bytes "
-        "at 512 MB.")
+        "host even 1 % is more than that, so set vm.dirty_background_bytes instead, with vm.dirty_bytes.")
+    assert large.fix.sysctl == {"vm.dirty_background_bytes": "67108864", "vm.dirty_bytes": "536870912"}
 
 
 def test_dirty_background_message_does_not_claim_one_percent_is_too_much_when_it_is_not(tmp_path: Path) -> None:
@@ -435,7 +440,8 @@ def test_dirty_background_message_in_bytes(tmp_path: Path) -> None:
            "vm.dirty_background_ratio = 0\n"
     [large] = findings(dirty_host(tmp_path / "h", text, 128 * 1024 * 1024))["PGV136"]
     assert large.message.startswith("Background writeback waits for up to 2.0 GiB of dirty pages")
-    assert large.message.endswith("(vm.dirty_background_bytes): lower it, to 64 MB for example.")
+    assert large.message.endswith("(vm.dirty_background_bytes): lower it.")
+    assert large.fix.sysctl == {"vm.dirty_background_bytes": "67108864", "vm.dirty_bytes": "536870912"}
 
 
 def test_dirty_ratios_apply_to_memory_outside_the_huge_page_pool(tmp_path: Path) -> None:
@@ -459,9 +465,10 @@ def test_fix_write_puts_a_pair_value_after_the_counterpart_line_that_would_undo_
     (host / "sysctl.d" / "90-postgresql.conf").write_text("vm.dirty_ratio = 30\nvm.dirty_bytes = 536870912\n")
     result = CliRunner().invoke(app, ["fix", str(host), "--write", "--select=PGV135"])
     assert result.exit_code == 0, result.output
-    # edited in place, line 1 would still be zeroed by line 2: the ratio is written after it
+    # the ratio is changed in place and the bytes line, which would zero it, commented out
     assert (host / "sysctl.d" / "90-postgresql.conf").read_text() == (
-        "vm.dirty_ratio = 30\nvm.dirty_bytes = 536870912\nvm.dirty_background_ratio = 5\nvm.dirty_ratio = 10\n")
+        "vm.dirty_ratio = 10\n# vm.dirty_bytes = 536870912    # pgvet fix: replaced by vm.dirty_ratio = 10\n"
+        "vm.dirty_background_ratio = 5\n")
     facts = load_host(host).facts
     assert facts["sysctl_conf.vm.dirty_ratio"].value == 10 and facts["sysctl_conf.vm.dirty_bytes"].value == 0
 
@@ -470,26 +477,24 @@ def test_fix_write_puts_a_pair_value_after_a_later_files_counterpart_that_did_no
         tmp_path: Path) -> None:
     # 99-tuning.conf writes vm.dirty_ratio = 20, the boot value: at boot it zeroes nothing. But once the fix's
     # vm.dirty_bytes is written before it (in 90-postgresql.conf), the ratio changes from 0 to 20 and zeroes the
-    # bytes (dirty_ratio_handler): the fix undid itself, and PGV904 fired on its own line. The value goes after
-    # the counterpart's line instead.
+    # bytes (dirty_ratio_handler): the fix undid itself, and PGV904 fired on its own line. The counterpart's
+    # lines are commented out instead.
     host = write_host(tmp_path / "h", {
         "sysctl.d/99-tuning.conf": "vm.dirty_ratio = 20\nvm.dirty_background_ratio = 10\n",
         "host.yaml": "ram: 128GB\nswap: 2GB\n",
     })
     result = CliRunner().invoke(app, ["fix", str(host), "--write", "--select=PGV136"])
     assert result.exit_code == 0, result.output
-    assert not (host / "sysctl.d" / "90-postgresql.conf").exists()
+    assert (host / "sysctl.d" / "90-postgresql.conf").read_text().splitlines()[1:] == [
+        "vm.dirty_background_bytes = 67108864", "vm.dirty_bytes = 536870912"]
     assert (host / "sysctl.d" / "99-tuning.conf").read_text() == (
-        "vm.dirty_ratio = 20\nvm.dirty_background_ratio = 10\n"
-        "vm.dirty_background_bytes = 67108864\nvm.dirty_bytes = 536870912\n")
+        "# vm.dirty_ratio = 20    # pgvet fix: replaced by vm.dirty_bytes = 536870912\n"
+        "# vm.dirty_background_ratio = 10    # pgvet fix: replaced by vm.dirty_background_bytes = 67108864\n")
     facts = load_host(host).facts
     assert facts["sysctl.vm.dirty_bytes"].value == 536870912 and facts["sysctl.vm.dirty_ratio"].value == 0
     assert facts["sysctl.vm.dirty_background_bytes"].value == 67108864
     found = findings(host)
-    assert "PGV136" not in found
-    # what is left is the counterpart lines that now do nothing, named by PGV904 (deleting them is the user's call)
-    assert sorted(finding.subject or "" for finding in found["PGV904"]) == ["vm.dirty_background_ratio",
-                                                                              "vm.dirty_ratio"]
+    assert "PGV136" not in found and "PGV904" not in found
 
 
 def test_fix_write_still_uses_our_file_when_the_counterpart_comes_earlier(tmp_path: Path) -> None:
@@ -499,7 +504,9 @@ def test_fix_write_still_uses_our_file_when_the_counterpart_comes_earlier(tmp_pa
     })
     result = CliRunner().invoke(app, ["fix", str(host), "--write", "--select=PGV136"])
     assert result.exit_code == 0, result.output
-    assert (host / "sysctl.d" / "10-site.conf").read_text() == "vm.dirty_ratio = 20\nvm.dirty_background_ratio = 10\n"
+    assert (host / "sysctl.d" / "10-site.conf").read_text() == (
+        "# vm.dirty_ratio = 20    # pgvet fix: replaced by vm.dirty_bytes = 536870912\n"
+        "# vm.dirty_background_ratio = 10    # pgvet fix: replaced by vm.dirty_background_bytes = 67108864\n")
     assert (host / "sysctl.d" / "90-postgresql.conf").read_text().splitlines()[1:] == [
         "vm.dirty_background_bytes = 67108864", "vm.dirty_bytes = 536870912"]
     facts = load_host(host).facts
@@ -581,7 +588,6 @@ def test_too_few_pages_of_another_size_and_a_fix_in_their_own_unit(tmp_path: Pat
         assert "vm.nr_hugepages" not in finding.fix.sysctl
         assert finding.fix.text is not None and "hugepagesz= and hugepages= on the kernel command line" in (
             finding.fix.text)
-    assert tables.values["suggested"] == 150
 
 
 def test_pages_of_another_size_without_meminfo_are_not_guessed() -> None:
@@ -593,8 +599,10 @@ def test_pages_of_another_size_without_meminfo_are_not_guessed() -> None:
 def test_default_size_fix_text_is_unchanged_and_a_text_that_renders_empty_is_none() -> None:
     found = findings(FIXTURES / "big-server")
     [small] = found["PGV110"]
-    assert small.fix.text == ("Reserve the pages at boot (sysctl.d, or hugepages= on the kernel command line) so that "
-                              "fragmentation cannot prevent their allocation; the suggestion adds a 2 % margin (at "
-                              "least 8 pages).")
+    assert small.fix.text is not None and small.fix.text.startswith(
+        "Reserve the pages at boot (sysctl.d, or hugepages= on the kernel command line) so that fragmentation "
+        "cannot prevent their allocation; the suggestion adds a 2 % margin (at least 8 pages). Values of the target")
     [tables] = found["PGV120"]
-    assert tables.fix.text is None and tables.fix.sysctl == {"vm.nr_hugepages": "73638"}
+    # the pool of the host's target, for the shared_buffers it lowers; the text says so
+    assert tables.fix.sysctl == {"vm.nr_hugepages": "25200"}
+    assert tables.fix.text is not None and tables.fix.text.startswith("Values of the target, which also changes")

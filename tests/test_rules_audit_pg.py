@@ -72,11 +72,30 @@ def test_pgv532_suggests_pgtune_in_kb_exactly(tmp_path: Path) -> None:
 
 
 def test_pgv532_fix_is_not_truncated_to_whole_megabytes(tmp_path: Path) -> None:
-    # 16 GB, 12 GB of shared_buffers, 200 connections: 4 GiB / (3 × 208) = 6721 kB — "6MB" would lose 10 %
-    path = host_dir(tmp_path, "shared_buffers = 12GB\nmax_connections = 200\n", pg_version=17, ram="16GB")
+    # 16 GB, 12 GB of shared_buffers, 100 connections: 4 GiB / (3 × 108) = 12945 kB — "12MB" would lose 5 %
+    path = host_dir(tmp_path, "shared_buffers = 12GB\nmax_connections = 100\n", pg_version=17, ram="16GB")
     found = finding(path, "PGV532")
-    assert found.fix.postgresql == {"work_mem": "6721kB"}
-    assert "suggests 6.6 MiB" in found.message
+    assert found.fix.postgresql == {"work_mem": "12945kB"}
+    assert "pgtune writes 12945kB for this host" in found.message
+
+
+def test_pgv532_is_silent_where_pgtunes_value_is_hardly_more_than_the_default(tmp_path: Path) -> None:
+    # 16 GB, 12 GB of shared_buffers, 200 connections: pgtune writes 6721 kB, under the 8 MB worth the advice; a
+    # host a little larger or smaller than the RAM pgtune was told flipped this rule at pgtune's 4 MB floor
+    path = host_dir(tmp_path, "shared_buffers = 12GB\nmax_connections = 200\n", pg_version=17, ram="16GB")
+    assert outcome(path, "PGV532") == "pass"
+
+
+def test_pgv532_never_raises_beyond_what_the_budget_holds(tmp_path: Path) -> None:
+    # strict overcommit, CommitLimit 8 GB of 16 GB: pgtune's 38836 kB would put the peak beyond it
+    path = host_dir(tmp_path, "shared_buffers = 4GB\nmax_connections = 100\n", pg_version=17, ram="16GB")
+    (path / "sysctl.conf").write_text("vm.overcommit_memory = 2\nvm.overcommit_ratio = 50\n")
+    (path / "host.yaml").write_text((path / "host.yaml").read_text() + "swap: 0\n")
+    found = finding(path, "PGV532")
+    fits = found.values["suggested"]
+    assert isinstance(fits, int) and fits < found.values["pgtune"] == 38836 * KIB
+    assert found.fix.postgresql == {"work_mem": f"{fits // KIB}kB"}
+    assert "is the most that fits (PGV530)" in found.message
 
 
 @pytest.mark.parametrize("conf", [
@@ -201,25 +220,22 @@ def test_pgv534_message_gives_the_fix_value_not_a_smaller_two_thirds(tmp_path: P
     # message used to advise "about 2/3 of RAM (128 GiB)" while the fix said 141312MB.
     path = host_dir(tmp_path, "shared_buffers = 138GB\neffective_cache_size = 4GB\n", pg_version=17, ram="192GB")
     found = finding(path, "PGV534")
-    assert found.values == {"effective_cache_size": 4 * GIB, "shared_buffers": 138 * GIB, "suggested": 138 * GIB}
+    assert found.values == {"effective_cache_size": 4 * GIB, "shared_buffers": 138 * GIB}
     assert found.fix.postgresql == {"effective_cache_size": "141312MB"}
-    assert setting_bytes(17, "effective_cache_size", "141312MB") == found.values["suggested"]
-    assert "Suggested: 138 GiB (shared_buffers itself: 2/3 of RAM, the usual value, would still be below it)." in (
-        found.message)
+    assert "shared_buffers itself where that is more" in found.message
     assert "128 GiB" not in found.message
 
 
 def test_pgv534_two_thirds_of_ram_when_above_shared_buffers(tmp_path: Path) -> None:
     path = host_dir(tmp_path, "shared_buffers = 8GB\neffective_cache_size = 4GB\n", pg_version=17, ram="32GB")
     found = finding(path, "PGV534")
-    assert found.values["suggested"] == 21845 * MIB
     assert found.fix.postgresql == {"effective_cache_size": "21845MB"}
-    assert found.message.endswith("Suggested: 21.3 GiB (about 2/3 of RAM, the usual value).")
+    assert found.message.endswith("The fix sets about 2/3 of RAM, the usual value, or shared_buffers itself where "
+                                  "that is more.")
 
 
 def test_pgv534_without_ram_suggests_shared_buffers_and_says_why(tmp_path: Path) -> None:
     found = finding(host_dir(tmp_path, "shared_buffers = 8GB\neffective_cache_size = 4GB\n", pg_version=17), "PGV534")
-    assert found.values["suggested"] == 8 * GIB
     assert found.fix.postgresql == {"effective_cache_size": "8192MB"}
     assert "unknown" not in found.message and "the RAM is not known" in found.message
 
@@ -234,7 +250,6 @@ def test_pgv533_fix_stays_between_shared_buffers_and_ram(tmp_path: Path, shared_
     path = host_dir(tmp_path, f"shared_buffers = {shared_buffers}\neffective_cache_size = 64GB\n",
                     pg_version=17, ram="32GB")
     found = finding(path, "PGV533")
-    assert found.values["suggested"] == suggested_mib * MIB
     assert found.fix.postgresql == {"effective_cache_size": f"{suggested_mib}MB"}
     if shared_buffers != "40GB":
         fixed = host_dir(tmp_path, f"shared_buffers = {shared_buffers}\neffective_cache_size = {suggested_mib}MB\n",
@@ -357,7 +372,7 @@ def test_shared_buffers_value_is_what_the_fix_writes(tmp_path: Path, rule_id: st
     path = host_dir(tmp_path, f"shared_buffers = {shared_buffers}\n", pg_version=17)
     found = finding(path, rule_id)
     fixed = setting_bytes(17, "shared_buffers", found.fix.postgresql["shared_buffers"])
-    assert found.values["suggested_shared_buffers"] == fixed == 48211 * MIB  # a quarter of 197474892 kB, in MB
+    assert fixed == 48211 * MIB  # a quarter of 197474892 kB, in MB
 
 
 def test_pgv531_message_follows_its_parameter(tmp_path: Path) -> None:

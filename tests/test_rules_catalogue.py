@@ -51,10 +51,10 @@ def test_work_mem_suggestions_are_never_below_postgresql_minimum_nor_negative() 
     assert "derived.suggested_work_mem_pettus" not in values  # NULL: no suggestion
     assert "derived.suggested_work_mem_pgtune" not in values
     assert values["derived.suggested_work_mem_conservative"] == 41943 * 1024  # 4 GiB / 100, whole kB
-    # a little RAM left and many connections: PostgreSQL's minimum, 64 kB
+    # a little RAM left and many connections: PostgreSQL's minimum, 64 kB; pgtune's own floor, 4 MB
     values = derived({"host.ram": 4 * GIB, "pg.shared_buffers": 4 * GIB - 64 * MIB, "pg.max_connections": 5000,
                       "pg.max_worker_processes": 8})
-    assert values["derived.suggested_work_mem_pgtune"] == 65536
+    assert values["derived.suggested_work_mem_pgtune"] == 4 * MIB
     assert values["derived.suggested_work_mem_pettus"] == 65536
 
 

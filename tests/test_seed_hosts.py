@@ -45,7 +45,8 @@ def test_dalibo_tp_before_the_fix_strict_overcommit_is_advised() -> None:
     found = findings("dalibo-tp-overcommit-before")
     assert machine_rules(found) == {"PGV101"}
     # floor(100 × (0.8 × 3 735 244 − 1 048 572) / 3 735 244) = 51
-    assert found["PGV101"].values == {"overcommit_memory": 0, "suggested_ratio": 51}
+    assert found["PGV101"].values == {"overcommit_memory": 0}
+    assert found["PGV101"].fix.sysctl == {"vm.overcommit_memory": "2", "vm.overcommit_ratio": "51"}
 
 
 def test_dalibo_tp_after_the_fix_commit_limit_is_the_kernels() -> None:
@@ -58,7 +59,8 @@ def test_dalibo_tp_after_the_fix_commit_limit_is_the_kernels() -> None:
     # ratio 60 with 1 GB of swap on 3.5 GB leaves 12 % of RAM, under the catalogue's 20 %
     assert machine_rules(found) == {"PGV103", "PGV141"}
     assert found["PGV103"].values == {"commit_limit": 3289716 * KB, "commit_limit_ratio": 0.881,
-                                      "hugetlb_pool": 0, "reservable_ratio": 0.881, "suggested_ratio": 51}
+                                      "hugetlb_pool": 0, "reservable_ratio": 0.881}
+    assert found["PGV103"].fix.sysctl == {"vm.overcommit_ratio": "51"}
     assert found["PGV141"].values == {"anon_huge_pages": 2048 * KB}
 
 
@@ -74,7 +76,8 @@ def test_dalibo_16_gb_example_commit_limit_to_the_kilobyte() -> None:
     found = findings("dalibo-srv-psql-02")
     assert machine_rules(found) == {"PGV103"}  # and not PGV102: meminfo agrees with the formula
     assert found["PGV103"].values == {"commit_limit": 15743308 * KB, "commit_limit_ratio": 0.956,
-                                      "hugetlb_pool": 0, "reservable_ratio": 0.956, "suggested_ratio": 69}
+                                      "hugetlb_pool": 0, "reservable_ratio": 0.956}
+    assert found["PGV103"].fix.sysctl == {"vm.overcommit_ratio": "69"}
 
 
 def test_dalibo_huge_pages_example_pool_covers_the_need() -> None:

@@ -41,7 +41,10 @@ def test_random_grid_against_the_real_server(pg_major: int) -> None:
     failures = []
     with calibrate_shmem.engine() as evaluate:
         for point in measured:
-            size = evaluate(pg_major, point.settings)["shared_memory_estimate"]
+            values = evaluate(pg_major, point.settings)
+            # before 15, the builds measured lack GSSAPI: the estimate is theirs without its status slots (and the
+            # mainstream builds', which have them, with: never below either)
+            size = calibrate_shmem.measured_build_estimate(values)
             if point.size is not None:
                 # equal, or one 8 kB step above: the fixed part is known within a few hundred bytes, and
                 # pgvet takes the top of that interval
@@ -49,7 +52,12 @@ def test_random_grid_against_the_real_server(pg_major: int) -> None:
                     failures.append(f"{point.settings}: {size} B, PostgreSQL {point.size} B")
                 for huge_page_size, pages in point.huge_pages.items():
                     needed = evaluate(pg_major, point.settings, huge_page_size)["hugepages_needed"]
-                    if needed != pages:
+                    if pg_major < calibrate_shmem.FIRST_REPORTING_MAJOR:  # the whole pages the segment takes
+                        own = -(-size // calibrate_shmem.pg_size(huge_page_size))
+                        if own != pages or needed < pages:
+                            failures.append(f"{point.settings} huge_page_size={huge_page_size}: {own} pages "
+                                            f"({needed} with GSSAPI), PostgreSQL {pages}")
+                    elif needed != pages:
                         failures.append(f"{point.settings} huge_page_size={huge_page_size}: {needed} pages, "
                                         f"PostgreSQL {pages}")
             else:
@@ -78,6 +86,22 @@ def test_the_grid_varies_every_setting_that_sizes_shared_memory() -> None:
     assert min(sizes) >= 128 * MB and max(sizes) <= 200 * 1024 * MB
 
 
+def test_the_grid_of_started_servers_varies_every_setting_and_fits_this_machine() -> None:
+    """Before 15 each configuration is started: shared_buffers up to 16 GB, query texts up to 12's limit."""
+    for major in (12, 13, 14):
+        rng = random.Random(major)
+        points = [calibrate_shmem.random_settings(major, rng, pg_stat_statements=True) for _ in range(GRID)]
+        for name in ("shared_buffers", "max_connections", "max_locks_per_transaction",
+                     "max_pred_locks_per_transaction", "max_prepared_transactions", "wal_buffers", "max_wal_senders",
+                     "max_replication_slots", "max_worker_processes", "autovacuum_max_workers",
+                     "track_activity_query_size", "track_commit_timestamp", "pg_stat_statements.max", "hot_standby",
+                     "max_logical_replication_workers", *(("min_dynamic_shared_memory",) if major >= 14 else ())):
+            assert len({point.get(name) for point in points}) >= 2, (major, name)
+        assert max(calibrate_shmem.pg_size(point["shared_buffers"]) for point in points) <= 16 * 1024 * MB
+        assert max(int(point["track_activity_query_size"]) for point in points) <= (
+            100 * 1024 if major == 12 else MB)
+
+
 # (shared_buffers, max_connections) → PostgreSQL's shared_memory_size_in_huge_pages for 2 MB pages (15, 16, 17, 18)
 CATALOGUE = [
     ("8GB", "100", (4200, 4200, 4218, 4222)),
@@ -94,12 +118,14 @@ def test_catalogue_figures(tmp_path: Path, shared_buffers: str, max_connections:
 
 
 def test_auxiliary_processes_query_texts_are_counted(tmp_path: Path) -> None:
-    """Issue #28: the query-text slots of the auxiliary processes (6 up to 17, 38 on 18) count too."""
-    for major, auxiliary in ((15, 6), (17, 6), (18, 38)):
+    """Issue #28: the query-text slots of the auxiliary processes (7 on 12 and 13, 8 on 14, 6 from 15 to 17,
+    38 on 18) count too."""
+    for major, auxiliary in ((12, 7), (13, 7), (14, 8), (15, 6), (17, 6), (18, 38)):
+        largest = 100 * 1024 if major == 12 else 1024 * 1024  # 12 allows 100 kB
         small, _ = estimate(tmp_path, major, {"track_activity_query_size": "1024"})
-        large, _ = estimate(tmp_path, major, {"track_activity_query_size": "1MB"})
+        large, _ = estimate(tmp_path, major, {"track_activity_query_size": f"{largest}B"})
         connections = 100 + 8 + 10 + (16 + 2 if major >= 18 else 3 + (2 if major == 17 else 1))
-        assert abs(large - small - (1024 * 1024 - 1024) * (connections + auxiliary)) < 8192, major
+        assert abs(large - small - (largest - 1024) * (connections + auxiliary)) < 8192, major
 
 
 def test_pg_stat_statements_counts_only_when_preloaded(tmp_path: Path) -> None:
@@ -136,12 +162,15 @@ def test_big_server_fixture_needs_what_postgresql_17_says(tmp_path: Path) -> Non
     needed = finding.values["needed"]
     assert needed == real_pages
     assert isinstance(needed, int)
-    assert finding.fix.sysctl["vm.nr_hugepages"] == str(needed + max(8, -(-needed * 2 // 100)))
+    # the pool it needs would take CommitLimit below what the host already commits: the target keeps it, by hand
+    assert "vm.nr_hugepages" not in finding.fix.sysctl
+    assert "CommitLimit would be" in (finding.fix.text or "")
 
 
 def test_page_tables_percona_example() -> None:
     pack = load_pack()
-    [example] = [ex for ex in pack.rule("PGV120").examples if ex.expect == "fire"]  # type: ignore[union-attr]
+    [example] = [ex for ex in pack.rule("PGV120").examples  # type: ignore[union-attr]
+                 if ex.expect == "fire" and ex.facts["pg.shared_buffers"] == 138 * 1024**3]
     # 138 GB / 512 × 80 processes = 21.6 GB, the catalogue's estimate for the Percona host.
     assert example.values == {"page_tables_estimate": 138 * 1024**3 // 512 * 80}
     assert round(138 * 1024**3 / 512 * 80 / 1024**3, 1) == 21.6

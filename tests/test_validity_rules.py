@@ -36,7 +36,7 @@ def test_config_repo_validity_findings() -> None:
                                "did you mean effective_io_concurrency?")
     assert (removed.path, removed.line, removed.values["replacement"]) == ("conf.d/20-wal.conf", 3, "max_wal_size")
     assert removed.message == ('"checkpoint_segments" was removed in PostgreSQL 9.5 and is unknown to PostgreSQL 16; '
-                               "its replacement is max_wal_size.")
+                               "its replacement is max_wal_size = '3072MB' (16 MB WAL segments).")
     assert (bare.path, bare.line, bare.severity, bare.values["bytes"]) == ("conf.d/10-memory.conf", 2, "info", 16 * GIB)
     assert "startup" not in bare.tags
     assert bare.message == ("shared_buffers = 2097152 has no unit, so it counts in 8kB units: it means 16.0 GiB "

@@ -228,6 +228,9 @@ def lint(
     sysctl: SysctlOpt = None, sysctl_conf: SysctlConfOpt = None, meminfo: MeminfoOpt = None, lscpu: LscpuOpt = None,
     mounts: MountsOpt = None, sysfs: SysfsOpt = None, host_yaml: HostYamlOpt = None,
     postgresql_conf: ConfOpt = None, auto_conf: AutoConfOpt = None, pg_settings: PgSettingsOpt = None,
+    upgrade_to: Annotated[Optional[int], typer.Option(  # noqa: UP045
+        "--upgrade-to", help="Judge the PostgreSQL files as this major version would read them (an upgrade check): "
+                             "removed parameters, refused values, defaults that change, shared memory.")] = None,
 ) -> None:
     """Lint one or many hosts and report findings with their computed values and fixes."""
     raise typer.Exit(run_lint(
@@ -235,7 +238,8 @@ def lint(
         config=config, fail_on=fail_on, exit_zero=exit_zero, allow_unreadable=allow_unreadable, jobs=jobs,
         baseline=baseline, ignore_file=ignore_file, verbose=verbose, color=color, sysctl=sysctl,
         sysctl_conf=sysctl_conf, meminfo=meminfo, lscpu=lscpu, mounts=mounts, sysfs=sysfs, host_yaml=host_yaml,
-        postgresql_conf=postgresql_conf, auto_conf=auto_conf, pg_settings=pg_settings))
+        postgresql_conf=postgresql_conf, auto_conf=auto_conf, pg_settings=pg_settings,
+        upgrade_to=upgrade_to))
 
 
 @rules_app.callback()
@@ -297,33 +301,29 @@ def fix(
     config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
 ) -> None:
-    """Print the consolidated fix of a host (sysctl.d file, postgresql.conf lines, ALTER SYSTEM)."""
+    """Print the host's target configuration as a diff (setting, current → target, rules) and the files that make
+    it (sysctl.d file, postgresql.conf lines, ALTER SYSTEM)."""
     from pgvet.config import load_config
-    from pgvet.fixfile import consolidate, render
-    from pgvet.fixfile import write as write_fix
-    from pgvet.lint import lint
+    from pgvet.errors import InputError
+    from pgvet.fixfile import fix_host, render
     from pgvet.report import visible
 
     # the findings `pgvet lint` gives: the configuration's rule packs, parameters, ignored rules and ignore file
     # apply (a rule the configuration ignores must not have its change written); not its baseline, a ratchet
     # of findings still to fix
     settings = load_config(config)
-    result = lint([path], lint_options(settings, select=select, ignore_file=settings.ignore_file))
-    if result.errors:
-        from pgvet.errors import InputError
-
-        error = result.errors[0]
-        raise _in_host(InputError(error.message, error.source), path)
-    consolidated = consolidate(result.hosts[0])
+    options = lint_options(settings, select=select, ignore_file=settings.ignore_file)
+    try:
+        consolidated, outcome = fix_host(path, options, write_files=write)
+    except InputError as error:
+        raise _in_host(error, path) from None
     sys.stdout.write(visible(render(consolidated)))  # the values hosts hold, control characters escaped
-    if write:
-        # every fact, not only those the rules read: where each changed value is set last
-        outcome = write_fix(consolidated, path, _load_one_host(path).facts)
+    if outcome is not None:
         for written in outcome.written:
             typer.echo(visible(f"wrote {written}"), err=True)
         for left in outcome.left:
             typer.echo(visible(f"left: {left}"), err=True)
-        if outcome.left:
+        if outcome.left or consolidated.notes:
             raise typer.Exit(1)
 
 
@@ -484,9 +484,10 @@ def collect(
 ) -> None:
     """Read this host (and a live server, read-only) into a snapshot directory that `pgvet lint` reads."""
     from pgvet.live.commands import collect_command
+    from pgvet.report import visible
 
     path = collect_command(output, dsn, host_only=host_only, timeout=timeout)
-    typer.echo(str(path))
+    typer.echo(visible(str(path)))  # the default name holds the host name
 
 
 @app.command()

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from pgvet.facts import FactValue, HostFacts
 from pgvet.provenance import Source
+
+if TYPE_CHECKING:
+    from pgvet.engine.planner import Target
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"info": 1, "warning": 2, "error": 3}
@@ -120,6 +123,7 @@ class HostResult:
     findings: list[Finding] = field(default_factory=list)
     not_evaluated: list[NotEvaluated] = field(default_factory=list)
     passed: list[Passed] | None = None
+    target: Target | None = None  # the host's target configuration (engine/planner.py), once worked out
 
 
 @dataclass(frozen=True, slots=True)

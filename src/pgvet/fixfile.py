@@ -1,8 +1,8 @@
-"""The fix as a file: every finding's fix of a host consolidated into one change.
+"""The fix of a host: its target configuration (engine/planner.py) minus what it has now.
 
-A `sysctl.d/90-postgresql.conf` with the computed kernel values, the postgresql.conf lines and the
-equivalent ALTER SYSTEM statements. When two rules suggest different values for one key, the fix of the
-more severe finding wins and the other is shown as a comment. Nothing is written unless asked: with
+``render`` shows it as a diff — each setting, its current and target values, the rules that ask for it and
+why — then the steps left to do by hand, then the files: a ``sysctl.d/90-postgresql.conf``, the
+postgresql.conf lines and the equivalent ALTER SYSTEM statements. Nothing is written unless asked: with
 ``write``, each value is changed where it takes effect — the line that sets it last, found by pgvet's own
 parsers (postgresql.conf or the file it includes; the sysctl.d file read last) — or added to
 postgresql.conf and sysctl.d/90-postgresql.conf; every file changed keeps a ``.bak`` copy. What cannot be
@@ -17,12 +17,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pgvet.errors import UsageError
 from pgvet.facts import Fact
 from pgvet.findings import HostResult, quote_setting
 from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
+
+if TYPE_CHECKING:
+    from pgvet.lint import LintOptions
 
 SYSCTL_DIRECTORY = "sysctl.d"
 SYSCTL_NAME = "90-postgresql.conf"
@@ -36,7 +40,8 @@ PG_SETTINGS = "pg_settings.json"
 class Change:
     value: str
     rules: list[str] = field(default_factory=list)
-    overruled: list[str] = field(default_factory=list)  # "value (RULE)" suggestions that lost
+    current: str | None = None
+    why: str = ""
 
 
 @dataclass(slots=True)
@@ -47,33 +52,39 @@ class ConsolidatedFix:
     notes: list[str] = field(default_factory=list)
 
 
+def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False,
+             ) -> tuple[ConsolidatedFix, WriteOutcome | None]:
+    """``pgvet fix``: the host linted as `pgvet lint` would, its fix, and (``write_files``) the fix written.
+    InputError when the host cannot be read."""
+    from pgvet.errors import InputError
+    from pgvet.lint import lint
+    from pgvet.snapshot import load_host
+
+    result = lint([directory], options)
+    if result.errors:
+        error = result.errors[0]
+        raise InputError(error.message, error.source)
+    consolidated = consolidate(result.hosts[0])
+    if not write_files:
+        return consolidated, None
+    # every fact, not only those the rules read: where each changed value is set last
+    return consolidated, write(consolidated, directory, load_host(directory, options.explicit).facts)
+
+
 def consolidate(result: HostResult) -> ConsolidatedFix:
+    """The host's target less what it has: its changes, and the steps left to do by hand."""
     fix = ConsolidatedFix(result.host.name)
-    for finding in sorted(result.findings, key=lambda item: -item.rank):
-        if finding.suppressed is not None or finding.baseline:
+    target = result.target
+    if target is None:
+        return fix
+    for change in target.changes:
+        if _CONTROL.search(change.setting.name) or _CONTROL.search(change.target):  # it would start a line of its own
+            fix.notes.append(f"{', '.join(change.rules)}: {change.setting} = {change.target}: not suggested, it holds "
+                             "a control character")
             continue
-        label = f"{finding.rule_id} {finding.rule_name}"
-        for target, suggestions in ((fix.sysctl, finding.fix.sysctl), (fix.postgresql, finding.fix.postgresql)):
-            for key, value in suggestions.items():
-                if _CONTROL.search(key) or _CONTROL.search(value):  # a line break would start a line of its own
-                    fix.notes.append(f"{label}: {key} = {value}: not suggested, it holds a control character")
-                    continue
-                change = target.get(key)
-                if change is None:
-                    target[key] = Change(value, [label])
-                elif change.value == value:
-                    change.rules.append(label)
-                else:
-                    change.overruled.append(f"{value} ({label})")
-        if finding.fix.text and not (finding.fix.sysctl or finding.fix.postgresql):
-            fix.notes.append(f"{label}: {' '.join(finding.fix.text.split())}")
-    # Setting vm.dirty_bytes zeroes vm.dirty_ratio and the other way round: the byte values, more precise
-    # on large hosts, win, or the file would undo itself.
-    pairs = (("vm.dirty_ratio", "vm.dirty_bytes"), ("vm.dirty_background_ratio", "vm.dirty_background_bytes"))
-    for ratio, size in pairs:
-        if ratio in fix.sysctl and size in fix.sysctl:
-            dropped = fix.sysctl.pop(ratio)
-            fix.sysctl[size].overruled.append(f"{ratio} = {dropped.value} ({', '.join(dropped.rules)})")
+        into = fix.sysctl if change.setting.kind == "sysctl" else fix.postgresql
+        into[change.setting.name] = Change(change.target, list(change.rules), change.current, change.why)
+    fix.notes += [f"{', '.join(step.rules)}: {step.text}" if step.rules else step.text for step in target.by_hand]
     return fix
 
 
@@ -87,29 +98,49 @@ def _comment(text: str) -> str:
     return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
+def _diff_lines(changes: Mapping[str, Change]) -> list[str]:
+    """Each change on a line: the setting, current → target, why (the first rule's title) and the rules."""
+    width = max(len(name) for name in changes)
+    values = [(name, change.current if change.current is not None else "(unset)", change.value)
+              for name, change in changes.items()]
+    current_width = max(len(current) for _, current, _ in values)
+    target_width = max(len(target) for _, _, target in values)
+    lines = []
+    for (name, current, target), change in zip(values, changes.values(), strict=True):
+        ids = ", ".join(rule.split(" ", 1)[0] for rule in change.rules)
+        lines.append(f"#   {name:<{width}}  {_comment(current):>{current_width}} → {target:<{target_width}}  "
+                     f"{change.why} ({ids})")
+    return lines
+
+
 def render(fix: ConsolidatedFix) -> str:
-    out = [f"# pgvet fix for {_comment(fix.host)}", ""]
+    count = len(fix.sysctl) + len(fix.postgresql)
+    steps = len(fix.notes)
+    out = [f"# pgvet fix for {_comment(fix.host)}: the host's target configuration — {count} "
+           f"change{'s' if count != 1 else ''}, {steps} step{'s' if steps != 1 else ''} by hand", "#"]
+    if fix.sysctl:
+        out += ["# kernel (sysctl.d, applied with `sysctl --system`; the huge page pool is reserved at the next boot):",
+                *_diff_lines(fix.sysctl), "#"]
+    if fix.postgresql:
+        out += ["# PostgreSQL (postgresql.conf or ALTER SYSTEM; some take effect at the next restart):",
+                *_diff_lines(fix.postgresql), "#"]
+    if fix.notes:
+        out += ["# to do by hand:", *[f"#   - {_comment(note)}" for note in fix.notes], "#"]
+    if not (fix.sysctl or fix.postgresql or fix.notes):
+        out.append("# nothing to change")
+    out.append("")
     if fix.sysctl:
         out += [f"# --- {SYSCTL_FILE} (apply with: sysctl --system) ---"]
-        for key, change in sorted(fix.sysctl.items()):
-            out.append(f"# {', '.join(change.rules)}" + (f"; also suggested: {_comment(', '.join(change.overruled))}"
-                                                          if change.overruled else ""))
-            out.append(f"{key} = {change.value}")
+        out += [f"{key} = {change.value}" for key, change in sorted(fix.sysctl.items())]
         out.append("")
     if fix.postgresql:
         out += ["# --- postgresql.conf ---"]
-        for name, change in sorted(fix.postgresql.items()):
-            also = f"; also suggested: {_comment(', '.join(change.overruled))}" if change.overruled else ""
-            out.append(f"{name} = {quote_setting(change.value)}    # {', '.join(change.rules)}{also}")
+        out += [f"{name} = {quote_setting(change.value)}" for name, change in sorted(fix.postgresql.items())]
         out += ["", "-- --- or, on the running server (a restart may be needed) ---"]
         out += [f"ALTER SYSTEM SET {name} = {quote_setting(change.value)};"
                 for name, change in sorted(fix.postgresql.items())]
         out.append("")
-    if fix.notes:
-        out += ["# --- to do by hand ---", *[f"# {_comment(note)}" for note in fix.notes], ""]
-    if not (fix.sysctl or fix.postgresql or fix.notes):
-        out.append("# nothing to change")
-    return "\n".join(out) + "\n"
+    return "\n".join(out)
 
 
 @dataclass(slots=True)
@@ -129,6 +160,7 @@ class _File:
     existed: bool
     kind: str = ""  # "postgresql" or "sysctl": the syntax of the file, known when the first change is made
     changed: list[tuple[str, str]] = field(default_factory=list)  # (name, value) set in this file
+    commented: list[str] = field(default_factory=list)  # keys whose lines this file's edit comments out
     lines: list[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -185,13 +217,14 @@ class _Files:
 
         private = is_private(os.fspath(self.host_dir))  # a new file of a private host is 0600
         for edited in self.files.values():
-            if not edited.changed:
+            if not (edited.changed or edited.commented):
                 continue
             try:
                 _replace(edited, private)
             except UsageError as error:  # a read-only tree, a full disk, a link: said, as the other changes left
                 self.outcome.left.extend(f"{name} = {value}: not written ({error.message})"
                                          for name, value in edited.changed)
+                self.outcome.left.extend(f"{key}: not commented out ({error.message})" for key in edited.commented)
             else:
                 self.outcome.written.append(edited.path)
 
@@ -222,9 +255,10 @@ def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> Wr
     outcome = WriteOutcome()
     files = _Files(host_dir, outcome)
     for key, change in sorted(fix.sysctl.items()):
+        _write_sysctl(files, key, change, facts.get(f"sysctl_conf.{key}"))
         partner = PAIR_PARTNERS.get(key)
-        _write_sysctl(files, key, change, facts.get(f"sysctl_conf.{key}"),
-                      facts.get(f"sysctl_conf.{partner}") if partner is not None else None)
+        if partner is not None and partner not in fix.sysctl:
+            _comment_out(files, partner, facts.get(f"sysctl_conf.{partner}"), f"{key} = {change.value}")
     if fix.sysctl:
         _label_new_sysctl_file(files, fix)
     for name, change in sorted(fix.postgresql.items()):
@@ -298,12 +332,15 @@ def _check_written_files(files: _Files) -> None:
     """Read every edited file again with the parser of its syntax: no new syntax error, and each value set where
     it was put. A file that fails is not written (the check guards against pgvet's own mistakes)."""
     for edited in files.files.values():
-        if edited.changed and not _reads_as_meant(edited):
+        if (edited.changed or edited.commented) and not _reads_as_meant(edited):
             shown = quote_setting if edited.kind == "postgresql" else str
             files.outcome.left.extend(
                 f"{name} = {shown(value)}: not written (pgvet could not edit {edited.shown} safely)"
                 for name, value in edited.changed)
+            files.outcome.left.extend(f"{key}: not commented out (pgvet could not edit {edited.shown} safely)"
+                                      for key in edited.commented)
             edited.changed.clear()
+            edited.commented.clear()
 
 
 def _reads_as_meant(edited: _File) -> bool:
@@ -320,7 +357,8 @@ def _reads_as_meant(edited: _File) -> bool:
         declared = {setting.key: setting.value for setting in parse_sysctl_conf(edited.text(), edited.shown)}
     except ParseError:
         return False
-    return all(declared.get(key) == sysctl_value(value) for key, value in edited.changed)
+    return (all(declared.get(key) == sysctl_value(value) for key, value in edited.changed)
+            and not declared.keys() & set(edited.commented))
 
 
 # --- sysctl.d ----------------------------------------------------------------------------------------------
@@ -341,15 +379,29 @@ def _applied_order(source: Source) -> tuple[int, str, int]:
     return (1 if directory == "" and name == "sysctl.conf" else 0, name, source.line or 0)
 
 
-def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None, partner: Fact | None = None) -> None:
-    source = declared.source if declared is not None else None
-    # A key of a ratio/bytes pair is undone by a line of its counterpart written after it, even one that did not
-    # zero it at boot (`vm.dirty_ratio = 20`, the boot value, changes nothing until vm.dirty_bytes is written
-    # before it): the value goes after the counterpart's last line, which then stands for the key's place.
-    partner_places = (partner.occurrences or (partner.source,)) if partner is not None else ()
-    for place in partner_places:
-        if place.line is not None and (source is None or _applied_order(place) > _applied_order(source)):
-            source = place
+def _own_last_line(files: _Files, key: str, declared: Fact | None) -> Source | None:
+    """The last line, in the order `sysctl --system` writes them, that sets ``key`` itself (a key of a
+    ratio/bytes pair zeroed by its counterpart names the counterpart's line too)."""
+    from pgvet.errors import ParseError
+    from pgvet.sources.sysctl import parse_sysctl_conf
+
+    if declared is None:
+        return None
+    lines: list[Source] = []
+    for path in dict.fromkeys(place.path for place in (*declared.occurrences, declared.source)):
+        target = files.open(path)
+        if isinstance(target, str):
+            continue
+        try:
+            lines.extend(setting.source for setting in parse_sysctl_conf(target.text(), target.shown)
+                         if setting.key == key)
+        except ParseError:
+            continue
+    return max(lines, key=_applied_order) if lines else None
+
+
+def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None) -> None:
+    source = _own_last_line(files, key, declared)
     # the last file sysctl --system reads wins: a value declared in a file read after ours is changed there
     after_ours = source is not None and source.line is not None and _read_after_ours(source)
     shown = source.path if source is not None and after_ours else SYSCTL_FILE
@@ -365,11 +417,7 @@ def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None
     except ParseError as error:
         files.outcome.left.append(f"{key} = {change.value}: not written ({error})")
         return
-    # A key of a ratio/bytes pair whose counterpart is written further down this file (`source` is then that
-    # line): changed in place it would stay undone, so the value goes after, at the end.
-    undone_here = (declared_here and source is not None and source.path == target.shown and source.line is not None
-                   and source.line > (declared_here[-1].source.line or 0))
-    if declared_here and not undone_here:
+    if declared_here:
         index = declared_here[-1].source.line - 1  # type: ignore[operator]  # parse_sysctl_conf numbers its lines
         line = target.lines[index]
         before, equals, after = line.partition("=")
@@ -381,6 +429,34 @@ def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None
         target.append(f"{key} = {change.value}")
     target.kind = "sysctl"
     target.changed.append((key, change.value))
+
+
+def _comment_out(files: _Files, partner: str, declared: Fact | None, replacement: str) -> None:
+    """Comment out every line that sets ``partner``, the other key of a ratio/bytes pair whose key the fix sets:
+    writing one zeroes the other, so a line of the other read later would undo the fix (and read earlier, it
+    would be undone: sysctl-declared-value-undone)."""
+    if declared is None:
+        return
+    from pgvet.errors import ParseError
+    from pgvet.sources.sysctl import parse_sysctl_conf
+
+    for path in dict.fromkeys(place.path for place in (*declared.occurrences, declared.source)):
+        target = files.open(path)
+        if isinstance(target, str):
+            files.outcome.left.append(f"{partner}: its lines in {path} not commented out ({target}); they would "
+                                      f"undo {replacement}")
+            continue
+        try:
+            lines = [setting.source.line for setting in parse_sysctl_conf(target.text(), target.shown)
+                     if setting.key == partner]
+        except ParseError as error:
+            files.outcome.left.append(f"{partner}: not commented out ({error})")
+            continue
+        for line in lines:
+            if line is not None:
+                target.lines[line - 1] = f"# {target.lines[line - 1]}    # pgvet fix: replaced by {replacement}"
+                target.kind = "sysctl"
+                target.commented.append(partner)
 
 
 def _label_new_sysctl_file(files: _Files, fix: ConsolidatedFix) -> None:

@@ -22,8 +22,10 @@ if TYPE_CHECKING:
     from pgvet.engine.evaluate import Plan
     from pgvet.engine.expr import Value
     from pgvet.engine.loader import RulePack
+    from pgvet.engine.planner import Planner
     from pgvet.provenance import Source
     from pgvet.snapshot import InputPath, SnapshotInputs
+    from pgvet.suppress import IgnoreFiles
 
 
 @dataclass(slots=True)
@@ -38,6 +40,7 @@ class LintOptions:
     configured_select: list[str] = field(default_factory=list)  # the configuration's, replaced by --select: checked
     record_passes: bool = False  # also list the rules that passed, with their values (pgvet check)
     keep_facts: bool = False  # keep every fact of the host for the report instead of pruning them
+    upgrade_to: int | None = None  # judge the PostgreSQL files as this major version reads them
 
 
 def matches(rule: RuleMeta, selector: str) -> bool:
@@ -198,21 +201,30 @@ BATCH_HOSTS = 16
 
 @dataclass(slots=True)
 class _Plan:
-    """What every host of a run shares, worked out once: the rules with their parameters, the facts to load."""
+    """What every host of a run shares, worked out once: the rules with their parameters, the facts to load,
+    the planner of the hosts' targets, the ignore file."""
 
     pack: RulePack
     options: LintOptions
     rules: Plan
     wanted: frozenset[str] | None
+    planner: Planner
+    ignoring: IgnoreFiles
 
     @classmethod
     def of(cls, pack: RulePack, options: LintOptions) -> _Plan:
         from pgvet.engine.evaluate import configure, plan_rules
+        from pgvet.engine.planner import Planner
+        from pgvet.snapshot import run_date
+        from pgvet.suppress import IgnoreFiles
 
         pack = configure(pack, options.params)  # the derived values' parameters; a table naming nothing refused
         selected = make_selector(options.select, options.ignore)
-        return cls(pack, options, plan_rules(pack, options.params, selected),
-                   None if options.keep_facts else facts_read(pack))
+        rules = plan_rules(pack, options.params, selected)
+        # a PGVET_TODAY that is no date refuses the run here (exit 2), not each host as an internal error
+        ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat())
+        return cls(pack, options, rules, None if options.keep_facts else facts_read(pack), Planner(pack, rules),
+                   ignoring)
 
     def lint_batch(self, directories: Sequence[Path | None]) -> list[HostResult | HostError]:
         """The hosts' outcomes, in order: every host of the batch read, then the rules evaluated rule by rule on
@@ -229,7 +241,8 @@ class _Plan:
         from pgvet.snapshot import load_host
 
         try:
-            return load_host(directory, self.options.explicit, wanted=self.wanted)
+            return load_host(directory, self.options.explicit, wanted=self.wanted,
+                             upgrade_to=self.options.upgrade_to)
         except Exception as error:  # a bug met on one host must not end the lint of a fleet
             return _failed(directory, error)
 
@@ -245,10 +258,27 @@ class _Plan:
                 results.append(_failed(directory, outcome))
                 continue
             try:
+                self._plan_target(host, outcome)
                 results.append(self._for_reports(host, outcome, derived))
             except Exception as error:
                 results.append(_failed(directory, error))
         return results
+
+    def _plan_target(self, host: HostFacts, result: HostResult) -> None:
+        """The host's target (engine/planner.py), and each finding's fix taken from it. A suppressed finding's
+        rule proposes nothing: the suppressions are applied here as LintRun judges them later (with their
+        notices, in the process that reports), then undone, so that judging starts from the findings as made."""
+        from pgvet.suppress import suppress_inline
+
+        try:
+            suppress_inline(result, [])
+            self.ignoring.apply(result, self.ignoring.entries(result, []), [])
+        except InputError:
+            pass  # an invalid ignore file makes the host an error when it is judged
+        result.target = self.planner.plan(host, result)
+        self.planner.fix_findings(result, result.target)
+        for finding in result.findings:
+            finding.suppressed = None
 
     def _for_reports(self, host: HostFacts, result: HostResult, derived: dict[str, Value]) -> HostResult:
         """The result as the reports take it: the facts they read and nothing more (unless all are asked for)."""
@@ -463,8 +493,7 @@ class LintRun:
                  given: GivenPaths | None = None) -> None:
         """``jobs``: --jobs, the processes asked for (0: as many as pay); worker_count says how many are used."""
         from pgvet.engine.loader import load_pack
-        from pgvet.snapshot import run_date
-        from pgvet.suppress import IgnoreFiles, load_baseline
+        from pgvet.suppress import load_baseline
 
         pack = load_pack(options.rules)
         check_selectors(pack, [*options.select, *options.ignore, *options.configured_select])
@@ -475,8 +504,7 @@ class LintRun:
         self.tool_version = __version__
         self.pack_version = pack.version
         self.summary = RunSummary()
-        # a PGVET_TODAY that is no date refuses the run here (exit 2), not each host as an internal error
-        self.ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat())
+        self.ignoring = self.plan.ignoring
         self.baseline = load_baseline(options.baseline) if options.baseline is not None else None
         # notices in the order the reports have always listed them: inputs, then suppressions, then ignore files
         self.given = given if given is not None else GivenPaths([])

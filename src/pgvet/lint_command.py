@@ -24,14 +24,16 @@ def comma_list(values: list[str] | None) -> list[str]:
 
 def lint_options(settings: Config, *, rules: list[Path] | None = None, select: list[str] | None = None,
                  ignore: list[str] | None = None, explicit: SnapshotInputs | None = None,
-                 baseline: Path | None = None, ignore_file: Path | None = None) -> LintOptions:
+                 baseline: Path | None = None, ignore_file: Path | None = None,
+                 upgrade_to: int | None = None) -> LintOptions:
     """The options of a lint as the configuration gives them: the command line's rule packs and ignored rules
     added to the configuration's, its selection in place of the configuration's."""
     from pgvet.lint import LintOptions
 
     return LintOptions(rules=[*settings.rules, *(rules or [])], select=comma_list(select) or list(settings.select),
                        ignore=[*settings.ignore, *comma_list(ignore)], params=settings.params, explicit=explicit,
-                       baseline=baseline, ignore_file=ignore_file, configured_select=list(settings.select))
+                       baseline=baseline, ignore_file=ignore_file, configured_select=list(settings.select),
+                       upgrade_to=upgrade_to)
 
 
 def explicit_inputs(sysctl: Path | None, sysctl_conf: list[Path] | None, meminfo: Path | None, lscpu: Path | None,
@@ -52,7 +54,7 @@ def run_lint(*, paths: list[Path] | None, output_format: list[str] | None, outpu
              ignore_file: Path | None, verbose: bool, color: bool | None, sysctl: Path | None,
              sysctl_conf: list[Path] | None, meminfo: Path | None, lscpu: Path | None, mounts: Path | None,
              sysfs: Path | None, host_yaml: Path | None, postgresql_conf: Path | None, auto_conf: Path | None,
-             pg_settings: Path | None) -> int:
+             pg_settings: Path | None, upgrade_to: int | None) -> int:
     """Lint the hosts and write the reports; the exit code (see cli.py's docstring)."""
     from pgvet.config import SEVERITIES, load_config
     from pgvet.errors import UsageError
@@ -61,6 +63,12 @@ def run_lint(*, paths: list[Path] | None, output_format: list[str] | None, outpu
     threshold = fail_on or settings.fail_on
     if threshold not in SEVERITIES:
         raise UsageError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
+    if upgrade_to is not None:
+        from pgvet.catalog import SUPPORTED_MAJORS
+
+        if upgrade_to not in SUPPORTED_MAJORS:
+            raise UsageError(f"--upgrade-to must be a major version pgvet has a parameter catalog for "
+                             f"({', '.join(map(str, SUPPORTED_MAJORS))}), not {upgrade_to}")
     explicit = explicit_inputs(sysctl, sysctl_conf, meminfo, lscpu, mounts, sysfs, host_yaml, postgresql_conf,
                                auto_conf, pg_settings)
     from pgvet.lint import host_directories
@@ -74,7 +82,8 @@ def run_lint(*, paths: list[Path] | None, output_format: list[str] | None, outpu
     elif explicit is not None and len(directories) > 1:
         raise UsageError("input file options apply to one host: give a single directory with them")
     options = lint_options(settings, rules=rules, select=select, ignore=ignore, explicit=explicit,
-                           baseline=baseline or settings.baseline, ignore_file=ignore_file or settings.ignore_file)
+                           baseline=baseline or settings.baseline, ignore_file=ignore_file or settings.ignore_file,
+                           upgrade_to=upgrade_to)
     if jobs > 1 and len(directories) > 1:  # 0 (the default) takes as many as pay, which the CPUs bound
         from pgvet.lint import usable_cpus
 

@@ -17,8 +17,16 @@ from typing import TYPE_CHECKING
 
 # Imported here, not in the functions: this module is itself imported at the first host's loading, and a
 # function's `from package import name` costs as much as building a fact (importlib's _handle_fromlist).
-from pgvet.catalog import NEWEST_MAJOR, SUPPORTED_MAJORS, did_you_mean, load_catalog, removed_parameter
-from pgvet.catalog.units import InvalidValue, format_native, parse_value
+from pgvet.catalog import (
+    BUILD_OPTIONS,
+    NEWEST_MAJOR,
+    SUPPORTED_MAJORS,
+    did_you_mean,
+    load_catalog,
+    removed_parameter,
+)
+from pgvet.catalog.units import InvalidValue, parse_value
+from pgvet.catalog.units import shown_value as _shown  # a value as SHOW writes it (drift items)
 from pgvet.errors import ParseError
 from pgvet.facts import Fact, FactValue, HostFacts, Item, make_fact
 from pgvet.findings import quote_identifier
@@ -61,7 +69,10 @@ def _catalog_for(major: int, host: HostFacts, source: Source) -> Catalog:
 
 
 def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[object] | None,
-         wanted: frozenset[str] | None = None) -> None:
+         wanted: frozenset[str] | None = None, upgrade_to: int | None = None) -> None:
+    """``upgrade_to``: judge the files as that major version reads them (``pgvet lint --upgrade-to``): the
+    host's own version becomes ``pg.upgraded_from``, and a live server's values, which are its version's,
+    are left out."""
     live = None
     if inputs.pg_settings is not None:
         from pgvet.snapshot import read_text
@@ -77,6 +88,8 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
                 version = Located(live_version.value, live_version.source)
 
     has_configuration = inputs.postgresql_conf is not None or inputs.postgresql_auto_conf is not None
+    if upgrade_to is not None and (has_configuration or live is not None):
+        version, live = _upgraded(host, version, live is not None, upgrade_to), None
     if version is None:
         if not (has_configuration or live):
             return
@@ -97,6 +110,8 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
         _conf_items(host, conf, catalog, params, major)
         prefix = "pg_conf" if live is not None else "pg"
         _effective_facts(host, conf, params, prefix)
+    if "pg.upgraded_from" in host.facts:
+        _default_change_items(host, catalog)
     if live is not None:
         from pgvet.sources.pgsettings import live_facts
 
@@ -119,6 +134,43 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
                 "pg_show_all_file_settings() to pgvet's role, or run pgvet on the server's host as root or as the "
                 "server's OS user")
     _defaults(host, catalog, wanted, major)
+
+
+def _upgraded(host: HostFacts, version: Located[object] | None, had_live: bool, target: int) -> Located[object]:
+    """The version the files are judged as with --upgrade-to: ``target``, the host's own kept as
+    pg.upgraded_from."""
+    if target not in SUPPORTED_MAJORS:  # the command line checked it: a caller's mistake
+        raise ValueError(f"no parameter catalog for PostgreSQL {target}")
+    if version is None:
+        host.notes.append(f"PostgreSQL version unknown (set pg_version in host.yaml or add PG_VERSION): the files "
+                          f"are judged as PostgreSQL {target} reads them, without the defaults that change on the way")
+    else:
+        host.add(Fact("pg.upgraded_from", int(version.value), version.source))  # type: ignore[call-overload]
+    if had_live:
+        host.notes.append(f"--upgrade-to {target}: the live server's values (pg_settings.json) are its own "
+                          "version's and are not used; the files are judged as PostgreSQL "
+                          f"{target} reads them")
+    return Located(target, Source("--upgrade-to"))
+
+
+def _default_change_items(host: HostFacts, catalog: Catalog) -> None:
+    """One ``default_change`` item per parameter that no file sets (no ``setting`` item names it, under any
+    of its names) and whose default differs between the host's version and the one it is judged as
+    (``--upgrade-to``)."""
+    from pgvet.catalog.upgrade import default_changes
+
+    upgraded_from = host.facts["pg.upgraded_from"]
+    source = int(upgraded_from.value)
+    set_names = set()
+    for item in host.items.get("setting", ()):
+        name = str(item["setting.name"])
+        param = catalog.get(name)
+        set_names.add(param.name.lower() if param is not None else name)
+    host.items["default_change"] = [
+        Item((("default_change.name", change.name), ("default_change.before", change.before),
+              ("default_change.after", change.after), ("default_change.added", change.added),
+              ("default_change.from_version", source)), upgraded_from.source)
+        for change in default_changes(source, catalog.major) if change.name.lower() not in set_names]
 
 
 def _display(path: InputPath, root: Path) -> str:
@@ -191,6 +243,9 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
                 fields["setting.removed_in"] = str(removal.removed_in)
                 if removal.replacement:
                     fields["setting.replacement"] = removal.replacement
+                    converted = removal.replacement_value(value)
+                    if converted is not None:
+                        fields["setting.replacement_value"] = converted
             else:
                 suggestion = did_you_mean(name, catalog)
                 if suggestion:
@@ -236,6 +291,11 @@ def _value_fields(major: int, name: str, text: str) -> dict[str, FactValue]:
         fields["setting.invalid"] = False
         fields["setting.canonical"] = parsed.canonical
         fields["setting.bare_number"] = bool(param.unit) and not parsed.had_unit
+        option = BUILD_OPTIONS.get(param.build_option(parsed.native) or "")
+        if option is not None:  # accepted as the builds with the option accept it: PGV421, PGV422 say so
+            fields["setting.build_option"] = option.name
+            fields["setting.build_configure"] = option.configure
+            fields["setting.build_mainstream"] = option.mainstream
     return fields
 
 
@@ -569,14 +629,3 @@ def _same(left: FactValue, right: FactValue) -> bool:
     return "".join(str(left).split()).lower() == "".join(str(right).split()).lower()
 
 
-def _shown(param: Param, text: str) -> str:
-    """A value as SHOW writes it (``128MB`` for 16384 pages of 8 kB)."""
-    try:
-        native = parse_value(param, text).native
-    except InvalidValue:
-        return text
-    if isinstance(native, bool):
-        return "on" if native else "off"
-    if isinstance(native, int | float):
-        return format_native(param, native)
-    return native

@@ -331,8 +331,10 @@ def _hosts_inside(root: Path) -> str:
 
 
 def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *, name: str | None = None,
-              wanted: frozenset[str] | None = None) -> HostFacts:
+              wanted: frozenset[str] | None = None, upgrade_to: int | None = None) -> HostFacts:
     """Assemble the facts of one host from its directory and/or explicit input files.
+
+    ``upgrade_to``: judge its PostgreSQL files as that major version reads them (pgfacts.load).
 
     ``wanted``: the host-wide facts the caller reads (a lint: what its rules and reports read). The bulk
     sources — the ~1 300 keys of ``sysctl -a``, the ~350 PostgreSQL defaults — then give only those;
@@ -366,7 +368,7 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
     _load_manifest(builder, inputs)
     _load_kernel(builder, inputs)
     _load_machine(builder, inputs)
-    _load_postgresql(builder, inputs, declared)
+    _load_postgresql(builder, inputs, declared, upgrade_to)
     _derive_host(builder, declared)
     _load_storage(builder, inputs)
     return builder.host
@@ -543,14 +545,15 @@ def _disk_items(disks: Mapping[str, Mapping[str, Located[int | str | bool]]]) ->
     return items
 
 
-def _load_postgresql(builder: _Builder, inputs: SnapshotInputs, declared: Mapping[str, Located[object]]) -> None:
+def _load_postgresql(builder: _Builder, inputs: SnapshotInputs, declared: Mapping[str, Located[object]],
+                     upgrade_to: int | None) -> None:
     from pgvet import pgfacts
 
     version = declared.get("pg_version")
     if version is None and inputs.pg_version_file is not None:
         text, display = builder.text(inputs.pg_version_file)
         version = pgfacts.parse_pg_version_file(text, display)
-    pgfacts.load(builder.host, builder.root, inputs, version, builder.wanted)
+    pgfacts.load(builder.host, builder.root, inputs, version, builder.wanted, upgrade_to)
 
 
 def _derive_host(builder: _Builder, declared: Mapping[str, Located[object]]) -> None:

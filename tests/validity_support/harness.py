@@ -10,7 +10,9 @@ What this machine may lack is set on the command line (:data:`OVERRIDES`). A com
 the file's, yet PostgreSQL still parses the file and validates every line of it (names and values; see
 ``test_overrides_keep_the_files_lines_validated``). ``lc_*`` lines are taken out: locales depend on the
 machine. A build that lacks SSL, Bonjour or a time zone database judges those lines by the build, not by
-the file: on such a build (probed once, :func:`build_lacks`) the lines are taken out too.
+the file: on such a build (probed once, :func:`build_lacks`) the lines are taken out too, and so are the
+values that need a build option it lacks (the catalog's ``build_options``: ``wal_compression = lz4`` on a
+build without lz4), which pgvet judges as the mainstream builds do (tests/test_validity_build.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from functools import cache
 from pathlib import Path
 
 import pgservers
+from pgvet.catalog import SUPPORTED_MAJORS, load_catalog
 from pgvet.lint import LintOptions, lint
 from pgvet.snapshot import SnapshotInputs
 
@@ -90,6 +93,8 @@ class Verdict:
     startup: list[tuple[str, str | None, int | None]] = field(default_factory=list)  # pgvet (rule, file, line)
     subjects: set[str] = field(default_factory=set)  # subjects of pgvet's startup findings (parameters)
     lint_error: str | None = None
+    # per older major S: pgvet's startup findings on the tree as a host of S linted with --upgrade-to this major
+    upgraded_from: dict[int, list[tuple[str, str | None, int | None]]] = field(default_factory=dict)
 
     @property
     def pgvet_refuses(self) -> bool:
@@ -123,22 +128,41 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def build_dependent_values(major: int) -> list[tuple[str, str, str]]:
+    """(parameter, value, build option) of every value the catalog of ``major`` records as build-dependent."""
+    if major not in SUPPORTED_MAJORS:
+        return []
+    return [(param.name, value, option) for param in load_catalog(major).params.values()
+            for value, option in param.build_options]
+
+
+def accepts(major: int, name: str, value: str) -> bool:
+    """Whether this build accepts ``name = value`` (``postgres -C``: parsed and checked, no server started)."""
+    result = pgservers.run(major, "postgres", ["-C", name, "-c", f"{name}={value}",
+                                               "-D", str(pgservers.template_cluster(major))], timeout=60)
+    return result.returncode == 0
+
+
 @cache
 def build_lacks(major: int) -> frozenset[str]:
     """Features this build refuses whatever the value means (no SSL, no Bonjour, no time zone database or no
-    'localtime' zone in it)."""
-    lacking = set()
-    for feature, (name, value) in _PROBES.items():
-        result = pgservers.run(major, "postgres", ["-C", name, "-c", f"{name}={value}",
-                                                   "-D", str(pgservers.template_cluster(major))], timeout=60)
-        if result.returncode != 0:
-            lacking.add(feature)
+    'localtime' zone in it), and the ``name=value`` of each build-dependent value it refuses."""
+    lacking = {feature for feature, (name, value) in _PROBES.items() if not accepts(major, name, value)}
+    lacking.update(f"{name}={value}" for name, value, _ in build_dependent_values(major)
+                   if not accepts(major, name, value))
     return frozenset(lacking)
+
+
+def _build_line(feature: str) -> re.Pattern[str]:
+    if feature in _BUILD_LINES:
+        return _BUILD_LINES[feature]
+    name, _, value = feature.partition("=")
+    return re.compile(rf"^\s*{name}\s*(=\s*|\s+)'?{value}'?\s*(#.*)?$", re.IGNORECASE)
 
 
 def machine_free(text: str, lacking: Iterable[str] = ()) -> str:
     """The file with the lines that depend on the machine (locales) or on the build commented out."""
-    patterns = [_LOCALE_LINE, *(_BUILD_LINES[name] for name in lacking)]
+    patterns = [_LOCALE_LINE, *(_build_line(feature) for feature in lacking)]
     return "".join("#" + line if any(pattern.match(line) for pattern in patterns) else line
                    for line in text.splitlines(keepends=True))
 
@@ -146,8 +170,10 @@ def machine_free(text: str, lacking: Iterable[str] = ()) -> str:
 class Judge:
     """One worker: a fresh cluster copy reused for every case it judges."""
 
-    def __init__(self, major: int, worker: int, overrides: dict[str, str] | None = None) -> None:
+    def __init__(self, major: int, worker: int, overrides: dict[str, str] | None = None,
+                 upgrades_from: Sequence[int] = ()) -> None:
         self.major = major
+        self.upgrades_from = upgrades_from
         self.overrides = OVERRIDES if overrides is None else overrides
         self.base = pgservers.make_tempdir(f"pgvet-validity-{major}-{worker}-")
         self.data = self.base / "data"
@@ -181,6 +207,8 @@ class Judge:
                     f"-c config_file='{conf}'", f"-c data_directory='{self.data}'",
                     f"-c external_pid_file='{self.base}/external.pid'",
                     f"-c hba_file='{self.data}/pg_hba.conf'", f"-c ident_file='{self.data}/pg_ident.conf'"]
+        if self.major < 15:  # the statistics collector's directory (a path of the file's machine), gone in 15
+            options.append(f"-c stats_temp_directory='{self.base}'")
         log = self.base / "start.log"
         log.unlink(missing_ok=True)  # pg_ctl -l appends: keep this start's messages only
         # a long wait: the largest max_connections takes tens of seconds to start on a loaded machine, and a
@@ -207,10 +235,15 @@ class Judge:
                           {(self._relative(path), int(line)) for path, line in PLACE.findall(log)},
                           {name.lower() for name in INVALID.findall(log)},
                           {self._relative(path) for path in ERRORS_IN.findall(log)})
-        (self.conf_dir / "PG_VERSION").write_text(f"{self.major}\n")
         auto = self.data / "postgresql.auto.conf" if case.auto_conf else None
-        result = lint([self.conf_dir], LintOptions(select=["startup"], explicit=SnapshotInputs(
-            postgresql_conf=conf, postgresql_auto_conf=auto)))
+        inputs = SnapshotInputs(postgresql_conf=conf, postgresql_auto_conf=auto)
+        for source in self.upgrades_from:  # the same tree, as a host of an older major about to upgrade
+            (self.conf_dir / "PG_VERSION").write_text(f"{source}\n")
+            upgraded = lint([self.conf_dir], LintOptions(select=["startup"], explicit=inputs, upgrade_to=self.major))
+            verdict.upgraded_from[source] = [(finding.rule_id, finding.path, finding.line)
+                                             for host in upgraded.hosts for finding in host.findings]
+        (self.conf_dir / "PG_VERSION").write_text(f"{self.major}\n")
+        result = lint([self.conf_dir], LintOptions(select=["startup"], explicit=inputs))
         if result.errors:
             verdict.lint_error = "; ".join(str(error) for error in result.errors)
         else:
@@ -224,12 +257,13 @@ class Judge:
 
 
 def judge_all(major: int, cases: Sequence[Case], workers: int = 2,
-              overrides: dict[str, str] | None = None) -> list[Verdict]:
-    """Judge every case, spread over a small pool of workers (each with its own cluster copy)."""
+              overrides: dict[str, str] | None = None, upgrades_from: Sequence[int] = ()) -> list[Verdict]:
+    """Judge every case, spread over a small pool of workers (each with its own cluster copy); with
+    ``upgrades_from``, pgvet's verdict on each as a host of those majors upgraded to ``major`` too."""
     batches = [list(cases[index::workers]) for index in range(workers)]
 
     def run(index: int) -> list[Verdict]:
-        judge = Judge(major, index, overrides)
+        judge = Judge(major, index, overrides, upgrades_from)
         try:
             return [judge.judge(case) for case in batches[index]]
         finally:

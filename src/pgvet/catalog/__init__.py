@@ -18,8 +18,10 @@ from typing import Any, Literal
 from pgvet.catalog.removed import REMOVALS, Removal, version_key
 
 __all__ = [
+    "BUILD_OPTIONS",
     "NEWEST_MAJOR",
     "SUPPORTED_MAJORS",
+    "BuildOption",
     "Catalog",
     "Param",
     "Removal",
@@ -29,7 +31,7 @@ __all__ = [
     "removed_parameter",
 ]
 
-SUPPORTED_MAJORS: tuple[int, ...] = (15, 16, 17, 18)
+SUPPORTED_MAJORS: tuple[int, ...] = (12, 13, 14, 15, 16, 17, 18)
 NEWEST_MAJOR = 18
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
@@ -37,6 +39,24 @@ MEMORY_UNITS = frozenset({"B", "kB", "8kB", "MB"})
 TIME_UNITS = frozenset({"ms", "s", "min"})
 
 VarType = Literal["bool", "integer", "real", "string", "enum"]
+
+@dataclass(frozen=True, slots=True)
+class BuildOption:
+    """A configure option some values need (``Param.build_options``): how to see whether a build has it,
+    and whether the mainstream builds (PGDG's packages, Debian's, Red Hat's) do."""
+
+    name: str
+    configure: str
+    mainstream: bool
+
+
+BUILD_OPTIONS: dict[str, BuildOption] = {each.name: each for each in (
+    BuildOption("lz4", "--with-lz4", True),
+    BuildOption("zstd", "--with-zstd", True),
+    BuildOption("liburing", "--with-liburing", True),
+    BuildOption("ssl", "--with-ssl=openssl", True),  # --with-openssl before 14
+    BuildOption("bonjour", "--with-bonjour", False),  # macOS's service discovery: no Linux package has it
+)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +85,13 @@ class Param:
     flags: tuple[str, ...] = ()
     hidden: bool = False
     major: int = NEWEST_MAJOR
+    build_options: tuple[tuple[str, str], ...] = ()
+
+    def build_option(self, native: object) -> str | None:
+        """The build option (a key of BUILD_OPTIONS) a parsed value needs, or None: ``lz4`` for
+        wal_compression's ``lz4``, ``ssl`` for ssl's on."""
+        key = ("on" if native else "off") if isinstance(native, bool) else native
+        return next((option for value, option in self.build_options if value == key), None)
 
     @property
     def kind(self) -> Literal["memory", "time"] | None:
@@ -106,6 +133,7 @@ def _param(row: dict[str, Any], major: int) -> Param:
         flags=tuple(row["flags"]),
         hidden=row["hidden"],
         major=major,
+        build_options=tuple(sorted(row["build_options"].items())),
     )
 
 
@@ -197,4 +225,5 @@ def removed_parameter(name: str, major: int) -> Removal | None:
         replacement = later.replacement
     if replacement == removal.replacement:
         return removal
-    return Removal(removal.name, removal.removed_in, replacement, "; ".join(notes))
+    return Removal(removal.name, removal.removed_in, replacement, "; ".join(notes), removal.same_value,
+                   removal.segments_per_unit)

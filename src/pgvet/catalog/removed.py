@@ -12,15 +12,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+WAL_SEGMENT_MB = 16  # the default WAL segment size (initdb --wal-segsize), what segment counts were counted in
+
 
 @dataclass(frozen=True, slots=True)
 class Removal:
-    """A parameter removed in ``removed_in`` (a major version as PostgreSQL spells it: ``"9.5"``, ``"16"``)."""
+    """A parameter removed in ``removed_in`` (a major version as PostgreSQL spells it: ``"9.5"``, ``"16"``).
+
+    ``segments_per_unit``: for a count of WAL segments replaced by a size, the size's segments per counted
+    segment (wal_keep_size = wal_keep_segments × 16MB: 1; max_wal_size ≈ 3 × checkpoint_segments × 16MB: 3);
+    None for a renamed parameter, whose value carries over as written (``same_value``)."""
 
     name: str
     removed_in: str
     replacement: str | None
     note: str
+    same_value: bool = False
+    segments_per_unit: int | None = None
+
+    def replacement_value(self, value: str) -> str | None:
+        """The replacement's value for this parameter's ``value`` (``wal_keep_segments = 100`` → ``1600MB``),
+        or None when there is no rule for it or the value is not a whole number of segments."""
+        if self.replacement is None:
+            return None
+        if self.same_value:
+            return value
+        if self.segments_per_unit is not None and value.strip().isdigit():
+            return f"{int(value) * self.segments_per_unit * WAL_SEGMENT_MB}MB"
+        return None
 
 
 def version_key(major: str) -> tuple[int, ...]:
@@ -88,5 +107,11 @@ _ROWS: tuple[tuple[str, str, str | None, str], ...] = (
     ("trace_recovery_messages", "17", None, "removed; use log_min_messages"),
 )
 
-REMOVALS: dict[str, Removal] = {name: Removal(name, removed_in, replacement, note)
-                                for name, removed_in, replacement, note in _ROWS}
+# Renamed parameters whose values mean the same under the new name, and segment counts turned into sizes.
+_SAME_VALUE = frozenset({"preload_libraries", "redirect_stderr", "stats_command_string", "unix_socket_directory",
+                         "replication_timeout", "min_parallel_relation_size", "trigger_file", "force_parallel_mode"})
+_SEGMENTS_PER_UNIT = {"wal_keep_segments": 1, "checkpoint_segments": 3}
+
+REMOVALS: dict[str, Removal] = {
+    name: Removal(name, removed_in, replacement, note, name in _SAME_VALUE, _SEGMENTS_PER_UNIT.get(name))
+    for name, removed_in, replacement, note in _ROWS}

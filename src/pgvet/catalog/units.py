@@ -337,3 +337,17 @@ def format_native(param: Param, native: int | float) -> str:
         if abs(_rint(chosen[0]) / chosen[0] - 1.0) <= 1e-8:
             break
     return f"{chosen[0]:g}{chosen[1]}"
+
+
+def shown_value(param: Param, text: str) -> str:
+    """A value as SHOW writes it (``128MB`` for 16384 pages of 8 kB, ``on`` for true); the text itself when
+    PostgreSQL would refuse it."""
+    try:
+        native = parse_value(param, text).native
+    except InvalidValue:
+        return text
+    if isinstance(native, bool):
+        return "on" if native else "off"
+    if isinstance(native, int | float):
+        return format_native(param, native)
+    return native

@@ -198,10 +198,12 @@ def _build_derived(builders: Sequence[_FileBuilder]) -> dict[str, DerivedFormula
         if compiled.kind not in (declared_kind, "any", "null"):
             raise RulePackError(f"derived.{name}: the formula gives a {compiled.kind} but the unit is {model.unit}",
                                 builder.at(location))
+        if model.predicts is not None:
+            _check_prediction(builder, index, model.predicts, types[name], formulas)
         formulas[name] = DerivedFormula(name=name, formula=model.formula, description=model.description,
                                         unit=model.unit, file=builder.source.path,
                                         line=_line_of(builder.data, ("derived", index)), compiled=compiled,
-                                        params=params, param_values=param_values)
+                                        params=params, param_values=param_values, predicts=model.predicts)
     cycle = find_cycle(formulas)
     if cycle is not None:
         builder, index = declared[cycle[0]]
@@ -216,6 +218,20 @@ def _build_derived(builders: Sequence[_FileBuilder]) -> dict[str, DerivedFormula
                                 builder.at(("derived", index, "formula")))
         formula.item_scope = scopes.pop() if scopes else None
     return formulas
+
+
+def _check_prediction(builder: _FileBuilder, index: int, predicted: str, derived_type: str,
+                      formulas: Mapping[str, DerivedFormula]) -> None:
+    """A formula predicts a host-wide fact a snapshot measures, of its kind, and no other formula predicts it."""
+    where = builder.at(("derived", index, "predicts"))
+    fact_type = static_type(predicted)
+    if fact_type is None or item_scope(predicted) is not None:
+        raise RulePackError(f"predicts {predicted}: not a host-wide fact pgvet reads", where)
+    if kind_of(fact_type) != kind_of(derived_type):
+        raise RulePackError(f"predicts {predicted}, a {kind_of(fact_type)}, with a {kind_of(derived_type)}", where)
+    for other in formulas.values():
+        if other.predicts == predicted:
+            raise RulePackError(f"derived.{other.name} predicts {predicted} already", where)
 
 
 def _build_rules(builders: Sequence[_FileBuilder], derived: Mapping[str, DerivedFormula]) -> list[Rule]:
@@ -328,6 +344,11 @@ def _build_example(builder: _FileBuilder, model: Any, index: int, number: int,
     for name in example.values or {}:
         if name not in model.values:
             raise RulePackError(f"{label}: {model.id} has no value {name}", builder.at((*base, "values", name)))
+    fixed = {*(model.fix.sysctl if model.fix is not None else ()), *(model.fix.postgresql if model.fix is not None
+                                                                       else ())}
+    for name in example.fix or {}:
+        if name not in fixed:
+            raise RulePackError(f"{label}: {model.id}'s fix sets no {name}", builder.at((*base, "fix", name)))
     if model.scope != "host" and example.item is None and example.expect != "skip":
         raise RulePackError(f"{label}: a scope: {model.scope} rule's example needs item: facts", builder.at(base))
     return Example(
@@ -339,4 +360,5 @@ def _build_example(builder: _FileBuilder, model: Any, index: int, number: int,
         item={name: with_units(value) for name, value in example.item.items()} if example.item is not None
         else None,
         line=_line_of(builder.data, base),
+        fix=dict(example.fix) if example.fix is not None else None,
     )

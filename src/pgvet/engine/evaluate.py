@@ -320,7 +320,7 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
                 postgresql = {key: value for key, value in postgresql.items() if value is not None}
             fix = Fix(sysctl, postgresql, (text.strip() or None) if text is not None else None)  # type: ignore[arg-type]
             if uncomputed:
-                _name_uncomputed(fix, uncomputed)
+                name_uncomputed(fix, uncomputed)
     for name, value in values.items():
         refused = out_of_range(value)
         if refused is not None:  # PostgreSQL's "value out of range": never a NaN or an infinity in a report
@@ -334,17 +334,9 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
 def _finding_parts(rule: Rule, env: Env) -> tuple[Fix, str, dict[str, Value]]:
     """A finding's fix, message and values, hole by hole: the reference the generated finding function
     (engine/codegen.py) follows, and the path that raises a hole's error as EvalError naming its expression."""
-    templates = rule.fix_templates
-    if templates is None:
-        fix = Fix()
-    else:
-        uncomputed: list[str] = []
-        fix = Fix(_settings(templates.sysctl, env, uncomputed) if templates.sysctl else {},
-                  _settings(templates.postgresql, env, uncomputed) if templates.postgresql else {},
-                  # a text that renders empty (its CASE had nothing to say on this host) is no text
-                  (render(templates.text, env).strip() or None) if templates.text is not None else None)
-        if uncomputed:
-            _name_uncomputed(fix, uncomputed)
+    fix, uncomputed = render_fix(rule, env)
+    if uncomputed:
+        name_uncomputed(fix, uncomputed)
     message = render(rule.message_template, env).strip()
     values: dict[str, Value] = {}
     for name, compiled in rule.value_exprs:
@@ -352,7 +344,20 @@ def _finding_parts(rule: Rule, env: Env) -> tuple[Fix, str, dict[str, Value]]:
     return fix, message, values
 
 
-def _name_uncomputed(fix: Fix, uncomputed: list[str]) -> None:
+def render_fix(rule: Rule, env: Env) -> tuple[Fix, list[str]]:
+    """The rule's fix on ``env``'s host, and the settings it cannot compute there (a NULL in their value)."""
+    templates = rule.fix_templates
+    uncomputed: list[str] = []
+    if templates is None:
+        return Fix(), uncomputed
+    fix = Fix(_settings(templates.sysctl, env, uncomputed) if templates.sysctl else {},
+              _settings(templates.postgresql, env, uncomputed) if templates.postgresql else {},
+              # a text that renders empty (its CASE had nothing to say on this host) is no text
+              (render(templates.text, env).strip() or None) if templates.text is not None else None)
+    return fix, uncomputed
+
+
+def name_uncomputed(fix: Fix, uncomputed: list[str]) -> None:
     missing = f"No value can be computed here for {', '.join(uncomputed)}."
     fix.text = f"{fix.text} {missing}" if fix.text else missing
 

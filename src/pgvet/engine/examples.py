@@ -66,11 +66,16 @@ def _matches(expected: Value, actual: Value) -> bool:
 
 
 def check_values(example: Example, finding: Finding) -> list[str]:
+    """What the finding carries that the example does not expect: its values, and the settings its fix writes."""
     problems: list[str] = []
     for name, expected in (example.values or {}).items():
         actual = finding.values.get(name)
         if not _matches(expected, actual):
             problems.append(f"value {name} is {actual!r}, expected {expected!r}")
+    written = {**finding.fix.sysctl, **finding.fix.postgresql}
+    for name, setting in (example.fix or {}).items():
+        if written.get(name) != setting:
+            problems.append(f"the fix writes {name} = {written.get(name)!r}, expected {setting!r}")
     return problems
 
 

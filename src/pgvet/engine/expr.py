@@ -273,6 +273,20 @@ def _mod(left: Any, right: Any) -> Value:
 ARITHMETIC: dict[str, Callable[[Any, Any], Value]] = {"+": _add, "-": _sub, "*": _mul, "/": _div, "%": _mod}
 
 
+def _as_text(value: object) -> str:
+    """A value as PostgreSQL's ``||`` writes it: true/false, integers without a decimal point."""
+    if type(value) is bool:
+        return "true" if value else "false"
+    if type(value) is float and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _concat(left: Any, right: Any) -> Value:
+    """SQL's ``||``: the two values as text, one after the other (NULL when either is, as in SQL)."""
+    return _as_text(left) + _as_text(right)
+
+
 class Arith(Expr):
     __slots__ = ("left", "op", "right")
 
@@ -1163,6 +1177,10 @@ class _Compiler:
             left = self.expect(self.compile(node.lexpr), "number", f"'{operator}'", node)
             right = self.expect(self.compile(node.rexpr), "number", f"'{operator}'", node)
             return Arith(ARITHMETIC[operator], left, right), "number"
+        if operator == "||":
+            left_node, _ = self.resolve(self.compile(node.lexpr), "text")
+            right_node, _ = self.resolve(self.compile(node.rexpr), "text")
+            return Arith(_concat, left_node, right_node), "text"
         if operator in COMPARISONS:
             left, right, checked = self.comparable(self.compile(node.lexpr), self.compile(node.rexpr), node,
                                                    f"'{operator}'")

@@ -19,7 +19,7 @@ Kind = Literal["number", "text", "bool", "any", "null"]
 NUMERIC_TYPES: frozenset[str] = frozenset({"int", "float", "number", "bytes", "seconds"})
 
 ITEM_SCOPES: tuple[str, ...] = ("mount", "disk", "setting", "problem", "declared", "drift", "file_error",
-                                "role_setting", "database", "slot", "prepared", "session", "index")
+                                "role_setting", "database", "slot", "prepared", "session", "index", "default_change")
 
 
 def kind_of(fact_type: str) -> Kind:
@@ -57,7 +57,7 @@ STATIC_FACTS: dict[str, FactType] = {
     "host.data_fstype": "text",
     # host.yaml `swap:` for configuration repositories without meminfo (see rules/derived.yaml).
     "host.swap": "bytes",
-    "pg.version": "int", "pg.catalog_version": "int", "pg.server_version": "text",
+    "pg.version": "int", "pg.catalog_version": "int", "pg.upgraded_from": "int", "pg.server_version": "text",
     "pg.prerelease": "text",
     "run.year_month": "int",
     "mount.device": "text", "mount.point": "text", "mount.fstype": "text", "mount.options": "text",
@@ -67,12 +67,16 @@ STATIC_FACTS: dict[str, FactType] = {
     "disk.holds_pgdata": "bool", "disk.virtual": "bool",
     "setting.name": "text", "setting.value": "text", "setting.file": "text", "setting.line": "int",
     "setting.raw": "text", "setting.known": "bool", "setting.placeholder": "bool", "setting.suggestion": "text",
-    "setting.removed_in": "text", "setting.replacement": "text", "setting.invalid": "bool", "setting.error": "text",
+    "setting.removed_in": "text", "setting.replacement": "text",
+    "setting.replacement_value": "text", "setting.invalid": "bool", "setting.error": "text",
     "setting.hint": "text", "setting.context": "text", "setting.unit": "text", "setting.canonical": "any",
     "setting.bare_number": "bool", "setting.occurrences": "int", "setting.effective": "bool",
     "setting.occurrences_in_kind": "int", "setting.last_in_kind": "bool",
-    "setting.applied": "bool", "setting.skipped_invalid": "text",
+    "setting.applied": "bool", "setting.skipped_invalid": "text", "setting.build_option": "text",
+    "setting.build_configure": "text", "setting.build_mainstream": "bool",
     "setting.overridden_by": "text", "setting.overridden_in_auto_conf": "bool", "setting.in_auto_conf": "bool",
+    "default_change.name": "text", "default_change.before": "text", "default_change.after": "text",
+    "default_change.added": "bool", "default_change.from_version": "int",
     "problem.kind": "text", "problem.message": "text", "problem.fatal": "bool", "problem.target": "text",
     "declared.key": "text", "declared.value": "text", "declared.running": "text",
     "declared.ignore_errors": "bool", "declared.written": "text", "declared.zeroed_by": "text",

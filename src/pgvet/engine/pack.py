@@ -80,6 +80,7 @@ class Example:
     params: dict[str, FactValue] | None = None
     item: dict[str, FactValue | None] | None = None
     line: int | None = None
+    fix: dict[str, str | None] | None = None  # settings the rule's own fix writes (None: not computed)
 
 
 @dataclass(slots=True)
@@ -95,6 +96,7 @@ class DerivedFormula:
     inputs: tuple[str, ...] = ()  # every fact it reads, other derived facts expanded, first-read order
     params: dict[str, ParamSpec] = field(default_factory=dict)
     param_values: Mapping[str, Value] = field(default_factory=dict)  # the defaults, or the configuration's
+    predicts: str | None = None  # the measured fact it stands for once a fix changes its inputs (the planner's)
 
 
 @dataclass(slots=True)

@@ -59,6 +59,9 @@ class ExampleModel(_Model):
     values: dict[str, Scalar | None] | None = Field(default=None, description="Values the finding must carry.")
     params: dict[str, Scalar] | None = Field(default=None, description="Parameter overrides for this example.")
     item: dict[str, Scalar | None] | None = Field(default=None, description="The item's facts, for scoped rules.")
+    fix: dict[str, str | None] | None = Field(
+        default=None, description="Settings the finding's fix must write, by sysctl key or parameter name, as "
+                                  "written (null: the fix cannot compute it on this host).")
 
 
 class RuleModel(_Model):
@@ -68,7 +71,7 @@ class RuleModel(_Model):
     severity: Literal["error", "warning", "info"]
     tags: list[str] = Field(default_factory=list)
     scope: Literal["host", "mount", "disk", "setting", "problem", "declared", "drift", "file_error", "role_setting",
-                   "database", "slot", "prepared", "session", "index"] = "host"
+                   "database", "slot", "prepared", "session", "index", "default_change"] = "host"
     applies: Text | None = Field(default=None, description="SQL precondition; false or NULL: skipped.")
     when: Text = Field(description="SQL condition stating the violation.")
     message: Text = Field(description="Template: {expression|size|pct|duration|number|int}.")
@@ -90,6 +93,10 @@ class DerivedModel(_Model):
     params: dict[str, ParamModel] = Field(
         default_factory=dict,
         description="Read by the formula as params.<param>; set in [tool.pgvet.params.derived.<name>].")
+    predicts: str | None = Field(
+        default=None,
+        description="A measured fact (meminfo.*, pg.*) the formula predicts once a fix changes the settings it "
+                    "reads: the planner (docs/planner.md) puts the formula's value in its place.")
 
 
 class PackFileModel(_Model):

@@ -253,8 +253,10 @@ def _point_at_origins(result: LintResult, directory: Path) -> None:
 
 
 def _save(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as error:
-        raise InputError(f"cannot write {path}: {error.strerror or error}") from None
-    print(f"answers saved to {path} (next time: pgvet check --answers {path})", file=sys.stderr)
+    """The answers written as every file pgvet writes is: whole or not at all, never through a link, and private
+    (they describe a database host)."""
+    from pgvet.output_file import write_file
+    from pgvet.report import visible
+
+    write_file(path, text.encode("utf-8"), private=True)
+    print(visible(f"answers saved to {path} (next time: pgvet check --answers {path})"), file=sys.stderr)

@@ -16,6 +16,7 @@ from pgvet.findings import Finding, HostError, HostResult, LintResult
 from pgvet.report import JsonArray, Spool, error_path, host_file_path, json_text, relative_path, render_with_writer
 
 if TYPE_CHECKING:
+    from pgvet.engine.planner import Target
     from pgvet.report import Out, ReportOptions, RunInfo
     from pgvet.summary import RunSummary
 
@@ -56,6 +57,19 @@ def finding_json(finding: Finding, host: HostResult, repo_root: Path | None = No
         ],
         "suppressed": finding.suppressed,
         "baseline": finding.baseline,
+    }
+
+
+def target_json(target: Target) -> dict[str, Any]:
+    """The host's target configuration (engine/planner.py): each change, and what is left by hand."""
+    return {
+        "changes": [{"kind": change.setting.kind, "setting": change.setting.name, "current": change.current,
+                     "target": change.target, "why": change.why, "rules": [rule.split(" ", 1)[0] for rule in
+                                                                         change.rules]}
+                    for change in target.changes],
+        "by_hand": [{"text": step.text, "rules": [rule.split(" ", 1)[0] for rule in step.rules],
+                     "setting": step.setting.name if step.setting is not None else None}
+                    for step in target.by_hand],
     }
 
 
@@ -110,8 +124,11 @@ class Writer:
         self.hosts = JsonArray(out, 2)
 
     def host(self, host: HostResult) -> None:
-        self.hosts.add({"name": host.host.name, "path": relative_path(".", host.host.root, self.repo_root),
-                        "counts": _counts(host), "warnings": host.host.warnings})
+        entry: dict[str, Any] = {"name": host.host.name, "path": relative_path(".", host.host.root, self.repo_root),
+                                 "counts": _counts(host), "warnings": host.host.warnings}
+        if host.target is not None:
+            entry["target"] = target_json(host.target)
+        self.hosts.add(entry)
         for finding in host.findings:
             self.finding_items.add(finding_json(finding, host, self.repo_root))
         for item in host.not_evaluated:

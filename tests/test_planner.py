@@ -1,0 +1,240 @@
+"""The planner (engine/planner.py): one target per host, each case of the issue that asked for it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import kernelsim
+from conftest import FIXTURES
+from pgvet.findings import Finding, HostResult
+from pgvet.fixfile import fix_host
+from pgvet.lint import LintOptions, lint
+
+GB_KB = 1024 * 1024
+
+
+def write_host(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def meminfo(mem_kb: int, swap_kb: int, *, committed_kb: int = 0, pages: int = 0, size_kb: int = 2048,
+            other_kb: int = 0, ratio: int = 50) -> str:
+    hugetlb = pages * size_kb + other_kb
+    limit = ((mem_kb - hugetlb) // 4 * ratio // 100 + swap_kb // 4) * 4
+    return (f"MemTotal: {mem_kb} kB\nSwapTotal: {swap_kb} kB\nCommitLimit: {limit} kB\n"
+            f"Committed_AS: {committed_kb} kB\n"
+            f"HugePages_Total: {pages}\nHugePages_Free: {pages}\nHugePages_Rsvd: 0\nHugePages_Surp: 0\n"
+            f"Hugepagesize: {size_kb} kB\nHugetlb: {hugetlb} kB\n")
+
+
+def sysctl(**values: object) -> str:
+    defaults: dict[str, object] = {"vm.overcommit_memory": 0, "vm.overcommit_ratio": 50, "vm.overcommit_kbytes": 0,
+                                   "vm.nr_hugepages": 0, "vm.nr_overcommit_hugepages": 0, "vm.swappiness": 10,
+                                   "vm.dirty_ratio": 10, "vm.dirty_background_ratio": 5, "vm.dirty_bytes": 0,
+                                   "vm.dirty_background_bytes": 0}
+    defaults.update({key.replace("__", "."): value for key, value in values.items()})
+    return "".join(f"{key} = {value}\n" for key, value in defaults.items())
+
+
+def host_result(path: Path, select: list[str] | None = None) -> HostResult:
+    result = lint([path], LintOptions(select=select or []))
+    assert not result.errors, result.errors
+    return result.hosts[0]
+
+
+def finding_of(result: HostResult, rule_id: str) -> Finding:
+    [found] = [finding for finding in result.findings if finding.rule_id == rule_id]
+    return found
+
+
+def changes(result: HostResult) -> dict[str, str]:
+    assert result.target is not None
+    return {change.setting.name: change.target for change in result.target.changes}
+
+
+def test_big_server_one_fix_leaves_commit_limit_above_what_is_committed(tmp_path: Path) -> None:
+    # one pgvet fix on main lowered the ratio to 52 for a pool it also shrank: CommitLimit 28.4 GB against 79.1 GB
+    # committed, and every new allocation failed; the next pass wrote 6, then 70
+    host = tmp_path / "big-server"
+    import shutil
+
+    shutil.copytree(FIXTURES / "big-server", host)
+    fix_host(host, LintOptions(), write_files=True)
+    kernelsim.apply_and_reboot(host)
+    after = kernelsim.read_meminfo(host / "meminfo.txt")
+    assert after["CommitLimit"] >= 1.1 * after["Committed_AS"]
+    # the pool is the one the new shared_buffers needs, not the 138 GB's
+    pages = after["HugePages_Total"]
+    assert 24_000 < pages < 26_000
+    consolidated, _ = fix_host(host, LintOptions())
+    assert not consolidated.sysctl and not consolidated.postgresql
+
+
+def test_huge_pages_on_comes_with_the_pool_postgresql_needs(tmp_path: Path) -> None:
+    # PGV115 (huge_pages = off with a pool) wrote huge_pages = on alone: 1 000 pages for a need of 2 124, and the
+    # server did not start
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(16 * GB_KB, 2 * GB_KB, pages=1000),
+        "sysctl.txt": sysctl(vm__nr_hugepages=1000),
+        "postgresql.conf": "shared_buffers = 4GB\nhuge_pages = off\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    target = changes(host_result(path, ["PGV11", "PGV520"]))
+    assert target["huge_pages"] == "on" and int(target["vm.nr_hugepages"]) > 2000
+    fix_host(path, LintOptions(select=["PGV11", "PGV520"]), write_files=True)
+    kernelsim.apply_and_reboot(path)
+    after = host_result(path)
+    assert "PGV110" not in {finding.rule_id for finding in after.findings}  # the pool holds what PostgreSQL needs
+
+
+def test_a_pool_of_another_page_size_is_never_written_nor_removed(tmp_path: Path) -> None:
+    # huge_page_size = 1GB with no 1 GB page reserved: the fix wrote huge_pages = on and vm.nr_hugepages = 0
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(64 * GB_KB, 2 * GB_KB, pages=3000),
+        "sysctl.txt": sysctl(vm__nr_hugepages=3000),
+        "postgresql.conf": "shared_buffers = 16GB\nhuge_pages = try\nhuge_page_size = 1GB\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path)
+    target = changes(result)
+    assert "vm.nr_hugepages" not in target
+    assert target.get("huge_pages") != "on"
+    texts = " ".join(finding.fix.text or "" for finding in result.findings if finding.rule_id in ("PGV112", "PGV113"))
+    assert "hugepagesz= and hugepages=" in texts
+
+
+def test_max_connections_is_never_lowered(tmp_path: Path) -> None:
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(16 * GB_KB, 2 * GB_KB),
+        "sysctl.txt": sysctl(),
+        "lscpu.txt": "CPU(s): 4\nSocket(s): 1\n",
+        "postgresql.conf": "max_connections = 1000\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path)
+    assert "max_connections" not in changes(result)
+    many = finding_of(result, "PGV536")
+    assert not many.fix.postgresql and "primary first, then on its standbys" in (many.fix.text or "")
+
+
+def test_a_user_pack_that_lowers_a_hot_standby_minimum_is_pinned(tmp_path: Path) -> None:
+    pack = write_host(tmp_path / "pack", {"acme.yaml": """
+rules:
+  - id: ACME1
+    name: fewer-connections
+    title: Fewer connections
+    severity: warning
+    when: pg.max_connections > 100
+    message: "max_connections = {pg.max_connections}"
+    fix:
+      postgresql: {max_connections: "100"}
+    why: a house rule
+    references: [house rules]
+    examples:
+      - facts: {pg.max_connections: 200}
+        expect: fire
+      - facts: {pg.max_connections: 100}
+        expect: pass
+"""})
+    path = write_host(tmp_path / "host", {"postgresql.conf": "max_connections = 300\n",
+                                          "host.yaml": "pg_version: 17\n"})
+    result = lint([path], LintOptions(rules=[pack], select=["ACME1"])).hosts[0]
+    assert "max_connections" not in changes(result)
+    [finding] = result.findings
+    assert not finding.fix.postgresql and "would stop a hot standby" in (finding.fix.text or "")
+
+
+def test_no_ratio_when_the_swap_alone_exceeds_80_percent(tmp_path: Path) -> None:
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(8 * GB_KB, 8 * GB_KB, ratio=50),
+        "sysctl.txt": sysctl(vm__overcommit_memory=2),
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path)
+    assert "vm.overcommit_ratio" not in changes(result)
+    high = finding_of(result, "PGV103")
+    assert not high.fix.sysctl and "lower the swap first" in (high.fix.text or "")
+
+
+def test_unknown_ram_makes_commit_limit_unknown_not_the_swap(tmp_path: Path) -> None:
+    # a configuration repository with the swap but not the RAM: CommitLimit was taken as the swap alone
+    path = write_host(tmp_path, {
+        "sysctl.d/10-vm.conf": "vm.overcommit_memory = 2\nvm.overcommit_ratio = 80\n",
+        "host.yaml": "pg_version: 17\nswap: 2GB\n",
+    })
+    result = host_result(path)
+    assert "vm.overcommit_ratio" not in changes(result)
+    assert {record.rule_id for record in result.not_evaluated} >= {"PGV103", "PGV104"}
+
+
+def test_strict_overcommit_is_not_advised_with_a_guessed_ratio(tmp_path: Path) -> None:
+    path = write_host(tmp_path, {"sysctl.d/10-vm.conf": "vm.overcommit_memory = 0\n",
+                                 "host.yaml": "pg_version: 17\nram: 32GB\n"})
+    result = host_result(path)
+    assert not {"vm.overcommit_memory", "vm.overcommit_ratio"} & changes(result).keys()
+    lax = finding_of(result, "PGV101")
+    assert "the swap size is not known" in (lax.fix.text or "")
+
+
+def test_instances_add_up_in_the_memory_formulas(tmp_path: Path) -> None:
+    files = {"meminfo.txt": meminfo(64 * GB_KB, 2 * GB_KB), "sysctl.txt": sysctl(),
+             "postgresql.conf": "shared_buffers = 16GB\nwork_mem = 4MB\n"}
+    one = host_result(write_host(tmp_path / "one", {**files, "host.yaml": "pg_version: 17\n"}))
+    two = host_result(write_host(tmp_path / "two", {**files, "host.yaml": "pg_version: 17\npg_instances: 2\n"}))
+    assert "PGV501" not in {finding.rule_id for finding in one.findings}
+    large = finding_of(two, "PGV501")
+    assert large.values["ratio"] == 0.5 and "in each of the 2 instances" in large.message
+    assert changes(two)["shared_buffers"] == "8192MB"  # a quarter of the RAM, shared out
+
+
+def test_in_a_container_strict_overcommit_is_not_promised(tmp_path: Path) -> None:
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(64 * GB_KB, 2 * GB_KB), "sysctl.txt": sysctl(),
+        "sysfs.txt": f"/sys/fs/cgroup/memory.max:{8 * 1024**3}\n", "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path)
+    assert "PGV101" not in {finding.rule_id for finding in result.findings}
+    assert "vm.overcommit_memory" not in changes(result)
+
+
+def test_dirty_bytes_on_a_small_host_stay_within_pgvets_own_limits(tmp_path: Path) -> None:
+    # PGV134 on a 1 GB host set vm.dirty_bytes to 512 MB, 52 % of RAM, against pgvet's own 10 %
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(GB_KB, 0),
+        "sysctl.txt": sysctl(vm__dirty_ratio=10, vm__dirty_background_ratio=20),
+        "host.yaml": "pg_version: 17\n",
+    })
+    target = changes(host_result(path))
+    assert int(target["vm.dirty_bytes"]) <= 0.1 * GB_KB * 1024
+    assert int(target["vm.dirty_background_bytes"]) < int(target["vm.dirty_bytes"])
+
+
+@pytest.mark.parametrize("bundled", ["big-server", "small-vm", "well-tuned", "config-repo"])
+def test_one_report_never_says_two_things_about_one_setting(bundled: str) -> None:
+    result = host_result(FIXTURES / bundled)
+    seen: dict[str, tuple[str, str]] = {}
+    for finding in result.findings:
+        for name, value in {**finding.fix.sysctl, **finding.fix.postgresql}.items():
+            first = seen.setdefault(name, (value, finding.rule_id))
+            assert first[0] == value, f"{name}: {first[1]} says {first[0]}, {finding.rule_id} says {value}"
+    assert changes(result) == {name: value for name, (value, _) in seen.items()}
+
+
+def test_a_suppressed_rule_proposes_nothing(tmp_path: Path) -> None:
+    import shutil
+
+    host = tmp_path / "big-server"
+    shutil.copytree(FIXTURES / "big-server", host)
+    conf = host / "postgresql.conf"
+    conf.write_text(conf.read_text().replace("shared_buffers = 138GB", "shared_buffers = 138GB  "
+                                             "# pgvet: ignore[PGV501] a cache server, measured"))
+    result = host_result(host)
+    target = changes(result)
+    assert "shared_buffers" not in target
+    # the pool is then the one 138 GB needs, which the host cannot hold beside what it commits: left by hand
+    assert "vm.nr_hugepages" not in target or int(target["vm.nr_hugepages"]) > 70_000
