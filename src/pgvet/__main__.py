@@ -1,7 +1,7 @@
 """``python -m pgvet`` and the ``pgvet`` command (its entry point in pyproject.toml).
 
 Ctrl-C is exit code 130 and one line at any moment (SIGTERM 143, SIGHUP 129: pgvet.interrupt), also while the
-command line's modules are still being imported (typer alone takes a tenth of a second): nothing is imported
+command line's modules are still being imported (typer alone is slow to import): nothing is imported
 here before the ``try``. `pgvet lint` is read by fastcli and imports no command-line library; every other
 command line goes to typer (cli.app).
 """

@@ -19,7 +19,7 @@ class Fact(NamedTuple):
     settings and declared sysctl keys can be set several times; later wins).
     ``raw`` is the text as written, when it differs from ``value`` (``'8GB'``, ``16384``).
 
-    A named tuple: immutable like a frozen dataclass, and made in a third of the time — a host has
+    A named tuple: immutable like a frozen dataclass, and cheaper to make — a host has
     hundreds of facts (a dozen per postgresql.conf line).
     """
 
@@ -38,8 +38,8 @@ class Fact(NamedTuple):
         return out
 
 
-# A Fact from its five fields (name, value, source, occurrences, raw), made by tuple.__new__ straight: a third of
-# the time of Fact(...), whose __new__ is Python code. For the loops that make most of a host's facts.
+# A Fact from its five fields (name, value, source, occurrences, raw), made by tuple.__new__ straight: Fact(...)'s
+# __new__ is Python code. For the loops that make most of a host's facts.
 make_fact: Callable[[tuple[str, FactValue, Source, tuple[Source, ...], str | None]], Fact] = partial(
     tuple.__new__, Fact)
 

@@ -194,8 +194,8 @@ def facts_read(pack: RulePack) -> frozenset[str]:
     return frozenset(names)
 
 
-# Hosts read before any is evaluated (_Plan.lint_batch): as many as the caches gain from (32 and 64 did no
-# better), few enough that holding their facts (~50 kB a host) does not show beside the run's 30 MB.
+# Hosts read before any is evaluated (_Plan.lint_batch): as many as the CPU's caches gain from (larger batches did
+# no better), few enough that holding their facts does not show in the run's peak memory.
 BATCH_HOSTS = 16
 
 
@@ -229,8 +229,8 @@ class _Plan:
     def lint_batch(self, directories: Sequence[Path | None]) -> list[HostResult | HostError]:
         """The hosts' outcomes, in order: every host of the batch read, then the rules evaluated rule by rule on
         every host (engine/evaluate.py, evaluate_hosts). Each stage then runs on caches that still hold its own
-        code and data (the parsers', the rule pack's): against reading and evaluating one host after the other,
-        two fifths fewer misses of a simulated 1 MB cache (cachegrind), and a sixth less CPU time."""
+        code and data (the parsers', the rule pack's), where reading and evaluating one host after the other
+        made each stage start on caches the other had filled (docs/performance.md)."""
         loaded = [self._load(directory) for directory in directories]
         read = [(directory, host) for directory, host in zip(directories, loaded, strict=True)
                 if isinstance(host, HostFacts)]

@@ -1,6 +1,6 @@
 """`pgvet lint`'s work once its command line is read: what typer's ``cli.lint`` and the fast command line
 (fastcli) both call. It imports no command-line library: a lint started through fastcli never imports
-typer (a third of a one-host lint's start). It returns the exit code; pgvet's own errors are raised
+typer (a large share of a one-host lint's start). It returns the exit code; pgvet's own errors are raised
 (PgvetError), and the caller says them.
 """
 

@@ -36,8 +36,8 @@ class Located(Generic[T_co]):
     source: Source
 
 
-# The __init__ a frozen dataclass is given sets each field through object.__setattr__, which costs a third of
-# the time of building the object; a host's inputs make a few hundred Sources and Locateds. These set the
+# The __init__ a frozen dataclass is given sets each field through object.__setattr__, most of the cost of
+# building the object; a host's inputs make a few hundred Sources and Locateds. These set the
 # slots through their descriptors instead: same objects, still frozen (tests/test_snapshot.py checks).
 _SET_SOURCE_PATH = Source.__dict__["path"].__set__
 _SET_SOURCE_LINE = Source.__dict__["line"].__set__

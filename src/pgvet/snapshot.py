@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 MAX_INPUT_BYTES = 32 * 1024 * 1024
 # What a host's inputs may hold together (sysctl.d may hold any number of files), and the lines of the inputs
 # whose lines become items the rules judge one by one (mounts, disks, declared kernel settings): each costs a few
-# kilobytes once judged (200 000 mounts took 500 MB). A container host lists a few thousand mounts. Beyond
+# kilobytes once judged. A container host lists a few thousand mounts. Beyond
 # them the host is refused, as for a file too large: judging it without some of its lines would be wrong.
 MAX_HOST_BYTES = 2 * MAX_INPUT_BYTES
 MAX_ITEM_LINES = 100_000

@@ -32,7 +32,7 @@ from pgvet.sources import find_mark_in_bytes, read_file_at_most
 
 # The start of a suppression comment; its selectors run to the first ']' after it, found with str.find. As one
 # pattern (`…ignore\[([^\]]*)\]`) each start scanned the rest of the line for its ']': quadratic on a line of
-# starts without one (a 448 kB line took a minute).
+# starts without one (minutes on one long line).
 _IGNORE_START = re.compile(r"#\s*pgvet:\s*ignore\[")
 MAX_SCANNED_BYTES = 4 * 1024 * 1024
 BASELINE_FORMAT = 1

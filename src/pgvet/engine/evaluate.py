@@ -155,7 +155,7 @@ def evaluate_hosts(pack: RulePack, hosts: Sequence[HostFacts], *, params: ParamO
                    plan: Plan | None = None, host_caches: Sequence[dict[str, Value]] | None = None,
                    ) -> list[HostResult | Exception]:
     """The pack's rules on each host, rule by rule: a rule runs on every host before the next one, its code and
-    data still in the CPU's caches (a batch's evaluation took a sixth less time than host by host). Each host's
+    data still in the CPU's caches, where host by host each rule would start cold. Each host's
     result is what evaluate_host gives it; a host met by an unexpected error (a bug) gets that error instead,
     and the others go on. ``host_caches``: one per host, receiving its derived values."""
     derived = pack.derived_by_name
@@ -325,7 +325,7 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
         refused = out_of_range(value)
         if refused is not None:  # PostgreSQL's "value out of range": never a NaN or an infinity in a report
             raise EvalError(f"{rule.id}.values.{name} is out of range: {refused}")
-    # positional, in Finding's field order: keyword arguments cost ~0.8 µs more a finding
+    # positional, in Finding's field order: a finding is made for every rule that fires on every host
     return Finding(rule.id, rule.name, rule.severity, rule.title, message, host_name,
                    fingerprint(rule.id, host_name, path, subject), rule.tags, subject, path, line,
                    values, entries, fix, rule.help, list(rule.references))

@@ -249,7 +249,7 @@ def relative_path(path: str, root: str, repo_root: Path | None = None, cwd: str 
 def host_file_path(path: str, host: HostResult, repo_root: Path | None = None, cwd: str | None = None) -> str:
     """relative_path of a file of the host (a finding's path): a name its directory's listing showed as a
     regular file is no link, and its real path is known without asking the file system (an lstat per file
-    per host, a tenth of a fleet's system calls)."""
+    per host, a visible share of a fleet's system calls)."""
     return _relative_path(path, host.host.root, repo_root, cwd or os.getcwd(), path in host.host.regular_files)
 
 

@@ -207,8 +207,8 @@ def _fits(plain: str, width: int) -> bool:
 
 def _plain_lines(text: Text, console: Console, width: int) -> list[str]:
     """The lines ``text.wrap`` gives, as plain text. A text that fits, the usual row, is already its only
-    line: rich's wrapping, a third of the report's time, is left out for it; a text of one-cell characters is
-    wrapped here (_wrap_one_cell), at a fifth of rich's cost; anything else goes through rich."""
+    line: rich's wrapping, the report's largest cost, is left out for it; a text of one-cell characters is
+    wrapped here (_wrap_one_cell), for much less; anything else goes through rich."""
     plain = text.plain
     if _fits(plain, width):
         return [plain]
@@ -260,8 +260,7 @@ def _wrapped(text: Text, console: Console, width: int) -> Lines:
 def _print_rows(console: Console, rows: list[tuple[str, Text]]) -> None:
     """Rows of a label (dim, LABEL_WIDTH wide) and a text wrapped in the rest of the width — what a
     two-column ``Table.grid`` prints, the text wrapped by rich as a table cell wraps it, without the
-    table's measuring and cropping of every cell (which cost 5 ms a finding: 28 minutes for a fleet of
-    10 000 hosts in the text report)."""
+    table's measuring and cropping of every cell, which made the text report of a large fleet take minutes."""
     available = console.width - LABEL_WIDTH
     plain = _plain(console) and available > 0  # narrower, rich crops the labels' column too
     if plain and not any("\t" in text.plain for _, text in rows):
@@ -280,8 +279,8 @@ def _print_rows(console: Console, rows: list[tuple[str, Text]]) -> None:
 
 def _write_plain_rows(console: Console, rows: list[tuple[str, Text]], width: int) -> None:
     """The rows without styles, as text: what _print_styled_rows prints on a console without colours (where
-    rich writes no styles), less the blanks that pad each cell (the report drops them), at a fifth of the
-    cost — most reports, fleets' included, go to files and pipes."""
+    rich writes no styles), less the blanks that pad each cell (the report drops them), without rich's
+    styled segments — most reports, fleets' included, go to files and pipes."""
     out: list[str] = []
     for label, text in rows:
         for index, line in enumerate(_plain_lines(text, console, width)):

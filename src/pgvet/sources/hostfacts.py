@@ -231,7 +231,7 @@ def _unknown(key: object, known: tuple[str, ...] | list[str], source: Source) ->
     return ParseError(f"unknown key {key!r}{hint}", source)
 
 
-# A host description is a dozen keys; ruamel.yaml takes seconds over megabytes (8 MB of one word: 5 s).
+# A host description is a dozen keys; ruamel.yaml takes seconds over megabytes.
 MAX_HOST_YAML_CHARS = 256 * 1024
 
 

@@ -49,7 +49,7 @@ def _unescape_hex(text: str) -> str:
 
 # `mount` lines are split by scans from their ends, each character looked at a bounded number of times. The
 # patterns they replace (`^(.+?) on (.+) type (\S+) \((.*)\)(?: \[.*\])?$` and the macOS one) backtracked
-# over every split of a long line without a match (a 160 kB line took 46 s); the scans give what they matched:
+# over every split of a long line without a match (seconds on one long line); the scans give what they matched:
 # the device up to the first " on ", the mount point as long as the rest of the line allows.
 
 
