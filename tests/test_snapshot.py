@@ -212,8 +212,7 @@ def test_snapshot_of_this_machine_equals_what_the_system_reports(tmp_path: Path)
         assert host.facts["host.cpus"].value == os.cpu_count()
 
 
-def test_source_and_located_built_by_their_fast_init_are_frozen_dataclasses() -> None:
-    """provenance.py sets their slots straight: the objects are the dataclasses' own, frozen and picklable."""
+def test_source_and_located_are_frozen_picklable_dataclasses() -> None:
     import dataclasses
     import pickle
 
