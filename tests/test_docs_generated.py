@@ -68,8 +68,8 @@ def test_the_rule_authoring_example_is_a_rule_pack_that_loads_and_passes(tmp_pat
 
 
 def test_the_readme_host_yaml_example_is_valid_and_shows_every_key(tmp_path: Path) -> None:
-    from pgvet.snapshot import load_host
-    from pgvet.sources.hostfacts import KNOWN_KEYS
+    from pgvet.inputs.host_yaml import KNOWN_KEYS
+    from pgvet.snapshot.load import load_host
 
     readme = (PROJECT / "README.md").read_text(encoding="utf-8")
     example = re.search(r"```yaml\n(.*?)```", readme, re.DOTALL)

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pgvet.errors import InputError, ParseError
+from pgvet.inputs import postgresql_conf
+from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, ConfSetting, load_conf, parse_conf_text
 from pgvet.provenance import Source
-from pgvet.sources import pgconf
-from pgvet.sources.pgconf import ConfDirective, ConfProblem, ConfSetting, load_conf, parse_conf_text
 
 
 def one(text: str) -> ConfSetting:
@@ -149,13 +149,13 @@ def write(base: Path, files: dict[str, str | bytes]) -> None:
         path.write_bytes(content.encode() if isinstance(content, str) else content)
 
 
-def load(base: Path, **kwargs: object) -> pgconf.ConfResult:
+def load(base: Path, **kwargs: object) -> postgresql_conf.ConfResult:
     auto = base / "postgresql.auto.conf"
     return load_conf(base / "postgresql.conf", root=base, auto_conf=auto if auto.exists() else None,
                      display_base=base, **kwargs)  # type: ignore[arg-type]
 
 
-def placed(result: pgconf.ConfResult) -> list[tuple[str, str, str]]:
+def placed(result: postgresql_conf.ConfResult) -> list[tuple[str, str, str]]:
     return [(s.name, s.value, str(s.source)) for s in result.settings]
 
 
@@ -298,7 +298,7 @@ def test_latin1_file_and_huge_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     result = load(tmp_path)
     assert placed(result) == [("a", "1", "postgresql.conf:1"), ("x.y", "café", "postgresql.conf:2")]
     assert [(p.kind, str(p.source), p.fatal) for p in result.problems] == [("encoding", "postgresql.conf:2", False)]
-    monkeypatch.setattr(pgconf, "MAX_FILE_BYTES", 20)
+    monkeypatch.setattr(postgresql_conf, "MAX_FILE_BYTES", 20)
     write(tmp_path, {"postgresql.conf": "include 'big.conf'\n"})
     with pytest.raises(InputError, match=r"big\.conf is larger than 20 bytes") as raised:
         load(tmp_path)
@@ -318,7 +318,7 @@ def test_paths_without_display_base_are_postgres_paths(tmp_path: Path) -> None:
 
 
 def test_file_budget_stops_exponential_include_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pgconf, "MAX_FILES", 50)
+    monkeypatch.setattr(postgresql_conf, "MAX_FILES", 50)
     files: dict[str, str | bytes] = {"postgresql.conf": "include_dir 'l1'\n"}
     for level in range(1, 10):  # each file of a level includes the whole next level: 5**8 files
         for name in "abcde":
@@ -353,9 +353,9 @@ def test_character_classes_are_the_lexers_over_every_code_point() -> None:
     import re
 
     every = "".join(map(chr, range(0x110000)))
-    for written, meant in ((pgconf._LETTER, r"[A-Za-z_]|[^\x00-\x7f]"),
-                           (pgconf._ID_CHAR, r"[A-Za-z_0-9]|[^\x00-\x7f]"),
-                           (pgconf._UNQUOTED_CHAR, r"[A-Za-z_0-9\-._:/]|[^\x00-\x7f]")):
+    for written, meant in ((postgresql_conf._LETTER, r"[A-Za-z_]|[^\x00-\x7f]"),
+                           (postgresql_conf._ID_CHAR, r"[A-Za-z_0-9]|[^\x00-\x7f]"),
+                           (postgresql_conf._UNQUOTED_CHAR, r"[A-Za-z_0-9\-._:/]|[^\x00-\x7f]")):
         assert re.sub(written, "", every) == re.sub(meant, "", every)
 
 

@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     from pgvet.config import Config
     from pgvet.engine.pack import RulePack
     from pgvet.errors import InputError
-    from pgvet.facts import HostFacts
     from pgvet.findings import HostError, LintResult
     from pgvet.lint import LintOptions
     from pgvet.report import Renderer
-    from pgvet.snapshot import SnapshotInputs
+    from pgvet.snapshot.discovery import SnapshotInputs
+    from pgvet.snapshot.facts import HostFacts
 
 app = typer.Typer(
     name="pgvet",
@@ -86,7 +86,7 @@ def _load_one_host(directory: Path | None, explicit: SnapshotInputs | None = Non
     """load_host for the commands of one host (facts, explain, fix): an input error names the file as the user
     can open it (``hosts/db1/sysctl.d/10.conf:1``), not relative to the host as a fleet report does."""
     from pgvet.errors import InputError
-    from pgvet.snapshot import load_host
+    from pgvet.snapshot.load import load_host
 
     try:
         return load_host(directory, explicit)

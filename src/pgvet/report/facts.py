@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from pgvet.facts import Fact, HostFacts
 from pgvet.report import visible
+from pgvet.snapshot.facts import Fact, HostFacts
 
 
 def facts_json(host: HostFacts) -> dict[str, object]:

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pgvet.errors import ParseError
+from pgvet.inputs.postgresql_conf import ConfSetting
 from pgvet.provenance import Source
-from pgvet.sources.pgconf import ConfSetting
 
 __all__ = ["AlterSet", "parse_alter_sql", "parse_alter_statements"]
 

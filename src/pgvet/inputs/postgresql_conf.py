@@ -63,8 +63,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from pgvet.errors import InputError
+from pgvet.inputs.reading import find_mark_in_bytes, read_file_at_most
 from pgvet.provenance import Source
-from pgvet.sources import find_mark_in_bytes, read_file_at_most
 
 __all__ = [
     "ConfDirective",
