@@ -16,7 +16,7 @@ from pgvet.inputs.reading import read_text
 from pgvet.inputs.registry import INPUT_KINDS, KINDS, InputKind, host_markers, input_options
 from pgvet.lint import HOST_MARKERS, host_directories
 from pgvet.snapshot import discovery
-from pgvet.snapshot.discovery import SnapshotInputs, discover
+from pgvet.snapshot.discovery import SnapshotInputs, discover, given_inputs
 from pgvet.snapshot.load import load_host
 
 # Hosts that hold, together, a file of every kind but collect.json (which `pgvet collect` writes: tests/test_live_*)
@@ -70,6 +70,15 @@ def test_explicit_inputs_replace_the_discovered_ones(tmp_path: Path) -> None:
     elsewhere.write_text("MemTotal: 2048 kB\n")
     host = load_host(tmp_path, SnapshotInputs.of(meminfo=elsewhere, sysctl_conf=[]))
     assert host.facts["meminfo.mem_total"].value == 2048 * 1024
+
+
+def test_options_given_by_their_parameter_names_are_the_kinds_inputs() -> None:
+    given = given_inputs({"auto_conf": Path("a.conf"), "sysctl_conf": [Path("1.conf"), Path("2.conf")], "lscpu": None})
+    assert given is not None
+    assert given.first("postgresql_auto_conf") == Path("a.conf") and given.first("lscpu") is None
+    assert given.every("sysctl_conf") == [Path("1.conf"), Path("2.conf")]
+    assert given_inputs({"meminfo": None, "sysctl_conf": []}) is None
+    assert {kind.parameter for kind in input_options()} >= {"auto_conf", "pg_settings", "postgresql_conf"}
 
 
 def test_every_os_file_marks_a_host(tmp_path: Path) -> None:

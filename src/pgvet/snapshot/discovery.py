@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pgvet.inputs.registry import INPUT_KINDS, KINDS, InputKind
+from pgvet.inputs.registry import INPUT_KINDS, KINDS, InputKind, input_options
 from pgvet.snapshot.facts import HostFacts
 
 # An input's path: a Path when given on the command line; discovered files of the host directory are strings,
@@ -56,6 +56,14 @@ class SnapshotInputs:
     def merged(self, explicit: SnapshotInputs) -> SnapshotInputs:
         """These inputs with every input given explicitly taking the place of the discovered one."""
         return SnapshotInputs({**self.paths, **{kind: paths for kind, paths in explicit.paths.items() if paths}})
+
+
+def given_inputs(options: Mapping[str, InputPath | list[InputPath] | None]) -> SnapshotInputs | None:
+    """The input files a command was given one by one, by the parameter names of their options (``meminfo``,
+    ``auto_conf``: inputs/registry.py's ``input_options``), or None when none was."""
+    kinds = {kind.parameter: kind.name for kind in input_options()}
+    given = SnapshotInputs.of(**{kinds[parameter]: value for parameter, value in options.items()})
+    return None if given.is_empty() else given
 
 
 def _inside(path: Path, root: Path) -> bool:
