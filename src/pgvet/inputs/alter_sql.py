@@ -73,6 +73,7 @@ def _constant(node: Any) -> str:
 
 def parse_alter_statements(text: str, path: str) -> list[AlterSet]:
     """Every parameter SET/RESET of ALTER SYSTEM, ALTER DATABASE and ALTER ROLE in ``text``."""
+    # pglast, PostgreSQL's own parser, is slow to import: only for the hosts that hold SQL migrations
     from pglast import parse_sql
     from pglast.parser import ParseError as PglastError
     from pglast.parser import scan

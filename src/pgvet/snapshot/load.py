@@ -204,7 +204,7 @@ def _load_manifest(builder: _Builder, inputs: SnapshotInputs) -> None:
     (``what was not read: why``, so that a report can shorten a repeated one to what comes before the colon)."""
     if (path := inputs.first("collect_manifest")) is None:
         return
-    from pgvet.inputs.collect_json import parse_collect_json  # its import takes > 10 ms: only for a collection
+    from pgvet.inputs.collect_json import parse_collect_json  # slow to import: only for a collection
 
     text, display = builder.text(path)
     manifest = parse_collect_json(text, display)

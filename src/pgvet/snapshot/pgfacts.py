@@ -24,7 +24,9 @@ from pgvet.catalog import (
     load_catalog,
     removed_parameter,
 )
+from pgvet.catalog.older import older_boot_values
 from pgvet.catalog.units import InvalidValue, ParsedValue, parse_value
+from pgvet.catalog.upgrade import default_changes
 from pgvet.inputs.postgresql_conf import ConfResult, ConfSetting, load_conf
 from pgvet.inputs.reading import read_text
 from pgvet.provenance import Located, Source
@@ -54,7 +56,7 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
     are left out."""
     live = None
     if (path := inputs.first("pg_settings")) is not None:
-        # pg_settings.py takes over 10 ms to import: only for the hosts that hold a live server's settings
+        # pg_settings.py is slow to import (its many frozen dataclasses): only for a host with a live server's settings
         from pgvet.inputs.pg_settings import live_facts, parse_pg_settings_json
 
         display = _display(path, root)
@@ -117,8 +119,6 @@ def _default_change_items(host: HostFacts, catalog: Catalog) -> None:
     """One ``default_change`` item per parameter that no file sets (no ``setting`` item names it, under any
     of its names) and whose default differs between the host's version and the one it is judged as
     (``--upgrade-to``)."""
-    from pgvet.catalog.upgrade import default_changes
-
     upgraded_from = host.facts["pg.upgraded_from"]
     source = int(upgraded_from.value)
     set_names = set()
@@ -334,8 +334,6 @@ def _wanted_default_facts(catalog_major: int, major: int, wanted: frozenset[str]
 @cache
 def _default_facts(catalog_major: int, major: int) -> tuple[Fact, ...]:
     """The boot values of a catalog as facts, computed once: facts are immutable, every host shares them."""
-    from pgvet.catalog.older import older_boot_values
-
     source = Source(DEFAULT_SOURCE_PATH)
     older = older_boot_values(major) if major < catalog_major else {}
     facts: list[Fact] = []
