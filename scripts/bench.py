@@ -133,7 +133,7 @@ from pgvet.engine.evaluate import evaluate_hosts
 from pgvet.lint import BATCH_HOSTS, LintOptions, LintRun, collecting_garbage_for_batches
 from pgvet.report import ReportOptions
 from pgvet.report.jsonl import Writer
-from pgvet.snapshot import load_host
+from pgvet.snapshot.load import load_host
 from pgvet.suppress import suppress_inline
 
 directories = [Path(path) for path in sys.argv[1:]]

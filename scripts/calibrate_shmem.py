@@ -219,7 +219,7 @@ def engine() -> Iterator[Callable[[int, dict[str, str]], dict[str, int]]]:
     """pgvet's derived facts for settings written in a postgresql.conf (a temporary host per call)."""
     from pgvet.engine.derived import derived_values
     from pgvet.engine.loader import load_pack
-    from pgvet.snapshot import load_host
+    from pgvet.snapshot.load import load_host
 
     pack = load_pack()
     with tempfile.TemporaryDirectory(prefix="pgvet-shmem-") as scratch:

@@ -37,7 +37,7 @@ from pgvet.engine.evaluate import evaluate_host
 from pgvet.lint import LintOptions, LintRun
 from pgvet.report import ReportOptions
 from pgvet.report.jsonl import Writer
-from pgvet.snapshot import load_host
+from pgvet.snapshot.load import load_host
 from pgvet.suppress import suppress_inline
 
 stage, mode, directories = sys.argv[1], sys.argv[2], [Path(path) for path in sys.argv[3:]]

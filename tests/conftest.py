@@ -68,8 +68,8 @@ def derived_of(facts: dict[str, Any]) -> dict[str, Any]:
     """The built-in pack's host-level derived values (``derived.NAME``: value) on a host of just ``facts``."""
     from pgvet.engine.derived import derived_values
     from pgvet.engine.loader import load_pack
-    from pgvet.facts import Fact, HostFacts
     from pgvet.provenance import Source
+    from pgvet.snapshot.facts import Fact, HostFacts
 
     host = HostFacts(name="h", root=".")
     for name, value in facts.items():

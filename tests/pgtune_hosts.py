@@ -33,7 +33,7 @@ import pgtune
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.findings import HostResult
-from pgvet.snapshot import load_host
+from pgvet.snapshot.load import load_host
 
 GB_KB = 1024 * 1024
 WORKLOAD = {"web": "web", "oltp": "oltp", "dw": "olap", "mixed": "mixed", "desktop": "desktop"}

@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pgvet.facts import Fact, FactValue, HostFacts
 from pgvet.findings import Evidence, Finding, Fix, HostError, HostResult, LintResult, NotEvaluated, RuleMeta
 from pgvet.provenance import Source
+from pgvet.snapshot.facts import Fact, FactValue, HostFacts
 
 GIB = 1024**3
 MIB = 1024**2

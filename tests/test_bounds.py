@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from pgvet.errors import InputError
-from pgvet.facts import HostFacts
 from pgvet.findings import Finding, HostResult
 from pgvet.provenance import Source
+from pgvet.snapshot.facts import HostFacts
 from pgvet.suppress import IgnoreEntry
 
 
@@ -70,7 +70,7 @@ _OLD_MACOS = re.compile(r"^(?P<device>.+?) on (?P<point>.+) \((?P<fstype>[^,()]+
 
 
 def test_mount_lines_read_what_the_patterns_read() -> None:
-    from pgvet.sources.mounts import _linux_mount, _macos_mount
+    from pgvet.inputs.mounts import _linux_mount, _macos_mount
 
     rng = random.Random(7)
     atoms = [" on ", " type ", " (", ")", ") [", "]", ",", ", ", "a", "/x", " ", "\t", "(", "x y", "on", "\u2003"]
@@ -99,7 +99,7 @@ def test_mount_lines_are_read_in_linear_time() -> None:
     # the issue's 160 kB line took 46 s; these are 1 MB and more
     out = finishes("""
         from pgvet.errors import ParseError
-        from pgvet.sources.mounts import parse_mounts
+        from pgvet.inputs.mounts import parse_mounts
         for line in ("a" + " on a" * 200_000, "a on b" + " type x" * 200_000 + ")", "a on " + "b (" * 300_000 + ")",
                      "a on b" + " type x (" * 200_000 + ")", "a on b type x (" + ") [" * 300_000 + "]",
                      "a on " + "b (" * 300_000 + " (apfs, local)"):
@@ -112,8 +112,8 @@ def test_mount_lines_are_read_in_linear_time() -> None:
 
 
 def test_mount_table_finds_what_trying_each_mount_found() -> None:
+    from pgvet.inputs.mounts import Mount, MountTable
     from pgvet.provenance import Source
-    from pgvet.sources.mounts import Mount, MountTable
 
     rng = random.Random(3)
     names = ["a", "b", "ab", ".", ""]
@@ -143,7 +143,7 @@ def test_tablespaces_times_mounts_is_linear(tmp_path: Path) -> None:
                                     + ", ".join(f"/t{index}" for index in range(count)) + "]\n")
     out = finishes(f"""
         from pathlib import Path
-        from pgvet.snapshot import load_host
+        from pgvet.snapshot.load import load_host
         host = load_host(Path({str(host)!r}))
         print(sum(1 for item in host.items["mount"] if item["mount.holds_tablespace"]))
     """, seconds=60)
@@ -156,7 +156,7 @@ _OLD_STRING = re.compile(r"'(?:[^'\\\n]|\\.|'')*'")
 
 
 def test_quoted_strings_end_where_the_pattern_ended() -> None:
-    from pgvet.sources.pgconf import _string_end
+    from pgvet.inputs.postgresql_conf import _string_end
 
     rng = random.Random(11)
     for _ in range(100_000):
@@ -169,7 +169,7 @@ def test_quoted_strings_end_where_the_pattern_ended() -> None:
                          ids=["plain", "escapes", "doubled quotes", "non-ASCII"])
 def test_a_long_quoted_value_takes_memory_in_proportion(value: str) -> None:
     # the issue's 15 MiB quoted value took 2.6 GB: a backtracking record of ~170 bytes for each of its characters
-    from pgvet.sources.pgconf import ConfSetting, parse_conf_text
+    from pgvet.inputs.postgresql_conf import ConfSetting, parse_conf_text
 
     text = f"application_name = '{value}'\n"
     tracemalloc.start()
@@ -190,7 +190,7 @@ def _tree(root: Path, includes: int, each: str) -> Path:
 
 
 def test_includes_that_add_up_past_the_bytes_bound_refuse_the_host(tmp_path: Path) -> None:
-    from pgvet.sources.pgconf import MAX_FILE_BYTES, MAX_TREE_BYTES, load_conf
+    from pgvet.inputs.postgresql_conf import MAX_FILE_BYTES, MAX_TREE_BYTES, load_conf
 
     # each file well under the limit of one file: 1 MiB of one long comment
     each = "#" + "x" * (1 << 20) + "\n"
@@ -204,7 +204,7 @@ def test_includes_that_add_up_past_the_bytes_bound_refuse_the_host(tmp_path: Pat
 
 
 def test_includes_that_add_up_past_the_lines_bound_refuse_the_host(tmp_path: Path) -> None:
-    from pgvet.sources.pgconf import MAX_TREE_LINES, load_conf
+    from pgvet.inputs.postgresql_conf import MAX_TREE_LINES, load_conf
 
     main = _tree(tmp_path, 3, "work_mem = 4MB\n" * (MAX_TREE_LINES // 2))
     with pytest.raises(InputError) as raised:
@@ -215,7 +215,7 @@ def test_includes_that_add_up_past_the_lines_bound_refuse_the_host(tmp_path: Pat
 
 
 def test_a_tree_within_the_bounds_is_read(tmp_path: Path) -> None:
-    from pgvet.sources.pgconf import load_conf
+    from pgvet.inputs.postgresql_conf import load_conf
 
     main = _tree(tmp_path, 40, "work_mem = 4MB\n" * 1000)
     result = load_conf(main, root=tmp_path, display_base=tmp_path)
@@ -265,8 +265,8 @@ def test_like_is_not_exponential() -> None:
 def test_like_in_a_rule_pack_through_the_generated_code_too(tmp_path: Path) -> None:
     from pgvet.engine.build import PackSource, build_pack
     from pgvet.engine.evaluate import evaluate_host
-    from pgvet.facts import HostFacts, make_fact
     from pgvet.provenance import Source
+    from pgvet.snapshot.facts import HostFacts, make_fact
 
     pack = build_pack([PackSource("like.yaml", """rules:
   - id: LK1
@@ -327,7 +327,7 @@ def test_ignore_entries_suppress_what_trying_each_entry_did() -> None:
 def test_ignore_entries_against_findings_is_linear() -> None:
     # a host's own ignore file (4 MiB: ~100 000 entries) against as many findings tried each entry for each finding
     out = finishes("""
-        from pgvet.facts import HostFacts
+        from pgvet.snapshot.facts import HostFacts
         from pgvet.findings import Finding, HostResult
         from pgvet.provenance import Source
         from pgvet.suppress import IgnoreEntry, IgnoreFiles
@@ -355,7 +355,7 @@ def test_wrapping_a_text_of_blanks_is_linear() -> None:
 
 
 def test_inputs_whose_lines_become_items_are_bounded(tmp_path: Path) -> None:
-    from pgvet.snapshot import MAX_ITEM_LINES, load_host
+    from pgvet.snapshot.load import MAX_ITEM_LINES, load_host
 
     host = tmp_path / "host"
     (host / "sysctl.d").mkdir(parents=True)
@@ -375,15 +375,15 @@ def test_inputs_whose_lines_become_items_are_bounded(tmp_path: Path) -> None:
 
 
 def test_a_host_inputs_together_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pgvet import snapshot
+    from pgvet.snapshot import load
 
-    monkeypatch.setattr(snapshot, "MAX_HOST_BYTES", 100_000)  # a small bound: the same code as 64 MiB
+    monkeypatch.setattr(load, "MAX_HOST_BYTES", 100_000)  # a small bound: the same code as 64 MiB
     host = tmp_path / "host"
     (host / "sysctl.d").mkdir(parents=True)
     for index in range(3):  # any number of files, each under the bound of one input
         (host / "sysctl.d" / f"{index}.conf").write_text("#" + "x" * 40_000 + "\n")
     with pytest.raises(InputError, match="the host's inputs hold more than 100000 bytes") as raised:
-        snapshot.load_host(host)
+        load.load_host(host)
     assert raised.value.source is not None and raised.value.source.path == "sysctl.d/2.conf"
 
 
@@ -391,7 +391,7 @@ def test_pg_settings_json_lines_are_counted_once() -> None:
     # a line number for each value counted the '\n's from the start: 150 000 settings on one line took ten minutes
     out = finishes("""
         import json
-        from pgvet.sources.pgsettings import parse_pg_settings_json
+        from pgvet.inputs.pg_settings import parse_pg_settings_json
         rows = [{"name": f"x{index}", "setting": "1", "vartype": "integer"} for index in range(150_000)]
         text = json.dumps({"format": 1, "server": {"server_version_num": 160002}, "settings": rows, "databases": [],
                            "unavailable": [], "statistics": {}})
@@ -403,7 +403,7 @@ def test_pg_settings_json_lines_are_counted_once() -> None:
 def test_alter_statements_are_read_in_linear_time() -> None:
     # each statement's tokens were picked from all the file's, its line counted from the start: 8 000 took 23 s
     out = finishes("""
-        from pgvet.sources.altersql import parse_alter_sql
+        from pgvet.inputs.alter_sql import parse_alter_sql
         text = ("ALTER SYSTEM SET work_mem = 1;\\n" * 30_000
                 + "ALTER SYSTEM RESET work_mem;\\nALTER SYSTEM SET a.b = 2;\\n")
         settings = parse_alter_sql(text, "migration.sql")

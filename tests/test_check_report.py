@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from conftest import FIXTURES
+from pgvet.inputs.host_yaml import WORKLOADS
 from pgvet.lint import LintOptions, lint
 from pgvet.live.check import QUESTIONS, CheckOutcome
 from pgvet.report import ReportOptions
 from pgvet.report.check import render_check
-from pgvet.sources.hostfacts import WORKLOADS
 
 
 def test_an_ok_row_says_first_that_the_problem_is_not_there() -> None:

@@ -68,8 +68,8 @@ def test_the_rule_authoring_example_is_a_rule_pack_that_loads_and_passes(tmp_pat
 
 
 def test_the_readme_host_yaml_example_is_valid_and_shows_every_key(tmp_path: Path) -> None:
-    from pgvet.snapshot import load_host
-    from pgvet.sources.hostfacts import KNOWN_KEYS
+    from pgvet.inputs.host_yaml import KNOWN_KEYS
+    from pgvet.snapshot.load import load_host
 
     readme = (PROJECT / "README.md").read_text(encoding="utf-8")
     example = re.search(r"```yaml\n(.*?)```", readme, re.DOTALL)
@@ -97,3 +97,12 @@ def test_the_readme_quick_start_installs_in_a_virtual_environment_and_says_what_
     report = render_text(lint([PROJECT / "fixtures" / "big-server"], LintOptions()), ReportOptions(color=False))
     ram = re.search(r"Where the RAM goes \(([^)]+)\)", report)
     assert ram is not None and f"a {ram.group(1)} database server" in readme
+
+
+def test_the_inputs_table_of_the_facts_reference_is_the_registry() -> None:
+    from pgvet.inputs.registry import inputs_markdown
+
+    page = (PROJECT / "docs" / "facts.md").read_text(encoding="utf-8")
+    table = page.split("<!-- inputs: generated from src/pgvet/inputs/registry.py (inputs_markdown) -->\n", 1)[1]
+    assert table.split("<!-- end of inputs -->", 1)[0] == inputs_markdown(), (
+        "docs/facts.md's inputs table is stale: paste pgvet.inputs.registry.inputs_markdown() between its markers")

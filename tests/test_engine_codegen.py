@@ -23,10 +23,10 @@ from pgvet.engine.examples import example_host
 from pgvet.engine.expr import CompileContext, Compiled, Env, EvalError, Expr, Function, IsNull, compile_expression
 from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import FixTemplates, Rule, RulePack
-from pgvet.facts import Fact, Item
 from pgvet.findings import Fix
 from pgvet.provenance import Source
-from pgvet.snapshot import load_host
+from pgvet.snapshot.facts import Fact, Item
+from pgvet.snapshot.load import load_host
 
 PROJECT = Path(__file__).resolve().parent.parent
 SOURCE = Source("test.conf", 1)

@@ -10,8 +10,8 @@ import pytest
 from pgvet.engine.derived import derived_inputs, derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import RulePack
-from pgvet.facts import Fact, HostFacts
 from pgvet.provenance import Source
+from pgvet.snapshot.facts import Fact, HostFacts
 
 KB = 1024
 GB = 1024**3

@@ -23,9 +23,9 @@ from pgvet.engine.render import (
     render_setting,
 )
 from pgvet.errors import UsageError
-from pgvet.facts import Fact, FactValue, HostFacts, Item
 from pgvet.findings import Evidence, HostResult
 from pgvet.provenance import Source
+from pgvet.snapshot.facts import Fact, FactValue, HostFacts, Item
 
 GB = 1024**3
 SYSCTL = Source("hosts/db1/sysctl.txt", 12)
@@ -363,7 +363,7 @@ def test_hosts_evaluated_together_get_what_each_gets_alone(monkeypatch: pytest.M
     findings, not-evaluated records and passes are those evaluate_host gives it; a bug met on one host is that
     host's outcome, and the others are evaluated to the end."""
     from pgvet.engine import evaluate
-    from pgvet.snapshot import load_host
+    from pgvet.snapshot.load import load_host
 
     fixtures = Path(__file__).resolve().parent.parent / "fixtures"
     pack = load_pack([])

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pgvet.engine.expr import CompileContext, Env, EvalError, ExpressionError, compile_expression, parse_quantity
-from pgvet.facts import Fact, Item
 from pgvet.provenance import Source
+from pgvet.snapshot.facts import Fact, Item
 
 SRC = Source("test.conf", 1)
 CONTEXT = CompileContext(derived={}, params={"limit": "number", "label": "text"}, scope="mount")

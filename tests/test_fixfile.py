@@ -217,9 +217,9 @@ def test_fix_write_with_a_live_servers_settings_edits_the_snapshots_files(tmp_pa
     # With pg_settings.json, pg.* are the server's running values (named by its own absolute paths, or by the
     # JSON row) and pg_conf.* the snapshot's files: a file's line is changed where pg_conf says, and a value
     # the files do not set is added to postgresql.conf.
-    from pgvet.facts import Fact
     from pgvet.fixfile import Change, ConsolidatedFix, write
     from pgvet.provenance import Source
+    from pgvet.snapshot.facts import Fact
 
     host = tmp_path / "host"
     host.mkdir()

@@ -31,7 +31,7 @@ CALL_TIMEOUT = 5.0  # seconds one parse may take, whatever the input (inputs sta
 
 
 def _parse_conf(text: str, path: str) -> object:
-    from pgvet.sources.pgconf import parse_conf_text
+    from pgvet.inputs.postgresql_conf import parse_conf_text
 
     return parse_conf_text(text, path)
 
@@ -40,7 +40,7 @@ def _parse_conf_values(text: str, path: str) -> object:
     """postgresql.conf with every value read as its parameter's type and unit, as a host's lint reads them."""
     from pgvet.catalog import load_catalog
     from pgvet.catalog.units import InvalidValue, parse_value
-    from pgvet.sources.pgconf import ConfSetting, parse_conf_text
+    from pgvet.inputs.postgresql_conf import ConfSetting, parse_conf_text
 
     catalog = load_catalog(16)
     values: list[object] = []
@@ -71,7 +71,7 @@ def _parser(module: str, name: str) -> Callable[[str, str], object]:
     def parse(text: str, path: str) -> object:
         import importlib
 
-        return getattr(importlib.import_module(f"pgvet.sources.{module}"), name)(text, path)
+        return getattr(importlib.import_module(f"pgvet.inputs.{module}"), name)(text, path)
 
     return parse
 
@@ -84,11 +84,11 @@ PARSERS: dict[str, tuple[Callable[[str, str], object], tuple[str, ...]]] = {
     "lscpu": (_parser("lscpu", "parse_lscpu"), ("lscpu.txt", "lscpu.json")),
     "mounts": (_parser("mounts", "parse_mounts"), ("mounts.txt",)),
     "sysfs": (_parser("sysfs", "parse_sysfs"), ("sysfs.txt",)),
-    "host_yaml": (_parser("hostfacts", "parse_host_yaml"), ("host.yaml",)),
+    "host_yaml": (_parser("host_yaml", "parse_host_yaml"), ("host.yaml",)),
     "pgconf": (_parse_conf, ("postgresql.conf", "postgresql.auto.conf")),
     "pg_values": (_parse_conf_values, ("postgresql.conf", "postgresql.auto.conf")),
-    "alter_sql": (_parser("altersql", "parse_alter_sql"), ("*.sql",)),
-    "pg_settings": (_parser("pgsettings", "parse_pg_settings_json"), ("pg_settings.json",)),
+    "alter_sql": (_parser("alter_sql", "parse_alter_sql"), ("*.sql",)),
+    "pg_settings": (_parser("pg_settings", "parse_pg_settings_json"), ("pg_settings.json",)),
     "rules": (_parse_rules, ()),
     "suppressions": (_suppressions, ("postgresql.conf", "*.conf")),
 }

@@ -421,8 +421,8 @@ fork_only = pytest.mark.skipif(__import__("multiprocessing").get_start_method() 
 def test_a_bug_met_on_one_host_is_reported_and_the_others_linted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                    jobs: str) -> None:
     # a parser's bug on host 5 of 10 000 ended the whole run with a traceback and exit code 1, nothing written
-    from pgvet import snapshot
     from pgvet.engine import evaluate
+    from pgvet.snapshot import load as snapshot
 
     hosts = _fleet(tmp_path, 8)
     real_load, real_record = snapshot.load_host, evaluate._record
@@ -456,7 +456,7 @@ def test_a_worker_that_dies_is_reported_and_the_others_linted(tmp_path: Path,
     import os
     import signal
 
-    from pgvet import snapshot
+    from pgvet.snapshot import load as snapshot
 
     hosts = _fleet(tmp_path, 12)
     serial = lint(*hosts, "--format", "concise")[1]
@@ -633,7 +633,7 @@ def test_a_report_file_is_written_whole_or_not_at_all(tmp_path: Path, monkeypatc
     report.parent.mkdir()
     report.write_text("the previous report\n")
     report.chmod(0o640)
-    from pgvet import snapshot
+    from pgvet.snapshot import load as snapshot
 
     real = snapshot.load_host
 

@@ -30,7 +30,7 @@ pytestmark = [
 # for an hour. Workers busy on a host are then certain when the signal is sent.
 PROBE = """
 import os, sys, time
-from pgvet import snapshot
+from pgvet.snapshot import load as snapshot
 ready = sys.argv[1]
 def reading(*args, **kwargs):
     open(os.path.join(ready, str(os.getpid())), "w").close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import shutil
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pgvet.inputs.registry import INPUT_KINDS, InputKind, collected_file_names
 from pgvet.live.commands import collect_command, default_output
 from pgvet.live.host import collect_host, read_lscpu, read_meminfo, read_sysctl, read_sysfs, walk_proc_sys
 
@@ -24,6 +24,7 @@ def _no_programs(_name: str) -> str | None:
 def test_this_host_is_read() -> None:
     files = {each.name: each for each in collect_host()}
     assert list(files) == OS_FILES  # no lscpu -J: one lscpu (and no sysctl program: /proc/sys is read)
+    assert sorted(files) == sorted(collected_file_names())  # the kinds the registry marks collected
     # Verbatim: MemTotal, the first line, does not change between two reads.
     assert (files["meminfo.txt"].text or "").splitlines()[0] == Path("/proc/meminfo").read_text().splitlines()[0]
     assert (files["meminfo.txt"].text or "").startswith("MemTotal:")
@@ -139,26 +140,13 @@ def test_default_output_name() -> None:
         "pgvet-snapshot-db1-20260122T101500Z")
 
 
-PARSERS = [
-    ("sysctl", "parse_sysctl_output", "sysctl.txt"),
-    ("meminfo", "parse_meminfo", "meminfo.txt"),
-    ("lscpu", "parse_lscpu", "lscpu.txt"),
-    ("mounts", "parse_mounts", "mounts.txt"),
-    ("sysfs", "parse_sysfs", "sysfs.txt"),
-]
-
-
-@pytest.mark.parametrize(("module", "function", "name"), PARSERS)
-def test_collected_files_parse_with_the_os_parsers(module: str, function: str, name: str) -> None:
-    try:
-        parser = getattr(importlib.import_module(f"pgvet.sources.{module}"), function)
-    except (ImportError, AttributeError):
-        pytest.skip(f"pgvet.sources.{module}.{function} does not exist yet")
+@pytest.mark.parametrize("kind", [kind for kind in INPUT_KINDS if kind.collected], ids=lambda kind: kind.name)
+def test_collected_files_parse_with_their_kinds_parser(kind: InputKind) -> None:
     files = {each.name: each for each in collect_host()}
-    if files.get(name) is None or files[name].text is None:
-        pytest.skip(f"{name} could not be read on this machine")
-    parsed = parser(files[name].text, name)
-    assert parsed, f"{function} found nothing in {name}"
+    if files.get(kind.file_name) is None or files[kind.file_name].text is None:
+        pytest.skip(f"{kind.file_name} could not be read on this machine")
+    parsed = kind.parser()(files[kind.file_name].text, kind.file_name)
+    assert parsed, f"{kind.parser_function} found nothing in {kind.file_name}"
 
 
 def test_no_proc_sys(tmp_path: Path) -> None:

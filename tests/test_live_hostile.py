@@ -39,8 +39,8 @@ from fakepg import (
 )
 from livepg import running_cluster
 from pgvet.errors import InputError
+from pgvet.inputs.pg_settings import live_facts, parse_pg_settings_json
 from pgvet.live.commands import collect_command
-from pgvet.sources.pgsettings import live_facts, parse_pg_settings_json
 
 OS_FILES = {"meminfo.txt", "sysctl.txt", "lscpu.txt", "mounts.txt", "sysfs.txt"}
 MAJOR = 15  # Debian's, what CI always installs (12 would not reload primary_conninfo)

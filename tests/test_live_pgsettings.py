@@ -11,10 +11,10 @@ import pytest
 
 from conftest import FIXTURES
 from pgvet.errors import ParseError
+from pgvet.inputs.pg_settings import LiveSetting, canonical_value, live_facts, parse_pg_settings_json
 from pgvet.live.server import ServerReading
 from pgvet.live.writer import render_pg_settings_json
 from pgvet.provenance import Located, Source
-from pgvet.sources.pgsettings import LiveSetting, canonical_value, live_facts, parse_pg_settings_json
 
 PATH = "hosts/db1/pg_settings.json"
 

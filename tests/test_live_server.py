@@ -19,11 +19,11 @@ import pgservers
 from conftest import require_postgres
 from livepg import LiveCluster, running_cluster
 from pgvet.errors import InputError
+from pgvet.inputs.pg_settings import LiveServer, live_facts, parse_pg_settings_json
 from pgvet.live.commands import collect_command
 from pgvet.live.redact import redact_setting
 from pgvet.live.server import SESSION_SETTINGS, SESSION_SETTINGS_NOTE
 from pgvet.provenance import Located, Source
-from pgvet.sources.pgsettings import LiveServer, live_facts, parse_pg_settings_json
 
 pytestmark = pytest.mark.postgres
 

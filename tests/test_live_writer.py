@@ -112,7 +112,7 @@ def test_a_server_the_kernel_does_not_show_is_not_located(tmp_path: Path) -> Non
 def test_collecting_the_host_and_reading_a_snapshot_do_not_import_psycopg(tmp_path: Path) -> None:
     probe = ("import sys, pathlib\n"
              "from pgvet.live.commands import collect_command\n"
-             "import pgvet.sources.pgsettings\n"
+             "import pgvet.inputs.pg_settings\n"
              f"collect_command(pathlib.Path({str(tmp_path / 's')!r}), None, host_only=True)\n"
              "print('psycopg' in sys.modules)\n")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

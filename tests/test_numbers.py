@@ -93,7 +93,7 @@ def test_facts_leave_out_a_derived_value_out_of_range(tmp_path: Path) -> None:
     from pgvet.engine.derived import derived_values
     from pgvet.engine.loader import load_pack
     from pgvet.report.facts import render_facts
-    from pgvet.snapshot import load_host
+    from pgvet.snapshot.load import load_host
 
     (tmp_path / "pack").mkdir()
     (tmp_path / "pack" / "numbers.yaml").write_text(
@@ -126,7 +126,7 @@ PG_SETTINGS = """{{"format": 1, "server": {{"server_version_num": 160002}}, "dat
     ("9" * 500, "…(500 characters): beyond what a double holds"),
 ], ids=["NaN", "Infinity", "-Infinity", "1e400", "500 digits"])
 def test_pg_settings_json_numbers_out_of_range_are_refused_at_their_line(statistic: str, says: str) -> None:
-    from pgvet.sources.pgsettings import parse_pg_settings_json
+    from pgvet.inputs.pg_settings import parse_pg_settings_json
 
     with pytest.raises(ParseError) as raised:
         parse_pg_settings_json(PG_SETTINGS.format(setting="4", statistic=statistic), "pg_settings.json")
@@ -136,7 +136,7 @@ def test_pg_settings_json_numbers_out_of_range_are_refused_at_their_line(statist
 
 @pytest.mark.parametrize("setting", ["inf", "-inf", "nan", "1e400"])
 def test_a_real_setting_no_double_holds_stays_a_text(setting: str) -> None:
-    from pgvet.sources.pgsettings import live_facts, parse_pg_settings_json
+    from pgvet.inputs.pg_settings import live_facts, parse_pg_settings_json
 
     server = parse_pg_settings_json(PG_SETTINGS.format(setting=setting, statistic="1"), "pg_settings.json")
     assert live_facts(server)["pg.random_page_cost"].value == setting  # a number rule then says it is no number

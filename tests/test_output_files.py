@@ -20,8 +20,8 @@ from pgvet import output_file
 from pgvet.cli import app
 from pgvet.findings import Finding, Fix, HostResult
 from pgvet.fixfile import consolidate, render
+from pgvet.inputs.sysctl import parse_sysctl_conf
 from pgvet.output_file import OutputFile, write_file
-from pgvet.sources.sysctl import parse_sysctl_conf
 
 runner = CliRunner()
 
@@ -231,7 +231,7 @@ def _finding(fix: Fix, rule_id: str = "PGV900", name: str = "a-rule") -> Finding
 def test_a_suggested_value_holding_a_line_break_is_not_suggested() -> None:
     """A value computed from the inputs (a string setting) is never written into a line of its own."""
     from pgvet.engine.planner import Change, Setting, Target
-    from pgvet.facts import HostFacts
+    from pgvet.snapshot.facts import HostFacts
 
     rule = ["PGV900 a-rule"]
     target = Target(changes=[

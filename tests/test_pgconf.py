@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pgvet.errors import InputError, ParseError
+from pgvet.inputs import postgresql_conf
+from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, ConfSetting, load_conf, parse_conf_text
 from pgvet.provenance import Source
-from pgvet.sources import pgconf
-from pgvet.sources.pgconf import ConfDirective, ConfProblem, ConfSetting, load_conf, parse_conf_text
 
 
 def one(text: str) -> ConfSetting:
@@ -149,13 +149,13 @@ def write(base: Path, files: dict[str, str | bytes]) -> None:
         path.write_bytes(content.encode() if isinstance(content, str) else content)
 
 
-def load(base: Path, **kwargs: object) -> pgconf.ConfResult:
+def load(base: Path, **kwargs: object) -> postgresql_conf.ConfResult:
     auto = base / "postgresql.auto.conf"
     return load_conf(base / "postgresql.conf", root=base, auto_conf=auto if auto.exists() else None,
                      display_base=base, **kwargs)  # type: ignore[arg-type]
 
 
-def placed(result: pgconf.ConfResult) -> list[tuple[str, str, str]]:
+def placed(result: postgresql_conf.ConfResult) -> list[tuple[str, str, str]]:
     return [(s.name, s.value, str(s.source)) for s in result.settings]
 
 
@@ -298,7 +298,7 @@ def test_latin1_file_and_huge_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     result = load(tmp_path)
     assert placed(result) == [("a", "1", "postgresql.conf:1"), ("x.y", "café", "postgresql.conf:2")]
     assert [(p.kind, str(p.source), p.fatal) for p in result.problems] == [("encoding", "postgresql.conf:2", False)]
-    monkeypatch.setattr(pgconf, "MAX_FILE_BYTES", 20)
+    monkeypatch.setattr(postgresql_conf, "MAX_FILE_BYTES", 20)
     write(tmp_path, {"postgresql.conf": "include 'big.conf'\n"})
     with pytest.raises(InputError, match=r"big\.conf is larger than 20 bytes") as raised:
         load(tmp_path)
@@ -318,7 +318,7 @@ def test_paths_without_display_base_are_postgres_paths(tmp_path: Path) -> None:
 
 
 def test_file_budget_stops_exponential_include_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pgconf, "MAX_FILES", 50)
+    monkeypatch.setattr(postgresql_conf, "MAX_FILES", 50)
     files: dict[str, str | bytes] = {"postgresql.conf": "include_dir 'l1'\n"}
     for level in range(1, 10):  # each file of a level includes the whole next level: 5**8 files
         for name in "abcde":
@@ -347,31 +347,15 @@ def test_arbitrary_text_never_raises(text: str) -> None:
         assert item.source.line is not None and 0 <= item.source.line <= lines
 
 
-# Pieces of lines, so that random texts hold many lines the fast reading takes and many it must leave.
-CONF_PIECES = st.sampled_from(["a", "x.y", "A_b", "é", "ab1", " ", "\t", " = ", "=", "'", "''", "'x'", "'a#b'",
-                               "'x''y'", "\\", "\\'", "#", "# c", "0x1F", "0x", "12", "-", "+", ".", "e5", "E-3",
-                               "MB", "a.b.c", "/", ":", "\r", "\x00", "1.5", "-.5e-3", "0xg", "include",
-                               "Include_Dir", "€", "\x0b", "\n"])
-
-
-@settings(max_examples=1000, deadline=None, derandomize=True)
-@given(st.lists(st.lists(CONF_PIECES, max_size=8).map("".join), max_size=8).map("\n".join)
-       | st.text(CONF_ALPHABET, max_size=200) | st.text(max_size=100), st.integers(1, 4))
-def test_simple_lines_read_as_the_lexer_reads_them(text: str, syntax_error_limit: int) -> None:
-    """The one-pattern reading of usual lines gives what the lexer gives, entries and errors alike."""
-    fast = pgconf._parse(text, "f", syntax_error_limit, simple_lines=True)
-    assert fast == pgconf._parse(text, "f", syntax_error_limit, simple_lines=False)
-
-
 def test_character_classes_are_the_lexers_over_every_code_point() -> None:
     """The single negated classes of the lexer are PostgreSQL's: ASCII letters, digits and punctuation as
     flex has them, every non-ASCII character a letter."""
     import re
 
     every = "".join(map(chr, range(0x110000)))
-    for written, meant in ((pgconf._LETTER, r"[A-Za-z_]|[^\x00-\x7f]"),
-                           (pgconf._ID_CHAR, r"[A-Za-z_0-9]|[^\x00-\x7f]"),
-                           (pgconf._UNQUOTED_CHAR, r"[A-Za-z_0-9\-._:/]|[^\x00-\x7f]")):
+    for written, meant in ((postgresql_conf._LETTER, r"[A-Za-z_]|[^\x00-\x7f]"),
+                           (postgresql_conf._ID_CHAR, r"[A-Za-z_0-9]|[^\x00-\x7f]"),
+                           (postgresql_conf._UNQUOTED_CHAR, r"[A-Za-z_0-9\-._:/]|[^\x00-\x7f]")):
         assert re.sub(written, "", every) == re.sub(meant, "", every)
 
 
@@ -390,37 +374,6 @@ def test_arbitrary_bytes_through_the_loader_never_raise(tmp_path: Path, main: by
     assert all(os.sep not in s.source.path or not s.source.path.startswith(os.sep) for s in result.settings)
 
 
-def _token_lexer_only(text: str) -> tuple[list[ConfSetting | ConfDirective], list[ConfProblem]]:
-    """parse_conf_text with the one-match reading of usual setting lines turned off."""
-    return pgconf._parse(text, "f", pgconf.MAX_SYNTAX_ERRORS, simple_lines=False)
-
-
-SETTING_LINE = st.builds(
-    lambda indent, name, equals, value, comment, end: f"{indent}{name}{equals}{value}{comment}{end}",
-    st.sampled_from(["", " ", "\t", " \r"]),
-    st.text(st.sampled_from(list("ab_Z9.é-")), min_size=1, max_size=6),
-    st.sampled_from(["=", " = ", " ", "", "\t=\t", "==", "= "]),
-    st.text(CONF_ALPHABET, max_size=10) | st.sampled_from(["8GB", "1.5GB", "0x1F", "-1", "'a''b'", "'a\\'", ".", "on",
-                                                           "a.b", "/a:b", "en_US.UTF-8", "1e-3", ".5", "'x'#", "1e5"]),
-    st.sampled_from(["", " # c", "#c", "\t#", " x"]),
-    st.sampled_from(["\n", "\r\n", "", "\n\n"]),
-)
-
-
-@settings(max_examples=500, deadline=None, derandomize=True)
-@given(st.lists(SETTING_LINE | st.text(CONF_ALPHABET, max_size=30), max_size=8).map("".join))
-def test_plain_lines_read_in_one_match_as_the_token_lexer_reads_them(text: str) -> None:
-    assert parse_conf_text(text, "f") == _token_lexer_only(text)
-
-
-def test_the_one_match_reading_takes_the_usual_lines() -> None:
-    """The fast path is taken, not only correct: each line of a typical file matches the one pattern."""
-    text = "shared_buffers = 128MB\t# min 128kB\nlisten_addresses = '*'\nwork_mem=4MB\nsearch_path 'a, b'\n"
-    matches = [pgconf._simple_setting().match(line) for line in text.splitlines()]
-    assert [(match.group("name"), match.group("value")) for match in matches if match] == [
-        ("shared_buffers", "128MB"), ("listen_addresses", "'*'"), ("work_mem", "4MB"), ("search_path", "'a, b'")]
-
-
 def test_a_huge_line_after_a_syntax_error_is_skipped_at_once() -> None:
     """Found by fuzzing: a line of a million '=' after a name took seconds, skipped token by token."""
     import time
@@ -432,4 +385,3 @@ def test_a_huge_line_after_a_syntax_error_is_skipped_at_once() -> None:
     assert [(entry.name, entry.value) for entry in entries] == [("port", "5432")]
     assert [problem.message for problem in problems] == ['syntax error in file "f" line 1, near token "="',
                                                          'syntax error in file "f" line 3, near token "b"']
-    assert (entries, problems) == _token_lexer_only(text)

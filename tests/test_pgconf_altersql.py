@@ -7,9 +7,9 @@ import pytest
 
 from pgconf_support.oracle import shared_oracle
 from pgvet.errors import ParseError
+from pgvet.inputs.alter_sql import AlterSet, parse_alter_sql, parse_alter_statements
+from pgvet.inputs.postgresql_conf import ConfSetting
 from pgvet.provenance import Source
-from pgvet.sources.altersql import AlterSet, parse_alter_sql, parse_alter_statements
-from pgvet.sources.pgconf import ConfSetting
 
 MIGRATION = """-- tuning, café
 ALTER SYSTEM SET work_mem = '64MB';

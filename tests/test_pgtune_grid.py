@@ -21,11 +21,11 @@ from pgtune_hosts import GB_KB, PgtuneHost, build, grid, summary
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.engine.planner import Setting
-from pgvet.facts import Fact, HostFacts
 from pgvet.findings import Finding, HostResult
 from pgvet.lint import LintOptions, lint
 from pgvet.provenance import Source
-from pgvet.snapshot import load_host
+from pgvet.snapshot.facts import Fact, HostFacts
+from pgvet.snapshot.load import load_host
 from test_plan_fixpoint import check_fixpoint
 
 GRID = grid()

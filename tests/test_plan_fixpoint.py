@@ -22,7 +22,7 @@ from pgvet.engine.loader import load_pack
 from pgvet.findings import HostResult
 from pgvet.fixfile import fix_host
 from pgvet.lint import LintOptions, lint
-from pgvet.snapshot import load_host
+from pgvet.snapshot.load import load_host
 
 BUNDLED = sorted([FIXTURES / "big-server", FIXTURES / "small-vm", FIXTURES / "well-tuned", FIXTURES / "config-repo",
                   *(path for path in (FIXTURES / "seeds").iterdir() if path.is_dir()),

@@ -17,7 +17,6 @@ import pytest
 
 import bench  # scripts/ is on the path (tests/conftest.py)
 from conftest import FIXTURES
-from pgvet.facts import HostFacts
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
 from pgvet.lint import LintOptions, LintRun
 from pgvet.report import ReportOptions, Spool
@@ -25,6 +24,7 @@ from pgvet.report.json_report import Writer as JsonWriter
 from pgvet.report.json_report import render as render_json
 from pgvet.report.stream import lint_and_report
 from pgvet.report.text import render as render_text
+from pgvet.snapshot.facts import HostFacts
 from pgvet.summary import TOP_HOSTS, RunSummary
 
 RULES = {

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from conftest import PROJECT, output_schema
 from pgvet.engine.derived import DERIVED_SOURCE
-from pgvet.facts import HostFacts
 from pgvet.findings import Evidence, Finding, Fix, HostResult
 from pgvet.provenance import Source
 from pgvet.report import FORMATS, ReportOptions
+from pgvet.snapshot.facts import HostFacts
 from report_samples import Samples, write_samples
 
 SCHEMA = output_schema(strict=True)  # all that pgvet prints is documented

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pgvet.facts import Fact, FactValue, HostFacts
 from pgvet.findings import HostResult, LintResult
 from pgvet.provenance import Source
 from pgvet.report import FORMATS, ReportOptions
 from pgvet.report.memory import MemoryPicture, Segment, bar_cells, marker_line, memory_picture, size_text
+from pgvet.snapshot.facts import Fact, FactValue, HostFacts
 from report_samples import GIB, MIB, write_samples
 
 

@@ -23,13 +23,13 @@ from pgvet.cli import app
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.errors import ParseError
-from pgvet.facts import FactValue
 from pgvet.findings import Finding
+from pgvet.inputs.meminfo import parse_meminfo
+from pgvet.inputs.sysctl import SysctlSetting, paired_values, parse_sysctl_conf
 from pgvet.lint import LintOptions, lint
 from pgvet.provenance import Source
-from pgvet.snapshot import load_host
-from pgvet.sources.meminfo import parse_meminfo
-from pgvet.sources.sysctl import SysctlSetting, paired_values, parse_sysctl_conf
+from pgvet.snapshot.facts import FactValue
+from pgvet.snapshot.load import load_host
 
 KB = 1024
 MIB = 1024**2

@@ -13,7 +13,7 @@ from pgvet.catalog.units import parse_value
 from pgvet.engine.evaluate import evaluate_host
 from pgvet.engine.loader import load_pack
 from pgvet.findings import Finding, HostResult
-from pgvet.snapshot import load_host
+from pgvet.snapshot.load import load_host
 
 KIB = 1024
 MIB = 1024**2

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 from conftest import FIXTURES, derived_of
 from pgvet.cli import app
 from pgvet.engine.loader import load_pack
-from pgvet.facts import FactValue
 from pgvet.findings import Finding
 from pgvet.lint import LintOptions, lint
+from pgvet.snapshot.facts import FactValue
 
 GIB = 1024**3
 MIB = 1024**2
@@ -157,7 +157,7 @@ def test_declared_kernel_values_against_running_ones(tmp_path: Path) -> None:
 def test_a_pool_smaller_than_the_need_wastes_nothing() -> None:
     # PGV113's values are shown for a pass too (pgvet check): on a pool short of the need, 0 and not minus
     from pgvet.engine.evaluate import evaluate_host
-    from pgvet.snapshot import load_host
+    from pgvet.snapshot.load import load_host
 
     host = load_host(FIXTURES / "rules" / "PGV110-huge-pages-on-pool-too-small", None)
     result = evaluate_host(load_pack(), host, record_passes=True)

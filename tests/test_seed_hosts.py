@@ -12,7 +12,7 @@ from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.findings import Finding
 from pgvet.lint import LintOptions, lint
-from pgvet.snapshot import load_host
+from pgvet.snapshot.load import load_host
 
 SEEDS = FIXTURES / "seeds"
 KB = 1024

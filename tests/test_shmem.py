@@ -14,7 +14,7 @@ from conftest import FIXTURES
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.lint import LintOptions, lint
-from pgvet.snapshot import load_host
+from pgvet.snapshot.load import load_host
 
 MB = 1024 * 1024
 GRID = 30  # configurations per version, drawn afresh at each run

@@ -13,9 +13,10 @@ from typer.testing import CliRunner
 from conftest import FIXTURES
 from pgvet.cli import app
 from pgvet.errors import InputError
-from pgvet.facts import Fact, Item
 from pgvet.provenance import Source
-from pgvet.snapshot import _disk_of_device, load_host
+from pgvet.snapshot.facts import Fact, Item
+from pgvet.snapshot.load import load_host
+from pgvet.snapshot.storage import _disk_of_device
 
 GIB = 1024**3
 MIB = 1024**2
@@ -212,8 +213,7 @@ def test_snapshot_of_this_machine_equals_what_the_system_reports(tmp_path: Path)
         assert host.facts["host.cpus"].value == os.cpu_count()
 
 
-def test_source_and_located_built_by_their_fast_init_are_frozen_dataclasses() -> None:
-    """provenance.py sets their slots straight: the objects are the dataclasses' own, frozen and picklable."""
+def test_source_and_located_are_frozen_picklable_dataclasses() -> None:
     import dataclasses
     import pickle
 
@@ -233,7 +233,7 @@ def test_source_and_located_built_by_their_fast_init_are_frozen_dataclasses() ->
 
 def test_paths_shown_as_resolving_them_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """_Builder.display compares strings instead of Paths: it shows what the Path operations show."""
-    from pgvet.snapshot import _Builder
+    from pgvet.snapshot.load import _Builder
 
     def reference(path: Path, root: Path) -> str:
         if path.parent == root and path.name != ".." and not path.is_symlink():
@@ -259,7 +259,7 @@ def test_inputs_are_read_to_their_end_and_no_further_than_the_limit(tmp_path: Pa
     import io
     import os
 
-    from pgvet.sources import read_at_most, read_file_at_most
+    from pgvet.inputs.reading import read_at_most, read_file_at_most
 
     text = bytes(range(256)) * 1000  # 256 000 bytes: several chunks
     assert read_at_most(io.BytesIO(text), 0, 10**6) == text  # size unknown
@@ -280,7 +280,7 @@ def test_inputs_are_read_to_their_end_and_no_further_than_the_limit(tmp_path: Pa
 
 def test_a_short_read_is_not_taken_for_the_end() -> None:
     """Some file systems (FUSE, network mounts) return less than asked before the end: read on until nothing."""
-    from pgvet.sources import read_at_most
+    from pgvet.inputs.reading import read_at_most
 
     class Trickle:
         def __init__(self, data: bytes) -> None:
@@ -299,10 +299,10 @@ def test_an_input_whose_size_stat_does_not_know_is_refused_past_the_limit(
     import os
     import threading
 
-    from pgvet import snapshot
     from pgvet.errors import InputError
+    from pgvet.inputs import reading
 
-    monkeypatch.setattr(snapshot, "MAX_INPUT_BYTES", 1000)
+    monkeypatch.setattr(reading, "MAX_INPUT_BYTES", 1000)
     pipe = tmp_path / "sysctl.txt"
     for size, refused in ((999, False), (1001, True)):
         os.mkfifo(pipe)
@@ -311,9 +311,9 @@ def test_an_input_whose_size_stat_does_not_know_is_refused_past_the_limit(
         try:
             if refused:
                 with pytest.raises(InputError, match="more than 1000 bytes"):
-                    snapshot.read_text(pipe, "sysctl.txt")
+                    reading.read_text(pipe, "sysctl.txt")
             else:
-                assert len(snapshot.read_text(pipe, "sysctl.txt")) == size
+                assert len(reading.read_text(pipe, "sysctl.txt")) == size
         finally:
             writer.join()
             pipe.unlink()
@@ -324,9 +324,9 @@ def test_records_made_by_the_thousand_are_immutable_values() -> None:
     import pickle
 
     from pgvet.findings import Evidence
+    from pgvet.inputs.mounts import Mount
+    from pgvet.inputs.postgresql_conf import ConfDirective, ConfSetting
     from pgvet.provenance import Source
-    from pgvet.sources.mounts import Mount
-    from pgvet.sources.pgconf import ConfDirective, ConfSetting
 
     source = Source("postgresql.conf", 3)
     for record in (Evidence("pg.work_mem", 4096, source),
@@ -342,7 +342,7 @@ def test_records_made_by_the_thousand_are_immutable_values() -> None:
 
 def test_inputs_listed_as_regular_files_are_shown_by_their_name_and_links_by_their_target(tmp_path: Path) -> None:
     """load_host skips the link check for names its listing shows as regular files; a link is still resolved."""
-    from pgvet.snapshot import load_host
+    from pgvet.snapshot.load import load_host
 
     host = tmp_path / "host"
     host.mkdir()
@@ -358,7 +358,7 @@ def test_inputs_listed_as_regular_files_are_shown_by_their_name_and_links_by_the
 @pytest.mark.parametrize("directory", [".", "/", "host", "a/b", "/tmp/x", "//net/share", "a/./b", "a/b/"])
 def test_discovered_input_paths_are_the_strings_of_paths(directory: str) -> None:
     """discover joins the directory's string and a name instead of making a Path: the same string."""
-    from pgvet.snapshot import _child
+    from pgvet.snapshot.discovery import _child
 
     assert _child(os.fspath(Path(directory)), "sysctl.txt") == str(Path(directory) / "sysctl.txt")
 

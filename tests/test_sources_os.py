@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from conftest import corpus_dir
 from pgvet.errors import ParseError
-from pgvet.snapshot import load_host
-from pgvet.sources import hostfacts, lscpu, meminfo, mounts, sysctl, sysfs
+from pgvet.inputs import host_yaml, lscpu, meminfo, mounts, sysctl, sysfs
+from pgvet.snapshot.load import load_host
 
 # --- sysctl ---------------------------------------------------------------------------------------
 
@@ -176,10 +176,9 @@ _MEMINFO_LINES = st.sampled_from([
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_MEMINFO_LINES, max_size=10), st.booleans(),
        st.none() | st.sets(st.sampled_from(["mem_total", "swap_total", "active_anon", "x"])))
-def test_meminfo_plain_reading_is_the_line_by_line_one(lines: list[str], final_newline: bool,
-                                                      names: set[str] | None) -> None:
-    """The one-pass reading of a plain /proc/meminfo gives what the line by line reading gives, and
-    refuses what it refuses; ``names`` only leaves the others out."""
+def test_meminfo_names_only_leave_the_others_out(lines: list[str], final_newline: bool,
+                                                names: set[str] | None) -> None:
+    """``names`` only leaves the other values out: a text is refused with them as without them."""
     text = "\n".join(lines) + ("\n" if final_newline and lines else "")
     try:
         whole = meminfo.parse_meminfo(text, "meminfo.txt")
@@ -189,7 +188,6 @@ def test_meminfo_plain_reading_is_the_line_by_line_one(lines: list[str], final_n
         assert also_refused.value.message == refused.message
         assert also_refused.value.source == refused.source
         return
-    assert list(whole.items()) == list(meminfo._line_values(text, "meminfo.txt").items())
     wanted = meminfo.parse_meminfo(text, "meminfo.txt", names)
     assert list(wanted.items()) == [(name, value) for name, value in whole.items() if names is None or name in names]
 
@@ -333,7 +331,7 @@ def test_sysfs_unlimited_cgroup_and_virtual_disks() -> None:
 def test_host_yaml_values_and_lines() -> None:
     text = "pg_version: '16'\nram: 64 GiB\nraid:\n  level: 10\n  disks: 8\nbattery_backed_cache: true\n" \
            "tablespaces: [/srv/ts1, /srv/ts2]\n"
-    facts = hostfacts.parse_host_yaml(text, "host.yaml")
+    facts = host_yaml.parse_host_yaml(text, "host.yaml")
     assert facts["pg_version"].value == 16
     assert facts["ram"].value == 64 * 1024**3
     assert (facts["raid_level"].value, facts["raid_disks"].value) == (10, 8)
@@ -344,26 +342,26 @@ def test_host_yaml_values_and_lines() -> None:
 
 def test_host_yaml_of_megabytes_is_refused_quickly() -> None:
     with pytest.raises(ParseError) as raised:
-        hostfacts.parse_host_yaml("# " + "a" * 8_000_000 + "\nram: 64GB\n", "host.yaml")
+        host_yaml.parse_host_yaml("# " + "a" * 8_000_000 + "\nram: 64GB\n", "host.yaml")
     assert "a host description is a few hundred" in raised.value.message
-    assert hostfacts.parse_host_yaml("# " + "a" * 200_000 + "\nram: 64GB\n", "host.yaml")["ram"].value == 64 * 1024**3
+    assert host_yaml.parse_host_yaml("# " + "a" * 200_000 + "\nram: 64GB\n", "host.yaml")["ram"].value == 64 * 1024**3
 
 
 def test_host_yaml_typo_is_an_error_with_a_suggestion() -> None:
     with pytest.raises(ParseError) as raised:
-        hostfacts.parse_host_yaml("pg_version: 16\nworkoad: oltp\n", "host.yaml")
+        host_yaml.parse_host_yaml("pg_version: 16\nworkoad: oltp\n", "host.yaml")
     assert "did you mean 'workload'" in raised.value.message
     assert raised.value.source is not None and raised.value.source.line == 2
 
 
 def test_host_yaml_bad_value_names_what_is_allowed() -> None:
     with pytest.raises(ParseError, match="storage must be one of hdd, ssd, nvme, san"):
-        hostfacts.parse_host_yaml("storage: tape\n", "host.yaml")
+        host_yaml.parse_host_yaml("storage: tape\n", "host.yaml")
 
 
 def test_host_yaml_bad_indentation_names_the_line() -> None:
     with pytest.raises(ParseError) as raised:
-        hostfacts.parse_host_yaml("raid:\n  level: 10\n disks: 4\n", "host.yaml")
+        host_yaml.parse_host_yaml("raid:\n  level: 10\n disks: 4\n", "host.yaml")
     assert raised.value.source is not None and raised.value.source.line == 3
 
 
@@ -371,7 +369,7 @@ def test_host_yaml_bomb_is_refused_quickly() -> None:
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
     lines += [f"a{i}: &a{i} [*a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}]" for i in range(1, 12)]
     with pytest.raises(ParseError, match="aliases expand to more than 10000 values") as raised:
-        hostfacts.parse_host_yaml("\n".join(lines) + "\n", "host.yaml")
+        host_yaml.parse_host_yaml("\n".join(lines) + "\n", "host.yaml")
     assert raised.value.source is not None and raised.value.source.line == 6  # refused at the alias that crosses
 
 
@@ -440,7 +438,7 @@ def test_this_machine_sysfs_dump() -> None:
 
 PARSERS: list[Callable[[str, str], Any]] = [
     sysctl.parse_sysctl_output, sysctl.parse_sysctl_conf, meminfo.parse_meminfo, lscpu.parse_lscpu,
-    mounts.parse_mounts, sysfs.parse_sysfs, hostfacts.parse_host_yaml,
+    mounts.parse_mounts, sysfs.parse_sysfs, host_yaml.parse_host_yaml,
 ]
 line_text = st.lists(st.one_of(st.text(max_size=40), st.sampled_from(
     ["vm.swappiness = 1", "MemTotal: 1 kB", "CPU(s): 4", "/dev/a / ext4 rw 0 0", "a on /b type c (d)",
@@ -479,8 +477,7 @@ _SYSCTL_LINES = st.sampled_from([
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_SYSCTL_LINES, max_size=12), st.booleans())
 def test_sysctl_output_wanted_keys_read_as_the_whole_reading(lines: list[str], final_newline: bool) -> None:
-    """The one-pass reading of the wanted keys gives what the line by line reading gives, and refuses
-    what it refuses."""
+    """The wanted keys are read as the whole text is read, and the text refused as it is without them."""
     text = "\n".join(lines) + ("\n" if final_newline and lines else "")
     try:
         whole = sysctl.parse_sysctl_output(text, "sysctl.txt")
@@ -504,7 +501,7 @@ def test_sysctl_output_wanted_keys_read_as_the_whole_reading(lines: list[str], f
 ])
 def test_host_yaml_numbers_beyond_any_machine(text: str, says: str) -> None:
     from pgvet.errors import ParseError
-    from pgvet.sources.hostfacts import parse_host_yaml
+    from pgvet.inputs.host_yaml import parse_host_yaml
 
     with pytest.raises(ParseError) as raised:
         parse_host_yaml(text, "h.yaml")

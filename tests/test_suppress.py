@@ -151,7 +151,7 @@ def test_suppressions_are_judged_on_the_text_that_was_linted(tmp_path: Path) -> 
     even if it changes in between (and one that has the mark is read again, as the suppressions need it)."""
     from pgvet.engine.evaluate import evaluate_host
     from pgvet.engine.loader import load_pack
-    from pgvet.snapshot import load_host
+    from pgvet.snapshot.load import load_host
     from pgvet.suppress import suppress_inline
 
     host = tmp_path / "h"

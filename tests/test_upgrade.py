@@ -17,7 +17,7 @@ from pgvet.catalog.upgrade import default_changes
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.lint import LintOptions, lint
-from pgvet.snapshot import load_host
+from pgvet.snapshot.load import load_host
 
 
 def _host(tmp_path: Path, version: int, conf: str) -> Path:

@@ -11,22 +11,23 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Optional, ParamSpec, TypeVar
 
 import typer
 
 from pgvet import __version__
+from pgvet.inputs.registry import KINDS
 from pgvet.lint_command import comma_list, explicit_inputs, lint_options, run_lint
 
 if TYPE_CHECKING:
     from pgvet.config import Config
     from pgvet.engine.pack import RulePack
     from pgvet.errors import InputError
-    from pgvet.facts import HostFacts
     from pgvet.findings import HostError, LintResult
     from pgvet.lint import LintOptions
     from pgvet.report import Renderer
-    from pgvet.snapshot import SnapshotInputs
+    from pgvet.snapshot.discovery import SnapshotInputs
+    from pgvet.snapshot.facts import HostFacts
 
 app = typer.Typer(
     name="pgvet",
@@ -86,7 +87,7 @@ def _load_one_host(directory: Path | None, explicit: SnapshotInputs | None = Non
     """load_host for the commands of one host (facts, explain, fix): an input error names the file as the user
     can open it (``hosts/db1/sysctl.d/10.conf:1``), not relative to the host as a fleet report does."""
     from pgvet.errors import InputError
-    from pgvet.snapshot import load_host
+    from pgvet.snapshot.load import load_host
 
     try:
         return load_host(directory, explicit)
@@ -119,18 +120,21 @@ def _root(
     """pgvet vets a PostgreSQL host: kernel, memory, storage and PostgreSQL settings."""
 
 
-# Options naming input files, for hosts that are not laid out as a snapshot directory.
-SysctlOpt = Annotated[Optional[Path], typer.Option("--sysctl", help="Output of `sysctl -a`.")]  # noqa: UP045
-SysctlConfOpt = Annotated[Optional[list[Path]], typer.Option(  # noqa: UP045
-    "--sysctl-conf", help="sysctl.conf / sysctl.d file (repeat).")]
-MeminfoOpt = Annotated[Optional[Path], typer.Option("--meminfo", help="A copy of /proc/meminfo.")]  # noqa: UP045
-LscpuOpt = Annotated[Optional[Path], typer.Option("--lscpu", help="Output of `lscpu` or `lscpu -J`.")]  # noqa: UP045
-MountsOpt = Annotated[Optional[Path], typer.Option("--mounts", help="`mount`, /proc/mounts or `findmnt -l`.")]  # noqa: UP045
-SysfsOpt = Annotated[Optional[Path], typer.Option("--sysfs", help="The `grep -H .` dump of sysfs files.")]  # noqa: UP045
-HostYamlOpt = Annotated[Optional[Path], typer.Option("--host-yaml", help="host.yaml: what cannot be read.")]  # noqa: UP045
-ConfOpt = Annotated[Optional[Path], typer.Option("--postgresql-conf", help="postgresql.conf (includes followed).")]  # noqa: UP045
-AutoConfOpt = Annotated[Optional[Path], typer.Option("--auto-conf", help="postgresql.auto.conf.")]  # noqa: UP045
-PgSettingsOpt = Annotated[Optional[Path], typer.Option("--pg-settings", help="pg_settings.json from `pgvet collect`.")]  # noqa: UP045
+# Options naming input files, for hosts that are not laid out as a snapshot directory (inputs/registry.py).
+def _input_option(kind: str) -> Any:
+    return typer.Option(KINDS[kind].option, help=KINDS[kind].option_help)
+
+
+SysctlOpt = Annotated[Optional[Path], _input_option("sysctl")]  # noqa: UP045
+SysctlConfOpt = Annotated[Optional[list[Path]], _input_option("sysctl_conf")]  # noqa: UP045
+MeminfoOpt = Annotated[Optional[Path], _input_option("meminfo")]  # noqa: UP045
+LscpuOpt = Annotated[Optional[Path], _input_option("lscpu")]  # noqa: UP045
+MountsOpt = Annotated[Optional[Path], _input_option("mounts")]  # noqa: UP045
+SysfsOpt = Annotated[Optional[Path], _input_option("sysfs")]  # noqa: UP045
+HostYamlOpt = Annotated[Optional[Path], _input_option("host_yaml")]  # noqa: UP045
+ConfOpt = Annotated[Optional[Path], _input_option("postgresql_conf")]  # noqa: UP045
+AutoConfOpt = Annotated[Optional[Path], _input_option("postgresql_auto_conf")]  # noqa: UP045
+PgSettingsOpt = Annotated[Optional[Path], _input_option("pg_settings")]  # noqa: UP045
 
 
 @app.command()

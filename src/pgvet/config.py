@@ -50,7 +50,7 @@ MAX_CONFIG_BYTES = 1024 * 1024
 
 
 def _read_bytes(path: Path) -> bytes:
-    from pgvet.sources import read_file_at_most
+    from pgvet.inputs.reading import read_file_at_most
 
     try:
         data = read_file_at_most(str(path), path.stat(), MAX_CONFIG_BYTES)

@@ -28,7 +28,7 @@ class InputError(PgvetError):
 
 
 class ParseError(InputError):
-    """A parser rejected its text. Raised by the pure functions in pgvet.sources."""
+    """A parser rejected its text. Raised by the pure functions in pgvet.inputs."""
 
 
 class RulePackError(PgvetError):

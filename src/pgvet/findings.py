@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from pgvet.facts import FactValue, HostFacts
 from pgvet.provenance import Source
+from pgvet.snapshot.facts import FactValue, HostFacts
 
 if TYPE_CHECKING:
     from pgvet.engine.planner import Target

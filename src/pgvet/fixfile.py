@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.errors import UsageError
-from pgvet.facts import Fact
 from pgvet.findings import HostResult, quote_setting
 from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
+from pgvet.snapshot.facts import Fact
 
 if TYPE_CHECKING:
     from pgvet.lint import LintOptions
@@ -58,7 +58,7 @@ def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False
     InputError when the host cannot be read."""
     from pgvet.errors import InputError
     from pgvet.lint import lint
-    from pgvet.snapshot import load_host
+    from pgvet.snapshot.load import load_host
 
     result = lint([directory], options)
     if result.errors:
@@ -250,7 +250,7 @@ def _replace(edited: _File, private: bool) -> None:
 def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> WriteOutcome:
     """Change each value where it takes effect (``facts``: the host's, which say where each value is set last);
     the files written, and the changes left with why."""
-    from pgvet.sources.sysctl import PAIR_PARTNERS
+    from pgvet.inputs.sysctl import PAIR_PARTNERS
 
     outcome = WriteOutcome()
     files = _Files(host_dir, outcome)
@@ -301,7 +301,7 @@ def _write_setting(files: _Files, name: str, change: Change, fact: Fact | None) 
 def _set_value(target: _File, name: str, value: str, source: Source) -> str | None:
     """Set ``name`` to ``value`` on the line that sets it at ``source`` (a line that already says so is left
     as it is); why not, when it is not that line."""
-    from pgvet.sources.pgconf import ConfSetting, parse_conf_text
+    from pgvet.inputs.postgresql_conf import ConfSetting, parse_conf_text
 
     index = source.line - 1 if source.line is not None else -1
     entries, _ = parse_conf_text(target.text(), target.shown)
@@ -345,8 +345,8 @@ def _check_written_files(files: _Files) -> None:
 
 def _reads_as_meant(edited: _File) -> bool:
     from pgvet.errors import ParseError
-    from pgvet.sources.pgconf import ConfSetting, parse_conf_text
-    from pgvet.sources.sysctl import parse_sysctl_conf, sysctl_value
+    from pgvet.inputs.postgresql_conf import ConfSetting, parse_conf_text
+    from pgvet.inputs.sysctl import parse_sysctl_conf, sysctl_value
 
     if edited.kind == "postgresql":
         before = len(parse_conf_text(edited.original, edited.shown)[1])
@@ -383,7 +383,7 @@ def _own_last_line(files: _Files, key: str, declared: Fact | None) -> Source | N
     """The last line, in the order `sysctl --system` writes them, that sets ``key`` itself (a key of a
     ratio/bytes pair zeroed by its counterpart names the counterpart's line too)."""
     from pgvet.errors import ParseError
-    from pgvet.sources.sysctl import parse_sysctl_conf
+    from pgvet.inputs.sysctl import parse_sysctl_conf
 
     if declared is None:
         return None
@@ -410,7 +410,7 @@ def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None
         files.outcome.left.append(f"{key} = {change.value}: not written ({target})")
         return
     from pgvet.errors import ParseError
-    from pgvet.sources.sysctl import parse_sysctl_conf
+    from pgvet.inputs.sysctl import parse_sysctl_conf
 
     try:
         declared_here = [setting for setting in parse_sysctl_conf(target.text(), target.shown) if setting.key == key]
@@ -438,7 +438,7 @@ def _comment_out(files: _Files, partner: str, declared: Fact | None, replacement
     if declared is None:
         return
     from pgvet.errors import ParseError
-    from pgvet.sources.sysctl import parse_sysctl_conf
+    from pgvet.inputs.sysctl import parse_sysctl_conf
 
     for path in dict.fromkeys(place.path for place in (*declared.occurrences, declared.source)):
         target = files.open(path)

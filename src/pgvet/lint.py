@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from pgvet import __version__
 from pgvet.errors import InputError
-from pgvet.facts import HostFacts
 from pgvet.findings import HostError, HostResult, LintResult, RuleMeta
+from pgvet.inputs.registry import host_markers
+from pgvet.snapshot.facts import HostFacts
 from pgvet.summary import RunSummary
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from pgvet.engine.loader import RulePack
     from pgvet.engine.planner import Planner
     from pgvet.provenance import Source
-    from pgvet.snapshot import InputPath, SnapshotInputs
+    from pgvet.snapshot.discovery import SnapshotInputs
     from pgvet.suppress import IgnoreFiles
 
 
@@ -69,10 +70,9 @@ def check_selectors(pack: RulePack, selectors: Sequence[str]) -> None:
             raise UsageError(f"--select/--ignore '{selector}' matches no rule id, name or tag (see 'pgvet rules')")
 
 
-# Files that make a directory a host (see the snapshot layout); a file passed alone (pre-commit passes
+# Files that make a directory a host (inputs/registry.py); a file passed alone (pre-commit passes
 # changed files one by one) is linted as part of the nearest directory above it that holds one.
-HOST_MARKERS = ("host.yaml", "host.yml", "postgresql.conf", "postgresql.auto.conf", "sysctl.d", "sysctl.conf",
-                "sysctl.txt", "meminfo.txt", "PG_VERSION", "pg_settings.json")
+HOST_MARKERS = host_markers()
 
 
 # Facts the reporters read after evaluation (report/memory.py): all a host keeps once evaluated.
@@ -149,7 +149,7 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
 
 
 def _holds_no_input(directory: Path) -> bool:
-    from pgvet.snapshot import discover
+    from pgvet.snapshot.discovery import discover
 
     return discover(directory).is_empty()
 
@@ -157,20 +157,11 @@ def _holds_no_input(directory: Path) -> bool:
 def _inputs_not_read(host: HostResult, files: Sequence[Path]) -> list[HostError]:
     """The files given in a host directory that the host does not read as inputs (``/etc/hostname`` in /etc, a
     file postgresql.conf does not include): linting their host would say nothing of them."""
-    from dataclasses import fields
-
-    from pgvet.snapshot import discover
+    from pgvet.snapshot.discovery import discover
     from pgvet.suppress import IGNORE_FILE
 
     root = host.host.root
-    found = discover(Path(root))
-    discovered: list[InputPath] = []  # joined with the host directory already
-    for kind in fields(found):
-        value = getattr(found, kind.name)
-        if isinstance(value, list):
-            discovered.extend(value)
-        elif value is not None:
-            discovered.append(value)
+    discovered = discover(Path(root)).files()  # joined with the host directory already
     named = [IGNORE_FILE, *host.host.unmarked_files, *host.host.marked_files]  # relative to it: the configuration
     inputs = {os.path.realpath(path) for path in discovered} | {os.path.realpath(os.path.join(root, name))
                                                                    for name in named}
@@ -215,7 +206,7 @@ class _Plan:
     def of(cls, pack: RulePack, options: LintOptions) -> _Plan:
         from pgvet.engine.evaluate import configure, plan_rules
         from pgvet.engine.planner import Planner
-        from pgvet.snapshot import run_date
+        from pgvet.snapshot.load import run_date
         from pgvet.suppress import IgnoreFiles
 
         pack = configure(pack, options.params)  # the derived values' parameters; a table naming nothing refused
@@ -238,7 +229,7 @@ class _Plan:
         return [next(evaluated) if isinstance(host, HostFacts) else host for host in loaded]
 
     def _load(self, directory: Path | None) -> HostFacts | HostError:
-        from pgvet.snapshot import load_host
+        from pgvet.snapshot.load import load_host
 
         try:
             return load_host(directory, self.options.explicit, wanted=self.wanted,

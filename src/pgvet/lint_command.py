@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pgvet.config import Config
     from pgvet.lint import LintOptions
-    from pgvet.snapshot import SnapshotInputs
+    from pgvet.snapshot.discovery import SnapshotInputs
 
 
 def comma_list(values: list[str] | None) -> list[str]:
@@ -40,12 +40,11 @@ def explicit_inputs(sysctl: Path | None, sysctl_conf: list[Path] | None, meminfo
                     mounts: Path | None, sysfs: Path | None, host_yaml: Path | None, postgresql_conf: Path | None,
                     auto_conf: Path | None, pg_settings: Path | None) -> SnapshotInputs | None:
     """The input files given one by one (--sysctl, --meminfo…), or None when none was."""
-    from pgvet.snapshot import SnapshotInputs
+    from pgvet.snapshot.discovery import given_inputs
 
-    explicit = SnapshotInputs(sysctl=sysctl, sysctl_conf=list(sysctl_conf or []), meminfo=meminfo, lscpu=lscpu,
-                              mounts=mounts, sysfs=sysfs, host_yaml=host_yaml, postgresql_conf=postgresql_conf,
-                              postgresql_auto_conf=auto_conf, pg_settings=pg_settings)
-    return None if explicit.is_empty() else explicit
+    return given_inputs({"sysctl": sysctl, "sysctl_conf": list(sysctl_conf or []), "meminfo": meminfo, "lscpu": lscpu,
+                         "mounts": mounts, "sysfs": sysfs, "host_yaml": host_yaml, "postgresql_conf": postgresql_conf,
+                         "auto_conf": auto_conf, "pg_settings": pg_settings})
 
 
 def run_lint(*, paths: list[Path] | None, output_format: list[str] | None, output: list[Path] | None,

@@ -34,26 +34,3 @@ class Located(Generic[T_co]):
 
     value: T_co
     source: Source
-
-
-# The __init__ a frozen dataclass is given sets each field through object.__setattr__, most of the cost of
-# building the object; a host's inputs make a few hundred Sources and Locateds. These set the
-# slots through their descriptors instead: same objects, still frozen (tests/test_snapshot.py checks).
-_SET_SOURCE_PATH = Source.__dict__["path"].__set__
-_SET_SOURCE_LINE = Source.__dict__["line"].__set__
-_SET_LOCATED_VALUE = Located.__dict__["value"].__set__
-_SET_LOCATED_SOURCE = Located.__dict__["source"].__set__
-
-
-def _source_init(self: Source, path: str, line: int | None = None) -> None:
-    _SET_SOURCE_PATH(self, path)
-    _SET_SOURCE_LINE(self, line)
-
-
-def _located_init(self: Located[object], value: object, source: Source) -> None:
-    _SET_LOCATED_VALUE(self, value)
-    _SET_LOCATED_SOURCE(self, source)
-
-
-Source.__init__ = _source_init  # type: ignore[method-assign]
-Located.__init__ = _located_init  # type: ignore[method-assign]

@@ -26,9 +26,9 @@ from pathlib import Path
 
 from pgvet.errors import InputError
 from pgvet.findings import HostResult, LintResult
+from pgvet.inputs.reading import find_mark_in_bytes, read_file_at_most
 from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
-from pgvet.sources import find_mark_in_bytes, read_file_at_most
 
 # The start of a suppression comment; its selectors run to the first ']' after it, found with str.find. As one
 # pattern (`…ignore\[([^\]]*)\]`) each start scanned the rest of the line for its ']': quadratic on a line of
@@ -145,7 +145,7 @@ _IGNORE_KEYS = ("host", "rule", "subject", "reason", "expires")
 
 def _read_bounded(path: Path, limit: int, what: str) -> str:
     """A file's text, no more than ``limit`` bytes of it read; InputError naming the file otherwise."""
-    from pgvet.sources import read_file_at_most
+    from pgvet.inputs.reading import read_file_at_most
 
     display = str(path)
     try:

@@ -18,7 +18,7 @@ from pathlib import Path
 import psycopg
 
 import pgservers
-from pgvet.sources.pgconf import ConfResult, load_conf
+from pgvet.inputs.postgresql_conf import ConfResult, load_conf
 
 # pg_file_settings error texts (record_config_file_error) and pgvet's problem kinds.
 ERROR_KINDS = {

@@ -29,7 +29,7 @@ from pathlib import Path
 import pgservers
 from pgvet.catalog import SUPPORTED_MAJORS, load_catalog
 from pgvet.lint import LintOptions, lint
-from pgvet.snapshot import SnapshotInputs
+from pgvet.snapshot.discovery import SnapshotInputs
 
 # Settings this machine may not satisfy (memory, huge pages, sockets, paths, libraries, SSL files, log
 # files). max_connections and the reserved connections are NOT overridden: the postmaster checks them
@@ -236,7 +236,7 @@ class Judge:
                           {name.lower() for name in INVALID.findall(log)},
                           {self._relative(path) for path in ERRORS_IN.findall(log)})
         auto = self.data / "postgresql.auto.conf" if case.auto_conf else None
-        inputs = SnapshotInputs(postgresql_conf=conf, postgresql_auto_conf=auto)
+        inputs = SnapshotInputs.of(postgresql_conf=conf, postgresql_auto_conf=auto)
         for source in self.upgrades_from:  # the same tree, as a host of an older major about to upgrade
             (self.conf_dir / "PG_VERSION").write_text(f"{source}\n")
             upgraded = lint([self.conf_dir], LintOptions(select=["startup"], explicit=inputs, upgrade_to=self.major))

@@ -11,9 +11,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from pgvet.engine.expr import Env, EvalError, Value
-from pgvet.facts import Fact, HostFacts
 from pgvet.findings import Evidence
 from pgvet.provenance import Source
+from pgvet.snapshot.facts import Fact, HostFacts
 
 if TYPE_CHECKING:
     from pgvet.engine.pack import DerivedFormula, RulePack

@@ -12,9 +12,9 @@ from pgvet.engine.expr import Env, EvalError, Value, with_units
 from pgvet.engine.pack import DerivedFormula, Rule, RulePack, Template
 from pgvet.engine.render import render, render_setting
 from pgvet.errors import UsageError
-from pgvet.facts import HostFacts
 from pgvet.findings import Evidence, Finding, Fix, HostResult, NotEvaluated, Passed, RuleMeta
 from pgvet.numbers import out_of_range
+from pgvet.snapshot.facts import HostFacts
 
 ParamOverrides = Mapping[str, Mapping[str, object]]
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pgvet.engine.evaluate import evaluate_rule, rule_params
 from pgvet.engine.expr import Env, Value
 from pgvet.engine.pack import Example, Rule, RulePack
-from pgvet.facts import Fact, HostFacts, Item
 from pgvet.findings import Finding, HostResult
 from pgvet.provenance import Source
+from pgvet.snapshot.facts import Fact, HostFacts, Item
 
 
 @dataclass(frozen=True, slots=True)

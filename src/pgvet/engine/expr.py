@@ -23,8 +23,8 @@ from pgvet.numbers import out_of_range, shown_number
 
 if TYPE_CHECKING:
     from pgvet.engine.pack import DerivedFormula
-    from pgvet.facts import Fact, Item
     from pgvet.findings import Evidence
+    from pgvet.snapshot.facts import Fact, Item
 
 Value = int | float | str | bool | None
 

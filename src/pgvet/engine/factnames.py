@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Literal
 
-FactType = Literal["int", "float", "number", "bytes", "seconds", "bool", "text", "any"]
+from pgvet.inputs.registry import FactType, input_fact_types, open_prefixes
+
 # What the type checker cares about: numbers of any unit compare and add with each other.
 Kind = Literal["number", "text", "bool", "any", "null"]
 
@@ -30,57 +31,16 @@ def kind_of(fact_type: str) -> Kind:
     return "any"
 
 
-_MEMINFO_COUNTS = ("hugepages_total", "hugepages_free", "hugepages_rsvd", "hugepages_surp")
-_MEMINFO_BYTES = (
-    "mem_total", "mem_free", "mem_available", "buffers", "cached", "swap_cached", "active", "inactive",
-    "active_anon", "inactive_anon", "active_file", "inactive_file", "unevictable", "mlocked",
-    "swap_total", "swap_free", "zswap", "zswapped", "dirty", "writeback", "anon_pages", "mapped", "shmem",
-    "k_reclaimable", "slab", "s_reclaimable", "s_unreclaim", "kernel_stack", "page_tables",
-    "sec_page_tables", "nfs_unstable", "bounce", "writeback_tmp", "commit_limit", "committed_as",
-    "vmalloc_total", "vmalloc_used", "vmalloc_chunk", "percpu", "hardware_corrupted", "anon_huge_pages",
-    "shmem_huge_pages", "shmem_pmd_mapped", "file_huge_pages", "file_pmd_mapped", "hugepagesize",
-    "hugetlb", "direct_map_4k", "direct_map_2m", "direct_map_1g", "balloon", "unaccepted", "cma_total", "cma_free",
-)
-
+# What the inputs give (inputs/registry.py), then what the snapshot derives from several of them and what a
+# live server's lists give.
 STATIC_FACTS: dict[str, FactType] = {
-    **{f"meminfo.{name}": "bytes" for name in _MEMINFO_BYTES},
-    **{f"meminfo.{name}": "int" for name in _MEMINFO_COUNTS},
-    "cpu.count": "int", "cpu.online": "text", "cpu.sockets": "int", "cpu.cores_per_socket": "int",
-    "cpu.threads_per_core": "int", "cpu.numa_nodes": "int", "cpu.architecture": "text", "cpu.vendor": "text",
-    "cpu.model_name": "text", "cpu.hypervisor": "text", "cpu.virtualization_type": "text",
-    "thp.enabled": "text", "thp.defrag": "text",
-    "cgroup.memory_max": "bytes",
-    "host.name": "text", "host.ram": "bytes", "host.cpus": "int", "host.workload": "text",
-    "host.storage": "text", "host.raid_level": "int", "host.raid_disks": "int", "host.dedicated": "bool",
-    "host.bbu": "bool", "host.data_directory": "text", "host.wal_directory": "text",
-    "host.pg_instances": "int", "host.tablespaces": "text", "host.data_disk_rotational": "bool",
+    **input_fact_types(),
+    "host.name": "text", "host.ram": "bytes", "host.cpus": "int", "host.data_disk_rotational": "bool",
     "host.data_fstype": "text",
-    # host.yaml `swap:` for configuration repositories without meminfo (see rules/derived.yaml).
-    "host.swap": "bytes",
-    "pg.version": "int", "pg.catalog_version": "int", "pg.upgraded_from": "int", "pg.server_version": "text",
-    "pg.prerelease": "text",
+    "pg.catalog_version": "int", "pg.upgraded_from": "int",
     "run.year_month": "int",
-    "mount.device": "text", "mount.point": "text", "mount.fstype": "text", "mount.options": "text",
-    "mount.holds_pgdata": "bool", "mount.holds_wal": "bool", "mount.holds_tablespace": "bool",
-    "mount.is_root_of_data": "bool", "mount.scoped": "bool",
-    "disk.name": "text", "disk.scheduler": "text", "disk.rotational": "bool", "disk.read_ahead_kb": "int",
-    "disk.holds_pgdata": "bool", "disk.virtual": "bool",
-    "setting.name": "text", "setting.value": "text", "setting.file": "text", "setting.line": "int",
-    "setting.raw": "text", "setting.known": "bool", "setting.placeholder": "bool", "setting.suggestion": "text",
-    "setting.removed_in": "text", "setting.replacement": "text",
-    "setting.replacement_value": "text", "setting.invalid": "bool", "setting.error": "text",
-    "setting.hint": "text", "setting.context": "text", "setting.unit": "text", "setting.canonical": "any",
-    "setting.bare_number": "bool", "setting.occurrences": "int", "setting.effective": "bool",
-    "setting.occurrences_in_kind": "int", "setting.last_in_kind": "bool",
-    "setting.applied": "bool", "setting.skipped_invalid": "text", "setting.build_option": "text",
-    "setting.build_configure": "text", "setting.build_mainstream": "bool",
-    "setting.overridden_by": "text", "setting.overridden_in_auto_conf": "bool", "setting.in_auto_conf": "bool",
     "default_change.name": "text", "default_change.before": "text", "default_change.after": "text",
     "default_change.added": "bool", "default_change.from_version": "int",
-    "problem.kind": "text", "problem.message": "text", "problem.fatal": "bool", "problem.target": "text",
-    "declared.key": "text", "declared.value": "text", "declared.running": "text",
-    "declared.ignore_errors": "bool", "declared.written": "text", "declared.zeroed_by": "text",
-    "declared.zeroed_at": "text", "host.declared_ram": "bytes",
     "drift.name": "text", "drift.file_value": "text", "drift.default": "text", "drift.running": "text",
     "drift.removed": "bool", "drift.context": "text", "drift.pending_restart": "bool",
     "file_error.name": "text", "file_error.setting": "text", "file_error.error": "text", "file_error.file": "text",
@@ -103,7 +63,7 @@ STATIC_FACTS: dict[str, FactType] = {
 
 # Namespaces whose keys are open: any sysctl key (int or text), and live facts whose names the live
 # collector owns.
-OPEN_PREFIXES: tuple[str, ...] = ("sysctl.", "sysctl_conf.", "live.")
+OPEN_PREFIXES: tuple[str, ...] = open_prefixes()
 
 _SYSCTL_KEY = re.compile(r"[A-Za-z0-9_.\-/*:@]+")
 

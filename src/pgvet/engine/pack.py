@@ -7,8 +7,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pgvet.engine.expr import Compiled, Value
-from pgvet.facts import FactValue
 from pgvet.findings import RuleMeta, Severity
+from pgvet.snapshot.facts import FactValue
 
 if TYPE_CHECKING:
     from pgvet.engine.codegen import FindingFunction

@@ -36,10 +36,10 @@ from pgvet.engine.derived import expand
 from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
 from pgvet.engine.expr import Env, EvalError, Value
 from pgvet.engine.pack import DerivedFormula, Rule, RulePack
-from pgvet.facts import Fact, FactValue, HostFacts, Item
 from pgvet.findings import Finding, HostResult
+from pgvet.inputs.sysctl import PAIR_PARTNERS, sysctl_value
 from pgvet.provenance import Source
-from pgvet.sources.sysctl import PAIR_PARTNERS, sysctl_value
+from pgvet.snapshot.facts import Fact, FactValue, HostFacts, Item
 
 Kind = Literal["sysctl", "postgresql"]
 # Where a planned value comes from, in the facts of a world (never a file: findings point at none of them).

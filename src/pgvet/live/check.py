@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from pgvet.errors import InputError
-from pgvet.facts import HostFacts, Item
 from pgvet.findings import LintResult
+from pgvet.inputs.host_yaml import WORKLOADS
 from pgvet.interrupt import Interrupted
 from pgvet.lint import LintOptions
 from pgvet.provenance import Source
-from pgvet.sources.hostfacts import WORKLOADS
+from pgvet.snapshot.facts import HostFacts, Item
 
 # An answer is asked with its prompt and choices; the raw YAML value is what host.yaml stores.
 Answers = dict[str, Any]
@@ -106,8 +106,8 @@ def load_answers(path: Path) -> tuple[Any, Answers]:
     """
     from ruamel.yaml import YAML
 
-    from pgvet.snapshot import read_text
-    from pgvet.sources.hostfacts import parse_host_yaml
+    from pgvet.inputs.host_yaml import parse_host_yaml
+    from pgvet.inputs.reading import read_text
 
     text = read_text(path, str(path))
     parse_host_yaml(text, str(path))  # raises ParseError with the file and line
@@ -141,7 +141,7 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
     from pgvet.lint import lint
     from pgvet.live.commands import collect_command
     from pgvet.live.writer import write_text
-    from pgvet.snapshot import load_host
+    from pgvet.snapshot.load import load_host
 
     document, given = load_answers(answers_file) if answers_file is not None else (None, {})
     # A temporary snapshot is named after the host: the report's name for it.
@@ -185,8 +185,8 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
 
 def _server_error(directory: Path) -> str | None:
     """Why the collection read no server, as its collect.json says."""
-    from pgvet.snapshot import read_text
-    from pgvet.sources.collect import parse_collect_json
+    from pgvet.inputs.collect_json import parse_collect_json
+    from pgvet.inputs.reading import read_text
 
     manifest = parse_collect_json(read_text(directory / "collect.json", "collect.json"), "collect.json")
     return None if manifest.server_error is None else manifest.server_error.value

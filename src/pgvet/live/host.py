@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pgvet.inputs.registry import KINDS
 from pgvet.live.redact import private_sysctl_keys, redact_sysctl_text
 
 COMMAND_TIMEOUT = 30.0
@@ -61,11 +62,11 @@ def _read_file(name: str, path: Path) -> HostFile:
 
 
 def read_meminfo(proc: Path = Path("/proc")) -> HostFile:
-    return _read_file("meminfo.txt", proc / "meminfo")
+    return _read_file(KINDS["meminfo"].file_name, proc / "meminfo")
 
 
 def read_mounts(proc: Path = Path("/proc")) -> HostFile:
-    return _read_file("mounts.txt", proc / "mounts")
+    return _read_file(KINDS["mounts"].file_name, proc / "mounts")
 
 
 def _run(name: str, argv: list[str], which: Callable[[str], str | None]) -> HostFile:
@@ -141,7 +142,7 @@ def _read_value(path: str) -> str:
 
 def read_sysctl(proc: Path = Path("/proc")) -> HostFile:
     """What ``sysctl -a`` prints, read from /proc/sys (the values of private and secret keys redacted)."""
-    result = HostFile("sysctl.txt", f"walk {proc / 'sys'} (what sysctl -a prints)", utc_now())
+    result = HostFile(KINDS["sysctl"].file_name, f"walk {proc / 'sys'} (what sysctl -a prints)", utc_now())
     try:
         result.text, result.warnings = walk_proc_sys(proc / "sys")
     except OSError as error:
@@ -153,7 +154,7 @@ def read_sysctl(proc: Path = Path("/proc")) -> HostFile:
 
 def read_lscpu(which: Callable[[str], str | None] = shutil.which) -> HostFile:
     """``lscpu`` in the C locale: its text, whose values have line numbers (once: ``lscpu -J`` says the same)."""
-    return _run("lscpu.txt", ["lscpu"], which)
+    return _run(KINDS["lscpu"].file_name, ["lscpu"], which)
 
 
 def _sysfs_paths(sys_root: Path) -> Iterable[tuple[str, Path]]:
@@ -168,8 +169,8 @@ def _sysfs_paths(sys_root: Path) -> Iterable[tuple[str, Path]]:
 
 def read_sysfs(sys_root: Path = Path("/sys")) -> HostFile:
     """``grep -H . FILES``: ``path:line`` for every non-empty line; missing files are warnings, as grep's errors."""
-    result = HostFile("sysfs.txt", "grep -H . " + " ".join("/sys/" + pattern for pattern in SYSFS_PATTERNS),
-                      utc_now())
+    command = "grep -H . " + " ".join("/sys/" + pattern for pattern in SYSFS_PATTERNS)
+    result = HostFile(KINDS["sysfs"].file_name, command, utc_now())
     lines: list[str] = []
     for shown, path in _sysfs_paths(sys_root):
         try:
@@ -187,5 +188,5 @@ def read_sysfs(sys_root: Path = Path("/sys")) -> HostFile:
 
 def collect_host(proc: Path = Path("/proc"), sys_root: Path = Path("/sys"),
                  which: Callable[[str], str | None] = shutil.which) -> list[HostFile]:
-    """Every OS file of a snapshot, read from this machine."""
+    """Every OS file of a snapshot, read from this machine (the kinds inputs/registry.py marks collected)."""
     return [read_meminfo(proc), read_sysctl(proc), read_lscpu(which), read_mounts(proc), read_sysfs(sys_root)]

@@ -33,10 +33,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from posixpath import dirname, join, normpath
 
+from pgvet.inputs.postgresql_conf import CONF_FILE_MAX_DEPTH, ConfDirective, parse_conf_text
 from pgvet.live.host import HostFile, utc_now
 from pgvet.live.redact import redact_conf_text
 from pgvet.live.server import ServerReading, SocketPeer
-from pgvet.sources.pgconf import CONF_FILE_MAX_DEPTH, ConfDirective, parse_conf_text
 
 MAX_CONFIG_BYTES = 16 << 20  # one configuration file; PostgreSQL's own are a few kB
 MAX_CONFIG_FILES = 1000

@@ -5,10 +5,11 @@ lint report does: a value or a file name may hold an escape sequence, which must
 
 from __future__ import annotations
 
+import io
 import json
 
-from pgvet.facts import Fact, HostFacts
 from pgvet.report import visible
+from pgvet.snapshot.facts import Fact, HostFacts
 
 
 def facts_json(host: HostFacts) -> dict[str, object]:
@@ -40,8 +41,7 @@ def _sources(fact: Fact) -> str:
 def render_facts(host: HostFacts, output_format: str) -> str:
     if output_format == "json":
         return json.dumps(facts_json(host), indent=2, ensure_ascii=False, default=str) + "\n"
-    import io
-
+    # rich takes longer to import than the JSON table takes to write: only for the text table
     from rich.console import Console
     from rich.table import Table
 

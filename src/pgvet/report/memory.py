@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pgvet.facts import HostFacts
+from pgvet.snapshot.facts import HostFacts
 
 
 @dataclass(frozen=True, slots=True)

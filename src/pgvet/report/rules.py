@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from pgvet.engine.evaluate import ParamOverrides
     from pgvet.engine.loader import RulePack
     from pgvet.engine.pack import DerivedFormula, Rule
-    from pgvet.facts import HostFacts
     from pgvet.findings import Evidence
+    from pgvet.snapshot.facts import HostFacts
 
 
 def _rule_json(rule: Any) -> dict[str, Any]:

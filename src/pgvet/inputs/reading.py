@@ -1,4 +1,4 @@
-"""Parsers of the inputs of a host, and what they share."""
+"""Reading an input file: its text, bounded, from a regular file, a pipe or /proc; the suppression mark."""
 
 from __future__ import annotations
 
@@ -8,11 +8,18 @@ import re
 import select
 import stat
 from collections.abc import Callable
+from pathlib import Path
 from typing import BinaryIO
 
+from pgvet.errors import InputError
+from pgvet.provenance import Source
+
+# The largest input file pgvet reads; real inputs are far smaller (sysctl -a: ~100 kB).
+MAX_INPUT_BYTES = 32 * 1024 * 1024
+
 # What every suppression comment holds (``# pgvet: ignore[…]``): a file without it has none. Looked for with
-# a pattern rather than `in`, which is slower over `sysctl -a` by the clock (though fewer instructions): CPython's
-# substring search checks the needle's last letter, and 't' is on every line.
+# a regular expression rather than `in`: CPython's substring search starts from the needle's last letter, and
+# 't' is on every line of `sysctl -a`.
 SUPPRESSION_MARK = "pgvet"
 find_mark = re.compile(SUPPRESSION_MARK).search
 find_mark_in_bytes = re.compile(SUPPRESSION_MARK.encode()).search
@@ -88,3 +95,26 @@ def _read_rest(read: Callable[[int], bytes], chunks: list[bytes], total: int, li
         chunks.append(more)
         total += len(more)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def read_text(path: str | Path, display: str) -> str:
+    """An input file's text: UTF-8, undecodable bytes kept as escapes; a clear error otherwise."""
+    name = os.fspath(path)
+    try:
+        status = os.stat(name)
+        if status.st_size > MAX_INPUT_BYTES:
+            raise InputError(f"file is {status.st_size} bytes, more than pgvet reads ({MAX_INPUT_BYTES})",
+                             Source(display))
+        data = read_file_at_most(name, status, MAX_INPUT_BYTES)
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", Source(display)) from None
+    except FileNotFoundError:
+        raise InputError("no such file", Source(display)) from None
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror or error}", Source(display)) from None
+    if len(data) > MAX_INPUT_BYTES:  # a pipe or a /proc file, whose size stat does not know
+        raise InputError(f"more than {MAX_INPUT_BYTES} bytes, more than pgvet reads", Source(display))
+    if not data and stat.S_ISFIFO(status.st_mode):  # read without waiting for a writer: say so, not judge nothing
+        raise InputError("a pipe that gave nothing (no program writing to it, or one that wrote nothing)",
+                         Source(display))
+    return data.decode("utf-8", errors="surrogateescape")

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pgvet.errors import ParseError
+from pgvet.inputs.postgresql_conf import ConfSetting
 from pgvet.provenance import Source
-from pgvet.sources.pgconf import ConfSetting
 
 __all__ = ["AlterSet", "parse_alter_sql", "parse_alter_statements"]
 
@@ -73,6 +73,7 @@ def _constant(node: Any) -> str:
 
 def parse_alter_statements(text: str, path: str) -> list[AlterSet]:
     """Every parameter SET/RESET of ALTER SYSTEM, ALTER DATABASE and ALTER ROLE in ``text``."""
+    # pglast, PostgreSQL's own parser, is slow to import: only for the hosts that hold SQL migrations
     from pglast import parse_sql
     from pglast.parser import ParseError as PglastError
     from pglast.parser import scan

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pgvet.errors import ParseError
+from pgvet.inputs.pg_settings import _Fields, _members, _Node, _Walker
 from pgvet.provenance import Located, Source
-from pgvet.sources.pgsettings import _Fields, _members, _Node, _Walker
 
 SUPPORTED_FORMAT = 1
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Set as AbstractSet
-from functools import cache, lru_cache
+from functools import lru_cache
 
 from pgvet.errors import ParseError
 from pgvet.provenance import Located, Source
@@ -46,16 +46,6 @@ _NAMES = {
 }
 
 
-@cache  # compiled at the first file read, not at import
-def _plain_rows() -> re.Pattern[str]:
-    """A plain /proc/meminfo, as the kernel writes it, has only such lines (blanks and tabs for spaces, newlines
-    for line breaks) and blank lines. Searched in the text after a '\n', the pattern gives one row per such line,
-    empty for a blank one, so that a row's index is its line number (no newlines to count); a line of any other
-    form gives none, and the text is then read line by line (tests/test_sources_os.py holds the two readings
-    to the same results)."""
-    return re.compile(r"\n[ \t]*+(?:([A-Za-z0-9_()]++):[ \t]++([0-9]++)(?:[ \t]++(kB))?+[ \t]*+)?+(?=\n|\Z)")
-
-
 @lru_cache(maxsize=1024)  # a few dozen keys, on every host
 def fact_name(key: str) -> str:
     """``Active(anon)`` → ``active_anon``; ``SReclaimable`` → ``s_reclaimable``; exceptions in _NAMES."""
@@ -69,10 +59,8 @@ def fact_name(key: str) -> str:
 def parse_meminfo(text: str, path: str, names: AbstractSet[str] | None = None) -> dict[str, Located[int]]:
     """Every line's value by its fact name; ``names``: only these are returned (every line is read and
     checked all the same)."""
-    values = _plain_values(text, path, names)
-    if values is None:
-        values = _line_values(text, path)
-    if "mem_total" not in values:  # kept by both readings, wanted or not
+    values = _line_values(text, path)
+    if "mem_total" not in values:
         raise ParseError("no MemTotal line: expected a copy of /proc/meminfo", Source(path, 1))
     if values["mem_total"].value == 0:
         # No kernel reports it (MemTotal is totalram_pages): every ratio of RAM would divide by zero, and
@@ -82,23 +70,6 @@ def parse_meminfo(text: str, path: str, names: AbstractSet[str] | None = None) -
     if names is None:
         return values
     return {name: located for name, located in values.items() if name in names}
-
-
-def _plain_values(text: str, path: str, names: AbstractSet[str] | None) -> dict[str, Located[int]] | None:
-    """The values of a plain /proc/meminfo in one pass (the wanted ones and mem_total), or None for other text."""
-    lines = "\n" + text
-    rows = _plain_rows().findall(lines)
-    if len(rows) != lines.count("\n"):
-        return None  # a line of another form
-    values: dict[str, Located[int]] = {}
-    for number, (key, amount, unit) in enumerate(rows, 1):
-        if key:
-            if len(amount) > 20:  # more than 2^64: the line by line reading says so
-                return None
-            name = fact_name(key)
-            if names is None or name in names or name == "mem_total":
-                values[name] = Located(int(amount) * 1024 if unit else int(amount), Source(path, number))
-    return values
 
 
 def _line_values(text: str, path: str) -> dict[str, Located[int]]:

@@ -59,13 +59,12 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
 from pgvet.errors import InputError
+from pgvet.inputs.reading import find_mark_in_bytes, read_file_at_most
 from pgvet.provenance import Source
-from pgvet.sources import find_mark_in_bytes, read_file_at_most
 
 __all__ = [
     "ConfDirective",
@@ -161,8 +160,6 @@ _ID = rf"{_LETTER}{_ID_CHAR}*"
 _STRING_STRETCH = re.compile(r"(?:[^'\\\n]++|\\.)*+")
 _ESCAPE = re.compile(r"\\(?:[0-7]{1,3}|.)|''", re.DOTALL)
 _ESCAPED_BYTES = {"b": b"\b", "f": b"\f", "n": b"\n", "r": b"\r", "t": b"\t", "''": b"'"}
-# A quoted string without escapes or doubled quotes (most of them), in the pattern of the usual lines.
-_PLAIN_STRING = r"'[^'\\\n]*+'"
 _REAL = r"[-+]?[0-9]*\.[0-9]*(?:[Ee][-+]?[0-9]+)?"
 _QUALIFIED_ID = re.compile(rf"{_ID}\.{_ID}")
 # Token kinds in the lexer's rule order, which breaks ties between equally long matches. A STRING, the only
@@ -185,22 +182,6 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 # The lines that hold a token (not only blanks and a comment), found by the '\n' before them in the text
 # with a '\n' put in front: re scans for a literal '\n' in C, where '^' would be tried at every character.
 _CONTENT_LINE = re.compile(r"\n[ \t\r]*+(?=[^ \t\r#\n])")
-# A content line of the usual form `name [=] value [# comment]`, read at once where the lexer's tokens are
-# sure: a name followed by no character that would make it an UNQUOTED_STRING, so an ID or a QUALIFIED_ID;
-# a value that is a quoted string without escapes, a word (an ID or an UNQUOTED_STRING; a QUALIFIED_ID, which is no
-# value, is left to the lexer by the caller), a decimal integer with unit letters or a real; then what no
-# token goes on with (a blank, '#', the end of the line). Atomic groups match what the lexer's own
-# patterns match alone. Other lines (hexadecimal numbers, errors…) are left to the lexer.
-# Compiled at the first file read, not at import: a command that reads no postgresql.conf does not pay for it.
-@cache
-def _simple_setting() -> re.Pattern[str]:
-    return re.compile(
-        rf"(?P<name>(?>{_ID}(?:\.{_ID})?))(?!{_UNQUOTED_CHAR})[ \t\r]*+(?:=[ \t\r]*+)?"
-        rf"(?P<value>{_PLAIN_STRING}|(?P<word>(?>{_LETTER}{_UNQUOTED_CHAR}*+))|(?>[-+]?[0-9]++[a-zA-Z]*+)|(?>{_REAL}))"
-        r"[ \t\r]*+(?:#[^\n]*+)?(?=\n|\Z)"
-    )
-
-
 class _Lexer:
     """Yields (kind, text); ``lineno`` counts like ConfigFileLineno (bumped by each newline)."""
 
@@ -304,33 +285,20 @@ def parse_conf_text(text: str, path: str, *, syntax_error_limit: int = MAX_SYNTA
 
     ``syntax_error_limit``: the file is abandoned after that many syntax errors; 100 at server
     start, 1 in the ``pg_file_settings`` view (PostgreSQL gives up at once when it logs at DEBUG).
-    """
-    return _parse(text, path, syntax_error_limit, simple_lines=True)
-
-
-def _parse(text: str, path: str, syntax_error_limit: int, *, simple_lines: bool,
-           ) -> tuple[list[ConfSetting | ConfDirective], list[ConfProblem]]:
-    """parse_conf_text; ``simple_lines``: the usual lines read by _simple_setting(), else every line by the
-    lexer (tests hold the two readings to the same results).
 
     Lines are independent in PostgreSQL's grammar (no token spans a newline): each content line is
-    parsed alone, its number counted from the '\n's before it."""
+    parsed alone, its number counted from the '\n's before it.
+    """
     lines = "\n" + text  # every line, the first too, follows a '\n'
     entries: list[ConfSetting | ConfDirective] = []
     problems: list[ConfProblem] = []
     errors = 0
     position, counted, lineno = 0, 0, 0  # lineno: the '\n's of lines[:counted]
-    search, count, simple_setting = _CONTENT_LINE.search, lines.count, _simple_setting().match  # bound once
+    search, count = _CONTENT_LINE.search, lines.count
     while (found := search(lines, position)) is not None:
         start = found.start() + 1
         lineno += count("\n", counted, start)
         counted = start
-        if simple_lines and (simple := simple_setting(lines, found.end())) is not None:
-            name, raw, word = simple.group("name", "value", "word")
-            if word is None or "." not in word or _QUALIFIED_ID.fullmatch(word) is None:
-                entries.append(_entry(name, raw, raw[0] == "'", Source(path, lineno)))
-                position = simple.end()
-                continue
         lexer = _Lexer(lines, found.end(), lineno)
         problem = _parse_line(lexer, path, entries)
         if problem is not None:

@@ -8,21 +8,12 @@ import re
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from functools import lru_cache
 
 from pgvet.errors import ParseError
 from pgvet.provenance import Located, Source
 
 # `sysctl -a` on FreeBSD and macOS prints `key: value`; Linux prints `key = value`.
 _BSD_LINE = re.compile(r"^[a-z][\w.%-]*: ")
-# The one-pass patterns look for '\n' before a line rather than '^' in MULTILINE mode: re scans for the
-# literal '\n' in C, while '^' is tried at every character.
-_BSD_LINE_ANYWHERE = re.compile(r"\n(?!sysctl:)[a-z][\w.%-]*: ")
-# Quicker than `": " in text` on sysctl -a: str's search keys on the blank, which is on every line.
-_COLON_SPACE = re.compile(": ")
-# Blanks the line by line reading strips (str.strip) but the one-pass pattern does not expect: such text is
-# read line by line.
-_OTHER_LINE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _INTEGER = re.compile(r"^-?\d+$")
 # `vm.nr_overcommit_hugepages = 4505 # 8192 / 2 * 1.10`: neither sysctl nor systemd-sysctl strips a comment
 # after a value; they write the whole text, and a numeric key's kernel handler reads the leading numbers
@@ -91,74 +82,11 @@ def normalise_key(key: str) -> str:
     return key.replace("/", ".") if "/" in key else key
 
 
-# The trie of the keys nests a call (and a group of the pattern) a character: a longer key, which only a hostile
-# sysctl.d declares, is read line by line instead (3 000 characters overflowed the stack: an internal error).
-MAX_TRIE_KEY = 255
-
-
-@lru_cache(maxsize=8)
-def _wanted_lines(keys: frozenset[str]) -> re.Pattern[str] | None:
-    """The lines that give one of ``keys``, as the line by line reading finds them: the key may be written
-    with '/' for '.' and padded with blanks, and `key =` is an empty value. None for a key over MAX_TRIE_KEY."""
-    if any(len(key) > MAX_TRIE_KEY for key in keys):
-        return None
-    # The lookahead turns down at its first character a line that no wanted key can begin (most of them: net.*),
-    # before the blanks are counted and the alternation tried.
-    starts = {key[0] for key in keys if key} | {"/", " ", "\t", "="}  # '/' for '.', '=' for an empty key
-    first = "".join(sorted(re.escape(start) for start in starts))
-    return re.compile(rf"\n(?=[{first}])[ \t]*({_trie(sorted(keys))})[ \t]*(?: = ([^\n]*)|=[ \t]*)$", re.MULTILINE)
-
-
-def _trie(keys: list[str]) -> str:
-    """An alternation of ``keys`` with their common beginnings written once (``vm[./](?:dirty_ratio|swappiness)``):
-    re then tries a few characters at each line instead of every key."""
-    by_first: dict[str, list[str]] = {}
-    for key in keys:
-        if key:
-            by_first.setdefault(key[0], []).append(key[1:])
-    if not by_first:
-        return ""
-    branches = [("[./]" if first == "." else re.escape(first)) + _trie(rests) for first, rests in by_first.items()]
-    if "" in keys:
-        return f"(?:{'|'.join(branches)})?"
-    return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
-
-
-def _other_line_breaks(text: str) -> bool:
-    if text.isascii():  # str's own searches, far faster than a character class over the text
-        return any(character in text for character in "\r\x0b\x0c\x1c\x1d\x1e")
-    return _OTHER_LINE_BREAKS.search(text) is not None
-
-
-def _wanted_values(text: str, path: str, keys: AbstractSet[str]) -> dict[str, Located[int | str]] | None:
-    """The values of ``keys`` in one pass of a regular expression (a lint reads a few dozen keys of ~1 300
-    lines, on every host); None when only the line by line reading can tell: other line breaks than '\n',
-    lines that look like BSD output, or no wanted key at all (is it sysctl output?)."""
-    lines = "\n" + text  # every line, the first too, follows a '\n'
-    if _other_line_breaks(text) or (_COLON_SPACE.search(text) and _BSD_LINE_ANYWHERE.search(lines)):
-        return None
-    pattern = _wanted_lines(frozenset(keys))
-    if pattern is None:
-        return None
-    values: dict[str, Located[int | str]] = {}
-    line, position = 0, 0
-    for match in pattern.finditer(lines):
-        line += lines.count("\n", position, match.start() + 1)
-        position = match.start() + 1
-        values[normalise_key(match.group(1))] = Located(sysctl_value(match.group(2) or ""), Source(path, line))
-    return values or None
-
-
 def parse_sysctl_output(text: str, path: str, keys: AbstractSet[str] | None = None) -> dict[str, Located[int | str]]:
     """The output of Linux ``sysctl -a``: ``key = value`` per line; error lines are skipped.
 
-    ``keys``: only these keys are returned, and the text is accepted or refused as without ``keys``
-    (tests/test_sources_os.py holds the two readings to the same results).
+    ``keys``: only these keys are returned, and the text is accepted or refused as without ``keys``.
     """
-    if keys:
-        wanted = _wanted_values(text, path, keys)
-        if wanted is not None:
-            return wanted
     values: dict[str, Located[int | str]] = {}
     found = False
     bsd_lines = 0

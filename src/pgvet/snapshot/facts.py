@@ -10,6 +10,10 @@ from typing import NamedTuple
 from pgvet.provenance import Source
 
 FactValue = int | float | str | bool
+# The source path of a PostgreSQL boot value: a setting no file or server gave.
+DEFAULT_SOURCE_PATH = "<default>"
+# Item scopes a live server gives (docs/facts.md).
+LIVE_SCOPES = ("drift", "file_error", "role_setting", "database", "slot", "prepared", "session", "index")
 
 
 class Fact(NamedTuple):

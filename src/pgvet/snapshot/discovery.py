@@ -1,0 +1,175 @@
+"""Which inputs a host directory holds (design.md: "a snapshot is a directory").
+
+File names tell the kind of each input (inputs/registry.py). Nothing outside the host directory is read
+without saying so: an input that resolves (after symbolic links) outside the directory is refused and
+reported as a warning.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pgvet.inputs.registry import INPUT_KINDS, KINDS, InputKind, input_options
+from pgvet.snapshot.facts import HostFacts
+
+# An input's path: a Path when given on the command line; discovered files of the host directory are strings,
+# the directory's path and their names joined, not a Path made and turned back into a string for each input.
+InputPath = str | Path
+
+
+@dataclass(slots=True)
+class SnapshotInputs:
+    """The input files of one host by kind (inputs/registry.py); any subset may be present. A kind of several
+    files (sysctl_conf) lists them in the order they apply."""
+
+    paths: dict[str, list[InputPath]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, **given: InputPath | list[InputPath] | None) -> SnapshotInputs:
+        """``SnapshotInputs.of(meminfo=path, sysctl_conf=[a, b])``: the kinds given, None for absent."""
+        inputs = cls()
+        for kind, value in given.items():
+            if value is not None:
+                inputs.paths[KINDS[kind].name] = list(value) if isinstance(value, list) else [value]
+        return inputs
+
+    def first(self, kind: str) -> InputPath | None:
+        """The file of a kind, or None."""
+        paths = self.paths.get(KINDS[kind].name)
+        return paths[0] if paths else None
+
+    def every(self, kind: str) -> list[InputPath]:
+        """The files of a kind, in the order they apply."""
+        return self.paths.get(KINDS[kind].name, [])
+
+    def files(self) -> list[InputPath]:
+        """Every file of every kind."""
+        return [path for paths in self.paths.values() for path in paths]
+
+    def is_empty(self) -> bool:
+        return not any(self.paths.values())
+
+    def merged(self, explicit: SnapshotInputs) -> SnapshotInputs:
+        """These inputs with every input given explicitly taking the place of the discovered one."""
+        return SnapshotInputs({**self.paths, **{kind: paths for kind, paths in explicit.paths.items() if paths}})
+
+
+def given_inputs(options: Mapping[str, InputPath | list[InputPath] | None]) -> SnapshotInputs | None:
+    """The input files a command was given one by one, by the parameter names of their options (``meminfo``,
+    ``auto_conf``: inputs/registry.py's ``input_options``), or None when none was."""
+    kinds = {kind.parameter: kind.name for kind in input_options()}
+    given = SnapshotInputs.of(**{kinds[parameter]: value for parameter, value in options.items()})
+    return None if given.is_empty() else given
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: symlink loop on some Pythons
+        return False
+    return True
+
+
+def discover(directory: Path, host: HostFacts | None = None) -> SnapshotInputs:
+    """The inputs present in a host directory, refusing any that resolve outside it. ``host`` receives the
+    refusals (its warnings), the names the directory's listing shows as regular files (no links) and the
+    listing's names, lower-cased (none when the directory cannot be listed)."""
+    refused = host.warnings if host is not None else []
+    inputs = SnapshotInputs()
+
+    def usable(path: Path) -> bool:
+        try:
+            mode = path.lstat().st_mode
+        except OSError:
+            return False
+        if stat.S_ISREG(mode):
+            return True  # a regular file of the directory (no link) lies inside it: no need to resolve
+        if not path.is_file():
+            if path.exists():  # a directory or a device under an input's name: say so rather than skip it
+                refused.append(f"{path.name}: refused, it is not a regular file")
+            return False
+        if not _inside(path, directory):
+            refused.append(f"{path.name}: refused, it resolves outside the host directory ({path.resolve()})")
+            return False
+        return True
+
+    def directory_usable(path: Path) -> bool:
+        if not path.is_dir():
+            if path.exists():
+                refused.append(f"{path.name}: refused, it is not a directory")
+            elif path.is_symlink():  # a link to nothing: the declared values it should hold are missing
+                refused.append(f"{path.name}: refused, it links to {os.readlink(path)}, which does not exist")
+            return False
+        if not _inside(path, directory):  # a link to /etc/sysctl.d would lint this machine, not the snapshot
+            refused.append(f"{path.name}: refused, it resolves outside the host directory ({path.resolve()})")
+            return False
+        return True
+
+    entries = _entries(directory)
+    present = None if entries is None else frozenset(name.lower() for name in entries)
+    if host is not None:
+        host.listing = present
+    base = os.fspath(directory)
+    for kind in INPUT_KINDS:
+        if kind.many:
+            inputs.paths[kind.name] = _every_file(kind, directory, present, usable, directory_usable)
+            continue
+        for name in kind.file_names:
+            if present is not None and name.lower() not in present:
+                continue  # not there: no need to ask the file system name by name
+            if _listed_as_regular(entries, name):
+                inputs.paths[kind.name] = [_child(base, name)]
+                if host is not None:
+                    host.regular_files.add(name)
+                break
+            candidate = directory / name
+            if usable(candidate):
+                inputs.paths[kind.name] = [candidate]
+                break
+    return inputs
+
+
+def _every_file(kind: InputKind, directory: Path, present: frozenset[str] | None, usable: Callable[[Path], bool],
+                directory_usable: Callable[[Path], bool]) -> list[InputPath]:
+    """The files of a kind of several: its directory's (sysctl.d/*.conf) in their order, then its files
+    (sysctl --system applies /etc/sysctl.conf last)."""
+    found: list[InputPath] = []
+    if kind.directory is not None:
+        folder = directory / kind.directory
+        if (present is None or kind.directory in present) and directory_usable(folder):
+            by_name = {entry.name: entry for entry in folder.iterdir()}
+            found.extend(by_name[name] for name in kind.order(by_name) if usable(by_name[name]))
+    found.extend(directory / name for name in kind.file_names
+                 if (present is None or name in present) and usable(directory / name))
+    return found
+
+
+def _child(base: str, name: str) -> str:
+    """``str(Path(base) / name)`` for a name without '/', base being a Path's string, without making the Path."""
+    if base == ".":
+        return name
+    return base + name if base.endswith("/") else f"{base}/{name}"
+
+
+def _entries(directory: Path) -> dict[str, os.DirEntry[str]] | None:
+    """The entries of a directory by name, from one listing; None when it cannot be listed (each name is
+    then looked up)."""
+    try:
+        with os.scandir(directory) as listing:
+            return {entry.name: entry for entry in listing}
+    except OSError:
+        return None
+
+
+def _listed_as_regular(entries: dict[str, os.DirEntry[str]] | None, name: str) -> bool:
+    """Whether the listing shows ``name`` as a regular file (on Linux the type comes with the names: no stat);
+    False sends the caller to lstat it."""
+    entry = entries.get(name) if entries is not None else None
+    try:
+        return entry is not None and entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False

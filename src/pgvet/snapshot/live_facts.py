@@ -1,0 +1,277 @@
+"""A live server's facts (pg_settings.json, written by ``pgvet collect``): pg.* and live.* values, and its
+lists as items — drift between the files and the running values, file errors, role settings, databases,
+slots, prepared transactions, sessions, invalid indexes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pgvet.catalog import Catalog, Param
+from pgvet.catalog.units import InvalidValue, parse_value
+from pgvet.catalog.units import shown_value as _shown  # a value as SHOW writes it (drift items)
+from pgvet.findings import quote_identifier
+from pgvet.inputs.pg_settings import LiveFileSetting, LiveServer, live_facts
+from pgvet.inputs.postgresql_conf import ConfResult
+from pgvet.provenance import Source
+from pgvet.snapshot.facts import DEFAULT_SOURCE_PATH, Fact, FactValue, HostFacts, Item, make_fact
+
+
+def add_live_facts(host: HostFacts, live: LiveServer, catalog: Catalog, conf: ConfResult | None) -> None:
+    """A live server's pg.* and live.* facts, its lists as items, and what it could not give as unread;
+    ``conf``: the configuration files of the snapshot, when it holds them."""
+    for name, located in live_facts(live).items():
+        host.add(Fact(name, located.value, located.source))
+    file_values = _live_file_items(host, live, catalog, conf)
+    _server_wide_values(host, live, catalog, file_values)
+    _live_list_items(host, live, catalog)
+    for gap in live.unavailable:  # what could not be read (a privilege, an answer that made no sense…)
+        said = f"pgvet could not read {gap.what} from the server: {gap.error}"
+        if gap.fix:
+            said += f" ({gap.fix})"
+        host.warnings.append(f"{gap.row}: {said}")
+        for given in GAP_GIVES.get(gap.what, ()):
+            host.unread.setdefault(given, said)
+    if "drift" not in host.unread and live.file_settings is None and conf is None:
+        host.unread["drift"] = (
+            "neither pg_file_settings nor the configuration files could be read, so what the files say now is "
+            "unknown (pg_settings only names what waits for a restart): GRANT EXECUTE ON FUNCTION "
+            "pg_show_all_file_settings() to pgvet's role, or run pgvet on the server's host as root or as the "
+            "server's OS user")
+
+
+# pg_settings sources under which a value is the session's own, given by ALTER ROLE / ALTER DATABASE … SET for
+# the role and database pgvet connected as: not the server's.
+SESSION_SOURCES = frozenset({"database", "user", "database user"})
+
+
+def _server_wide_values(host: HostFacts, live: LiveServer, catalog: Catalog,
+                        file_values: dict[str, FileValue] | None) -> None:
+    """``pg.*`` facts of the server, not of pgvet's session: a value ALTER ROLE or ALTER DATABASE … SET gives
+    pgvet's role (``work_mem`` of 2 GB for the monitoring role) is replaced by the files' (the server's reading
+    of them, else the copied files; their absence: the default). With neither, the server-wide value is
+    unknown: the fact is removed, and the rules reading it say why. role_setting items judge the role's."""
+    for name, setting in live.settings.items():
+        if setting.source not in SESSION_SOURCES:
+            continue
+        fact = f"pg.{name}"
+        param = catalog.get(name)
+        if file_values is not None and param is not None:
+            row = file_values.get(name)
+            text, source = (row[0], row[1]) if row is not None else (param.boot_val, Source(DEFAULT_SOURCE_PATH))
+            value = _canonical(param, text)
+            if value is not None and text is not None:
+                host.facts[fact] = make_fact((fact, value, source, (), text))
+                continue
+        host.facts.pop(fact, None)
+        altered = "ALTER DATABASE" if setting.source == "database" else "ALTER ROLE"
+        host.unread[fact] = (f"pg_settings shows {name} as {altered} … SET gives pgvet's own session, and the "
+                             "server-wide value is in files pgvet could not read: connect as a role without such "
+                             "settings, or let pgvet read the files")
+
+
+def _live_list_items(host: HostFacts, live: LiveServer, catalog: Catalog) -> None:
+    """One item per database (its wraparound ages), per ALTER ROLE / DATABASE … SET, replication slot, prepared
+    transaction, session idle in a transaction, invalid index (of the database pgvet connected to). A list the
+    role could not read gives no items: its rules are not evaluated, with why."""
+    items = host.items
+    items["database"] = [Item(_present({"database.name": database.name, "database.xid_age": database.xid_age,
+                                        "database.mxid_age": database.mxid_age}), database.row)
+                         for database in live.databases if database.xid_age is not None]
+    for what, scope, fields in _LIST_ITEMS:
+        rows = live.rows.get(what)
+        if rows is not None:
+            items[scope] = [Item(_present({f"{scope}.{name}": row.values[column] for name, column in fields}), row.row)
+                            for row in rows]
+    for item in items.get("role_setting", []):
+        name = str(item["role_setting.name"])
+        param = catalog.get(name)
+        value = _canonical(param, str(item["role_setting.value"])) if param is not None else None
+        if value is not None:
+            item["role_setting.canonical"] = value
+        database, role = item.get("role_setting.database"), item.get("role_setting.role")
+        item["role_setting.scope"] = " in ".join(part for part in (
+            f"role {role}" if role is not None else "", f"database {database}" if database is not None else "") if part
+        ) or "every role"
+        # the statement that set it, to RESET it with
+        if role is None and database is not None:
+            item["role_setting.alter"] = f"ALTER DATABASE {quote_identifier(str(database))}"
+        else:
+            item["role_setting.alter"] = (f"ALTER ROLE {quote_identifier(str(role)) if role is not None else 'ALL'}"
+                                          + (f" IN DATABASE {quote_identifier(str(database))}" if database is not None
+                                             else ""))
+
+
+def _present(values: Mapping[str, FactValue | None]) -> dict[str, FactValue]:
+    """The values that are not NULL: an item holds no NULL (a fact it lacks is NULL to a rule)."""
+    return {name: value for name, value in values.items() if value is not None}
+
+
+# pg_settings.json's lists as items: (list, scope, ((fact, column)…)).
+_LIST_ITEMS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
+    ("role_settings", "role_setting", (("database", "database"), ("role", "role"), ("name", "name"),
+                                       ("value", "setting"))),
+    ("replication_slots", "slot", (("name", "name"), ("type", "type"), ("active", "active"),
+                                   ("wal_status", "wal_status"), ("retained_bytes", "retained_bytes"),
+                                   ("safe_wal_size", "safe_wal_size"), ("xmin_age", "xmin_age"),
+                                   ("catalog_xmin_age", "catalog_xmin_age"))),
+    ("prepared_transactions", "prepared", (("gid", "gid"), ("owner", "owner"), ("database", "database"),
+                                           ("age", "age_seconds"), ("xid_age", "xid_age"))),
+    ("idle_sessions", "session", (("pid", "pid"), ("user", "user"), ("database", "database"), ("state", "state"),
+                                  ("idle", "idle_seconds"), ("transaction_age", "transaction_seconds"),
+                                  ("xmin_age", "xmin_age"))),
+    ("invalid_indexes", "index", (("schema", "schema"), ("name", "name"), ("table", "table"),
+                                  ("database", "database"), ("valid", "valid"))),
+)
+# What each part of a server's reading gives (pg_settings.json's ``unavailable``, by ``what``): the item scopes
+# and facts whose rules are not evaluated, with its reason, when that part could not be read.
+GAP_GIVES: dict[str, tuple[str, ...]] = {
+    "pg_file_settings": ("file_error",),
+    "pg_stat_database": ("live.temp_files", "live.temp_bytes", "live.cache_hit_ratio"),
+    "database sizes": ("live.database_size_total",),
+    "pg_stat_activity": ("live.connections",),
+    "pg_stat_bgwriter": ("live.checkpoints_timed", "live.checkpoints_requested"),
+    "pg_stat_checkpointer": ("live.checkpoints_timed", "live.checkpoints_requested"),
+    "pg_db_role_setting": ("role_setting",),
+    "pg_replication_slots": ("slot",),
+    "pg_prepared_xacts": ("prepared",),
+    "sessions idle in a transaction": ("session",),
+    "invalid indexes": ("index",),
+}
+# pg_file_settings' error for a line PostgreSQL read but cannot apply until a restart (postmaster context).
+NEEDS_RESTART_ERROR = "setting could not be applied"
+# pg_settings sources under which the server's value does not come from its configuration files.
+NOT_FROM_FILES = frozenset({"command line", "environment variable", "override", "database", "user",
+                            "database user", "client", "session", "interactive", "test"})
+
+
+# A configuration file's value of a parameter: its text, where it is, and whether the server said it waits
+# for a restart (pg_file_settings' error for a valid postmaster-context change).
+FileValue = tuple[str | None, Source, bool]
+
+
+def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog,
+                     conf: ConfResult | None) -> dict[str, FileValue] | None:
+    """Items from what the configuration files say now against what the server runs with.
+
+    ``file_error``: a line the server refuses (catalogue D8), from pg_file_settings. ``drift``: a parameter
+    whose value in the files differs from the running one — a reload or a restart is pending, or a line was
+    removed (catalogue L3, and D7 when pending_restart). The files' values are the server's own reading of
+    them (pg_file_settings) when the role may read it, else the copied files; with neither, pg_settings'
+    pending_restart still names what waits for a restart. Returns the files' value of each parameter they set
+    (None: neither could be read).
+    """
+    refused: set[str] = set()
+    values: dict[str, FileValue] | None = None
+    complete = False
+    if live.file_settings is not None:
+        errors: list[Item] = []
+        values = {}
+        for each in live.file_settings:
+            if each.name is None:
+                continue
+            refusal = _refusal(each, catalog.get(each.name))
+            if refusal is not None:
+                source = _row_source(each)
+                errors.append(Item((
+                    ("file_error.name", each.name), ("file_error.setting", each.setting or ""),
+                    ("file_error.error", refusal), ("file_error.file", source.path),
+                    ("file_error.line", source.line or 0)), source))
+                refused.add(each.name.lower())
+            else:
+                refused.discard(each.name.lower())
+            values[each.name.lower()] = (each.setting, _row_source(each), each.error == NEEDS_RESTART_ERROR)
+        host.items["file_error"] = errors
+        complete = True
+    elif conf is not None:
+        values = {}
+        for setting in conf.settings:  # the last line of a parameter wins, under any of its names
+            param = catalog.get(setting.name)
+            values[param.name.lower() if param is not None else setting.name] = (setting.value, setting.source, False)
+        complete = not conf.problems  # a file not read (an include outside the copy) would look like removed lines
+    host.items["drift"] = _drift_items(live, catalog, values, refused, complete=complete)
+    return values
+
+
+def _drift_items(live: LiveServer, catalog: Catalog, values: dict[str, FileValue] | None, refused: set[str],
+                 *, complete: bool) -> list[Item]:
+    """``drift`` items: the parameters whose value in the files (``values``; None when they could not be read)
+    is not the running one. ``complete``: the files were all read, so a parameter they no longer set was
+    removed from them."""
+    drifts: list[Item] = []
+    from_files = (name for name, setting in live.settings.items() if setting.source == "configuration file")
+    names = sorted({*(values or ()), *from_files})
+    for name in names:
+        running = live.settings.get(name)
+        param = catalog.get(name)
+        if running is None or running.setting is None or param is None or running.source in NOT_FROM_FILES:
+            continue
+        if name in refused:
+            continue  # refused: a file_error item says so
+        fields: list[tuple[str, FactValue]] = [("name", param.name), ("running", _shown(param, running.setting)),
+                                               ("context", param.context)]
+        if values is None:  # only pg_settings: it tells a change that waits for a restart, not its value
+            if running.pending_restart:
+                fields += [("default", _shown(param, param.boot_val)), ("removed", False), ("pending_restart", True)]
+                drifts.append(Item(((f"drift.{key}", value) for key, value in fields), running.row))
+            continue
+        row = values.get(name)
+        if row is None and not complete:
+            continue
+        file_text = row[0] if row is not None else param.boot_val
+        file_value = _canonical(param, file_text)
+        running_value = _canonical(param, running.setting)
+        if file_value is None or running_value is None or _same(file_value, running_value):
+            continue
+        source = row[1] if row is not None else running.origin
+        pending = running.pending_restart or (row is not None and row[2])
+        fields += [("file_value", file_text if row is not None and file_text else ""),
+                   ("default", _shown(param, param.boot_val)), ("removed", row is None), ("pending_restart", pending)]
+        drifts.append(Item(((f"drift.{key}", value) for key, value in fields), source))
+    return drifts
+
+
+def _refusal(row: LiveFileSetting, param: Param | None) -> str | None:
+    """Why the server refuses a line of its files; None when it does not (no error, or a change that waits
+    for a restart).
+
+    PostgreSQL writes the same "setting could not be applied" for a changed postmaster-context parameter
+    and for a value it rejects (seq_page_cost = 'abc'): only a valid value of a postmaster-context
+    parameter waits for a restart. A parameter the catalog does not know (an extension's) gets the
+    benefit of the doubt. An internal parameter (wal_segment_size) is refused whatever its value.
+    """
+    if not row.error or row.error != NEEDS_RESTART_ERROR:
+        return row.error or None
+    if param is None:
+        return None
+    if param.context == "internal":  # refused by name, whatever the value (the log says why, not the view)
+        return f'{row.error} (parameter "{param.name}" cannot be changed)'
+    try:
+        parse_value(param, row.setting or "")
+    except InvalidValue as invalid:
+        return f"{row.error} ({invalid.message})"
+    return None if param.context == "postmaster" else row.error
+
+
+def _row_source(row: LiveFileSetting) -> Source:
+    return Source(row.sourcefile, row.sourceline) if row.sourcefile else row.row
+
+
+def _canonical(param: Param, text: str | None) -> FactValue | None:
+    if text is None:
+        return None
+    try:
+        return parse_value(param, text).canonical
+    except InvalidValue:
+        return None
+
+
+def _same(left: FactValue, right: FactValue) -> bool:
+    """Equal as PostgreSQL would compare them: numbers to their precision, texts without case or blanks
+    (the server shows ``ISO, MDY`` for a file's ``iso, mdy``)."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return left == right
+    if isinstance(left, int | float) and isinstance(right, int | float):
+        return abs(left - right) <= 1e-9 * max(abs(left), abs(right), 1)
+    return "".join(str(left).split()).lower() == "".join(str(right).split()).lower()
+
+

@@ -1,0 +1,349 @@
+"""PostgreSQL facts of a host: pg.* (effective settings in canonical units), pg_conf.* (declared),
+per-occurrence ``setting`` items for the validity rules, and ``problem`` items (syntax errors,
+missing includes); a live server's facts come from live_facts.py.
+
+The target major version decides which parameter catalog judges the settings: host.yaml's
+``pg_version``, else ``PG_VERSION``, else the live server, else the newest supported major.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from functools import cache, lru_cache
+from operator import itemgetter
+from pathlib import Path
+
+from pgvet.catalog import (
+    BUILD_OPTIONS,
+    NEWEST_MAJOR,
+    SUPPORTED_MAJORS,
+    Catalog,
+    Param,
+    did_you_mean,
+    load_catalog,
+    removed_parameter,
+)
+from pgvet.catalog.older import older_boot_values
+from pgvet.catalog.units import InvalidValue, ParsedValue, parse_value
+from pgvet.catalog.upgrade import default_changes
+from pgvet.inputs.postgresql_conf import ConfResult, ConfSetting, load_conf
+from pgvet.inputs.reading import read_text
+from pgvet.provenance import Located, Source
+from pgvet.snapshot.discovery import InputPath, SnapshotInputs
+from pgvet.snapshot.facts import DEFAULT_SOURCE_PATH, Fact, FactValue, HostFacts, Item, make_fact
+
+
+def _catalog_for(major: int, host: HostFacts, source: Source) -> Catalog:
+    """The parameter catalog the settings are judged with, named by ``pg.catalog_version``: the host's
+    version's, else the nearest (the validity rules tell a newer version's parameters apart)."""
+    if major in SUPPORTED_MAJORS:
+        host.add(Fact("pg.catalog_version", major, source))
+        return load_catalog(major)
+    nearest = min(SUPPORTED_MAJORS) if major < min(SUPPORTED_MAJORS) else NEWEST_MAJOR
+    host.add(Fact("pg.catalog_version", nearest, Source("<pgvet's parameter catalogs>")))
+    host.notes.append(
+        f"PostgreSQL {major} has no parameter catalog in pgvet; settings are judged with {nearest}'s"
+        + (f", unset ones with {major}'s own defaults where they differ" if major < nearest else "")
+    )
+    return load_catalog(nearest)
+
+
+def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[object] | None,
+         wanted: frozenset[str] | None = None, upgrade_to: int | None = None) -> None:
+    """``upgrade_to``: judge the files as that major version reads them (``pgvet lint --upgrade-to``): the
+    host's own version becomes ``pg.upgraded_from``, and a live server's values, which are its version's,
+    are left out."""
+    live = None
+    if (path := inputs.first("pg_settings")) is not None:
+        # pg_settings.py is slow to import (its many frozen dataclasses): only for a host with a live server's settings
+        from pgvet.inputs.pg_settings import live_facts, parse_pg_settings_json
+
+        display = _display(path, root)
+        live = parse_pg_settings_json(read_text(path, display), display)
+        if version is None:
+            live_version = live_facts(live).get("pg.version")
+            if live_version is not None:
+                version = Located(live_version.value, live_version.source)
+
+    has_configuration = bool(inputs.every("postgresql_conf") or inputs.every("postgresql_auto_conf"))
+    if upgrade_to is not None and (has_configuration or live is not None):
+        version, live = _upgraded(host, version, live is not None, upgrade_to), None
+    if version is None:
+        if not (has_configuration or live):
+            return
+        version = Located(NEWEST_MAJOR, Source("<newest supported>"))
+        host.notes.append(
+            f"PostgreSQL version unknown (set pg_version in host.yaml or add PG_VERSION): judged as {NEWEST_MAJOR}"
+        )
+    major = int(version.value)  # type: ignore[call-overload]
+    host.add(Fact("pg.version", major, version.source))
+    if not (has_configuration or live):
+        return
+    catalog = _catalog_for(major, host, version.source)
+
+    conf = None
+    if has_configuration:
+        conf = _load_conf(host, root, inputs)
+        params = {setting.name: _catalog_param(catalog.major, setting.name) for setting in conf.settings}
+        _conf_items(host, conf, catalog, params, major)
+        prefix = "pg_conf" if live is not None else "pg"
+        _effective_facts(host, conf, params, prefix)
+    if "pg.upgraded_from" in host.facts:
+        _default_change_items(host, catalog)
+    if live is not None:
+        from pgvet.snapshot.live_facts import add_live_facts
+
+        add_live_facts(host, live, catalog, conf if has_configuration else None)
+    _defaults(host, catalog, wanted, major)
+
+
+def _upgraded(host: HostFacts, version: Located[object] | None, had_live: bool, target: int) -> Located[object]:
+    """The version the files are judged as with --upgrade-to: ``target``, the host's own kept as
+    pg.upgraded_from."""
+    if target not in SUPPORTED_MAJORS:  # the command line checked it: a caller's mistake
+        raise ValueError(f"no parameter catalog for PostgreSQL {target}")
+    if version is None:
+        host.notes.append(f"PostgreSQL version unknown (set pg_version in host.yaml or add PG_VERSION): the files "
+                          f"are judged as PostgreSQL {target} reads them, without the defaults that change on the way")
+    else:
+        host.add(Fact("pg.upgraded_from", int(version.value), version.source))  # type: ignore[call-overload]
+    if had_live:
+        host.notes.append(f"--upgrade-to {target}: the live server's values (pg_settings.json) are its own "
+                          "version's and are not used; the files are judged as PostgreSQL "
+                          f"{target} reads them")
+    return Located(target, Source("--upgrade-to"))
+
+
+def _default_change_items(host: HostFacts, catalog: Catalog) -> None:
+    """One ``default_change`` item per parameter that no file sets (no ``setting`` item names it, under any
+    of its names) and whose default differs between the host's version and the one it is judged as
+    (``--upgrade-to``)."""
+    upgraded_from = host.facts["pg.upgraded_from"]
+    source = int(upgraded_from.value)
+    set_names = set()
+    for item in host.items.get("setting", ()):
+        name = str(item["setting.name"])
+        param = catalog.get(name)
+        set_names.add(param.name.lower() if param is not None else name)
+    host.items["default_change"] = [
+        Item((("default_change.name", change.name), ("default_change.before", change.before),
+              ("default_change.after", change.after), ("default_change.added", change.added),
+              ("default_change.from_version", source)), upgraded_from.source)
+        for change in default_changes(source, catalog.major) if change.name.lower() not in set_names]
+
+
+def _display(path: InputPath, root: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs) -> ConfResult:
+    main = inputs.first("postgresql_conf") or inputs.first("postgresql_auto_conf")
+    assert main is not None  # the caller checked
+    auto = inputs.first("postgresql_auto_conf") if inputs.first("postgresql_conf") is not None else None
+    conf = load_conf(main, root=root, auto_conf=auto, display_base=root)
+    host.unmarked_files.update(conf.unmarked_files)
+    host.marked_files.update(name for name in conf.files if name not in conf.unmarked_files)
+    problems: list[Item] = []
+    for problem in conf.problems:  # an include outside the host among them: PGV408 reports it, once
+        fields: list[tuple[str, FactValue]] = [("problem.kind", problem.kind), ("problem.message", problem.message),
+                                               ("problem.fatal", problem.fatal)]
+        if problem.target is not None:
+            fields.append(("problem.target", problem.target))
+        problems.append(Item(fields, problem.source))
+    host.items["problem"] = problems
+    return conf
+
+
+_SETTING_NAME = itemgetter(0)  # ConfSetting.name, read in C
+
+
+def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Mapping[str, Param | None],
+                major: int) -> None:
+    """One ``setting`` item per line that sets a parameter: what the validity rules judge. ``params``: the
+    catalog's parameter of each name set."""
+    counts = Counter(map(_SETTING_NAME, conf.settings))
+    # the same, apart in postgresql.auto.conf (ALTER SYSTEM) and in the other files: a name set in both is
+    # overridden (PGV406) rather than repeated (PGV405)
+    kinds = [(setting.name, _is_auto_conf(setting.source.path)) for setting in conf.settings]
+    kind_counts = Counter(kinds)
+    last_of_kind = dict(zip(kinds, conf.settings, strict=True))
+    effective = conf.effective()
+    applied = conf.applied()
+    skipped_invalid = _skipped_invalid(conf, params, applied)
+    items: list[Item] = []
+    for setting, kind in zip(conf.settings, kinds, strict=True):
+        name, value, raw, _, source, written = setting
+        param = params[name]
+        winner = effective[name]
+        path = source.path
+        placeholder = "." in name
+        last = last_of_kind[kind] is setting
+        # A dict display, not a list of pairs: cheaper, for an item made per line (a host has a few dozen)
+        fields: dict[str, FactValue] = {
+            "setting.name": name, "setting.value": value, "setting.raw": raw, "setting.file": path,
+            "setting.line": source.line or 0, "setting.placeholder": placeholder,
+            "setting.known": param is not None or placeholder, "setting.occurrences": counts[name],
+            "setting.occurrences_in_kind": kind_counts[kind], "setting.last_in_kind": last,
+            "setting.effective": winner is setting, "setting.applied": applied[written] is setting,
+            "setting.in_auto_conf": kind[1]}
+        if last and kind in skipped_invalid:
+            fields["setting.skipped_invalid"] = "; ".join(skipped_invalid[kind])
+        if winner is not setting:
+            fields["setting.overridden_by"] = str(winner.source)
+            fields["setting.overridden_in_auto_conf"] = _is_auto_conf(winner.source.path)
+        if param is not None:
+            fields.update(_value_fields(param.major, param.name, value))
+        elif not placeholder:
+            removal = removed_parameter(name, major)
+            if removal is not None:
+                fields["setting.removed_in"] = str(removal.removed_in)
+                if removal.replacement:
+                    fields["setting.replacement"] = removal.replacement
+                    converted = removal.replacement_value(value)
+                    if converted is not None:
+                        fields["setting.replacement_value"] = converted
+            else:
+                suggestion = did_you_mean(name, catalog)
+                if suggestion:
+                    fields["setting.suggestion"] = suggestion
+        items.append(Item(fields, source))
+    host.items["setting"] = items
+
+
+def _skipped_invalid(conf: ConfResult, params: Mapping[str, Param | None],
+                     applied: Mapping[str, ConfSetting]) -> dict[tuple[str, bool], list[str]]:
+    """Per name and kind of file (postgresql.auto.conf or not), the lines PostgreSQL skips (repeated later
+    under the same spelling) whose value is invalid: ``work_mem = 'bogus' at postgresql.conf:3 (invalid value
+    for parameter …)``. Their values are never checked, so they do not stop the server; PGV405 names them on
+    the last line of the name in those files."""
+    found: dict[tuple[str, bool], list[str]] = {}
+    for setting in conf.settings:
+        param = params[setting.name]
+        if param is None or param.context == "internal" or applied[setting.written] is setting:
+            continue
+        parsed = _parsed(param.major, param.name, setting.value)
+        if isinstance(parsed, InvalidValue):
+            found.setdefault((setting.name, _is_auto_conf(setting.source.path)), []).append(
+                f"{setting.written} = {setting.raw} at {setting.source} ({parsed.message})")
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _value_fields(major: int, name: str, text: str) -> dict[str, FactValue]:
+    """The fields of a setting item that its parameter and value decide (context, unit, the value judged),
+    remembered as _parsed is: a fleet's lines repeat. Read only (items copy them)."""
+    param = _catalog_param(major, name)
+    assert param is not None, name
+    fields: dict[str, FactValue] = {"setting.context": param.context}
+    if param.unit:
+        fields["setting.unit"] = param.unit
+    parsed = _parsed(major, name, text)
+    if isinstance(parsed, InvalidValue):
+        fields["setting.invalid"] = True
+        fields["setting.error"] = parsed.message
+        if parsed.hint:
+            fields["setting.hint"] = parsed.hint
+    else:
+        fields["setting.invalid"] = False
+        fields["setting.canonical"] = parsed.canonical
+        fields["setting.bare_number"] = bool(param.unit) and not parsed.had_unit
+        option = BUILD_OPTIONS.get(param.build_option(parsed.native) or "")
+        if option is not None:  # accepted as the builds with the option accept it: PGV421, PGV422 say so
+            fields["setting.build_option"] = option.name
+            fields["setting.build_configure"] = option.configure
+            fields["setting.build_mainstream"] = option.mainstream
+    return fields
+
+
+def _is_auto_conf(path: str) -> bool:
+    """Whether a shown path names a postgresql.auto.conf (its basename, by string operations: once a line)."""
+    return path == "postgresql.auto.conf" or path.endswith("/postgresql.auto.conf")
+
+
+def _effective_facts(host: HostFacts, conf: ConfResult, params: Mapping[str, Param | None], prefix: str) -> None:
+    """The value each parameter ends up with: later lines win, old aliases count as their parameter."""
+    occurrences: dict[str, list[Source]] = {}
+    winners: dict[str, tuple[ConfSetting, Param | None]] = {}
+    for setting in conf.settings:
+        param = params[setting.name]
+        name = param.name.lower() if param is not None else setting.name  # sort_mem sets work_mem
+        occurrences.setdefault(name, []).append(setting.source)
+        winners[name] = setting, param
+    for name, (setting, param) in winners.items():
+        places = tuple(occurrences[name])
+        if param is None:
+            if "." in name:  # an extension's placeholder: kept as text
+                host.add(Fact(f"{prefix}.{name}", setting.value, setting.source, places, setting.raw))
+            continue
+        if param.context == "internal":
+            continue  # PostgreSQL refuses the line (PGV420) and keeps the compiled or initdb value
+        parsed = _parsed(param.major, param.name, setting.value)
+        if isinstance(parsed, InvalidValue):
+            continue  # the validity rules report it; PostgreSQL would not start with it
+        fact_name = f"{prefix}.{name}"
+        host.facts[fact_name] = make_fact((fact_name, parsed.canonical, setting.source, places, setting.raw))
+
+
+@lru_cache(maxsize=4096)
+def _catalog_param(major: int, name: str) -> Param | None:
+    """``load_catalog(major).get(name)``, remembered: the same names on every host, and a lookup that lowers
+    the name and resolves aliases is a Python call a line."""
+    return load_catalog(major).get(name)
+
+
+@lru_cache(maxsize=4096)
+def _parsed(major: int, name: str, text: str) -> ParsedValue | InvalidValue:
+    """parse_value for a parameter of ``load_catalog(major)``, remembered: it is pure, and a fleet's values
+    repeat (``on``, ``128MB``); each line's value was parsed twice, for its item and its effective fact."""
+    param = _catalog_param(major, name)
+    assert param is not None, name
+    try:
+        return parse_value(param, text)
+    except InvalidValue as invalid:
+        return invalid.with_traceback(None)  # kept: no frames held
+
+
+# Internal parameters whose boot value is what the server really runs with (compile-time constants);
+# the other internal ones (shared_memory_size, data_checksums, server_version…) are computed at run time
+# and only a live server knows them.
+CONSTANT_INTERNALS = frozenset({"block_size", "wal_block_size", "segment_size", "wal_segment_size",
+                                "max_function_args", "max_identifier_length", "max_index_keys"})
+
+
+def _defaults(host: HostFacts, catalog: Catalog, wanted: frozenset[str] | None, major: int) -> None:
+    """Unset parameters take their boot value: what PostgreSQL runs with when nothing sets them (an older
+    major's own where it differs from the catalog's)."""
+    facts = host.facts
+    defaults = (_default_facts(catalog.major, major) if wanted is None
+                else _wanted_default_facts(catalog.major, major, wanted))
+    for fact in defaults:
+        if fact.name not in facts:
+            facts[fact.name] = fact
+
+
+@lru_cache(maxsize=16)
+def _wanted_default_facts(catalog_major: int, major: int, wanted: frozenset[str]) -> tuple[Fact, ...]:
+    """The boot values a lint reads (a few dozen of ~350), picked once per run."""
+    return tuple(fact for fact in _default_facts(catalog_major, major) if fact.name in wanted)
+
+
+@cache
+def _default_facts(catalog_major: int, major: int) -> tuple[Fact, ...]:
+    """The boot values of a catalog as facts, computed once: facts are immutable, every host shares them."""
+    source = Source(DEFAULT_SOURCE_PATH)
+    older = older_boot_values(major) if major < catalog_major else {}
+    facts: list[Fact] = []
+    for name, param in load_catalog(catalog_major).params.items():
+        if param.context == "internal" and name not in CONSTANT_INTERNALS:
+            continue
+        boot_val = older.get(name, param.boot_val)
+        try:
+            parsed = parse_value(param, boot_val)
+        except InvalidValue:
+            continue
+        facts.append(Fact(f"pg.{name}", parsed.canonical, source, (), boot_val))
+    return tuple(facts)
