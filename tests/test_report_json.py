@@ -5,19 +5,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from conftest import PROJECT, output_schema
-from pgvet.engine.derived import DERIVED_SOURCE
-from pgvet.findings import Evidence, Finding, Fix, HostResult
-from pgvet.provenance import Source
 from pgvet.report import FORMATS, ReportOptions
-from pgvet.snapshot.facts import HostFacts
 from report_samples import Samples, write_samples
 
 SCHEMA = output_schema(strict=True)  # all that pgvet prints is documented
@@ -121,70 +114,22 @@ def test_jsonl_is_one_finding_per_line_then_errors_then_a_summary(samples: Sampl
                          "baseline": 1, "not_evaluated": 1}
 
 
-def _dumped(finding: Finding, host: HostResult, repo_root: Path | None) -> str:
-    from pgvet.report.json_report import finding_json
-
-    return json.dumps({"type": "finding", **finding_json(finding, host, repo_root)}, ensure_ascii=False, default=str)
-
-
-def test_jsonl_lines_are_the_bytes_json_dumps_gives(samples: Samples, tmp_path: Path) -> None:
-    """The JSON Lines writer assembles a finding's line from pieces encoded once per rule: the bytes must be
-    those of json.dumps of the finding's JSON object, on every finding of the fixtures and the samples."""
+def test_jsonl_findings_are_the_json_reports_findings(samples: Samples) -> None:
+    """A JSON Lines finding is the JSON report's finding object with its type first, on every finding of the
+    fixtures and the samples."""
     from pgvet.lint import LintOptions, lint
-    from pgvet.report.jsonl import finding_line
+    from pgvet.report import ReportOptions
+    from pgvet.report.json_report import render as render_json
+    from pgvet.report.jsonl import render as render_jsonl
 
     fixtures = sorted(path for path in (PROJECT / "fixtures").glob("*/") if (path / "host.yaml").exists())
-    result = lint(fixtures, LintOptions())
-    hosts = [*result.hosts, *samples.fleet().hosts]
-    findings = [(finding, host) for host in hosts for finding in host.findings]
-    assert len(findings) > 30
-    for finding, host in findings:
-        for repo_root in (None, tmp_path, PROJECT):
-            assert finding_line(finding, host, repo_root) == _dumped(finding, host, repo_root)
-    encoded = 0
-    for host in hosts:  # as the writer does: the evidence entries a host's findings share, written once
-        written: dict[int, str] = {}
-        assert [finding_line(finding, host, None, None, written) for finding in host.findings] == [
-            _dumped(finding, host, None) for finding in host.findings]
-        encoded += len(written)
-    assert encoded < sum(len(finding.evidence) for finding, _ in findings) / 2
-
-
-finding_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(), children, max_size=3), max_leaves=8)
-
-
-@settings(max_examples=200, deadline=None)
-@given(values=st.dictionaries(st.text(), finding_values, max_size=4), text=st.text(), number=st.integers(),
-       fact_value=finding_values, line=st.none() | st.integers(min_value=0))
-def test_jsonl_lines_equal_json_dumps_on_any_value(values: dict[str, Any], text: str, number: int, fact_value: Any,
-                                                   line: int | None) -> None:
-    from pgvet.report.jsonl import finding_line
-
-    host = HostResult(host=HostFacts(name="db-01", root="."))
-    finding = Finding(rule_id="PGV999", rule_name=text, severity="warning", title=text, message=text, host=text,
-                      fingerprint=text, tags=(text,), subject=text or None, path=None, line=number, values=values,
-                      evidence=[Evidence(text, fact_value, Source(text, line)), Evidence(text, fact_value, None),
-                                Evidence(text, fact_value, DERIVED_SOURCE)],
-                      fix=Fix(sysctl={text: text}, postgresql={text: text}, text=text), help=text,
-                      references=[text], suppressed=text or None, baseline=bool(number % 2))
-    assert finding_line(finding, host, None) == _dumped(finding, host, None)
-
-
-def test_jsonl_keeps_a_bounded_number_of_escaped_fact_names_and_paths() -> None:
-    """Evidence names and paths are escaped once and kept; distinct ones beyond the bound (a fleet whose hosts
-    name their own files) empty the store instead of growing it, and lines stay those json.dumps gives."""
-    from pgvet.report import jsonl
-
-    host = HostResult(host=HostFacts(name="db-01", root="."))
-    count = jsonl._KEPT_LIMIT + 10
-    for number in range(count):
-        finding = Finding(rule_id="PGV999", rule_name="r", severity="info", title="t", message="m", host="h",
-                          fingerprint="f", evidence=[Evidence(f"fact.\"{number}\"", number, Source(f"f\\{number}", 1))])
-        assert jsonl.finding_line(finding, host, None) == _dumped(finding, host, None)
-    assert 0 < len(jsonl._evidence_starts) <= jsonl._KEPT_LIMIT
-    assert 0 < len(jsonl._evidence_paths) <= jsonl._KEPT_LIMIT
+    for result in (lint(fixtures, LintOptions()), samples.fleet()):
+        lines = [json.loads(line) for line in render_jsonl(result, ReportOptions()).splitlines()]
+        findings = [line for line in lines if line["type"] == "finding"]
+        assert len(findings) > 5
+        assert all(next(iter(line)) == "type" for line in findings)
+        assert [{key: value for key, value in line.items() if key != "type"} for line in findings] == \
+            json.loads(render_json(result, ReportOptions()))["findings"]
 
 
 def test_a_hosts_real_directory_is_worked_out_from_its_parents(tmp_path: Path) -> None:
