@@ -345,8 +345,13 @@ def test_ignore_entries_against_findings_is_linear() -> None:
 
 def test_wrapping_a_text_of_blanks_is_linear() -> None:
     out = finishes("""
-        from pgvet.report.text import _wrap_one_cell
-        print(len(_wrap_one_cell(" " * 1_000_000, 80)), len(_wrap_one_cell(" " * 1_000 + "word " * 100_000, 80)))
+        import io
+        from rich.console import Console
+        from rich.text import Text
+        from pgvet.report.text import _plain_lines
+        console = Console(file=io.StringIO(), width=80, color_system=None)
+        print(len(_plain_lines(Text(" " * 1_000_000), console, 80)),
+              len(_plain_lines(Text(" " * 1_000 + "word " * 100_000), console, 80)))
     """)
     assert out.split()[0] == "1"
 

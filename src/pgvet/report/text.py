@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import stat
 import sys
-from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -207,48 +205,11 @@ def _fits(plain: str, width: int) -> bool:
 
 def _plain_lines(text: Text, console: Console, width: int) -> list[str]:
     """The lines ``text.wrap`` gives, as plain text. A text that fits, the usual row, is already its only
-    line: rich's wrapping, the report's largest cost, is left out for it; a text of one-cell characters is
-    wrapped here (_wrap_one_cell), for much less; anything else goes through rich."""
+    line: rich's wrapping is left out for it."""
     plain = text.plain
     if _fits(plain, width):
         return [plain]
-    if text.justify in (None, "default") and _ONE_CELL.issuperset(plain):
-        if not text.no_wrap and text.overflow in (None, "fold"):
-            return _wrap_one_cell(plain, width)
-        if text.no_wrap and text.overflow == "ellipsis":  # a place and its line: one line, cut
-            return [plain[:width - 1] + "…"]
     return [line.plain for line in _wrapped(text, console, width)]
-
-
-# The characters rich measures as one cell each that neither it nor str takes for blanks, the space aside: printable
-# ASCII and the others pgvet's messages use. A text of them has no tab to expand, no line to split, no wide
-# character or grapheme of several: a character is a cell, and the space the only blank.
-_ONE_CELL = frozenset(map(chr, range(0x20, 0x7F))) | frozenset("—×…")
-# rich's word (`\s*\S+\s*`): the blanks after it too, and before it for the first. Written so that only the text's
-# start may begin with blanks: tried at each blank of a text of blanks, `\s*` made the search quadratic.
-_WORD = re.compile(r"(\A\s*\S+|\S+)\s*")
-
-
-def _wrap_one_cell(plain: str, width: int) -> list[str]:
-    """``text.wrap(console, width, justify="default", overflow="fold")`` for a text of _ONE_CELL characters that
-    does not fit, as plain text. rich's ``divide_line`` (rich/_wrap.py) with a character for a cell gives where
-    lines break; each line is then cut to the width (``Text.rstrip_end`` drops blanks beyond it, ``truncate``
-    the rest: together they keep the line's first ``width`` characters)."""
-    breaks = [0]
-    used = 0  # the cells taken on the current line: the blanks after its last word may go beyond the width
-    for word in _WORD.finditer(plain):
-        start, end = word.span()
-        length = word.end(1) - start  # without the blanks after it
-        if used + length <= width:
-            used += end - start
-        elif length > width:  # folded into lines of the width, the blanks after it too
-            breaks.extend(position for position in range(start, end, width) if position)
-            used = (end - start - 1) % width + 1
-        else:  # on the next line (a word before it took the line: not the first)
-            breaks.append(start)
-            used = end - start
-    breaks.append(len(plain))
-    return [plain[start:min(end, start + width)] for start, end in pairwise(breaks)]
 
 
 def _wrapped(text: Text, console: Console, width: int) -> Lines:
