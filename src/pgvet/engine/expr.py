@@ -1,7 +1,6 @@
 """SQL expressions: compiled once (pglast parses, we type-check) into small node objects, evaluated by us.
 
-Never Python ``eval`` of a rule's text, never a database: engine/codegen.py turns a checked node tree
-into one Python function, a rule's names and texts entering it only as ``repr`` literals. NULL is a
+Never Python ``eval`` of a rule's text, never a database: a checked node tree becomes nested closures. NULL is a
 missing fact and propagates as SQL says (three-valued AND/OR/NOT, strict functions, IN and BETWEEN with
 NULL semantics); division by zero gives NULL instead of an error so that a zero in the inputs means
 "not evaluated", not a crash.
@@ -901,35 +900,21 @@ class Compiled:
     facts: tuple[str, ...]
     # the function of expr, made at the first evaluation: not pickled with the pack (functions are not)
     function: Function | None = field(default=None, init=False, compare=False, repr=False)
-    # its generated code, compiled when the pack was (codegen.compile_code): pickled with the pack, since
-    # CPython's compiler takes ~0.1 ms an expression and a one-host lint runs some 400 of them
-    code: bytes | None = field(default=None, init=False, compare=False, repr=False)
 
-    def __getstate__(self) -> tuple[str, Expr, Kind, tuple[str, ...], bytes | None]:
-        return self.text, self.expr, self.kind, self.facts, self.code
+    def __getstate__(self) -> tuple[str, Expr, Kind, tuple[str, ...]]:
+        return self.text, self.expr, self.kind, self.facts
 
-    def __setstate__(self, state: tuple[str, Expr, Kind, tuple[str, ...], bytes | None]) -> None:
-        for name, value in zip(("text", "expr", "kind", "facts", "code"), state, strict=True):
+    def __setstate__(self, state: tuple[str, Expr, Kind, tuple[str, ...]]) -> None:
+        for name, value in zip(("text", "expr", "kind", "facts"), state, strict=True):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "function", None)
-
-    def precompile(self) -> None:
-        """Compile the generated code now, to be pickled with the pack (the loader does it before caching)."""
-        from pgvet.engine.codegen import compile_code
-
-        object.__setattr__(self, "code", compile_code(self.expr))  # frozen: a cache of what the fields hold
 
     def closure(self) -> Function:
         """The expression as a function of an Env (runtime errors as raised), made at the first call."""
         function = self.function
         if function is None:
-            from pgvet.engine.codegen import generate
-
-            try:
-                function = generate(self.expr, self.code)
-            except ValueError:  # too deep for CPython's compiler: the closures do the same work
-                function = self.expr.function()
-            object.__setattr__(self, "function", function)
+            function = self.expr.function()
+            object.__setattr__(self, "function", function)  # frozen: a cache of what the fields hold
         return function
 
     def run(self, env: Env) -> Value:

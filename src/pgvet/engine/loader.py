@@ -107,10 +107,6 @@ def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True) -> RulePack:
     from pgvet.engine.build import build_pack
 
     pack = build_pack(sources)
-    for compiled in pack.expressions():
-        compiled.precompile()
-    for rule in pack.rules:
-        rule.finding_code.precompile(rule)
     _write_cache(cache_file, pack, (same_packs, OLD_PACK_NAMES))
     return pack
 
