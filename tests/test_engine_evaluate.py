@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pgvet.engine.compiler import CompileContext, compile_expression
 from pgvet.engine.evaluate import evaluate_host, fingerprint, make_finding
-from pgvet.engine.expr import CompileContext, Env, EvalError, compile_expression
 from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import FixTemplates, Rule, RulePack
 from pgvet.engine.render import (
@@ -22,6 +22,7 @@ from pgvet.engine.render import (
     render,
     render_setting,
 )
+from pgvet.engine.runtime import Env, EvalError
 from pgvet.errors import UsageError
 from pgvet.facts import Fact, FactValue, HostFacts, Item
 from pgvet.findings import Evidence, Fix, HostResult

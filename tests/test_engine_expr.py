@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pgvet.engine.expr import CompileContext, Env, EvalError, ExpressionError, compile_expression, parse_quantity
+from pgvet.engine.compiler import CompileContext, ExpressionError, compile_expression
+from pgvet.engine.quantities import parse_quantity
+from pgvet.engine.runtime import Env, EvalError
 from pgvet.facts import Fact, Item
 from pgvet.provenance import Source
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from pgvet.engine.evaluate import Plan
-    from pgvet.engine.expr import Value
+    from pgvet.engine.ir import Value
     from pgvet.engine.loader import RulePack
     from pgvet.engine.planner import Planner
     from pgvet.provenance import Source

@@ -11,9 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pgvet.engine.compiler import CompileContext, ExpressionError, compile_expression
 from pgvet.engine.derived import expand, find_cycle
-from pgvet.engine.expr import CompileContext, Compiled, ExpressionError, Value, compile_expression, with_units
 from pgvet.engine.factnames import item_scope, kind_of, static_type
+from pgvet.engine.interpreter import Compiled
+from pgvet.engine.ir import Value
 from pgvet.engine.pack import (
     DerivedFormula,
     Example,
@@ -24,6 +26,7 @@ from pgvet.engine.pack import (
     RulePack,
     Template,
 )
+from pgvet.engine.quantities import with_units
 from pgvet.engine.render import compile_template, template_facts
 from pgvet.errors import RulePackError
 from pgvet.provenance import Source

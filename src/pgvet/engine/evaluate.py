@@ -8,9 +8,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from pgvet.engine.derived import evidence, lookup, missing_facts
-from pgvet.engine.expr import Env, EvalError, Value, with_units
+from pgvet.engine.ir import Value
 from pgvet.engine.pack import DerivedFormula, Rule, RulePack, Template
+from pgvet.engine.quantities import with_units
 from pgvet.engine.render import render, render_setting
+from pgvet.engine.runtime import Env, EvalError
 from pgvet.errors import UsageError
 from pgvet.facts import HostFacts
 from pgvet.findings import Evidence, Finding, Fix, HostResult, NotEvaluated, Passed, RuleMeta

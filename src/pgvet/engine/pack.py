@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from pgvet.engine.expr import Compiled, Value
+from pgvet.engine.interpreter import Compiled
+from pgvet.engine.ir import Value
 from pgvet.facts import FactValue
 from pgvet.findings import RuleMeta, Severity
 

@@ -34,8 +34,9 @@ from pgvet.catalog import NEWEST_MAJOR, load_catalog
 from pgvet.catalog.units import InvalidValue, parse_value
 from pgvet.engine.derived import expand
 from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
-from pgvet.engine.expr import Env, EvalError, Value
+from pgvet.engine.ir import Value
 from pgvet.engine.pack import DerivedFormula, Rule, RulePack
+from pgvet.engine.runtime import Env, EvalError
 from pgvet.facts import Fact, FactValue, HostFacts, Item
 from pgvet.findings import Finding, HostResult
 from pgvet.provenance import Source

@@ -10,7 +10,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from pgvet.engine.expr import CompileContext, Compiled, Env, EvalError, ExpressionError, Value
+from pgvet.engine.compiler import CompileContext, ExpressionError, compile_expression
+from pgvet.engine.interpreter import Compiled
+from pgvet.engine.ir import Value
+from pgvet.engine.runtime import Env, EvalError
 from pgvet.numbers import out_of_range
 
 if TYPE_CHECKING:
@@ -65,8 +68,6 @@ def compile_template(text: str, context: CompileContext) -> Template:
 
 
 def _compile_hole(expression: str, context: CompileContext) -> Compiled:
-    from pgvet.engine.expr import compile_expression
-
     return compile_expression(expression, context)
 
 
