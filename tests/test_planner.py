@@ -1,4 +1,4 @@
-"""The planner (engine/planner.py): one target per host, each case of the issue that asked for it."""
+"""The planner (engine/planner/): one target per host, each case of the issue that asked for it."""
 
 from __future__ import annotations
 
