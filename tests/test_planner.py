@@ -9,7 +9,7 @@ import pytest
 import kernelsim
 from conftest import FIXTURES
 from pgvet.findings import Finding, HostResult
-from pgvet.fixfile import fix_host
+from pgvet.fix.writer import fix_host
 from pgvet.lint import LintOptions, lint
 
 GB_KB = 1024 * 1024
