@@ -263,8 +263,9 @@ def test_like_is_not_exponential() -> None:
 
 
 def test_like_in_a_rule_pack_through_the_generated_code_too(tmp_path: Path) -> None:
-    from pgvet.engine.build import PackSource, build_pack
+    from pgvet.engine.build import build_pack
     from pgvet.engine.evaluate import evaluate_host
+    from pgvet.engine.pack import PackSource
     from pgvet.facts import HostFacts, make_fact
     from pgvet.provenance import Source
 

@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from pgvet.engine.compiler import CompileContext, compile_expression
+from pgvet.engine.compiler import CompileContext, compile_expression, compile_template
 from pgvet.engine.evaluate import evaluate_host, fingerprint, make_finding
 from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import FixTemplates, Rule, RulePack
 from pgvet.engine.render import (
     FORMATS,
-    compile_template,
     format_duration,
     format_size,
     format_value,

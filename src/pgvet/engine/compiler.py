@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from difflib import get_close_matches
 from typing import Any
 
+import pglast
+
 from pgvet.engine.factnames import Kind, did_you_mean, item_scope, kind_of, static_type
 from pgvet.engine.functions import ARITHMETIC, COMPARISONS, FUNCTIONS
 from pgvet.engine.interpreter import Compiled
@@ -39,7 +41,9 @@ from pgvet.engine.ir import (
     Or,
     ParamRef,
 )
+from pgvet.engine.pack import Template
 from pgvet.engine.quantities import parse_quantity
+from pgvet.engine.render import FORMATS
 from pgvet.numbers import out_of_range, shown_number
 
 
@@ -81,8 +85,6 @@ _SQL_PREFIX = "SELECT "
 
 def compile_expression(text: str, context: CompileContext, *, want: Kind | None = None) -> Compiled:
     """Parse ``text`` as one SQL expression and compile it; ExpressionError says what is wrong and where."""
-    import pglast  # here: only compiling a pack needs it, and a lint on a warm cache would pay its import
-
     source = str(text)
     try:
         statements = pglast.parse_sql(_SQL_PREFIX + source)
@@ -103,6 +105,53 @@ def compile_expression(text: str, context: CompileContext, *, want: Kind | None 
     if want == "bool" and kind == "any":
         node = Guard(node, source.strip(), "bool")
     return Compiled(source, node, kind, tuple(compiler.facts))
+
+
+def compile_template(text: str, context: CompileContext) -> Template:
+    """Split a template into literal text and compiled holes; ExpressionError (with offset) when wrong."""
+    parts: list[str | tuple[Compiled, str | None]] = []
+    literal: list[str] = []
+    position = 0
+    while position < len(text):
+        char = text[position]
+        if char in "{}" and text[position:position + 2] in ("{{", "}}"):
+            literal.append(char)
+            position += 2
+            continue
+        if char == "}":
+            raise ExpressionError("unmatched '}' in template (write '}}' for a brace)", position)
+        if char != "{":
+            literal.append(char)
+            position += 1
+            continue
+        end = text.find("}", position)
+        if end < 0:
+            raise ExpressionError("unclosed '{' in template", position)
+        hole = text[position + 1:end]
+        expression, bar, format_name = hole.rpartition("|")
+        if not bar or format_name.strip() not in FORMATS:
+            if bar and format_name.strip().isidentifier():
+                raise ExpressionError(f"unknown format '{format_name.strip()}' (use one of {', '.join(FORMATS)})",
+                                      position)
+            expression, format_name = hole, ""
+        if not expression.strip():
+            raise ExpressionError("empty '{}' in template", position)
+        try:
+            compiled = compile_expression(expression, context)
+        except ExpressionError as error:
+            raise ExpressionError(error.message, position + 1 + (error.offset or 0)) from None
+        if literal:
+            parts.append("".join(literal))
+            literal = []
+        parts.append((compiled, format_name.strip() or None))
+        position = end + 1
+    if literal:
+        parts.append("".join(literal))
+    return tuple(parts)
+
+
+def template_facts(template: Template) -> list[str]:
+    return [name for part in template if not isinstance(part, str) for name in part[0].facts]
 
 
 def _offset(node: Any) -> int | None:

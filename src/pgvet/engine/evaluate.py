@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from difflib import get_close_matches
 
 from pgvet.engine.derived import evidence, lookup, missing_facts
 from pgvet.engine.ir import Value
@@ -67,8 +68,6 @@ def configure(pack: RulePack, overrides: ParamOverrides | None) -> RulePack:
     for key, given in overrides.items():
         if key != "derived":
             if key not in pack.by_key:
-                from difflib import get_close_matches
-
                 close = get_close_matches(key, [rule.name for rule in pack.rules], n=1)
                 hint = f" (did you mean {close[0]}?)" if close else ""
                 raise UsageError(f"params.{key}: no rule has this id or name{hint}")

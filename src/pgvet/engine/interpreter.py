@@ -96,13 +96,13 @@ _GUARDED: dict[str, tuple[tuple[type, ...], str]] = {
     "number": ((int, float), "a number"), "text": ((str,), "a text"), "bool": ((bool,), "a boolean")}
 
 
-@make_closure.register
+@make_closure.register(Const)
 def _const(node: Const) -> Function:
     value = node.value
     return lambda env: value
 
 
-@make_closure.register
+@make_closure.register(HostFact)
 def _host_fact(node: HostFact) -> Function:
     name = node.name
 
@@ -112,7 +112,7 @@ def _host_fact(node: HostFact) -> Function:
     return host_fact
 
 
-@make_closure.register
+@make_closure.register(ItemFact)
 def _item_fact(node: ItemFact) -> Function:
     name = node.name
 
@@ -122,25 +122,25 @@ def _item_fact(node: ItemFact) -> Function:
     return item_fact
 
 
-@make_closure.register
+@make_closure.register(ParamRef)
 def _param_ref(node: ParamRef) -> Function:
     name = node.name
     return lambda env: env.params.get(name)
 
 
-@make_closure.register
+@make_closure.register(DerivedParam)
 def _derived_param(node: DerivedParam) -> Function:
     derived, name = node.derived, node.name
     return lambda env: env.derived[derived].param_values.get(name)
 
 
-@make_closure.register
+@make_closure.register(DerivedRef)
 def _derived_ref(node: DerivedRef) -> Function:
     name = node.name
     return lambda env: env.derived_value(name)
 
 
-@make_closure.register
+@make_closure.register(Guard)
 def _guard(node: Guard) -> Function:
     arg, label = make_closure(node.arg), node.label
     accepted, noun = _GUARDED[node.kind]
@@ -153,7 +153,7 @@ def _guard(node: Guard) -> Function:
     return guard
 
 
-@make_closure.register
+@make_closure.register(Arith)
 def _arith(node: Arith) -> Function:
     op, left, right = BINARY[node.op], make_closure(node.left), make_closure(node.right)
 
@@ -168,7 +168,7 @@ def _arith(node: Arith) -> Function:
     return arith
 
 
-@make_closure.register
+@make_closure.register(Neg)
 def _neg(node: Neg) -> Function:
     arg = make_closure(node.arg)
 
@@ -178,7 +178,7 @@ def _neg(node: Neg) -> Function:
     return neg
 
 
-@make_closure.register
+@make_closure.register(Compare)
 def _compare(node: Compare) -> Function:
     op, left, checked = COMPARISONS[node.op], make_closure(node.left), node.checked
     if isinstance(node.right, Const) and node.right.value is not None:
@@ -207,7 +207,7 @@ def _compare(node: Compare) -> Function:
     return compare
 
 
-@make_closure.register
+@make_closure.register(Distinct)
 def _distinct(node: Distinct) -> Function:
     left, right, negate = make_closure(node.left), make_closure(node.right), node.negate
 
@@ -222,7 +222,7 @@ def _distinct(node: Distinct) -> Function:
     return distinct
 
 
-@make_closure.register
+@make_closure.register(And)
 def _and(node: And) -> Function:
     args = tuple(make_closure(arg) for arg in node.args)
 
@@ -238,7 +238,7 @@ def _and(node: And) -> Function:
     return and_
 
 
-@make_closure.register
+@make_closure.register(Or)
 def _or(node: Or) -> Function:
     args = tuple(make_closure(arg) for arg in node.args)
 
@@ -254,7 +254,7 @@ def _or(node: Or) -> Function:
     return or_
 
 
-@make_closure.register
+@make_closure.register(Not)
 def _not(node: Not) -> Function:
     arg = make_closure(node.arg)
 
@@ -264,7 +264,7 @@ def _not(node: Not) -> Function:
     return not_
 
 
-@make_closure.register
+@make_closure.register(In)
 def _in(node: In) -> Function:
     operand, negate, checked = make_closure(node.operand), node.negate, node.checked
     items = tuple(make_closure(item) for item in node.items)
@@ -287,7 +287,7 @@ def _in(node: In) -> Function:
     return in_
 
 
-@make_closure.register
+@make_closure.register(Between)
 def _between(node: Between) -> Function:
     operand, low, high = make_closure(node.operand), make_closure(node.low), make_closure(node.high)
     negate, checked = node.negate, node.checked
@@ -309,19 +309,19 @@ def _between(node: Between) -> Function:
     return between
 
 
-@make_closure.register
+@make_closure.register(IsNull)
 def _is_null(node: IsNull) -> Function:
     arg, negate = make_closure(node.arg), node.negate
     return lambda env: (arg(env) is None) != negate
 
 
-@make_closure.register
+@make_closure.register(IsBool)
 def _is_bool(node: IsBool) -> Function:
     arg, target, negate = make_closure(node.arg), node.target, node.negate
     return lambda env: (arg(env) is target) != negate
 
 
-@make_closure.register
+@make_closure.register(Like)
 def _like(node: Like) -> Function:
     arg, pattern = make_closure(node.arg), make_closure(node.pattern)
     case_insensitive, negate = node.case_insensitive, node.negate
@@ -337,7 +337,7 @@ def _like(node: Like) -> Function:
     return like
 
 
-@make_closure.register
+@make_closure.register(Case)
 def _case(node: Case) -> Function:
     whens = tuple((make_closure(condition), make_closure(result)) for condition, result in node.whens)
     default = make_closure(node.default)
@@ -361,7 +361,7 @@ def _case(node: Case) -> Function:
     return simple_case
 
 
-@make_closure.register
+@make_closure.register(Coalesce)
 def _coalesce(node: Coalesce) -> Function:
     args = tuple(make_closure(arg) for arg in node.args)
 
@@ -374,7 +374,7 @@ def _coalesce(node: Coalesce) -> Function:
     return coalesce
 
 
-@make_closure.register
+@make_closure.register(NullIf)
 def _null_if(node: NullIf) -> Function:
     left, right = make_closure(node.left), make_closure(node.right)
 
@@ -389,7 +389,7 @@ def _null_if(node: NullIf) -> Function:
     return null_if
 
 
-@make_closure.register
+@make_closure.register(MinMax)
 def _min_max(node: MinMax) -> Function:
     args, greatest = tuple(make_closure(arg) for arg in node.args), node.greatest
 
@@ -409,7 +409,7 @@ def _min_max(node: MinMax) -> Function:
     return min_max
 
 
-@make_closure.register
+@make_closure.register(Call)
 def _call(node: Call) -> Function:
     implementation, args = FUNCTIONS[node.name].implementation, tuple(make_closure(arg) for arg in node.args)
     if len(args) == 1:

@@ -10,6 +10,19 @@ from pgvet.engine.ir import Value
 from pgvet.facts import FactValue
 from pgvet.findings import RuleMeta, Severity
 
+# The largest rule file read: far above pgvet's own, and below the sizes YAML's parser takes seconds over.
+MAX_RULE_FILE_CHARS = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class PackSource:
+    """One pack file: its path as shown, its text, and whether it belongs to pgvet's own pack."""
+
+    path: str
+    text: str
+    builtin: bool = False
+
+
 # A message or fix template: literal text and (expression, format) holes.
 Template = tuple["str | tuple[Compiled, str | None]", ...]
 
