@@ -240,7 +240,7 @@ def _old_like(pattern: str, case_insensitive: bool) -> re.Pattern[str]:
 
 
 def test_like_matches_what_the_pattern_matched() -> None:
-    from pgvet.engine.expr import LikePattern
+    from pgvet.engine.functions import LikePattern
 
     rng = random.Random(5)
     for _ in range(60_000):
@@ -254,7 +254,7 @@ def test_like_matches_what_the_pattern_matched() -> None:
 def test_like_is_not_exponential() -> None:
     # the issue's '%a%a%a%a%b' on a 260-character host name took 8.4 s; on 100 000 characters, ages
     out = finishes("""
-        from pgvet.engine.expr import like_pattern
+        from pgvet.engine.functions import like_pattern
         text = "a" * 100_000
         print(like_pattern("%a%a%a%a%b", False).matches(text), like_pattern("%a%a%a%a%a", False).matches(text),
               like_pattern("%" + "a%" * 50 + "b", True).matches(text + "B"))
@@ -263,8 +263,9 @@ def test_like_is_not_exponential() -> None:
 
 
 def test_like_in_a_rule_pack_through_the_generated_code_too(tmp_path: Path) -> None:
-    from pgvet.engine.build import PackSource, build_pack
+    from pgvet.engine.build import build_pack
     from pgvet.engine.evaluate import evaluate_host
+    from pgvet.engine.pack import PackSource
     from pgvet.provenance import Source
     from pgvet.snapshot.facts import HostFacts, make_fact
 
@@ -345,13 +346,8 @@ def test_ignore_entries_against_findings_is_linear() -> None:
 
 def test_wrapping_a_text_of_blanks_is_linear() -> None:
     out = finishes("""
-        import io
-        from rich.console import Console
-        from rich.text import Text
-        from pgvet.report.text import _plain_lines
-        console = Console(file=io.StringIO(), width=80, color_system=None)
-        print(len(_plain_lines(Text(" " * 1_000_000), console, 80)),
-              len(_plain_lines(Text(" " * 1_000 + "word " * 100_000), console, 80)))
+        from pgvet.report.text import _wrap_one_cell
+        print(len(_wrap_one_cell(" " * 1_000_000, 80)), len(_wrap_one_cell(" " * 1_000 + "word " * 100_000, 80)))
     """)
     assert out.split()[0] == "1"
 
@@ -380,15 +376,15 @@ def test_inputs_whose_lines_become_items_are_bounded(tmp_path: Path) -> None:
 
 
 def test_a_host_inputs_together_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pgvet.snapshot import load
+    from pgvet import snapshot
 
-    monkeypatch.setattr(load, "MAX_HOST_BYTES", 100_000)  # a small bound: the same code as 64 MiB
+    monkeypatch.setattr(snapshot, "MAX_HOST_BYTES", 100_000)  # a small bound: the same code as 64 MiB
     host = tmp_path / "host"
     (host / "sysctl.d").mkdir(parents=True)
     for index in range(3):  # any number of files, each under the bound of one input
         (host / "sysctl.d" / f"{index}.conf").write_text("#" + "x" * 40_000 + "\n")
     with pytest.raises(InputError, match="the host's inputs hold more than 100000 bytes") as raised:
-        load.load_host(host)
+        snapshot.load_host(host)
     assert raised.value.source is not None and raised.value.source.path == "sysctl.d/2.conf"
 
 

@@ -9,21 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from pgvet.engine.evaluate import evaluate_host, fingerprint
-from pgvet.engine.expr import CompileContext, Env, EvalError
+from pgvet.engine.compiler import CompileContext, compile_expression, compile_template
+from pgvet.engine.evaluate import evaluate_host, fingerprint, make_finding
 from pgvet.engine.loader import load_pack
-from pgvet.engine.pack import Rule, RulePack
+from pgvet.engine.pack import FixTemplates, Rule, RulePack
 from pgvet.engine.render import (
     FORMATS,
-    compile_template,
     format_duration,
     format_size,
     format_value,
     render,
     render_setting,
 )
+from pgvet.engine.runtime import Env, EvalError
 from pgvet.errors import UsageError
-from pgvet.findings import Evidence, HostResult
+from pgvet.findings import Evidence, Fix, HostResult
 from pgvet.provenance import Source
 from pgvet.snapshot.facts import Fact, FactValue, HostFacts, Item
 
@@ -394,3 +394,37 @@ def test_hosts_evaluated_together_get_what_each_gets_alone(monkeypatch: pytest.M
         described_alone for index, described_alone in enumerate(alone) if index != 1]
     with pytest.raises(KeyError):
         evaluate_host(pack, load_host(fixtures / "small-vm"))
+
+
+def test_a_findings_holes_are_formatted_as_render_and_errors_name_the_hole() -> None:
+    """Each hole kind (text, NULL, integer, bool, float, |size, |pct) in a finding's message, values and fix; a
+    setting with a NULL hole is left out and named; a hole's error is raised naming the expression."""
+    pack = load_pack([])
+    rule = next(rule for rule in pack.rules if rule.fix_templates is not None and rule.fix_templates.sysctl)
+    context = CompileContext(derived={}, params={}, scope="host")
+    holes = [(compile_expression(text, context), format_name) for text, format_name in [
+        ("'text'", None), ("NULL", None), ("3", None), ("TRUE", None), ("2.5", None), ("host.ram", "size"),
+        ("1.0 / 8", "pct"), ("host.ram", None)]]
+    message = tuple(part for hole in holes for part in (" | ", hole))
+    fix = FixTemplates(sysctl=(("vm.a", ("x", holes[5])), ("vm.b", ("y", holes[1]))),
+                       postgresql=(("w", (holes[2],)),), text=(" text ", holes[0], " "))
+    variant = dataclasses.replace(rule, message_template=message, fix_templates=fix,
+                                  value_exprs=(("ram", holes[5][0]), ("none", holes[1][0])))
+
+    def env_with_ram(ram: int) -> Env:
+        return Env({"host.ram": Fact("host.ram", ram, MEMINFO)}, None, variant.param_defaults,
+                   pack.derived_by_name, {}, {})
+
+    finding = make_finding(variant, env_with_ram(3 * GB), "h", None)
+    assert finding.message == "| text | unknown | 3 | true | 2.5 | 3.0 GiB | 12.5 % | 3221225472"
+    assert finding.values == {"ram": 3 * GB, "none": None}
+    assert finding.fix == Fix({"vm.a": "x3.0 GiB"}, {"w": "3"}, "text text No value can be computed here for vm.b.")
+    with pytest.raises(EvalError, match=r"^host\.ram: "):  # too large for |size: the hole, as written
+        make_finding(variant, env_with_ram(10**400), "h", None)
+    # a setting's holes are all formatted, one after a NULL too: the setting is then not just left out
+    after_null = dataclasses.replace(rule, message_template=("m",), value_exprs=(),
+                                     fix_templates=FixTemplates(sysctl=(("vm.c", (holes[1], holes[5])),)))
+    with pytest.raises(EvalError, match=r"^host\.ram: "):
+        make_finding(after_null, env_with_ram(10**400), "h", None)
+    assert make_finding(after_null, env_with_ram(3 * GB), "h", None).fix == Fix(
+        {}, {}, "No value can be computed here for vm.c.")

@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pgvet.engine.expr import CompileContext, Env, EvalError, ExpressionError, compile_expression, parse_quantity
+from pgvet.engine.compiler import CompileContext, ExpressionError, compile_expression
+from pgvet.engine.quantities import parse_quantity
+from pgvet.engine.runtime import Env, EvalError
 from pgvet.provenance import Source
 from pgvet.snapshot.facts import Fact, Item
 
@@ -273,3 +275,21 @@ def test_division_is_true_division_and_large_values_stay_exact() -> None:
     assert run("floor(3735244 * 1024 / 4096) * 60 / 100") == pytest.approx(560286.6)
     assert run("floor(floor(3735244 * 1024 / 4096) * 60 / 100)") == 560286
     assert math.isclose(run("1 / 3"), 1 / 3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("text", "values", "expected"), [
+    ("GREATEST(host.cpus, host.ram)", {"host.cpus": 1, "host.ram": 1.0}, (int, 1)),  # a tie keeps the first
+    ("LEAST(host.ram, host.cpus)", {"host.cpus": 1, "host.ram": 1.0}, (float, 1.0)),
+    ("LEAST(NULL, host.cpus, NULL)", {"host.cpus": 3}, (int, 3)),
+    ("NULLIF(sysctl.vm.swappiness, 1)", {"sysctl.vm.swappiness": True}, (bool, True)),  # True is not 1
+    ("sysctl.vm.swappiness IS NOT DISTINCT FROM 1", {"sysctl.vm.swappiness": 1.0}, (bool, True)),
+])
+def test_least_greatest_nullif_distinct_keep_order_and_types(text: str, values: dict[str, object],
+                                                             expected: tuple[type, object]) -> None:
+    value = run(text, values)
+    assert (type(value), value) == expected
+
+
+def test_least_greatest_compare_in_the_order_written() -> None:
+    with pytest.raises(EvalError, match="cannot compare 'a' with 1"):
+        run("GREATEST(sysctl.vm.swappiness, 1, 2)", {"sysctl.vm.swappiness": "a"})

@@ -288,7 +288,8 @@ def test_a_huge_rule_file_is_refused_before_yaml_reads_it(tmp_path: Path, monkey
     """Found by fuzzing: YAML took 8 s on a rule file of one 8 MB line. Over 1 MiB, the file is refused with a
     message naming it, without YAML reading it and without reading the file whole."""
     import pgvet.safeyaml
-    from pgvet.engine.build import MAX_RULE_FILE_CHARS, PackSource, build_pack
+    from pgvet.engine.build import build_pack
+    from pgvet.engine.pack import MAX_RULE_FILE_CHARS, PackSource
 
     real_load = pgvet.safeyaml.load_yaml
 

@@ -190,9 +190,9 @@ def test_fix_write_does_not_write_a_file_postgresql_could_not_read(tmp_path: Pat
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     # The edited text is read again before it is written: were a value ever written that PostgreSQL's grammar
     # refuses (here a quoting undone on purpose), the file is left as it was and the change is said.
-    from pgvet import fixfile
+    from pgvet.fix import writer
 
-    monkeypatch.setattr(fixfile, "quote_setting", lambda value: f"{value} {value}")
+    monkeypatch.setattr(writer, "quote_setting", lambda value: f"{value} {value}")
     host = _host(tmp_path, "autovacuum = off\n")
     code, output = _fix(host, "PGV801")
     assert code == 1
@@ -217,7 +217,7 @@ def test_fix_write_with_a_live_servers_settings_edits_the_snapshots_files(tmp_pa
     # With pg_settings.json, pg.* are the server's running values (named by its own absolute paths, or by the
     # JSON row) and pg_conf.* the snapshot's files: a file's line is changed where pg_conf says, and a value
     # the files do not set is added to postgresql.conf.
-    from pgvet.fixfile import Change, ConsolidatedFix, write
+    from pgvet.fix.writer import Change, ConsolidatedFix, write
     from pgvet.provenance import Source
     from pgvet.snapshot.facts import Fact
 

@@ -55,7 +55,8 @@ def _parse_conf_values(text: str, path: str) -> object:
 
 
 def _parse_rules(text: str, path: str) -> object:
-    from pgvet.engine.build import PackSource, build_pack
+    from pgvet.engine.build import build_pack
+    from pgvet.engine.pack import PackSource
 
     return build_pack([PackSource(path, text)])
 

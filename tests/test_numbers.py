@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from pgvet.engine.build import PackSource, build_pack
+from pgvet.engine.build import build_pack
 from pgvet.engine.evaluate import rule_params
+from pgvet.engine.pack import PackSource
 from pgvet.errors import ParseError, RulePackError, UsageError
 from pgvet.lint import LintOptions, lint
 from pgvet.report import FORMATS, ReportOptions

@@ -19,7 +19,7 @@ from conftest import FIXTURES
 from pgvet import output_file
 from pgvet.cli import app
 from pgvet.findings import Finding, Fix, HostResult
-from pgvet.fixfile import consolidate, render
+from pgvet.fix.writer import consolidate, render
 from pgvet.inputs.sysctl import parse_sysctl_conf
 from pgvet.output_file import OutputFile, write_file
 

@@ -20,7 +20,7 @@ from hostgen import Host, hosts
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.findings import HostResult
-from pgvet.fixfile import fix_host
+from pgvet.fix.writer import fix_host
 from pgvet.lint import LintOptions, lint
 from pgvet.snapshot.load import load_host
 

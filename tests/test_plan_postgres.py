@@ -22,7 +22,7 @@ from hostgen import Host, hosts
 from pgvet.catalog import load_catalog
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
-from pgvet.fixfile import fix_host
+from pgvet.fix.writer import fix_host
 from pgvet.lint import LintOptions
 from pgvet.snapshot.load import load_host
 from validity_support.harness import Case, Judge

@@ -1,4 +1,4 @@
-"""The planner (engine/planner.py): one target per host, each case of the issue that asked for it."""
+"""The planner (engine/planner/): one target per host, each case of the issue that asked for it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import kernelsim
 from conftest import FIXTURES
 from pgvet.findings import Finding, HostResult
-from pgvet.fixfile import fix_host
+from pgvet.fix.writer import fix_host
 from pgvet.lint import LintOptions, lint
 
 GB_KB = 1024 * 1024

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pgvet.engine.build import PackSource, build_pack
+from pgvet.engine.build import build_pack
+from pgvet.engine.pack import PackSource
 from pgvet.errors import PgvetError
 from pgvet.inputs.host_yaml import parse_host_yaml
 from pgvet.safeyaml import MAX_ALIAS_VALUES, YamlError, load_yaml

@@ -309,7 +309,7 @@ def fix(
     it (sysctl.d file, postgresql.conf lines, ALTER SYSTEM)."""
     from pgvet.config import load_config
     from pgvet.errors import InputError
-    from pgvet.fixfile import fix_host, render
+    from pgvet.fix.writer import fix_host, render
     from pgvet.report import visible
 
     # the findings `pgvet lint` gives: the configuration's rule packs, parameters, ignored rules and ignore file

@@ -123,7 +123,7 @@ class HostResult:
     findings: list[Finding] = field(default_factory=list)
     not_evaluated: list[NotEvaluated] = field(default_factory=list)
     passed: list[Passed] | None = None
-    target: Target | None = None  # the host's target configuration (engine/planner.py), once worked out
+    target: Target | None = None  # the host's target configuration (engine/planner/), once worked out
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from pgvet.engine.evaluate import Plan
-    from pgvet.engine.expr import Value
+    from pgvet.engine.ir import Value
     from pgvet.engine.loader import RulePack
     from pgvet.engine.planner import Planner
     from pgvet.provenance import Source
@@ -256,7 +256,7 @@ class _Plan:
         return results
 
     def _plan_target(self, host: HostFacts, result: HostResult) -> None:
-        """The host's target (engine/planner.py), and each finding's fix taken from it. A suppressed finding's
+        """The host's target (engine/planner/), and each finding's fix taken from it. A suppressed finding's
         rule proposes nothing: the suppressions are applied here as LintRun judges them later (with their
         notices, in the process that reports), then undone, so that judging starts from the findings as made."""
         from pgvet.suppress import suppress_inline

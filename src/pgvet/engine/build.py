@@ -8,39 +8,37 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
+from pgvet.engine.compiler import CompileContext, ExpressionError, compile_expression, compile_template, template_facts
 from pgvet.engine.derived import expand, find_cycle
-from pgvet.engine.expr import CompileContext, Compiled, ExpressionError, Value, compile_expression, with_units
 from pgvet.engine.factnames import item_scope, kind_of, static_type
+from pgvet.engine.interpreter import Compiled
+from pgvet.engine.ir import Value
 from pgvet.engine.pack import (
+    MAX_RULE_FILE_CHARS,
     DerivedFormula,
     Example,
     FixSpec,
     FixTemplates,
+    PackSource,
     ParamSpec,
     Rule,
     RulePack,
     Template,
 )
-from pgvet.engine.render import compile_template, template_facts
+from pgvet.engine.quantities import with_units
+from pgvet.engine.schema import PackFileModel
 from pgvet.errors import RulePackError
 from pgvet.provenance import Source
+from pgvet.safeyaml import YamlError, load_yaml
 
 DERIVED_UNIT_TYPES: dict[str, str] = {
     "bytes": "bytes", "seconds": "seconds", "ratio": "float", "count": "int", "number": "number",
     "text": "text", "bool": "bool",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class PackSource:
-    """One pack file: its path as shown, its text, and whether it belongs to pgvet's own pack."""
-
-    path: str
-    text: str
-    builtin: bool = False
 
 
 def content_version(sources: Sequence[PackSource]) -> str:
@@ -55,13 +53,7 @@ def content_version(sources: Sequence[PackSource]) -> str:
 # YAML with line numbers
 
 
-# pgvet's own rule files are far smaller; parsing YAML takes seconds on megabytes, which a hostile pack may hold.
-MAX_RULE_FILE_CHARS = 1024 * 1024
-
-
 def _parse_yaml(source: PackSource) -> Any:
-    from pgvet.safeyaml import YamlError, load_yaml
-
     if len(source.text) > MAX_RULE_FILE_CHARS:
         raise RulePackError(f"rule file of {len(source.text)} characters, more than pgvet reads "
                             f"({MAX_RULE_FILE_CHARS})", Source(source.path))
@@ -121,10 +113,6 @@ def _plain(data: Any) -> Any:
 
 class _FileBuilder:
     def __init__(self, source: PackSource) -> None:
-        from pydantic import ValidationError
-
-        from pgvet.engine.schema import PackFileModel
-
         self.source = source
         self.data = _parse_yaml(source)
         try:

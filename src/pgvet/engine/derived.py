@@ -10,7 +10,8 @@ from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from pgvet.engine.expr import Env, EvalError, Value
+from pgvet.engine.ir import Value
+from pgvet.engine.runtime import Env, EvalError
 from pgvet.findings import Evidence
 from pgvet.provenance import Source
 from pgvet.snapshot.facts import Fact, HostFacts

@@ -6,11 +6,14 @@ import contextlib
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from difflib import get_close_matches
 
 from pgvet.engine.derived import evidence, lookup, missing_facts
-from pgvet.engine.expr import Env, EvalError, Value, with_units
+from pgvet.engine.ir import Value
 from pgvet.engine.pack import DerivedFormula, Rule, RulePack, Template
+from pgvet.engine.quantities import with_units
 from pgvet.engine.render import render, render_setting
+from pgvet.engine.runtime import Env, EvalError
 from pgvet.errors import UsageError
 from pgvet.findings import Evidence, Finding, Fix, HostResult, NotEvaluated, Passed, RuleMeta
 from pgvet.numbers import out_of_range
@@ -65,8 +68,6 @@ def configure(pack: RulePack, overrides: ParamOverrides | None) -> RulePack:
     for key, given in overrides.items():
         if key != "derived":
             if key not in pack.by_key:
-                from difflib import get_close_matches
-
                 close = get_close_matches(key, [rule.name for rule in pack.rules], n=1)
                 hint = f" (did you mean {close[0]}?)" if close else ""
                 raise UsageError(f"params.{key}: no rule has this id or name{hint}")
@@ -295,32 +296,8 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
         if source is not None and not source.path.startswith("<"):
             path, line = source.path, source.line
             break
-    generated = rule.finding_code
-    function = generated.function or (None if generated.unavailable else generated.make(rule))
-    parts = None
-    if function is not None:
-        try:  # noqa: SIM105 -- a try costs nothing when nothing is raised; suppress()'s context manager does
-            parts = function(env)
-        except (EvalError, TypeError, ValueError, ArithmeticError):
-            pass  # the reference path below raises it as the rule's author reads it
-    if parts is None:
-        fix, message, values = _finding_parts(rule, env)
-        entries = evidence(env, rule.evidence_names)
-    else:
-        sysctl, postgresql, text, message, values, entries = parts
-        message = message.strip()
-        if rule.fix_templates is None:
-            fix = Fix()
-        else:
-            uncomputed: list[str] = []
-            if None in sysctl.values() or None in postgresql.values():
-                uncomputed = [key for settings in (sysctl, postgresql) for key, value in settings.items()
-                              if value is None]
-                sysctl = {key: value for key, value in sysctl.items() if value is not None}
-                postgresql = {key: value for key, value in postgresql.items() if value is not None}
-            fix = Fix(sysctl, postgresql, (text.strip() or None) if text is not None else None)  # type: ignore[arg-type]
-            if uncomputed:
-                name_uncomputed(fix, uncomputed)
+    fix, message, values = _finding_parts(rule, env)
+    entries = evidence(env, rule.evidence_names)
     for name, value in values.items():
         refused = out_of_range(value)
         if refused is not None:  # PostgreSQL's "value out of range": never a NaN or an infinity in a report
@@ -332,8 +309,8 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
 
 
 def _finding_parts(rule: Rule, env: Env) -> tuple[Fix, str, dict[str, Value]]:
-    """A finding's fix, message and values, hole by hole: the reference the generated finding function
-    (engine/codegen.py) follows, and the path that raises a hole's error as EvalError naming its expression."""
+    """A finding's fix, message and values, hole by hole (a hole's error raised as EvalError naming its
+    expression)."""
     fix, uncomputed = render_fix(rule, env)
     if uncomputed:
         name_uncomputed(fix, uncomputed)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pgvet.engine.evaluate import evaluate_rule, rule_params
-from pgvet.engine.expr import Env, Value
+from pgvet.engine.ir import Value
 from pgvet.engine.pack import Example, Rule, RulePack
+from pgvet.engine.runtime import Env
 from pgvet.findings import Finding, HostResult
 from pgvet.provenance import Source
 from pgvet.snapshot.facts import Fact, HostFacts, Item

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from difflib import get_close_matches
 from functools import cache
 from typing import Literal
 
@@ -133,8 +134,6 @@ def known_names(extra: Iterable[str] = ()) -> list[str]:
 
 
 def did_you_mean(name: str, derived: Mapping[str, object], params: Mapping[str, object]) -> str | None:
-    from difflib import get_close_matches
-
     candidates = known_names([*(f"derived.{key}" for key in derived), *(f"params.{key}" for key in params)])
     close = get_close_matches(name, candidates, n=1, cutoff=0.75)
     return close[0] if close else None

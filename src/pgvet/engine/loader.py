@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pgvet import __version__, cache
-from pgvet.engine.pack import Rule, RulePack
+from pgvet.engine.pack import MAX_RULE_FILE_CHARS, PackSource, Rule, RulePack
 from pgvet.errors import RulePackError
 from pgvet.provenance import Source
 
@@ -48,8 +48,6 @@ def _rule_files(directory: Path) -> list[Path]:
 
 
 def _read(path: Path) -> str:
-    from pgvet.engine.build import MAX_RULE_FILE_CHARS
-
     try:
         with path.open("rb") as handle:  # no more than the limit read, whatever the file's size
             data = handle.read(4 * MAX_RULE_FILE_CHARS + 1)
@@ -77,8 +75,6 @@ def _engine_stamp() -> bytes:
 
 def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True) -> RulePack:
     """The built-in pack (first) and users' packs, compiled, or from the cache when nothing changed."""
-    from pgvet.engine.build import PackSource
-
     sources: list[PackSource] = []
     if builtin:
         directory = builtin_rules_dir()
@@ -104,13 +100,10 @@ def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True) -> RulePack:
     cached = _read_cache(cache_file)
     if cached is not None:
         return cached
+    # here, not at the top: building imports ruamel.yaml, pydantic and pglast, which a warm cache spares
     from pgvet.engine.build import build_pack
 
     pack = build_pack(sources)
-    for compiled in pack.expressions():
-        compiled.precompile()
-    for rule in pack.rules:
-        rule.finding_code.precompile(rule)
     _write_cache(cache_file, pack, (same_packs, OLD_PACK_NAMES))
     return pack
 

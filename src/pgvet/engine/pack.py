@@ -2,52 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
-from pgvet.engine.expr import Compiled, Value
+from pgvet.engine.interpreter import Compiled
+from pgvet.engine.ir import Value
 from pgvet.findings import RuleMeta, Severity
 from pgvet.snapshot.facts import FactValue
 
-if TYPE_CHECKING:
-    from pgvet.engine.codegen import FindingFunction
+# The largest rule file read: far above pgvet's own, and below the sizes YAML's parser takes seconds over.
+MAX_RULE_FILE_CHARS = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class PackSource:
+    """One pack file: its path as shown, its text, and whether it belongs to pgvet's own pack."""
+
+    path: str
+    text: str
+    builtin: bool = False
+
 
 # A message or fix template: literal text and (expression, format) holes.
 Template = tuple["str | tuple[Compiled, str | None]", ...]
-
-
-class FindingCode:
-    """A rule's finding as one generated function (codegen.finding_function): its code compiled with the pack
-    and pickled with it, the function made at the first finding (functions are not pickled)."""
-
-    __slots__ = ("code", "function", "unavailable")
-
-    def __init__(self, code: bytes | None = None) -> None:
-        self.code = code
-        self.function: FindingFunction | None = None
-        self.unavailable = False  # too deep for CPython's compiler: make_finding's reference path does the work
-
-    def __getstate__(self) -> tuple[bytes | None]:
-        return (self.code,)  # a tuple: pickle calls __setstate__ only for a true state, and code may be None
-
-    def __setstate__(self, state: tuple[bytes | None]) -> None:
-        self.__init__(*state)  # type: ignore[misc]
-
-    def precompile(self, rule: Rule) -> None:
-        from pgvet.engine.codegen import compile_finding_code
-
-        self.code = compile_finding_code(rule)
-
-    def make(self, rule: Rule) -> FindingFunction | None:
-        """The function, made now (None when it cannot be)."""
-        from pgvet.engine.codegen import finding_function
-
-        try:
-            self.function = finding_function(rule, self.code)
-        except ValueError:
-            self.unavailable = True
-        return self.function
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,28 +108,13 @@ class Rule:
     location_names: tuple[str, ...]  # where the finding points: `location`, else the facts `when` reads
     # a finding's help text, stripped once per rule rather than per finding (and pickled with the rule)
     help: str = field(init=False)
-    finding_code: FindingCode = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self.help = self.why.strip()
-        self.finding_code = FindingCode()
 
     def meta(self) -> RuleMeta:
         return RuleMeta(id=self.id, name=self.name, title=self.title, severity=self.severity, tags=self.tags,
                         why=self.why, references=self.references)
-
-    def expressions(self) -> Iterator[Compiled]:
-        """Every expression of the rule: its conditions, its values and the holes of its templates."""
-        if self.applies_expr is not None:
-            yield self.applies_expr
-        yield self.when_expr
-        yield from (compiled for _, compiled in self.value_exprs)
-        templates = [self.message_template, self.subject_template]
-        if self.fix_templates is not None:
-            fix = self.fix_templates
-            templates += [template for _, template in (*fix.sysctl, *fix.postgresql)] + [fix.text]
-        for template in templates:
-            yield from (part[0] for part in template or () if not isinstance(part, str))
 
 
 @dataclass(slots=True)
@@ -179,12 +141,6 @@ class RulePack:
         derived = [replace(formula, param_values={**formula.param_values, **values[formula.name]})
                    if formula.name in values else formula for formula in self.derived]
         return replace(self, derived=derived)
-
-    def expressions(self) -> Iterator[Compiled]:
-        """Every expression of the pack: its rules' and its derived formulas'."""
-        for rule in self.rules:
-            yield from rule.expressions()
-        yield from (formula.compiled for formula in self.derived)
 
     def rule(self, key: str) -> Rule | None:
         """A rule by id (any case) or name."""

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from pgvet.engine.expr import CompileContext, Compiled, Env, EvalError, ExpressionError, Value
+from pgvet.engine.ir import Value
+from pgvet.engine.runtime import Env, EvalError
 from pgvet.numbers import out_of_range
 
 if TYPE_CHECKING:
@@ -19,59 +20,6 @@ if TYPE_CHECKING:
 FORMATS: tuple[str, ...] = ("size", "pct", "duration", "number", "int")
 _IEC = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 _DURATIONS = (("d", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0), ("ms", 1e-3), ("us", 1e-6))
-
-
-def compile_template(text: str, context: CompileContext) -> Template:
-    """Split a template into literal text and compiled holes; ExpressionError (with offset) when wrong."""
-    parts: list[str | tuple[Compiled, str | None]] = []
-    literal: list[str] = []
-    position = 0
-    while position < len(text):
-        char = text[position]
-        if char in "{}" and text[position:position + 2] in ("{{", "}}"):
-            literal.append(char)
-            position += 2
-            continue
-        if char == "}":
-            raise ExpressionError("unmatched '}' in template (write '}}' for a brace)", position)
-        if char != "{":
-            literal.append(char)
-            position += 1
-            continue
-        end = text.find("}", position)
-        if end < 0:
-            raise ExpressionError("unclosed '{' in template", position)
-        hole = text[position + 1:end]
-        expression, bar, format_name = hole.rpartition("|")
-        if not bar or format_name.strip() not in FORMATS:
-            if bar and format_name.strip().isidentifier():
-                raise ExpressionError(f"unknown format '{format_name.strip()}' (use one of {', '.join(FORMATS)})",
-                                      position)
-            expression, format_name = hole, ""
-        if not expression.strip():
-            raise ExpressionError("empty '{}' in template", position)
-        try:
-            compiled = _compile_hole(expression, context)
-        except ExpressionError as error:
-            raise ExpressionError(error.message, position + 1 + (error.offset or 0)) from None
-        if literal:
-            parts.append("".join(literal))
-            literal = []
-        parts.append((compiled, format_name.strip() or None))
-        position = end + 1
-    if literal:
-        parts.append("".join(literal))
-    return tuple(parts)
-
-
-def _compile_hole(expression: str, context: CompileContext) -> Compiled:
-    from pgvet.engine.expr import compile_expression
-
-    return compile_expression(expression, context)
-
-
-def template_facts(template: Template) -> list[str]:
-    return [name for part in template if not isinstance(part, str) for name in part[0].facts]
 
 
 def render(template: Template, env: Env) -> str:

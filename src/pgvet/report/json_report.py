@@ -61,7 +61,7 @@ def finding_json(finding: Finding, host: HostResult, repo_root: Path | None = No
 
 
 def target_json(target: Target) -> dict[str, Any]:
-    """The host's target configuration (engine/planner.py): each change, and what is left by hand."""
+    """The host's target configuration (engine/planner/): each change, and what is left by hand."""
     return {
         "changes": [{"kind": change.setting.kind, "setting": change.setting.name, "current": change.current,
                      "target": change.target, "why": change.why, "rules": [rule.split(" ", 1)[0] for rule in

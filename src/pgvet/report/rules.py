@@ -89,7 +89,7 @@ def _derived_params(derived: DerivedFormula) -> list[str]:
     """A derived formula's parameters with the values in force (the configuration's, else the defaults)."""
     if not derived.params:
         return []
-    from pgvet.engine.expr import with_units
+    from pgvet.engine.quantities import with_units
 
     out = [f"Parameters (override in `[tool.pgvet.params.derived.{derived.name}]`):", ""]
     for name, param in derived.params.items():

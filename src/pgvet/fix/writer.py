@@ -1,4 +1,4 @@
-"""The fix of a host: its target configuration (engine/planner.py) minus what it has now.
+"""The fix of a host: its target configuration (engine/planner/) minus what it has now.
 
 ``render`` shows it as a diff — each setting, its current and target values, the rules that ask for it and
 why — then the steps left to do by hand, then the files: a ``sysctl.d/90-postgresql.conf``, the
@@ -17,16 +17,17 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from pgvet.errors import UsageError
+from pgvet.errors import InputError, ParseError, UsageError
 from pgvet.findings import HostResult, quote_setting
+from pgvet.inputs.postgresql_conf import ConfSetting, parse_conf_text
+from pgvet.inputs.sysctl import PAIR_PARTNERS, parse_sysctl_conf, sysctl_value
+from pgvet.lint import LintOptions, lint
+from pgvet.output_file import is_private, write_file
 from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
 from pgvet.snapshot.facts import Fact
-
-if TYPE_CHECKING:
-    from pgvet.lint import LintOptions
+from pgvet.snapshot.load import load_host
 
 SYSCTL_DIRECTORY = "sysctl.d"
 SYSCTL_NAME = "90-postgresql.conf"
@@ -56,10 +57,6 @@ def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False
              ) -> tuple[ConsolidatedFix, WriteOutcome | None]:
     """``pgvet fix``: the host linted as `pgvet lint` would, its fix, and (``write_files``) the fix written.
     InputError when the host cannot be read."""
-    from pgvet.errors import InputError
-    from pgvet.lint import lint
-    from pgvet.snapshot.load import load_host
-
     result = lint([directory], options)
     if result.errors:
         error = result.errors[0]
@@ -213,8 +210,6 @@ class _Files:
         return edited
 
     def save(self) -> None:
-        from pgvet.output_file import is_private
-
         private = is_private(os.fspath(self.host_dir))  # a new file of a private host is 0600
         for edited in self.files.values():
             if not (edited.changed or edited.commented):
@@ -232,8 +227,6 @@ class _Files:
 def _replace(edited: _File, private: bool) -> None:
     """Keep a ``.bak`` copy (with the original's mode, owner and group), then put the new text in place; each is
     written whole or not at all, and a link at either name is refused, not followed."""
-    from pgvet.output_file import write_file
-
     try:
         edited.path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -250,8 +243,6 @@ def _replace(edited: _File, private: bool) -> None:
 def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> WriteOutcome:
     """Change each value where it takes effect (``facts``: the host's, which say where each value is set last);
     the files written, and the changes left with why."""
-    from pgvet.inputs.sysctl import PAIR_PARTNERS
-
     outcome = WriteOutcome()
     files = _Files(host_dir, outcome)
     for key, change in sorted(fix.sysctl.items()):
@@ -301,8 +292,6 @@ def _write_setting(files: _Files, name: str, change: Change, fact: Fact | None) 
 def _set_value(target: _File, name: str, value: str, source: Source) -> str | None:
     """Set ``name`` to ``value`` on the line that sets it at ``source`` (a line that already says so is left
     as it is); why not, when it is not that line."""
-    from pgvet.inputs.postgresql_conf import ConfSetting, parse_conf_text
-
     index = source.line - 1 if source.line is not None else -1
     entries, _ = parse_conf_text(target.text(), target.shown)
     setting = next((entry for entry in entries if isinstance(entry, ConfSetting) and entry.name == name
@@ -344,10 +333,6 @@ def _check_written_files(files: _Files) -> None:
 
 
 def _reads_as_meant(edited: _File) -> bool:
-    from pgvet.errors import ParseError
-    from pgvet.inputs.postgresql_conf import ConfSetting, parse_conf_text
-    from pgvet.inputs.sysctl import parse_sysctl_conf, sysctl_value
-
     if edited.kind == "postgresql":
         before = len(parse_conf_text(edited.original, edited.shown)[1])
         entries, problems = parse_conf_text(edited.text(), edited.shown)
@@ -382,9 +367,6 @@ def _applied_order(source: Source) -> tuple[int, str, int]:
 def _own_last_line(files: _Files, key: str, declared: Fact | None) -> Source | None:
     """The last line, in the order `sysctl --system` writes them, that sets ``key`` itself (a key of a
     ratio/bytes pair zeroed by its counterpart names the counterpart's line too)."""
-    from pgvet.errors import ParseError
-    from pgvet.inputs.sysctl import parse_sysctl_conf
-
     if declared is None:
         return None
     lines: list[Source] = []
@@ -409,9 +391,6 @@ def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None
     if isinstance(target, str):
         files.outcome.left.append(f"{key} = {change.value}: not written ({target})")
         return
-    from pgvet.errors import ParseError
-    from pgvet.inputs.sysctl import parse_sysctl_conf
-
     try:
         declared_here = [setting for setting in parse_sysctl_conf(target.text(), target.shown) if setting.key == key]
     except ParseError as error:
@@ -437,9 +416,6 @@ def _comment_out(files: _Files, partner: str, declared: Fact | None, replacement
     would be undone: sysctl-declared-value-undone)."""
     if declared is None:
         return
-    from pgvet.errors import ParseError
-    from pgvet.inputs.sysctl import parse_sysctl_conf
-
     for path in dict.fromkeys(place.path for place in (*declared.occurrences, declared.source)):
         target = files.open(path)
         if isinstance(target, str):

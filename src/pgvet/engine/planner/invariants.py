@@ -1,0 +1,188 @@
+"""The invariants a target is held to, that no rule states alone: a fix must never stop a server or starve a
+host. The first one broken pins a setting (Pin), and the target is worked out again without changing it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from pgvet.engine.derived import expand
+from pgvet.engine.ir import Value
+from pgvet.engine.pack import RulePack
+from pgvet.engine.planner.stages import asks_pinned
+from pgvet.engine.planner.target import Pin, Setting, Target, fix_settings, label
+from pgvet.engine.planner.world import World
+from pgvet.engine.runtime import Env, EvalError
+from pgvet.findings import Finding
+from pgvet.snapshot.facts import FactValue, HostFacts
+
+if TYPE_CHECKING:
+    from pgvet.engine.planner.planner import Planner
+
+# PostgreSQL refuses to start a hot standby with less of these than its primary has (recovery stops with
+# "insufficient parameter settings"): a fix never lowers them, whatever a rule says.
+HOT_STANDBY_MINIMUMS = frozenset({"max_connections", "max_prepared_transactions", "max_locks_per_transaction",
+                                  "max_wal_senders", "max_worker_processes"})
+
+
+def check(planner: Planner, host: HostFacts, world: HostFacts, current: list[Finding], final: list[Finding],
+          excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str], target: Target) -> None:
+    """Raise Pin for the first invariant the target breaks: the setting to keep as it is, and why. ``host`` and
+    ``current``: the host rebooted with its own settings and its findings, what the target is held against (a
+    reboot alone would bring what differs from the host as measured)."""
+    changed = {change.setting for change in target.changes}
+    if not changed:
+        return
+    before, after = Values(planner.pack, host), Values(planner.pack, world)
+    for change in target.changes:
+        setting = change.setting
+        if setting.kind == "postgresql" and setting.name in HOT_STANDBY_MINIMUMS:
+            old, new = _number(before.fact(setting.fact)), _number(after.fact(setting.fact))
+            if old is not None and new is not None and new < old:
+                raise Pin(setting, f"lowering it to {change.target} would stop a hot standby whose primary has "
+                                   "more (a standby needs at least its primary's value), and refuse clients "
+                                   "beyond it on a primary: lower it by hand, primaries first, if you mean to")
+    _check_commit_limit(planner, before, after, changed)
+    _check_pool(planner, before, after, changed)
+    _check_work_mem(planner, host, before, world, target)
+    _check_new_findings(planner, current, final, excluded, changed)
+    _check_fixpoint(planner, world, final, excluded, pinned)
+
+
+def _latest(planner: Planner, candidates: Iterable[Setting], changed: set[Setting]) -> Setting | None:
+    """Of the changed settings among ``candidates``, the one decided last (the first to give up)."""
+    among = [setting for setting in candidates if setting in changed]
+    return max(among, key=lambda setting: (planner.rank[setting], setting)) if among else None
+
+
+def _implicated(planner: Planner, names: Iterable[str], changed: set[Setting]) -> Setting | None:
+    """The changed setting decided last among those ``names`` read (through derived formulas and
+    predictions), else the one decided last of all."""
+    read = planner.settings_read(expand(list(names), planner.pack.derived_by_name))
+    return _latest(planner, read, changed) or _latest(planner, changed, changed)
+
+
+def _check_commit_limit(planner: Planner, before: Values, after: Values, changed: set[Setting]) -> None:
+    floor, limit = _number(after.derived("commit_limit_floor")), _number(after.derived("commit_limit"))
+    if after.fact("sysctl.vm.overcommit_memory") != 2 or floor is None or limit is None or limit >= floor:
+        return
+    old_limit = _number(before.derived("commit_limit")) if before.fact("sysctl.vm.overcommit_memory") == 2 else None
+    if old_limit is not None and limit >= old_limit:
+        return  # already below: the target does not make it worse
+    culprit = _implicated(planner, ["derived.commit_limit", "sysctl.vm.overcommit_memory"], changed)
+    if culprit is not None:
+        raise Pin(culprit, f"with it CommitLimit would be {_size(limit)}, below the {_size(floor)} that what is "
+                           "already committed needs (Committed_AS and a margin): new allocations would fail; "
+                           "lower what is committed first")
+
+
+def _check_pool(planner: Planner, before: Values, after: Values, changed: set[Setting]) -> None:
+    nr = Setting("sysctl", "vm.nr_hugepages")
+    if nr in changed:
+        old_nr, new_nr = _number(before.fact(nr.fact)), _number(after.fact(nr.fact))
+        if after.derived("hugepage_size") != after.derived("default_hugepage_size"):
+            raise Pin(nr, "PostgreSQL uses huge pages of another size than the kernel's default "
+                          "(huge_page_size): their pool is reserved at boot, by hand (hugepagesz= and "
+                          "hugepages= on the kernel command line)")
+        if new_nr == 0 and old_nr:
+            raise Pin(nr, "a fix does not remove a huge page pool (something else may use it): lower it by hand")
+        pool, ram = _number(after.derived("hugetlb_pool")), _number(after.derived("kernel_mem_total"))
+        floor, old_pool = _number(after.derived("os_memory_floor")), _number(before.derived("hugetlb_pool"))
+        if pool is not None and ram is not None and floor is not None and pool > (old_pool or 0) and (
+                ram - pool < floor):
+            raise Pin(nr, f"a pool of {_size(pool)} would leave the OS {_size(ram - pool)} of {_size(ram)} "
+                          f"(at least {_size(floor)} is kept for it): lower shared_buffers first")
+    available, needed = _number(after.derived("hugepages_available")), _number(after.derived("hugepages_needed"))
+    if after.fact("pg.huge_pages") != "on":
+        return
+    huge_pages = Setting("postgresql", "huge_pages")
+    if available is None or needed is None:
+        if huge_pages in changed:  # turned on where the pool cannot be known: it might not start
+            raise Pin(huge_pages, "the huge page pool is not known here (no HugePages lines in meminfo.txt, no "
+                                  "vm.nr_hugepages): with huge_pages = on and too small a pool PostgreSQL would "
+                                  "not start; reserve the pool first, then turn it on")
+        return
+    if available < needed:
+        culprit = (_latest(planner, [huge_pages], changed)
+                   or _implicated(planner, ["derived.hugepages_needed", "derived.hugepages_available"], changed))
+        if culprit is not None:
+            raise Pin(culprit, f"with it PostgreSQL would need {needed} huge pages where the target has "
+                               f"{available}, and with huge_pages = on it would not start")
+
+
+def _check_work_mem(planner: Planner, host: HostFacts, before: Values, world: HostFacts, target: Target) -> None:
+    """work_mem is lowered only when the target's budget needs it."""
+    work_mem = Setting("postgresql", "work_mem")
+    old = _number(before.fact(work_mem.fact))
+    new = _number(World(world).value(work_mem))
+    if target.change(work_mem) is None or old is None or new is None or new >= old:
+        return
+    facts = dict(world.facts)
+    for name in (work_mem.fact, work_mem.declared_fact):
+        if name in host.facts:
+            facts[name] = host.facts[name]
+    kept = Values(planner.pack, HostFacts(world.name, world.root, facts, world.items))
+    peak, limit = _number(kept.derived("pg_memory_peak")), _number(kept.derived("memory_limit"))
+    if peak is not None and limit is not None and peak <= limit:
+        raise Pin(work_mem, "the target's memory budget fits with the current work_mem")
+
+
+def _check_new_findings(planner: Planner, current: list[Finding], final: list[Finding],
+                        excluded: frozenset[tuple[str, str | None]], changed: set[Setting]) -> None:
+    """Nothing fires on the target that did not fire on the host."""
+    before = {(finding.rule_id, finding.subject) for finding in current}
+    for finding in final:
+        key = (finding.rule_id, finding.subject)
+        if key in before or key in excluded:
+            continue
+        rule = planner.pack.rule(finding.rule_id)
+        culprit = _implicated(planner, rule.evidence_names if rule is not None else (), changed)
+        if culprit is not None:
+            raise Pin(culprit, f"with it {label(finding)} would fire: {' '.join(finding.message.split())}")
+
+
+def _check_fixpoint(planner: Planner, world: HostFacts, final: list[Finding],
+                    excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str]) -> None:
+    """No rule asks for another value on the target: a second fix changes nothing."""
+    target = World(world)
+    for finding in final:
+        if (finding.rule_id, finding.subject) in excluded or asks_pinned(finding, pinned):
+            continue
+        for setting, value in fix_settings(finding):
+            if setting not in pinned and not target.holds(setting, value):
+                raise Pin(setting, f"{label(finding)} would still ask for {value} once the target is applied")
+
+
+def _number(value: object) -> float | int | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _size(value: object) -> str:
+    number = _number(value)
+    if number is None:
+        return "unknown"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("kiB", 1 << 10)):
+        if abs(number) >= scale:
+            return f"{number / scale:.1f} {unit}"
+    return f"{number:.0f} B"
+
+
+class Values:
+    """Facts and derived values of one host, each computed once."""
+
+    def __init__(self, pack: RulePack, host: HostFacts) -> None:
+        self.host = host
+        self.env = Env(host.facts, None, {}, pack.derived_by_name, {})
+        self.known = pack.derived_by_name
+
+    def fact(self, name: str) -> FactValue | None:
+        fact = self.host.facts.get(name)
+        return None if fact is None else fact.value
+
+    def derived(self, name: str) -> Value:
+        if name not in self.known:
+            return None
+        try:
+            return self.env.derived_value(name)
+        except (EvalError, TypeError, ValueError, ArithmeticError):
+            return None

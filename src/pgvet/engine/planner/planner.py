@@ -1,0 +1,205 @@
+"""The Planner: what every host of a run shares (its rules in stages), and each host's target worked out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
+from pgvet.engine.ir import Value
+from pgvet.engine.pack import RulePack
+from pgvet.engine.planner.invariants import check
+from pgvet.engine.planner.stages import (
+    asked_settings,
+    proposals_for,
+    proposed_settings,
+    record_change,
+    stages_of,
+    text_steps,
+)
+from pgvet.engine.planner.target import Change, HandStep, Pin, Setting, Target, setting_of
+from pgvet.engine.planner.world import World
+from pgvet.engine.runtime import Env
+from pgvet.findings import Finding, HostResult
+from pgvet.snapshot.facts import HostFacts
+
+# Rounds of a stage, and targets worked out again after a pin, before pgvet gives up on the host's target.
+MAX_ROUNDS = 8
+MAX_ATTEMPTS = 12
+
+
+class Planner:
+    """What every host of a run shares: the rules that propose settings, in stages (dependency order)."""
+
+    def __init__(self, pack: RulePack, rules: Plan) -> None:
+        self.pack = pack
+        self.rules = list(rules)
+        self.predictions = [formula for formula in pack.derived if formula.predicts is not None]
+        self.predicted_inputs = {formula.predicts: formula.inputs for formula in self.predictions}
+        self.reads: dict[str, set[Setting]] = {}  # by rule id, every rule of the run
+        proposes: dict[str, list[Setting]] = {}
+        order: dict[Setting, int] = {}
+        for rule, _ in self.rules:
+            self.reads[rule.id] = self.settings_read(rule.evidence_names)
+            proposed = proposed_settings(rule)
+            if proposed:
+                proposes[rule.id] = proposed
+                for setting in proposed:
+                    order.setdefault(setting, len(order))
+        self.stages = stages_of(order, proposes, self.reads)
+        self.stage_rules = [[(rule, params) for rule, params in self.rules
+                             if any(setting in stage for setting in proposes.get(rule.id, ()))]
+                            for stage in self.stages]
+        # every fact a rule, or a stage's rules, read (derived formulas expanded): while none has changed, they
+        # give on the world what they give on the host as it is
+        self.rule_facts = {rule.id: frozenset(rule.evidence_names) for rule, _ in self.rules}
+        self.stage_facts = [frozenset().union(*(self.rule_facts[rule.id] for rule, _ in rules))
+                            for rules in self.stage_rules]
+        self.rank = {setting: index for index, stage in enumerate(self.stages) for setting in stage}
+
+    def settings_read(self, names: Iterable[str]) -> set[Setting]:
+        """The settings facts read, directly or through the measured facts a change has predicted."""
+        found: set[Setting] = set()
+        pending, seen = list(names), set()
+        while pending:
+            name = pending.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            setting = setting_of(name)
+            if setting is not None:
+                found.add(setting)
+            pending.extend(self.predicted_inputs.get(name, ()))
+        return found
+
+    def applied(self, host: HostFacts, values: Mapping[Setting, str]) -> HostFacts:
+        """The host once these settings are applied as a fix is (`sysctl --system`, a reboot, PostgreSQL
+        restarted): what the kernel and PostgreSQL then show, as the planner sees it."""
+        return World.rebooted(host, self).with_values(values, self).host
+
+    # -- a host ----------------------------------------------------------------------------------------------
+
+    def plan(self, host: HostFacts, current: HostResult) -> Target:
+        """The host's target. ``current``: every rule of the run evaluated on ``host``, suppressions applied
+        (a suppressed finding's rule proposes nothing on this host)."""
+        excluded = frozenset((finding.rule_id, finding.subject) for finding in current.findings
+                             if finding.suppressed is not None)
+        if not any((finding.fix.sysctl or finding.fix.postgresql) and finding.suppressed is None
+                   for finding in current.findings):
+            return self._unchanged(current, excluded)
+        pinned: dict[Setting, str] = {}
+        for _ in range(MAX_ATTEMPTS):
+            try:
+                return self._attempt(host, current, excluded, pinned)
+            except Pin as pin:
+                if pin.setting in pinned:  # pinned already: no target can be found
+                    break
+                pinned[pin.setting] = pin.reason
+        target = self._unchanged(current, excluded)
+        target.by_hand.insert(0, HandStep("pgvet found no safe target for this host and changes nothing: "
+                                          + "; ".join(f"{setting}: {reason}" for setting, reason in pinned.items())))
+        return target
+
+    def _unchanged(self, current: HostResult, excluded: frozenset[tuple[str, str | None]]) -> Target:
+        target = Target(firing=frozenset((finding.rule_id, finding.subject) for finding in current.findings))
+        target.by_hand = text_steps(current, excluded, target.firing)
+        return target
+
+    def _attempt(self, host: HostFacts, current: HostResult, excluded: frozenset[tuple[str, str | None]],
+                 pinned: Mapping[Setting, str]) -> Target:
+        """A target with ``pinned`` settings kept as they are; Pin when it breaks an invariant."""
+        baseline = world = World.rebooted(host, self)
+        changes: dict[Setting, Change] = {}
+        asked_now = asked_settings(current, excluded)
+        for stage, rules, facts in zip(self.stages, self.stage_rules, self.stage_facts, strict=True):
+            history: list[dict[Setting, str]] = []
+            for _ in range(MAX_ROUNDS):
+                asked = (asked_now if facts.isdisjoint(world.changed)
+                         else asked_settings(self._evaluate(world.host, rules), excluded))
+                proposals = proposals_for(asked, stage, pinned)
+                new = {setting: proposal for setting, proposal in proposals.items()
+                       if not world.holds(setting, proposal.value)}
+                if not new:
+                    break
+                history.append({setting: proposal.value for setting, proposal in new.items()})
+                world = world.with_values({setting: proposal.value for setting, proposal in new.items()}, self)
+                for setting, proposal in new.items():
+                    record_change(changes, host, setting, proposal)
+            else:
+                setting = min(history[-1])
+                turns = ", ".join(dict.fromkeys(values[setting] for values in history if setting in values))
+                raise Pin(setting, f"pgvet's rules do not agree on a value (they ask for {turns} in turn)")
+        unchanged = World(host)
+        target = Target(changes=sorted((change for change in changes.values()
+                                        if not unchanged.holds(change.setting, change.target)),
+                                       key=lambda change: (self.rank[change.setting], change.setting)))
+        final = self._findings_on(world, current)
+        target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)
+        before = final if world is baseline else self._findings_on(baseline, current)
+        check(self, baseline.host, world.host, before, final, excluded, pinned, target)
+        target.by_hand = [*(HandStep(f"{setting} stays as it is: {reason}", [], setting)
+                            for setting, reason in pinned.items()),
+                          *text_steps(current, excluded, target.firing)]
+        target.world = world.host
+        return target
+
+    def fix_findings(self, result: HostResult, target: Target) -> None:
+        """Each finding's fix as the target has it: its rule's fix rendered on the host the target makes (a
+        host-wide rule's; a scoped rule's as it was made), with the target's value of every setting it writes, a
+        word on those the target keeps, and on what else the target changes that the rule reads (why its values
+        are not those it computes on the host as it is). Lets go of the target's world."""
+        world, target.world = target.world, None
+        rules = {rule.id: (rule, params) for rule, params in self.rules}
+        cache: dict[str, Value] = {}
+        for finding in result.findings:
+            entry = rules.get(finding.rule_id)
+            if finding.suppressed is not None or entry is None:
+                continue
+            rule, params = entry
+            fix, uncomputed = finding.fix, list[str]()
+            if world is not None and rule.scope == "host":
+                fix, uncomputed = render_fix(rule, Env(world.facts, None, params, self.pack.derived_by_name, cache))
+            notes: list[str] = []
+            for setting in proposed_settings(rule):
+                values = fix.sysctl if setting.kind == "sysctl" else fix.postgresql
+                values.pop(setting.name, None)
+                change = target.change(setting)
+                pin = target.pinned(setting)
+                if change is not None:
+                    values[setting.name] = change.target
+                elif pin is not None:
+                    notes.append(pin.text)
+                    if setting.name in uncomputed:
+                        uncomputed.remove(setting.name)
+            # what else the target changes that the rule reads: why its values are the target's, not its own
+            read = self.reads.get(finding.rule_id, set())
+            upstream = [change for change in target.changes if change.setting in read
+                        and change.setting.name not in fix.sysctl and change.setting.name not in fix.postgresql]
+            if upstream and (fix.sysctl or fix.postgresql):
+                notes.append("Values of the target, which also changes " + _changes_text(upstream) + ".")
+            elif upstream and (finding.rule_id, finding.subject) not in target.firing:
+                notes.append("The target resolves this with " + _changes_text(upstream) + ".")
+            if uncomputed:
+                name_uncomputed(fix, uncomputed)
+            if notes:
+                fix.text = " ".join([*([fix.text] if fix.text else []), *notes])
+            finding.fix = fix
+
+    def _findings_on(self, world: World, current: HostResult) -> list[Finding]:
+        """The findings on a world: the rules that read what it changed evaluated there, the others' as they are on
+        the host."""
+        affected = [(rule, params) for rule, params in self.rules
+                    if not self.rule_facts[rule.id].isdisjoint(world.changed)]
+        ids = {rule.id for rule, _ in affected}
+        findings = self._evaluate(world.host, affected).findings if affected else []
+        return [*findings, *(finding for finding in current.findings if finding.rule_id not in ids)]
+
+    def _evaluate(self, host: HostFacts, rules: Plan) -> HostResult:
+        outcome = evaluate_hosts(self.pack, [host], plan=rules)[0]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+
+def _changes_text(changes: Sequence[Change]) -> str:
+    return ", ".join(f"{change.setting} ({change.current if change.current is not None else 'unset'} → "
+                     f"{change.target})" for change in changes)

@@ -1,0 +1,139 @@
+"""A world: a host as a target makes it — its facts with the planned values, and what the kernel and
+PostgreSQL then show, the measured facts replaced by the derived formulas that predict them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pgvet.catalog import NEWEST_MAJOR, load_catalog
+from pgvet.catalog.units import InvalidValue, parse_value
+from pgvet.engine.pack import DerivedFormula
+from pgvet.engine.planner.target import Pin, Setting
+from pgvet.engine.runtime import Env, EvalError
+from pgvet.inputs.sysctl import PAIR_PARTNERS, sysctl_value
+from pgvet.provenance import Source
+from pgvet.snapshot.facts import Fact, FactValue, HostFacts, Item
+
+if TYPE_CHECKING:
+    from pgvet.engine.planner.planner import Planner
+
+# Where a planned value comes from, in the facts of a world (never a file: findings point at none of them).
+PLANNED = Source("<target>")
+
+
+@dataclass(slots=True)
+class World:
+    """A host as the target makes it: its facts with planned values, and the facts planned so far changed."""
+
+    host: HostFacts
+    changed: frozenset[str] = frozenset()
+
+    def value(self, setting: Setting) -> FactValue | None:
+        fact = self.host.facts.get(setting.fact)
+        return None if fact is None else fact.value
+
+    def holds(self, setting: Setting, text: str) -> bool:
+        """Whether the world already has ``text`` as the setting's value (compared as PostgreSQL or the
+        kernel reads it: 48234MB is 50577014784 bytes)."""
+        current = self.value(setting)
+        if current is None:
+            return False
+        try:
+            wanted = _parsed(self.host, setting, text)
+        except Pin:
+            return False
+        if isinstance(current, float) or isinstance(wanted, float):
+            return isinstance(current, int | float) and isinstance(wanted, int | float) and math.isclose(
+                current, wanted, rel_tol=1e-9)
+        return current == wanted
+
+    @classmethod
+    def rebooted(cls, host: HostFacts, planner: Planner) -> World:
+        """The host once rebooted with its own settings: a fix is applied with `sysctl --system` and a reboot,
+        which reserves the huge page pool whole (a pool the running kernel could not find all of included)."""
+        return cls(host).with_values({}, planner, also=("sysctl.vm.nr_hugepages",))
+
+    def with_values(self, values: Mapping[Setting, str], planner: Planner, also: Iterable[str] = ()) -> World:
+        """The world with these settings, and what the kernel and PostgreSQL then show (``also``: facts to take as
+        changed besides)."""
+        facts = dict(self.host.facts)
+        changed = set(self.changed)
+        items = dict(self.host.items)
+        declared = {item["declared.key"]: item for item in items.get("declared", [])}
+        for setting, text in values.items():
+            value = _parsed(self.host, setting, text)
+            _put(facts, changed, setting.fact, value, text)
+            if setting.kind == "postgresql":
+                if setting.declared_fact in facts:  # a live server: its files get the value too
+                    _put(facts, changed, setting.declared_fact, value, text)
+                continue
+            _put(facts, changed, setting.declared_fact, value, text)
+            fields: dict[str, FactValue] = {"declared.key": setting.name, "declared.value": str(value),
+                                            "declared.written": str(value), "declared.running": str(value),
+                                            "declared.ignore_errors": False}
+            declared[setting.name] = Item(fields, PLANNED)
+            partner = PAIR_PARTNERS.get(setting.name)
+            if partner is not None and Setting("sysctl", partner) not in values:
+                # writing one of a ratio/bytes pair zeroes the other; the fix comments out the other's lines
+                for name in (f"sysctl.{partner}", f"sysctl_conf.{partner}"):
+                    if name in facts:
+                        _put(facts, changed, name, 0, "0")
+                declared.pop(partner, None)
+        if "declared" in items:
+            items["declared"] = list(declared.values())
+            changed.update(("declared.value", "declared.written", "declared.running", "declared.zeroed_by"))
+        host = HostFacts(self.host.name, self.host.root, facts, items, self.host.notes, self.host.warnings)
+        # a prediction is computed again when a fact it reads has just changed; predictions read each other (and
+        # themselves: the pool of other sizes is read from Hugetlb), so until none moves
+        fresh = (changed - self.changed) | set(also)
+        for _ in range(len(planner.predictions) + 2):
+            due = [formula for formula in planner.predictions if not fresh.isdisjoint(formula.inputs)]
+            if not due:
+                break
+            env = Env(host.facts, None, {}, planner.pack.derived_by_name, {})
+            fresh = {formula.predicts for formula in due if _predict(formula, env, facts, changed)}  # type: ignore[misc]
+        return World(host, frozenset(changed))
+
+
+def _predict(formula: DerivedFormula, env: Env, facts: dict[str, Fact], changed: set[str]) -> bool:
+    """Put the formula's value in place of the fact it predicts (or drop the fact: NULL); whether it moved."""
+    name = formula.predicts
+    assert name is not None
+    try:
+        value = formula.compiled.evaluate(env)
+    except EvalError:
+        value = None
+    old = facts.get(name)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if (None if old is None else old.value) == value:
+        return False
+    if value is None:
+        del facts[name]
+    else:
+        facts[name] = Fact(name, value, PLANNED)
+    changed.add(name)
+    return True
+
+
+def _put(facts: dict[str, Fact], changed: set[str], name: str, value: FactValue, text: str) -> None:
+    facts[name] = Fact(name, value, PLANNED, (), text)
+    changed.add(name)
+
+
+def _parsed(host: HostFacts, setting: Setting, text: str) -> FactValue:
+    """A fix's value as the host's facts hold it (canonical units); Pin when PostgreSQL would refuse it."""
+    if setting.kind == "sysctl":
+        return sysctl_value(text)
+    major_fact = host.facts.get("pg.catalog_version")
+    major = major_fact.value if major_fact is not None and isinstance(major_fact.value, int) else NEWEST_MAJOR
+    param = load_catalog(major).get(setting.name)
+    if param is None:
+        raise Pin(setting, f"PostgreSQL {major} has no parameter {setting.name}")
+    try:
+        return parse_value(param, text).canonical
+    except InvalidValue as invalid:
+        raise Pin(setting, f"PostgreSQL would refuse {text!r}: {invalid}") from None
