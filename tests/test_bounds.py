@@ -346,8 +346,13 @@ def test_ignore_entries_against_findings_is_linear() -> None:
 
 def test_wrapping_a_text_of_blanks_is_linear() -> None:
     out = finishes("""
-        from pgvet.report.text import _wrap_one_cell
-        print(len(_wrap_one_cell(" " * 1_000_000, 80)), len(_wrap_one_cell(" " * 1_000 + "word " * 100_000, 80)))
+        import io
+        from rich.console import Console
+        from rich.text import Text
+        from pgvet.report.text import _plain_lines
+        console = Console(file=io.StringIO(), width=80, color_system=None)
+        print(len(_plain_lines(Text(" " * 1_000_000), console, 80)),
+              len(_plain_lines(Text(" " * 1_000 + "word " * 100_000), console, 80)))
     """)
     assert out.split()[0] == "1"
 
@@ -376,15 +381,15 @@ def test_inputs_whose_lines_become_items_are_bounded(tmp_path: Path) -> None:
 
 
 def test_a_host_inputs_together_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pgvet import snapshot
+    from pgvet.snapshot import load
 
-    monkeypatch.setattr(snapshot, "MAX_HOST_BYTES", 100_000)  # a small bound: the same code as 64 MiB
+    monkeypatch.setattr(load, "MAX_HOST_BYTES", 100_000)  # a small bound: the same code as 64 MiB
     host = tmp_path / "host"
     (host / "sysctl.d").mkdir(parents=True)
     for index in range(3):  # any number of files, each under the bound of one input
         (host / "sysctl.d" / f"{index}.conf").write_text("#" + "x" * 40_000 + "\n")
     with pytest.raises(InputError, match="the host's inputs hold more than 100000 bytes") as raised:
-        snapshot.load_host(host)
+        load.load_host(host)
     assert raised.value.source is not None and raised.value.source.path == "sysctl.d/2.conf"
 
 
