@@ -458,3 +458,32 @@ def test_ctrl_c_during_check_says_what_was_left(tmp_path: Path, monkeypatch: pyt
         run_check(server.dsn(), LintOptions(), snapshot=tmp_path / "kept", answers_file=None, prompt=None)
     assert raised.value.left == f"the snapshot is kept in {tmp_path / 'kept'}"
     assert (tmp_path / "kept" / "collect.json").is_file()
+
+
+def test_a_server_file_named_as_a_snapshot_input_is_not_copied(tmp_path: Path, postgres_user: str) -> None:
+    """A configuration that includes files named as the snapshot's own inputs (sysctl.conf, meminfo, a
+    sysctl.d directory, the ignore file): copied, the snapshot would read them as the kernel's settings, the
+    host's memory or suppressions. They are not copied, and the manifest says why."""
+    base = pgservers.make_tempdir("pgvet-fakepg-")
+    try:
+        data, config, sockets = base / "data", base / "etc" / "main", base / "sock"
+        for directory in (data, config / "sysctl.d", sockets):
+            directory.mkdir(parents=True)
+        (config / "postgresql.conf").write_text(
+            "include 'sysctl.conf'\ninclude 'meminfo'\ninclude '.pgvet-ignore.yaml'\ninclude_dir 'sysctl.d'\n"
+            "work_mem = '8MB'\n")
+        for name in ("sysctl.conf", "meminfo", ".pgvet-ignore.yaml", "sysctl.d/10-x.conf"):
+            (config / name).write_text("work_mem = '9MB'\n")
+        (data / "postgresql.auto.conf").write_text("")
+        pgservers.chown_tree(base)
+        with serve_in_process(standard_answers(str(data)), data=data, socket_dir=sockets, user=postgres_user,
+                              argv=["-D", str(data), "-c", f"config_file={config}/postgresql.conf"]):
+            snapshot = collect_command(tmp_path / "out", f"host={sockets} port=5432 user=postgres")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert _files(snapshot) == OS_FILES | {"collect.json", "pg_settings.json", "postgresql.conf",
+                                           "postgresql.auto.conf"}
+    reason = "not copied: its name is one the snapshot uses for another file"
+    assert _manifest(snapshot)["failed"] == [
+        {"what": f"{config}/{name}", "error": reason}
+        for name in ("sysctl.conf", "meminfo", ".pgvet-ignore.yaml", "sysctl.d/10-x.conf")]

@@ -34,18 +34,20 @@ from dataclasses import dataclass
 from posixpath import dirname, join, normpath
 
 from pgvet.inputs.postgresql_conf import CONF_FILE_MAX_DEPTH, ConfDirective, parse_conf_text
+from pgvet.inputs.registry import INPUT_KINDS
 from pgvet.live.host import HostFile, utc_now
 from pgvet.live.redact import redact_conf_text
 from pgvet.live.server import ServerReading, SocketPeer
+from pgvet.suppress import IGNORE_FILE
 
 MAX_CONFIG_BYTES = 16 << 20  # one configuration file; PostgreSQL's own are a few kB
 MAX_CONFIG_FILES = 1000
 # Options of postgres that take a value (its getopt string): the value follows or is the next argument.
 POSTGRES_VALUE_OPTIONS = frozenset("BCcDdfhkNprStW")
-# Names in the snapshot that are not configuration files.
-RESERVED_NAMES = frozenset({"collect.json", "pg_settings.json", "meminfo.txt", "sysctl.txt", "lscpu.txt",
-                            "lscpu.json", "mounts.txt", "sysfs.txt", "host.yaml", "postgresql.conf",
-                            "postgresql.auto.conf"})
+# The names a snapshot gives its own inputs (every input kind's, and the ignore file): a server's file of such a
+# name is not copied, or the snapshot would read it as that input (an include named sysctl.conf as the kernel's).
+RESERVED_NAMES = frozenset({name for kind in INPUT_KINDS for name in kind.file_names} | {IGNORE_FILE})
+RESERVED_DIRECTORIES = frozenset(kind.directory for kind in INPUT_KINDS if kind.directory is not None)
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -392,7 +394,7 @@ class _Copier:
             return
         self.seen.add(relative)
         name = "/".join(relative)
-        if name in RESERVED_NAMES:
+        if name in RESERVED_NAMES or (len(relative) > 1 and relative[0] in RESERVED_DIRECTORIES):
             self.fail(server_path, "its name is one the snapshot uses for another file")
             return
         self.copy(name, relative, server_path, depth)
