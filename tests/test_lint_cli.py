@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import FIXTURES
+from conftest import FIXTURES, PROJECT
 from pgvet.cli import app
 from pgvet.findings import HostResult
 
@@ -800,3 +800,14 @@ def test_issue_30_jobs_start_processes_only_where_they_pay(tmp_path: Path, monke
     monkeypatch.setenv("PGVET_JOBS_MIN_HOSTS", "0")
     code, output = lint(*hosts, "--jobs", "2")
     assert code == 2 and "PGVET_JOBS_MIN_HOSTS must be a whole number of hosts, 1 or more, not '0'" in output
+
+
+def test_an_error_is_said_with_its_control_characters_escaped(tmp_path: Path) -> None:
+    """A rule pack directory whose name holds an escape sequence: the error names it escaped (no colour code
+    reaches a terminal or a CI log), through the command as it is started (`python -m pgvet`)."""
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "fixtures/big-server", "--rules", "/no\x1b[31mpe"],
+                          capture_output=True, text=True, cwd=PROJECT, timeout=120,
+                          env={**os.environ, "PGVET_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 2
+    assert "\x1b" not in done.stderr
+    assert "/no\\x1b[31mpe" in done.stderr

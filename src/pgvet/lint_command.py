@@ -1,7 +1,5 @@
-"""`pgvet lint`'s work once its command line is read: what typer's ``cli.lint`` and the fast command line
-(fastcli) both call. It imports no command-line library: a lint started through fastcli never imports
-typer (a third of a one-host lint's start). It returns the exit code; pgvet's own errors are raised
-(PgvetError), and the caller says them.
+"""`pgvet lint`'s work once typer has read its command line (cli.lint). It returns the exit code; pgvet's own
+errors are raised (PgvetError), and the caller says them.
 """
 
 from __future__ import annotations
