@@ -720,12 +720,12 @@ def test_check_report_files_are_written_whole_or_not_at_all(tmp_path: Path) -> N
     script = (
         "import resource, signal, sys\n"
         "from pathlib import Path\n"
-        "from pgvet.cli import _render_outputs\n"
+        "from pgvet.cli.live import render_outputs\n"
         "from pgvet.errors import UsageError\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
         "try:\n"
-        "    _render_outputs(None, ['text'], [Path(sys.argv[1])], False, None, text=lambda *_: 'x' * 100_000)\n"
+        "    render_outputs(None, ['text'], [Path(sys.argv[1])], False, None, text=lambda *_: 'x' * 100_000)\n"
         "except UsageError as error:\n"
         "    print(error)\n"
     )
