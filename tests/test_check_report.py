@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from conftest import FIXTURES
-from pgvet.lint import LintOptions, lint
 from pgvet.live.check import QUESTIONS, CheckOutcome
 from pgvet.report import ReportOptions
 from pgvet.report.check import render_check
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 from pgvet.sources.hostfacts import WORKLOADS
 
 

@@ -130,8 +130,9 @@ def _dumped(finding: Finding, host: HostResult, repo_root: Path | None) -> str:
 def test_jsonl_lines_are_the_bytes_json_dumps_gives(samples: Samples, tmp_path: Path) -> None:
     """The JSON Lines writer assembles a finding's line from pieces encoded once per rule: the bytes must be
     those of json.dumps of the finding's JSON object, on every finding of the fixtures and the samples."""
-    from pgvet.lint import LintOptions, lint
     from pgvet.report.jsonl import finding_line
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
 
     fixtures = sorted(path for path in (PROJECT / "fixtures").glob("*/") if (path / "host.yaml").exists())
     result = lint(fixtures, LintOptions())

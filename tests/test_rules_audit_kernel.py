@@ -25,8 +25,9 @@ from pgvet.engine.loader import load_pack
 from pgvet.errors import ParseError
 from pgvet.facts import FactValue
 from pgvet.findings import Finding
-from pgvet.lint import LintOptions, lint
 from pgvet.provenance import Source
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 from pgvet.snapshot import load_host
 from pgvet.sources.meminfo import parse_meminfo
 from pgvet.sources.sysctl import SysctlSetting, paired_values, parse_sysctl_conf

@@ -11,9 +11,9 @@ import pytest
 
 from pgvet.engine.build import PackSource, build_pack
 from pgvet.errors import PgvetError
+from pgvet.run.suppress import load_ignore_file
 from pgvet.safeyaml import MAX_ALIAS_VALUES, YamlError, load_yaml
 from pgvet.sources.hostfacts import parse_host_yaml
-from pgvet.suppress import load_ignore_file
 
 
 def alias_bomb(levels: int) -> str:

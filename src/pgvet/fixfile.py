@@ -26,7 +26,7 @@ from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
 
 if TYPE_CHECKING:
-    from pgvet.lint import LintOptions
+    from pgvet.run.options import LintOptions
 
 SYSCTL_DIRECTORY = "sysctl.d"
 SYSCTL_NAME = "90-postgresql.conf"
@@ -57,7 +57,7 @@ def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False
     """``pgvet fix``: the host linted as `pgvet lint` would, its fix, and (``write_files``) the fix written.
     InputError when the host cannot be read."""
     from pgvet.errors import InputError
-    from pgvet.lint import lint
+    from pgvet.run.lint import lint
     from pgvet.snapshot import load_host
 
     result = lint([directory], options)

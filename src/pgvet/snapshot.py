@@ -316,7 +316,7 @@ def _refused(warnings: list[str]) -> str:
 
 def _hosts_inside(root: Path) -> str:
     """A hint when the directory given holds hosts (a fleet's directory given instead of its hosts)."""
-    from pgvet.lint import HOST_MARKERS
+    from pgvet.run.paths import HOST_MARKERS
 
     try:
         with os.scandir(root) as entries:

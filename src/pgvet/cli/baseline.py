@@ -8,13 +8,15 @@ from typing import Annotated, Optional
 import typer
 
 from pgvet.cli.errors import reports_errors
-from pgvet.config import Config, load_config
 from pgvet.errors import InputError
 from pgvet.findings import HostError
-from pgvet.lint import HOST_MARKERS, LintOptions, host_directories, lint
 from pgvet.output_file import any_private, write_file
 from pgvet.report import error_place, visible
-from pgvet.suppress import baseline_document, baseline_entries, load_baseline
+from pgvet.run.config import Config, load_config
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
+from pgvet.run.paths import HOST_MARKERS, host_directories
+from pgvet.run.suppress import baseline_document, baseline_entries, load_baseline
 
 app = typer.Typer(help="Record today's findings so that only new ones fail (a ratchet).", no_args_is_help=True)
 

@@ -21,20 +21,22 @@ from pgvet.cli.input_options import (
     SysctlConfOpt,
     SysctlOpt,
     SysfsOpt,
+    explicit_inputs,
 )
-from pgvet.config import Config, load_config
 from pgvet.engine.derived import derived_values
 from pgvet.engine.evaluate import configure, plan_rules
 from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import RulePack
 from pgvet.errors import InputError, UsageError
 from pgvet.facts import HostFacts
-from pgvet.lint import host_directories
-from pgvet.lint_command import explicit_inputs, lint_options, run_lint
 from pgvet.provenance import Source
 from pgvet.report import visible
 from pgvet.report.facts import render_facts
 from pgvet.report.rules import explain_rule
+from pgvet.run.config import Config, load_config
+from pgvet.run.lint import run_lint
+from pgvet.run.options import RunOptions, comma_list, lint_options
+from pgvet.run.paths import host_directories
 from pgvet.snapshot import SnapshotInputs, load_host
 
 
@@ -112,13 +114,13 @@ def lint(
                              "removed parameters, refused values, defaults that change, shared memory.")] = None,
 ) -> None:
     """Lint one or many hosts and report findings with their computed values and fixes."""
-    raise typer.Exit(run_lint(
-        paths=paths, output_format=output_format, output=output, select=select, ignore=ignore, rules=rules,
-        config=config, fail_on=fail_on, exit_zero=exit_zero, allow_unreadable=allow_unreadable, jobs=jobs,
-        baseline=baseline, ignore_file=ignore_file, verbose=verbose, color=color, sysctl=sysctl,
-        sysctl_conf=sysctl_conf, meminfo=meminfo, lscpu=lscpu, mounts=mounts, sysfs=sysfs, host_yaml=host_yaml,
-        postgresql_conf=postgresql_conf, auto_conf=auto_conf, pg_settings=pg_settings,
-        upgrade_to=upgrade_to))
+    raise typer.Exit(run_lint(RunOptions(
+        paths=list(paths or []), formats=comma_list(output_format), outputs=list(output or []),
+        select=list(select or []), ignore=list(ignore or []), rules=list(rules or []), config=config, fail_on=fail_on,
+        exit_zero=exit_zero, allow_unreadable=allow_unreadable, jobs=jobs, baseline=baseline, ignore_file=ignore_file,
+        verbose=verbose, color=color, upgrade_to=upgrade_to,
+        explicit=explicit_inputs(sysctl, sysctl_conf, meminfo, lscpu, mounts, sysfs, host_yaml, postgresql_conf,
+                                 auto_conf, pg_settings))))
 
 
 @reports_errors

@@ -10,14 +10,14 @@ from typing import Annotated, Optional
 import typer
 
 from pgvet.cli.errors import reports_errors
-from pgvet.config import SEVERITIES, load_config
 from pgvet.errors import UsageError
 from pgvet.findings import LintResult
-from pgvet.lint import exit_code
-from pgvet.lint_command import comma_list, lint_options
 from pgvet.output_file import any_private
 from pgvet.report import FORMATS, Renderer, ReportOptions, default_format, destinations, visible
 from pgvet.report.files import ReportFile
+from pgvet.run.config import SEVERITIES, load_config
+from pgvet.run.lint import exit_code
+from pgvet.run.options import comma_list, lint_options
 
 
 @reports_errors

@@ -19,7 +19,7 @@ from pgvet.report import error_path, host_file_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
-    from pgvet.summary import RunSummary
+    from pgvet.run.summary import RunSummary
 
 _encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
 # The C encoder JSONEncoder.encode makes at every call, made once (a finding has a few dicts and lists to

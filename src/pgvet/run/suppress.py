@@ -22,12 +22,14 @@ import os
 import re
 import stat
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 from pgvet.errors import InputError
 from pgvet.findings import HostResult, LintResult
 from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
+from pgvet.safeyaml import YamlError, load_yaml
 from pgvet.sources import find_mark_in_bytes, read_file_at_most
 
 # The start of a suppression comment; its selectors run to the first ']' after it, found with str.find. As one
@@ -145,8 +147,6 @@ _IGNORE_KEYS = ("host", "rule", "subject", "reason", "expires")
 
 def _read_bounded(path: Path, limit: int, what: str) -> str:
     """A file's text, no more than ``limit`` bytes of it read; InputError naming the file otherwise."""
-    from pgvet.sources import read_file_at_most
-
     display = str(path)
     try:
         data = read_file_at_most(display, os.stat(display), limit)
@@ -167,8 +167,6 @@ def _read_bounded(path: Path, limit: int, what: str) -> str:
 
 def load_ignore_file(path: Path) -> list[IgnoreEntry]:
     """Read an ignore file safely (plain YAML, line numbers kept); errors name the file and line."""
-    from pgvet.safeyaml import YamlError, load_yaml
-
     display = str(path)
     text = _read_bounded(path, MAX_IGNORE_FILE_BYTES, "ignore file")
     try:
@@ -224,8 +222,6 @@ class IgnoreFiles:
         The first such entry of each rule and subject is found once (an expired entry is reported as expired,
         used or not): a finding then looks up four keys, where trying each entry made a hostile host's ignore
         file of 100 000 entries against its 100 000 findings take hours."""
-        from fnmatch import fnmatch
-
         first: dict[tuple[str, str | None], tuple[int, IgnoreEntry]] = {}
         for index, entry in enumerate(entries):
             if entry.expires is not None and entry.expires < self.today:
