@@ -130,11 +130,16 @@ STAGE_PROBE = """
 import io, sys, time
 from pathlib import Path
 from pgvet.engine.evaluate import evaluate_hosts
-from pgvet.lint import BATCH_HOSTS, LintOptions, LintRun, collecting_garbage_for_batches
+from pgvet.run.hosts import BATCH_HOSTS
+from pgvet.run.lint import LintRun
+from pgvet.run.options import LintOptions
+from pgvet.run.workers import collecting_garbage_for_batches
 from pgvet.report import ReportOptions
 from pgvet.report.jsonl import Writer
 from pgvet.snapshot.load import load_host
-from pgvet.suppress import suppress_inline
+from pgvet.run.suppress import suppress_inline
+from pgvet.snapshot.load import load_host
+from pgvet.run.suppress import suppress_inline
 
 directories = [Path(path) for path in sys.argv[1:]]
 run = LintRun(directories, LintOptions())
@@ -282,7 +287,7 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="print only; do not write docs/performance.md")
     parser.add_argument("--jobs", action="store_true",
                         help="only time one process against several on fleets of --hosts (default: 125 250 500 1000 "
-                             "2000), and print where several start to pay (lint.JOBS_MIN_HOSTS)")
+                             "2000), and print where several start to pay (run.workers.JOBS_MIN_HOSTS)")
     options = parser.parse_args()
     python = sys.executable
     pgvet = [python, "-m", "pgvet"]
@@ -343,11 +348,11 @@ def jobs_crossover(counts: list[int], runs: int, pgvet: list[str], root: Path) -
                                                for larger in counts if larger >= count)]
     if paying:
         lines.append(f"Several processes are faster, for both reports, from {paying[0]} hosts on: "
-                     f"{paying[0] // cpus} hosts for each of {cpus} processes (lint.JOBS_MIN_HOSTS, "
+                     f"{paying[0] // cpus} hosts for each of {cpus} processes (run.workers.JOBS_MIN_HOSTS, "
                      "PGVET_JOBS_MIN_HOSTS).")
     else:
         lines.append(f"Several processes were never faster for both reports, up to {max(counts)} hosts: keep "
-                     "lint.JOBS_MIN_HOSTS above that.")
+                     "run.workers.JOBS_MIN_HOSTS above that.")
     return lines
 
 

@@ -200,7 +200,8 @@ def timed(argv: list[str], cwd: str | None = None) -> tuple[float, subprocess.Co
 
 def pgvet_verdicts(snapshot: Path) -> dict[str, str]:
     """rule id → fired (severity) / passed / not evaluated, for the kept snapshot (the same as check's)."""
-    from pgvet.lint import LintOptions, lint
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
 
     [host] = lint([snapshot], LintOptions(record_passes=True)).hosts
     verdicts: dict[str, str] = {}

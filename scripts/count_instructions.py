@@ -34,11 +34,14 @@ PROBE = """
 import io, sys
 from pathlib import Path
 from pgvet.engine.evaluate import evaluate_host
-from pgvet.lint import LintOptions, LintRun
+from pgvet.run.lint import LintRun
+from pgvet.run.options import LintOptions
 from pgvet.report import ReportOptions
 from pgvet.report.jsonl import Writer
 from pgvet.snapshot.load import load_host
-from pgvet.suppress import suppress_inline
+from pgvet.run.suppress import suppress_inline
+from pgvet.snapshot.load import load_host
+from pgvet.run.suppress import suppress_inline
 
 stage, mode, directories = sys.argv[1], sys.argv[2], [Path(path) for path in sys.argv[3:]]
 run = LintRun(directories, LintOptions())

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 from pgvet.findings import Finding
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 PROJECT = Path(__file__).resolve().parent.parent
 RULE_FIXTURES = PROJECT / "fixtures" / "rules"

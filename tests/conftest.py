@@ -32,7 +32,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _SESSION_CACHE.append(tempfile.mkdtemp(prefix="pgvet-test-cache-"))
         os.environ["PGVET_CACHE_DIR"] = _SESSION_CACHE[0]
     # --jobs is tested on fleets of a few hosts: two a process start the pool (a real run needs hundreds for the
-    # processes to pay, lint.JOBS_MIN_HOSTS; tests/test_lint_cli.py holds that default)
+    # processes to pay, run.workers.JOBS_MIN_HOSTS; tests/test_lint_cli.py holds that default)
     os.environ.setdefault("PGVET_JOBS_MIN_HOSTS", "2")
 
 

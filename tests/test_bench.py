@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import bench  # scripts/ is on the path (tests/conftest.py)
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 
 def test_a_failing_command_stops_the_benchmark_with_its_stderr() -> None:

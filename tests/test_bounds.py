@@ -18,8 +18,8 @@ import pytest
 from pgvet.errors import InputError
 from pgvet.findings import Finding, HostResult
 from pgvet.provenance import Source
+from pgvet.run.suppress import IgnoreEntry
 from pgvet.snapshot.facts import HostFacts
-from pgvet.suppress import IgnoreEntry
 
 
 def finishes(code: str, seconds: float = 30) -> str:
@@ -40,7 +40,7 @@ _OLD_SUPPRESSION = re.compile(r"#\s*pgvet:\s*ignore\[([^\]]*)\]\s*(.*)$")
 
 
 def test_suppression_comment_reads_what_the_pattern_read() -> None:
-    from pgvet.suppress import suppression_comment
+    from pgvet.run.suppress import suppression_comment
 
     rng = random.Random(25)
     atoms = ["#", " ", "pgvet:", "pgvet", "ignore[", "ignore", "[", "]", "PGV101", ",", "reason", "\t", "\x0c"]
@@ -56,7 +56,7 @@ def test_suppression_scan_is_linear() -> None:
     # the issue's line: 448 kB of comment starts without a ']' took 61 s; 4 MiB (the most pgvet scans) would
     # take more than an hour
     out = finishes("""
-        from pgvet.suppress import MAX_SCANNED_BYTES, suppression_comment
+        from pgvet.run.suppress import MAX_SCANNED_BYTES, suppression_comment
         line = "#pgvet:ignore[" * (MAX_SCANNED_BYTES // 14)
         print(suppression_comment(line), suppression_comment(line + "] why"))
     """)
@@ -305,7 +305,7 @@ def _ignore_case(rng: random.Random, entries: int, findings: int) -> tuple[HostR
 def test_ignore_entries_suppress_what_trying_each_entry_did() -> None:
     from fnmatch import fnmatch
 
-    from pgvet.suppress import IgnoreFiles
+    from pgvet.run.suppress import IgnoreFiles
 
     rng = random.Random(9)
     today = "2026-01-01"
@@ -331,7 +331,7 @@ def test_ignore_entries_against_findings_is_linear() -> None:
         from pgvet.snapshot.facts import HostFacts
         from pgvet.findings import Finding, HostResult
         from pgvet.provenance import Source
-        from pgvet.suppress import IgnoreEntry, IgnoreFiles
+        from pgvet.run.suppress import IgnoreEntry, IgnoreFiles
         count = 100_000
         host = HostResult(host=HostFacts(name="db1", root="."))
         host.findings = [Finding("PGV401", "unknown-parameter", "error", "t", "m", "db1", str(index),

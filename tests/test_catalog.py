@@ -275,7 +275,8 @@ def test_autovacuum_work_mem_as_its_check_hook_sets_it(major: int, text: str, sh
 
 def test_autovacuum_work_mem_fact_is_the_servers(tmp_path: Path) -> None:
     """The pg.* fact is what SHOW gives: 0 is 1MB on 15, not 0 (which rules read as -1)."""
-    from pgvet.lint import LintOptions, lint
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
 
     (tmp_path / "postgresql.conf").write_text("autovacuum_work_mem = 0\n")
     (tmp_path / "host.yaml").write_text("pg_version: 15\n")
@@ -341,7 +342,8 @@ def test_catalogs_of_12_to_14_hold_their_own_boot_values(major: int, name: str, 
 @pytest.mark.parametrize(("major", "fires"), [(11, True), (13, True), (14, False), (16, False)])
 def test_an_older_server_is_judged_with_its_own_defaults(tmp_path: Path, major: int, fires: bool) -> None:
     """Unset password_encryption is md5 before 14: PGV831 fires on 11 and 13, not on 14 or 16."""
-    from pgvet.lint import LintOptions, lint
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
 
     (tmp_path / "postgresql.conf").write_text("shared_buffers = 128MB\n")
     (tmp_path / "host.yaml").write_text(f"pg_version: {major}\n")

@@ -6,10 +6,11 @@ from dataclasses import replace
 
 from conftest import FIXTURES
 from pgvet.inputs.host_yaml import WORKLOADS
-from pgvet.lint import LintOptions, lint
 from pgvet.live.check import QUESTIONS, CheckOutcome
 from pgvet.report import ReportOptions
 from pgvet.report.check import render_check
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 
 def test_an_ok_row_says_first_that_the_problem_is_not_there() -> None:

@@ -14,7 +14,8 @@ from pgvet.cli import app
 from pgvet.engine.evaluate import configure
 from pgvet.engine.loader import load_pack
 from pgvet.errors import RulePackError, UsageError
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 GIB = 1024**3
 MIB = 1024**2

@@ -84,9 +84,10 @@ def test_the_readme_quick_start_installs_in_a_virtual_environment_and_says_what_
     """Debian 12's and Ubuntu 24.04's own Python refuse `pip install .` outside a virtual environment (PEP 668): the
     quick start makes one first (.ci/run runs it as written in a clean clone). Its description of big-server gives
     the RAM as the report does (it said 192 GB where the report says 188.4 GiB)."""
-    from pgvet.lint import LintOptions, lint
     from pgvet.report import ReportOptions
     from pgvet.report.text import render as render_text
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
 
     readme = (PROJECT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"## Quick start\n.*?```sh\n(.*?)```", readme, re.DOTALL)

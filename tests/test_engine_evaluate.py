@@ -341,7 +341,8 @@ def test_a_value_that_cannot_be_formatted_leaves_the_rule_not_evaluated(tmp_path
 def test_a_hosts_findings_share_the_evidence_entries_of_its_host_wide_facts(tmp_path: Path) -> None:
     """Each host-wide fact and derived value is one evidence entry for all the host's findings (the JSON Lines
     writer writes it once); an item's fact is its item's (findings on two lines show each line's own)."""
-    from pgvet.lint import LintOptions, lint
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
 
     fixtures = Path(__file__).resolve().parent.parent / "fixtures"
     repeats = tmp_path / "repeats"

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from pgvet import fastcli
 from pgvet.engine.loader import builtin_rules_dir, load_pack
 from pgvet.engine.schema import json_schema
 from pgvet.errors import RulePackError
@@ -235,21 +234,17 @@ def test_issue_30_the_cache_removes_what_no_current_pack_needs(tmp_path: Path, c
     os.utime(forgotten, (month, month))
     recent = cache / ("rules-" + "3" * 16 + "-" + "4" * 32 + ".pickle")  # another pack, used this week
     recent.write_bytes(b"x")
-    stale_options = cache / ("lint-options-" + "5" * 32 + ".json")
-    stale_options.write_text("{}")
     foreign = cache / "notes.txt"  # not pgvet's: left alone, however old
     foreign.write_text("x")
     os.utime(foreign, (month, month))
     load_pack([tmp_path / "p"], builtin=False)
     assert not old_name.exists() and not forgotten.exists()
-    assert recent.exists() and foreign.exists() and stale_options.exists()
+    assert recent.exists() and foreign.exists()
     # reading a pack marks it used: it is kept another month
     [own] = [path for path in cache.glob("rules-*.pickle") if path != recent]
     os.utime(own, (month, month))
     load_pack([tmp_path / "p"], builtin=False)
     assert own.stat().st_mtime > month + 86400
-    fastcli.lint_spec()  # writes the current declarations, replacing any other
-    assert not stale_options.exists() and len(list(cache.glob("lint-options-*.json"))) == 1
 
 
 def test_unreadable_cache_is_ignored(tmp_path: Path, cache: Path) -> None:

@@ -63,7 +63,7 @@ def _parse_rules(text: str, path: str) -> object:
 
 def _suppressions(text: str, path: str) -> object:
     """The suppression comments of a file, line by line, as suppress.py reads them."""
-    from pgvet.suppress import suppression_comment
+    from pgvet.run.suppress import suppression_comment
 
     return [suppression_comment(line) for line in text.split("\n")]
 
@@ -266,7 +266,8 @@ HOST_FILES = {"sysctl": "sysctl.txt", "sysctl_conf": "sysctl.d/99-fuzz.conf", "m
 def test_regressions_linted_whole(path: Path, tmp_path: Path) -> None:
     import shutil
 
-    from pgvet.lint import LintOptions, lint
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
 
     parser = path.name.split("-", 1)[0]
     host = tmp_path / "host"

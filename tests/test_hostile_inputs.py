@@ -92,8 +92,8 @@ def test_include_outside_is_reported_once_and_plainly(tmp_path: Path) -> None:
 def test_include_outside_has_one_fingerprint_in_every_checkout(tmp_path: Path) -> None:
     # the message holds the absolute path of the include; the fingerprint (baselines, tickets, code scanning)
     # must be the same wherever the repository is checked out
-    from pgvet.lint import LintOptions
-    from pgvet.lint import lint as lint_hosts
+    from pgvet.run.lint import lint as lint_hosts
+    from pgvet.run.options import LintOptions
 
     fingerprints = []
     for checkout in ("laptop", "ci/runner/work"):

@@ -10,7 +10,8 @@ import pytest
 
 from conftest import FIXTURES
 from pgvet.errors import InputError
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 
 def test_ignore_file_suppresses_and_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,8 @@ from pgvet.cli import app
 from pgvet.engine.factnames import OPEN_PREFIXES, STATIC_FACTS, static_type
 from pgvet.inputs.reading import read_text
 from pgvet.inputs.registry import INPUT_KINDS, KINDS, InputKind, host_markers, input_options
-from pgvet.lint import HOST_MARKERS, host_directories
+from pgvet.run.lint import host_directories
+from pgvet.run.paths import HOST_MARKERS
 from pgvet.snapshot import discovery
 from pgvet.snapshot.discovery import SnapshotInputs, discover, given_inputs
 from pgvet.snapshot.load import load_host

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import FIXTURES
+from conftest import FIXTURES, PROJECT
 from pgvet.cli import app
 from pgvet.findings import HostResult
+from pgvet.run.options import LintOptions
 
 runner = CliRunner()
 
@@ -368,7 +369,7 @@ def test_jobs_give_the_same_results_in_the_same_order(tmp_path: Path) -> None:
 
 def test_jobs_lint_large_chunks_in_batches_with_the_same_results(tmp_path: Path) -> None:
     # a worker's chunk (up to 64 hosts) is linted BATCH_HOSTS at a time, as one process lints a fleet
-    from pgvet.lint import BATCH_HOSTS
+    from pgvet.run.hosts import BATCH_HOSTS
 
     hosts = _fleet(tmp_path, 300)  # chunks of 300 // 16 = 18 hosts with --jobs 2
     assert BATCH_HOSTS < 300 // 16
@@ -378,26 +379,26 @@ def test_jobs_lint_large_chunks_in_batches_with_the_same_results(tmp_path: Path)
 
 
 def test_the_collector_is_set_for_the_batch_and_given_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    """During a lint the cycle collector runs less often (lint.BATCH_GC_THRESHOLD); a program that calls the
+    """During a lint the cycle collector runs less often (run.workers.BATCH_GC_THRESHOLD); a program that calls the
     command line in its own process gets its setting back."""
     import gc
 
-    from pgvet import lint as lint_module
+    from pgvet.run import hosts, workers
 
     seen: list[tuple[int, int, int]] = []
-    real = lint_module._Plan.lint_batch
+    real = hosts.Linter.lint_batch
 
-    def lint_and_look(self: lint_module._Plan, directories: list[Path | None]) -> object:
+    def lint_and_look(self: hosts.Linter, directories: list[Path | None]) -> object:
         seen.append(gc.get_threshold())
         return real(self, directories)
 
-    monkeypatch.setattr(lint_module._Plan, "lint_batch", lint_and_look)
+    monkeypatch.setattr(hosts.Linter, "lint_batch", lint_and_look)
     before = gc.get_threshold()
     gc.set_threshold(700, 10, 10)
     try:
         result = runner.invoke(app, ["lint", str(FIXTURES / "small-vm"), "--exit-zero"])
         assert result.exit_code == 0, result.output
-        assert seen == [lint_module.BATCH_GC_THRESHOLD]
+        assert seen == [workers.BATCH_GC_THRESHOLD]
         assert gc.get_threshold() == (700, 10, 10)
     finally:
         gc.set_threshold(*before)
@@ -422,10 +423,10 @@ def test_a_bug_met_on_one_host_is_reported_and_the_others_linted(tmp_path: Path,
                                                                    jobs: str) -> None:
     # a parser's bug on host 5 of 10 000 ended the whole run with a traceback and exit code 1, nothing written
     from pgvet.engine import evaluate
-    from pgvet.snapshot import load as snapshot
+    from pgvet.run import hosts as linting
 
     hosts = _fleet(tmp_path, 8)
-    real_load, real_record = snapshot.load_host, evaluate._record
+    real_load, real_record = linting.load_host, evaluate._record
 
     def buggy_load(directory: Path | None, *args: object, **kwargs: object) -> object:
         if directory is not None and directory.name == "h004":
@@ -437,7 +438,7 @@ def test_a_bug_met_on_one_host_is_reported_and_the_others_linted(tmp_path: Path,
             raise KeyError("another bug")
         real_record(rule, env, fired, host_name, result)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(snapshot, "load_host", buggy_load)
+    monkeypatch.setattr(linting, "load_host", buggy_load)
     monkeypatch.setattr(evaluate, "_record", buggy_record)
     code, output = lint(*hosts, "--format", "json", "--jobs", jobs)
     document = json.loads(output)
@@ -456,11 +457,11 @@ def test_a_worker_that_dies_is_reported_and_the_others_linted(tmp_path: Path,
     import os
     import signal
 
-    from pgvet.snapshot import load as snapshot
+    from pgvet.run import hosts as linting
 
     hosts = _fleet(tmp_path, 12)
     serial = lint(*hosts, "--format", "concise")[1]
-    real = snapshot.load_host
+    real = linting.load_host
 
     def dying(directory: Path | None, *args: object, **kwargs: object) -> object:
         if directory is not None and directory.name == "h005" and os.getpid() != parent:
@@ -468,7 +469,7 @@ def test_a_worker_that_dies_is_reported_and_the_others_linted(tmp_path: Path,
         return real(directory, *args, **kwargs)  # type: ignore[arg-type]
 
     parent = os.getpid()
-    monkeypatch.setattr(snapshot, "load_host", dying)
+    monkeypatch.setattr(linting, "load_host", dying)
     code, output = lint(*hosts, "--format", "concise", "--jobs", "2")
     assert code == 2, output
     lines = output.splitlines()
@@ -605,18 +606,19 @@ def test_ctrl_c_wrapped_by_a_class_being_made_is_still_exit_130(cause: str, expe
 
 def test_jobs_beyond_the_usable_cpus_are_lowered_with_a_notice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # --jobs 500 started 500 processes on a 2-CPU machine (each loading the rules), or none under 1000 hosts
-    from pgvet import lint as lint_module
+    from pgvet.run import lint as lint_module
+    from pgvet.run import workers
 
-    assert 1 <= lint_module.usable_cpus() <= (os.cpu_count() or 1)
+    assert 1 <= workers.usable_cpus() <= (os.cpu_count() or 1)
     hosts = _fleet(tmp_path, 6)
     pools: list[int] = []
-    real = lint_module._pool
+    real = workers._pool
 
-    def counted(jobs: int, options: lint_module.LintOptions) -> object:
+    def counted(jobs: int, options: LintOptions) -> object:
         pools.append(jobs)
         return real(jobs, options)
 
-    monkeypatch.setattr(lint_module, "_pool", counted)
+    monkeypatch.setattr(workers, "_pool", counted)
     monkeypatch.setattr(lint_module, "usable_cpus", lambda: 2)
     result = runner.invoke(app, ["lint", *hosts, "--format", "concise", "--jobs", "500"])
     assert result.exit_code == 1
@@ -633,9 +635,9 @@ def test_a_report_file_is_written_whole_or_not_at_all(tmp_path: Path, monkeypatc
     report.parent.mkdir()
     report.write_text("the previous report\n")
     report.chmod(0o640)
-    from pgvet.snapshot import load as snapshot
+    from pgvet.run import hosts as linting
 
-    real = snapshot.load_host
+    real = linting.load_host
 
     def interrupted(directory: Path | None, *args: object, **kwargs: object) -> object:
         if directory is not None and directory.name == "h002":
@@ -643,7 +645,7 @@ def test_a_report_file_is_written_whole_or_not_at_all(tmp_path: Path, monkeypatc
         return real(directory, *args, **kwargs)  # type: ignore[arg-type]
 
     with monkeypatch.context() as patched:
-        patched.setattr(snapshot, "load_host", interrupted)
+        patched.setattr(linting, "load_host", interrupted)
         result = runner.invoke(app, ["lint", *hosts, "-f", "jsonl", "-o", str(report), "-f", "json", "-o",
                                      str(report.parent / "new.json")])
     assert result.exit_code == 130
@@ -720,12 +722,12 @@ def test_check_report_files_are_written_whole_or_not_at_all(tmp_path: Path) -> N
     script = (
         "import resource, signal, sys\n"
         "from pathlib import Path\n"
-        "from pgvet.cli import _render_outputs\n"
+        "from pgvet.cli.live import render_outputs\n"
         "from pgvet.errors import UsageError\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
         "try:\n"
-        "    _render_outputs(None, ['text'], [Path(sys.argv[1])], False, None, text=lambda *_: 'x' * 100_000)\n"
+        "    render_outputs(None, ['text'], [Path(sys.argv[1])], False, None, text=lambda *_: 'x' * 100_000)\n"
         "except UsageError as error:\n"
         "    print(error)\n"
     )
@@ -777,26 +779,37 @@ def test_issue_30_a_file_its_host_does_not_read_is_an_error(tmp_path: Path, monk
 
 
 def test_issue_30_jobs_start_processes_only_where_they_pay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # `-j 2` was slower than `-j 1` on 500 hosts of a 2-CPU machine: below lint.JOBS_MIN_HOSTS hosts a process
+    # `-j 2` was slower than `-j 1` on 500 hosts of a 2-CPU machine: below run.workers.JOBS_MIN_HOSTS hosts a process
     # the run stays in its own (the crossover measured by scripts/bench.py --jobs, docs/performance.md)
-    from pgvet import lint as lint_module
+    from pgvet.run import workers
 
     monkeypatch.delenv("PGVET_JOBS_MIN_HOSTS")
-    monkeypatch.setattr(lint_module, "usable_cpus", lambda: 4)
-    least = lint_module.JOBS_MIN_HOSTS
-    assert lint_module.worker_count(10, 2) == 1 and lint_module.worker_count(2 * least - 1, 2) == 1
-    assert lint_module.worker_count(2 * least, 2) == 2 and lint_module.worker_count(100 * least, 3) == 3
+    monkeypatch.setattr(workers, "usable_cpus", lambda: 4)
+    least = workers.JOBS_MIN_HOSTS
+    assert workers.worker_count(10, 2) == 1 and workers.worker_count(2 * least - 1, 2) == 1
+    assert workers.worker_count(2 * least, 2) == 2 and workers.worker_count(100 * least, 3) == 3
     # the default: one process fewer than the CPUs (the last writes the reports); on two CPUs, one process
-    assert lint_module.worker_count(2 * least, 0) == 2 and lint_module.worker_count(100 * least, 0) == 3
-    assert lint_module.worker_count(least, 0) == 1
-    monkeypatch.setattr(lint_module, "usable_cpus", lambda: 2)
-    assert lint_module.worker_count(100 * least, 0) == 1 and lint_module.worker_count(100 * least, 2) == 2
+    assert workers.worker_count(2 * least, 0) == 2 and workers.worker_count(100 * least, 0) == 3
+    assert workers.worker_count(least, 0) == 1
+    monkeypatch.setattr(workers, "usable_cpus", lambda: 2)
+    assert workers.worker_count(100 * least, 0) == 1 and workers.worker_count(100 * least, 2) == 2
     monkeypatch.setenv("PGVET_JOBS_MIN_HOSTS", "5")  # a machine where the crossover lies elsewhere
-    assert lint_module.worker_count(10, 2) == 2 and lint_module.worker_count(9, 2) == 1
+    assert workers.worker_count(10, 2) == 2 and workers.worker_count(9, 2) == 1
     hosts = _fleet(tmp_path, 6)
     pools: list[int] = []
-    monkeypatch.setattr(lint_module, "_pool", lambda jobs, options: pools.append(jobs))
+    monkeypatch.setattr(workers, "_pool", lambda jobs, options: pools.append(jobs))
     assert lint(*hosts, "--format", "concise", "--jobs", "2")[0] == 1 and pools == []  # 3 hosts a process: one
     monkeypatch.setenv("PGVET_JOBS_MIN_HOSTS", "0")
     code, output = lint(*hosts, "--jobs", "2")
     assert code == 2 and "PGVET_JOBS_MIN_HOSTS must be a whole number of hosts, 1 or more, not '0'" in output
+
+
+def test_an_error_is_said_with_its_control_characters_escaped(tmp_path: Path) -> None:
+    """A rule pack directory whose name holds an escape sequence: the error names it escaped (no colour code
+    reaches a terminal or a CI log), through the command as it is started (`python -m pgvet`)."""
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "fixtures/big-server", "--rules", "/no\x1b[31mpe"],
+                          capture_output=True, text=True, cwd=PROJECT, timeout=120,
+                          env={**os.environ, "PGVET_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 2
+    assert "\x1b" not in done.stderr
+    assert "/no\\x1b[31mpe" in done.stderr

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from pgvet.lint import usable_cpus
+from pgvet.run.workers import usable_cpus
 
 pytestmark = [
     pytest.mark.skipif(multiprocessing.get_start_method() != "fork",
@@ -31,11 +31,12 @@ pytestmark = [
 PROBE = """
 import os, sys, time
 from pgvet.snapshot import load as snapshot
+from pgvet.run import hosts
 ready = sys.argv[1]
 def reading(*args, **kwargs):
     open(os.path.join(ready, str(os.getpid())), "w").close()
     time.sleep(3600)
-snapshot.load_host = reading
+hosts.load_host = reading
 sys.argv = ["pgvet", *sys.argv[2:]]
 from pgvet.__main__ import main
 main()

@@ -445,10 +445,10 @@ def test_ctrl_c_during_check_says_what_was_left(tmp_path: Path, monkeypatch: pyt
     assert (process.returncode, out, err) == (130, "", "pgvet: interrupted; nothing written\n")
     assert os.listdir(tmp_path / "tmp") == []
 
-    from pgvet import lint as lint_module
     from pgvet.interrupt import Interrupted
-    from pgvet.lint import LintOptions
     from pgvet.live.check import run_check
+    from pgvet.run import lint as lint_module
+    from pgvet.run.options import LintOptions
 
     def interrupted(*_: object, **__: object) -> None:
         raise KeyboardInterrupt

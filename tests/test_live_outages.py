@@ -22,8 +22,9 @@ import pgservers
 from conftest import require_postgres
 from fakepg import FakeServer, Rows, answers_with, standard_answers
 from livepg import running_cluster
-from pgvet.lint import LintOptions, lint
 from pgvet.live.commands import collect_command
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 pytestmark = pytest.mark.postgres
 

@@ -225,7 +225,8 @@ def test_prerelease_from_server_version(server_version: str | None, version_func
 
 
 def test_a_beta_server_gets_pgv842_with_its_name(tmp_path: Path) -> None:
-    from pgvet.lint import LintOptions, lint
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
 
     host = tmp_path / "db1"
     shutil.copytree(FIXTURES / "rules" / "PGV903-files-differ-from-running", host)

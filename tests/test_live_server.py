@@ -277,7 +277,8 @@ def test_pending_restart_and_drift_without_pg_file_settings(collected: Collected
     """Without pg_file_settings, the copied files tell what the files say now: the pending restart of
     ALTER SYSTEM's shared_buffers is reported from pg_settings.pending_restart and postgresql.auto.conf, and
     PGV416 (offline only) does not repeat it."""
-    from pgvet.lint import LintOptions, lint
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
 
     [host] = lint([getattr(collected, role)], LintOptions(record_passes=True)).hosts
     by_rule = {(finding.rule_id, finding.subject): finding for finding in host.findings}

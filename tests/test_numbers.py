@@ -15,8 +15,9 @@ from pgvet.engine.build import build_pack
 from pgvet.engine.evaluate import rule_params
 from pgvet.engine.pack import PackSource
 from pgvet.errors import ParseError, RulePackError, UsageError
-from pgvet.lint import LintOptions, lint
 from pgvet.report import FORMATS, ReportOptions
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 RULE = """rules:
   - id: NUM1

@@ -9,9 +9,10 @@ import jsonschema
 import pytest
 
 from conftest import FIXTURES, output_schema
-from pgvet.lint import LintOptions, lint
 from pgvet.report import ReportOptions
 from pgvet.report.json_report import render
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 SCHEMA = output_schema(strict=True)  # all that pgvet prints is documented
 

@@ -22,8 +22,9 @@ from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.engine.planner import Setting
 from pgvet.findings import Finding, HostResult
-from pgvet.lint import LintOptions, lint
 from pgvet.provenance import Source
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 from pgvet.snapshot.facts import Fact, HostFacts
 from pgvet.snapshot.load import load_host
 from test_plan_fixpoint import check_fixpoint

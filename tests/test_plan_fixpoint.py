@@ -21,7 +21,8 @@ from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.findings import HostResult
 from pgvet.fix.writer import fix_host
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 from pgvet.snapshot.load import load_host
 
 BUNDLED = sorted([FIXTURES / "big-server", FIXTURES / "small-vm", FIXTURES / "well-tuned", FIXTURES / "config-repo",

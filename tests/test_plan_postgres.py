@@ -23,7 +23,7 @@ from pgvet.catalog import load_catalog
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.fix.writer import fix_host
-from pgvet.lint import LintOptions
+from pgvet.run.options import LintOptions
 from pgvet.snapshot.load import load_host
 from validity_support.harness import Case, Judge
 

@@ -10,7 +10,8 @@ import kernelsim
 from conftest import FIXTURES
 from pgvet.findings import Finding, HostResult
 from pgvet.fix.writer import fix_host
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 GB_KB = 1024 * 1024
 

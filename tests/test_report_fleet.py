@@ -18,14 +18,14 @@ import pytest
 import bench  # scripts/ is on the path (tests/conftest.py)
 from conftest import FIXTURES
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
-from pgvet.lint import LintOptions, LintRun
 from pgvet.report import ReportOptions, Spool
 from pgvet.report.json_report import Writer as JsonWriter
 from pgvet.report.json_report import render as render_json
-from pgvet.report.stream import lint_and_report
 from pgvet.report.text import render as render_text
+from pgvet.run.lint import LintRun, write_reports
+from pgvet.run.options import LintOptions
+from pgvet.run.summary import TOP_HOSTS, RunSummary
 from pgvet.snapshot.facts import HostFacts
-from pgvet.summary import TOP_HOSTS, RunSummary
 
 RULES = {
     "PGV1": RuleMeta("PGV1", "one-error", "An error", "error"),
@@ -221,8 +221,8 @@ def test_a_report_that_needs_the_end_of_the_run_does_not_grow_with_its_hosts(
     report = tmp_path / "report"
     tracemalloc.start()
     try:
-        lint_and_report(synthetic_hosts, LintOptions(), jobs=1, formats=[fmt], outputs=[report], verbose=False,
-                        color=None)
+        write_reports(LintRun(synthetic_hosts, LintOptions()), formats=[fmt], outputs=[report], verbose=False,
+                      color=None)
     finally:
         tracemalloc.stop()
     assert (alive[1] - alive[0]) / 40 < 8000  # bytes a host (caches of paths and names fill as the hosts come)
@@ -264,8 +264,8 @@ def test_a_failed_run_leaves_no_spool_behind(fmt: str, tmp_path: Path, monkeypat
     monkeypatch.setattr(LintRun, "outcomes", interrupted)
     hosts = [FIXTURES / "small-vm", FIXTURES / "big-server", FIXTURES / "config-repo"]
     with pytest.raises(KeyboardInterrupt):  # (its traceback holds the run's frames, and so the writer)
-        lint_and_report(hosts, LintOptions(), jobs=1, formats=[fmt], outputs=[tmp_path / "report"], verbose=False,
-                        color=None)
+        write_reports(LintRun(hosts, LintOptions()), formats=[fmt], outputs=[tmp_path / "report"], verbose=False,
+                      color=None)
     assert spools and all(spool.closed for spool in spools)
     assert list((tmp_path / "tmp").iterdir()) == []
 
@@ -318,7 +318,7 @@ def test_reports_and_suppressions_ask_nothing_the_listing_answered(tmp_path: Pat
     assert not [path for path in asked if os.path.dirname(path) in
                 (str((FIXTURES / host).resolve()) for host in ("big-server", "small-vm"))]
 
-    from pgvet import suppress
+    from pgvet.run import suppress
 
     looked: list[str] = []
     real_lstat = Path.lstat

@@ -9,8 +9,9 @@ import pytest
 
 from conftest import FIXTURES, PROJECT
 from pgvet.findings import Finding, HostResult, LintResult
-from pgvet.lint import LintOptions, lint
 from pgvet.report import FORMATS, ReportOptions
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 
 def result_for(*hosts: str) -> LintResult:

@@ -117,10 +117,11 @@ def test_jsonl_is_one_finding_per_line_then_errors_then_a_summary(samples: Sampl
 def test_jsonl_findings_are_the_json_reports_findings(samples: Samples) -> None:
     """A JSON Lines finding is the JSON report's finding object with its type first, on every finding of the
     fixtures and the samples."""
-    from pgvet.lint import LintOptions, lint
     from pgvet.report import ReportOptions
     from pgvet.report.json_report import render as render_json
     from pgvet.report.jsonl import render as render_jsonl
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
 
     fixtures = sorted(path for path in (PROJECT / "fixtures").glob("*/") if (path / "host.yaml").exists())
     for result in (lint(fixtures, LintOptions()), samples.fleet()):

@@ -52,7 +52,7 @@ def test_pages_of_every_size_count_in_the_pool() -> None:
 
 
 def test_the_linted_host_keeps_hugetlb_for_the_picture(tmp_path: Path) -> None:
-    from pgvet.lint import REPORT_FACTS
+    from pgvet.run.hosts import REPORT_FACTS
 
     assert "meminfo.hugetlb" in REPORT_FACTS
 

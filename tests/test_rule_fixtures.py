@@ -11,7 +11,8 @@ import pytest
 
 from conftest import FIXTURES
 from pgvet.engine.loader import load_pack
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 RULE_FIXTURES = FIXTURES / "rules"
 # Catalogue A (1xx), B (2xx), C (3xx) and L (90x; PGV903's host holds a live server's pg_settings.json,

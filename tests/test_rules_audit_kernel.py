@@ -26,8 +26,9 @@ from pgvet.errors import ParseError
 from pgvet.findings import Finding
 from pgvet.inputs.meminfo import parse_meminfo
 from pgvet.inputs.sysctl import SysctlSetting, paired_values, parse_sysctl_conf
-from pgvet.lint import LintOptions, lint
 from pgvet.provenance import Source
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 from pgvet.snapshot.facts import FactValue
 from pgvet.snapshot.load import load_host
 

@@ -11,7 +11,8 @@ from conftest import FIXTURES, derived_of
 from pgvet.cli import app
 from pgvet.engine.loader import load_pack
 from pgvet.findings import Finding
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 from pgvet.snapshot.facts import FactValue
 
 GIB = 1024**3

@@ -13,8 +13,8 @@ from pgvet.engine.build import build_pack
 from pgvet.engine.pack import PackSource
 from pgvet.errors import PgvetError
 from pgvet.inputs.host_yaml import parse_host_yaml
+from pgvet.run.suppress import load_ignore_file
 from pgvet.safeyaml import MAX_ALIAS_VALUES, YamlError, load_yaml
-from pgvet.suppress import load_ignore_file
 
 
 def alias_bomb(levels: int) -> str:

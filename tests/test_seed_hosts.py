@@ -11,7 +11,8 @@ from conftest import FIXTURES
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.findings import Finding
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 from pgvet.snapshot.load import load_host
 
 SEEDS = FIXTURES / "seeds"

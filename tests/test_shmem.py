@@ -13,7 +13,8 @@ import pgservers
 from conftest import FIXTURES
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 from pgvet.snapshot.load import load_host
 
 MB = 1024 * 1024

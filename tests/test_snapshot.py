@@ -442,7 +442,8 @@ def _ssd_host(tmp_path: Path, host_yaml: str) -> Path:
 
 def test_data_disk_rotational_is_a_host_fact(tmp_path: Path) -> None:
     """The rotational flag of the disk under PGDATA reaches host rules (G1: ssd when not declared)."""
-    from pgvet.lint import LintOptions, lint
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
 
     host = _ssd_host(tmp_path, "pg_version: 15\n")
     fact = load_host(host).facts["host.data_disk_rotational"]
@@ -454,7 +455,8 @@ def test_data_disk_rotational_is_a_host_fact(tmp_path: Path) -> None:
 
 
 def test_declared_storage_wins_over_the_rotational_flag(tmp_path: Path) -> None:
-    from pgvet.lint import LintOptions, lint
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
 
     host = _ssd_host(tmp_path, "pg_version: 15\nstorage: hdd\n")
     assert lint([host], LintOptions(select=["PGV701"])).hosts[0].findings == []

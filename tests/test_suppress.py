@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from conftest import FIXTURES
 from pgvet.cli import app
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 runner = CliRunner()
 
@@ -151,8 +152,8 @@ def test_suppressions_are_judged_on_the_text_that_was_linted(tmp_path: Path) -> 
     even if it changes in between (and one that has the mark is read again, as the suppressions need it)."""
     from pgvet.engine.evaluate import evaluate_host
     from pgvet.engine.loader import load_pack
+    from pgvet.run.suppress import suppress_inline
     from pgvet.snapshot.load import load_host
-    from pgvet.suppress import suppress_inline
 
     host = tmp_path / "h"
     (host / "conf.d").mkdir(parents=True)

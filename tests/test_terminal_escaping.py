@@ -110,10 +110,11 @@ def test_fix_escapes_what_it_prints_and_writes_the_file_as_it_is(tmp_path: Path)
 
 
 def test_the_check_report_escapes_what_the_host_holds(host: Path, pack: Path) -> None:
-    from pgvet.lint import LintOptions, lint
     from pgvet.live.check import CheckOutcome
     from pgvet.report import ReportOptions
     from pgvet.report.check import render_check
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
 
     result = lint([host], LintOptions(rules=[pack], record_passes=True))
     result.hosts[0].host.warnings.append(f"a warning {EVIL}")

@@ -16,7 +16,8 @@ from pgvet.catalog import removed_parameter
 from pgvet.catalog.upgrade import default_changes
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 from pgvet.snapshot.load import load_host
 
 

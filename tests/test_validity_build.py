@@ -17,7 +17,8 @@ import pytest
 
 from conftest import require_postgres
 from pgvet.catalog import BUILD_OPTIONS, load_catalog
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 from validity_support.harness import OVERRIDES, Case, Judge, accepts, build_dependent_values
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 from validity_support.harness import Case, Verdict, judge_all
 
 # name → (files of the tree, lines appended to postgresql.auto.conf, the startup rules pgvet must report:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from conftest import FIXTURES
 from pgvet.findings import Finding
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 GIB = 1024**3
 

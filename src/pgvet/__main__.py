@@ -2,8 +2,7 @@
 
 Ctrl-C is exit code 130 and one line at any moment (SIGTERM 143, SIGHUP 129: pgvet.interrupt), also while the
 command line's modules are still being imported (typer alone is slow to import): nothing is imported
-here before the ``try``. `pgvet lint` is read by fastcli and imports no command-line library; every other
-command line goes to typer (cli.app).
+here before the ``try``. Every command line goes to typer (cli.app).
 """
 
 
@@ -16,14 +15,24 @@ def main() -> None:
     except BaseException as error:
         from pgvet.interrupt import Stopped, exit_stopped
 
-        # CPython 3.11 wraps what a descriptor's __set_name__ raises (a dataclass's fields, while a module that
-        # defines one loads) in a RuntimeError: a signal at that moment arrives as one
-        cause = error.__cause__ if isinstance(error, RuntimeError) else error
+        cause = _cause(error)
         if isinstance(cause, KeyboardInterrupt):
             exit_stopped(interrupt=cause)
         if isinstance(cause, Stopped):
             exit_stopped(cause.signum)
         raise
+
+
+def _cause(error: BaseException) -> BaseException | None:
+    """What ended the command, as far as a signal goes. CPython 3.11 wraps what a descriptor's __set_name__ raises
+    (a dataclass's fields, while a module that defines one loads) in a RuntimeError: a signal at that moment arrives
+    as one. typer turns a Ctrl-C met while it reads the command line into exit 130 without a word: a SystemExit
+    raised while handling its Exit, which the KeyboardInterrupt caused."""
+    if isinstance(error, RuntimeError):
+        return error.__cause__
+    if isinstance(error, SystemExit) and error.__context__ is not None:
+        return error.__context__.__cause__
+    return error
 
 
 def _run() -> None:
@@ -41,12 +50,9 @@ def _run() -> None:
     warnings.filterwarnings("ignore", module=r"ruamel\.yaml")
 
     try:
-        from pgvet.fastcli import run as run_lint_fast  # `pgvet lint` spared typer
+        from pgvet.cli import app
 
-        if not run_lint_fast(sys.argv[1:]):
-            from pgvet.cli import app
-
-            app()
+        app()
         sys.stdout.flush()  # a full disk or a closed pipe is said here, not at the interpreter's exit
     except OSError as error:  # standard output that cannot be written (> /dev/full); inputs are read as InputError
         import os

@@ -1,7 +1,7 @@
-"""pgvet's cache directory: the compiled rule pack and what ``pgvet lint`` read of its own declarations.
+"""pgvet's cache directory: the compiled rule pack.
 
-Loading the pack unpickles it, which runs code, and the kept declarations decide how a command line is read:
-both are used only from a directory that no other user could have written to. The directory is
+Loading the pack unpickles it, which runs code: it is used only from a directory that no other user could have
+written to. The directory is
 ``$PGVET_CACHE_DIR``, else ``$XDG_CACHE_HOME/pgvet``, else ``~/.cache/pgvet``, else (no home: no ``HOME`` and
 no passwd entry, as ``docker run --user 12345`` gives) ``pgvet-cache-UID`` in the temporary directory. It is
 created 0700 and its files 0600; a directory or file owned by another user, or writable by others (a link,
@@ -27,8 +27,9 @@ from pathlib import Path
 from pgvet.trust import why_untrusted
 
 UNUSED_DAYS = 30
-# What pgvet keeps here (a name starts with one of them), and its temporary files (``.NAME.PID-RANDOM.tmp``); any of
-# them unread for UNUSED_DAYS is removed. Other names are not pgvet's to remove.
+# What pgvet keeps here (a name starts with one of them; ``lint-options-`` and ``pack-`` are earlier versions'), and its
+# temporary files (``.NAME.PID-RANDOM.tmp``); any of them unread for UNUSED_DAYS is removed. Other names are not
+# pgvet's to remove.
 KINDS = ("rules-", "lint-options-", "pack-", ".rules-", ".lint-options-", ".pack-")
 
 _said: set[str] = set()

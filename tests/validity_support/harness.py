@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pgservers
 from pgvet.catalog import SUPPORTED_MAJORS, load_catalog
-from pgvet.lint import LintOptions, lint
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 from pgvet.snapshot.discovery import SnapshotInputs
 
 # Settings this machine may not satisfy (memory, huge pages, sockets, paths, libraries, SSL files, log

@@ -22,10 +22,11 @@ from pgvet.errors import InputError, ParseError, UsageError
 from pgvet.findings import HostResult, quote_setting
 from pgvet.inputs.postgresql_conf import ConfSetting, parse_conf_text
 from pgvet.inputs.sysctl import PAIR_PARTNERS, parse_sysctl_conf, sysctl_value
-from pgvet.lint import LintOptions, lint
 from pgvet.output_file import is_private, write_file
 from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 from pgvet.snapshot.facts import Fact
 from pgvet.snapshot.load import load_host
 
@@ -57,6 +58,7 @@ def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False
              ) -> tuple[ConsolidatedFix, WriteOutcome | None]:
     """``pgvet fix``: the host linted as `pgvet lint` would, its fix, and (``write_files``) the fix written.
     InputError when the host cannot be read."""
+
     result = lint([directory], options)
     if result.errors:
         error = result.errors[0]

@@ -20,8 +20,8 @@ from pgvet.errors import InputError
 from pgvet.findings import LintResult
 from pgvet.inputs.host_yaml import WORKLOADS
 from pgvet.interrupt import Interrupted
-from pgvet.lint import LintOptions
 from pgvet.provenance import Source
+from pgvet.run.options import LintOptions
 from pgvet.snapshot.facts import HostFacts, Item
 
 # An answer is asked with its prompt and choices; the raw YAML value is what host.yaml stores.
@@ -138,9 +138,9 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
     ``prompt`` None: nothing is asked (--no-input, or not on a terminal). ``confirm_save``, called after
     questions were asked, returns where to save the answers (None: not saved).
     """
-    from pgvet.lint import lint
     from pgvet.live.commands import collect_command
     from pgvet.live.writer import write_text
+    from pgvet.run.lint import lint
     from pgvet.snapshot.load import load_host
 
     document, given = load_answers(answers_file) if answers_file is not None else (None, {})

@@ -1,4 +1,4 @@
-"""What the CLI calls for live collection (cli.py wires the options; docs/live.md documents them)."""
+"""What the CLI calls for live collection (pgvet.cli.live wires the options; docs/live.md documents them)."""
 
 from __future__ import annotations
 

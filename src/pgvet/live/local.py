@@ -38,7 +38,7 @@ from pgvet.inputs.registry import INPUT_KINDS
 from pgvet.live.host import HostFile, utc_now
 from pgvet.live.redact import redact_conf_text
 from pgvet.live.server import ServerReading, SocketPeer
-from pgvet.suppress import IGNORE_FILE
+from pgvet.run.suppress import IGNORE_FILE
 
 MAX_CONFIG_BYTES = 16 << 20  # one configuration file; PostgreSQL's own are a few kB
 MAX_CONFIG_FILES = 1000

@@ -22,7 +22,7 @@ from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
 from pgvet.paths import is_inside, real_path_in
 
 if TYPE_CHECKING:
-    from pgvet.summary import RunSummary
+    from pgvet.run.summary import RunSummary
 
 
 # What a report for people or for XML must not carry as it is: C0 controls but tab and line feed, DEL, C1, lone
@@ -122,7 +122,7 @@ def writer_factory(name: str) -> WriterFactory:
 
 def render_with_writer(factory: WriterFactory, result: LintResult, options: ReportOptions) -> str:
     """A finished result through a host-by-host writer (the formats' ``render``)."""
-    from pgvet.summary import RunSummary
+    from pgvet.run.summary import RunSummary
 
     out = io.StringIO()
     writer = factory(result, options, out)

@@ -15,7 +15,7 @@ from pgvet.report import Spool, error_place, host_file_path, relative_path, rend
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
-    from pgvet.summary import RunSummary
+    from pgvet.run.summary import RunSummary
 
 
 class Writer:

@@ -18,7 +18,7 @@ from pgvet.report import anchor, anchor_path, error_label, render_with_writer, v
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
-    from pgvet.summary import RunSummary
+    from pgvet.run.summary import RunSummary
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 PER_LEVEL_LIMIT = 10

@@ -18,7 +18,7 @@ from pgvet.report import JsonArray, anchor, anchor_path, error_path, render_with
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
-    from pgvet.summary import RunSummary
+    from pgvet.run.summary import RunSummary
 
 SEVERITIES = {"info": "info", "warning": "major", "error": "critical"}
 

@@ -25,11 +25,11 @@ from pgvet.findings import SEVERITY_RANK, Finding, HostError, HostResult, LintRe
 from pgvet.report import Spool, error_label, host_file_path, relative_path, render_with_writer, visible
 from pgvet.report.memory import MemoryPicture, memory_picture, size_text
 from pgvet.report.text import NOT_A_FILE, HostFiles, summary_text, value_text
-from pgvet.summary import SEVERITIES, TOP_RULES
+from pgvet.run.summary import SEVERITIES, TOP_RULES
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
-    from pgvet.summary import RunSummary
+    from pgvet.run.summary import RunSummary
 
 
 def escape(text: object) -> str:

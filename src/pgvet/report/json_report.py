@@ -18,7 +18,7 @@ from pgvet.report import JsonArray, Spool, error_path, host_file_path, json_text
 if TYPE_CHECKING:
     from pgvet.engine.planner import Target
     from pgvet.report import Out, ReportOptions, RunInfo
-    from pgvet.summary import RunSummary
+    from pgvet.run.summary import RunSummary
 
 SCHEMA_VERSION = "1"
 

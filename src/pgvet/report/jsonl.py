@@ -16,7 +16,7 @@ from pgvet.report.json_report import SCHEMA_VERSION, finding_json, summary_json
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
-    from pgvet.summary import RunSummary
+    from pgvet.run.summary import RunSummary
 
 def finding_line(finding: Finding, host: HostResult, repo_root: Path | None) -> str:
     """A finding's line: its JSON report object (report/json_report.py) with ``"type": "finding"`` first."""

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from pgvet.report import Out, ReportOptions, RunInfo
-    from pgvet.summary import RunSummary
+    from pgvet.run.summary import RunSummary
 
 COUNTS = ("tests", "failures", "errors", "skipped")
 

@@ -27,7 +27,7 @@ from pgvet.report import JsonArray, anchor, error_label, json_text, render_with_
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
-    from pgvet.summary import RunSummary
+    from pgvet.run.summary import RunSummary
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}

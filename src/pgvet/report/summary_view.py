@@ -15,7 +15,7 @@ from pgvet.report.text import print_fleet, report_console, summary_text
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
-    from pgvet.summary import RunSummary
+    from pgvet.run.summary import RunSummary
 
 
 class Writer:

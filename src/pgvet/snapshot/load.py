@@ -127,6 +127,7 @@ def _refused(warnings: list[str]) -> str:
 
 def _hosts_inside(root: Path) -> str:
     """A hint when the directory given holds hosts (a fleet's directory given instead of its hosts)."""
+
     try:
         with os.scandir(root) as entries:
             hosts = sorted(entry.name for entry in entries if entry.is_dir(follow_symlinks=False)

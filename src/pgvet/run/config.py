@@ -20,13 +20,17 @@ from __future__ import annotations
 
 import os
 import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pgvet.engine.loader import RULE_SUFFIXES
 from pgvet.errors import UsageError
+from pgvet.inputs.reading import read_file_at_most
 from pgvet.paths import is_inside
 from pgvet.provenance import Source
+from pgvet.report import visible
 from pgvet.trust import why_untrusted
 
 SEVERITIES = ("info", "warning", "error")
@@ -50,7 +54,6 @@ MAX_CONFIG_BYTES = 1024 * 1024
 
 
 def _read_bytes(path: Path) -> bytes:
-    from pgvet.inputs.reading import read_file_at_most
 
     try:
         data = read_file_at_most(str(path), path.stat(), MAX_CONFIG_BYTES)
@@ -62,8 +65,6 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    import tomllib
-
     data = _read_bytes(path)
     try:
         text = data.decode("utf-8")
@@ -137,8 +138,6 @@ def _check_inside(key: str, named: str, path: Path, root: Path, config: Path) ->
     real_root = os.path.realpath(root)
     outside = not _inside(path, real_root)
     if not outside and key == "rules" and path.is_dir():
-        from pgvet.engine.loader import RULE_SUFFIXES
-
         try:
             entries = list(path.iterdir())
         except OSError:  # the loader says why it cannot be read
@@ -166,8 +165,6 @@ def load_config(explicit: Path | None = None, start: Path | None = None) -> Conf
     ignored: list[str] = []
     path = explicit or find_config((start or Path.cwd()).absolute(), ignored)
     if ignored:
-        from pgvet.report import visible
-
         for notice in ignored:
             print(visible(f"pgvet: notice: {notice}"), file=sys.stderr)
     if path is None:

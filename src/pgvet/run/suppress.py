@@ -22,6 +22,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 from pgvet.errors import InputError
@@ -29,6 +30,7 @@ from pgvet.findings import HostResult, LintResult
 from pgvet.inputs.reading import find_mark_in_bytes, read_file_at_most
 from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
+from pgvet.safeyaml import YamlError, load_yaml
 
 # The start of a suppression comment; its selectors run to the first ']' after it, found with str.find. As one
 # pattern (`…ignore\[([^\]]*)\]`) each start scanned the rest of the line for its ']': quadratic on a line of
@@ -167,8 +169,6 @@ def _read_bounded(path: Path, limit: int, what: str) -> str:
 
 def load_ignore_file(path: Path) -> list[IgnoreEntry]:
     """Read an ignore file safely (plain YAML, line numbers kept); errors name the file and line."""
-    from pgvet.safeyaml import YamlError, load_yaml
-
     display = str(path)
     text = _read_bounded(path, MAX_IGNORE_FILE_BYTES, "ignore file")
     try:
@@ -224,8 +224,6 @@ class IgnoreFiles:
         The first such entry of each rule and subject is found once (an expired entry is reported as expired,
         used or not): a finding then looks up four keys, where trying each entry made a hostile host's ignore
         file of 100 000 entries against its 100 000 findings take hours."""
-        from fnmatch import fnmatch
-
         first: dict[tuple[str, str | None], tuple[int, IgnoreEntry]] = {}
         for index, entry in enumerate(entries):
             if entry.expires is not None and entry.expires < self.today:

@@ -1,0 +1,100 @@
+"""`pgvet baseline`: record today's findings so that only new ones fail (a ratchet)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from pgvet.cli.errors import reports_errors
+from pgvet.errors import InputError
+from pgvet.findings import HostError
+from pgvet.output_file import any_private, write_file
+from pgvet.report import error_place, visible
+from pgvet.run.config import Config, load_config
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
+from pgvet.run.paths import HOST_MARKERS, host_directories
+from pgvet.run.suppress import baseline_document, baseline_entries, load_baseline
+
+app = typer.Typer(help="Record today's findings so that only new ones fail (a ratchet).", no_args_is_help=True)
+
+DEFAULT_BASELINE = "pgvet-baseline.json"
+BaselineFileOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
+    "--output", "-o", help="The baseline file (default: the configuration's `baseline`, else pgvet-baseline.json).")]
+
+
+@app.command("create")
+@reports_errors
+def baseline_create(
+    paths: Annotated[list[Path], typer.Argument(help="Host directories.")],
+    output: BaselineFileOpt = None,
+    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
+    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
+) -> None:
+    """Write the current findings' fingerprints to a baseline file."""
+    settings = load_config(config)
+    baseline = output or settings.baseline or Path(DEFAULT_BASELINE)
+    given = host_directories(paths)
+    result = lint(list(given.hosts), _baseline_options(settings, rules))
+    _refuse_unread_hosts([*given.refused, *result.errors])
+    entries = baseline_entries(result)
+    _write_baseline(baseline, baseline_document(entries), given.hosts)
+    found = sum(len(host.findings) for host in result.hosts)
+    shared = (f" ({found} found: hosts of one name share their findings' fingerprints, one entry each; give each "
+              "host its own `name:` in host.yaml)") if found > len(entries) else ""
+    typer.echo(f"{len(entries)} finding{'' if len(entries) == 1 else 's'} recorded in {baseline}{shared}")
+
+
+@app.command("update")
+@reports_errors
+def baseline_update(
+    paths: Annotated[list[Path], typer.Argument(help="Host directories.")],
+    output: BaselineFileOpt = None,
+    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
+    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
+) -> None:
+    """Remove the entries that are fixed; never add new ones. The baseline is given as to create (-o)."""
+    settings = load_config(config)
+    if output is None and len(paths) > 1 and paths[0].suffix == ".json" and paths[0].is_file() and (
+            paths[0].name not in HOST_MARKERS):
+        # the form of before, `update FILE HOSTS…`, which create did not share: still read as it was meant
+        output, paths = paths[0], paths[1:]
+        typer.echo(f"pgvet: notice: give the baseline with -o, as to create: pgvet baseline update HOSTS -o "
+                   f"{visible(str(output))}", err=True)
+    baseline = output or settings.baseline or Path(DEFAULT_BASELINE)
+    recorded = load_baseline(baseline)
+    given = host_directories(paths)
+    result = lint(list(given.hosts), _baseline_options(settings, rules))
+    _refuse_unread_hosts([*given.refused, *result.errors])
+    entries = baseline_entries(result, keep=set(recorded))
+    _write_baseline(baseline, baseline_document(entries), given.hosts)
+    removed = len(recorded) - len(entries)
+    typer.echo(f"{removed} fixed {'entry' if removed == 1 else 'entries'} removed, {len(entries)} "
+               f"{'remains' if len(entries) == 1 else 'remain'} in {baseline}")
+
+
+def _write_baseline(path: Path, document: str, directories: list[Path]) -> None:
+    """The baseline written whole or not at all, never through a link; 0600 when the hosts are private."""
+    write_file(path, document.encode("utf-8", errors="backslashreplace"), private=any_private(directories))
+
+
+def _baseline_options(settings: Config, rules: list[Path] | None) -> LintOptions:
+    """The rules `pgvet lint` runs — the configuration's packs and parameters, then --rules — so that the findings
+    of a pack of one's own are recorded too (they failed the next lint). Every finding is recorded, whatever
+    select, ignore and suppressions say: a rule ignored today and selected tomorrow is not new."""
+    return LintOptions(rules=[*settings.rules, *(rules or [])], params=settings.params)
+
+
+def _refuse_unread_hosts(errors: list[HostError]) -> None:
+    """A baseline is written only when every host was read: update would drop an unread host's entries as
+    fixed (its accepted findings would fail the next run), create would leave them out without a word."""
+    if not errors:
+        return
+
+    for error in errors:  # the file as lint shows it (hosts/a/host.yaml:2), not relative to its host
+        typer.echo(visible(f"pgvet: error: {error_place(error) or error.host}: {error.message}"), err=True)
+    raise InputError("the baseline is not written while a host cannot be read")

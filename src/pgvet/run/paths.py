@@ -1,0 +1,103 @@
+"""The paths of a command line → the host directories to lint (a file given stands for its host), and the files
+given that their host does not read."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pgvet.findings import HostError, HostResult
+from pgvet.inputs.registry import host_markers
+from pgvet.run.suppress import IGNORE_FILE
+from pgvet.snapshot.discovery import discover
+
+# Files that make a directory a host (inputs/registry.py); a file passed alone (pre-commit passes
+# changed files one by one) is linted as part of the nearest directory above it that holds one.
+HOST_MARKERS = host_markers()
+
+
+@dataclass(slots=True)
+class GivenPaths:
+    """What the paths of a command line name (host_directories)."""
+
+    hosts: list[Path]  # the host directories to lint, each once
+    notices: list[str] = field(default_factory=list)  # files a shell's glob matched beside the hosts: left out
+    # paths that name no host: errors of the run, each named as given (``host``; no source, which reports resolve)
+    refused: list[HostError] = field(default_factory=list)
+    files: dict[str, list[Path]] = field(default_factory=dict)  # a host's real path → the files given in it
+
+
+def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPaths:
+    """Host directories for the paths given: directories as they are; a file belongs to the nearest
+    directory above it holding a host marker (conf.d/10-memory.conf → the directory of postgresql.conf),
+    never above ``stop`` (the current directory by default), else to its own directory. Each host once, however
+    it is spelled (an absolute path, a symbolic link): the first spelling given is kept. The files given are
+    kept by host (``files``): each must be one of its host's inputs (LintRun checks them once the host is read).
+
+    A file of no host whose directory holds host directories of the run (``hosts/README.md`` when a shell
+    expands ``hosts/*``) is no host's: it is left out, with a notice. One whose directory holds no input either
+    (``pgvet lint notes.txt``) is refused: an error that names it, not its directory linted as an empty host."""
+    boundary = (stop or Path.cwd()).resolve()
+    hosts: dict[str, Path] = {}
+    given = GivenPaths([])
+    directories_given: set[str] = set()
+    loose: list[tuple[Path, Path]] = []  # (file, its own directory) for files under no host marker
+    for path in paths:
+        host = path
+        if path.is_file():
+            host = path.parent
+            for directory in (path.parent, *path.parent.parents):
+                if any((directory / marker).exists() for marker in HOST_MARKERS):
+                    host = directory
+                    break
+                resolved = directory.resolve()
+                if resolved == boundary or boundary not in resolved.parents:
+                    loose.append((path, host))
+                    break
+            else:
+                loose.append((path, host))
+            given.files.setdefault(os.path.realpath(host), []).append(path)
+        else:
+            directories_given.add(os.path.realpath(host))
+        hosts.setdefault(os.path.realpath(host), host)
+    for file, directory in loose:
+        parent = os.path.realpath(directory)
+        if parent in directories_given:  # linted as given: the file is checked against its inputs
+            continue
+        if any(os.path.dirname(other) == parent for other in hosts):
+            hosts.pop(parent, None)
+            given.files.pop(parent, None)
+            given.notices.append(f"{file}: not linted, no host's file (no {', '.join(HOST_MARKERS[:4])}… in its "
+                                 "directory or above)")
+        elif _holds_no_input(directory):
+            hosts.pop(parent, None)
+            given.files.pop(parent, None)
+            given.refused.append(HostError(
+                host=str(file),
+                message="not a file of a host: neither its directory nor one above it (up to the current directory) "
+                        "holds a snapshot (host.yaml, postgresql.conf, sysctl.txt…); give a host directory or a file "
+                        "in one (see the README's snapshot layout)"))
+    given.hosts = list(hosts.values())
+    return given
+
+
+def _holds_no_input(directory: Path) -> bool:
+    return discover(directory).is_empty()
+
+
+def inputs_not_read(host: HostResult, files: Sequence[Path]) -> list[HostError]:
+    """The files given in a host directory that the host does not read as inputs (``/etc/hostname`` in /etc, a
+    file postgresql.conf does not include): linting their host would say nothing of them."""
+
+    root = host.host.root
+    discovered = discover(Path(root)).files()  # joined with the host directory already
+    named = [IGNORE_FILE, *host.host.unmarked_files, *host.host.marked_files]  # relative to it: the configuration
+    inputs = {os.path.realpath(path) for path in discovered} | {os.path.realpath(os.path.join(root, name))
+                                                                   for name in named}
+    return [HostError(host=str(file),
+                      message=f"not an input of its host {root}: pgvet does not read this file there (the inputs "
+                              "are named in the README's snapshot layout; a PostgreSQL file must be included by "
+                              "postgresql.conf)")
+            for file in files if os.path.realpath(file) not in inputs]
