@@ -138,15 +138,13 @@ from pgvet.report import ReportOptions
 from pgvet.report.jsonl import Writer
 from pgvet.snapshot.load import load_host
 from pgvet.run.suppress import suppress_inline
-from pgvet.snapshot.load import load_host
-from pgvet.run.suppress import suppress_inline
 
 directories = [Path(path) for path in sys.argv[1:]]
 run = LintRun(directories, LintOptions())
-plan = run.plan
+plan = run.linter
 plan.lint_batch(directories[:20])
-seconds = dict.fromkeys(("read and parse the inputs", "evaluate the rules", "suppressions",
-                         "write the report (jsonl)"), 0.0)
+seconds = dict.fromkeys(("read and parse the inputs", "evaluate the rules", "plan the targets (fixes)",
+                         "suppressions", "write the report (jsonl)"), 0.0)
 writer = Writer(run, ReportOptions(), io.StringIO())
 with collecting_garbage_for_batches():  # as a lint does, a batch of hosts at a time
     for start in range(0, len(directories), BATCH_HOSTS):
@@ -155,14 +153,18 @@ with collecting_garbage_for_batches():  # as a lint does, a batch of hosts at a 
         loaded = time.perf_counter()
         results = evaluate_hosts(plan.pack, hosts, plan=plan.rules)  # rule by rule over the batch, as a lint does
         evaluated = time.perf_counter()
+        for host, result in zip(hosts, results):
+            result.target = plan.planner.plan(host, result)
+            plan.planner.fix_findings(result, result.target)
+        planned = time.perf_counter()
         for result in results:
             suppress_inline(result, [])
         suppressed = time.perf_counter()
         for result in results:
             writer.host(result)
         written = time.perf_counter()
-        for stage, (begin, end) in zip(seconds, ((began, loaded), (loaded, evaluated), (evaluated, suppressed),
-                                                 (suppressed, written))):
+        for stage, (begin, end) in zip(seconds, ((began, loaded), (loaded, evaluated), (evaluated, planned),
+                                                 (planned, suppressed), (suppressed, written))):
             seconds[stage] += end - begin
 for stage, total in seconds.items():
     print(stage, total / len(directories) * 1000, sep="\t")
@@ -206,7 +208,31 @@ def memory_verdict(peaks: dict[int, float], arguments: dict[int, float]) -> str:
 NOTES = "## Notes\n"
 # The import name of each of pgvet's dependencies (pyproject.toml's [project] dependencies).
 IMPORT_NAMES = {"typer": "typer", "rich": "rich", "pydantic": "pydantic", "ruamel-yaml": "ruamel.yaml",
-                "pglast": "pglast"}
+                "pglast": "pglast", "psycopg": "psycopg"}
+# Run by the measured interpreter: a lint as the command line runs it, then which dependencies it imported.
+USED_PROBE = """
+import runpy, sys
+modules, sys.argv = sys.argv[1].split(","), ["pgvet", *sys.argv[2:]]
+try:
+    runpy.run_module("pgvet", run_name="__main__")
+except SystemExit:
+    pass
+print("imported:" + ",".join(module for module in modules if module in sys.modules), file=sys.stderr)
+"""
+# The formats whose throughput is judged (issue #27: at least 300 hosts a second per core in each).
+FORMATS = ("jsonl", "json", "sarif", "text")
+TARGET_PER_CORE = 300
+
+
+def used_dependencies(python: str, modules: list[str], arguments: list[str], env: dict[str, str]) -> list[str]:
+    """The dependencies (of ``modules``) that ``pgvet ARGUMENTS`` imports, in one process as the command line runs
+    it: a warm lint is judged against importing those, not the ones only other commands need."""
+    done = subprocess.run([python, "-c", USED_PROBE, ",".join(modules), *arguments], capture_output=True, text=True,
+                          check=False, env={**os.environ, **env})
+    found = re.search(r"^imported:(.*)$", done.stderr, re.M)
+    if found is None:
+        raise BenchError(f"could not tell what `pgvet {' '.join(arguments)}` imports:\n{done.stderr[-2000:]}")
+    return [module for module in found.group(1).split(",") if module] or ["sys"]
 
 
 def dependencies() -> list[str]:
@@ -366,21 +392,23 @@ def benchmark(counts: list[int], repeat: int, python: str, pgvet: list[str], mod
     peaks: dict[int, float] = {}
     arguments: dict[int, float] = {}  # the peak of an interpreter given the same host arguments
     shares: dict[str, float] = {}
+    per_format: dict[str, float] = {}  # hosts per CPU-second, on the first fleet
     colds = iter(range(1_000_000))
 
     one = str(FIXTURES / "big-server")
     lint_one = [*pgvet, "lint", one, "--exit-zero"]
     check_report(lint_one, env, 1)  # also compiles the rule pack into the benchmark's cache, before any timing
     bare = measure([python, "-c", "pass"], repeat)
-    deps = measure([python, "-c", f"import {', '.join(modules)}"], repeat)
+    used = used_dependencies(python, modules, [*lint_one[3:], "--format", "json", "-o", os.devnull], env)
+    deps = measure([python, "-c", f"import {', '.join(used)}"], repeat)
     warm = measure([*lint_one, "--format", "json"], repeat, env)
     cold = measure([*lint_one, "--format", "json"], 3,
                    lambda: {"PGVET_CACHE_DIR": str(root / f"cold-{next(colds)}")})
     rows += [
         ("`python -c pass`", f"{bare.seconds * 1000:.0f} ms"),
-        (f"import {', '.join(modules)} (pgvet's dependencies)", f"{deps.seconds * 1000:.0f} ms"),
+        (f"import {', '.join(used)} (the dependencies a one-host lint imports)", f"{deps.seconds * 1000:.0f} ms"),
         ("`pgvet lint` one host, warm rule-pack cache",
-         f"{warm.seconds * 1000:.0f} ms ({warm.seconds / deps.seconds:.2f}× the dependency import)"),
+         f"{warm.seconds * 1000:.0f} ms ({warm.seconds / deps.seconds:.2f}× the import of its dependencies)"),
         ("`pgvet lint` one host, cold (pack compiled)",
          f"{cold.seconds * 1000:.0f} ms ({cold.seconds / deps.seconds:.2f}×)"),
         ("peak memory, one host", f"{warm.peak_mb:.0f} MB"),
@@ -399,13 +427,17 @@ def benchmark(counts: list[int], repeat: int, python: str, pgvet: list[str], mod
         arguments[count] = run_once([python, "-c", ARGUMENTS_PROBE, *hosts], {}).peak_mb
         if not shares:
             shares = stages(hosts[:500], env)
-        rows.append((f"{count} hosts, one process (median of {runs})",
+        rows.append((f"{count} hosts, one process, JSON Lines (median of {runs})",
                      f"{batch.seconds:.1f} s ({batch.cpu:.1f} s CPU), {count / batch.seconds:.0f} hosts/s, "
                      f"peak {batch.peak_mb:.0f} MB"))
-        if count == counts[0]:  # the default format, for people: what `pgvet lint hosts/*` costs as it is typed
-            text = measure([*pgvet, "lint", *hosts, "--format", "text", "--exit-zero", "--strict"], 1, env)
-            rows.append((f"{count} hosts, one process, the text report (one run)",
-                         f"{text.seconds:.1f} s ({text.cpu:.1f} s CPU), {count / text.seconds:.0f} hosts/s"))
+        if count == counts[0]:  # every judged format, to a file as CI and people keep them
+            for fmt in FORMATS[1:]:
+                timed = measure([*pgvet, "lint", *hosts, "--format", fmt, "--exit-zero", "--strict", "-o",
+                                 str(root / f"report.{fmt}")], 1, env)
+                per_format[fmt] = count / timed.cpu
+                rows.append((f"{count} hosts, one process, {fmt} (one run)",
+                             f"{timed.seconds:.1f} s ({timed.cpu:.1f} s CPU), {count / timed.seconds:.0f} hosts/s"))
+            per_format["jsonl"] = count / batch.cpu
         shutil.rmtree(directory)
     ratio = warm.seconds / deps.seconds
     return ["# Performance", "",
@@ -416,14 +448,14 @@ def benchmark(counts: list[int], repeat: int, python: str, pgvet: list[str], mod
             f"Machine: {described}.", "", f"Measured: {version}.", "",
             "| measurement | result |", "|---|---|", *[f"| {name} | {value} |" for name, value in rows], "",
             "## Against the targets", "",
-            f"- Cold start of a one-host lint within 1.5× the dependency import: {ratio:.2f}× — "
-            + ("met" if ratio <= 1.5 else "not met") + " (a new process each time, the rule pack compiled "
-            f"by an earlier run; the first run after an install or a rule change compiles it: "
-            f"{cold.seconds / deps.seconds:.2f}×). The import is of all of pgvet's dependencies; a lint on a warm "
-            "cache imports none of them, typer neither: its start is Python's own, pgvet's modules and the rule "
-            "pack.",
-            *[f"- 500 hosts per second per core ({count} hosts, one process): {rate:.0f} — "
-              + ("met" if rate >= 500 else "not met") + f" ({per_cpu:.0f} per CPU-second)."
+            f"- A warm one-host lint within 1.5× the import of the dependencies it uses ({', '.join(used)}): "
+            f"{ratio:.2f}× — " + ("met" if ratio <= 1.5 else "not met") + " (a new process each time, the rule pack "
+            f"compiled by an earlier run; the first run after an install or a rule change compiles it: "
+            f"{cold.seconds / deps.seconds:.2f}×).",
+            *[f"- {TARGET_PER_CORE} hosts per second per core in {fmt} ({counts[0]} hosts, one process): "
+              f"{rate:.0f} per CPU-second — " + ("met" if rate >= TARGET_PER_CORE else "not met") + "."
+              for fmt, rate in per_format.items()],
+            *[f"- JSON Lines over {count} hosts, one process: {rate:.0f} hosts/s ({per_cpu:.0f} per CPU-second)."
               for count, (rate, per_cpu) in throughput.items()],
             f"- Memory flat in the number of hosts: {memory_verdict(peaks, arguments)}. Hosts are linted 16 at a "
             "time (all read, then all evaluated), and each is written to the reports, then dropped.",

@@ -40,12 +40,10 @@ from pgvet.report import ReportOptions
 from pgvet.report.jsonl import Writer
 from pgvet.snapshot.load import load_host
 from pgvet.run.suppress import suppress_inline
-from pgvet.snapshot.load import load_host
-from pgvet.run.suppress import suppress_inline
 
 stage, mode, directories = sys.argv[1], sys.argv[2], [Path(path) for path in sys.argv[3:]]
 run = LintRun(directories, LintOptions())
-plan = run.plan
+plan = run.linter
 writer = Writer(run, ReportOptions(), io.StringIO())
 for directory in directories[:3]:  # what a first host costs once (caches, lazy imports): in both runs
     writer.host(evaluate_host(plan.pack, load_host(directory, None, wanted=plan.wanted), plan=plan.rules,
@@ -59,6 +57,12 @@ elif stage == "evaluate the rules":
     if mode == "run":
         for host in hosts:
             evaluate_host(plan.pack, host, plan=plan.rules, host_cache={})
+elif stage == "plan the targets (fixes)":
+    hosts = [load_host(directory, None, wanted=plan.wanted) for directory in directories]
+    results = [evaluate_host(plan.pack, host, plan=plan.rules, host_cache={}) for host in hosts]
+    if mode == "run":
+        for host, result in zip(hosts, results):
+            plan.planner.fix_findings(result, plan.planner.plan(host, result))
 else:
     results = [evaluate_host(plan.pack, load_host(directory, None, wanted=plan.wanted), plan=plan.rules,
                              host_cache={}) for directory in directories]
@@ -67,7 +71,7 @@ else:
             suppress_inline(result, [])
             writer.host(result)
 """
-STAGES = ("read and parse the inputs", "evaluate the rules", "suppressions and JSON Lines")
+STAGES = ("read and parse the inputs", "evaluate the rules", "plan the targets (fixes)", "suppressions and JSON Lines")
 
 
 def instructions(arguments: list[str], cache: str) -> int:
