@@ -1,4 +1,4 @@
-"""PostgreSQL's shared memory: pgvet's estimate (rules/hugepages.yaml) against real servers."""
+"""PostgreSQL's shared memory: pgvet's estimate (rules/pgv1xx-kernel-memory.yaml) against real servers."""
 
 from __future__ import annotations
 
