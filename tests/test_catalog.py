@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pgvet.catalog import (
+from pgvet.pgparams import (
     NEWEST_MAJOR,
     SUPPORTED_MAJORS,
     Param,
@@ -16,8 +16,8 @@ from pgvet.catalog import (
     load_catalog,
     removed_parameter,
 )
-from pgvet.catalog.removed import REMOVALS, version_key
-from pgvet.catalog.units import InvalidValue, ParsedValue, format_native, parse_value
+from pgvet.pgparams.removed import REMOVALS, version_key
+from pgvet.pgparams.units import InvalidValue, ParsedValue, format_native, parse_value
 
 # Names that disappear between two generated catalogs without being removed from PostgreSQL: a
 # Debian patch (15 only) and a security fix that 16.2 predates (added in 16.4 and 17.0).
@@ -139,7 +139,7 @@ def test_did_you_mean_nothing_close_or_hidden(name: str) -> None:
 
 
 def test_edit_distance_with_a_limit_agrees_up_to_it() -> None:
-    from pgvet.catalog import _edit_distance
+    from pgvet.pgparams import _edit_distance
 
     words = ["", "a", "ab", "ba", "abc", "acb", "work_mem", "wrok_mem", "work_men", "shared_buffers", "shard_bufers"]
     for left, right in itertools.product(words, repeat=2):
@@ -151,7 +151,7 @@ def test_edit_distance_with_a_limit_agrees_up_to_it() -> None:
 
 def test_did_you_mean_is_worked_out_once_a_name() -> None:
     # a repository of hosts made from one template repeats its misspelt names: 50 ms each, host after host
-    from pgvet.catalog import _closest
+    from pgvet.pgparams import _closest
 
     catalog = load_catalog(16)
     did_you_mean("effective_io_concurency", catalog)
@@ -315,7 +315,7 @@ def test_parse_errors_worded_as_postgresql() -> None:
 
 
 def test_older_boot_values_are_valid_and_differ_from_12() -> None:
-    from pgvet.catalog.older import older_boot_values
+    from pgvet.pgparams.older import older_boot_values
 
     catalog = load_catalog(12)
     older = older_boot_values(10)

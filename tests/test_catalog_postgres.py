@@ -1,6 +1,6 @@
 """parse_value against real PostgreSQL servers: the same setting when accepted, the same error when not.
 
-One server per major for the whole session (scripts/gen_catalog.py's Server): ``set_config`` and a read
+One server per major for the whole session (scripts/gen_pgparams.py's Server): ``set_config`` and a read
 back in one statement for parameters a superuser session can change (so a tiny timeout cannot cancel the
 probe), ``postgres -C`` for postmaster/sighup ones and transaction_timeout.
 """
@@ -13,21 +13,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pgvet.catalog import Param, load_catalog
-from pgvet.catalog.units import InvalidValue, parse_value
+from pgvet.pgparams import Param, load_catalog
+from pgvet.pgparams.units import InvalidValue, parse_value
 
-gen_catalog = pytest.importorskip("gen_catalog")  # needs psycopg; tests/conftest.py puts scripts/ on the path
+gen_pgparams = pytest.importorskip("gen_pgparams")  # needs psycopg; tests/conftest.py puts scripts/ on the path
 
 pytestmark = pytest.mark.postgres
 
-_servers: dict[int, gen_catalog.Server] = {}
+_servers: dict[int, gen_pgparams.Server] = {}
 
 
 @pytest.fixture(scope="session")
-def servers() -> Iterator[Callable[[int], gen_catalog.Server]]:
-    def server(major: int) -> gen_catalog.Server:
+def servers() -> Iterator[Callable[[int], gen_pgparams.Server]]:
+    def server(major: int) -> gen_pgparams.Server:
         if major not in _servers:
-            _servers[major] = gen_catalog.Server(major)
+            _servers[major] = gen_pgparams.Server(major)
         return _servers[major]
 
     yield server
@@ -45,15 +45,15 @@ def setting_text(param: Param, native: int | float | bool | str) -> str:
     return str(native)
 
 
-def assert_agrees(server: gen_catalog.Server, param: Param, text: str) -> None:
+def assert_agrees(server: gen_pgparams.Server, param: Param, text: str) -> None:
     expected = server.set_value(param.name, text)
     try:
         parsed = parse_value(param, text)
     except InvalidValue as invalid:
-        assert isinstance(expected, gen_catalog.Rejection), f"{param.name}={text!r}: PostgreSQL accepts {expected!r}"
+        assert isinstance(expected, gen_pgparams.Rejection), f"{param.name}={text!r}: PostgreSQL accepts {expected!r}"
         assert (invalid.message, invalid.hint) == (expected.message, expected.hint), f"{param.name}={text!r}"
     else:
-        assert not isinstance(expected, gen_catalog.Rejection), \
+        assert not isinstance(expected, gen_pgparams.Rejection), \
             f"{param.name}={text!r}: PostgreSQL rejects it: {expected}, we read {parsed}"
         assert setting_text(param, parsed.native) == expected, f"{param.name}={text!r}"
 
@@ -125,7 +125,7 @@ _startup_settings = settings(max_examples=15, deadline=None, derandomize=True,
 
 
 @pytest.mark.parametrize("name", sorted(SESSION_PARAMS))
-def test_session_parameter_values_agree(pg_major: int, servers: Callable[[int], gen_catalog.Server],
+def test_session_parameter_values_agree(pg_major: int, servers: Callable[[int], gen_pgparams.Server],
                                         name: str) -> None:
     param = load_catalog(pg_major).params.get(name)
     if param is None:
@@ -141,7 +141,7 @@ def test_session_parameter_values_agree(pg_major: int, servers: Callable[[int], 
 
 
 @pytest.mark.parametrize("name", SESSION_ENUMS)
-def test_session_enum_values_agree(pg_major: int, servers: Callable[[int], gen_catalog.Server], name: str) -> None:
+def test_session_enum_values_agree(pg_major: int, servers: Callable[[int], gen_pgparams.Server], name: str) -> None:
     param = load_catalog(pg_major).params[name]
     server = servers(pg_major)
 
@@ -154,7 +154,7 @@ def test_session_enum_values_agree(pg_major: int, servers: Callable[[int], gen_c
 
 
 @pytest.mark.parametrize("name", STARTUP_PARAMS + STARTUP_ENUMS)
-def test_startup_parameter_values_agree(pg_major: int, servers: Callable[[int], gen_catalog.Server],
+def test_startup_parameter_values_agree(pg_major: int, servers: Callable[[int], gen_pgparams.Server],
                                         name: str) -> None:
     """postmaster and sighup parameters, through ``postgres -C`` (values without newlines)."""
     param = load_catalog(pg_major).params[name]
@@ -191,7 +191,7 @@ EDGE_CASES = {
 
 
 @pytest.mark.parametrize("name", sorted(EDGE_CASES))
-def test_edge_cases_agree(pg_major: int, servers: Callable[[int], gen_catalog.Server], name: str) -> None:
+def test_edge_cases_agree(pg_major: int, servers: Callable[[int], gen_pgparams.Server], name: str) -> None:
     params = load_catalog(pg_major).params
     if name not in params:
         pytest.skip(f"PostgreSQL {pg_major} has no {name}")

@@ -38,8 +38,8 @@ def _parse_conf(text: str, path: str) -> object:
 
 def _parse_conf_values(text: str, path: str) -> object:
     """postgresql.conf with every value read as its parameter's type and unit, as a host's lint reads them."""
-    from pgvet.catalog import load_catalog
-    from pgvet.catalog.units import InvalidValue, parse_value
+    from pgvet.pgparams import load_catalog
+    from pgvet.pgparams.units import InvalidValue, parse_value
     from pgvet.sources.pgconf import ConfSetting, parse_conf_text
 
     catalog = load_catalog(16)

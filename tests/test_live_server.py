@@ -205,9 +205,9 @@ def test_live_facts_of_a_real_server(collected: Collected) -> None:
 
 
 def test_live_values_match_the_catalogs_conversion(collected: Collected) -> None:
-    """Units converted from pg_settings agree with pgvet.catalog's parsing of the same text."""
-    from pgvet.catalog import load_catalog
-    from pgvet.catalog.units import parse_value
+    """Units converted from pg_settings agree with pgvet.pgparams's parsing of the same text."""
+    from pgvet.pgparams import load_catalog
+    from pgvet.pgparams.units import parse_value
 
     server = collected.server(collected.superuser)
     facts = live_facts(server)

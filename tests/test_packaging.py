@@ -27,7 +27,7 @@ def test_wheel_ships_rules_and_catalogs(tmp_path: Path) -> None:
     for name in rule_files:
         assert f"pgvet/_rules/{name}" in names
     for major in (15, 16, 17, 18):
-        assert f"pgvet/catalog/data/pg{major}.json" in names
+        assert f"pgvet/pgparams/data/pg{major}.json" in names
     # `pip install pgvet` gives all four uses: psycopg (collect, check) is no extra to know of
     [metadata] = [name for name in names if name.endswith(".dist-info/METADATA")]
     requires = [line.split(":", 1)[1].strip() for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()

@@ -19,11 +19,11 @@ import kernelsim
 import pgservers
 from conftest import FIXTURES
 from hostgen import Host, hosts
-from pgvet.catalog import load_catalog
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.fixfile import fix_host
 from pgvet.lint import LintOptions
+from pgvet.pgparams import load_catalog
 from pgvet.snapshot import load_host
 from validity_support.harness import Case, Judge
 

@@ -7,13 +7,13 @@ import dataclasses
 
 import pytest
 
-from pgvet.catalog import NEWEST_MAJOR, load_catalog
-from pgvet.catalog.units import InvalidValue, parse_value
 from pgvet.engine.evaluate import plan_rules
 from pgvet.engine.examples import example_host, run_example
 from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import Example, Rule
 from pgvet.engine.planner import Planner, Setting
+from pgvet.pgparams import NEWEST_MAJOR, load_catalog
+from pgvet.pgparams.units import InvalidValue, parse_value
 
 PACK = load_pack()
 PLANNER = Planner(PACK, plan_rules(PACK))

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pgvet.catalog import load_catalog
-from pgvet.catalog.units import parse_value
 from pgvet.engine.evaluate import evaluate_host
 from pgvet.engine.loader import load_pack
 from pgvet.findings import Finding, HostResult
+from pgvet.pgparams import load_catalog
+from pgvet.pgparams.units import parse_value
 from pgvet.snapshot import load_host
 
 KIB = 1024

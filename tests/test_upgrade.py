@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from pgvet.catalog import removed_parameter
-from pgvet.catalog.upgrade import default_changes
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.lint import LintOptions, lint
+from pgvet.pgparams import removed_parameter
+from pgvet.pgparams.upgrade import default_changes
 from pgvet.snapshot import load_host
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import require_postgres
-from pgvet.catalog import BUILD_OPTIONS, load_catalog
 from pgvet.lint import LintOptions, lint
+from pgvet.pgparams import BUILD_OPTIONS, load_catalog
 from validity_support.harness import OVERRIDES, Case, Judge, accepts, build_dependent_values
 
 

@@ -64,7 +64,7 @@ def run_lint(*, paths: list[Path] | None, output_format: list[str] | None, outpu
     if threshold not in SEVERITIES:
         raise UsageError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
     if upgrade_to is not None:
-        from pgvet.catalog import SUPPORTED_MAJORS
+        from pgvet.pgparams import SUPPORTED_MAJORS
 
         if upgrade_to not in SUPPORTED_MAJORS:
             raise UsageError(f"--upgrade-to must be a major version pgvet has a parameter catalog for "

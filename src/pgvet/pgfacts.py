@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING
 
 # Imported here, not in the functions: this module is itself imported at the first host's loading, and a
 # function's `from package import name` costs as much as building a fact (importlib's _handle_fromlist).
-from pgvet.catalog import (
+from pgvet.errors import ParseError
+from pgvet.facts import Fact, FactValue, HostFacts, Item, make_fact
+from pgvet.findings import quote_identifier
+from pgvet.pgparams import (
     BUILD_OPTIONS,
     NEWEST_MAJOR,
     SUPPORTED_MAJORS,
@@ -25,17 +28,14 @@ from pgvet.catalog import (
     load_catalog,
     removed_parameter,
 )
-from pgvet.catalog.units import InvalidValue, parse_value
-from pgvet.catalog.units import shown_value as _shown  # a value as SHOW writes it (drift items)
-from pgvet.errors import ParseError
-from pgvet.facts import Fact, FactValue, HostFacts, Item, make_fact
-from pgvet.findings import quote_identifier
+from pgvet.pgparams.units import InvalidValue, parse_value
+from pgvet.pgparams.units import shown_value as _shown  # a value as SHOW writes it (drift items)
 from pgvet.provenance import Located, Source
 from pgvet.sources.pgconf import load_conf
 
 if TYPE_CHECKING:
-    from pgvet.catalog import Catalog, Param
-    from pgvet.catalog.units import ParsedValue
+    from pgvet.pgparams import Catalog, Param
+    from pgvet.pgparams.units import ParsedValue
     from pgvet.snapshot import InputPath, SnapshotInputs
     from pgvet.sources.pgconf import ConfResult, ConfSetting
     from pgvet.sources.pgsettings import LiveFileSetting, LiveServer
@@ -157,7 +157,7 @@ def _default_change_items(host: HostFacts, catalog: Catalog) -> None:
     """One ``default_change`` item per parameter that no file sets (no ``setting`` item names it, under any
     of its names) and whose default differs between the host's version and the one it is judged as
     (``--upgrade-to``)."""
-    from pgvet.catalog.upgrade import default_changes
+    from pgvet.pgparams.upgrade import default_changes
 
     upgraded_from = host.facts["pg.upgraded_from"]
     source = int(upgraded_from.value)
@@ -374,7 +374,7 @@ def _wanted_default_facts(catalog_major: int, major: int, wanted: frozenset[str]
 @cache
 def _default_facts(catalog_major: int, major: int) -> tuple[Fact, ...]:
     """The boot values of a catalog as facts, computed once: facts are immutable, every host shares them."""
-    from pgvet.catalog.older import older_boot_values
+    from pgvet.pgparams.older import older_boot_values
 
     source = Source(DEFAULT_SOURCE_PATH)
     older = older_boot_values(major) if major < catalog_major else {}

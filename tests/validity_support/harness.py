@@ -27,8 +27,8 @@ from functools import cache
 from pathlib import Path
 
 import pgservers
-from pgvet.catalog import SUPPORTED_MAJORS, load_catalog
 from pgvet.lint import LintOptions, lint
+from pgvet.pgparams import SUPPORTED_MAJORS, load_catalog
 from pgvet.snapshot import SnapshotInputs
 
 # Settings this machine may not satisfy (memory, huge pages, sockets, paths, libraries, SSL files, log

@@ -30,14 +30,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-from pgvet.catalog import NEWEST_MAJOR, load_catalog
-from pgvet.catalog.units import InvalidValue, parse_value
 from pgvet.engine.derived import expand
 from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
 from pgvet.engine.expr import Env, EvalError, Value
 from pgvet.engine.pack import DerivedFormula, Rule, RulePack
 from pgvet.facts import Fact, FactValue, HostFacts, Item
 from pgvet.findings import Finding, HostResult
+from pgvet.pgparams import NEWEST_MAJOR, load_catalog
+from pgvet.pgparams.units import InvalidValue, parse_value
 from pgvet.provenance import Source
 from pgvet.sources.sysctl import PAIR_PARTNERS, sysctl_value
 

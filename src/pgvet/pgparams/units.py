@@ -16,7 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from pgvet.catalog import Param
+from pgvet.pgparams import Param
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1

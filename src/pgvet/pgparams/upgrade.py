@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from pgvet.catalog import SUPPORTED_MAJORS, Param, load_catalog
-from pgvet.catalog.older import older_boot_values
-from pgvet.catalog.units import InvalidValue, parse_value, shown_value
+from pgvet.pgparams import SUPPORTED_MAJORS, Param, load_catalog
+from pgvet.pgparams.older import older_boot_values
+from pgvet.pgparams.units import InvalidValue, parse_value, shown_value
 
 # Parameters a version added whose default makes the server behave differently from before, with the value
 # that behaves as their absence did: insert-driven autovacuum (13), hash tables' memory (13: 1 behaves as

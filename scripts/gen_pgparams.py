@@ -2,11 +2,11 @@
 
 For every installed major version (see ``pgservers``) this starts a server on a fresh cluster
 (Unix socket in a temporary directory, ``listen_addresses=''``), reads ``pg_settings`` and writes
-``src/pgvet/catalog/data/pgNN.json``: one object per parameter, sorted by name, one per line so a
+``src/pgvet/pgparams/data/pgNN.json``: one object per parameter, sorted by name, one per line so a
 regeneration diffs cleanly. Run it again after upgrading a server binary::
 
-    python scripts/gen_catalog.py            # every installed major
-    python scripts/gen_catalog.py 17 18      # some
+    python scripts/gen_pgparams.py            # every installed major
+    python scripts/gen_pgparams.py 17 18      # some
 
 What ``pg_settings`` does not tell, and how we learn it from the same server:
 
@@ -88,7 +88,7 @@ HIDDEN_PARAMS: dict[str, dict[str, Any]] = {
 
 # Values accepted only by builds made with an option (guc_tables.c's #ifdef USE_LZ4, USE_ZSTD,
 # IOMETHOD_IO_URING_ENABLED; the check hooks of ssl and bonjour): parameter, value, option (a key of
-# pgvet.catalog.BUILD_OPTIONS), first major with the value, and the listed value it follows in the builds
+# pgvet.pgparams.BUILD_OPTIONS), first major with the value, and the listed value it follows in the builds
 # that have it (None for a boolean).
 BUILD_DEPENDENT_VALUES: tuple[tuple[str, str, str, int, str | None], ...] = (
     ("default_toast_compression", "lz4", "lz4", 14, "pglz"),
