@@ -11,7 +11,7 @@ imports neither pgvet.cli nor typer.
 Anything it does not understand exactly — ``--help``, an unknown or abbreviated option, a missing
 value, a number out of range, a file name that is not valid UTF-8, a declaration it has no rule for —
 makes it step aside (``run`` returns False) and typer parses the command line as always, with its own
-messages. tests/test_fastcli.py checks that both give the command the same arguments.
+messages. tests/cli/test_fastcli.py checks that both give the command the same arguments.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ class Located(Generic[T_co]):
 
 # The __init__ a frozen dataclass is given sets each field through object.__setattr__, which costs a third of
 # the time of building the object; a host's inputs make a few hundred Sources and Locateds. These set the
-# slots through their descriptors instead: same objects, still frozen (tests/test_snapshot.py checks).
+# slots through their descriptors instead: same objects, still frozen (tests/inputs/test_snapshot.py checks).
 _SET_SOURCE_PATH = Source.__dict__["path"].__set__
 _SET_SOURCE_LINE = Source.__dict__["line"].__set__
 _SET_LOCATED_VALUE = Located.__dict__["value"].__set__

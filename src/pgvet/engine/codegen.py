@@ -4,7 +4,7 @@ The closures of ``Expr.function()`` cost a Python call per node, and a rule's co
 every host of a fleet, for every item of its scope: ``NOT setting.known`` is two calls as closures, one
 as generated code. The generated code keeps the closures' semantics to the letter — the same order of
 evaluation, the same short cuts on NULL, the same values and the same exceptions — and node kinds
-without a generator here run their closure from the generated code. tests/test_engine_codegen.py holds
+without a generator here run their closure from the generated code. tests/engine/test_engine_codegen.py holds
 the two to the same results on every expression of the rule pack and on generated ones.
 
 Only the tree's structure becomes source text: names of facts and texts appear as ``repr`` literals,
@@ -365,7 +365,7 @@ _GENERATORS: dict[type[Expr], Callable[[Any, _Source], str]] = {
 # values evaluated and formatted in one frame, instead of two calls a hole and a loop a template (a host's
 # twenty findings have about two hundred holes and values). It returns what make_finding's reference path
 # (engine/evaluate.py) computes, or raises; make_finding then takes the reference path, which raises the error
-# as a rule author reads it. tests/test_engine_codegen.py holds the two to the same findings.
+# as a rule author reads it. tests/engine/test_engine_codegen.py holds the two to the same findings.
 
 def _formatted(value: str, format_name: str | None) -> str:
     """render._render's formatting of one hole's value, inline."""

@@ -7,7 +7,7 @@ A host.yaml is a dozen ``key: value`` lines, and ruamel.yaml's pure-Python parse
 rest of a host's lint. ``_simple_yaml`` reads that plain form itself — top-level keys, one level of
 nested keys, whole numbers, true/false, texts that no YAML resolver could take for anything else —
 and gives the document ruamel.yaml would; anything else (quotes, lists, floats, anchors, tabs…) goes to
-ruamel.yaml. tests/test_hostfacts_simple.py holds both to the same results.
+ruamel.yaml. tests/inputs/test_hostfacts_simple.py holds both to the same results.
 """
 
 from __future__ import annotations

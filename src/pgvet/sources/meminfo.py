@@ -51,7 +51,7 @@ def _plain_rows() -> re.Pattern[str]:
     """A plain /proc/meminfo, as the kernel writes it, has only such lines (blanks and tabs for spaces, newlines
     for line breaks) and blank lines. Searched in the text after a '\n', the pattern gives one row per such line,
     empty for a blank one, so that a row's index is its line number (no newlines to count); a line of any other
-    form gives none, and the text is then read line by line (tests/test_sources_os.py holds the two readings
+    form gives none, and the text is then read line by line (tests/inputs/test_sources_os.py holds the two readings
     to the same results)."""
     return re.compile(r"\n[ \t]*+(?:([A-Za-z0-9_()]++):[ \t]++([0-9]++)(?:[ \t]++(kB))?+[ \t]*+)?+(?=\n|\Z)")
 

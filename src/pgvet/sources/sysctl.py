@@ -152,7 +152,7 @@ def parse_sysctl_output(text: str, path: str, keys: AbstractSet[str] | None = No
     """The output of Linux ``sysctl -a``: ``key = value`` per line; error lines are skipped.
 
     ``keys``: only these keys are returned, and the text is accepted or refused as without ``keys``
-    (tests/test_sources_os.py holds the two readings to the same results).
+    (tests/inputs/test_sources_os.py holds the two readings to the same results).
     """
     if keys:
         wanted = _wanted_values(text, path, keys)

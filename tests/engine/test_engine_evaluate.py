@@ -343,7 +343,7 @@ def test_a_hosts_findings_share_the_evidence_entries_of_its_host_wide_facts(tmp_
     writer writes it once); an item's fact is its item's (findings on two lines show each line's own)."""
     from pgvet.lint import LintOptions, lint
 
-    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures"
     repeats = tmp_path / "repeats"
     repeats.mkdir()
     (repeats / "postgresql.conf").write_text("work_mem = 1MB\nwork_mem = 2MB\nport = 5432\nport = 5433\n")
@@ -365,7 +365,7 @@ def test_hosts_evaluated_together_get_what_each_gets_alone(monkeypatch: pytest.M
     from pgvet.engine import evaluate
     from pgvet.snapshot import load_host
 
-    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures"
     pack = load_pack([])
     names = ("big-server", "small-vm", "well-tuned", "config-repo")
 

@@ -229,7 +229,7 @@ def test_named_pipes_never_hang(tmp_path: Path) -> None:
 @pytest.mark.parametrize("command", [["facts"], ["lint"], ["fix"], ["explain", "PGV101"], ["rules"]])
 def test_standard_output_on_a_full_disk(command: list[str]) -> None:
     # `> /dev/full`: each was an OSError traceback
-    fixture = Path(__file__).parents[1] / "fixtures" / "big-server"
+    fixture = Path(__file__).parents[2] / "fixtures" / "big-server"
     arguments = command if command[0] in ("explain", "rules") else [*command, str(fixture)]
     with open("/dev/full", "w") as full:
         done = subprocess.run([sys.executable, "-m", "pgvet", *arguments], stdout=full, stderr=subprocess.PIPE,
@@ -241,7 +241,7 @@ def test_standard_output_on_a_full_disk(command: list[str]) -> None:
 @pytest.mark.parametrize("fmt", ["concise", "json", "sarif"])
 def test_a_report_file_on_a_full_disk_is_named(fmt: str) -> None:
     # a short report is buffered and only fails when its file is closed: that was said of standard output
-    fixture = Path(__file__).parents[1] / "fixtures" / "small-vm"
+    fixture = Path(__file__).parents[2] / "fixtures" / "small-vm"
     done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(fixture), "--format", fmt, "--output",
                            "/dev/full"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr[-2000:]

@@ -19,7 +19,7 @@ from pgvet.engine.schema import json_schema
 from pgvet.errors import RulePackError
 from pgvet.provenance import Source
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

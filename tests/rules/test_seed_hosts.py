@@ -162,6 +162,6 @@ def test_seed_hosts_say_where_they_come_from() -> None:
 
 
 def test_seed_hosts_document_is_current() -> None:
-    text = (Path(__file__).resolve().parent.parent / "docs" / "seed-hosts.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "seed-hosts.md").read_text(encoding="utf-8")
     for host in sorted(path.name for path in SEEDS.iterdir() if path.is_dir()):
         assert f"`{host}`" in text, f"docs/seed-hosts.md does not discuss {host}"

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from pgvet import cli, fastcli
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 def typer_arguments(argv: list[str]) -> dict[str, Any]:

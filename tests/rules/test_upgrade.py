@@ -1,7 +1,7 @@
 """pgvet lint --upgrade-to N: a host's files judged as PostgreSQL N would read them (issue #28, part 4).
 
 The verdicts against real servers (every corpus file that starts on 12, 13 or 14 and that pgvet says starts
-on N starts on a real N) are in tests/test_validity_differential.py; here, what the check reports."""
+on N starts on a real N) are in tests/differential/test_validity_differential.py; here, what the check reports."""
 
 from __future__ import annotations
 

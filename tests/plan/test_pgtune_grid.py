@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from test_plan_fixpoint import check_fixpoint
 
 import pgtune
 import pgtune_hosts
@@ -26,7 +27,6 @@ from pgvet.findings import Finding, HostResult
 from pgvet.lint import LintOptions, lint
 from pgvet.provenance import Source
 from pgvet.snapshot import load_host
-from test_plan_fixpoint import check_fixpoint
 
 GRID = grid()
 MARGIN = 0.05  # PGV530's default margin, a share of the RAM

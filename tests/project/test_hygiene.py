@@ -15,8 +15,8 @@ def test_a_session_leaves_nothing_in_the_temporary_directory(tmp_path: Path) -> 
     temporary.mkdir()
     environ = {key: value for key, value in os.environ.items() if key != "PGVET_CACHE_DIR"}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           f"--basetemp={tmp_path / 'base'}", "tests/test_rules_examples.py", "-k", "PGV101",
-                           "tests/test_fastcli.py::test_lint_starts_without_typer_pydantic_or_rich"],
+                           f"--basetemp={tmp_path / 'base'}", "tests/rules/test_rules_examples.py", "-k", "PGV101",
+                           "tests/cli/test_fastcli.py::test_lint_starts_without_typer_pydantic_or_rich"],
                           cwd=PROJECT, capture_output=True, text=True, timeout=600, check=False,
                           env={**environ, "TMPDIR": str(temporary)})
     assert done.returncode == 0, done.stdout[-3000:]

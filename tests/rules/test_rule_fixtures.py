@@ -2,7 +2,7 @@
 
 fixtures/rules/<rule id>-<name>/ holds the fewest input files that make the rule's case; the README there
 shows what pgvet says on each (scripts/rule_fixtures.py writes it). fixtures/well-tuned, where nothing
-fires, is the passing example of all of them (tests/test_rules_catalogue.py).
+fires, is the passing example of all of them (tests/rules/test_rules_catalogue.py).
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ def test_hosts_summary_errors_and_quiet_findings(samples: Samples, tmp_path: Pat
         {"name": "reporting-db", "path": "config-repo",
          "counts": {"error": 1, "warning": 0, "info": 1}, "warnings": []},
     ]
-    fleet = document["summary"].pop("fleet")  # tests/test_report_fleet.py checks it
+    fleet = document["summary"].pop("fleet")  # tests/reports/test_report_fleet.py checks it
     assert document["summary"] == {"hosts": 3, "hosts_failed": 1, "error": 2, "warning": 3, "info": 2,
                                    "suppressed": 1, "baseline": 1, "not_evaluated": 1}
     assert fleet["hosts_with_errors"] == 2

@@ -4,7 +4,7 @@ or pgvet's own error (a message with file and line, exit code 2) — never anoth
 Seeds are the fixtures' files (and the shared corpus when present); each is mutated with a seeded random
 generator (bit flips, cuts, insertions, duplicated and huge lines, NUL bytes, invalid UTF-8, deep nesting).
 The budget is PGVET_FUZZ_SECONDS per parser (default 1.5, what CI runs); set it higher to fuzz longer.
-An input that breaks the contract is written to tests/fuzz_regressions/ when PGVET_FUZZ_SAVE=1, and every
+An input that breaks the contract is written to tests/robustness/fuzz_regressions/ when PGVET_FUZZ_SAVE=1, and every
 file there is replayed by test_regressions (docs/robustness.md).
 """
 
@@ -25,7 +25,7 @@ from conftest import FIXTURES
 from pgvet.errors import PgvetError
 
 REGRESSIONS = Path(__file__).parent / "fuzz_regressions"
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 SECONDS = float(os.environ.get("PGVET_FUZZ_SECONDS", "1.5"))
 CALL_TIMEOUT = 5.0  # seconds one parse may take, whatever the input (inputs stay under a few MB here)
 
@@ -121,7 +121,7 @@ derived:
 def seeds(parser: str) -> list[str]:
     """The seed texts of a parser: fixture files, a few corpus files, and a minimal text."""
     if parser == "rules":
-        return [RULE_SEED, (Path(__file__).parents[1] / "rules" / "pgv9xx-live.yaml").read_text()]
+        return [RULE_SEED, (Path(__file__).parents[2] / "rules" / "pgv9xx-live.yaml").read_text()]
     patterns = PARSERS[parser][1]
     found: list[Path] = []
     for root in (FIXTURES, CORPUS):
@@ -198,7 +198,7 @@ def check_contract(parser: str, text: str) -> None:
             REGRESSIONS.mkdir(exist_ok=True)
             (REGRESSIONS / name).write_bytes(text.encode("utf-8", "surrogateescape"))
         pytest.fail(f"{parser} raised {type(error).__name__}: {error} on {text[:200]!r}… "
-                    f"(PGVET_FUZZ_SAVE=1 keeps it as tests/fuzz_regressions/{name})")
+                    f"(PGVET_FUZZ_SAVE=1 keeps it as tests/robustness/fuzz_regressions/{name})")
 
 
 @pytest.mark.parametrize("parser", sorted(PARSERS))
@@ -225,8 +225,9 @@ def test_hostile_texts(parser: str) -> None:
         check_contract(parser, text)
 
 
-# issue #25's probes, each quadratic, exponential or explosive somewhere once (tests/test_bounds.py): an alias bomb,
-# a line of suppression starts, lines of " on " and " type " and of parentheses, long quoted values, '%'s
+# issue #25's probes, each quadratic, exponential or explosive somewhere once (tests/robustness/test_bounds.py):
+# an alias bomb, a line of suppression starts, lines of " on " and " type " and of parentheses, long quoted
+# values, '%'s
 ISSUE_25_TEXTS = (
     "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"a{level}: &a{level} [{', '.join([f'*a{level - 1}'] * 9)}]\n" for level in range(1, 12)),

@@ -28,7 +28,7 @@ from pgvet.findings import Fix
 from pgvet.provenance import Source
 from pgvet.snapshot import load_host
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 SOURCE = Source("test.conf", 1)
 
 
