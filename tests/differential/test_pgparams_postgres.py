@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from pgvet.pgparams import Param, load_catalog
 from pgvet.pgparams.units import InvalidValue, parse_value
 
-gen_pgparams = pytest.importorskip("gen_pgparams")  # needs psycopg; tests/conftest.py puts scripts/ on the path
+# gen_pgparams needs psycopg (and its libpq); tests/conftest.py puts scripts/ on the path
+gen_pgparams = pytest.importorskip("gen_pgparams", exc_type=ImportError)
 
 pytestmark = pytest.mark.postgres
 

@@ -23,6 +23,7 @@ from conftest import require_postgres
 from livepg import LiveCluster, running_cluster
 
 pytestmark = pytest.mark.postgres
+pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
 
 PASSWORD = "Ch3ck-S3cret-quux"
 MAJOR = 15  # Debian's, what CI always installs (12 would not reload primary_conninfo)

@@ -21,6 +21,7 @@ from conftest import require_postgres
 from livepg import running_cluster
 
 pytestmark = pytest.mark.postgres
+pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
 
 MAJOR = min(pgservers.SUPPORTED_MAJORS)
 NOBODY = 65534  # an OS user that is neither root nor the server's

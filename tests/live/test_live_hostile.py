@@ -42,6 +42,8 @@ from pgvet.errors import InputError
 from pgvet.live.commands import collect_command
 from pgvet.sources.pgsettings import live_facts, parse_pg_settings_json
 
+pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
+
 OS_FILES = {"meminfo.txt", "sysctl.txt", "lscpu.txt", "mounts.txt", "sysfs.txt"}
 MAJOR = 15  # Debian's, what CI always installs (12 would not reload primary_conninfo)
 

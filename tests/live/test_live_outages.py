@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 import pgservers
@@ -26,6 +25,7 @@ from pgvet.lint import LintOptions, lint
 from pgvet.live.commands import collect_command
 
 pytestmark = pytest.mark.postgres
+psycopg = pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
 
 MAJOR = min(pgservers.SUPPORTED_MAJORS)
 PASSWORD = "Outage-Watch-3r"

@@ -26,6 +26,7 @@ from pgvet.provenance import Located, Source
 from pgvet.sources.pgsettings import LiveServer, live_facts, parse_pg_settings_json
 
 pytestmark = pytest.mark.postgres
+pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
 
 MONITOR_PASSWORD = "Mon1tor-S3cret-xyzzy"
 PLAIN_PASSWORD = "Pl41n-S3cret-plugh"
