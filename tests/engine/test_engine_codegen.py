@@ -152,6 +152,7 @@ fact_values = st.fixed_dictionaries({
 })
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.one_of(booleans, numbers, texts), fact_values)
 def test_random_expressions_agree(text: str, values: dict[str, object]) -> None:

@@ -127,6 +127,7 @@ def test_the_grid_covers_every_pair_of_values() -> None:
     assert pools == {(ram, kernel) for ram in (8, 16, 32, 64, 128, 256, 512) for kernel in ("heuristic", "strict")}
 
 
+@pytest.mark.slow  # the grid linted (the module's fixture, once)
 def test_every_warning_on_pgtunes_output_is_one_the_dba_would_act_on(linted: list[Linted]) -> None:
     wrong = []
     for item in linted:
@@ -153,11 +154,13 @@ INFOS = {
 }
 
 
+@pytest.mark.slow  # the grid linted (the module's fixture, once)
 def test_infos_on_pgtunes_output_are_the_known_ones(linted: list[Linted]) -> None:
     found = {rule_id for item in linted for rule_id in item.findings("info")}
     assert found <= INFOS.keys(), found - INFOS.keys()
 
 
+@pytest.mark.slow  # the grid linted (the module's fixture, once)
 def test_a_verdict_never_hangs_on_the_rams_rounding_but_at_a_rules_threshold(linted: list[Linted]) -> None:
     # MemTotal 2 % under or over the RAM typed into pgtune: a verdict that differs is one whose quantity is at
     # the rule's own threshold on both hosts (the rounding moves it by about 4 % of the RAM).
@@ -183,6 +186,7 @@ def test_a_verdict_never_hangs_on_the_rams_rounding_but_at_a_rules_threshold(lin
     assert not flips, flips
 
 
+@pytest.mark.slow  # the grid linted (the module's fixture, once)
 def test_no_two_rules_ask_for_different_work_mem(linted: list[Linted]) -> None:
     for item in linted:
         asked = {finding.rule_id: finding.fix.postgresql["work_mem"] for finding in item.result.findings
@@ -211,6 +215,7 @@ def test_pgvets_pgtune_work_mem_is_what_pgtune_writes(db_type: pgtune.DbType) ->
         assert suggested.value == pgtune.work_mem_kb(inputs) * 1024, inputs
 
 
+@pytest.mark.slow  # the grid linted (the module's fixture, once)
 def test_pgtunes_work_mem_in_messages_is_pgtunes_to_the_rams_rounding(linted: list[Linted]) -> None:
     for item in linted:
         for finding in item.result.findings:
@@ -243,6 +248,7 @@ def test_the_work_mem_fix_is_what_the_budget_needs_never_less(linted: list[Linte
         assert values["derived.pg_memory_peak"].value <= values["derived.memory_limit"].value
 
 
+@pytest.mark.slow  # the grid linted (the module's fixture, once)
 def test_docs_give_the_grids_verdicts(linted: list[Linted]) -> None:
     text = (PROJECT / "docs" / "pgtune.md").read_text(encoding="utf-8")
     table = summary([(item.host, item.result) for item in linted])

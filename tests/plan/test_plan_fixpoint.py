@@ -109,6 +109,7 @@ def _invariants(before: Path, after: Path) -> None:
         assert facts["sysctl.vm.nr_hugepages"].value > 0, "a fix removed a huge page pool"
 
 
+@pytest.mark.slow
 @settings(max_examples=int(os.environ.get("PGVET_FIXPOINT_EXAMPLES", "60")), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(hosts())

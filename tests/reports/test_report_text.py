@@ -256,6 +256,7 @@ def test_texts_are_wrapped_as_rich_wraps_them(plain: str, width: int, cut: bool)
     assert _plain_lines(text, console, width) == [line.plain for line in wrapped]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(message=_texts(1), subject=st.one_of(st.none(), _texts()), fix_text=st.one_of(st.none(), _texts()),
        value=_texts(), width=st.integers(min_value=1, max_value=200), verbose=st.booleans(),
