@@ -45,6 +45,7 @@ def _corpus(major: int) -> tuple[Verdict, ...]:
     return corpus_verdicts(major)
 
 
+@pytest.mark.slow  # a server started on each file of the corpus
 def test_corpus_verdicts_match_postgresql(pg_major: int) -> None:
     verdicts = _corpus(pg_major)
     disagreements = [verdict.describe() for verdict in verdicts if not verdict.agrees]
@@ -55,6 +56,7 @@ def test_corpus_verdicts_match_postgresql(pg_major: int) -> None:
         assert (started, len(verdicts) - started) == RECORDED[pg_major]
 
 
+@pytest.mark.slow  # the corpus's verdicts, shared with the test above, and those of older majors
 def test_upgrade_check_says_which_files_start_on_the_new_version(pg_major: int) -> None:
     """pgvet lint --upgrade-to N on the corpus files that start on 12, 13 or 14 (real servers of those versions):
     every file pgvet says starts on N starts on a real N, and every one it says does not is refused."""
