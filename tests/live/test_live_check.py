@@ -247,7 +247,7 @@ def _run_on_terminal(args: list[str], answers: list[str], cwd: Path) -> tuple[in
     return code, seen.decode(errors="replace")
 
 
-@pytest.mark.slow  # here the dialogue ran to its 90 s deadline
+@pytest.mark.slow  # a whole dialogue on a pseudo-terminal, with a real cluster
 def test_questions_on_a_terminal_and_saved_answers(tmp_path: Path) -> None:
     require_postgres(MAJOR)
     with running_cluster(MAJOR) as cluster:
