@@ -8,7 +8,7 @@ the server is started (``huge_pages = off``) and the size of the anonymous share
 the whole of CalculateShmemSize's sum since 12 (the System V segment beside it is a small header), is read
 from the postmaster's ``/proc/PID/maps``, to the byte; its grid is kept to what this machine can start.
 
-The estimate is the derived fact ``derived.shared_memory_estimate`` of rules/hugepages.yaml, evaluated by
+The estimate is the derived fact ``derived.shared_memory_estimate`` of rules/pgv1xx-kernel-memory.yaml, evaluated by
 pgvet's engine on a host whose postgresql.conf holds the settings: this script holds no model of its own. It
 draws random settings (every setting that sizes shared memory varies), measures them and
 
@@ -19,7 +19,7 @@ draws random settings (every setting that sizes shared memory varies), measures 
     python scripts/calibrate_shmem.py --per-unit 14      # the bytes each unit of each setting adds on 14
 
 ``--constants`` prints, per version, the interval of ``derived.shared_memory_fixed`` (the structures no
-setting sizes) within which the estimate equals every measurement: rules/hugepages.yaml carries its top,
+setting sizes) within which the estimate equals every measurement: rules/pgv1xx-kernel-memory.yaml carries its top,
 so that the estimate errs high when it errs. An empty interval means a term of the model is wrong.
 """
 

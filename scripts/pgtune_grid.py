@@ -5,7 +5,7 @@ table of verdicts that docs/pgtune.md holds.
     python scripts/pgtune_grid.py DIR         # and keep the hosts in DIR, to lint one: pgvet lint DIR/<host>
 
 The hosts and the table come from tests/pgtune_hosts.py (pgtune itself is tests/pgtune.py);
-tests/test_pgtune_grid.py holds each verdict to its reason and checks that docs/pgtune.md has this table.
+tests/plan/test_pgtune_grid.py holds each verdict to its reason and checks that docs/pgtune.md has this table.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     python scripts/rule_fixtures.py > fixtures/rules/README.md
 
-tests/test_rule_fixtures.py checks that the committed README is what this prints, so the table always shows
+tests/rules/test_rule_fixtures.py checks that the committed README is what this prints, so the table always shows
 the findings pgvet gives today, and that each host fires the rule it was built for.
 """
 

@@ -17,6 +17,9 @@ SHARED = PROJECT.parent / "shared"
 CORPUS = SHARED / "corpus"
 FIXTURES = PROJECT / "fixtures"
 
+# The tests are in one folder per layer (tests/engine, tests/live…); the helpers they share (fakepg, livepg,
+# hostgen, kernelsim, pgtune, …) stay here, importable by name from every folder, as are the scripts.
+sys.path.insert(0, str(PROJECT / "tests"))
 sys.path.insert(0, str(PROJECT / "scripts"))
 
 import pgservers  # noqa: E402
@@ -32,7 +35,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _SESSION_CACHE.append(tempfile.mkdtemp(prefix="pgvet-test-cache-"))
         os.environ["PGVET_CACHE_DIR"] = _SESSION_CACHE[0]
     # --jobs is tested on fleets of a few hosts: two a process start the pool (a real run needs hundreds for the
-    # processes to pay, run.workers.JOBS_MIN_HOSTS; tests/test_lint_cli.py holds that default)
+    # processes to pay, run.workers.JOBS_MIN_HOSTS; tests/cli/test_lint_cli.py holds that default)
     os.environ.setdefault("PGVET_JOBS_MIN_HOSTS", "2")
 
 

@@ -1,5 +1,5 @@
 """Hosts a DBA configured with pgtune (tests/pgtune.py): snapshot directories with pgtune's postgresql.conf, on a
-sane Linux kernel, for the grid of tests/test_pgtune_grid.py and docs/pgtune.md.
+sane Linux kernel, for the grid of tests/plan/test_pgtune_grid.py and docs/pgtune.md.
 
 What the DBA has beside pgtune's file:
 
@@ -19,7 +19,7 @@ What the DBA has beside pgtune's file:
 
 The grid: every RAM, CPU count and connection count of the issue (432 combinations), each with a type of
 application, a storage, a PostgreSQL version, a database size, a kernel and a pool drawn so that every pair of
-their values meets (tests/test_pgtune_grid.py checks it), and both MemTotals: 864 hosts.
+their values meets (tests/plan/test_pgtune_grid.py checks it), and both MemTotals: 864 hosts.
 """
 
 from __future__ import annotations

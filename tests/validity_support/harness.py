@@ -12,7 +12,7 @@ the file's, yet PostgreSQL still parses the file and validates every line of it 
 machine. A build that lacks SSL, Bonjour or a time zone database judges those lines by the build, not by
 the file: on such a build (probed once, :func:`build_lacks`) the lines are taken out too, and so are the
 values that need a build option it lacks (the catalog's ``build_options``: ``wal_compression = lz4`` on a
-build without lz4), which pgvet judges as the mainstream builds do (tests/test_validity_build.py).
+build without lz4), which pgvet judges as the mainstream builds do (tests/differential/test_validity_build.py).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from functools import cache
 from pathlib import Path
 
 import pgservers
-from pgvet.catalog import SUPPORTED_MAJORS, load_catalog
+from pgvet.pgparams import SUPPORTED_MAJORS, load_catalog
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
 from pgvet.snapshot.discovery import SnapshotInputs

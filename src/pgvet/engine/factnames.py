@@ -73,7 +73,7 @@ _SYSCTL_KEY = re.compile(r"[A-Za-z0-9_.\-/*:@]+")
 def _catalog_types() -> dict[str, FactType] | None:
     """pg.<name> → type from the parameter catalogs (newest major wins), or None without a catalog."""
     try:
-        from pgvet.catalog import SUPPORTED_MAJORS, load_catalog
+        from pgvet.pgparams import SUPPORTED_MAJORS, load_catalog
     except ImportError:
         return None
     types: dict[str, FactType] = {}

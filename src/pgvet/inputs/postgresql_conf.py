@@ -149,7 +149,7 @@ class ConfResult:
 # Bytes 0x80-0xFF are letters for PostgreSQL's lexer, so any non-ASCII character is one. Each class is
 # written as the negation of the ASCII characters it lacks: one class is a fast loop in re, where
 # `[A-Za-z_]|[^\x00-\x7f]` was an alternation tried at every character, and a \x80-\U0010ffff range
-# is slow to compile at every start. tests/test_pgconf.py checks them against every code point.
+# is slow to compile at every start. tests/inputs/test_pgconf.py checks them against every code point.
 _LETTER = r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_] or non-ASCII
 _ID_CHAR = r"[^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_0-9] or non-ASCII
 _UNQUOTED_CHAR = r"[^\x00-\x2c\x3b-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_0-9\-._:/] or non-ASCII

@@ -13,11 +13,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pgvet import __version__
-from pgvet.catalog import SUPPORTED_MAJORS
 from pgvet.engine.loader import load_pack
 from pgvet.errors import InputError, UsageError
 from pgvet.findings import HostError, HostResult, LintResult
 from pgvet.output_file import any_private
+from pgvet.pgparams import SUPPORTED_MAJORS
 from pgvet.report import HostWriter, ReportOptions, default_format, destinations, writer_factory
 from pgvet.report.files import ReportFile
 from pgvet.report.progress import progress_bar

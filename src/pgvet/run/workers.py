@@ -66,7 +66,7 @@ def usable_cpus() -> int:
 _WORKER_LINTER: list[Linter] = []  # a worker process's plan, made once by _start_worker
 
 
-# A host makes thousands of containers and no reference cycle (tests/test_report_fleet.py holds a lint to none):
+# A host makes thousands of containers and no reference cycle (tests/reports/test_report_fleet.py holds a lint to none):
 # its objects are freed by their reference counts, and each pass of the cycle collector finds nothing while it
 # walks the hosts of the batch still in use. A pass every 20 000 new containers rather than CPython's 700 (or
 # the 5 000 of before, 3 % of a 1 000-host lint's time) takes 0.5 %; a cycle that some input still makes is

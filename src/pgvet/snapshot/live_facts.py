@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pgvet.catalog import Catalog, Param
-from pgvet.catalog.units import InvalidValue, parse_value
-from pgvet.catalog.units import shown_value as _shown  # a value as SHOW writes it (drift items)
 from pgvet.findings import quote_identifier
 from pgvet.inputs.pg_settings import LiveFileSetting, LiveServer, live_facts
 from pgvet.inputs.postgresql_conf import ConfResult
+from pgvet.pgparams import Catalog, Param
+from pgvet.pgparams.units import InvalidValue, parse_value
+from pgvet.pgparams.units import shown_value as _shown  # a value as SHOW writes it (drift items)
 from pgvet.provenance import Source
 from pgvet.snapshot.facts import DEFAULT_SOURCE_PATH, Fact, FactValue, HostFacts, Item, make_fact
 

@@ -14,7 +14,9 @@ from functools import cache, lru_cache
 from operator import itemgetter
 from pathlib import Path
 
-from pgvet.catalog import (
+from pgvet.inputs.postgresql_conf import ConfResult, ConfSetting, load_conf
+from pgvet.inputs.reading import read_text
+from pgvet.pgparams import (
     BUILD_OPTIONS,
     NEWEST_MAJOR,
     SUPPORTED_MAJORS,
@@ -24,11 +26,9 @@ from pgvet.catalog import (
     load_catalog,
     removed_parameter,
 )
-from pgvet.catalog.older import older_boot_values
-from pgvet.catalog.units import InvalidValue, ParsedValue, parse_value
-from pgvet.catalog.upgrade import default_changes
-from pgvet.inputs.postgresql_conf import ConfResult, ConfSetting, load_conf
-from pgvet.inputs.reading import read_text
+from pgvet.pgparams.older import older_boot_values
+from pgvet.pgparams.units import InvalidValue, ParsedValue, parse_value
+from pgvet.pgparams.upgrade import default_changes
 from pgvet.provenance import Located, Source
 from pgvet.snapshot.discovery import InputPath, SnapshotInputs
 from pgvet.snapshot.facts import DEFAULT_SOURCE_PATH, Fact, FactValue, HostFacts, Item, make_fact

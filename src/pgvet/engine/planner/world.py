@@ -8,12 +8,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pgvet.catalog import NEWEST_MAJOR, load_catalog
-from pgvet.catalog.units import InvalidValue, parse_value
 from pgvet.engine.pack import DerivedFormula
 from pgvet.engine.planner.target import Pin, Setting
 from pgvet.engine.runtime import Env, EvalError
 from pgvet.inputs.sysctl import PAIR_PARTNERS, sysctl_value
+from pgvet.pgparams import NEWEST_MAJOR, load_catalog
+from pgvet.pgparams.units import InvalidValue, parse_value
 from pgvet.provenance import Source
 from pgvet.snapshot.facts import Fact, FactValue, HostFacts, Item
 

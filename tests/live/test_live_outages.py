@@ -1,0 +1,209 @@
+"""Outage checks, each on a real cluster brought into that state and read by a pg_monitor role: transaction ID
+and multixact age past their freeze limits (held back by an open transaction), a replication slot retaining WAL,
+an old prepared transaction, a session idle in a transaction, an invalid index; pg_db_role_setting judged per
+role and database. The 2-billion limit cannot be reached on a real cluster in a test: its arithmetic is checked
+on a fake server's answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pgservers
+from conftest import require_postgres
+from fakepg import FakeServer, Rows, answers_with, standard_answers
+from livepg import running_cluster
+from pgvet.live.commands import collect_command
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
+
+pytestmark = pytest.mark.postgres
+psycopg = pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
+
+MAJOR = min(pgservers.SUPPORTED_MAJORS)
+PASSWORD = "Outage-Watch-3r"
+# The thresholds lowered so that a test cluster reaches them (the defaults hold on production servers).
+CONFIG = """
+[params.PGV958]
+ratio = 1.0
+[params.PGV959]
+ratio = 1.0
+[params.PGV961]
+minimum = "1MB"
+[params.PGV962]
+max_age = 0
+[params.PGV963]
+max_idle = 0
+"""
+MB = 1024 * 1024
+
+
+def pgvet(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pgvet", *args], capture_output=True, text=True, timeout=180,
+                          env={**os.environ, "NO_COLOR": "1", "COLUMNS": "120"})
+
+
+@dataclass(frozen=True)
+class Checked:
+    document: dict[str, Any]  # pgvet check --format json, as the pg_monitor role
+    text: str  # the same as a text report
+    holder_pid: int
+
+    def findings(self, rule_id: str) -> list[dict[str, Any]]:
+        return [finding for finding in self.document["findings"] if finding["rule_id"] == rule_id]
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Checked]:
+    require_postgres(MAJOR)
+    config = tmp_path_factory.mktemp("outages") / "pgvet.toml"
+    config.write_text(CONFIG)
+    settings = {"max_prepared_transactions": "4", "autovacuum_freeze_max_age": "100000",
+                "autovacuum_multixact_freeze_max_age": "10000"}
+    with running_cluster(MAJOR, settings) as cluster:
+        cluster.sql(f"CREATE ROLE watcher LOGIN PASSWORD '{PASSWORD}' IN ROLE pg_monitor")
+        cluster.sql("CREATE TABLE locked (id int PRIMARY KEY); INSERT INTO locked VALUES (1)")
+        cluster.sql("CREATE TABLE ledger (id int)")
+        # A transaction left open, idle: it holds an old transaction ID and a share lock, so vacuum can freeze
+        # nothing newer — ages then grow with what the cluster consumes.
+        holder = psycopg.connect(cluster.dsn())
+        holder.execute("SELECT id FROM locked WHERE id = 1 FOR SHARE")
+        holder.execute("SELECT txid_current()")
+        holder_pid = holder.info.backend_pid
+        # Past autovacuum_freeze_max_age (100 000) and autovacuum_multixact_freeze_max_age (10 000): every
+        # iteration a transaction ID, and a multixact (the row shared with the holder's lock).
+        cluster.sql("""CREATE PROCEDURE consume(n int) LANGUAGE plpgsql AS $$
+                       BEGIN FOR i IN 1..n LOOP
+                         PERFORM id FROM locked WHERE id = 1 FOR SHARE; COMMIT;
+                       END LOOP; END $$""")
+        cluster.sql("CALL consume(12000)")
+        cluster.sql("CREATE PROCEDURE burn(n int) LANGUAGE plpgsql AS $$ "
+                    "BEGIN FOR i IN 1..n LOOP PERFORM txid_current(); COMMIT; END LOOP; END $$")
+        cluster.sql("CALL burn(100000)")
+        # An inactive slot reserving WAL from now, then some WAL.
+        cluster.sql("SELECT pg_create_physical_replication_slot('gone_standby', true)")
+        cluster.sql("INSERT INTO ledger SELECT generate_series(1, 100000)")
+        cluster.sql("SELECT pg_switch_wal()")
+        # A prepared transaction its manager forgot.
+        with psycopg.connect(cluster.dsn()) as preparer:
+            preparer.execute("INSERT INTO ledger VALUES (0)")
+            preparer.execute("PREPARE TRANSACTION 'forgotten-2pc'")
+            preparer.commit()
+        # A failed CREATE INDEX CONCURRENTLY leaves an invalid index.
+        cluster.sql("CREATE TABLE dupes (x int); INSERT INTO dupes VALUES (1), (1)")
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            cluster.sql("CREATE UNIQUE INDEX CONCURRENTLY dupes_x ON dupes (x)")
+        # Settings of a role and of a database (pg_db_role_setting): the monitoring role's own work_mem
+        # must not become the server's.
+        cluster.sql("ALTER ROLE watcher SET work_mem = '2GB'")
+        cluster.sql("ALTER DATABASE postgres SET enable_nestloop = off")
+        try:
+            dsn = cluster.dsn("watcher", PASSWORD)
+            document = json.loads(pgvet("check", "--dsn", dsn, "--no-input", "--format", "json", "--config",
+                                        str(config)).stdout)
+            text = pgvet("check", "--dsn", dsn, "--no-input", "--config", str(config)).stdout
+        finally:
+            holder.close()
+            cluster.sql("ROLLBACK PREPARED 'forgotten-2pc'")
+    yield Checked(document, text, holder_pid)
+
+
+def test_transaction_id_age_past_autovacuum_freeze_max_age(checked: Checked) -> None:
+    ages = {finding["subject"]: finding for finding in checked.findings("PGV958")}
+    postgres = ages["postgres"]
+    assert postgres["values"]["autovacuum_freeze_max_age"] == 100000
+    assert postgres["values"]["xid_age"] > 100000
+    assert postgres["values"]["left"] == 2**31 - 1 - 3000000 - postgres["values"]["xid_age"]
+    assert "VACUUM (FREEZE" in postgres["fix"]["text"]
+
+
+def test_multixact_age_past_its_freeze_max_age(checked: Checked) -> None:
+    ages = {finding["subject"]: finding for finding in checked.findings("PGV959")}
+    assert ages["postgres"]["values"]["mxid_age"] > 10000
+    assert ages["postgres"]["values"]["autovacuum_multixact_freeze_max_age"] == 10000
+
+
+def test_inactive_slot_retaining_wal(checked: Checked) -> None:
+    [slot] = checked.findings("PGV961")
+    assert slot["subject"] == "gone_standby" and slot["values"]["active"] is False
+    assert slot["values"]["retained"] > MB
+    if MAJOR >= 13:
+        assert slot["values"]["max_slot_wal_keep_size"] == -1
+    else:  # the setting came in 13: nothing caps the slot, and the message says so
+        assert slot["values"]["max_slot_wal_keep_size"] is None
+        assert "before PostgreSQL 13 nothing caps it" in slot["message"]
+    assert slot["values"]["wal_filesystem_free"] > 0  # pgvet runs as root on the server's host
+    assert "pg_drop_replication_slot('gone_standby')" in slot["fix"]["text"]
+
+
+def test_old_prepared_transaction(checked: Checked) -> None:
+    [prepared] = checked.findings("PGV962")
+    assert prepared["subject"] == "forgotten-2pc" and prepared["values"]["database"] == "postgres"
+    assert "ROLLBACK PREPARED 'forgotten-2pc'" in prepared["fix"]["text"]
+
+
+def test_session_idle_in_a_transaction(checked: Checked) -> None:
+    sessions = {finding["subject"]: finding for finding in checked.findings("PGV963")}
+    idle = sessions[f"pid {checked.holder_pid}"]
+    assert idle["values"]["user"] == "postgres" and idle["values"]["xmin_age"] > 100000
+    assert idle["fix"]["postgresql"] == {"idle_in_transaction_session_timeout": "10min"}
+    assert f"pg_terminate_backend({checked.holder_pid})" in idle["fix"]["text"]
+
+
+def test_invalid_index(checked: Checked) -> None:
+    [index] = checked.findings("PGV964")
+    assert index["subject"] == "public.dupes_x" and index["values"] == {"table": "dupes", "database": "postgres"}
+
+
+def test_outage_risks_have_their_section(checked: Checked) -> None:
+    section = checked.text.split("== Outage risks ==")[1].split("\n== ")[0]
+    for rule_id in ("PGV958", "PGV959", "PGV961", "PGV962", "PGV963", "PGV964"):
+        assert rule_id in section
+
+
+def test_settings_of_roles_and_databases_are_judged_at_their_scope(checked: Checked) -> None:
+    """ALTER ROLE watcher SET work_mem = '2GB' is pgvet's own session's: the memory rules judge the server's
+    4 MB, and PGV538 names the role; ALTER DATABASE postgres SET enable_nestloop = off is a finding for that
+    database."""
+    [budget] = [finding for finding in checked.document["findings"] if finding["rule_id"] == "PGV530"] or [None]
+    assert budget is None  # the server-wide 4 MB fits
+    [role] = checked.findings("PGV538")
+    assert role["subject"] == "work_mem for role watcher"
+    assert role["values"]["value"] == 2 * 1024 * MB and role["values"]["server_value"] == 4 * MB
+    assert "ALTER ROLE watcher RESET work_mem" in role["fix"]["text"]
+    [planner] = checked.findings("PGV709")
+    assert planner["subject"] == "enable_nestloop for database postgres"
+    assert "ALTER DATABASE postgres RESET enable_nestloop" in planner["fix"]["text"]
+    assert not [finding for finding in checked.document["findings"] if finding["rule_id"] in ("PGV531", "PGV705")]
+
+
+def test_wraparound_arithmetic_near_the_limit(tmp_path: Path) -> None:
+    """Two billion transactions cannot be consumed in a test: a fake server answers the ages, and PGV960 counts
+    what is left before PostgreSQL refuses writes."""
+    answers = standard_answers()
+    answers["FROM pg_database d"] = Rows(answers_rows_of_database(), (
+        ("postgres", "7500000", "0", "0", "900", "100", "2100000000", "5"),
+        ("app", "7500000", "0", "0", "900", "100", "1000", "1700000000")))
+    with FakeServer(answers_with(answers)) as server:
+        snapshot = collect_command(tmp_path / "fake", server.dsn())
+    [host] = lint([snapshot], LintOptions()).hosts
+    near = {finding.subject: finding for finding in host.findings if finding.rule_id == "PGV960"}
+    assert near["postgres"].values["left"] == 2**31 - 1 - 3_000_000 - 2_100_000_000 == 44_483_647
+    assert near["app"].values["left"] == 2**31 - 1 - 3_000_000 - 1_700_000_000
+    assert near["postgres"].severity == "error"
+    assert "transaction IDs old" in near["postgres"].message and "multixacts old" in near["app"].message
+
+
+def answers_rows_of_database() -> tuple[tuple[str, int], ...]:
+    from fakepg import INT4, INT8, TEXT
+
+    return (("datname", TEXT), ("size", INT8), ("temp_files", INT8), ("temp_bytes", INT8), ("blks_hit", INT8),
+            ("blks_read", INT8), ("age", INT4), ("mxid_age", INT4))

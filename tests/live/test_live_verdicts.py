@@ -1,0 +1,130 @@
+"""The verdicts issue #29 found wrong, each on a real cluster brought into that state: temporary files of an
+index build, swappiness without swap, PGV111's and PGV603's OK lines, kernel findings' provenance, PGV405
+beside PGV406, and PGV416 beside PGV955 before and after the restart."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pgservers
+from conftest import require_postgres
+from livepg import LiveCluster, running_cluster
+
+pytestmark = pytest.mark.postgres
+pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
+
+MAJOR = min(pgservers.SUPPORTED_MAJORS)
+
+
+def pgvet(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pgvet", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "NO_COLOR": "1", "COLUMNS": "120"})
+
+
+@dataclass(frozen=True)
+class Checked:
+    text: str  # the check report, while shared_buffers waits for a restart
+    document: dict[str, Any]  # the same, JSON
+    restarted: dict[str, Any]  # JSON, after the restart
+
+    def findings(self, rule_id: str, document: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        return [finding for finding in (document or self.document)["findings"] if finding["rule_id"] == rule_id]
+
+
+def _reloaded(cluster: LiveCluster, query: str, expected: list[tuple[Any, ...]]) -> None:
+    cluster.sql("SELECT pg_reload_conf()")
+    deadline = time.monotonic() + 20
+    while cluster.sql(query) != expected:
+        assert time.monotonic() < deadline, f"{query} never returned {expected}"
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def checked() -> Iterator[Checked]:
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR) as cluster:
+        # Temporary files from a parallel index build only: no query spills.
+        cluster.sql("CREATE TABLE big AS SELECT g, md5(g::text) AS h FROM generate_series(1, 200000) g")
+        cluster.sql("SET maintenance_work_mem = '1MB'; SET max_parallel_maintenance_workers = 2; "
+                    "CREATE INDEX ON big (h)")
+        # Set in postgresql.conf and by ALTER SYSTEM (PGV406, not PGV405), and twice in postgresql.conf (PGV405).
+        with (cluster.data / "postgresql.conf").open("a") as conf:
+            conf.write("checkpoint_timeout = '10min'\ncheckpoint_timeout = '15min'\n")
+        cluster.sql("ALTER SYSTEM SET max_wal_size = '2GB'")
+        # A restart-only change by ALTER SYSTEM, waiting.
+        cluster.sql("ALTER SYSTEM SET shared_buffers = '64MB'")
+        _reloaded(cluster, "SELECT pending_restart FROM pg_settings WHERE name = 'shared_buffers'", [(True,)])
+        text = pgvet("check", "--dsn", cluster.dsn(), "--no-input").stdout
+        document = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json").stdout)
+        cluster.restart()
+        restarted = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json").stdout)
+    yield Checked(text, document, restarted)
+
+
+def test_temporary_files_of_an_index_build_do_not_blame_work_mem(checked: Checked) -> None:
+    [temp] = checked.findings("PGV951")
+    assert temp["values"]["temp_files"] >= 1 and temp["values"]["maintenance_work_mem"] == 64 * 1024 * 1024
+    message = " ".join(temp["message"].split())
+    assert "maintenance_work_mem" in message and "CREATE INDEX" in message
+    assert "maintenance_work_mem" in temp["fix"]["text"]
+
+
+def test_swappiness_is_not_judged_without_swap(checked: Checked) -> None:
+    if any(line.split()[1] != "0" for line in Path("/proc/meminfo").read_text().splitlines()
+           if line.startswith("SwapTotal:")):
+        pytest.skip("this machine has swap")
+    assert not checked.findings("PGV130")
+    assert "PGV130" not in checked.text
+
+
+def test_no_ok_line_claims_huge_pages_are_used(checked: Checked) -> None:
+    if int(Path("/proc/sys/vm/nr_hugepages").read_text()) > 0:
+        pytest.skip("this machine reserves huge pages")
+    # huge_pages = try and no pool: the server runs without huge pages; PGV111 (a pool too small) does not apply.
+    assert "PGV111" not in checked.text
+
+
+def test_synchronous_commit_ok_line_shows_synchronous_commit(checked: Checked) -> None:
+    [line] = [line for line in checked.text.splitlines() if "PGV603" in line]
+    assert line.startswith("[OK]") and "synchronous_commit = on" in line
+
+
+def test_kernel_findings_name_the_kernel_files(checked: Checked) -> None:
+    """A temporary snapshot's places name where they were read: /proc/sys for a sysctl value, not a line of
+    postgresql.conf that a derived value read far down its chain."""
+    kernel = [finding for finding in checked.document["findings"]
+              if finding["evidence"] and finding["evidence"][0]["fact"].startswith("sysctl.")]
+    if not kernel:
+        pytest.skip("no kernel setting deserves a finding on this machine")
+    blocks = checked.text.split("\n\n")
+    for finding in kernel:
+        key = finding["evidence"][0]["fact"].removeprefix("sysctl.")
+        assert (finding["path"], finding["line"]) == ("/proc/sys/" + key.replace(".", "/"), None)
+        [block] = [block for block in blocks if f"{finding['rule_id']} {finding['title']}" in block]
+        assert f"at     {finding['path']}" in block
+        assert "postgresql.conf" not in block and "pg_settings.json" not in block
+
+
+def test_a_line_alter_system_overrides_is_not_a_repeat(checked: Checked) -> None:
+    # initdb writes both in postgresql.conf, ALTER SYSTEM in postgresql.auto.conf
+    assert {finding["subject"] for finding in checked.findings("PGV406")} == {"max_wal_size", "shared_buffers"}
+    [repeat] = checked.findings("PGV405")
+    assert repeat["subject"] == "checkpoint_timeout" and repeat["values"]["occurrences"] == 2
+
+
+def test_restart_pending_is_said_once_and_not_after_the_restart(checked: Checked) -> None:
+    [pending] = checked.findings("PGV955")
+    assert pending["subject"] == "shared_buffers" and pending["path"].endswith("postgresql.auto.conf")
+    assert not checked.findings("PGV416")  # offline only: PGV955 says it on a live server
+    assert not [finding for finding in checked.restarted["findings"]
+                if finding["rule_id"] in ("PGV416", "PGV955", "PGV903") and finding["subject"] == "shared_buffers"]

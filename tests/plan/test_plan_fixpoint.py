@@ -1,0 +1,128 @@
+"""The fix is one target, and a fixpoint: lint → `fix --write` → the kernel applies the files and the host reboots
+(kernelsim) → lint again: no finding with a fix is left, nothing new appears, and a second fix changes nothing.
+
+On every bundled host (examples, rule fixtures, seed hosts) and on hosts drawn by hypothesis (hostgen).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import kernelsim
+from conftest import FIXTURES
+from hostgen import Host, hosts
+from pgvet.engine.derived import derived_values
+from pgvet.engine.loader import load_pack
+from pgvet.findings import HostResult
+from pgvet.fix.writer import fix_host
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
+from pgvet.snapshot.load import load_host
+
+BUNDLED = sorted([FIXTURES / "big-server", FIXTURES / "small-vm", FIXTURES / "well-tuned", FIXTURES / "config-repo",
+                  *(path for path in (FIXTURES / "seeds").iterdir() if path.is_dir()),
+                  *(path for path in (FIXTURES / "rules").iterdir() if path.is_dir())])
+
+
+def _lint(host: Path) -> HostResult:
+    result = lint([host], LintOptions())
+    assert not result.errors, result.errors
+    return result.hosts[0]
+
+
+def _files(host: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(host)): path.read_bytes() for path in sorted(host.rglob("*"))
+            if path.is_file() and not path.name.endswith(".bak")}
+
+
+def _keys(result: HostResult) -> set[tuple[str, str | None]]:
+    return {(finding.rule_id, finding.subject) for finding in result.findings}
+
+
+def check_fixpoint(host: Path) -> None:
+    """Fix the host, apply it as the kernel would, and hold it to the fixpoint's three promises. What fires on the
+    host once rebooted without the fix (a pool the running kernel could not find all of, reserved whole at boot)
+    is no finding of the fix's."""
+    before = _lint(host)
+    rebooted = host.parent / f"{host.name}-rebooted"
+    shutil.copytree(host, rebooted)
+    kernelsim.apply_and_reboot(rebooted)
+    known = _keys(before) | _keys(_lint(rebooted))
+    _, outcome = fix_host(host, LintOptions(), write_files=True)
+    assert outcome is not None
+    # what could not be written (no postgresql.conf to add a line to, a value of postgresql.auto.conf) stays to do
+    left = {entry.split(" ", 1)[0].rstrip(":") for entry in outcome.left}
+    kernelsim.apply_and_reboot(host)
+    after = _lint(host)
+    still = [(finding.rule_id, {**finding.fix.sysctl, **finding.fix.postgresql}) for finding in after.findings
+             if set(finding.fix.sysctl) | set(finding.fix.postgresql) - left]
+    assert not still, f"findings with a fix left after the fix: {still}"
+    new = [(finding.rule_id, finding.subject, finding.message) for finding in after.findings
+           if (finding.rule_id, finding.subject) not in known]
+    assert not new, f"the fix made findings appear: {new}"
+    written = _files(host)
+    _, second = fix_host(host, LintOptions(), write_files=True)
+    assert second is not None
+    changed = [name for name, data in _files(host).items() if written.get(name) != data]
+    assert not changed, f"a second fix changed {changed}"
+
+
+@pytest.mark.parametrize("bundled", BUNDLED, ids=lambda path: path.name)
+def test_the_fix_of_every_bundled_host_is_a_fixpoint(bundled: Path, tmp_path: Path) -> None:
+    host = tmp_path / bundled.name
+    shutil.copytree(bundled, host)
+    check_fixpoint(host)
+
+
+def _invariants(before: Path, after: Path) -> None:
+    """What the target promises beyond the rules: computed on the host after the fix, as the kernel shows it, and
+    held against the host rebooted without it."""
+    kernelsim.apply_and_reboot(before)
+    pack = load_pack()
+    names = {"commit_limit", "commit_limit_floor", "hugetlb_pool", "kernel_mem_total", "os_memory_floor",
+             "hugepages_available", "hugepages_needed", "dirtyable_memory_max", "dirty_bytes_effective"}
+    old_host, new_host = load_host(before), load_host(after)
+    old = {name: fact.value for name, fact in derived_values(pack, old_host, {f"derived.{n}" for n in names}).items()}
+    new = {name: fact.value for name, fact in derived_values(pack, new_host, {f"derived.{n}" for n in names}).items()}
+    facts = new_host.facts
+    if facts["sysctl.vm.overcommit_memory"].value == 2 and new.get("derived.commit_limit_floor") is not None:
+        old_limit = old["derived.commit_limit"] if old_host.facts["sysctl.vm.overcommit_memory"].value == 2 else None
+        assert (new["derived.commit_limit"] >= new["derived.commit_limit_floor"]
+                or (old_limit is not None and new["derived.commit_limit"] >= old_limit)), "CommitLimit starves the host"
+    if new["derived.hugetlb_pool"] > old["derived.hugetlb_pool"]:
+        assert new["derived.kernel_mem_total"] - new["derived.hugetlb_pool"] >= new["derived.os_memory_floor"]
+    if facts.get("pg.huge_pages") is not None and facts["pg.huge_pages"].value == "on" and (
+            old_host.facts["pg.huge_pages"].value != "on" or old.get("derived.hugepages_available", 0)
+            >= old.get("derived.hugepages_needed", 0)):
+        assert new["derived.hugepages_available"] >= new["derived.hugepages_needed"], "PostgreSQL would not start"
+    for name in ("max_connections", "max_worker_processes", "max_wal_senders", "max_prepared_transactions",
+                 "max_locks_per_transaction"):
+        assert facts[f"pg.{name}"].value >= old_host.facts[f"pg.{name}"].value, f"{name} lowered"
+    assert new["derived.dirty_bytes_effective"] <= max(0.1 * new["derived.dirtyable_memory_max"],
+                                                       old["derived.dirty_bytes_effective"]) + 4096
+    if facts["sysctl.vm.nr_hugepages"].value != old_host.facts["sysctl.vm.nr_hugepages"].value:
+        assert facts["sysctl.vm.nr_hugepages"].value > 0, "a fix removed a huge page pool"
+
+
+@pytest.mark.slow
+@settings(max_examples=int(os.environ.get("PGVET_FIXPOINT_EXAMPLES", "60")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hosts())
+def test_the_fix_of_any_host_is_a_safe_fixpoint(generated: Host) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        host, original = Path(directory) / "host", Path(directory) / "original"
+        for root in (host, original):
+            root.mkdir()
+            for name, text in generated.files.items():
+                (root / name).write_text(text)
+        try:
+            check_fixpoint(host)
+            _invariants(original, host)
+        except AssertionError as error:
+            raise AssertionError(f"{error}\nhost: {generated.description}") from None

@@ -1,0 +1,248 @@
+"""Hostile snapshots through the real command line: a message naming the file, a documented exit code,
+bounded time and memory, never a traceback, nothing read outside the host without saying so."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+GIB = 1024**3
+
+
+def lint(host: Path) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(host), "--format", "concise"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    return done, time.monotonic() - started
+
+
+def host(tmp_path: Path, **files: str) -> Path:
+    directory = tmp_path / "host"
+    directory.mkdir()
+    (directory / "host.yaml").write_text("pg_version: 16\n")
+    for name, text in files.items():
+        (directory / name.replace("__", ".")).write_text(text)
+    return directory
+
+
+def sound(output: str) -> bool:
+    """No traceback, and no "internal error": pgvet's word for a bug of its own met on a host, reported as that
+    host's error (the run goes on, so the exit code alone does not show it)."""
+    return "Traceback" not in output and "internal error" not in output
+
+
+def assert_clean(done: subprocess.CompletedProcess[str], *, code: int, mentions: str) -> None:
+    output = done.stdout + done.stderr
+    assert sound(output), output[-2000:]
+    assert done.returncode == code, output[-2000:]
+    assert mentions in output, output[-2000:]
+
+
+@pytest.mark.parametrize("name", ["postgresql.conf", "sysctl.txt", "meminfo.txt"])
+def test_one_gigabyte_file(tmp_path: Path, name: str) -> None:
+    directory = host(tmp_path)
+    with (directory / name).open("wb") as handle:
+        handle.truncate(GIB)  # sparse: no disk used
+    # The child reports its own peak: VmHWM of its memory map (ru_maxrss would carry the forking pytest's
+    # peak across exec, and RUSAGE_CHILDREN the largest of every earlier child).
+    measured = ("import re, runpy, sys\n"
+                f"sys.argv = ['pgvet', 'lint', {str(directory)!r}, '--format', 'concise']\n"
+                "try:\n    runpy.run_module('pgvet', run_name='__main__')\n"
+                "finally:\n    status = open('/proc/self/status').read()\n"
+                "    print('MAXRSS', re.search(r'VmHWM:\\s+(\\d+)', status).group(1), file=sys.stderr)\n")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", measured], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "NO_COLOR": "1"})
+    seconds = time.monotonic() - started
+    peak_kib = int(done.stderr.rsplit("MAXRSS", 1)[1].split()[0])
+    assert_clean(done, code=2, mentions=name)
+    output = done.stdout + done.stderr
+    assert "more than pgvet reads" in output or "pgvet does not read it" in output
+    assert seconds < 30 and peak_kib < 200 * 1024  # never read into memory
+
+
+def test_symlink_loop_and_link_outside(tmp_path: Path) -> None:
+    directory = host(tmp_path, postgresql__conf="include 'loop.conf'\nshared_buffers = '1GB'\n")
+    (directory / "loop.conf").symlink_to(directory / "loop2.conf")
+    (directory / "loop2.conf").symlink_to(directory / "loop.conf")
+    (directory / "sysctl.txt").symlink_to("/etc/passwd")
+    done, _ = lint(directory)
+    output = done.stdout + done.stderr
+    assert sound(output) and done.returncode in (1, 2), output
+    assert "loop.conf" in output and "symbolic links" in output
+    assert "root:x:0:0" not in output  # /etc/passwd was not read into a report
+
+
+def test_include_outside_is_reported_once_and_plainly(tmp_path: Path) -> None:
+    directory = host(tmp_path, postgresql__conf="include '/etc/passwd'\n")
+    done, _ = lint(directory)
+    finding = next(line for line in done.stdout.splitlines() if "PGV408" in line)
+    assert finding.endswith("(resolves to /etc/passwd); not read: pgvet does not follow paths outside the "
+                            "directory it lints.")
+    assert (done.stdout + done.stderr).count("resolves to /etc/passwd") == 1  # not a WARNING input line besides
+
+
+def test_include_outside_has_one_fingerprint_in_every_checkout(tmp_path: Path) -> None:
+    # the message holds the absolute path of the include; the fingerprint (baselines, tickets, code scanning)
+    # must be the same wherever the repository is checked out
+    from pgvet.run.lint import lint as lint_hosts
+    from pgvet.run.options import LintOptions
+
+    fingerprints = []
+    for checkout in ("laptop", "ci/runner/work"):
+        repository = tmp_path / checkout
+        (repository / "common").mkdir(parents=True)
+        (repository / "common" / "x.conf").write_text("work_mem = 8MB\n")
+        (repository / "db").mkdir()
+        (repository / "db" / "postgresql.conf").write_text("include '../common/x.conf'\n")
+        result = lint_hosts([repository / "db"], LintOptions())
+        [finding] = [finding for finding in result.hosts[0].findings if finding.rule_id == "PGV408"]
+        assert str(repository) in finding.message and finding.subject == "../common/x.conf"
+        fingerprints.append(finding.fingerprint)
+    assert fingerprints[0] == fingerprints[1]
+
+
+def test_include_chain_too_deep_and_cycle(tmp_path: Path) -> None:
+    directory = host(tmp_path, postgresql__conf="include 'c1.conf'\n")
+    for depth in range(1, 50):
+        (directory / f"c{depth}.conf").write_text(f"include 'c{depth + 1}.conf'\n")
+    (directory / "c50.conf").write_text("work_mem = '4MB'\n")
+    done, _ = lint(directory)
+    assert sound(done.stdout + done.stderr)
+    assert done.returncode in (1, 2) and "PGV407" in done.stdout + done.stderr
+    assert "c10.conf" in done.stdout + done.stderr or "nest" in (done.stdout + done.stderr).lower()
+
+    (tmp_path / "cycle").mkdir()
+    cyclic = host(tmp_path / "cycle", postgresql__conf="include 'a.conf'\n")
+    (cyclic / "a.conf").write_text("include 'postgresql.conf'\n")
+    done, _ = lint(cyclic)
+    assert sound(done.stdout + done.stderr) and "PGV407" in done.stdout
+
+
+def test_directory_where_a_file_is_expected(tmp_path: Path) -> None:
+    directory = host(tmp_path)
+    (directory / "meminfo.txt").mkdir()
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(directory), "--format", "text"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert sound(done.stdout + done.stderr)
+    assert "meminfo.txt: refused, it is not a regular file" in done.stdout + done.stderr
+
+
+def test_binary_junk_in_every_input(tmp_path: Path) -> None:
+    rng = random.Random(8)
+    directory = tmp_path / "junk"
+    directory.mkdir()
+    for name in ("postgresql.conf", "postgresql.auto.conf", "sysctl.txt", "meminfo.txt", "lscpu.txt", "mounts.txt",
+                 "sysfs.txt", "host.yaml", "pg_settings.json"):
+        (directory / name).write_bytes(rng.randbytes(20_000))
+    done, seconds = lint(directory)
+    assert sound(done.stdout + done.stderr)
+    assert done.returncode == 2 and seconds < 30
+
+
+def test_yaml_bombs(tmp_path: Path) -> None:
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + level)}: &{chr(98 + level)} [*{chr(97 + level)}, *{chr(97 + level)}, *{chr(97 + level)}, "
+        f"*{chr(97 + level)}, *{chr(97 + level)}, *{chr(97 + level)}, *{chr(97 + level)}, *{chr(97 + level)}]\n"
+        for level in range(8))
+    directory = host(tmp_path)
+    (directory / "host.yaml").write_text(bomb)
+    done, seconds = lint(directory)
+    assert_clean(done, code=2, mentions="host.yaml")
+    assert seconds < 30
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "bomb.yaml").write_text("rules: " + "[" * 10_000 + "\n")
+    done = subprocess.run([sys.executable, "-m", "pgvet", "rules", "--rules", str(rules)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "bomb.yaml:1" in done.stderr and sound(done.stderr)
+
+
+def test_yaml_library_warnings_stay_off_stderr(tmp_path: Path) -> None:
+    # an anchor defined twice is YAML pgvet reads; ruamel.yaml would print a warning with its source lines
+    directory = tmp_path / "anchors"
+    directory.mkdir()
+    (directory / "host.yaml").write_text("cpus: &a 4\nram: &a 8GB\n")
+    done, _ = lint(directory)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_file_name_not_utf8(tmp_path: Path) -> None:
+    directory = host(tmp_path)
+    os.makedirs(os.fsencode(str(directory / "sysctl.d")), exist_ok=True)
+    with open(os.fsencode(str(directory / "sysctl.d")) + b"/\xff\xfe.conf", "wb") as handle:
+        handle.write(b"vm.swappiness = 60\n")
+    done, _ = lint(directory)
+    assert sound(done.stdout + done.stderr) and done.returncode in (0, 1), done.stderr
+
+
+def test_directory_name_not_utf8_in_report_files(tmp_path: Path) -> None:
+    # the host's name and paths carry the bytes as surrogates: report files escape them as standard output does
+    directory = os.fsencode(str(tmp_path)) + b"/db-\xff"
+    os.makedirs(directory)
+    with open(directory + b"/sysctl.txt", "wb") as handle:
+        handle.write(b"vm.swappiness = 60\n")
+    formats = ["json", "jsonl", "sarif", "junit", "gitlab", "text", "concise"]
+    command = [sys.executable, "-m", "pgvet", "lint", os.fsdecode(directory)]
+    for fmt in formats:
+        command += ["--format", fmt, "--output", str(tmp_path / f"out.{fmt}")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert sound(done.stderr) and done.returncode == 1, done.stderr[-2000:]
+    assert all(sound((tmp_path / f"out.{fmt}").read_text(encoding="utf-8")) for fmt in formats)
+    document = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert document["hosts"][0]["name"] == "db-\udcff"  # JSON's own escape, as ensure_ascii would write it
+    assert "PGV130" in (tmp_path / "out.concise").read_text(encoding="utf-8")
+    baseline = subprocess.run([sys.executable, "-m", "pgvet", "baseline", "create", os.fsdecode(directory),
+                               "--output", str(tmp_path / "baseline.json")], capture_output=True, text=True,
+                              timeout=120)
+    assert sound(baseline.stderr) and baseline.returncode == 0, baseline.stderr[-2000:]
+
+
+def test_named_pipes_never_hang(tmp_path: Path) -> None:
+    # an include that is a named pipe no program writes to: opening it would wait forever
+    directory = host(tmp_path, postgresql__conf="include 'pipe.conf'\nshared_buffers = '1GB'\n")
+    os.mkfifo(directory / "pipe.conf")
+    done, seconds = lint(directory)
+    assert_clean(done, code=1, mentions='"pipe.conf": not a regular file')
+    assert seconds < 30
+    # the same pipe given as an input: refused after a wait, not read as an empty sysctl -a
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "--sysctl", str(directory / "pipe.conf"),
+                           "--format", "concise"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "NO_COLOR": "1"})
+    assert_clean(done, code=2, mentions="a pipe no program wrote to in 5 s")
+    # a pipe with a program writing to it (`--sysctl <(…)`) is read to its end
+    writer = subprocess.Popen(["sh", "-c", f"sleep 0.5; echo 'vm.swappiness = 60' > {directory / 'pipe.conf'}"])
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "--sysctl", str(directory / "pipe.conf"),
+                           "--format", "concise"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "NO_COLOR": "1"})
+    writer.wait(timeout=30)
+    assert_clean(done, code=1, mentions="PGV130")
+
+
+@pytest.mark.parametrize("command", [["facts"], ["lint"], ["fix"], ["explain", "PGV101"], ["rules"]])
+def test_standard_output_on_a_full_disk(command: list[str]) -> None:
+    # `> /dev/full`: each was an OSError traceback
+    fixture = Path(__file__).parents[2] / "fixtures" / "big-server"
+    arguments = command if command[0] in ("explain", "rules") else [*command, str(fixture)]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "pgvet", *arguments], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    assert sound(done.stderr) and done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr == "pgvet: error: cannot write standard output: No space left on device\n"
+
+
+@pytest.mark.parametrize("fmt", ["concise", "json", "sarif"])
+def test_a_report_file_on_a_full_disk_is_named(fmt: str) -> None:
+    # a short report is buffered and only fails when its file is closed: that was said of standard output
+    fixture = Path(__file__).parents[2] / "fixtures" / "small-vm"
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(fixture), "--format", fmt, "--output",
+                           "/dev/full"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr == "pgvet: error: cannot write /dev/full: No space left on device\n"
