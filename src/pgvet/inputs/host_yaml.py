@@ -2,6 +2,12 @@
 
 Loaded safely (ruamel.yaml's round-trip loader: plain mappings, lists and scalars only, with line
 numbers); a misspelt key is an error with a did-you-mean, never silently ignored.
+
+A host.yaml is a dozen ``key: value`` lines, and ruamel.yaml's pure-Python parser took longer than the
+rest of a host's lint. ``_simple_yaml`` reads that plain form itself — top-level keys, one level of
+nested keys, whole numbers, true/false, texts that no YAML resolver could take for anything else —
+and gives the document ruamel.yaml would; anything else (quotes, lists, floats, anchors, tabs…) goes to
+ruamel.yaml. tests/inputs/test_host_yaml_plain.py holds both to the same results.
 """
 
 from __future__ import annotations
@@ -48,8 +54,82 @@ def parse_size(value: object) -> int | None:
     return round(size) if math.isfinite(size) else None  # 1e400 GB: no size
 
 
+class _Mapping(dict[str, Any]):
+    """A mapping read by _simple_yaml, with the 1-based line of each key."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.key_lines: dict[str, int] = {}
+
+
+_SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# ruamel.yaml gives 0 as its own ScalarInt: left to it, and so are numbers too long to be any count or size
+_SIMPLE_INTEGER = re.compile(r"[1-9][0-9]{0,17}")
+_SIMPLE_SIZE = re.compile(r"[0-9]+(?:\.[0-9]+)? ?(?:[kKMGT]i?B|[kKMGT]|B)")  # 64GB: no resolver's number
+_SIMPLE_TEXT = re.compile(r"[A-Za-z/_][A-Za-z0-9_./@+-]*(?: [A-Za-z0-9_./@+-]+)*")
+_RESOLVED_WORDS = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", "n"})  # any case: ruamel's
+
+
+def _simple_scalar(text: str) -> object:
+    """The value of a plain scalar, or the _Mapping class itself when it is not plainly a number or a text."""
+    if text in ("true", "false"):
+        return text == "true"
+    if _SIMPLE_INTEGER.fullmatch(text):
+        return int(text)
+    if _SIMPLE_SIZE.fullmatch(text) or (_SIMPLE_TEXT.fullmatch(text) and text.lower() not in _RESOLVED_WORDS):
+        return text
+    return _Mapping
+
+
+def _simple_yaml(text: str) -> _Mapping | None:
+    """The document, when it is only ``key: value`` lines and one level of nested keys; else None."""
+    if "\t" in text or "\r" in text or text.startswith("\ufeff"):
+        return None
+    document = _Mapping()
+    nested: _Mapping | None = None
+    indent = 0
+    for number, line in enumerate(text.split("\n"), 1):
+        entry = line.lstrip(" ")
+        if not entry or entry.startswith("#"):
+            continue  # blank lines and comments end no block
+        key, colon, rest = entry.partition(":")
+        if not colon or not _SIMPLE_KEY.fullmatch(key) or key.lower() in _RESOLVED_WORDS:
+            return None
+        if rest and rest[0] != " ":
+            return None  # key:value is one text in YAML
+        value_text = rest.strip(" ").partition(" #")[0].rstrip(" ")
+        depth = len(line) - len(entry)
+        target = document
+        if depth:
+            if nested is None or (indent and depth != indent):
+                return None
+            indent, target = depth, nested
+        elif nested is not None and not nested:
+            return None  # a key with nothing under it: null, ruamel.yaml's to give
+        if key in target:
+            return None  # a duplicate key: ruamel.yaml's error
+        target.key_lines[key] = number
+        if not value_text or value_text.startswith("#"):
+            if depth:
+                return None
+            nested, indent = _Mapping(), 0
+            target[key] = nested
+            continue
+        if not depth:
+            nested = None
+        value = _simple_scalar(value_text)
+        if value is _Mapping:
+            return None
+        target[key] = value
+    if nested is not None and not nested:
+        return None
+    return document
+
+
 def _line(node: Any, key: str | int | None = None) -> int | None:
-    """The 1-based line of a key (or of the node) in a ruamel round-trip document."""
+    """The 1-based line of a key (or of the node) in a ruamel round-trip document or a _Mapping."""
+    if isinstance(node, _Mapping):
+        return node.key_lines.get(key) if isinstance(key, str) else None
     position = getattr(node, "lc", None)
     if position is None:
         return None
@@ -160,6 +240,9 @@ def _load(text: str, path: str) -> Any:
     if len(text) > MAX_HOST_YAML_CHARS:
         raise ParseError(f"{len(text)} characters: a host description is a few hundred (pgvet reads up to "
                          f"{MAX_HOST_YAML_CHARS})", Source(path, 1))
+    simple = _simple_yaml(text)
+    if simple is not None:
+        return simple or None  # an empty document (comments only) is null, as ruamel.yaml has it
     try:
         return load_yaml(text)
     except YamlError as error:
