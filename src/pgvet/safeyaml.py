@@ -129,6 +129,16 @@ def _classes() -> tuple[type[Composer], type[RoundTripConstructor]]:
 
 def load_yaml(text: str) -> Any:
     """The round-trip document of ``text`` (None when it is empty); YamlError when it is invalid or refused."""
+    return _loaded(text, every=False)
+
+
+def load_yaml_documents(text: str) -> list[Any]:
+    """Every document of a ``---``-separated stream (Kubernetes manifests), empty ones included as None."""
+    documents: list[Any] = _loaded(text, every=True)
+    return documents
+
+
+def _loaded(text: str, *, every: bool) -> Any:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
     from ruamel.yaml.reader import ReaderError
@@ -139,7 +149,7 @@ def load_yaml(text: str) -> Any:
     yaml = YAML(typ="rt", pure=True)
     yaml.Composer, yaml.Constructor = _classes()
     try:
-        return yaml.load(text)
+        return list(yaml.load_all(text)) if every else yaml.load(text)
     except MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         reason = " ".join(part for part in (error.context, error.problem) if part)

@@ -1,0 +1,127 @@
+"""Configuration documents: the files where teams keep PostgreSQL configuration today — Patroni YAML, Kubernetes
+operators' manifests, Helm values, Ansible variables, compose files, tuned profiles, systemd drop-ins.
+
+Each kind is one module of this package that defines ``KIND``, a DocumentKind: how its files are recognised
+(by name and content, never by name alone: a repository names its files as it likes) and its parser, a pure
+function ``text, path → list[DeclaredHost]``. The modules are found here by their names (no list to keep):
+adding a kind is adding its module and its tests. docs/integrations.md says what each kind gives.
+
+What a document declares maps onto the facts every rule already reads: its PostgreSQL parameters become
+``setting`` lines at their YAML line (snapshot/pgfacts.py judges them as lines of postgresql.conf, applied
+after it), its resources the host.yaml keys (``ram``, ``cpus``…), its kernel settings lines of sysctl.d.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting
+from pgvet.inputs.registry import FactType
+from pgvet.inputs.sysctl import SysctlSetting
+from pgvet.provenance import Located, Source
+
+
+@dataclass(slots=True)
+class DeclaredHost:
+    """One PostgreSQL host as a document declares it: a CloudNativePG Cluster, a Patroni member, a compose service…
+    (``hosting``), or what a document says of the machine of the hosts beside it (a tuned profile, a systemd
+    drop-in, Ansible variables holding only kernel settings: not ``hosting``, it joins every host of its
+    directory, and is a host of its own only where it is alone).
+
+    ``settings``: PostgreSQL parameters in the order they apply, each at its line (``conf_setting`` makes one
+    from a YAML value). ``host``: what host.yaml would say, by host.yaml's keys (inputs/host_yaml.py: ``ram``,
+    ``cpus``, ``pg_version``, ``workload``…) plus DECLARED_HOST_FACTS' keys. ``sysctl``: kernel settings, applied
+    after sysctl.d. ``problems``: what the tool that reads the document refuses or ignores (a parameter an operator
+    manages itself…), each at its line: ``problem`` items (PGV407 reports the fatal ones). ``notes``: what was
+    skipped and why (a line left unrendered by a template), said with the host's report.
+    """
+
+    kind: str  # the DocumentKind's name
+    name: str  # the host's name: the object's (metadata.name, Patroni's name, the compose service)
+    source: Source  # where the object starts
+    settings: list[ConfSetting] = field(default_factory=list)
+    host: dict[str, Located[Any]] = field(default_factory=dict)
+    sysctl: list[SysctlSetting] = field(default_factory=list)
+    problems: list[ConfProblem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    hosting: bool = True
+
+
+@dataclass(frozen=True)
+class DocumentKind:
+    """One kind of configuration document.
+
+    ``suffixes``: the file names it may have (``.yaml``, ``.yml``, ``tuned.conf``…), compared with the end of
+    the lower-cased name; ``recognises(name, text)`` then tells by content (cheap: it runs on every such file of a
+    repository); ``parse(text, path)`` reads it (ParseError at the line for what the tool itself would refuse).
+    """
+
+    name: str
+    doc: str  # one line for docs/integrations.md and `pgvet facts`
+    suffixes: tuple[str, ...]
+    recognises: Callable[[str, str], bool]
+    parse: Callable[[str, str], list[DeclaredHost]]
+
+
+# The host facts documents give beyond host.yaml's keys (DeclaredHost.host); the snapshot turns each into host.<key>.
+DECLARED_HOST_FACTS: Mapping[str, FactType] = {
+    "memory_limit": "bytes",  # a container's or pod's memory limit: the RAM of every memory formula
+    "memory_request": "bytes",
+    "cpu_limit": "number",
+    "hugepages": "bytes",  # the huge pages a pod requests (hugepages-2Mi, hugepages-1Gi) or a unit may lock
+    "hugepage_size": "bytes",
+    "shm_size": "bytes",  # a container's /dev/shm (compose shm_size; 64 MiB by default in Docker)
+    "instances": "int",  # the instances of a cluster (CNPG spec.instances, Zalando numberOfInstances)
+    "orchestrator": "text",  # the DocumentKind's name: the tool that runs the host
+}
+
+
+def conf_setting(name: str, value: object, source: Source) -> ConfSetting:
+    """A PostgreSQL parameter set in a document, as the line of postgresql.conf it stands for. YAML's booleans
+    become on/off and numbers their decimal text (what Patroni and the operators write); the rest as text."""
+    if isinstance(value, bool):
+        text = "on" if value else "off"
+    elif value is None:
+        text = ""
+    else:
+        text = str(value)
+    folded = name.strip().lower()
+    return ConfSetting(folded, text, text, not isinstance(value, (bool, int, float)), source, name.strip())
+
+
+def yaml_line(node: Any, key: str | int | None = None) -> int | None:
+    """The 1-based line of a key (or list index) of a ruamel round-trip mapping or list, or of the node itself."""
+    position = getattr(node, "lc", None)
+    if position is None:
+        return None
+    try:
+        if key is None:
+            return int(position.line) + 1
+        return int(position.key(key)[0]) + 1 if isinstance(key, str) else int(position.item(key)[0]) + 1
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+
+
+@cache
+def document_kinds() -> tuple[DocumentKind, ...]:
+    """Every kind, from the modules of this package (in the order of their names)."""
+    kinds: list[DocumentKind] = []
+    for module in sorted(pkgutil.iter_modules(__path__), key=lambda found: found.name):
+        if module.name.startswith("_"):
+            continue
+        kinds.append(importlib.import_module(f"{__name__}.{module.name}").KIND)
+    return tuple(kinds)
+
+
+def recognise(name: str, text: str) -> DocumentKind | None:
+    """The kind of a file, by its name and content; None when it is no configuration document pgvet reads."""
+    lowered = name.lower()
+    for kind in document_kinds():
+        if lowered.endswith(kind.suffixes) and kind.recognises(name, text):
+            return kind
+    return None
