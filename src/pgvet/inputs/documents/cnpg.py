@@ -1,0 +1,356 @@
+"""CloudNativePG ``Cluster`` manifests (apiVersion postgresql.cnpg.io/v1): each Cluster is a host.
+
+Its PostgreSQL configuration is what the operator writes (pkg/postgres/configuration.go): its own defaults and
+mandatory settings, then ``spec.postgresql.parameters``. Parameters the operator manages or blocks, and what its
+admission webhook refuses (internal/webhook/v1/cluster_webhook.go), are fatal problems at their line: the Cluster
+is never created. The pod's resources give the host's RAM, CPUs and huge pages.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from typing import Any
+
+from pgvet.errors import ParseError
+from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
+from pgvet.inputs.documents._kubernetes import parse_quantity
+from pgvet.inputs.postgresql_conf import ConfProblem
+from pgvet.pgparams.units import parse_bool
+from pgvet.provenance import Located, Source
+from pgvet.safeyaml import YamlError, load_yaml_documents
+
+MAX_DOCUMENT_CHARS = 1024 * 1024
+API_GROUP = "postgresql.cnpg.io/"
+PROBLEM_KIND = "cnpg-refused"
+
+# The operator's defaults (GlobalDefaultSettings), then what it always sets (archive_mode, MandatorySettings):
+# the parameters PostgreSQL starts with before the Cluster's own. Paths and commands as the operator writes them.
+CNPG_DEFAULTS: dict[str, str] = {
+    "archive_timeout": "5min",
+    "dynamic_shared_memory_type": "posix",
+    "full_page_writes": "on",
+    "logging_collector": "on",
+    "log_destination": "csvlog",
+    "log_directory": "/controller/log",
+    "log_filename": "postgres",
+    "log_rotation_age": "0",
+    "log_rotation_size": "0",
+    "log_truncate_on_rotation": "false",
+    "max_parallel_workers": "32",
+    "max_worker_processes": "32",
+    "max_replication_slots": "32",
+    "shared_memory_type": "mmap",
+    "ssl_max_protocol_version": "TLSv1.3",
+    "ssl_min_protocol_version": "TLSv1.3",
+    "wal_keep_size": "512MB",
+    "wal_level": "logical",
+    "wal_log_hints": "on",
+    "wal_sender_timeout": "5s",
+    "wal_receiver_timeout": "5s",
+    "shared_preload_libraries": "",
+}
+CNPG_MANDATORY: dict[str, str] = {
+    "archive_command": "/controller/manager wal-archive --log-destination /controller/log/postgres.json %p",
+    "hot_standby": "true",
+    "listen_addresses": "*",
+    "port": "5432",
+    "restart_after_crash": "false",
+    "ssl": "on",
+    "ssl_cert_file": "/controller/certificates/server.crt",
+    "ssl_key_file": "/controller/certificates/server.key",
+    "ssl_ca_file": "/controller/certificates/client-ca.crt",
+    "unix_socket_directories": "/controller/run",
+}
+# FixedConfigurationParameters: set by the operator ("fixed") or left at PostgreSQL's default ("blocked").
+FIXED_PARAMETERS = frozenset((
+    "allow_system_table_mods", "archive_mode", "bonjour", "bonjour_name", "cluster_name", "config_file",
+    "data_directory", "data_sync_retry", "event_source", "external_pid_file", "hba_file", "hot_standby",
+    "ident_file", "jit_provider", "listen_addresses", "logging_collector", "port", "primary_conninfo",
+    "primary_slot_name", "recovery_target", "recovery_target_action", "recovery_target_inclusive",
+    "recovery_target_lsn", "recovery_target_name", "recovery_target_time", "recovery_target_timeline",
+    "recovery_target_xid", "restore_command", "shared_preload_libraries", "temp_tablespaces",
+    "unix_socket_directories", "unix_socket_group", "unix_socket_permissions", "archive_cleanup_command",
+    "archive_command", "log_destination", "log_directory", "log_file_mode", "log_filename", "log_rotation_age",
+    "log_rotation_size", "log_truncate_on_rotation", "pg_failover_slots.primary_dsn",
+    "pg_failover_slots.standby_slot_names", "promote_trigger_file", "recovery_end_command",
+    "recovery_min_apply_delay", "restart_after_crash", "ssl", "ssl_ca_file", "ssl_cert_file", "ssl_crl_file",
+    "ssl_dh_params_file", "ssl_key_file", "ssl_passphrase_command", "ssl_passphrase_command_supports_reload",
+    "ssl_prefer_server_ciphers", "stats_temp_directory", "synchronous_standby_names", "synchronized_standby_slots",
+    "syslog_facility", "syslog_ident", "syslog_sequence_numbers", "syslog_split_messages",
+))
+# The extensions the operator adds to shared_preload_libraries when a parameter of theirs is set.
+MANAGED_LIBRARIES = ("pgaudit", "pg_stat_statements", "auto_explain", "pg_failover_slots")
+_PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?")
+_KIND_LINE = re.compile(r"^kind:\s*[\"']?Cluster[\"']?\s*(#.*)?$", re.MULTILINE)
+_IMAGE_TAG = re.compile(r"(\d+)(?:\.\d+)?(?:[-_.+].*)?")
+_HUGEPAGES = "hugepages-"
+
+
+def _recognises(name: str, text: str) -> bool:
+    return API_GROUP in text and _KIND_LINE.search(text) is not None
+
+
+def parse_cnpg(text: str, path: str) -> list[DeclaredHost]:
+    hosts = []
+    for document in _documents(text, path):
+        if (isinstance(document, dict) and document.get("kind") == "Cluster"
+                and str(document.get("apiVersion", "")).startswith(API_GROUP)):
+            hosts.append(_cluster(document, path))
+    return hosts
+
+
+def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
+    here = Source(path, yaml_line(document) or 1)
+    metadata = _mapping(document, "metadata", path)
+    spec = _mapping(document, "spec", path)
+    name = metadata.get("name")
+    if not isinstance(name, str) or not name:
+        raise ParseError("a Cluster without metadata.name (Kubernetes refuses it)", here)
+    declared = DeclaredHost("cnpg", name, here)
+    declared.host["orchestrator"] = Located("cnpg", here)
+    instances = spec.get("instances", 1)  # the CRD's default
+    if isinstance(instances, bool) or not isinstance(instances, int) or instances < 1:
+        raise ParseError(f"spec.instances: {instances!r} is no number of instances (at least 1)",
+                         Source(path, yaml_line(spec, "instances")))
+    declared.host["instances"] = Located(instances, Source(path, yaml_line(spec, "instances") or here.line))
+    major = _major_version(spec, path, declared)
+    postgresql = _mapping(spec, "postgresql", path)
+    parameters = _mapping(postgresql, "parameters", path)
+    # what the webhook compares a fixed parameter with: the defaults and archive_mode, not the mandatory settings
+    operator_value = dict(CNPG_DEFAULTS, archive_mode=_archive_mode(metadata, spec))
+    _operator_settings(declared, postgresql, parameters, major, operator_value,
+                       Source(path, yaml_line(spec, "postgresql") or here.line))
+    for key, value in parameters.items():
+        _parameter(declared, str(key), value, operator_value, Source(path, yaml_line(parameters, key)))
+    _resources(declared, _mapping(spec, "resources", path), parameters, path)
+    _webhook_wal_checks(declared, parameters, instances, metadata, spec, path)
+    return declared
+
+
+def _major_version(spec: dict[str, Any], path: str, declared: DeclaredHost) -> int | None:
+    """The PostgreSQL major of spec.imageName's tag (ghcr.io/cloudnative-pg/postgresql:16.2 → 16) or of
+    spec.imageCatalogRef.major; None, with a note, when neither says it."""
+    catalog = spec.get("imageCatalogRef")
+    if isinstance(catalog, dict) and isinstance(catalog.get("major"), int):
+        major, line = int(catalog["major"]), yaml_line(catalog, "major")
+    else:
+        image = spec.get("imageName")
+        line = yaml_line(spec, "imageName")
+        tag = str(image).split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2] if image else ""
+        match = _IMAGE_TAG.fullmatch(tag)
+        if match is None:
+            declared.notes.append("no PostgreSQL version: " + (
+                f"the tag of spec.imageName {image!r} does not say it" if image
+                else "no spec.imageName (the operator's default image)"))
+            return None
+        major = int(match.group(1))
+    source = Source(path, line)
+    if not 10 <= major <= 99:
+        declared.notes.append(f"no PostgreSQL version: {major} is no PostgreSQL major version pgvet knows")
+        return None
+    declared.host["pg_version"] = Located(major, source)
+    if major < 13:
+        declared.problems.append(ConfProblem(
+            PROBLEM_KIND, f"PostgreSQL {major}: the operator supports PostgreSQL 13 or newer", source, True))
+    return major
+
+
+def _operator_settings(declared: DeclaredHost, postgresql: dict[str, Any], parameters: dict[str, Any],
+                       major: int | None, operator_value: dict[str, str], source: Source) -> None:
+    """What the operator writes before the Cluster's parameters (its mandatory ones apply last, but the Cluster
+    may not set them: writing them first gives the same configuration)."""
+    settings = dict(operator_value, **CNPG_MANDATORY)
+    if major is not None and major >= 17:
+        settings["allow_alter_system"] = "on" if postgresql.get("enableAlterSystem") is True else "off"
+    libraries = postgresql.get("shared_preload_libraries")
+    wanted = [str(library) for library in libraries] if isinstance(libraries, list) else []
+    wanted += [library for library in MANAGED_LIBRARIES
+               if any(str(key).startswith(library + ".") for key in parameters)]
+    settings["shared_preload_libraries"] = ",".join(dict.fromkeys(wanted))
+    for key, value in settings.items():
+        declared.settings.append(conf_setting(key, value, source))
+
+
+def _parameter(declared: DeclaredHost, key: str, value: object, operator_value: dict[str, str],
+               source: Source) -> None:
+    if not _PARAMETER_NAME.fullmatch(key):
+        declared.problems.append(ConfProblem(PROBLEM_KIND, f"{key!r} is no PostgreSQL parameter name: the operator "
+                                             "refuses the Cluster", source, True))
+        return
+    if not isinstance(value, str):
+        declared.problems.append(ConfProblem(
+            PROBLEM_KIND, f"{key}: {value!r} is no string — Kubernetes refuses the Cluster "
+            f"(spec.postgresql.parameters.{key} must be of type string); quote it: {key}: \"{_text(value)}\"",
+            source, True))
+    if key in FIXED_PARAMETERS:
+        # the operator ignores the Cluster's value; its webhook accepts only the value the operator writes itself
+        if operator_value.get(key) != value:
+            declared.problems.append(ConfProblem(
+                PROBLEM_KIND, f"{key} is managed by the operator (\"Can't set fixed configuration parameter\"): "
+                "the operator refuses the Cluster; remove the line", source, True))
+        return
+    declared.settings.append(conf_setting(key, value, source))
+
+
+def _resources(declared: DeclaredHost, resources: dict[str, Any], parameters: dict[str, Any], path: str) -> None:
+    limits = _mapping(resources, "limits", path)
+    requests = _mapping(resources, "requests", path)
+
+    def quantity(group: dict[str, Any], key: str, where: str) -> tuple[Fraction, Source] | None:
+        if key not in group:
+            return None
+        source = Source(path, yaml_line(group, key))
+        return parse_quantity(group[key], f"spec.resources.{where}.{key}", source), source
+
+    memory_limit = quantity(limits, "memory", "limits")
+    memory_request = quantity(requests, "memory", "requests")
+    if memory_limit is not None:
+        declared.host["ram"] = declared.host["memory_limit"] = Located(math.ceil(memory_limit[0]), memory_limit[1])
+    if memory_request is not None:
+        declared.host["memory_request"] = Located(math.ceil(memory_request[0]), memory_request[1])
+        if memory_limit is None:
+            declared.host["ram"] = declared.host["memory_request"]
+            declared.notes.append("no spec.resources.limits.memory: the memory formulas use the memory request "
+                                  f"({memory_request[0]} bytes); the pod may use more, up to the node's memory")
+        elif memory_request[0] > memory_limit[0]:
+            declared.problems.append(ConfProblem(
+                PROBLEM_KIND, "the memory request is greater than the limit: the operator refuses the Cluster",
+                memory_request[1], True))
+    cpu_limit = quantity(limits, "cpu", "limits")
+    cpu_request = quantity(requests, "cpu", "requests")
+    if cpu_limit is not None:
+        declared.host["cpus"] = Located(max(1, math.ceil(cpu_limit[0])), cpu_limit[1])
+        declared.host["cpu_limit"] = Located(float(cpu_limit[0]), cpu_limit[1])
+    elif cpu_request is not None:
+        declared.host["cpus"] = Located(max(1, math.ceil(cpu_request[0])), cpu_request[1])
+        declared.notes.append("no spec.resources.limits.cpu: the CPU count is the request's")
+    hugepages: dict[str, tuple[Fraction, Source]] = {}
+    for group, where in ((limits, "limits"), (requests, "requests")):
+        for key in group:
+            if str(key).startswith(_HUGEPAGES):
+                found = quantity(group, str(key), where)
+                assert found is not None
+                if key in hugepages and hugepages[key][0] != found[0]:
+                    declared.problems.append(ConfProblem(
+                        PROBLEM_KIND, f"{key}: the request differs from the limit (\"HugePages requests must equal "
+                        "the limits\"): the operator refuses the Cluster", found[1], True))
+                hugepages.setdefault(str(key), found)
+    if hugepages:
+        if memory_limit is None and memory_request is None and cpu_limit is None and cpu_request is None:
+            declared.problems.append(ConfProblem(
+                PROBLEM_KIND, "huge pages without a cpu or memory resource (\"HugePages require cpu or memory\"): "
+                "the operator refuses the Cluster", next(iter(hugepages.values()))[1], True))
+        _hugepages(declared, hugepages, path)
+    _webhook_shared_buffers(declared, parameters, memory_request, hugepages, path)
+
+
+def _hugepages(declared: DeclaredHost, hugepages: dict[str, tuple[Fraction, Source]], path: str) -> None:
+    key, (amount, source) = next(iter(hugepages.items()))
+    if len(hugepages) > 1:
+        declared.notes.append(f"huge pages of several sizes ({', '.join(hugepages)}): pgvet counts {key}'s only")
+    size = parse_quantity(key[len(_HUGEPAGES):], f"the page size of {key}", source)
+    declared.host["hugepages"] = Located(math.ceil(amount), source)
+    declared.host["hugepage_size"] = Located(math.ceil(size), source)
+
+
+def _webhook_shared_buffers(declared: DeclaredHost, parameters: dict[str, Any],
+                            memory_request: tuple[Fraction, Source] | None,
+                            hugepages: dict[str, tuple[Fraction, Source]], path: str) -> None:
+    """The webhook reads shared_buffers as a quantity (a bare number in MB, ``kB/MB/GB`` as ``Ki/Mi/Gi``) and
+    refuses a value it cannot read, and one above the memory request that no huge page resource covers."""
+    value = parameters.get("shared_buffers")
+    if not isinstance(value, str) or not value:
+        return
+    source = Source(path, yaml_line(parameters, "shared_buffers"))
+    text = value + "MB" if value.isdigit() else value
+    text = text[:-1].replace(" ", "") if text.endswith("B") else ""
+    if not text.isdigit():
+        text = (text + "i").replace("ki", "Ki")  # 1GB → 1Gi, 8kB → 8Ki; a bare number after B is bytes
+    try:
+        shared_buffers = parse_quantity(text, "shared_buffers", source)
+    except ParseError:
+        declared.problems.append(ConfProblem(
+            PROBLEM_KIND, f"shared_buffers: the operator cannot read {value!r} (a number with kB, MB, GB or TB) "
+            "and refuses the Cluster", source, True))
+        return
+    if (memory_request is not None and shared_buffers > memory_request[0]
+            and all(shared_buffers > amount for amount, _ in hugepages.values())):
+        declared.problems.append(ConfProblem(
+            PROBLEM_KIND, f"shared_buffers = {value} is more than the memory request ({memory_request[0]} bytes) "
+            "and than any huge page resource: the operator refuses the Cluster", source, True))
+
+
+def _webhook_wal_checks(declared: DeclaredHost, parameters: dict[str, Any], instances: int,
+                        metadata: dict[str, Any], spec: dict[str, Any], path: str) -> None:
+    """wal_level minimal needs one instance, no WAL archiving, no replica cluster and max_wal_senders 0;
+    wal_log_hints must stay on with standbys."""
+    wal_level = str(parameters.get("wal_level", CNPG_DEFAULTS["wal_level"]))
+    source = Source(path, yaml_line(parameters, "wal_level") or yaml_line(spec, "postgresql"))
+    archiving = _archive_mode(metadata, spec) != "off"
+    if wal_level not in ("logical", "replica", "minimal"):
+        declared.problems.append(ConfProblem(
+            PROBLEM_KIND, f"wal_level {wal_level!r}: the operator accepts logical, replica or minimal", source, True))
+    elif wal_level == "minimal":
+        if instances > 1 or archiving or _is_replica(spec):
+            reason = (f"{instances} instances (streaming replicas)" if instances > 1
+                      else "a replica cluster" if _is_replica(spec) else "WAL archiving (on unless the annotation "
+                      "cnpg.io/skipWalArchiving is enabled)")
+            declared.problems.append(ConfProblem(
+                PROBLEM_KIND, f"wal_level = minimal with {reason}: the operator refuses the Cluster (it needs "
+                "replica or logical)", source, True))
+        if str(parameters.get("max_wal_senders")) != "0":
+            declared.problems.append(ConfProblem(
+                PROBLEM_KIND, "wal_level = minimal needs max_wal_senders = 0: the operator refuses the Cluster",
+                source, True))
+    hints = parameters.get("wal_log_hints")
+    if hints is not None and instances > 1 and parse_bool(str(hints)) is False:
+        declared.problems.append(ConfProblem(
+            PROBLEM_KIND, f"wal_log_hints = off with {instances} instances: the operator refuses the Cluster "
+            "(pg_rewind needs it to turn a former primary into a standby)",
+            Source(path, yaml_line(parameters, "wal_log_hints")), True))
+
+
+def _archive_mode(metadata: dict[str, Any], spec: dict[str, Any]) -> str:
+    if _annotation(metadata, "cnpg.io/skipWalArchiving") == "enabled":
+        return "off"
+    return "always" if _is_replica(spec) else "on"
+
+
+def _is_replica(spec: dict[str, Any]) -> bool:
+    replica = spec.get("replica")
+    return isinstance(replica, dict) and replica.get("enabled") is True
+
+
+def _annotation(metadata: dict[str, Any], key: str) -> str | None:
+    annotations = metadata.get("annotations")
+    return str(annotations[key]) if isinstance(annotations, dict) and key in annotations else None
+
+
+def _text(value: object) -> str:
+    return ("on" if value else "off") if isinstance(value, bool) else "" if value is None else str(value)
+
+
+def _mapping(node: dict[str, Any], key: str, path: str) -> dict[str, Any]:
+    """A mapping under ``key`` ({} when absent); ParseError when it is something else (Kubernetes refuses it)."""
+    value = node.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ParseError(f"{key}: a mapping expected, not {type(value).__name__}", Source(path, yaml_line(node, key)))
+    return value
+
+
+def _documents(text: str, path: str) -> list[Any]:
+    if len(text) > MAX_DOCUMENT_CHARS:
+        raise ParseError(f"{len(text)} characters: more than pgvet reads in a configuration document "
+                         f"({MAX_DOCUMENT_CHARS})", Source(path, 1))
+    try:
+        return load_yaml_documents(text)
+    except YamlError as error:
+        raise ParseError(f"invalid YAML: {error.message}", Source(path, error.line or 1)) from None
+
+
+KIND = DocumentKind("cnpg", "a CloudNativePG Cluster (postgresql.cnpg.io/v1): its parameters, resources, instances",
+                    (".yml", ".yaml"), _recognises, parse_cnpg)
