@@ -35,7 +35,7 @@ def parse_quantity(value: object, what: str, source: Source) -> Fraction:
         hint = " (Kubernetes writes Gi or G, never GB)" if text.endswith("B") else ""
         raise ParseError(f"{what}: {text!r} is no Kubernetes quantity (such as 512Mi, 2Gi, 500m, 2){hint}", source)
     sign, number, suffix = match.group(1), match.group(2), match.group(3) or ""
-    if suffix[:1] in ("e", "E") and len(suffix) > 1:
+    if suffix not in _SUFFIX:  # an exponent
         exponent = int(suffix[1:])
         if abs(exponent) > _MAX_EXPONENT:
             raise ParseError(f"{what}: {text!r} is out of range for a resource quantity", source)

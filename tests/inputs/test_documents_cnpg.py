@@ -1,0 +1,340 @@
+"""CloudNativePG Cluster manifests (pgvet.inputs.documents.cnpg): CNPG's own samples read without a false
+problem, and mistakes planted in copies of them found at their YAML line."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from pgvet.errors import ParseError
+from pgvet.inputs.documents import DeclaredHost, DocumentKind, document_kinds, recognise
+from pgvet.inputs.documents._kubernetes import parse_quantity
+from pgvet.inputs.documents.cnpg import CNPG_DEFAULTS, KIND, PROBLEM_KIND, parse_cnpg
+from pgvet.pgparams import did_you_mean, load_catalog
+from pgvet.pgparams.units import InvalidValue, parse_value
+from pgvet.provenance import Source
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "documents" / "cnpg"
+FILES = sorted(CORPUS.glob("*.yaml"))
+GiB = 2**30
+MiB = 2**20
+
+
+def _text(name: str) -> str:
+    return (CORPUS / name).read_text(encoding="utf-8")
+
+
+def _planted(name: str, old: str, new: str) -> tuple[str, str]:
+    """A copy of a corpus file with one edit: ``old`` must occur exactly once."""
+    text = _text(name)
+    assert text.count(old) == 1, old
+    return text.replace(old, new), name
+
+
+def _one(text: str, path: str) -> DeclaredHost:
+    hosts = parse_cnpg(text, path)
+    assert len(hosts) == 1
+    return hosts[0]
+
+
+def _line(text: str, fragment: str) -> int:
+    """The 1-based line holding ``fragment`` (once in the text)."""
+    lines = [number for number, line in enumerate(text.splitlines(), 1) if fragment in line]
+    assert len(lines) == 1, fragment
+    return lines[0]
+
+
+def _user_settings(host: DeclaredHost, text: str) -> list[tuple[str, str, int | None]]:
+    """The settings written in spec.postgresql.parameters (the operator's all stand at the spec.postgresql line)."""
+    operator_line = _line(text, "  postgresql:")
+    return [(s.name, s.value, s.source.line) for s in host.settings if s.source.line != operator_line]
+
+
+def test_the_corpus_is_there() -> None:
+    assert len(FILES) >= 5
+    assert (CORPUS / "SOURCES.md").is_file()
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda path: path.name)
+def test_every_sample_is_a_cnpg_document_and_reads_without_a_problem(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert recognise(path.name, text) is KIND
+    hosts = parse_cnpg(text, path.name)
+    assert hosts
+    for host in hosts:
+        assert host.kind == "cnpg" and host.hosting
+        assert host.problems == []
+        assert host.host["orchestrator"].value == "cnpg"
+        assert all(setting.source.path == path.name and setting.source.line for setting in host.settings)
+
+
+@pytest.mark.parametrize("kind", [kind for kind in document_kinds() if kind.name != "cnpg"], ids=lambda kind: kind.name)
+def test_no_other_kind_claims_a_sample(kind: DocumentKind) -> None:
+    claimed = [path.name for path in FILES
+               if path.name.lower().endswith(kind.suffixes) and kind.recognises(path.name, path.read_text("utf-8"))]
+    if claimed and kind.name == "patroni":
+        pytest.xfail(f"patroni's recognises takes a Cluster's `postgresql:` and `bootstrap:` for Patroni's: {claimed}")
+    assert claimed == []
+
+
+@pytest.mark.parametrize("major", [13, 14, 15, 16, 17, 18])
+def test_the_operators_own_settings_are_valid_postgresql_settings(major: int) -> None:
+    text = _text("cluster-example-full.yaml").replace("postgresql:18.6-system-trixie", f"postgresql:{major}.1")
+    catalog = load_catalog(major)
+    host = _one(text, "full.yaml")
+    for setting in host.settings:
+        param = catalog.get(setting.name)
+        if param is None:
+            assert "." in setting.name, setting.name  # an extension's (pg_stat_statements.max…)
+            continue
+        parse_value(param, setting.value)
+    assert ("allow_alter_system" in {setting.name for setting in host.settings}) == (major >= 17)
+
+
+def test_the_full_sample_maps_name_resources_and_parameters_at_their_lines() -> None:
+    text = _text("cluster-example-full.yaml")
+    hosts = parse_cnpg(text, "cluster-example-full.yaml")
+    assert [host.name for host in hosts] == ["cluster-example-full"]  # the three Secrets are no hosts
+    host = hosts[0]
+    assert host.source == Source("cluster-example-full.yaml", _line(text, "kind: Cluster") - 1)
+    facts = {key: (located.value, located.source.line) for key, located in host.host.items()}
+    assert facts == {
+        "orchestrator": ("cnpg", host.source.line),
+        "instances": (3, _line(text, "instances: 3")),
+        "pg_version": (18, _line(text, "imageName:")),
+        "ram": (GiB, _line(text, 'memory: "1Gi"')),
+        "memory_limit": (GiB, _line(text, 'memory: "1Gi"')),
+        "memory_request": (512 * MiB, _line(text, 'memory: "512Mi"')),
+        "cpus": (2, _line(text, 'cpu: "2"')),
+        "cpu_limit": (2.0, _line(text, 'cpu: "2"')),
+    }
+    assert _user_settings(host, text) == [
+        ("shared_buffers", "256MB", _line(text, "shared_buffers:")),
+        ("pg_stat_statements.max", "10000", _line(text, "pg_stat_statements.max")),
+        ("pg_stat_statements.track", "all", _line(text, "pg_stat_statements.track")),
+        ("auto_explain.log_min_duration", "10s", _line(text, "auto_explain.log_min_duration")),
+    ]
+    operator = {setting.name: setting.value for setting in host.settings[:-4]}
+    assert operator["shared_preload_libraries"] == "pg_stat_statements,auto_explain"  # the operator adds them
+    assert operator["wal_level"] == "logical" and operator["shared_memory_type"] == "mmap"
+    assert operator["archive_mode"] == "on" and operator["ssl"] == "on" and operator["listen_addresses"] == "*"
+    assert all(operator[key] == value for key, value in CNPG_DEFAULTS.items() if key != "shared_preload_libraries")
+
+
+def test_millicores_round_up_to_whole_cpus() -> None:
+    text = _text("e2e-eviction-multi-instance-cluster.yaml")
+    host = _one(text, "eviction.yaml")
+    assert host.host["cpus"].value == 2 and host.host["cpu_limit"].value == 1.5  # 1500m
+    text = _text("e2e-upgrade-cluster1.yaml")
+    host = _one(text, "upgrade.yaml")
+    assert host.host["cpus"].value == 1 and host.host["cpu_limit"].value == 0.5  # "0.5"
+    assert host.host["memory_request"].value == 128 * MiB
+    assert "pg_version" not in host.host and any("${POSTGRES_IMG}" in note for note in host.notes)
+
+
+def test_a_request_without_a_limit_is_the_ram_and_says_so() -> None:
+    text, path = _planted("cluster-example-full.yaml", '    limits:\n      memory: "1Gi"\n', "    limits:\n")
+    host = _one(text, path)
+    assert host.host["ram"].value == 512 * MiB and "memory_limit" not in host.host
+    assert any("memory request" in note for note in host.notes)
+
+
+@pytest.mark.parametrize(("written", "expected"), [
+    ("512Mi", 512 * MiB), ("1Gi", GiB), ("0.5Gi", GiB // 2), (".5Gi", GiB // 2), ("1.", 1), ("4G", 4 * 10**9),
+    ("1k", 1000), ("1Ki", 1024), ("1M", 10**6), ("1Ei", 2**60), ("1e3", 1000), ("1E3", 1000), ("1E", 10**18),
+    ("500m", Fraction(1, 2)), ("1500m", Fraction(3, 2)), ("100u", Fraction(1, 10**4)), ("+2", 2), ("2", 2), (2, 2),
+    (0.5, Fraction(1, 2)), ("0", 0),
+])
+def test_kubernetes_quantities_are_exact(written: object, expected: Fraction) -> None:
+    assert parse_quantity(written, "memory", Source("x.yaml", 3)) == expected
+
+
+@pytest.mark.parametrize("written", ["'4GB'", "lots", "'-1Gi'", "1e99", "''", "1 Gi", "Gi", "1Gib", "'0x10'", "true"])
+def test_a_malformed_quantity_is_refused_at_its_line(written: str) -> None:
+    text, path = _planted("cluster-example-full.yaml", 'memory: "1Gi"', f"memory: {written}")
+    with pytest.raises(ParseError) as raised:
+        parse_cnpg(text, path)
+    assert raised.value.source == Source(path, _line(text, f"memory: {written}"))
+    assert "spec.resources.limits.memory" in raised.value.message
+
+
+def test_shared_buffers_above_the_memory_limit_is_declared_for_the_memory_rules() -> None:
+    """The issue's example: 6GB of shared_buffers under a 4Gi limit (a crash loop: the memory rules judge it)."""
+    text, path = _planted("cluster-example-full.yaml", "shared_buffers: 256MB", "shared_buffers: 6GB")
+    text = text.replace('memory: "1Gi"', 'memory: "4Gi"').replace('memory: "512Mi"', 'memory: "4Gi"')
+    host = _one(text, path)
+    assert ("shared_buffers", "6GB", _line(text, "shared_buffers:")) in _user_settings(host, text)
+    assert host.host["ram"].value == host.host["memory_limit"].value == 4 * GiB
+    # the webhook compares shared_buffers with the memory request: 6GB > 4Gi, refused at the parameter's line
+    assert [(problem.kind, problem.source.line, problem.fatal) for problem in host.problems] == [
+        (PROBLEM_KIND, _line(text, "shared_buffers:"), True)]
+
+
+def test_shared_buffers_within_the_request_or_a_huge_page_resource_passes_the_webhook() -> None:
+    text, path = _planted("cluster-example-full.yaml", "shared_buffers: 256MB", "shared_buffers: 768MB")
+    assert len(_one(text, path).problems) == 1  # above the 512Mi request
+    text = text.replace('    limits:\n', '    limits:\n      hugepages-2Mi: "1Gi"\n')
+    assert _one(text, path).problems == []
+    text, path = _planted("cluster-example-full.yaml", "shared_buffers: 256MB", "shared_buffers: 8GiB")
+    assert "cannot read '8GiB'" in _one(text, path).problems[0].message
+
+
+def test_a_typo_in_a_parameter_name_is_a_setting_at_its_line_for_the_validity_rules() -> None:
+    text, path = _planted("cluster-example-full.yaml", "pg_stat_statements.track: all", "pg_stat_statments.track: all")
+    text = text.replace("shared_buffers: 256MB", "shared_bufers: 256MB")
+    host = _one(text, path)
+    settings = _user_settings(host, text)
+    assert ("shared_bufers", "256MB", _line(text, "shared_bufers")) in settings
+    assert did_you_mean("shared_bufers", load_catalog(18)) == "shared_buffers"
+    assert host.problems == []  # a name is PostgreSQL's to judge, not the operator's
+
+
+def test_a_value_postgresql_refuses_is_a_setting_at_its_line() -> None:
+    text, path = _planted("cluster-example-custom.yaml", 'max_worker_processes: "60"',
+                          'max_worker_processes: "60"\n      work_mem: \'lots\'')
+    host = _one(text, path)
+    assert ("work_mem", "lots", _line(text, "work_mem")) in _user_settings(host, text)
+    with pytest.raises(InvalidValue):
+        parse_value(load_catalog(16).params["work_mem"], "lots")
+
+
+@pytest.mark.parametrize(("line", "refused"), [
+    ("data_directory: /var/lib/postgresql/data", True), ("listen_addresses: 'localhost'", True),
+    ("port: '5433'", True), ("ssl_cert_file: /tmp/server.crt", True), ("archive_command: 'cp %p /wal/%f'", True),
+    ("log_destination: stderr", True), ("unix_socket_directories: /tmp", True), ("primary_conninfo: 'host=x'", True),
+    ("log_destination: csvlog", False), ("archive_mode: 'on'", False),  # the operator's own values are accepted
+])
+def test_a_parameter_the_operator_manages_is_a_fatal_problem_at_its_line(line: str, refused: bool) -> None:
+    text, path = _planted("cluster-example-custom.yaml", 'max_worker_processes: "60"',
+                          f'max_worker_processes: "60"\n      {line}')
+    host = _one(text, path)
+    name = line.split(":", 1)[0]
+    assert [(p.kind, p.source.line, p.fatal) for p in host.problems] == (
+        [(PROBLEM_KIND, _line(text, line), True)] if refused else [])
+    assert all(setting.source.line != _line(text, line) for setting in host.settings)  # never a line of postgresql.conf
+    if refused:
+        assert name in host.problems[0].message
+
+
+def test_wal_level_minimal_with_replicas_is_refused_by_the_operator() -> None:
+    text, path = _planted("cluster-example-custom.yaml", 'max_worker_processes: "60"',
+                          'max_worker_processes: "60"\n      wal_level: minimal')
+    host = _one(text, path)
+    line = _line(text, "wal_level")
+    assert ("wal_level", "minimal", line) in _user_settings(host, text)  # PGV606, PGV409, PGV410 judge it too
+    assert [(p.source.line, p.fatal) for p in host.problems] == [(line, True), (line, True)]
+    assert "3 instances (streaming replicas)" in host.problems[0].message
+    assert "max_wal_senders = 0" in host.problems[1].message
+
+
+def test_wal_level_minimal_on_one_instance_without_archiving_is_accepted() -> None:
+    text, path = _planted("cluster-example-custom.yaml", 'max_worker_processes: "60"',
+                          "wal_level: minimal\n      max_wal_senders: '0'")
+    text = text.replace("instances: 3", "instances: 1").replace(
+        "name: cluster-example-custom\n", "name: cluster-example-custom\n  annotations:\n"
+        "    cnpg.io/skipWalArchiving: enabled\n")
+    host = _one(text, path)
+    assert host.problems == []
+    assert {s.name: s.value for s in host.settings}["archive_mode"] == "off"
+
+
+def test_wal_log_hints_off_with_replicas_and_an_unknown_wal_level_are_refused() -> None:
+    text, path = _planted("cluster-example-custom.yaml", 'max_worker_processes: "60"',
+                          "wal_log_hints: 'off'\n      wal_level: archive")
+    host = _one(text, path)
+    assert {p.source.line for p in host.problems} == {_line(text, "wal_log_hints"), _line(text, "wal_level")}
+
+
+def test_a_value_that_is_no_string_is_refused_by_kubernetes() -> None:
+    text, path = _planted("cluster-example-custom.yaml", 'max_worker_processes: "60"', "max_worker_processes: 60")
+    host = _one(text, path)
+    assert [(p.source.line, p.fatal) for p in host.problems] == [(_line(text, "max_worker_processes"), True)]
+    assert 'quote it: max_worker_processes: "60"' in host.problems[0].message
+    assert ("max_worker_processes", "60", _line(text, "max_worker_processes")) in _user_settings(host, text)
+
+
+def test_an_invalid_parameter_name_is_refused() -> None:
+    text, path = _planted("cluster-example-custom.yaml", 'max_worker_processes: "60"', "'work mem': 4MB")
+    assert "no PostgreSQL parameter name" in _one(text, path).problems[0].message
+
+
+HUGEPAGES = '''  postgresql:
+    parameters:
+      shared_buffers: "128MB"
+
+  resources:
+    requests:
+      memory: "512Mi"
+    limits:
+      hugepages-2Mi: "512Mi"
+'''  # CNPG's docs/src/troubleshooting.md, "Error while bootstrapping the data directory"
+
+
+def test_huge_page_resources_give_the_pool_and_the_page_size() -> None:
+    synchronous = "  postgresql:\n    synchronous:\n      method: any\n      number: 1\n"
+    text = _text("cluster-example.yaml").replace(synchronous, HUGEPAGES)
+    host = _one(text, "hugepages.yaml")
+    assert host.host["hugepages"].value == 512 * MiB and host.host["hugepage_size"].value == 2 * MiB
+    assert host.host["hugepages"].source.line == _line(text, "hugepages-2Mi")
+    assert host.problems == []
+
+
+def test_huge_page_requests_must_equal_limits_and_need_cpu_or_memory() -> None:
+    text = _text("cluster-example.yaml").replace(
+        "  storage:", "  resources:\n    requests:\n      hugepages-1Gi: 2Gi\n    limits:\n      hugepages-1Gi: 1Gi\n"
+        "  storage:")
+    host = _one(text, "hugepages.yaml")
+    assert sorted(p.message.split(" (")[0] for p in host.problems) == [
+        "huge pages without a cpu or memory resource", "hugepages-1Gi: the request differs from the limit"]
+    assert host.host["hugepages"].value == GiB and host.host["hugepage_size"].value == GiB
+
+
+@pytest.mark.parametrize(("image", "major"), [
+    ("ghcr.io/cloudnative-pg/postgresql:16.2", 16), ("ghcr.io/cloudnative-pg/postgresql:17", 17),
+    ("registry.local:5000/pg/postgresql:15.6-3-bookworm@sha256:abc", 15), ("postgres:latest", None),
+    ("ghcr.io/cloudnative-pg/postgresql", None),
+])
+def test_the_image_tag_gives_the_version_when_it_says_it(image: str, major: int | None) -> None:
+    text, path = _planted("cluster-example-full.yaml", "ghcr.io/cloudnative-pg/postgresql:18.6-system-trixie", image)
+    host = _one(text, path)
+    assert (host.host["pg_version"].value if "pg_version" in host.host else None) == major
+    assert bool(host.notes) == (major is None)
+
+
+def test_an_image_catalog_gives_the_version_and_an_old_major_is_refused() -> None:
+    image = "imageName: ghcr.io/cloudnative-pg/postgresql:18.6-system-trixie"
+    text, path = _planted("cluster-example-full.yaml", image,
+                          "imageCatalogRef:\n    apiGroup: postgresql.cnpg.io\n    kind: ImageCatalog\n"
+                          "    name: postgresql\n    major: 12")
+    host = _one(text, path)
+    assert host.host["pg_version"].value == 12
+    assert [p.source.line for p in host.problems] == [_line(text, "major: 12")]
+
+
+def test_other_objects_and_other_operators_are_no_hosts() -> None:
+    zalando = ("apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata:\n  name: acid-minimal-cluster\nspec:\n"
+               "  postgresql:\n    version: '16'\n    parameters:\n      shared_buffers: 32MB\n")
+    assert not KIND.recognises("zalando.yaml", zalando)
+    pooler = _text("cluster-example-full.yaml").replace("kind: Cluster", "kind: Pooler")
+    assert not KIND.recognises("pooler.yaml", pooler)
+    other = ("apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata:\n  name: capi\n---\n"
+             "apiVersion: postgresql.cnpg.io/v1\nkind: Database\nmetadata:\n  name: db\n")
+    assert KIND.recognises("mixed.yaml", other) and parse_cnpg(other, "mixed.yaml") == []
+
+
+@pytest.mark.parametrize(("edit", "message", "fragment"), [
+    (("name: cluster-example-custom", "namespace: x"), "without metadata.name", "apiVersion"),
+    (("instances: 3", "instances: three"), "no number of instances", "instances:"),
+    (("  postgresql:\n", "  postgresql: [1]\n  ignored:\n"), "postgresql: a mapping expected", "postgresql: [1]"),
+    (("  storage:\n", "  storage: [\n"), "invalid YAML", None),
+])
+def test_a_cluster_kubernetes_refuses_is_a_parse_error_at_its_line(
+        edit: tuple[str, str], message: str, fragment: str | None) -> None:
+    text, path = _planted("cluster-example-custom.yaml", *edit)
+    with pytest.raises(ParseError) as raised:
+        parse_cnpg(text, path)
+    assert message in raised.value.message
+    if fragment is not None:
+        assert raised.value.source == Source(path, _line(text, fragment))
