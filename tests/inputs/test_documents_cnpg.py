@@ -68,6 +68,9 @@ def test_every_sample_is_a_cnpg_document_and_reads_without_a_problem(path: Path)
         assert host.problems == []
         assert host.host["orchestrator"].value == "cnpg"
         assert all(setting.source.path == path.name and setting.source.line for setting in host.settings)
+        # one line per parameter: a default the Cluster overrides is not written (PGV405 would call it dead)
+        names = [setting.name for setting in host.settings]
+        assert len(names) == len(set(names))
 
 
 @pytest.mark.parametrize("kind", [kind for kind in document_kinds() if kind.name != "cnpg"], ids=lambda kind: kind.name)
@@ -121,6 +124,13 @@ def test_the_full_sample_maps_name_resources_and_parameters_at_their_lines() -> 
     assert operator["wal_level"] == "logical" and operator["shared_memory_type"] == "mmap"
     assert operator["archive_mode"] == "on" and operator["ssl"] == "on" and operator["listen_addresses"] == "*"
     assert all(operator[key] == value for key, value in CNPG_DEFAULTS.items() if key != "shared_preload_libraries")
+
+
+def test_a_parameter_the_cluster_sets_replaces_the_operators_default() -> None:
+    text = _text("cluster-example-custom.yaml")
+    host = _one(text, "custom.yaml")
+    assert [(s.value, s.source.line) for s in host.settings if s.name == "max_worker_processes"] == [
+        ("60", _line(text, "max_worker_processes"))]
 
 
 def test_millicores_round_up_to_whole_cpus() -> None:

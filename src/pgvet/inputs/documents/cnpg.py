@@ -160,7 +160,7 @@ def _major_version(spec: dict[str, Any], path: str, declared: DeclaredHost) -> i
 def _operator_settings(declared: DeclaredHost, postgresql: dict[str, Any], parameters: dict[str, Any],
                        major: int | None, operator_value: dict[str, str], source: Source) -> None:
     """What the operator writes before the Cluster's parameters (its mandatory ones apply last, but the Cluster
-    may not set them: writing them first gives the same configuration)."""
+    may not set them: writing them first gives the same configuration), but for the parameters the Cluster sets."""
     settings = dict(operator_value, **CNPG_MANDATORY)
     if major is not None and major >= 17:
         settings["allow_alter_system"] = "on" if postgresql.get("enableAlterSystem") is True else "off"
@@ -170,7 +170,9 @@ def _operator_settings(declared: DeclaredHost, postgresql: dict[str, Any], param
                if any(str(key).startswith(library + ".") for key in parameters)]
     settings["shared_preload_libraries"] = ",".join(dict.fromkeys(wanted))
     for key, value in settings.items():
-        declared.settings.append(conf_setting(key, value, source))
+        # a parameter the Cluster sets replaces the operator's default: one line each, as postgresql.conf has it
+        if key in FIXED_PARAMETERS or key not in parameters:
+            declared.settings.append(conf_setting(key, value, source))
 
 
 def _parameter(declared: DeclaredHost, key: str, value: object, operator_value: dict[str, str],
@@ -199,10 +201,7 @@ def _resources(declared: DeclaredHost, resources: dict[str, Any], parameters: di
     requests = _mapping(resources, "requests", path)
 
     def quantity(group: dict[str, Any], key: str, where: str) -> tuple[Fraction, Source] | None:
-        if key not in group:
-            return None
-        source = Source(path, yaml_line(group, key))
-        return parse_quantity(group[key], f"spec.resources.{where}.{key}", source), source
+        return _quantity(group, key, where, path) if key in group else None
 
     memory_limit = quantity(limits, "memory", "limits")
     memory_request = quantity(requests, "memory", "requests")
@@ -230,8 +229,7 @@ def _resources(declared: DeclaredHost, resources: dict[str, Any], parameters: di
     for group, where in ((limits, "limits"), (requests, "requests")):
         for key in group:
             if str(key).startswith(_HUGEPAGES):
-                found = quantity(group, str(key), where)
-                assert found is not None
+                found = _quantity(group, str(key), where, path)
                 if key in hugepages and hugepages[key][0] != found[0]:
                     declared.problems.append(ConfProblem(
                         PROBLEM_KIND, f"{key}: the request differs from the limit (\"HugePages requests must equal "
@@ -242,11 +240,16 @@ def _resources(declared: DeclaredHost, resources: dict[str, Any], parameters: di
             declared.problems.append(ConfProblem(
                 PROBLEM_KIND, "huge pages without a cpu or memory resource (\"HugePages require cpu or memory\"): "
                 "the operator refuses the Cluster", next(iter(hugepages.values()))[1], True))
-        _hugepages(declared, hugepages, path)
+        _hugepages(declared, hugepages)
     _webhook_shared_buffers(declared, parameters, memory_request, hugepages, path)
 
 
-def _hugepages(declared: DeclaredHost, hugepages: dict[str, tuple[Fraction, Source]], path: str) -> None:
+def _quantity(group: dict[str, Any], key: str, where: str, path: str) -> tuple[Fraction, Source]:
+    source = Source(path, yaml_line(group, key))
+    return parse_quantity(group[key], f"spec.resources.{where}.{key}", source), source
+
+
+def _hugepages(declared: DeclaredHost, hugepages: dict[str, tuple[Fraction, Source]]) -> None:
     key, (amount, source) = next(iter(hugepages.items()))
     if len(hugepages) > 1:
         declared.notes.append(f"huge pages of several sizes ({', '.join(hugepages)}): pgvet counts {key}'s only")
