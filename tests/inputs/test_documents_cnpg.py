@@ -348,3 +348,30 @@ def test_a_cluster_kubernetes_refuses_is_a_parse_error_at_its_line(
     assert message in raised.value.message
     if fragment is not None:
         assert raised.value.source == Source(path, _line(text, fragment))
+
+
+def test_a_helm_template_is_read_where_it_is_literal_and_says_what_it_skipped() -> None:
+    text = _text("helm-chart-cluster-template.yaml")
+    host = _one(text, "cluster.yaml")
+    assert host.name == "cluster" and host.problems == []  # metadata.name is a template: the file's name
+    assert "instances" not in host.host  # `instances: {{ .Values.cluster.instances }}`: not guessed
+    assert host.notes[0].startswith(f"{sum('{{' in line for line in text.splitlines())} line(s) hold unrendered")
+    assert "first at line 4" in host.notes[0]
+
+
+def test_a_templated_value_is_skipped_with_a_note_never_guessed() -> None:
+    text, path = _planted("cluster-example-full.yaml", "shared_buffers: 256MB",
+                          "shared_buffers: '{{ .Values.sharedBuffers }}'\n      {{- with .Values.extra }}")
+    text = text.replace('memory: "1Gi"', "memory: {{ .Values.memory | quote }}")
+    host = _one(text, path)
+    assert "shared_buffers" not in {setting.name for setting in host.settings}
+    assert "memory_limit" not in host.host and host.host["ram"].value == 512 * MiB  # the request, said in a note
+    assert f"line {_line(text, 'shared_buffers')}: a parameter from an unrendered template, not read" in host.notes
+    assert "spec.resources.limits.memory is an unrendered template: not read" in host.notes
+    assert host.problems == []
+
+
+def test_a_template_that_leaves_no_yaml_says_to_render_it() -> None:
+    text, path = _planted("cluster-example-custom.yaml", "  storage:\n", "  storage: {{ if .x }}[{{ end }}\n")
+    with pytest.raises(ParseError, match="helm template"):
+        parse_cnpg(text, path)

@@ -1,6 +1,7 @@
-"""Kubernetes resource quantities (``512Mi``, ``1.5Gi``, ``500m``, ``2``, ``1e3``) as the API server reads them
+"""What the manifests of every Kubernetes operator share (a module starting with ``_`` is no kind): resource
+quantities (``512Mi``, ``1.5Gi``, ``500m``, ``2``, ``1e3``) as the API server reads them
 (k8s.io/apimachinery resource.ParseQuantity): exact, as fractions, so that ``0.5Gi`` is 536870912 bytes and
-``500m`` half a CPU. For the manifests of every Kubernetes operator (a module starting with ``_`` is no kind).
+``500m`` half a CPU; and Helm templates' unrendered ``{{ … }}``, which are never guessed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ _SUFFIX = {
     "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30), "Ti": Fraction(2**40),
     "Pi": Fraction(2**50), "Ei": Fraction(2**60),
 }
+# A Helm (Go template) expression; in a value it becomes UNRENDERED, a line that is nothing else is blanked.
+_TEMPLATE = re.compile(r"\{\{.*?\}\}")
+UNRENDERED = "PGVET-UNRENDERED-TEMPLATE"
 # Beyond what any resource holds; it also keeps a written exponent from building an enormous number.
 _MAX_EXPONENT = 30
 
@@ -46,3 +50,23 @@ def parse_quantity(value: object, what: str, source: Source) -> Fraction:
     if sign == "-" and quantity:
         raise ParseError(f"{what}: {text!r} is negative; a resource quantity is at least 0", source)
     return quantity
+
+
+def without_templates(text: str) -> tuple[str, list[int]]:
+    """The text with each ``{{ … }}`` of a Helm template replaced by UNRENDERED, and the lines made only of
+    template actions (``{{- if … }}``, ``{{ toYaml … }}``) blanked, so that line numbers stay; and those lines'
+    numbers. A value holding UNRENDERED is unknown: its reader skips it with a note."""
+    if "{{" not in text:
+        return text, []
+    lines = text.split("\n")
+    touched = []
+    for index, line in enumerate(lines):
+        if "{{" in line:
+            touched.append(index + 1)
+            rest = _TEMPLATE.sub("", line).strip()
+            lines[index] = "" if not rest or rest.startswith("#") else _TEMPLATE.sub(UNRENDERED, line)
+    return "\n".join(lines), touched
+
+
+def unrendered(value: object) -> bool:
+    return isinstance(value, str) and UNRENDERED in value

@@ -15,7 +15,7 @@ from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
-from pgvet.inputs.documents._kubernetes import parse_quantity
+from pgvet.inputs.documents._kubernetes import parse_quantity, unrendered, without_templates
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.pgparams.units import parse_bool
 from pgvet.provenance import Located, Source
@@ -93,11 +93,16 @@ def _recognises(name: str, text: str) -> bool:
 
 
 def parse_cnpg(text: str, path: str) -> list[DeclaredHost]:
+    rendered, template_lines = without_templates(text)
     hosts = []
-    for document in _documents(text, path):
+    for document in _documents(rendered, path, bool(template_lines)):
         if (isinstance(document, dict) and document.get("kind") == "Cluster"
                 and str(document.get("apiVersion", "")).startswith(API_GROUP)):
             hosts.append(_cluster(document, path))
+    if template_lines:
+        for host in hosts:
+            host.notes.insert(0, f"{len(template_lines)} line(s) hold unrendered templates ({{{{ … }}}}), first at "
+                              f"line {template_lines[0]}: what they set is not read (render the chart to lint it all)")
     return hosts
 
 
@@ -108,16 +113,23 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
         raise ParseError("a Cluster without metadata.name (Kubernetes refuses it)", here)
-    declared = DeclaredHost("cnpg", name, here)
+    declared = DeclaredHost("cnpg", path.rsplit("/", 1)[-1].rsplit(".", 1)[0] if unrendered(name) else name, here)
     declared.host["orchestrator"] = Located("cnpg", here)
-    instances = spec.get("instances", 1)  # the CRD's default
-    if isinstance(instances, bool) or not isinstance(instances, int) or instances < 1:
+    instances: int | None = spec.get("instances", 1)  # the CRD's default
+    if unrendered(instances):
+        instances = None
+        declared.notes.append("spec.instances is an unrendered template: the number of instances is not known")
+    elif isinstance(instances, bool) or not isinstance(instances, int) or instances < 1:
         raise ParseError(f"spec.instances: {instances!r} is no number of instances (at least 1)",
                          Source(path, yaml_line(spec, "instances")))
-    declared.host["instances"] = Located(instances, Source(path, yaml_line(spec, "instances") or here.line))
+    else:
+        declared.host["instances"] = Located(instances, Source(path, yaml_line(spec, "instances") or here.line))
     major = _major_version(spec, path, declared)
     postgresql = _mapping(spec, "postgresql", path)
     parameters = _mapping(postgresql, "parameters", path)
+    for key in [key for key, value in parameters.items() if unrendered(key) or unrendered(value)]:
+        declared.notes.append(f"line {yaml_line(parameters, key)}: a parameter from an unrendered template, not read")
+        del parameters[key]  # the other keys keep their lines
     # what the webhook compares a fixed parameter with: the defaults and archive_mode, not the mandatory settings
     operator_value = dict(CNPG_DEFAULTS, archive_mode=_archive_mode(metadata, spec))
     _operator_settings(declared, postgresql, parameters, major, operator_value,
@@ -201,7 +213,12 @@ def _resources(declared: DeclaredHost, resources: dict[str, Any], parameters: di
     requests = _mapping(resources, "requests", path)
 
     def quantity(group: dict[str, Any], key: str, where: str) -> tuple[Fraction, Source] | None:
-        return _quantity(group, key, where, path) if key in group else None
+        if key not in group:
+            return None
+        if unrendered(group[key]):
+            declared.notes.append(f"spec.resources.{where}.{key} is an unrendered template: not read")
+            return None
+        return _quantity(group, key, where, path)
 
     memory_limit = quantity(limits, "memory", "limits")
     memory_request = quantity(requests, "memory", "requests")
@@ -229,7 +246,9 @@ def _resources(declared: DeclaredHost, resources: dict[str, Any], parameters: di
     for group, where in ((limits, "limits"), (requests, "requests")):
         for key in group:
             if str(key).startswith(_HUGEPAGES):
-                found = _quantity(group, str(key), where, path)
+                found = quantity(group, str(key), where)
+                if found is None:
+                    continue
                 if key in hugepages and hugepages[key][0] != found[0]:
                     declared.problems.append(ConfProblem(
                         PROBLEM_KIND, f"{key}: the request differs from the limit (\"HugePages requests must equal "
@@ -285,7 +304,7 @@ def _webhook_shared_buffers(declared: DeclaredHost, parameters: dict[str, Any],
             "and than any huge page resource: the operator refuses the Cluster", source, True))
 
 
-def _webhook_wal_checks(declared: DeclaredHost, parameters: dict[str, Any], instances: int,
+def _webhook_wal_checks(declared: DeclaredHost, parameters: dict[str, Any], instances: int | None,
                         metadata: dict[str, Any], spec: dict[str, Any], path: str) -> None:
     """wal_level minimal needs one instance, no WAL archiving, no replica cluster and max_wal_senders 0;
     wal_log_hints must stay on with standbys."""
@@ -296,8 +315,8 @@ def _webhook_wal_checks(declared: DeclaredHost, parameters: dict[str, Any], inst
         declared.problems.append(ConfProblem(
             PROBLEM_KIND, f"wal_level {wal_level!r}: the operator accepts logical, replica or minimal", source, True))
     elif wal_level == "minimal":
-        if instances > 1 or archiving or _is_replica(spec):
-            reason = (f"{instances} instances (streaming replicas)" if instances > 1
+        if (instances or 1) > 1 or archiving or _is_replica(spec):
+            reason = (f"{instances} instances (streaming replicas)" if (instances or 1) > 1
                       else "a replica cluster" if _is_replica(spec) else "WAL archiving (on unless the annotation "
                       "cnpg.io/skipWalArchiving is enabled)")
             declared.problems.append(ConfProblem(
@@ -308,7 +327,7 @@ def _webhook_wal_checks(declared: DeclaredHost, parameters: dict[str, Any], inst
                 PROBLEM_KIND, "wal_level = minimal needs max_wal_senders = 0: the operator refuses the Cluster",
                 source, True))
     hints = parameters.get("wal_log_hints")
-    if hints is not None and instances > 1 and parse_bool(str(hints)) is False:
+    if hints is not None and (instances or 1) > 1 and parse_bool(str(hints)) is False:
         declared.problems.append(ConfProblem(
             PROBLEM_KIND, f"wal_log_hints = off with {instances} instances: the operator refuses the Cluster "
             "(pg_rewind needs it to turn a former primary into a standby)",
@@ -345,14 +364,15 @@ def _mapping(node: dict[str, Any], key: str, path: str) -> dict[str, Any]:
     return value
 
 
-def _documents(text: str, path: str) -> list[Any]:
+def _documents(text: str, path: str, templated: bool) -> list[Any]:
     if len(text) > MAX_DOCUMENT_CHARS:
         raise ParseError(f"{len(text)} characters: more than pgvet reads in a configuration document "
                          f"({MAX_DOCUMENT_CHARS})", Source(path, 1))
     try:
         return load_yaml_documents(text)
     except YamlError as error:
-        raise ParseError(f"invalid YAML: {error.message}", Source(path, error.line or 1)) from None
+        hint = " (a template pgvet cannot read unrendered: lint what `helm template` renders)" if templated else ""
+        raise ParseError(f"invalid YAML: {error.message}{hint}", Source(path, error.line or 1)) from None
 
 
 KIND = DocumentKind("cnpg", "a CloudNativePG Cluster (postgresql.cnpg.io/v1): its parameters, resources, instances",
