@@ -11,7 +11,7 @@ import pytest
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, document_kinds, recognise
 from pgvet.inputs.documents._kubernetes import parse_quantity
-from pgvet.inputs.documents.cnpg import CNPG_DEFAULTS, KIND, PROBLEM_KIND, parse_cnpg
+from pgvet.inputs.documents.cnpg import CNPG_DEFAULTS, IGNORED_KIND, KIND, PROBLEM_KIND, parse_cnpg
 from pgvet.pgparams import did_you_mean, load_catalog
 from pgvet.pgparams.units import InvalidValue, parse_value
 from pgvet.provenance import Source
@@ -375,3 +375,13 @@ def test_a_template_that_leaves_no_yaml_says_to_render_it() -> None:
     text, path = _planted("cluster-example-custom.yaml", "  storage:\n", "  storage: {{ if .x }}[{{ end }}\n")
     with pytest.raises(ParseError, match="helm template"):
         parse_cnpg(text, path)
+
+
+def test_allow_alter_system_comes_from_enable_alter_system_not_from_the_parameters() -> None:
+    text, path = _planted("cluster-example-full.yaml", "    pg_hba:\n",
+                          "      allow_alter_system: 'on'\n    enableAlterSystem: false\n    pg_hba:\n")
+    host = _one(text, path)
+    assert [(s.value, s.source.line) for s in host.settings if s.name == "allow_alter_system"] == [
+        ("off", _line(text, "  postgresql:"))]
+    assert [(p.kind, p.source.line, p.fatal) for p in host.problems] == [
+        (IGNORED_KIND, _line(text, "allow_alter_system"), False)]

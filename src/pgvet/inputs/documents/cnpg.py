@@ -23,7 +23,8 @@ from pgvet.safeyaml import YamlError, load_yaml_documents
 
 MAX_DOCUMENT_CHARS = 1024 * 1024
 API_GROUP = "postgresql.cnpg.io/"
-PROBLEM_KIND = "cnpg-refused"
+PROBLEM_KIND = "cnpg-refused"  # the Cluster is never created (fatal)
+IGNORED_KIND = "cnpg-ignored"  # the operator writes its own value instead
 
 # The operator's defaults (GlobalDefaultSettings), then what it always sets (archive_mode, MandatorySettings):
 # the parameters PostgreSQL starts with before the Cluster's own. Paths and commands as the operator writes them.
@@ -183,7 +184,7 @@ def _operator_settings(declared: DeclaredHost, postgresql: dict[str, Any], param
     settings["shared_preload_libraries"] = ",".join(dict.fromkeys(wanted))
     for key, value in settings.items():
         # a parameter the Cluster sets replaces the operator's default: one line each, as postgresql.conf has it
-        if key in FIXED_PARAMETERS or key not in parameters:
+        if key in FIXED_PARAMETERS or key == "allow_alter_system" or key not in parameters:
             declared.settings.append(conf_setting(key, value, source))
 
 
@@ -198,6 +199,11 @@ def _parameter(declared: DeclaredHost, key: str, value: object, operator_value: 
             PROBLEM_KIND, f"{key}: {value!r} is no string — Kubernetes refuses the Cluster "
             f"(spec.postgresql.parameters.{key} must be of type string); quote it: {key}: \"{_text(value)}\"",
             source, True))
+    if key == "allow_alter_system":
+        declared.problems.append(ConfProblem(
+            IGNORED_KIND, "allow_alter_system is set by the operator from spec.postgresql.enableAlterSystem: "
+            "this line is ignored", source, False))
+        return
     if key in FIXED_PARAMETERS:
         # the operator ignores the Cluster's value; its webhook accepts only the value the operator writes itself
         if operator_value.get(key) != value:
