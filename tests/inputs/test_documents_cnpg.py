@@ -10,7 +10,7 @@ import pytest
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, document_kinds, recognise
-from pgvet.inputs.documents._kubernetes import parse_quantity
+from pgvet.inputs.documents._manifest_text import parse_quantity
 from pgvet.inputs.documents.cnpg import CNPG_DEFAULTS, IGNORED_KIND, KIND, PROBLEM_KIND, parse_cnpg
 from pgvet.pgparams import did_you_mean, load_catalog
 from pgvet.pgparams.units import InvalidValue, parse_value
@@ -225,7 +225,7 @@ def test_a_parameter_the_operator_manages_is_a_fatal_problem_at_its_line(line: s
         [(PROBLEM_KIND, _line(text, line), True)] if refused else [])
     assert all(setting.source.line != _line(text, line) for setting in host.settings)  # never a line of postgresql.conf
     if refused:
-        assert name in host.problems[0].message
+        assert name in host.problems[0].message and host.problems[0].target == name
 
 
 def test_wal_level_minimal_with_replicas_is_refused_by_the_operator() -> None:
@@ -237,6 +237,7 @@ def test_wal_level_minimal_with_replicas_is_refused_by_the_operator() -> None:
     assert [(p.source.line, p.fatal) for p in host.problems] == [(line, True), (line, True)]
     assert "3 instances (streaming replicas)" in host.problems[0].message
     assert "max_wal_senders = 0" in host.problems[1].message
+    assert [p.target for p in host.problems] == ["wal_level", "max_wal_senders"]
 
 
 def test_wal_level_minimal_on_one_instance_without_archiving_is_accepted() -> None:
@@ -383,5 +384,5 @@ def test_allow_alter_system_comes_from_enable_alter_system_not_from_the_paramete
     host = _one(text, path)
     assert [(s.value, s.source.line) for s in host.settings if s.name == "allow_alter_system"] == [
         ("off", _line(text, "  postgresql:"))]
-    assert [(p.kind, p.source.line, p.fatal) for p in host.problems] == [
-        (IGNORED_KIND, _line(text, "allow_alter_system"), False)]
+    assert [(p.kind, p.source.line, p.fatal, p.target) for p in host.problems] == [
+        (IGNORED_KIND, _line(text, "allow_alter_system"), False, "allow_alter_system")]

@@ -15,7 +15,7 @@ from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
-from pgvet.inputs.documents._kubernetes import parse_quantity, unrendered, without_templates
+from pgvet.inputs.documents._manifest_text import parse_quantity, unrendered, without_templates
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.pgparams.units import parse_bool
 from pgvet.provenance import Located, Source
@@ -23,8 +23,10 @@ from pgvet.safeyaml import YamlError, load_yaml_documents
 
 MAX_DOCUMENT_CHARS = 1024 * 1024
 API_GROUP = "postgresql.cnpg.io/"
-PROBLEM_KIND = "cnpg-refused"  # the Cluster is never created (fatal)
-IGNORED_KIND = "cnpg-ignored"  # the operator writes its own value instead
+# The problem kinds of the Kubernetes readers: what the API server or the operator refuses (fatal: the Cluster
+# is never created; PGV407), and a parameter the operator sets itself whatever the Cluster says (PGV435).
+PROBLEM_KIND = "operator-refused"
+IGNORED_KIND = "operator-overrides"
 
 # The operator's defaults (GlobalDefaultSettings), then what it always sets (archive_mode, MandatorySettings):
 # the parameters PostgreSQL starts with before the Cluster's own. Paths and commands as the operator writes them.
@@ -165,8 +167,7 @@ def _major_version(spec: dict[str, Any], path: str, declared: DeclaredHost) -> i
         return None
     declared.host["pg_version"] = Located(major, source)
     if major < 13:
-        declared.problems.append(ConfProblem(
-            PROBLEM_KIND, f"PostgreSQL {major}: the operator supports PostgreSQL 13 or newer", source, True))
+        _refuse(declared, f"PostgreSQL {major}: the operator supports PostgreSQL 13 or newer", source)
     return major
 
 
@@ -191,25 +192,22 @@ def _operator_settings(declared: DeclaredHost, postgresql: dict[str, Any], param
 def _parameter(declared: DeclaredHost, key: str, value: object, operator_value: dict[str, str],
                source: Source) -> None:
     if not _PARAMETER_NAME.fullmatch(key):
-        declared.problems.append(ConfProblem(PROBLEM_KIND, f"{key!r} is no PostgreSQL parameter name: the operator "
-                                             "refuses the Cluster", source, True))
+        _refuse(declared, f"{key!r} is no PostgreSQL parameter name: the operator refuses the Cluster", source, key)
         return
     if not isinstance(value, str):
-        declared.problems.append(ConfProblem(
-            PROBLEM_KIND, f"{key}: {value!r} is no string — Kubernetes refuses the Cluster "
-            f"(spec.postgresql.parameters.{key} must be of type string); quote it: {key}: \"{_text(value)}\"",
-            source, True))
+        _refuse(declared, f"{key}: {value!r} is no string — Kubernetes refuses the Cluster "
+                f"(spec.postgresql.parameters.{key} must be of type string); quote it: {key}: \"{_text(value)}\"",
+                source, key)
     if key == "allow_alter_system":
         declared.problems.append(ConfProblem(
             IGNORED_KIND, "allow_alter_system is set by the operator from spec.postgresql.enableAlterSystem: "
-            "this line is ignored", source, False))
+            "this line is ignored", source, False, key))
         return
     if key in FIXED_PARAMETERS:
         # the operator ignores the Cluster's value; its webhook accepts only the value the operator writes itself
         if operator_value.get(key) != value:
-            declared.problems.append(ConfProblem(
-                PROBLEM_KIND, f"{key} is managed by the operator (\"Can't set fixed configuration parameter\"): "
-                "the operator refuses the Cluster; remove the line", source, True))
+            _refuse(declared, f"{key} is managed by the operator (\"Can't set fixed configuration parameter\"): "
+                    "the operator refuses the Cluster; remove the line", source, key)
         return
     declared.settings.append(conf_setting(key, value, source))
 
@@ -237,9 +235,8 @@ def _resources(declared: DeclaredHost, resources: dict[str, Any], parameters: di
             declared.notes.append("no spec.resources.limits.memory: the memory formulas use the memory request "
                                   f"({memory_request[0]} bytes); the pod may use more, up to the node's memory")
         elif memory_request[0] > memory_limit[0]:
-            declared.problems.append(ConfProblem(
-                PROBLEM_KIND, "the memory request is greater than the limit: the operator refuses the Cluster",
-                memory_request[1], True))
+            _refuse(declared, "the memory request is greater than the limit: the operator refuses the Cluster",
+                    memory_request[1])
     cpu_limit = quantity(limits, "cpu", "limits")
     cpu_request = quantity(requests, "cpu", "requests")
     if cpu_limit is not None:
@@ -256,15 +253,13 @@ def _resources(declared: DeclaredHost, resources: dict[str, Any], parameters: di
                 if found is None:
                     continue
                 if key in hugepages and hugepages[key][0] != found[0]:
-                    declared.problems.append(ConfProblem(
-                        PROBLEM_KIND, f"{key}: the request differs from the limit (\"HugePages requests must equal "
-                        "the limits\"): the operator refuses the Cluster", found[1], True))
+                    _refuse(declared, f"{key}: the request differs from the limit (\"HugePages requests must equal "
+                            "the limits\"): the operator refuses the Cluster", found[1])
                 hugepages.setdefault(str(key), found)
     if hugepages:
         if memory_limit is None and memory_request is None and cpu_limit is None and cpu_request is None:
-            declared.problems.append(ConfProblem(
-                PROBLEM_KIND, "huge pages without a cpu or memory resource (\"HugePages require cpu or memory\"): "
-                "the operator refuses the Cluster", next(iter(hugepages.values()))[1], True))
+            _refuse(declared, "huge pages without a cpu or memory resource (\"HugePages require cpu or memory\"): "
+                    "the operator refuses the Cluster", next(iter(hugepages.values()))[1])
         _hugepages(declared, hugepages)
     _webhook_shared_buffers(declared, parameters, memory_request, hugepages, path)
 
@@ -299,15 +294,13 @@ def _webhook_shared_buffers(declared: DeclaredHost, parameters: dict[str, Any],
     try:
         shared_buffers = parse_quantity(text, "shared_buffers", source)
     except ParseError:
-        declared.problems.append(ConfProblem(
-            PROBLEM_KIND, f"shared_buffers: the operator cannot read {value!r} (a number with kB, MB, GB or TB) "
-            "and refuses the Cluster", source, True))
+        _refuse(declared, f"shared_buffers: the operator cannot read {value!r} (a number with kB, MB, GB or TB) "
+                "and refuses the Cluster", source, "shared_buffers")
         return
     if (memory_request is not None and shared_buffers > memory_request[0]
             and all(shared_buffers > amount for amount, _ in hugepages.values())):
-        declared.problems.append(ConfProblem(
-            PROBLEM_KIND, f"shared_buffers = {value} is more than the memory request ({memory_request[0]} bytes) "
-            "and than any huge page resource: the operator refuses the Cluster", source, True))
+        _refuse(declared, f"shared_buffers = {value} is more than the memory request ({memory_request[0]} bytes) "
+                "and than any huge page resource: the operator refuses the Cluster", source, "shared_buffers")
 
 
 def _webhook_wal_checks(declared: DeclaredHost, parameters: dict[str, Any], instances: int | None,
@@ -318,26 +311,28 @@ def _webhook_wal_checks(declared: DeclaredHost, parameters: dict[str, Any], inst
     source = Source(path, yaml_line(parameters, "wal_level") or yaml_line(spec, "postgresql"))
     archiving = _archive_mode(metadata, spec) != "off"
     if wal_level not in ("logical", "replica", "minimal"):
-        declared.problems.append(ConfProblem(
-            PROBLEM_KIND, f"wal_level {wal_level!r}: the operator accepts logical, replica or minimal", source, True))
+        _refuse(declared, f"wal_level {wal_level!r}: the operator accepts logical, replica or minimal", source,
+                "wal_level")
     elif wal_level == "minimal":
         if (instances or 1) > 1 or archiving or _is_replica(spec):
             reason = (f"{instances} instances (streaming replicas)" if (instances or 1) > 1
                       else "a replica cluster" if _is_replica(spec) else "WAL archiving (on unless the annotation "
                       "cnpg.io/skipWalArchiving is enabled)")
-            declared.problems.append(ConfProblem(
-                PROBLEM_KIND, f"wal_level = minimal with {reason}: the operator refuses the Cluster (it needs "
-                "replica or logical)", source, True))
+            _refuse(declared, f"wal_level = minimal with {reason}: the operator refuses the Cluster (it needs "
+                    "replica or logical)", source, "wal_level")
         if str(parameters.get("max_wal_senders")) != "0":
-            declared.problems.append(ConfProblem(
-                PROBLEM_KIND, "wal_level = minimal needs max_wal_senders = 0: the operator refuses the Cluster",
-                source, True))
+            _refuse(declared, "wal_level = minimal needs max_wal_senders = 0: the operator refuses the Cluster",
+                    source, "max_wal_senders")
     hints = parameters.get("wal_log_hints")
     if hints is not None and (instances or 1) > 1 and parse_bool(str(hints)) is False:
-        declared.problems.append(ConfProblem(
-            PROBLEM_KIND, f"wal_log_hints = off with {instances} instances: the operator refuses the Cluster "
-            "(pg_rewind needs it to turn a former primary into a standby)",
-            Source(path, yaml_line(parameters, "wal_log_hints")), True))
+        _refuse(declared, f"wal_log_hints = off with {instances} instances: the operator refuses the Cluster "
+                "(pg_rewind needs it to turn a former primary into a standby)",
+                Source(path, yaml_line(parameters, "wal_log_hints")), "wal_log_hints")
+
+
+def _refuse(declared: DeclaredHost, message: str, source: Source, parameter: str | None = None) -> None:
+    """A fatal problem: the API server or the operator's webhook refuses the Cluster (the parameter as its target)."""
+    declared.problems.append(ConfProblem(PROBLEM_KIND, message, source, True, parameter))
 
 
 def _archive_mode(metadata: dict[str, Any], spec: dict[str, Any]) -> str:
