@@ -3,11 +3,14 @@ problem, and mistakes planted in copies of them found at their YAML line."""
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, document_kinds, recognise
 from pgvet.inputs.documents._manifest_text import parse_quantity
@@ -15,6 +18,7 @@ from pgvet.inputs.documents.cnpg import CNPG_DEFAULTS, IGNORED_KIND, KIND, PROBL
 from pgvet.pgparams import did_you_mean, load_catalog
 from pgvet.pgparams.units import InvalidValue, parse_value
 from pgvet.provenance import Source
+from pgvet.snapshot.load import load_hosts
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "documents" / "cnpg"
 FILES = sorted(CORPUS.glob("*.yaml"))
@@ -66,7 +70,6 @@ def test_every_sample_is_a_cnpg_document_and_reads_without_a_problem(path: Path)
     for host in hosts:
         assert host.kind == "cnpg" and host.hosting
         assert host.problems == []
-        assert host.host["orchestrator"].value == "cnpg"
         assert all(setting.source.path == path.name and setting.source.line for setting in host.settings)
         # one line per parameter: a default the Cluster overrides is not written (PGV405 would call it dead)
         names = [setting.name for setting in host.settings]
@@ -104,7 +107,6 @@ def test_the_full_sample_maps_name_resources_and_parameters_at_their_lines() -> 
     assert host.source == Source("cluster-example-full.yaml", _line(text, "kind: Cluster") - 1)
     facts = {key: (located.value, located.source.line) for key, located in host.host.items()}
     assert facts == {
-        "orchestrator": ("cnpg", host.source.line),
         "instances": (3, _line(text, "instances: 3")),
         "pg_version": (18, _line(text, "imageName:")),
         "ram": (GiB, _line(text, 'memory: "1Gi"')),
@@ -386,3 +388,79 @@ def test_allow_alter_system_comes_from_enable_alter_system_not_from_the_paramete
         ("off", _line(text, "  postgresql:"))]
     assert [(p.kind, p.source.line, p.fatal, p.target) for p in host.problems] == [
         (IGNORED_KIND, _line(text, "allow_alter_system"), False, "allow_alter_system")]
+
+
+# End to end: `pgvet lint` on a directory holding a Cluster manifest, as a repository of manifests has them.
+
+runner = CliRunner()
+
+
+def _lint(directory: Path) -> list[dict[str, object]]:
+    result = runner.invoke(app, ["lint", str(directory), "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    findings: list[dict[str, object]] = json.loads(result.output)["findings"]
+    return findings
+
+
+def _placed(found: list[dict[str, object]]) -> set[tuple[object, ...]]:
+    return {(finding["rule_id"], finding["host"], Path(str(finding["path"])).name, finding["line"])
+            for finding in found if finding["path"]}
+
+
+def _manifests(directory: Path, text: str) -> Path:
+    directory.mkdir(parents=True)
+    (directory / "cluster.yaml").write_text(text, encoding="utf-8")
+    return directory
+
+
+def test_lint_finds_shared_buffers_above_the_pod_memory_limit_at_its_yaml_line(tmp_path: Path) -> None:
+    """The issue's example: shared_buffers 6GB under limits.memory 4Gi, a crash loop caught on the commit."""
+    text, _ = _planted("cluster-example-full.yaml", "shared_buffers: 256MB", "shared_buffers: 6GB")
+    text = text.replace('memory: "1Gi"', 'memory: "4Gi"').replace('      memory: "512Mi"\n', "")
+    found = _lint(_manifests(tmp_path / "k8s", text))
+    assert ("PGV540", "cluster-example-full", "cluster.yaml", _line(text, "shared_buffers")) in _placed(found)
+    pgv540 = next(finding for finding in found if finding["rule_id"] == "PGV540")
+    assert pgv540["severity"] == "error" and "memory limit 4.0 GiB" in str(pgv540["message"])
+    assert "PGV407" not in {finding["rule_id"] for finding in found}  # no request: the webhook lets it through
+
+
+def test_lint_finds_the_planted_mistakes_at_their_yaml_lines(tmp_path: Path) -> None:
+    text, _ = _planted("cluster-example-custom.yaml", 'max_worker_processes: "60"',
+                       'max_worker_processes: "60"\n      shared_bufers: 1GB\n      work_mem: \'lots\'\n'
+                       "      port: '5433'\n      wal_level: minimal")
+    placed = _placed(_lint(_manifests(tmp_path / "k8s", text)))
+    host, name = "cluster-example-custom", "cluster.yaml"
+    assert {("PGV401", host, name, _line(text, "shared_bufers")),  # a typo
+            ("PGV403", host, name, _line(text, "work_mem")),  # a value PostgreSQL refuses
+            ("PGV407", host, name, _line(text, "port:")),  # a parameter the operator refuses
+            ("PGV407", host, name, _line(text, "wal_level")),  # minimal with 3 instances: the webhook refuses it
+            ("PGV410", host, name, _line(text, "wal_level")),  # and PostgreSQL would not start with it
+            } <= placed
+
+
+def test_lint_finds_huge_pages_on_without_a_huge_page_resource(tmp_path: Path) -> None:
+    text, _ = _planted("cluster-example-full.yaml", "shared_buffers: 256MB",
+                       "shared_buffers: 256MB\n      huge_pages: 'on'")
+    found = _lint(_manifests(tmp_path / "none", text))
+    assert ("PGV430", "cluster-example-full", "cluster.yaml", _line(text, "huge_pages")) in _placed(found)
+    small = text.replace("    limits:\n", '    limits:\n      hugepages-2Mi: "128Mi"\n')
+    found = _lint(_manifests(tmp_path / "small", small))
+    assert ("PGV431", "cluster-example-full", "cluster.yaml", _line(small, "hugepages-2Mi")) in _placed(found)
+    enough = text.replace("    limits:\n", '    limits:\n      hugepages-2Mi: "1Gi"\n')
+    found = _lint(_manifests(tmp_path / "enough", enough))
+    assert not {finding["rule_id"] for finding in found} & {"PGV430", "PGV431", "PGV540"}
+
+
+def test_each_cluster_of_the_corpus_is_a_host_with_its_declared_facts(tmp_path: Path) -> None:
+    hosts = {host.name: host for host in load_hosts(CORPUS)}
+    full = hosts["cluster-example-full"]
+    assert full.value("host.orchestrator") == "cnpg" and full.value("host.memory_limit") == GiB
+    assert full.value("host.ram") == GiB and full.value("host.cpus") == 2 and full.value("pg.version") == 18
+    assert full.value("host.instances") == 3 and full.value("pg.wal_level") == "logical"
+    assert full.facts["pg.shared_buffers"].source.line == _line(_text("cluster-example-full.yaml"), "shared_buffers")
+
+
+def test_lint_reads_the_corpus_without_an_error() -> None:
+    found = _lint(CORPUS)
+    assert {"cluster-example-full", "cluster-example-custom", "cluster1"} <= {finding["host"] for finding in found}
+    assert [finding for finding in found if finding["severity"] == "error"] == []

@@ -117,7 +117,6 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
     if not isinstance(name, str) or not name:
         raise ParseError("a Cluster without metadata.name (Kubernetes refuses it)", here)
     declared = DeclaredHost("cnpg", path.rsplit("/", 1)[-1].rsplit(".", 1)[0] if unrendered(name) else name, here)
-    declared.host["orchestrator"] = Located("cnpg", here)
     instances: int | None = spec.get("instances", 1)  # the CRD's default
     if unrendered(instances):
         instances = None
