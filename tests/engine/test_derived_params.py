@@ -60,7 +60,7 @@ def test_a_configured_pack_leaves_the_loaded_one_as_it_was() -> None:
     ({"derived": {"work_mem_budget": {"x": 1}}},
      "params.derived.work_mem_budget: no derived value of this name has parameters "
      "(those that do: os_memory_floor, commit_limit_floor, suggested_dirty_bytes, suggested_dirty_background_bytes, "
-     "work_mem_operations)"),
+     "work_mem_operations, pod_memory_floor)"),
     ({"derived": {"work_mem_operations": {"nodes": 3}}},
      "params.derived.work_mem_operations.nodes: derived.work_mem_operations has no parameter nodes "
      "(it has: nodes_per_query)"),
