@@ -1,0 +1,156 @@
+"""Crunchy Data PGO's ``PostgresCluster`` manifests (apiVersion postgres-operator.crunchydata.com/v1beta1 or v1).
+
+Each instance set (``spec.instances[]``) is a host named ``<cluster>-<set>`` (a set without a name is PGO's "00",
+"01"… by its place): the sets share the cluster's parameters, each has its pods' resources; ``instances`` is the
+sum of every set's ``replicas`` (1 when not said). The parameters are
+``spec.patroni.dynamicConfiguration.postgresql.parameters`` then ``spec.config.parameters`` (which wins), as
+PGO merges them (internal/controller/postgrescluster/postgres.go). PGO then sets some parameters itself
+(internal/postgres/parameters.go, internal/pgbackrest/postgres.go): a line setting one is ignored; the CRD refuses
+some names in ``spec.config.parameters`` outright (CEL rules of PostgresConfigSpec), and takes only integers and
+strings there. All of it reaches Patroni's dynamic configuration, where Patroni checks its own (_patroni_dynamic).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pgvet.errors import ParseError
+from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
+from pgvet.inputs.documents._kubernetes import apply_resources, at, get, load_manifests
+from pgvet.inputs.documents._patroni_dynamic import OVERRIDES, patroni_replaces
+from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting
+from pgvet.provenance import Located, Source
+
+KIND_NAME = "crunchy"
+REFUSED = "operator-refused"
+_API_GROUP = "postgres-operator.crunchydata.com/"
+_KIND_LINE = re.compile(r"^kind:[ \t]*[\"']?PostgresCluster[\"']?[ \t]*(#.*)?$", re.MULTILINE)
+_TEMPLATE = re.compile(r"\$\{|\{\{")  # kuttl's ${VAR}, Helm's {{ }}: a value left for a tool to fill in
+
+# What PGO always sets itself, whatever the manifest says.
+_MANDATORY = {"unix_socket_directories": "/tmp/postgres", "wal_level": "logical", "ssl": "on",
+              "ssl_cert_file": "/pgconf/tls/tls.crt", "ssl_key_file": "/pgconf/tls/tls.key",
+              "ssl_ca_file": "/pgconf/tls/ca.crt", "log_file_mode": "0660", "archive_mode": "on",
+              "archive_command": "pgBackRest's archive-push", "restore_command": "pgBackRest's archive-get"}
+# spec.config.parameters' names the CRD refuses (the CEL rules' messages, or PGO's reason where the rule has none).
+_REFUSED_NAMES = {
+    "config_file": "cannot change PGDATA path", "data_directory": "cannot change PGDATA path",
+    "external_pid_file": "cannot change external_pid_file", "hba_file": "cannot change authentication path",
+    "ident_file": "cannot change authentication path", "listen_addresses": "network connectivity is always enabled",
+    "port": "change port using .spec.port instead", "ssl": "TLS is always enabled",
+    "wal_log_hints": "wal_log_hints are always enabled", "archive_mode": "PGO archives WAL with pgBackRest",
+    "archive_command": "PGO archives WAL with pgBackRest", "restore_command": "PGO restores WAL with pgBackRest",
+    "recovery_target": "recovery is PGO's (spec.dataSource)", "hot_standby": "hot_standby is always enabled",
+    "synchronous_standby_names": "synchronous replication is Patroni's (synchronous_mode)",
+    "primary_conninfo": "replication is Patroni's", "primary_slot_name": "replication is Patroni's",
+    "recovery_min_apply_delay": "delayed replication is not supported at this time",
+    "cluster_name": "cluster_name is derived from the PostgresCluster name",
+    "logging_collector": "disabling logging_collector is unsafe", "log_file_mode": "log_file_mode cannot be changed"}
+
+
+def _recognises(name: str, text: str) -> bool:
+    return _API_GROUP in text and _KIND_LINE.search(text) is not None
+
+
+def parse_crunchy(text: str, path: str) -> list[DeclaredHost]:
+    hosts: list[DeclaredHost] = []
+    for document in load_manifests(text, path):
+        if (isinstance(document, dict) and str(document.get("apiVersion", "")).startswith(_API_GROUP)
+                and document.get("kind") == "PostgresCluster"):
+            hosts.extend(_cluster(document, path))
+    return hosts
+
+
+def _cluster(document: dict[str, Any], path: str) -> list[DeclaredHost]:
+    metadata = document.get("metadata")
+    name = get(metadata, "name")
+    spec = document.get("spec")
+    if not isinstance(name, str) or not name or not isinstance(spec, dict):
+        raise ParseError("a PostgresCluster without metadata.name or spec (Kubernetes refuses it)",
+                         Source(path, yaml_line(document) or 1))
+    shared = DeclaredHost(KIND_NAME, name, at(metadata, "name", path))
+    version = spec.get("postgresVersion")
+    if isinstance(version, str) and _TEMPLATE.search(version):
+        shared.notes.append(f"spec.postgresVersion {version!r} is left for a template tool to fill in: not read")
+    elif isinstance(version, int) and not isinstance(version, bool):
+        shared.host["pg_version"] = Located(version, at(spec, "postgresVersion", path))
+    elif version is not None:
+        raise ParseError(f"{name}: spec.postgresVersion {version!r} is no PostgreSQL major version (an integer)",
+                         at(spec, "postgresVersion", path))
+    parameters = get(spec, "patroni", "dynamicConfiguration", "postgresql", "parameters")
+    for mapping, in_config in ((parameters, False), (get(spec, "config", "parameters"), True)):
+        if isinstance(mapping, dict):
+            for key, value in mapping.items():
+                _parameter(shared, str(key), value, Source(path, yaml_line(mapping, key)), in_config)
+    sets = spec.get("instances")
+    if not isinstance(sets, list) or not sets:
+        raise ParseError(f"{name}: a PostgresCluster needs spec.instances (Kubernetes refuses it without)",
+                         at(spec, "instances", path) if "instances" in spec else shared.source)
+    total = sum(_replicas(item) for item in sets)
+    hosts = []
+    for index, item in enumerate(sets):
+        hosts.append(_instance_set(shared, item if isinstance(item, dict) else {}, index, total,
+                                   Source(path, yaml_line(sets, index) or shared.source.line), path))
+    return hosts
+
+
+def _replicas(item: Any) -> int:
+    replicas = get(item, "replicas")
+    return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 1
+
+
+def _instance_set(shared: DeclaredHost, item: dict[str, Any], index: int, total: int, source: Source,
+                  path: str) -> DeclaredHost:
+    set_name = str(item.get("name") or f"{index:02d}")
+    declared = DeclaredHost(KIND_NAME, f"{shared.name}-{set_name}", source, list(shared.settings),
+                            dict(shared.host), [], list(shared.problems), list(shared.notes))
+    declared.host["orchestrator"] = Located(KIND_NAME, shared.source)
+    declared.host["instances"] = Located(total, source)
+    apply_resources(declared, item.get("resources"), path, declared.name)
+    return declared
+
+
+def _parameter(declared: DeclaredHost, key: str, value: object, source: Source, in_config: bool) -> None:
+    setting = conf_setting(key, value, source)
+    if in_config:
+        reason = _refused(key, value)
+        if reason is not None:
+            declared.problems.append(ConfProblem(
+                REFUSED, f"{key}: {setting.value}: the PostgresCluster CRD refuses it in spec.config.parameters "
+                f"({reason}), and Kubernetes refuses the manifest", source, True))
+            return
+    problem = _overridden(setting)
+    if problem is not None:
+        declared.problems.append(problem)
+        return
+    declared.settings.append(setting)
+
+
+def _refused(key: str, value: object) -> str | None:
+    """Why the CRD refuses a spec.config.parameters entry (its CEL rules compare names as written)."""
+    if isinstance(value, (bool, float)) or not isinstance(value, (int, str)):
+        return "a value must be an integer or a string: quote it"
+    if key in _REFUSED_NAMES:
+        return _REFUSED_NAMES[key]
+    if key.startswith("ssl_") and key not in ("ssl_groups", "ssl_ecdh_curve"):
+        return "TLS is always enabled"
+    if key.startswith("unix_socket_"):
+        return "domain socket paths cannot be changed"
+    if key.startswith("recovery_target_"):
+        return "recovery is PGO's (spec.dataSource)"
+    if key == "wal_level" and value != "logical":
+        return 'wal_level must be "replica" or higher'
+    return None
+
+
+def _overridden(setting: ConfSetting) -> ConfProblem | None:
+    mandatory = _MANDATORY.get(setting.name)
+    if mandatory is not None and setting.value.lower() != mandatory:
+        return ConfProblem(OVERRIDES, f"PGO sets {setting.name} itself ({mandatory}): "
+                           f"{setting.name} = {setting.value} is ignored", setting.source, False)
+    return patroni_replaces(setting, "Crunchy PGO")
+
+
+KIND = DocumentKind(KIND_NAME, "a Crunchy PGO PostgresCluster: its parameters, version and each instance set's pods",
+                    (".yaml", ".yml"), _recognises, parse_crunchy)

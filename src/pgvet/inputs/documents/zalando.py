@@ -1,0 +1,96 @@
+"""Zalando postgres-operator's ``postgresql`` manifests (apiVersion acid.zalan.do/v1, kind postgresql): one host per
+object, its Spilo pods running Patroni.
+
+``spec.postgresql.parameters`` are the settings: the operator hands Patroni a few of them as local parameters
+(shared_buffers, logging, ssl, shared_preload_libraries…) and the rest as dynamic configuration, where Patroni checks
+its own (_patroni_dynamic). The CRD takes parameters' values as strings only: the API server refuses an unquoted
+number or boolean. ``spec.patroni`` holds Patroni's settings (synchronous_mode, ttl…), no PostgreSQL parameter.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pgvet.errors import ParseError
+from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
+from pgvet.inputs.documents._kubernetes import apply_resources, at, get, load_manifests
+from pgvet.inputs.documents._patroni_dynamic import patroni_replaces
+from pgvet.inputs.postgresql_conf import ConfProblem
+from pgvet.provenance import Located, Source
+
+KIND_NAME = "zalando"
+REFUSED = "operator-refused"  # the problem kind: what the API server or the operator refuses (fatal)
+DOCKER_SHM_SIZE = 64 * 1024**2  # /dev/shm of a container without a memory-backed volume
+
+
+_KIND_LINE = re.compile(r"^kind:[ \t]*[\"']?postgresql[\"']?[ \t]*(#.*)?$", re.MULTILINE)
+
+
+def _recognises(name: str, text: str) -> bool:
+    return "acid.zalan.do/" in text and _KIND_LINE.search(text) is not None
+
+
+def parse_zalando(text: str, path: str) -> list[DeclaredHost]:
+    return [_cluster(document, path) for document in load_manifests(text, path)
+            if isinstance(document, dict) and str(document.get("apiVersion", "")).startswith("acid.zalan.do/")
+            and document.get("kind") == "postgresql"]
+
+
+def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
+    metadata = document.get("metadata")
+    name = get(metadata, "name")
+    if not isinstance(name, str) or not name:
+        raise ParseError("a postgresql manifest without metadata.name (Kubernetes refuses it)",
+                         Source(path, yaml_line(document) or 1))
+    declared = DeclaredHost(KIND_NAME, name, at(metadata, "name", path))
+    declared.host["orchestrator"] = Located(KIND_NAME, declared.source)
+    spec = document.get("spec")
+    if not isinstance(spec, dict):
+        raise ParseError(f"{name}: a postgresql manifest without spec (Kubernetes refuses it)", declared.source)
+    postgresql = spec.get("postgresql")
+    version = get(postgresql, "version")
+    if version is not None:
+        if not str(version).isdigit():
+            raise ParseError(f"{name}: spec.postgresql.version {version!r} is no PostgreSQL major version",
+                             at(postgresql, "version", path))
+        declared.host["pg_version"] = Located(int(str(version)), at(postgresql, "version", path))
+    parameters = get(postgresql, "parameters")
+    if isinstance(parameters, dict):
+        for key, value in parameters.items():
+            _parameter(declared, str(key), value, Source(path, yaml_line(parameters, key)))
+    instances = spec.get("numberOfInstances")
+    if isinstance(instances, int) and not isinstance(instances, bool):
+        declared.host["instances"] = Located(instances, at(spec, "numberOfInstances", path))
+    apply_resources(declared, spec.get("resources"), path, name)
+    if spec.get("enableShmVolume") is False:
+        declared.host["shm_size"] = Located(DOCKER_SHM_SIZE, at(spec, "enableShmVolume", path))
+        declared.notes.append("enableShmVolume: false: /dev/shm is the container runtime's default of 64 MiB")
+    return declared
+
+
+def _parameter(declared: DeclaredHost, key: str, value: object, source: Source) -> None:
+    setting = conf_setting(key, value, source)
+    if not isinstance(value, str):
+        declared.problems.append(ConfProblem(
+            REFUSED, f"{key}: {setting.value} is not a string: the postgresql CRD takes parameters' values as "
+            f"strings, and Kubernetes refuses the manifest (quote it: \"{setting.value}\")", source, True))
+    if setting.name not in _LOCAL_PARAMETERS:
+        problem = patroni_replaces(setting, "Zalando's operator")
+        if problem is not None:
+            declared.problems.append(problem)
+            return
+    declared.settings.append(setting)
+
+
+# The parameters the operator writes to Patroni's local configuration, not to the dynamic one
+# (isBootstrapOnlyParameter is False: pkg/cluster/k8sres.go).
+_LOCAL_PARAMETERS = frozenset({
+    "archive_command", "shared_buffers", "logging_collector", "log_destination", "log_directory", "log_filename",
+    "log_file_mode", "log_rotation_age", "log_truncate_on_rotation", "ssl", "ssl_ca_file", "ssl_crl_file",
+    "ssl_cert_file", "ssl_key_file", "shared_preload_libraries", "bg_mon.listen_address", "bg_mon.history_buckets",
+    "pg_stat_statements.track_utility", "extwlist.extensions", "extwlist.custom_path"})
+
+
+KIND = DocumentKind(KIND_NAME, "a Zalando postgres-operator postgresql manifest: its parameters, version, instances "
+                    "and pod resources", (".yaml", ".yml"), _recognises, parse_zalando)
