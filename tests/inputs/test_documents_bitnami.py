@@ -1,0 +1,153 @@
+"""The Bitnami PostgreSQL chart's values (pgvet.inputs.documents.bitnami) on real files and on mistakes planted in
+copies of them: postgresql.conf snippets read by pgvet's postgresql.conf parser, each line at its YAML line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of
+from pgvet.errors import ParseError
+from pgvet.inputs.documents import DeclaredHost
+from pgvet.inputs.documents.bitnami import parse_bitnami
+
+VALUES = DOCUMENTS / "bitnami" / "values.yaml"
+SNIPPET = """  extendedConfiguration: |
+    # tuned for the app
+    max_connections = 200
+    shared_buffers = '1GB'
+
+    work_mem = 16MB   # per sort
+"""
+
+
+def planted(snippet: str = SNIPPET, text: str | None = None) -> str:
+    """The chart's real values.yaml with a primary.extendedConfiguration planted in it."""
+    return (text or VALUES.read_text()).replace('  extendedConfiguration: ""\n', snippet, 1)
+
+
+def hosts(text: str) -> dict[str, DeclaredHost]:
+    return {host.name: host for host in parse_bitnami(text, "deploy/values.yaml")}
+
+
+def settings(host: DeclaredHost) -> list[tuple[str, str, int | None]]:
+    return [(setting.name, setting.value, setting.source.line) for setting in host.settings]
+
+
+@pytest.mark.parametrize("path", [path for path in corpus("bitnami") if path.name != "ci-replication.yaml"],
+                         ids=lambda path: path.name)
+def test_every_real_values_file_is_recognised_as_bitnami_alone_and_read(path: Path) -> None:
+    text = path.read_text()
+    assert kinds_recognising(path, text) == ["bitnami"]
+    [host] = parse_bitnami(text, str(path))
+    assert host.name == path.stem and not host.problems
+    assert host.host["orchestrator"].value == "bitnami" and host.host["instances"].value == 1
+
+
+def test_a_values_file_without_the_charts_own_keys_is_not_claimed() -> None:
+    path = DOCUMENTS / "bitnami" / "ci-replication.yaml"
+    assert kinds_recognising(path, path.read_text()) == []
+    mysql = "architecture: replication\nauth:\n  rootPassword: x\nprimary:\n  configuration: |\n    [mysqld]\n"
+    assert kinds_recognising(Path("values.yaml"), mysql) == []
+    manifest = "apiVersion: v1\nkind: ConfigMap\nprimary:\n  extendedConfiguration: x\n"
+    assert kinds_recognising(Path("values.yaml"), manifest) == []
+
+
+def test_the_charts_values_the_image_version_preload_libraries_and_the_nano_preset() -> None:
+    text = VALUES.read_text()
+    host = hosts(text)["values"]
+    assert host.host["pg_version"].value == 17  # image.tag 17.6.0-debian-12-r4
+    assert settings(host) == [("shared_preload_libraries", "pgaudit",
+                               line_of(text, 'postgresqlSharedPreloadLibraries: "pgaudit"'))]
+    preset = text.splitlines().index('  resourcesPreset: "nano"') + 1  # the primary's is the first
+    assert (host.host["memory_limit"].value, host.host["memory_limit"].source.line) == (192 * 1024**2, preset)
+    assert host.host["ram"].value == 192 * 1024**2 and host.host["memory_request"].value == 128 * 1024**2
+    assert (host.host["cpus"].value, host.host["cpu_limit"].value) == (1, 0.15)
+    assert host.notes == ["resourcesPreset nano: the chart's preset numbers were used (limits 192Mi of memory, "
+                          "150m CPU)"]
+
+
+def test_extended_configuration_lines_are_at_their_yaml_lines() -> None:
+    text = planted()
+    host = hosts(text)["values"]
+    assert settings(host)[1:] == [("max_connections", "200", line_of(text, "max_connections = 200")),
+                                  ("shared_buffers", "1GB", line_of(text, "shared_buffers = '1GB'")),
+                                  ("work_mem", "16MB", line_of(text, "work_mem = 16MB"))]
+
+
+def test_the_real_ci_snippet_is_at_its_lines() -> None:
+    path = DOCUMENTS / "bitnami" / "ci-extended-config.yaml"
+    [host] = parse_bitnami(path.read_text(), str(path))
+    assert settings(host) == [("pg_stat_statements.max", "10000", 3), ("pg_stat_statements.track", "all", 4)]
+
+
+def test_planted_shared_buffers_above_resources_limits_and_a_typo() -> None:
+    text = planted(SNIPPET.replace("shared_buffers = '1GB'", "shared_buffers = 6GB\n    shared_bufers = 1GB"))
+    text = text.replace("  resources: {}\n", "  resources:\n    limits:\n      memory: 4Gi\n      cpu: 2\n", 1)
+    host = hosts(text)["values"]
+    assert ("shared_buffers", "6GB", line_of(text, "shared_buffers = 6GB")) in settings(host)
+    assert ("shared_bufers", "1GB", line_of(text, "shared_bufers")) in settings(host)
+    assert host.host["memory_limit"].value == host.host["ram"].value == 4 * 1024**3
+    assert host.host["cpus"].value == 2 and not host.notes  # resources win over the preset
+
+
+def test_planted_value_postgresql_refuses_and_a_syntax_error_at_their_lines() -> None:
+    text = planted(SNIPPET.replace("work_mem = 16MB", "work_mem = -5MB\n    max_wal_size == 1GB"))
+    host = hosts(text)["values"]
+    assert ("work_mem", "-5MB", line_of(text, "work_mem = -5MB")) in settings(host)
+    [problem] = host.problems
+    assert problem.kind == "syntax" and problem.fatal and problem.source.line == line_of(text, "max_wal_size")
+    assert problem.message == 'syntax error in file "conf.d/override.conf" line 6, near token "="'
+
+
+def test_planted_wal_level_minimal_with_read_replicas() -> None:
+    text = planted(SNIPPET.replace("work_mem = 16MB", "wal_level = minimal")).replace(
+        "architecture: standalone", "architecture: replication")
+    found = hosts(text)
+    assert list(found) == ["values", "values-read"]
+    assert ("wal_level", "minimal", line_of(text, "wal_level = minimal")) in settings(found["values"])
+    assert all(host.host["instances"].value == 2 for host in found.values())  # readReplicas.replicaCount: 1
+    assert "wal_level" not in [name for name, _, _ in settings(found["values-read"])]  # the primary's snippet
+
+
+def test_read_replicas_have_their_own_snippet_and_the_primarys_configuration() -> None:
+    text = VALUES.read_text().replace("architecture: standalone", "architecture: replication")
+    text = text.replace('  configuration: ""\n', "  configuration: |-\n    max_connections = 300\n", 1)
+    head, _, tail = text.partition("readReplicas:\n")
+    tail = tail.replace('  extendedConfiguration: ""\n', "  extendedConfiguration: |\n    hot_standby_feedback = on\n",
+                        1)
+    text = head + "readReplicas:\n" + tail.replace("  replicaCount: 1\n", "  replicaCount: 3\n", 1)
+    read = hosts(text)["values-read"]
+    assert [(name, value) for name, value, _ in settings(read)] == [
+        ("shared_preload_libraries", "pgaudit"), ("max_connections", "300"), ("hot_standby_feedback", "on")]
+    assert read.host["instances"].value == 4
+
+
+def test_template_lines_are_skipped_with_a_note_and_other_scalars_sit_at_their_key() -> None:
+    text = planted("  extendedConfiguration: |\n    work_mem = {{ .Values.workMem }}\n    max_connections = 50\n")
+    host = hosts(text)["values"]
+    assert [name for name, _, _ in settings(host)] == ["shared_preload_libraries", "max_connections"]
+    assert f"deploy/values.yaml:{line_of(text, 'work_mem')}: a line left for Helm" in host.notes[0]
+    text = planted('  extendedConfiguration: "max_connections = 50"\n')
+    assert ("max_connections", "50", line_of(text, "max_connections = 50")) in settings(hosts(text)["values"])
+
+
+def test_an_existing_configmap_is_said_not_read() -> None:
+    values = VALUES.read_text().replace('  existingExtendedConfigmap: ""', "  existingExtendedConfigmap: pg")
+    text = planted(text=values)
+    host = hosts(text)["values"]
+    assert [name for name, _, _ in settings(host)] == ["shared_preload_libraries"]
+    assert any("existingExtendedConfigmap: pg" in note for note in host.notes)
+
+
+def test_an_include_in_a_snippet_cannot_be_followed() -> None:
+    text = planted("  extendedConfiguration: |\n    include 'more.conf'\n")
+    [problem] = hosts(text)["values"].problems
+    assert problem.kind == "missing-include" and problem.source.line == line_of(text, "include 'more.conf'")
+
+
+def test_an_unknown_preset_is_refused_like_helm() -> None:
+    text = VALUES.read_text().replace('resourcesPreset: "nano"', 'resourcesPreset: "huge"', 1)
+    with pytest.raises(ParseError, match="resourcesPreset 'huge'"):
+        parse_bitnami(text, "values.yaml")

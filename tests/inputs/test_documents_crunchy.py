@@ -1,0 +1,149 @@
+"""Crunchy PGO's PostgresCluster manifests (pgvet.inputs.documents.crunchy) on real files and on mistakes planted
+in copies of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of
+from pgvet.errors import ParseError
+from pgvet.inputs.documents import DeclaredHost
+from pgvet.inputs.documents.crunchy import parse_crunchy
+
+HA = DOCUMENTS / "crunchy" / "high-availability.yaml"
+PARAMETERS = """  patroni:
+    dynamicConfiguration:
+      postgresql:
+        parameters:
+          shared_buffers: 256MB
+          max_connections: 200
+"""
+RESOURCES = """      resources:
+        limits:
+          cpu: "2"
+          memory: 2Gi
+          hugepages-2Mi: 512Mi
+        requests:
+          memory: 1Gi
+"""
+
+
+def tuned(extra: str = "", config: str = "") -> str:
+    """The real HA example with parameters, resources and a second instance set planted in it."""
+    text = HA.read_text().replace("      replicas: 2\n", "      replicas: 2\n" + RESOURCES, 1)
+    text = text.replace("  backups:\n", PARAMETERS + extra + config + "  backups:\n", 1)
+    return text.replace("  instances:\n", "  instances:\n    - name: small\n      dataVolumeClaimSpec: {}\n", 1)
+
+
+def by_name(text: str) -> dict[str, DeclaredHost]:
+    return {host.name: host for host in parse_crunchy(text, "cluster.yaml")}
+
+
+@pytest.mark.parametrize("path", corpus("crunchy"), ids=lambda path: path.name)
+def test_every_real_manifest_is_recognised_as_crunchy_alone_and_read(path: Path) -> None:
+    text = path.read_text()
+    assert kinds_recognising(path, text) == ["crunchy"]
+    hosts = parse_crunchy(text, str(path))
+    assert hosts and not any(host.problems for host in hosts)
+    assert all(host.host["orchestrator"].value == "crunchy" for host in hosts)
+
+
+def test_instance_sets_are_hosts_named_after_the_cluster_and_the_set() -> None:
+    names = {path.name: [host.name for host in parse_crunchy(path.read_text(), str(path))]
+             for path in corpus("crunchy")}
+    assert names["high-availability.yaml"] == ["hippo-ha-pgha1"]
+    assert names["keycloak.yaml"] == ["keycloakdb-00"]  # no name: PGO's 00
+    assert names["postgres.yaml"] == ["hippo-instance1"]
+
+
+def test_version_replicas_and_template_placeholders() -> None:
+    [ha] = parse_crunchy(HA.read_text(), "ha.yaml")
+    assert ha.host["pg_version"].value == 18 and ha.host["instances"].value == 2
+    path = DOCUMENTS / "crunchy" / "major-upgrade-cluster.yaml"
+    [upgrade] = parse_crunchy(path.read_text(), str(path))
+    assert "pg_version" not in upgrade.host and "KUTTL_PG_UPGRADE_FROM_VERSION" in upgrade.notes[0]
+    assert upgrade.host["instances"].value == 3
+    assert [(s.name, s.source.line) for s in upgrade.settings] == [
+        ("shared_preload_libraries", line_of(path.read_text(), "shared_preload_libraries"))]
+
+
+def test_parameters_and_each_sets_resources() -> None:
+    text = tuned()
+    hosts = by_name(text)
+    assert list(hosts) == ["hippo-ha-small", "hippo-ha-pgha1"]
+    for host in hosts.values():
+        assert host.host["instances"].value == 3  # 1 + 2 replicas
+        assert [(s.name, s.value, s.source.line) for s in host.settings] == [
+            ("shared_buffers", "256MB", line_of(text, "shared_buffers")),
+            ("max_connections", "200", line_of(text, "max_connections"))]
+    pgha1 = hosts["hippo-ha-pgha1"].host
+    assert (pgha1["ram"].value, pgha1["ram"].source.line) == (2 * 1024**3, line_of(text, "memory: 2Gi"))
+    assert pgha1["memory_limit"].value == 2 * 1024**3 and pgha1["memory_request"].value == 1024**3
+    assert pgha1["cpus"].value == 2 and pgha1["hugepages"].value == 512 * 1024**2
+    assert "ram" not in hosts["hippo-ha-small"].host
+
+
+def test_planted_shared_buffers_above_the_memory_limit_typo_and_refused_value() -> None:
+    text = tuned().replace("shared_buffers: 256MB", "shared_buffers: 6GB\n          shared_bufers: 1GB\n"
+                           "          effective_io_concurrency: 5000")
+    host = by_name(text)["hippo-ha-pgha1"]
+    settings = {s.name: (s.value, s.source.line) for s in host.settings}
+    assert settings["shared_buffers"] == ("6GB", line_of(text, "shared_buffers:"))
+    assert settings["shared_bufers"] == ("1GB", line_of(text, "shared_bufers"))
+    assert settings["effective_io_concurrency"] == ("5000", line_of(text, "effective_io_concurrency"))
+    assert host.host["memory_limit"].value == 2 * 1024**3 and not host.problems
+
+
+def test_planted_wal_level_minimal_is_overridden_by_pgo() -> None:
+    text = tuned(extra="          wal_level: minimal\n")
+    host = by_name(text)["hippo-ha-pgha1"]
+    [problem] = host.problems
+    assert problem.kind == "operator-overrides" and not problem.fatal
+    assert problem.source.line == line_of(text, "wal_level")
+    assert "PGO sets wal_level itself (logical)" in problem.message
+    assert "wal_level" not in [s.name for s in host.settings]
+
+
+def test_wal_level_logical_is_what_pgo_sets_anyway() -> None:
+    host = by_name(tuned(extra="          wal_level: logical\n"))["hippo-ha-pgha1"]
+    assert not host.problems and ("wal_level", "logical") in [(s.name, s.value) for s in host.settings]
+
+
+def test_patronis_checks_apply_to_the_dynamic_configuration() -> None:
+    text = tuned().replace("max_connections: 200", "max_connections: 20")
+    [problem] = by_name(text)["hippo-ha-pgha1"].problems
+    assert problem.source.line == line_of(text, "max_connections") and "at least 25" in problem.message
+
+
+@pytest.mark.parametrize(("line", "reason"), [
+    ("port: 5433", "change port using .spec.port instead"),
+    ("ssl_cert_file: /x.crt", "TLS is always enabled"),
+    ("wal_level: minimal", 'wal_level must be "replica" or higher'),
+    ("checkpoint_completion_target: 0.9", "an integer or a string"),
+    ("recovery_target_time: x", "recovery"),
+])
+def test_planted_parameters_the_crd_refuses_in_spec_config(line: str, reason: str) -> None:
+    text = tuned(config=f"  config:\n    parameters:\n      {line}\n      work_mem: 64MB\n")
+    host = by_name(text)["hippo-ha-pgha1"]
+    [problem] = host.problems
+    assert problem.kind == "operator-refused" and problem.fatal and reason in problem.message
+    assert problem.source.line == line_of(text, line)
+    assert [s.name for s in host.settings] == ["shared_buffers", "max_connections", "work_mem"]
+
+
+def test_spec_config_parameters_apply_after_the_patroni_ones() -> None:
+    text = tuned(config="  config:\n    parameters:\n      shared_buffers: 512MB\n")
+    settings = [(s.name, s.value) for s in by_name(text)["hippo-ha-pgha1"].settings]
+    assert settings == [("shared_buffers", "256MB"), ("max_connections", "200"), ("shared_buffers", "512MB")]
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("memory: 2Gi", "memory: two", "no memory quantity"),
+    ("postgresVersion: 18", "postgresVersion: eighteen", "no PostgreSQL major version"),
+    ("  instances:\n", "  instancez:\n", "needs spec.instances"),
+])
+def test_what_kubernetes_refuses_is_a_parse_error(old: str, new: str, message: str) -> None:
+    with pytest.raises(ParseError, match=message):
+        parse_crunchy(tuned().replace(old, new, 1), "cluster.yaml")
