@@ -151,3 +151,33 @@ def test_an_unknown_preset_is_refused_like_helm() -> None:
     text = VALUES.read_text().replace('resourcesPreset: "nano"', 'resourcesPreset: "huge"', 1)
     with pytest.raises(ParseError, match="resourcesPreset 'huge'"):
         parse_bitnami(text, "values.yaml")
+
+
+def test_a_snippet_that_is_no_text_is_said_not_read_and_a_one_line_error_is_at_its_key() -> None:
+    text = planted("  extendedConfiguration:\n    max_connections: 200\n")
+    host = hosts(text)["values"]
+    assert [name for name, _, _ in settings(host)] == ["shared_preload_libraries"]
+    key = text.splitlines().index("  extendedConfiguration:") + 1
+    assert f"deploy/values.yaml:{key}: extendedConfiguration is no text" in host.notes[0]
+    text = planted('  extendedConfiguration: "max_connections"\n')
+    [problem] = hosts(text)["values"].problems
+    assert problem.source.line == line_of(text, "max_connections") and "line 1, near end of line" in problem.message
+
+
+B = "primary:\n"
+
+
+@pytest.mark.parametrize("text", [
+    B + '  extendedConfiguration: "x"\n  resources: {limits: []}\n  resourcesPreset: [1]\n',
+    B + '  extendedConfiguration: a\narchitecture: replication\nreadReplicas: 3\n',
+    B + '  extendedConfiguration: a\narchitecture: replication\nreadReplicas: {replicaCount: x}\nimage: {tag: [1]}\n',
+    B + '  extendedConfiguration: a\n  existingConfigmap: [1]\nimage: 5\n',
+    B + '  extendedConfiguration: |\n    a = 1\n    \\x00\n',
+])
+def test_odd_shapes_give_hosts_or_a_parse_error_never_a_traceback(text: str) -> None:
+    try:
+        hosts = parse_bitnami(text, "odd.yaml")
+    except ParseError as error:
+        assert error.source is not None and error.source.line is not None
+    else:
+        assert isinstance(hosts, list)

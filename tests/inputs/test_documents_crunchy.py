@@ -147,3 +147,22 @@ def test_spec_config_parameters_apply_after_the_patroni_ones() -> None:
 def test_what_kubernetes_refuses_is_a_parse_error(old: str, new: str, message: str) -> None:
     with pytest.raises(ParseError, match=message):
         parse_crunchy(tuned().replace(old, new, 1), "cluster.yaml")
+
+
+C = "apiVersion: postgres-operator.crunchydata.com/v1beta1\nkind: PostgresCluster\n"
+
+
+@pytest.mark.parametrize("text", [
+    C + 'metadata:\n  name: a\nspec:\n  instances: [1, null, {name: 5, replicas: true}]\n',
+    C + 'metadata:\n  name: a\nspec:\n  instances: {}\n',
+    C + 'metadata:\n  name: a\nspec:\n  instances: [{}]\n  patroni: [1]\n  config: {parameters: [1]}\n',
+    C + 'metadata:\n  name: a\nspec:\n  instances: [{resources: {limits: {cpu: 0}}}]\n',
+    C + 'metadata:\n  name: a\nspec:\n  instances: [{}]\n  config: {parameters: {x: [1], wal_level: 5}}\n',
+])
+def test_odd_shapes_give_hosts_or_a_parse_error_never_a_traceback(text: str) -> None:
+    try:
+        hosts = parse_crunchy(text, "odd.yaml")
+    except ParseError as error:
+        assert error.source is not None and error.source.line is not None
+    else:
+        assert isinstance(hosts, list)

@@ -144,3 +144,25 @@ def test_a_cnpg_cluster_or_a_patroni_file_is_not_zalandos() -> None:
     assert "zalando" not in kinds_recognising(Path("cluster.yaml"), cnpg)
     patroni = "scope: acid\nname: n1\nrestapi:\n  listen: :8008\npostgresql:\n  parameters:\n    kind: postgresql\n"
     assert "zalando" not in kinds_recognising(Path("patroni.yml"), patroni)
+
+
+Z = "apiVersion: acid.zalan.do/v1\nkind: postgresql\n"
+
+
+@pytest.mark.parametrize("text", [
+    Z + 'metadata:\n  name: a\nspec:\n  postgresql: 3\n  resources: [1]\n  numberOfInstances: "2"\n',
+    Z + 'metadata:\n  name: a\nspec:\n  postgresql:\n    parameters: [a, b]\n  resources:\n    limits: [1]\n',
+    Z + 'metadata:\n  name: a\nspec:\n  postgresql:\n    parameters:\n      1: 2\n      x: {a: 1}\n      y: null\n',
+    Z + 'metadata:\n  name: [a]\n',
+    '- a\n- b\n',
+    '',
+    '---\n---\n',
+    Z + 'metadata:\n  name: a\nspec:\n  resources:\n    limits:\n      memory: 1e40Gi\n',
+])
+def test_odd_shapes_give_hosts_or_a_parse_error_never_a_traceback(text: str) -> None:
+    try:
+        hosts = parse_zalando(text, "odd.yaml")
+    except ParseError as error:
+        assert error.source is not None and error.source.line is not None
+    else:
+        assert isinstance(hosts, list)

@@ -105,7 +105,11 @@ def _snippet(declared: DeclaredHost, section: dict[str, Any], key: str, configma
                               f"(the chart ignores {key} then)")
         return
     text = section.get(key)
-    if not isinstance(text, str) or not text.strip():
+    if text is not None and not isinstance(text, str):
+        declared.notes.append(f"{at(section, key, path)}: {key} is no text (the postgresql.conf lines the chart "
+                              "writes): not read")
+        return
+    if text is None or not text.strip():
         return
     key_line = yaml_line(section, key) or 1
     exact = type(text).__name__ == "LiteralScalarString"  # ruamel's type for a | block scalar
@@ -118,7 +122,8 @@ def _snippet(declared: DeclaredHost, section: dict[str, Any], key: str, configma
         if "{{" in line:
             lines[index] = ""
             declared.notes.append(f"{place(index + 1)}: a line left for Helm's template rendering: not read")
-    entries, problems = parse_conf_text("\n".join(lines), _WRITTEN_TO[key])
+    # Ended by a newline: a last line's error is then at that line (a file without one counts it one line up)
+    entries, problems = parse_conf_text("\n".join(lines).rstrip("\n") + "\n", _WRITTEN_TO[key])
     for entry in entries:
         if isinstance(entry, ConfDirective):
             declared.problems.append(ConfProblem(
