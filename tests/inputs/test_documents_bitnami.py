@@ -176,8 +176,8 @@ B = "primary:\n"
 ])
 def test_odd_shapes_give_hosts_or_a_parse_error_never_a_traceback(text: str) -> None:
     try:
-        hosts = parse_bitnami(text, "odd.yaml")
+        found = parse_bitnami(text, "odd.yaml")
     except ParseError as error:
         assert error.source is not None and error.source.line is not None
     else:
-        assert isinstance(hosts, list)
+        assert isinstance(found, list)

@@ -161,8 +161,8 @@ C = "apiVersion: postgres-operator.crunchydata.com/v1beta1\nkind: PostgresCluste
 ])
 def test_odd_shapes_give_hosts_or_a_parse_error_never_a_traceback(text: str) -> None:
     try:
-        hosts = parse_crunchy(text, "odd.yaml")
+        found = parse_crunchy(text, "odd.yaml")
     except ParseError as error:
         assert error.source is not None and error.source.line is not None
     else:
-        assert isinstance(hosts, list)
+        assert isinstance(found, list)

@@ -161,8 +161,8 @@ Z = "apiVersion: acid.zalan.do/v1\nkind: postgresql\n"
 ])
 def test_odd_shapes_give_hosts_or_a_parse_error_never_a_traceback(text: str) -> None:
     try:
-        hosts = parse_zalando(text, "odd.yaml")
+        found = parse_zalando(text, "odd.yaml")
     except ParseError as error:
         assert error.source is not None and error.source.line is not None
     else:
-        assert isinstance(hosts, list)
+        assert isinstance(found, list)
