@@ -13,6 +13,9 @@ from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml, load_yaml_documents
 
 MAX_DOCUMENT_CHARS = 1024 * 1024
+# The problem kind of what the API server or the operator refuses (fatal: the manifest is not applied, PGV407);
+# its target is the parameter's name.
+REFUSED = "operator-refused"
 
 # Kubernetes' quantity suffixes (apimachinery resource.Quantity): binary, decimal and milli.
 _QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?"

@@ -12,7 +12,8 @@ import re
 
 from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting
 
-OVERRIDES = "operator-overrides"  # the problem kind: a parameter whose value is not the one that runs
+# The problem kind of a parameter whose value is not the one that runs (PGV435); its target is the parameter's name.
+OVERRIDES = "operator-overrides"
 
 _SET_BY_PATRONI = {"listen_addresses": "postgresql.listen", "port": "postgresql.listen", "cluster_name": "scope"}
 _BOOLEANS = {"on": True, "true": True, "yes": True, "1": True, "off": False, "false": False, "no": False, "0": False}
@@ -31,11 +32,12 @@ def patroni_replaces(setting: ConfSetting, operator: str) -> ConfProblem | None:
     name, value = setting.name, setting.value
     if name in _SET_BY_PATRONI:
         return ConfProblem(OVERRIDES, f"{name} is set by Patroni from its {_SET_BY_PATRONI[name]} (under {operator}): "
-                           f"{name} = {value} is ignored", setting.source, False)
+                           f"{name} = {value} is ignored", setting.source, False, setting.written)
     if name not in _DEFAULTS or _valid(name, value):
         return None
     return ConfProblem(OVERRIDES, f"{name} = {value} fails Patroni's check ({_check(name)}): Patroni runs its default "
-                       f"{name} = {_DEFAULTS[name]} instead (under {operator})", setting.source, False)
+                       f"{name} = {_DEFAULTS[name]} instead (under {operator})", setting.source, False,
+                       setting.written)
 
 
 def _valid(name: str, value: str) -> bool:

@@ -17,13 +17,12 @@ from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
-from pgvet.inputs.documents._kubernetes import apply_resources, at, get, load_manifests
+from pgvet.inputs.documents._kubernetes import REFUSED, apply_resources, at, get, load_manifests
 from pgvet.inputs.documents._patroni_dynamic import OVERRIDES, patroni_replaces
 from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting
 from pgvet.provenance import Located, Source
 
 KIND_NAME = "crunchy"
-REFUSED = "operator-refused"
 _API_GROUP = "postgres-operator.crunchydata.com/"
 _KIND_LINE = re.compile(r"^kind:[ \t]*[\"']?PostgresCluster[\"']?[ \t]*(#.*)?$", re.MULTILINE)
 _TEMPLATE = re.compile(r"\$\{|\{\{")  # kuttl's ${VAR}, Helm's {{ }}: a value left for a tool to fill in
@@ -118,7 +117,7 @@ def _parameter(declared: DeclaredHost, key: str, value: object, source: Source, 
         if reason is not None:
             declared.problems.append(ConfProblem(
                 REFUSED, f"{key}: {setting.value}: the PostgresCluster CRD refuses it in spec.config.parameters "
-                f"({reason}), and Kubernetes refuses the manifest", source, True))
+                f"({reason}), and Kubernetes refuses the manifest", source, True, key))
             return
     problem = _overridden(setting)
     if problem is not None:
@@ -148,7 +147,7 @@ def _overridden(setting: ConfSetting) -> ConfProblem | None:
     mandatory = _MANDATORY.get(setting.name)
     if mandatory is not None and setting.value.lower() != mandatory:
         return ConfProblem(OVERRIDES, f"PGO sets {setting.name} itself ({mandatory}): "
-                           f"{setting.name} = {setting.value} is ignored", setting.source, False)
+                           f"{setting.name} = {setting.value} is ignored", setting.source, False, setting.written)
     return patroni_replaces(setting, "Crunchy PGO")
 
 

@@ -14,13 +14,12 @@ from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
-from pgvet.inputs.documents._kubernetes import apply_resources, at, get, load_manifests
+from pgvet.inputs.documents._kubernetes import REFUSED, apply_resources, at, get, load_manifests
 from pgvet.inputs.documents._patroni_dynamic import patroni_replaces
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
 
 KIND_NAME = "zalando"
-REFUSED = "operator-refused"  # the problem kind: what the API server or the operator refuses (fatal)
 DOCKER_SHM_SIZE = 64 * 1024**2  # /dev/shm of a container without a memory-backed volume
 
 
@@ -74,7 +73,7 @@ def _parameter(declared: DeclaredHost, key: str, value: object, source: Source) 
     if not isinstance(value, str):
         declared.problems.append(ConfProblem(
             REFUSED, f"{key}: {setting.value} is not a string: the postgresql CRD takes parameters' values as "
-            f"strings, and Kubernetes refuses the manifest (quote it: \"{setting.value}\")", source, True))
+            f"strings, and Kubernetes refuses the manifest (quote it: \"{setting.value}\")", source, True, key))
     if setting.name not in _LOCAL_PARAMETERS:
         problem = patroni_replaces(setting, "Zalando's operator")
         if problem is not None:
