@@ -54,6 +54,15 @@ def test_a_values_file_without_the_charts_own_keys_is_not_claimed() -> None:
     assert kinds_recognising(Path("values.yaml"), manifest) == []
 
 
+def test_an_umbrella_charts_values_hold_the_charts_under_postgresql() -> None:
+    text = ("backend:\n  replicas: 2\npostgresql:\n  enabled: true\n  auth:\n    postgresPassword: x\n"
+            "  primary:\n    resources:\n      limits:\n        memory: 1Gi\n"
+            "    extendedConfiguration: |\n      shared_buffers = 2GB\n")
+    assert kinds_recognising(Path("values.yaml"), text) == ["bitnami"]
+    [host] = parse_bitnami(text, "values.yaml")
+    assert settings(host) == [("shared_buffers", "2GB", 12)] and host.host["memory_limit"].value == 1024**3
+
+
 def test_the_charts_values_the_image_version_preload_libraries_and_the_nano_preset() -> None:
     text = VALUES.read_text()
     host = hosts(text)["values"]

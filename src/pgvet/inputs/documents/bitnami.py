@@ -1,5 +1,5 @@
-"""The Bitnami PostgreSQL Helm chart's values (bitnami/charts bitnami/postgresql values.yaml, and the values files
-that override it).
+"""The Bitnami PostgreSQL Helm chart's values (bitnami/charts bitnami/postgresql values.yaml, the values files that
+override it, or an umbrella chart's values holding them under ``postgresql:``).
 
 The primary is a host named after the file (Helm's release name is not in it), the read replicas (``architecture:
 replication``) a host ``<file>-read``. Their settings, in the order the container applies them:
@@ -43,7 +43,15 @@ def _recognises(name: str, text: str) -> bool:
         values = load_values(text, name)
     except ParseError:
         return False
-    return _is_chart_values(values)
+    return _chart_values(values) is not None
+
+
+def _chart_values(document: Any) -> dict[str, Any] | None:
+    """The chart's values: the document's own, or an umbrella chart's ``postgresql:`` (the chart as a subchart)."""
+    for values in (document, get(document, "postgresql")):
+        if _is_chart_values(values):
+            return values  # type: ignore[no-any-return]
+    return None
 
 
 def _is_chart_values(values: Any) -> bool:
@@ -57,13 +65,13 @@ def _is_chart_values(values: Any) -> bool:
 
 
 def parse_bitnami(text: str, path: str) -> list[DeclaredHost]:
-    values = load_values(text, path)
-    if not _is_chart_values(values):
+    values = _chart_values(load_values(text, path))
+    if values is None:
         return []
     stem = path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
     primary = values["primary"]
     replicas = values.get("architecture") == "replication"
-    read = values.get("readReplicas") if isinstance(values.get("readReplicas"), dict) else {}
+    read: dict[str, Any] = values["readReplicas"] if isinstance(values.get("readReplicas"), dict) else {}
     hosts = [_host(values, primary, stem, at(values, "primary", path), primary, path)]
     if replicas:
         hosts.append(_host(values, read, f"{stem}-read", at(values, "readReplicas", path) if read else
