@@ -129,6 +129,7 @@ def test_planted_parameters_the_crd_refuses_in_spec_config(line: str, reason: st
     host = by_name(text)["hippo-ha-pgha1"]
     [problem] = host.problems
     assert problem.kind == "operator-refused" and problem.fatal and reason in problem.message
+    assert problem.target == line.split(":")[0]
     assert problem.source.line == line_of(text, line)
     assert [s.name for s in host.settings] == ["shared_buffers", "max_connections", "work_mem"]
 

@@ -55,6 +55,7 @@ def test_max_connections_below_patronis_minimum_is_replaced_by_its_default() -> 
     [problem] = host.problems
     assert problem.source.line == line_of(text, 'max_connections: "10"') and not problem.fatal
     assert "Patroni runs its default max_connections = 100" in problem.message
+    assert (problem.kind, problem.target) == ("operator-overrides", "max_connections")  # PGV435's subject
     assert "max_connections" not in [setting.name for setting in host.settings]
 
 
