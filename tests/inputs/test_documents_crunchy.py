@@ -13,6 +13,7 @@ from pgvet.inputs.documents import DeclaredHost
 from pgvet.inputs.documents.crunchy import parse_crunchy
 
 HA = DOCUMENTS / "crunchy" / "high-availability.yaml"
+CHART = DOCUMENTS / "crunchy" / "helm-values.yaml"
 PARAMETERS = """  patroni:
     dynamicConfiguration:
       postgresql:
@@ -56,6 +57,32 @@ def test_instance_sets_are_hosts_named_after_the_cluster_and_the_set() -> None:
     assert names["high-availability.yaml"] == ["hippo-ha-pgha1"]
     assert names["keycloak.yaml"] == ["keycloakdb-00"]  # no name: PGO's 00
     assert names["postgres.yaml"] == ["hippo-instance1"]
+
+
+def test_the_charts_values_are_one_instance_set_from_its_instance_keys() -> None:
+    # the chart's own example lines, uncommented, with a parameter planted the way its comment shows
+    text = CHART.read_text()
+    for line in ("# name: hippo", "# instanceMemory: 2Gi", "# instanceCPU: 1000m", "# instanceReplicas: 1",
+                 "# patroni:", "#   dynamicConfiguration:", "#     postgresql:", "#       parameters:"):
+        text = text.replace(line, line[2:], 1)
+    text = text.replace("#         synchronous_commit: \"on\"", "        shared_buffers: 3GB", 1)
+    text = text.replace("instanceReplicas: 1", "instanceReplicas: 3")
+    assert kinds_recognising(CHART, text) == ["crunchy"]
+    [host] = parse_crunchy(text, str(CHART))
+    assert host.name == "hippo-instance1" and host.host["instances"].value == 3
+    assert (host.host["memory_limit"].value, host.host["memory_limit"].source.line) == (
+        2 * 1024**3, line_of(text, "instanceMemory: 2Gi"))
+    assert (host.host["cpus"].value, host.host["cpus"].source.line) == (1, line_of(text, "instanceCPU: 1000m"))
+    assert [(s.name, s.value, s.source.line) for s in host.settings] == [
+        ("shared_buffers", "3GB", line_of(text, "shared_buffers: 3GB"))]
+    [default] = parse_crunchy(CHART.read_text(), "deploy/pg.yaml")
+    assert default.name == "pg-instance1" and "ram" not in default.host  # the release's name: the file's
+
+
+def test_a_stray_document_of_a_manifest_file_is_no_charts_values() -> None:
+    path = DOCUMENTS / "crunchy" / "s3.yaml"  # ends with a document holding postgresVersion and apiVersion only
+    assert [host.name for host in parse_crunchy(path.read_text(), str(path))] == ["hippo-s3-00"]
+    assert kinds_recognising(Path("values.yaml"), "postgresVersion: 16\nkind: Thing\n") == []
 
 
 def test_version_replicas_and_template_placeholders() -> None:

@@ -62,6 +62,12 @@ def _loaded(text: str, path: str, *, every: bool) -> Any:
         raise ParseError(f"invalid YAML: {error.message}", Source(path, error.line or 1)) from None
 
 
+def file_stem(path: str) -> str:
+    """A file's name without its directory and suffix: the name of a host whose file does not name it (a Helm
+    values file: the release's name is given on helm's command line)."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+
 def get(node: Any, *keys: str) -> Any:
     """The value at a path of mapping keys, None where one is missing or not a mapping."""
     for key in keys:

@@ -17,7 +17,7 @@ from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
-from pgvet.inputs.documents._kubernetes import apply_resources, at, get, load_values
+from pgvet.inputs.documents._kubernetes import apply_resources, at, file_stem, get, load_values
 from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, parse_conf_text
 from pgvet.provenance import Located, Source
 
@@ -68,7 +68,7 @@ def parse_bitnami(text: str, path: str) -> list[DeclaredHost]:
     values = _chart_values(load_values(text, path))
     if values is None:
         return []
-    stem = path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    stem = file_stem(path)
     primary = values["primary"]
     replicas = values.get("architecture") == "replication"
     read: dict[str, Any] = values["readReplicas"] if isinstance(values.get("readReplicas"), dict) else {}

@@ -1,4 +1,5 @@
-"""Crunchy Data PGO's ``PostgresCluster`` manifests (apiVersion postgres-operator.crunchydata.com/v1beta1 or v1).
+"""Crunchy Data PGO's ``PostgresCluster`` manifests (apiVersion postgres-operator.crunchydata.com/v1beta1 or v1),
+and the values of the helm/postgres chart of CrunchyData/postgres-operator-examples, which renders one.
 
 Each instance set (``spec.instances[]``) is a host named ``<cluster>-<set>`` (a set without a name is PGO's "00",
 "01"… by its place): the sets share the cluster's parameters, each has its pods' resources; ``instances`` is the
@@ -17,7 +18,7 @@ from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
-from pgvet.inputs.documents._kubernetes import REFUSED, apply_resources, at, get, load_manifests
+from pgvet.inputs.documents._kubernetes import REFUSED, apply_resources, at, file_stem, get, load_manifests
 from pgvet.inputs.documents._patroni_dynamic import OVERRIDES, patroni_replaces
 from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting
 from pgvet.provenance import Located, Source
@@ -49,33 +50,55 @@ _REFUSED_NAMES = {
 
 
 def _recognises(name: str, text: str) -> bool:
-    return _API_GROUP in text and _KIND_LINE.search(text) is not None
+    if _API_GROUP in text and _KIND_LINE.search(text) is not None:
+        return True
+    if "postgresVersion:" not in text:
+        return False
+    try:
+        documents = load_manifests(text, name)
+    except ParseError:
+        return False
+    return any(_is_chart_values(document, documents) for document in documents)
+
+
+def _is_chart_values(document: Any, documents: list[Any]) -> bool:
+    """The values of CrunchyData/postgres-operator-examples' helm/postgres chart, which renders a PostgresCluster:
+    a top-level ``postgresVersion`` (and ``apiVersion``, the PostgresCluster's: v1 or v1beta1) in a file of no
+    Kubernetes object (a manifest file's stray document is no chart's values)."""
+    return (isinstance(document, dict) and "postgresVersion" in document and "spec" not in document
+            and not any(isinstance(other, dict) and "kind" in other for other in documents))
 
 
 def parse_crunchy(text: str, path: str) -> list[DeclaredHost]:
     hosts: list[DeclaredHost] = []
-    for document in load_manifests(text, path):
+    documents = load_manifests(text, path)
+    for document in documents:
         if (isinstance(document, dict) and str(document.get("apiVersion", "")).startswith(_API_GROUP)
                 and document.get("kind") == "PostgresCluster"):
-            hosts.extend(_cluster(document, path))
+            metadata, spec = document.get("metadata"), document.get("spec")
+            name = get(metadata, "name")
+            if not isinstance(name, str) or not name or not isinstance(spec, dict):
+                raise ParseError("a PostgresCluster without metadata.name or spec (Kubernetes refuses it)",
+                                 Source(path, yaml_line(document) or 1))
+            hosts.extend(_cluster(name, at(metadata, "name", path), spec, path, chart=False))
+        elif _is_chart_values(document, documents):
+            # the chart names the cluster .Values.name, else the Helm release's name (not in the file: its stem)
+            name = document.get("name")
+            if not isinstance(name, str) or not name:
+                name = file_stem(path)
+            hosts.extend(_cluster(name, at(document, "postgresVersion", path), document, path, chart=True))
     return hosts
 
 
-def _cluster(document: dict[str, Any], path: str) -> list[DeclaredHost]:
-    metadata = document.get("metadata")
-    name = get(metadata, "name")
-    spec = document.get("spec")
-    if not isinstance(name, str) or not name or not isinstance(spec, dict):
-        raise ParseError("a PostgresCluster without metadata.name or spec (Kubernetes refuses it)",
-                         Source(path, yaml_line(document) or 1))
-    shared = DeclaredHost(KIND_NAME, name, at(metadata, "name", path))
+def _cluster(name: str, source: Source, spec: dict[str, Any], path: str, *, chart: bool) -> list[DeclaredHost]:
+    shared = DeclaredHost(KIND_NAME, name, source)
     version = spec.get("postgresVersion")
     if isinstance(version, str) and _TEMPLATE.search(version):
-        shared.notes.append(f"spec.postgresVersion {version!r} is left for a template tool to fill in: not read")
+        shared.notes.append(f"postgresVersion {version!r} is left for a template tool to fill in: not read")
     elif isinstance(version, int) and not isinstance(version, bool):
         shared.host["pg_version"] = Located(version, at(spec, "postgresVersion", path))
     elif version is not None:
-        raise ParseError(f"{name}: spec.postgresVersion {version!r} is no PostgreSQL major version (an integer)",
+        raise ParseError(f"{name}: postgresVersion {version!r} is no PostgreSQL major version (an integer)",
                          at(spec, "postgresVersion", path))
     parameters = get(spec, "patroni", "dynamicConfiguration", "postgresql", "parameters")
     for mapping, in_config in ((parameters, False), (get(spec, "config", "parameters"), True)):
@@ -83,6 +106,8 @@ def _cluster(document: dict[str, Any], path: str) -> list[DeclaredHost]:
             for key, value in mapping.items():
                 _parameter(shared, str(key), value, Source(path, yaml_line(mapping, key)), in_config)
     sets = spec.get("instances")
+    if chart and sets is None:
+        return [_chart_instance_set(shared, spec, path)]
     if not isinstance(sets, list) or not sets:
         raise ParseError(f"{name}: a PostgresCluster needs spec.instances (Kubernetes refuses it without)",
                          at(spec, "instances", path) if "instances" in spec else shared.source)
@@ -92,6 +117,17 @@ def _cluster(document: dict[str, Any], path: str) -> list[DeclaredHost]:
         hosts.append(_instance_set(shared, item if isinstance(item, dict) else {}, index, total,
                                    Source(path, yaml_line(sets, index) or shared.source.line), path))
     return hosts
+
+
+def _chart_instance_set(shared: DeclaredHost, values: dict[str, Any], path: str) -> DeclaredHost:
+    """The chart's one instance set when its values give no ``instances``: instanceName (instance1),
+    instanceReplicas (1), instanceMemory and instanceCPU as limits (helm/postgres/templates/postgres.yaml)."""
+    item = {"name": values.get("instanceName") or "instance1", "replicas": values.get("instanceReplicas")}
+    declared = _instance_set(shared, item, 0, _replicas(item), shared.source, path)
+    for key, resource in (("instanceMemory", "memory"), ("instanceCPU", "cpu")):
+        if values.get(key):
+            apply_resources(declared, {"limits": {resource: values[key]}}, path, declared.name, at(values, key, path))
+    return declared
 
 
 def _replicas(item: Any) -> int:
