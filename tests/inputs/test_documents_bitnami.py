@@ -156,6 +156,18 @@ def test_an_include_in_a_snippet_cannot_be_followed() -> None:
     assert problem.kind == "missing-include" and problem.source.line == line_of(text, "include 'more.conf'")
 
 
+def test_shm_volume_size_or_the_runtimes_64_mib() -> None:
+    assert "shm_size" not in hosts(VALUES.read_text())["values"].host  # a memory-backed /dev/shm, no limit
+    text = VALUES.read_text().replace('  sizeLimit: ""', "  sizeLimit: 1Gi", 1)
+    host = hosts(text)["values"]
+    shm = host.host["shm_size"]
+    assert (shm.value, shm.source.line) == (1024**3, line_of(text, "sizeLimit: 1Gi"))
+    head, _, tail = VALUES.read_text().partition("shmVolume:\n")
+    text = head + "shmVolume:\n" + tail.replace("  enabled: true\n", "  enabled: false\n", 1)
+    host = hosts(text)["values"]
+    assert host.host["shm_size"].value == 64 * 1024**2 and "64 MiB" in host.notes[-1]
+
+
 def test_an_unknown_preset_is_refused_like_helm() -> None:
     text = VALUES.read_text().replace('resourcesPreset: "nano"', 'resourcesPreset: "huge"', 1)
     with pytest.raises(ParseError, match="resourcesPreset 'huge'"):

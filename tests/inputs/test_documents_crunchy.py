@@ -161,6 +161,14 @@ def test_planted_parameters_the_crd_refuses_in_spec_config(line: str, reason: st
     assert [s.name for s in host.settings] == ["shared_buffers", "max_connections", "work_mem"]
 
 
+def test_more_than_50_parameters_in_spec_config_are_refused() -> None:
+    lines = "".join(f"      log_parameter_{index}: x\n" for index in range(51))
+    text = tuned(config="  config:\n    parameters:\n" + lines)
+    problems = [p for p in by_name(text)["hippo-ha-pgha1"].problems if p.target == "parameters"]
+    assert [(p.fatal, p.source.line) for p in problems] == [(True, line_of(text, "  config:") + 1)]
+    assert "at most 50" in problems[0].message
+
+
 def test_spec_config_parameters_apply_after_the_patroni_ones() -> None:
     text = tuned(config="  config:\n    parameters:\n      shared_buffers: 512MB\n")
     settings = [(s.name, s.value) for s in by_name(text)["hippo-ha-pgha1"].settings]

@@ -91,6 +91,17 @@ def test_parameters_patroni_sets_itself_are_ignored_and_said() -> None:
     assert "port is set by Patroni" in problems[line_of(text, "port:")]
 
 
+def test_streams_make_the_operator_set_wal_level_logical() -> None:
+    text = COMPLETE.read_text().replace('log_statement: "all"', 'wal_level: "replica"')
+    assert ("wal_level", "replica") in [(s.name, s.value) for s in parsed(text).settings]
+    text = text.replace("#  streams:\n#  - applicationId: test-app\n#    database: foo\n",
+                        "  streams:\n  - applicationId: test-app\n    database: foo\n")
+    host = parsed(text)
+    [problem] = [problem for problem in host.problems if problem.target == "wal_level"]
+    assert problem.source.line == line_of(text, "wal_level") and "spec.streams" in problem.message
+    assert "wal_level" not in [s.name for s in host.settings]
+
+
 def test_an_unquoted_value_is_refused_by_the_crd() -> None:
     text = COMPLETE.read_text().replace('max_connections: "10"', "max_connections: 200")
     host = parsed(text)

@@ -22,6 +22,7 @@ _QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))
                        r"(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?\s*$")
 _FACTORS = {None: 1, "m": 0.001, "k": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4, "P": 1000**5, "E": 1000**6,
             "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4, "Pi": 1024**5, "Ei": 1024**6}
+RUNTIME_SHM_SIZE = 64 * 1024**2  # /dev/shm of a container without a memory-backed volume (Docker, containerd)
 HUGEPAGE_SIZES = {"hugepages-2Mi": 2 * 1024**2, "hugepages-1Gi": 1024**3}
 
 
@@ -114,6 +115,11 @@ def apply_resources(declared: DeclaredHost, resources: Any, path: str, what: str
             if key in node and "hugepages" not in declared.host:
                 declared.host["hugepages"] = Located(_bytes(node, key, where(node, key), what), where(node, key))
                 declared.host["hugepage_size"] = Located(page, where(node, key))
+
+
+def memory_size(node: dict[str, Any], key: str, path: str, what: str) -> int:
+    """A memory quantity of a mapping, in bytes (ParseError at its line when Kubernetes would refuse it)."""
+    return _bytes(node, key, at(node, key, path), what)
 
 
 def _bytes(node: dict[str, Any], key: str, source: Source, what: str) -> int:

@@ -17,7 +17,15 @@ from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
-from pgvet.inputs.documents._kubernetes import apply_resources, at, file_stem, get, load_values
+from pgvet.inputs.documents._kubernetes import (
+    RUNTIME_SHM_SIZE,
+    apply_resources,
+    at,
+    file_stem,
+    get,
+    load_values,
+    memory_size,
+)
 from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, parse_conf_text
 from pgvet.provenance import Located, Source
 
@@ -82,7 +90,21 @@ def parse_bitnami(text: str, path: str) -> list[DeclaredHost]:
         instances += count if isinstance(count, int) and not isinstance(count, bool) else 1
     for host in hosts:
         host.host["instances"] = Located(instances, at(values, "architecture", path) if replicas else host.source)
+        _shm(host, values.get("shmVolume"), path)
     return hosts
+
+
+def _shm(declared: DeclaredHost, volume: Any, path: str) -> None:
+    """/dev/shm: the chart mounts a memory-backed volume unless ``shmVolume.enabled`` is false (then the runtime's
+    64 MiB), of ``shmVolume.sizeLimit`` when set."""
+    if not isinstance(volume, dict):
+        return
+    if volume.get("enabled") is False:
+        declared.host["shm_size"] = Located(RUNTIME_SHM_SIZE, at(volume, "enabled", path))
+        declared.notes.append("shmVolume.enabled: false: /dev/shm is the container runtime's default of 64 MiB")
+    elif volume.get("sizeLimit"):
+        declared.host["shm_size"] = Located(memory_size(volume, "sizeLimit", path, "shmVolume"),
+                                            at(volume, "sizeLimit", path))
 
 
 def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: Source, primary: dict[str, Any],

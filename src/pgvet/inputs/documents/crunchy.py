@@ -28,6 +28,7 @@ _API_GROUP = "postgres-operator.crunchydata.com/"
 _KIND_LINE = re.compile(r"^kind:[ \t]*[\"']?PostgresCluster[\"']?[ \t]*(#.*)?$", re.MULTILINE)
 _TEMPLATE = re.compile(r"\$\{|\{\{")  # kuttl's ${VAR}, Helm's {{ }}: a value left for a tool to fill in
 
+_MAX_CONFIG_PARAMETERS = 50  # PostgresConfigSpec's MaxProperties
 # What PGO always sets itself, whatever the manifest says.
 _MANDATORY = {"unix_socket_directories": "/tmp/postgres", "wal_level": "logical", "ssl": "on",
               "ssl_cert_file": "/pgconf/tls/tls.crt", "ssl_key_file": "/pgconf/tls/tls.key",
@@ -101,7 +102,13 @@ def _cluster(name: str, source: Source, spec: dict[str, Any], path: str, *, char
         raise ParseError(f"{name}: postgresVersion {version!r} is no PostgreSQL major version (an integer)",
                          at(spec, "postgresVersion", path))
     parameters = get(spec, "patroni", "dynamicConfiguration", "postgresql", "parameters")
-    for mapping, in_config in ((parameters, False), (get(spec, "config", "parameters"), True)):
+    config = get(spec, "config", "parameters")
+    if isinstance(config, dict) and len(config) > _MAX_CONFIG_PARAMETERS:
+        shared.problems.append(ConfProblem(
+            REFUSED, f"spec.config.parameters has {len(config)} parameters: the PostgresCluster CRD takes at most "
+            f"{_MAX_CONFIG_PARAMETERS}, and Kubernetes refuses the manifest", at(spec["config"], "parameters", path),
+            True, "parameters"))
+    for mapping, in_config in ((parameters, False), (config, True)):
         if isinstance(mapping, dict):
             for key, value in mapping.items():
                 _parameter(shared, str(key), value, Source(path, yaml_line(mapping, key)), in_config)

@@ -14,13 +14,12 @@ from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
-from pgvet.inputs.documents._kubernetes import REFUSED, apply_resources, at, get, load_manifests
-from pgvet.inputs.documents._patroni_dynamic import patroni_replaces
+from pgvet.inputs.documents._kubernetes import REFUSED, RUNTIME_SHM_SIZE, apply_resources, at, get, load_manifests
+from pgvet.inputs.documents._patroni_dynamic import OVERRIDES, patroni_replaces
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
 
 KIND_NAME = "zalando"
-DOCKER_SHM_SIZE = 64 * 1024**2  # /dev/shm of a container without a memory-backed volume
 
 
 _KIND_LINE = re.compile(r"^kind:[ \t]*[\"']?postgresql[\"']?[ \t]*(#.*)?$", re.MULTILINE)
@@ -56,20 +55,27 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
         declared.host["pg_version"] = Located(int(str(version)), at(postgresql, "version", path))
     parameters = get(postgresql, "parameters")
     if isinstance(parameters, dict):
+        streams = bool(spec.get("streams"))
         for key, value in parameters.items():
-            _parameter(declared, str(key), value, Source(path, yaml_line(parameters, key)))
+            _parameter(declared, str(key), value, Source(path, yaml_line(parameters, key)), streams)
     instances = spec.get("numberOfInstances")
     if isinstance(instances, int) and not isinstance(instances, bool):
         declared.host["instances"] = Located(instances, at(spec, "numberOfInstances", path))
     apply_resources(declared, spec.get("resources"), path, name)
     if spec.get("enableShmVolume") is False:
-        declared.host["shm_size"] = Located(DOCKER_SHM_SIZE, at(spec, "enableShmVolume", path))
+        declared.host["shm_size"] = Located(RUNTIME_SHM_SIZE, at(spec, "enableShmVolume", path))
         declared.notes.append("enableShmVolume: false: /dev/shm is the container runtime's default of 64 MiB")
     return declared
 
 
-def _parameter(declared: DeclaredHost, key: str, value: object, source: Source) -> None:
+def _parameter(declared: DeclaredHost, key: str, value: object, source: Source, streams: bool) -> None:
     setting = conf_setting(key, value, source)
+    if streams and setting.name == "wal_level" and setting.value.lower() != "logical":
+        # change data capture (spec.streams) makes the operator set wal_level = logical (pkg/cluster/sync.go)
+        declared.problems.append(ConfProblem(
+            OVERRIDES, f"spec.streams makes Zalando's operator set wal_level = logical: wal_level = {setting.value} "
+            "is ignored", source, False, key))
+        return
     if not isinstance(value, str):
         declared.problems.append(ConfProblem(
             REFUSED, f"{key}: {setting.value} is not a string: the postgresql CRD takes parameters' values as "
