@@ -79,6 +79,11 @@ def test_the_charts_values_are_one_instance_set_from_its_instance_keys() -> None
     assert default.name == "pg-instance1" and "ram" not in default.host  # the release's name: the file's
 
 
+def test_a_template_of_a_manifest_is_not_read_until_rendered() -> None:
+    text = HA.read_text().replace("replicas: 2", "replicas: {{ .Values.replicas }}")
+    assert kinds_recognising(Path("templates/postgres.yaml"), text) == []
+
+
 def test_a_stray_document_of_a_manifest_file_is_no_charts_values() -> None:
     path = DOCUMENTS / "crunchy" / "s3.yaml"  # ends with a document holding postgresVersion and apiVersion only
     assert [host.name for host in parse_crunchy(path.read_text(), str(path))] == ["hippo-s3-00"]
@@ -178,6 +183,7 @@ def test_spec_config_parameters_apply_after_the_patroni_ones() -> None:
 @pytest.mark.parametrize(("old", "new", "message"), [
     ("memory: 2Gi", "memory: two", "no memory quantity"),
     ("postgresVersion: 18", "postgresVersion: eighteen", "no PostgreSQL major version"),
+    ("postgresVersion: 18", "postgresVersion: 1800", "no PostgreSQL major version"),
     ("  instances:\n", "  instancez:\n", "needs spec.instances"),
 ])
 def test_what_kubernetes_refuses_is_a_parse_error(old: str, new: str, message: str) -> None:

@@ -131,6 +131,7 @@ def test_huge_pages_and_a_disabled_shm_volume() -> None:
     ("memory: 500Mi", "memory: 500 MB", "no memory quantity"),
     ("cpu: 500m", "cpu: lots", "no CPU quantity"),
     ('version: "18"', 'version: "eighteen"', "no PostgreSQL major version"),
+    ('version: "18"', 'version: "180"', "no PostgreSQL major version"),
     ("  name: acid-test-cluster", "  label: x", "without metadata.name"),
     ("numberOfInstances: 2", "numberOfInstances: [2", "invalid YAML"),
 ])
@@ -149,6 +150,11 @@ def test_several_documents_and_other_kinds_in_one_file() -> None:
     standby = line_of(text, "acid-standby")
     assert [(host.name, host.source.line) for host in hosts] == [("acid-minimal-cluster", 9),
                                                                   ("acid-standby-cluster", standby)]
+
+
+def test_a_template_of_a_manifest_is_not_read_until_rendered() -> None:
+    text = COMPLETE.read_text().replace("numberOfInstances: 2", "numberOfInstances: {{ .Values.replicas }}")
+    assert kinds_recognising(Path("templates/postgresql.yaml"), text) == []
 
 
 def test_a_cnpg_cluster_or_a_patroni_file_is_not_zalandos() -> None:

@@ -51,6 +51,8 @@ _REFUSED_NAMES = {
 
 
 def _recognises(name: str, text: str) -> bool:
+    if "{{" in text:  # a template (Helm's, Jinja's) is no manifest until rendered: pgvet does not guess its values
+        return False
     if _API_GROUP in text and _KIND_LINE.search(text) is not None:
         return True
     if "postgresVersion:" not in text:
@@ -96,7 +98,7 @@ def _cluster(name: str, source: Source, spec: dict[str, Any], path: str, *, char
     version = spec.get("postgresVersion")
     if isinstance(version, str) and _TEMPLATE.search(version):
         shared.notes.append(f"postgresVersion {version!r} is left for a template tool to fill in: not read")
-    elif isinstance(version, int) and not isinstance(version, bool):
+    elif isinstance(version, int) and not isinstance(version, bool) and 9 <= version <= 99:
         shared.host["pg_version"] = Located(version, at(spec, "postgresVersion", path))
     elif version is not None:
         raise ParseError(f"{name}: postgresVersion {version!r} is no PostgreSQL major version (an integer)",

@@ -20,13 +20,12 @@ from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
 
 KIND_NAME = "zalando"
-
-
 _KIND_LINE = re.compile(r"^kind:[ \t]*[\"']?postgresql[\"']?[ \t]*(#.*)?$", re.MULTILINE)
 
 
 def _recognises(name: str, text: str) -> bool:
-    return "acid.zalan.do/" in text and _KIND_LINE.search(text) is not None
+    # a template of manifests (Helm's, Jinja's {{ }}) is no manifest until rendered: pgvet does not guess its values
+    return "acid.zalan.do/" in text and "{{" not in text and _KIND_LINE.search(text) is not None
 
 
 def parse_zalando(text: str, path: str) -> list[DeclaredHost]:
@@ -49,7 +48,7 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
     postgresql = spec.get("postgresql")
     version = get(postgresql, "version")
     if version is not None:
-        if not str(version).isdigit():
+        if not re.fullmatch(r"[0-9]{1,2}", str(version)):
             raise ParseError(f"{name}: spec.postgresql.version {version!r} is no PostgreSQL major version",
                              at(postgresql, "version", path))
         declared.host["pg_version"] = Located(int(str(version)), at(postgresql, "version", path))
