@@ -52,6 +52,9 @@ class ConsolidatedFix:
     sysctl: dict[str, Change] = field(default_factory=dict)
     postgresql: dict[str, Change] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # the configuration document that declares the host, and its kind (its tool writes postgresql.conf)
+    document: Source | None = None
+    orchestrator: str | None = None
 
 
 def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False,
@@ -63,6 +66,10 @@ def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False
     if result.errors:
         error = result.errors[0]
         raise InputError(error.message, error.source)
+    if len(result.hosts) > 1:  # configuration documents declaring several hosts (Patroni members…)
+        names = ", ".join(host.host.name for host in result.hosts)
+        raise UsageError(f"{directory} holds {len(result.hosts)} hosts ({names}): pgvet fix works on one; "
+                         "put each document in a directory of its own")
     consolidated = consolidate(result.hosts[0])
     if not write_files:
         return consolidated, None
@@ -73,6 +80,9 @@ def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False
 def consolidate(result: HostResult) -> ConsolidatedFix:
     """The host's target less what it has: its changes, and the steps left to do by hand."""
     fix = ConsolidatedFix(result.host.name)
+    declared_by = result.host.facts.get("host.orchestrator")
+    if declared_by is not None:
+        fix.document, fix.orchestrator = declared_by.source, str(declared_by.value)
     target = result.target
     if target is None:
         return fix
@@ -121,7 +131,8 @@ def render(fix: ConsolidatedFix) -> str:
         out += ["# kernel (sysctl.d, applied with `sysctl --system`; the huge page pool is reserved at the next boot):",
                 *_diff_lines(fix.sysctl), "#"]
     if fix.postgresql:
-        out += ["# PostgreSQL (postgresql.conf or ALTER SYSTEM; some take effect at the next restart):",
+        where = "postgresql.conf or ALTER SYSTEM" if fix.document is None else f"the parameters of {fix.document.path}"
+        out += [f"# PostgreSQL ({_comment(where)}; some take effect at the next restart):",
                 *_diff_lines(fix.postgresql), "#"]
     if fix.notes:
         out += ["# to do by hand:", *[f"#   - {_comment(note)}" for note in fix.notes], "#"]
@@ -132,7 +143,14 @@ def render(fix: ConsolidatedFix) -> str:
         out += [f"# --- {SYSCTL_FILE} (apply with: sysctl --system) ---"]
         out += [f"{key} = {change.value}" for key, change in sorted(fix.sysctl.items())]
         out.append("")
-    if fix.postgresql:
+    if fix.postgresql and fix.document is not None:
+        # YAML's single quotes escape a quote as PostgreSQL's do: the values read back as written, as text (the
+        # operators take parameters as strings)
+        out += [f"# --- {_comment(fix.document.path)}: its PostgreSQL parameters ({_comment(str(fix.orchestrator))} "
+                "writes postgresql.conf from them; ALTER SYSTEM would be overwritten or refused) ---"]
+        out += [f"{name}: {quote_setting(change.value)}" for name, change in sorted(fix.postgresql.items())]
+        out.append("")
+    elif fix.postgresql:
         out += ["# --- postgresql.conf ---"]
         out += [f"{name} = {quote_setting(change.value)}" for name, change in sorted(fix.postgresql.items())]
         out += ["", "-- --- or, on the running server (a restart may be needed) ---"]
@@ -254,7 +272,15 @@ def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> Wr
             _comment_out(files, partner, facts.get(f"sysctl_conf.{partner}"), f"{key} = {change.value}")
     if fix.sysctl:
         _label_new_sysctl_file(files, fix)
+    orchestrator = facts.get("host.orchestrator")
     for name, change in sorted(fix.postgresql.items()):
+        if orchestrator is not None:  # its tool writes postgresql.conf: its document is where a value goes
+            set_at = facts.get(f"pg.{name}")
+            where = (f"at {set_at.source}" if set_at is not None and set_at.source.path == orchestrator.source.path
+                     else f"among the parameters of {orchestrator.source.path}")
+            outcome.left.append(f"{name} = {quote_setting(change.value)}: not written — {orchestrator.value} writes "
+                                f"postgresql.conf from its document: set it {where}")
+            continue
         # with a live server's pg_settings.json, pg.* are the running values and pg_conf.* the files' own
         _write_setting(files, name, change, facts.get(f"pg_conf.{name}") or facts.get(f"pg.{name}"))
     _check_written_files(files)
