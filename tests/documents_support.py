@@ -1,10 +1,14 @@
-"""What the tests of configuration documents share: their real-file corpus and the lines of a text."""
+"""What the tests of configuration documents share: their real-file corpus, the lines of a text, a lint's findings."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from typer.testing import CliRunner
+
 from conftest import PROJECT
+from pgvet.cli import app
 from pgvet.inputs.documents import document_kinds
 
 DOCUMENTS = PROJECT / "tests" / "data" / "documents"
@@ -27,3 +31,11 @@ def line_of(text: str, needle: str) -> int:
              if needle in line and not line.lstrip().startswith("#")]
     assert len(lines) == 1, (needle, lines)
     return lines[0]
+
+
+def lint_findings(directory: Path) -> set[tuple[str, str, str, int | None]]:
+    """``pgvet lint DIRECTORY``'s findings as (host, rule id, file name, line), the run's exit code checked."""
+    result = CliRunner().invoke(app, ["lint", str(directory), "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    return {(str(finding["host"]), str(finding["rule_id"]), Path(str(finding["path"] or "")).name, finding["line"])
+            for finding in json.loads(result.output)["findings"]}

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of
+from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of, lint_findings
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost
 from pgvet.inputs.documents.bitnami import parse_bitnami
+from pgvet.snapshot.load import load_hosts
 
 VALUES = DOCUMENTS / "bitnami" / "values.yaml"
 SNIPPET = """  extendedConfiguration: |
@@ -202,3 +203,29 @@ def test_odd_shapes_give_hosts_or_a_parse_error_never_a_traceback(text: str) -> 
         assert error.source is not None and error.source.line is not None
     else:
         assert isinstance(found, list)
+
+
+def test_pgvet_lint_finds_the_planted_mistakes_at_their_yaml_lines(tmp_path: Path) -> None:
+    text = planted("  extendedConfiguration: |\n    shared_buffers = 6GB\n    shared_bufers = 1GB\n"
+                   "    work_mem = -5MB\n    wal_level = minimal\n    max_wal_size == 1GB\n")
+    text = text.replace("architecture: standalone", "architecture: replication").replace(
+        "  resources: {}\n", "  resources:\n    limits:\n      memory: 4Gi\n", 1)
+    (tmp_path / "values.yaml").write_text(text)
+    found = lint_findings(tmp_path)
+    assert {("values", rule, "values.yaml", line_of(text, needle)) for rule, needle in (
+        ("PGV401", "shared_bufers"),  # a typo
+        ("PGV403", "work_mem"),  # a value PostgreSQL refuses
+        ("PGV501", "shared_buffers ="),  # 150 % of the primary's memory limit
+        ("PGV410", "wal_level"),  # minimal with streaming replicas: PostgreSQL does not start
+        ("PGV407", "max_wal_size"),  # a syntax error in override.conf
+    )} <= found
+
+
+def test_pgvet_lint_reads_the_real_files_without_a_false_error() -> None:
+    assert sorted(host.name for host in load_hosts(DOCUMENTS / "bitnami")) == [
+        "ci-extended-config",
+        "values",
+        "values-chart-12",
+    ]
+    found = lint_findings(DOCUMENTS / "bitnami")
+    assert not [finding for finding in found if finding[1] in ("PGV401", "PGV403", "PGV407")]

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of
+from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of, lint_findings
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost
 from pgvet.inputs.documents.crunchy import parse_crunchy
+from pgvet.snapshot.load import load_hosts
 
 HA = DOCUMENTS / "crunchy" / "high-availability.yaml"
 CHART = DOCUMENTS / "crunchy" / "helm-values.yaml"
@@ -208,3 +209,33 @@ def test_odd_shapes_give_hosts_or_a_parse_error_never_a_traceback(text: str) -> 
         assert error.source is not None and error.source.line is not None
     else:
         assert isinstance(found, list)
+
+
+def test_pgvet_lint_finds_the_planted_mistakes_at_their_yaml_lines(tmp_path: Path) -> None:
+    text = tuned(extra="          wal_level: minimal\n          shared_bufers: 1GB\n          work_mem: -5MB\n",
+                 config="  config:\n    parameters:\n      port: 5433\n").replace("shared_buffers: 256MB",
+                                                                           "shared_buffers: 6GB")
+    (tmp_path / "postgres.yaml").write_text(text)
+    found = lint_findings(tmp_path)
+    assert {("hippo-ha-pgha1", rule, "postgres.yaml", line_of(text, needle)) for rule, needle in (
+        ("PGV401", "shared_bufers"),  # a typo
+        ("PGV403", "work_mem"),  # a value PostgreSQL refuses
+        ("PGV501", "shared_buffers:"),  # 300 % of the instance set's memory limit
+        ("PGV407", "port: 5433"),  # refused by the CRD
+        ("PGV435", "wal_level"),  # minimal with replicas: PGO runs logical
+    )} <= found
+    assert ("hippo-ha-small", "PGV407", "postgres.yaml", line_of(text, "port: 5433")) in found
+
+
+def test_pgvet_lint_reads_the_real_files_without_a_false_error() -> None:
+    assert sorted(host.name for host in load_hosts(DOCUMENTS / "crunchy")) == [
+        "helm-values-instance1",
+        "hippo-ha-pgha1",
+        "hippo-instance1",
+        "hippo-s3-00",
+        "keycloakdb-00",
+        "major-upgrade-00",
+        "otel-cluster-instance1",
+    ]
+    found = lint_findings(DOCUMENTS / "crunchy")
+    assert not [finding for finding in found if finding[1] in ("PGV401", "PGV403", "PGV407")]

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of
+from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of, lint_findings
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost
 from pgvet.inputs.documents.zalando import parse_zalando
+from pgvet.snapshot.load import load_hosts
 
 COMPLETE = DOCUMENTS / "zalando" / "complete-postgres-manifest.yaml"
 
@@ -184,3 +185,29 @@ def test_odd_shapes_give_hosts_or_a_parse_error_never_a_traceback(text: str) -> 
         assert error.source is not None and error.source.line is not None
     else:
         assert isinstance(found, list)
+
+
+def test_pgvet_lint_finds_the_planted_mistakes_at_their_yaml_lines(tmp_path: Path) -> None:
+    text = COMPLETE.read_text().replace('shared_buffers: "32MB"', 'shared_buffers: "6GB"').replace(
+        "memory: 500Mi", "memory: 4Gi").replace('max_connections: "10"', "max_connections: 200").replace(
+        'log_statement: "all"', 'log_statment: "all"\n      work_mem: "-5MB"\n      wal_level: "minimal"')
+    (tmp_path / "cluster.yaml").write_text(text)
+    found = lint_findings(tmp_path)
+    assert {("acid-test-cluster", rule, "cluster.yaml", line_of(text, needle)) for rule, needle in (
+        ("PGV401", "log_statment"),  # a typo
+        ("PGV403", "work_mem"),  # a value PostgreSQL refuses
+        ("PGV501", "shared_buffers"),  # 150 % of the pod's memory limit
+        ("PGV407", "max_connections: 200"),  # refused by the CRD: not a string
+        ("PGV435", "wal_level"),  # minimal with replicas: Patroni runs hot_standby
+    )} <= found
+
+
+def test_pgvet_lint_reads_the_real_files_without_a_false_error() -> None:
+    assert sorted(host.name for host in load_hosts(DOCUMENTS / "zalando")) == [
+        "acid-minimal-cluster",
+        "acid-standby-cluster",
+        "acid-test-cluster",
+        "acid-upgrade-test",
+    ]
+    found = lint_findings(DOCUMENTS / "zalando")
+    assert not [finding for finding in found if finding[1] in ("PGV401", "PGV403", "PGV407")]
