@@ -43,7 +43,7 @@ def test_every_real_values_file_is_recognised_as_bitnami_alone_and_read(path: Pa
     assert kinds_recognising(path, text) == ["bitnami"]
     [host] = parse_bitnami(text, str(path))
     assert host.name == path.stem and not host.problems
-    assert host.host["orchestrator"].value == "bitnami" and host.host["instances"].value == 1
+    assert host.kind == "bitnami" and host.host["instances"].value == 1
 
 
 def test_a_values_file_without_the_charts_own_keys_is_not_claimed() -> None:

@@ -49,7 +49,7 @@ def test_every_real_manifest_is_recognised_as_crunchy_alone_and_read(path: Path)
     assert kinds_recognising(path, text) == ["crunchy"]
     hosts = parse_crunchy(text, str(path))
     assert hosts and not any(host.problems for host in hosts)
-    assert all(host.host["orchestrator"].value == "crunchy" for host in hosts)
+    assert all(host.kind == "crunchy" for host in hosts)
 
 
 def test_instance_sets_are_hosts_named_after_the_cluster_and_the_set() -> None:

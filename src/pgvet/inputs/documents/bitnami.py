@@ -110,7 +110,6 @@ def _shm(declared: DeclaredHost, volume: Any, path: str) -> None:
 def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: Source, primary: dict[str, Any],
           path: str) -> DeclaredHost:
     declared = DeclaredHost(KIND_NAME, name, source)
-    declared.host["orchestrator"] = Located(KIND_NAME, source)
     tag = get(values, "image", "tag")
     match = _IMAGE_TAG.match(str(tag)) if isinstance(tag, (str, int, float)) else None
     if match is not None:

@@ -149,7 +149,6 @@ def _instance_set(shared: DeclaredHost, item: dict[str, Any], index: int, total:
     set_name = str(item.get("name") or f"{index:02d}")
     declared = DeclaredHost(KIND_NAME, f"{shared.name}-{set_name}", source, list(shared.settings),
                             dict(shared.host), [], list(shared.problems), list(shared.notes))
-    declared.host["orchestrator"] = Located(KIND_NAME, shared.source)
     declared.host["instances"] = Located(total, source)
     apply_resources(declared, item.get("resources"), path, declared.name)
     return declared

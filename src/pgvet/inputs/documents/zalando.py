@@ -41,7 +41,6 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
         raise ParseError("a postgresql manifest without metadata.name (Kubernetes refuses it)",
                          Source(path, yaml_line(document) or 1))
     declared = DeclaredHost(KIND_NAME, name, at(metadata, "name", path))
-    declared.host["orchestrator"] = Located(KIND_NAME, declared.source)
     spec = document.get("spec")
     if not isinstance(spec, dict):
         raise ParseError(f"{name}: a postgresql manifest without spec (Kubernetes refuses it)", declared.source)
