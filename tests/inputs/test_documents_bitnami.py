@@ -62,6 +62,16 @@ def test_an_umbrella_charts_values_hold_the_charts_under_postgresql() -> None:
     assert kinds_recognising(Path("values.yaml"), text) == ["bitnami"]
     [host] = parse_bitnami(text, "values.yaml")
     assert settings(host) == [("shared_buffers", "2GB", 12)] and host.host["memory_limit"].value == 1024**3
+    # a dependency left out (an external database): no PostgreSQL host in these values
+    assert kinds_recognising(Path("values.yaml"), text.replace("enabled: true", "enabled: false")) == []
+
+
+def test_the_harbor_charts_values_hold_a_real_umbrella_snippet() -> None:
+    path = DOCUMENTS / "bitnami" / "harbor-values.yaml"
+    text = path.read_text()
+    [host] = parse_bitnami(text, str(path))
+    assert host.name == "harbor-values"
+    assert ("max_connections", "1024", line_of(text, "max_connections = 1024")) in settings(host)
 
 
 def test_the_charts_values_the_image_version_preload_libraries_and_the_nano_preset() -> None:
@@ -224,6 +234,7 @@ def test_pgvet_lint_finds_the_planted_mistakes_at_their_yaml_lines(tmp_path: Pat
 def test_pgvet_lint_reads_the_real_files_without_a_false_error() -> None:
     assert sorted(host.name for host in load_hosts(DOCUMENTS / "bitnami")) == [
         "ci-extended-config",
+        "harbor-values",
         "values",
         "values-chart-12",
     ]

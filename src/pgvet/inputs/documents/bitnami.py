@@ -55,10 +55,13 @@ def _recognises(name: str, text: str) -> bool:
 
 
 def _chart_values(document: Any) -> dict[str, Any] | None:
-    """The chart's values: the document's own, or an umbrella chart's ``postgresql:`` (the chart as a subchart)."""
-    for values in (document, get(document, "postgresql")):
-        if _is_chart_values(values):
-            return values  # type: ignore[no-any-return]
+    """The chart's values: the document's own, or an umbrella chart's ``postgresql:`` (the chart as a dependency,
+    unless its ``enabled: false`` leaves it out for an external database)."""
+    if _is_chart_values(document):
+        return document  # type: ignore[no-any-return]
+    nested = get(document, "postgresql")
+    if _is_chart_values(nested) and nested.get("enabled") is not False:
+        return nested  # type: ignore[no-any-return]
     return None
 
 
