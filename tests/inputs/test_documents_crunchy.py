@@ -181,11 +181,30 @@ def test_spec_config_parameters_apply_after_the_patroni_ones() -> None:
     assert settings == [("shared_buffers", "256MB"), ("max_connections", "200"), ("shared_buffers", "512MB")]
 
 
+@pytest.mark.parametrize("version", ["eighteen", "1800", '"18"'])
+def test_a_version_kubernetes_refuses_is_a_fatal_problem_at_its_line(version: str) -> None:
+    text = tuned().replace("postgresVersion: 18", f"postgresVersion: {version}")
+    host = by_name(text)["hippo-ha-pgha1"]
+    [problem] = [problem for problem in host.problems if problem.target == "postgresVersion"]
+    assert problem.fatal and "no PostgreSQL major version" in problem.message
+    assert problem.source.line == line_of(text, "postgresVersion") and "pg_version" not in host.host
+
+
+def test_a_partial_manifest_joins_the_hosts_beside_it_or_declares_nothing() -> None:
+    patch = tuned().replace("  instances:\n", "  instancez:\n")  # a patch of parameters: no instance sets
+    [host] = parse_crunchy(patch, "patch.yaml")
+    assert not host.hosting and host.name == "hippo-ha" and "patch" in host.notes[0]
+    assert [s.name for s in host.settings] == ["shared_buffers", "max_connections"]
+    path = DOCUMENTS / "crunchy" / "postgres.yaml"  # the real example without its instances nor parameters
+    assertion = path.read_text().replace("  instances:\n", "  instancez:\n")
+    assert parse_crunchy(assertion, "assert.yaml") == [] and kinds_recognising(Path("assert.yaml"), assertion) == []
+    chainsaw = HA.read_text().replace("postgresVersion: 18", "postgresVersion: (to_number($postgres.version))")
+    [host] = parse_crunchy(chainsaw, "chainsaw.yaml")
+    assert "left for a tool to fill in" in host.notes[0] and not host.problems
+
+
 @pytest.mark.parametrize(("old", "new", "message"), [
     ("memory: 2Gi", "memory: two", "no memory quantity"),
-    ("postgresVersion: 18", "postgresVersion: eighteen", "no PostgreSQL major version"),
-    ("postgresVersion: 18", "postgresVersion: 1800", "no PostgreSQL major version"),
-    ("  instances:\n", "  instancez:\n", "needs spec.instances"),
 ])
 def test_what_kubernetes_refuses_is_a_parse_error(old: str, new: str, message: str) -> None:
     with pytest.raises(ParseError, match=message):
@@ -239,3 +258,18 @@ def test_pgvet_lint_reads_the_real_files_without_a_false_error() -> None:
     ]
     found = lint_findings(DOCUMENTS / "crunchy")
     assert not [finding for finding in found if finding[1] in ("PGV401", "PGV403", "PGV407")]
+
+
+def test_pgvet_lint_joins_a_patch_to_its_cluster_and_leaves_assertions_out(tmp_path: Path) -> None:
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "postgres.yaml").write_text(tuned())
+    patch = (C + "metadata:\n  name: hippo-ha\nspec:\n  patroni:\n    dynamicConfiguration:\n      postgresql:\n"
+             "        parameters:\n          shared_bufers: 6GB\n")
+    (tmp_path / "base" / "patch.yaml").write_text(patch)
+    (tmp_path / "e2e").mkdir()
+    (tmp_path / "e2e" / "00-assert.yaml").write_text(C + "metadata:\n  name: hippo-ha\nstatus:\n  instances: []\n")
+    found = lint_findings(tmp_path)
+    # the patch's lines are judged with each host of its directory (before the hosts' own: snapshot/load.py's order)
+    assert {(host, "PGV401", "patch.yaml", line_of(patch, "shared_bufers"))
+            for host in ("hippo-ha-pgha1", "hippo-ha-small")} <= found
+    assert {host for host, _, _, _ in found} <= {"hippo-ha-pgha1", "hippo-ha-small"}

@@ -131,9 +131,6 @@ def test_huge_pages_and_a_disabled_shm_volume() -> None:
 @pytest.mark.parametrize(("old", "new", "message"), [
     ("memory: 500Mi", "memory: 500 MB", "no memory quantity"),
     ("cpu: 500m", "cpu: lots", "no CPU quantity"),
-    ('version: "18"', 'version: "eighteen"', "no PostgreSQL major version"),
-    ('version: "18"', 'version: "180"', "no PostgreSQL major version"),
-    ("  name: acid-test-cluster", "  label: x", "without metadata.name"),
     ("numberOfInstances: 2", "numberOfInstances: [2", "invalid YAML"),
 ])
 def test_what_kubernetes_refuses_is_a_parse_error_at_its_line(old: str, new: str, message: str) -> None:
@@ -141,6 +138,29 @@ def test_what_kubernetes_refuses_is_a_parse_error_at_its_line(old: str, new: str
     with pytest.raises(ParseError, match=message) as raised:
         parse_zalando(text, "cluster.yaml")
     assert raised.value.source is not None and raised.value.source.line is not None
+
+
+@pytest.mark.parametrize(("version", "message"), [
+    ('"eighteen"', "is no PostgreSQL major version"), ('"180"', "is no PostgreSQL major version"),
+    ("18", 'is not a string: the postgresql CRD takes a string'),
+])
+def test_a_version_kubernetes_refuses_is_a_fatal_problem_at_its_line(version: str, message: str) -> None:
+    text = COMPLETE.read_text().replace('version: "18"', f"version: {version}")
+    host = parsed(text)
+    [problem] = [problem for problem in host.problems if problem.target == "version"]
+    assert problem.fatal and message in problem.message and problem.source.line == line_of(text, "version:")
+    assert ("pg_version" in host.host) == (version == "18")
+
+
+def test_a_partial_manifest_joins_the_hosts_beside_it_or_declares_nothing() -> None:
+    # a kustomize patch: no metadata.name, only the parameters it changes
+    head = 'apiVersion: "acid.zalan.do/v1"\nkind: postgresql\n'
+    patch = head + 'spec:\n  postgresql:\n    parameters:\n      work_mem: "64MB"\n'
+    [host] = parse_zalando(patch, "overlay/patch.yaml")
+    assert not host.hosting and [(s.name, s.source.line) for s in host.settings] == [("work_mem", 6)]
+    assert "patch" in host.notes[0] and kinds_recognising(Path("patch.yaml"), patch) == ["zalando"]
+    assertion = head + "metadata:\n  name: a\nstatus:\n  PostgresClusterStatus: Running\n"
+    assert parse_zalando(assertion, "assert.yaml") == [] and kinds_recognising(Path("assert.yaml"), assertion) == []
 
 
 def test_several_documents_and_other_kinds_in_one_file() -> None:

@@ -26,7 +26,7 @@ from pgvet.provenance import Located, Source
 KIND_NAME = "crunchy"
 _API_GROUP = "postgres-operator.crunchydata.com/"
 _KIND_LINE = re.compile(r"^kind:[ \t]*[\"']?PostgresCluster[\"']?[ \t]*(#.*)?$", re.MULTILINE)
-_TEMPLATE = re.compile(r"\$\{|\{\{")  # kuttl's ${VAR}, Helm's {{ }}: a value left for a tool to fill in
+_TEMPLATE = re.compile(r"\$\{|\{\{|^\(")  # kuttl's ${VAR}, Helm's {{ }}, chainsaw's (expression)
 
 _MAX_CONFIG_PARAMETERS = 50  # PostgresConfigSpec's MaxProperties
 # What PGO always sets itself, whatever the manifest says.
@@ -53,15 +53,13 @@ _REFUSED_NAMES = {
 def _recognises(name: str, text: str) -> bool:
     if "{{" in text:  # a template (Helm's, Jinja's) is no manifest until rendered: pgvet does not guess its values
         return False
-    if _API_GROUP in text and _KIND_LINE.search(text) is not None:
-        return True
-    if "postgresVersion:" not in text:
+    manifest = _API_GROUP in text and _KIND_LINE.search(text) is not None
+    if not manifest and "postgresVersion:" not in text:
         return False
-    try:
-        documents = load_manifests(text, name)
-    except ParseError:
-        return False
-    return any(_is_chart_values(document, documents) for document in documents)
+    try:  # a file of partial manifests that set nothing (a test's assertions) declares nothing: no document
+        return bool(parse_crunchy(text, name))
+    except ParseError:  # a manifest the API server refuses is said at its line; other YAML is no document
+        return manifest
 
 
 def _is_chart_values(document: Any, documents: list[Any]) -> bool:
@@ -80,10 +78,10 @@ def parse_crunchy(text: str, path: str) -> list[DeclaredHost]:
                 and document.get("kind") == "PostgresCluster"):
             metadata, spec = document.get("metadata"), document.get("spec")
             name = get(metadata, "name")
-            if not isinstance(name, str) or not name or not isinstance(spec, dict):
-                raise ParseError("a PostgresCluster without metadata.name or spec (Kubernetes refuses it)",
-                                 Source(path, yaml_line(document) or 1))
-            hosts.extend(_cluster(name, at(metadata, "name", path), spec, path, chart=False))
+            named = isinstance(name, str) and bool(name)
+            if isinstance(spec, dict):
+                hosts.extend(_cluster(name if named else file_stem(path), at(metadata, "name", path) if named
+                                      else Source(path, yaml_line(document) or 1), spec, path, chart=False))
         elif _is_chart_values(document, documents):
             # the chart names the cluster .Values.name, else the Helm release's name (not in the file: its stem)
             name = document.get("name")
@@ -94,15 +92,18 @@ def parse_crunchy(text: str, path: str) -> list[DeclaredHost]:
 
 
 def _cluster(name: str, source: Source, spec: dict[str, Any], path: str, *, chart: bool) -> list[DeclaredHost]:
+    """The hosts of one cluster: its instance sets. A PostgresCluster without instances (a kustomize patch, a test's
+    assertion) is what it says of the clusters beside it, or nothing when it sets no parameter."""
     shared = DeclaredHost(KIND_NAME, name, source)
     version = spec.get("postgresVersion")
     if isinstance(version, str) and _TEMPLATE.search(version):
-        shared.notes.append(f"postgresVersion {version!r} is left for a template tool to fill in: not read")
+        shared.notes.append(f"postgresVersion {version!r} is left for a tool to fill in: not read")
     elif isinstance(version, int) and not isinstance(version, bool) and 9 <= version <= 99:
         shared.host["pg_version"] = Located(version, at(spec, "postgresVersion", path))
     elif version is not None:
-        raise ParseError(f"{name}: postgresVersion {version!r} is no PostgreSQL major version (an integer)",
-                         at(spec, "postgresVersion", path))
+        shared.problems.append(ConfProblem(
+            REFUSED, f"postgresVersion {version!r} is no PostgreSQL major version (an integer): Kubernetes refuses "
+            "the manifest", at(spec, "postgresVersion", path), True, "postgresVersion"))
     parameters = get(spec, "patroni", "dynamicConfiguration", "postgresql", "parameters")
     config = get(spec, "config", "parameters")
     if isinstance(config, dict) and len(config) > _MAX_CONFIG_PARAMETERS:
@@ -118,8 +119,12 @@ def _cluster(name: str, source: Source, spec: dict[str, Any], path: str, *, char
     if chart and sets is None:
         return [_chart_instance_set(shared, spec, path)]
     if not isinstance(sets, list) or not sets:
-        raise ParseError(f"{name}: a PostgresCluster needs spec.instances (Kubernetes refuses it without)",
-                         at(spec, "instances", path) if "instances" in spec else shared.source)
+        if not shared.settings and not shared.problems:
+            return []
+        shared.hosting = False
+        shared.notes.append(f"{source}: a PostgresCluster without spec.instances (a patch?): its parameters join the "
+                            "hosts of its directory")
+        return [shared]
     total = sum(_replicas(item) for item in sets)
     hosts = []
     for index, item in enumerate(sets):
