@@ -115,7 +115,7 @@ def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: So
     declared = DeclaredHost(KIND_NAME, name, source)
     tag = get(values, "image", "tag")
     match = _IMAGE_TAG.match(str(tag)) if isinstance(tag, (str, int, float)) else None
-    if match is not None:
+    if match is not None and int(match.group(1)) >= 9:
         declared.host["pg_version"] = Located(int(match.group(1)), at(values["image"], "tag", path))
     libraries = values.get("postgresqlSharedPreloadLibraries")
     if isinstance(libraries, str) and libraries.strip():
