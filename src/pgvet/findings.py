@@ -41,6 +41,15 @@ class Fix:
     def is_empty(self) -> bool:
         return not (self.sysctl or self.postgresql or self.text)
 
+    def postgresql_lines(self, document: str | None) -> list[str]:
+        """The PostgreSQL changes as a report shows them: postgresql.conf lines and their ALTER SYSTEM, or, for a
+        host a configuration document declares (``document``), that document's parameters (its tool writes
+        postgresql.conf; ALTER SYSTEM would be overwritten or refused)."""
+        if document is not None:
+            return [f"{document} parameters: {name}: {quote_setting(value)}" for name, value in self.postgresql.items()]
+        return [*(f"postgresql.conf: {name} = {value}" for name, value in self.postgresql.items()),
+                *(f"or in SQL: {statement}" for statement in self.alter_system())]
+
 
 def quote_setting(value: str) -> str:
     """Quote a value as postgresql.conf and ALTER SYSTEM accept it."""
@@ -124,6 +133,13 @@ class HostResult:
     not_evaluated: list[NotEvaluated] = field(default_factory=list)
     passed: list[Passed] | None = None
     target: Target | None = None  # the host's target configuration (engine/planner/), once worked out
+
+    @property
+    def document(self) -> str | None:
+        """The configuration document that declares the host (inputs/documents/), as findings name files; None
+        for a host of files."""
+        declared = self.host.facts.get("host.orchestrator")
+        return None if declared is None else declared.source.path
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,11 +31,12 @@ def _place(finding: Finding, host: HostResult, options: ReportOptions) -> str:
     return f"{place}:{finding.line}" if finding.line else place
 
 
-def _details(finding: Finding, place: str) -> str:
+def _details(finding: Finding, place: str, document: str | None) -> str:
     lines = [" ".join(finding.message.split()), f"at {place}"]
     lines += [f"value {name} = {value}" for name, value in finding.values.items()]
     lines += [f"fix: sysctl {key} = {value}" for key, value in finding.fix.sysctl.items()]
-    lines += [f"fix: postgresql.conf {key} = {value}" for key, value in finding.fix.postgresql.items()]
+    lines += [f"fix: {document} parameters {key}: {value}" if document is not None
+              else f"fix: postgresql.conf {key} = {value}" for key, value in finding.fix.postgresql.items()]
     if finding.fix.text:
         lines.append("fix: " + " ".join(finding.fix.text.split()))
     return "\n".join(lines)
@@ -59,7 +60,7 @@ def _suite(host: HostResult, options: ReportOptions) -> ElementTree.Element:
             continue
         failure = ElementTree.SubElement(case, "failure", message=" ".join(finding.message.split()),
                                          type=finding.severity)
-        failure.text = _details(finding, place)
+        failure.text = _details(finding, place, host.document)
         failures += 1
     if not host.findings:
         ElementTree.SubElement(suite, "testcase", name="pgvet", classname=f"pgvet.{host.host.name}")
