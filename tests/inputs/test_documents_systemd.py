@@ -1,0 +1,92 @@
+"""systemd units and drop-ins of PostgreSQL's service (pgvet.inputs.documents.systemd) on the PGDG and Debian
+units, and on copies of them with cgroup limits added."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pgvet.inputs.documents import document_kinds, recognise
+from pgvet.inputs.documents.systemd import parse_systemd
+
+CORPUS = Path(__file__).parent.parent / "data" / "documents" / "systemd"
+PGDG = CORPUS / "pgdg" / "postgresql-12.service"
+DEBIAN = CORPUS / "debian" / "postgresql@.service"
+
+
+@pytest.mark.parametrize("path", [PGDG, DEBIAN], ids=lambda path: path.name)
+def test_the_packaged_units_are_systemd_only_and_declare_no_limit(path: Path) -> None:
+    text = path.read_text()
+    kind = recognise(str(path), text)
+    assert kind is not None and kind.name == "systemd"
+    assert [other.name for other in document_kinds() if path.name.endswith(other.suffixes)
+            and other.recognises(str(path), text)] == ["systemd"]
+    assert parse_systemd(text, str(path)) == []  # OOMScoreAdjust only: nothing pgvet judges
+
+
+def test_a_memory_limit_added_to_a_copy_is_the_ram_and_the_memory_limit_at_its_line(tmp_path: Path) -> None:
+    text = PGDG.read_text().replace("TimeoutStopSec=1h\n", "TimeoutStopSec=1h\nMemoryMax=2G\nCPUQuota=250%\n")
+    path = tmp_path / "postgresql-12.service"
+    path.write_text(text)
+    [host] = parse_systemd(text, str(path))
+    line = text.split("\n").index("MemoryMax=2G") + 1
+    assert host.name == "postgresql-12" and not host.hosting
+    assert (host.host["ram"].value, host.host["ram"].source.line) == (2 * 1024**3, line)
+    assert host.host["memory_limit"] == host.host["ram"]
+    assert (host.host["cpu_limit"].value, host.host["cpu_limit"].source.line) == (2.5, line + 1)
+
+
+def test_a_drop_in_the_last_assignment_winning_an_empty_one_resetting_and_memory_max_over_memory_limit() -> None:
+    text = """[Unit]
+Description=limits
+[Service]
+MemoryLimit=8G
+MemoryMax=1.5G
+MemoryMax=512M
+CPUQuota=200%
+CPUQuota=
+MemoryHigh=400M
+LimitMEMLOCK=infinity
+"""
+    path = "etc/systemd/system/postgresql@16-main.service.d/override.conf"
+    assert recognise(path, text) is not None
+    [host] = parse_systemd(text, path)
+    assert host.name == "postgresql@16-main"
+    assert (host.host["ram"].value, host.host["ram"].source.line) == (512 * 1024**2, 6)
+    assert "cpu_limit" not in host.host
+    assert host.notes == ["line 9: MemoryHigh=400M throttles the service above it and kills nothing: not read as "
+                          "a memory limit"]
+
+
+@pytest.mark.parametrize(("line", "problem", "note"), [
+    ("MemoryMax=4GB", "MemoryMax=4GB: not a size, systemd ignores it", None),
+    ("CPUQuota=2", "CPUQuota=2: not a percentage, systemd ignores it", None),
+    ("MemoryMax=50%", None, "line 2: MemoryMax=50% is a share of the machine's memory, which the unit does not say: "
+                            "not read"),
+    ("MemoryMax=infinity", None, None),
+])
+def test_values_systemd_ignores_are_problems_and_shares_of_ram_notes(line: str, problem: str | None,
+                                                                     note: str | None) -> None:
+    hosts = parse_systemd(f"[Service]\n{line}\n", "postgresql.service.d/x.conf")
+    assert [item.message for host in hosts for item in host.problems] == ([problem] if problem else [])
+    assert all(not item.fatal and item.source.line == 2 for host in hosts for item in host.problems)
+    assert [item for host in hosts for item in host.notes] == ([note] if note else [])
+    assert all("ram" not in host.host for host in hosts)
+
+
+def test_a_continued_line_and_other_sections() -> None:
+    text = "[Install]\nMemoryMax=1G\n[Service]\nExecStart=/usr/bin/postgres \\\n  -D /data\nMemoryMax=\\\n3G\n"
+    assert recognise("db.service", text) is not None  # the postgres hint is the ExecStart
+    [host] = parse_systemd(text, "db.service")
+    assert (host.host["ram"].value, host.host["ram"].source.line) == (3 * 1024**3, 6)
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("nginx.service", "[Service]\nExecStart=/usr/sbin/nginx\nMemoryMax=1G\n"),  # no postgres hint
+    ("postgresql.service.d/x.conf", "[Service]\nTimeoutSec=0\n"),  # no key pgvet reads
+    ("postgresql.conf", "shared_buffers = 1GB\n"),
+])
+def test_other_files_are_not_recognised(name: str, text: str) -> None:
+    kind = recognise(name, text)
+    assert kind is None or kind.name != "systemd"
