@@ -238,6 +238,7 @@ def test_invalid_yaml_is_a_parse_error_at_its_line(name: str, text: str) -> None
 @pytest.mark.parametrize(("name", "text"), [
     ("vars.yml", "postgres_port: 5432\nparameters: []\n"),  # not one of the variables
     ("roles/web/tasks/main.yml", "- sysctl:\n    name: net.core.somaxconn\n    value: 1024\n"),  # no postgres hint
+    ("roles/kafka/defaults/main.yml", "sysctl_settings:\n  vm.swappiness: 1\n"),  # no postgres hint
     ("values.yaml", "nested:\n  postgresql_parameters: []\n"),  # not at the top level, no inventory
     ("patroni.yml", "scope: x\npostgresql:\n  parameters:\n    work_mem: 4MB\n"),
 ])

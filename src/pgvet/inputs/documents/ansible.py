@@ -38,18 +38,21 @@ _SYSCTL_MODULES = ("sysctl", "ansible.posix.sysctl")
 _TASK_LISTS = ("tasks", "pre_tasks", "post_tasks", "handlers", "block", "rescue", "always")
 
 _NAMES = "|".join(PARAMETER_VARIABLES + SYSCTL_VARIABLES)
-_TOP_LEVEL_VARIABLE = re.compile(rf"^(?:{_NAMES})[ \t]*:", re.MULTILINE)
+_TOP_LEVEL_PARAMETERS = re.compile(rf"^(?:{'|'.join(PARAMETER_VARIABLES)})[ \t]*:", re.MULTILINE)
+_TOP_LEVEL_SYSCTL = re.compile(rf"^(?:{'|'.join(SYSCTL_VARIABLES)})[ \t]*:", re.MULTILINE)
 _INDENTED_VARIABLE = re.compile(rf"^[ \t]+(?:{_NAMES})[ \t]*:", re.MULTILINE)
 _INVENTORY_KEY = re.compile(r"^[ \t]+(?:hosts|children)[ \t]*:", re.MULTILINE)
 _SYSCTL_TASK = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:ansible\.posix\.)?sysctl[ \t]*:", re.MULTILINE)
 
 
 def _recognises(name: str, text: str) -> bool:
-    if _TOP_LEVEL_VARIABLE.search(text):
+    if _TOP_LEVEL_PARAMETERS.search(text):
         return True
     if _INDENTED_VARIABLE.search(text) and _INVENTORY_KEY.search(text):
         return True  # a YAML inventory, or a playbook with play vars
-    return bool(_SYSCTL_TASK.search(text)) and ("postgres" in name.lower() or "postgres" in text.lower())
+    # kernel settings alone are every role's: those of PostgreSQL's machines say so somewhere
+    postgres = "postgres" in name.lower() or "postgres" in text.lower()
+    return postgres and bool(_TOP_LEVEL_SYSCTL.search(text) or _SYSCTL_TASK.search(text))
 
 
 def parse_ansible(text: str, path: str) -> list[DeclaredHost]:
