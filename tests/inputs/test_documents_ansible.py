@@ -149,6 +149,8 @@ def test_an_inventory_gives_each_host_its_groups_variables_the_deeper_group_and_
       hosts:
         lb1:
 """
+    kind = recognise("inventory.yml", text)
+    assert kind is not None and kind.name == "ansible"
     hosts = {host.name: host for host in parse_ansible(text, "inventory.yml")}
     assert _setting(hosts["pg1"], "work_mem") == ("32MB", 10)
     assert _setting(hosts["pg2"], "work_mem") == ("64MB", 15)
@@ -182,6 +184,8 @@ def test_a_playbook_reads_play_vars_and_sysctl_tasks_in_the_free_form_and_skips_
     text = """- hosts: databases
   vars:
     postgresql_version: "15"
+    postgresql_parameters:
+      - { option: "work_mem", value: "4MB" }
   tasks:
     - name: swappiness
       sysctl: name=vm.swappiness value=10
@@ -194,11 +198,14 @@ def test_a_playbook_reads_play_vars_and_sysctl_tasks_in_the_free_form_and_skips_
         value: "{{ item.value }}"
       loop: "{{ sysctl_items }}"
 """
+    kind = recognise("site.yml", text)
+    assert kind is not None and kind.name == "ansible"
     [host] = parse_ansible(text, "site.yml")
     assert host.name == "databases" and host.hosting and host.host["pg_version"].value == 15
+    assert [(setting.name, setting.value, setting.source.line) for setting in host.settings] == [("work_mem", "4MB", 5)]
     assert [(setting.key, setting.value, setting.source.line) for setting in host.sysctl] == [
-        ("vm.swappiness", 10, 6), ("vm.overcommit_memory", 2, 10)]
-    assert host.notes == ["line 11: ansible.posix.sysctl runs in a loop: not read"]
+        ("vm.swappiness", 10, 8), ("vm.overcommit_memory", 2, 12)]
+    assert host.notes == ["line 13: ansible.posix.sysctl runs in a loop: not read"]
 
 
 def test_values_that_cannot_be_known_are_notes_and_a_state_absent_is_no_setting() -> None:

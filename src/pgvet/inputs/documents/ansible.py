@@ -41,7 +41,7 @@ _NAMES = "|".join(PARAMETER_VARIABLES + SYSCTL_VARIABLES)
 _TOP_LEVEL_PARAMETERS = re.compile(rf"^(?:{'|'.join(PARAMETER_VARIABLES)})[ \t]*:", re.MULTILINE)
 _TOP_LEVEL_SYSCTL = re.compile(rf"^(?:{'|'.join(SYSCTL_VARIABLES)})[ \t]*:", re.MULTILINE)
 _INDENTED_VARIABLE = re.compile(rf"^[ \t]+(?:{_NAMES})[ \t]*:", re.MULTILINE)
-_INVENTORY_KEY = re.compile(r"^[ \t]+(?:hosts|children)[ \t]*:", re.MULTILINE)
+_INVENTORY_KEY = re.compile(r"^(?:[ \t]+|-[ \t]+)(?:hosts|children)[ \t]*:", re.MULTILINE)
 _SYSCTL_TASK = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:ansible\.posix\.)?sysctl[ \t]*:", re.MULTILINE)
 
 
