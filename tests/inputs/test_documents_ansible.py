@@ -252,3 +252,17 @@ def test_invalid_yaml_is_a_parse_error_at_its_line(name: str, text: str) -> None
 def test_other_yaml_is_not_recognised(name: str, text: str) -> None:
     kind = recognise(name, text)
     assert kind is None or kind.name != "ansible"
+
+
+def test_a_file_of_parameters_none_literal_is_still_a_postgresql_host_and_odd_items_are_notes() -> None:
+    text = """postgresql_parameters:
+  - { option: "shared_buffers", value: "{{ ram_mb // 4 }}MB" }
+sysctl_settings:
+  - { name: 5, value: 1 }
+  - { name: vm.swappiness }
+"""
+    [host] = parse_ansible(text, "group_vars/db.yml")
+    assert host.hosting and not host.settings and not host.sysctl
+    assert host.notes == ["line 2: shared_buffers is a Jinja2 template ('{{ ram_mb // 4 }}MB'): not read",
+                          "line 4: a sysctl name is missing or not text: not read",
+                          "line 5: sysctl vm.swappiness has no value: not read"]

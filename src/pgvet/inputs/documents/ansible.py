@@ -79,7 +79,8 @@ def _declared(name: str, path: str, node: Any, holders: dict[Any, Any]) -> Decla
     for variable in SYSCTL_VARIABLES:
         if variable in holders:
             _sysctl_variable(declared, variable, holders[variable], path)
-    declared.hosting = bool(declared.settings or declared.host)
+    # a file setting PostgreSQL's parameters or version declares a PostgreSQL host, even when none can be read
+    declared.hosting = any(variable in holders for variable in PARAMETER_VARIABLES + VERSION_VARIABLES)
     if declared.hosting:
         declared.host["orchestrator"] = Located("ansible", declared.source)
     elif not declared.sysctl and not declared.notes:
@@ -162,9 +163,11 @@ def _sysctl_variable(declared: DeclaredHost, variable: str, holder: Any, path: s
 
 def _sysctl(declared: DeclaredHost, key: object, value: object, source: Source) -> None:
     key, skipped = _literal(key)
-    if skipped is None:
-        value, skipped = _literal(value)
-    if skipped is not None or not isinstance(key, str) or value is None:
+    if skipped is not None or not isinstance(key, str) or not key.strip():
+        declared.notes.append(f"{_where(source)}: a sysctl name {skipped or 'is missing or not text'}: not read")
+        return
+    value, skipped = _literal(value)
+    if skipped is not None or value is None:
         declared.notes.append(f"{_where(source)}: sysctl {key} {skipped or 'has no value'}: not read")
         return
     if isinstance(value, bool):  # the sysctl module writes a YAML boolean as 1 or 0
