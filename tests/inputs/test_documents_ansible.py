@@ -17,7 +17,8 @@ CLUSTER_VARS = CORPUS / "postgresql_cluster" / "vars" / "main.yml"
 CLUSTER_SYSTEM = CORPUS / "postgresql_cluster" / "vars" / "system.yml"
 GEERLINGGUY = CORPUS / "geerlingguy" / "defaults" / "main.yml"
 CYVERSE_TASKS = CORPUS / "cyverse" / "roles" / "postgresql" / "tasks" / "configure.yml"
-FILES = [AUTOBASE, CLUSTER_VARS, CLUSTER_SYSTEM, GEERLINGGUY, CYVERSE_TASKS]
+CONVERGE = CORPUS / "autobase" / "molecule" / "default" / "converge.yml"
+FILES = [AUTOBASE, CLUSTER_VARS, CLUSTER_SYSTEM, GEERLINGGUY, CYVERSE_TASKS, CONVERGE]
 
 
 def _parse(path: Path, text: str | None = None) -> list[DeclaredHost]:
@@ -266,3 +267,21 @@ sysctl_settings:
     assert host.notes == ["line 2: shared_buffers is a Jinja2 template ('{{ ram_mb // 4 }}MB'): not read",
                           "line 4: a sysctl name is missing or not text: not read",
                           "line 5: sysctl vm.swappiness has no value: not read"]
+
+
+def test_a_playbooks_set_fact_variables_are_read_and_a_conditional_one_is_a_note() -> None:
+    text = CONVERGE.read_text()
+    [host] = _parse(CONVERGE)
+    assert host.name == "all" and host.hosting and not host.notes
+    assert host.host["pg_version"].value == 18
+    assert [(setting.name, setting.value, setting.source.line) for setting in host.settings] == [
+        ("shared_buffers", "128MB", _line(text, '"shared_buffers"')),
+        ("effective_cache_size", "512MB", _line(text, '"effective_cache_size"'))]
+    conditional = """- hosts: db
+  tasks:
+    - ansible.builtin.set_fact:
+        postgresql_parameters: [{ option: work_mem, value: 1GB }]
+      when: big
+"""
+    [host] = parse_ansible(conditional, "site.yml")
+    assert not host.settings and host.notes == ["line 3: ansible.builtin.set_fact under a `when` condition: not read"]

@@ -30,6 +30,7 @@ MAX_DOCUMENT_CHARS = 1024 * 1024
 PARAMETER_VARIABLES = ("postgresql_parameters", "local_postgresql_parameters", "postgresql_global_config_options")
 SYSCTL_VARIABLES = ("sysctl_conf", "sysctl_settings", "sysctl_config", "sysctl_list", "kernel_settings_sysctl")
 VERSION_VARIABLES = ("postgresql_version", "postgresql_version_major")
+READ_VARIABLES = PARAMETER_VARIABLES + SYSCTL_VARIABLES + VERSION_VARIABLES
 # autobase's sysctl_conf is keyed by inventory group; a host applies the lists of all its groups. The database
 # hosts are the postgres_cluster group; master and replica hold only some of them.
 _DATABASE_GROUP = "postgres_cluster"
@@ -61,7 +62,7 @@ def parse_ansible(text: str, path: str) -> list[DeclaredHost]:
         return _playbook_or_tasks(document, path)
     if not isinstance(document, dict):
         return []
-    if any(key in document for key in PARAMETER_VARIABLES + SYSCTL_VARIABLES + VERSION_VARIABLES):
+    if any(key in document for key in READ_VARIABLES):
         declared = _declared(_host_name(path), path, document, {key: document for key in document})
         return [declared] if declared is not None else []
     return _inventory(document, path)
@@ -232,7 +233,8 @@ def _inventory(document: dict[Any, Any], path: str) -> list[DeclaredHost]:
 
 
 def _playbook_or_tasks(document: list[Any], path: str) -> list[DeclaredHost]:
-    """A playbook (plays with ``hosts``: their vars and sysctl tasks) or a tasks file (sysctl tasks only)."""
+    """A playbook (plays with ``hosts``: their vars, set_fact tasks and sysctl tasks) or a tasks file (sysctl tasks
+    only)."""
     plays = [play for play in document if isinstance(play, dict) and "hosts" in play]
     if not plays:
         tasks_file = DeclaredHost("ansible", _host_name(path), Source(path, 1), hosting=False)
@@ -241,11 +243,24 @@ def _playbook_or_tasks(document: list[Any], path: str) -> list[DeclaredHost]:
     hosts: list[DeclaredHost] = []
     for play in plays:
         name = str(play["hosts"])
-        variables = play.get("vars")
-        declared = _declared(name, path, play, {key: variables for key in variables}) if isinstance(
-            variables, dict) else None
-        if declared is None:
-            declared = DeclaredHost("ansible", name, Source(path, yaml_line(play) or 1), hosting=False)
+        holders: dict[Any, Any] = {}
+        notes: list[str] = []
+        if isinstance(play.get("vars"), dict):
+            holders.update(dict.fromkeys(play["vars"], play["vars"]))
+        for task in (task for key in ("pre_tasks", "tasks", "post_tasks") if isinstance(play.get(key), list)
+                     for task in _tasks(play[key])):
+            module = next((key for key in ("set_fact", "ansible.builtin.set_fact") if key in task), "")
+            facts = task.get(module)
+            if not isinstance(facts, dict) or not any(key in facts for key in READ_VARIABLES):
+                continue
+            if "when" in task:
+                notes.append(f"{_where(Source(path, yaml_line(task, module)))}: {module} under a `when` condition: "
+                             "not read")
+            else:
+                holders.update(dict.fromkeys(facts, facts))
+        declared = _declared(name, path, play, holders) or DeclaredHost(
+            "ansible", name, Source(path, yaml_line(play) or 1), hosting=False)
+        declared.notes[:0] = notes
         for key in _TASK_LISTS:
             if isinstance(play.get(key), list):
                 _sysctl_tasks(declared, play[key], path)
