@@ -10,7 +10,7 @@ from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
-from pgvet.provenance import Located, Source
+from pgvet.provenance import Source
 from pgvet.safeyaml import YamlError, load_yaml
 
 MAX_DOCUMENT_CHARS = 1024 * 1024
@@ -26,7 +26,6 @@ def parse_patroni(text: str, path: str) -> list[DeclaredHost]:
         return []
     name = document.get("name") or document.get("scope") or path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     declared = DeclaredHost("patroni", str(name), Source(path, yaml_line(document, "name") or 1))
-    declared.host["orchestrator"] = Located("patroni", declared.source)
     dcs = _path(document, "bootstrap", "dcs", "postgresql", "parameters")
     for parameters in (dcs, _path(document, "postgresql", "parameters")):
         if isinstance(parameters, dict):
