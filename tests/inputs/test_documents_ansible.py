@@ -80,7 +80,7 @@ def test_a_jinja_value_is_skipped_with_a_note_naming_its_line_never_guessed() ->
     assert "shared_buffers" not in {setting.name for setting in host.settings}
     assert "ssl" not in {setting.name for setting in host.settings}
     line = _line(text, '"shared_buffers"')
-    assert any(note.startswith(f"line {line}: shared_buffers is a Jinja2 template") for note in host.notes)
+    assert any(note.startswith(f"{AUTOBASE}:{line}: shared_buffers is a Jinja2 template") for note in host.notes)
 
 
 def test_geerlingguy_global_config_options_block_items_are_read_at_their_value_line() -> None:
@@ -102,8 +102,9 @@ def test_sysctl_tasks_give_their_literal_values_and_a_note_for_a_template() -> N
     [host] = _parse(CYVERSE_TASKS)
     assert host.name == "postgresql" and not host.hosting
     assert host.sysctl == [host.sysctl[0]] and _sysctl(host, "vm.swappiness") == (5, _line(text, "value: '5'"))
-    assert host.notes == [f"line {_line(text, 'postgresql_num_huge_pages')}: sysctl vm.nr_hugepages is a Jinja2 "
-                          "template ('{{ postgresql_num_huge_pages }}'): not read"]
+    line = _line(text, "postgresql_num_huge_pages")
+    assert host.notes == [f"{CYVERSE_TASKS}:{line}: sysctl vm.nr_hugepages is a Jinja2 template "
+                          "('{{ postgresql_num_huge_pages }}'): not read"]
 
 
 def test_planted_mistakes_in_a_copy_of_autobase_are_read_at_their_lines(tmp_path: Path) -> None:
@@ -178,7 +179,8 @@ sysctl_settings:
     [host] = parse_ansible(text, "group_vars/all.yml")
     assert [(setting.key, setting.value, setting.source.line) for setting in host.sysctl] == [
         ("vm.dirty_background_bytes", 67108864, 6), ("vm.overcommit_memory", 1, 7)]
-    assert host.notes == ["line 2: sysctl_conf.master: applies to some members of the cluster only: not read"]
+    assert host.notes == ["group_vars/all.yml:2: sysctl_conf.master: applies to some members of the cluster only: "
+                          "not read"]
 
 
 def test_a_playbook_reads_play_vars_and_sysctl_tasks_in_the_free_form_and_skips_loops() -> None:
@@ -206,7 +208,7 @@ def test_a_playbook_reads_play_vars_and_sysctl_tasks_in_the_free_form_and_skips_
     assert [(setting.name, setting.value, setting.source.line) for setting in host.settings] == [("work_mem", "4MB", 5)]
     assert [(setting.key, setting.value, setting.source.line) for setting in host.sysctl] == [
         ("vm.swappiness", 10, 8), ("vm.overcommit_memory", 2, 12)]
-    assert host.notes == ["line 13: ansible.posix.sysctl runs in a loop: not read"]
+    assert host.notes == ["site.yml:13: ansible.posix.sysctl runs in a loop: not read"]
 
 
 def test_values_that_cannot_be_known_are_notes_and_a_state_absent_is_no_setting() -> None:
@@ -227,10 +229,11 @@ postgresql_global_config_options:
     assert host.name == "db"
     assert [(setting.name, setting.value) for setting in host.settings] == [
         ("log_line_prefix", "%m {{ not a template }}")]
-    assert host.notes == ["line 1: postgresql_version '9.6' is no major version: not read",
-                          "line 4: shared_buffers is tagged !vault: not read",
-                          "line 10: work_mem: state absent (the line is removed): not read",
-                          "line 12: postgresql_global_config_options item is no {option, value}: not read"]
+    assert host.notes == ["roles/db/vars/main.yml:1: postgresql_version '9.6' is no major version: not read",
+                          "roles/db/vars/main.yml:4: shared_buffers is tagged !vault: not read",
+                          "roles/db/vars/main.yml:10: work_mem: state absent (the line is removed): not read",
+                          "roles/db/vars/main.yml:12: postgresql_global_config_options item is no {option, value}: "
+                          "not read"]
 
 
 @pytest.mark.parametrize(("name", "text"), [
@@ -264,9 +267,9 @@ sysctl_settings:
 """
     [host] = parse_ansible(text, "group_vars/db.yml")
     assert host.hosting and not host.settings and not host.sysctl
-    assert host.notes == ["line 2: shared_buffers is a Jinja2 template ('{{ ram_mb // 4 }}MB'): not read",
-                          "line 4: a sysctl name is missing or not text: not read",
-                          "line 5: sysctl vm.swappiness has no value: not read"]
+    assert host.notes == ["group_vars/db.yml:2: shared_buffers is a Jinja2 template ('{{ ram_mb // 4 }}MB'): not read",
+                          "group_vars/db.yml:4: a sysctl name is missing or not text: not read",
+                          "group_vars/db.yml:5: sysctl vm.swappiness has no value: not read"]
 
 
 def test_a_playbooks_set_fact_variables_are_read_and_a_conditional_one_is_a_note() -> None:
@@ -284,4 +287,5 @@ def test_a_playbooks_set_fact_variables_are_read_and_a_conditional_one_is_a_note
       when: big
 """
     [host] = parse_ansible(conditional, "site.yml")
-    assert not host.settings and host.notes == ["line 3: ansible.builtin.set_fact under a `when` condition: not read"]
+    assert not host.settings
+    assert host.notes == ["site.yml:3: ansible.builtin.set_fact under a `when` condition: not read"]

@@ -55,15 +55,15 @@ LimitMEMLOCK=infinity
     assert host.name == "postgresql@16-main"
     assert (host.host["ram"].value, host.host["ram"].source.line) == (512 * 1024**2, 6)
     assert "cpu_limit" not in host.host
-    assert host.notes == ["line 9: MemoryHigh=400M throttles the service above it and kills nothing: not read as "
+    assert host.notes == [f"{path}:9: MemoryHigh=400M throttles the service above it and kills nothing: not read as "
                           "a memory limit"]
 
 
 @pytest.mark.parametrize(("line", "problem", "note"), [
     ("MemoryMax=4GB", "MemoryMax=4GB: not a size, systemd ignores it", None),
     ("CPUQuota=2", "CPUQuota=2: not a percentage, systemd ignores it", None),
-    ("MemoryMax=50%", None, "line 2: MemoryMax=50% is a share of the machine's memory, which the unit does not say: "
-                            "not read"),
+    ("MemoryMax=50%", None, "postgresql.service.d/x.conf:2: MemoryMax=50% is a share of the machine's memory, which "
+                            "the unit does not say: not read"),
     ("MemoryMax=infinity", None, None),
 ])
 def test_values_systemd_ignores_are_problems_and_shares_of_ram_notes(line: str, problem: str | None,

@@ -52,9 +52,9 @@ def test_the_postgresql_profile_gives_its_sysctl_vm_and_scheduler_settings_at_th
         "kernel.sched_migration_cost_ns": (50000000, _line(text, "sched_migration_cost_ns =")),
     }
     assert host.notes == [
-        f"line {_line(text, 'include=')}: include=throughput-performance: that profile applies first and is not "
-        "read here (give its tuned.conf to pgvet too)",
-        f"line {_line(text, 'transparent_hugepages')}: [vm] transparent_hugepages=never: would be thp.enabled, "
+        f"{POSTGRESQL}:{_line(text, 'include=')}: include=throughput-performance: that profile applies first and is "
+        "not read here (give its tuned.conf to pgvet too)",
+        f"{POSTGRESQL}:{_line(text, 'transparent_hugepages')}: [vm] transparent_hugepages=never: would be thp.enabled, "
         "which documents do not declare yet: not read",
     ]
 
@@ -66,9 +66,9 @@ def test_percentages_are_ratios_and_conditional_sections_variables_and_assignmen
                              "vm.dirty_background_ratio": (10, _line(text, "dirty_background_bytes = 10%")),
                              "vm.swappiness": (10, _line(text, "vm.swappiness=10"))}
     assert "kernel.numa_balancing" not in _sysctl(host)  # [sysctl.thunderx]: Marvell ThunderX only
-    assert f"line {_line(text, '[sysctl.thunderx]')}: [sysctl.thunderx] applies only where cpuinfo_regex and " \
+    assert f"{THROUGHPUT}:{_line(text, '[sysctl.thunderx]')}: [sysctl.thunderx] applies only where cpuinfo_regex and " \
            "uname_regex match: not read" in host.notes
-    assert f"line {_line(text, 'somaxconn')}: net.core.somaxconn=>2048 is set only if it is greater than the " \
+    assert f"{THROUGHPUT}:{_line(text, 'somaxconn')}: net.core.somaxconn=>2048 is set only if it is greater than the " \
            "running value: not read" in host.notes
 
 
@@ -84,7 +84,8 @@ def test_planted_mistakes_in_a_copy_are_read_at_their_lines(tmp_path: Path) -> N
     assert _sysctl(host)["vm.overcommit_memory"] == (1, _line(text, "overcommit_memory"))
     assert "kernel.sched_autogroup_enabled" not in _sysctl(host)
     line = _line(text, "autogroup_enabled")
-    assert f"line {line}: kernel.sched_autogroup_enabled=${{f:autogroup}} uses a tuned variable: not read" in host.notes
+    assert host.notes[-1] == f"{path}:{line}: kernel.sched_autogroup_enabled=${{f:autogroup}} uses a tuned variable: " \
+                             "not read"
 
 
 def test_duplicates_continuations_quotes_and_a_disabled_section() -> None:
@@ -103,8 +104,8 @@ elevator = none
     [host] = parse_tuned(text, "profiles/pg/tuned.conf")
     assert [(setting.key, setting.value, setting.source.line) for setting in host.sysctl] == [
         ("vm.swappiness", 10, 2), ("vm.swappiness", 1, 3), ("kernel.sem", "250 32000 100 128", 4)]
-    assert host.notes == ["line 11: [disk] elevator=none: would be disk.scheduler, which documents do not declare "
-                          "yet: not read"]
+    assert host.notes == ["profiles/pg/tuned.conf:11: [disk] elevator=none: would be disk.scheduler, which documents "
+                          "do not declare yet: not read"]
 
 
 @pytest.mark.parametrize(("text", "line"), [("vm.swappiness = 1\n", 1), ("[sysctl]\n# x\nvm.swappiness\n", 3)])

@@ -319,7 +319,7 @@ def _host_name(path: str) -> str:
 
 
 def _where(source: Source) -> str:
-    return f"line {source.line}" if source.line else "the file"
+    return str(source)
 
 
 def _document(text: str, path: str) -> Any:

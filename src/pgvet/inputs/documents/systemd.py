@@ -81,14 +81,14 @@ def parse_systemd(text: str, path: str) -> list[DeclaredHost]:
             declared.host["ram"] = Located(limit, source)
             declared.host["memory_limit"] = Located(limit, source)
         elif value.endswith(("%", "‰")):
-            declared.notes.append(f"line {line}: {memory_key}={value} is a share of the machine's memory, which the "
+            declared.notes.append(f"{path}:{line}: {memory_key}={value} is a share of the machine's memory, which the "
                                   "unit does not say: not read")
         elif value != "infinity":
             declared.problems.append(ConfProblem("ignored", f"{memory_key}={value}: not a size, systemd ignores it",
                                                  source, False))
     if "MemoryHigh" in values:
         value, line = values["MemoryHigh"]
-        declared.notes.append(f"line {line}: MemoryHigh={value} throttles the service above it and kills nothing: "
+        declared.notes.append(f"{path}:{line}: MemoryHigh={value} throttles the service above it and kills nothing: "
                               "not read as a memory limit")
     if "CPUQuota" in values:
         value, line = values["CPUQuota"]

@@ -88,7 +88,7 @@ def parse_tuned(text: str, path: str) -> list[DeclaredHost]:
         values = dict((option, value) for option, value, _ in options)
         plugin = values.get("type", section)
         if section == "main":
-            declared.notes.extend(f"line {number}: include={value}: that profile applies first and is not read "
+            declared.notes.extend(f"{path}:{number}: include={value}: that profile applies first and is not read "
                                   "here (give its tuned.conf to pgvet too)"
                                   for option, value, number in options if option == "include")
             continue
@@ -98,7 +98,7 @@ def parse_tuned(text: str, path: str) -> list[DeclaredHost]:
             continue
         conditions = [option for option in _CONDITIONS if option in values]
         if conditions and plugin in ("sysctl", "vm", "scheduler"):
-            declared.notes.append(f"line {line}: [{section}] applies only where {' and '.join(conditions)} match: "
+            declared.notes.append(f"{path}:{line}: [{section}] applies only where {' and '.join(conditions)} match: "
                                   "not read")
             continue
         for option, value, number in options:
@@ -110,7 +110,7 @@ def parse_tuned(text: str, path: str) -> list[DeclaredHost]:
 def _option(declared: DeclaredHost, plugin: str, section: str, option: str, value: str, source: Source) -> None:
     fact = _UNMAPPED_FACTS.get((plugin, option))
     if fact is not None:
-        declared.notes.append(f"line {source.line}: [{section}] {option}={value}: would be {fact}, which documents "
+        declared.notes.append(f"{source}: [{section}] {option}={value}: would be {fact}, which documents "
                               "do not declare yet: not read")
         return
     if plugin == "sysctl":
@@ -123,9 +123,9 @@ def _option(declared: DeclaredHost, plugin: str, section: str, option: str, valu
     else:
         return  # cpu, disk, net, audio…: nothing pgvet judges
     if "${" in value:
-        declared.notes.append(f"line {source.line}: {option}={value} uses a tuned variable: not read")
+        declared.notes.append(f"{source}: {option}={value} uses a tuned variable: not read")
     elif value[:1] in "<>" and value:
-        declared.notes.append(f"line {source.line}: {option}={value} is set only if it is "
+        declared.notes.append(f"{source}: {option}={value} is set only if it is "
                               f"{'greater' if value[0] == '>' else 'smaller'} than the running value: not read")
     else:
         text = value[1:-1] if len(value) > 1 and value[0] == value[-1] == '"' else value
