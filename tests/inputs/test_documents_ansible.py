@@ -3,13 +3,17 @@ postgresql_cluster), geerlingguy.postgresql and cyverse's ds-collection, and on 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, document_kinds, recognise
 from pgvet.inputs.documents.ansible import parse_ansible
+from pgvet.snapshot.load import load_hosts
 
 CORPUS = Path(__file__).parent.parent / "data" / "documents" / "ansible"
 AUTOBASE = CORPUS / "autobase" / "roles" / "common" / "defaults" / "main.yml"
@@ -289,3 +293,40 @@ def test_a_playbooks_set_fact_variables_are_read_and_a_conditional_one_is_a_note
     [host] = parse_ansible(conditional, "site.yml")
     assert not host.settings
     assert host.notes == ["site.yml:3: ansible.builtin.set_fact under a `when` condition: not read"]
+
+
+def _lint(directory: Path) -> list[tuple[object, ...]]:
+    result = CliRunner().invoke(app, ["lint", str(directory), "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    return [(finding["host"], finding["rule_id"], Path(str(finding["path"])).name, finding["line"])
+            for finding in json.loads(result.output)["findings"] if finding["path"]]
+
+
+def test_pgvet_lint_finds_the_planted_mistakes_of_group_vars_at_their_yaml_lines(tmp_path: Path) -> None:
+    planted = (AUTOBASE.read_text()
+               .replace('"vm.overcommit_memory", value: "2"', '"vm.overcommit_memory", value: "1"')
+               .replace('"vm.swappiness", value: "1"', '"vm.swappiness", value: "60"')
+               .replace('option: "work_mem"', 'option: "wrok_mem"')
+               .replace('option: "huge_pages", value: "try"', 'option: "huge_pages", value: "maybe"'))
+    directory = tmp_path / "group_vars"
+    directory.mkdir()
+    (directory / "postgres_cluster.yml").write_text(planted)
+    found = _lint(directory)
+    file = "postgres_cluster.yml"
+    assert {("postgres_cluster", "PGV401", file, _line(planted, '"wrok_mem"')),
+            ("postgres_cluster", "PGV403", file, _line(planted, '"huge_pages"')),
+            ("postgres_cluster", "PGV101", file, _line(planted, '"vm.overcommit_memory"')),
+            ("postgres_cluster", "PGV130", file, _line(planted, '"vm.swappiness"'))} <= set(found)
+    [host] = load_hosts(directory)
+    assert host.value("pg.version") == 18 and host.value("host.orchestrator") == "ansible"
+    jinja = _line(planted, '"shared_buffers"')
+    assert any(note.startswith(f"{file}:{jinja}: shared_buffers is a Jinja2") for note in host.notes)
+
+
+def test_pgvet_lint_joins_a_vars_file_of_kernel_settings_to_the_host_beside_it(tmp_path: Path) -> None:
+    directory = tmp_path / "db1"
+    directory.mkdir()
+    (directory / "postgresql.conf").write_text("shared_buffers = 1GB\n")
+    system = CLUSTER_SYSTEM.read_text().replace('"vm.swappiness", value: "1"', '"vm.swappiness", value: "60"')
+    (directory / "system.yml").write_text(system)
+    assert ("db1", "PGV130", "system.yml", _line(system, '"vm.swappiness"')) in _lint(directory)

@@ -3,10 +3,13 @@ units, and on copies of them with cgroup limits added."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from pgvet.cli import app
 from pgvet.inputs.documents import document_kinds, recognise
 from pgvet.inputs.documents.systemd import parse_systemd
 
@@ -90,3 +93,17 @@ def test_a_continued_line_and_other_sections() -> None:
 def test_other_files_are_not_recognised(name: str, text: str) -> None:
     kind = recognise(name, text)
     assert kind is None or kind.name != "systemd"
+
+
+def test_pgvet_lint_judges_shared_buffers_against_the_units_memory_limit(tmp_path: Path) -> None:
+    directory = tmp_path / "db1"
+    directory.mkdir()
+    (directory / "host.yaml").write_text("ram: 64GB\ncpus: 8\npg_version: 16\n")
+    (directory / "postgresql.conf").write_text("shared_buffers = 4GB\n")
+    (directory / "postgresql-12.service").write_text(PGDG.read_text().replace("TimeoutStopSec=1h\n",
+                                                                              "TimeoutStopSec=1h\nMemoryMax=2G\n"))
+    result = CliRunner().invoke(app, ["lint", str(directory), "--format", "json"])
+    assert result.exit_code == 1, result.output
+    [finding] = [finding for finding in json.loads(result.output)["findings"] if finding["rule_id"] == "PGV501"]
+    assert (Path(finding["path"]).name, finding["line"]) == ("postgresql.conf", 1)
+    assert "2.0 GiB" in finding["message"]  # the unit's limit, not host.yaml's 64 GB

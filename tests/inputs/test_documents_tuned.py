@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, document_kinds, recognise
 from pgvet.inputs.documents.tuned import parse_tuned
@@ -117,3 +120,16 @@ def test_what_tuned_refuses_is_a_parse_error_at_its_line(text: str, line: int) -
 
 def test_a_file_without_tuned_sections_is_not_recognised() -> None:
     assert recognise("etc/tuned/tuned.conf", "[global]\ndaemon = 1\n") is None
+
+
+def test_pgvet_lint_finds_a_planted_kernel_mistake_of_a_profile_at_its_line(tmp_path: Path) -> None:
+    text = POSTGRESQL.read_text().replace("vm.swappiness=3", "vm.swappiness=60")
+    directory = tmp_path / "db1"
+    directory.mkdir()
+    (directory / "postgresql.conf").write_text("shared_buffers = 1GB\n")
+    (directory / "tuned.conf").write_text(text)
+    result = CliRunner().invoke(app, ["lint", str(directory), "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    found = {(finding["host"], finding["rule_id"], Path(str(finding["path"])).name, finding["line"])
+             for finding in json.loads(result.output)["findings"] if finding["path"]}
+    assert ("db1", "PGV130", "tuned.conf", _line(text, "vm.swappiness=60")) in found
