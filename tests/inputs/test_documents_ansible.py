@@ -255,6 +255,8 @@ def test_invalid_yaml_is_a_parse_error_at_its_line(name: str, text: str) -> None
     ("roles/web/tasks/main.yml", "- sysctl:\n    name: net.core.somaxconn\n    value: 1024\n"),  # no postgres hint
     ("roles/kafka/defaults/main.yml", "sysctl_settings:\n  vm.swappiness: 1\n"),  # no postgres hint
     ("values.yaml", "nested:\n  postgresql_parameters: []\n"),  # not at the top level, no inventory
+    ("values.yaml", "ingress:\n  hosts: [db.example]\ndb:\n  postgresql_parameters: []\n"),  # declares nothing
+    ("group_vars/db.yml", "sysctl_conf:\n  postgres_cluster: []\n"),  # declares nothing
     ("patroni.yml", "scope: x\npostgresql:\n  parameters:\n    work_mem: 4MB\n"),
 ])
 def test_other_yaml_is_not_recognised(name: str, text: str) -> None:

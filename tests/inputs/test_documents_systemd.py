@@ -19,13 +19,28 @@ DEBIAN = CORPUS / "debian" / "postgresql@.service"
 
 
 @pytest.mark.parametrize("path", [PGDG, DEBIAN], ids=lambda path: path.name)
-def test_the_packaged_units_are_systemd_only_and_declare_no_limit(path: Path) -> None:
+def test_the_packaged_units_declare_no_limit_and_are_no_document(path: Path) -> None:
     text = path.read_text()
-    kind = recognise(str(path), text)
-    assert kind is not None and kind.name == "systemd"
+    # OOMScoreAdjust and PG_OOM_ADJUST_*: nothing pgvet judges, and a directory holding only the unit is no host
     assert [other.name for other in document_kinds() if path.name.endswith(other.suffixes)
-            and other.recognises(str(path), text)] == ["systemd"]
-    assert parse_systemd(text, str(path)) == []  # OOMScoreAdjust only: nothing pgvet judges
+            and other.recognises(str(path), text)] == []
+    [host] = parse_systemd(text, str(path))
+    assert not host.host and not host.notes and not host.problems
+
+
+def test_a_copy_with_a_limit_is_systemd_only(tmp_path: Path) -> None:
+    text = PGDG.read_text().replace("TimeoutStopSec=1h\n", "TimeoutStopSec=1h\nMemoryHigh=3G\n")
+    assert [other.name for other in document_kinds() if other.recognises(PGDG.name, text)] == ["systemd"]
+
+
+def test_a_directory_holding_only_a_packaged_unit_is_not_searched_as_a_host(tmp_path: Path) -> None:
+    (tmp_path / "units").mkdir()
+    (tmp_path / "units" / PGDG.name).write_text(PGDG.read_text())
+    (tmp_path / "db").mkdir()
+    (tmp_path / "db" / "postgresql.conf").write_text("shared_buffers = 1GB\n")
+    result = CliRunner().invoke(app, ["lint", str(tmp_path), "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    assert [host["name"] for host in json.loads(result.output)["hosts"]] == ["db"]
 
 
 def test_a_memory_limit_added_to_a_copy_is_the_ram_and_the_memory_limit_at_its_line(tmp_path: Path) -> None:
@@ -71,7 +86,9 @@ LimitMEMLOCK=infinity
 ])
 def test_values_systemd_ignores_are_problems_and_shares_of_ram_notes(line: str, problem: str | None,
                                                                      note: str | None) -> None:
-    hosts = parse_systemd(f"[Service]\n{line}\n", "postgresql.service.d/x.conf")
+    text = f"[Service]\n{line}\n"
+    assert recognise("postgresql-limits.conf", text) is not None
+    hosts = parse_systemd(text, "postgresql.service.d/x.conf")
     assert [item.message for host in hosts for item in host.problems] == ([problem] if problem else [])
     assert all(not item.fatal and item.source.line == 2 for host in hosts for item in host.problems)
     assert [item for host in hosts for item in host.notes] == ([note] if note else [])

@@ -19,8 +19,9 @@ MAX_UNIT_CHARS = 256 * 1024
 
 _MEMORY_KEYS = ("MemoryMax", "MemoryLimit")
 _READ_KEYS = (*_MEMORY_KEYS, "MemoryHigh", "CPUQuota")
-_RECOGNISED = re.compile(r"^[ \t]*(?:MemoryMax|MemoryLimit|MemoryHigh|CPUQuota|LimitMEMLOCK|OOMScoreAdjust|"
-                         r"Environment[ \t]*=.*PG_OOM_ADJUST)[ \t]*=", re.MULTILINE)
+# Only a unit setting what pgvet reads is a document: a packaged unit (OOMScoreAdjust, PG_OOM_ADJUST_*) declares
+# nothing pgvet judges, and a directory holding only it is no host.
+_RECOGNISED = re.compile(r"^[ \t]*(?:MemoryMax|MemoryLimit|MemoryHigh|CPUQuota)[ \t]*=", re.MULTILINE)
 _POSTGRES_COMMAND = re.compile(r"^[ \t]*ExecStart[ \t]*=.*(?:postgres|postmaster|pg_ctl)", re.MULTILINE)
 # systemd's parse_size(): base 1024, one-letter suffixes, a fraction allowed
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)[ \t]*([KMGTPE]?)", re.IGNORECASE)
@@ -98,7 +99,7 @@ def parse_systemd(text: str, path: str) -> list[DeclaredHost]:
         else:
             declared.problems.append(ConfProblem("ignored", f"CPUQuota={value}: not a percentage, systemd ignores "
                                                  "it", Source(path, line), False))
-    return [declared] if declared.host or declared.notes or declared.problems else []
+    return [declared]
 
 
 def _size(value: str) -> int | None:
