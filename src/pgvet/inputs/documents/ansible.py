@@ -47,18 +47,19 @@ _SYSCTL_TASK = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:ansible\.posix\.)?sysctl[ \t]*
 
 
 def _recognises(name: str, text: str) -> bool:
-    """The cheap checks first; then only a file that declares something is a document (a directory holding only
-    YAML that mentions these variables elsewhere is no host)."""
-    parameters = bool(_TOP_LEVEL_PARAMETERS.search(text))
+    """The cheap checks first. A top-level parameter list declares a host; anything else is a document only when
+    it declares something (a directory holding only YAML that mentions these variables is no host)."""
+    if _TOP_LEVEL_PARAMETERS.search(text):
+        return True
     # kernel settings alone are every role's: those of PostgreSQL's machines say so somewhere
     postgres = "postgres" in name.lower() or "postgres" in text.lower()
-    if not (parameters or (_INDENTED_VARIABLE.search(text) and _INVENTORY_KEY.search(text))
+    if not ((_INDENTED_VARIABLE.search(text) and _INVENTORY_KEY.search(text))
             or (postgres and (_TOP_LEVEL_SYSCTL.search(text) or _SYSCTL_TASK.search(text)))):
         return False
     try:
         return bool(parse_ansible(text, name))
     except ParseError:
-        return parameters  # a broken vars file of PostgreSQL parameters: reading it says why
+        return False
 
 
 def parse_ansible(text: str, path: str) -> list[DeclaredHost]:
