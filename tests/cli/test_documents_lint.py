@@ -93,7 +93,7 @@ def test_a_repository_is_searched_for_hosts_and_other_yaml_is_no_input(tmp_path:
     (repository / "docs" / "mkdocs.yml").write_text("site_name: x\n")
     given = host_directories([repository], stop=tmp_path)
     assert [path.relative_to(repository).as_posix() for path in given.hosts] == ["hosts/db1", "patroni/east"]
-    code, found = findings(str(repository))
+    _, found = findings(str(repository))
     assert {finding["host"] for finding in found} == {"db1", "east-1"}
 
 
@@ -146,3 +146,29 @@ def test_facts_refuses_a_directory_of_several_hosts_and_shows_one(tmp_path: Path
     facts = json.loads(shown.output)["facts"]
     assert facts["host.orchestrator"]["value"] == "patroni"
     assert facts["pg.shared_buffers"]["source"] == {"path": "postgres0.yml", "line": 15}
+
+
+def test_the_fix_of_a_document_host_applied_to_its_document_fixes_and_a_second_fix_changes_nothing(
+        tmp_path: Path) -> None:
+    directory = members(tmp_path / "one", "pg-a")
+    document = directory / "postgres0.yml"
+    document.write_text(document.read_text().replace("shared_bufers: 1GB", "shared_buffers: 1GB")
+                        .replace("work_mem: lots", "work_mem: 4MB"))
+    first = runner.invoke(app, ["fix", str(directory)]).output
+    header = "# --- postgres0.yml: its PostgreSQL parameters (patroni writes postgresql.conf from them"
+    assert header in first and "ALTER SYSTEM SET" not in first, first
+    block = first.split(header, 1)[1].split("\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert block and all(": '" in line for line in block)
+    # applied as a DBA would: a parameter set in the document gets the new value on its line (`fix --write` names
+    # that line), the others go among the member's parameters
+    lines = document.read_text().splitlines()
+    for entry in block:
+        name = entry.split(":", 1)[0]
+        at = next((index for index, line in enumerate(lines) if line.strip().startswith(f"{name}:")), None)
+        if at is None:
+            lines.insert(lines.index("  parameters:", lines.index("postgresql:")) + 1, f"    {entry}")
+        else:
+            lines[at] = lines[at].split(name, 1)[0] + entry
+    document.write_text("\n".join(lines) + "\n")
+    second = runner.invoke(app, ["fix", str(directory)]).output
+    assert "# PostgreSQL (" not in second and header not in second, second

@@ -52,6 +52,9 @@ class ConsolidatedFix:
     sysctl: dict[str, Change] = field(default_factory=dict)
     postgresql: dict[str, Change] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # the configuration document that declares the host, and its kind (its tool writes postgresql.conf)
+    document: Source | None = None
+    orchestrator: str | None = None
 
 
 def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False,
@@ -77,6 +80,9 @@ def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False
 def consolidate(result: HostResult) -> ConsolidatedFix:
     """The host's target less what it has: its changes, and the steps left to do by hand."""
     fix = ConsolidatedFix(result.host.name)
+    declared_by = result.host.facts.get("host.orchestrator")
+    if declared_by is not None:
+        fix.document, fix.orchestrator = declared_by.source, str(declared_by.value)
     target = result.target
     if target is None:
         return fix
@@ -125,7 +131,8 @@ def render(fix: ConsolidatedFix) -> str:
         out += ["# kernel (sysctl.d, applied with `sysctl --system`; the huge page pool is reserved at the next boot):",
                 *_diff_lines(fix.sysctl), "#"]
     if fix.postgresql:
-        out += ["# PostgreSQL (postgresql.conf or ALTER SYSTEM; some take effect at the next restart):",
+        where = "postgresql.conf or ALTER SYSTEM" if fix.document is None else f"the parameters of {fix.document.path}"
+        out += [f"# PostgreSQL ({_comment(where)}; some take effect at the next restart):",
                 *_diff_lines(fix.postgresql), "#"]
     if fix.notes:
         out += ["# to do by hand:", *[f"#   - {_comment(note)}" for note in fix.notes], "#"]
@@ -136,7 +143,14 @@ def render(fix: ConsolidatedFix) -> str:
         out += [f"# --- {SYSCTL_FILE} (apply with: sysctl --system) ---"]
         out += [f"{key} = {change.value}" for key, change in sorted(fix.sysctl.items())]
         out.append("")
-    if fix.postgresql:
+    if fix.postgresql and fix.document is not None:
+        # YAML's single quotes escape a quote as PostgreSQL's do: the values read back as written, as text (the
+        # operators take parameters as strings)
+        out += [f"# --- {_comment(fix.document.path)}: its PostgreSQL parameters ({_comment(str(fix.orchestrator))} "
+                "writes postgresql.conf from them; ALTER SYSTEM would be overwritten or refused) ---"]
+        out += [f"{name}: {quote_setting(change.value)}" for name, change in sorted(fix.postgresql.items())]
+        out.append("")
+    elif fix.postgresql:
         out += ["# --- postgresql.conf ---"]
         out += [f"{name} = {quote_setting(change.value)}" for name, change in sorted(fix.postgresql.items())]
         out += ["", "-- --- or, on the running server (a restart may be needed) ---"]
