@@ -179,8 +179,8 @@ def test_reports_give_a_document_hosts_fix_as_its_parameters_without_alter_syste
     _, found = findings(str(directory), "--select", "PGV606")
     fix, = (finding["fix"] for finding in found)
     assert fix["postgresql"] == {"wal_level": "replica"} and fix["alter_system"] == []  # type: ignore[index]
-    for fmt, expected in (("text", "fix    postgres0.yml parameters: wal_level: 'replica'"),
-                          ("junit", "fix: postgres0.yml parameters wal_level: replica"),
-                          ("html", "postgres0.yml parameters: wal_level: &#x27;replica&#x27;")):
+    for fmt, expected in (("text", "fix    postgres0.yml: wal_level: 'replica'"),
+                          ("junit", "fix: postgres0.yml: wal_level: 'replica'"),
+                          ("html", "postgres0.yml: wal_level: &#x27;replica&#x27;")):
         output = runner.invoke(app, ["lint", str(directory), "--select", "PGV606", "--format", fmt]).output
         assert expected in output and "ALTER SYSTEM" not in output, (fmt, output)

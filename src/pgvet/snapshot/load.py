@@ -218,7 +218,22 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     _load_postgresql(builder, inputs, declared, upgrade_to, lines)
     _derive_host(builder, declared)
     _load_storage(builder, inputs)
+    running = inputs.first("sysctl")
+    _unknown(builder.host, {fact: source for document in declared_here for fact, source in document.unknown.items()},
+             builder.display(running) if running is not None else None)
     return builder.host, len(hosting)
+
+
+def _unknown(host: HostFacts, unknown: Mapping[str, Source], running: str | None) -> None:
+    """Facts a document sets to a value pgvet cannot know: their rules are not evaluated, with why — unless the
+    running kernel's value is known (``sysctl.txt``)."""
+    for name, source in unknown.items():
+        fact = host.facts.get(name)
+        if fact is not None and running is not None and fact.source.path == running:
+            continue
+        host.facts.pop(name, None)
+        host.unread[name] = (f"{name.partition('.')[2]} is set at {source} to a value pgvet cannot know (a template "
+                             "it does not render)")
 
 
 def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> list[DeclaredHost]:

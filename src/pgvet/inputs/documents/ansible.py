@@ -132,9 +132,12 @@ def _parameters(declared: DeclaredHost, variable: str, holder: Any, path: str) -
             declared.notes.append(f"{_where(source)}: {option}: state absent (the line is removed): not read")
             continue
         value, skipped = _literal(item.get("value"))
+        fact = f"pg.{str(option).strip().lower()}"
         if skipped is not None:
             declared.notes.append(f"{_where(source)}: {option} {skipped}: not read")
+            declared.unknown[fact] = source  # set, to what only Ansible knows: not judged on its default
             continue
+        declared.unknown.pop(fact, None)
         declared.settings.append(conf_setting(str(option), value, source))
 
 
@@ -176,7 +179,10 @@ def _sysctl(declared: DeclaredHost, key: object, value: object, source: Source) 
     value, skipped = _literal(value)
     if skipped is not None or value is None:
         declared.notes.append(f"{_where(source)}: sysctl {key} {skipped or 'has no value'}: not read")
+        if skipped is not None:
+            declared.unknown[f"sysctl.{key.strip()}"] = source
         return
+    declared.unknown.pop(f"sysctl.{key.strip()}", None)
     if isinstance(value, bool):  # the sysctl module writes a YAML boolean as 1 or 0
         text = "1" if value else "0"
     else:
