@@ -1,0 +1,217 @@
+"""Patroni's configuration files: real ones (tests/data/documents/patroni) read as Patroni reads them, and planted
+mistakes in copies of them found at their line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import PROJECT
+from pgvet.errors import ParseError
+from pgvet.inputs.documents import DeclaredHost, document_kinds, recognise
+from pgvet.inputs.documents.patroni import PATRONI_DEFAULT, parse_patroni
+
+CORPUS = PROJECT / "tests" / "data" / "documents" / "patroni"
+FILES = sorted(path for path in CORPUS.iterdir() if path.name != "SOURCES.md")
+
+
+def parsed(text: str, path: str = "patroni.yml") -> DeclaredHost:
+    hosts = parse_patroni(text, path)
+    assert len(hosts) == 1
+    return hosts[0]
+
+
+def settings(host: DeclaredHost) -> list[tuple[str, str, int | None]]:
+    return [(setting.name, setting.value, setting.source.line) for setting in host.settings]
+
+
+def line_of(text: str, fragment: str) -> int:
+    return next(number for number, line in enumerate(text.split("\n"), 1) if fragment in line)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda path: path.name)
+def test_every_real_file_is_patroni_and_no_other_kind(path: Path) -> None:
+    text = path.read_text()
+    assert [kind.name for kind in document_kinds() if kind.recognises(path.name, text)] == ["patroni"]
+    kind = recognise(path.name, text)
+    assert kind is not None and kind.name == "patroni"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda path: path.name)
+def test_every_real_file_parses_with_no_problem(path: Path) -> None:
+    host = parsed(path.read_text(), str(path))
+    assert host.problems == []
+    assert host.host["orchestrator"].value == "patroni"
+
+
+def test_patronis_own_member_file_its_settings_at_their_lines() -> None:
+    path = CORPUS / "postgres1.yml"
+    text = path.read_text()
+    host = parsed(text, str(path))
+    assert host.name == "postgresql1"
+    assert host.source.line == 3
+    assert settings(host) == [
+        ("wal_log_hints", "on", None), ("wal_keep_size", "128MB", None),  # Patroni's, unlike PostgreSQL's defaults
+        ("unix_socket_directories", "..", line_of(text, "unix_socket_directories: '..'")),
+        ("listen_addresses", "127.0.0.1", line_of(text, "listen: 127.0.0.1:5433")),
+        ("port", "5433", line_of(text, "listen: 127.0.0.1:5433")),
+        ("cluster_name", "batman", 1),
+    ]
+    assert host.settings[0].source.path == PATRONI_DEFAULT
+    assert "pg_version" not in host.host  # neither bin_dir nor data_dir says it
+
+
+def test_dcs_parameters_then_local_and_the_version_from_bin_dir() -> None:
+    path = CORPUS / "mrheed-patroni.yml"
+    text = path.read_text()
+    host = parsed(text, str(path))
+    assert host.name == "mrheed-patroni"  # no name, no scope: the file's
+    assert host.host["pg_version"].value == 17
+    assert host.host["pg_version"].source.line == line_of(text, "bin_dir:")
+    assert ("shared_buffers", "4GB", line_of(text, "shared_buffers: 4GB")) in settings(host)
+    assert ("wal_keep_size", "4GB", line_of(text, "wal_keep_size: 4GB")) in settings(host)
+    assert [name for name, _, _ in settings(host)].count("wal_keep_size") == 1  # the DCS's, not Patroni's default
+
+
+def test_a_jinja_template_is_read_where_literal_and_the_rest_noted() -> None:
+    path = CORPUS / "autobase-patroni.yml.j2"
+    host = parsed(path.read_text(), str(path))
+    assert host.name == "autobase-patroni"  # name: {{ ansible_hostname }}
+    assert [setting.source.path for setting in host.settings] == [PATRONI_DEFAULT, PATRONI_DEFAULT]
+    assert any("template" in note for note in host.notes)
+    assert any(":206: unix_socket_directories" in note for note in host.notes)
+
+
+def test_the_first_branch_of_a_jinja_if_is_read() -> None:
+    text = ("scope: demo\n{% if big %}\npostgresql:\n  listen: 0.0.0.0:5432\n  parameters:\n    work_mem: 64MB\n"
+            "{% else %}\npostgresql:\n  listen: 0.0.0.0:5433\n{% endif %}\nrestapi:\n  listen: 0.0.0.0:8008\n")
+    host = parsed(text)
+    assert ("work_mem", "64MB", 6) in settings(host)
+    assert ("port", "5432", 4) in settings(host)
+
+
+# Planted mistakes in copies of the real files.
+
+def test_a_typo_and_a_refused_value_are_settings_at_their_lines() -> None:
+    text = (CORPUS / "mrheed-patroni.yml").read_text()
+    text = text.replace("shared_buffers: 4GB", "shared_bufers: 4GB").replace("wal_compression: on",
+                                                                             "wal_compression: maybe")
+    host = parsed(text)
+    assert ("shared_bufers", "4GB", line_of(text, "shared_bufers")) in settings(host)
+    assert ("wal_compression", "maybe", line_of(text, "wal_compression")) in settings(host)
+
+
+def test_wal_level_minimal_in_the_dcs_is_replaced_by_patroni() -> None:
+    text = (CORPUS / "mrheed-patroni.yml").read_text().replace(
+        "        max_wal_senders: 10\n", "        max_wal_senders: 10\n        wal_level: minimal\n")
+    host = parsed(text)
+    line = line_of(text, "wal_level: minimal")
+    assert ("wal_level", "replica", line) in settings(host)
+    [problem] = host.problems
+    assert (problem.kind, problem.source.line, problem.fatal) == ("patroni-replaced", line, False)
+    assert "wal_level = minimal" in problem.message and "wal_level = replica" in problem.message
+
+
+@pytest.mark.parametrize(("real", "planted", "runs"), [
+    ('hot_standby: "on"', "hot_standby: off", "on"), ("max_connections: 100", "max_connections: 10", "100"),
+    ("max_wal_senders: 10", "max_wal_senders: 2", "10"), ("wal_keep_size: 1GB", "wal_keep_size: 8MB", "128MB")])
+def test_a_dcs_value_patroni_refuses_is_its_default(real: str, planted: str, runs: str) -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace(real, planted)
+    host = parsed(text)
+    name = planted.split(":")[0]
+    assert [(setting.value, setting.source.line) for setting in host.settings if setting.name == name] == [
+        (runs, line_of(text, planted))]
+    assert [problem.kind for problem in host.problems] == ["patroni-replaced"]
+
+
+def test_a_local_value_of_a_dcs_only_parameter_is_ignored() -> None:
+    text = (CORPUS / "mrheed-patroni.yml").read_text().replace(
+        "  bin_dir: /usr/lib/postgresql/17/bin\n",
+        "  bin_dir: /usr/lib/postgresql/17/bin\n  parameters:\n    max_connections: 50\n    work_mem: 8MB\n")
+    host = parsed(text)
+    line = line_of(text, "max_connections: 50")
+    [problem] = host.problems
+    assert (problem.kind, problem.source.line, problem.fatal) == ("patroni-ignored", line, False)
+    assert f"the DCS's value (line {line_of(text, 'max_connections: 600')})" in problem.message
+    assert [(value, source) for name, value, source in settings(host) if name == "max_connections"] == [
+        ("600", line_of(text, "max_connections: 600"))]
+    assert ("work_mem", "8MB", line_of(text, "work_mem: 8MB")) in settings(host)  # local wins: applied last
+    assert settings(host).index(("work_mem", "8MB", line + 1)) > settings(host).index(
+        ("work_mem", "16MB", line_of(text, "work_mem: 16MB")))
+
+
+def test_a_local_dcs_only_parameter_without_a_dcs_value_runs_patronis_default() -> None:
+    text = (CORPUS / "postgres0.yml").read_text().replace("    unix_socket_directories: '..'",
+                                                          "    unix_socket_directories: '..'\n    wal_level: logical")
+    host = parsed(text)
+    [problem] = host.problems
+    assert problem.source.line == line_of(text, "wal_level: logical")
+    assert "its default replica" in problem.message
+    assert all(setting.name != "wal_level" for setting in host.settings)
+
+
+@pytest.mark.parametrize("section", ["dcs", "local"])
+def test_listen_addresses_port_and_cluster_name_are_patronis(section: str) -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text()
+    if section == "dcs":
+        text = text.replace("        wal_writer_delay: 200ms\n", "        wal_writer_delay: 200ms\n"
+                            "        port: 5999\n")
+    else:
+        text = text.replace("    unix_socket_directories: \".\"", "    unix_socket_directories: \".\"\n    port: 5999")
+    host = parsed(text)
+    [problem] = host.problems
+    assert problem.source.line == line_of(text, "port: 5999")
+    assert "Patroni sets it from postgresql.listen" in problem.message
+    assert [setting.value for setting in host.settings if setting.name == "port"] == ["5430"]
+    assert ("cluster_name", "batman", 1) in settings(host)
+
+
+def test_wal_keep_segments_is_wal_keep_size_from_postgresql_13() -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace("wal_keep_size: 1GB", "wal_keep_segments: 64")
+    host = parsed(text)
+    assert ("wal_keep_size", "1024MB", line_of(text, "wal_keep_segments")) in settings(host)
+    assert all(setting.name != "wal_keep_segments" for setting in host.settings)
+
+
+def test_synchronous_standby_names_is_patronis_in_synchronous_mode() -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace(
+        "    maximum_lag_on_failover: 1048576\n", "    maximum_lag_on_failover: 1048576\n    synchronous_mode: true\n"
+    ).replace("        wal_writer_delay: 200ms\n", "        wal_writer_delay: 200ms\n"
+              "        synchronous_standby_names: '*'\n")
+    host = parsed(text)
+    [problem] = host.problems
+    assert problem.source.line == line_of(text, "synchronous_standby_names")
+    assert all(setting.name != "synchronous_standby_names" for setting in host.settings)
+
+
+def test_environment_placeholders_are_skipped_with_a_note() -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace("shared_buffers: 128MB", "shared_buffers: ${PG_SB}")
+    host = parsed(text)
+    assert all(setting.name != "shared_buffers" for setting in host.settings)
+    assert any(f":{line_of(text, 'PG_SB')}: shared_buffers" in note for note in host.notes)
+
+
+def test_parameters_that_are_no_mapping_are_refused_at_their_line() -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace('  parameters:\n    unix_socket_directories: "."',
+                                                              "  parameters: [unix_socket_directories]")
+    with pytest.raises(ParseError) as raised:
+        parse_patroni(text, "p.yml")
+    assert raised.value.source is not None and raised.value.source.line == line_of(text, "  parameters: [")
+    assert "postgresql.parameters is not a mapping" in raised.value.message
+
+
+def test_invalid_yaml_is_a_parse_error_at_its_line() -> None:
+    with pytest.raises(ParseError) as raised:
+        parse_patroni("scope: a\npostgresql:\n  listen: [1\nrestapi: {}\n", "p.yml")
+    assert raised.value.source is not None and raised.value.source.line == 3 and raised.value.message.startswith("invalid YAML")
+
+
+@pytest.mark.parametrize("text", [
+    "services:\n  db:\n    image: postgres:16\n    command: postgres -c scope=x\n",  # a compose file
+    "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nspec:\n  postgresql:\n    parameters: {}\n",  # CNPG
+    "postgresql:\n  version: 16\n",  # no Patroni section beside it
+    "scope: x\npostgresql: 16\n",  # postgresql is no mapping
+])
+def test_other_documents_are_not_patroni(text: str) -> None:
+    assert not [kind for kind in document_kinds() if kind.name == "patroni" and kind.recognises("x.yml", text)]
