@@ -216,3 +216,10 @@ def test_invalid_yaml_is_a_parse_error_at_its_line() -> None:
 ])
 def test_other_documents_are_not_patroni(text: str) -> None:
     assert not [kind for kind in document_kinds() if kind.name == "patroni" and kind.recognises("x.yml", text)]
+
+
+def test_a_yaml_1_1_octal_is_passed_as_patroni_passes_it() -> None:
+    # Patroni's YAML 1.1 reads 0770 as octal 504; written as 0770, PostgreSQL reads the same octal
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace(
+        '    unix_socket_directories: "."', '    unix_socket_directories: "."\n    unix_socket_permissions: 0770')
+    assert ("unix_socket_permissions", "0770", line_of(text, "0770")) in settings(parsed(text))

@@ -27,7 +27,7 @@ DOCKER_DEFAULT = "<docker default>"  # what Docker gives a container whose servi
 _SERVICES = re.compile(r"^services\s*:", re.MULTILINE)
 # the last part of the image's repository name (registry and namespace before it, tag and digest after)
 _POSTGRES_IMAGES = frozenset({"postgres", "postgresql", "postgis", "timescaledb", "timescaledb-ha", "pgvector",
-                              "pgvecto-rs", "postgresql-repmgr", "crunchy-postgres", "alpine-postgres"})
+                              "pgvecto-rs", "postgresql-repmgr", "crunchy-postgres"})
 _PLACEHOLDER = re.compile(r"(?<!\$)\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")
 _BYTES = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([bkmg]?)b?\s*", re.IGNORECASE)
 _UNIT = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}

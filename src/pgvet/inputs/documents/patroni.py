@@ -153,7 +153,7 @@ def _dcs_settings(declared: DeclaredHost, parameters: dict[str, Any], version: i
             value = "replica"
         if name == "wal_keep_segments" and (version is None or version >= 13) and str(value).strip().isdigit():
             key, value = "wal_keep_size", f"{int(str(value)) * 16}MB"
-        declared.settings.append(conf_setting(str(key), value, Source(path, line)))
+        declared.settings.append(conf_setting(str(key), _as_patroni_reads(value), Source(path, line)))
     return taken
 
 
@@ -181,7 +181,7 @@ def _local_settings(declared: DeclaredHost, parameters: dict[str, Any], dcs_name
                 name, f"Patroni takes it from the DCS only (bootstrap.dcs.postgresql.parameters, or patronictl "
                 f"edit-config) and runs {applies}", path, line))
         else:
-            declared.settings.append(conf_setting(str(key), value, Source(path, line)))
+            declared.settings.append(conf_setting(str(key), _as_patroni_reads(value), Source(path, line)))
 
 
 def _set_by_patroni(declared: DeclaredHost, document: dict[str, Any], local: dict[str, Any], path: str) -> None:
@@ -223,6 +223,15 @@ def _literal(declared: DeclaredHost, key: object, value: object, path: str, line
         declared.notes.append(f"{path}:{line}: {shown} is left to a template or an environment variable: skipped")
         return False
     return True
+
+
+def _as_patroni_reads(value: object) -> object:
+    """Patroni reads YAML 1.1, where 0600 is octal (PostgreSQL gets 384), and pgvet YAML 1.2, where it is 600: an
+    integer written with leading zeros is passed as written, which PostgreSQL reads as octal too."""
+    width = getattr(value, "_width", None)
+    if isinstance(value, int) and not isinstance(value, bool) and isinstance(width, int) and width > len(str(value)):
+        return str(value).zfill(width)
+    return value
 
 
 def _default(name: str) -> str:
