@@ -223,3 +223,23 @@ def test_a_yaml_1_1_octal_is_passed_as_patroni_passes_it() -> None:
     text = (CORPUS / "lerry-patroni.yml").read_text().replace(
         '    unix_socket_directories: "."', '    unix_socket_directories: "."\n    unix_socket_permissions: 0770')
     assert ("unix_socket_permissions", "0770", line_of(text, "0770")) in settings(parsed(text))
+
+
+@pytest.mark.parametrize(("anchor", "indent", "target"), [
+    ("  data_dir: /var/lib/postgresql/data\n", "  ", "postgresql.parameters"),
+    ("      use_pg_rewind: true\n", "      ", "bootstrap.dcs.postgresql.parameters"),
+    ("    ttl: 30\n", "    ", "bootstrap.dcs.postgresql.parameters")])
+def test_a_parameter_beside_parameters_is_ignored_by_patroni(anchor: str, indent: str, target: str) -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace(anchor, f"{anchor}{indent}work_mem: 64MB\n")
+    host = parsed(text)
+    [problem] = host.problems
+    assert (problem.kind, problem.source.line) == ("patroni-ignored", line_of(text, "work_mem: 64MB"))
+    assert problem.message.endswith(f"it belongs in {target}")
+    assert all(setting.name != "work_mem" for setting in host.settings)
+
+
+def test_pg_hba_lines_are_unused_with_an_hba_file() -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace(
+        '    unix_socket_directories: "."', '    unix_socket_directories: "."\n    hba_file: /etc/pg_hba.conf')
+    [problem] = parsed(text).problems
+    assert problem.source.line == line_of(text, "      pg_hba:") and "hba_file" in problem.message

@@ -16,6 +16,7 @@ from typing import Any
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
 from pgvet.inputs.postgresql_conf import ConfProblem
+from pgvet.pgparams import known_parameter_names
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml
 
@@ -120,6 +121,10 @@ def parse_patroni(text: str, path: str) -> list[DeclaredHost]:
     _local_settings(declared, local_parameters, dcs_names, path)
     _set_by_patroni(declared, document, local, path)
     _synchronous_mode(declared, document, path)
+    _misplaced(declared, local, "postgresql", path)
+    _misplaced(declared, _path(document, "bootstrap", "dcs", "postgresql"), "bootstrap.dcs.postgresql", path)
+    _misplaced(declared, _path(document, "bootstrap", "dcs"), "bootstrap.dcs", path)
+    _pg_hba_unused(declared, document, local, path)
     custom_conf = local.get("custom_conf")
     if isinstance(custom_conf, str):
         declared.notes.append(f"postgresql.custom_conf: Patroni includes {custom_conf} in place of "
@@ -210,6 +215,27 @@ def _synchronous_mode(declared: DeclaredHost, document: dict[str, Any], path: st
                                               "chooses", path, setting.source.line))
             del declared.settings[index]
             return
+
+
+def _misplaced(declared: DeclaredHost, section: Any, where: str, path: str) -> None:
+    """A PostgreSQL parameter written beside ``parameters`` instead of in it: Patroni does not pass it on."""
+    if not isinstance(section, dict):
+        return
+    target = f"{where}.parameters" if where.endswith("postgresql") else f"{where}.postgresql.parameters"
+    for key in section:
+        if str(key).strip().lower() in known_parameter_names():
+            declared.problems.append(_ignored(str(key), f"a PostgreSQL parameter in {where} is no parameter to "
+                                              f"Patroni; it belongs in {target}", path, yaml_line(section, key)))
+
+
+def _pg_hba_unused(declared: DeclaredHost, document: dict[str, Any], local: dict[str, Any], path: str) -> None:
+    """With an hba_file parameter Patroni leaves that file alone and writes no pg_hba lines."""
+    if not any(setting.name == "hba_file" for setting in declared.settings):
+        return
+    for section in (local, _path(document, "bootstrap", "dcs", "postgresql")):
+        if isinstance(section, dict) and section.get("pg_hba"):
+            declared.problems.append(_ignored("pg_hba", "with the hba_file parameter set, Patroni writes no "
+                                              "pg_hba.conf lines", path, yaml_line(section, "pg_hba")))
 
 
 def _ignored(name: str, why: str, path: str, line: int | None) -> ConfProblem:
