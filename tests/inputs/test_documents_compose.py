@@ -48,7 +48,7 @@ def test_every_real_file_is_compose_and_no_other_kind(path: Path) -> None:
 def test_every_real_file_gives_one_postgresql_host_with_no_problem(path: Path) -> None:
     [host] = hosts_of(path.read_text(), str(path))
     assert host.problems == []
-    assert host.host["orchestrator"].value == "compose"
+    assert host.kind == "compose"
 
 
 def test_the_services_name_resources_and_defaults() -> None:

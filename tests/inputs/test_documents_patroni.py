@@ -42,7 +42,7 @@ def test_every_real_file_is_patroni_and_no_other_kind(path: Path) -> None:
 def test_every_real_file_parses_with_no_problem(path: Path) -> None:
     host = parsed(path.read_text(), str(path))
     assert host.problems == []
-    assert host.host["orchestrator"].value == "patroni"
+    assert host.kind == "patroni"
 
 
 def test_patronis_own_member_file_its_settings_at_their_lines() -> None:

@@ -72,7 +72,6 @@ def parse_compose(text: str, path: str) -> list[DeclaredHost]:
 
 def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[str]) -> DeclaredHost:
     declared = DeclaredHost("compose", name, Source(path, line))
-    declared.host["orchestrator"] = Located("compose", declared.source)
     version = _image_version(service.get("image"))
     if version is not None:
         declared.host["pg_version"] = Located(version, Source(path, yaml_line(service, "image")))

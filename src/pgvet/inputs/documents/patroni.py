@@ -111,7 +111,6 @@ def parse_patroni(text: str, path: str) -> list[DeclaredHost]:
     dcs_parameters = _parameters(_path(document, "bootstrap", "dcs", "postgresql"), "bootstrap.dcs.postgresql", path)
     local_parameters = _parameters(local, "postgresql", path)
     declared = DeclaredHost("patroni", _name(document, path), Source(path, yaml_line(document, "name") or 1))
-    declared.host["orchestrator"] = Located("patroni", declared.source)
     if _templated(text):
         declared.notes.append("a template: the values left to render ({{ }}, {% %}) are skipped, never guessed")
     _pg_version(declared, local, path)
