@@ -426,7 +426,7 @@ def test_a_bug_met_on_one_host_is_reported_and_the_others_linted(tmp_path: Path,
     from pgvet.run import hosts as linting
 
     hosts = _fleet(tmp_path, 8)
-    real_load, real_record = linting.load_host, evaluate._record
+    real_load, real_record = linting.load_hosts, evaluate._record
 
     def buggy_load(directory: Path | None, *args: object, **kwargs: object) -> object:
         if directory is not None and directory.name == "h004":
@@ -438,7 +438,7 @@ def test_a_bug_met_on_one_host_is_reported_and_the_others_linted(tmp_path: Path,
             raise KeyError("another bug")
         real_record(rule, env, fired, host_name, result)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(linting, "load_host", buggy_load)
+    monkeypatch.setattr(linting, "load_hosts", buggy_load)
     monkeypatch.setattr(evaluate, "_record", buggy_record)
     code, output = lint(*hosts, "--format", "json", "--jobs", jobs)
     document = json.loads(output)
@@ -461,7 +461,7 @@ def test_a_worker_that_dies_is_reported_and_the_others_linted(tmp_path: Path,
 
     hosts = _fleet(tmp_path, 12)
     serial = lint(*hosts, "--format", "concise")[1]
-    real = linting.load_host
+    real = linting.load_hosts
 
     def dying(directory: Path | None, *args: object, **kwargs: object) -> object:
         if directory is not None and directory.name == "h005" and os.getpid() != parent:
@@ -469,7 +469,7 @@ def test_a_worker_that_dies_is_reported_and_the_others_linted(tmp_path: Path,
         return real(directory, *args, **kwargs)  # type: ignore[arg-type]
 
     parent = os.getpid()
-    monkeypatch.setattr(linting, "load_host", dying)
+    monkeypatch.setattr(linting, "load_hosts", dying)
     code, output = lint(*hosts, "--format", "concise", "--jobs", "2")
     assert code == 2, output
     lines = output.splitlines()
@@ -637,7 +637,7 @@ def test_a_report_file_is_written_whole_or_not_at_all(tmp_path: Path, monkeypatc
     report.chmod(0o640)
     from pgvet.run import hosts as linting
 
-    real = linting.load_host
+    real = linting.load_hosts
 
     def interrupted(directory: Path | None, *args: object, **kwargs: object) -> object:
         if directory is not None and directory.name == "h002":
@@ -645,7 +645,7 @@ def test_a_report_file_is_written_whole_or_not_at_all(tmp_path: Path, monkeypatc
         return real(directory, *args, **kwargs)  # type: ignore[arg-type]
 
     with monkeypatch.context() as patched:
-        patched.setattr(linting, "load_host", interrupted)
+        patched.setattr(linting, "load_hosts", interrupted)
         result = runner.invoke(app, ["lint", *hosts, "-f", "jsonl", "-o", str(report), "-f", "json", "-o",
                                      str(report.parent / "new.json")])
     assert result.exit_code == 130

@@ -89,3 +89,24 @@ def test_pre_commit_blocks_an_unreadable_host_committed_with_another(tmp_path: P
     assert blocked.returncode == 1, blocked.stdout + blocked.stderr
     assert "exit code: 2" in blocked.stdout
     assert "invalid YAML" in blocked.stdout
+
+
+@pytest.mark.slow
+def test_pre_commit_lints_a_patroni_file_and_leaves_other_yaml_alone(tmp_path: Path, hook_repo: tuple[Path, str],
+                                                                      pre_commit_home: Path) -> None:
+    # the hook's pattern takes every YAML file (configuration documents have any name): the repository's own
+    # .pre-commit-config.yaml and a CI workflow are passed too, and must not block the commit
+    repo = config_repo(tmp_path / "config-repo", hook_repo)
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    (repo / ".github" / "workflows" / "ci.yml").write_text("on: push\njobs: {}\n")
+    (repo / "patroni").mkdir()
+    member = "scope: main\nname: pg-1\nrestapi:\n  listen: :8008\npostgresql:\n  parameters:\n    wal_levle: replica\n"
+    (repo / "patroni" / "pg-1.yml").write_text(member)
+    blocked = pre_commit(repo, pre_commit_home, "--all-files")
+    assert blocked.returncode == 1, blocked.stdout + blocked.stderr
+    assert "patroni/pg-1.yml:7: ERROR PGV401 unknown-parameter" in blocked.stdout
+    assert "exit code: 2" not in blocked.stdout
+
+    (repo / "patroni" / "pg-1.yml").write_text(member.replace("wal_levle", "wal_level"))
+    passed = pre_commit(repo, pre_commit_home, "--all-files")
+    assert passed.returncode == 0, passed.stdout + passed.stderr

@@ -36,7 +36,7 @@ ready = sys.argv[1]
 def reading(*args, **kwargs):
     open(os.path.join(ready, str(os.getpid())), "w").close()
     time.sleep(3600)
-hosts.load_host = reading
+hosts.load_hosts = reading
 sys.argv = ["pgvet", *sys.argv[2:]]
 from pgvet.__main__ import main
 main()

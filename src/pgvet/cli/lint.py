@@ -38,7 +38,7 @@ from pgvet.run.options import RunOptions, comma_list, lint_options
 from pgvet.run.paths import host_directories
 from pgvet.snapshot.discovery import SnapshotInputs
 from pgvet.snapshot.facts import HostFacts
-from pgvet.snapshot.load import load_host
+from pgvet.snapshot.load import load_hosts
 
 
 @reports_errors
@@ -209,12 +209,17 @@ def _configured_pack(config: Path | None, rules: list[Path] | None) -> tuple[Con
 
 
 def _load_one_host(directory: Path | None, explicit: SnapshotInputs | None = None) -> HostFacts:
-    """load_host for the commands of one host (facts, explain, fix): an input error names the file as the user
-    can open it (``hosts/db1/sysctl.d/10.conf:1``), not relative to the host as a fleet report does."""
+    """The host of the commands of one host (facts, explain): an input error names the file as the user can open
+    it (``hosts/db1/sysctl.d/10.conf:1``), not relative to the host as a fleet report does. A directory whose
+    configuration documents declare several hosts is refused: which one would be a guess."""
     try:
-        return load_host(directory, explicit)
+        hosts = load_hosts(directory, explicit)
     except InputError as error:
         raise _in_host(error, directory) from None
+    if len(hosts) > 1:
+        raise UsageError(f"{directory} holds {len(hosts)} hosts ({', '.join(host.name for host in hosts)}): this "
+                         "command works on one; put each document in a directory of its own")
+    return hosts[0]
 
 
 def _in_host(error: InputError, directory: Path | None) -> InputError:

@@ -13,6 +13,7 @@ from difflib import get_close_matches
 from functools import cache
 from typing import Literal
 
+from pgvet.inputs.documents import DECLARED_HOST_FACTS
 from pgvet.inputs.registry import FactType, input_fact_types, open_prefixes
 
 # What the type checker cares about: numbers of any unit compare and add with each other.
@@ -36,6 +37,7 @@ def kind_of(fact_type: str) -> Kind:
 # live server's lists give.
 STATIC_FACTS: dict[str, FactType] = {
     **input_fact_types(),
+    **{f"host.{key}": fact_type for key, fact_type in DECLARED_HOST_FACTS.items()},  # configuration documents'
     "host.name": "text", "host.ram": "bytes", "host.cpus": "int", "host.data_disk_rotational": "bool",
     "host.data_fstype": "text",
     "pg.catalog_version": "int", "pg.upgraded_from": "int",

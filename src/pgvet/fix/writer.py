@@ -63,6 +63,10 @@ def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False
     if result.errors:
         error = result.errors[0]
         raise InputError(error.message, error.source)
+    if len(result.hosts) > 1:  # configuration documents declaring several hosts (Patroni members…)
+        names = ", ".join(host.host.name for host in result.hosts)
+        raise UsageError(f"{directory} holds {len(result.hosts)} hosts ({names}): pgvet fix works on one; "
+                         "put each document in a directory of its own")
     consolidated = consolidate(result.hosts[0])
     if not write_files:
         return consolidated, None
@@ -254,7 +258,15 @@ def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> Wr
             _comment_out(files, partner, facts.get(f"sysctl_conf.{partner}"), f"{key} = {change.value}")
     if fix.sysctl:
         _label_new_sysctl_file(files, fix)
+    orchestrator = facts.get("host.orchestrator")
     for name, change in sorted(fix.postgresql.items()):
+        if orchestrator is not None:  # its tool writes postgresql.conf: its document is where a value goes
+            set_at = facts.get(f"pg.{name}")
+            where = (f"at {set_at.source}" if set_at is not None and set_at.source.path == orchestrator.source.path
+                     else f"among the parameters of {orchestrator.source.path}")
+            outcome.left.append(f"{name} = {quote_setting(change.value)}: not written — {orchestrator.value} writes "
+                                f"postgresql.conf from its document: set it {where}")
+            continue
         # with a live server's pg_settings.json, pg.* are the running values and pg_conf.* the files' own
         _write_setting(files, name, change, facts.get(f"pg_conf.{name}") or facts.get(f"pg.{name}"))
     _check_written_files(files)

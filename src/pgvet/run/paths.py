@@ -11,7 +11,7 @@ from pathlib import Path
 from pgvet.findings import HostError, HostResult
 from pgvet.inputs.registry import host_markers
 from pgvet.run.suppress import IGNORE_FILE
-from pgvet.snapshot.discovery import discover
+from pgvet.snapshot.discovery import discover, has_document_name, hosts_under, is_document
 
 # Files that make a directory a host (inputs/registry.py); a file passed alone (pre-commit passes
 # changed files one by one) is linted as part of the nearest directory above it that holds one.
@@ -30,7 +30,9 @@ class GivenPaths:
 
 
 def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPaths:
-    """Host directories for the paths given: directories as they are; a file belongs to the nearest
+    """Host directories for the paths given: a directory that holds a host as it is, else the directories under
+    it that hold hosts (a configuration repository, a fleet's directory: snapshot/discovery.py, hosts_under);
+    a file belongs to the nearest
     directory above it holding a host marker (conf.d/10-memory.conf → the directory of postgresql.conf),
     never above ``stop`` (the current directory by default), else to its own directory. Each host once, however
     it is spelled (an absolute path, a symbolic link): the first spelling given is kept. The files given are
@@ -38,13 +40,15 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
 
     A file of no host whose directory holds host directories of the run (``hosts/README.md`` when a shell
     expands ``hosts/*``) is no host's: it is left out, with a notice. One whose directory holds no input either
-    (``pgvet lint notes.txt``) is refused: an error that names it, not its directory linted as an empty host."""
+    (``pgvet lint notes.txt``) is refused: an error that names it, not its directory linted as an empty host.
+    A YAML file of no host that is no configuration document pgvet reads (a CI's workflow passed by pre-commit)
+    is left out, with a notice."""
     boundary = (stop or Path.cwd()).resolve()
     hosts: dict[str, Path] = {}
     given = GivenPaths([])
     directories_given: set[str] = set()
     loose: list[tuple[Path, Path]] = []  # (file, its own directory) for files under no host marker
-    for path in paths:
+    for path in _searched(paths):
         host = path
         if path.is_file():
             host = path.parent
@@ -66,6 +70,12 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
         parent = os.path.realpath(directory)
         if parent in directories_given:  # linted as given: the file is checked against its inputs
             continue
+        if has_document_name(file.name) and not is_document(file):
+            hosts.pop(parent, None)
+            given.files.pop(parent, None)
+            given.notices.append(f"{file}: not linted, no host's file and no configuration document pgvet reads "
+                                 "(docs/integrations.md)")
+            continue
         if any(os.path.dirname(other) == parent for other in hosts):
             hosts.pop(parent, None)
             given.files.pop(parent, None)
@@ -83,8 +93,19 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
     return given
 
 
+def _searched(paths: Sequence[Path]) -> list[Path]:
+    """The paths given, each directory that holds no host itself replaced by those under it that do (kept when
+    none does: it is then said to hold no input)."""
+    searched: list[Path] = []
+    for path in paths:
+        found = hosts_under(path) if path.is_dir() else []
+        searched.extend(found or [path])
+    return searched
+
+
 def _holds_no_input(directory: Path) -> bool:
-    return discover(directory).is_empty()
+    inputs = discover(directory)
+    return inputs.is_empty() and not any(is_document(Path(candidate)) for candidate in inputs.documents)
 
 
 def inputs_not_read(host: HostResult, files: Sequence[Path]) -> list[HostError]:
@@ -92,7 +113,9 @@ def inputs_not_read(host: HostResult, files: Sequence[Path]) -> list[HostError]:
     file postgresql.conf does not include): linting their host would say nothing of them."""
 
     root = host.host.root
-    discovered = discover(Path(root)).files()  # joined with the host directory already
+    found = discover(Path(root))
+    # YAML files that are no configuration document are no input, and nothing pgvet need say more of
+    discovered = [*found.files(), *(path for path in found.documents if not is_document(Path(path)))]
     named = [IGNORE_FILE, *host.host.unmarked_files, *host.host.marked_files]  # relative to it: the configuration
     inputs = {os.path.realpath(path) for path in discovered} | {os.path.realpath(os.path.join(root, name))
                                                                    for name in named}

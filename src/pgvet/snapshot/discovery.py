@@ -1,8 +1,10 @@
-"""Which inputs a host directory holds (design.md: "a snapshot is a directory").
+"""Which inputs a host directory holds (design.md: "a snapshot is a directory"), and which directories of a
+repository hold hosts.
 
-File names tell the kind of each input (inputs/registry.py). Nothing outside the host directory is read
-without saying so: an input that resolves (after symbolic links) outside the directory is refused and
-reported as a warning.
+File names tell the kind of each input (inputs/registry.py); configuration documents (inputs/documents/: Patroni,
+Kubernetes manifests, Ansible variables…) are told by their content, so their files here are only candidates,
+which snapshot/load.py reads. Nothing outside the host directory is read without saying so: an input that
+resolves (after symbolic links) outside the directory is refused and reported as a warning.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pgvet.inputs.registry import INPUT_KINDS, KINDS, InputKind, input_options
+from pgvet.errors import InputError
+from pgvet.inputs.documents import document_kinds, recognise
+from pgvet.inputs.reading import read_text
+from pgvet.inputs.registry import INPUT_KINDS, KINDS, InputKind, host_markers, input_options
 from pgvet.snapshot.facts import HostFacts
 
 # An input's path: a Path when given on the command line; discovered files of the host directory are strings,
@@ -27,6 +32,8 @@ class SnapshotInputs:
     files (sysctl_conf) lists them in the order they apply."""
 
     paths: dict[str, list[InputPath]] = field(default_factory=dict)
+    # files that may be configuration documents (their names say so; their content decides), by name
+    documents: list[InputPath] = field(default_factory=list)
 
     @classmethod
     def of(cls, **given: InputPath | list[InputPath] | None) -> SnapshotInputs:
@@ -47,15 +54,17 @@ class SnapshotInputs:
         return self.paths.get(KINDS[kind].name, [])
 
     def files(self) -> list[InputPath]:
-        """Every file of every kind."""
+        """Every file of every kind (the documents' candidates not among them)."""
         return [path for paths in self.paths.values() for path in paths]
 
     def is_empty(self) -> bool:
+        """No input of a kind named by its file (documents' candidates are inputs only once read)."""
         return not any(self.paths.values())
 
     def merged(self, explicit: SnapshotInputs) -> SnapshotInputs:
         """These inputs with every input given explicitly taking the place of the discovered one."""
-        return SnapshotInputs({**self.paths, **{kind: paths for kind, paths in explicit.paths.items() if paths}})
+        return SnapshotInputs({**self.paths, **{kind: paths for kind, paths in explicit.paths.items() if paths}},
+                              self.documents)
 
 
 def given_inputs(options: Mapping[str, InputPath | list[InputPath] | None]) -> SnapshotInputs | None:
@@ -130,7 +139,71 @@ def discover(directory: Path, host: HostFacts | None = None) -> SnapshotInputs:
             if usable(candidate):
                 inputs.paths[kind.name] = [candidate]
                 break
+    if entries is not None:
+        inputs.documents = [_child(base, name) for name in sorted(entries) if may_be_document(name)
+                            and (_listed_as_regular(entries, name) or usable(directory / name))]
     return inputs
+
+
+# The names of files pgvet reads as inputs of their own kind, or as its own configuration: never documents.
+_NOT_DOCUMENTS = frozenset(name.lower() for kind in INPUT_KINDS for name in kind.file_names)
+
+
+def has_document_name(name: str) -> bool:
+    """Whether a file has a name a kind of configuration document may have (``.yaml``, ``tuned.conf``…)."""
+    lowered = name.lower()
+    return any(lowered.endswith(kind.suffixes) for kind in document_kinds())
+
+
+def may_be_document(name: str) -> bool:
+    """Whether a file of a host directory may be a configuration document: a name one of their kinds has,
+    not hidden (``.pgvet-ignore.yaml``, a CI's file) and no other input's."""
+    return not name.startswith(".") and name.lower() not in _NOT_DOCUMENTS and has_document_name(name)
+
+
+# How far a repository is searched for hosts (``pgvet lint repo/``): far enough for a configuration
+# repository's layout, not into a whole file system given by mistake.
+MAX_SEARCH_DEPTH = 8
+MAX_SEARCH_FILES = 20_000
+MAX_DOCUMENT_BYTES = 1024 * 1024
+
+
+def hosts_under(root: Path) -> list[Path]:
+    """The directories under ``root`` that hold hosts, in name order: those holding a host's files (a
+    snapshot: not searched further, its conf.d and sysctl.d are its own) and those holding configuration
+    documents, recognised by their content. Hidden directories (.git) and links are not followed; files larger
+    than a configuration document (MAX_DOCUMENT_BYTES) are not read."""
+    found: list[Path] = []
+    markers = frozenset(marker.lower() for marker in host_markers())
+    seen = 0
+    for current, directories, files in os.walk(root):
+        depth = os.path.relpath(current, root).count(os.sep) + (current != os.fspath(root))
+        directories[:] = sorted(name for name in directories if not name.startswith(".")
+                                and depth < MAX_SEARCH_DEPTH)
+        names = {name.lower() for name in (*files, *directories)}
+        if names & markers:
+            found.append(Path(current))
+            directories.clear()
+            continue
+        for name in sorted(files):
+            seen += 1
+            if seen > MAX_SEARCH_FILES:
+                return found
+            if may_be_document(name) and is_document(Path(current, name)):
+                found.append(Path(current))
+                break
+    return found
+
+
+def is_document(path: Path) -> bool:
+    """Whether a file is a configuration document pgvet reads (one it cannot read is none: it is not an input)."""
+    try:
+        status = path.lstat()
+        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_DOCUMENT_BYTES:
+            return False
+        return recognise(path.name, read_text(path, path.name)) is not None
+    except (OSError, InputError):
+        return False
 
 
 def _every_file(kind: InputKind, directory: Path, present: frozenset[str] | None, usable: Callable[[Path], bool],

@@ -8,25 +8,28 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from datetime import date
 from functools import cached_property, lru_cache
 from pathlib import Path
 
 from pgvet.errors import InputError, UsageError
 from pgvet.inputs import sysctl
+from pgvet.inputs.documents import DeclaredHost, recognise
 from pgvet.inputs.host_yaml import parse_host_yaml
 from pgvet.inputs.lscpu import parse_lscpu
 from pgvet.inputs.meminfo import parse_meminfo
 from pgvet.inputs.mounts import parse_mounts
 from pgvet.inputs.pg_version import parse_pg_version_file
+from pgvet.inputs.postgresql_conf import ConfResult
 from pgvet.inputs.reading import MAX_INPUT_BYTES, find_mark, read_text
 from pgvet.inputs.registry import host_markers
 from pgvet.inputs.sysctl import PairedValue, SysctlSetting
 from pgvet.inputs.sysfs import is_virtual_disk, parse_sysfs
 from pgvet.provenance import Located, Source
 from pgvet.snapshot import pgfacts
-from pgvet.snapshot.discovery import InputPath, SnapshotInputs, discover
+from pgvet.snapshot.discovery import MAX_DOCUMENT_BYTES, InputPath, SnapshotInputs, discover
 from pgvet.snapshot.facts import LIVE_SCOPES, Fact, FactValue, HostFacts, Item, make_fact
 from pgvet.snapshot.storage import scope_storage
 
@@ -69,6 +72,11 @@ class _Builder:
         (the lines of all the inputs of that kind count together)."""
         display = self.display(path)
         text = read_text(path, display)
+        self.account(text, display, items)
+        return text, display
+
+    def account(self, text: str, display: str, items: str | None = None) -> None:
+        """Count an input read against the host's bounds, and note whether it may hold suppression comments."""
         self.bytes_read += len(text)
         if self.bytes_read > MAX_HOST_BYTES:
             raise InputError(f"with this file, the host's inputs hold more than {MAX_HOST_BYTES} bytes, more than "
@@ -82,7 +90,6 @@ class _Builder:
             self.host.unmarked_files.add(display)
         elif "ignore[" in text:  # not every file naming pgvet (a collected pg_settings.json does) has comments
             self.host.marked_files.add(display)
-        return text, display
 
     def put(self, name: str, located: Located[FactValue]) -> None:
         self.host.facts[name] = make_fact((name, located.value, located.source, (), None))
@@ -140,9 +147,18 @@ def _hosts_inside(root: Path) -> str:
     return f"; it holds {len(hosts)} host directories ({shown}): give them, e.g. `pgvet lint {root}/*`"
 
 
+def load_hosts(directory: Path | None, explicit: SnapshotInputs | None = None, *, wanted: frozenset[str] | None = None,
+               upgrade_to: int | None = None) -> list[HostFacts]:
+    """Every host of a directory: one, or one for each host its configuration documents declare (a CloudNativePG
+    Cluster, a Patroni member…), each with the directory's other inputs. Parameters as ``load_host``."""
+    first, count = _load(directory, explicit, wanted, upgrade_to, 0)
+    return [first, *(_load(directory, explicit, wanted, upgrade_to, index)[0] for index in range(1, count))]
+
+
 def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *, name: str | None = None,
               wanted: frozenset[str] | None = None, upgrade_to: int | None = None) -> HostFacts:
-    """Assemble the facts of one host from its directory and/or explicit input files.
+    """Assemble the facts of one host from its directory and/or explicit input files (the first host its
+    documents declare, when they declare several: ``load_hosts`` gives them all).
 
     ``upgrade_to``: judge its PostgreSQL files as that major version reads them (pgfacts.load).
 
@@ -152,6 +168,13 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
 
     Raises InputError (exit 2) when an input cannot be read or parsed; the message names file and line.
     """
+    return _load(directory, explicit, wanted, upgrade_to, 0, name)[0]
+
+
+def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: frozenset[str] | None,
+          upgrade_to: int | None, index: int, name: str | None = None) -> tuple[HostFacts, int]:
+    """The host of the directory's ``index``-th declared host (the directory's own when it declares none), and
+    how many its documents declare."""
     if directory is not None and not os.path.isdir(directory):
         what = "not a directory" if os.path.lexists(directory) else "no such file or directory"
         raise InputError(f"{what} (a host is a directory of inputs)", Source(str(directory)))
@@ -166,22 +189,66 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
     inputs = discover(root, builder.host) if directory is not None else SnapshotInputs()
     if explicit is not None:
         inputs = inputs.merged(explicit)
-    if inputs.is_empty():
+    documents = _read_documents(builder, inputs)
+    if inputs.is_empty() and not documents:
         raise InputError(
             f"no inputs found{_refused(builder.host.warnings)}: expected files such as sysctl.txt, meminfo.txt, "
             "lscpu.txt, mounts.txt, sysfs.txt, "
-            f"postgresql.conf, sysctl.d/, host.yaml (see the README's snapshot layout){_hosts_inside(root)}",
+            f"postgresql.conf, sysctl.d/, host.yaml, or configuration documents (Patroni, Kubernetes manifests…: "
+            f"see the README's snapshot layout){_hosts_inside(root)}",
             Source(str(root)),
         )
+    hosting = [document for document in documents if document.hosting]
+    declared_here = [document for document in documents if not document.hosting]
+    if hosting:
+        declared_here.append(hosting[index])
     builder.host.add(Fact("run.year_month", run_year_month(), Source("<run>")))
     declared = _load_declared_host(builder, inputs)
+    for document in declared_here:
+        declared.update(document.host)
+        builder.host.notes.extend(document.notes)
+    if hosting:
+        declared["name"] = Located(hosting[index].name, hosting[index].source)
+        declared.setdefault("orchestrator", Located(hosting[index].kind, hosting[index].source))
     _load_manifest(builder, inputs)
-    _load_kernel(builder, inputs)
+    _load_kernel(builder, inputs, [setting for document in declared_here for setting in document.sysctl])
     _load_machine(builder, inputs)
-    _load_postgresql(builder, inputs, declared, upgrade_to)
+    lines = ConfResult(settings=[setting for document in declared_here for setting in document.settings],
+                       problems=[problem for document in declared_here for problem in document.problems])
+    _load_postgresql(builder, inputs, declared, upgrade_to, lines)
     _derive_host(builder, declared)
     _load_storage(builder, inputs)
-    return builder.host
+    return builder.host, len(hosting)
+
+
+def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> list[DeclaredHost]:
+    """The hosts and machine settings the directory's configuration documents declare, in the order of their
+    files; a file that is no document pgvet reads is no input. Hosts of one name in the directory are told
+    apart by their file: each host's findings have fingerprints of their own."""
+    declared: list[DeclaredHost] = []
+    for path in inputs.documents:
+        display = builder.display(path)
+        try:
+            size = os.stat(path).st_size
+            text = read_text(path, display) if size <= MAX_DOCUMENT_BYTES else ""
+        except (OSError, InputError) as error:  # perhaps no document at all: the host is read without it
+            reason = error.message if isinstance(error, InputError) else error.strerror or str(error)
+            builder.host.warnings.append(f"{display}: not read as a configuration document: {reason}")
+            continue
+        if size > MAX_DOCUMENT_BYTES:
+            builder.host.notes.append(f"{display}: not read as a configuration document: {size} bytes, more than "
+                                      f"one holds ({MAX_DOCUMENT_BYTES})")
+            continue
+        kind = recognise(display, text)
+        if kind is None:
+            continue
+        builder.account(text, display)
+        declared.extend(kind.parse(text, display))
+    names = Counter(document.name for document in declared if document.hosting)
+    for document in declared:
+        if document.hosting and names[document.name] > 1:
+            document.name = f"{document.name} ({document.source.path})"
+    return declared
 
 
 def _load_declared_host(builder: _Builder, inputs: SnapshotInputs) -> dict[str, Located[object]]:
@@ -236,7 +303,9 @@ def _load_manifest(builder: _Builder, inputs: SnapshotInputs) -> None:
         host.unread.setdefault(namespace, reason)
 
 
-def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
+def _load_kernel(builder: _Builder, inputs: SnapshotInputs, declared: Sequence[SysctlSetting]) -> None:
+    """``declared``: the kernel settings of configuration documents (a tuned profile…), applied after sysctl.d
+    and sysctl.conf."""
     running: dict[str, Located[int | str]] = {}
     keys = None if builder.wanted is None else _wanted_suffixes(builder.wanted, "sysctl.")
     running_text, running_display = "", ""
@@ -249,16 +318,16 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs) -> None:
                                          "(collect it again with `sysctl -a`)")
     occurrences: dict[str, list[sysctl.SysctlSetting]] = {}
     applied: list[sysctl.SysctlSetting] = []  # every line, in the order sysctl --system writes them
-    for path in inputs.every("sysctl_conf"):
-        text, display = builder.text(path, items="sysctl.conf and sysctl.d")
-        for setting in sysctl.parse_sysctl_conf(text, display):
-            occurrences.setdefault(setting.key, []).append(setting)
-            applied.append(setting)
-            if setting.trailing is not None:
-                builder.host.warnings.append(
-                    f"{display}:{setting.source.line}: `{setting.trailing}` after {setting.key} = {setting.value} "
-                    "is no comment to sysctl: it writes it too, and the kernel reads the number and ignores the "
-                    f"rest (pgvet reads {setting.value}); put the comment on a line of its own")
+    files = [sysctl.parse_sysctl_conf(*builder.text(path, items="sysctl.conf and sysctl.d"))
+             for path in inputs.every("sysctl_conf")]
+    for setting in [*(setting for settings in files for setting in settings), *declared]:
+        occurrences.setdefault(setting.key, []).append(setting)
+        applied.append(setting)
+        if setting.trailing is not None:
+            builder.host.warnings.append(
+                f"{setting.source}: `{setting.trailing}` after {setting.key} = {setting.value} is no comment to "
+                "sysctl: it writes it too, and the kernel reads the number and ignores the rest (pgvet reads "
+                f"{setting.value}); put the comment on a line of its own")
     if keys is not None and running_text and not occurrences.keys() <= keys:
         # declared keys are compared with their running values, wanted or not
         running.update(sysctl.parse_sysctl_output(running_text, running_display, occurrences.keys() - keys))
@@ -342,12 +411,16 @@ def _disk_items(disks: Mapping[str, Mapping[str, Located[int | str | bool]]]) ->
 
 
 def _load_postgresql(builder: _Builder, inputs: SnapshotInputs, declared: Mapping[str, Located[object]],
-                     upgrade_to: int | None) -> None:
+                     upgrade_to: int | None, lines: ConfResult) -> None:
+    """``lines``: the PostgreSQL parameters configuration documents set, applied after the files."""
     version = declared.get("pg_version")
     if version is None and (path := inputs.first("pg_version_file")) is not None:
         text, display = builder.text(path)
         version = parse_pg_version_file(text, display)
-    pgfacts.load(builder.host, builder.root, inputs, version, builder.wanted, upgrade_to)
+    pgfacts.load(builder.host, builder.root, inputs, version, builder.wanted, upgrade_to, lines)
+
+
+_LIMITS = {"cgroup.memory_max": "cgroup memory limit", "host.memory_limit": "memory limit of its container or unit"}
 
 
 def _derive_host(builder: _Builder, declared: Mapping[str, Located[object]]) -> None:
@@ -372,10 +445,10 @@ def _derive_host(builder: _Builder, declared: Mapping[str, Located[object]]) -> 
         ram = Fact("host.ram", measured.value, measured.source)
     elif "ram" in declared:
         ram = Fact("host.ram", declared["ram"].value, declared["ram"].source)  # type: ignore[arg-type]
-    limit = facts.get("cgroup.memory_max")
-    if ram is not None and limit is not None and isinstance(limit.value, int) and limit.value < int(ram.value):
-        builder.host.notes.append(f"host.ram capped by the cgroup memory limit ({limit.source})")
-        ram = Fact("host.ram", limit.value, limit.source)
+    for limit in (facts.get("cgroup.memory_max"), facts.get("host.memory_limit")):
+        if ram is not None and limit is not None and isinstance(limit.value, int) and limit.value < int(ram.value):
+            builder.host.notes.append(f"host.ram capped by the {_LIMITS[limit.name]} ({limit.source})")
+            ram = Fact("host.ram", limit.value, limit.source)
     if ram is not None:
         builder.host.add(ram)
     if "cpu.count" in facts:

@@ -50,10 +50,12 @@ def _catalog_for(major: int, host: HostFacts, source: Source) -> Catalog:
 
 
 def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[object] | None,
-         wanted: frozenset[str] | None = None, upgrade_to: int | None = None) -> None:
+         wanted: frozenset[str] | None = None, upgrade_to: int | None = None, declared: ConfResult | None = None
+         ) -> None:
     """``upgrade_to``: judge the files as that major version reads them (``pgvet lint --upgrade-to``): the
     host's own version becomes ``pg.upgraded_from``, and a live server's values, which are its version's,
-    are left out."""
+    are left out. ``declared``: the parameters configuration documents set (inputs/documents/), judged as lines
+    applied after the files, and what their tools refuse."""
     live = None
     if (path := inputs.first("pg_settings")) is not None:
         # pg_settings.py is slow to import (its many frozen dataclasses): only for a host with a live server's settings
@@ -66,7 +68,8 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
             if live_version is not None:
                 version = Located(live_version.value, live_version.source)
 
-    has_configuration = bool(inputs.every("postgresql_conf") or inputs.every("postgresql_auto_conf"))
+    declared = declared if declared is not None and (declared.settings or declared.problems) else None
+    has_configuration = bool(inputs.every("postgresql_conf") or inputs.every("postgresql_auto_conf") or declared)
     if upgrade_to is not None and (has_configuration or live is not None):
         version, live = _upgraded(host, version, live is not None, upgrade_to), None
     if version is None:
@@ -84,7 +87,7 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
 
     conf = None
     if has_configuration:
-        conf = _load_conf(host, root, inputs)
+        conf = _load_conf(host, root, inputs, declared)
         params = {setting.name: _catalog_param(catalog.major, setting.name) for setting in conf.settings}
         _conf_items(host, conf, catalog, params, major)
         prefix = "pg_conf" if live is not None else "pg"
@@ -140,13 +143,15 @@ def _display(path: InputPath, root: Path) -> str:
         return str(path)
 
 
-def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs) -> ConfResult:
+def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs, declared: ConfResult | None) -> ConfResult:
     main = inputs.first("postgresql_conf") or inputs.first("postgresql_auto_conf")
-    assert main is not None  # the caller checked
     auto = inputs.first("postgresql_auto_conf") if inputs.first("postgresql_conf") is not None else None
-    conf = load_conf(main, root=root, auto_conf=auto, display_base=root)
+    conf = load_conf(main, root=root, auto_conf=auto, display_base=root) if main is not None else ConfResult()
     host.unmarked_files.update(conf.unmarked_files)
     host.marked_files.update(name for name in conf.files if name not in conf.unmarked_files)
+    if declared is not None:
+        conf.settings.extend(declared.settings)
+        conf.problems.extend(declared.problems)
     problems: list[Item] = []
     for problem in conf.problems:  # an include outside the host among them: PGV408 reports it, once
         fields: list[tuple[str, FactValue]] = [("problem.kind", problem.kind), ("problem.message", problem.message),

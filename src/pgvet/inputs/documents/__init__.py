@@ -77,7 +77,7 @@ DECLARED_HOST_FACTS: Mapping[str, FactType] = {
     "hugepage_size": "bytes",
     "shm_size": "bytes",  # a container's /dev/shm (compose shm_size; 64 MiB by default in Docker)
     "instances": "int",  # the instances of a cluster (CNPG spec.instances, Zalando numberOfInstances)
-    "orchestrator": "text",  # the DocumentKind's name: the tool that runs the host
+    "orchestrator": "text",  # the kind of the document that declares the host (snapshot/load.py sets it)
 }
 
 

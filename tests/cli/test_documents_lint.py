@@ -1,0 +1,148 @@
+"""Configuration documents linted end to end (inputs/documents/, snapshot/load.py, run/paths.py): each host a
+document declares is a host of its own, named after it, with the directory's other inputs; findings point at
+the document's lines; a repository is searched for hosts; YAML that is no document is left out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pgvet.cli import app
+from pgvet.run.paths import host_directories
+from pgvet.snapshot.load import load_hosts
+
+runner = CliRunner()
+
+PATRONI = """\
+scope: batman
+name: {name}
+restapi:
+  listen: 127.0.0.1:8008
+bootstrap:
+  dcs:
+    postgresql:
+      parameters:
+        max_connections: 100
+        wal_level: minimal
+        shared_bufers: 1GB
+postgresql:
+  listen: 127.0.0.1:5432
+  parameters:
+    shared_buffers: 1GB
+    work_mem: lots
+"""
+
+
+def members(directory: Path, *names: str, host_yaml: str = "ram: 4GB\ncpus: 4\npg_version: 16\n") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for index, name in enumerate(names):
+        (directory / f"postgres{index}.yml").write_text(PATRONI.format(name=name))
+    if host_yaml:
+        (directory / "host.yaml").write_text(host_yaml)
+    return directory
+
+
+def findings(*args: str) -> tuple[int, list[dict[str, object]]]:
+    result = runner.invoke(app, ["lint", *args, "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.output)["findings"]
+
+
+def places(found: list[dict[str, object]], host: str) -> set[tuple[object, ...]]:
+    return {(finding["rule_id"], Path(str(finding["path"])).name, finding["line"]) for finding in found
+            if finding["host"] == host and finding["path"]}
+
+
+def test_each_member_is_a_host_with_its_mistakes_at_their_yaml_lines(tmp_path: Path) -> None:
+    directory = members(tmp_path / "cluster", "pg-a", "pg-b")
+    code, found = findings(str(directory))
+    assert code == 1
+    assert {finding["host"] for finding in found} == {"pg-a", "pg-b"}
+    for host, file in (("pg-a", "postgres0.yml"), ("pg-b", "postgres1.yml")):
+        assert {("PGV410", file, 10), ("PGV401", file, 11), ("PGV403", file, 16)} <= places(found, host)
+
+
+def test_the_directorys_other_inputs_join_each_declared_host(tmp_path: Path) -> None:
+    directory = members(tmp_path / "cluster", "pg-a", "pg-b", host_yaml="ram: 6GB\ncpus: 8\npg_version: 15\n")
+    hosts = load_hosts(directory)
+    assert [host.name for host in hosts] == ["pg-a", "pg-b"]
+    for host in hosts:
+        assert host.value("host.ram") == 6 * 1024**3 and host.value("pg.version") == 15
+        assert host.value("host.orchestrator") == "patroni"
+        assert host.facts["pg.shared_buffers"].source.path.startswith("postgres")
+
+
+def test_hosts_of_one_name_in_a_directory_are_told_apart_by_their_file(tmp_path: Path) -> None:
+    directory = members(tmp_path / "cluster", "same", "same")
+    assert [host.name for host in load_hosts(directory)] == ["same (postgres0.yml)", "same (postgres1.yml)"]
+
+
+def test_a_repository_is_searched_for_hosts_and_other_yaml_is_no_input(tmp_path: Path) -> None:
+    repository = tmp_path / "repo"
+    members(repository / "patroni" / "east", "east-1", host_yaml="")
+    snapshot = repository / "hosts" / "db1"
+    snapshot.mkdir(parents=True)
+    (snapshot / "postgresql.conf").write_text("shared_buffers = 128MB\n")
+    (snapshot / "conf.d").mkdir()
+    (repository / ".github" / "workflows").mkdir(parents=True)
+    (repository / ".github" / "workflows" / "ci.yml").write_text("on: push\njobs: {}\n")
+    (repository / "docs").mkdir()
+    (repository / "docs" / "mkdocs.yml").write_text("site_name: x\n")
+    given = host_directories([repository], stop=tmp_path)
+    assert [path.relative_to(repository).as_posix() for path in given.hosts] == ["hosts/db1", "patroni/east"]
+    code, found = findings(str(repository))
+    assert {finding["host"] for finding in found} == {"db1", "east-1"}
+
+
+def test_a_yaml_file_given_that_is_no_document_is_left_out_with_a_notice(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    members(tmp_path / "cluster", "pg-a", host_yaml="")
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "pipeline.yml").write_text("stages: [test]\n")
+    monkeypatch.chdir(tmp_path)  # pre-commit runs from the repository's root, passing the files changed
+    result = runner.invoke(app, ["lint", "cluster/postgres0.yml", "ci/pipeline.yml", "--format", "concise"])
+    assert result.exit_code == 1, result.output
+    assert "cluster/postgres0.yml:11: ERROR PGV401" in result.output
+    assert "ci/pipeline.yml: not linted" in result.output and "ERROR input" not in result.output
+
+
+def test_unrelated_yaml_inside_a_host_directory_is_not_an_input_error(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    directory = members(tmp_path / "cluster", "pg-a")
+    (directory / "notes.yaml").write_text("owner: dba-team\n")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["lint", "cluster/notes.yaml", "cluster/postgres0.yml", "--format", "concise"])
+    assert result.exit_code == 1 and "not an input" not in result.output, result.output
+
+
+def test_fix_leaves_a_documents_parameters_to_its_document(tmp_path: Path) -> None:
+    directory = members(tmp_path / "one", "pg-a")
+    before = (directory / "postgres0.yml").read_text()
+    result = runner.invoke(app, ["fix", str(directory), "--write"])
+    assert "wal_level = 'replica': not written — patroni writes postgresql.conf from its document: set it at " \
+           "postgres0.yml:10" in result.output, result.output
+    assert (directory / "postgres0.yml").read_text() == before and not (directory / "postgresql.conf").exists()
+
+
+def test_fix_refuses_a_directory_of_several_hosts(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["fix", str(members(tmp_path / "two", "pg-a", "pg-b"))])
+    assert result.exit_code == 2 and "holds 2 hosts (pg-a, pg-b): pgvet fix works on one" in result.output
+
+
+def test_a_document_too_large_to_be_one_is_not_read_and_said(tmp_path: Path) -> None:
+    directory = members(tmp_path / "cluster", "pg-a")
+    (directory / "dump.yaml").write_text("x: " + "y" * (1024 * 1024 + 1) + "\n")
+    host, = load_hosts(directory)
+    assert any("dump.yaml: not read as a configuration document" in note for note in host.notes)
+
+
+def test_facts_refuses_a_directory_of_several_hosts_and_shows_one(tmp_path: Path) -> None:
+    refused = runner.invoke(app, ["facts", str(members(tmp_path / "two", "pg-a", "pg-b"))])
+    assert refused.exit_code == 2 and "holds 2 hosts (pg-a, pg-b): this command works on one" in refused.output
+    shown = runner.invoke(app, ["facts", str(members(tmp_path / "one", "pg-a")), "--format", "json"])
+    facts = json.loads(shown.output)["facts"]
+    assert facts["host.orchestrator"]["value"] == "patroni"
+    assert facts["pg.shared_buffers"]["source"] == {"path": "postgres0.yml", "line": 15}
