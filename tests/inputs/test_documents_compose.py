@@ -3,14 +3,18 @@ mistakes in copies of them are found at their line."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from conftest import PROJECT
+from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, document_kinds, recognise
 from pgvet.inputs.documents.compose import DOCKER_DEFAULT, DOCKER_SHM_DEFAULT, parse_compose
+from pgvet.snapshot.load import load_hosts
 
 CORPUS = PROJECT / "tests" / "data" / "documents" / "compose"
 FILES = sorted(path for path in CORPUS.iterdir() if path.name != "SOURCES.md")
@@ -181,3 +185,46 @@ def test_invalid_yaml_is_a_parse_error_at_its_line() -> None:
 ])
 def test_other_documents_are_not_compose(text: str) -> None:
     assert not [kind for kind in document_kinds() if kind.name == "compose" and kind.recognises("x.yml", text)]
+
+
+# End to end: `pgvet lint` on a directory holding the file.
+
+def lint(directory: Path) -> list[tuple[str, str, int]]:
+    result = CliRunner().invoke(app, ["lint", str(directory), "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    return [(finding["rule_id"], Path(finding["path"]).name, finding["line"])
+            for finding in json.loads(result.output)["findings"] if finding["path"]]
+
+
+def test_real_files_lint_without_errors(tmp_path: Path) -> None:
+    for path in FILES:
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    result = CliRunner().invoke(app, ["lint", str(tmp_path), "--format", "json"])
+    report = json.loads(result.output)
+    assert [finding for finding in report["findings"] if finding["severity"] == "error"] == []
+    assert sorted(host.name for host in load_hosts(tmp_path)) == [  # two services named db, two postgres
+        "database", "db (awesome-compose-gitea-postgres.yaml)", "db (docker-library-postgres-compose.yaml)",
+        "postgres (awesome-compose-postgresql-pgadmin.yaml)", "postgres (sentry-self-hosted-docker-compose.yml)"]
+
+
+def test_planted_mistakes_are_found_at_their_lines(tmp_path: Path) -> None:
+    text = IMMICH.read_text().replace("      -c shared_buffers=512MB\n", "      -c shared_bufers=512MB\n"
+                                      "      -c shared_buffers=512MB\n      -c wal_level=minimal\n"
+                                      "      -c work_mem=64MB\n      -c logging_collector on\n").replace(
+        "      -c wal_compression=on\n    restart: always\n",
+        "      -c wal_compression=on\n    mem_limit: 256m\n    restart: always\n")
+    (tmp_path / IMMICH.name).write_text(text)
+    found = lint(tmp_path)
+    file = IMMICH.name
+    assert {("PGV401", file, line_of(text, "shared_bufers")),  # a typo
+            ("PGV501", file, line_of(text, "shared_buffers=512MB")),  # above the 256m memory limit
+            ("PGV410", file, line_of(text, "wal_level=minimal")),  # with max_wal_senders 10: no start
+            ("PGV550", file, line_of(text, "work_mem=64MB")),  # /dev/shm of 64 MiB by default
+            ("PGV407", file, line_of(text, "logging_collector on"))} <= set(found)
+
+
+def test_an_ample_shm_size_passes(tmp_path: Path) -> None:
+    text = IMMICH.read_text().replace("      -c wal_compression=on\n", "      -c wal_compression=on\n"
+                                      "      -c work_mem=64MB\n    shm_size: 1gb\n")
+    (tmp_path / IMMICH.name).write_text(text)
+    assert "PGV550" not in {rule for rule, _, _ in lint(tmp_path)}

@@ -3,14 +3,18 @@ mistakes in copies of them found at their line."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from conftest import PROJECT
+from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, document_kinds, recognise
 from pgvet.inputs.documents.patroni import PATRONI_DEFAULT, parse_patroni
+from pgvet.snapshot.load import load_hosts
 
 CORPUS = PROJECT / "tests" / "data" / "documents" / "patroni"
 FILES = sorted(path for path in CORPUS.iterdir() if path.name != "SOURCES.md")
@@ -243,3 +247,41 @@ def test_pg_hba_lines_are_unused_with_an_hba_file() -> None:
         '    unix_socket_directories: "."', '    unix_socket_directories: "."\n    hba_file: /etc/pg_hba.conf')
     [problem] = parsed(text).problems
     assert problem.source.line == line_of(text, "      pg_hba:") and "hba_file" in problem.message
+
+
+# End to end: `pgvet lint` on a directory of members.
+
+def lint(directory: Path) -> list[tuple[str, str, int]]:
+    result = CliRunner().invoke(app, ["lint", str(directory), "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    return [(finding["rule_id"], Path(finding["path"]).name, finding["line"])
+            for finding in json.loads(result.output)["findings"] if finding["path"]]
+
+
+def test_patronis_three_members_are_three_hosts_without_errors(tmp_path: Path) -> None:
+    for index in range(3):
+        (tmp_path / f"postgres{index}.yml").write_bytes((CORPUS / f"postgres{index}.yml").read_bytes())
+    hosts = load_hosts(tmp_path)
+    assert [host.name for host in hosts] == ["postgresql0", "postgresql1", "postgresql2"]
+    assert [host.value("pg.port") for host in hosts] == [5432, 5433, 5434]
+    assert {host.value("pg.cluster_name") for host in hosts} == {"batman"}
+    assert {host.value("pg.wal_log_hints") for host in hosts} == {True}  # Patroni's default
+    result = CliRunner().invoke(app, ["lint", str(tmp_path), "--format", "json"])
+    assert [finding for finding in json.loads(result.output)["findings"] if finding["severity"] == "error"] == []
+
+
+def test_planted_mistakes_are_found_at_their_lines(tmp_path: Path) -> None:
+    text = (CORPUS / "mrheed-patroni.yml").read_text().replace("shared_buffers: 4GB", "shared_bufers: 4GB").replace(
+        "wal_compression: on", "wal_compression: maybe").replace(
+        "        max_wal_senders: 10\n", "        max_wal_senders: 10\n        wal_level: minimal\n").replace(
+        "  bin_dir: /usr/lib/postgresql/17/bin\n",
+        "  bin_dir: /usr/lib/postgresql/17/bin\n  parameters:\n    max_connections: 50\n    work_mem: 20GB\n")
+    (tmp_path / "patroni.yml").write_text(text)
+    (tmp_path / "host.yaml").write_text("ram: 16GB\ncpus: 8\n")
+    found = set(lint(tmp_path))
+    assert {("PGV401", "patroni.yml", line_of(text, "shared_bufers")),  # a typo
+            ("PGV403", "patroni.yml", line_of(text, "wal_compression: maybe")),  # a value PostgreSQL refuses
+            ("PGV441", "patroni.yml", line_of(text, "wal_level: minimal")),  # Patroni runs replica
+            ("PGV440", "patroni.yml", line_of(text, "max_connections: 50")),  # local: Patroni ignores it
+            ("PGV530", "patroni.yml", line_of(text, "work_mem: 20GB"))} <= found  # beyond the host's memory
+    assert not [rule for rule, _, line in found if rule == "PGV410"]  # minimal never runs

@@ -173,9 +173,9 @@ def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> Non
 def _assignment(declared: DeclaredHost, assignment: str, word: str, source: Source) -> None:
     name, equals, value = assignment.partition("=")
     if not equals:
-        declared.problems.append(ConfProblem(  # postmaster.c: "-c %s requires a value" / "--%s requires a value"
-            "compose-command", f"{word} {name}: postgres refuses an option without a value (-c name=value)",
-            source, True))
+        said = f"--{name}" if word.startswith("--") else f"-c {name}"  # postmaster.c's wording
+        declared.problems.append(ConfProblem("compose-command", f"{said} requires a value: postgres does not start "
+                                             "(write -c name=value)", source, True))
         return
     declared.settings.append(conf_setting(name.replace("-", "_"), value, source))
 
