@@ -196,6 +196,16 @@ def test_environment_placeholders_are_skipped_with_a_note() -> None:
     assert any(f":{line_of(text, 'PG_SB')}: shared_buffers" in note for note in host.notes)
 
 
+def test_a_shell_variable_in_a_command_is_a_value() -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace(
+        "        wal_writer_delay: 200ms\n", "        wal_writer_delay: 200ms\n        archive_command: "
+        "pgbackrest --stanza=$STANZA archive-push %p\n")
+    host = parsed(text)
+    command = "pgbackrest --stanza=$STANZA archive-push %p"
+    assert ("archive_command", command, line_of(text, "$STANZA")) in settings(host)
+    assert host.notes == []
+
+
 def test_parameters_that_are_no_mapping_are_refused_at_their_line() -> None:
     text = (CORPUS / "lerry-patroni.yml").read_text().replace('  parameters:\n    unix_socket_directories: "."',
                                                               "  parameters: [unix_socket_directories]")

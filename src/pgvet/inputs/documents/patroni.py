@@ -88,7 +88,9 @@ _TOP_LEVEL_KEY = re.compile(r"^(postgresql|restapi|bootstrap|scope)\s*:", re.MUL
 _TEMPLATE_STATEMENT = re.compile(r"\{%.*?%\}|\{#.*?#\}")
 _TEMPLATE_EXPRESSION = re.compile(r"\{\{.*?\}\}")
 _TEMPLATE_MARK = "__pgvet_template__"
-_PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*\b|" + _TEMPLATE_MARK)
+# what a renderer (envsubst, Jinja) fills in; Patroni itself expands nothing, and a bare $VAR is a shell's
+# (archive_command: pgbackrest --stanza=$STANZA …)
+_PLACEHOLDER = re.compile(r"\$\{[^}]*\}|" + _TEMPLATE_MARK)
 _VERSION_IN_PATH = re.compile(r"/(?:postgresql/|pgsql-|postgresql-|postgres-?)(\d{2})(?:/|$)")
 
 
