@@ -74,6 +74,17 @@ def test_shm_size_and_the_version_from_the_tag() -> None:
     assert host.settings == []  # command: ["postgres"]
 
 
+def test_a_tmpfs_on_dev_shm_is_its_size_and_ipc_host_the_machines() -> None:
+    # the postgres image's own example, its commented Swarm alternative uncommented
+    text = (CORPUS / "docker-library-postgres-compose.yaml").read_text().replace("    shm_size: 128mb\n", "")
+    for commented in ("volumes:", "  - type: tmpfs", "    target: /dev/shm", "    tmpfs:", "      size: 1342"):
+        text = text.replace(f"    #{commented}", f"    {commented}")
+    host = only(text)
+    assert (host.host["shm_size"].value, host.host["shm_size"].source.line) == (128 * MiB, line_of(text, "type: tmpfs"))
+    host = only("services:\n  db:\n    image: postgres:16\n    ipc: host\n")
+    assert "shm_size" not in host.host and any("ipc: host" in note for note in host.notes)
+
+
 def test_a_folded_command_gives_each_setting_at_its_line() -> None:
     text = IMMICH.read_text()
     host = only(text)

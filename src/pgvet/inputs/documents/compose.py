@@ -98,6 +98,22 @@ def _resources(declared: DeclaredHost, service: dict[str, Any], path: str) -> No
             source = Source(path, yaml_line(node, key))
             declared.host["cpu_limit"] = Located(cpus, source)
             declared.host["cpus"] = Located(max(1, math.ceil(cpus)), source)
+    _shm_size(declared, service, path)
+
+
+def _shm_size(declared: DeclaredHost, service: dict[str, Any], path: str) -> None:
+    """/dev/shm: shm_size, a tmpfs volume mounted there (the Swarm way), the host's with ``ipc: host``, else
+    Docker's 64 MiB."""
+    if service.get("ipc") == "host":
+        declared.notes.append(f"{path}:{yaml_line(service, 'ipc')}: ipc: host — /dev/shm is the machine's")
+        return
+    volumes = service.get("volumes")
+    for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        if isinstance(volume, dict) and volume.get("type") == "tmpfs" and volume.get("target") == "/dev/shm":
+            size = _bytes(_path(volume, "tmpfs", "size"))
+            if size is not None:
+                declared.host["shm_size"] = Located(size, Source(path, yaml_line(volumes, index)))
+                return
     shm = _bytes(service.get("shm_size"))
     if shm is not None:
         declared.host["shm_size"] = Located(shm, Source(path, yaml_line(service, "shm_size")))
