@@ -161,6 +161,13 @@ def test_an_environment_variable_is_skipped_with_a_note() -> None:
     assert any(f":{line_of(text, 'WAL_MAX')}: max_wal_size=${{WAL_MAX}}" in note for note in host.notes)
 
 
+def test_flags_without_a_value_do_not_take_the_next_word() -> None:
+    host = only("services:\n  db:\n    image: postgres:16\n    command: postgres -e -i -D /data -c work_mem=8MB\n")
+    assert settings(host) == [("listen_addresses", "*", 4), ("work_mem", "8MB", 4)]
+    assert [note.split(": ", 1)[1] for note in host.notes] == ["postgres option -e: not read",
+                                                                "postgres option -D: not read"]
+
+
 def test_a_command_that_runs_another_program_is_noted() -> None:
     host = only("services:\n  db:\n    image: postgres:16\n    command: bash -c 'exec postgres -c work_mem=1GB'\n")
     assert host.settings == [] and any("runs bash" in note for note in host.notes)

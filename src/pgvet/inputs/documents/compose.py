@@ -37,7 +37,7 @@ _LETTER_OPTIONS = {"B": ("shared_buffers", None), "N": ("max_connections", None)
                    "h": ("listen_addresses", None), "k": ("unix_socket_directories", None),
                    "S": ("work_mem", None), "F": ("fsync", "off"), "i": ("listen_addresses", "*"),
                    "l": ("ssl", "on")}
-_LETTERS_TAKING_VALUE = frozenset("BcdDeNhkpSrCoT")  # postgres' getopt string: these take an argument
+_LETTERS_TAKING_VALUE = frozenset("BCcDdfhkNprStW")  # postgres' getopt string: these take an argument
 
 
 def _recognises(name: str, text: str) -> bool:
