@@ -177,11 +177,11 @@ def test_the_fix_of_a_document_host_applied_to_its_document_fixes_and_a_second_f
 
 def test_reports_give_a_document_hosts_fix_as_its_parameters_without_alter_system(tmp_path: Path) -> None:
     directory = members(tmp_path / "one", "pg-a")
-    _, found = findings(str(directory), "--select", "PGV606")
+    _, found = findings(str(directory), "--select", "PGV807")
     fix, = (finding["fix"] for finding in found)
-    assert fix["postgresql"] == {"wal_level": "replica"} and fix["alter_system"] == []  # type: ignore[index]
-    for fmt, expected in (("text", "fix    postgres0.yml: wal_level: 'replica'"),
-                          ("junit", "fix: postgres0.yml: wal_level: 'replica'"),
-                          ("html", "postgres0.yml: wal_level: &#x27;replica&#x27;")):
-        output = runner.invoke(app, ["lint", str(directory), "--select", "PGV606", "--format", fmt]).output
+    assert fix["postgresql"] == {"log_lock_waits": "on"} and fix["alter_system"] == []  # type: ignore[index]
+    for fmt, expected in (("text", "fix    postgres0.yml: log_lock_waits: 'on'"),
+                          ("junit", "fix: postgres0.yml: log_lock_waits: 'on'"),
+                          ("html", "postgres0.yml: log_lock_waits: &#x27;on&#x27;")):
+        output = runner.invoke(app, ["lint", str(directory), "--select", "PGV807", "--format", fmt]).output
         assert expected in output and "ALTER SYSTEM" not in output, (fmt, output)
