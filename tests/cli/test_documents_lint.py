@@ -185,3 +185,30 @@ def test_reports_give_a_document_hosts_fix_as_its_parameters_without_alter_syste
                           ("html", "postgres0.yml: log_lock_waits: &#x27;on&#x27;")):
         output = runner.invoke(app, ["lint", str(directory), "--select", "PGV807", "--format", fmt]).output
         assert expected in output and "ALTER SYSTEM" not in output, (fmt, output)
+
+
+def test_a_value_left_to_an_environment_variable_leaves_its_rules_not_evaluated_not_judged_on_a_default(
+        tmp_path: Path) -> None:
+    directory = tmp_path / "compose"
+    directory.mkdir()
+    (directory / "docker-compose.yml").write_text(
+        "services:\n  db:\n    image: postgres:16\n    command: postgres -c shared_buffers=${SB} -c ssl=${SSL}\n"
+        "    mem_limit: 2g\n")
+    host, = load_hosts(directory)
+    assert "pg.shared_buffers" not in host.facts and "pg.ssl" not in host.facts
+    assert host.unread["pg.ssl"].startswith("ssl is set at docker-compose.yml:4 to a value pgvet cannot know")
+    result = runner.invoke(app, ["lint", str(directory), "--format", "json", "--verbose"])
+    document = json.loads(result.output)
+    assert "PGV833" not in {finding["rule_id"] for finding in document["findings"]}  # ssl = off, its default
+    skipped = {entry["rule_id"]: entry["reason"] for entry in document["not_evaluated"]}
+    assert skipped["PGV833"].startswith("ssl is set at docker-compose.yml:4")
+    assert skipped["PGV501"].startswith("shared_buffers is set at docker-compose.yml:4")
+
+
+def test_each_kind_writes_the_fix_as_its_document_does(tmp_path: Path) -> None:
+    directory = tmp_path / "compose"
+    directory.mkdir()
+    (directory / "docker-compose.yml").write_text(
+        "services:\n  db:\n    image: postgres:16\n    command: postgres -c log_lock_waits=off\n")
+    output = runner.invoke(app, ["fix", str(directory)]).output
+    assert "\n-c log_lock_waits=on\n" in output, output

@@ -344,6 +344,13 @@ def _document(text: str, path: str) -> Any:
         raise ParseError(f"invalid YAML: {error.message}", Source(path, error.line or 1)) from None
 
 
+
+def _parameter_item(name: str, value: str) -> str:
+    """A parameter as the roles' lists hold one (autobase's postgresql_parameters, geerlingguy's options)."""
+    quoted = "'" + value.replace("'", "''") + "'"
+    return f"- {{option: {name}, value: {quoted}}}"
+
+
 KIND = DocumentKind("ansible", "Ansible variables (group_vars, host_vars, roles' defaults and vars, inventories) and "
                     "sysctl tasks: PostgreSQL parameter lists, kernel settings, the PostgreSQL version",
-                    (".yml", ".yaml"), _recognises, parse_ansible)
+                    (".yml", ".yaml"), _recognises, parse_ansible, _parameter_item)

@@ -199,8 +199,16 @@ def _assignment(declared: DeclaredHost, assignment: str, word: str, source: Sour
 def _literal(declared: DeclaredHost, word: str, source: Source) -> bool:
     if _PLACEHOLDER.search(word):
         declared.notes.append(f"{source}: {word} is left to an environment variable: skipped")
+        name, equals, _ = word.lstrip("-").partition("=")
+        if equals and not _PLACEHOLDER.search(name):  # set, to what pgvet cannot know: not judged on a default
+            declared.unknown[f"pg.{name.replace('-', '_').lower()}"] = source
         return False
     return True
+
+
+def _command_option(name: str, value: str) -> str:
+    """A parameter as a compose command passes it to postgres (compose splits a command as a shell would)."""
+    return f"-c {shlex.quote(f'{name}={value}')}"
 
 
 def _is_postgres(service: object) -> bool:
@@ -257,4 +265,4 @@ def _path(node: Any, *keys: str) -> Any:
 
 
 KIND = DocumentKind("compose", "a Compose file's PostgreSQL services: command-line parameters, memory, CPUs, /dev/shm",
-                    (".yml", ".yaml"), _recognises, parse_compose)
+                    (".yml", ".yaml"), _recognises, parse_compose, _command_option)

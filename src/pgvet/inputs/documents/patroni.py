@@ -248,7 +248,10 @@ def _literal(declared: DeclaredHost, key: object, value: object, path: str, line
     if _PLACEHOLDER.search(str(key)) or (isinstance(value, str) and _PLACEHOLDER.search(value)):
         shown = str(key).replace(_TEMPLATE_MARK, "{{ }}")
         declared.notes.append(f"{path}:{line}: {shown} is left to a template or an environment variable: skipped")
+        if not _PLACEHOLDER.search(str(key)):  # a parameter set, to what pgvet cannot know: not judged on a default
+            declared.unknown[f"pg.{str(key).strip().lower()}"] = Source(path, line)
         return False
+    declared.unknown.pop(f"pg.{str(key).strip().lower()}", None)
     return True
 
 
