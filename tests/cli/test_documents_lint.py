@@ -11,8 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from pgvet.cli import app
+from pgvet.errors import InputError
+from pgvet.inputs.documents import DocumentKind, recognise
 from pgvet.run.paths import host_directories
-from pgvet.snapshot.load import load_hosts
+from pgvet.snapshot import load as snapshot_load
+from pgvet.snapshot.load import MAX_DECLARED_HOSTS, load_hosts
 
 runner = CliRunner()
 
@@ -212,3 +215,27 @@ def test_each_kind_writes_the_fix_as_its_document_does(tmp_path: Path) -> None:
         "services:\n  db:\n    image: postgres:16\n    command: postgres -c log_lock_waits=off\n")
     output = runner.invoke(app, ["fix", str(directory)]).output
     assert "\n-c log_lock_waits=on\n" in output, output
+
+
+def test_a_directory_declaring_hosts_beyond_the_bound_is_an_error_at_the_file(tmp_path: Path) -> None:
+    directory = tmp_path / "many"
+    directory.mkdir()
+    services = "".join(f"  db{index}:\n    image: postgres:16\n" for index in range(MAX_DECLARED_HOSTS + 1))
+    (directory / "compose.yaml").write_text(f"services:\n{services}")
+    with pytest.raises(InputError, match=f"declare more than {MAX_DECLARED_HOSTS} hosts") as raised:
+        load_hosts(directory)
+    assert raised.value.source is not None and raised.value.source.path == "compose.yaml"
+
+
+def test_the_documents_of_a_directory_are_read_once_for_all_its_hosts(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    directory = members(tmp_path / "cluster", "pg-a", "pg-b", "pg-c")
+    read: list[str] = []
+
+    def recognising(name: str, text: str) -> DocumentKind | None:
+        read.append(name)
+        return recognise(name, text)
+
+    monkeypatch.setattr(snapshot_load, "recognise", recognising)
+    assert [host.name for host in load_hosts(directory)] == ["pg-a", "pg-b", "pg-c"]
+    assert sorted(read) == ["postgres0.yml", "postgres1.yml", "postgres2.yml"]
