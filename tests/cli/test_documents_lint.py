@@ -239,3 +239,15 @@ def test_the_documents_of_a_directory_are_read_once_for_all_its_hosts(tmp_path: 
     monkeypatch.setattr(snapshot_load, "recognise", recognising)
     assert [host.name for host in load_hosts(directory)] == ["pg-a", "pg-b", "pg-c"]
     assert sorted(read) == ["postgres0.yml", "postgres1.yml", "postgres2.yml"]
+
+
+def test_suppression_comments_work_in_a_yaml_document(tmp_path: Path) -> None:
+    directory = tmp_path / "member"
+    directory.mkdir()
+    (directory / "p.yml").write_text(
+        "scope: s\nname: m1\nrestapi:\n  listen: :8008\npostgresql:\n  parameters:\n"
+        "    # pgvet: ignore[unknown-parameter] an extension's parameter (OPS-1)\n    shared_bufers: 1GB\n"
+        "    work_mem: lots  # pgvet: ignore[PGV403] templated by the deploy (OPS-2)\n")
+    _, found = findings(str(directory), "--select", "PGV401,PGV403")
+    assert {(finding["rule_id"], finding["line"], bool(finding["suppressed"])) for finding in found} == {
+        ("PGV401", 8, True), ("PGV403", 9, True)}
