@@ -29,7 +29,7 @@ def test_every_real_manifest_is_recognised_as_zalando_alone_and_read(path: Path)
     host = parsed(text, str(path))
     assert host.kind == "zalando"
     assert host.host["pg_version"].value in (14, 18)
-    assert all(problem.kind == "operator-overrides" for problem in host.problems)
+    assert all(problem.kind == "patroni-replaced" for problem in host.problems)
 
 
 def test_the_complete_manifest_maps_name_version_instances_resources_and_parameters() -> None:
@@ -45,19 +45,19 @@ def test_the_complete_manifest_maps_name_version_instances_resources_and_paramet
     assert (host.host["cpus"].value, host.host["cpu_limit"].value) == (1, 0.5)  # 500m is part of one CPU
     assert [(s.name, s.value, s.source.line) for s in host.settings] == [
         ("shared_buffers", "32MB", line_of(text, 'shared_buffers: "32MB"')),
+        ("max_connections", "100", line_of(text, 'max_connections: "10"')),  # what Patroni runs instead of 10
         ("log_statement", "all", line_of(text, 'log_statement: "all"'))]
 
 
 def test_max_connections_below_patronis_minimum_is_replaced_by_its_default() -> None:
     # The operator's own example: Patroni's check of max_connections is "at least 25"; it logs "failed validation"
-    # and runs 100, so pgvet reports the line and does not judge 10 as the running value.
+    # and runs 100, so pgvet reports the line (PGV441) and judges 100 there, the value that runs.
     text = COMPLETE.read_text()
     host = parsed(text)
     [problem] = host.problems
     assert problem.source.line == line_of(text, 'max_connections: "10"') and not problem.fatal
-    assert "Patroni runs its default max_connections = 100" in problem.message
-    assert (problem.kind, problem.target) == ("operator-overrides", "max_connections")  # PGV435's subject
-    assert "max_connections" not in [setting.name for setting in host.settings]
+    assert problem.kind == "patroni-replaced" and "runs max_connections = 100 instead" in problem.message
+    assert ("max_connections", "100") in [(setting.name, setting.value) for setting in host.settings]
 
 
 def test_planted_typo_and_refused_value_stay_settings_at_their_lines() -> None:
@@ -82,14 +82,17 @@ def test_planted_wal_level_minimal_with_replicas_is_replaced_by_patroni() -> Non
     host = parsed(text)
     problems = {problem.source.line: problem for problem in host.problems}
     problem = problems[line_of(text, "wal_level")]
-    assert "Patroni runs its default wal_level = hot_standby" in problem.message
-    assert "wal_level" not in [setting.name for setting in host.settings] and host.host["instances"].value == 2
+    assert problem.kind == "patroni-replaced" and "runs wal_level = replica instead" in problem.message
+    assert ("wal_level", "replica") in [(s.name, s.value) for s in host.settings] and host.host["instances"].value == 2
 
 
 def test_parameters_patroni_sets_itself_are_ignored_and_said() -> None:
     text = COMPLETE.read_text().replace('log_statement: "all"', 'port: "5433"')
-    problems = {problem.source.line: problem.message for problem in parsed(text).problems}
-    assert "port is set by Patroni" in problems[line_of(text, "port:")]
+    host = parsed(text)
+    problems = {problem.source.line: problem for problem in host.problems}
+    problem = problems[line_of(text, "port:")]
+    assert problem.kind == "patroni-ignored" and "Patroni sets it from postgresql.listen" in problem.message
+    assert "port" not in [s.name for s in host.settings]
 
 
 def test_streams_make_the_operator_set_wal_level_logical() -> None:
@@ -218,7 +221,7 @@ def test_pgvet_lint_finds_the_planted_mistakes_at_their_yaml_lines(tmp_path: Pat
         ("PGV403", "work_mem"),  # a value PostgreSQL refuses
         ("PGV501", "shared_buffers"),  # 150 % of the pod's memory limit
         ("PGV407", "max_connections: 200"),  # refused by the CRD: not a string
-        ("PGV435", "wal_level"),  # minimal with replicas: Patroni runs hot_standby
+        ("PGV441", "wal_level"),  # minimal with replicas: Patroni runs replica
     )} <= found
 
 

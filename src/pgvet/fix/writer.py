@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pgvet.errors import InputError, ParseError, UsageError
 from pgvet.findings import HostResult, quote_setting
+from pgvet.inputs.documents import document_kind
 from pgvet.inputs.postgresql_conf import ConfSetting, parse_conf_text
 from pgvet.inputs.sysctl import PAIR_PARTNERS, parse_sysctl_conf, sysctl_value
 from pgvet.output_file import is_private, write_file
@@ -143,12 +144,11 @@ def render(fix: ConsolidatedFix) -> str:
         out += [f"# --- {SYSCTL_FILE} (apply with: sysctl --system) ---"]
         out += [f"{key} = {change.value}" for key, change in sorted(fix.sysctl.items())]
         out.append("")
-    if fix.postgresql and fix.document is not None:
-        # YAML's single quotes escape a quote as PostgreSQL's do: the values read back as written, as text (the
-        # operators take parameters as strings)
-        out += [f"# --- {_comment(fix.document.path)}: its PostgreSQL parameters ({_comment(str(fix.orchestrator))} "
+    if fix.postgresql and fix.document is not None and fix.orchestrator is not None:
+        parameter = document_kind(fix.orchestrator).parameter
+        out += [f"# --- {_comment(fix.document.path)}: its PostgreSQL parameters ({_comment(fix.orchestrator)} "
                 "writes postgresql.conf from them; ALTER SYSTEM would be overwritten or refused) ---"]
-        out += [f"{name}: {quote_setting(change.value)}" for name, change in sorted(fix.postgresql.items())]
+        out += [parameter(name, change.value) for name, change in sorted(fix.postgresql.items())]
         out.append("")
     elif fix.postgresql:
         out += ["# --- postgresql.conf ---"]

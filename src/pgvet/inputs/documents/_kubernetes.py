@@ -16,6 +16,9 @@ MAX_DOCUMENT_CHARS = 1024 * 1024
 # The problem kind of what the API server or the operator refuses (fatal: the manifest is not applied, PGV407);
 # its target is the parameter's name.
 REFUSED = "operator-refused"
+# The problem kind of a parameter the operator sets itself whatever the manifest says (PGV435); its target is the
+# parameter's name. What Patroni does with its dynamic configuration is patroni.dcs_parameter's.
+OVERRIDES = "operator-overrides"
 
 # Kubernetes' quantity suffixes (apimachinery resource.Quantity): binary, decimal and milli.
 _QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?"

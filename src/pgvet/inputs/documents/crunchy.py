@@ -8,7 +8,8 @@ sum of every set's ``replicas`` (1 when not said). The parameters are
 PGO merges them (internal/controller/postgrescluster/postgres.go). PGO then sets some parameters itself
 (internal/postgres/parameters.go, internal/pgbackrest/postgres.go): a line setting one is ignored; the CRD refuses
 some names in ``spec.config.parameters`` outright (CEL rules of PostgresConfigSpec), and takes only integers and
-strings there. All of it reaches Patroni's dynamic configuration, where Patroni checks its own (_patroni_dynamic).
+strings there. All of it reaches Patroni's dynamic configuration, which Patroni takes as it takes its own file's
+(patroni.dcs_parameter).
 """
 
 from __future__ import annotations
@@ -18,9 +19,17 @@ from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
-from pgvet.inputs.documents._kubernetes import REFUSED, apply_resources, at, file_stem, get, load_manifests
-from pgvet.inputs.documents._patroni_dynamic import OVERRIDES, patroni_replaces
-from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting
+from pgvet.inputs.documents._kubernetes import (
+    OVERRIDES,
+    REFUSED,
+    apply_resources,
+    at,
+    file_stem,
+    get,
+    load_manifests,
+)
+from pgvet.inputs.documents.patroni import dcs_parameter
+from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
 
 KIND_NAME = "crunchy"
@@ -33,7 +42,8 @@ _MAX_CONFIG_PARAMETERS = 50  # PostgresConfigSpec's MaxProperties
 _MANDATORY = {"unix_socket_directories": "/tmp/postgres", "wal_level": "logical", "ssl": "on",
               "ssl_cert_file": "/pgconf/tls/tls.crt", "ssl_key_file": "/pgconf/tls/tls.key",
               "ssl_ca_file": "/pgconf/tls/ca.crt", "log_file_mode": "0660", "archive_mode": "on",
-              "archive_command": "pgBackRest's archive-push", "restore_command": "pgBackRest's archive-get"}
+              "archive_command": "", "restore_command": ""}  # "": a command PGO builds for the cluster's pgBackRest
+_MANDATORY_BY = {"archive_command": "pgBackRest's archive-push", "restore_command": "pgBackRest's archive-get"}
 # spec.config.parameters' names the CRD refuses (the CEL rules' messages, or PGO's reason where the rule has none).
 _REFUSED_NAMES = {
     "config_file": "cannot change PGDATA path", "data_directory": "cannot change PGDATA path",
@@ -168,11 +178,19 @@ def _parameter(declared: DeclaredHost, key: str, value: object, source: Source, 
                 REFUSED, f"{key}: {setting.value}: the PostgresCluster CRD refuses it in spec.config.parameters "
                 f"({reason}), and Kubernetes refuses the manifest", source, True, key))
             return
-    problem = _overridden(setting)
+    mandatory = _MANDATORY.get(setting.name, "")
+    if setting.name in _MANDATORY and setting.value.lower() != mandatory:
+        declared.problems.append(ConfProblem(
+            OVERRIDES, f"PGO sets {setting.name} itself ({mandatory or _MANDATORY_BY[setting.name]}): "
+            f"{setting.name} = {setting.value} is ignored", source, False, key))
+        if mandatory:  # the value that runs, at the line that meant to set it
+            declared.settings.append(conf_setting(key, mandatory, source))
+        return
+    value, problem = dcs_parameter(setting.name, value, source)
     if problem is not None:
         declared.problems.append(problem)
-        return
-    declared.settings.append(setting)
+    if value is not None:
+        declared.settings.append(conf_setting(key, value, source))
 
 
 def _refused(key: str, value: object) -> str | None:
@@ -190,14 +208,6 @@ def _refused(key: str, value: object) -> str | None:
     if key == "wal_level" and value != "logical":
         return 'wal_level must be "replica" or higher'
     return None
-
-
-def _overridden(setting: ConfSetting) -> ConfProblem | None:
-    mandatory = _MANDATORY.get(setting.name)
-    if mandatory is not None and setting.value.lower() != mandatory:
-        return ConfProblem(OVERRIDES, f"PGO sets {setting.name} itself ({mandatory}): "
-                           f"{setting.name} = {setting.value} is ignored", setting.source, False, setting.written)
-    return patroni_replaces(setting, "Crunchy PGO")
 
 
 KIND = DocumentKind(KIND_NAME, "a Crunchy PGO PostgresCluster: its parameters, version and each instance set's pods",

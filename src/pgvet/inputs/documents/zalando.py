@@ -2,9 +2,10 @@
 object, its Spilo pods running Patroni.
 
 ``spec.postgresql.parameters`` are the settings: the operator hands Patroni a few of them as local parameters
-(shared_buffers, logging, ssl, shared_preload_libraries…) and the rest as dynamic configuration, where Patroni checks
-its own (_patroni_dynamic). The CRD takes parameters' values as strings only: the API server refuses an unquoted
-number or boolean. ``spec.patroni`` holds Patroni's settings (synchronous_mode, ttl…), no PostgreSQL parameter.
+(shared_buffers, logging, ssl, shared_preload_libraries…) and the rest as dynamic configuration, which Patroni
+takes as it takes its own file's (patroni.dcs_parameter). The CRD takes parameters' values as strings only: the API
+server refuses an unquoted number or boolean. ``spec.patroni`` holds Patroni's settings (synchronous_mode, ttl…),
+no PostgreSQL parameter.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
 from pgvet.inputs.documents._kubernetes import (
+    OVERRIDES,
     REFUSED,
     RUNTIME_SHM_SIZE,
     apply_resources,
@@ -23,7 +25,7 @@ from pgvet.inputs.documents._kubernetes import (
     get,
     load_manifests,
 )
-from pgvet.inputs.documents._patroni_dynamic import OVERRIDES, patroni_replaces
+from pgvet.inputs.documents.patroni import dcs_parameter
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
 
@@ -111,10 +113,12 @@ def _parameter(declared: DeclaredHost, key: str, value: object, source: Source, 
             REFUSED, f"{key}: {setting.value} is not a string: the postgresql CRD takes parameters' values as "
             f"strings, and Kubernetes refuses the manifest (quote it: \"{setting.value}\")", source, True, key))
     if setting.name not in _LOCAL_PARAMETERS:
-        problem = patroni_replaces(setting, "Zalando's operator")
+        value, problem = dcs_parameter(setting.name, value, source)
         if problem is not None:
             declared.problems.append(problem)
+        if value is None:
             return
+        setting = conf_setting(key, value, source)  # the value Patroni runs, at the line that led to it
     declared.settings.append(setting)
 
 
