@@ -103,7 +103,7 @@ def test_streams_make_the_operator_set_wal_level_logical() -> None:
     host = parsed(text)
     [problem] = [problem for problem in host.problems if problem.target == "wal_level"]
     assert problem.source.line == line_of(text, "wal_level") and "spec.streams" in problem.message
-    assert "wal_level" not in [s.name for s in host.settings]
+    assert ("wal_level", "logical") in [(s.name, s.value) for s in host.settings]
 
 
 def test_an_unquoted_value_is_refused_by_the_crd() -> None:

@@ -107,6 +107,7 @@ def _parameter(declared: DeclaredHost, key: str, value: object, source: Source, 
         declared.problems.append(ConfProblem(
             OVERRIDES, f"spec.streams makes Zalando's operator set wal_level = logical: wal_level = {setting.value} "
             "is ignored", source, False, key))
+        declared.settings.append(conf_setting(key, "logical", source))  # the value that runs, at the line
         return
     if not isinstance(value, str):
         declared.problems.append(ConfProblem(
