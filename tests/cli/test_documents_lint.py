@@ -251,3 +251,17 @@ def test_suppression_comments_work_in_a_yaml_document(tmp_path: Path) -> None:
     _, found = findings(str(directory), "--select", "PGV401,PGV403")
     assert {(finding["rule_id"], finding["line"], bool(finding["suppressed"])) for finding in found} == {
         ("PGV401", 8, True), ("PGV403", 9, True)}
+
+
+def test_a_partial_manifest_beside_its_base_applies_after_it_as_a_patch_does(tmp_path: Path) -> None:
+    directory = tmp_path / "overlay"
+    directory.mkdir()
+    (directory / "base.yaml").write_text(
+        "apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata:\n  name: acid-main\nspec:\n  teamId: acid\n"
+        "  numberOfInstances: 2\n  postgresql:\n    version: '16'\n    parameters:\n      work_mem: 4MB\n")
+    (directory / "patch.yaml").write_text(
+        "apiVersion: acid.zalan.do/v1\nkind: postgresql\nspec:\n  postgresql:\n    parameters:\n"
+        "      work_mem: 64MB\n")
+    host, = load_hosts(directory)
+    assert host.name == "acid-main"
+    assert host.value("pg.work_mem") == 64 * 1024**2 and host.facts["pg.work_mem"].source.path == "patch.yaml"

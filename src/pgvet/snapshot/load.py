@@ -205,9 +205,8 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
             Source(str(root)),
         )
     hosting = [document for document in documents.declared if document.hosting]
-    declared_here = [document for document in documents.declared if not document.hosting]
-    if hosting:
-        declared_here.append(hosting[index])
+    # what the directory's other documents declare (a tuned profile, a kustomize patch) applies after the host's own
+    declared_here = [*hosting[index:index + 1], *(document for document in documents.declared if not document.hosting)]
     builder.host.add(Fact("run.year_month", run_year_month(), Source("<run>")))
     declared = _load_declared_host(builder, inputs)
     for document in declared_here:
