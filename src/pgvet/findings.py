@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from pgvet.inputs.documents import document_kind, yaml_parameter
 from pgvet.provenance import Source
 from pgvet.snapshot.facts import FactValue, HostFacts
 
@@ -40,6 +41,16 @@ class Fix:
 
     def is_empty(self) -> bool:
         return not (self.sysctl or self.postgresql or self.text)
+
+    def postgresql_lines(self, declared_by: Source | None, kind: str | None = None) -> list[str]:
+        """The PostgreSQL changes as a report shows them: postgresql.conf lines and their ALTER SYSTEM, or, for a
+        host a configuration document declares (``declared_by``, of ``kind``), that document's parameters as it
+        writes them (its tool writes postgresql.conf; ALTER SYSTEM would be overwritten or refused)."""
+        if declared_by is not None:
+            parameter = yaml_parameter if kind is None else document_kind(kind).parameter
+            return [f"{declared_by.path}: {parameter(name, value)}" for name, value in self.postgresql.items()]
+        return [*(f"postgresql.conf: {name} = {value}" for name, value in self.postgresql.items()),
+                *(f"or in SQL: {statement}" for statement in self.alter_system())]
 
 
 def quote_setting(value: str) -> str:
@@ -124,6 +135,13 @@ class HostResult:
     not_evaluated: list[NotEvaluated] = field(default_factory=list)
     passed: list[Passed] | None = None
     target: Target | None = None  # the host's target configuration (engine/planner/), once worked out
+
+    @property
+    def declared_by(self) -> tuple[Source, str] | None:
+        """Where the configuration document that declares the host declares it (inputs/documents/), and its kind;
+        None for a host of files."""
+        declared = self.host.facts.get("host.orchestrator")
+        return None if declared is None else (declared.source, str(declared.value))
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from pgvet.cli import app
+from pgvet.errors import InputError
+from pgvet.inputs.documents import DocumentKind, recognise
 from pgvet.run.paths import host_directories
-from pgvet.snapshot.load import load_hosts
+from pgvet.snapshot import load as snapshot_load
+from pgvet.snapshot.load import MAX_DECLARED_HOSTS, load_hosts
 
 runner = CliRunner()
 
@@ -62,7 +65,7 @@ def test_each_member_is_a_host_with_its_mistakes_at_their_yaml_lines(tmp_path: P
     assert code == 1
     assert {finding["host"] for finding in found} == {"pg-a", "pg-b"}
     for host, file in (("pg-a", "postgres0.yml"), ("pg-b", "postgres1.yml")):
-        assert {("PGV410", file, 10), ("PGV401", file, 11), ("PGV403", file, 16)} <= places(found, host)
+        assert {("PGV441", file, 10), ("PGV401", file, 11), ("PGV403", file, 16)} <= places(found, host)
 
 
 def test_the_directorys_other_inputs_join_each_declared_host(tmp_path: Path) -> None:
@@ -93,7 +96,7 @@ def test_a_repository_is_searched_for_hosts_and_other_yaml_is_no_input(tmp_path:
     (repository / "docs" / "mkdocs.yml").write_text("site_name: x\n")
     given = host_directories([repository], stop=tmp_path)
     assert [path.relative_to(repository).as_posix() for path in given.hosts] == ["hosts/db1", "patroni/east"]
-    code, found = findings(str(repository))
+    _, found = findings(str(repository))
     assert {finding["host"] for finding in found} == {"db1", "east-1"}
 
 
@@ -122,8 +125,9 @@ def test_fix_leaves_a_documents_parameters_to_its_document(tmp_path: Path) -> No
     directory = members(tmp_path / "one", "pg-a")
     before = (directory / "postgres0.yml").read_text()
     result = runner.invoke(app, ["fix", str(directory), "--write"])
-    assert "wal_level = 'replica': not written — patroni writes postgresql.conf from its document: set it at " \
-           "postgres0.yml:10" in result.output, result.output
+    # wal_level minimal in the DCS is Patroni's to replace (PGV441, no fix): a default the fix changes instead
+    assert "log_lock_waits = 'on': not written — patroni writes postgresql.conf from its document: set it among " \
+           "the parameters of postgres0.yml" in result.output, result.output
     assert (directory / "postgres0.yml").read_text() == before and not (directory / "postgresql.conf").exists()
 
 
@@ -146,3 +150,118 @@ def test_facts_refuses_a_directory_of_several_hosts_and_shows_one(tmp_path: Path
     facts = json.loads(shown.output)["facts"]
     assert facts["host.orchestrator"]["value"] == "patroni"
     assert facts["pg.shared_buffers"]["source"] == {"path": "postgres0.yml", "line": 15}
+
+
+def test_the_fix_of_a_document_host_applied_to_its_document_fixes_and_a_second_fix_changes_nothing(
+        tmp_path: Path) -> None:
+    directory = members(tmp_path / "one", "pg-a")
+    document = directory / "postgres0.yml"
+    document.write_text(document.read_text().replace("shared_bufers: 1GB", "shared_buffers: 1GB")
+                        .replace("work_mem: lots", "work_mem: 4MB"))
+    first = runner.invoke(app, ["fix", str(directory)]).output
+    header = "# --- postgres0.yml: its PostgreSQL parameters (patroni writes postgresql.conf from them"
+    assert header in first and "ALTER SYSTEM SET" not in first, first
+    block = first.split(header, 1)[1].split("\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert block and all(": '" in line for line in block)
+    # applied as a DBA would: a parameter set in the document gets the new value on its line (`fix --write` names
+    # that line), the others go among the member's parameters
+    lines = document.read_text().splitlines()
+    for entry in block:
+        name = entry.split(":", 1)[0]
+        at = next((index for index, line in enumerate(lines) if line.strip().startswith(f"{name}:")), None)
+        if at is None:
+            lines.insert(lines.index("  parameters:", lines.index("postgresql:")) + 1, f"    {entry}")
+        else:
+            lines[at] = lines[at].split(name, 1)[0] + entry
+    document.write_text("\n".join(lines) + "\n")
+    second = runner.invoke(app, ["fix", str(directory)]).output
+    assert "# PostgreSQL (" not in second and header not in second, second
+
+
+def test_reports_give_a_document_hosts_fix_as_its_parameters_without_alter_system(tmp_path: Path) -> None:
+    directory = members(tmp_path / "one", "pg-a")
+    _, found = findings(str(directory), "--select", "PGV807")
+    fix, = (finding["fix"] for finding in found)
+    assert fix["postgresql"] == {"log_lock_waits": "on"} and fix["alter_system"] == []  # type: ignore[index]
+    for fmt, expected in (("text", "fix    postgres0.yml: log_lock_waits: 'on'"),
+                          ("junit", "fix: postgres0.yml: log_lock_waits: 'on'"),
+                          ("html", "postgres0.yml: log_lock_waits: &#x27;on&#x27;")):
+        output = runner.invoke(app, ["lint", str(directory), "--select", "PGV807", "--format", fmt]).output
+        assert expected in output and "ALTER SYSTEM" not in output, (fmt, output)
+
+
+def test_a_value_left_to_an_environment_variable_leaves_its_rules_not_evaluated_not_judged_on_a_default(
+        tmp_path: Path) -> None:
+    directory = tmp_path / "compose"
+    directory.mkdir()
+    (directory / "docker-compose.yml").write_text(
+        "services:\n  db:\n    image: postgres:16\n    command: postgres -c shared_buffers=${SB} -c ssl=${SSL}\n"
+        "    mem_limit: 2g\n")
+    host, = load_hosts(directory)
+    assert "pg.shared_buffers" not in host.facts and "pg.ssl" not in host.facts
+    assert host.unread["pg.ssl"].startswith("ssl is set at docker-compose.yml:4 to a value pgvet cannot know")
+    result = runner.invoke(app, ["lint", str(directory), "--format", "json", "--verbose"])
+    document = json.loads(result.output)
+    assert "PGV833" not in {finding["rule_id"] for finding in document["findings"]}  # ssl = off, its default
+    skipped = {entry["rule_id"]: entry["reason"] for entry in document["not_evaluated"]}
+    assert skipped["PGV833"].startswith("ssl is set at docker-compose.yml:4")
+    assert skipped["PGV501"].startswith("shared_buffers is set at docker-compose.yml:4")
+
+
+def test_each_kind_writes_the_fix_as_its_document_does(tmp_path: Path) -> None:
+    directory = tmp_path / "compose"
+    directory.mkdir()
+    (directory / "docker-compose.yml").write_text(
+        "services:\n  db:\n    image: postgres:16\n    command: postgres -c log_lock_waits=off\n")
+    output = runner.invoke(app, ["fix", str(directory)]).output
+    assert "\n-c log_lock_waits=on\n" in output, output
+
+
+def test_a_directory_declaring_hosts_beyond_the_bound_is_an_error_at_the_file(tmp_path: Path) -> None:
+    directory = tmp_path / "many"
+    directory.mkdir()
+    services = "".join(f"  db{index}:\n    image: postgres:16\n" for index in range(MAX_DECLARED_HOSTS + 1))
+    (directory / "compose.yaml").write_text(f"services:\n{services}")
+    with pytest.raises(InputError, match=f"declare more than {MAX_DECLARED_HOSTS} hosts") as raised:
+        load_hosts(directory)
+    assert raised.value.source is not None and raised.value.source.path == "compose.yaml"
+
+
+def test_the_documents_of_a_directory_are_read_once_for_all_its_hosts(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    directory = members(tmp_path / "cluster", "pg-a", "pg-b", "pg-c")
+    read: list[str] = []
+
+    def recognising(name: str, text: str) -> DocumentKind | None:
+        read.append(name)
+        return recognise(name, text)
+
+    monkeypatch.setattr(snapshot_load, "recognise", recognising)
+    assert [host.name for host in load_hosts(directory)] == ["pg-a", "pg-b", "pg-c"]
+    assert sorted(read) == ["postgres0.yml", "postgres1.yml", "postgres2.yml"]
+
+
+def test_suppression_comments_work_in_a_yaml_document(tmp_path: Path) -> None:
+    directory = tmp_path / "member"
+    directory.mkdir()
+    (directory / "p.yml").write_text(
+        "scope: s\nname: m1\nrestapi:\n  listen: :8008\npostgresql:\n  parameters:\n"
+        "    # pgvet: ignore[unknown-parameter] an extension's parameter (OPS-1)\n    shared_bufers: 1GB\n"
+        "    work_mem: lots  # pgvet: ignore[PGV403] templated by the deploy (OPS-2)\n")
+    _, found = findings(str(directory), "--select", "PGV401,PGV403")
+    assert {(finding["rule_id"], finding["line"], bool(finding["suppressed"])) for finding in found} == {
+        ("PGV401", 8, True), ("PGV403", 9, True)}
+
+
+def test_a_partial_manifest_beside_its_base_applies_after_it_as_a_patch_does(tmp_path: Path) -> None:
+    directory = tmp_path / "overlay"
+    directory.mkdir()
+    (directory / "base.yaml").write_text(
+        "apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata:\n  name: acid-main\nspec:\n  teamId: acid\n"
+        "  numberOfInstances: 2\n  postgresql:\n    version: '16'\n    parameters:\n      work_mem: 4MB\n")
+    (directory / "patch.yaml").write_text(
+        "apiVersion: acid.zalan.do/v1\nkind: postgresql\nspec:\n  postgresql:\n    parameters:\n"
+        "      work_mem: 64MB\n")
+    host, = load_hosts(directory)
+    assert host.name == "acid-main"
+    assert host.value("pg.work_mem") == 64 * 1024**2 and host.facts["pg.work_mem"].source.path == "patch.yaml"

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pgvet.errors import InputError, ParseError, UsageError
 from pgvet.findings import HostResult, quote_setting
+from pgvet.inputs.documents import document_kind
 from pgvet.inputs.postgresql_conf import ConfSetting, parse_conf_text
 from pgvet.inputs.sysctl import PAIR_PARTNERS, parse_sysctl_conf, sysctl_value
 from pgvet.output_file import is_private, write_file
@@ -52,6 +53,9 @@ class ConsolidatedFix:
     sysctl: dict[str, Change] = field(default_factory=dict)
     postgresql: dict[str, Change] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # the configuration document that declares the host, and its kind (its tool writes postgresql.conf)
+    document: Source | None = None
+    orchestrator: str | None = None
 
 
 def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False,
@@ -77,6 +81,9 @@ def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False
 def consolidate(result: HostResult) -> ConsolidatedFix:
     """The host's target less what it has: its changes, and the steps left to do by hand."""
     fix = ConsolidatedFix(result.host.name)
+    declared_by = result.host.facts.get("host.orchestrator")
+    if declared_by is not None:
+        fix.document, fix.orchestrator = declared_by.source, str(declared_by.value)
     target = result.target
     if target is None:
         return fix
@@ -125,7 +132,8 @@ def render(fix: ConsolidatedFix) -> str:
         out += ["# kernel (sysctl.d, applied with `sysctl --system`; the huge page pool is reserved at the next boot):",
                 *_diff_lines(fix.sysctl), "#"]
     if fix.postgresql:
-        out += ["# PostgreSQL (postgresql.conf or ALTER SYSTEM; some take effect at the next restart):",
+        where = "postgresql.conf or ALTER SYSTEM" if fix.document is None else f"the parameters of {fix.document.path}"
+        out += [f"# PostgreSQL ({_comment(where)}; some take effect at the next restart):",
                 *_diff_lines(fix.postgresql), "#"]
     if fix.notes:
         out += ["# to do by hand:", *[f"#   - {_comment(note)}" for note in fix.notes], "#"]
@@ -136,7 +144,13 @@ def render(fix: ConsolidatedFix) -> str:
         out += [f"# --- {SYSCTL_FILE} (apply with: sysctl --system) ---"]
         out += [f"{key} = {change.value}" for key, change in sorted(fix.sysctl.items())]
         out.append("")
-    if fix.postgresql:
+    if fix.postgresql and fix.document is not None and fix.orchestrator is not None:
+        parameter = document_kind(fix.orchestrator).parameter
+        out += [f"# --- {_comment(fix.document.path)}: its PostgreSQL parameters ({_comment(fix.orchestrator)} "
+                "writes postgresql.conf from them; ALTER SYSTEM would be overwritten or refused) ---"]
+        out += [parameter(name, change.value) for name, change in sorted(fix.postgresql.items())]
+        out.append("")
+    elif fix.postgresql:
         out += ["# --- postgresql.conf ---"]
         out += [f"{name} = {quote_setting(change.value)}" for name, change in sorted(fix.postgresql.items())]
         out += ["", "-- --- or, on the running server (a restart may be needed) ---"]

@@ -137,8 +137,7 @@ def finding_html(finding: Finding, host: HostResult, files: HostFiles, options: 
                         for name, value in finding.values.items())
         rows.append(("values", f'<table class="values">{cells}</table>'))
     fix = [f"sysctl: {key} = {value}" for key, value in finding.fix.sysctl.items()]
-    fix += [f"postgresql.conf: {key} = {value}" for key, value in finding.fix.postgresql.items()]
-    fix += [f"or in SQL: {statement}" for statement in finding.fix.alter_system()]
+    fix += finding.fix.postgresql_lines(*(host.declared_by or (None,)))
     lines = "".join(f"<code>{escape(line)}</code><br>" for line in fix)
     if finding.fix.text:
         lines += f"<p>{escape(' '.join(finding.fix.text.split()))}</p>"

@@ -45,7 +45,8 @@ def finding_json(finding: Finding, host: HostResult, repo_root: Path | None = No
         "fix": {
             "sysctl": finding.fix.sysctl,
             "postgresql": finding.fix.postgresql,
-            "alter_system": finding.fix.alter_system(),
+            # none for a host a configuration document declares: its tool owns postgresql.conf
+            "alter_system": finding.fix.alter_system() if host.declared_by is None else [],
             "text": finding.fix.text,
         },
         "help": finding.help,

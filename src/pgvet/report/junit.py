@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ElementTree
 from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
+from pgvet.provenance import Source
 from pgvet.report import Spool, error_place, host_file_path, relative_path, render_with_writer, visible
 
 if TYPE_CHECKING:
@@ -31,11 +32,14 @@ def _place(finding: Finding, host: HostResult, options: ReportOptions) -> str:
     return f"{place}:{finding.line}" if finding.line else place
 
 
-def _details(finding: Finding, place: str) -> str:
+def _details(finding: Finding, place: str, declared_by: tuple[Source, str] | None) -> str:
     lines = [" ".join(finding.message.split()), f"at {place}"]
     lines += [f"value {name} = {value}" for name, value in finding.values.items()]
     lines += [f"fix: sysctl {key} = {value}" for key, value in finding.fix.sysctl.items()]
-    lines += [f"fix: postgresql.conf {key} = {value}" for key, value in finding.fix.postgresql.items()]
+    if declared_by is None:
+        lines += [f"fix: postgresql.conf {key} = {value}" for key, value in finding.fix.postgresql.items()]
+    else:
+        lines += [f"fix: {line}" for line in finding.fix.postgresql_lines(*declared_by)]
     if finding.fix.text:
         lines.append("fix: " + " ".join(finding.fix.text.split()))
     return "\n".join(lines)
@@ -59,7 +63,7 @@ def _suite(host: HostResult, options: ReportOptions) -> ElementTree.Element:
             continue
         failure = ElementTree.SubElement(case, "failure", message=" ".join(finding.message.split()),
                                          type=finding.severity)
-        failure.text = _details(finding, place)
+        failure.text = _details(finding, place, host.declared_by)
         failures += 1
     if not host.findings:
         ElementTree.SubElement(suite, "testcase", name="pgvet", classname=f"pgvet.{host.host.name}")

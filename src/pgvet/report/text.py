@@ -150,10 +150,7 @@ def print_finding(console: Console, finding: Finding, host: HostResult, files: H
         for index, pair in enumerate(pairs):
             rows.append(("  values" if index == 0 else "", Text(pair, "dim")))
     fix_lines = [Text(visible(f"sysctl: {key} = {value}")) for key, value in finding.fix.sysctl.items()]
-    if finding.fix.postgresql:
-        fix_lines += [Text(visible(f"postgresql.conf: {key} = {value}"))
-                      for key, value in finding.fix.postgresql.items()]
-        fix_lines += [Text(visible(f"or in SQL: {statement}")) for statement in finding.fix.alter_system()]
+    fix_lines += [Text(visible(line)) for line in finding.fix.postgresql_lines(*(host.declared_by or (None,)))]
     if finding.fix.text:
         fix_lines.append(Text(visible(" ".join(finding.fix.text.split()))))
     for index, line in enumerate(fix_lines):

@@ -47,10 +47,11 @@ def check_selectors(pack: RulePack, selectors: Sequence[str]) -> None:
             raise UsageError(f"--select/--ignore '{selector}' matches no rule id, name or tag (see 'pgvet rules')")
 
 
-# Facts the reporters read after evaluation (report/memory.py): all a host keeps once evaluated.
-REPORT_FACTS = frozenset({"host.ram", "host.name", "pg.shared_buffers", "pg.huge_pages", "meminfo.hugetlb",
-                          "meminfo.hugepages_total", "meminfo.hugepagesize", "sysctl.vm.overcommit_memory",
-                          "derived.shared_memory_size",
+# Facts the reporters read after evaluation (report/memory.py; fix/writer.py: host.orchestrator): all a host keeps
+# once evaluated.
+REPORT_FACTS = frozenset({"host.ram", "host.name", "host.orchestrator", "pg.shared_buffers", "pg.huge_pages",
+                          "meminfo.hugetlb", "meminfo.hugepages_total", "meminfo.hugepagesize",
+                          "sysctl.vm.overcommit_memory", "derived.shared_memory_size",
                           "derived.hugepages_pool", "derived.hugepage_size", "derived.work_mem_budget",
                           "derived.commit_limit", "cgroup.memory_max", "meminfo.mem_total"})
 

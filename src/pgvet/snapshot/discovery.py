@@ -196,14 +196,22 @@ def hosts_under(root: Path) -> list[Path]:
 
 
 def is_document(path: Path) -> bool:
-    """Whether a file is a configuration document pgvet reads (one it cannot read is none: it is not an input)."""
+    """Whether a file is a configuration document pgvet reads that declares something (one it cannot read is
+    none: it is not an input; one its parser refuses is, so that its error is said)."""
     try:
         status = path.lstat()
         if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_DOCUMENT_BYTES:
             return False
-        return recognise(path.name, read_text(path, path.name)) is not None
+        text = read_text(path, path.name)
     except (OSError, InputError):
         return False
+    kind = recognise(path.name, text)
+    if kind is None:
+        return False
+    try:
+        return bool(kind.parse(text, path.name))
+    except InputError:
+        return True
 
 
 def _every_file(kind: InputKind, directory: Path, present: frozenset[str] | None, usable: Callable[[Path], bool],

@@ -10,6 +10,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -151,8 +152,10 @@ def load_hosts(directory: Path | None, explicit: SnapshotInputs | None = None, *
                upgrade_to: int | None = None) -> list[HostFacts]:
     """Every host of a directory: one, or one for each host its configuration documents declare (a CloudNativePG
     Cluster, a Patroni member…), each with the directory's other inputs. Parameters as ``load_host``."""
-    first, count = _load(directory, explicit, wanted, upgrade_to, 0)
-    return [first, *(_load(directory, explicit, wanted, upgrade_to, index)[0] for index in range(1, count))]
+    first, documents = _load(directory, explicit, wanted, upgrade_to, 0)
+    count = sum(declared.hosting for declared in documents.declared)
+    return [first, *(_load(directory, explicit, wanted, upgrade_to, index, documents=documents)[0]
+                     for index in range(1, count))]
 
 
 def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *, name: str | None = None,
@@ -172,9 +175,10 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
 
 
 def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: frozenset[str] | None,
-          upgrade_to: int | None, index: int, name: str | None = None) -> tuple[HostFacts, int]:
+          upgrade_to: int | None, index: int, name: str | None = None, documents: _Documents | None = None,
+          ) -> tuple[HostFacts, _Documents]:
     """The host of the directory's ``index``-th declared host (the directory's own when it declares none), and
-    how many its documents declare."""
+    what its documents declare (``documents``: as an earlier call read them, for the directory's other hosts)."""
     if directory is not None and not os.path.isdir(directory):
         what = "not a directory" if os.path.lexists(directory) else "no such file or directory"
         raise InputError(f"{what} (a host is a directory of inputs)", Source(str(directory)))
@@ -189,8 +193,10 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     inputs = discover(root, builder.host) if directory is not None else SnapshotInputs()
     if explicit is not None:
         inputs = inputs.merged(explicit)
-    documents = _read_documents(builder, inputs)
-    if inputs.is_empty() and not documents:
+    if documents is None:
+        documents = _read_documents(builder, inputs)
+    documents.accounted(builder)
+    if inputs.is_empty() and not documents.declared:
         raise InputError(
             f"no inputs found{_refused(builder.host.warnings)}: expected files such as sysctl.txt, meminfo.txt, "
             "lscpu.txt, mounts.txt, sysfs.txt, "
@@ -198,10 +204,9 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
             f"see the README's snapshot layout){_hosts_inside(root)}",
             Source(str(root)),
         )
-    hosting = [document for document in documents if document.hosting]
-    declared_here = [document for document in documents if not document.hosting]
-    if hosting:
-        declared_here.append(hosting[index])
+    hosting = [document for document in documents.declared if document.hosting]
+    # what the directory's other documents declare (a tuned profile, a kustomize patch) applies after the host's own
+    declared_here = [*hosting[index:index + 1], *(document for document in documents.declared if not document.hosting)]
     builder.host.add(Fact("run.year_month", run_year_month(), Source("<run>")))
     declared = _load_declared_host(builder, inputs)
     for document in declared_here:
@@ -218,14 +223,53 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     _load_postgresql(builder, inputs, declared, upgrade_to, lines)
     _derive_host(builder, declared)
     _load_storage(builder, inputs)
-    return builder.host, len(hosting)
+    running = inputs.first("sysctl")
+    _unknown(builder.host, {fact: source for document in declared_here for fact, source in document.unknown.items()},
+             builder.display(running) if running is not None else None)
+    return builder.host, documents
 
 
-def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> list[DeclaredHost]:
+def _unknown(host: HostFacts, unknown: Mapping[str, Source], running: str | None) -> None:
+    """Facts a document sets to a value pgvet cannot know: their rules are not evaluated, with why — unless the
+    running kernel's value is known (``sysctl.txt``)."""
+    for name, source in unknown.items():
+        fact = host.facts.get(name)
+        if fact is not None and running is not None and fact.source.path == running:
+            continue
+        host.facts.pop(name, None)
+        host.unread[name] = (f"{name.partition('.')[2]} is set at {source} to a value pgvet cannot know (a template "
+                             "it does not render)")
+
+
+# Hosts the documents of one directory may declare: a repository's directory holds a cluster's members, a
+# manifest a few clusters; many more are a mistake or a hostile file (each host is read with the directory).
+MAX_DECLARED_HOSTS = 200
+
+
+@dataclass(slots=True)
+class _Documents:
+    """What a directory's configuration documents declare, read once for all its hosts: the texts read (counted
+    against each host's bounds), the declared hosts and machine settings, what could not be read."""
+
+    texts: list[tuple[str, str]] = field(default_factory=list)  # (the file as shown, its text)
+    declared: list[DeclaredHost] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def accounted(self, builder: _Builder) -> None:
+        """The documents counted as inputs of the host being built, and what was said of them."""
+        for display, text in self.texts:
+            builder.account(text, display)
+        builder.host.warnings.extend(self.warnings)
+        builder.host.notes.extend(self.notes)
+
+
+def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> _Documents:
     """The hosts and machine settings the directory's configuration documents declare, in the order of their
     files; a file that is no document pgvet reads is no input. Hosts of one name in the directory are told
     apart by their file: each host's findings have fingerprints of their own."""
-    declared: list[DeclaredHost] = []
+    documents = _Documents()
+    declared = documents.declared
     for path in inputs.documents:
         display = builder.display(path)
         try:
@@ -233,22 +277,26 @@ def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> list[DeclaredH
             text = read_text(path, display) if size <= MAX_DOCUMENT_BYTES else ""
         except (OSError, InputError) as error:  # perhaps no document at all: the host is read without it
             reason = error.message if isinstance(error, InputError) else error.strerror or str(error)
-            builder.host.warnings.append(f"{display}: not read as a configuration document: {reason}")
+            documents.warnings.append(f"{display}: not read as a configuration document: {reason}")
             continue
         if size > MAX_DOCUMENT_BYTES:
-            builder.host.notes.append(f"{display}: not read as a configuration document: {size} bytes, more than "
-                                      f"one holds ({MAX_DOCUMENT_BYTES})")
+            documents.notes.append(f"{display}: not read as a configuration document: {size} bytes, more than "
+                                   f"one holds ({MAX_DOCUMENT_BYTES})")
             continue
         kind = recognise(display, text)
         if kind is None:
             continue
-        builder.account(text, display)
+        documents.texts.append((display, text))
         declared.extend(kind.parse(text, display))
+        if sum(document.hosting for document in declared) > MAX_DECLARED_HOSTS:
+            raise InputError(f"with this file, the directory's documents declare more than {MAX_DECLARED_HOSTS} "
+                             "hosts, more than pgvet reads in one directory: give each cluster a directory of its "
+                             "own", Source(display))
     names = Counter(document.name for document in declared if document.hosting)
     for document in declared:
         if document.hosting and names[document.name] > 1:
             document.name = f"{document.name} ({document.source.path})"
-    return declared
+    return documents
 
 
 def _load_declared_host(builder: _Builder, inputs: SnapshotInputs) -> dict[str, Located[object]]:

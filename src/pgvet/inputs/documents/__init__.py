@@ -38,7 +38,9 @@ class DeclaredHost:
     ``cpus``, ``pg_version``, ``workload``…) plus DECLARED_HOST_FACTS' keys. ``sysctl``: kernel settings, applied
     after sysctl.d. ``problems``: what the tool that reads the document refuses or ignores (a parameter an operator
     manages itself…), each at its line: ``problem`` items (PGV407 reports the fatal ones). ``notes``: what was
-    skipped and why (a line left unrendered by a template), said with the host's report.
+    skipped and why (a line left unrendered by a template), said with the host's report. ``unknown``: the facts
+    (``pg.ssl``, ``sysctl.vm.swappiness``) the document sets to a value pgvet cannot know (a template's), each at
+    its line: the rules reading them are not evaluated, with why, rather than judged on a default.
     """
 
     kind: str  # the DocumentKind's name
@@ -49,7 +51,14 @@ class DeclaredHost:
     sysctl: list[SysctlSetting] = field(default_factory=list)
     problems: list[ConfProblem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    unknown: dict[str, Source] = field(default_factory=dict)
     hosting: bool = True
+
+
+def yaml_parameter(name: str, value: str) -> str:
+    """A PostgreSQL parameter as a YAML mapping's entry, its value a single-quoted string (YAML escapes a quote in
+    it as PostgreSQL does; the operators take parameters as strings)."""
+    return f"{name}: '" + value.replace("'", "''") + "'"
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,8 @@ class DocumentKind:
     ``suffixes``: the file names it may have (``.yaml``, ``.yml``, ``tuned.conf``…), compared with the end of
     the lower-cased name; ``recognises(name, text)`` then tells by content (cheap: it runs on every such file of a
     repository); ``parse(text, path)`` reads it (ParseError at the line for what the tool itself would refuse).
+    Recognise only what declares something: a file recognised that declares nothing is no input.
+    ``parameter(name, value)``: a PostgreSQL parameter as the document writes one (what `pgvet fix` shows).
     """
 
     name: str
@@ -66,6 +77,7 @@ class DocumentKind:
     suffixes: tuple[str, ...]
     recognises: Callable[[str, str], bool]
     parse: Callable[[str, str], list[DeclaredHost]]
+    parameter: Callable[[str, str], str] = yaml_parameter
 
 
 # The host facts documents give beyond host.yaml's keys (DeclaredHost.host); the snapshot turns each into host.<key>.
@@ -116,6 +128,11 @@ def document_kinds() -> tuple[DocumentKind, ...]:
             continue
         kinds.append(importlib.import_module(f"{__name__}.{module.name}").KIND)
     return tuple(kinds)
+
+
+def document_kind(name: str) -> DocumentKind:
+    """The kind of that name (``host.orchestrator``'s value)."""
+    return next(kind for kind in document_kinds() if kind.name == name)
 
 
 def recognise(name: str, text: str) -> DocumentKind | None:

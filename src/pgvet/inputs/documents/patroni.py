@@ -1,37 +1,315 @@
 """Patroni's configuration file (patroni.yml, postgres0.yml): one member of a Patroni cluster.
 
-Its PostgreSQL parameters are ``bootstrap.dcs.postgresql.parameters`` (the cluster-wide ones, written to the DCS
-when the cluster is bootstrapped) and ``postgresql.parameters`` (this member's), the member's applying last.
+Parameters merge as Patroni merges them (patroni/config.py, patroni/postgresql/config.py): the cluster-wide ones
+of ``bootstrap.dcs.postgresql.parameters`` (written to the DCS when the cluster is bootstrapped), then the member's
+``postgresql.parameters``, except the parameters Patroni passes on postgres' command line (CMDLINE_OPTIONS): it
+takes those from the DCS only (a local value is dropped), checks the DCS value (one it refuses is replaced by its
+default), and sets listen_addresses, port and cluster_name itself from ``postgresql.listen`` and ``scope``.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
-from pgvet.provenance import Source
+from pgvet.inputs.postgresql_conf import ConfProblem
+from pgvet.pgparams import known_parameter_names
+from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml
 
 MAX_DOCUMENT_CHARS = 1024 * 1024
+PATRONI_DEFAULT = "<patroni default>"  # a value Patroni passes when the configuration sets none
+
+_SIZE_UNITS = {"kB": 1, "MB": 1024, "GB": 1024 * 1024, "TB": 1024 * 1024 * 1024}
+
+
+def _integer(minimum: int, unit: str | None = None) -> Callable[[object], bool]:
+    """Patroni's IntValidator: an integer (with a unit when the parameter has one) at least ``minimum``."""
+
+    def valid(value: object) -> bool:
+        if isinstance(value, bool):
+            return False
+        match = re.fullmatch(r"\s*(\d+)\s*(kB|MB|GB|TB)?\s*", str(value))
+        if match is None or (match.group(2) and unit is None):
+            return False
+        number = int(match.group(1))
+        if unit is not None and match.group(2):
+            number = number * _SIZE_UNITS[match.group(2)] // _SIZE_UNITS[unit]
+        return number >= minimum
+
+    return valid
+
+
+def _boolean(value: object) -> bool:
+    return _bool_value(value) is not None
+
+
+def _true(value: object) -> bool:
+    return _bool_value(value) is True
+
+
+def _bool_value(value: object) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("on", "true", "yes", "1", "t", "y"):
+        return True
+    if text in ("off", "false", "no", "0", "f", "n"):
+        return False
+    return None
+
+
+# Patroni's CMDLINE_OPTIONS: parameter -> (its default, the check a DCS value must pass). Patroni sets
+# listen_addresses, port and cluster_name itself (no DCS value passes); wal_keep_segments/wal_keep_size default to
+# 8 segments (128MB) on the version that has them.
+_CMDLINE_OPTIONS: dict[str, tuple[str | None, Callable[[object], bool]]] = {
+    "listen_addresses": (None, lambda value: False),
+    "port": (None, lambda value: False),
+    "cluster_name": (None, lambda value: False),
+    "wal_level": ("replica", lambda value: isinstance(value, str) and value in ("hot_standby", "replica", "logical")),
+    "hot_standby": ("on", _true),
+    "max_connections": ("100", _integer(25)),
+    "max_wal_senders": ("10", _integer(3)),
+    "wal_keep_segments": ("8", _integer(1)),
+    "wal_keep_size": ("128MB", _integer(16, "MB")),
+    "max_prepared_transactions": ("0", _integer(0)),
+    "max_locks_per_transaction": ("64", _integer(32)),
+    "track_commit_timestamp": ("off", _boolean),
+    "max_replication_slots": ("10", _integer(4)),
+    "max_worker_processes": ("8", _integer(2)),
+    "wal_log_hints": ("on", _boolean),
+}
+_SET_BY_PATRONI = {"listen_addresses": "postgresql.listen", "port": "postgresql.listen", "cluster_name": "scope"}
+
+_TOP_LEVEL_KEY = re.compile(r"^(postgresql|restapi|bootstrap|scope)\s*:", re.MULTILINE)
+_TEMPLATE_STATEMENT = re.compile(r"\{%.*?%\}|\{#.*?#\}")
+_TEMPLATE_EXPRESSION = re.compile(r"\{\{.*?\}\}")
+_TEMPLATE_MARK = "__pgvet_template__"
+# what a renderer (envsubst, Jinja) fills in; Patroni itself expands nothing, and a bare $VAR is a shell's
+# (archive_command: pgbackrest --stanza=$STANZA …)
+_PLACEHOLDER = re.compile(r"\$\{[^}]*\}|" + _TEMPLATE_MARK)
+_VERSION_IN_PATH = re.compile(r"/(?:postgresql/|pgsql-|postgresql-|postgres-?)(\d{2})(?:/|$)")
 
 
 def _recognises(name: str, text: str) -> bool:
-    return "postgresql:" in text and any(key in text for key in ("restapi:", "bootstrap:", "scope:"))
+    keys = set(_TOP_LEVEL_KEY.findall(text))
+    if "postgresql" not in keys or len(keys) < 2:
+        return False
+    try:
+        document = load_yaml(_without_templates(text)) if len(text) <= MAX_DOCUMENT_CHARS else None
+    except YamlError:
+        return True  # Patroni's top-level keys: parse() says what is wrong with it
+    return isinstance(document, dict) and isinstance(document.get("postgresql"), dict)
 
 
 def parse_patroni(text: str, path: str) -> list[DeclaredHost]:
     document = _document(text, path)
     if not isinstance(document, dict) or not isinstance(document.get("postgresql"), dict):
         return []
-    name = document.get("name") or document.get("scope") or path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    declared = DeclaredHost("patroni", str(name), Source(path, yaml_line(document, "name") or 1))
-    dcs = _path(document, "bootstrap", "dcs", "postgresql", "parameters")
-    for parameters in (dcs, _path(document, "postgresql", "parameters")):
-        if isinstance(parameters, dict):
-            for key, value in parameters.items():
-                declared.settings.append(conf_setting(str(key), value, Source(path, yaml_line(parameters, key))))
+    local = document["postgresql"]
+    dcs_parameters = _parameters(_path(document, "bootstrap", "dcs", "postgresql"), "bootstrap.dcs.postgresql", path)
+    local_parameters = _parameters(local, "postgresql", path)
+    declared = DeclaredHost("patroni", _name(document, path), Source(path, yaml_line(document, "name") or 1))
+    if _templated(text):
+        declared.notes.append("a template: the values left to render ({{ }}, {% %}) are skipped, never guessed")
+    _pg_version(declared, local, path)
+    version = declared.host["pg_version"].value if "pg_version" in declared.host else None
+    dcs_names = _dcs_settings(declared, dcs_parameters, version, path)
+    _patroni_defaults(declared, dcs_names, version)
+    _local_settings(declared, local_parameters, dcs_names, path)
+    _set_by_patroni(declared, document, local, path)
+    _synchronous_mode(declared, document, path)
+    _misplaced(declared, local, "postgresql", path)
+    _misplaced(declared, _path(document, "bootstrap", "dcs", "postgresql"), "bootstrap.dcs.postgresql", path)
+    _misplaced(declared, _path(document, "bootstrap", "dcs"), "bootstrap.dcs", path)
+    _pg_hba_unused(declared, document, local, path)
+    custom_conf = local.get("custom_conf")
+    if isinstance(custom_conf, str):
+        declared.notes.append(f"postgresql.custom_conf: Patroni includes {custom_conf} in place of "
+                              "postgresql.base.conf; pgvet does not read it from here")
     return [declared]
+
+
+def _dcs_settings(declared: DeclaredHost, parameters: dict[str, Any], version: int | None,
+                  path: str) -> dict[str, int | None]:
+    """The DCS's parameters as Patroni takes them; the names it took, with their lines. Patroni renames the
+    values and parameters of other versions: wal_level hot_standby is replica, wal_keep_segments (before 13) counts
+    16MB segments of wal_keep_size (13 on)."""
+    taken: dict[str, int | None] = {}
+    for key, value in parameters.items():
+        line = yaml_line(parameters, key)
+        name = str(key).strip().lower()
+        if not _literal(declared, key, value, path, line):
+            continue
+        value, problem = dcs_parameter(name, value, Source(path, line))
+        if problem is not None:
+            declared.problems.append(problem)
+        if value is None:
+            continue
+        taken[name] = line
+        if name == "wal_level" and value == "hot_standby":
+            value = "replica"
+        if name == "wal_keep_segments" and (version is None or version >= 13) and str(value).strip().isdigit():
+            key, value = "wal_keep_size", f"{int(str(value)) * 16}MB"
+        declared.settings.append(conf_setting(str(key), _as_patroni_reads(value), Source(path, line)))
+    return taken
+
+
+def dcs_parameter(name: str, value: object, source: Source) -> tuple[object | None, ConfProblem | None]:
+    """A parameter of Patroni's dynamic configuration (the DCS), as Patroni takes it, whoever wrote it there (this
+    file's bootstrap.dcs, the Zalando and Crunchy operators): the value that runs (None: Patroni sets the parameter
+    itself), and the problem to report when that is not the value written."""
+    name = name.strip().lower()
+    if name in _SET_BY_PATRONI:
+        return None, _ignored(name, f"Patroni sets it from {_SET_BY_PATRONI[name]}", source.path, source.line)
+    option = _CMDLINE_OPTIONS.get(name)
+    if option is None or option[1](value):
+        return value, None
+    default = _default(name)
+    return default, ConfProblem(
+        "patroni-replaced", f"Patroni refuses {name} = {_text(value)} from the DCS (it checks the parameters it "
+        f"passes on the command line) and runs {name} = {default} instead", source, False)
+
+
+# Patroni's defaults that differ from PostgreSQL's (its other CMDLINE_OPTIONS defaults are PostgreSQL's own).
+def _patroni_defaults(declared: DeclaredHost, dcs_names: dict[str, int | None], version: int | None) -> None:
+    wal_keep = "wal_keep_segments" if version is not None and version < 13 else "wal_keep_size"
+    for name in ("wal_log_hints", wal_keep):
+        if name not in dcs_names and not (name == "wal_keep_size" and "wal_keep_segments" in dcs_names):
+            declared.settings.append(conf_setting(name, _default(name), Source(PATRONI_DEFAULT)))
+
+
+def _local_settings(declared: DeclaredHost, parameters: dict[str, Any], dcs_names: dict[str, int | None],
+                    path: str) -> None:
+    for key, value in parameters.items():
+        line = yaml_line(parameters, key)
+        name = str(key).strip().lower()
+        if not _literal(declared, key, value, path, line):
+            continue
+        if name in _SET_BY_PATRONI:
+            declared.problems.append(_ignored(name, f"Patroni sets it from {_SET_BY_PATRONI[name]}", path, line))
+        elif name in _CMDLINE_OPTIONS:
+            applies = (f"the DCS's value (line {dcs_names[name]})" if name in dcs_names
+                       else f"its default {_default(name)}")
+            declared.problems.append(_ignored(
+                name, f"Patroni takes it from the DCS only (bootstrap.dcs.postgresql.parameters, or patronictl "
+                f"edit-config) and runs {applies}", path, line))
+        else:
+            declared.settings.append(conf_setting(str(key), _as_patroni_reads(value), Source(path, line)))
+
+
+def _set_by_patroni(declared: DeclaredHost, document: dict[str, Any], local: dict[str, Any], path: str) -> None:
+    """listen_addresses and port from postgresql.listen, cluster_name from scope: on postgres' command line."""
+    listen = local.get("listen")
+    if isinstance(listen, (str, int)) and not _PLACEHOLDER.search(str(listen)):
+        addresses, _, port = str(listen).rpartition(":") if ":" in str(listen) else (str(listen), "", "5432")
+        if addresses.startswith("[") and addresses.endswith("]"):
+            addresses = addresses[1:-1]  # an IPv6 address with its port
+        source = Source(path, yaml_line(local, "listen"))
+        declared.settings.append(conf_setting("listen_addresses", addresses, source))
+        declared.settings.append(conf_setting("port", port or "5432", source))
+    scope = document.get("scope")
+    if isinstance(scope, str) and not _PLACEHOLDER.search(scope):
+        declared.settings.append(conf_setting("cluster_name", scope, Source(path, yaml_line(document, "scope"))))
+
+
+def _synchronous_mode(declared: DeclaredHost, document: dict[str, Any], path: str) -> None:
+    """In synchronous mode Patroni writes synchronous_standby_names itself: a value set in the file never runs."""
+    mode = _path(document, "bootstrap", "dcs", "synchronous_mode")
+    if mode is None or (_bool_value(mode) is not True and str(mode).strip().lower() != "quorum"):
+        return
+    for index, setting in enumerate(declared.settings):
+        if setting.name == "synchronous_standby_names":
+            declared.problems.append(_ignored(setting.name, "in synchronous_mode Patroni sets it to the members it "
+                                              "chooses", path, setting.source.line))
+            del declared.settings[index]
+            return
+
+
+def _misplaced(declared: DeclaredHost, section: Any, where: str, path: str) -> None:
+    """A PostgreSQL parameter written beside ``parameters`` instead of in it: Patroni does not pass it on."""
+    if not isinstance(section, dict):
+        return
+    target = f"{where}.parameters" if where.endswith("postgresql") else f"{where}.postgresql.parameters"
+    for key in section:
+        if str(key).strip().lower() in known_parameter_names():
+            declared.problems.append(_ignored(str(key), f"a PostgreSQL parameter in {where} is no parameter to "
+                                              f"Patroni; it belongs in {target}", path, yaml_line(section, key)))
+
+
+def _pg_hba_unused(declared: DeclaredHost, document: dict[str, Any], local: dict[str, Any], path: str) -> None:
+    """With an hba_file parameter Patroni leaves that file alone and writes no pg_hba lines."""
+    if not any(setting.name == "hba_file" for setting in declared.settings):
+        return
+    for section in (local, _path(document, "bootstrap", "dcs", "postgresql")):
+        if isinstance(section, dict) and section.get("pg_hba"):
+            declared.problems.append(_ignored("pg_hba", "with the hba_file parameter set, Patroni writes no "
+                                              "pg_hba.conf lines", path, yaml_line(section, "pg_hba")))
+
+
+def _ignored(name: str, why: str, path: str, line: int | None) -> ConfProblem:
+    return ConfProblem("patroni-ignored", f"Patroni ignores {name} here: {why}", Source(path, line), False)
+
+
+def _literal(declared: DeclaredHost, key: object, value: object, path: str, line: int | None) -> bool:
+    """False, with a note, for a parameter a template or an environment variable fills in."""
+    if _PLACEHOLDER.search(str(key)) or (isinstance(value, str) and _PLACEHOLDER.search(value)):
+        shown = str(key).replace(_TEMPLATE_MARK, "{{ }}")
+        declared.notes.append(f"{path}:{line}: {shown} is left to a template or an environment variable: skipped")
+        if not _PLACEHOLDER.search(str(key)):  # a parameter set, to what pgvet cannot know: not judged on a default
+            declared.unknown[f"pg.{str(key).strip().lower()}"] = Source(path, line)
+        return False
+    declared.unknown.pop(f"pg.{str(key).strip().lower()}", None)
+    return True
+
+
+def _as_patroni_reads(value: object) -> object:
+    """Patroni reads YAML 1.1, where 0600 is octal (PostgreSQL gets 384), and pgvet YAML 1.2, where it is 600: an
+    integer written with leading zeros is passed as written, which PostgreSQL reads as octal too."""
+    width = getattr(value, "_width", None)
+    if isinstance(value, int) and not isinstance(value, bool) and isinstance(width, int) and width > len(str(value)):
+        return str(value).zfill(width)
+    return value
+
+
+def _default(name: str) -> str:
+    return _CMDLINE_OPTIONS[name][0] or ""
+
+
+def _text(value: object) -> str:
+    return ("on" if value else "off") if isinstance(value, bool) else str(value)
+
+
+def _name(document: dict[str, Any], path: str) -> str:
+    for key in ("name", "scope"):
+        value = document.get(key)
+        if isinstance(value, (str, int)) and not _PLACEHOLDER.search(str(value)):
+            return str(value)
+    return path.rsplit("/", 1)[-1].split(".", 1)[0]
+
+
+def _pg_version(declared: DeclaredHost, local: dict[str, Any], path: str) -> None:
+    """The major version in postgresql.bin_dir or data_dir (/usr/lib/postgresql/16/bin, /usr/pgsql-15/bin)."""
+    for key in ("bin_dir", "data_dir"):
+        value = local.get(key)
+        match = _VERSION_IN_PATH.search(value) if isinstance(value, str) else None
+        if match is not None and 10 <= int(match.group(1)) <= 99:
+            declared.host["pg_version"] = Located(int(match.group(1)), Source(path, yaml_line(local, key)))
+            return
+
+
+def _parameters(section: Any, where: str, path: str) -> dict[str, Any]:
+    """A section's ``parameters`` mapping (Patroni refuses one that is not a mapping)."""
+    parameters = section.get("parameters") if isinstance(section, dict) else None
+    if parameters is None:
+        return {}
+    if not isinstance(parameters, dict):
+        raise ParseError(f"{where}.parameters is not a mapping (Patroni refuses it)",
+                         Source(path, yaml_line(section, "parameters")))
+    return parameters
 
 
 def _path(node: Any, *keys: str) -> Any:
@@ -42,15 +320,51 @@ def _path(node: Any, *keys: str) -> Any:
     return node
 
 
+def _without_templates(text: str) -> str:
+    """The text with Jinja set aside, line for line: a statement line ({% if %}…) or a line that is one expression
+    becomes empty, an expression inside a line a marker that _PLACEHOLDER finds. Of an {% if %}, the first branch
+    is kept (the lines after its {% elif %} or {% else %} become empty: both branches set the same keys), without
+    its lines holding an expression (two {% if %} may set one key two ways: its value is unknown either way)."""
+    lines = []
+    blocks: list[str] = []  # the open {% if %} / {% for %}, innermost last
+    skipped_from: int | None = None  # the depth of the {% if %} whose later branch is skipped
+    for line in text.split("\n"):
+        skipping = skipped_from is not None
+        for statement in _TEMPLATE_STATEMENT.findall(line):
+            keyword = statement[2:-2].strip(" -+").split(" ", 1)[0]
+            if keyword in ("if", "for"):
+                blocks.append(keyword)
+            elif keyword in ("elif", "else") and blocks and blocks[-1] == "if" and skipped_from is None:
+                skipped_from = len(blocks)
+            elif keyword in ("endif", "endfor") and blocks:
+                if skipped_from == len(blocks):
+                    skipped_from = None
+                blocks.pop()
+            skipping = skipping or skipped_from is not None
+        stripped = _TEMPLATE_EXPRESSION.sub("", _TEMPLATE_STATEMENT.sub("", line)).strip()
+        conditional = "if" in blocks and _TEMPLATE_EXPRESSION.search(line) is not None
+        if skipping or conditional or (stripped != line.strip() and not stripped):
+            lines.append("")
+        else:
+            lines.append(_TEMPLATE_EXPRESSION.sub(_TEMPLATE_MARK, _TEMPLATE_STATEMENT.sub(_TEMPLATE_MARK, line)))
+    return "\n".join(lines)
+
+
+def _templated(text: str) -> bool:
+    return "{{" in text or "{%" in text
+
+
 def _document(text: str, path: str) -> Any:
     if len(text) > MAX_DOCUMENT_CHARS:
         raise ParseError(f"{len(text)} characters: more than pgvet reads in a configuration document "
                          f"({MAX_DOCUMENT_CHARS})", Source(path, 1))
+    templated = _templated(text)
     try:
-        return load_yaml(text)
+        return load_yaml(_without_templates(text) if templated else text)
     except YamlError as error:
-        raise ParseError(f"invalid YAML: {error.message}", Source(path, error.line or 1)) from None
+        reason = " once its {{ }} and {% %} are set aside" if templated else ""
+        raise ParseError(f"invalid YAML{reason}: {error.message}", Source(path, error.line or 1)) from None
 
 
 KIND = DocumentKind("patroni", "a Patroni member's configuration (patroni.yml): its and the cluster's parameters",
-                    (".yml", ".yaml"), _recognises, parse_patroni)
+                    (".yml", ".yaml", ".yml.j2", ".yaml.j2"), _recognises, parse_patroni)

@@ -1,0 +1,196 @@
+"""The Bitnami PostgreSQL Helm chart's values (bitnami/charts bitnami/postgresql values.yaml, the values files that
+override it, or an umbrella chart's values holding them under ``postgresql:``).
+
+The primary is a host named after the file (Helm's release name is not in it), the read replicas (``architecture:
+replication``) a host ``<file>-read``. Their settings, in the order the container applies them:
+``postgresqlSharedPreloadLibraries`` (an environment variable the container writes into postgresql.conf), then
+``primary.configuration`` (a whole postgresql.conf, which the replicas mount too), then ``primary.
+extendedConfiguration`` or ``readReplicas.extendedConfiguration`` (conf.d/override.conf). Those are postgresql.conf
+text in YAML block scalars: read by pgvet's postgresql.conf parser, each line at its line of the YAML file. The chart
+renders them as templates: a line with ``{{`` is skipped with a note.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pgvet.errors import ParseError
+from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
+from pgvet.inputs.documents._kubernetes import (
+    RUNTIME_SHM_SIZE,
+    apply_resources,
+    at,
+    file_stem,
+    get,
+    load_values,
+    memory_size,
+)
+from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, parse_conf_text
+from pgvet.provenance import Located, Source
+
+KIND_NAME = "bitnami"
+# bitnami/common templates/_resources.tpl, "common.resources.preset": (requests, limits) of cpu and memory.
+RESOURCE_PRESETS: dict[str, dict[str, dict[str, str]]] = {
+    "nano": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "150m", "memory": "192Mi"}},
+    "micro": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "375m", "memory": "384Mi"}},
+    "small": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"cpu": "750m", "memory": "768Mi"}},
+    "medium": {"requests": {"cpu": "500m", "memory": "1024Mi"}, "limits": {"cpu": "750m", "memory": "1536Mi"}},
+    "large": {"requests": {"cpu": "1.0", "memory": "2048Mi"}, "limits": {"cpu": "1.5", "memory": "3072Mi"}},
+    "xlarge": {"requests": {"cpu": "1.0", "memory": "3072Mi"}, "limits": {"cpu": "3.0", "memory": "6144Mi"}},
+    "2xlarge": {"requests": {"cpu": "1.0", "memory": "3072Mi"}, "limits": {"cpu": "6.0", "memory": "12288Mi"}},
+}
+_MARKERS = ("extendedConfiguration", "postgresqlSharedPreloadLibraries", "postgresPassword", "bitnami/postgresql")
+_IMAGE_TAG = re.compile(r"^([0-9]{1,2})(?:\.[0-9]+)*(?:-|$)")
+
+
+def _recognises(name: str, text: str) -> bool:
+    if "primary:" not in text or not any(marker in text for marker in _MARKERS):
+        return False
+    try:
+        values = load_values(text, name)
+    except ParseError:
+        return False
+    return _chart_values(values) is not None
+
+
+def _chart_values(document: Any) -> dict[str, Any] | None:
+    """The chart's values: the document's own, or an umbrella chart's ``postgresql:`` (the chart as a dependency,
+    unless its ``enabled: false`` leaves it out for an external database)."""
+    if _is_chart_values(document):
+        return document  # type: ignore[no-any-return]
+    nested = get(document, "postgresql")
+    if _is_chart_values(nested) and nested.get("enabled") is not False:
+        return nested  # type: ignore[no-any-return]
+    return None
+
+
+def _is_chart_values(values: Any) -> bool:
+    """The chart's own keys: ``primary`` a mapping, no Kubernetes object, and one the PostgreSQL chart alone has."""
+    if not isinstance(values, dict) or "kind" in values or not isinstance(values.get("primary"), dict):
+        return False
+    primary = values["primary"]
+    return ("extendedConfiguration" in primary or "postgresqlSharedPreloadLibraries" in values
+            or "postgresPassword" in (get(values, "auth") or {})
+            or str(get(values, "image", "repository") or "").endswith("bitnami/postgresql"))
+
+
+def parse_bitnami(text: str, path: str) -> list[DeclaredHost]:
+    values = _chart_values(load_values(text, path))
+    if values is None:
+        return []
+    stem = file_stem(path)
+    primary = values["primary"]
+    replicas = values.get("architecture") == "replication"
+    read: dict[str, Any] = values["readReplicas"] if isinstance(values.get("readReplicas"), dict) else {}
+    hosts = [_host(values, primary, stem, at(values, "primary", path), primary, path)]
+    if replicas:
+        hosts.append(_host(values, read, f"{stem}-read", at(values, "readReplicas", path) if read else
+                           at(values, "architecture", path), primary, path))
+    instances = 1
+    if replicas:
+        count = read.get("replicaCount", 1)
+        instances += count if isinstance(count, int) and not isinstance(count, bool) else 1
+    for host in hosts:
+        host.host["instances"] = Located(instances, at(values, "architecture", path) if replicas else host.source)
+        _shm(host, values.get("shmVolume"), path)
+    return hosts
+
+
+def _shm(declared: DeclaredHost, volume: Any, path: str) -> None:
+    """/dev/shm: the chart mounts a memory-backed volume unless ``shmVolume.enabled`` is false (then the runtime's
+    64 MiB), of ``shmVolume.sizeLimit`` when set."""
+    if not isinstance(volume, dict):
+        return
+    if volume.get("enabled") is False:
+        declared.host["shm_size"] = Located(RUNTIME_SHM_SIZE, at(volume, "enabled", path))
+        declared.notes.append("shmVolume.enabled: false: /dev/shm is the container runtime's default of 64 MiB")
+    elif volume.get("sizeLimit"):
+        declared.host["shm_size"] = Located(memory_size(volume, "sizeLimit", path, "shmVolume"),
+                                            at(volume, "sizeLimit", path))
+
+
+def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: Source, primary: dict[str, Any],
+          path: str) -> DeclaredHost:
+    declared = DeclaredHost(KIND_NAME, name, source)
+    tag = get(values, "image", "tag")
+    match = _IMAGE_TAG.match(str(tag)) if isinstance(tag, (str, int, float)) else None
+    if match is not None and int(match.group(1)) >= 9:
+        declared.host["pg_version"] = Located(int(match.group(1)), at(values["image"], "tag", path))
+    libraries = values.get("postgresqlSharedPreloadLibraries")
+    if isinstance(libraries, str) and libraries.strip():
+        declared.settings.append(conf_setting("shared_preload_libraries", libraries,
+                                              at(values, "postgresqlSharedPreloadLibraries", path)))
+    _snippet(declared, primary, "configuration", "existingConfigmap", path)
+    _snippet(declared, section, "extendedConfiguration", "existingExtendedConfigmap", path)
+    _resources(declared, section, path)
+    return declared
+
+
+def _snippet(declared: DeclaredHost, section: dict[str, Any], key: str, configmap_key: str, path: str) -> None:
+    """A postgresql.conf text in a YAML value: each line at its line of the YAML file (a literal block keeps the
+    lines; any other scalar is one place, its key's line). Syntax errors keep PostgreSQL's message, which names the
+    file the chart writes the text to."""
+    configmap = section.get(configmap_key)
+    if isinstance(configmap, str) and configmap:
+        declared.notes.append(f"{configmap_key}: {configmap}: that ConfigMap's configuration is not in this file "
+                              f"(the chart ignores {key} then)")
+        return
+    text = section.get(key)
+    if text is not None and not isinstance(text, str):
+        declared.notes.append(f"{at(section, key, path)}: {key} is no text (the postgresql.conf lines the chart "
+                              "writes): not read")
+        return
+    if text is None or not text.strip():
+        return
+    key_line = yaml_line(section, key) or 1
+    exact = type(text).__name__ == "LiteralScalarString"  # ruamel's type for a | block scalar
+
+    def place(line: int | None) -> Source:
+        return Source(path, key_line + (line or 1) if exact else key_line)
+
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if "{{" in line:
+            lines[index] = ""
+            declared.notes.append(f"{place(index + 1)}: a line left for Helm's template rendering: not read")
+    # Ended by a newline: a last line's error is then at that line (a file without one counts it one line up)
+    entries, problems = parse_conf_text("\n".join(lines).rstrip("\n") + "\n", _WRITTEN_TO[key])
+    for entry in entries:
+        if isinstance(entry, ConfDirective):
+            declared.problems.append(ConfProblem(
+                "missing-include", f"{entry.kind} '{entry.target}' in {key}: the chart mounts no file beside it, "
+                "pgvet cannot follow it", place(entry.source.line), entry.kind != "include_if_exists", entry.target))
+        else:
+            declared.settings.append(entry._replace(source=place(entry.source.line)))
+    for problem in problems:
+        declared.problems.append(ConfProblem(problem.kind, problem.message, place(problem.source.line), problem.fatal,
+                                             problem.target))
+
+
+_WRITTEN_TO = {"configuration": "postgresql.conf", "extendedConfiguration": "conf.d/override.conf"}
+
+
+def _resources(declared: DeclaredHost, section: dict[str, Any], path: str) -> None:
+    """``resources`` when set; else the ``resourcesPreset``'s numbers (the chart's default preset applies only when
+    this file says it: a values file overriding the chart's gives no preset of its own)."""
+    resources = section.get("resources")
+    if isinstance(resources, dict) and resources:
+        apply_resources(declared, resources, path, declared.name)
+        return
+    preset = section.get("resourcesPreset")
+    if preset is None or preset == "none":
+        return
+    if preset not in RESOURCE_PRESETS:
+        raise ParseError(f"resourcesPreset {preset!r}: Helm refuses it (the presets are none, "
+                         f"{', '.join(RESOURCE_PRESETS)})", at(section, "resourcesPreset", path))
+    before = len(declared.host)
+    apply_resources(declared, RESOURCE_PRESETS[preset], path, declared.name, at(section, "resourcesPreset", path))
+    if len(declared.host) > before:
+        declared.notes.append(f"resourcesPreset {preset}: the chart's preset numbers were used (limits "
+                              f"{RESOURCE_PRESETS[preset]['limits']['memory']} of memory, "
+                              f"{RESOURCE_PRESETS[preset]['limits']['cpu']} CPU)")
+
+
+KIND = DocumentKind(KIND_NAME, "the Bitnami PostgreSQL Helm chart's values: postgresql.conf snippets, resources, "
+                    "replicas", (".yaml", ".yml"), _recognises, parse_bitnami)

@@ -1,0 +1,268 @@
+"""Compose files (compose.yaml, docker-compose.yml): each PostgreSQL service is a host named after the service.
+
+A service is PostgreSQL's when its image is (postgres, postgis/postgis, timescale/timescaledb, bitnami/postgresql…)
+or its ``command`` runs ``postgres``. Its ``command`` options (``-c name=value``, ``--name=value``, ``-B``, ``-N``,
+``-p``…) are settings at their lines; ``mem_limit`` or ``deploy.resources.limits.memory`` is the RAM of every
+memory formula, ``cpus`` or the limits' cpus the CPUs, ``shm_size`` the container's /dev/shm (Docker's default
+is 64 MiB), the image's tag the major version.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from typing import Any
+
+from pgvet.errors import ParseError
+from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
+from pgvet.inputs.postgresql_conf import ConfProblem
+from pgvet.provenance import Located, Source
+from pgvet.safeyaml import YamlError, load_yaml
+
+MAX_DOCUMENT_CHARS = 1024 * 1024
+DOCKER_SHM_DEFAULT = 64 * 1024 * 1024
+DOCKER_DEFAULT = "<docker default>"  # what Docker gives a container whose service sets nothing
+
+_SERVICES = re.compile(r"^services\s*:", re.MULTILINE)
+# the last part of the image's repository name (registry and namespace before it, tag and digest after)
+_POSTGRES_IMAGES = frozenset({"postgres", "postgresql", "postgis", "timescaledb", "timescaledb-ha", "pgvector",
+                              "pgvecto-rs", "postgresql-repmgr", "crunchy-postgres"})
+_PLACEHOLDER = re.compile(r"(?<!\$)\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")
+_BYTES = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([bkmg]?)b?\s*", re.IGNORECASE)
+_UNIT = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+_TAG_VERSION = re.compile(r"(?:^|[^0-9])pg-?(\d{2})(?![0-9])|^(\d{2})(?![0-9])")
+# postgres' single-letter options that set a parameter (postmaster.c), with the value a bare flag gives
+_LETTER_OPTIONS = {"B": ("shared_buffers", None), "N": ("max_connections", None), "p": ("port", None),
+                   "h": ("listen_addresses", None), "k": ("unix_socket_directories", None),
+                   "S": ("work_mem", None), "F": ("fsync", "off"), "i": ("listen_addresses", "*"),
+                   "l": ("ssl", "on")}
+_LETTERS_TAKING_VALUE = frozenset("BCcDdfhkNprStW")  # postgres' getopt string: these take an argument
+
+
+def _recognises(name: str, text: str) -> bool:
+    if _SERVICES.search(text) is None or "postgres" not in text.lower() or len(text) > MAX_DOCUMENT_CHARS:
+        return False
+    try:
+        document = load_yaml(text)
+    except YamlError:
+        return False
+    services = document.get("services") if isinstance(document, dict) else None
+    return isinstance(services, dict) and any(_is_postgres(service) for service in services.values())
+
+
+def parse_compose(text: str, path: str) -> list[DeclaredHost]:
+    if len(text) > MAX_DOCUMENT_CHARS:
+        raise ParseError(f"{len(text)} characters: more than pgvet reads in a configuration document "
+                         f"({MAX_DOCUMENT_CHARS})", Source(path, 1))
+    try:
+        document = load_yaml(text)
+    except YamlError as error:
+        raise ParseError(f"invalid YAML: {error.message}", Source(path, error.line or 1)) from None
+    services = document.get("services") if isinstance(document, dict) else None
+    if not isinstance(services, dict):
+        return []
+    lines = text.split("\n")
+    hosts = []
+    for name, service in services.items():
+        if _is_postgres(service):
+            hosts.append(_host(str(name), service, path, yaml_line(services, name) or 1, lines))
+    return hosts
+
+
+def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[str]) -> DeclaredHost:
+    declared = DeclaredHost("compose", name, Source(path, line))
+    version = _image_version(service.get("image"))
+    if version is not None:
+        declared.host["pg_version"] = Located(version, Source(path, yaml_line(service, "image")))
+    _resources(declared, service, path)
+    command = service.get("command")
+    if isinstance(command, str):
+        _command_string(declared, command, path, yaml_line(service, "command"), lines)
+    elif isinstance(command, list):
+        arguments = [(str(item), Source(path, yaml_line(command, index))) for index, item in enumerate(command)]
+        _options(declared, arguments)
+    return declared
+
+
+def _resources(declared: DeclaredHost, service: dict[str, Any], path: str) -> None:
+    limits = _path(service, "deploy", "resources", "limits")
+    for node, key in ((service, "mem_limit"), (limits, "memory")):
+        memory = _bytes(node.get(key)) if isinstance(node, dict) else None
+        if memory is not None:
+            source = Source(path, yaml_line(node, key))
+            declared.host["ram"] = declared.host["memory_limit"] = Located(memory, source)
+    for node, key in ((service, "cpus"), (limits, "cpus")):
+        cpus = _number(node.get(key)) if isinstance(node, dict) else None
+        if cpus is not None and cpus > 0:
+            source = Source(path, yaml_line(node, key))
+            declared.host["cpu_limit"] = Located(cpus, source)
+            declared.host["cpus"] = Located(max(1, math.ceil(cpus)), source)
+    _shm_size(declared, service, path)
+
+
+def _shm_size(declared: DeclaredHost, service: dict[str, Any], path: str) -> None:
+    """/dev/shm: shm_size, a tmpfs volume mounted there (the Swarm way), the host's with ``ipc: host``, else
+    Docker's 64 MiB."""
+    if service.get("ipc") == "host":
+        declared.notes.append(f"{path}:{yaml_line(service, 'ipc')}: ipc: host — /dev/shm is the machine's")
+        return
+    volumes = service.get("volumes")
+    for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        if isinstance(volume, dict) and volume.get("type") == "tmpfs" and volume.get("target") == "/dev/shm":
+            size = _bytes(_path(volume, "tmpfs", "size"))
+            if size is not None:
+                declared.host["shm_size"] = Located(size, Source(path, yaml_line(volumes, index)))
+                return
+    shm = _bytes(service.get("shm_size"))
+    if shm is not None:
+        declared.host["shm_size"] = Located(shm, Source(path, yaml_line(service, "shm_size")))
+    else:
+        declared.host["shm_size"] = Located(DOCKER_SHM_DEFAULT, Source(DOCKER_DEFAULT))
+
+
+def _command_string(declared: DeclaredHost, command: str, path: str, line: int | None, lines: list[str]) -> None:
+    """A command string, split as Compose splits it (shell words); each word at the first line from the command's
+    that holds it (a folded ``>-`` command has a word a line)."""
+    try:
+        words = shlex.split(command)
+    except ValueError as error:
+        declared.problems.append(ConfProblem("compose-command", f"command: {error}: Compose refuses it",
+                                             Source(path, line), True))
+        return
+    arguments = []
+    at = (line or 1) - 1
+    for word in words:
+        found = next((number for number in range(at, len(lines)) if _word_on(word, lines[number])), None)
+        at = found if found is not None else at
+        arguments.append((word, Source(path, at + 1 if line is not None else None)))
+    _options(declared, arguments)
+
+
+def _word_on(word: str, line: str) -> bool:
+    return word in line or word.split("=", 1)[0] in line
+
+
+def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> None:
+    """postgres' command-line options as settings; what runs another program is noted, not read."""
+    if not arguments:
+        return
+    program = arguments[0][0]
+    if program.rsplit("/", 1)[-1] == "postgres":
+        arguments = arguments[1:]
+    elif not program.startswith("-"):  # the image's entrypoint runs postgres only for options (docker-entrypoint.sh)
+        declared.notes.append(f"{arguments[0][1]}: the command runs {program}, not postgres: not read")
+        return
+    index = 0
+    while index < len(arguments):
+        word, source = arguments[index]
+        index += 1
+        if not _literal(declared, word, source):
+            continue
+        word = word.replace("$$", "$")
+        if word.startswith("--"):
+            _assignment(declared, word[2:], word, source)
+        elif word.startswith("-") and len(word) > 1:
+            letter, value = word[1], word[2:] or None
+            if value is None and letter in _LETTERS_TAKING_VALUE and index < len(arguments):
+                value, source = arguments[index]  # the value's line
+                index += 1
+                if not _literal(declared, value, source):
+                    continue
+                value = value.replace("$$", "$")
+            if letter == "c":
+                _assignment(declared, value or "", word, source)
+            elif letter in _LETTER_OPTIONS:
+                parameter, flag_value = _LETTER_OPTIONS[letter]
+                setting_value = flag_value if flag_value is not None else value
+                if parameter == "shared_buffers" and setting_value is not None and setting_value.isdigit():
+                    setting_value = f"{int(setting_value) * 8}kB"  # -B counts 8kB buffers
+                if parameter == "work_mem" and setting_value is not None and setting_value.isdigit():
+                    setting_value = f"{setting_value}kB"
+                declared.settings.append(conf_setting(parameter, setting_value or "", source))
+            else:
+                declared.notes.append(f"{source}: postgres option -{letter}: not read")
+        else:
+            declared.notes.append(f"{source}: {word}: not a postgres option, not read")
+
+
+def _assignment(declared: DeclaredHost, assignment: str, word: str, source: Source) -> None:
+    name, equals, value = assignment.partition("=")
+    if not equals:
+        said = f"--{name}" if word.startswith("--") else f"-c {name}"  # postmaster.c's wording
+        declared.problems.append(ConfProblem("compose-command", f"{said} requires a value: postgres does not start "
+                                             "(write -c name=value)", source, True))
+        return
+    declared.settings.append(conf_setting(name.replace("-", "_"), value, source))
+
+
+def _literal(declared: DeclaredHost, word: str, source: Source) -> bool:
+    if _PLACEHOLDER.search(word):
+        declared.notes.append(f"{source}: {word} is left to an environment variable: skipped")
+        name, equals, _ = word.lstrip("-").partition("=")
+        if equals and not _PLACEHOLDER.search(name):  # set, to what pgvet cannot know: not judged on a default
+            declared.unknown[f"pg.{name.replace('-', '_').lower()}"] = source
+        return False
+    return True
+
+
+def _command_option(name: str, value: str) -> str:
+    """A parameter as a compose command passes it to postgres (compose splits a command as a shell would)."""
+    return f"-c {shlex.quote(f'{name}={value}')}"
+
+
+def _is_postgres(service: object) -> bool:
+    if not isinstance(service, dict):
+        return False
+    image = service.get("image")
+    if isinstance(image, str) and not _PLACEHOLDER.search(image) and _repository(image) in _POSTGRES_IMAGES:
+        return True
+    command = service.get("command")
+    first = command.split(None, 1)[0] if isinstance(command, str) and command.strip() else (
+        str(command[0]) if isinstance(command, list) and command else "")
+    return first.rsplit("/", 1)[-1] == "postgres"
+
+
+def _repository(image: str) -> str:
+    return image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
+
+
+def _image_version(image: object) -> int | None:
+    """The major version in the image's tag: postgres:16, 16.2-alpine, timescaledb:latest-pg15, pg14-v0.2.0."""
+    if not isinstance(image, str) or _PLACEHOLDER.search(image):
+        return None
+    name = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    tag = name.split(":", 1)[1] if ":" in name else ""
+    match = _TAG_VERSION.search(tag)
+    return int(match.group(1) or match.group(2)) if match is not None else None
+
+
+def _bytes(value: object) -> int | None:
+    """Docker's byte sizes: a number of bytes, or with b, k, m, g (kb, mb, gb), powers of 1024."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    match = _BYTES.fullmatch(str(value))
+    return int(float(match.group(1)) * _UNIT[match.group(2).lower()]) if match is not None else None
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(str(value))
+    except ValueError:
+        return None
+
+
+def _path(node: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node
+
+
+KIND = DocumentKind("compose", "a Compose file's PostgreSQL services: command-line parameters, memory, CPUs, /dev/shm",
+                    (".yml", ".yaml"), _recognises, parse_compose, _command_option)

@@ -1,0 +1,242 @@
+"""The Bitnami PostgreSQL chart's values (pgvet.inputs.documents.bitnami) on real files and on mistakes planted in
+copies of them: postgresql.conf snippets read by pgvet's postgresql.conf parser, each line at its YAML line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of, lint_findings
+from pgvet.errors import ParseError
+from pgvet.inputs.documents import DeclaredHost
+from pgvet.inputs.documents.bitnami import parse_bitnami
+from pgvet.snapshot.load import load_hosts
+
+VALUES = DOCUMENTS / "bitnami" / "values.yaml"
+SNIPPET = """  extendedConfiguration: |
+    # tuned for the app
+    max_connections = 200
+    shared_buffers = '1GB'
+
+    work_mem = 16MB   # per sort
+"""
+
+
+def planted(snippet: str = SNIPPET, text: str | None = None) -> str:
+    """The chart's real values.yaml with a primary.extendedConfiguration planted in it."""
+    return (text or VALUES.read_text()).replace('  extendedConfiguration: ""\n', snippet, 1)
+
+
+def hosts(text: str) -> dict[str, DeclaredHost]:
+    return {host.name: host for host in parse_bitnami(text, "deploy/values.yaml")}
+
+
+def settings(host: DeclaredHost) -> list[tuple[str, str, int | None]]:
+    return [(setting.name, setting.value, setting.source.line) for setting in host.settings]
+
+
+@pytest.mark.parametrize("path", [path for path in corpus("bitnami") if path.name != "ci-replication.yaml"],
+                         ids=lambda path: path.name)
+def test_every_real_values_file_is_recognised_as_bitnami_alone_and_read(path: Path) -> None:
+    text = path.read_text()
+    assert kinds_recognising(path, text) == ["bitnami"]
+    [host] = parse_bitnami(text, str(path))
+    assert host.name == path.stem and not host.problems
+    assert host.kind == "bitnami" and host.host["instances"].value == 1
+
+
+def test_a_values_file_without_the_charts_own_keys_is_not_claimed() -> None:
+    path = DOCUMENTS / "bitnami" / "ci-replication.yaml"
+    assert kinds_recognising(path, path.read_text()) == []
+    mysql = "architecture: replication\nauth:\n  rootPassword: x\nprimary:\n  configuration: |\n    [mysqld]\n"
+    assert kinds_recognising(Path("values.yaml"), mysql) == []
+    manifest = "apiVersion: v1\nkind: ConfigMap\nprimary:\n  extendedConfiguration: x\n"
+    assert kinds_recognising(Path("values.yaml"), manifest) == []
+
+
+def test_an_umbrella_charts_values_hold_the_charts_under_postgresql() -> None:
+    text = ("backend:\n  replicas: 2\npostgresql:\n  enabled: true\n  auth:\n    postgresPassword: x\n"
+            "  primary:\n    resources:\n      limits:\n        memory: 1Gi\n"
+            "    extendedConfiguration: |\n      shared_buffers = 2GB\n")
+    assert kinds_recognising(Path("values.yaml"), text) == ["bitnami"]
+    [host] = parse_bitnami(text, "values.yaml")
+    assert settings(host) == [("shared_buffers", "2GB", 12)] and host.host["memory_limit"].value == 1024**3
+    # a dependency left out (an external database): no PostgreSQL host in these values
+    assert kinds_recognising(Path("values.yaml"), text.replace("enabled: true", "enabled: false")) == []
+
+
+def test_the_harbor_charts_values_hold_a_real_umbrella_snippet() -> None:
+    path = DOCUMENTS / "bitnami" / "harbor-values.yaml"
+    text = path.read_text()
+    [host] = parse_bitnami(text, str(path))
+    assert host.name == "harbor-values"
+    assert ("max_connections", "1024", line_of(text, "max_connections = 1024")) in settings(host)
+
+
+def test_the_charts_values_the_image_version_preload_libraries_and_the_nano_preset() -> None:
+    text = VALUES.read_text()
+    host = hosts(text)["values"]
+    assert host.host["pg_version"].value == 17  # image.tag 17.6.0-debian-12-r4
+    assert settings(host) == [("shared_preload_libraries", "pgaudit",
+                               line_of(text, 'postgresqlSharedPreloadLibraries: "pgaudit"'))]
+    preset = text.splitlines().index('  resourcesPreset: "nano"') + 1  # the primary's is the first
+    assert (host.host["memory_limit"].value, host.host["memory_limit"].source.line) == (192 * 1024**2, preset)
+    assert host.host["ram"].value == 192 * 1024**2 and host.host["memory_request"].value == 128 * 1024**2
+    assert (host.host["cpus"].value, host.host["cpu_limit"].value) == (1, 0.15)
+    assert host.notes == ["resourcesPreset nano: the chart's preset numbers were used (limits 192Mi of memory, "
+                          "150m CPU)"]
+
+
+def test_extended_configuration_lines_are_at_their_yaml_lines() -> None:
+    text = planted()
+    host = hosts(text)["values"]
+    assert settings(host)[1:] == [("max_connections", "200", line_of(text, "max_connections = 200")),
+                                  ("shared_buffers", "1GB", line_of(text, "shared_buffers = '1GB'")),
+                                  ("work_mem", "16MB", line_of(text, "work_mem = 16MB"))]
+
+
+def test_the_real_ci_snippet_is_at_its_lines() -> None:
+    path = DOCUMENTS / "bitnami" / "ci-extended-config.yaml"
+    [host] = parse_bitnami(path.read_text(), str(path))
+    assert settings(host) == [("pg_stat_statements.max", "10000", 3), ("pg_stat_statements.track", "all", 4)]
+
+
+def test_planted_shared_buffers_above_resources_limits_and_a_typo() -> None:
+    text = planted(SNIPPET.replace("shared_buffers = '1GB'", "shared_buffers = 6GB\n    shared_bufers = 1GB"))
+    text = text.replace("  resources: {}\n", "  resources:\n    limits:\n      memory: 4Gi\n      cpu: 2\n", 1)
+    host = hosts(text)["values"]
+    assert ("shared_buffers", "6GB", line_of(text, "shared_buffers = 6GB")) in settings(host)
+    assert ("shared_bufers", "1GB", line_of(text, "shared_bufers")) in settings(host)
+    assert host.host["memory_limit"].value == host.host["ram"].value == 4 * 1024**3
+    assert host.host["cpus"].value == 2 and not host.notes  # resources win over the preset
+
+
+def test_planted_value_postgresql_refuses_and_a_syntax_error_at_their_lines() -> None:
+    text = planted(SNIPPET.replace("work_mem = 16MB", "work_mem = -5MB\n    max_wal_size == 1GB"))
+    host = hosts(text)["values"]
+    assert ("work_mem", "-5MB", line_of(text, "work_mem = -5MB")) in settings(host)
+    [problem] = host.problems
+    assert problem.kind == "syntax" and problem.fatal and problem.source.line == line_of(text, "max_wal_size")
+    assert problem.message == 'syntax error in file "conf.d/override.conf" line 6, near token "="'
+
+
+def test_planted_wal_level_minimal_with_read_replicas() -> None:
+    text = planted(SNIPPET.replace("work_mem = 16MB", "wal_level = minimal")).replace(
+        "architecture: standalone", "architecture: replication")
+    found = hosts(text)
+    assert list(found) == ["values", "values-read"]
+    assert ("wal_level", "minimal", line_of(text, "wal_level = minimal")) in settings(found["values"])
+    assert all(host.host["instances"].value == 2 for host in found.values())  # readReplicas.replicaCount: 1
+    assert "wal_level" not in [name for name, _, _ in settings(found["values-read"])]  # the primary's snippet
+
+
+def test_read_replicas_have_their_own_snippet_and_the_primarys_configuration() -> None:
+    text = VALUES.read_text().replace("architecture: standalone", "architecture: replication")
+    text = text.replace('  configuration: ""\n', "  configuration: |-\n    max_connections = 300\n", 1)
+    head, _, tail = text.partition("readReplicas:\n")
+    tail = tail.replace('  extendedConfiguration: ""\n', "  extendedConfiguration: |\n    hot_standby_feedback = on\n",
+                        1)
+    text = head + "readReplicas:\n" + tail.replace("  replicaCount: 1\n", "  replicaCount: 3\n", 1)
+    read = hosts(text)["values-read"]
+    assert [(name, value) for name, value, _ in settings(read)] == [
+        ("shared_preload_libraries", "pgaudit"), ("max_connections", "300"), ("hot_standby_feedback", "on")]
+    assert read.host["instances"].value == 4
+
+
+def test_template_lines_are_skipped_with_a_note_and_other_scalars_sit_at_their_key() -> None:
+    text = planted("  extendedConfiguration: |\n    work_mem = {{ .Values.workMem }}\n    max_connections = 50\n")
+    host = hosts(text)["values"]
+    assert [name for name, _, _ in settings(host)] == ["shared_preload_libraries", "max_connections"]
+    assert f"deploy/values.yaml:{line_of(text, 'work_mem')}: a line left for Helm" in host.notes[0]
+    text = planted('  extendedConfiguration: "max_connections = 50"\n')
+    assert ("max_connections", "50", line_of(text, "max_connections = 50")) in settings(hosts(text)["values"])
+
+
+def test_an_existing_configmap_is_said_not_read() -> None:
+    values = VALUES.read_text().replace('  existingExtendedConfigmap: ""', "  existingExtendedConfigmap: pg")
+    text = planted(text=values)
+    host = hosts(text)["values"]
+    assert [name for name, _, _ in settings(host)] == ["shared_preload_libraries"]
+    assert any("existingExtendedConfigmap: pg" in note for note in host.notes)
+
+
+def test_an_include_in_a_snippet_cannot_be_followed() -> None:
+    text = planted("  extendedConfiguration: |\n    include 'more.conf'\n")
+    [problem] = hosts(text)["values"].problems
+    assert problem.kind == "missing-include" and problem.source.line == line_of(text, "include 'more.conf'")
+
+
+def test_shm_volume_size_or_the_runtimes_64_mib() -> None:
+    assert "shm_size" not in hosts(VALUES.read_text())["values"].host  # a memory-backed /dev/shm, no limit
+    text = VALUES.read_text().replace('  sizeLimit: ""', "  sizeLimit: 1Gi", 1)
+    host = hosts(text)["values"]
+    shm = host.host["shm_size"]
+    assert (shm.value, shm.source.line) == (1024**3, line_of(text, "sizeLimit: 1Gi"))
+    head, _, tail = VALUES.read_text().partition("shmVolume:\n")
+    text = head + "shmVolume:\n" + tail.replace("  enabled: true\n", "  enabled: false\n", 1)
+    host = hosts(text)["values"]
+    assert host.host["shm_size"].value == 64 * 1024**2 and "64 MiB" in host.notes[-1]
+
+
+def test_an_unknown_preset_is_refused_like_helm() -> None:
+    text = VALUES.read_text().replace('resourcesPreset: "nano"', 'resourcesPreset: "huge"', 1)
+    with pytest.raises(ParseError, match="resourcesPreset 'huge'"):
+        parse_bitnami(text, "values.yaml")
+
+
+def test_a_snippet_that_is_no_text_is_said_not_read_and_a_one_line_error_is_at_its_key() -> None:
+    text = planted("  extendedConfiguration:\n    max_connections: 200\n")
+    host = hosts(text)["values"]
+    assert [name for name, _, _ in settings(host)] == ["shared_preload_libraries"]
+    key = text.splitlines().index("  extendedConfiguration:") + 1
+    assert f"deploy/values.yaml:{key}: extendedConfiguration is no text" in host.notes[0]
+    text = planted('  extendedConfiguration: "max_connections"\n')
+    [problem] = hosts(text)["values"].problems
+    assert problem.source.line == line_of(text, "max_connections") and "line 1, near end of line" in problem.message
+
+
+B = "primary:\n"
+
+
+@pytest.mark.parametrize("text", [
+    B + '  extendedConfiguration: "x"\n  resources: {limits: []}\n  resourcesPreset: [1]\n',
+    B + '  extendedConfiguration: a\narchitecture: replication\nreadReplicas: 3\n',
+    B + '  extendedConfiguration: a\narchitecture: replication\nreadReplicas: {replicaCount: x}\nimage: {tag: [1]}\n',
+    B + '  extendedConfiguration: a\n  existingConfigmap: [1]\nimage: 5\n',
+    B + '  extendedConfiguration: |\n    a = 1\n    \\x00\n',
+])
+def test_odd_shapes_give_hosts_or_a_parse_error_never_a_traceback(text: str) -> None:
+    try:
+        found = parse_bitnami(text, "odd.yaml")
+    except ParseError as error:
+        assert error.source is not None and error.source.line is not None
+    else:
+        assert isinstance(found, list)
+
+
+def test_pgvet_lint_finds_the_planted_mistakes_at_their_yaml_lines(tmp_path: Path) -> None:
+    text = planted("  extendedConfiguration: |\n    shared_buffers = 6GB\n    shared_bufers = 1GB\n"
+                   "    work_mem = -5MB\n    wal_level = minimal\n    max_wal_size == 1GB\n")
+    text = text.replace("architecture: standalone", "architecture: replication").replace(
+        "  resources: {}\n", "  resources:\n    limits:\n      memory: 4Gi\n", 1)
+    (tmp_path / "values.yaml").write_text(text)
+    found = lint_findings(tmp_path)
+    assert {("values", rule, "values.yaml", line_of(text, needle)) for rule, needle in (
+        ("PGV401", "shared_bufers"),  # a typo
+        ("PGV403", "work_mem"),  # a value PostgreSQL refuses
+        ("PGV501", "shared_buffers ="),  # 150 % of the primary's memory limit
+        ("PGV410", "wal_level"),  # minimal with streaming replicas: PostgreSQL does not start
+        ("PGV407", "max_wal_size"),  # a syntax error in override.conf
+    )} <= found
+
+
+def test_pgvet_lint_reads_the_real_files_without_a_false_error() -> None:
+    assert sorted(host.name for host in load_hosts(DOCUMENTS / "bitnami")) == [
+        "ci-extended-config",
+        "harbor-values",
+        "values",
+        "values-chart-12",
+    ]
+    found = lint_findings(DOCUMENTS / "bitnami")
+    assert not [finding for finding in found if finding[1] in ("PGV401", "PGV403", "PGV407")]

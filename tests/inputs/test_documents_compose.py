@@ -1,0 +1,248 @@
+"""Compose files: real ones (tests/data/documents/compose) give their PostgreSQL services as hosts, and planted
+mistakes in copies of them are found at their line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import PROJECT
+from pgvet.cli import app
+from pgvet.errors import ParseError
+from pgvet.inputs.documents import DeclaredHost, document_kinds, recognise
+from pgvet.inputs.documents.compose import DOCKER_DEFAULT, DOCKER_SHM_DEFAULT, parse_compose
+from pgvet.snapshot.load import load_hosts
+
+CORPUS = PROJECT / "tests" / "data" / "documents" / "compose"
+FILES = sorted(path for path in CORPUS.iterdir() if path.name != "SOURCES.md")
+IMMICH = CORPUS / "immich-docker-compose.prod.yml"
+SENTRY = CORPUS / "sentry-self-hosted-docker-compose.yml"
+MiB = 1024 * 1024
+
+
+def hosts_of(text: str, path: str = "compose.yaml") -> list[DeclaredHost]:
+    return parse_compose(text, path)
+
+
+def only(text: str) -> DeclaredHost:
+    [host] = hosts_of(text)
+    return host
+
+
+def settings(host: DeclaredHost) -> list[tuple[str, str, int | None]]:
+    return [(setting.name, setting.value, setting.source.line) for setting in host.settings]
+
+
+def line_of(text: str, fragment: str) -> int:
+    return next(number for number, line in enumerate(text.split("\n"), 1) if fragment in line)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda path: path.name)
+def test_every_real_file_is_compose_and_no_other_kind(path: Path) -> None:
+    text = path.read_text()
+    assert [kind.name for kind in document_kinds() if kind.recognises(path.name, text)] == ["compose"]
+    kind = recognise(path.name, text)
+    assert kind is not None and kind.name == "compose"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda path: path.name)
+def test_every_real_file_gives_one_postgresql_host_with_no_problem(path: Path) -> None:
+    [host] = hosts_of(path.read_text(), str(path))
+    assert host.problems == []
+    assert host.kind == "compose"
+
+
+def test_the_services_name_resources_and_defaults() -> None:
+    path = CORPUS / "awesome-compose-gitea-postgres.yaml"
+    host = only(path.read_text())
+    assert (host.name, host.source.line) == ("db", 15)  # gitea's service is not PostgreSQL's
+    assert host.host["shm_size"].value == DOCKER_SHM_DEFAULT
+    assert host.host["shm_size"].source.path == DOCKER_DEFAULT
+    assert "pg_version" not in host.host  # postgres:alpine says no version
+    assert "ram" not in host.host
+
+
+def test_shm_size_and_the_version_from_the_tag() -> None:
+    text = SENTRY.read_text()
+    host = only(text)
+    assert host.name == "postgres"
+    assert host.host["pg_version"].value == 14  # postgres:14.24-bookworm
+    assert (host.host["shm_size"].value, host.host["shm_size"].source.line) == (256 * MiB, line_of(text, "shm_size"))
+    assert host.settings == []  # command: ["postgres"]
+
+
+def test_a_tmpfs_on_dev_shm_is_its_size_and_ipc_host_the_machines() -> None:
+    # the postgres image's own example, its commented Swarm alternative uncommented
+    text = (CORPUS / "docker-library-postgres-compose.yaml").read_text().replace("    shm_size: 128mb\n", "")
+    for commented in ("volumes:", "  - type: tmpfs", "    target: /dev/shm", "    tmpfs:", "      size: 1342"):
+        text = text.replace(f"    #{commented}", f"    {commented}")
+    host = only(text)
+    assert (host.host["shm_size"].value, host.host["shm_size"].source.line) == (128 * MiB, line_of(text, "type: tmpfs"))
+    host = only("services:\n  db:\n    image: postgres:16\n    ipc: host\n")
+    assert "shm_size" not in host.host and any("ipc: host" in note for note in host.notes)
+
+
+def test_a_folded_command_gives_each_setting_at_its_line() -> None:
+    text = IMMICH.read_text()
+    host = only(text)
+    assert host.name == "database"
+    assert host.host["pg_version"].value == 14  # tensorchord/pgvecto-rs:pg14-v0.2.0@sha256:…
+    assert settings(host) == [
+        ("shared_preload_libraries", "vectors.so", line_of(text, "shared_preload_libraries=vectors.so")),
+        ("search_path", '"$user", public, vectors', line_of(text, "search_path")),  # $$ is Compose's $
+        ("logging_collector", "on", line_of(text, "logging_collector=on")),
+        ("max_wal_size", "2GB", line_of(text, "max_wal_size=2GB")),
+        ("shared_buffers", "512MB", line_of(text, "shared_buffers=512MB")),
+        ("wal_compression", "on", line_of(text, "wal_compression=on")),
+    ]
+
+
+def test_a_list_command_gives_each_item_at_its_line() -> None:
+    command = '      - postgres\n      - -c\n      - max_connections=300\n      - --work-mem=32MB\n      - -B\n'
+    text = SENTRY.read_text().replace('      ["postgres"]\n', command + '      - "16384"\n      - -N50\n')
+    host = only(text)
+    assert settings(host) == [
+        ("max_connections", "300", line_of(text, "max_connections=300")),
+        ("work_mem", "32MB", line_of(text, "--work-mem")),
+        ("shared_buffers", "131072kB", line_of(text, '"16384"')),  # -B counts 8kB buffers
+        ("max_connections", "50", line_of(text, "-N50")),
+    ]
+
+
+@pytest.mark.parametrize(("resources", "ram", "cpus", "cpu_limit"), [
+    ("    mem_limit: 1g\n    cpus: 1.5\n", 1024 * MiB, 2, 1.5),
+    ("    deploy:\n      resources:\n        limits:\n          cpus: '0.50'\n          memory: 512M\n",
+     512 * MiB, 1, 0.5),
+])
+def test_memory_and_cpu_limits(resources: str, ram: int, cpus: int, cpu_limit: float) -> None:
+    text = SENTRY.read_text().replace("    shm_size: 256m\n", f"    shm_size: 256m\n{resources}")
+    host = only(text)
+    assert host.host["ram"].value == host.host["memory_limit"].value == ram
+    assert host.host["ram"].source.line == line_of(text, "mem_limit" if "mem_limit" in resources else "memory: 512M")
+    assert (host.host["cpus"].value, host.host["cpu_limit"].value) == (cpus, cpu_limit)
+
+
+# Planted mistakes in copies of the real files.
+
+def test_a_typo_a_refused_value_and_wal_level_minimal_are_settings_at_their_lines() -> None:
+    text = IMMICH.read_text().replace("-c shared_buffers=512MB", "-c shared_bufers=512MB").replace(
+        "-c wal_compression=on", "-c wal_compression=maybe\n      -c wal_level=minimal")
+    host = only(text)
+    assert ("shared_bufers", "512MB", line_of(text, "shared_bufers")) in settings(host)
+    assert ("wal_compression", "maybe", line_of(text, "wal_compression")) in settings(host)
+    assert ("wal_level", "minimal", line_of(text, "wal_level=minimal")) in settings(host)
+
+
+def test_shared_buffers_above_the_memory_limit_keeps_both_facts() -> None:
+    text = IMMICH.read_text().replace("    restart: always\n\n  # set IMMICH", "    mem_limit: 256m\n"
+                                      "    restart: always\n\n  # set IMMICH")
+    host = only(text)
+    assert (host.host["memory_limit"].value, host.host["memory_limit"].source.line) == (256 * MiB,
+                                                                                        line_of(text, "mem_limit"))
+    assert ("shared_buffers", "512MB", line_of(text, "shared_buffers=512MB")) in settings(host)
+
+
+def test_an_option_without_a_value_is_refused_by_postgres() -> None:
+    text = IMMICH.read_text().replace("-c logging_collector=on", "-c logging_collector on")
+    host = only(text)
+    [problem] = host.problems
+    assert (problem.kind, problem.fatal, problem.source.line) == ("compose-command", True,
+                                                                   line_of(text, "logging_collector on"))
+    assert all(setting.name != "logging_collector" for setting in host.settings)
+
+
+def test_an_environment_variable_is_skipped_with_a_note() -> None:
+    text = IMMICH.read_text().replace("-c max_wal_size=2GB", "-c max_wal_size=${WAL_MAX}")
+    host = only(text)
+    assert all(setting.name != "max_wal_size" for setting in host.settings)
+    assert any(f":{line_of(text, 'WAL_MAX')}: max_wal_size=${{WAL_MAX}}" in note for note in host.notes)
+
+
+def test_flags_without_a_value_do_not_take_the_next_word() -> None:
+    host = only("services:\n  db:\n    image: postgres:16\n    command: postgres -e -i -D /data -c work_mem=8MB\n")
+    assert settings(host) == [("listen_addresses", "*", 4), ("work_mem", "8MB", 4)]
+    assert [note.split(": ", 1)[1] for note in host.notes] == ["postgres option -e: not read",
+                                                                "postgres option -D: not read"]
+
+
+def test_a_command_that_runs_another_program_is_noted() -> None:
+    host = only("services:\n  db:\n    image: postgres:16\n    command: bash -c 'exec postgres -c work_mem=1GB'\n")
+    assert host.settings == [] and any("runs bash" in note for note in host.notes)
+    assert host.host["pg_version"].value == 16
+
+
+def test_a_command_compose_cannot_split_is_refused() -> None:
+    host = only("services:\n  db:\n    image: postgres:16.2-alpine\n    command: postgres -c 'work_mem=1GB\n")
+    [problem] = host.problems
+    assert problem.fatal and problem.source.line == 4
+
+
+@pytest.mark.parametrize(("image", "version"), [
+    ("postgres:16", 16), ("docker.io/library/postgres:16.2-alpine", 16), ("timescale/timescaledb:latest-pg15", 15),
+    ("timescale/timescaledb-ha:pg17-ts2.17", 17), ("postgis/postgis:15-3.4", 15),
+    ("bitnami/postgresql:16.2.0-debian-12-r6", 16), ("postgres", None), ("postgres:latest", None),
+])
+def test_the_version_in_the_image_tag(image: str, version: int | None) -> None:
+    host = only(f"services:\n  db:\n    image: {image}\n")
+    assert (host.host["pg_version"].value if "pg_version" in host.host else None) == version
+
+
+def test_invalid_yaml_is_a_parse_error_at_its_line() -> None:
+    with pytest.raises(ParseError) as raised:
+        parse_compose("services:\n  db:\n    image: postgres\n    command: [postgres\n", "c.yml")
+    assert raised.value.source is not None and raised.value.source.line is not None
+
+
+@pytest.mark.parametrize("text", [
+    "services:\n  cache:\n    image: redis:7\n  app:\n    image: myapp\n    environment:\n      DB: postgres\n",
+    "services:\n  patroni1:\n    image: patroni\n    env_file: docker/patroni.env\n",  # patroni's own demo
+    "scope: batman\nrestapi:\n  listen: 0.0.0.0:8008\npostgresql:\n  listen: 0.0.0.0:5432\n",  # a Patroni member
+])
+def test_other_documents_are_not_compose(text: str) -> None:
+    assert not [kind for kind in document_kinds() if kind.name == "compose" and kind.recognises("x.yml", text)]
+
+
+# End to end: `pgvet lint` on a directory holding the file.
+
+def lint(directory: Path) -> list[tuple[str, str, int]]:
+    result = CliRunner().invoke(app, ["lint", str(directory), "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    return [(finding["rule_id"], Path(finding["path"]).name, finding["line"])
+            for finding in json.loads(result.output)["findings"] if finding["path"]]
+
+
+def test_real_files_lint_without_errors(tmp_path: Path) -> None:
+    for path in FILES:
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    result = CliRunner().invoke(app, ["lint", str(tmp_path), "--format", "json"])
+    report = json.loads(result.output)
+    assert [finding for finding in report["findings"] if finding["severity"] == "error"] == []
+    assert sorted(host.name for host in load_hosts(tmp_path)) == [  # two services named db, two postgres
+        "database", "db (awesome-compose-gitea-postgres.yaml)", "db (docker-library-postgres-compose.yaml)",
+        "postgres (awesome-compose-postgresql-pgadmin.yaml)", "postgres (sentry-self-hosted-docker-compose.yml)"]
+
+
+def test_planted_mistakes_are_found_at_their_lines(tmp_path: Path) -> None:
+    text = IMMICH.read_text().replace("      -c shared_buffers=512MB\n", "      -c shared_bufers=512MB\n"
+                                      "      -c shared_buffers=512MB\n      -c wal_level=minimal\n"
+                                      "      -c work_mem=64MB\n      -c logging_collector on\n").replace(
+        "      -c wal_compression=on\n    restart: always\n",
+        "      -c wal_compression=on\n    mem_limit: 256m\n    restart: always\n")
+    (tmp_path / IMMICH.name).write_text(text)
+    found = lint(tmp_path)
+    file = IMMICH.name
+    assert {("PGV401", file, line_of(text, "shared_bufers")),  # a typo
+            ("PGV501", file, line_of(text, "shared_buffers=512MB")),  # above the 256m memory limit
+            ("PGV410", file, line_of(text, "wal_level=minimal")),  # with max_wal_senders 10: no start
+            ("PGV550", file, line_of(text, "work_mem=64MB")),  # /dev/shm of 64 MiB by default
+            ("PGV407", file, line_of(text, "logging_collector on"))} <= set(found)
+
+
+def test_an_ample_shm_size_passes(tmp_path: Path) -> None:
+    text = IMMICH.read_text().replace("      -c wal_compression=on\n", "      -c wal_compression=on\n"
+                                      "      -c work_mem=64MB\n    shm_size: 1gb\n")
+    (tmp_path / IMMICH.name).write_text(text)
+    assert "PGV550" not in {rule for rule, _, _ in lint(tmp_path)}

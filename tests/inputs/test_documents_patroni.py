@@ -1,0 +1,297 @@
+"""Patroni's configuration files: real ones (tests/data/documents/patroni) read as Patroni reads them, and planted
+mistakes in copies of them found at their line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import PROJECT
+from pgvet.cli import app
+from pgvet.errors import ParseError
+from pgvet.inputs.documents import DeclaredHost, document_kinds, recognise
+from pgvet.inputs.documents.patroni import PATRONI_DEFAULT, parse_patroni
+from pgvet.snapshot.load import load_hosts
+
+CORPUS = PROJECT / "tests" / "data" / "documents" / "patroni"
+FILES = sorted(path for path in CORPUS.iterdir() if path.name != "SOURCES.md")
+
+
+def parsed(text: str, path: str = "patroni.yml") -> DeclaredHost:
+    hosts = parse_patroni(text, path)
+    assert len(hosts) == 1
+    return hosts[0]
+
+
+def settings(host: DeclaredHost) -> list[tuple[str, str, int | None]]:
+    return [(setting.name, setting.value, setting.source.line) for setting in host.settings]
+
+
+def line_of(text: str, fragment: str) -> int:
+    return next(number for number, line in enumerate(text.split("\n"), 1) if fragment in line)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda path: path.name)
+def test_every_real_file_is_patroni_and_no_other_kind(path: Path) -> None:
+    text = path.read_text()
+    assert [kind.name for kind in document_kinds() if kind.recognises(path.name, text)] == ["patroni"]
+    kind = recognise(path.name, text)
+    assert kind is not None and kind.name == "patroni"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda path: path.name)
+def test_every_real_file_parses_with_no_problem(path: Path) -> None:
+    host = parsed(path.read_text(), str(path))
+    assert host.problems == []
+    assert host.kind == "patroni"
+
+
+def test_patronis_own_member_file_its_settings_at_their_lines() -> None:
+    path = CORPUS / "postgres1.yml"
+    text = path.read_text()
+    host = parsed(text, str(path))
+    assert host.name == "postgresql1"
+    assert host.source.line == 3
+    assert settings(host) == [
+        ("wal_log_hints", "on", None), ("wal_keep_size", "128MB", None),  # Patroni's, unlike PostgreSQL's defaults
+        ("unix_socket_directories", "..", line_of(text, "unix_socket_directories: '..'")),
+        ("listen_addresses", "127.0.0.1", line_of(text, "listen: 127.0.0.1:5433")),
+        ("port", "5433", line_of(text, "listen: 127.0.0.1:5433")),
+        ("cluster_name", "batman", 1),
+    ]
+    assert host.settings[0].source.path == PATRONI_DEFAULT
+    assert "pg_version" not in host.host  # neither bin_dir nor data_dir says it
+
+
+def test_dcs_parameters_then_local_and_the_version_from_bin_dir() -> None:
+    path = CORPUS / "mrheed-patroni.yml"
+    text = path.read_text()
+    host = parsed(text, str(path))
+    assert host.name == "mrheed-patroni"  # no name, no scope: the file's
+    assert host.host["pg_version"].value == 17
+    assert host.host["pg_version"].source.line == line_of(text, "bin_dir:")
+    assert ("shared_buffers", "4GB", line_of(text, "shared_buffers: 4GB")) in settings(host)
+    assert ("wal_keep_size", "4GB", line_of(text, "wal_keep_size: 4GB")) in settings(host)
+    assert [name for name, _, _ in settings(host)].count("wal_keep_size") == 1  # the DCS's, not Patroni's default
+
+
+def test_a_jinja_template_is_read_where_literal_and_the_rest_noted() -> None:
+    path = CORPUS / "autobase-patroni.yml.j2"
+    host = parsed(path.read_text(), str(path))
+    assert host.name == "autobase-patroni"  # name: {{ ansible_hostname }}
+    assert [setting.source.path for setting in host.settings] == [PATRONI_DEFAULT, PATRONI_DEFAULT]
+    assert any("template" in note for note in host.notes)
+    assert any(":206: unix_socket_directories" in note for note in host.notes)
+
+
+def test_the_first_branch_of_a_jinja_if_is_read() -> None:
+    text = ("scope: demo\n{% if big %}\npostgresql:\n  listen: 0.0.0.0:5432\n  parameters:\n    work_mem: 64MB\n"
+            "{% else %}\npostgresql:\n  listen: 0.0.0.0:5433\n{% endif %}\nrestapi:\n  listen: 0.0.0.0:8008\n")
+    host = parsed(text)
+    assert ("work_mem", "64MB", 6) in settings(host)
+    assert ("port", "5432", 4) in settings(host)
+
+
+# Planted mistakes in copies of the real files.
+
+def test_a_typo_and_a_refused_value_are_settings_at_their_lines() -> None:
+    text = (CORPUS / "mrheed-patroni.yml").read_text()
+    text = text.replace("shared_buffers: 4GB", "shared_bufers: 4GB").replace("wal_compression: on",
+                                                                             "wal_compression: maybe")
+    host = parsed(text)
+    assert ("shared_bufers", "4GB", line_of(text, "shared_bufers")) in settings(host)
+    assert ("wal_compression", "maybe", line_of(text, "wal_compression")) in settings(host)
+
+
+def test_wal_level_minimal_in_the_dcs_is_replaced_by_patroni() -> None:
+    text = (CORPUS / "mrheed-patroni.yml").read_text().replace(
+        "        max_wal_senders: 10\n", "        max_wal_senders: 10\n        wal_level: minimal\n")
+    host = parsed(text)
+    line = line_of(text, "wal_level: minimal")
+    assert ("wal_level", "replica", line) in settings(host)
+    [problem] = host.problems
+    assert (problem.kind, problem.source.line, problem.fatal) == ("patroni-replaced", line, False)
+    assert "wal_level = minimal" in problem.message and "wal_level = replica" in problem.message
+
+
+@pytest.mark.parametrize(("real", "planted", "runs"), [
+    ('hot_standby: "on"', "hot_standby: off", "on"), ("max_connections: 100", "max_connections: 10", "100"),
+    ("max_wal_senders: 10", "max_wal_senders: 2", "10"), ("wal_keep_size: 1GB", "wal_keep_size: 8MB", "128MB")])
+def test_a_dcs_value_patroni_refuses_is_its_default(real: str, planted: str, runs: str) -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace(real, planted)
+    host = parsed(text)
+    name = planted.split(":")[0]
+    assert [(setting.value, setting.source.line) for setting in host.settings if setting.name == name] == [
+        (runs, line_of(text, planted))]
+    assert [problem.kind for problem in host.problems] == ["patroni-replaced"]
+
+
+def test_a_local_value_of_a_dcs_only_parameter_is_ignored() -> None:
+    text = (CORPUS / "mrheed-patroni.yml").read_text().replace(
+        "  bin_dir: /usr/lib/postgresql/17/bin\n",
+        "  bin_dir: /usr/lib/postgresql/17/bin\n  parameters:\n    max_connections: 50\n    work_mem: 8MB\n")
+    host = parsed(text)
+    line = line_of(text, "max_connections: 50")
+    [problem] = host.problems
+    assert (problem.kind, problem.source.line, problem.fatal) == ("patroni-ignored", line, False)
+    assert f"the DCS's value (line {line_of(text, 'max_connections: 600')})" in problem.message
+    assert [(value, source) for name, value, source in settings(host) if name == "max_connections"] == [
+        ("600", line_of(text, "max_connections: 600"))]
+    assert ("work_mem", "8MB", line_of(text, "work_mem: 8MB")) in settings(host)  # local wins: applied last
+    assert settings(host).index(("work_mem", "8MB", line + 1)) > settings(host).index(
+        ("work_mem", "16MB", line_of(text, "work_mem: 16MB")))
+
+
+def test_a_local_dcs_only_parameter_without_a_dcs_value_runs_patronis_default() -> None:
+    text = (CORPUS / "postgres0.yml").read_text().replace("    unix_socket_directories: '..'",
+                                                          "    unix_socket_directories: '..'\n    wal_level: logical")
+    host = parsed(text)
+    [problem] = host.problems
+    assert problem.source.line == line_of(text, "wal_level: logical")
+    assert "its default replica" in problem.message
+    assert all(setting.name != "wal_level" for setting in host.settings)
+
+
+@pytest.mark.parametrize("section", ["dcs", "local"])
+def test_listen_addresses_port_and_cluster_name_are_patronis(section: str) -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text()
+    if section == "dcs":
+        text = text.replace("        wal_writer_delay: 200ms\n", "        wal_writer_delay: 200ms\n"
+                            "        port: 5999\n")
+    else:
+        text = text.replace("    unix_socket_directories: \".\"", "    unix_socket_directories: \".\"\n    port: 5999")
+    host = parsed(text)
+    [problem] = host.problems
+    assert problem.source.line == line_of(text, "port: 5999")
+    assert "Patroni sets it from postgresql.listen" in problem.message
+    assert [setting.value for setting in host.settings if setting.name == "port"] == ["5430"]
+    assert ("cluster_name", "batman", 1) in settings(host)
+
+
+def test_wal_keep_segments_is_wal_keep_size_from_postgresql_13() -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace("wal_keep_size: 1GB", "wal_keep_segments: 64")
+    host = parsed(text)
+    assert ("wal_keep_size", "1024MB", line_of(text, "wal_keep_segments")) in settings(host)
+    assert all(setting.name != "wal_keep_segments" for setting in host.settings)
+
+
+def test_synchronous_standby_names_is_patronis_in_synchronous_mode() -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace(
+        "    maximum_lag_on_failover: 1048576\n", "    maximum_lag_on_failover: 1048576\n    synchronous_mode: true\n"
+    ).replace("        wal_writer_delay: 200ms\n", "        wal_writer_delay: 200ms\n"
+              "        synchronous_standby_names: '*'\n")
+    host = parsed(text)
+    [problem] = host.problems
+    assert problem.source.line == line_of(text, "synchronous_standby_names")
+    assert all(setting.name != "synchronous_standby_names" for setting in host.settings)
+
+
+def test_environment_placeholders_are_skipped_with_a_note() -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace("shared_buffers: 128MB", "shared_buffers: ${PG_SB}")
+    host = parsed(text)
+    assert all(setting.name != "shared_buffers" for setting in host.settings)
+    assert any(f":{line_of(text, 'PG_SB')}: shared_buffers" in note for note in host.notes)
+
+
+def test_a_shell_variable_in_a_command_is_a_value() -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace(
+        "        wal_writer_delay: 200ms\n", "        wal_writer_delay: 200ms\n        archive_command: "
+        "pgbackrest --stanza=$STANZA archive-push %p\n")
+    host = parsed(text)
+    command = "pgbackrest --stanza=$STANZA archive-push %p"
+    assert ("archive_command", command, line_of(text, "$STANZA")) in settings(host)
+    assert host.notes == []
+
+
+def test_parameters_that_are_no_mapping_are_refused_at_their_line() -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace('  parameters:\n    unix_socket_directories: "."',
+                                                              "  parameters: [unix_socket_directories]")
+    with pytest.raises(ParseError) as raised:
+        parse_patroni(text, "p.yml")
+    assert raised.value.source is not None and raised.value.source.line == line_of(text, "  parameters: [")
+    assert "postgresql.parameters is not a mapping" in raised.value.message
+
+
+def test_invalid_yaml_is_a_parse_error_at_its_line() -> None:
+    with pytest.raises(ParseError) as raised:
+        parse_patroni("scope: a\npostgresql:\n  listen: [1\nrestapi: {}\n", "p.yml")
+    assert raised.value.source is not None and raised.value.source.line == 4  # where YAML sees the bracket unclosed
+    assert raised.value.message.startswith("invalid YAML")
+
+
+@pytest.mark.parametrize("text", [
+    "services:\n  db:\n    image: postgres:16\n    command: postgres -c scope=x\n",  # a compose file
+    "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nspec:\n  postgresql:\n    parameters: {}\n",  # CNPG
+    "postgresql:\n  version: 16\n",  # no Patroni section beside it
+    "scope: x\npostgresql: 16\n",  # postgresql is no mapping
+])
+def test_other_documents_are_not_patroni(text: str) -> None:
+    assert not [kind for kind in document_kinds() if kind.name == "patroni" and kind.recognises("x.yml", text)]
+
+
+def test_a_yaml_1_1_octal_is_passed_as_patroni_passes_it() -> None:
+    # Patroni's YAML 1.1 reads 0770 as octal 504; written as 0770, PostgreSQL reads the same octal
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace(
+        '    unix_socket_directories: "."', '    unix_socket_directories: "."\n    unix_socket_permissions: 0770')
+    assert ("unix_socket_permissions", "0770", line_of(text, "0770")) in settings(parsed(text))
+
+
+@pytest.mark.parametrize(("anchor", "indent", "target"), [
+    ("  data_dir: /var/lib/postgresql/data\n", "  ", "postgresql.parameters"),
+    ("      use_pg_rewind: true\n", "      ", "bootstrap.dcs.postgresql.parameters"),
+    ("    ttl: 30\n", "    ", "bootstrap.dcs.postgresql.parameters")])
+def test_a_parameter_beside_parameters_is_ignored_by_patroni(anchor: str, indent: str, target: str) -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace(anchor, f"{anchor}{indent}work_mem: 64MB\n")
+    host = parsed(text)
+    [problem] = host.problems
+    assert (problem.kind, problem.source.line) == ("patroni-ignored", line_of(text, "work_mem: 64MB"))
+    assert problem.message.endswith(f"it belongs in {target}")
+    assert all(setting.name != "work_mem" for setting in host.settings)
+
+
+def test_pg_hba_lines_are_unused_with_an_hba_file() -> None:
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace(
+        '    unix_socket_directories: "."', '    unix_socket_directories: "."\n    hba_file: /etc/pg_hba.conf')
+    [problem] = parsed(text).problems
+    assert problem.source.line == line_of(text, "      pg_hba:") and "hba_file" in problem.message
+
+
+# End to end: `pgvet lint` on a directory of members.
+
+def lint(directory: Path) -> list[tuple[str, str, int]]:
+    result = CliRunner().invoke(app, ["lint", str(directory), "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    return [(finding["rule_id"], Path(finding["path"]).name, finding["line"])
+            for finding in json.loads(result.output)["findings"] if finding["path"]]
+
+
+def test_patronis_three_members_are_three_hosts_without_errors(tmp_path: Path) -> None:
+    for index in range(3):
+        (tmp_path / f"postgres{index}.yml").write_bytes((CORPUS / f"postgres{index}.yml").read_bytes())
+    hosts = load_hosts(tmp_path)
+    assert [host.name for host in hosts] == ["postgresql0", "postgresql1", "postgresql2"]
+    assert [host.value("pg.port") for host in hosts] == [5432, 5433, 5434]
+    assert {host.value("pg.cluster_name") for host in hosts} == {"batman"}
+    assert {host.value("pg.wal_log_hints") for host in hosts} == {True}  # Patroni's default
+    result = CliRunner().invoke(app, ["lint", str(tmp_path), "--format", "json"])
+    assert [finding for finding in json.loads(result.output)["findings"] if finding["severity"] == "error"] == []
+
+
+def test_planted_mistakes_are_found_at_their_lines(tmp_path: Path) -> None:
+    text = (CORPUS / "mrheed-patroni.yml").read_text().replace("shared_buffers: 4GB", "shared_bufers: 4GB").replace(
+        "wal_compression: on", "wal_compression: maybe").replace(
+        "        max_wal_senders: 10\n", "        max_wal_senders: 10\n        wal_level: minimal\n").replace(
+        "  bin_dir: /usr/lib/postgresql/17/bin\n",
+        "  bin_dir: /usr/lib/postgresql/17/bin\n  parameters:\n    max_connections: 50\n    work_mem: 20GB\n")
+    (tmp_path / "patroni.yml").write_text(text)
+    (tmp_path / "host.yaml").write_text("ram: 16GB\ncpus: 8\n")
+    found = set(lint(tmp_path))
+    assert {("PGV401", "patroni.yml", line_of(text, "shared_bufers")),  # a typo
+            ("PGV403", "patroni.yml", line_of(text, "wal_compression: maybe")),  # a value PostgreSQL refuses
+            ("PGV441", "patroni.yml", line_of(text, "wal_level: minimal")),  # Patroni runs replica
+            ("PGV440", "patroni.yml", line_of(text, "max_connections: 50")),  # local: Patroni ignores it
+            ("PGV530", "patroni.yml", line_of(text, "work_mem: 20GB"))} <= found  # beyond the host's memory
+    assert not [rule for rule, _, line in found if rule == "PGV410"]  # minimal never runs
