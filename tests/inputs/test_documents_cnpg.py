@@ -13,15 +13,16 @@ from typer.testing import CliRunner
 from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, document_kinds, recognise
-from pgvet.inputs.documents._manifest_text import parse_quantity
-from pgvet.inputs.documents.cnpg import CNPG_DEFAULTS, IGNORED_KIND, KIND, PROBLEM_KIND, parse_cnpg
+from pgvet.inputs.documents._kubernetes import OVERRIDES, REFUSED
+from pgvet.inputs.documents.cnpg import CNPG_DEFAULTS, KIND, parse_cnpg, parse_quantity
 from pgvet.pgparams import did_you_mean, load_catalog
 from pgvet.pgparams.units import InvalidValue, parse_value
 from pgvet.provenance import Source
 from pgvet.snapshot.load import load_hosts
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "documents" / "cnpg"
-FILES = sorted(CORPUS.glob("*.yaml"))
+HELM_TEMPLATE = "helm-chart-cluster-template.yaml"  # no manifest until rendered: not claimed
+FILES = sorted(path for path in CORPUS.glob("*.yaml") if path.name != HELM_TEMPLATE)
 GiB = 2**30
 MiB = 2**20
 
@@ -80,8 +81,6 @@ def test_every_sample_is_a_cnpg_document_and_reads_without_a_problem(path: Path)
 def test_no_other_kind_claims_a_sample(kind: DocumentKind) -> None:
     claimed = [path.name for path in FILES
                if path.name.lower().endswith(kind.suffixes) and kind.recognises(path.name, path.read_text("utf-8"))]
-    if claimed and kind.name == "patroni":
-        pytest.xfail(f"patroni's recognises takes a Cluster's `postgresql:` and `bootstrap:` for Patroni's: {claimed}")
     assert claimed == []
 
 
@@ -151,6 +150,7 @@ def test_a_request_without_a_limit_is_the_ram_and_says_so() -> None:
     host = _one(text, path)
     assert host.host["ram"].value == 512 * MiB and "memory_limit" not in host.host
     assert any("memory request" in note for note in host.notes)
+    assert host.unknown == {}
 
 
 @pytest.mark.parametrize(("written", "expected"), [
@@ -181,7 +181,7 @@ def test_shared_buffers_above_the_memory_limit_is_declared_for_the_memory_rules(
     assert host.host["ram"].value == host.host["memory_limit"].value == 4 * GiB
     # the webhook compares shared_buffers with the memory request: 6GB > 4Gi, refused at the parameter's line
     assert [(problem.kind, problem.source.line, problem.fatal) for problem in host.problems] == [
-        (PROBLEM_KIND, _line(text, "shared_buffers:"), True)]
+        (REFUSED, _line(text, "shared_buffers:"), True)]
 
 
 def test_shared_buffers_within_the_request_or_a_huge_page_resource_passes_the_webhook() -> None:
@@ -224,7 +224,7 @@ def test_a_parameter_the_operator_manages_is_a_fatal_problem_at_its_line(line: s
     host = _one(text, path)
     name = line.split(":", 1)[0]
     assert [(p.kind, p.source.line, p.fatal) for p in host.problems] == (
-        [(PROBLEM_KIND, _line(text, line), True)] if refused else [])
+        [(REFUSED, _line(text, line), True)] if refused else [])
     assert all(setting.source.line != _line(text, line) for setting in host.settings)  # never a line of postgresql.conf
     if refused:
         assert name in host.problems[0].message and host.problems[0].target == name
@@ -353,31 +353,30 @@ def test_a_cluster_kubernetes_refuses_is_a_parse_error_at_its_line(
         assert raised.value.source == Source(path, _line(text, fragment))
 
 
-def test_a_helm_template_is_read_where_it_is_literal_and_says_what_it_skipped() -> None:
-    text = _text("helm-chart-cluster-template.yaml")
-    host = _one(text, "cluster.yaml")
-    assert host.name == "cluster" and host.problems == []  # metadata.name is a template: the file's name
-    assert "instances" not in host.host  # `instances: {{ .Values.cluster.instances }}`: not guessed
-    assert host.notes[0].startswith(f"{sum('{{' in line for line in text.splitlines())} line(s) hold unrendered")
-    assert "first at line 4" in host.notes[0]
+def test_a_template_whose_actions_shape_the_document_is_no_manifest_until_rendered() -> None:
+    text = _text(HELM_TEMPLATE)  # the CNPG chart's cluster.yaml: {{- with … }}, {{ toYaml … | nindent 4 }}
+    assert recognise(HELM_TEMPLATE, text) is None
+    with pytest.raises(ParseError, match="helm template") as raised:
+        parse_cnpg(text, HELM_TEMPLATE)
+    assert raised.value.source == Source(HELM_TEMPLATE, _line(text, "{{- with .Values.cluster.annotations }}"))
 
 
-def test_a_templated_value_is_skipped_with_a_note_never_guessed() -> None:
+def test_a_templated_value_is_a_fact_pgvet_cannot_know_never_guessed() -> None:
     text, path = _planted("cluster-example-full.yaml", "shared_buffers: 256MB",
-                          "shared_buffers: '{{ .Values.sharedBuffers }}'\n      {{- with .Values.extra }}")
-    text = text.replace('memory: "1Gi"', "memory: {{ .Values.memory | quote }}")
+                          "shared_buffers: '{{ .Values.sharedBuffers }}'")
+    text = text.replace('memory: "1Gi"', "memory: {{ .Values.memory | quote }}").replace(
+        "name: cluster-example-full", "name: {{ .Release.Name }}")
+    assert recognise(path, text) is KIND
     host = _one(text, path)
+    assert host.name == "cluster-example-full" and host.problems == []  # a templated name: the file's
     assert "shared_buffers" not in {setting.name for setting in host.settings}
-    assert "memory_limit" not in host.host and host.host["ram"].value == 512 * MiB  # the request, said in a note
-    assert f"line {_line(text, 'shared_buffers')}: a parameter from an unrendered template, not read" in host.notes
-    assert "spec.resources.limits.memory is an unrendered template: not read" in host.notes
-    assert host.problems == []
-
-
-def test_a_template_that_leaves_no_yaml_says_to_render_it() -> None:
-    text, path = _planted("cluster-example-custom.yaml", "  storage:\n", "  storage: {{ if .x }}[{{ end }}\n")
-    with pytest.raises(ParseError, match="helm template"):
-        parse_cnpg(text, path)
+    assert {key: source.line for key, source in host.unknown.items()} == {
+        "pg.shared_buffers": _line(text, "shared_buffers"),
+        "host.memory_limit": _line(text, ".Values.memory"), "host.ram": _line(text, ".Values.memory")}
+    assert "memory_limit" not in host.host and "ram" not in host.host  # not the request's either: the limit is set
+    assert host.host["memory_request"].value == 512 * MiB
+    assert f"{path}:{_line(text, 'shared_buffers')}: spec.postgresql.parameters.shared_buffers is left to a " \
+           "template: not read" in host.notes
 
 
 def test_allow_alter_system_comes_from_enable_alter_system_not_from_the_parameters() -> None:
@@ -387,7 +386,7 @@ def test_allow_alter_system_comes_from_enable_alter_system_not_from_the_paramete
     assert [(s.value, s.source.line) for s in host.settings if s.name == "allow_alter_system"] == [
         ("off", _line(text, "  postgresql:"))]
     assert [(p.kind, p.source.line, p.fatal, p.target) for p in host.problems] == [
-        (IGNORED_KIND, _line(text, "allow_alter_system"), False, "allow_alter_system")]
+        (OVERRIDES, _line(text, "allow_alter_system"), False, "allow_alter_system")]
 
 
 # End to end: `pgvet lint` on a directory holding a Cluster manifest, as a repository of manifests has them.
@@ -464,3 +463,11 @@ def test_lint_reads_the_corpus_without_an_error() -> None:
     found = _lint(CORPUS)
     assert {"cluster-example-full", "cluster-example-custom", "cluster1"} <= {finding["host"] for finding in found}
     assert [finding for finding in found if finding["severity"] == "error"] == []
+
+
+def test_a_templated_parameter_makes_its_rules_not_evaluated(tmp_path: Path) -> None:
+    text, _ = _planted("cluster-example-full.yaml", "shared_buffers: 256MB", "shared_buffers: '{{ .Values.sb }}'")
+    directory = _manifests(tmp_path / "k8s", text)
+    (host,) = load_hosts(directory)
+    assert "pg.shared_buffers" not in host.facts and "template" in host.unread["pg.shared_buffers"]
+    assert "PGV540" not in {finding["rule_id"] for finding in _lint(directory)}

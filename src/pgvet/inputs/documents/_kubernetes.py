@@ -1,10 +1,12 @@
 """What Kubernetes operators' manifests share: multi-document YAML, resource quantities, a container's resources as
-host keys. A private module (its name starts with ``_``): no document kind of its own."""
+host keys, Helm templates' ``{{ … }}`` in values. A private module (its name starts with ``_``): no document kind of
+its own."""
 
 from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 from typing import Any
 
 from pgvet.errors import ParseError
@@ -20,30 +22,47 @@ REFUSED = "operator-refused"
 # parameter's name. What Patroni does with its dynamic configuration is patroni.dcs_parameter's.
 OVERRIDES = "operator-overrides"
 
-# Kubernetes' quantity suffixes (apimachinery resource.Quantity): binary, decimal and milli.
-_QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?"
-                       r"(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?\s*$")
-_FACTORS = {None: 1, "m": 0.001, "k": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4, "P": 1000**5, "E": 1000**6,
-            "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4, "Pi": 1024**5, "Ei": 1024**6}
+# Kubernetes' quantities (apimachinery resource.ParseQuantity): <sign><digits>[.<digits>] and a binary (Ki…Ei),
+# decimal (n u m k M G T P E) or exponent (e3, E-2) suffix.
+_QUANTITY = re.compile(r"([+-]?)(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?")
+_FACTORS = {
+    "": Fraction(1), "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
+    "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
+    "P": Fraction(10**15), "E": Fraction(10**18),
+    "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30), "Ti": Fraction(2**40),
+    "Pi": Fraction(2**50), "Ei": Fraction(2**60),
+}
+_MAX_EXPONENT = 30  # beyond any resource; it also keeps a written exponent from building an enormous number
+# A Helm (Go template) expression: in a value it becomes UNRENDERED (a value pgvet cannot know).
+_TEMPLATE = re.compile(r"\{\{.*?\}\}")
+UNRENDERED = "PGVET-UNRENDERED-TEMPLATE"
 RUNTIME_SHM_SIZE = 64 * 1024**2  # /dev/shm of a container without a memory-backed volume (Docker, containerd)
 HUGEPAGE_SIZES = {"hugepages-2Mi": 2 * 1024**2, "hugepages-1Gi": 1024**3}
 
 
+def exact_quantity(value: object) -> Fraction | None:
+    """A Kubernetes quantity (``500Mi``, ``0.5Gi``, ``1G``, ``250m``, ``2``, ``1e3``, a YAML number) exactly, as the
+    API server reads it; None when it is none or negative (``4GB``, ``-1Gi``, ``lots``)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    match = _QUANTITY.fullmatch(str(value).strip())
+    if match is None:
+        return None
+    sign, number, suffix = match.group(1), match.group(2), match.group(3) or ""
+    if suffix in _FACTORS:
+        factor = _FACTORS[suffix]
+    elif abs(int(suffix[1:])) <= _MAX_EXPONENT:
+        factor = Fraction(10) ** int(suffix[1:])
+    else:
+        return None
+    size = Fraction(number) * factor
+    return None if sign == "-" and size else size
+
+
 def quantity(value: object) -> float | None:
-    """A Kubernetes quantity (``500Mi``, ``1G``, ``250m``, ``2``, ``1e3``) as a number; None when it is none."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value) if math.isfinite(value) and value >= 0 else None
-    if not isinstance(value, str):
-        return None
-    match = _QUANTITY.match(value)
-    if match is None or (match.group(2) is not None and match.group(3) is not None):
-        return None
-    exponent = int(match.group(2) or 0)
-    if abs(exponent) > 30:
-        return None
-    return float(match.group(1)) * 10.0**exponent * _FACTORS[match.group(3)]
+    """A Kubernetes quantity as a number; None when it is none."""
+    exact = exact_quantity(value)
+    return None if exact is None else float(exact)
 
 
 def load_manifests(text: str, path: str) -> list[Any]:
@@ -131,3 +150,26 @@ def _bytes(node: dict[str, Any], key: str, source: Source, what: str) -> int:
         raise ParseError(f"{what}: {key} {node[key]!r} is no memory quantity Kubernetes accepts (512Mi, 4Gi, 1G)",
                          source)
     return round(size)
+
+
+def template_lines(text: str) -> tuple[list[int], list[int]]:
+    """The lines holding Helm's ``{{ … }}``: those where it is in a value (``memory: {{ .Values.memory }}``), and
+    those made only of template actions (``{{- with … }}``, ``{{ toYaml . | nindent 4 }}``), which change the
+    document's structure: such a template is no manifest until rendered."""
+    in_values: list[int] = []
+    structural: list[int] = []
+    for number, line in enumerate(text.split("\n"), 1):
+        if "{{" in line:
+            rest = _TEMPLATE.sub("", line).strip()
+            (structural if not rest or rest.startswith("#") else in_values).append(number)
+    return in_values, structural
+
+
+def without_templates(text: str) -> str:
+    """The text with each ``{{ … }}`` replaced by UNRENDERED (lines and columns stay where they are)."""
+    return _TEMPLATE.sub(UNRENDERED, text) if "{{" in text else text
+
+
+def unrendered(value: object) -> bool:
+    """A value (or a key) a template fills in: pgvet cannot know it."""
+    return isinstance(value, str) and UNRENDERED in value

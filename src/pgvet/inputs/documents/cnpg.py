@@ -3,7 +3,8 @@
 Its PostgreSQL configuration is what the operator writes (pkg/postgres/configuration.go): its own defaults and
 mandatory settings, then ``spec.postgresql.parameters``. Parameters the operator manages or blocks, and what its
 admission webhook refuses (internal/webhook/v1/cluster_webhook.go), are fatal problems at their line: the Cluster
-is never created. The pod's resources give the host's RAM, CPUs and huge pages.
+is never created. The pod's resources give the host's RAM, CPUs and huge pages. A value a Helm template fills in
+(``{{ … }}``) is a fact pgvet cannot know; a template whose actions shape the document is no manifest until rendered.
 """
 
 from __future__ import annotations
@@ -15,18 +16,21 @@ from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
-from pgvet.inputs.documents._manifest_text import parse_quantity, unrendered, without_templates
+from pgvet.inputs.documents._kubernetes import (
+    OVERRIDES,
+    REFUSED,
+    exact_quantity,
+    file_stem,
+    load_manifests,
+    template_lines,
+    unrendered,
+    without_templates,
+)
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.pgparams.units import parse_bool
 from pgvet.provenance import Located, Source
-from pgvet.safeyaml import YamlError, load_yaml_documents
 
-MAX_DOCUMENT_CHARS = 1024 * 1024
 API_GROUP = "postgresql.cnpg.io/"
-# The problem kinds of the Kubernetes readers: what the API server or the operator refuses (fatal: the Cluster
-# is never created; PGV407), and a parameter the operator sets itself whatever the Cluster says (PGV435).
-PROBLEM_KIND = "operator-refused"
-IGNORED_KIND = "operator-overrides"
 
 # The operator's defaults (GlobalDefaultSettings), then what it always sets (archive_mode, MandatorySettings):
 # the parameters PostgreSQL starts with before the Cluster's own. Paths and commands as the operator writes them.
@@ -92,20 +96,20 @@ _HUGEPAGES = "hugepages-"
 
 
 def _recognises(name: str, text: str) -> bool:
-    return API_GROUP in text and _KIND_LINE.search(text) is not None
+    return (API_GROUP in text and _KIND_LINE.search(text) is not None
+            and ("{{" not in text or not template_lines(text)[1]))
 
 
 def parse_cnpg(text: str, path: str) -> list[DeclaredHost]:
-    rendered, template_lines = without_templates(text)
+    structural = template_lines(text)[1]
+    if structural:
+        raise ParseError("a template of manifests ({{ … }} shaping the document): lint what `helm template` renders",
+                         Source(path, structural[0]))
     hosts = []
-    for document in _documents(rendered, path, bool(template_lines)):
+    for document in load_manifests(without_templates(text), path):
         if (isinstance(document, dict) and document.get("kind") == "Cluster"
                 and str(document.get("apiVersion", "")).startswith(API_GROUP)):
             hosts.append(_cluster(document, path))
-    if template_lines:
-        for host in hosts:
-            host.notes.insert(0, f"{len(template_lines)} line(s) hold unrendered templates ({{{{ … }}}}), first at "
-                              f"line {template_lines[0]}: what they set is not read (render the chart to lint it all)")
     return hosts
 
 
@@ -116,11 +120,13 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
         raise ParseError("a Cluster without metadata.name (Kubernetes refuses it)", here)
-    declared = DeclaredHost("cnpg", path.rsplit("/", 1)[-1].rsplit(".", 1)[0] if unrendered(name) else name, here)
+    declared = DeclaredHost("cnpg", file_stem(path) if unrendered(name) else name, here)
+    if unrendered(name):
+        declared.notes.append(f"{here}: metadata.name is left to a template: the host is named after its file")
     instances: int | None = spec.get("instances", 1)  # the CRD's default
     if unrendered(instances):
         instances = None
-        declared.notes.append("spec.instances is an unrendered template: the number of instances is not known")
+        _unknown(declared, "spec.instances", Source(path, yaml_line(spec, "instances")), "host.instances")
     elif isinstance(instances, bool) or not isinstance(instances, int) or instances < 1:
         raise ParseError(f"spec.instances: {instances!r} is no number of instances (at least 1)",
                          Source(path, yaml_line(spec, "instances")))
@@ -130,7 +136,10 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
     postgresql = _mapping(spec, "postgresql", path)
     parameters = _mapping(postgresql, "parameters", path)
     for key in [key for key, value in parameters.items() if unrendered(key) or unrendered(value)]:
-        declared.notes.append(f"line {yaml_line(parameters, key)}: a parameter from an unrendered template, not read")
+        source = Source(path, yaml_line(parameters, key))
+        # a parameter set to what pgvet cannot know is not judged on a default; an unknown name sets nothing known
+        _unknown(declared, f"spec.postgresql.parameters.{key}", source,
+                 *(() if unrendered(key) else (f"pg.{str(key).strip().lower()}",)))
         del parameters[key]  # the other keys keep their lines
     # what the webhook compares a fixed parameter with: the defaults and archive_mode, not the mandatory settings
     operator_value = dict(CNPG_DEFAULTS, archive_mode=_archive_mode(metadata, spec))
@@ -199,7 +208,7 @@ def _parameter(declared: DeclaredHost, key: str, value: object, operator_value: 
                 source, key)
     if key == "allow_alter_system":
         declared.problems.append(ConfProblem(
-            IGNORED_KIND, "allow_alter_system is set by the operator from spec.postgresql.enableAlterSystem: "
+            OVERRIDES, "allow_alter_system is set by the operator from spec.postgresql.enableAlterSystem: "
             "this line is ignored", source, False, key))
         return
     if key in FIXED_PARAMETERS:
@@ -215,40 +224,43 @@ def _resources(declared: DeclaredHost, resources: dict[str, Any], parameters: di
     limits = _mapping(resources, "limits", path)
     requests = _mapping(resources, "requests", path)
 
-    def quantity(group: dict[str, Any], key: str, where: str) -> tuple[Fraction, Source] | None:
+    def quantity(group: dict[str, Any], key: str, where: str, *facts: str) -> tuple[Fraction, Source] | None:
+        """The quantity, None when absent; None too, its facts unknown, when a template fills it in."""
         if key not in group:
             return None
+        source = Source(path, yaml_line(group, key))
         if unrendered(group[key]):
-            declared.notes.append(f"spec.resources.{where}.{key} is an unrendered template: not read")
+            _unknown(declared, f"spec.resources.{where}.{key}", source, *facts)
             return None
-        return _quantity(group, key, where, path)
+        return parse_quantity(group[key], f"spec.resources.{where}.{key}", source), source
 
-    memory_limit = quantity(limits, "memory", "limits")
-    memory_request = quantity(requests, "memory", "requests")
+    memory_limit = quantity(limits, "memory", "limits", "host.memory_limit", "host.ram")
+    memory_request = quantity(requests, "memory", "requests", "host.memory_request",
+                              *(() if "memory" in limits else ("host.ram",)))
     if memory_limit is not None:
         declared.host["ram"] = declared.host["memory_limit"] = Located(math.ceil(memory_limit[0]), memory_limit[1])
     if memory_request is not None:
         declared.host["memory_request"] = Located(math.ceil(memory_request[0]), memory_request[1])
-        if memory_limit is None:
+        if "memory" not in limits:
             declared.host["ram"] = declared.host["memory_request"]
             declared.notes.append("no spec.resources.limits.memory: the memory formulas use the memory request "
                                   f"({memory_request[0]} bytes); the pod may use more, up to the node's memory")
-        elif memory_request[0] > memory_limit[0]:
+        elif memory_limit is not None and memory_request[0] > memory_limit[0]:
             _refuse(declared, "the memory request is greater than the limit: the operator refuses the Cluster",
                     memory_request[1])
-    cpu_limit = quantity(limits, "cpu", "limits")
-    cpu_request = quantity(requests, "cpu", "requests")
+    cpu_limit = quantity(limits, "cpu", "limits", "host.cpus", "host.cpu_limit")
+    cpu_request = quantity(requests, "cpu", "requests", *(() if "cpu" in limits else ("host.cpus",)))
     if cpu_limit is not None:
         declared.host["cpus"] = Located(max(1, math.ceil(cpu_limit[0])), cpu_limit[1])
         declared.host["cpu_limit"] = Located(float(cpu_limit[0]), cpu_limit[1])
-    elif cpu_request is not None:
+    elif cpu_request is not None and "cpu" not in limits:
         declared.host["cpus"] = Located(max(1, math.ceil(cpu_request[0])), cpu_request[1])
         declared.notes.append("no spec.resources.limits.cpu: the CPU count is the request's")
     hugepages: dict[str, tuple[Fraction, Source]] = {}
     for group, where in ((limits, "limits"), (requests, "requests")):
         for key in group:
             if str(key).startswith(_HUGEPAGES):
-                found = quantity(group, str(key), where)
+                found = quantity(group, str(key), where, "host.hugepages", "host.hugepage_size")
                 if found is None:
                     continue
                 if key in hugepages and hugepages[key][0] != found[0]:
@@ -256,16 +268,20 @@ def _resources(declared: DeclaredHost, resources: dict[str, Any], parameters: di
                             "the limits\"): the operator refuses the Cluster", found[1])
                 hugepages.setdefault(str(key), found)
     if hugepages:
-        if memory_limit is None and memory_request is None and cpu_limit is None and cpu_request is None:
+        if not ({"memory", "cpu"} & (set(limits) | set(requests))):
             _refuse(declared, "huge pages without a cpu or memory resource (\"HugePages require cpu or memory\"): "
                     "the operator refuses the Cluster", next(iter(hugepages.values()))[1])
         _hugepages(declared, hugepages)
     _webhook_shared_buffers(declared, parameters, memory_request, hugepages, path)
 
 
-def _quantity(group: dict[str, Any], key: str, where: str, path: str) -> tuple[Fraction, Source]:
-    source = Source(path, yaml_line(group, key))
-    return parse_quantity(group[key], f"spec.resources.{where}.{key}", source), source
+def parse_quantity(value: object, what: str, source: Source) -> Fraction:
+    """A quantity the API server accepts; ParseError at its line for one it refuses (``4GB``, ``-1Gi``, ``lots``)."""
+    quantity = exact_quantity(value)
+    if quantity is None:
+        hint = " (Kubernetes writes Gi or G, never GB)" if str(value).strip().endswith("B") else ""
+        raise ParseError(f"{what}: {value!r} is no Kubernetes quantity (such as 512Mi, 2Gi, 500m, 2){hint}", source)
+    return quantity
 
 
 def _hugepages(declared: DeclaredHost, hugepages: dict[str, tuple[Fraction, Source]]) -> None:
@@ -331,7 +347,14 @@ def _webhook_wal_checks(declared: DeclaredHost, parameters: dict[str, Any], inst
 
 def _refuse(declared: DeclaredHost, message: str, source: Source, parameter: str | None = None) -> None:
     """A fatal problem: the API server or the operator's webhook refuses the Cluster (the parameter as its target)."""
-    declared.problems.append(ConfProblem(PROBLEM_KIND, message, source, True, parameter))
+    declared.problems.append(ConfProblem(REFUSED, message, source, True, parameter))
+
+
+def _unknown(declared: DeclaredHost, what: str, source: Source, *facts: str) -> None:
+    """What a template fills in: said, and its facts left unknown (their rules not evaluated, never guessed)."""
+    declared.notes.append(f"{source}: {what} is left to a template: not read")
+    for fact in facts:
+        declared.unknown[fact] = source
 
 
 def _archive_mode(metadata: dict[str, Any], spec: dict[str, Any]) -> str:
@@ -362,17 +385,6 @@ def _mapping(node: dict[str, Any], key: str, path: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ParseError(f"{key}: a mapping expected, not {type(value).__name__}", Source(path, yaml_line(node, key)))
     return value
-
-
-def _documents(text: str, path: str, templated: bool) -> list[Any]:
-    if len(text) > MAX_DOCUMENT_CHARS:
-        raise ParseError(f"{len(text)} characters: more than pgvet reads in a configuration document "
-                         f"({MAX_DOCUMENT_CHARS})", Source(path, 1))
-    try:
-        return load_yaml_documents(text)
-    except YamlError as error:
-        hint = " (a template pgvet cannot read unrendered: lint what `helm template` renders)" if templated else ""
-        raise ParseError(f"invalid YAML: {error.message}{hint}", Source(path, error.line or 1)) from None
 
 
 KIND = DocumentKind("cnpg", "a CloudNativePG Cluster (postgresql.cnpg.io/v1): its parameters, resources, instances",
