@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
-from pgvet.engine.ir import Value
 from pgvet.engine.pack import RulePack
 from pgvet.engine.planner.invariants import check
 from pgvet.engine.planner.stages import (
@@ -35,6 +34,7 @@ class Planner:
         self.rules = list(rules)
         self.predictions = [formula for formula in pack.derived if formula.predicts is not None]
         self.predicted_inputs = {formula.predicts: formula.inputs for formula in self.predictions}
+        self.derived_inputs = {formula.name: frozenset(formula.inputs) for formula in pack.derived}
         self.reads: dict[str, set[Setting]] = {}  # by rule id, every rule of the run
         proposes: dict[str, list[Setting]] = {}
         order: dict[Setting, int] = {}
@@ -114,7 +114,7 @@ class Planner:
             history: list[dict[Setting, str]] = []
             for _ in range(MAX_ROUNDS):
                 asked = (asked_now if facts.isdisjoint(world.changed)
-                         else asked_settings(self._evaluate(world.host, rules), excluded))
+                         else asked_settings(self._evaluate(world, rules), excluded))
                 proposals = proposals_for(asked, stage, pinned)
                 new = {setting: proposal for setting, proposal in proposals.items()
                        if not world.holds(setting, proposal.value)}
@@ -135,11 +135,11 @@ class Planner:
         final = self._findings_on(world, current)
         target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)
         before = final if world is baseline else self._findings_on(baseline, current)
-        check(self, baseline.host, world.host, before, final, excluded, pinned, target)
+        check(self, baseline, world, before, final, excluded, pinned, target)
         target.by_hand = [*(HandStep(f"{setting} stays as it is: {reason}", [], setting)
                             for setting, reason in pinned.items()),
                           *text_steps(current, excluded, target.firing)]
-        target.world = world.host
+        target.world = world
         return target
 
     def fix_findings(self, result: HostResult, target: Target) -> None:
@@ -149,7 +149,6 @@ class Planner:
         are not those it computes on the host as it is). Lets go of the target's world."""
         world, target.world = target.world, None
         rules = {rule.id: (rule, params) for rule, params in self.rules}
-        cache: dict[str, Value] = {}
         for finding in result.findings:
             entry = rules.get(finding.rule_id)
             if finding.suppressed is not None or entry is None:
@@ -157,7 +156,8 @@ class Planner:
             rule, params = entry
             fix, uncomputed = finding.fix, list[str]()
             if world is not None and rule.scope == "host":
-                fix, uncomputed = render_fix(rule, Env(world.facts, None, params, self.pack.derived_by_name, cache))
+                fix, uncomputed = render_fix(rule, Env(world.host.facts, None, params, self.pack.derived_by_name,
+                                                       world.derived))
             notes: list[str] = []
             for setting in proposed_settings(rule):
                 values = fix.sysctl if setting.kind == "sysctl" else fix.postgresql
@@ -190,11 +190,11 @@ class Planner:
         affected = [(rule, params) for rule, params in self.rules
                     if not self.rule_facts[rule.id].isdisjoint(world.changed)]
         ids = {rule.id for rule, _ in affected}
-        findings = self._evaluate(world.host, affected).findings if affected else []
+        findings = self._evaluate(world, affected).findings if affected else []
         return [*findings, *(finding for finding in current.findings if finding.rule_id not in ids)]
 
-    def _evaluate(self, host: HostFacts, rules: Plan) -> HostResult:
-        outcome = evaluate_hosts(self.pack, [host], plan=rules)[0]
+    def _evaluate(self, world: World, rules: Plan) -> HostResult:
+        outcome = evaluate_hosts(self.pack, [world.host], plan=rules, host_caches=[world.derived])[0]
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
