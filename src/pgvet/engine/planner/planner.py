@@ -194,7 +194,8 @@ class Planner:
         return [*findings, *(finding for finding in current.findings if finding.rule_id not in ids)]
 
     def _evaluate(self, world: World, rules: Plan) -> HostResult:
-        outcome = evaluate_hosts(self.pack, [world.host], plan=rules, host_caches=[world.derived])[0]
+        outcome = evaluate_hosts(self.pack, [world.host], plan=rules, host_caches=[world.derived],
+                                 verdicts_only=True)[0]
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
