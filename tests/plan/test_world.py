@@ -5,9 +5,12 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES
+from pgvet.engine.evaluate import evaluate_hosts
+from pgvet.engine.ir import Value
 from pgvet.engine.planner import Setting
 from pgvet.engine.planner.world import World
 from pgvet.engine.runtime import Env, EvalError
+from pgvet.findings import HostResult
 from pgvet.run.lint import LintRun
 from pgvet.run.options import LintOptions
 from pgvet.snapshot.load import load_host
@@ -45,3 +48,22 @@ def test_a_world_keeps_only_the_derived_values_its_change_leaves_as_they_are(val
     through_kept = Env(after.host.facts, None, {}, formulas, after.derived)
     assert {name: _value(through_kept, name) for name in host_wide} == {name: _value(fresh, name)
                                                                          for name in host_wide}
+
+
+@pytest.mark.parametrize("bundled", ["big-server", "small-vm", "well-tuned", "config-repo"])
+def test_a_target_started_from_the_hosts_derived_values_is_the_target_worked_out_afresh(bundled: str) -> None:
+    """The planner's worlds start from the derived values the host's evaluation computed (as a lint hands them):
+    the same target and fixes as from none, and the host's own values left as they were (the reports read them)."""
+    linter = LintRun([FIXTURES / bundled], LintOptions()).linter
+    targets = []
+    for seeded in (False, True):
+        host = load_host(FIXTURES / bundled, None, wanted=linter.wanted)
+        derived: dict[str, Value] = {}
+        [result] = evaluate_hosts(linter.pack, [host], plan=linter.rules, host_caches=[derived])
+        assert isinstance(result, HostResult) and derived
+        before = dict(derived)
+        target = linter.planner.plan(host, result, derived if seeded else None)
+        linter.planner.fix_findings(result, target)
+        assert derived == before
+        targets.append((target, [(finding.rule_id, finding.subject, finding.fix) for finding in result.findings]))
+    assert targets[0] == targets[1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
+from pgvet.engine.ir import Value
 from pgvet.engine.pack import RulePack
 from pgvet.engine.planner.invariants import check
 from pgvet.engine.planner.stages import (
@@ -78,9 +79,10 @@ class Planner:
 
     # -- a host ----------------------------------------------------------------------------------------------
 
-    def plan(self, host: HostFacts, current: HostResult) -> Target:
+    def plan(self, host: HostFacts, current: HostResult, derived: dict[str, Value] | None = None) -> Target:
         """The host's target. ``current``: every rule of the run evaluated on ``host``, suppressions applied
-        (a suppressed finding's rule proposes nothing on this host)."""
+        (a suppressed finding's rule proposes nothing on this host); ``derived``: the host-wide derived values
+        computed then (evaluate_hosts' host cache), which the worlds keep where the target leaves their inputs."""
         excluded = frozenset((finding.rule_id, finding.subject) for finding in current.findings
                              if finding.suppressed is not None)
         if not any((finding.fix.sysctl or finding.fix.postgresql) and finding.suppressed is None
@@ -89,7 +91,7 @@ class Planner:
         pinned: dict[Setting, str] = {}
         for _ in range(MAX_ATTEMPTS):
             try:
-                return self._attempt(host, current, excluded, pinned)
+                return self._attempt(host, current, excluded, pinned, derived)
             except Pin as pin:
                 if pin.setting in pinned:  # pinned already: no target can be found
                     break
@@ -105,9 +107,9 @@ class Planner:
         return target
 
     def _attempt(self, host: HostFacts, current: HostResult, excluded: frozenset[tuple[str, str | None]],
-                 pinned: Mapping[Setting, str]) -> Target:
+                 pinned: Mapping[Setting, str], derived: dict[str, Value] | None) -> Target:
         """A target with ``pinned`` settings kept as they are; Pin when it breaks an invariant."""
-        baseline = world = World.rebooted(host, self)
+        baseline = world = World.rebooted(host, self, derived)
         changes: dict[Setting, Change] = {}
         asked_now = asked_settings(current, excluded)
         for stage, rules, facts in zip(self.stages, self.stage_rules, self.stage_facts, strict=True):

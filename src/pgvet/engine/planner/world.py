@@ -55,10 +55,12 @@ class World:
         return current == wanted
 
     @classmethod
-    def rebooted(cls, host: HostFacts, planner: Planner) -> World:
+    def rebooted(cls, host: HostFacts, planner: Planner, derived: dict[str, Value] | None = None) -> World:
         """The host once rebooted with its own settings: a fix is applied with `sysctl --system` and a reboot,
-        which reserves the huge page pool whole (a pool the running kernel could not find all of included)."""
-        return cls(host).with_values({}, planner, also=("sysctl.vm.nr_hugepages",))
+        which reserves the huge page pool whole (a pool the running kernel could not find all of included).
+        ``derived``: host-wide derived values computed on the host as it is (left as they are)."""
+        return cls(host, derived={} if derived is None else derived).with_values(
+            {}, planner, also=("sysctl.vm.nr_hugepages",))
 
     def with_values(self, values: Mapping[Setting, str], planner: Planner, also: Iterable[str] = ()) -> World:
         """The world with these settings, and what the kernel and PostgreSQL then show (``also``: facts to take as
