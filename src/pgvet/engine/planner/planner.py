@@ -35,7 +35,10 @@ class Planner:
         self.rules = list(rules)
         self.predictions = [formula for formula in pack.derived if formula.predicts is not None]
         self.predicted_inputs = {formula.predicts: formula.inputs for formula in self.predictions}
-        self.derived_inputs = {formula.name: frozenset(formula.inputs) for formula in pack.derived}
+        self.derived_readers: dict[str, list[str]] = {}  # by fact: the derived formulas that read it
+        for formula in pack.derived:
+            for name in formula.inputs:
+                self.derived_readers.setdefault(name, []).append(formula.name)
         self.reads: dict[str, set[Setting]] = {}  # by rule id, every rule of the run
         proposes: dict[str, list[Setting]] = {}
         order: dict[Setting, int] = {}
@@ -53,6 +56,10 @@ class Planner:
         # every fact a rule, or a stage's rules, read (derived formulas expanded): while none has changed, they
         # give on the world what they give on the host as it is
         self.rule_facts = {rule.id: frozenset(rule.evidence_names) for rule, _ in self.rules}
+        self.rule_readers: dict[str, list[int]] = {}  # by fact: the rules that read it, by their place in the run
+        for index, (rule, _) in enumerate(self.rules):
+            for name in self.rule_facts[rule.id]:
+                self.rule_readers.setdefault(name, []).append(index)
         self.stage_facts = [frozenset().union(*(self.rule_facts[rule.id] for rule, _ in rules))
                             for rules in self.stage_rules]
         self.rank = {setting: index for index, stage in enumerate(self.stages) for setting in stage}
@@ -189,8 +196,8 @@ class Planner:
     def _findings_on(self, world: World, current: HostResult) -> list[Finding]:
         """The findings on a world: the rules that read what it changed evaluated there, the others' as they are on
         the host."""
-        affected = [(rule, params) for rule, params in self.rules
-                    if not self.rule_facts[rule.id].isdisjoint(world.changed)]
+        read = {index for name in world.changed for index in self.rule_readers.get(name, ())}
+        affected = [self.rules[index] for index in sorted(read)]
         ids = {rule.id for rule, _ in affected}
         findings = self._evaluate(world, affected).findings if affected else []
         return [*findings, *(finding for finding in current.findings if finding.rule_id not in ids)]

@@ -102,8 +102,10 @@ class World:
             env = Env(host.facts, None, {}, planner.pack.derived_by_name, {})
             fresh = {formula.predicts for formula in due if _predict(formula, env, facts, touched)}  # type: ignore[misc]
         # a derived value reads nothing but facts (its inputs) and other derived values
-        inputs = planner.derived_inputs
-        kept = {name: value for name, value in self.derived.items() if inputs[name].isdisjoint(touched)}
+        kept = dict(self.derived)
+        for name in touched:
+            for formula in planner.derived_readers.get(name, ()):
+                kept.pop(formula, None)
         return World(host, self.changed | touched, kept)
 
 
