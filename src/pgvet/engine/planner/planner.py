@@ -79,6 +79,15 @@ class Planner:
             pending.extend(self.predicted_inputs.get(name, ()))
         return found
 
+    def derived_kept(self, derived: Mapping[str, Value], changed: Iterable[str]) -> dict[str, Value]:
+        """Of derived values, those that read none of the ``changed`` facts (a derived value reads nothing but
+        facts and other derived values): what they are once the facts change."""
+        kept = dict(derived)
+        for name in changed:
+            for formula in self.derived_readers.get(name, ()):
+                kept.pop(formula, None)
+        return kept
+
     def applied(self, host: HostFacts, values: Mapping[Setting, str]) -> HostFacts:
         """The host once these settings are applied as a fix is (`sysctl --system`, a reboot, PostgreSQL
         restarted): what the kernel and PostgreSQL then show, as the planner sees it."""

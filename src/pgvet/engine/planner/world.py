@@ -95,17 +95,16 @@ class World:
         # a prediction is computed again when a fact it reads has just changed; predictions read each other (and
         # themselves: the pool of other sizes is read from Hugetlb), so until none moves
         fresh = (touched - self.changed) | set(also)
+        kept = planner.derived_kept(self.derived, touched)
         for _ in range(len(planner.predictions) + 2):
             due = [formula for formula in planner.predictions if not fresh.isdisjoint(formula.inputs)]
             if not due:
                 break
-            env = Env(host.facts, None, {}, planner.pack.derived_by_name, {})
+            # a round starts from the values none of its predictions can move (as computed afresh)
+            moving = {predicted for formula in due if (predicted := formula.predicts) is not None}
+            env = Env(host.facts, None, {}, planner.pack.derived_by_name, planner.derived_kept(kept, moving))
             fresh = {formula.predicts for formula in due if _predict(formula, env, facts, touched)}  # type: ignore[misc]
-        # a derived value reads nothing but facts (its inputs) and other derived values
-        kept = dict(self.derived)
-        for name in touched:
-            for formula in planner.derived_readers.get(name, ()):
-                kept.pop(formula, None)
+            kept = planner.derived_kept(kept, fresh)
         return World(host, self.changed | touched, kept)
 
 
