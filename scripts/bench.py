@@ -151,10 +151,11 @@ with collecting_garbage_for_batches():  # as a lint does, a batch of hosts at a 
         began = time.perf_counter()
         hosts = [load_host(directory, None, wanted=plan.wanted) for directory in directories[start:start + BATCH_HOSTS]]
         loaded = time.perf_counter()
-        results = evaluate_hosts(plan.pack, hosts, plan=plan.rules)  # rule by rule over the batch, as a lint does
+        caches = [{} for _ in hosts]  # each host's derived values, which the planner starts from, as a lint does
+        results = evaluate_hosts(plan.pack, hosts, plan=plan.rules, host_caches=caches)  # rule by rule over the batch
         evaluated = time.perf_counter()
-        for host, result in zip(hosts, results):
-            result.target = plan.planner.plan(host, result)
+        for host, result, cache in zip(hosts, results, caches):
+            result.target = plan.planner.plan(host, result, cache)
             plan.planner.fix_findings(result, result.target)
         planned = time.perf_counter()
         for result in results:

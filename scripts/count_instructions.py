@@ -59,10 +59,11 @@ elif stage == "evaluate the rules":
             evaluate_host(plan.pack, host, plan=plan.rules, host_cache={})
 elif stage == "plan the targets (fixes)":
     hosts = [load_host(directory, None, wanted=plan.wanted) for directory in directories]
-    results = [evaluate_host(plan.pack, host, plan=plan.rules, host_cache={}) for host in hosts]
+    caches = [{} for _ in hosts]  # each host's derived values, which the planner starts from, as a lint does
+    results = [evaluate_host(plan.pack, host, plan=plan.rules, host_cache=cache) for host, cache in zip(hosts, caches)]
     if mode == "run":
-        for host, result in zip(hosts, results):
-            plan.planner.fix_findings(result, plan.planner.plan(host, result))
+        for host, result, cache in zip(hosts, results, caches):
+            plan.planner.fix_findings(result, plan.planner.plan(host, result, cache))
 else:
     results = [evaluate_host(plan.pack, load_host(directory, None, wanted=plan.wanted), plan=plan.rules,
                              host_cache={}) for directory in directories]

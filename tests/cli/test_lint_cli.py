@@ -433,10 +433,11 @@ def test_a_bug_met_on_one_host_is_reported_and_the_others_linted(tmp_path: Path,
             raise ValueError("a bug")
         return real_load(directory, *args, **kwargs)  # type: ignore[arg-type]
 
-    def buggy_record(rule: object, env: object, fired: object, host_name: str, result: HostResult) -> None:
+    def buggy_record(rule: object, env: object, fired: object, host_name: str, result: HostResult,
+                     verdicts_only: bool) -> None:
         if result.host.root.endswith("h006"):  # a bug once read: while the batch's hosts are evaluated together
             raise KeyError("another bug")
-        real_record(rule, env, fired, host_name, result)  # type: ignore[arg-type]
+        real_record(rule, env, fired, host_name, result, verdicts_only)  # type: ignore[arg-type]
 
     monkeypatch.setattr(linting, "load_hosts", buggy_load)
     monkeypatch.setattr(evaluate, "_record", buggy_record)
@@ -604,21 +605,36 @@ def test_ctrl_c_wrapped_by_a_class_being_made_is_still_exit_130(cause: str, expe
     assert done.stderr == said if code == 130 else said in done.stderr
 
 
+def test_a_lint_in_one_process_imports_no_process_pool(tmp_path: Path) -> None:
+    """The pool (run/pool.py, which imports multiprocessing) is imported only by a run that starts one: a lint of
+    one host does not pay for it at start-up."""
+    probe = ("import sys\n"
+             "from pgvet.__main__ import main\n"
+             "try:\n    main()\n"
+             "except SystemExit:\n    pass\n"
+             "print(sorted(m for m in ('pgvet.run.pool', 'multiprocessing', 'concurrent.futures.process')"
+             " if m in sys.modules), file=sys.stderr)\n")
+    env = {**os.environ, "PGVET_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", probe, "lint", str(FIXTURES / "big-server"), "--format", "json"],
+                          capture_output=True, text=True, check=False, env=env, cwd=PROJECT, timeout=120)
+    assert done.returncode == 0 and done.stderr.splitlines()[-1] == "[]", done.stderr
+
+
 def test_jobs_beyond_the_usable_cpus_are_lowered_with_a_notice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # --jobs 500 started 500 processes on a 2-CPU machine (each loading the rules), or none under 1000 hosts
     from pgvet.run import lint as lint_module
-    from pgvet.run import workers
+    from pgvet.run import pool, workers
 
     assert 1 <= workers.usable_cpus() <= (os.cpu_count() or 1)
     hosts = _fleet(tmp_path, 6)
     pools: list[int] = []
-    real = workers._pool
+    real = pool._pool
 
     def counted(jobs: int, options: LintOptions) -> object:
         pools.append(jobs)
         return real(jobs, options)
 
-    monkeypatch.setattr(workers, "_pool", counted)
+    monkeypatch.setattr(pool, "_pool", counted)
     monkeypatch.setattr(lint_module, "usable_cpus", lambda: 2)
     result = runner.invoke(app, ["lint", *hosts, "--format", "concise", "--jobs", "500"])
     assert result.exit_code == 1
@@ -781,7 +797,7 @@ def test_issue_30_a_file_its_host_does_not_read_is_an_error(tmp_path: Path, monk
 def test_issue_30_jobs_start_processes_only_where_they_pay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # `-j 2` was slower than `-j 1` on 500 hosts of a 2-CPU machine: below run.workers.JOBS_MIN_HOSTS hosts a process
     # the run stays in its own (the crossover measured by scripts/bench.py --jobs, docs/performance.md)
-    from pgvet.run import workers
+    from pgvet.run import pool, workers
 
     monkeypatch.delenv("PGVET_JOBS_MIN_HOSTS")
     monkeypatch.setattr(workers, "usable_cpus", lambda: 4)
@@ -797,7 +813,7 @@ def test_issue_30_jobs_start_processes_only_where_they_pay(tmp_path: Path, monke
     assert workers.worker_count(10, 2) == 2 and workers.worker_count(9, 2) == 1
     hosts = _fleet(tmp_path, 6)
     pools: list[int] = []
-    monkeypatch.setattr(workers, "_pool", lambda jobs, options: pools.append(jobs))
+    monkeypatch.setattr(pool, "_pool", lambda jobs, options: pools.append(jobs))
     assert lint(*hosts, "--format", "concise", "--jobs", "2")[0] == 1 and pools == []  # 3 hosts a process: one
     monkeypatch.setenv("PGVET_JOBS_MIN_HOSTS", "0")
     code, output = lint(*hosts, "--jobs", "2")

@@ -383,10 +383,10 @@ def test_hosts_evaluated_together_get_what_each_gets_alone(monkeypatch: pytest.M
 
     real_record = evaluate._record
 
-    def buggy(rule: Rule, env: Env, fired: object, host_name: str, result: HostResult) -> None:
+    def buggy(rule: Rule, env: Env, fired: object, host_name: str, result: HostResult, verdicts_only: bool) -> None:
         if result.host.root.endswith("small-vm"):
             raise KeyError("a bug")
-        real_record(rule, env, fired, host_name, result)  # type: ignore[arg-type]
+        real_record(rule, env, fired, host_name, result, verdicts_only)  # type: ignore[arg-type]
 
     monkeypatch.setattr(evaluate, "_record", buggy)
     outcomes = evaluate.evaluate_hosts(pack, [load_host(fixtures / name) for name in names], record_passes=True)
@@ -429,3 +429,38 @@ def test_a_findings_holes_are_formatted_as_render_and_errors_name_the_hole() -> 
         make_finding(after_null, env_with_ram(10**400), "h", None)
     assert make_finding(after_null, env_with_ram(3 * GB), "h", None).fix == Fix(
         {}, {}, "No value can be computed here for vm.c.")
+
+
+def test_verdicts_only_makes_the_same_findings_less_what_only_a_report_shows(tmp_path: Path) -> None:
+    """The planner's worlds are evaluated with verdicts_only: the same rules fire, with the same subjects,
+    messages, values and fixes, and the same ones are not evaluated — a message, value or fix that cannot be
+    computed leaves the rule not evaluated in both modes — without the evidence, location and fingerprint."""
+    from pgvet.engine.evaluate import evaluate_hosts
+    from pgvet.snapshot.load import load_host
+
+    huge = " * ".join(["host.ram"] * 40)
+    (tmp_path / "pack.yaml").write_text(textwrap.dedent(f"""\
+        rules:
+          - {{id: ACME10, name: huge-message, title: t, severity: info, when: "host.ram > 0",
+              message: "{{{huge}|size}}"}}
+          - {{id: ACME11, name: huge-fix-text, title: t, severity: info, when: "host.ram > 0", message: m,
+              fix: {{text: "{{{huge}|size}}"}}}}
+          - {{id: ACME12, name: infinite-value, title: t, severity: info, when: "host.ram > 0", message: m,
+              values: {{x: "host.ram * 1e308 * 10"}}}}
+          - {{id: ACME13, name: fine, title: t, severity: info, when: "host.ram > 0",
+              message: "{{host.ram|size}}", fix: {{sysctl: {{vm.x: "{{host.ram}}"}}}}}}
+        """))
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures"
+    hosts = [make_host(), *(load_host(fixtures / name) for name in ("big-server", "small-vm", "well-tuned"))]
+    for pack in (load_pack([tmp_path], builtin=False), load_pack([])):
+        for host in hosts:
+            [full] = evaluate_hosts(pack, [host])
+            [verdicts] = evaluate_hosts(pack, [host], verdicts_only=True)
+            assert isinstance(full, HostResult) and isinstance(verdicts, HostResult)
+            assert verdicts.not_evaluated == full.not_evaluated
+            assert [dataclasses.replace(finding, fingerprint="", path=None, line=None, evidence=[], help="",
+                                        references=[]) for finding in full.findings] == verdicts.findings
+    [verdicts] = evaluate_hosts(load_pack([tmp_path], builtin=False), [make_host()], verdicts_only=True)
+    assert isinstance(verdicts, HostResult)
+    assert {record.rule_id for record in verdicts.not_evaluated} == {"ACME10", "ACME11", "ACME12"}
+    assert [finding.rule_id for finding in verdicts.findings] == ["ACME13"]

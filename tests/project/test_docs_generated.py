@@ -107,3 +107,15 @@ def test_the_inputs_table_of_the_facts_reference_is_the_registry() -> None:
     table = page.split("<!-- inputs: generated from src/pgvet/inputs/registry.py (inputs_markdown) -->\n", 1)[1]
     assert table.split("<!-- end of inputs -->", 1)[0] == inputs_markdown(), (
         "docs/facts.md's inputs table is stale: paste pgvet.inputs.registry.inputs_markdown() between its markers")
+
+
+def test_the_kinds_table_of_the_integrations_page_is_the_documents_package_and_each_kind_has_its_page() -> None:
+    from pgvet.inputs.documents import document_kinds, kinds_markdown
+
+    page = (PROJECT / "docs" / "integrations.md").read_text(encoding="utf-8")
+    table = page.split("<!-- kinds: generated from src/pgvet/inputs/documents/ (kinds_markdown) -->\n", 1)[1]
+    assert table.split("<!-- end of kinds -->", 1)[0] == kinds_markdown(), (
+        "docs/integrations.md's kinds table is stale: paste pgvet.inputs.documents.kinds_markdown() between the "
+        "markers")
+    for kind in document_kinds():
+        assert (PROJECT / "docs" / "integrations" / f"{kind.name}.md").is_file(), kind.name

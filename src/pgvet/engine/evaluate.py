@@ -154,11 +154,12 @@ class _HostState:
 def evaluate_hosts(pack: RulePack, hosts: Sequence[HostFacts], *, params: ParamOverrides | None = None,
                    selected: Callable[[RuleMeta], bool] | None = None, record_passes: bool = False,
                    plan: Plan | None = None, host_caches: Sequence[dict[str, Value]] | None = None,
-                   ) -> list[HostResult | Exception]:
+                   verdicts_only: bool = False) -> list[HostResult | Exception]:
     """The pack's rules on each host, rule by rule: a rule runs on every host before the next one, its code and
     data still in the CPU's caches, where host by host each rule would start cold. Each host's
     result is what evaluate_host gives it; a host met by an unexpected error (a bug) gets that error instead,
-    and the others go on. ``host_caches``: one per host, receiving its derived values."""
+    and the others go on. ``host_caches``: one per host, receiving its derived values. ``verdicts_only``: findings
+    without what only a report shows (see make_finding), for the planner's worlds."""
     derived = pack.derived_by_name
     caches = host_caches if host_caches is not None else [{} for _ in hosts]
     states = [_HostState(host, derived, cache, record_passes) for host, cache in zip(hosts, caches, strict=True)]
@@ -187,17 +188,18 @@ def evaluate_hosts(pack: RulePack, hosts: Sequence[HostFacts], *, params: ParamO
                             continue
                         fired = when(env)
                     except (EvalError, TypeError, ValueError, ArithmeticError):
-                        evaluate_rule(rule, env, host.name, result)  # again, to record the error with its expression
+                        # again, to record the error with its expression
+                        evaluate_rule(rule, env, host.name, result, verdicts_only)
                         continue
                     if fired is not False or record_passes:
-                        _record(rule, env, fired, host.name, result)
+                        _record(rule, env, fired, host.name, result, verdicts_only)
             except Exception as error:  # a bug met on one host: that host's, not the batch's
                 state.failure = error
     outcomes: list[HostResult | Exception] = []
     for state in states:
         if state.failure is None and state.host.unread:
             _not_read(plan, state.host, state.result)
-        if state.failure is None and len(state.result.findings) > 1:
+        if state.failure is None and len(state.result.findings) > 1 and not verdicts_only:
             _distinct_fingerprints(state.result.findings)
         outcomes.append(state.result if state.failure is None else state.failure)
     return outcomes
@@ -224,7 +226,7 @@ def _not_read(plan: Plan, host: HostFacts, result: HostResult) -> None:
                 result.not_evaluated[index] = replace(skipped, reason=why)
 
 
-def evaluate_rule(rule: Rule, env: Env, host_name: str, result: HostResult) -> None:
+def evaluate_rule(rule: Rule, env: Env, host_name: str, result: HostResult, verdicts_only: bool = False) -> None:
     """Append the rule's finding, pass (when recorded) or not-evaluated record to ``result``; nothing when
     the rule does not apply. The subject is rendered only for a record: most items meet no rule."""
     try:
@@ -234,14 +236,14 @@ def evaluate_rule(rule: Rule, env: Env, host_name: str, result: HostResult) -> N
     except EvalError as error:
         _not_evaluated(rule, env, result, str(error))
         return
-    _record(rule, env, fired, host_name, result)
+    _record(rule, env, fired, host_name, result, verdicts_only)
 
 
-def _record(rule: Rule, env: Env, fired: Value, host_name: str, result: HostResult) -> None:
+def _record(rule: Rule, env: Env, fired: Value, host_name: str, result: HostResult, verdicts_only: bool) -> None:
     """What a rule that applies gave: a finding, a not-evaluated record (NULL), or a pass when recorded."""
     try:
         if fired is True:
-            result.findings.append(make_finding(rule, env, host_name, _subject(rule, env)))
+            result.findings.append(make_finding(rule, env, host_name, _subject(rule, env), verdicts_only))
         elif fired is None:
             missing = missing_facts(env, rule.when_expr.facts)
             reason = None if missing else f"{rule.when.strip()} is NULL"
@@ -288,7 +290,18 @@ def _settings(templates: Sequence[tuple[str, Template]], env: Env, uncomputed: l
     return values
 
 
-def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> Finding:
+def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None, verdict_only: bool = False) -> Finding:
+    """The rule's finding on ``env``; EvalError when its fix, message or values cannot be computed (the rule is
+    then not evaluated). ``verdict_only``: without its location, evidence and fingerprint, which only a report
+    shows and which cannot fail (lookup and evidence take an error as NULL), so that the same rules fire."""
+    fix, message, values = _finding_parts(rule, env)
+    for name, value in values.items():
+        refused = out_of_range(value)
+        if refused is not None:  # PostgreSQL's "value out of range": never a NaN or an infinity in a report
+            raise EvalError(f"{rule.id}.values.{name} is out of range: {refused}")
+    if verdict_only:
+        return Finding(rule.id, rule.name, rule.severity, rule.title, message, host_name, "", rule.tags, subject,
+                       values=values, fix=fix)
     path: str | None = None
     line: int | None = None
     for name in rule.location_names:
@@ -296,16 +309,10 @@ def make_finding(rule: Rule, env: Env, host_name: str, subject: str | None) -> F
         if source is not None and not source.path.startswith("<"):
             path, line = source.path, source.line
             break
-    fix, message, values = _finding_parts(rule, env)
-    entries = evidence(env, rule.evidence_names)
-    for name, value in values.items():
-        refused = out_of_range(value)
-        if refused is not None:  # PostgreSQL's "value out of range": never a NaN or an infinity in a report
-            raise EvalError(f"{rule.id}.values.{name} is out of range: {refused}")
     # positional, in Finding's field order: a finding is made for every rule that fires on every host
     return Finding(rule.id, rule.name, rule.severity, rule.title, message, host_name,
                    fingerprint(rule.id, host_name, path, subject), rule.tags, subject, path, line,
-                   values, entries, fix, rule.help, list(rule.references))
+                   values, evidence(env, rule.evidence_names), fix, rule.help, list(rule.references))
 
 
 def _finding_parts(rule: Rule, env: Env) -> tuple[Fix, str, dict[str, Value]]:

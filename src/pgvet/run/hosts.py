@@ -122,13 +122,13 @@ class Linter:
                 results.append(failed(directory, outcome))
                 continue
             try:
-                self._plan_target(host, outcome)
+                self._plan_target(host, outcome, derived)
                 results.append(self._for_reports(host, outcome, derived))
             except Exception as error:
                 results.append(failed(directory, error))
         return results
 
-    def _plan_target(self, host: HostFacts, result: HostResult) -> None:
+    def _plan_target(self, host: HostFacts, result: HostResult, derived: dict[str, Value]) -> None:
         """The host's target (engine/planner.py), and each finding's fix taken from it. A suppressed finding's
         rule proposes nothing: the suppressions are applied here as LintRun judges them later (with their
         notices, in the process that reports), then undone, so that judging starts from the findings as made."""
@@ -137,7 +137,7 @@ class Linter:
             self.ignoring.apply(result, self.ignoring.entries(result, []), [])
         except InputError:
             pass  # an invalid ignore file makes the host an error when it is judged
-        result.target = self.planner.plan(host, result)
+        result.target = self.planner.plan(host, result, derived)
         self.planner.fix_findings(result, result.target)
         for finding in result.findings:
             finding.suppressed = None

@@ -31,7 +31,6 @@ from pgvet.run.workers import (
     batches,
     collecting_garbage_for_batches,
     handed_on,
-    in_processes,
     usable_cpus,
     worker_count,
 )
@@ -124,6 +123,9 @@ class LintRun:
             for batch in batches(directories):
                 yield from handed_on(self.linter.lint_batch(batch))
             return
+        # here only: importing the pool's module (multiprocessing) is a start-up cost a run in one process avoids
+        from pgvet.run.pool import in_processes
+
         size = max(1, min(64, len(directories) // (jobs * 8)))
         chunks = (directories[start:start + size] for start in range(0, len(directories), size))
         yield from in_processes(chunks, jobs, self.linter.options)

@@ -11,7 +11,7 @@ from pathlib import Path
 from pgvet.findings import HostError, HostResult
 from pgvet.inputs.registry import host_markers
 from pgvet.run.suppress import IGNORE_FILE
-from pgvet.snapshot.discovery import discover, has_document_name, hosts_under, is_document
+from pgvet.snapshot.discovery import discover, hosts_under, is_document, is_yaml_name
 
 # Files that make a directory a host (inputs/registry.py); a file passed alone (pre-commit passes
 # changed files one by one) is linted as part of the nearest directory above it that holds one.
@@ -70,7 +70,7 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
         parent = os.path.realpath(directory)
         if parent in directories_given:  # linted as given: the file is checked against its inputs
             continue
-        if has_document_name(file.name) and not is_document(file):
+        if is_yaml_name(file.name) and not is_document(file):
             hosts.pop(parent, None)
             given.files.pop(parent, None)
             given.notices.append(f"{file}: not linted, no host's file and no configuration document pgvet reads "
@@ -114,8 +114,10 @@ def inputs_not_read(host: HostResult, files: Sequence[Path]) -> list[HostError]:
 
     root = host.host.root
     found = discover(Path(root))
-    # YAML files that are no configuration document are no input, and nothing pgvet need say more of
-    discovered = [*found.files(), *(path for path in found.documents if not is_document(Path(path)))]
+    # YAML files that are no configuration document are no input, and nothing pgvet need say more of (pre-commit
+    # passes every YAML file changed); a .conf file not read is (a PostgreSQL file not included)
+    discovered = [*found.files(), *(path for path in found.documents
+                                    if is_yaml_name(os.fspath(path)) and not is_document(Path(path)))]
     named = [IGNORE_FILE, *host.host.unmarked_files, *host.host.marked_files]  # relative to it: the configuration
     inputs = {os.path.realpath(path) for path in discovered} | {os.path.realpath(os.path.join(root, name))
                                                                    for name in named}

@@ -149,16 +149,20 @@ def discover(directory: Path, host: HostFacts | None = None) -> SnapshotInputs:
 _NOT_DOCUMENTS = frozenset(name.lower() for kind in INPUT_KINDS for name in kind.file_names)
 
 
-def has_document_name(name: str) -> bool:
-    """Whether a file has a name a kind of configuration document may have (``.yaml``, ``tuned.conf``…)."""
-    lowered = name.lower()
-    return any(lowered.endswith(kind.suffixes) for kind in document_kinds())
+YAML_SUFFIXES = (".yaml", ".yml", ".yaml.j2", ".yml.j2")
+
+
+def is_yaml_name(name: str) -> bool:
+    """Whether a file's name says it is YAML (or a Jinja template of YAML)."""
+    return name.lower().endswith(YAML_SUFFIXES)
 
 
 def may_be_document(name: str) -> bool:
     """Whether a file of a host directory may be a configuration document: a name one of their kinds has,
     not hidden (``.pgvet-ignore.yaml``, a CI's file) and no other input's."""
-    return not name.startswith(".") and name.lower() not in _NOT_DOCUMENTS and has_document_name(name)
+    lowered = name.lower()
+    return (not name.startswith(".") and lowered not in _NOT_DOCUMENTS
+            and any(lowered.endswith(kind.suffixes) for kind in document_kinds()))
 
 
 # How far a repository is searched for hosts (``pgvet lint repo/``): far enough for a configuration

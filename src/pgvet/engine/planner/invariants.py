@@ -25,15 +25,17 @@ HOT_STANDBY_MINIMUMS = frozenset({"max_connections", "max_prepared_transactions"
                                   "max_wal_senders", "max_worker_processes"})
 
 
-def check(planner: Planner, host: HostFacts, world: HostFacts, current: list[Finding], final: list[Finding],
+def check(planner: Planner, baseline: World, target_world: World, current: list[Finding], final: list[Finding],
           excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str], target: Target) -> None:
-    """Raise Pin for the first invariant the target breaks: the setting to keep as it is, and why. ``host`` and
-    ``current``: the host rebooted with its own settings and its findings, what the target is held against (a
+    """Raise Pin for the first invariant the target breaks: the setting to keep as it is, and why. ``baseline``
+    and ``current``: the host rebooted with its own settings and its findings, what the target is held against (a
     reboot alone would bring what differs from the host as measured)."""
     changed = {change.setting for change in target.changes}
     if not changed:
         return
-    before, after = Values(planner.pack, host), Values(planner.pack, world)
+    host, world = baseline.host, target_world.host
+    before = Values(planner.pack, host, baseline.derived)
+    after = Values(planner.pack, world, target_world.derived)
     for change in target.changes:
         setting = change.setting
         if setting.kind == "postgresql" and setting.name in HOT_STANDBY_MINIMUMS:
@@ -170,9 +172,9 @@ def _size(value: object) -> str:
 class Values:
     """Facts and derived values of one host, each computed once."""
 
-    def __init__(self, pack: RulePack, host: HostFacts) -> None:
+    def __init__(self, pack: RulePack, host: HostFacts, derived: dict[str, Value] | None = None) -> None:
         self.host = host
-        self.env = Env(host.facts, None, {}, pack.derived_by_name, {})
+        self.env = Env(host.facts, None, {}, pack.derived_by_name, {} if derived is None else derived)
         self.known = pack.derived_by_name
 
     def fact(self, name: str) -> FactValue | None:

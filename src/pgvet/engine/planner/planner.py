@@ -35,6 +35,10 @@ class Planner:
         self.rules = list(rules)
         self.predictions = [formula for formula in pack.derived if formula.predicts is not None]
         self.predicted_inputs = {formula.predicts: formula.inputs for formula in self.predictions}
+        self.derived_readers: dict[str, list[str]] = {}  # by fact: the derived formulas that read it
+        for formula in pack.derived:
+            for name in formula.inputs:
+                self.derived_readers.setdefault(name, []).append(formula.name)
         self.reads: dict[str, set[Setting]] = {}  # by rule id, every rule of the run
         proposes: dict[str, list[Setting]] = {}
         order: dict[Setting, int] = {}
@@ -52,6 +56,10 @@ class Planner:
         # every fact a rule, or a stage's rules, read (derived formulas expanded): while none has changed, they
         # give on the world what they give on the host as it is
         self.rule_facts = {rule.id: frozenset(rule.evidence_names) for rule, _ in self.rules}
+        self.rule_readers: dict[str, list[int]] = {}  # by fact: the rules that read it, by their place in the run
+        for index, (rule, _) in enumerate(self.rules):
+            for name in self.rule_facts[rule.id]:
+                self.rule_readers.setdefault(name, []).append(index)
         self.stage_facts = [frozenset().union(*(self.rule_facts[rule.id] for rule, _ in rules))
                             for rules in self.stage_rules]
         self.rank = {setting: index for index, stage in enumerate(self.stages) for setting in stage}
@@ -71,6 +79,15 @@ class Planner:
             pending.extend(self.predicted_inputs.get(name, ()))
         return found
 
+    def derived_kept(self, derived: Mapping[str, Value], changed: Iterable[str]) -> dict[str, Value]:
+        """Of derived values, those that read none of the ``changed`` facts (a derived value reads nothing but
+        facts and other derived values): what they are once the facts change."""
+        kept = dict(derived)
+        for name in changed:
+            for formula in self.derived_readers.get(name, ()):
+                kept.pop(formula, None)
+        return kept
+
     def applied(self, host: HostFacts, values: Mapping[Setting, str]) -> HostFacts:
         """The host once these settings are applied as a fix is (`sysctl --system`, a reboot, PostgreSQL
         restarted): what the kernel and PostgreSQL then show, as the planner sees it."""
@@ -78,9 +95,10 @@ class Planner:
 
     # -- a host ----------------------------------------------------------------------------------------------
 
-    def plan(self, host: HostFacts, current: HostResult) -> Target:
+    def plan(self, host: HostFacts, current: HostResult, derived: dict[str, Value] | None = None) -> Target:
         """The host's target. ``current``: every rule of the run evaluated on ``host``, suppressions applied
-        (a suppressed finding's rule proposes nothing on this host)."""
+        (a suppressed finding's rule proposes nothing on this host); ``derived``: the host-wide derived values
+        computed then (evaluate_hosts' host cache), which the worlds keep where the target leaves their inputs."""
         excluded = frozenset((finding.rule_id, finding.subject) for finding in current.findings
                              if finding.suppressed is not None)
         if not any((finding.fix.sysctl or finding.fix.postgresql) and finding.suppressed is None
@@ -89,7 +107,7 @@ class Planner:
         pinned: dict[Setting, str] = {}
         for _ in range(MAX_ATTEMPTS):
             try:
-                return self._attempt(host, current, excluded, pinned)
+                return self._attempt(host, current, excluded, pinned, derived)
             except Pin as pin:
                 if pin.setting in pinned:  # pinned already: no target can be found
                     break
@@ -105,16 +123,16 @@ class Planner:
         return target
 
     def _attempt(self, host: HostFacts, current: HostResult, excluded: frozenset[tuple[str, str | None]],
-                 pinned: Mapping[Setting, str]) -> Target:
+                 pinned: Mapping[Setting, str], derived: dict[str, Value] | None) -> Target:
         """A target with ``pinned`` settings kept as they are; Pin when it breaks an invariant."""
-        baseline = world = World.rebooted(host, self)
+        baseline = world = World.rebooted(host, self, derived)
         changes: dict[Setting, Change] = {}
         asked_now = asked_settings(current, excluded)
         for stage, rules, facts in zip(self.stages, self.stage_rules, self.stage_facts, strict=True):
             history: list[dict[Setting, str]] = []
             for _ in range(MAX_ROUNDS):
                 asked = (asked_now if facts.isdisjoint(world.changed)
-                         else asked_settings(self._evaluate(world.host, rules), excluded))
+                         else asked_settings(self._evaluate(world, rules), excluded))
                 proposals = proposals_for(asked, stage, pinned)
                 new = {setting: proposal for setting, proposal in proposals.items()
                        if not world.holds(setting, proposal.value)}
@@ -135,11 +153,11 @@ class Planner:
         final = self._findings_on(world, current)
         target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)
         before = final if world is baseline else self._findings_on(baseline, current)
-        check(self, baseline.host, world.host, before, final, excluded, pinned, target)
+        check(self, baseline, world, before, final, excluded, pinned, target)
         target.by_hand = [*(HandStep(f"{setting} stays as it is: {reason}", [], setting)
                             for setting, reason in pinned.items()),
                           *text_steps(current, excluded, target.firing)]
-        target.world = world.host
+        target.world = world
         return target
 
     def fix_findings(self, result: HostResult, target: Target) -> None:
@@ -149,7 +167,6 @@ class Planner:
         are not those it computes on the host as it is). Lets go of the target's world."""
         world, target.world = target.world, None
         rules = {rule.id: (rule, params) for rule, params in self.rules}
-        cache: dict[str, Value] = {}
         for finding in result.findings:
             entry = rules.get(finding.rule_id)
             if finding.suppressed is not None or entry is None:
@@ -157,7 +174,8 @@ class Planner:
             rule, params = entry
             fix, uncomputed = finding.fix, list[str]()
             if world is not None and rule.scope == "host":
-                fix, uncomputed = render_fix(rule, Env(world.facts, None, params, self.pack.derived_by_name, cache))
+                fix, uncomputed = render_fix(rule, Env(world.host.facts, None, params, self.pack.derived_by_name,
+                                                       world.derived))
             notes: list[str] = []
             for setting in proposed_settings(rule):
                 values = fix.sysctl if setting.kind == "sysctl" else fix.postgresql
@@ -187,14 +205,15 @@ class Planner:
     def _findings_on(self, world: World, current: HostResult) -> list[Finding]:
         """The findings on a world: the rules that read what it changed evaluated there, the others' as they are on
         the host."""
-        affected = [(rule, params) for rule, params in self.rules
-                    if not self.rule_facts[rule.id].isdisjoint(world.changed)]
+        read = {index for name in world.changed for index in self.rule_readers.get(name, ())}
+        affected = [self.rules[index] for index in sorted(read)]
         ids = {rule.id for rule, _ in affected}
-        findings = self._evaluate(world.host, affected).findings if affected else []
+        findings = self._evaluate(world, affected).findings if affected else []
         return [*findings, *(finding for finding in current.findings if finding.rule_id not in ids)]
 
-    def _evaluate(self, host: HostFacts, rules: Plan) -> HostResult:
-        outcome = evaluate_hosts(self.pack, [host], plan=rules)[0]
+    def _evaluate(self, world: World, rules: Plan) -> HostResult:
+        outcome = evaluate_hosts(self.pack, [world.host], plan=rules, host_caches=[world.derived],
+                                 verdicts_only=True)[0]
         if isinstance(outcome, Exception):
             raise outcome
         return outcome

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from pgvet.findings import Finding
 
 if TYPE_CHECKING:
-    from pgvet.snapshot.facts import HostFacts
+    from pgvet.engine.planner.world import World
 
 Kind = Literal["sysctl", "postgresql"]
 _PREFIXES: tuple[tuple[str, Kind], ...] = (("sysctl.", "sysctl"), ("sysctl_conf.", "sysctl"), ("pg.", "postgresql"),
@@ -73,7 +73,7 @@ class Target:
     by_hand: list[HandStep] = field(default_factory=list)
     firing: frozenset[tuple[str, str | None]] = frozenset()
     # the host as the target makes it, to render the findings' fixes on (Planner.fix_findings lets go of it)
-    world: HostFacts | None = None
+    world: World | None = None
 
     def change(self, setting: Setting) -> Change | None:
         return next((change for change in self.changes if change.setting == setting), None)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pgvet.engine.ir import Value
 from pgvet.engine.pack import DerivedFormula
 from pgvet.engine.planner.target import Pin, Setting
 from pgvet.engine.runtime import Env, EvalError
@@ -26,10 +27,13 @@ PLANNED = Source("<target>")
 
 @dataclass(slots=True)
 class World:
-    """A host as the target makes it: its facts with planned values, and the facts planned so far changed."""
+    """A host as the target makes it: its facts with planned values, the facts planned so far changed, and the
+    host-wide derived values computed on it so far (kept by the next world for the formulas whose inputs it
+    leaves as they are: a stage reads most of them, and most stages change few facts)."""
 
     host: HostFacts
     changed: frozenset[str] = frozenset()
+    derived: dict[str, Value] = field(default_factory=dict)
 
     def value(self, setting: Setting) -> FactValue | None:
         fact = self.host.facts.get(setting.fact)
@@ -51,26 +55,28 @@ class World:
         return current == wanted
 
     @classmethod
-    def rebooted(cls, host: HostFacts, planner: Planner) -> World:
+    def rebooted(cls, host: HostFacts, planner: Planner, derived: dict[str, Value] | None = None) -> World:
         """The host once rebooted with its own settings: a fix is applied with `sysctl --system` and a reboot,
-        which reserves the huge page pool whole (a pool the running kernel could not find all of included)."""
-        return cls(host).with_values({}, planner, also=("sysctl.vm.nr_hugepages",))
+        which reserves the huge page pool whole (a pool the running kernel could not find all of included).
+        ``derived``: host-wide derived values computed on the host as it is (left as they are)."""
+        return cls(host, derived={} if derived is None else derived).with_values(
+            {}, planner, also=("sysctl.vm.nr_hugepages",))
 
     def with_values(self, values: Mapping[Setting, str], planner: Planner, also: Iterable[str] = ()) -> World:
         """The world with these settings, and what the kernel and PostgreSQL then show (``also``: facts to take as
         changed besides)."""
         facts = dict(self.host.facts)
-        changed = set(self.changed)
+        touched: set[str] = set()  # the facts this call writes, or drops
         items = dict(self.host.items)
         declared = {item["declared.key"]: item for item in items.get("declared", [])}
         for setting, text in values.items():
             value = _parsed(self.host, setting, text)
-            _put(facts, changed, setting.fact, value, text)
+            _put(facts, touched, setting.fact, value, text)
             if setting.kind == "postgresql":
                 if setting.declared_fact in facts:  # a live server: its files get the value too
-                    _put(facts, changed, setting.declared_fact, value, text)
+                    _put(facts, touched, setting.declared_fact, value, text)
                 continue
-            _put(facts, changed, setting.declared_fact, value, text)
+            _put(facts, touched, setting.declared_fact, value, text)
             fields: dict[str, FactValue] = {"declared.key": setting.name, "declared.value": str(value),
                                             "declared.written": str(value), "declared.running": str(value),
                                             "declared.ignore_errors": False}
@@ -80,25 +86,29 @@ class World:
                 # writing one of a ratio/bytes pair zeroes the other; the fix comments out the other's lines
                 for name in (f"sysctl.{partner}", f"sysctl_conf.{partner}"):
                     if name in facts:
-                        _put(facts, changed, name, 0, "0")
+                        _put(facts, touched, name, 0, "0")
                 declared.pop(partner, None)
         if "declared" in items:
             items["declared"] = list(declared.values())
-            changed.update(("declared.value", "declared.written", "declared.running", "declared.zeroed_by"))
+            touched.update(("declared.value", "declared.written", "declared.running", "declared.zeroed_by"))
         host = HostFacts(self.host.name, self.host.root, facts, items, self.host.notes, self.host.warnings)
         # a prediction is computed again when a fact it reads has just changed; predictions read each other (and
         # themselves: the pool of other sizes is read from Hugetlb), so until none moves
-        fresh = (changed - self.changed) | set(also)
+        fresh = (touched - self.changed) | set(also)
+        kept = planner.derived_kept(self.derived, touched)
         for _ in range(len(planner.predictions) + 2):
             due = [formula for formula in planner.predictions if not fresh.isdisjoint(formula.inputs)]
             if not due:
                 break
-            env = Env(host.facts, None, {}, planner.pack.derived_by_name, {})
-            fresh = {formula.predicts for formula in due if _predict(formula, env, facts, changed)}  # type: ignore[misc]
-        return World(host, frozenset(changed))
+            # a round starts from the values none of its predictions can move (as computed afresh)
+            moving = {predicted for formula in due if (predicted := formula.predicts) is not None}
+            env = Env(host.facts, None, {}, planner.pack.derived_by_name, planner.derived_kept(kept, moving))
+            fresh = {formula.predicts for formula in due if _predict(formula, env, facts, touched)}  # type: ignore[misc]
+            kept = planner.derived_kept(kept, fresh)
+        return World(host, self.changed | touched, kept)
 
 
-def _predict(formula: DerivedFormula, env: Env, facts: dict[str, Fact], changed: set[str]) -> bool:
+def _predict(formula: DerivedFormula, env: Env, facts: dict[str, Fact], touched: set[str]) -> bool:
     """Put the formula's value in place of the fact it predicts (or drop the fact: NULL); whether it moved."""
     name = formula.predicts
     assert name is not None
@@ -115,13 +125,13 @@ def _predict(formula: DerivedFormula, env: Env, facts: dict[str, Fact], changed:
         del facts[name]
     else:
         facts[name] = Fact(name, value, PLANNED)
-    changed.add(name)
+    touched.add(name)
     return True
 
 
-def _put(facts: dict[str, Fact], changed: set[str], name: str, value: FactValue, text: str) -> None:
+def _put(facts: dict[str, Fact], touched: set[str], name: str, value: FactValue, text: str) -> None:
     facts[name] = Fact(name, value, PLANNED, (), text)
-    changed.add(name)
+    touched.add(name)
 
 
 def _parsed(host: HostFacts, setting: Setting, text: str) -> FactValue:

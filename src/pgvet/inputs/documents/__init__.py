@@ -142,3 +142,13 @@ def recognise(name: str, text: str) -> DocumentKind | None:
         if lowered.endswith(kind.suffixes) and kind.recognises(name, text):
             return kind
     return None
+
+
+def kinds_markdown() -> str:
+    """docs/integrations.md's table of the kinds, each linked to its page (docs/integrations/<kind>.md)."""
+    rows = ["| kind | what pgvet reads in it | file names |", "|---|---|---|"]
+    for kind in document_kinds():
+        names = ", ".join(f"`*{suffix}`" for suffix in kind.suffixes)
+        rows.append(f"| [{kind.name}](integrations/{kind.name}.md) | {kind.doc} | {names} |")
+    return "\n".join(rows) + "\n"
+
