@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pgvet.errors import InputError
-from pgvet.inputs.documents import document_kinds, recognise
+from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, document_kinds, recognise
 from pgvet.inputs.reading import read_text
 from pgvet.inputs.registry import INPUT_KINDS, KINDS, InputKind, host_markers, input_options
 from pgvet.snapshot.facts import HostFacts
@@ -169,7 +169,6 @@ def may_be_document(name: str) -> bool:
 # repository's layout, not into a whole file system given by mistake.
 MAX_SEARCH_DEPTH = 8
 MAX_SEARCH_FILES = 20_000
-MAX_DOCUMENT_BYTES = 1024 * 1024
 
 
 def hosts_under(root: Path) -> list[Path]:

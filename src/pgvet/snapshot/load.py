@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pgvet.errors import InputError, UsageError
 from pgvet.inputs import sysctl
-from pgvet.inputs.documents import DeclaredHost, recognise
+from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, DeclaredHost, recognise
 from pgvet.inputs.host_yaml import parse_host_yaml
 from pgvet.inputs.lscpu import parse_lscpu
 from pgvet.inputs.meminfo import parse_meminfo
@@ -30,7 +30,7 @@ from pgvet.inputs.sysctl import PairedValue, SysctlSetting
 from pgvet.inputs.sysfs import is_virtual_disk, parse_sysfs
 from pgvet.provenance import Located, Source
 from pgvet.snapshot import pgfacts
-from pgvet.snapshot.discovery import MAX_DOCUMENT_BYTES, InputPath, SnapshotInputs, discover
+from pgvet.snapshot.discovery import InputPath, SnapshotInputs, discover
 from pgvet.snapshot.facts import LIVE_SCOPES, Fact, FactValue, HostFacts, Item, make_fact
 from pgvet.snapshot.storage import scope_storage
 

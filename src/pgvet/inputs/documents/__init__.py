@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from pgvet.errors import ParseError
 from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting
 from pgvet.inputs.registry import FactType
 from pgvet.inputs.sysctl import SysctlSetting
 from pgvet.provenance import Located, Source
+from pgvet.safeyaml import YamlError, load_yaml, load_yaml_documents
 
 
 @dataclass(slots=True)
@@ -104,6 +106,33 @@ def conf_setting(name: str, value: object, source: Source) -> ConfSetting:
         text = str(value)
     folded = name.strip().lower()
     return ConfSetting(folded, text, text, not isinstance(value, (bool, int, float)), source, name.strip())
+
+
+# A configuration document is a few kB; one of several MB is no configuration (ruamel.yaml takes seconds on it).
+MAX_DOCUMENT_BYTES = 1024 * 1024
+
+
+def load_document(text: str, path: str, *, every: bool = False, reading: str = "") -> Any:
+    """The YAML of a document (every document of a ``---`` stream with ``every``), read by pgvet.safeyaml with its
+    lines; ParseError at the line of invalid YAML, and for a text larger than a document. ``reading``: how the
+    text was made from the file, for the message (``once its {{ }} are set aside``)."""
+    if len(text) > MAX_DOCUMENT_BYTES:
+        raise ParseError(f"{len(text)} characters: more than pgvet reads in a configuration document "
+                         f"({MAX_DOCUMENT_BYTES})", Source(path, 1))
+    try:
+        return load_yaml_documents(text) if every else load_yaml(text)
+    except YamlError as error:
+        said = f" {reading}" if reading else ""
+        raise ParseError(f"invalid YAML{said}: {error.message}", Source(path, error.line or 1)) from None
+
+
+def get(node: Any, *keys: str) -> Any:
+    """The value at a path of mapping keys, None where one is missing or not a mapping."""
+    for key in keys:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node
 
 
 def yaml_line(node: Any, key: str | int | None = None) -> int | None:

@@ -10,11 +10,9 @@ from fractions import Fraction
 from typing import Any
 
 from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, yaml_line
+from pgvet.inputs.documents import DeclaredHost, load_document, yaml_line
 from pgvet.provenance import Located, Source
-from pgvet.safeyaml import YamlError, load_yaml, load_yaml_documents
 
-MAX_DOCUMENT_CHARS = 1024 * 1024
 # The problem kind of what the API server or the operator refuses (fatal: the manifest is not applied, PGV407);
 # its target is the parameter's name.
 REFUSED = "operator-refused"
@@ -67,22 +65,7 @@ def quantity(value: object) -> float | None:
 
 def load_manifests(text: str, path: str) -> list[Any]:
     """Every document of a manifest file; ParseError at the line of invalid YAML."""
-    return _loaded(text, path, every=True)  # type: ignore[no-any-return]
-
-
-def load_values(text: str, path: str) -> Any:
-    """One YAML document (a Helm values file); ParseError at the line of invalid YAML."""
-    return _loaded(text, path, every=False)
-
-
-def _loaded(text: str, path: str, *, every: bool) -> Any:
-    if len(text) > MAX_DOCUMENT_CHARS:
-        raise ParseError(f"{len(text)} characters: more than pgvet reads in a configuration document "
-                         f"({MAX_DOCUMENT_CHARS})", Source(path, 1))
-    try:
-        return load_yaml_documents(text) if every else load_yaml(text)
-    except YamlError as error:
-        raise ParseError(f"invalid YAML: {error.message}", Source(path, error.line or 1)) from None
+    return load_document(text, path, every=True)  # type: ignore[no-any-return]
 
 
 def file_stem(path: str) -> str:
@@ -91,19 +74,9 @@ def file_stem(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
 
-def get(node: Any, *keys: str) -> Any:
-    """The value at a path of mapping keys, None where one is missing or not a mapping."""
-    for key in keys:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
-
-
 def at(node: Any, key: str, path: str) -> Source:
     """The place of a key of a mapping."""
     return Source(path, yaml_line(node, key) or yaml_line(node))
-
 
 
 def apply_resources(declared: DeclaredHost, resources: Any, path: str, what: str, placed: Source | None = None) -> None:

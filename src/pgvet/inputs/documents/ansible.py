@@ -18,12 +18,9 @@ from typing import Any
 from ruamel.yaml.comments import TaggedScalar
 
 from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
+from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, load_document, yaml_line
 from pgvet.inputs.sysctl import SysctlSetting, declared_sysctl_value, normalise_key
 from pgvet.provenance import Located, Source
-from pgvet.safeyaml import YamlError, load_yaml
-
-MAX_DOCUMENT_CHARS = 1024 * 1024
 
 # PostgreSQL parameter lists, in the order they apply (autobase writes local_postgresql_parameters into each
 # member's patroni.yml, where they override the cluster-wide ones).
@@ -63,7 +60,7 @@ def _recognises(name: str, text: str) -> bool:
 
 
 def parse_ansible(text: str, path: str) -> list[DeclaredHost]:
-    document = _document(text, path)
+    document = load_document(text, path)
     if isinstance(document, list):
         return _playbook_or_tasks(document, path)
     if not isinstance(document, dict):
@@ -333,15 +330,6 @@ def _host_name(path: str) -> str:
 def _where(source: Source) -> str:
     return str(source)
 
-
-def _document(text: str, path: str) -> Any:
-    if len(text) > MAX_DOCUMENT_CHARS:
-        raise ParseError(f"{len(text)} characters: more than pgvet reads in a configuration document "
-                         f"({MAX_DOCUMENT_CHARS})", Source(path, 1))
-    try:
-        return load_yaml(text)
-    except YamlError as error:
-        raise ParseError(f"invalid YAML: {error.message}", Source(path, error.line or 1)) from None
 
 
 

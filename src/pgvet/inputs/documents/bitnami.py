@@ -16,14 +16,12 @@ import re
 from typing import Any
 
 from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
+from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, get, load_document, yaml_line
 from pgvet.inputs.documents._kubernetes import (
     RUNTIME_SHM_SIZE,
     apply_resources,
     at,
     file_stem,
-    get,
-    load_values,
     memory_size,
 )
 from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, parse_conf_text
@@ -48,7 +46,7 @@ def _recognises(name: str, text: str) -> bool:
     if "primary:" not in text or not any(marker in text for marker in _MARKERS):
         return False
     try:
-        values = load_values(text, name)
+        values = load_document(text, name)
     except ParseError:
         return False
     return _chart_values(values) is not None
@@ -76,7 +74,7 @@ def _is_chart_values(values: Any) -> bool:
 
 
 def parse_bitnami(text: str, path: str) -> list[DeclaredHost]:
-    values = _chart_values(load_values(text, path))
+    values = _chart_values(load_document(text, path))
     if values is None:
         return []
     stem = file_stem(path)

@@ -14,13 +14,19 @@ import re
 import shlex
 from typing import Any
 
-from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
+from pgvet.inputs.documents import (
+    MAX_DOCUMENT_BYTES,
+    DeclaredHost,
+    DocumentKind,
+    conf_setting,
+    get,
+    load_document,
+    yaml_line,
+)
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml
 
-MAX_DOCUMENT_CHARS = 1024 * 1024
 DOCKER_SHM_DEFAULT = 64 * 1024 * 1024
 DOCKER_DEFAULT = "<docker default>"  # what Docker gives a container whose service sets nothing
 
@@ -41,7 +47,7 @@ _LETTERS_TAKING_VALUE = frozenset("BCcDdfhkNprStW")  # postgres' getopt string: 
 
 
 def _recognises(name: str, text: str) -> bool:
-    if _SERVICES.search(text) is None or "postgres" not in text.lower() or len(text) > MAX_DOCUMENT_CHARS:
+    if _SERVICES.search(text) is None or "postgres" not in text.lower() or len(text) > MAX_DOCUMENT_BYTES:
         return False
     try:
         document = load_yaml(text)
@@ -52,13 +58,7 @@ def _recognises(name: str, text: str) -> bool:
 
 
 def parse_compose(text: str, path: str) -> list[DeclaredHost]:
-    if len(text) > MAX_DOCUMENT_CHARS:
-        raise ParseError(f"{len(text)} characters: more than pgvet reads in a configuration document "
-                         f"({MAX_DOCUMENT_CHARS})", Source(path, 1))
-    try:
-        document = load_yaml(text)
-    except YamlError as error:
-        raise ParseError(f"invalid YAML: {error.message}", Source(path, error.line or 1)) from None
+    document = load_document(text, path)
     services = document.get("services") if isinstance(document, dict) else None
     if not isinstance(services, dict):
         return []
@@ -86,7 +86,7 @@ def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[
 
 
 def _resources(declared: DeclaredHost, service: dict[str, Any], path: str) -> None:
-    limits = _path(service, "deploy", "resources", "limits")
+    limits = get(service, "deploy", "resources", "limits")
     for node, key in ((service, "mem_limit"), (limits, "memory")):
         memory = _bytes(node.get(key)) if isinstance(node, dict) else None
         if memory is not None:
@@ -110,7 +110,7 @@ def _shm_size(declared: DeclaredHost, service: dict[str, Any], path: str) -> Non
     volumes = service.get("volumes")
     for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
         if isinstance(volume, dict) and volume.get("type") == "tmpfs" and volume.get("target") == "/dev/shm":
-            size = _bytes(_path(volume, "tmpfs", "size"))
+            size = _bytes(get(volume, "tmpfs", "size"))
             if size is not None:
                 declared.host["shm_size"] = Located(size, Source(path, yaml_line(volumes, index)))
                 return
@@ -255,13 +255,6 @@ def _number(value: object) -> float | None:
     except ValueError:
         return None
 
-
-def _path(node: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
 
 
 KIND = DocumentKind("compose", "a Compose file's PostgreSQL services: command-line parameters, memory, CPUs, /dev/shm",

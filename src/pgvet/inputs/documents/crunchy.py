@@ -18,14 +18,13 @@ import re
 from typing import Any
 
 from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
+from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, get, yaml_line
 from pgvet.inputs.documents._kubernetes import (
     OVERRIDES,
     REFUSED,
     apply_resources,
     at,
     file_stem,
-    get,
     load_manifests,
 )
 from pgvet.inputs.documents.patroni import dcs_parameter

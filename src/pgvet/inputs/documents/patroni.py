@@ -14,13 +14,20 @@ from collections.abc import Callable
 from typing import Any
 
 from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
+from pgvet.inputs.documents import (
+    MAX_DOCUMENT_BYTES,
+    DeclaredHost,
+    DocumentKind,
+    conf_setting,
+    get,
+    load_document,
+    yaml_line,
+)
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.pgparams import known_parameter_names
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml
 
-MAX_DOCUMENT_CHARS = 1024 * 1024
 PATRONI_DEFAULT = "<patroni default>"  # a value Patroni passes when the configuration sets none
 
 _SIZE_UNITS = {"kB": 1, "MB": 1024, "GB": 1024 * 1024, "TB": 1024 * 1024 * 1024}
@@ -99,7 +106,7 @@ def _recognises(name: str, text: str) -> bool:
     if "postgresql" not in keys or len(keys) < 2:
         return False
     try:
-        document = load_yaml(_without_templates(text)) if len(text) <= MAX_DOCUMENT_CHARS else None
+        document = load_yaml(_without_templates(text)) if len(text) <= MAX_DOCUMENT_BYTES else None
     except YamlError:
         return True  # Patroni's top-level keys: parse() says what is wrong with it
     return isinstance(document, dict) and isinstance(document.get("postgresql"), dict)
@@ -110,7 +117,7 @@ def parse_patroni(text: str, path: str) -> list[DeclaredHost]:
     if not isinstance(document, dict) or not isinstance(document.get("postgresql"), dict):
         return []
     local = document["postgresql"]
-    dcs_parameters = _parameters(_path(document, "bootstrap", "dcs", "postgresql"), "bootstrap.dcs.postgresql", path)
+    dcs_parameters = _parameters(get(document, "bootstrap", "dcs", "postgresql"), "bootstrap.dcs.postgresql", path)
     local_parameters = _parameters(local, "postgresql", path)
     declared = DeclaredHost("patroni", _name(document, path), Source(path, yaml_line(document, "name") or 1))
     if _templated(text):
@@ -123,8 +130,8 @@ def parse_patroni(text: str, path: str) -> list[DeclaredHost]:
     _set_by_patroni(declared, document, local, path)
     _synchronous_mode(declared, document, path)
     _misplaced(declared, local, "postgresql", path)
-    _misplaced(declared, _path(document, "bootstrap", "dcs", "postgresql"), "bootstrap.dcs.postgresql", path)
-    _misplaced(declared, _path(document, "bootstrap", "dcs"), "bootstrap.dcs", path)
+    _misplaced(declared, get(document, "bootstrap", "dcs", "postgresql"), "bootstrap.dcs.postgresql", path)
+    _misplaced(declared, get(document, "bootstrap", "dcs"), "bootstrap.dcs", path)
     _pg_hba_unused(declared, document, local, path)
     custom_conf = local.get("custom_conf")
     if isinstance(custom_conf, str):
@@ -218,7 +225,7 @@ def _set_by_patroni(declared: DeclaredHost, document: dict[str, Any], local: dic
 
 def _synchronous_mode(declared: DeclaredHost, document: dict[str, Any], path: str) -> None:
     """In synchronous mode Patroni writes synchronous_standby_names itself: a value set in the file never runs."""
-    mode = _path(document, "bootstrap", "dcs", "synchronous_mode")
+    mode = get(document, "bootstrap", "dcs", "synchronous_mode")
     if mode is None or (_bool_value(mode) is not True and str(mode).strip().lower() != "quorum"):
         return
     for index, setting in enumerate(declared.settings):
@@ -244,7 +251,7 @@ def _pg_hba_unused(declared: DeclaredHost, document: dict[str, Any], local: dict
     """With an hba_file parameter Patroni leaves that file alone and writes no pg_hba lines."""
     if not any(setting.name == "hba_file" for setting in declared.settings):
         return
-    for section in (local, _path(document, "bootstrap", "dcs", "postgresql")):
+    for section in (local, get(document, "bootstrap", "dcs", "postgresql")):
         if isinstance(section, dict) and section.get("pg_hba"):
             declared.problems.append(_ignored("pg_hba", "with the hba_file parameter set, Patroni writes no "
                                               "pg_hba.conf lines", path, yaml_line(section, "pg_hba")))
@@ -312,13 +319,6 @@ def _parameters(section: Any, where: str, path: str) -> dict[str, Any]:
     return parameters
 
 
-def _path(node: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
-
 
 def _without_templates(text: str) -> str:
     """The text with Jinja set aside, line for line: a statement line ({% if %}…) or a line that is one expression
@@ -355,15 +355,9 @@ def _templated(text: str) -> bool:
 
 
 def _document(text: str, path: str) -> Any:
-    if len(text) > MAX_DOCUMENT_CHARS:
-        raise ParseError(f"{len(text)} characters: more than pgvet reads in a configuration document "
-                         f"({MAX_DOCUMENT_CHARS})", Source(path, 1))
-    templated = _templated(text)
-    try:
-        return load_yaml(_without_templates(text) if templated else text)
-    except YamlError as error:
-        reason = " once its {{ }} and {% %} are set aside" if templated else ""
-        raise ParseError(f"invalid YAML{reason}: {error.message}", Source(path, error.line or 1)) from None
+    if _templated(text):
+        return load_document(_without_templates(text), path, reading="once its {{ }} and {% %} are set aside")
+    return load_document(text, path)
 
 
 KIND = DocumentKind("patroni", "a Patroni member's configuration (patroni.yml): its and the cluster's parameters",
