@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from conftest import PROJECT
 from pgvet.cli import app
-from pgvet.inputs.documents import document_kinds
+from pgvet.inputs.documents import DeclaredHost, document_kinds
 
 DOCUMENTS = PROJECT / "tests" / "data" / "documents"
 
@@ -39,3 +39,8 @@ def lint_findings(directory: Path) -> set[tuple[str, str, str, int | None]]:
     assert result.exit_code in (0, 1), result.output
     return {(str(finding["host"]), str(finding["rule_id"]), Path(str(finding["path"] or "")).name, finding["line"])
             for finding in json.loads(result.output)["findings"]}
+
+
+def settings(host: DeclaredHost) -> list[tuple[str, str, int | None]]:
+    """A declared host's PostgreSQL parameters as (name, value, line), in the order they apply."""
+    return [(setting.name, setting.value, setting.source.line) for setting in host.settings]

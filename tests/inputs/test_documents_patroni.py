@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import PROJECT
+from documents_support import line_of, settings
 from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, document_kinds, recognise
@@ -24,14 +25,6 @@ def parsed(text: str, path: str = "patroni.yml") -> DeclaredHost:
     hosts = parse_patroni(text, path)
     assert len(hosts) == 1
     return hosts[0]
-
-
-def settings(host: DeclaredHost) -> list[tuple[str, str, int | None]]:
-    return [(setting.name, setting.value, setting.source.line) for setting in host.settings]
-
-
-def line_of(text: str, fragment: str) -> int:
-    return next(number for number, line in enumerate(text.split("\n"), 1) if fragment in line)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda path: path.name)
