@@ -27,3 +27,11 @@ def out_of_range(value: object) -> str | None:
 def shown_number(text: str) -> str:
     """A number as written, for a message: a long one cut."""
     return text if len(text) <= 40 else f"{text[:20]}…({len(text)} characters)"
+
+
+def size_text(size: float) -> str:
+    """A size in IEC units with one decimal (``141.1 GiB``), bytes below 1 KiB."""
+    for unit, factor in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if abs(size) >= factor:
+            return f"{size / factor:.1f} {unit}"
+    return f"{int(size)} B"

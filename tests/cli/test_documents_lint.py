@@ -5,11 +5,13 @@ the document's lines; a repository is searched for hosts; YAML that is no docume
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from conftest import PROJECT
 from pgvet.cli import app
 from pgvet.errors import InputError
 from pgvet.inputs.documents import DocumentKind, recognise
@@ -265,3 +267,44 @@ def test_a_partial_manifest_beside_its_base_applies_after_it_as_a_patch_does(tmp
     host, = load_hosts(directory)
     assert host.name == "acid-main"
     assert host.value("pg.work_mem") == 64 * 1024**2 and host.facts["pg.work_mem"].source.path == "patch.yaml"
+
+
+def _apply_document_fix(document: Path, fix_output: str) -> None:
+    """The fix's parameters put in the document as a DBA would: a parameter the document sets gets the new value
+    on its line, the others go at the top of the parameters block it has."""
+    block = fix_output.split(f"# --- {document.name}: its PostgreSQL parameters", 1)[1].split("\n", 1)[1]
+    entries = block.split("\n\n", 1)[0].splitlines()
+    lines = document.read_text().splitlines()
+    for entry in entries:
+        name = entry.split(":", 1)[0]
+        at = next((index for index, line in enumerate(lines) if line.strip().startswith(f"{name}:")), None)
+        if at is None:
+            parameters = next(index for index, line in enumerate(lines) if line.strip() == "parameters:")
+            indent = len(lines[parameters + 1]) - len(lines[parameters + 1].lstrip())
+            lines.insert(parameters + 1, " " * indent + entry)
+        else:
+            lines[at] = lines[at].split(name, 1)[0] + entry
+    document.write_text("\n".join(lines) + "\n")
+
+
+def test_the_bundled_cloudnativepg_cluster_once_fixed_as_pgvet_says_starts_and_a_second_fix_changes_nothing(
+        tmp_path: Path) -> None:
+    directory = tmp_path / "cnpg"
+    shutil.copytree(PROJECT / "fixtures" / "documents-repo" / "cnpg", directory)
+    _, before = findings(str(directory))
+    assert {"PGV407", "PGV501", "PGV540"} <= {finding["rule_id"] for finding in before}
+    _apply_document_fix(directory / "cluster.yaml", runner.invoke(app, ["fix", str(directory)]).output)
+    _, after = findings(str(directory))
+    assert not [finding for finding in after if finding["severity"] == "error"], after
+    assert not {"PGV501", "PGV540"} & {finding["rule_id"] for finding in after}
+    second = runner.invoke(app, ["fix", str(directory)]).output
+    assert "# PostgreSQL (" not in second, second
+
+
+def test_the_readme_shows_the_bundled_documents_repository_as_pgvet_lints_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(PROJECT)
+    output = runner.invoke(app, ["lint", "fixtures/documents-repo", "--format", "concise"]).output
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("$ pgvet lint fixtures/documents-repo --format concise", 1)[1].split("\n…\n```", 1)[0]
+    lines = shown.splitlines()[1:]
+    assert lines and all(line in output.splitlines() for line in lines), (lines, output)

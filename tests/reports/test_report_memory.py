@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from pgvet.findings import HostResult, LintResult
+from pgvet.numbers import size_text
 from pgvet.provenance import Source
 from pgvet.report import FORMATS, ReportOptions
-from pgvet.report.memory import MemoryPicture, Segment, bar_cells, marker_line, memory_picture, size_text
+from pgvet.report.memory import MemoryPicture, Segment, bar_cells, marker_line, memory_picture
 from pgvet.snapshot.facts import Fact, FactValue, HostFacts
 from report_samples import GIB, MIB, write_samples
 

@@ -22,8 +22,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from pgvet.findings import SEVERITY_RANK, Finding, HostError, HostResult, LintResult
+from pgvet.numbers import size_text
 from pgvet.report import Spool, error_label, host_file_path, relative_path, render_with_writer, visible
-from pgvet.report.memory import MemoryPicture, memory_picture, size_text
+from pgvet.report.memory import MemoryPicture, memory_picture
 from pgvet.report.text import NOT_A_FILE, HostFiles, summary_text, value_text
 from pgvet.run.summary import SEVERITIES, TOP_RULES
 

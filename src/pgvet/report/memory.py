@@ -23,14 +23,6 @@ class Segment:
     char: str
 
 
-def size_text(size: float) -> str:
-    """A size in IEC units with one decimal (``141.1 GiB``), bytes below 1 KiB."""
-    for unit, factor in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
-        if abs(size) >= factor:
-            return f"{size / factor:.1f} {unit}"
-    return f"{int(size)} B"
-
-
 def _number(host: HostFacts, name: str) -> float | None:
     value = host.value(name)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

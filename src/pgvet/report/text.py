@@ -22,9 +22,10 @@ from rich.table import Table
 from rich.text import Text
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
+from pgvet.numbers import size_text
 from pgvet.paths import is_inside, real_path_in
 from pgvet.report import Spool, error_label, host_file_path, relative_path, render_with_writer, use_color, visible
-from pgvet.report.memory import MemoryPicture, bar_cells, marker_line, memory_picture, size_text
+from pgvet.report.memory import MemoryPicture, bar_cells, marker_line, memory_picture
 from pgvet.run.summary import TOP_RULES, RunSummary
 
 if TYPE_CHECKING:

@@ -27,6 +27,7 @@ from pgvet.inputs.documents._kubernetes import (
     without_templates,
 )
 from pgvet.inputs.postgresql_conf import ConfProblem
+from pgvet.numbers import size_text
 from pgvet.pgparams.units import parse_bool
 from pgvet.provenance import Located, Source
 
@@ -314,8 +315,9 @@ def _webhook_shared_buffers(declared: DeclaredHost, parameters: dict[str, Any],
         return
     if (memory_request is not None and shared_buffers > memory_request[0]
             and all(shared_buffers > amount for amount, _ in hugepages.values())):
-        _refuse(declared, f"shared_buffers = {value} is more than the memory request ({memory_request[0]} bytes) "
-                "and than any huge page resource: the operator refuses the Cluster", source, "shared_buffers")
+        request = size_text(float(memory_request[0]))
+        _refuse(declared, f"shared_buffers = {value} is more than the memory request ({request}) and than any huge "
+                "page resource: the operator refuses the Cluster", source, "shared_buffers")
 
 
 def _webhook_wal_checks(declared: DeclaredHost, parameters: dict[str, Any], instances: int | None,
