@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -37,6 +38,11 @@ SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 MAX_SHOWN_FILE = 1024 * 1024
 LABEL_WIDTH = 9  # the column that holds at / from / values / fix, and the severity before the rule
 NOT_A_FILE = "<"  # Source paths such as <default> and <derived>
+
+# A line that may hold a secret is not quoted: a password beside the parameters on one line (a compose file's flow
+# mapping with POSTGRES_PASSWORD, a Patroni file in flow style, a Secret, a conninfo, a URI with its credentials).
+_MAY_HOLD_SECRET = re.compile(r"pass|pwd|secret|token|credential|api_?key|private|://[^\s/@]*@", re.IGNORECASE)
+
 MAX_EVIDENCE = 3  # evidence places shown per finding without --verbose
 
 
@@ -52,7 +58,7 @@ class HostFiles:
     def line(self, path: str, number: int | None) -> str | None:
         """Line ``number`` of a file, without its '\\n' and the '\\r' before it (CRLF). Only regular files under
         the host's root (after resolving symbolic links) and at most 1 MiB are read: a report never leaks other
-        files."""
+        files. None for a line that may hold a secret (_MAY_HOLD_SECRET)."""
         if number is None or number < 1 or path.startswith(NOT_A_FILE):
             return None
         if path not in self._lines:
@@ -61,6 +67,8 @@ class HostFiles:
         if lines is None or number > len(lines):
             return None
         text = lines[number - 1]
+        if _MAY_HOLD_SECRET.search(text):
+            return None
         return text[:-1] if text.endswith("\r") else text
 
     def _read(self, path: str) -> list[str] | None:

@@ -1,0 +1,71 @@
+"""Configuration documents hold passwords beside PostgreSQL's parameters (a compose service's POSTGRES_PASSWORD,
+a Patroni member's authentication, a Kubernetes Secret): nothing pgvet prints or writes of a repository carries
+one, not even where a finding quotes the line that holds both (a flow mapping on one line)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SECRETS = ("S3cretCompose", "S3cretEnvList", "S3cretSuper", "S3cretRest", "S3cretStringData", "UzNjcmV0RGF0YQ==",
+           "S3cretUri", "S3cretCnpgEnv")
+
+PARAMETERS = "{track_io_timing: 'off', shared_buffers: 64TB}"
+COMPOSE = """services:
+  db: {image: postgres:16, environment: {POSTGRES_PASSWORD: S3cretCompose}, command: postgres -c track_io_timing=off}
+  replica:
+    image: postgres:16
+    environment: [POSTGRES_PASSWORD=S3cretEnvList, "DATABASE_URL=postgres://app:S3cretUri@db/app"]
+    command: ["postgres", "-c", "track_io_timing=off"]
+"""
+PATRONI = """scope: s
+name: member1
+restapi: {authentication: {username: a, password: S3cretRest}}
+postgresql: {authentication: {superuser: {username: postgres, password: S3cretSuper}}, parameters: @}
+""".replace("@", PARAMETERS)
+CNPG = """apiVersion: v1
+kind: Secret
+metadata: {name: app}
+data: {password: UzNjcmV0RGF0YQ==}
+stringData: {password: S3cretStringData}
+---
+apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata: {name: pg}
+spec: {instances: 1, env: [{name: PGPASSWORD, value: S3cretCnpgEnv}], postgresql: {parameters: @}}
+""".replace("@", PARAMETERS)
+
+
+def run(*arguments: str, cwd: Path) -> str:
+    done = subprocess.run([sys.executable, "-m", "pgvet", *arguments], capture_output=True, text=True, timeout=120,
+                          cwd=cwd, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "400"})
+    output = done.stdout + done.stderr
+    assert "Traceback" not in output, output[-2000:]
+    return output
+
+
+def test_no_password_of_a_document_is_printed_or_written(tmp_path: Path) -> None:
+    repository = tmp_path / "repo"
+    for directory, name, text in (("compose", "docker-compose.yml", COMPOSE), ("patroni", "patroni.yml", PATRONI),
+                                  ("cnpg", "cluster.yaml", CNPG)):
+        (repository / directory).mkdir(parents=True)
+        (repository / directory / name).write_text(text)
+    outputs = []
+    for report in ("text", "concise", "json", "jsonl", "sarif", "github", "junit", "gitlab", "html"):
+        outputs.append(run("lint", "--format", report, "--output", str(tmp_path / f"report.{report}"), "repo",
+                           cwd=tmp_path))
+        outputs.append((tmp_path / f"report.{report}").read_text())
+    outputs.append(run("lint", "repo", cwd=tmp_path))
+    # the lines quoted are those findings point at: these hold the parameters beside the passwords
+    assert all(place in outputs[-1] for place in ("compose/docker-compose.yml:2", "patroni/patroni.yml:4",
+                                                  "cnpg/cluster.yaml:10")), outputs[-1]
+    for directory in ("compose", "patroni", "cnpg"):
+        outputs.append(run("facts", f"repo/{directory}", cwd=tmp_path))
+        outputs.append(run("fix", f"repo/{directory}", cwd=tmp_path))
+    outputs.append(run("baseline", "create", "repo", cwd=tmp_path))
+    outputs.extend(file.read_text(errors="replace") for file in tmp_path.iterdir() if file.is_file())
+    for output in outputs:
+        for secret in SECRETS:
+            assert secret not in output, [line for line in output.splitlines() if secret in line][:2]
