@@ -41,6 +41,12 @@ def visible(text: str) -> str:
     return _not_visible().sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
+def one_line(text: str) -> str:
+    """``visible(text)`` with its line feeds escaped too, for what a report prints within a line (a host's name, a
+    file's path): a name holding one must not start a line of its own (``::error::…`` is a command to GitHub)."""
+    return visible(text).replace("\n", "\\n")
+
+
 @dataclass(frozen=True, slots=True)
 class ReportOptions:
     color: bool | None = None  # None: decide from the terminal, NO_COLOR and PRE_COMMIT

@@ -11,7 +11,7 @@ import os
 from typing import TYPE_CHECKING
 
 from pgvet.findings import HostError, HostResult, LintResult
-from pgvet.report import Spool, error_place, host_file_path, relative_path, render_with_writer, visible
+from pgvet.report import Spool, error_place, host_file_path, one_line, relative_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -34,8 +34,8 @@ class Writer:
             place, _, message = warning.partition(": ")
             if directory != "." and not place.startswith(os.sep):
                 place = os.path.join(directory, place)
-            self.lines.write(visible(f"{place}: WARNING input: {message}\n" if message
-                                     else f"{directory}: WARNING input: {warning}\n"))
+            self.lines.write(f"{one_line(place)}: WARNING input: {one_line(message)}\n" if message
+                             else f"{one_line(directory)}: WARNING input: {one_line(warning)}\n")
             self.warned.add(f"{host.host.name}: {warning}")
         # in file order, as compilers print, so that editors step through a file from top to bottom
         for finding in sorted(host.findings, key=lambda item: (item.path is None, item.path or "", item.line or 0,
@@ -47,19 +47,19 @@ class Writer:
                 place = relative_path(".", host.host.root, self.repo_root)
             state = " (suppressed)" if finding.suppressed else " (baseline)" if finding.baseline else ""
             message = " ".join(finding.message.split())
-            self.lines.write(visible(f"{place}: {finding.severity.upper()} {finding.rule_id} {finding.rule_name}: "
-                                     f"{message}{state}\n"))
+            self.lines.write(one_line(f"{place}: {finding.severity.upper()} {finding.rule_id} {finding.rule_name}: "
+                                      f"{message}{state}") + "\n")
 
     def error(self, error: HostError) -> None:
         self.errors.append(error)
 
     def finish(self, notices: list[str], summary: RunSummary) -> None:
         for error in self.errors:
-            self.out.write(visible(f"{self._error_place(error)}: ERROR input: {error.message}\n"))
+            self.out.write(one_line(f"{self._error_place(error)}: ERROR input: {error.message}") + "\n")
         self.lines.copy_to(self.out)
         for notice in notices:  # unused or reasonless suppressions, expired ignore entries
             if notice not in self.warned:
-                self.out.write(visible(f"notice: {notice}\n"))
+                self.out.write(one_line(f"notice: {notice}") + "\n")
 
     def _error_place(self, error: HostError) -> str:
         return error_place(error, self.repo_root) or error.host

@@ -25,7 +25,16 @@ from rich.text import Text
 from pgvet.findings import Finding, HostError, HostResult, LintResult
 from pgvet.numbers import size_text
 from pgvet.paths import is_inside, real_path_in
-from pgvet.report import Spool, error_label, host_file_path, relative_path, render_with_writer, use_color, visible
+from pgvet.report import (
+    Spool,
+    error_label,
+    host_file_path,
+    one_line,
+    relative_path,
+    render_with_writer,
+    use_color,
+    visible,
+)
 from pgvet.report.memory import MemoryPicture, bar_cells, marker_line, memory_picture
 from pgvet.run.summary import TOP_RULES, RunSummary
 
@@ -115,7 +124,7 @@ def _place(path: str, line: int | None, host: HostResult, options: ReportOptions
 def _location_row(path: str, line: int | None, host: HostResult, files: HostFiles, options: ReportOptions) -> Text:
     """``path:line   the line as written``, on one line: cut with an ellipsis rather than wrapped."""
     shown = files.line(path, line)
-    text = Text(visible(_place(path, line, host, options)), "underline", no_wrap=True, overflow="ellipsis")
+    text = Text(one_line(_place(path, line, host, options)), "underline", no_wrap=True, overflow="ellipsis")
     if shown is not None and shown.strip():
         text.append("   " + visible(" ".join(shown.split())), "italic")
     return text
@@ -159,7 +168,7 @@ def print_finding(console: Console, finding: Finding, host: HostResult, files: H
         for index, pair in enumerate(pairs):
             rows.append(("  values" if index == 0 else "", Text(pair, "dim")))
     fix_lines = [Text(visible(f"sysctl: {key} = {value}")) for key, value in finding.fix.sysctl.items()]
-    fix_lines += [Text(visible(line)) for line in finding.fix.postgresql_lines(*(host.declared_by or (None,)))]
+    fix_lines += [Text(one_line(line)) for line in finding.fix.postgresql_lines(*(host.declared_by or (None,)))]
     if finding.fix.text:
         fix_lines.append(Text(visible(" ".join(finding.fix.text.split()))))
     for index, line in enumerate(fix_lines):
@@ -344,8 +353,8 @@ def _counted(finding: Finding) -> bool:
 
 
 def _host(console: Console, host: HostResult, options: ReportOptions, width: int) -> None:
-    header = Text(visible(host.host.name), "bold underline")
-    header.append(f"  {visible(relative_path('.', host.host.root, options.repo_root))}", "dim")
+    header = Text(one_line(host.host.name), "bold underline")
+    header.append(f"  {one_line(relative_path('.', host.host.root, options.repo_root))}", "dim")
     _print_line(console, header)
     _print_blank(console)
     picture = memory_picture(host.host)
@@ -426,7 +435,7 @@ def print_fleet(console: Console, summary: RunSummary) -> None:
     hosts.add_row("host", "errors", "warnings", "info", style="bold")
     listed = summary.top_hosts()
     for row in listed:
-        hosts.add_row(visible(row.host), Text(str(row.error), SEVERITY_STYLE["error"] if row.error else ""),
+        hosts.add_row(one_line(row.host), Text(str(row.error), SEVERITY_STYLE["error"] if row.error else ""),
                       Text(str(row.warning), SEVERITY_STYLE["warning"] if row.warning else ""), str(row.info))
     console.print(hosts)
     if summary.hosts > len(listed):
@@ -489,8 +498,8 @@ class Writer:
     def finish(self, notices: list[str], summary: RunSummary) -> None:
         console = self.console
         for error in self.errors:
-            console.print(Text(visible(f"error: {error_label(error, self.options.repo_root)}: {error.message}"),
-                               "bold red"))
+            label = one_line(error_label(error, self.options.repo_root))
+            console.print(Text(visible(f"error: {label}: {error.message}"), "bold red"))
         if self.errors:
             console.print()
         self.out.write(self._take())
