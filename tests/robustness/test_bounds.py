@@ -11,12 +11,15 @@ import subprocess
 import sys
 import textwrap
 import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from pgvet.errors import InputError
 from pgvet.findings import Finding, HostResult
+from pgvet.inputs import documents
+from pgvet.inputs.documents import DeclaredHost, DocumentKind
 from pgvet.provenance import Source
 from pgvet.run.suppress import IgnoreEntry
 from pgvet.snapshot.facts import HostFacts
@@ -391,6 +394,38 @@ def test_a_host_inputs_together_are_bounded(tmp_path: Path, monkeypatch: pytest.
     with pytest.raises(InputError, match="the host's inputs hold more than 100000 bytes") as raised:
         load.load_host(host)
     assert raised.value.source is not None and raised.value.source.path == "sysctl.d/2.conf"
+
+
+def test_a_directory_of_documents_is_bounded_before_they_are_parsed(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # the documents' bytes were counted once all were parsed: a directory of a thousand 1 MiB YAML files was
+    # parsed whole (slowly) before it was refused
+    from pgvet.snapshot import load
+
+    monkeypatch.setattr(load, "MAX_HOST_BYTES", 100_000)
+    parsed: list[str] = []
+
+    def recognise(name: str, text: str) -> DocumentKind | None:
+        kind = documents.recognise(name, text)
+        if kind is None:
+            return None
+
+        def parse(text: str, path: str) -> list[DeclaredHost]:
+            parsed.append(path)
+            return kind.parse(text, path)
+
+        return replace(kind, parse=parse)
+
+    monkeypatch.setattr(load, "recognise", recognise)
+    host = tmp_path / "host"
+    host.mkdir()
+    for index in range(5):
+        (host / f"member{index}.yml").write_text(f"scope: s\nname: m{index}\npostgresql:\n  parameters:\n"
+                                                 f"    shared_buffers: 1GB\n#{'x' * 40_000}\n")
+    with pytest.raises(InputError, match="the directory's documents hold more than 100000 bytes") as raised:
+        load.load_hosts(host)
+    assert raised.value.source is not None and raised.value.source.path == "member2.yml"
+    assert parsed == ["member0.yml", "member1.yml"]
 
 
 def test_pg_settings_json_lines_are_counted_once() -> None:

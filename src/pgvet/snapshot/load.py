@@ -270,6 +270,7 @@ def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> _Documents:
     apart by their file: each host's findings have fingerprints of their own."""
     documents = _Documents()
     declared = documents.declared
+    read = 0
     for path in inputs.documents:
         display = builder.display(path)
         try:
@@ -287,6 +288,12 @@ def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> _Documents:
         if kind is None:
             continue
         documents.texts.append((display, text))
+        # the host's bound on what it reads, before parsing: a directory of many documents is refused at the one
+        # that crosses it, not after parsing them all (YAML is slow to parse)
+        read += len(text)
+        if read > MAX_HOST_BYTES:
+            raise InputError(f"with this file, the directory's documents hold more than {MAX_HOST_BYTES} bytes, more "
+                             "than pgvet reads in one host: it does not judge them", Source(display))
         declared.extend(kind.parse(text, display))
         if sum(document.hosting for document in declared) > MAX_DECLARED_HOSTS:
             raise InputError(f"with this file, the directory's documents declare more than {MAX_DECLARED_HOSTS} "
