@@ -428,6 +428,33 @@ def test_a_directory_of_documents_is_bounded_before_they_are_parsed(tmp_path: Pa
     assert parsed == ["member0.yml", "member1.yml"]
 
 
+def test_a_search_for_hosts_that_stops_short_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the search of a repository stopped at its bounds in silence: the hosts past them were not linted, unsaid
+    from pgvet.run import paths
+    from pgvet.snapshot import discovery
+
+    member = "scope: s\nname: m\npostgresql:\n  parameters:\n    shared_buffers: 1GB\n"
+    deep = tmp_path / "repo" / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    (deep / "patroni.yml").write_text(member)
+    (tmp_path / "repo" / "a" / "patroni.yml").write_text(member)
+    monkeypatch.setattr(discovery, "MAX_SEARCH_DEPTH", 2)
+    given = paths.host_directories([tmp_path / "repo"], stop=tmp_path)
+    assert given.hosts == [tmp_path / "repo" / "a"]
+    assert given.notices == [f"{tmp_path / 'repo'}: directories deeper than 2 levels were not searched for hosts "
+                             f"(such as {tmp_path / 'repo' / 'a' / 'b' / 'c'}): give them"]
+    monkeypatch.setattr(discovery, "MAX_SEARCH_DEPTH", 8)
+    for index in range(5):
+        (tmp_path / "repo" / f"notes{index}.txt").write_text("")
+    monkeypatch.setattr(discovery, "MAX_SEARCH_ENTRIES", 4)
+    given = paths.host_directories([tmp_path / "repo"], stop=tmp_path)
+    assert given.notices == [f"{tmp_path / 'repo'}: the search for hosts stopped after 4 files and directories, at "
+                             f"{tmp_path / 'repo'}: give the directories of the hosts"]
+    monkeypatch.setattr(discovery, "MAX_SEARCH_ENTRIES", 100)
+    given = paths.host_directories([tmp_path / "repo"], stop=tmp_path)
+    assert given.hosts == [tmp_path / "repo" / "a", deep] and not given.notices
+
+
 def test_pg_settings_json_lines_are_counted_once() -> None:
     # a line number for each value counted the '\n's from the start: 150 000 settings on one line took ten minutes
     out = finishes("""

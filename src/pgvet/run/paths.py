@@ -48,7 +48,7 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
     given = GivenPaths([])
     directories_given: set[str] = set()
     loose: list[tuple[Path, Path]] = []  # (file, its own directory) for files under no host marker
-    for path in _searched(paths):
+    for path in _searched(paths, given.notices):
         host = path
         if path.is_file():
             host = path.parent
@@ -93,13 +93,18 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
     return given
 
 
-def _searched(paths: Sequence[Path]) -> list[Path]:
+def _searched(paths: Sequence[Path], notices: list[str]) -> list[Path]:
     """The paths given, each directory that holds no host itself replaced by those under it that do (kept when
-    none does: it is then said to hold no input)."""
+    none does: it is then said to hold no input); ``notices`` receives where a search stopped short."""
     searched: list[Path] = []
     for path in paths:
-        found = hosts_under(path) if path.is_dir() else []
-        searched.extend(found or [path])
+        if not path.is_dir():
+            searched.append(path)
+            continue
+        found = hosts_under(path)
+        searched.extend(found.hosts or [path])
+        if found.stopped is not None:
+            notices.append(found.stopped)
     return searched
 
 

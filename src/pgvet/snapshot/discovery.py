@@ -168,21 +168,35 @@ def may_be_document(name: str) -> bool:
 # How far a repository is searched for hosts (``pgvet lint repo/``): far enough for a configuration
 # repository's layout, not into a whole file system given by mistake.
 MAX_SEARCH_DEPTH = 8
-MAX_SEARCH_FILES = 20_000
+MAX_SEARCH_ENTRIES = 20_000  # files and directories looked at
 
 
-def hosts_under(root: Path) -> list[Path]:
+@dataclass(slots=True)
+class SearchedHosts:
+    """What ``hosts_under`` found, and where it stopped short (a notice to say: a host not found is not linted)."""
+
+    hosts: list[Path] = field(default_factory=list)
+    stopped: str | None = None
+
+
+def hosts_under(root: Path) -> SearchedHosts:
     """The directories under ``root`` that hold hosts, in name order: those holding a host's files (a
     snapshot: not searched further, its conf.d and sysctl.d are its own) and those holding configuration
     documents, recognised by their content. Hidden directories (.git) and links are not followed; files larger
-    than a configuration document (MAX_DOCUMENT_BYTES) are not read."""
-    found: list[Path] = []
+    than a configuration document (MAX_DOCUMENT_BYTES) are not read. The search stops, and says so, past
+    MAX_SEARCH_ENTRIES files and directories, and does not go deeper than MAX_SEARCH_DEPTH."""
+    searched = SearchedHosts()
+    found = searched.hosts
     markers = frozenset(marker.lower() for marker in host_markers())
     seen = 0
     for current, directories, files in os.walk(root):
         depth = os.path.relpath(current, root).count(os.sep) + (current != os.fspath(root))
-        directories[:] = sorted(name for name in directories if not name.startswith(".")
-                                and depth < MAX_SEARCH_DEPTH)
+        visible = sorted(name for name in directories if not name.startswith("."))
+        directories[:] = visible if depth < MAX_SEARCH_DEPTH else []
+        if visible and depth >= MAX_SEARCH_DEPTH and searched.stopped is None:
+            searched.stopped = (f"{root}: directories deeper than {MAX_SEARCH_DEPTH} levels were not searched for "
+                                f"hosts (such as {os.path.join(current, visible[0])}): give them")
+        seen += len(visible)
         names = {name.lower() for name in (*files, *directories)}
         if names & markers:
             found.append(Path(current))
@@ -190,12 +204,14 @@ def hosts_under(root: Path) -> list[Path]:
             continue
         for name in sorted(files):
             seen += 1
-            if seen > MAX_SEARCH_FILES:
-                return found
+            if seen > MAX_SEARCH_ENTRIES:
+                searched.stopped = (f"{root}: the search for hosts stopped after {MAX_SEARCH_ENTRIES} files and "
+                                    f"directories, at {current}: give the directories of the hosts")
+                return searched
             if may_be_document(name) and is_document(Path(current, name)):
                 found.append(Path(current))
                 break
-    return found
+    return searched
 
 
 def is_document(path: Path) -> bool:
