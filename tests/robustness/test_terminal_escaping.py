@@ -124,12 +124,14 @@ def test_the_check_report_escapes_what_the_host_holds(host: Path, pack: Path) ->
 
 
 def test_a_name_holding_a_line_break_starts_no_line(tmp_path: Path) -> None:
-    """A repository names its hosts (a Patroni member's name, a compose service) and its files: a line feed in one
-    must not start a line of the text or concise report, where ``::error::…`` is a command to GitHub Actions."""
+    """A repository names its hosts (a Patroni member's name, a compose service) and its files, and sets values: a
+    line feed in one must not start a line of the text or concise report (``::error::…`` is a command to GitHub
+    Actions)."""
     patroni = tmp_path / "repo" / "patroni"
     patroni.mkdir(parents=True)
     (patroni / "patroni.yml").write_text('scope: s\nname: "m1\\n::error::NAME"\npostgresql:\n  parameters:\n'
-                                         "    track_io_timing: 'off'\n")
+                                         "    track_io_timing: 'off'\n"
+                                         '    shared_preload_libraries: "auto_explain\\n::error::VALUE"\n')
     compose = tmp_path / "repo" / "compose"
     compose.mkdir()
     (compose / "x\n::error::FILE\ny.yml").write_text(
@@ -137,5 +139,5 @@ def test_a_name_holding_a_line_break_starts_no_line(tmp_path: Path) -> None:
     for report in ("text", "concise"):
         output = assert_escaped(run("lint", "--format", report, "repo", cwd=tmp_path))
         assert not [line for line in output.splitlines() if line.lstrip().startswith("::")], output
-        for injected in ("NAME", "FILE", "SERVICE") if report == "text" else ("FILE",):  # concise: paths only
+        for injected in ("NAME", "FILE", "SERVICE", "VALUE") if report == "text" else ("FILE",):  # concise: paths only
             assert f"\\n::error::{injected}" in output, (injected, output)

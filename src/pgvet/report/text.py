@@ -143,7 +143,7 @@ def print_finding(console: Console, finding: Finding, host: HostResult, files: H
         head.append(f"{finding.severity.upper():<{LABEL_WIDTH}}", SEVERITY_STYLE[finding.severity])
         head.append(f"{finding.rule_id} {finding.rule_name}", "bold")
         if finding.subject:
-            head.append(f"  [{visible(finding.subject)}]", "dim")
+            head.append(f"  [{one_line(finding.subject)}]", "dim")
         _print_line(console, head)
     # what the inputs hold (values, names, lines) is shown escaped: an escape sequence would reach the terminal
     rows: list[tuple[str, Text]] = [("", Text(visible(" ".join(finding.message.split()))))]
@@ -161,13 +161,13 @@ def print_finding(console: Console, finding: Finding, host: HostResult, files: H
         rows.append(("  from", _location_row(path, number, host, files, options)))
     if len(places) > len(listed):
         rows.append(("", Text(f"and {len(places) - len(listed)} more (--verbose lists them)", "dim")))
-    pairs = [visible(f"{name} = {value_text(name, value)}") for name, value in finding.values.items()]
+    pairs = [one_line(f"{name} = {value_text(name, value)}") for name, value in finding.values.items()]
     if pairs and len(", ".join(pairs)) <= console.width - LABEL_WIDTH:
         rows.append(("  values", Text(", ".join(pairs), "dim")))
     else:  # one per line rather than a name cut from its value
         for index, pair in enumerate(pairs):
             rows.append(("  values" if index == 0 else "", Text(pair, "dim")))
-    fix_lines = [Text(visible(f"sysctl: {key} = {value}")) for key, value in finding.fix.sysctl.items()]
+    fix_lines = [Text(one_line(f"sysctl: {key} = {value}")) for key, value in finding.fix.sysctl.items()]
     fix_lines += [Text(one_line(line)) for line in finding.fix.postgresql_lines(*(host.declared_by or (None,)))]
     if finding.fix.text:
         fix_lines.append(Text(visible(" ".join(finding.fix.text.split()))))
