@@ -135,9 +135,11 @@ def test_a_name_holding_a_line_break_starts_no_line(tmp_path: Path) -> None:
     compose = tmp_path / "repo" / "compose"
     compose.mkdir()
     (compose / "x\n::error::FILE\ny.yml").write_text(
-        'services:\n  "db\\n::error::SERVICE":\n    image: postgres:16\n    command: postgres -c track_io_timing=off\n')
+        'services:\n  "db\\n::error::SERVICE":\n    image: postgres:16\n'
+        '    command: ["postgres", "-c", "track_io_timing=off", "-c", "work_mem=${W}\\n::error::NOTE"]\n')
     for report in ("text", "concise"):
-        output = assert_escaped(run("lint", "--format", report, "repo", cwd=tmp_path))
+        output = assert_escaped(run("lint", "--verbose", "--format", report, "repo", cwd=tmp_path))
         assert not [line for line in output.splitlines() if line.lstrip().startswith("::")], output
-        for injected in ("NAME", "FILE", "SERVICE", "VALUE") if report == "text" else ("FILE",):  # concise: paths only
+        # the concise report shows paths only
+        for injected in ("NAME", "FILE", "SERVICE", "VALUE", "NOTE") if report == "text" else ("FILE",):
             assert f"\\n::error::{injected}" in output, (injected, output)

@@ -361,10 +361,10 @@ def _host(console: Console, host: HostResult, options: ReportOptions, width: int
     if picture is not None:
         print_memory(console, picture, width)
     for warning in host.host.warnings:
-        _print_line(console, Text(f"warning: {visible(warning)}", "yellow"))
+        _print_line(console, Text(f"warning: {one_line(warning)}", "yellow"))
     if options.verbose:
         for note in host.host.notes:
-            _print_line(console, Text(f"note: {visible(note)}", "dim"))
+            _print_line(console, Text(f"note: {one_line(note)}", "dim"))
     if host.host.warnings or (options.verbose and host.host.notes):
         _print_blank(console)
     active = sorted((finding for finding in host.findings if _counted(finding)),
@@ -382,7 +382,7 @@ def _host(console: Console, host: HostResult, options: ReportOptions, width: int
         grid.add_column(ratio=1)
         for finding in sorted(quiet, key=lambda item: (-item.rank, item.rule_id)):
             why = f"suppressed: {finding.suppressed}" if finding.suppressed is not None else "in the baseline"
-            grid.add_row(finding.severity, visible(f"{finding.rule_id} {finding.rule_name} ({why})"), style="dim")
+            grid.add_row(finding.severity, one_line(f"{finding.rule_id} {finding.rule_name} ({why})"), style="dim")
         console.print(grid)
         console.print()
     if options.verbose and host.not_evaluated:
@@ -390,7 +390,7 @@ def _host(console: Console, host: HostResult, options: ReportOptions, width: int
         for item in host.not_evaluated:
             why = item.reason or "missing " + ", ".join(item.missing)
             subject = f" [{item.subject}]" if item.subject else ""
-            console.print(Text(visible(f"  {item.rule_id} {item.rule_name}{subject}: {why}"), "dim"))
+            console.print(Text(one_line(f"  {item.rule_id} {item.rule_name}{subject}: {why}"), "dim"))
         console.print()
 
 
@@ -499,13 +499,13 @@ class Writer:
         console = self.console
         for error in self.errors:
             label = one_line(error_label(error, self.options.repo_root))
-            console.print(Text(visible(f"error: {label}: {error.message}"), "bold red"))
+            console.print(Text(one_line(f"error: {label}: {error.message}"), "bold red"))
         if self.errors:
             console.print()
         self.out.write(self._take())
         self.sections.copy_to(self.out)
         for notice in notices:
-            console.print(Text(visible(f"notice: {notice}"), "yellow"))
+            console.print(Text(one_line(f"notice: {notice}"), "yellow"))
         if summary.is_fleet():
             print_fleet(console, summary)
         console.print(Text(summary_text(summary, self.options.verbose), "bold"))
