@@ -137,6 +137,9 @@ def test_a_name_holding_a_line_break_starts_no_line(tmp_path: Path) -> None:
     (compose / "x\n::error::FILE\ny.yml").write_text(
         'services:\n  "db\\n::error::SERVICE":\n    image: postgres:16\n'
         '    command: ["postgres", "-c", "track_io_timing=off", "-c", "work_mem=${W}\\n::error::NOTE"]\n')
+    facts = assert_escaped(run("facts", "repo/patroni", cwd=tmp_path))
+    assert not [line for line in facts.splitlines() if line.lstrip("│ ").startswith("::")], facts
+    assert "\\n::error::NAME" in facts and "\\n::error::VALUE" in facts
     for report in ("text", "concise"):
         output = assert_escaped(run("lint", "--verbose", "--format", report, "repo", cwd=tmp_path))
         assert not [line for line in output.splitlines() if line.lstrip().startswith("::")], output

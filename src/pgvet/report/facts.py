@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import json
 
-from pgvet.report import visible
+from pgvet.report import one_line
 from pgvet.snapshot.facts import Fact, HostFacts
 
 
@@ -47,13 +47,13 @@ def render_facts(host: HostFacts, output_format: str) -> str:
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=160, no_color=True, highlight=False, soft_wrap=False)
-    table = Table(title=visible(f"facts of {host.name}"), title_justify="left", show_lines=False)
+    table = Table(title=one_line(f"facts of {host.name}"), title_justify="left", show_lines=False)
     table.add_column("fact", no_wrap=True)
     table.add_column("value", overflow="fold", max_width=48)
     table.add_column("source", overflow="fold")
     for name in sorted(host.facts):
         fact = host.facts[name]
-        table.add_row(visible(name), visible(_shown(fact)), visible(_sources(fact)))
+        table.add_row(one_line(name), one_line(_shown(fact)), one_line(_sources(fact)))
     console.print(table)
     for scope, items in sorted(host.items.items()):
         if not items:
@@ -61,9 +61,9 @@ def render_facts(host: HostFacts, output_format: str) -> str:
         console.print(f"\n{scope} items ({len(items)})")
         for index, item in enumerate(items, 1):
             values = ", ".join(f"{fact.name.split('.', 1)[1]}={_shown(fact)}" for fact in item.facts())
-            console.print(visible(f"  {index}. [{item.source}] {values}"), markup=False)
+            console.print(one_line(f"  {index}. [{item.source}] {values}"), markup=False)
     for note in host.notes:
-        console.print(visible(f"note: {note}"), markup=False)
+        console.print(one_line(f"note: {note}"), markup=False)
     for warning in host.warnings:
-        console.print(visible(f"warning: {warning}"), markup=False)
+        console.print(one_line(f"warning: {warning}"), markup=False)
     return buffer.getvalue()
