@@ -1,6 +1,7 @@
 """Configuration documents hold passwords beside PostgreSQL's parameters (a compose service's POSTGRES_PASSWORD,
-a Patroni member's authentication, a Kubernetes Secret): nothing pgvet prints or writes of a repository carries
-one, not even where a finding quotes the line that holds both (a flow mapping on one line)."""
+a Patroni member's authentication, a Kubernetes Secret) and in them (a conninfo, a command, a custom setting):
+nothing pgvet prints or writes of a repository carries one, not even where a finding quotes the line that holds
+both (a flow mapping on one line), nor `pgvet facts`, which shows these parameters as a collection writes them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import sys
 from pathlib import Path
 
 SECRETS = ("S3cretCompose", "S3cretEnvList", "S3cretSuper", "S3cretRest", "S3cretStringData", "UzNjcmV0RGF0YQ==",
-           "S3cretUri", "S3cretCnpgEnv")
+           "S3cretUri", "S3cretCnpgEnv",
+           "S3cretArchive", "S3cretConninfo", "S3cretCustom", "S3cretRestore")
 
 PARAMETERS = "{track_io_timing: 'off', shared_buffers: 64TB}"
 COMPOSE = """services:
@@ -18,7 +20,17 @@ COMPOSE = """services:
   replica:
     image: postgres:16
     environment: [POSTGRES_PASSWORD=S3cretEnvList, "DATABASE_URL=postgres://app:S3cretUri@db/app"]
-    command: ["postgres", "-c", "track_io_timing=off"]
+    command: ["postgres", "-c", "track_io_timing=off", "-c", "archive_command=curl -u app:S3cretArchive x"]
+  standby:
+    image: postgres:16
+    command:
+      - postgres
+      - -c
+      - primary_conninfo=host=db password=S3cretConninfo
+      - -c
+      - myext.api_key=S3cretCustom
+      - -c
+      - restore_command=curl -u app:S3cretRestore x
 """
 PATRONI = """scope: s
 name: member1
@@ -63,6 +75,7 @@ def test_no_password_of_a_document_is_printed_or_written(tmp_path: Path) -> None
                                                   "cnpg/cluster.yaml:10")), outputs[-1]
     for directory in ("compose", "patroni", "cnpg"):
         outputs.append(run("facts", f"repo/{directory}", cwd=tmp_path))
+        outputs.append(run("facts", "--format", "json", f"repo/{directory}", cwd=tmp_path))
         outputs.append(run("fix", f"repo/{directory}", cwd=tmp_path))
     outputs.append(run("baseline", "create", "repo", cwd=tmp_path))
     outputs.extend(file.read_text(errors="replace") for file in tmp_path.iterdir() if file.is_file())

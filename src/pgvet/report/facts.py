@@ -1,24 +1,54 @@
 """`pgvet facts`: the fact table of a host, with every value's source.
 
 The text table shows what inputs hold with their control characters escaped (pgvet.report.visible), as the
-lint report does: a value or a file name may hold an escape sequence, which must not reach the terminal."""
+lint report does: a value or a file name may hold an escape sequence, which must not reach the terminal. The
+parameters that may hold a secret (a connection string's password, a command, a custom setting) are shown as a
+collection writes them (pgvet.live.redact): a repository's Patroni file or compose command may hold one."""
 
 from __future__ import annotations
 
 import io
 import json
 
+from pgvet.live.redact import redact_setting
 from pgvet.report import one_line
-from pgvet.snapshot.facts import Fact, HostFacts
+from pgvet.snapshot.facts import Fact, HostFacts, Item
+
+# The fields of a ``setting`` item (a parameter's line) that hold its value.
+_SETTING_VALUES = frozenset({"setting.value", "setting.raw", "setting.canonical"})
+
+
+def _redacted(fact: Fact, parameter: str | None) -> Fact:
+    """The fact with the secret a parameter's value may hold hidden (``parameter``: its name; None for no parameter)."""
+    if parameter is None or not isinstance(fact.value, str):
+        return fact
+    return fact._replace(value=_hidden(parameter, fact.value),
+                         raw=None if fact.raw is None else _hidden(parameter, fact.raw))
+
+
+def _hidden(parameter: str, text: str) -> str:
+    """A parameter's text with its secret hidden; as written (``'…'``), the quotes kept."""
+    if len(text) > 1 and text[0] == text[-1] == "'":
+        return f"'{redact_setting(parameter, text[1:-1])}'"
+    return redact_setting(parameter, text) or ""
+
+
+def _host_facts(host: HostFacts) -> list[Fact]:
+    return [_redacted(host.facts[name], name[3:] if name.startswith("pg.") else None) for name in sorted(host.facts)]
+
+
+def _item_facts(item: Item) -> list[Fact]:
+    parameter = item.get("setting.name")
+    return [_redacted(fact, str(parameter) if fact.name in _SETTING_VALUES else None) for fact in item.facts()]
 
 
 def facts_json(host: HostFacts) -> dict[str, object]:
     return {
         "host": host.name,
         "root": host.root,
-        "facts": {name: host.facts[name].to_json() for name in sorted(host.facts)},
+        "facts": {fact.name: fact.to_json() for fact in _host_facts(host)},
         "items": {
-            scope: [{fact.name: fact.to_json() for fact in item.facts()} for item in items]
+            scope: [{fact.name: fact.to_json() for fact in _item_facts(item)} for item in items]
             for scope, items in sorted(host.items.items())
         },
         "notes": host.notes,
@@ -51,16 +81,15 @@ def render_facts(host: HostFacts, output_format: str) -> str:
     table.add_column("fact", no_wrap=True)
     table.add_column("value", overflow="fold", max_width=48)
     table.add_column("source", overflow="fold")
-    for name in sorted(host.facts):
-        fact = host.facts[name]
-        table.add_row(one_line(name), one_line(_shown(fact)), one_line(_sources(fact)))
+    for fact in _host_facts(host):
+        table.add_row(one_line(fact.name), one_line(_shown(fact)), one_line(_sources(fact)))
     console.print(table)
     for scope, items in sorted(host.items.items()):
         if not items:
             continue
         console.print(f"\n{scope} items ({len(items)})")
         for index, item in enumerate(items, 1):
-            values = ", ".join(f"{fact.name.split('.', 1)[1]}={_shown(fact)}" for fact in item.facts())
+            values = ", ".join(f"{fact.name.split('.', 1)[1]}={_shown(fact)}" for fact in _item_facts(item))
             console.print(one_line(f"  {index}. [{item.source}] {values}"), markup=False)
     for note in host.notes:
         console.print(one_line(f"note: {note}"), markup=False)

@@ -49,8 +49,10 @@ LABEL_WIDTH = 9  # the column that holds at / from / values / fix, and the sever
 NOT_A_FILE = "<"  # Source paths such as <default> and <derived>
 
 # A line that may hold a secret is not quoted: a password beside the parameters on one line (a compose file's flow
-# mapping with POSTGRES_PASSWORD, a Patroni file in flow style, a Secret, a conninfo, a URI with its credentials).
-_MAY_HOLD_SECRET = re.compile(r"pass|pwd|secret|token|credential|api_?key|private|://[^\s/@]*@", re.IGNORECASE)
+# mapping with POSTGRES_PASSWORD, a Patroni file in flow style, a Secret, a conninfo, a URI with its credentials, a
+# command such as archive_command's, which pgvet.live.redact hides too).
+_MAY_HOLD_SECRET = re.compile(r"pass|pwd|secret|token|credential|api_?key|private|_command|://[^\s/@]*@",
+                              re.IGNORECASE)
 
 MAX_EVIDENCE = 3  # evidence places shown per finding without --verbose
 
