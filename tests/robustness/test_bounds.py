@@ -429,7 +429,8 @@ def test_a_directory_of_documents_is_bounded_before_they_are_parsed(tmp_path: Pa
 
 
 def test_a_search_for_hosts_that_stops_short_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # the search of a repository stopped at its bounds in silence: the hosts past them were not linted, unsaid
+    # the search of a repository stopped at its bounds in silence: the hosts past them were not linted, unsaid;
+    # and it read as many files as it met (1 MiB of YAML takes seconds to parse)
     from pgvet.run import paths
     from pgvet.snapshot import discovery
 
@@ -453,6 +454,12 @@ def test_a_search_for_hosts_that_stops_short_says_so(tmp_path: Path, monkeypatch
     monkeypatch.setattr(discovery, "MAX_SEARCH_ENTRIES", 100)
     given = paths.host_directories([tmp_path / "repo"], stop=tmp_path)
     assert given.hosts == [tmp_path / "repo" / "a", deep] and not given.notices
+    monkeypatch.setattr(discovery, "MAX_SEARCH_BYTES", len(member) * 3 // 2)  # the second document read crosses it
+    given = paths.host_directories([tmp_path / "repo"], stop=tmp_path)
+    assert given.hosts == [tmp_path / "repo" / "a"]
+    assert given.notices == [f"{tmp_path / 'repo'}: the search for hosts stopped after reading {len(member) * 3 // 2} "
+                             "bytes of files that may be configuration documents, at "
+                             f"{deep / 'patroni.yml'}: give the directories of the hosts"]
 
 
 def test_pg_settings_json_lines_are_counted_once() -> None:

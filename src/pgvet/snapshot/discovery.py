@@ -169,6 +169,7 @@ def may_be_document(name: str) -> bool:
 # repository's layout, not into a whole file system given by mistake.
 MAX_SEARCH_DEPTH = 8
 MAX_SEARCH_ENTRIES = 20_000  # files and directories looked at
+MAX_SEARCH_BYTES = 64 * 1024 * 1024  # of the files read to tell whether they are documents (YAML is slow to parse)
 
 
 @dataclass(slots=True)
@@ -184,11 +185,12 @@ def hosts_under(root: Path) -> SearchedHosts:
     snapshot: not searched further, its conf.d and sysctl.d are its own) and those holding configuration
     documents, recognised by their content. Hidden directories (.git) and links are not followed; files larger
     than a configuration document (MAX_DOCUMENT_BYTES) are not read. The search stops, and says so, past
-    MAX_SEARCH_ENTRIES files and directories, and does not go deeper than MAX_SEARCH_DEPTH."""
+    MAX_SEARCH_ENTRIES files and directories or MAX_SEARCH_BYTES of files read, and does not go deeper than
+    MAX_SEARCH_DEPTH."""
     searched = SearchedHosts()
     found = searched.hosts
     markers = frozenset(marker.lower() for marker in host_markers())
-    seen = 0
+    seen = read = 0
     for current, directories, files in os.walk(root):
         depth = os.path.relpath(current, root).count(os.sep) + (current != os.fspath(root))
         visible = sorted(name for name in directories if not name.startswith("."))
@@ -208,7 +210,20 @@ def hosts_under(root: Path) -> SearchedHosts:
                 searched.stopped = (f"{root}: the search for hosts stopped after {MAX_SEARCH_ENTRIES} files and "
                                     f"directories, at {current}: give the directories of the hosts")
                 return searched
-            if may_be_document(name) and is_document(Path(current, name)):
+            if not may_be_document(name):
+                continue
+            candidate = Path(current, name)
+            try:
+                size = candidate.lstat().st_size
+            except OSError:
+                continue
+            read += size if size <= MAX_DOCUMENT_BYTES else 0  # a larger one is not read
+            if read > MAX_SEARCH_BYTES:
+                searched.stopped = (f"{root}: the search for hosts stopped after reading {MAX_SEARCH_BYTES} bytes of "
+                                    f"files that may be configuration documents, at {candidate}: give the "
+                                    "directories of the hosts")
+                return searched
+            if is_document(candidate):
                 found.append(Path(current))
                 break
     return searched
