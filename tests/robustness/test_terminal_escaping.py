@@ -137,6 +137,8 @@ def test_a_name_holding_a_line_break_starts_no_line(tmp_path: Path) -> None:
     (compose / "x\n::error::FILE\ny.yml").write_text(
         'services:\n  "db\\n::error::SERVICE":\n    image: postgres:16\n'
         '    command: ["postgres", "-c", "track_io_timing=off", "-c", "work_mem=${W}\\n::error::NOTE"]\n')
+    fixed = assert_escaped(run("fix", "--write", "repo/compose", cwd=tmp_path))  # what it leaves, by file
+    assert not [line for line in fixed.splitlines() if line.startswith("::")] and "\\n::error::FILE" in fixed, fixed
     facts = assert_escaped(run("facts", "repo/patroni", cwd=tmp_path))
     assert not [line for line in facts.splitlines() if line.lstrip("│ ").startswith("::")], facts
     assert "\\n::error::NAME" in facts and "\\n::error::VALUE" in facts

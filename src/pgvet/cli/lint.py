@@ -29,7 +29,7 @@ from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import RulePack
 from pgvet.errors import InputError, UsageError
 from pgvet.provenance import Source
-from pgvet.report import visible
+from pgvet.report import one_line, visible
 from pgvet.report.facts import render_facts
 from pgvet.report.rules import explain_rule
 from pgvet.run.config import Config, load_config
@@ -150,10 +150,10 @@ def fix(
         raise _in_host(error, path) from None
     sys.stdout.write(visible(render(consolidated)))  # the values hosts hold, control characters escaped
     if outcome is not None:
-        for written in outcome.written:
-            typer.echo(visible(f"wrote {written}"), err=True)
+        for written in outcome.written:  # one line each: a file's name may hold a line feed
+            typer.echo(one_line(f"wrote {written}"), err=True)
         for left in outcome.left:
-            typer.echo(visible(f"left: {left}"), err=True)
+            typer.echo(one_line(f"left: {left}"), err=True)
         if outcome.left or consolidated.notes:
             raise typer.Exit(1)
 
