@@ -70,13 +70,13 @@ def _run() -> None:
 
 
 def _say(message: str) -> None:
-    """An error on stderr, its control characters escaped: a name given on the command line or read from a
-    file may hold an escape sequence, which must not reach the terminal or a CI log as one."""
+    """An error on stderr, on one line, its control characters escaped: a name given on the command line or read
+    from a file may hold an escape sequence or a line feed, which must not reach the terminal or a CI log as one."""
     import sys
 
-    from pgvet.report import visible
+    from pgvet.report import one_line
 
-    print(visible(message), file=sys.stderr)
+    print(one_line(message), file=sys.stderr)
 
 
 if __name__ == "__main__":

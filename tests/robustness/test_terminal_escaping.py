@@ -137,6 +137,12 @@ def test_a_name_holding_a_line_break_starts_no_line(tmp_path: Path) -> None:
     (compose / "x\n::error::FILE\ny.yml").write_text(
         'services:\n  "db\\n::error::SERVICE":\n    image: postgres:16\n'
         '    command: ["postgres", "-c", "track_io_timing=off", "-c", "work_mem=${W}\\n::error::NOTE"]\n')
+    refused = tmp_path / "refused"
+    refused.mkdir()
+    (refused / "x\n::error::ERROR\ny.yml").write_text('scope: s\nname: n\npostgresql:\n  parameters: {a: "\\q"}\n')
+    for command in ("facts", "fix", "lint"):  # an error naming the file
+        said = assert_escaped(run(command, "refused", cwd=tmp_path))
+        assert not [line for line in said.splitlines() if line.startswith("::")] and "\\n::error::ERROR" in said
     fixed = assert_escaped(run("fix", "--write", "repo/compose", cwd=tmp_path))  # what it leaves, by file
     assert not [line for line in fixed.splitlines() if line.startswith("::")] and "\\n::error::FILE" in fixed, fixed
     facts = assert_escaped(run("facts", "repo/patroni", cwd=tmp_path))

@@ -11,7 +11,7 @@ from pgvet.cli.errors import reports_errors
 from pgvet.errors import InputError
 from pgvet.findings import HostError
 from pgvet.output_file import any_private, write_file
-from pgvet.report import error_place, visible
+from pgvet.report import error_place, one_line, visible
 from pgvet.run.config import Config, load_config
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
@@ -96,5 +96,5 @@ def _refuse_unread_hosts(errors: list[HostError]) -> None:
         return
 
     for error in errors:  # the file as lint shows it (hosts/a/host.yaml:2), not relative to its host
-        typer.echo(visible(f"pgvet: error: {error_place(error) or error.host}: {error.message}"), err=True)
+        typer.echo(one_line(f"pgvet: error: {error_place(error) or error.host}: {error.message}"), err=True)
     raise InputError("the baseline is not written while a host cannot be read")

@@ -10,7 +10,7 @@ import typer
 
 from pgvet.errors import PgvetError
 from pgvet.interrupt import interrupted_message
-from pgvet.report import visible
+from pgvet.report import one_line
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -25,7 +25,7 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
         try:
             return command(*args, **kwargs)
         except PgvetError as error:
-            typer.echo(visible(f"pgvet: error: {error}"), err=True)
+            typer.echo(one_line(f"pgvet: error: {error}"), err=True)
             raise typer.Exit(error.exit_code) from None
         except KeyboardInterrupt as interrupt:
             typer.echo(interrupted_message(interrupt), err=True)
