@@ -15,12 +15,15 @@ from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, document_kinds, recognise
 from pgvet.inputs.documents.compose import DOCKER_DEFAULT, DOCKER_SHM_DEFAULT, parse_compose
+from pgvet.provenance import Source
 from pgvet.snapshot.load import load_hosts
 
 CORPUS = PROJECT / "tests" / "data" / "documents" / "compose"
 FILES = sorted(path for path in CORPUS.iterdir() if path.name != "SOURCES.md")
 IMMICH = CORPUS / "immich-docker-compose.prod.yml"
 SENTRY = CORPUS / "sentry-self-hosted-docker-compose.yml"
+DEVMORPH = CORPUS / "devmorph-postgres-service.yml"
+RANCHER = CORPUS / "rancher-catalog-adhoc-postgres-6.yml"
 MiB = 1024 * 1024
 
 
@@ -103,6 +106,32 @@ def test_a_list_command_gives_each_item_at_its_line() -> None:
         ("shared_buffers", "131072kB", line_of(text, '"16384"')),  # -B counts 8kB buffers
         ("max_connections", "50", line_of(text, "-N50")),
     ]
+
+
+def test_a_name_that_begins_another_is_at_its_own_line() -> None:
+    text = DEVMORPH.read_text()  # pgtune's order: max_parallel_workers_per_gather, then max_parallel_workers
+    lines = {name: line for name, _, line in settings(only(text))}
+    assert lines["max_parallel_workers_per_gather"] == line_of(text, "max_parallel_workers_per_gather=1")
+    assert lines["max_parallel_workers"] == line_of(text, "max_parallel_workers=2")
+    assert lines["max_parallel_maintenance_workers"] == line_of(text, "max_parallel_maintenance_workers=1")
+
+
+def test_a_tag_left_to_a_variable_the_entrypoint_script_and_a_psql_job() -> None:
+    text = RANCHER.read_text()  # image postgres:${POSTGRES_TAG}; the second service runs psql from the same image
+    host = only(text)
+    assert (host.name, "pg_version" in host.host) == ("postgres", False)
+    line = line_of(text, "command: docker-entrypoint.sh postgres")
+    assert host.unknown == {f"pg.{name}": Source("compose.yaml", line)
+                            for name in ("max_connections", "shared_buffers", "work_mem", "effective_cache_size")}
+    assert not any("runs docker-entrypoint.sh" in note for note in host.notes)
+
+
+def test_an_option_and_its_value_in_one_list_item_is_refused_by_postgres() -> None:
+    text = SENTRY.read_text().replace('      ["postgres"]\n', '      ["postgres", "-c max_connections=300"]\n')
+    host = only(text)
+    [problem] = host.problems
+    assert problem.fatal and problem.source.line == line_of(text, "-c max_connections=300")
+    assert "' max_connections'" in problem.message and host.settings == []
 
 
 @pytest.mark.parametrize(("resources", "ram", "cpus", "cpu_limit"), [
@@ -215,7 +244,8 @@ def test_real_files_lint_without_errors(tmp_path: Path) -> None:
     assert [finding for finding in report["findings"] if finding["severity"] == "error"] == []
     assert sorted(host.name for host in load_hosts(tmp_path)) == [  # two services named db, two postgres
         "database", "db (awesome-compose-gitea-postgres.yaml)", "db (docker-library-postgres-compose.yaml)",
-        "postgres (awesome-compose-postgresql-pgadmin.yaml)", "postgres (sentry-self-hosted-docker-compose.yml)"]
+        "postgres (awesome-compose-postgresql-pgadmin.yaml)", "postgres (devmorph-postgres-service.yml)",
+            "postgres (rancher-catalog-adhoc-postgres-6.yml)", "postgres (sentry-self-hosted-docker-compose.yml)"]
 
 
 def test_planted_mistakes_are_found_at_their_lines(tmp_path: Path) -> None:
