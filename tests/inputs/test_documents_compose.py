@@ -126,6 +126,15 @@ def test_a_tag_left_to_a_variable_the_entrypoint_script_and_a_psql_job() -> None
     assert not any("runs docker-entrypoint.sh" in note for note in host.notes)
 
 
+@pytest.mark.parametrize("service", [
+    '    image: postgres:15-alpine\n    command: ["sh","-c","sleep infinity"]\n',  # NlightN22/pg-1c-15's psql-client
+    "    image: postgres:16\n    entrypoint: [pg_dump, -h, db]\n",
+    "    image: postgres:16\n    command: psql -h db -c 'select 1'\n",
+])
+def test_a_client_or_an_idle_container_from_the_image_is_no_host(service: str) -> None:
+    assert hosts_of("services:\n  client:\n" + service) == []
+
+
 def test_an_option_and_its_value_in_one_list_item_is_refused_by_postgres() -> None:
     text = SENTRY.read_text().replace('      ["postgres"]\n', '      ["postgres", "-c max_connections=300"]\n')
     host = only(text)

@@ -30,6 +30,7 @@ from pgvet.safeyaml import YamlError, load_yaml
 DOCKER_SHM_DEFAULT = 64 * 1024 * 1024
 DOCKER_DEFAULT = "<docker default>"  # what Docker gives a container whose service sets nothing
 ENTRYPOINT = "docker-entrypoint.sh"  # the postgres image's: it runs the command it is given
+_SHELLS = frozenset({"sh", "bash", "ash", "dash"})
 
 _SERVICES = re.compile(r"^services\s*:", re.MULTILINE)
 # the last part of the image's repository name (registry and namespace before it, tag and digest after)
@@ -230,27 +231,37 @@ def _is_postgres(service: object) -> bool:
     (a psql or pg_dump job)."""
     if not isinstance(service, dict):
         return False
-    runs = [_first_word(service.get(key)) for key in ("entrypoint", "command")]
-    if any(program == "psql" or program.startswith("pg_") for program in runs):
+    runs = [_words(service.get(key)) for key in ("entrypoint", "command")]
+    if any(_runs_no_server(words) for words in runs):
         return False
     image = service.get("image")
     # the tag may be left to a variable (postgres:${POSTGRES_TAG}): the repository says it is PostgreSQL's
     if isinstance(image, str) and _repository(image) in _POSTGRES_IMAGES:
         return True
-    return "postgres" in runs
+    return any(words[:1] == ["postgres"] for words in runs)
 
 
-def _first_word(command: object) -> str:
-    """The program a command or entrypoint (a string or a list) runs, the image's entrypoint script aside."""
+def _words(command: object) -> list[str]:
+    """The words of a command or entrypoint (a string or a list), the image's entrypoint script aside, the program
+    by its name."""
     if isinstance(command, str):
         words = command.split()
     elif isinstance(command, list):
         words = [str(word) for word in command]
     else:
-        return ""
+        return []
     if words and _program(words[0]) == ENTRYPOINT:
         words = words[1:]
-    return _program(words[0]) if words else ""
+    return [_program(words[0]), *words[1:]] if words else []
+
+
+def _runs_no_server(words: list[str]) -> bool:
+    """A client or an idle container run from a PostgreSQL image (psql, pg_dump, sleep, a shell never naming
+    postgres): the image's entrypoint runs the server only for ``postgres`` or options."""
+    program = words[0] if words else ""
+    if program in ("psql", "sleep", "tail") or program.startswith("pg_"):
+        return True
+    return program in _SHELLS and not any("postgres" in word for word in words[1:])
 
 
 def _program(word: str) -> str:
