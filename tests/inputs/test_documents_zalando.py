@@ -68,6 +68,19 @@ def test_spilos_defaults_apply_before_the_manifests_parameters() -> None:
     assert values["shared_buffers"] == "1228MB"  # a fifth of the limit
 
 
+def test_a_variable_substituted_before_kubectl_is_a_fact_pgvet_cannot_know() -> None:
+    # Flux's post-build substitution: a quantity ${PG_MEMORY} was "no memory quantity", the directory not linted
+    text = COMPLETE.read_text().replace("name: acid-test-cluster", "name: ${CLUSTER}").replace(
+        "memory: 500Mi", "memory: ${PG_MEMORY:=500Mi}").replace('log_statement: "all"', 'log_statement: "${LOG}"')
+    host = parsed(text, "cluster.yaml")
+    assert host.name == "cluster" and host.problems[0].kind == "patroni-replaced"  # max_connections "10" still
+    assert {key: source.line for key, source in host.unknown.items()} == {
+        "pg.log_statement": line_of(text, "log_statement"), "host.memory_limit": line_of(text, "PG_MEMORY"),
+        "host.ram": line_of(text, "PG_MEMORY"), "pg.archive_command": line_of(text, "  postgresql:")}
+    assert "ram" not in host.host and host.host["memory_request"].value == 100 * 1024**2
+    assert [s.value for s in host.settings if s.name == "log_statement"] == []  # nor Spilo's ddl
+
+
 def test_max_connections_below_patronis_minimum_is_replaced_by_its_default() -> None:
     # The operator's own example: Patroni's check of max_connections is "at least 25"; it logs "failed validation"
     # and runs 100, so pgvet reports the line (PGV441) and judges 100 there, the value that runs.

@@ -19,16 +19,21 @@ from pgvet.inputs.documents._kubernetes import (
     OVERRIDES,
     REFUSED,
     RUNTIME_SHM_SIZE,
+    UNRENDERED,
     apply_resources,
     at,
     file_stem,
     load_manifests,
+    unrendered,
 )
 from pgvet.inputs.documents.patroni import dcs_parameter
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
 
 KIND_NAME = "zalando"
+# Flux's post-build substitution (envsubst): ${VAR}, ${VAR:=default}, filled in before the API server sees the
+# manifest: a value pgvet cannot know
+_VARIABLE = re.compile(r"\$\{[^}\n]*\}")
 _KIND_LINE = re.compile(r"^kind:[ \t]*[\"']?postgresql[\"']?[ \t]*(#.*)?$", re.MULTILINE)
 
 
@@ -43,7 +48,7 @@ def _recognises(name: str, text: str) -> bool:
 
 
 def parse_zalando(text: str, path: str) -> list[DeclaredHost]:
-    hosts = [_cluster(document, path) for document in load_manifests(text, path)
+    hosts = [_cluster(document, path) for document in load_manifests(_VARIABLE.sub(UNRENDERED, text), path)
              if isinstance(document, dict) and str(document.get("apiVersion", "")).startswith("acid.zalan.do/")
              and document.get("kind") == "postgresql"]
     return [host for host in hosts if host is not None]
@@ -56,18 +61,26 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost | None:
     name = get(metadata, "name")
     whole = isinstance(name, str) and bool(name) and isinstance(spec, dict)
     source = at(metadata, "name", path) if isinstance(name, str) and name else Source(path, yaml_line(document) or 1)
-    declared = DeclaredHost(KIND_NAME, name if isinstance(name, str) and name else file_stem(path), source,
-                            hosting=whole)
+    declared = DeclaredHost(KIND_NAME, name if isinstance(name, str) and name and not unrendered(name)
+                            else file_stem(path), source, hosting=whole)
+    if unrendered(name):
+        declared.notes.append(f"{source}: metadata.name is left to a variable: the host is named after its file")
     if not isinstance(spec, dict):
         return None
     postgresql = spec.get("postgresql")
     version = get(postgresql, "version")
-    if version is not None:
+    if unrendered(version):
+        declared.notes.append(f"{at(postgresql, 'version', path)}: spec.postgresql.version is left to a variable")
+    elif version is not None:
         _version(declared, version, at(postgresql, "version", path))
     parameters = get(postgresql, "parameters")
     if isinstance(parameters, dict):
         streams = bool(spec.get("streams"))
         for key, value in parameters.items():
+            if unrendered(key) or unrendered(value):  # not judged on a default: its rules are not evaluated
+                _unknown(declared, f"spec.postgresql.parameters.{key}", Source(path, yaml_line(parameters, key)),
+                         *(() if unrendered(key) else (f"pg.{str(key).strip().lower()}",)))
+                continue
             _parameter(declared, str(key), value, Source(path, yaml_line(parameters, key)), streams)
     if not whole:
         if not declared.settings and not declared.problems:
@@ -78,13 +91,35 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost | None:
     instances = spec.get("numberOfInstances")
     if isinstance(instances, int) and not isinstance(instances, bool):
         declared.host["instances"] = Located(instances, at(spec, "numberOfInstances", path))
-    apply_resources(declared, spec.get("resources"), path, declared.name)
+    apply_resources(declared, _known_resources(declared, spec.get("resources"), path), path, declared.name)
     _spilo_defaults(declared, parameters if isinstance(parameters, dict) else {},
                     Source(path, yaml_line(spec, "postgresql") or yaml_line(document, "spec")))
     if spec.get("enableShmVolume") is False:
         declared.host["shm_size"] = Located(RUNTIME_SHM_SIZE, at(spec, "enableShmVolume", path))
         declared.notes.append("enableShmVolume: false: /dev/shm is the container runtime's default of 64 MiB")
     return declared
+
+
+def _unknown(declared: DeclaredHost, field: str, source: Source, *facts: str) -> None:
+    declared.notes.append(f"{source}: {field} is left to a variable (Flux's substitution, envsubst): not read")
+    for fact in facts:
+        declared.unknown[fact] = source
+
+
+def _known_resources(declared: DeclaredHost, resources: Any, path: str) -> Any:
+    """The resources without the quantities left to a variable, which are facts pgvet cannot know."""
+    if not isinstance(resources, dict):
+        return resources
+    known = dict(resources)
+    for group, facts in (("limits", {"memory": ("host.memory_limit", "host.ram"), "cpu": ("host.cpus",)}),
+                         ("requests", {"memory": ("host.memory_request",)})):
+        quantities = resources.get(group)
+        if isinstance(quantities, dict) and any(unrendered(value) for value in quantities.values()):
+            known[group] = {key: value for key, value in quantities.items() if not unrendered(value)}
+            for key in [key for key, value in quantities.items() if unrendered(value)]:
+                _unknown(declared, f"spec.resources.{group}.{key}", at(quantities, key, path),
+                         *facts.get(str(key), ()))
+    return known
 
 
 def _spilo_defaults(declared: DeclaredHost, parameters: dict[str, Any], source: Source) -> None:
