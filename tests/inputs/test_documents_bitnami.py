@@ -55,6 +55,26 @@ def test_a_values_file_without_the_charts_own_keys_is_not_claimed() -> None:
     assert kinds_recognising(Path("values.yaml"), manifest) == []
 
 
+def test_a_flux_helmrelease_of_the_chart_holds_its_values_under_spec_values() -> None:
+    # the real CI snippet as a gitops repository writes it: a HelmRepository and the chart's HelmRelease in one file
+    snippet = (DOCUMENTS / "bitnami" / "ci-extended-config.yaml").read_text()
+    text = ("apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: bitnami\n---\n"
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: db\nspec:\n"
+            "  releaseName: orders-db\n  chart:\n    spec:\n      chart: postgresql\n  values:\n"
+            + "".join(f"    {line}\n" for line in snippet.splitlines()))
+    assert kinds_recognising(Path("release.yaml"), text) == ["bitnami"]
+    [host] = parse_bitnami(text, "release.yaml")
+    assert host.name == "orders-db"
+    assert settings(host) == [("pg_stat_statements.max", "10000", line_of(text, "pg_stat_statements.max")),
+                              ("pg_stat_statements.track", "all", line_of(text, "pg_stat_statements.track"))]
+
+
+@pytest.mark.parametrize("name", ["lthms-ext-postgres-operator.yaml", "keswick-postgresql-values-from.yaml"])
+def test_a_helmrelease_of_another_chart_or_without_values_is_not_claimed(name: str) -> None:
+    path = DOCUMENTS / "bitnami" / "helmrelease" / name  # another chart; the chart's values from a ConfigMap
+    assert kinds_recognising(path, path.read_text()) == []
+
+
 def test_an_umbrella_charts_values_hold_the_charts_under_postgresql() -> None:
     text = ("backend:\n  replicas: 2\npostgresql:\n  enabled: true\n  auth:\n    postgresPassword: x\n"
             "  primary:\n    resources:\n      limits:\n        memory: 1Gi\n"
