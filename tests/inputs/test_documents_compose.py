@@ -211,6 +211,15 @@ def test_a_command_compose_cannot_split_is_refused() -> None:
     assert problem.fatal and problem.source.line == 4
 
 
+@pytest.mark.parametrize(("image", "postgres"), [
+    ("zulip/zulip-postgresql:14", True), ("ghcr.io/acme/acme-postgres:16", True),
+    ("prometheuscommunity/postgres-exporter", False), ("wrouesnel/postgres_exporter:v0.8.0", False),
+    ("eeshugerman/postgres-backup-s3:16", False),
+])
+def test_a_projects_own_build_of_the_image_is_postgresql(image: str, postgres: bool) -> None:
+    assert bool(hosts_of(f"services:\n  db:\n    image: {image}\n")) is postgres
+
+
 @pytest.mark.parametrize(("image", "version"), [
     ("postgres:16", 16), ("docker.io/library/postgres:16.2-alpine", 16), ("timescale/timescaledb:latest-pg15", 15),
     ("timescale/timescaledb-ha:pg17-ts2.17", 17), ("postgis/postgis:15-3.4", 15),
@@ -251,8 +260,9 @@ def test_real_files_lint_without_errors(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["lint", str(tmp_path), "--format", "json"])
     report = json.loads(result.output)
     assert [finding for finding in report["findings"] if finding["severity"] == "error"] == []
-    assert sorted(host.name for host in load_hosts(tmp_path)) == [  # two services named db, two postgres
-        "database", "db (awesome-compose-gitea-postgres.yaml)", "db (docker-library-postgres-compose.yaml)",
+    assert sorted(host.name for host in load_hosts(tmp_path)) == [  # services of one name told apart by file
+        "database (immich-docker-compose.prod.yml)", "database (zulip-compose.yaml)",
+        "db (awesome-compose-gitea-postgres.yaml)", "db (docker-library-postgres-compose.yaml)",
         "postgres (awesome-compose-postgresql-pgadmin.yaml)", "postgres (devmorph-postgres-service.yml)",
             "postgres (rancher-catalog-adhoc-postgres-6.yml)", "postgres (sentry-self-hosted-docker-compose.yml)"]
 

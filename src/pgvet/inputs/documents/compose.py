@@ -36,6 +36,8 @@ _SERVICES = re.compile(r"^services\s*:", re.MULTILINE)
 # the last part of the image's repository name (registry and namespace before it, tag and digest after)
 _POSTGRES_IMAGES = frozenset({"postgres", "postgresql", "postgis", "timescaledb", "timescaledb-ha", "pgvector",
                               "pgvecto-rs", "postgresql-repmgr", "crunchy-postgres"})
+# a project's own build of the postgres image, named after it (zulip/zulip-postgresql, …-postgres)
+_DERIVED_IMAGE = re.compile(r"[a-z0-9][a-z0-9._-]*[-_]postgres(?:ql)?")
 _PLACEHOLDER = re.compile(r"(?<!\$)\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")
 _BYTES = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([bkmg]?)b?\s*", re.IGNORECASE)
 _UNIT = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
@@ -236,7 +238,8 @@ def _is_postgres(service: object) -> bool:
         return False
     image = service.get("image")
     # the tag may be left to a variable (postgres:${POSTGRES_TAG}): the repository says it is PostgreSQL's
-    if isinstance(image, str) and _repository(image) in _POSTGRES_IMAGES:
+    if isinstance(image, str) and (_repository(image) in _POSTGRES_IMAGES
+                                   or _DERIVED_IMAGE.fullmatch(_repository(image)) is not None):
         return True
     return any(words[:1] == ["postgres"] for words in runs)
 
