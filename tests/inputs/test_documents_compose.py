@@ -121,8 +121,10 @@ def test_a_tag_left_to_a_variable_the_entrypoint_script_and_a_psql_job() -> None
     host = only(text)
     assert (host.name, "pg_version" in host.host) == ("postgres", False)
     line = line_of(text, "command: docker-entrypoint.sh postgres")
-    assert host.unknown == {f"pg.{name}": Source("compose.yaml", line)
-                            for name in ("max_connections", "shared_buffers", "work_mem", "effective_cache_size")}
+    variables = ("port", "max_connections", "shared_buffers", "work_mem", "effective_cache_size")  # -p ${server_port}
+    assert host.unknown == {f"pg.{name}": Source("compose.yaml", line) for name in variables}
+    assert only("services:\n  db:\n    image: postgres\n    command: [-B$SB]\n").unknown == {
+        "pg.shared_buffers": Source("compose.yaml", 4)}
     assert not any("runs docker-entrypoint.sh" in note for note in host.notes)
 
 

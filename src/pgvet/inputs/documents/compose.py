@@ -173,6 +173,8 @@ def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> Non
                 "parameter); write \"-c\", \"name=value\" as two items", source, True))
             continue
         if not _literal(declared, word, source):
+            if len(word) > 2 and word[0] == "-" and word[1] in _LETTER_OPTIONS:  # -p${PORT}
+                declared.unknown[f"pg.{_LETTER_OPTIONS[word[1]][0]}"] = source
             continue
         word = word.replace("$$", "$")
         if word.startswith("--"):
@@ -183,6 +185,8 @@ def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> Non
                 value, source = arguments[index]  # the value's line
                 index += 1
                 if not _literal(declared, value, source):
+                    if letter in _LETTER_OPTIONS:  # -p ${PORT}: set, to what pgvet cannot know
+                        declared.unknown[f"pg.{_LETTER_OPTIONS[letter][0]}"] = source
                     continue
                 value = value.replace("$$", "$")
             if letter == "c":
