@@ -137,6 +137,11 @@ def test_a_client_or_an_idle_container_from_the_image_is_no_host(service: str) -
     assert hosts_of("services:\n  client:\n" + service) == []
 
 
+def test_a_shell_running_a_script_file_may_start_the_server() -> None:
+    host = only("services:\n  db:\n    image: postgres:16\n    entrypoint: [/bin/sh, /init/start.sh]\n")
+    assert host.settings == [] and host.host["pg_version"].value == 16
+
+
 def test_an_option_and_its_value_in_one_list_item_is_refused_by_postgres() -> None:
     text = SENTRY.read_text().replace('      ["postgres"]\n', '      ["postgres", "-c max_connections=300"]\n')
     host = only(text)

@@ -263,12 +263,14 @@ def _words(command: object) -> list[str]:
 
 
 def _runs_no_server(words: list[str]) -> bool:
-    """A client or an idle container run from a PostgreSQL image (psql, pg_dump, sleep, a shell never naming
-    postgres): the image's entrypoint runs the server only for ``postgres`` or options."""
+    """A client or an idle container run from a PostgreSQL image (psql, pg_dump, sleep, a shell's inline script
+    never naming postgres): the image's entrypoint runs the server only for ``postgres`` or options. A shell
+    running a script file may start it: that is still a host."""
     program = words[0] if words else ""
     if program in ("psql", "sleep", "tail") or program.startswith("pg_"):
         return True
-    return program in _SHELLS and not any("postgres" in word for word in words[1:])
+    inline = len(words) > 1 and words[1].startswith("-") and "c" in words[1][1:]  # sh -c, sh -euc
+    return program in _SHELLS and inline and not any("postgres" in word for word in words[1:])
 
 
 def _program(word: str) -> str:
