@@ -330,3 +330,17 @@ def test_a_systemd_drop_in_in_its_units_folder_is_read_with_the_directory_that_h
     result = runner.invoke(app, ["lint", "db1/postgresql@16-main.service.d/override.conf", "--format", "concise"])
     assert "db1/postgresql.conf:1: WARNING PGV501" in result.output and "ERROR input" not in result.output, \
         result.output
+
+
+def test_hosts_named_after_a_file_name_the_tool_fixes_take_their_directorys_name(tmp_path: Path) -> None:
+    repository = tmp_path / "charts"
+    for chart in ("orders", "billing"):
+        (repository / chart).mkdir(parents=True)
+        (repository / chart / "docker-compose.yml").write_text(
+            "services:\n  docker-compose:\n    image: postgres:16\n")
+        (repository / chart / "values.yaml").write_text(
+            "architecture: standalone\nauth:\n  database: app\nprimary:\n  extendedConfiguration: |\n"
+            "    work_mem = 8MB\n  persistence:\n    size: 8Gi\n")
+    names = sorted(host.name for directory in host_directories([repository], stop=tmp_path).hosts
+                   for host in load_hosts(directory))
+    assert names == ["billing/docker-compose", "billing/values", "orders/docker-compose", "orders/values"]

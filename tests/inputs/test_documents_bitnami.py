@@ -242,7 +242,8 @@ def test_pgvet_lint_finds_the_planted_mistakes_at_their_yaml_lines(tmp_path: Pat
         "  resources: {}\n", "  resources:\n    limits:\n      memory: 4Gi\n", 1)
     (tmp_path / "values.yaml").write_text(text)
     found = lint_findings(tmp_path)
-    assert {("values", rule, "values.yaml", line_of(text, needle)) for rule, needle in (
+    # a host named after values.yaml, a name the chart fixes, has its directory's name before it
+    assert {(f"{tmp_path.name}/values", rule, "values.yaml", line_of(text, needle)) for rule, needle in (
         ("PGV401", "shared_bufers"),  # a typo
         ("PGV403", "work_mem"),  # a value PostgreSQL refuses
         ("PGV501", "shared_buffers ="),  # 150 % of the primary's memory limit
@@ -253,9 +254,9 @@ def test_pgvet_lint_finds_the_planted_mistakes_at_their_yaml_lines(tmp_path: Pat
 
 def test_pgvet_lint_reads_the_real_files_without_a_false_error() -> None:
     assert sorted(host.name for host in load_hosts(DOCUMENTS / "bitnami")) == [
+        "bitnami/values",  # the chart's own values.yaml, named after its directory
         "ci-extended-config",
         "harbor-values",
-        "values",
         "values-chart-12",
     ]
     found = lint_findings(DOCUMENTS / "bitnami")
