@@ -68,7 +68,7 @@ def _refused_scalar(value: object) -> str | None:
 
 
 @cache
-def _classes() -> tuple[type[Composer], type[RoundTripConstructor]]:
+def _classes() -> tuple[type[Composer], type[RoundTripConstructor], type[RoundTripConstructor]]:
     """ruamel.yaml's composer and constructor with pgvet's bounds (made at the first load: ruamel.yaml is
     imported only by the commands that read YAML)."""
     from ruamel.yaml.composer import Composer, ComposerError
@@ -124,12 +124,22 @@ def _classes() -> tuple[type[Composer], type[RoundTripConstructor]]:
                 raise ConstructorError(None, None, f"{shown_number(str(node.value))}: {refused}", node.start_mark)
             return value
 
-    return BoundedComposer, CheckedConstructor
+    class LastKeyWinsConstructor(CheckedConstructor):
+        """A key repeated in a mapping takes the value of its last occurrence, at that line: what PyYAML's
+        loaders do (Patroni and Ansible read their files with them)."""
+
+        def check_mapping_key(self, node: Any, key_node: Any, mapping: Any, key: Any, value: Any) -> bool:
+            if key in mapping:
+                del mapping[key]
+            return True
+
+    return BoundedComposer, CheckedConstructor, LastKeyWinsConstructor
 
 
-def load_yaml(text: str) -> Any:
-    """The round-trip document of ``text`` (None when it is empty); YamlError when it is invalid or refused."""
-    return _loaded(text, every=False)
+def load_yaml(text: str, *, last_key_wins: bool = False) -> Any:
+    """The round-trip document of ``text`` (None when it is empty); YamlError when it is invalid or refused.
+    A repeated key is refused, unless ``last_key_wins`` (the last occurrence's value, as PyYAML reads it)."""
+    return _loaded(text, every=False, last_key_wins=last_key_wins)
 
 
 def load_yaml_documents(text: str) -> list[Any]:
@@ -138,7 +148,7 @@ def load_yaml_documents(text: str) -> list[Any]:
     return documents
 
 
-def _loaded(text: str, *, every: bool) -> Any:
+def _loaded(text: str, *, every: bool, last_key_wins: bool = False) -> Any:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
     from ruamel.yaml.reader import ReaderError
@@ -147,7 +157,8 @@ def _loaded(text: str, *, every: bool) -> Any:
     if deep is not None:
         raise YamlError(f"brackets nested more than {MAX_NESTING} deep", deep)
     yaml = YAML(typ="rt", pure=True)
-    yaml.Composer, yaml.Constructor = _classes()
+    composer, checked, last_key_wins_constructor = _classes()
+    yaml.Composer, yaml.Constructor = composer, last_key_wins_constructor if last_key_wins else checked
     try:
         return list(yaml.load_all(text)) if every else yaml.load(text)
     except MarkedYAMLError as error:

@@ -15,6 +15,7 @@ from conftest import PROJECT
 from pgvet.cli import app
 from pgvet.errors import InputError
 from pgvet.inputs.documents import DocumentKind, recognise
+from pgvet.provenance import Source
 from pgvet.run.paths import host_directories
 from pgvet.snapshot import load as snapshot_load
 from pgvet.snapshot.load import MAX_DECLARED_HOSTS, load_hosts
@@ -308,3 +309,38 @@ def test_the_readme_shows_the_bundled_documents_repository_as_pgvet_lints_it(mon
     shown = readme.split("$ pgvet lint fixtures/documents-repo --format concise", 1)[1].split("\n…\n```", 1)[0]
     lines = shown.splitlines()[1:]
     assert lines and all(line in output.splitlines() for line in lines), (lines, output)
+
+
+def test_a_systemd_drop_in_in_its_units_folder_is_read_with_the_directory_that_holds_the_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repository = tmp_path / "repo"
+    host = repository / "db1"
+    (host / "postgresql@16-main.service.d").mkdir(parents=True)
+    (host / "postgresql@16-main.service.d" / "override.conf").write_text("[Service]\nMemoryMax=2G\n")
+    (host / "postgresql.conf").write_text("shared_buffers = 4GB\n")
+    (host / "host.yaml").write_text("ram: 64GB\npg_version: 16\n")
+    loaded, = load_hosts(host)
+    assert loaded.value("host.ram") == 2 * 1024**3
+    assert loaded.facts["host.memory_limit"].source == Source("postgresql@16-main.service.d/override.conf", 2)
+    # a repository searched finds it; pre-commit passing the drop-in alone lints its host
+    only_drop_in = repository / "db2"
+    shutil.copytree(host / "postgresql@16-main.service.d", only_drop_in / "postgresql@16-main.service.d")
+    assert host_directories([repository], stop=tmp_path).hosts == [host, only_drop_in]
+    monkeypatch.chdir(repository)
+    result = runner.invoke(app, ["lint", "db1/postgresql@16-main.service.d/override.conf", "--format", "concise"])
+    assert "db1/postgresql.conf:1: WARNING PGV501" in result.output and "ERROR input" not in result.output, \
+        result.output
+
+
+def test_hosts_named_after_a_file_name_the_tool_fixes_take_their_directorys_name(tmp_path: Path) -> None:
+    repository = tmp_path / "charts"
+    for chart in ("orders", "billing"):
+        (repository / chart).mkdir(parents=True)
+        (repository / chart / "docker-compose.yml").write_text(
+            "services:\n  docker-compose:\n    image: postgres:16\n")
+        (repository / chart / "values.yaml").write_text(
+            "architecture: standalone\nauth:\n  database: app\nprimary:\n  extendedConfiguration: |\n"
+            "    work_mem = 8MB\n  persistence:\n    size: 8Gi\n")
+    names = sorted(host.name for directory in host_directories([repository], stop=tmp_path).hosts
+                   for host in load_hosts(directory))
+    assert names == ["billing/docker-compose", "billing/values", "orders/docker-compose", "orders/values"]

@@ -332,3 +332,11 @@ def test_pgvet_lint_joins_a_vars_file_of_kernel_settings_to_the_host_beside_it(t
     system = CLUSTER_SYSTEM.read_text().replace('"vm.swappiness", value: "1"', '"vm.swappiness", value: "60"')
     (directory / "system.yml").write_text(system)
     assert ("db1", "PGV130", "system.yml", _line(system, '"vm.swappiness"')) in _lint(directory)
+
+
+def test_a_repeated_variable_takes_its_last_value_as_ansible_reads_it() -> None:
+    text = ("postgresql_parameters:\n  - {option: work_mem, value: 4MB}\n"
+            "postgresql_parameters:\n  - {option: work_mem, value: 16MB}\n")
+    hosts = parse_ansible(text, "group_vars/postgres.yml")
+    assert [(setting.name, setting.value, setting.source.line) for host in hosts for setting in host.settings] == [
+        ("work_mem", "16MB", 4)]

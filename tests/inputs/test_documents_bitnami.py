@@ -55,6 +55,26 @@ def test_a_values_file_without_the_charts_own_keys_is_not_claimed() -> None:
     assert kinds_recognising(Path("values.yaml"), manifest) == []
 
 
+def test_a_flux_helmrelease_of_the_chart_holds_its_values_under_spec_values() -> None:
+    # the real CI snippet as a gitops repository writes it: a HelmRepository and the chart's HelmRelease in one file
+    snippet = (DOCUMENTS / "bitnami" / "ci-extended-config.yaml").read_text()
+    text = ("apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: bitnami\n---\n"
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: db\nspec:\n"
+            "  releaseName: orders-db\n  chart:\n    spec:\n      chart: postgresql\n  values:\n"
+            + "".join(f"    {line}\n" for line in snippet.splitlines()))
+    assert kinds_recognising(Path("release.yaml"), text) == ["bitnami"]
+    [host] = parse_bitnami(text, "release.yaml")
+    assert host.name == "orders-db"
+    assert settings(host) == [("pg_stat_statements.max", "10000", line_of(text, "pg_stat_statements.max")),
+                              ("pg_stat_statements.track", "all", line_of(text, "pg_stat_statements.track"))]
+
+
+@pytest.mark.parametrize("name", ["lthms-ext-postgres-operator.yaml", "keswick-postgresql-values-from.yaml"])
+def test_a_helmrelease_of_another_chart_or_without_values_is_not_claimed(name: str) -> None:
+    path = DOCUMENTS / "bitnami" / "helmrelease" / name  # another chart; the chart's values from a ConfigMap
+    assert kinds_recognising(path, path.read_text()) == []
+
+
 def test_an_umbrella_charts_values_hold_the_charts_under_postgresql() -> None:
     text = ("backend:\n  replicas: 2\npostgresql:\n  enabled: true\n  auth:\n    postgresPassword: x\n"
             "  primary:\n    resources:\n      limits:\n        memory: 1Gi\n"
@@ -222,7 +242,8 @@ def test_pgvet_lint_finds_the_planted_mistakes_at_their_yaml_lines(tmp_path: Pat
         "  resources: {}\n", "  resources:\n    limits:\n      memory: 4Gi\n", 1)
     (tmp_path / "values.yaml").write_text(text)
     found = lint_findings(tmp_path)
-    assert {("values", rule, "values.yaml", line_of(text, needle)) for rule, needle in (
+    # a host named after values.yaml, a name the chart fixes, has its directory's name before it
+    assert {(f"{tmp_path.name}/values", rule, "values.yaml", line_of(text, needle)) for rule, needle in (
         ("PGV401", "shared_bufers"),  # a typo
         ("PGV403", "work_mem"),  # a value PostgreSQL refuses
         ("PGV501", "shared_buffers ="),  # 150 % of the primary's memory limit
@@ -233,9 +254,9 @@ def test_pgvet_lint_finds_the_planted_mistakes_at_their_yaml_lines(tmp_path: Pat
 
 def test_pgvet_lint_reads_the_real_files_without_a_false_error() -> None:
     assert sorted(host.name for host in load_hosts(DOCUMENTS / "bitnami")) == [
+        "bitnami/values",  # the chart's own values.yaml, named after its directory
         "ci-extended-config",
         "harbor-values",
-        "values",
         "values-chart-12",
     ]
     found = lint_findings(DOCUMENTS / "bitnami")

@@ -142,7 +142,7 @@ def test_millicores_round_up_to_whole_cpus() -> None:
     host = _one(text, "upgrade.yaml")
     assert host.host["cpus"].value == 1 and host.host["cpu_limit"].value == 0.5  # "0.5"
     assert host.host["memory_request"].value == 128 * MiB
-    assert "pg_version" not in host.host and any("${POSTGRES_IMG}" in note for note in host.notes)
+    assert "pg_version" not in host.host and "no PostgreSQL version: spec.imageName is left to a template" in host.notes
 
 
 def test_a_request_without_a_limit_is_the_ram_and_says_so() -> None:
@@ -377,6 +377,17 @@ def test_a_templated_value_is_a_fact_pgvet_cannot_know_never_guessed() -> None:
     assert host.host["memory_request"].value == 512 * MiB
     assert f"{path}:{_line(text, 'shared_buffers')}: spec.postgresql.parameters.shared_buffers is left to a " \
            "template: not read" in host.notes
+
+
+def test_a_variable_substituted_before_kubectl_is_a_fact_pgvet_cannot_know() -> None:
+    text = _text("wanix-cnpg-cluster-postgresql.yaml")  # ${PGINSTANCESNUMBER} was "no number of instances"
+    host = _one(text, "wanix-cnpg-cluster-postgresql.yaml")
+    assert host.name == "wanix-cnpg-cluster-postgresql" and host.problems == []
+    assert host.unknown == {"host.instances": Source("wanix-cnpg-cluster-postgresql.yaml", _line(text, "instances:"))}
+    assert "no PostgreSQL version: spec.imageName is left to a template" in host.notes
+    assert host.host["memory_limit"].value == 3 * GiB
+    planted = text.replace('    limits:\n      memory: "3Gi"', "    limits:\n      memory: ${PG_MEMORY:=3Gi}")
+    assert set(_one(planted, "c.yaml").unknown) == {"host.instances", "host.memory_limit", "host.ram"}
 
 
 def test_allow_alter_system_comes_from_enable_alter_system_not_from_the_parameters() -> None:

@@ -15,12 +15,15 @@ from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, document_kinds, recognise
 from pgvet.inputs.documents.compose import DOCKER_DEFAULT, DOCKER_SHM_DEFAULT, parse_compose
+from pgvet.provenance import Source
 from pgvet.snapshot.load import load_hosts
 
 CORPUS = PROJECT / "tests" / "data" / "documents" / "compose"
 FILES = sorted(path for path in CORPUS.iterdir() if path.name != "SOURCES.md")
 IMMICH = CORPUS / "immich-docker-compose.prod.yml"
 SENTRY = CORPUS / "sentry-self-hosted-docker-compose.yml"
+DEVMORPH = CORPUS / "devmorph-postgres-service.yml"
+RANCHER = CORPUS / "rancher-catalog-adhoc-postgres-6.yml"
 MiB = 1024 * 1024
 
 
@@ -105,6 +108,48 @@ def test_a_list_command_gives_each_item_at_its_line() -> None:
     ]
 
 
+def test_a_name_that_begins_another_is_at_its_own_line() -> None:
+    text = DEVMORPH.read_text()  # pgtune's order: max_parallel_workers_per_gather, then max_parallel_workers
+    lines = {name: line for name, _, line in settings(only(text))}
+    assert lines["max_parallel_workers_per_gather"] == line_of(text, "max_parallel_workers_per_gather=1")
+    assert lines["max_parallel_workers"] == line_of(text, "max_parallel_workers=2")
+    assert lines["max_parallel_maintenance_workers"] == line_of(text, "max_parallel_maintenance_workers=1")
+
+
+def test_a_tag_left_to_a_variable_the_entrypoint_script_and_a_psql_job() -> None:
+    text = RANCHER.read_text()  # image postgres:${POSTGRES_TAG}; the second service runs psql from the same image
+    host = only(text)
+    assert (host.name, "pg_version" in host.host) == ("postgres", False)
+    line = line_of(text, "command: docker-entrypoint.sh postgres")
+    variables = ("port", "max_connections", "shared_buffers", "work_mem", "effective_cache_size")  # -p ${server_port}
+    assert host.unknown == {f"pg.{name}": Source("compose.yaml", line) for name in variables}
+    assert only("services:\n  db:\n    image: postgres\n    command: [-B$SB]\n").unknown == {
+        "pg.shared_buffers": Source("compose.yaml", 4)}
+    assert not any("runs docker-entrypoint.sh" in note for note in host.notes)
+
+
+@pytest.mark.parametrize("service", [
+    '    image: postgres:15-alpine\n    command: ["sh","-c","sleep infinity"]\n',  # NlightN22/pg-1c-15's psql-client
+    "    image: postgres:16\n    entrypoint: [pg_dump, -h, db]\n",
+    "    image: postgres:16\n    command: psql -h db -c 'select 1'\n",
+])
+def test_a_client_or_an_idle_container_from_the_image_is_no_host(service: str) -> None:
+    assert hosts_of("services:\n  client:\n" + service) == []
+
+
+def test_a_shell_running_a_script_file_may_start_the_server() -> None:
+    host = only("services:\n  db:\n    image: postgres:16\n    entrypoint: [/bin/sh, /init/start.sh]\n")
+    assert host.settings == [] and host.host["pg_version"].value == 16
+
+
+def test_an_option_and_its_value_in_one_list_item_is_refused_by_postgres() -> None:
+    text = SENTRY.read_text().replace('      ["postgres"]\n', '      ["postgres", "-c max_connections=300"]\n')
+    host = only(text)
+    [problem] = host.problems
+    assert problem.fatal and problem.source.line == line_of(text, "-c max_connections=300")
+    assert "' max_connections'" in problem.message and host.settings == []
+
+
 @pytest.mark.parametrize(("resources", "ram", "cpus", "cpu_limit"), [
     ("    mem_limit: 1g\n    cpus: 1.5\n", 1024 * MiB, 2, 1.5),
     ("    deploy:\n      resources:\n        limits:\n          cpus: '0.50'\n          memory: 512M\n",
@@ -173,6 +218,15 @@ def test_a_command_compose_cannot_split_is_refused() -> None:
     assert problem.fatal and problem.source.line == 4
 
 
+@pytest.mark.parametrize(("image", "postgres"), [
+    ("zulip/zulip-postgresql:14", True), ("ghcr.io/acme/acme-postgres:16", True),
+    ("prometheuscommunity/postgres-exporter", False), ("wrouesnel/postgres_exporter:v0.8.0", False),
+    ("eeshugerman/postgres-backup-s3:16", False),
+])
+def test_a_projects_own_build_of_the_image_is_postgresql(image: str, postgres: bool) -> None:
+    assert bool(hosts_of(f"services:\n  db:\n    image: {image}\n")) is postgres
+
+
 @pytest.mark.parametrize(("image", "version"), [
     ("postgres:16", 16), ("docker.io/library/postgres:16.2-alpine", 16), ("timescale/timescaledb:latest-pg15", 15),
     ("timescale/timescaledb-ha:pg17-ts2.17", 17), ("postgis/postgis:15-3.4", 15),
@@ -213,9 +267,11 @@ def test_real_files_lint_without_errors(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["lint", str(tmp_path), "--format", "json"])
     report = json.loads(result.output)
     assert [finding for finding in report["findings"] if finding["severity"] == "error"] == []
-    assert sorted(host.name for host in load_hosts(tmp_path)) == [  # two services named db, two postgres
-        "database", "db (awesome-compose-gitea-postgres.yaml)", "db (docker-library-postgres-compose.yaml)",
-        "postgres (awesome-compose-postgresql-pgadmin.yaml)", "postgres (sentry-self-hosted-docker-compose.yml)"]
+    assert sorted(host.name for host in load_hosts(tmp_path)) == [  # services of one name told apart by file
+        "database (immich-docker-compose.prod.yml)", "database (zulip-compose.yaml)",
+        "db (awesome-compose-gitea-postgres.yaml)", "db (docker-library-postgres-compose.yaml)",
+        "postgres (awesome-compose-postgresql-pgadmin.yaml)", "postgres (devmorph-postgres-service.yml)",
+            "postgres (rancher-catalog-adhoc-postgres-6.yml)", "postgres (sentry-self-hosted-docker-compose.yml)"]
 
 
 def test_planted_mistakes_are_found_at_their_lines(tmp_path: Path) -> None:

@@ -288,3 +288,12 @@ def test_planted_mistakes_are_found_at_their_lines(tmp_path: Path) -> None:
             ("PGV440", "patroni.yml", line_of(text, "max_connections: 50")),  # local: Patroni ignores it
             ("PGV530", "patroni.yml", line_of(text, "work_mem: 20GB"))} <= found  # beyond the host's memory
     assert not [rule for rule, _, line in found if rule == "PGV410"]  # minimal never runs
+
+
+def test_a_repeated_key_takes_its_last_value_as_patronis_loader_reads_it() -> None:
+    # musenwill/pgha's node1/patroni.yml has `listen:` twice under postgresql: PyYAML keeps the last
+    text = ("scope: s\nname: m\nrestapi:\n  listen: :8008\npostgresql:\n  listen: 10.0.0.1:5432\n"
+            "  parameters:\n    work_mem: 4MB\n    work_mem: 8MB\n  listen: 0.0.0.0:5433\n")
+    host = parsed(text)
+    assert ("work_mem", "8MB", 9) in settings(host)
+    assert ("port", "5433", 10) in settings(host) and ("port", "5432", 6) not in settings(host)

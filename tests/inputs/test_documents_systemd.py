@@ -28,6 +28,16 @@ def test_the_packaged_units_declare_no_limit_and_are_no_document(path: Path) -> 
     assert not host.host and not host.notes and not host.problems
 
 
+def test_the_unit_is_postgresqls_by_the_program_it_runs_not_by_its_name() -> None:
+    exporter = (CORPUS / "exporter" / "postgres_exporter.service").read_text().replace(
+        "Restart=always\n", "Restart=always\nMemoryMax=256M\n")  # its limit is no limit of PostgreSQL's
+    assert recognise("postgres_exporter.service", exporter) is None
+    patroni = (CORPUS / "patroni" / "patroni.service").read_text().replace("Restart=no\n", "Restart=no\nMemoryMax=8G\n")
+    assert recognise("patroni.service", patroni) is not None  # postgres runs in Patroni's cgroup
+    [host] = parse_systemd(patroni, "patroni.service")
+    assert host.host["memory_limit"].value == 8 * 1024**3
+
+
 def test_a_copy_with_a_limit_is_systemd_only(tmp_path: Path) -> None:
     text = PGDG.read_text().replace("TimeoutStopSec=1h\n", "TimeoutStopSec=1h\nMemoryHigh=3G\n")
     assert [other.name for other in document_kinds() if other.recognises(PGDG.name, text)] == ["systemd"]

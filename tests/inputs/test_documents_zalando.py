@@ -43,10 +43,42 @@ def test_the_complete_manifest_maps_name_version_instances_resources_and_paramet
     assert host.host["memory_limit"].value == 500 * 1024**2
     assert host.host["memory_request"].value == 100 * 1024**2
     assert (host.host["cpus"].value, host.host["cpu_limit"].value) == (1, 0.5)  # 500m is part of one CPU
-    assert [(s.name, s.value, s.source.line) for s in host.settings] == [
+    assert [(s.name, s.value, s.source.line) for s in host.settings[-3:]] == [  # after Spilo's defaults
         ("shared_buffers", "32MB", line_of(text, 'shared_buffers: "32MB"')),
         ("max_connections", "100", line_of(text, 'max_connections: "10"')),  # what Patroni runs instead of 10
         ("log_statement", "all", line_of(text, 'log_statement: "all"'))]
+
+
+def test_spilos_defaults_apply_before_the_manifests_parameters() -> None:
+    text = (DOCUMENTS / "zalando" / "minimal-postgres-manifest.yaml").read_text()  # no parameter, no resources
+    host = parsed(text)
+    line = line_of(text, "postgresql:")
+    values = {setting.name: (setting.value, setting.source.line) for setting in host.settings}
+    assert values["ssl"] == ("on", line) and values["log_min_duration_statement"] == ("500", line)
+    assert "pg_stat_statements" in values["shared_preload_libraries"][0]
+    # without a memory limit Spilo's shared_buffers and max_connections are unknown, as its archive_command
+    assert set(host.unknown) == {"pg.archive_command", "pg.shared_buffers", "pg.max_connections"}
+    complete = parsed(COMPLETE.read_text())  # limits.memory 500Mi; shared_buffers set, max_connections not
+    values = {setting.name: setting.value for setting in complete.settings}
+    assert values["shared_buffers"] == "32MB" and set(complete.unknown) == {"pg.archive_command"}
+    assert [s.value for s in complete.settings if s.name == "max_connections"] == ["100"]  # the manifest's, by Patroni
+    bigger = parsed(COMPLETE.read_text().replace('      shared_buffers: "32MB"\n', "").replace(
+        "memory: 500Mi", "memory: 6Gi"))
+    values = {setting.name: setting.value for setting in bigger.settings}
+    assert values["shared_buffers"] == "1228MB"  # a fifth of the limit
+
+
+def test_a_variable_substituted_before_kubectl_is_a_fact_pgvet_cannot_know() -> None:
+    # Flux's post-build substitution: a quantity ${PG_MEMORY} was "no memory quantity", the directory not linted
+    text = COMPLETE.read_text().replace("name: acid-test-cluster", "name: ${CLUSTER}").replace(
+        "memory: 500Mi", "memory: ${PG_MEMORY:=500Mi}").replace('log_statement: "all"', 'log_statement: "${LOG}"')
+    host = parsed(text, "cluster.yaml")
+    assert host.name == "cluster" and host.problems[0].kind == "patroni-replaced"  # max_connections "10" still
+    assert {key: source.line for key, source in host.unknown.items()} == {
+        "pg.log_statement": line_of(text, "log_statement"), "host.memory_limit": line_of(text, "PG_MEMORY"),
+        "host.ram": line_of(text, "PG_MEMORY"), "pg.archive_command": line_of(text, "  postgresql:")}
+    assert "ram" not in host.host and host.host["memory_request"].value == 100 * 1024**2
+    assert [s.value for s in host.settings if s.name == "log_statement"] == []  # nor Spilo's ddl
 
 
 def test_max_connections_below_patronis_minimum_is_replaced_by_its_default() -> None:
@@ -128,7 +160,7 @@ def test_huge_pages_and_a_disabled_shm_volume() -> None:
         "enableShmVolume: true", "enableShmVolume: false")
     host = parsed(text)
     assert host.host["hugepages"].value == 128 * 1024**2 and host.host["hugepage_size"].value == 2 * 1024**2
-    assert host.host["shm_size"].value == 64 * 1024**2 and "64 MiB" in host.notes[0]
+    assert host.host["shm_size"].value == 64 * 1024**2 and any("64 MiB" in note for note in host.notes)
 
 
 @pytest.mark.parametrize(("old", "new", "message"), [
@@ -236,3 +268,5 @@ def test_pgvet_lint_reads_the_real_files_without_a_false_error() -> None:
     ]
     found = lint_findings(DOCUMENTS / "zalando")
     assert not [finding for finding in found if finding[1] in ("PGV401", "PGV403", "PGV407")]
+    # Spilo runs ssl on, pg_stat_statements and its logging: not PostgreSQL's defaults
+    assert not [finding for finding in found if finding[1] in ("PGV811", "PGV833", "PGV805", "PGV806", "PGV809")]

@@ -11,7 +11,7 @@ from pathlib import Path
 from pgvet.findings import HostError, HostResult
 from pgvet.inputs.registry import host_markers
 from pgvet.run.suppress import IGNORE_FILE
-from pgvet.snapshot.discovery import discover, hosts_under, is_document, is_yaml_name
+from pgvet.snapshot.discovery import DROP_IN_FOLDER, discover, hosts_under, is_document, is_yaml_name
 
 # Files that make a directory a host (inputs/registry.py); a file passed alone (pre-commit passes
 # changed files one by one) is linted as part of the nearest directory above it that holds one.
@@ -51,8 +51,9 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
     for path in _searched(paths, given.notices):
         host = path
         if path.is_file():
-            host = path.parent
-            for directory in (path.parent, *path.parent.parents):
+            # a systemd drop-in (postgresql.service.d/override.conf) is read with the directory of its folder
+            host = path.parent.parent if path.parent.name.endswith(DROP_IN_FOLDER) else path.parent
+            for directory in (host, *host.parents):
                 if any((directory / marker).exists() for marker in HOST_MARKERS):
                     host = directory
                     break
@@ -110,7 +111,8 @@ def _searched(paths: Sequence[Path], notices: list[str]) -> list[Path]:
 
 def _holds_no_input(directory: Path) -> bool:
     inputs = discover(directory)
-    return inputs.is_empty() and not any(is_document(Path(candidate)) for candidate in inputs.documents)
+    return inputs.is_empty() and not any(is_document(Path(candidate), os.path.relpath(candidate, directory))
+                                         for candidate in inputs.documents)
 
 
 def inputs_not_read(host: HostResult, files: Sequence[Path]) -> list[HostError]:

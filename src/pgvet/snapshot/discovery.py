@@ -142,7 +142,26 @@ def discover(directory: Path, host: HostFacts | None = None) -> SnapshotInputs:
     if entries is not None:
         inputs.documents = [_child(base, name) for name in sorted(entries) if may_be_document(name)
                             and (_listed_as_regular(entries, name) or usable(directory / name))]
+        inputs.documents += [_child(base, name) for name in _drop_ins(directory, entries)]
     return inputs
+
+
+def _drop_ins(directory: Path, entries: Mapping[str, os.DirEntry[str]]) -> list[str]:
+    """The systemd drop-ins of the directory's ``*.service.d`` folders (``postgresql@16-main.service.d/
+    override.conf``), as names within the directory: a unit's drop-in tells by its folder which unit it changes.
+    Folders and files that are links are not followed."""
+    found: list[str] = []
+    for name in sorted(entries):
+        if not name.endswith(DROP_IN_FOLDER) or not entries[name].is_dir(follow_symlinks=False):
+            continue
+        try:
+            with os.scandir(directory / name) as listing:
+                found += sorted(f"{name}/{entry.name}" for entry in listing
+                                if entry.name.endswith(".conf") and entry.is_file(follow_symlinks=False))
+        except OSError:
+            continue
+    return found
+
 
 
 # The names of files pgvet reads as inputs of their own kind, or as its own configuration: never documents.
@@ -150,6 +169,7 @@ _NOT_DOCUMENTS = frozenset(name.lower() for kind in INPUT_KINDS for name in kind
 
 
 YAML_SUFFIXES = (".yaml", ".yml", ".yaml.j2", ".yml.j2")
+DROP_IN_FOLDER = ".service.d"  # a systemd unit's folder of drop-ins
 
 
 def is_yaml_name(name: str) -> bool:
@@ -204,13 +224,17 @@ def hosts_under(root: Path) -> SearchedHosts:
             found.append(Path(current))
             directories.clear()
             continue
-        for name in sorted(files):
+        # a unit's drop-ins are read with the directory that holds their folder, not as a host of their own
+        drop_ins = [f"{name}/{entry}" for name in directories if name.endswith(DROP_IN_FOLDER)
+                    for entry in _names(Path(current, name))]
+        directories[:] = [name for name in directories if not name.endswith(DROP_IN_FOLDER)]
+        for name in [*sorted(files), *drop_ins]:
             seen += 1
             if seen > MAX_SEARCH_ENTRIES:
                 searched.stopped = (f"{root}: the search for hosts stopped after {MAX_SEARCH_ENTRIES} files and "
                                     f"directories, at {current}: give the directories of the hosts")
                 return searched
-            if not may_be_document(name):
+            if not (may_be_document(name) or name in drop_ins):
                 continue
             candidate = Path(current, name)
             try:
@@ -223,27 +247,38 @@ def hosts_under(root: Path) -> SearchedHosts:
                                     f"files that may be configuration documents, at {candidate}: give the "
                                     "directories of the hosts")
                 return searched
-            if is_document(candidate):
+            if is_document(candidate, name):
                 found.append(Path(current))
                 break
     return searched
 
 
-def is_document(path: Path) -> bool:
+def _names(directory: Path) -> list[str]:
+    """The names of a directory's regular files (no links), sorted; none when it cannot be listed."""
+    try:
+        with os.scandir(directory) as listing:
+            return sorted(entry.name for entry in listing if entry.is_file(follow_symlinks=False))
+    except OSError:
+        return []
+
+
+def is_document(path: Path, shown: str | None = None) -> bool:
     """Whether a file is a configuration document pgvet reads that declares something (one it cannot read is
-    none: it is not an input; one its parser refuses is, so that its error is said)."""
+    none: it is not an input; one its parser refuses is, so that its error is said). ``shown``: its name as its
+    host shows it (a drop-in's with its folder), its own name by default."""
+    shown = shown or path.name
     try:
         status = path.lstat()
         if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_DOCUMENT_BYTES:
             return False
-        text = read_text(path, path.name)
+        text = read_text(path, shown)
     except (OSError, InputError):
         return False
-    kind = recognise(path.name, text)
+    kind = recognise(shown, text)
     if kind is None:
         return False
     try:
-        return bool(kind.parse(text, path.name))
+        return bool(kind.parse(text, shown))
     except InputError:
         return True
 

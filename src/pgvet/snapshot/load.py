@@ -213,7 +213,7 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
         declared.update(document.host)
         builder.host.notes.extend(document.notes)
     if hosting:
-        declared["name"] = Located(hosting[index].name, hosting[index].source)
+        declared["name"] = Located(_host_name(hosting[index], builder.host.name), hosting[index].source)
         declared.setdefault("orchestrator", Located(hosting[index].kind, hosting[index].source))
     _load_manifest(builder, inputs)
     _load_kernel(builder, inputs, [setting for document in declared_here for setting in document.sysctl])
@@ -227,6 +227,19 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     _unknown(builder.host, {fact: source for document in declared_here for fact, source in document.unknown.items()},
              builder.display(running) if running is not None else None)
     return builder.host, documents
+
+
+# File names a tool gives whatever the file holds: a host named after one is named after nothing of its own.
+_CONVENTIONAL_STEMS = frozenset({"values", "main", "compose", "docker-compose"})
+
+
+def _host_name(declared: DeclaredHost, directory: str) -> str:
+    """The name of a host a document declares: its own; one named after a file whose name the tool fixes (a Helm
+    chart's values.yaml, an Ansible role's defaults/main.yml) with the directory's name before it, so that the
+    charts of a repository are not all one host called "values"."""
+    stem = os.path.basename(declared.source.path).split(".", 1)[0]
+    named_by_file = declared.name == stem or declared.name.startswith(f"{stem}-")  # values, values-read
+    return f"{directory}/{declared.name}" if named_by_file and stem in _CONVENTIONAL_STEMS else declared.name
 
 
 def _unknown(host: HostFacts, unknown: Mapping[str, Source], running: str | None) -> None:

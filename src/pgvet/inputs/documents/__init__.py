@@ -112,15 +112,18 @@ def conf_setting(name: str, value: object, source: Source) -> ConfSetting:
 MAX_DOCUMENT_BYTES = 1024 * 1024
 
 
-def load_document(text: str, path: str, *, every: bool = False, reading: str = "") -> Any:
+def load_document(text: str, path: str, *, every: bool = False, reading: str = "", last_key_wins: bool = False,
+                  ) -> Any:
     """The YAML of a document (every document of a ``---`` stream with ``every``), read by pgvet.safeyaml with its
     lines; ParseError at the line of invalid YAML, and for a text larger than a document. ``reading``: how the
-    text was made from the file, for the message (``once its {{ }} are set aside``)."""
+    text was made from the file, for the message (``once its {{ }} are set aside``). ``last_key_wins``: a repeated
+    key takes its last value, as the tools that read their files with PyYAML do (Patroni, Ansible), instead of
+    being refused (as Kubernetes and Compose refuse it)."""
     if len(text) > MAX_DOCUMENT_BYTES:
         raise ParseError(f"{len(text)} characters: more than pgvet reads in a configuration document "
                          f"({MAX_DOCUMENT_BYTES})", Source(path, 1))
     try:
-        return load_yaml_documents(text) if every else load_yaml(text)
+        return load_yaml_documents(text) if every else load_yaml(text, last_key_wins=last_key_wins)
     except YamlError as error:
         said = f" {reading}" if reading else ""
         raise ParseError(f"invalid YAML{said}: {error.message}", Source(path, error.line or 1)) from None

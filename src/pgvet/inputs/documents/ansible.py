@@ -60,7 +60,7 @@ def _recognises(name: str, text: str) -> bool:
 
 
 def parse_ansible(text: str, path: str) -> list[DeclaredHost]:
-    document = load_document(text, path)
+    document = load_document(text, path, last_key_wins=True)  # Ansible reads YAML with PyYAML
     if isinstance(document, list):
         return _playbook_or_tasks(document, path)
     if not isinstance(document, dict):

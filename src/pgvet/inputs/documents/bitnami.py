@@ -39,28 +39,46 @@ RESOURCE_PRESETS: dict[str, dict[str, dict[str, str]]] = {
     "2xlarge": {"requests": {"cpu": "1.0", "memory": "3072Mi"}, "limits": {"cpu": "6.0", "memory": "12288Mi"}},
 }
 _MARKERS = ("extendedConfiguration", "postgresqlSharedPreloadLibraries", "postgresPassword", "bitnami/postgresql")
+_HELM_RELEASE = "HelmRelease"
 _IMAGE_TAG = re.compile(r"^([0-9]{1,2})(?:\.[0-9]+)*(?:-|$)")
 
 
 def _recognises(name: str, text: str) -> bool:
-    if "primary:" not in text or not any(marker in text for marker in _MARKERS):
+    if "primary:" not in text or not (any(marker in text for marker in _MARKERS) or _HELM_RELEASE in text):
         return False
     try:
-        values = load_document(text, name)
+        documents = load_document(text, name, every=True)
     except ParseError:
         return False
-    return _chart_values(values) is not None
+    return any(_chart_values(document) is not None for document in documents)
 
 
 def _chart_values(document: Any) -> dict[str, Any] | None:
-    """The chart's values: the document's own, or an umbrella chart's ``postgresql:`` (the chart as a dependency,
-    unless its ``enabled: false`` leaves it out for an external database)."""
+    """The chart's values: the document's own, a Flux HelmRelease's ``spec.values`` for the chart, or an umbrella
+    chart's ``postgresql:`` (the chart as a dependency, unless its ``enabled: false`` leaves it out for an external
+    database)."""
     if _is_chart_values(document):
         return document  # type: ignore[no-any-return]
+    if _release_name(document) is not None:
+        values = get(document, "spec", "values")
+        return values if isinstance(values, dict) and isinstance(values.get("primary"), dict) else None
     nested = get(document, "postgresql")
     if _is_chart_values(nested) and nested.get("enabled") is not False:
         return nested  # type: ignore[no-any-return]
     return None
+
+
+def _release_name(document: Any) -> str | None:
+    """The release a Flux HelmRelease of the chart (``spec.chart.spec.chart``: postgresql, bitnami/postgresql)
+    installs: ``spec.releaseName``, else its name; None for any other document."""
+    if not (isinstance(document, dict) and document.get("kind") == _HELM_RELEASE
+            and str(document.get("apiVersion", "")).startswith("helm.toolkit.fluxcd.io/")):
+        return None
+    chart = str(get(document, "spec", "chart", "spec", "chart") or "")
+    if chart.rsplit("/", 1)[-1] != "postgresql":
+        return None
+    name = get(document, "spec", "releaseName") or get(document, "metadata", "name")
+    return str(name) if name else None
 
 
 def _is_chart_values(values: Any) -> bool:
@@ -74,10 +92,14 @@ def _is_chart_values(values: Any) -> bool:
 
 
 def parse_bitnami(text: str, path: str) -> list[DeclaredHost]:
-    values = _chart_values(load_document(text, path))
+    return [host for document in load_document(text, path, every=True) for host in _release(document, path)]
+
+
+def _release(document: Any, path: str) -> list[DeclaredHost]:
+    values = _chart_values(document)
     if values is None:
         return []
-    stem = file_stem(path)
+    stem = _release_name(document) or file_stem(path)  # a values file does not name its release
     primary = values["primary"]
     replicas = values.get("architecture") == "replication"
     read: dict[str, Any] = values["readReplicas"] if isinstance(values.get("readReplicas"), dict) else {}

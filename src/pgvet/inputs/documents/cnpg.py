@@ -19,6 +19,7 @@ from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yam
 from pgvet.inputs.documents._kubernetes import (
     OVERRIDES,
     REFUSED,
+    UNRENDERED,
     exact_quantity,
     file_stem,
     load_manifests,
@@ -94,6 +95,9 @@ _PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*
 _KIND_LINE = re.compile(r"^kind:\s*[\"']?Cluster[\"']?\s*(#.*)?$", re.MULTILINE)
 _IMAGE_TAG = re.compile(r"(\d+)(?:\.\d+)?(?:[-_.+].*)?")
 _HUGEPAGES = "hugepages-"
+# Flux's post-build substitution (envsubst): ${VAR}, ${VAR:=default}, filled in before the API server sees the
+# manifest; a value pgvet cannot know, as a template's
+_VARIABLE = re.compile(r"\$\{[^}\n]*\}")
 
 
 def _recognises(name: str, text: str) -> bool:
@@ -107,7 +111,7 @@ def parse_cnpg(text: str, path: str) -> list[DeclaredHost]:
         raise ParseError("a template of manifests ({{ … }} shaping the document): lint what `helm template` renders",
                          Source(path, structural[0]))
     hosts = []
-    for document in load_manifests(without_templates(text), path):
+    for document in load_manifests(_VARIABLE.sub(UNRENDERED, without_templates(text)), path):
         if (isinstance(document, dict) and document.get("kind") == "Cluster"
                 and str(document.get("apiVersion", "")).startswith(API_GROUP)):
             hosts.append(_cluster(document, path))
@@ -166,7 +170,8 @@ def _major_version(spec: dict[str, Any], path: str, declared: DeclaredHost) -> i
         match = _IMAGE_TAG.fullmatch(tag)
         if match is None:
             declared.notes.append("no PostgreSQL version: " + (
-                f"the tag of spec.imageName {image!r} does not say it" if image
+                "spec.imageName is left to a template" if unrendered(image)
+                else f"the tag of spec.imageName {image!r} does not say it" if image
                 else "no spec.imageName (the operator's default image)"))
             return None
         major = int(match.group(1))

@@ -29,11 +29,15 @@ from pgvet.safeyaml import YamlError, load_yaml
 
 DOCKER_SHM_DEFAULT = 64 * 1024 * 1024
 DOCKER_DEFAULT = "<docker default>"  # what Docker gives a container whose service sets nothing
+ENTRYPOINT = "docker-entrypoint.sh"  # the postgres image's: it runs the command it is given
+_SHELLS = frozenset({"sh", "bash", "ash", "dash"})
 
 _SERVICES = re.compile(r"^services\s*:", re.MULTILINE)
 # the last part of the image's repository name (registry and namespace before it, tag and digest after)
 _POSTGRES_IMAGES = frozenset({"postgres", "postgresql", "postgis", "timescaledb", "timescaledb-ha", "pgvector",
                               "pgvecto-rs", "postgresql-repmgr", "crunchy-postgres"})
+# a project's own build of the postgres image, named after it (zulip/zulip-postgresql, …-postgres)
+_DERIVED_IMAGE = re.compile(r"[a-z0-9][a-z0-9._-]*[-_]postgres(?:ql)?")
 _PLACEHOLDER = re.compile(r"(?<!\$)\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")
 _BYTES = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([bkmg]?)b?\s*", re.IGNORECASE)
 _UNIT = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
@@ -140,15 +144,20 @@ def _command_string(declared: DeclaredHost, command: str, path: str, line: int |
 
 
 def _word_on(word: str, line: str) -> bool:
-    return word in line or word.split("=", 1)[0] in line
+    """Whether the line holds the word, or its name where the line quotes its value, as a whole word (the line of
+    -c max_parallel_workers_per_gather=1 is not that of -c max_parallel_workers=2)."""
+    return any(re.search(rf"(?<![\w.-]){re.escape(part)}(?![\w.-])", line) is not None
+               for part in (word, word.split("=", 1)[0]))
 
 
 def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> None:
     """postgres' command-line options as settings; what runs another program is noted, not read."""
     if not arguments:
         return
+    if _program(arguments[0][0]) == ENTRYPOINT and len(arguments) > 1:  # the image's, given the command to run
+        arguments = arguments[1:]
     program = arguments[0][0]
-    if program.rsplit("/", 1)[-1] == "postgres":
+    if _program(program) == "postgres":
         arguments = arguments[1:]
     elif not program.startswith("-"):  # the image's entrypoint runs postgres only for options (docker-entrypoint.sh)
         declared.notes.append(f"{arguments[0][1]}: the command runs {program}, not postgres: not read")
@@ -157,7 +166,15 @@ def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> Non
     while index < len(arguments):
         word, source = arguments[index]
         index += 1
+        if word.startswith("-c") and word[2:3].isspace():  # one list item: postgres takes the name with its spaces
+            declared.problems.append(ConfProblem(
+                "compose-command", f"{word!r} is one argument: postgres reads the parameter name "
+                f"{word[2:].partition('=')[0]!r}, spaces included, and does not start (unrecognized configuration "
+                "parameter); write \"-c\", \"name=value\" as two items", source, True))
+            continue
         if not _literal(declared, word, source):
+            if len(word) > 2 and word[0] == "-" and word[1] in _LETTER_OPTIONS:  # -p${PORT}
+                declared.unknown[f"pg.{_LETTER_OPTIONS[word[1]][0]}"] = source
             continue
         word = word.replace("$$", "$")
         if word.startswith("--"):
@@ -168,6 +185,8 @@ def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> Non
                 value, source = arguments[index]  # the value's line
                 index += 1
                 if not _literal(declared, value, source):
+                    if letter in _LETTER_OPTIONS:  # -p ${PORT}: set, to what pgvet cannot know
+                        declared.unknown[f"pg.{_LETTER_OPTIONS[letter][0]}"] = source
                     continue
                 value = value.replace("$$", "$")
             if letter == "c":
@@ -199,7 +218,9 @@ def _assignment(declared: DeclaredHost, assignment: str, word: str, source: Sour
 def _literal(declared: DeclaredHost, word: str, source: Source) -> bool:
     if _PLACEHOLDER.search(word):
         declared.notes.append(f"{source}: {word} is left to an environment variable: skipped")
-        name, equals, _ = word.lstrip("-").partition("=")
+        # --name=value, -cname=value or name=value (after -c)
+        option = word[2:] if word.startswith(("--", "-c")) else word
+        name, equals, _ = option.partition("=")
         if equals and not _PLACEHOLDER.search(name):  # set, to what pgvet cannot know: not judged on a default
             declared.unknown[f"pg.{name.replace('-', '_').lower()}"] = source
         return False
@@ -212,15 +233,48 @@ def _command_option(name: str, value: str) -> str:
 
 
 def _is_postgres(service: object) -> bool:
+    """A service running the PostgreSQL server: its image's, or its command's; not a client run from the image
+    (a psql or pg_dump job)."""
     if not isinstance(service, dict):
         return False
+    runs = [_words(service.get(key)) for key in ("entrypoint", "command")]
+    if any(_runs_no_server(words) for words in runs):
+        return False
     image = service.get("image")
-    if isinstance(image, str) and not _PLACEHOLDER.search(image) and _repository(image) in _POSTGRES_IMAGES:
+    # the tag may be left to a variable (postgres:${POSTGRES_TAG}): the repository says it is PostgreSQL's
+    if isinstance(image, str) and (_repository(image) in _POSTGRES_IMAGES
+                                   or _DERIVED_IMAGE.fullmatch(_repository(image)) is not None):
         return True
-    command = service.get("command")
-    first = command.split(None, 1)[0] if isinstance(command, str) and command.strip() else (
-        str(command[0]) if isinstance(command, list) and command else "")
-    return first.rsplit("/", 1)[-1] == "postgres"
+    return any(words[:1] == ["postgres"] for words in runs)
+
+
+def _words(command: object) -> list[str]:
+    """The words of a command or entrypoint (a string or a list), the image's entrypoint script aside, the program
+    by its name."""
+    if isinstance(command, str):
+        words = command.split()
+    elif isinstance(command, list):
+        words = [str(word) for word in command]
+    else:
+        return []
+    if words and _program(words[0]) == ENTRYPOINT:
+        words = words[1:]
+    return [_program(words[0]), *words[1:]] if words else []
+
+
+def _runs_no_server(words: list[str]) -> bool:
+    """A client or an idle container run from a PostgreSQL image (psql, pg_dump, sleep, a shell's inline script
+    never naming postgres): the image's entrypoint runs the server only for ``postgres`` or options. A shell
+    running a script file may start it: that is still a host."""
+    program = words[0] if words else ""
+    if program in ("psql", "sleep", "tail") or program.startswith("pg_"):
+        return True
+    inline = len(words) > 1 and words[1].startswith("-") and "c" in words[1][1:]  # sh -c, sh -euc
+    return program in _SHELLS and inline and not any("postgres" in word for word in words[1:])
+
+
+def _program(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
 
 
 def _repository(image: str) -> str:

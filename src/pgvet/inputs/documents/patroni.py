@@ -106,7 +106,8 @@ def _recognises(name: str, text: str) -> bool:
     if "postgresql" not in keys or len(keys) < 2:
         return False
     try:
-        document = load_yaml(_without_templates(text)) if len(text) <= MAX_DOCUMENT_BYTES else None
+        document = (load_yaml(_without_templates(text), last_key_wins=True) if len(text) <= MAX_DOCUMENT_BYTES
+                    else None)
     except YamlError:
         return True  # Patroni's top-level keys: parse() says what is wrong with it
     return isinstance(document, dict) and isinstance(document.get("postgresql"), dict)
@@ -356,8 +357,9 @@ def _templated(text: str) -> bool:
 
 def _document(text: str, path: str) -> Any:
     if _templated(text):
-        return load_document(_without_templates(text), path, reading="once its {{ }} and {% %} are set aside")
-    return load_document(text, path)
+        return load_document(_without_templates(text), path, reading="once its {{ }} and {% %} are set aside",
+                             last_key_wins=True)
+    return load_document(text, path, last_key_wins=True)  # Patroni reads its file with PyYAML
 
 
 KIND = DocumentKind("patroni", "a Patroni member's configuration (patroni.yml): its and the cluster's parameters",

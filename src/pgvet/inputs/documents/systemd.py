@@ -22,7 +22,11 @@ _READ_KEYS = (*_MEMORY_KEYS, "MemoryHigh", "CPUQuota")
 # Only a unit setting what pgvet reads is a document: a packaged unit (OOMScoreAdjust, PG_OOM_ADJUST_*) declares
 # nothing pgvet judges, and a directory holding only it is no host.
 _RECOGNISED = re.compile(r"^[ \t]*(?:MemoryMax|MemoryLimit|MemoryHigh|CPUQuota)[ \t]*=", re.MULTILINE)
-_POSTGRES_COMMAND = re.compile(r"^[ \t]*ExecStart[ \t]*=.*(?:postgres|postmaster|pg_ctl)", re.MULTILINE)
+# The program of each ExecStart= (after systemd's prefixes -@:+!): the unit runs PostgreSQL when one of them is
+# PostgreSQL's server or what starts it (pg_ctl, Debian's pg_ctlcluster, Patroni, whose child postgres shares the
+# service's cgroup); a unit running another program (postgres_exporter) is not PostgreSQL's, whatever its name.
+_EXEC_START = re.compile(r"^[ \t]*ExecStart[ \t]*=[ \t]*[-@:+!]*(\S+)", re.MULTILINE)
+_SERVERS = frozenset({"postgres", "postmaster", "pg_ctl", "pg_ctlcluster", "patroni"})
 # systemd's parse_size(): base 1024, one-letter suffixes, a fraction allowed
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)[ \t]*([KMGTPE]?)", re.IGNORECASE)
 _FACTORS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5, "E": 1024**6}
@@ -31,7 +35,10 @@ _FACTORS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 102
 def _recognises(name: str, text: str) -> bool:
     if "[Service]" not in text or not _RECOGNISED.search(text):
         return False
-    return "postgres" in name.lower() or bool(_POSTGRES_COMMAND.search(text))
+    programs = [program.rsplit("/", 1)[-1] for program in _EXEC_START.findall(text)]
+    if programs:
+        return any(program in _SERVERS for program in programs)
+    return "postgres" in name.lower() or "patroni" in name.lower()  # a drop-in: its unit's name says it
 
 
 def _assignments(text: str, path: str, declared: DeclaredHost) -> dict[str, tuple[str, int]]:
