@@ -344,3 +344,18 @@ def test_hosts_named_after_a_file_name_the_tool_fixes_take_their_directorys_name
     names = sorted(host.name for directory in host_directories([repository], stop=tmp_path).hosts
                    for host in load_hosts(directory))
     assert names == ["billing/docker-compose", "billing/values", "orders/docker-compose", "orders/values"]
+
+
+def test_a_broken_document_in_a_repository_is_an_error_at_its_line_not_skipped(tmp_path: Path) -> None:
+    repository = tmp_path / "repo"
+    (repository / "app").mkdir(parents=True)
+    (repository / "app" / "docker-compose.yml").write_text(
+        "services:\n  db:\n    image: postgres:16\n    mem_limit: 1g\n    mem_limit: 2g\n")  # compose refuses it
+    (repository / "values").mkdir()
+    (repository / "values" / "values.yaml").write_text("primary:\n  extendedConfiguration: |\n    a = 1\n  x: [\n")
+    result = runner.invoke(app, ["lint", str(repository), "--format", "json"])
+    assert result.exit_code == 2, result.output
+    errors = {error["host"]: error for error in json.loads(result.output)["errors"]}
+    assert set(errors) == {"app", "values"}
+    assert "duplicate key" in errors["app"]["message"] and errors["app"]["line"] == 5
+    assert str(errors["values"]["path"]).endswith("values/values.yaml") and errors["values"]["line"] == 5

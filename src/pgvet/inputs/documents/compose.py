@@ -33,6 +33,9 @@ ENTRYPOINT = "docker-entrypoint.sh"  # the postgres image's: it runs the command
 _SHELLS = frozenset({"sh", "bash", "ash", "dash"})
 
 _SERVICES = re.compile(r"^services\s*:", re.MULTILINE)
+# a service's image line naming PostgreSQL's image (what claims a compose file too broken to read)
+_POSTGRES_IMAGE_LINE = re.compile(
+    r"^[ \t]+image:[ \t]*['\"]?(?:[\w.:-]+/)*(?:postgres|postgis|timescaledb)[\w.-]*(?::|['\"]?$)", re.MULTILINE)
 # the last part of the image's repository name (registry and namespace before it, tag and digest after)
 _POSTGRES_IMAGES = frozenset({"postgres", "postgresql", "postgis", "timescaledb", "timescaledb-ha", "pgvector",
                               "pgvecto-rs", "postgresql-repmgr", "crunchy-postgres"})
@@ -55,8 +58,8 @@ def _recognises(name: str, text: str) -> bool:
         return False
     try:
         document = load_yaml(text)
-    except YamlError:
-        return False
+    except YamlError:  # an invalid file running a postgres image is claimed: its error is said, not skipped
+        return _POSTGRES_IMAGE_LINE.search(text) is not None
     services = document.get("services") if isinstance(document, dict) else None
     return isinstance(services, dict) and any(_is_postgres(service) for service in services.values())
 
