@@ -30,7 +30,8 @@ def test_every_kind_is_read_by_its_parser_from_the_sample_hosts() -> None:
         found = discover(FIXTURES / host)
         for kind in INPUT_KINDS:
             for path in found.every(kind.name):
-                name = Path(path).name
+                assert isinstance(path, Path), path  # the snapshot holds Paths only, discovered or given
+                name = path.name
                 assert kind.parser()(read_text(path, name), name) is not None, (kind.name, path)
                 read.add(kind.name)
     assert read == set(KINDS) - {"collect_manifest"}
@@ -54,8 +55,8 @@ def test_a_kind_added_to_the_registry_is_discovered(tmp_path: Path, monkeypatch:
     (tmp_path / "patroni.yml").write_text("name: db1\n")
     (tmp_path / "meminfo.txt").write_text("MemTotal: 1024 kB\n")
     found = discover(tmp_path)
-    assert found.first("patroni_yaml") == f"{tmp_path}/patroni.yml"
-    assert found.first("meminfo") == f"{tmp_path}/meminfo.txt"
+    assert found.first("patroni_yaml") == tmp_path / "patroni.yml"
+    assert found.first("meminfo") == tmp_path / "meminfo.txt"
 
 
 def test_an_unknown_kind_is_an_error_not_an_absent_input() -> None:

@@ -355,14 +355,6 @@ def test_inputs_listed_as_regular_files_are_shown_by_their_name_and_links_by_the
     assert str(facts["meminfo.mem_total"].source) == "captured/meminfo:1"
 
 
-@pytest.mark.parametrize("directory", [".", "/", "host", "a/b", "/tmp/x", "//net/share", "a/./b", "a/b/"])
-def test_discovered_input_paths_are_the_strings_of_paths(directory: str) -> None:
-    """discover joins the directory's string and a name instead of making a Path: the same string."""
-    from pgvet.snapshot.discovery import _child
-
-    assert _child(os.fspath(Path(directory)), "sysctl.txt") == str(Path(directory) / "sysctl.txt")
-
-
 def test_an_item_gives_each_fact_with_the_place_it_was_read() -> None:
     """An Item holds values and one source; a fact read elsewhere keeps its own (a disk's attributes, a
     declared key's running value), in evidence, in `pgvet facts` and through pickling (--jobs workers)."""

@@ -6,7 +6,7 @@ Public API (the snapshot calls exactly this)::
         One file, pure: every ``name = value`` line as a ConfSetting, every include line as a
         ConfDirective, every syntax error as a ConfProblem, all with Source(path, line).
 
-    load_conf(main: str | Path, *, root: Path, auto_conf: str | Path | None = None,
+    load_conf(main: Path, *, root: Path, auto_conf: Path | None = None,
               display_base: Path | None = None) -> ConfResult
         The main file with its includes followed, then ``postgresql.auto.conf``: every occurrence in
         the order PostgreSQL reads them (later wins: ``ConfResult.effective()``; a line repeated later under
@@ -547,7 +547,7 @@ class _Loader:
         return True
 
 
-def load_conf(main: str | Path, *, root: Path, auto_conf: str | Path | None = None, display_base: Path | None = None,
+def load_conf(main: Path, *, root: Path, auto_conf: Path | None = None, display_base: Path | None = None,
               syntax_error_limit: int = MAX_SYNTAX_ERRORS) -> ConfResult:
     """Read ``main`` with its includes, then ``auto_conf``, as PostgreSQL does at startup.
 

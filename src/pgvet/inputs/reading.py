@@ -97,7 +97,7 @@ def _read_rest(read: Callable[[int], bytes], chunks: list[bytes], total: int, li
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def read_text(path: str | Path, display: str) -> str:
+def read_text(path: Path, display: str) -> str:
     """An input file's text: UTF-8, undecodable bytes kept as escapes; a clear error otherwise."""
     name = os.fspath(path)
     try:

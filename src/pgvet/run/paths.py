@@ -111,7 +111,7 @@ def _searched(paths: Sequence[Path], notices: list[str]) -> list[Path]:
 
 def _holds_no_input(directory: Path) -> bool:
     inputs = discover(directory)
-    return inputs.is_empty() and not any(is_document(Path(candidate), os.path.relpath(candidate, directory))
+    return inputs.is_empty() and not any(is_document(candidate, os.path.relpath(candidate, directory))
                                          for candidate in inputs.documents)
 
 
@@ -124,7 +124,7 @@ def inputs_not_read(host: HostResult, files: Sequence[Path]) -> list[HostError]:
     # YAML files that are no configuration document are no input, and nothing pgvet need say more of (pre-commit
     # passes every YAML file changed); a .conf file not read is (a PostgreSQL file not included)
     discovered = [*found.files(), *(path for path in found.documents
-                                    if is_yaml_name(os.fspath(path)) and not is_document(Path(path)))]
+                                    if is_yaml_name(path.name) and not is_document(path))]
     named = [IGNORE_FILE, *host.host.unmarked_files, *host.host.marked_files]  # relative to it: the configuration
     inputs = {os.path.realpath(path) for path in discovered} | {os.path.realpath(os.path.join(root, name))
                                                                    for name in named}

@@ -21,22 +21,18 @@ from pgvet.inputs.reading import read_text
 from pgvet.inputs.registry import INPUT_KINDS, KINDS, InputKind, host_markers, input_options
 from pgvet.snapshot.facts import HostFacts
 
-# An input's path: a Path when given on the command line; discovered files of the host directory are strings,
-# the directory's path and their names joined, not a Path made and turned back into a string for each input.
-InputPath = str | Path
-
 
 @dataclass(slots=True)
 class SnapshotInputs:
     """The input files of one host by kind (inputs/registry.py); any subset may be present. A kind of several
     files (sysctl_conf) lists them in the order they apply."""
 
-    paths: dict[str, list[InputPath]] = field(default_factory=dict)
+    paths: dict[str, list[Path]] = field(default_factory=dict)
     # files that may be configuration documents (their names say so; their content decides), by name
-    documents: list[InputPath] = field(default_factory=list)
+    documents: list[Path] = field(default_factory=list)
 
     @classmethod
-    def of(cls, **given: InputPath | list[InputPath] | None) -> SnapshotInputs:
+    def of(cls, **given: Path | list[Path] | None) -> SnapshotInputs:
         """``SnapshotInputs.of(meminfo=path, sysctl_conf=[a, b])``: the kinds given, None for absent."""
         inputs = cls()
         for kind, value in given.items():
@@ -44,16 +40,16 @@ class SnapshotInputs:
                 inputs.paths[KINDS[kind].name] = list(value) if isinstance(value, list) else [value]
         return inputs
 
-    def first(self, kind: str) -> InputPath | None:
+    def first(self, kind: str) -> Path | None:
         """The file of a kind, or None."""
         paths = self.paths.get(KINDS[kind].name)
         return paths[0] if paths else None
 
-    def every(self, kind: str) -> list[InputPath]:
+    def every(self, kind: str) -> list[Path]:
         """The files of a kind, in the order they apply."""
         return self.paths.get(KINDS[kind].name, [])
 
-    def files(self) -> list[InputPath]:
+    def files(self) -> list[Path]:
         """Every file of every kind (the documents' candidates not among them)."""
         return [path for paths in self.paths.values() for path in paths]
 
@@ -67,7 +63,7 @@ class SnapshotInputs:
                               self.documents)
 
 
-def given_inputs(options: Mapping[str, InputPath | list[InputPath] | None]) -> SnapshotInputs | None:
+def given_inputs(options: Mapping[str, Path | list[Path] | None]) -> SnapshotInputs | None:
     """The input files a command was given one by one, by the parameter names of their options (``meminfo``,
     ``auto_conf``: inputs/registry.py's ``input_options``), or None when none was."""
     kinds = {kind.parameter: kind.name for kind in input_options()}
@@ -122,7 +118,6 @@ def discover(directory: Path, host: HostFacts | None = None) -> SnapshotInputs:
     present = None if entries is None else frozenset(name.lower() for name in entries)
     if host is not None:
         host.listing = present
-    base = os.fspath(directory)
     for kind in INPUT_KINDS:
         if kind.many:
             inputs.paths[kind.name] = _every_file(kind, directory, present, usable, directory_usable)
@@ -131,7 +126,7 @@ def discover(directory: Path, host: HostFacts | None = None) -> SnapshotInputs:
             if present is not None and name.lower() not in present:
                 continue  # not there: no need to ask the file system name by name
             if _listed_as_regular(entries, name):
-                inputs.paths[kind.name] = [_child(base, name)]
+                inputs.paths[kind.name] = [directory / name]
                 if host is not None:
                     host.regular_files.add(name)
                 break
@@ -140,9 +135,9 @@ def discover(directory: Path, host: HostFacts | None = None) -> SnapshotInputs:
                 inputs.paths[kind.name] = [candidate]
                 break
     if entries is not None:
-        inputs.documents = [_child(base, name) for name in sorted(entries) if may_be_document(name)
+        inputs.documents = [directory / name for name in sorted(entries) if may_be_document(name)
                             and (_listed_as_regular(entries, name) or usable(directory / name))]
-        inputs.documents += [_child(base, name) for name in _drop_ins(directory, entries)]
+        inputs.documents += [directory / name for name in _drop_ins(directory, entries)]
     return inputs
 
 
@@ -284,10 +279,10 @@ def is_document(path: Path, shown: str | None = None) -> bool:
 
 
 def _every_file(kind: InputKind, directory: Path, present: frozenset[str] | None, usable: Callable[[Path], bool],
-                directory_usable: Callable[[Path], bool]) -> list[InputPath]:
+                directory_usable: Callable[[Path], bool]) -> list[Path]:
     """The files of a kind of several: its directory's (sysctl.d/*.conf) in their order, then its files
     (sysctl --system applies /etc/sysctl.conf last)."""
-    found: list[InputPath] = []
+    found: list[Path] = []
     if kind.directory is not None:
         folder = directory / kind.directory
         if (present is None or kind.directory in present) and directory_usable(folder):
@@ -296,13 +291,6 @@ def _every_file(kind: InputKind, directory: Path, present: frozenset[str] | None
     found.extend(directory / name for name in kind.file_names
                  if (present is None or name in present) and usable(directory / name))
     return found
-
-
-def _child(base: str, name: str) -> str:
-    """``str(Path(base) / name)`` for a name without '/', base being a Path's string, without making the Path."""
-    if base == ".":
-        return name
-    return base + name if base.endswith("/") else f"{base}/{name}"
 
 
 def _entries(directory: Path) -> dict[str, os.DirEntry[str]] | None:

@@ -30,7 +30,7 @@ from pgvet.inputs.sysctl import PairedValue, SysctlSetting
 from pgvet.inputs.sysfs import is_virtual_disk, parse_sysfs
 from pgvet.provenance import Located, Source
 from pgvet.snapshot import pgfacts
-from pgvet.snapshot.discovery import InputPath, SnapshotInputs, discover
+from pgvet.snapshot.discovery import SnapshotInputs, discover
 from pgvet.snapshot.facts import LIVE_SCOPES, Fact, FactValue, HostFacts, Item, make_fact
 from pgvet.snapshot.storage import scope_storage
 
@@ -53,7 +53,7 @@ class _Builder:
     def real_root(self) -> Path:
         return self.root.resolve()
 
-    def display(self, path: InputPath) -> str:
+    def display(self, path: Path) -> str:
         # path.parent == root, compared as the normalised strings Paths are (a Path's own operations cost
         # several times as much): a file of the directory that is no link is shown by its name, which is
         # what resolving both would give, without walking every directory of the path.
@@ -68,7 +68,7 @@ class _Builder:
         # the host's directory, and a fingerprint holding this path is the same from any working directory.
         return os.path.relpath(os.path.realpath(name), self.real_root)
 
-    def text(self, path: InputPath, items: str | None = None) -> tuple[str, str]:
+    def text(self, path: Path, items: str | None = None) -> tuple[str, str]:
         """An input's text and its path as shown; ``items``: what its lines are, when each becomes an item
         (the lines of all the inputs of that kind count together)."""
         display = self.display(path)

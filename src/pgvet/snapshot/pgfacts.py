@@ -30,7 +30,7 @@ from pgvet.pgparams.older import older_boot_values
 from pgvet.pgparams.units import InvalidValue, ParsedValue, parse_value
 from pgvet.pgparams.upgrade import default_changes
 from pgvet.provenance import Located, Source
-from pgvet.snapshot.discovery import InputPath, SnapshotInputs
+from pgvet.snapshot.discovery import SnapshotInputs
 from pgvet.snapshot.facts import DEFAULT_SOURCE_PATH, Fact, FactValue, HostFacts, Item, make_fact
 
 
@@ -136,9 +136,9 @@ def _default_change_items(host: HostFacts, catalog: Catalog) -> None:
         for change in default_changes(source, catalog.major) if change.name.lower() not in set_names]
 
 
-def _display(path: InputPath, root: Path) -> str:
+def _display(path: Path, root: Path) -> str:
     try:
-        return str(Path(path).resolve().relative_to(root.resolve()))
+        return str(path.resolve().relative_to(root.resolve()))
     except ValueError:
         return str(path)
 
