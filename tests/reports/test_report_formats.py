@@ -3,19 +3,54 @@
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import pytest
 
 from conftest import FIXTURES, PROJECT
 from pgvet.findings import Finding, HostResult, LintResult
+from pgvet.fix.writer import consolidate
+from pgvet.provenance import Source
 from pgvet.report import FORMATS, ReportOptions
+from pgvet.run.hosts import FACTS_KEPT_FOR_REPORTS, FactNotKeptError, FactsKeptForReports
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
+from pgvet.snapshot.facts import Fact
 
 
 def result_for(*hosts: str) -> LintResult:
     return lint([FIXTURES / host for host in hosts], LintOptions())
+
+
+# hosts that draw every part of the RAM picture, are declared by documents (host.orchestrator) or have few inputs
+EVERY_KIND_OF_HOST = ["big-server", "small-vm", "well-tuned", "config-repo", "documents-repo/cnpg",
+                      "documents-repo/patroni", "rules/PGV110-huge-pages-on-pool-too-small",
+                      "rules/PGV115-huge-pages-off-with-pool"]
+
+
+def test_every_format_and_the_fix_read_only_the_facts_a_linted_host_keeps() -> None:
+    """A linted host keeps FACTS_KEPT_FOR_REPORTS only, and any other fact asked of it raises: every format (and
+    the fix, which reads where a document declares the host) rendered over the fixtures asks for none."""
+    result = result_for(*EVERY_KIND_OF_HOST)
+    assert not result.errors and any(host.declared_by is not None for host in result.hosts)
+    for host in result.hosts:
+        assert isinstance(host.host.facts, FactsKeptForReports) and set(host.host.facts) <= FACTS_KEPT_FOR_REPORTS
+        consolidate(host)
+    for fmt in FORMATS:
+        for verbose in (False, True):
+            FORMATS[fmt](result, ReportOptions(color=False, verbose=verbose, width=100))
+
+
+def test_a_fact_not_kept_for_the_reports_is_a_loud_bug_not_a_missing_fact() -> None:
+    kept = FactsKeptForReports({"host.ram": Fact("host.ram", 1024, Source("meminfo.txt", 1))})
+    assert kept.get("host.ram") == kept["host.ram"] and "host.ram" in kept
+    assert kept.get("host.orchestrator") is None and "host.orchestrator" not in kept  # kept, absent on this host
+    for ask in (kept.get, kept.__getitem__, kept.__contains__):
+        with pytest.raises(FactNotKeptError, match=r"pg\.max_connections.*FACTS_KEPT_FOR_REPORTS"):
+            ask("pg.max_connections")
+    copied = pickle.loads(pickle.dumps(kept))  # as --jobs workers hand hosts back
+    assert type(copied) is FactsKeptForReports and copied == kept
 
 
 def test_jsonl_one_finding_per_line_then_a_summary() -> None:

@@ -52,12 +52,6 @@ def test_pages_of_every_size_count_in_the_pool() -> None:
                               ("huge page pool, unused", 9 * GIB), ("OS and page cache", 42 * GIB)]
 
 
-def test_the_linted_host_keeps_hugetlb_for_the_picture(tmp_path: Path) -> None:
-    from pgvet.run.hosts import REPORT_FACTS
-
-    assert "meminfo.hugetlb" in REPORT_FACTS
-
-
 def test_declared_pool_when_there_is_no_meminfo_and_shared_buffers_as_estimate() -> None:
     picture = memory_picture(host_with(host__ram=64 * GIB, pg__shared_buffers=16 * GIB, pg__huge_pages="on",
                                        derived__hugepages_pool=4096, derived__hugepage_size=2 * MIB))

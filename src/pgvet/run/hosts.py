@@ -8,6 +8,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pgvet.engine.derived import derived_values, expand
 from pgvet.engine.evaluate import Plan, configure, evaluate_hosts, plan_rules
@@ -19,7 +20,7 @@ from pgvet.findings import HostError, HostResult, RuleMeta
 from pgvet.provenance import Source
 from pgvet.run.options import LintOptions
 from pgvet.run.suppress import IgnoreFiles, suppress_inline
-from pgvet.snapshot.facts import HostFacts
+from pgvet.snapshot.facts import Fact, HostFacts
 from pgvet.snapshot.load import load_hosts, run_date
 
 
@@ -47,19 +48,51 @@ def check_selectors(pack: RulePack, selectors: Sequence[str]) -> None:
             raise UsageError(f"--select/--ignore '{selector}' matches no rule id, name or tag (see 'pgvet rules')")
 
 
-# Facts the reporters read after evaluation (report/memory.py; fix/writer.py: host.orchestrator): all a host keeps
-# once evaluated.
-REPORT_FACTS = frozenset({"host.ram", "host.name", "host.orchestrator", "pg.shared_buffers", "pg.huge_pages",
-                          "meminfo.hugetlb", "meminfo.hugepages_total", "meminfo.hugepagesize",
-                          "sysctl.vm.overcommit_memory", "derived.shared_memory_size",
-                          "derived.hugepages_pool", "derived.hugepage_size", "derived.work_mem_budget",
-                          "derived.commit_limit", "cgroup.memory_max", "meminfo.mem_total"})
+# The facts a host keeps once its rules are evaluated, for what reads them afterwards: the RAM picture
+# (report/memory.py), the orchestrator that says where a fix goes (findings.py, fix/writer.py). Every other fact is
+# dropped, so that a host handed to the reports weighs its findings, not its 2 000 facts; a report that asks for
+# one of them fails loudly (FactsKeptForReports) instead of drawing as if the host lacked it.
+FACTS_KEPT_FOR_REPORTS = frozenset({
+    "host.ram", "host.name", "host.orchestrator", "pg.shared_buffers", "pg.huge_pages", "meminfo.hugetlb",
+    "meminfo.hugepages_total", "meminfo.hugepagesize", "sysctl.vm.overcommit_memory", "derived.shared_memory_size",
+    "derived.hugepages_pool", "derived.hugepage_size", "derived.work_mem_budget", "derived.commit_limit",
+    "cgroup.memory_max", "meminfo.mem_total"})
+
+
+class FactNotKeptError(LookupError):
+    """A report asked an evaluated host for a fact FACTS_KEPT_FOR_REPORTS does not keep: a bug of pgvet."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"a report read the fact {name}, which a host does not keep once evaluated: add it to "
+                         "FACTS_KEPT_FOR_REPORTS (run/hosts.py)")
+
+
+class FactsKeptForReports(dict[str, Fact]):
+    """An evaluated host's facts: those of FACTS_KEPT_FOR_REPORTS it has. Asking for any other name raises
+    FactNotKeptError, where a plain dict would answer None and the report would go on without it."""
+
+    __slots__ = ()
+
+    def __getitem__(self, name: str) -> Fact:
+        return super().__getitem__(_kept(name))
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(_kept(name) if isinstance(name, str) else name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return super().get(_kept(name), default)
+
+
+def _kept(name: str) -> str:
+    if name not in FACTS_KEPT_FOR_REPORTS:
+        raise FactNotKeptError(name)
+    return name
 
 
 def facts_read(pack: RulePack) -> frozenset[str]:
     """Every host-wide fact a lint reads: the rules (their evidence and location), the derived facts'
-    inputs, the reports' REPORT_FACTS. Only these are taken from the bulk sources of each host."""
-    names = set(REPORT_FACTS)
+    inputs, FACTS_KEPT_FOR_REPORTS. Only these are taken from the bulk sources of each host."""
+    names = set(FACTS_KEPT_FOR_REPORTS)
     for rule in pack.rules:
         names.update(rule.evidence_names)
         names.update(rule.location_names)
@@ -147,11 +180,9 @@ class Linter:
         if self.options.keep_facts:
             host.facts.update(derived_values(self.pack, host, cache=derived))
             return result
-        # Reports need only what the RAM picture draws: keep those facts and drop the rest, so that a host
-        # handed to the reports weighs its findings, not its 2 000 facts.
         facts = host.facts
-        kept = {name: facts[name] for name in REPORT_FACTS if name in facts}
-        kept.update(derived_values(self.pack, host, REPORT_FACTS, derived))
+        kept = FactsKeptForReports({name: facts[name] for name in FACTS_KEPT_FOR_REPORTS if name in facts})
+        kept.update(derived_values(self.pack, host, FACTS_KEPT_FOR_REPORTS, derived))
         host.facts = kept
         host.items = {}
         return result
