@@ -181,7 +181,7 @@ def small_vm(directory: Path) -> HostResult:
         "web-db-01", "e75e87bcf4816488", tags=RULES["PGV605"].tags,
         values={"checkpoint_timeout": 300},
         evidence=[Evidence("pg.checkpoint_timeout", 300, Source("<default>"))])
-    return HostResult(host=host, findings=[overcommit, thp, swappiness, connections, checkpoint],
+    return HostResult(host_facts=host, findings=[overcommit, thp, swappiness, connections, checkpoint],
                       not_evaluated=[NotEvaluated("PGV142", "sched-migration-cost-low",
                                                   ("sysctl.kernel.sched_migration_cost_ns",))])
 
@@ -225,7 +225,7 @@ def big_server(directory: Path) -> HostResult:
                 "expected": 160000000000, "actual": 86159460 * 1024},
         evidence=[Evidence("sysctl.vm.overcommit_ratio", 90, Source("sysctl.txt", 3))],
         fix=Fix(sysctl={"vm.overcommit_ratio": "100"}))
-    return HostResult(host=host, findings=[commit_limit, huge_pages])
+    return HostResult(host_facts=host, findings=[commit_limit, huge_pages])
 
 
 def config_repo(directory: Path) -> HostResult:
@@ -244,7 +244,7 @@ def config_repo(directory: Path) -> HostResult:
         "PGV605", "checkpoint-timeout-default", "info", RULES["PGV605"].title,
         "checkpoint_timeout = 5min (the default); 15min is common for write-heavy loads, measure it.",
         "reporting-db", "5cc557e5b9fae783", tags=RULES["PGV605"].tags, values={"checkpoint_timeout": 300})
-    return HostResult(host=host, findings=[unknown, checkpoint])
+    return HostResult(host_facts=host, findings=[unknown, checkpoint])
 
 
 def write_samples(base: Path) -> Samples:

@@ -130,7 +130,7 @@ class Passed:
 class HostResult:
     """The outcome of linting one host. ``passed`` is None unless passes were asked for."""
 
-    host: HostFacts
+    host_facts: HostFacts
     findings: list[Finding] = field(default_factory=list)
     not_evaluated: list[NotEvaluated] = field(default_factory=list)
     passed: list[Passed] | None = None
@@ -140,7 +140,7 @@ class HostResult:
     def declared_by(self) -> tuple[Source, str] | None:
         """Where the configuration document that declares the host declares it (inputs/documents/), and its kind;
         None for a host of files."""
-        declared = self.host.facts.get("host.orchestrator")
+        declared = self.host_facts.facts.get("host.orchestrator")
         return None if declared is None else (declared.source, str(declared.value))
 
 

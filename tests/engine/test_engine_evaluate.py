@@ -384,7 +384,7 @@ def test_hosts_evaluated_together_get_what_each_gets_alone(monkeypatch: pytest.M
     real_record = evaluate._record
 
     def buggy(rule: Rule, env: Env, fired: object, host_name: str, result: HostResult, verdicts_only: bool) -> None:
-        if result.host.root.endswith("small-vm"):
+        if result.host_facts.root.endswith("small-vm"):
             raise KeyError("a bug")
         real_record(rule, env, fired, host_name, result, verdicts_only)  # type: ignore[arg-type]
 

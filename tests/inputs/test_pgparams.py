@@ -281,7 +281,7 @@ def test_autovacuum_work_mem_fact_is_the_servers(tmp_path: Path) -> None:
     (tmp_path / "postgresql.conf").write_text("autovacuum_work_mem = 0\n")
     (tmp_path / "host.yaml").write_text("pg_version: 15\n")
     [host] = lint([tmp_path], LintOptions(keep_facts=True)).hosts
-    assert host.host.facts["pg.autovacuum_work_mem"].value == 1048576
+    assert host.host_facts.facts["pg.autovacuum_work_mem"].value == 1048576
 
 
 def test_parse_errors_worded_as_postgresql() -> None:

@@ -44,7 +44,7 @@ def finding(rule_id: str, host: str, subject: str = "", *, suppressed: str | Non
 
 def host(name: str, *rule_ids: str, quiet: tuple[Finding, ...] = ()) -> HostResult:
     findings = [finding(rule_id, name, str(index)) for index, rule_id in enumerate(rule_ids)]
-    return HostResult(host=HostFacts(name=name, root=f"/fleet/{name}"), findings=[*findings, *quiet])
+    return HostResult(host_facts=HostFacts(name=name, root=f"/fleet/{name}"), findings=[*findings, *quiet])
 
 
 def fleet() -> LintResult:
@@ -126,7 +126,7 @@ def test_the_json_written_host_by_host_is_what_json_dumps_gives() -> None:
     output = render_json(result, ReportOptions())
     document = json.loads(output)
     assert output == json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    assert [item["name"] for item in document["hosts"]] == [item.host.name for item in result.hosts]
+    assert [item["name"] for item in document["hosts"]] == [item.host_facts.name for item in result.hosts]
 
 
 class _Tracked(dict[str, object]):
@@ -146,8 +146,8 @@ def test_a_run_keeps_no_host_once_it_is_written(tmp_path: Path) -> None:
             continue
         gc.collect()
         assert all(earlier() is None for earlier in watched)  # (the run's generator holds the host it yields)
-        facts = _Tracked(outcome.host.facts)
-        outcome.host.facts = facts  # type: ignore[assignment]
+        facts = _Tracked(outcome.host_facts.facts)
+        outcome.host_facts.facts = facts  # type: ignore[assignment]
         watched.append(weakref.ref(facts))
         writer.host(outcome)
         del outcome, facts
@@ -301,7 +301,7 @@ def test_reports_and_suppressions_ask_nothing_the_listing_answered(tmp_path: Pat
                 context.setattr(os.path, name, replacement)
             for outcome in outcomes:
                 assert isinstance(outcome, HostResult)
-                assert outcome.host.regular_files
+                assert outcome.host_facts.regular_files
                 writer.host(outcome)
         return out.getvalue().splitlines()
 

@@ -35,7 +35,8 @@ def test_every_format_and_the_fix_read_only_the_facts_a_linted_host_keeps() -> N
     result = result_for(*EVERY_KIND_OF_HOST)
     assert not result.errors and any(host.declared_by is not None for host in result.hosts)
     for host in result.hosts:
-        assert isinstance(host.host.facts, FactsKeptForReports) and set(host.host.facts) <= FACTS_KEPT_FOR_REPORTS
+        facts = host.host_facts.facts
+        assert isinstance(facts, FactsKeptForReports) and set(facts) <= FACTS_KEPT_FOR_REPORTS
         consolidate(host)
     for fmt in FORMATS:
         for verbose in (False, True):
@@ -70,7 +71,7 @@ def test_github_annotations_escape_and_cap(tmp_path: Path, monkeypatch: pytest.M
     template = next(finding for finding in host.findings if finding.severity == "warning")
     many = [Finding(template.rule_id, template.rule_name, "warning", template.title, f"50% done,\nline {n}",
                     template.host, f"{n:016x}", path="conf.d/10-memory.conf", line=n + 1) for n in range(15)]
-    result = LintResult(hosts=[HostResult(host=host.host, findings=many)], rules=base.rules,
+    result = LintResult(hosts=[HostResult(host_facts=host.host_facts, findings=many)], rules=base.rules,
                         tool_version="0", pack_version="0")
     output = FORMATS["github"](result, ReportOptions(repo_root=PROJECT)).splitlines()
     warnings = [line for line in output if line.startswith("::warning ")]

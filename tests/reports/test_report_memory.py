@@ -69,7 +69,7 @@ def test_commit_limit_is_marked_only_when_overcommit_is_strict() -> None:
 
 def test_a_budget_beyond_ram_is_overcommitted(tmp_path: Path) -> None:
     samples = write_samples(tmp_path)
-    picture = memory_picture(samples.small_vm.host)
+    picture = memory_picture(samples.small_vm.host_facts)
     assert picture is not None
     assert picture.overcommitted == 148 * MIB + 28 * GIB - 4 * GIB
     assert sizes(picture)[-1] == ("OS and page cache", 0)
@@ -92,7 +92,7 @@ def test_size_text_uses_iec_units() -> None:
 
 def test_the_drawn_picture_at_80_columns(tmp_path: Path) -> None:
     samples = write_samples(tmp_path)
-    result = LintResult(hosts=[HostResult(host=samples.big_server.host)], rules={}, tool_version="0",
+    result = LintResult(hosts=[HostResult(host_facts=samples.big_server.host_facts)], rules={}, tool_version="0",
                         pack_version="0")
     lines = FORMATS["text"](result, ReportOptions(color=False, width=80, repo_root=tmp_path)).splitlines()
     start = lines.index("Where the RAM goes (188.4 GiB)")
@@ -125,7 +125,7 @@ def test_under_a_cgroup_the_picture_is_its_memory_max_without_the_huge_page_pool
     assert outside is not None
     assert sizes(outside) == [("PostgreSQL shared memory", 17 * GIB), ("work_mem budget, worst case", 4 * GIB),
                               ("OS and page cache", 43 * GIB)]
-    result = LintResult(hosts=[HostResult(host=host_with(**common, pg__huge_pages="off"))], rules={},
+    result = LintResult(hosts=[HostResult(host_facts=host_with(**common, pg__huge_pages="off"))], rules={},
                         tool_version="0", pack_version="0")
     text = FORMATS["text"](result, ReportOptions(color=False, width=100))
     assert "Where the cgroup's memory goes (64.0 GiB, memory.max)" in text

@@ -167,7 +167,7 @@ def test_lines_are_counted_in_line_feeds_a_bare_carriage_return_is_inside_its_li
                                                                                    tmp_path: Path) -> None:
     """Line numbers count '\\n', as PostgreSQL's lexer, ``sed -n Np`` and ``grep -n`` do: a '\\r' alone (a comment
     pasted from an old Mac file) does not start a line, and a CRLF line is shown without its '\\r'."""
-    conf = Path(samples.config_repo.host.root) / "postgresql.conf"
+    conf = Path(samples.config_repo.host_facts.root) / "postgresql.conf"
     conf.write_bytes(CONFIG_REPO_CONF.replace("line 5\n", "line 5\rpasted\n").replace("\n", "\r\n").encode())
     lines = block(text(samples, tmp_path), "ERROR    PGV401 unknown-parameter  [effective_io_concurency]")
     assert "  at     config-repo/postgresql.conf:12   effective_io_concurency = 200" in lines
@@ -271,7 +271,8 @@ def test_text_without_colours_is_what_rich_prints(samples: Samples, tmp_path: Pa
 
     result = copy.deepcopy(samples.fleet())  # the examples share the fixture's results
     host = result.hosts[1]
-    host.host.facts["host.ram"] = host.host.facts["host.ram"]._replace(value=ram)  # the memory picture's scale
+    facts = host.host_facts.facts
+    facts["host.ram"] = facts["host.ram"]._replace(value=ram)  # the memory picture's scale
     first = host.findings[0]
     host.findings[0] = dataclasses.replace(first, message=message, subject=subject,
                                            values={"text": value, **first.values},

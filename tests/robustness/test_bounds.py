@@ -291,10 +291,10 @@ def test_like_in_a_rule_pack_through_the_generated_code_too(tmp_path: Path) -> N
 
 def _ignore_case(rng: random.Random, entries: int, findings: int) -> tuple[HostResult, list[IgnoreEntry]]:
     rules = [("PGV1", "one"), ("PGV2", "two"), ("PGV3", "three")]
-    host = HostResult(host=HostFacts(name=rng.choice(["db1", "db2", "web"]), root="."))
+    host = HostResult(host_facts=HostFacts(name=rng.choice(["db1", "db2", "web"]), root="."))
     for index in range(findings):
         rule_id, rule_name = rng.choice(rules)
-        host.findings.append(Finding(rule_id, rule_name, "warning", "t", "m", host.host.name, str(index),
+        host.findings.append(Finding(rule_id, rule_name, "warning", "t", "m", host.host_facts.name, str(index),
                                      subject=rng.choice([None, "a", "b"]),
                                      suppressed=rng.choice([None, None, None, "inline"])))
     keys = [key for pair in rules for key in pair]
@@ -318,7 +318,7 @@ def test_ignore_entries_suppress_what_trying_each_entry_did() -> None:
         for finding in host.findings:  # the first entry that is not expired and names the host, rule and subject
             suppressed = finding.suppressed
             if suppressed is None:
-                suppressed = next((entry.reason for entry in entries if fnmatch(host.host.name, entry.host)
+                suppressed = next((entry.reason for entry in entries if fnmatch(host.host_facts.name, entry.host)
                                    and entry.rule in (finding.rule_id, finding.rule_name)
                                    and entry.subject in (None, finding.subject)
                                    and not (entry.expires is not None and entry.expires < today)), None)
@@ -336,7 +336,7 @@ def test_ignore_entries_against_findings_is_linear() -> None:
         from pgvet.provenance import Source
         from pgvet.run.suppress import IgnoreEntry, IgnoreFiles
         count = 100_000
-        host = HostResult(host=HostFacts(name="db1", root="."))
+        host = HostResult(host_facts=HostFacts(name="db1", root="."))
         host.findings = [Finding("PGV401", "unknown-parameter", "error", "t", "m", "db1", str(index),
                                  subject=f"p{index}") for index in range(count)]
         entries = [IgnoreEntry("db*", "PGV401", f"q{index}", "why", None, Source("ignore.yaml", index + 1))

@@ -117,7 +117,7 @@ def test_the_check_report_escapes_what_the_host_holds(host: Path, pack: Path) ->
     from pgvet.run.options import LintOptions
 
     result = lint([host], LintOptions(rules=[pack], record_passes=True, keep_facts=True))
-    result.hosts[0].host.warnings.append(f"a warning {EVIL}")
+    result.hosts[0].host_facts.warnings.append(f"a warning {EVIL}")
     report = render_check(CheckOutcome(result, host / f"kept{EVIL}", kept=True), ReportOptions(color=False))
     assert not _CONTROLS.search(report), [line for line in report.splitlines() if _CONTROLS.search(line)][:3]
     assert "Evil \\x1b[2J title" in report and "db\\x1b[5m" in report and "kept\\x1b[2J" in report

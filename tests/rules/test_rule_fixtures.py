@@ -41,7 +41,7 @@ def test_each_fixture_host_fires_the_rule_it_was_built_for() -> None:
     hosts = fixture_hosts()
     result = lint([RULE_FIXTURES / name for name in hosts.values()], LintOptions())
     assert result.errors == []
-    fired = {host.host.name: {finding.rule_id for finding in host.findings} for host in result.hosts}
+    fired = {host.host_facts.name: {finding.rule_id for finding in host.findings} for host in result.hosts}
     assert [name for rule_id, name in hosts.items() if rule_id not in fired[name]] == []
     # only the case shows: nothing else fires, but where the case itself is seen by other rules (the
     # Percona-sized host's shared_buffers is also a large share of RAM without huge pages; cfq in a VM

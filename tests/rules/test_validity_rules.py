@@ -125,7 +125,7 @@ def test_no_setting_rule_is_left_unevaluated_on_the_fixture_hosts() -> None:
     hosts = sorted(path for path in FIXTURES.glob("**/") if (path / "postgresql.conf").exists())
     result = lint(hosts, LintOptions())
     assert len(result.hosts) > 10
-    unevaluated = [(host.host.name, item.rule_id) for host in result.hosts for item in host.not_evaluated
+    unevaluated = [(host.host_facts.name, item.rule_id) for host in result.hosts for item in host.not_evaluated
                    if scopes[item.rule_id] == "setting"]
     assert unevaluated == []
 
@@ -136,7 +136,8 @@ def test_no_rule_is_null_on_facts_that_are_all_there() -> None:
     hosts = sorted(path for path in FIXTURES.glob("**/") if (path / "host.yaml").exists())
     result = lint(hosts, LintOptions())
     assert len(result.hosts) > 30
-    null_logic = [(host.host.name, item.rule_id, item.reason) for host in result.hosts for item in host.not_evaluated
+    null_logic = [(host.host_facts.name, item.rule_id, item.reason) for host in result.hosts
+                  for item in host.not_evaluated
                   if not item.missing and item.reason and item.reason.endswith("is NULL")]
     assert null_logic == []
 
@@ -188,9 +189,10 @@ def test_internal_parameter_is_refused_and_keeps_its_compiled_value(tmp_path: Pa
                              "sets it, even to its current value.")
     assert "startup" in first.tags
     [result] = lint([host], LintOptions(keep_facts=True)).hosts
-    segment = result.host.facts["pg.wal_segment_size"]
+    facts = result.host_facts.facts
+    segment = facts["pg.wal_segment_size"]
     assert (segment.value, segment.source.path) == (16 * 2**20, "<default>")
-    assert "pg.server_version" not in result.host.facts or result.host.facts["pg.server_version"].value != "15.0"
+    assert "pg.server_version" not in facts or facts["pg.server_version"].value != "15.0"
 
 
 def test_internal_parameter_with_an_invalid_value_is_one_finding(tmp_path: Path) -> None:

@@ -111,7 +111,7 @@ def render_outputs(result: LintResult, formats: list[str], outputs: list[Path], 
         if destination is not None:
             with ReportFile(destination) as out:  # whole or not at all, as lint's reports
                 out.write(rendered)
-                out.private = any_private(host.host.root for host in result.hosts)
+                out.private = any_private(host.host_facts.root for host in result.hosts)
         else:
             sys.stdout.write(rendered)
 

@@ -141,7 +141,7 @@ class _HostState:
     def __init__(self, host: HostFacts, derived: Mapping[str, DerivedFormula], host_cache: dict[str, Value],
                  record_passes: bool) -> None:
         self.host = host
-        self.result = HostResult(host=host, passed=[] if record_passes else None)
+        self.result = HostResult(host_facts=host, passed=[] if record_passes else None)
         host_env = Env(host.facts, None, {}, derived, host_cache)
         self.host_cache = host_cache
         self.host_evidence = host_env.host_evidence  # shared: a host's findings show the same facts
@@ -356,7 +356,7 @@ def rule_on_host(pack: RulePack, rule: Rule, host: HostFacts, params: ParamOverr
             [Env(host.facts, item, values, derived, host_cache, {}) for item in host.items.get(rule.scope, [])])
     outcomes: list[tuple[HostResult, list[Evidence]]] = []
     for env in envs:
-        result = HostResult(host=host, passed=[])
+        result = HostResult(host_facts=host, passed=[])
         evaluate_rule(rule, env, host.name, result)
         if result.findings or result.passed or result.not_evaluated:  # nothing: the rule does not apply
             outcomes.append((result, evidence(env, rule.evidence_names)))

@@ -46,7 +46,7 @@ def run_example(pack: RulePack, rule: Rule, example: Example) -> tuple[str, Host
     """The outcome (fire, pass or skip) and the result it came from."""
     host = example_host(rule, example)
     params = rule_params(rule, {rule.id: example.params} if example.params else None)
-    result = HostResult(host=host)
+    result = HostResult(host_facts=host)
     items = host.items.get(rule.scope, []) if rule.scope != "host" else [None]
     host_cache: dict[str, Value] = {}
     for item in items:

@@ -68,7 +68,7 @@ def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False
         error = result.errors[0]
         raise InputError(error.message, error.source)
     if len(result.hosts) > 1:  # configuration documents declaring several hosts (Patroni members…)
-        names = ", ".join(host.host.name for host in result.hosts)
+        names = ", ".join(host.host_facts.name for host in result.hosts)
         raise UsageError(f"{directory} holds {len(result.hosts)} hosts ({names}): pgvet fix works on one; "
                          "put each document in a directory of its own")
     consolidated = consolidate(result.hosts[0])
@@ -80,8 +80,8 @@ def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False
 
 def consolidate(result: HostResult) -> ConsolidatedFix:
     """The host's target less what it has: its changes, and the steps left to do by hand."""
-    fix = ConsolidatedFix(result.host.name)
-    declared_by = result.host.facts.get("host.orchestrator")
+    fix = ConsolidatedFix(result.host_facts.name)
+    declared_by = result.host_facts.facts.get("host.orchestrator")
     if declared_by is not None:
         fix.document, fix.orchestrator = declared_by.source, str(declared_by.value)
     target = result.target

@@ -256,7 +256,8 @@ def host_file_path(path: str, host: HostResult, repo_root: Path | None = None, c
     """relative_path of a file of the host (a finding's path): a name its directory's listing showed as a
     regular file is no link, and its real path is known without asking the file system (an lstat per file
     per host, a visible share of a fleet's system calls)."""
-    return _relative_path(path, host.host.root, repo_root, cwd or os.getcwd(), path in host.host.regular_files)
+    facts = host.host_facts
+    return _relative_path(path, facts.root, repo_root, cwd or os.getcwd(), path in facts.regular_files)
 
 
 def error_path(error: HostError, repo_root: Path | None = None) -> str | None:
@@ -326,7 +327,7 @@ def anchor(finding: Finding, host: HostResult) -> tuple[Path, int | None]:
     derived value); else a file that stands for the host (host.yaml, postgresql.conf, else the first
     file by name); only an empty host directory is returned itself (line None). Code scanning shows a
     result only on a file of the repository."""
-    root = Path(host.host.root)
+    root = Path(host.host_facts.root)
     candidates = [(finding.path, finding.line)] if finding.path else []
     candidates += [(item.source.path, item.source.line) for item in finding.evidence if item.source is not None]
     for path, line in candidates:
@@ -348,4 +349,4 @@ def anchor_path(target: Path, host: HostResult, repo_root: Path | None) -> str:
     """An anchor's file as formats that name it show it: relative to the repository root (or the current
     directory) when under it. ``anchor`` joins the host's root, itself relative to the current directory
     when given so: made absolute, the path is not read as relative to the root a second time."""
-    return Path(relative_path(os.path.abspath(target), host.host.root, repo_root)).as_posix()
+    return Path(relative_path(os.path.abspath(target), host.host_facts.root, repo_root)).as_posix()

@@ -118,14 +118,14 @@ def _not_evaluated_lines(console: Console, skipped: list[NotEvaluated], unread: 
 
 
 def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
-    facts = host.host.facts
+    facts = host.host_facts.facts
 
     def fact(name: str) -> object:
         found = facts.get(name)
         return None if found is None else found.value
 
     title = Text("pgvet check", "bold")
-    title.append(visible(f" — {host.host.name}"), "bold")
+    title.append(visible(f" — {host.host_facts.name}"), "bold")
     console.print(title)
     version = fact("pg.server_version") or fact("pg.version")
     ram = fact("meminfo.mem_total")
@@ -136,7 +136,7 @@ def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
         f"{cpus} CPUs" if cpus is not None else None,
     ]
     console.print(Text(visible(", ".join(line for line in lines if line)), "dim"))
-    for warning in host.host.warnings:
+    for warning in host.host_facts.warnings:
         console.print(Text(visible(f"warning: {warning}"), "yellow"))
     if outcome.unanswered:
         console.print(Text(f"not asked (--no-input): {', '.join(outcome.unanswered)} — rules that need them are not "
@@ -153,9 +153,9 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
     for error in result.errors:
         console.print(Text(visible(f"error: {error.host}: {error.message}"), "bold red"))
     for host in result.hosts:
-        files = HostFiles(host.host.root)
+        files = HostFiles(host.host_facts.root)
         _header(console, outcome, host)
-        picture = memory_picture(host.host)
+        picture = memory_picture(host.host_facts)
         if picture is not None:
             print_memory(console, picture, width)
         said: set[str] = set()  # reasons already given in full
@@ -185,7 +185,7 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
                     line.append(visible(f"{skipped.rule_id} {title}: not evaluated ({why})"), "dim")
                     console.print(line, overflow="fold")
             elif section.not_evaluated:
-                _not_evaluated_lines(console, section.not_evaluated, set(host.host.unread.values()), said)
+                _not_evaluated_lines(console, section.not_evaluated, set(host.host_facts.unread.values()), said)
             console.print()
     console.print(Text(summary_line(result, options.verbose), "bold"))
     if outcome.kept:

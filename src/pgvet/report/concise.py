@@ -29,14 +29,14 @@ class Writer:
     def host(self, host: HostResult) -> None:
         # What pgvet refused or could not read ("file[:line]: message", the file relative to the host directory)
         # is always said (docs/decisions.md), with the file shown from where the run is, as no link resolved.
-        directory = relative_path(".", host.host.root, self.repo_root)
-        for warning in host.host.warnings:
+        directory = relative_path(".", host.host_facts.root, self.repo_root)
+        for warning in host.host_facts.warnings:
             place, _, message = warning.partition(": ")
             if directory != "." and not place.startswith(os.sep):
                 place = os.path.join(directory, place)
             self.lines.write(f"{one_line(place)}: WARNING input: {one_line(message)}\n" if message
                              else f"{one_line(directory)}: WARNING input: {one_line(warning)}\n")
-            self.warned.add(f"{host.host.name}: {warning}")
+            self.warned.add(f"{host.host_facts.name}: {warning}")
         # in file order, as compilers print, so that editors step through a file from top to bottom
         for finding in sorted(host.findings, key=lambda item: (item.path is None, item.path or "", item.line or 0,
                                                                item.rule_id)):
@@ -44,7 +44,7 @@ class Writer:
                 place = host_file_path(finding.path, host, self.repo_root)
                 place += f":{finding.line}" if finding.line else ""
             else:
-                place = relative_path(".", host.host.root, self.repo_root)
+                place = relative_path(".", host.host_facts.root, self.repo_root)
             state = " (suppressed)" if finding.suppressed else " (baseline)" if finding.baseline else ""
             message = " ".join(finding.message.split())
             self.lines.write(one_line(f"{place}: {finding.severity.upper()} {finding.rule_id} {finding.rule_name}: "

@@ -111,7 +111,7 @@ class Writer:
                 kept.annotations.append(_command(LEVELS[finding.severity], message,
                                                  f"{finding.rule_id} {finding.rule_name} ({finding.host})", file, line))
             if self.summary_file and kept.size <= SUMMARY_LIMIT:
-                place = f"{file}:{line}" if file and line else file or host.host.name
+                place = f"{file}:{line}" if file and line else file or host.host_facts.name
                 row = (f"| {finding.severity} | `{finding.rule_id}` {finding.rule_name} | `{_cell(place)}` | "
                        f"{_cell(message)} |")
                 kept.rows.append(row)

@@ -146,7 +146,7 @@ def finding_html(finding: Finding, host: HostResult, files: HostFiles, options: 
         rows.append(("fix", f'<div class="fix">{lines}</div>'))
     details = "".join(f"<dt>{name}</dt><dd>{content}</dd>" for name, content in rows)
     return (f'<article class="finding {finding.severity}" data-severity="{finding.severity}" '
-            f'data-host="{escape(host.host.name)}" data-rule="{escape(finding.rule_id)}" '
+            f'data-host="{escape(host.host_facts.name)}" data-rule="{escape(finding.rule_id)}" '
             f'data-rule-label="{escape(label)}" data-state="{state}"{" hidden" if state != "active" else ""}>'
             f"<h3>{head}</h3><p class=\"title\">{escape(finding.title)}</p>"
             f"<p class=\"message\">{escape(' '.join(finding.message.split()))}</p><dl>{details}</dl></article>")
@@ -173,17 +173,17 @@ class Writer:
 
     def host(self, host: HostResult) -> None:
         anchor = f"host-{len(self.rows) + 1}"
-        path = relative_path(".", host.host.root, self.options.repo_root)
+        path = relative_path(".", host.host_facts.root, self.options.repo_root)
         active = [finding for finding in host.findings if finding.suppressed is None and not finding.baseline]
         counts = tuple(sum(1 for finding in active if finding.severity == severity) for severity in SEVERITIES)
-        self.rows.append(_Row(anchor, host.host.name, path, (counts[0], counts[1], counts[2])))
-        parts = [f'<section class="host" id="{anchor}" data-host="{escape(host.host.name)}">'
-                 f'<h2>{escape(host.host.name)} <small>{escape(path)}</small></h2>']
-        picture = memory_picture(host.host)
+        self.rows.append(_Row(anchor, host.host_facts.name, path, (counts[0], counts[1], counts[2])))
+        parts = [f'<section class="host" id="{anchor}" data-host="{escape(host.host_facts.name)}">'
+                 f'<h2>{escape(host.host_facts.name)} <small>{escape(path)}</small></h2>']
+        picture = memory_picture(host.host_facts)
         if picture is not None:
             parts.append(memory_chart(picture))
-        parts += [f'<p class="input-warning">warning: {escape(warning)}</p>' for warning in host.host.warnings]
-        files = HostFiles(host.host.root)
+        parts += [f'<p class="input-warning">warning: {escape(warning)}</p>' for warning in host.host_facts.warnings]
+        files = HostFiles(host.host_facts.root)
         ordered = sorted(host.findings, key=lambda item: (-item.rank, item.rule_id, item.subject or ""))
         parts += [finding_html(finding, host, files, self.options) for finding in ordered]
         parts.append('<p class="clean"' + ("" if not active else " hidden") + ">no findings</p>")

@@ -125,15 +125,16 @@ class Writer:
         self.hosts = JsonArray(out, 2)
 
     def host(self, host: HostResult) -> None:
-        entry: dict[str, Any] = {"name": host.host.name, "path": relative_path(".", host.host.root, self.repo_root),
-                                 "counts": _counts(host), "warnings": host.host.warnings}
+        facts = host.host_facts
+        entry: dict[str, Any] = {"name": facts.name, "path": relative_path(".", facts.root, self.repo_root),
+                                 "counts": _counts(host), "warnings": facts.warnings}
         if host.target is not None:
             entry["target"] = target_json(host.target)
         self.hosts.add(entry)
         for finding in host.findings:
             self.finding_items.add(finding_json(finding, host, self.repo_root))
         for item in host.not_evaluated:
-            self.not_evaluated_items.add({"host": host.host.name, "rule_id": item.rule_id, "rule_name": item.rule_name,
+            self.not_evaluated_items.add({"host": facts.name, "rule_id": item.rule_id, "rule_name": item.rule_name,
                                           "missing": list(item.missing), "subject": item.subject,
                                           "reason": item.reason})
 

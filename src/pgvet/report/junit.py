@@ -27,7 +27,7 @@ COUNTS = ("tests", "failures", "errors", "skipped")
 
 def _place(finding: Finding, host: HostResult, options: ReportOptions) -> str:
     if not finding.path:
-        return relative_path(".", host.host.root, options.repo_root)
+        return relative_path(".", host.host_facts.root, options.repo_root)
     place = host_file_path(finding.path, host, options.repo_root)
     return f"{place}:{finding.line}" if finding.line else place
 
@@ -46,11 +46,11 @@ def _details(finding: Finding, place: str, declared_by: tuple[Source, str] | Non
 
 
 def _suite(host: HostResult, options: ReportOptions) -> ElementTree.Element:
-    suite = ElementTree.Element("testsuite", name=host.host.name)
+    suite = ElementTree.Element("testsuite", name=host.host_facts.name)
     failures = skipped = 0
     for finding in sorted(host.findings, key=lambda item: (-item.rank, item.rule_id, item.subject or "")):
         name = f"{finding.rule_id} {finding.rule_name}" + (f" [{finding.subject}]" if finding.subject else "")
-        case = ElementTree.SubElement(suite, "testcase", name=name, classname=f"pgvet.{host.host.name}")
+        case = ElementTree.SubElement(suite, "testcase", name=name, classname=f"pgvet.{host.host_facts.name}")
         place = _place(finding, host, options)
         if finding.path:
             case.set("file", place.rsplit(":", 1)[0] if finding.line else place)
@@ -66,7 +66,7 @@ def _suite(host: HostResult, options: ReportOptions) -> ElementTree.Element:
         failure.text = _details(finding, place, host.declared_by)
         failures += 1
     if not host.findings:
-        ElementTree.SubElement(suite, "testcase", name="pgvet", classname=f"pgvet.{host.host.name}")
+        ElementTree.SubElement(suite, "testcase", name="pgvet", classname=f"pgvet.{host.host_facts.name}")
     suite.set("tests", str(max(1, len(host.findings))))
     suite.set("failures", str(failures))
     suite.set("errors", "0")

@@ -355,23 +355,23 @@ def _counted(finding: Finding) -> bool:
 
 
 def _host(console: Console, host: HostResult, options: ReportOptions, width: int) -> None:
-    header = Text(one_line(host.host.name), "bold underline")
-    header.append(f"  {one_line(relative_path('.', host.host.root, options.repo_root))}", "dim")
+    header = Text(one_line(host.host_facts.name), "bold underline")
+    header.append(f"  {one_line(relative_path('.', host.host_facts.root, options.repo_root))}", "dim")
     _print_line(console, header)
     _print_blank(console)
-    picture = memory_picture(host.host)
+    picture = memory_picture(host.host_facts)
     if picture is not None:
         print_memory(console, picture, width)
-    for warning in host.host.warnings:
+    for warning in host.host_facts.warnings:
         _print_line(console, Text(f"warning: {one_line(warning)}", "yellow"))
     if options.verbose:
-        for note in host.host.notes:
+        for note in host.host_facts.notes:
             _print_line(console, Text(f"note: {one_line(note)}", "dim"))
-    if host.host.warnings or (options.verbose and host.host.notes):
+    if host.host_facts.warnings or (options.verbose and host.host_facts.notes):
         _print_blank(console)
     active = sorted((finding for finding in host.findings if _counted(finding)),
                     key=lambda item: (-item.rank, item.rule_id, item.subject or ""))
-    files = HostFiles(host.host.root)
+    files = HostFiles(host.host_facts.root)
     for finding in active:
         print_finding(console, finding, host, files, options)
     if not active:

@@ -83,14 +83,15 @@ class LintRun:
                 self.summary.add_error()
                 yield outcome
                 continue
-            inputs.extend(f"{outcome.host.name}: {warning}" for warning in outcome.host.warnings)
-            first = self._roots.setdefault(outcome.host.name, outcome.host.root)
-            if first != outcome.host.root:
-                inputs.append(f"{outcome.host.name}: {first} and {outcome.host.root} have the same host name: their "
+            inputs.extend(f"{outcome.host_facts.name}: {warning}" for warning in outcome.host_facts.warnings)
+            facts = outcome.host_facts
+            first = self._roots.setdefault(facts.name, facts.root)
+            if first != facts.root:
+                inputs.append(f"{facts.name}: {first} and {facts.root} have the same host name: their "
                               "findings share fingerprints, baseline entries and suppressions; give each its own "
                               "`name:` in host.yaml")
             self.summary.add(outcome)
-            files = self.given.files.get(os.path.realpath(outcome.host.root)) if self.given.files else None
+            files = self.given.files.get(os.path.realpath(outcome.host_facts.root)) if self.given.files else None
             yield outcome
             for not_read in inputs_not_read(outcome, files) if files else ():
                 self.summary.add_error()
@@ -102,7 +103,7 @@ class LintRun:
         an invalid .pgvet-ignore.yaml of its own is that host's, as an unreadable input is, and the others go on."""
         own_inline: list[str] = []
         own_ignored: list[str] = []
-        host = outcome.host
+        host = outcome.host_facts
         try:
             entries = self.ignoring.entries(outcome, own_ignored)
             suppress_inline(outcome, own_inline)

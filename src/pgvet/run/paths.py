@@ -119,13 +119,14 @@ def inputs_not_read(host: HostResult, files: Sequence[Path]) -> list[HostError]:
     """The files given in a host directory that the host does not read as inputs (``/etc/hostname`` in /etc, a
     file postgresql.conf does not include): linting their host would say nothing of them."""
 
-    root = host.host.root
+    facts = host.host_facts
+    root = facts.root
     found = discover(Path(root))
     # YAML files that are no configuration document are no input, and nothing pgvet need say more of (pre-commit
     # passes every YAML file changed); a .conf file not read is (a PostgreSQL file not included)
     discovered = [*found.files(), *(path for path in found.documents
                                     if is_yaml_name(path.name) and not is_document(path))]
-    named = [IGNORE_FILE, *host.host.unmarked_files, *host.host.marked_files]  # relative to it: the configuration
+    named = [IGNORE_FILE, *facts.unmarked_files, *facts.marked_files]  # relative to it: the configuration
     inputs = {os.path.realpath(path) for path in discovered} | {os.path.realpath(os.path.join(root, name))
                                                                    for name in named}
     return [HostError(host=str(file),

@@ -79,7 +79,7 @@ class RunSummary:
             if rule is None:  # a row made once a run, not once a finding
                 rule = self.rules[rule_id] = RuleRow(rule_id, finding.rule_name, finding.severity)
             rule.hosts += 1
-        row = HostRow(host.host.name, counts["error"], counts["warning"], counts["info"])
+        row = HostRow(host.host_facts.name, counts["error"], counts["warning"], counts["info"])
         # the worst hosts, earlier ones first among equals: keep the TOP_HOSTS largest keys
         heapq.heappush(self._top, (row.error, row.warning, row.info, -self.hosts, row))
         if len(self._top) > TOP_HOSTS:

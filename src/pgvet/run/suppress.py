@@ -83,7 +83,7 @@ def suppression_comment(line: str) -> tuple[str, str] | None:
 
 def suppress_inline(host: HostResult, notices: list[str]) -> None:
     """Mark the host's findings that a comment suppresses; notices for comments that are wrong or unused."""
-    root, unmarked = host.host.root, host.host.unmarked_files
+    root, unmarked = host.host_facts.root, host.host_facts.unmarked_files
     real_root: str | None = None
     files: dict[str, dict[int, Suppression]] = {}
 
@@ -113,15 +113,15 @@ def suppress_inline(host: HostResult, notices: list[str]) -> None:
             if suppression.reason:
                 finding.suppressed = suppression.reason
             break
-    for path in sorted(host.host.marked_files - files.keys()):  # no finding left: its comments may be stale
+    for path in sorted(host.host_facts.marked_files - files.keys()):  # no finding left: its comments may be stale
         read(path)
     for comments in files.values():
         for suppression in comments.values():
             if not suppression.reason:
-                notices.append(f"{host.host.name}: {suppression.source}: suppression without a reason "
+                notices.append(f"{host.host_facts.name}: {suppression.source}: suppression without a reason "
                                "is ignored (write the reason after the brackets)")
             elif not suppression.used:
-                notices.append(f"{host.host.name}: {suppression.source}: unused suppression "
+                notices.append(f"{host.host_facts.name}: {suppression.source}: unused suppression "
                                f"[{', '.join(suppression.selectors)}]")
 
 
@@ -229,7 +229,7 @@ class IgnoreFiles:
             if entry.expires is not None and entry.expires < self.today:
                 continue
             key = (entry.rule, entry.subject)
-            if key not in first and fnmatch(host.host.name, entry.host):
+            if key not in first and fnmatch(host.host_facts.name, entry.host):
                 first[key] = (index, entry)
         if first:
             for finding in host.findings:
@@ -243,33 +243,33 @@ class IgnoreFiles:
                     entry.used = True
                     finding.suppressed = entry.reason
         if self.shared is None:
-            _report_entries(notices, entries, f"{host.host.name}: ", self.today)
+            _report_entries(notices, entries, f"{host.host_facts.name}: ", self.today)
 
     @staticmethod
     def _own(host: HostResult, notices: list[str]) -> list[IgnoreEntry]:
         """The host's .pgvet-ignore.yaml; one that is a link out of the host directory, a pipe or a device is
         not read, and a notice says so (the host's inputs are held to the same rule)."""
-        listing = host.host.listing
+        listing = host.host_facts.listing
         if listing is not None and IGNORE_FILE not in listing:
             return []  # the directory's listing, read with the host's inputs, holds none (in any case's spelling)
-        own = Path(host.host.root) / IGNORE_FILE
+        own = Path(host.host_facts.root) / IGNORE_FILE
         try:
             mode = own.lstat().st_mode
         except OSError:
             return []
         if stat.S_ISLNK(mode):
-            real_root = os.path.realpath(host.host.root)
+            real_root = os.path.realpath(host.host_facts.root)
             if not is_inside(os.path.realpath(own), real_root):
-                notices.append(f"{host.host.name}: {IGNORE_FILE}: refused, it resolves outside the host directory "
-                               f"({os.path.realpath(own)}); its entries suppress nothing")
+                notices.append(f"{host.host_facts.name}: {IGNORE_FILE}: refused, it resolves outside the host "
+                               f"directory ({os.path.realpath(own)}); its entries suppress nothing")
                 return []
             try:
                 mode = own.stat().st_mode
             except OSError as error:  # a dangling link, or a loop
-                notices.append(f"{host.host.name}: {IGNORE_FILE}: refused, {error.strerror or error}")
+                notices.append(f"{host.host_facts.name}: {IGNORE_FILE}: refused, {error.strerror or error}")
                 return []
         if not stat.S_ISREG(mode):
-            notices.append(f"{host.host.name}: {IGNORE_FILE}: refused, it is not a regular file")
+            notices.append(f"{host.host_facts.name}: {IGNORE_FILE}: refused, it is not a regular file")
             return []
         return load_ignore_file(own)
 
