@@ -1,4 +1,4 @@
-"""Generate pgvet's parameter catalogs from real PostgreSQL servers.
+"""Generate pgvet's parameter tables from real PostgreSQL servers.
 
 For every installed major version (see ``pgservers``) this starts a server on a fresh cluster
 (Unix socket in a temporary directory, ``listen_addresses=''``), reads ``pg_settings`` and writes
@@ -24,9 +24,9 @@ What ``pg_settings`` does not tell, and how we learn it from the same server:
 
 - **Values that depend on build options** (BUILD_DEPENDENT_VALUES: ``wal_compression = lz4`` needs
   ``--with-lz4``, ``io_method = io_uring`` ``--with-liburing``, ``ssl = on`` SSL…): each is tried on the
-  server. A build that lacks the option refuses it and does not list it; the catalog lists it all the same,
+  server. A build that lacks the option refuses it and does not list it; the parameter table lists it all the same,
   where the builds that have the option list it, and records the option in ``build_options``, so that every
-  catalog judges values as the mainstream builds (PGDG, Debian, Red Hat) do whatever build generated it.
+  parameter table judges values as the mainstream builds (PGDG, Debian, Red Hat) do whatever build generated it.
 - **Before 15** there is no ``pg_settings_get_flags``: ``flags`` are left empty (pgvet does not read them), and
   a name SHOW knows that pg_settings does not list is hidden when HIDDEN_PARAMS has it, an alias when
   OLD_NAMES does.
@@ -55,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pgservers
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "src" / "pgvet" / "catalog" / "data"
+DATA_DIR = Path(__file__).resolve().parent.parent / "src" / "pgvet" / "pgparams" / "data"
 DBL_MAX_TEXT = "1.79769e+308"
 BOOLEAN_SPELLINGS = ("on", "off", "true", "false", "yes", "no", "1", "0")
 # Hidden values are found among every listed value plus these (guc_tables.c, xlog.c: the
@@ -349,13 +349,13 @@ def generate(major: int) -> dict[str, Any]:
     return {"major": major, "server_version": version, "aliases": dict(sorted(aliases.items())), "params": params}
 
 
-def dumps(catalog: dict[str, Any]) -> str:
+def dumps(param_table: dict[str, Any]) -> str:
     """Compact, deterministic JSON with one parameter per line (readable diffs between versions)."""
     def compact(value: object) -> str:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
-    head = {key: value for key, value in catalog.items() if key != "params"}
-    lines = [compact(param) for param in catalog["params"]]
+    head = {key: value for key, value in param_table.items() if key != "params"}
+    lines = [compact(param) for param in param_table["params"]]
     return compact(head)[:-1] + ',"params":[\n' + ",\n".join(lines) + "\n]}\n"
 
 
@@ -363,12 +363,12 @@ def main(argv: list[str]) -> int:
     majors = [int(arg) for arg in argv] or pgservers.available_majors()
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     for major in majors:
-        catalog = generate(major)
+        param_table = generate(major)
         path = DATA_DIR / f"pg{major}.json"
-        path.write_text(dumps(catalog), encoding="utf-8")
-        hidden = sorted(param["name"] for param in catalog["params"] if param["hidden"])
-        print(f"{path}: PostgreSQL {catalog['server_version']}, {len(catalog['params'])} parameters "
-              f"(hidden: {', '.join(hidden)}; aliases: {catalog['aliases']})")
+        path.write_text(dumps(param_table), encoding="utf-8")
+        hidden = sorted(param["name"] for param in param_table["params"] if param["hidden"])
+        print(f"{path}: PostgreSQL {param_table['server_version']}, {len(param_table['params'])} parameters "
+              f"(hidden: {', '.join(hidden)}; aliases: {param_table['aliases']})")
     return 0
 
 

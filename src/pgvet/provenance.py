@@ -14,7 +14,7 @@ class Source:
 
     ``path`` may also name something that is not a file, between angle brackets:
     ``<default>`` (a PostgreSQL boot value), ``<derived>``, ``<run>`` (the date of the run), ``<pgvet's parameter
-    catalogs>`` (pg.catalog_version when no catalog is the host's own). A live server's values come from
+    catalogs>`` (pg.catalog_version when no parameter table is the host's own). A live server's values come from
     ``pg_settings.json`` and its line.
     """
 

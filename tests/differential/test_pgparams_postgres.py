@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pgvet.pgparams import Param, load_catalog
+from pgvet.pgparams import Param, load_param_table
 from pgvet.pgparams.units import InvalidValue, parse_value
 
 # gen_pgparams needs psycopg (and its libpq); tests/conftest.py puts scripts/ on the path
@@ -128,7 +128,7 @@ _startup_settings = settings(max_examples=15, deadline=None, derandomize=True,
 @pytest.mark.parametrize("name", sorted(SESSION_PARAMS))
 def test_session_parameter_values_agree(pg_major: int, servers: Callable[[int], gen_pgparams.Server],
                                         name: str) -> None:
-    param = load_catalog(pg_major).params.get(name)
+    param = load_param_table(pg_major).params.get(name)
     if param is None:
         pytest.skip(f"PostgreSQL {pg_major} has no {name}")
     server = servers(pg_major)
@@ -143,7 +143,7 @@ def test_session_parameter_values_agree(pg_major: int, servers: Callable[[int], 
 
 @pytest.mark.parametrize("name", SESSION_ENUMS)
 def test_session_enum_values_agree(pg_major: int, servers: Callable[[int], gen_pgparams.Server], name: str) -> None:
-    param = load_catalog(pg_major).params[name]
+    param = load_param_table(pg_major).params[name]
     server = servers(pg_major)
 
     @_settings
@@ -158,7 +158,7 @@ def test_session_enum_values_agree(pg_major: int, servers: Callable[[int], gen_p
 def test_startup_parameter_values_agree(pg_major: int, servers: Callable[[int], gen_pgparams.Server],
                                         name: str) -> None:
     """postmaster and sighup parameters, through ``postgres -C`` (values without newlines)."""
-    param = load_catalog(pg_major).params[name]
+    param = load_param_table(pg_major).params[name]
     server = servers(pg_major)
     texts = enum_texts(param) if param.vartype == "enum" else numeric_texts
 
@@ -193,7 +193,7 @@ EDGE_CASES = {
 
 @pytest.mark.parametrize("name", sorted(EDGE_CASES))
 def test_edge_cases_agree(pg_major: int, servers: Callable[[int], gen_pgparams.Server], name: str) -> None:
-    params = load_catalog(pg_major).params
+    params = load_param_table(pg_major).params
     if name not in params:
         pytest.skip(f"PostgreSQL {pg_major} has no {name}")
     param = params[name]

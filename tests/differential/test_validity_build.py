@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_postgres
-from pgvet.pgparams import BUILD_OPTIONS, load_catalog
+from pgvet.pgparams import BUILD_OPTIONS, load_param_table
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
 from validity_support.harness import OVERRIDES, Case, Judge, accepts, build_dependent_values
@@ -41,7 +41,7 @@ def _findings(host: Path) -> list[tuple[str, str, dict[str, object]]]:
 def test_every_build_dependent_value_is_judged_as_mainstream_builds_do(
         judge_keeping_build_lines: Judge, pg_major: int, tmp_path: Path) -> None:
     values = build_dependent_values(pg_major)
-    assert values, f"the catalog of {pg_major} records no build-dependent value"
+    assert values, f"the parameter table of {pg_major} records no build-dependent value"
     for number, (name, value, option) in enumerate(values):
         tree = tmp_path / f"case-{number}"
         tree.mkdir()
@@ -86,15 +86,15 @@ def test_lz4_and_zstd_start_debian_15_are_refused_by_a_wheel_and_pgvet_accepts_t
 
 
 @pytest.mark.parametrize("major", [16, 17, 18])
-def test_catalogs_list_build_dependent_values_whatever_build_made_them(major: int) -> None:
-    """16's and 18's catalogs come from builds without lz4 and zstd, yet list them where PostgreSQL's own
+def test_param_tables_list_build_dependent_values_whatever_build_made_them(major: int) -> None:
+    """16's and 18's parameter tables come from builds without lz4 and zstd, yet list them where PostgreSQL's own
     builds with the options do (after pglz), as 15's and 17's (built with them) do."""
-    wal_compression = load_catalog(major).params["wal_compression"]
-    assert wal_compression.enumvals == load_catalog(15).params["wal_compression"].enumvals == (
+    wal_compression = load_param_table(major).params["wal_compression"]
+    assert wal_compression.enumvals == load_param_table(15).params["wal_compression"].enumvals == (
         "pglz", "lz4", "zstd", "on", "off")
     assert dict(wal_compression.build_options) == {"lz4": "lz4", "zstd": "zstd"}
-    assert dict(load_catalog(major).params["ssl"].build_options) == {"on": "ssl"}
-    assert load_catalog(major).params["ssl"].build_option(True) == "ssl"
-    assert load_catalog(major).params["ssl"].build_option(False) is None
+    assert dict(load_param_table(major).params["ssl"].build_options) == {"on": "ssl"}
+    assert load_param_table(major).params["ssl"].build_option(True) == "ssl"
+    assert load_param_table(major).params["ssl"].build_option(False) is None
     if major == 18:
-        assert load_catalog(18).params["io_method"].enumvals == ("sync", "worker", "io_uring")
+        assert load_param_table(18).params["io_method"].enumvals == ("sync", "worker", "io_uring")

@@ -15,7 +15,7 @@ from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, document_kinds, recognise
 from pgvet.inputs.documents._kubernetes import OVERRIDES, REFUSED
 from pgvet.inputs.documents.cnpg import CNPG_DEFAULTS, KIND, parse_cnpg, parse_quantity
-from pgvet.pgparams import did_you_mean, load_catalog
+from pgvet.pgparams import did_you_mean, load_param_table
 from pgvet.pgparams.units import InvalidValue, parse_value
 from pgvet.provenance import Source
 from pgvet.snapshot.load import load_hosts
@@ -87,10 +87,10 @@ def test_no_other_kind_claims_a_sample(kind: DocumentKind) -> None:
 @pytest.mark.parametrize("major", [13, 14, 15, 16, 17, 18])
 def test_the_operators_own_settings_are_valid_postgresql_settings(major: int) -> None:
     text = _text("cluster-example-full.yaml").replace("postgresql:18.6-system-trixie", f"postgresql:{major}.1")
-    catalog = load_catalog(major)
+    param_table = load_param_table(major)
     host = _one(text, "full.yaml")
     for setting in host.settings:
-        param = catalog.get(setting.name)
+        param = param_table.get(setting.name)
         if param is None:
             assert "." in setting.name, setting.name  # an extension's (pg_stat_statements.max…)
             continue
@@ -199,7 +199,7 @@ def test_a_typo_in_a_parameter_name_is_a_setting_at_its_line_for_the_validity_ru
     host = _one(text, path)
     settings = _user_settings(host, text)
     assert ("shared_bufers", "256MB", _line(text, "shared_bufers")) in settings
-    assert did_you_mean("shared_bufers", load_catalog(18)) == "shared_buffers"
+    assert did_you_mean("shared_bufers", load_param_table(18)) == "shared_buffers"
     assert host.problems == []  # a name is PostgreSQL's to judge, not the operator's
 
 
@@ -209,7 +209,7 @@ def test_a_value_postgresql_refuses_is_a_setting_at_its_line() -> None:
     host = _one(text, path)
     assert ("work_mem", "lots", _line(text, "work_mem")) in _user_settings(host, text)
     with pytest.raises(InvalidValue):
-        parse_value(load_catalog(16).params["work_mem"], "lots")
+        parse_value(load_param_table(16).params["work_mem"], "lots")
 
 
 @pytest.mark.parametrize(("line", "refused"), [

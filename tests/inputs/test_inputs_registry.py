@@ -100,7 +100,7 @@ def test_fact_types_come_from_the_registry() -> None:
     for kind in INPUT_KINDS:
         for name, fact_type in kind.facts.items():
             if name.endswith("."):
-                key = "shared_buffers" if name in ("pg.", "pg_conf.") else "some_key"  # typed by the catalogs
+                key = "shared_buffers" if name in ("pg.", "pg_conf.") else "some_key"  # typed by the parameter tables
                 assert name in OPEN_PREFIXES or key == "shared_buffers", name
                 assert static_type(f"{name}{key}") is not None, name
             else:

@@ -1,4 +1,4 @@
-"""The catalogs, did_you_mean, removed parameters, format_native and parse_value without a server."""
+"""The parameter tables, did_you_mean, removed parameters, format_native and parse_value without a server."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from pgvet.pgparams import (
     Param,
     did_you_mean,
     known_parameter_names,
-    load_catalog,
+    load_param_table,
     removed_parameter,
 )
 from pgvet.pgparams.removed import REMOVALS, version_key
 from pgvet.pgparams.units import InvalidValue, ParsedValue, format_native, parse_value
 
-# Names that disappear between two generated catalogs without being removed from PostgreSQL: a
+# Names that disappear between two generated parameter tables without being removed from PostgreSQL: a
 # Debian patch (15 only) and a security fix that 16.2 predates (added in 16.4 and 17.0).
 NOT_REMOVALS = {"extension_destdir", "restrict_nonsystem_relation_kind"}
 
@@ -36,69 +36,69 @@ def test_supported_majors_and_unsupported() -> None:
     assert SUPPORTED_MAJORS == (12, 13, 14, 15, 16, 17, 18)
     assert NEWEST_MAJOR == 18
     with pytest.raises(ValueError, match="no parameter catalog for PostgreSQL 11"):
-        load_catalog(11)
+        load_param_table(11)
 
 
-def test_catalog_is_cached_and_case_insensitive() -> None:
-    catalog = load_catalog(16)
-    assert load_catalog(16) is catalog
-    assert catalog.major == 16
-    assert catalog.get("SHARED_BUFFERS") is catalog.params["shared_buffers"]
-    assert catalog.get("timezone") is catalog.get("TimeZone")
-    assert catalog.get("TimeZone") is not None and catalog.get("TimeZone").name == "TimeZone"  # type: ignore[union-attr]
-    assert catalog.get("no_such_parameter") is None
+def test_param_table_is_cached_and_case_insensitive() -> None:
+    param_table = load_param_table(16)
+    assert load_param_table(16) is param_table
+    assert param_table.major == 16
+    assert param_table.get("SHARED_BUFFERS") is param_table.params["shared_buffers"]
+    assert param_table.get("timezone") is param_table.get("TimeZone")
+    assert param_table.get("TimeZone") is not None and param_table.get("TimeZone").name == "TimeZone"  # type: ignore[union-attr]
+    assert param_table.get("no_such_parameter") is None
 
 
 def test_shared_buffers_entry() -> None:
-    param = load_catalog(18).params["shared_buffers"]
+    param = load_param_table(18).params["shared_buffers"]
     assert (param.vartype, param.unit, param.min, param.max, param.boot_val, param.context) == (
         "integer", "8kB", 16, 1073741823, "16384", "postmaster")
     assert param.kind == "memory"
-    assert load_catalog(18).params["checkpoint_timeout"].kind == "time"
-    assert load_catalog(18).params["random_page_cost"].kind is None
+    assert load_param_table(18).params["checkpoint_timeout"].kind == "time"
+    assert load_param_table(18).params["random_page_cost"].kind is None
 
 
 def test_real_bounds_are_exact_doubles() -> None:
-    assert load_catalog(15).params["random_page_cost"].max == 1.7976931348623157e308
+    assert load_param_table(15).params["random_page_cost"].max == 1.7976931348623157e308
 
 
 def test_hidden_parameters_and_aliases() -> None:
     for major in SUPPORTED_MAJORS:
-        catalog = load_catalog(major)
-        hidden = sorted(name for name, param in catalog.params.items() if param.hidden)
+        param_table = load_param_table(major)
+        hidden = sorted(name for name, param in param_table.params.items() if param.hidden)
         assert hidden == ["default_with_oids", "is_superuser", "role", "seed", "session_authorization",
                           "ssl_renegotiation_limit"]
-        assert catalog.get("sort_mem") is catalog.params["work_mem"]
-        assert catalog.get("vacuum_mem") is catalog.params["maintenance_work_mem"]
-    assert load_catalog(18).get("ssl_ecdh_curve") is load_catalog(18).params["ssl_groups"]
-    assert load_catalog(17).get("ssl_ecdh_curve") is load_catalog(17).params["ssl_ecdh_curve"]
+        assert param_table.get("sort_mem") is param_table.params["work_mem"]
+        assert param_table.get("vacuum_mem") is param_table.params["maintenance_work_mem"]
+    assert load_param_table(18).get("ssl_ecdh_curve") is load_param_table(18).params["ssl_groups"]
+    assert load_param_table(17).get("ssl_ecdh_curve") is load_param_table(17).params["ssl_ecdh_curve"]
 
 
 def test_hidden_enum_values() -> None:
-    wal_level = load_catalog(15).params["wal_level"]
+    wal_level = load_param_table(15).params["wal_level"]
     assert dict(wal_level.hidden_enumvals) == {"archive": "replica", "hot_standby": "replica"}
     assert parse_value(wal_level, "Hot_Standby") == ParsedValue("replica", "replica", False)
-    huge_pages = load_catalog(18).params["huge_pages"]
+    huge_pages = load_param_table(18).params["huge_pages"]
     assert parse_value(huge_pages, "TRUE") == ParsedValue("on", "on", False)
     assert parse_value(huge_pages, "0") == ParsedValue("off", "off", False)
-    assert parse_value(load_catalog(17).params["wal_compression"], "yes").native == "pglz"
-    assert parse_value(load_catalog(16).params["client_min_messages"], "debug").native == "debug2"
+    assert parse_value(load_param_table(17).params["wal_compression"], "yes").native == "pglz"
+    assert parse_value(load_param_table(16).params["client_min_messages"], "debug").native == "debug2"
 
 
 @pytest.mark.parametrize("major", SUPPORTED_MAJORS)
 def test_values_of_an_optional_library_are_valid_on_every_version(major: int) -> None:
-    # The 16 and 18 wheels the catalogs come from lack lz4 and zstd, Debian's 15 and the 17 wheel have them, no
-    # wheel has liburing: what a configuration may say does not depend on which build generated the catalog.
-    catalog = load_catalog(major)
+    # The 16 and 18 wheels the parameter tables come from lack lz4 and zstd, Debian's 15 and the 17 wheel have them, no
+    # wheel has liburing: what a configuration may say does not depend on which build generated the parameter table.
+    param_table = load_param_table(major)
     for name, value in (("wal_compression", "lz4"), ("wal_compression", "ZSTD"), ("default_toast_compression", "lz4"),
                         ("io_method", "io_uring")):
-        param = catalog.params.get(name)
+        param = param_table.params.get(name)
         if param is None or param.vartype != "enum":  # io_method before 18, default_toast_compression before 14;
             continue                                  # wal_compression a boolean before 15
         assert parse_value(param, value).native == value.lower()
     if major >= 15:
         with pytest.raises(InvalidValue) as refused:
-            parse_value(catalog.params["wal_compression"], "brotli")
+            parse_value(param_table.params["wal_compression"], "brotli")
         assert refused.value.hint == "Available values: pglz, lz4, zstd, on, off."
 
 
@@ -112,7 +112,7 @@ def test_known_parameter_names_is_the_union() -> None:
 
 @pytest.mark.parametrize("major", SUPPORTED_MAJORS)
 def test_every_boot_value_parses_to_itself(major: int) -> None:
-    for param in load_catalog(major).params.values():
+    for param in load_param_table(major).params.values():
         parsed = parse_value(param, param.boot_val)
         if param.vartype == "enum":
             assert parsed.native == param.boot_val, param.name
@@ -130,12 +130,12 @@ def test_every_boot_value_parses_to_itself(major: int) -> None:
     ("max_conections", "max_connections"),
 ])
 def test_did_you_mean(typo: str, meant: str) -> None:
-    assert did_you_mean(typo, load_catalog(17)) == meant
+    assert did_you_mean(typo, load_param_table(17)) == meant
 
 
 @pytest.mark.parametrize("name", ["completely_unrelated_name", "xyz", "ssl_renegotiation_limi"])
 def test_did_you_mean_nothing_close_or_hidden(name: str) -> None:
-    assert did_you_mean(name, load_catalog(17)) is None
+    assert did_you_mean(name, load_param_table(17)) is None
 
 
 def test_edit_distance_with_a_limit_agrees_up_to_it() -> None:
@@ -153,10 +153,10 @@ def test_did_you_mean_is_worked_out_once_a_name() -> None:
     # a repository of hosts made from one template repeats its misspelt names: 50 ms each, host after host
     from pgvet.pgparams import _closest
 
-    catalog = load_catalog(16)
-    did_you_mean("effective_io_concurency", catalog)
+    param_table = load_param_table(16)
+    did_you_mean("effective_io_concurency", param_table)
     hits = _closest.cache_info().hits
-    assert did_you_mean("Effective_IO_Concurency", catalog) == "effective_io_concurrency"
+    assert did_you_mean("Effective_IO_Concurency", param_table) == "effective_io_concurrency"
     assert _closest.cache_info().hits == hits + 1
 
 
@@ -184,21 +184,21 @@ def test_removed_replacement_chain_is_followed() -> None:
     assert "promote_trigger_file was removed in turn in 16" in at_16.note
 
 
-def test_removed_names_are_absent_from_later_catalogs_and_replacements_exist() -> None:
+def test_removed_names_are_absent_from_later_param_tables_and_replacements_exist() -> None:
     for removal in REMOVALS.values():
         for major in SUPPORTED_MAJORS:
             if version_key(removal.removed_in) <= (major,):
-                assert load_catalog(major).get(removal.name) is None, (removal.name, major)
+                assert load_param_table(major).get(removal.name) is None, (removal.name, major)
         if removal.replacement and removal.name not in ("trigger_file",):
             first = max(version_key(removal.removed_in), (min(SUPPORTED_MAJORS),))
             major = first[0]
-            assert load_catalog(major).get(removal.replacement) is not None, removal
+            assert load_param_table(major).get(removal.replacement) is not None, removal
 
 
-def test_every_disappearance_between_catalogs_is_in_the_table() -> None:
+def test_every_disappearance_between_param_tables_is_in_the_table() -> None:
     for older, newer in itertools.pairwise(SUPPORTED_MAJORS):
-        gone = set(load_catalog(older).params) - set(load_catalog(newer).params)
-        gone = {name for name in gone if load_catalog(newer).get(name) is None} - NOT_REMOVALS
+        gone = set(load_param_table(older).params) - set(load_param_table(newer).params)
+        gone = {name for name in gone if load_param_table(newer).get(name) is None} - NOT_REMOVALS
         for name in gone:
             removal = REMOVALS.get(name)
             assert removal is not None and removal.removed_in == str(newer), name
@@ -247,17 +247,17 @@ def test_format_native_reals() -> None:
     ("1e3", 1000, 8192000, False),
 ])
 def test_parse_shared_buffers(text: str, native: int, canonical: int, had_unit: bool) -> None:
-    assert parse_value(load_catalog(18).params["shared_buffers"], text) == ParsedValue(native, canonical, had_unit)
+    assert parse_value(load_param_table(18).params["shared_buffers"], text) == ParsedValue(native, canonical, had_unit)
 
 
 def test_parse_time_canonical_seconds_and_special_values() -> None:
-    catalog = load_catalog(18)
-    assert parse_value(catalog.params["statement_timeout"], "1.5s") == ParsedValue(1500, 1.5, True)
-    assert parse_value(catalog.params["checkpoint_timeout"], "5min") == ParsedValue(300, 300, True)
-    assert parse_value(catalog.params["log_rotation_age"], "1d") == ParsedValue(1440, 86400, True)
-    assert parse_value(catalog.params["log_min_duration_statement"], "-1") == ParsedValue(-1, -1, False)
-    assert parse_value(catalog.params["autovacuum_work_mem"], "-1") == ParsedValue(-1, -1, False)
-    assert parse_value(catalog.params["vacuum_cost_delay"], "2") == ParsedValue(2.0, 0.002, False)
+    param_table = load_param_table(18)
+    assert parse_value(param_table.params["statement_timeout"], "1.5s") == ParsedValue(1500, 1.5, True)
+    assert parse_value(param_table.params["checkpoint_timeout"], "5min") == ParsedValue(300, 300, True)
+    assert parse_value(param_table.params["log_rotation_age"], "1d") == ParsedValue(1440, 86400, True)
+    assert parse_value(param_table.params["log_min_duration_statement"], "-1") == ParsedValue(-1, -1, False)
+    assert parse_value(param_table.params["autovacuum_work_mem"], "-1") == ParsedValue(-1, -1, False)
+    assert parse_value(param_table.params["vacuum_cost_delay"], "2") == ParsedValue(2.0, 0.002, False)
 
 
 # check_autovacuum_work_mem raises a value below maintenance_work_mem's minimum to it; -1 stays. What
@@ -269,7 +269,7 @@ def test_parse_time_canonical_seconds_and_special_values() -> None:
     (18, "0", 64), (18, "500kB", 500),
 ])
 def test_autovacuum_work_mem_as_its_check_hook_sets_it(major: int, text: str, shown: int) -> None:
-    parsed = parse_value(load_catalog(major).params["autovacuum_work_mem"], text)
+    parsed = parse_value(load_param_table(major).params["autovacuum_work_mem"], text)
     assert (parsed.native, parsed.canonical) == (shown, shown if shown < 0 else shown * 1024)
 
 
@@ -285,32 +285,32 @@ def test_autovacuum_work_mem_fact_is_the_servers(tmp_path: Path) -> None:
 
 
 def test_parse_errors_worded_as_postgresql() -> None:
-    catalog = load_catalog(15)
+    param_table = load_param_table(15)
     with pytest.raises(InvalidValue) as bad_unit:
-        parse_value(catalog.params["work_mem"], "4mb")
+        parse_value(param_table.params["work_mem"], "4mb")
     assert bad_unit.value.message == 'invalid value for parameter "work_mem": "4mb"'
     assert bad_unit.value.hint == 'Valid units for this parameter are "B", "kB", "MB", "GB", and "TB".'
     with pytest.raises(InvalidValue) as time_unit:
-        parse_value(catalog.params["statement_timeout"], "5 sec")
+        parse_value(param_table.params["statement_timeout"], "5 sec")
     assert time_unit.value.hint == 'Valid units for this parameter are "us", "ms", "s", "min", "h", and "d".'
     with pytest.raises(InvalidValue) as low:
-        parse_value(catalog.params["work_mem"], "63")
+        parse_value(param_table.params["work_mem"], "63")
     assert low.value.message == '63 kB is outside the valid range for parameter "work_mem" (64 .. 2147483647)'
     with pytest.raises(InvalidValue) as low_17:
-        parse_value(load_catalog(17).params["work_mem"], "63")
+        parse_value(load_param_table(17).params["work_mem"], "63")
     assert low_17.value.message == \
         '63 kB is outside the valid range for parameter "work_mem" (64 kB .. 2147483647 kB)'
     with pytest.raises(InvalidValue) as huge:
-        parse_value(catalog.params["work_mem"], "3TB")
+        parse_value(param_table.params["work_mem"], "3TB")
     assert huge.value.hint == "Value exceeds integer range."
     with pytest.raises(InvalidValue) as boolean:
-        parse_value(catalog.params["fsync"], "o")
+        parse_value(param_table.params["fsync"], "o")
     assert (boolean.value.message, boolean.value.hint) == ('parameter "fsync" requires a Boolean value', None)
     with pytest.raises(InvalidValue) as enum:
-        parse_value(catalog.params["wal_level"], "full")
+        parse_value(param_table.params["wal_level"], "full")
     assert enum.value.hint == "Available values: minimal, replica, logical."
     with pytest.raises(InvalidValue) as no_unit:
-        parse_value(catalog.params["max_connections"], "100MB")
+        parse_value(param_table.params["max_connections"], "100MB")
     assert (no_unit.value.message, no_unit.value.hint) == (
         'invalid value for parameter "max_connections": "100MB"', None)
 
@@ -318,11 +318,11 @@ def test_parse_errors_worded_as_postgresql() -> None:
 def test_older_boot_values_are_valid_and_differ_from_12() -> None:
     from pgvet.pgparams.older import older_boot_values
 
-    catalog = load_catalog(12)
+    param_table = load_param_table(12)
     older = older_boot_values(10)
     assert older == {"autovacuum_vacuum_cost_delay": "20ms", "jit": "off"}
     for name, value in older.items():
-        param = catalog.params[name]
+        param = param_table.params[name]
         assert parse_value(param, value).canonical != parse_value(param, param.boot_val).canonical, name
     assert older_boot_values(12) == {}
 
@@ -333,9 +333,9 @@ def test_older_boot_values_are_valid_and_differ_from_12() -> None:
     (13, "vacuum_cost_page_miss", 10), (14, "vacuum_cost_page_miss", 2), (14, "log_checkpoints", False),
     (15, "log_checkpoints", True),
 ])
-def test_catalogs_of_12_to_14_hold_their_own_boot_values(major: int, name: str, boot: object) -> None:
-    """What the release notes say changed, the catalogs generated from the real servers show."""
-    param = load_catalog(major).params[name]
+def test_param_tables_of_12_to_14_hold_their_own_boot_values(major: int, name: str, boot: object) -> None:
+    """What the release notes say changed, the parameter tables generated from the real servers show."""
+    param = load_param_table(major).params[name]
     assert parse_value(param, param.boot_val).native == boot
 
 

@@ -205,17 +205,17 @@ def test_live_facts_of_a_real_server(collected: Collected) -> None:
     assert facts["live.file_settings_errors"] == len(pending)
 
 
-def test_live_values_match_the_catalogs_conversion(collected: Collected) -> None:
+def test_live_values_match_the_param_tables_conversion(collected: Collected) -> None:
     """Units converted from pg_settings agree with pgvet.pgparams's parsing of the same text."""
-    from pgvet.pgparams import load_catalog
+    from pgvet.pgparams import load_param_table
     from pgvet.pgparams.units import parse_value
 
     server = collected.server(collected.superuser)
     facts = live_facts(server)
-    catalog = load_catalog(server.major)
+    param_table = load_param_table(server.major)
     compared = 0
     for key, setting in server.settings.items():
-        param = catalog.get(key)
+        param = param_table.get(key)
         if param is None or setting.setting is None or param.vartype == "string":
             continue
         assert facts[f"pg.{key}"].value == parse_value(param, setting.setting).canonical, key

@@ -22,7 +22,7 @@ from hostgen import Host, hosts
 from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.fix.writer import fix_host
-from pgvet.pgparams import load_catalog
+from pgvet.pgparams import load_param_table
 from pgvet.run.options import LintOptions
 from pgvet.snapshot.load import load_host
 from validity_support.harness import Case, Judge
@@ -37,11 +37,11 @@ def _shared_memory_settings(host: Path) -> dict[str, str]:
     pack = load_pack()
     inputs = pack.derived_by_name["shared_memory_estimate"].inputs
     facts = load_host(host).facts
-    catalog = load_catalog(int(facts["pg.catalog_version"].value))
+    param_table = load_param_table(int(facts["pg.catalog_version"].value))
     wanted = {name.removeprefix("pg.") for name in inputs if name.startswith("pg.")}
     found: dict[str, str] = {}
     for name in sorted(wanted):
-        param = catalog.get(name)
+        param = param_table.get(name)
         fact = facts.get(f"pg.{name}")
         if param is None or param.context == "internal":
             continue

@@ -1,4 +1,4 @@
-"""The wheel carries the rule pack and the parameter catalogs: a non-editable install must find them."""
+"""The wheel carries the rule pack and the parameter tables: a non-editable install must find them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from conftest import PROJECT
 
 
-def test_wheel_ships_rules_and_catalogs(tmp_path: Path) -> None:
+def test_wheel_ships_rules_and_param_tables(tmp_path: Path) -> None:
     pytest.importorskip("hatchling")
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path),

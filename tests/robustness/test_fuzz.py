@@ -39,13 +39,13 @@ def _parse_conf(text: str, path: str) -> object:
 def _parse_conf_values(text: str, path: str) -> object:
     """postgresql.conf with every value read as its parameter's type and unit, as a host's lint reads them."""
     from pgvet.inputs.postgresql_conf import ConfSetting, parse_conf_text
-    from pgvet.pgparams import load_catalog
+    from pgvet.pgparams import load_param_table
     from pgvet.pgparams.units import InvalidValue, parse_value
 
-    catalog = load_catalog(16)
+    param_table = load_param_table(16)
     values: list[object] = []
     for entry in parse_conf_text(text, path)[0]:
-        param = catalog.get(entry.name) if isinstance(entry, ConfSetting) else None
+        param = param_table.get(entry.name) if isinstance(entry, ConfSetting) else None
         if param is not None:
             try:
                 values.append(parse_value(param, entry.value))

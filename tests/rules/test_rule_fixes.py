@@ -12,12 +12,12 @@ from pgvet.engine.examples import example_host, run_example
 from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import Example, Rule
 from pgvet.engine.planner import Planner, Setting
-from pgvet.pgparams import NEWEST_MAJOR, load_catalog
+from pgvet.pgparams import NEWEST_MAJOR, load_param_table
 from pgvet.pgparams.units import InvalidValue, parse_value
 
 PACK = load_pack()
 PLANNER = Planner(PACK, plan_rules(PACK))
-CATALOG = load_catalog(NEWEST_MAJOR)
+PARAM_TABLE = load_param_table(NEWEST_MAJOR)
 FIRING = [(rule, number, example) for rule in PACK.rules for number, example in enumerate(rule.examples, 1)
           if example.expect == "fire"]
 
@@ -38,9 +38,9 @@ def test_the_fix_is_valid_and_fixes(rule: Rule, number: int, example: Example) -
     for name, text in {**finding.fix.postgresql, **finding.fix.sysctl}.items():
         assert "unknown" not in text, f"{rule.id}: {name} = {text}"
     for name, text in finding.fix.postgresql.items():
-        assert name in CATALOG.params, f"{rule.id}: {name} is no PostgreSQL {NEWEST_MAJOR} parameter"
+        assert name in PARAM_TABLE.params, f"{rule.id}: {name} is no PostgreSQL {NEWEST_MAJOR} parameter"
         try:
-            parse_value(CATALOG.params[name], text)
+            parse_value(PARAM_TABLE.params[name], text)
         except InvalidValue as invalid:
             pytest.fail(f"{rule.id}: {name} = {text} would not start PostgreSQL: {invalid.message}")
     if not (finding.fix.postgresql or finding.fix.sysctl) or rule.id in STILL_FIRING_AFTER_FIX:

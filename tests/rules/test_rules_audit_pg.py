@@ -11,7 +11,7 @@ import pytest
 from pgvet.engine.evaluate import evaluate_host
 from pgvet.engine.loader import load_pack
 from pgvet.findings import Finding, HostResult
-from pgvet.pgparams import load_catalog
+from pgvet.pgparams import load_param_table
 from pgvet.pgparams.units import parse_value
 from pgvet.snapshot.load import load_host
 
@@ -54,7 +54,7 @@ def outcome(path: Path, rule_id: str) -> str:
 
 def setting_bytes(major: int, name: str, text: str) -> int | float:
     """What PostgreSQL ``major`` reads from ``name = text``, in pgvet's canonical units (bytes, seconds)."""
-    value = parse_value(load_catalog(major).params[name], text).canonical
+    value = parse_value(load_param_table(major).params[name], text).canonical
     assert isinstance(value, int | float)
     return value
 
@@ -429,7 +429,7 @@ def test_pgv841_judges_a_pg_version_file_of_8_4(monkeypatch: pytest.MonkeyPatch,
 
 # --- Every fix of the PostgreSQL setting rules, on a grid of hosts ----------------------------------------------
 
-# Parameters newer than the oldest majors pgvet judges (with 15's catalog): a fix must not name them there.
+# Parameters newer than the oldest majors pgvet judges (with 15's parameter table): a fix must not name them there.
 INTRODUCED = {"maintenance_io_concurrency": 13, "hash_mem_multiplier": 13, "wal_init_zero": 12, "wal_recycle": 12,
               "reserved_connections": 16, "io_combine_limit": 17}
 # Rules whose point is to lower a setting: the memory budget (work_mem) and too-many-connections (max_connections).
@@ -463,13 +463,13 @@ def test_setting_fixes_are_valid_never_lower_and_fix(tmp_path: Path, major: int,
     host = host_dir(tmp_path, conf, **declared)
     before = load_host(host, None).facts
     result = evaluate_host(PACK, load_host(host, None), selected=lambda meta: meta.id in SETTING_RULES)
-    catalog = load_catalog(max(15, major))
+    param_table = load_param_table(max(15, major))
     for found in result.findings:
         for name, text in found.fix.postgresql.items():
             where = f"{found.rule_id} on PostgreSQL {major}: {name} = {text}"
-            assert name in catalog.params, where
+            assert name in param_table.params, where
             assert major >= INTRODUCED.get(name, 0), f"{where}: {name} came with PostgreSQL {INTRODUCED[name]}"
-            value = parse_value(catalog.params[name], text).canonical  # raises when out of range or badly written
+            value = parse_value(param_table.params[name], text).canonical  # raises when out of range or badly written
             current = before[f"pg.{name}"].value
             if name.endswith(("_io_concurrency", "work_mem", "_connections", "worker_processes", "max_wal_size")) and (
                     found.rule_id not in LOWERING):

@@ -93,7 +93,7 @@ def test_shared_memory_and_huge_pages_are_the_new_versions(tmp_path: Path) -> No
     assert on_17 == 4218 and on_14 != on_17
 
 
-def test_default_changes_come_from_the_catalogs() -> None:
+def test_default_changes_come_from_the_param_tables() -> None:
     by_name = {change.name: change for change in default_changes(14, 18)}
     assert (by_name["io_method"].before, by_name["io_method"].after, by_name["io_method"].added) == (
         "sync", "worker", True)

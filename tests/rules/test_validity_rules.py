@@ -148,9 +148,9 @@ def test_an_unknown_name_far_from_every_parameter_says_so(tmp_path: Path) -> Non
                                "and no known name is close to it.")  # not "the closest known name is (none)"
 
 
-def test_a_version_newer_than_the_catalogs_gets_warnings_not_errors(tmp_path: Path) -> None:
-    """PostgreSQL 19 may have added the name or the value pgvet's newest catalog (18) refuses: no error
-    claiming it will not start, but a warning that says which catalog judged it."""
+def test_a_version_newer_than_the_param_tables_gets_warnings_not_errors(tmp_path: Path) -> None:
+    """PostgreSQL 19 may have added the name or the value pgvet's newest parameter table (18) refuses: no error
+    claiming it will not start, but a warning that says which parameter table judged it."""
     conf = "shared_bufers = 1GB\nbrand_new_in_19 = on\nwal_level = bogus\nshared_buffers = 1GB\n"
     found = {(finding.rule_id, finding.subject): finding for finding in findings(write_host(tmp_path, conf, 19))}
     assert sorted(found) == [("PGV418", "brand_new_in_19"), ("PGV418", "shared_bufers"), ("PGV419", "wal_level")]
@@ -166,7 +166,7 @@ def test_a_version_newer_than_the_catalogs_gets_warnings_not_errors(tmp_path: Pa
     assert (value.path, value.line) == ("postgresql.conf", 3)
 
 
-def test_versions_with_a_catalog_keep_their_errors(tmp_path: Path) -> None:
+def test_versions_with_a_param_table_keep_their_errors(tmp_path: Path) -> None:
     conf = "brand_new = on\nwal_level = bogus\n"
     for version in (15, 18):
         found = sorted(finding.rule_id for finding in findings(write_host(tmp_path, conf, version)))
@@ -199,5 +199,5 @@ def test_internal_parameter_with_an_invalid_value_is_one_finding(tmp_path: Path)
     """PostgreSQL refuses the name before it reads the value: PGV420, not PGV403 as well."""
     host = write_host(tmp_path, "block_size = 4096\nwal_segment_size = abc\n", version=16)
     assert sorted(f.rule_id for f in findings(host, "startup")) == ["PGV420", "PGV420"]
-    host = write_host(tmp_path, "block_size = 4096\n", version=19)  # newer than the catalogs: still an error
+    host = write_host(tmp_path, "block_size = 4096\n", version=19)  # newer than the parameter tables: still an error
     assert [(f.rule_id, f.severity) for f in findings(host, "startup")] == [("PGV420", "error")]

@@ -11,7 +11,7 @@ the file's, yet PostgreSQL still parses the file and validates every line of it 
 ``test_overrides_keep_the_files_lines_validated``). ``lc_*`` lines are taken out: locales depend on the
 machine. A build that lacks SSL, Bonjour or a time zone database judges those lines by the build, not by
 the file: on such a build (probed once, :func:`build_lacks`) the lines are taken out too, and so are the
-values that need a build option it lacks (the catalog's ``build_options``: ``wal_compression = lz4`` on a
+values that need a build option it lacks (the parameter table's ``build_options``: ``wal_compression = lz4`` on a
 build without lz4), which pgvet judges as the mainstream builds do (tests/differential/test_validity_build.py).
 """
 
@@ -27,7 +27,7 @@ from functools import cache
 from pathlib import Path
 
 import pgservers
-from pgvet.pgparams import SUPPORTED_MAJORS, load_catalog
+from pgvet.pgparams import SUPPORTED_MAJORS, load_param_table
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
 from pgvet.snapshot.discovery import SnapshotInputs
@@ -130,10 +130,10 @@ def _free_port() -> int:
 
 
 def build_dependent_values(major: int) -> list[tuple[str, str, str]]:
-    """(parameter, value, build option) of every value the catalog of ``major`` records as build-dependent."""
+    """(parameter, value, build option) of every value the parameter table of ``major`` records as build-dependent."""
     if major not in SUPPORTED_MAJORS:
         return []
-    return [(param.name, value, option) for param in load_catalog(major).params.values()
+    return [(param.name, value, option) for param in load_param_table(major).params.values()
             for value, option in param.build_options]
 
 

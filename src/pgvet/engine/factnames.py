@@ -2,7 +2,7 @@
 
 Rule packs are checked against it when they are compiled: an unknown name is an error with a
 did-you-mean, and the types let the compiler reject ``text + number`` before any host is read.
-``pg.*`` names and types come from the PostgreSQL parameter catalog when it is importable.
+``pg.*`` names and types come from the PostgreSQL parameter table when it is importable.
 """
 
 from __future__ import annotations
@@ -72,19 +72,19 @@ _SYSCTL_KEY = re.compile(r"[A-Za-z0-9_.\-/*:@]+")
 
 
 @cache
-def _catalog_types() -> dict[str, FactType] | None:
-    """pg.<name> → type from the parameter catalogs (newest major wins), or None without a catalog."""
+def _parameter_types() -> dict[str, FactType] | None:
+    """pg.<name> → type from the parameter tables (newest major wins), or None without a parameter table."""
     try:
-        from pgvet.pgparams import SUPPORTED_MAJORS, load_catalog
+        from pgvet.pgparams import SUPPORTED_MAJORS, load_param_table
     except ImportError:
         return None
     types: dict[str, FactType] = {}
     for major in SUPPORTED_MAJORS:  # oldest first: the newest major's type overwrites
-        catalog = load_catalog(major)
-        for key, param in catalog.params.items():
+        param_table = load_param_table(major)
+        for key, param in param_table.params.items():
             types[key] = _param_type(param.vartype, param.kind)
-        for alias, target in catalog.aliases.items():
-            if target in catalog.params:
+        for alias, target in param_table.aliases.items():
+            if target in param_table.params:
                 types.setdefault(alias, types[target])
     return types
 
@@ -113,7 +113,7 @@ def static_type(name: str) -> FactType | None:
         parameter = name.partition(".")[2].lower()
         if "." in parameter:
             return "text"  # a placeholder such as pg_stat_statements.max is text until an extension says
-        types = _catalog_types()
+        types = _parameter_types()
         if types is None:
             return "any" if parameter else None
         return types.get(parameter)
@@ -129,7 +129,7 @@ def item_scope(name: str) -> str | None:
 def known_names(extra: Iterable[str] = ()) -> list[str]:
     """Every name a did-you-mean may propose."""
     names = [*STATIC_FACTS, *extra]
-    types = _catalog_types()
+    types = _parameter_types()
     if types is not None:
         names.extend(f"pg.{parameter}" for parameter in types)
     return names

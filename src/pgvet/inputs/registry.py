@@ -216,7 +216,7 @@ def input_fact_types() -> dict[str, FactType]:
 def open_prefixes() -> tuple[str, ...]:
     """The namespaces whose keys are open (any sysctl key, a live server's statistics)."""
     return tuple(name for kind in INPUT_KINDS for name in kind.facts if name.endswith(".") and name not in
-                 ("pg.", "pg_conf."))  # PostgreSQL parameters are typed by the parameter catalogs
+                 ("pg.", "pg_conf."))  # PostgreSQL parameters are typed by the parameter tables
 
 
 def collected_file_names() -> tuple[str, ...]:

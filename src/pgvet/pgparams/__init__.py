@@ -22,12 +22,12 @@ __all__ = [
     "NEWEST_MAJOR",
     "SUPPORTED_MAJORS",
     "BuildOption",
-    "Catalog",
     "Param",
+    "ParamTable",
     "Removal",
     "did_you_mean",
     "known_parameter_names",
-    "load_catalog",
+    "load_param_table",
     "removed_parameter",
 ]
 
@@ -68,7 +68,7 @@ class Param:
     listed values; ``hidden_enumvals`` maps the spellings PostgreSQL also accepts without listing them
     (``archive`` for wal_level, ``1`` for huge_pages) to the listed value they stand for.
     ``hidden`` marks GUC_NO_SHOW_ALL parameters (absent from pg_settings, reachable by SHOW).
-    ``major`` is the version whose catalog holds it (PostgreSQL's messages differ between majors).
+    ``major`` is the version whose parameter table holds it (PostgreSQL's messages differ between majors).
     """
 
     name: str
@@ -103,7 +103,7 @@ class Param:
 
 
 @dataclass(frozen=True, slots=True)
-class Catalog:
+class ParamTable:
     """The parameters of one major version, keyed by lower-case name."""
 
     major: int
@@ -138,14 +138,14 @@ def _param(row: dict[str, Any], major: int) -> Param:
 
 
 @cache
-def load_catalog(major: int) -> Catalog:
-    """The catalog of a supported major version; ValueError for any other."""
+def load_param_table(major: int) -> ParamTable:
+    """The parameter table of a supported major version; ValueError for any other."""
     if major not in SUPPORTED_MAJORS:
         supported = ", ".join(str(each) for each in SUPPORTED_MAJORS)
         raise ValueError(f"no parameter catalog for PostgreSQL {major} (supported: {supported})")
     data = json.loads((DATA_DIR / f"pg{major}.json").read_text(encoding="utf-8"))
     params = {row["name"].lower(): _param(row, major) for row in data["params"]}
-    return Catalog(major, params, dict(data["aliases"]), data["server_version"])
+    return ParamTable(major, params, dict(data["aliases"]), data["server_version"])
 
 
 @cache
@@ -153,8 +153,8 @@ def known_parameter_names() -> frozenset[str]:
     """Every lower-case parameter name (aliases included) of any supported major version."""
     names: set[str] = set()
     for major in SUPPORTED_MAJORS:
-        catalog = load_catalog(major)
-        names.update(catalog.params, catalog.aliases)
+        param_table = load_param_table(major)
+        names.update(param_table.params, param_table.aliases)
     return frozenset(names)
 
 
@@ -163,7 +163,7 @@ def _edit_distance(left: str, right: str, limit: int | None = None) -> int:
 
     With ``limit``, any distance above it may be returned as ``limit + 1``: a row's cells are at least the
     smaller of the previous row's least and the row before's least plus one, so once two rows running
-    exceed the limit no later row comes back under it. Most names of a catalog are far from a misspelt one,
+    exceed the limit no later row comes back under it. Most names of a parameter table are far from a misspelt one,
     and this stops them after a few rows instead of filling a full table for each."""
     previous2: list[int] = []
     previous = list(range(len(right) + 1))
@@ -180,27 +180,27 @@ def _edit_distance(left: str, right: str, limit: int | None = None) -> int:
     return previous[-1]
 
 
-def did_you_mean(name: str, catalog: Catalog) -> str | None:
+def did_you_mean(name: str, param_table: ParamTable) -> str | None:
     """The visible parameter closest to a misspelt name, when it is close enough to be meant.
 
     Close enough: at most one edit per four characters (``shared_buffer`` → ``shared_buffers``,
     ``effective_cash_size`` → ``effective_cache_size``). Ties go to the alphabetically first name.
     """
     wanted = name.lower()
-    if load_catalog(catalog.major) is catalog:  # the catalogs are load_catalog's: remember the answer
-        return _closest(wanted, catalog.major)
-    return _closest_in(wanted, catalog)
+    if load_param_table(param_table.major) is param_table:  # one of load_param_table's: remember the answer
+        return _closest(wanted, param_table.major)
+    return _closest_in(wanted, param_table)
 
 
 @lru_cache(maxsize=4096)
 def _closest(wanted: str, major: int) -> str | None:
-    return _closest_in(wanted, load_catalog(major))
+    return _closest_in(wanted, load_param_table(major))
 
 
-def _closest_in(wanted: str, catalog: Catalog) -> str | None:
+def _closest_in(wanted: str, param_table: ParamTable) -> str | None:
     limit = max(1, len(wanted) // 4)
     best: tuple[int, str] | None = None
-    for key, param in catalog.params.items():
+    for key, param in param_table.params.items():
         if param.hidden or abs(len(key) - len(wanted)) > limit:
             continue
         distance = _edit_distance(wanted, key, limit)

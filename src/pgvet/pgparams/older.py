@@ -1,10 +1,10 @@
 """Boot values of PostgreSQL 10 and 11 that differ from 12's, for the parameters pgvet's rules read.
 
-pgvet's parameter catalogs start at 12 (they are generated from real servers), and an older server is
+pgvet's parameter tables start at 12 (they are generated from real servers), and an older server is
 judged with 12's. Its unset parameters would then take 12's defaults: a PostgreSQL 11 would seem to run
 with JIT and to delay autovacuum's cost-based pauses by 2 ms when it uses 20 ms. Each row: the parameter,
 the first major that boots with 12's value, the value before it — from the release notes' "Migration"
-sections and the catalogs of 10 and 11 (scripts/gen_pgparams.py run on their servers). A parameter that did
+sections and the parameter tables of 10 and 11 (scripts/gen_pgparams.py run on their servers). A parameter that did
 not exist yet is given the value that behaves as its absence did (jit off before 11).
 """
 

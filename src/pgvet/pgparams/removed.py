@@ -1,7 +1,7 @@
 """Parameters PostgreSQL no longer knows, with the major version that dropped them and what replaced them.
 
-From 15 on the table is checked against the generated catalogs (tests/inputs/test_pgparams.py: every name
-that disappears between two majors is here, and nothing here exists in a catalog from its
+From 15 on the table is checked against the generated parameter tables (tests/inputs/test_pgparams.py: every name
+that disappears between two majors is here, and nothing here exists in a parameter table from its
 ``removed_in`` on). Older rows come from the release notes' "Migration" sections, cited per group.
 Not listed because PostgreSQL still accepts them: ``sort_mem``, ``vacuum_mem`` and (18)
 ``ssl_ecdh_curve`` (old-name aliases), ``default_with_oids`` and ``ssl_renegotiation_limit``

@@ -1,7 +1,7 @@
 """What changes for a file that leaves a parameter unset when its server moves from one major version to another.
 
 The boot values (what PostgreSQL runs with when nothing sets a parameter) of two majors are compared in their
-catalogs, generated from real servers; a parameter that the newer major added is compared with the value that
+parameter tables, generated from real servers; a parameter that the newer major added is compared with the value that
 behaves as its absence did, when its default changes what the server does (NEW_BEHAVIOURS). Boot values that
 differ between builds rather than versions (paths and TLS defaults chosen at build time) are not changes of
 the version, and a parameter whose type changed (18's log_connections, a boolean become a list) is compared
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from pgvet.pgparams import SUPPORTED_MAJORS, Param, load_catalog
+from pgvet.pgparams import SUPPORTED_MAJORS, Param, load_param_table
 from pgvet.pgparams.older import older_boot_values
 from pgvet.pgparams.units import InvalidValue, parse_value, shown_value
 
@@ -28,7 +28,7 @@ NEW_BEHAVIOURS: tuple[tuple[str, int, str], ...] = (
     ("vacuum_buffer_usage_limit", 16, "256kB"),  # the ring of VACUUM's buffers, 256 kB before 16 made it a setting
 )
 # Boot values chosen when PostgreSQL is built (the socket directory, the Kerberos key file, TLS defaults that
-# are 'none' without SSL): they differ between the builds the catalogs were generated from, not by version.
+# are 'none' without SSL): they differ between the builds the parameter tables were generated from, not by version.
 BUILD_CHOSEN = frozenset({"krb_server_keyfile", "unix_socket_directories", "ssl_ciphers", "ssl_ecdh_curve",
                           "ssl_groups", "ssl_library"})
 
@@ -45,11 +45,11 @@ class DefaultChange:
 
 
 def _source_boot_values(major: int) -> dict[str, tuple[Param, str]]:
-    """Per lower-case name, the parameter of the catalog judging ``major`` and its boot value there."""
+    """Per lower-case name, the parameter of the parameter table judging ``major`` and its boot value there."""
     oldest = min(SUPPORTED_MAJORS)
-    catalog = load_catalog(max(major, oldest))
+    param_table = load_param_table(max(major, oldest))
     older = older_boot_values(major) if major < oldest else {}
-    return {name: (param, older.get(name, param.boot_val)) for name, param in catalog.params.items()}
+    return {name: (param, older.get(name, param.boot_val)) for name, param in param_table.params.items()}
 
 
 def _canonical(param: Param, text: str) -> object:
@@ -65,7 +65,7 @@ def default_changes(source: int, target: int) -> tuple[DefaultChange, ...]:
     before = _source_boot_values(source)
     added_before = {name: value for name, since, value in NEW_BEHAVIOURS if source < since <= target}
     changes: list[DefaultChange] = []
-    for name, param in sorted(load_catalog(target).params.items()):
+    for name, param in sorted(load_param_table(target).params.items()):
         if param.context == "internal" or param.hidden or name in BUILD_CHOSEN:
             continue
         after = _canonical(param, param.boot_val)

@@ -9,21 +9,21 @@ from collections.abc import Mapping
 from pgvet.findings import quote_identifier
 from pgvet.inputs.pg_settings import LiveFileSetting, LiveServer, live_facts
 from pgvet.inputs.postgresql_conf import ConfResult
-from pgvet.pgparams import Catalog, Param
+from pgvet.pgparams import Param, ParamTable
 from pgvet.pgparams.units import InvalidValue, parse_value
 from pgvet.pgparams.units import shown_value as _shown  # a value as SHOW writes it (drift items)
 from pgvet.provenance import Source
 from pgvet.snapshot.facts import DEFAULT_SOURCE_PATH, Fact, FactValue, HostFacts, Item, make_fact
 
 
-def add_live_facts(host: HostFacts, live: LiveServer, catalog: Catalog, conf: ConfResult | None) -> None:
+def add_live_facts(host: HostFacts, live: LiveServer, param_table: ParamTable, conf: ConfResult | None) -> None:
     """A live server's pg.* and live.* facts, its lists as items, and what it could not give as unread;
     ``conf``: the configuration files of the snapshot, when it holds them."""
     for name, located in live_facts(live).items():
         host.add(Fact(name, located.value, located.source))
-    file_values = _live_file_items(host, live, catalog, conf)
-    _server_wide_values(host, live, catalog, file_values)
-    _live_list_items(host, live, catalog)
+    file_values = _live_file_items(host, live, param_table, conf)
+    _server_wide_values(host, live, param_table, file_values)
+    _live_list_items(host, live, param_table)
     for gap in live.unavailable:  # what could not be read (a privilege, an answer that made no sense…)
         said = f"pgvet could not read {gap.what} from the server: {gap.error}"
         if gap.fix:
@@ -44,7 +44,7 @@ def add_live_facts(host: HostFacts, live: LiveServer, catalog: Catalog, conf: Co
 SESSION_SOURCES = frozenset({"database", "user", "database user"})
 
 
-def _server_wide_values(host: HostFacts, live: LiveServer, catalog: Catalog,
+def _server_wide_values(host: HostFacts, live: LiveServer, param_table: ParamTable,
                         file_values: dict[str, FileValue] | None) -> None:
     """``pg.*`` facts of the server, not of pgvet's session: a value ALTER ROLE or ALTER DATABASE … SET gives
     pgvet's role (``work_mem`` of 2 GB for the monitoring role) is replaced by the files' (the server's reading
@@ -54,7 +54,7 @@ def _server_wide_values(host: HostFacts, live: LiveServer, catalog: Catalog,
         if setting.source not in SESSION_SOURCES:
             continue
         fact = f"pg.{name}"
-        param = catalog.get(name)
+        param = param_table.get(name)
         if file_values is not None and param is not None:
             row = file_values.get(name)
             text, source = (row[0], row[1]) if row is not None else (param.boot_val, Source(DEFAULT_SOURCE_PATH))
@@ -69,7 +69,7 @@ def _server_wide_values(host: HostFacts, live: LiveServer, catalog: Catalog,
                              "settings, or let pgvet read the files")
 
 
-def _live_list_items(host: HostFacts, live: LiveServer, catalog: Catalog) -> None:
+def _live_list_items(host: HostFacts, live: LiveServer, param_table: ParamTable) -> None:
     """One item per database (its wraparound ages), per ALTER ROLE / DATABASE … SET, replication slot, prepared
     transaction, session idle in a transaction, invalid index (of the database pgvet connected to). A list the
     role could not read gives no items: its rules are not evaluated, with why."""
@@ -84,7 +84,7 @@ def _live_list_items(host: HostFacts, live: LiveServer, catalog: Catalog) -> Non
                             for row in rows]
     for item in items.get("role_setting", []):
         name = str(item["role_setting.name"])
-        param = catalog.get(name)
+        param = param_table.get(name)
         value = _canonical(param, str(item["role_setting.value"])) if param is not None else None
         if value is not None:
             item["role_setting.canonical"] = value
@@ -149,7 +149,7 @@ NOT_FROM_FILES = frozenset({"command line", "environment variable", "override", 
 FileValue = tuple[str | None, Source, bool]
 
 
-def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog,
+def _live_file_items(host: HostFacts, live: LiveServer, param_table: ParamTable,
                      conf: ConfResult | None) -> dict[str, FileValue] | None:
     """Items from what the configuration files say now against what the server runs with.
 
@@ -169,7 +169,7 @@ def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog,
         for each in live.file_settings:
             if each.name is None:
                 continue
-            refusal = _refusal(each, catalog.get(each.name))
+            refusal = _refusal(each, param_table.get(each.name))
             if refusal is not None:
                 source = _row_source(each)
                 errors.append(Item((
@@ -185,14 +185,14 @@ def _live_file_items(host: HostFacts, live: LiveServer, catalog: Catalog,
     elif conf is not None:
         values = {}
         for setting in conf.settings:  # the last line of a parameter wins, under any of its names
-            param = catalog.get(setting.name)
+            param = param_table.get(setting.name)
             values[param.name.lower() if param is not None else setting.name] = (setting.value, setting.source, False)
         complete = not conf.problems  # a file not read (an include outside the copy) would look like removed lines
-    host.items["drift"] = _drift_items(live, catalog, values, refused, complete=complete)
+    host.items["drift"] = _drift_items(live, param_table, values, refused, complete=complete)
     return values
 
 
-def _drift_items(live: LiveServer, catalog: Catalog, values: dict[str, FileValue] | None, refused: set[str],
+def _drift_items(live: LiveServer, param_table: ParamTable, values: dict[str, FileValue] | None, refused: set[str],
                  *, complete: bool) -> list[Item]:
     """``drift`` items: the parameters whose value in the files (``values``; None when they could not be read)
     is not the running one. ``complete``: the files were all read, so a parameter they no longer set was
@@ -202,7 +202,7 @@ def _drift_items(live: LiveServer, catalog: Catalog, values: dict[str, FileValue
     names = sorted({*(values or ()), *from_files})
     for name in names:
         running = live.settings.get(name)
-        param = catalog.get(name)
+        param = param_table.get(name)
         if running is None or running.setting is None or param is None or running.source in NOT_FROM_FILES:
             continue
         if name in refused:
@@ -236,7 +236,7 @@ def _refusal(row: LiveFileSetting, param: Param | None) -> str | None:
 
     PostgreSQL writes the same "setting could not be applied" for a changed postmaster-context parameter
     and for a value it rejects (seq_page_cost = 'abc'): only a valid value of a postmaster-context
-    parameter waits for a restart. A parameter the catalog does not know (an extension's) gets the
+    parameter waits for a restart. A parameter the parameter table does not know (an extension's) gets the
     benefit of the doubt. An internal parameter (wal_segment_size) is refused whatever its value.
     """
     if not row.error or row.error != NEEDS_RESTART_ERROR:

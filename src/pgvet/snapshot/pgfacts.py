@@ -2,7 +2,7 @@
 per-occurrence ``setting`` items for the validity rules, and ``problem`` items (syntax errors,
 missing includes); a live server's facts come from live_facts.py.
 
-The target major version decides which parameter catalog judges the settings: host.yaml's
+The target major version decides which parameter table judges the settings: host.yaml's
 ``pg_version``, else ``PG_VERSION``, else the live server, else the newest supported major.
 """
 
@@ -20,10 +20,10 @@ from pgvet.pgparams import (
     BUILD_OPTIONS,
     NEWEST_MAJOR,
     SUPPORTED_MAJORS,
-    Catalog,
     Param,
+    ParamTable,
     did_you_mean,
-    load_catalog,
+    load_param_table,
     removed_parameter,
 )
 from pgvet.pgparams.older import older_boot_values
@@ -34,19 +34,19 @@ from pgvet.snapshot.discovery import SnapshotInputs
 from pgvet.snapshot.facts import DEFAULT_SOURCE_PATH, Fact, FactValue, HostFacts, Item, make_fact
 
 
-def _catalog_for(major: int, host: HostFacts, source: Source) -> Catalog:
-    """The parameter catalog the settings are judged with, named by ``pg.catalog_version``: the host's
+def _param_table_for(major: int, host: HostFacts, source: Source) -> ParamTable:
+    """The parameter table the settings are judged with, named by ``pg.catalog_version``: the host's
     version's, else the nearest (the validity rules tell a newer version's parameters apart)."""
     if major in SUPPORTED_MAJORS:
         host.add(Fact("pg.catalog_version", major, source))
-        return load_catalog(major)
+        return load_param_table(major)
     nearest = min(SUPPORTED_MAJORS) if major < min(SUPPORTED_MAJORS) else NEWEST_MAJOR
     host.add(Fact("pg.catalog_version", nearest, Source("<pgvet's parameter catalogs>")))
     host.notes.append(
         f"PostgreSQL {major} has no parameter catalog in pgvet; settings are judged with {nearest}'s"
         + (f", unset ones with {major}'s own defaults where they differ" if major < nearest else "")
     )
-    return load_catalog(nearest)
+    return load_param_table(nearest)
 
 
 def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[object] | None,
@@ -83,22 +83,22 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
     host.add(Fact("pg.version", major, version.source))
     if not (has_configuration or live):
         return
-    catalog = _catalog_for(major, host, version.source)
+    param_table = _param_table_for(major, host, version.source)
 
     conf = None
     if has_configuration:
         conf = _load_conf(host, root, inputs, declared)
-        params = {setting.name: _catalog_param(catalog.major, setting.name) for setting in conf.settings}
-        _conf_items(host, conf, catalog, params, major)
+        params = {setting.name: _param_of(param_table.major, setting.name) for setting in conf.settings}
+        _conf_items(host, conf, param_table, params, major)
         prefix = "pg_conf" if live is not None else "pg"
         _effective_facts(host, conf, params, prefix)
     if "pg.upgraded_from" in host.facts:
-        _default_change_items(host, catalog)
+        _default_change_items(host, param_table)
     if live is not None:
         from pgvet.snapshot.live_facts import add_live_facts
 
-        add_live_facts(host, live, catalog, conf if has_configuration else None)
-    _defaults(host, catalog, wanted, major)
+        add_live_facts(host, live, param_table, conf if has_configuration else None)
+    _defaults(host, param_table, wanted, major)
 
 
 def _upgraded(host: HostFacts, version: Located[object] | None, had_live: bool, target: int) -> Located[object]:
@@ -118,7 +118,7 @@ def _upgraded(host: HostFacts, version: Located[object] | None, had_live: bool, 
     return Located(target, Source("--upgrade-to"))
 
 
-def _default_change_items(host: HostFacts, catalog: Catalog) -> None:
+def _default_change_items(host: HostFacts, param_table: ParamTable) -> None:
     """One ``default_change`` item per parameter that no file sets (no ``setting`` item names it, under any
     of its names) and whose default differs between the host's version and the one it is judged as
     (``--upgrade-to``)."""
@@ -127,13 +127,13 @@ def _default_change_items(host: HostFacts, catalog: Catalog) -> None:
     set_names = set()
     for item in host.items.get("setting", ()):
         name = str(item["setting.name"])
-        param = catalog.get(name)
+        param = param_table.get(name)
         set_names.add(param.name.lower() if param is not None else name)
     host.items["default_change"] = [
         Item((("default_change.name", change.name), ("default_change.before", change.before),
               ("default_change.after", change.after), ("default_change.added", change.added),
               ("default_change.from_version", source)), upgraded_from.source)
-        for change in default_changes(source, catalog.major) if change.name.lower() not in set_names]
+        for change in default_changes(source, param_table.major) if change.name.lower() not in set_names]
 
 
 def _display(path: Path, root: Path) -> str:
@@ -166,10 +166,10 @@ def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs, declared: Co
 _SETTING_NAME = itemgetter(0)  # ConfSetting.name, read in C
 
 
-def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Mapping[str, Param | None],
+def _conf_items(host: HostFacts, conf: ConfResult, param_table: ParamTable, params: Mapping[str, Param | None],
                 major: int) -> None:
     """One ``setting`` item per line that sets a parameter: what the validity rules judge. ``params``: the
-    catalog's parameter of each name set."""
+    parameter table's parameter of each name set."""
     counts = Counter(map(_SETTING_NAME, conf.settings))
     # the same, apart in postgresql.auto.conf (ALTER SYSTEM) and in the other files: a name set in both is
     # overridden (PGV406) rather than repeated (PGV405)
@@ -212,7 +212,7 @@ def _conf_items(host: HostFacts, conf: ConfResult, catalog: Catalog, params: Map
                     if converted is not None:
                         fields["setting.replacement_value"] = converted
             else:
-                suggestion = did_you_mean(name, catalog)
+                suggestion = did_you_mean(name, param_table)
                 if suggestion:
                     fields["setting.suggestion"] = suggestion
         items.append(Item(fields, source))
@@ -241,7 +241,7 @@ def _skipped_invalid(conf: ConfResult, params: Mapping[str, Param | None],
 def _value_fields(major: int, name: str, text: str) -> dict[str, FactValue]:
     """The fields of a setting item that its parameter and value decide (context, unit, the value judged),
     remembered as _parsed is: a fleet's lines repeat. Read only (items copy them)."""
-    param = _catalog_param(major, name)
+    param = _param_of(major, name)
     assert param is not None, name
     fields: dict[str, FactValue] = {"setting.context": param.context}
     if param.unit:
@@ -294,17 +294,17 @@ def _effective_facts(host: HostFacts, conf: ConfResult, params: Mapping[str, Par
 
 
 @lru_cache(maxsize=4096)
-def _catalog_param(major: int, name: str) -> Param | None:
-    """``load_catalog(major).get(name)``, remembered: the same names on every host, and a lookup that lowers
+def _param_of(major: int, name: str) -> Param | None:
+    """``load_param_table(major).get(name)``, remembered: the same names on every host, and a lookup that lowers
     the name and resolves aliases is a Python call a line."""
-    return load_catalog(major).get(name)
+    return load_param_table(major).get(name)
 
 
 @lru_cache(maxsize=4096)
 def _parsed(major: int, name: str, text: str) -> ParsedValue | InvalidValue:
-    """parse_value for a parameter of ``load_catalog(major)``, remembered: it is pure, and a fleet's values
+    """parse_value for a parameter of ``load_param_table(major)``, remembered: it is pure, and a fleet's values
     repeat (``on``, ``128MB``); each line's value was parsed twice, for its item and its effective fact."""
-    param = _catalog_param(major, name)
+    param = _param_of(major, name)
     assert param is not None, name
     try:
         return parse_value(param, text)
@@ -319,30 +319,30 @@ CONSTANT_INTERNALS = frozenset({"block_size", "wal_block_size", "segment_size", 
                                 "max_function_args", "max_identifier_length", "max_index_keys"})
 
 
-def _defaults(host: HostFacts, catalog: Catalog, wanted: frozenset[str] | None, major: int) -> None:
+def _defaults(host: HostFacts, param_table: ParamTable, wanted: frozenset[str] | None, major: int) -> None:
     """Unset parameters take their boot value: what PostgreSQL runs with when nothing sets them (an older
-    major's own where it differs from the catalog's)."""
+    major's own where it differs from the parameter table's)."""
     facts = host.facts
-    defaults = (_default_facts(catalog.major, major) if wanted is None
-                else _wanted_default_facts(catalog.major, major, wanted))
+    defaults = (_default_facts(param_table.major, major) if wanted is None
+                else _wanted_default_facts(param_table.major, major, wanted))
     for fact in defaults:
         if fact.name not in facts:
             facts[fact.name] = fact
 
 
 @lru_cache(maxsize=16)
-def _wanted_default_facts(catalog_major: int, major: int, wanted: frozenset[str]) -> tuple[Fact, ...]:
+def _wanted_default_facts(table_major: int, major: int, wanted: frozenset[str]) -> tuple[Fact, ...]:
     """The boot values a lint reads (a few dozen of ~350), picked once per run."""
-    return tuple(fact for fact in _default_facts(catalog_major, major) if fact.name in wanted)
+    return tuple(fact for fact in _default_facts(table_major, major) if fact.name in wanted)
 
 
 @cache
-def _default_facts(catalog_major: int, major: int) -> tuple[Fact, ...]:
-    """The boot values of a catalog as facts, computed once: facts are immutable, every host shares them."""
+def _default_facts(table_major: int, major: int) -> tuple[Fact, ...]:
+    """The boot values of a parameter table as facts, computed once: facts are immutable, every host shares them."""
     source = Source(DEFAULT_SOURCE_PATH)
-    older = older_boot_values(major) if major < catalog_major else {}
+    older = older_boot_values(major) if major < table_major else {}
     facts: list[Fact] = []
-    for name, param in load_catalog(catalog_major).params.items():
+    for name, param in load_param_table(table_major).params.items():
         if param.context == "internal" and name not in CONSTANT_INTERNALS:
             continue
         boot_val = older.get(name, param.boot_val)

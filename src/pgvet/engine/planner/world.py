@@ -13,7 +13,7 @@ from pgvet.engine.pack import DerivedFormula
 from pgvet.engine.planner.target import Pin, Setting
 from pgvet.engine.runtime import Env, EvalError
 from pgvet.inputs.sysctl import PAIR_PARTNERS, sysctl_value
-from pgvet.pgparams import NEWEST_MAJOR, load_catalog
+from pgvet.pgparams import NEWEST_MAJOR, load_param_table
 from pgvet.pgparams.units import InvalidValue, parse_value
 from pgvet.provenance import Source
 from pgvet.snapshot.facts import Fact, FactValue, HostFacts, Item
@@ -140,7 +140,7 @@ def _parsed(host: HostFacts, setting: Setting, text: str) -> FactValue:
         return sysctl_value(text)
     major_fact = host.facts.get("pg.catalog_version")
     major = major_fact.value if major_fact is not None and isinstance(major_fact.value, int) else NEWEST_MAJOR
-    param = load_catalog(major).get(setting.name)
+    param = load_param_table(major).get(setting.name)
     if param is None:
         raise Pin(setting, f"PostgreSQL {major} has no parameter {setting.name}")
     try:

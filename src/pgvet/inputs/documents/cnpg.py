@@ -160,9 +160,9 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
 def _major_version(spec: dict[str, Any], path: str, declared: DeclaredHost) -> int | None:
     """The PostgreSQL major of spec.imageName's tag (ghcr.io/cloudnative-pg/postgresql:16.2 → 16) or of
     spec.imageCatalogRef.major; None, with a note, when neither says it."""
-    catalog = spec.get("imageCatalogRef")
-    if isinstance(catalog, dict) and isinstance(catalog.get("major"), int):
-        major, line = int(catalog["major"]), yaml_line(catalog, "major")
+    image_catalog = spec.get("imageCatalogRef")
+    if isinstance(image_catalog, dict) and isinstance(image_catalog.get("major"), int):
+        major, line = int(image_catalog["major"]), yaml_line(image_catalog, "major")
     else:
         image = spec.get("imageName")
         line = yaml_line(spec, "imageName")
