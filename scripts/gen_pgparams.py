@@ -65,7 +65,7 @@ EXTRA_ENUM_CANDIDATES = ("archive", "hot_standby", "debug", "info")
 OLD_NAMES = {"sort_mem": "work_mem", "vacuum_mem": "maintenance_work_mem", "ssl_ecdh_curve": "ssl_groups"}
 
 # GUC_NO_SHOW_ALL parameters: type, unit and range from guc_tables.c (REL_15–REL_18), checked by
-# check_hidden() against the server. Only those still reachable by SHOW are kept.
+# verify_hidden() against the server. Only those still reachable by SHOW are kept.
 HIDDEN_PARAMS: dict[str, dict[str, Any]] = {
     "default_with_oids": {"vartype": "bool", "context": "user", "boot_val": "off",
                           "category": "Version and Platform Compatibility / Previous PostgreSQL Versions",
@@ -299,7 +299,7 @@ def add_build_dependent_values(server: Server, params: list[dict[str, Any]]) -> 
         param["build_options"][value] = option
 
 
-def check_real_bounds(server: Server, params: list[dict[str, Any]]) -> None:
+def verify_real_bounds(server: Server, params: list[dict[str, Any]]) -> None:
     """The exact double bounds: accepted as such, rejected one ulp outside."""
     for param in params:
         if param["vartype"] != "real" or param["context"] == "internal":
@@ -319,7 +319,7 @@ def _just_outside(bound: float, outward: float) -> float:
     return beyond if abs(beyond) >= sys.float_info.min else math.copysign(sys.float_info.min, outward)
 
 
-def check_hidden(server: Server, hidden: list[dict[str, Any]]) -> None:
+def verify_hidden(server: Server, hidden: list[dict[str, Any]]) -> None:
     """The hand-written ranges of hidden numeric parameters, against the server's own messages."""
     for param in hidden:
         if param["vartype"] == "integer":
@@ -341,10 +341,10 @@ def generate(major: int) -> dict[str, Any]:
         version = str(server.query("SHOW server_version")[0][0])
         params = read_settings(server)
         hidden, aliases = find_hidden(server, {param["name"] for param in params})
-        check_hidden(server, hidden)
+        verify_hidden(server, hidden)
         find_hidden_enum_values(server, params)
         add_build_dependent_values(server, params)
-        check_real_bounds(server, params)
+        verify_real_bounds(server, params)
     params = sorted(params + hidden, key=lambda param: param["name"].lower())
     return {"major": major, "server_version": version, "aliases": dict(sorted(aliases.items())), "params": params}
 

@@ -109,7 +109,7 @@ def _classes() -> tuple[type[Composer], type[RoundTripConstructor], type[RoundTr
                 sizes[id(node)] = 1
             return node
 
-    class CheckedConstructor(RoundTripConstructor):
+    class ValidatingConstructor(RoundTripConstructor):
         """Scalars checked as they are made, where their line is known."""
 
         def construct_non_recursive_object(self, node: Any, tag: str | None = None) -> Any:
@@ -124,7 +124,7 @@ def _classes() -> tuple[type[Composer], type[RoundTripConstructor], type[RoundTr
                 raise ConstructorError(None, None, f"{shown_number(str(node.value))}: {refused}", node.start_mark)
             return value
 
-    class LastKeyWinsConstructor(CheckedConstructor):
+    class LastKeyWinsConstructor(ValidatingConstructor):
         """A key repeated in a mapping takes the value of its last occurrence, at that line: what PyYAML's
         loaders do (Patroni and Ansible read their files with them)."""
 
@@ -133,7 +133,7 @@ def _classes() -> tuple[type[Composer], type[RoundTripConstructor], type[RoundTr
                 del mapping[key]
             return True
 
-    return BoundedComposer, CheckedConstructor, LastKeyWinsConstructor
+    return BoundedComposer, ValidatingConstructor, LastKeyWinsConstructor
 
 
 def load_yaml(text: str, *, last_key_wins: bool = False) -> Any:
@@ -157,8 +157,8 @@ def _loaded(text: str, *, every: bool, last_key_wins: bool = False) -> Any:
     if deep is not None:
         raise YamlError(f"brackets nested more than {MAX_NESTING} deep", deep)
     yaml = YAML(typ="rt", pure=True)
-    composer, checked, last_key_wins_constructor = _classes()
-    yaml.Composer, yaml.Constructor = composer, last_key_wins_constructor if last_key_wins else checked
+    composer, validating, last_key_wins_constructor = _classes()
+    yaml.Composer, yaml.Constructor = composer, last_key_wins_constructor if last_key_wins else validating
     try:
         return list(yaml.load_all(text)) if every else yaml.load(text)
     except MarkedYAMLError as error:

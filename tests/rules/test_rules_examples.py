@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pgvet.engine.examples import check_values, run_example, run_examples
+from pgvet.engine.examples import run_example, run_examples, unexpected_values
 from pgvet.engine.loader import builtin_rules_dir, load_pack
 from pgvet.engine.pack import Example, Rule
 
@@ -27,7 +27,7 @@ def test_example(rule: Rule, number: int, example: Example) -> None:
     outcome, result = run_example(PACK, rule, example)
     assert outcome == example.expect, (result.findings, result.not_evaluated)
     if outcome == "fire":
-        assert check_values(example, result.findings[0]) == []
+        assert unexpected_values(example, result.findings[0]) == []
 
 
 def test_a_wrong_example_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

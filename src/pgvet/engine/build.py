@@ -187,7 +187,7 @@ def _build_derived(builders: Sequence[_FileBuilder]) -> dict[str, DerivedFormula
             raise RulePackError(f"derived.{name}: the formula gives a {compiled.kind} but the unit is {model.unit}",
                                 builder.at(location))
         if model.predicts is not None:
-            _check_prediction(builder, index, model.predicts, types[name], formulas)
+            _validate_prediction(builder, index, model.predicts, types[name], formulas)
         formulas[name] = DerivedFormula(name=name, formula=model.formula, description=model.description,
                                         unit=model.unit, file=builder.source.path,
                                         line=_line_of(builder.data, ("derived", index)), compiled=compiled,
@@ -208,7 +208,7 @@ def _build_derived(builders: Sequence[_FileBuilder]) -> dict[str, DerivedFormula
     return formulas
 
 
-def _check_prediction(builder: _FileBuilder, index: int, predicted: str, derived_type: str,
+def _validate_prediction(builder: _FileBuilder, index: int, predicted: str, derived_type: str,
                       formulas: Mapping[str, DerivedFormula]) -> None:
     """A formula predicts a host-wide fact a snapshot measures, of its kind, and no other formula predicts it."""
     where = builder.at(("derived", index, "predicts"))

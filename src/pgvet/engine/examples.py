@@ -66,7 +66,7 @@ def _matches(expected: Value, actual: Value) -> bool:
     return expected == actual
 
 
-def check_values(example: Example, finding: Finding) -> list[str]:
+def unexpected_values(example: Example, finding: Finding) -> list[str]:
     """What the finding carries that the example does not expect: its values, and the settings its fix writes."""
     problems: list[str] = []
     for name, expected in (example.values or {}).items():
@@ -93,6 +93,6 @@ def run_examples(pack: RulePack) -> list[ExampleFailure]:
                     detail = f" (missing: {', '.join(record.missing)})" if record.missing else f" ({record.reason})"
                 problems.append(f"expected {example.expect}, got {outcome}{detail}")
             elif outcome == "fire":
-                problems.extend(check_values(example, result.findings[0]))
+                problems.extend(unexpected_values(example, result.findings[0]))
             failures.extend(ExampleFailure(rule.id, number, rule.file, example.line, problem) for problem in problems)
     return failures

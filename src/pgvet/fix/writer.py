@@ -283,7 +283,7 @@ def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> Wr
             continue
         # with a live server's pg_settings.json, pg.* are the running values and pg_conf.* the files' own
         _write_setting(files, name, change, facts.get(f"pg_conf.{name}") or facts.get(f"pg.{name}"))
-    _check_written_files(files)
+    _verify_written_files(files)
     files.save()
     return outcome
 
@@ -345,7 +345,7 @@ _ID = r"[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*"
 _SETTING_HEAD = re.compile(rf"[ \t\r\f]*(?P<name>{_ID}(?:\.{_ID})?)[ \t\r\f]*=?[ \t\r\f]*")
 
 
-def _check_written_files(files: _Files) -> None:
+def _verify_written_files(files: _Files) -> None:
     """Read every edited file again with the parser of its syntax: no new syntax error, and each value set where
     it was put. A file that fails is not written (the check guards against pgvet's own mistakes)."""
     for edited in files.files.values():

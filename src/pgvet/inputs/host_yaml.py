@@ -142,46 +142,46 @@ def _line(node: Any, key: str | int | None = None) -> int | None:
 
 
 def _choice(options: tuple[Any, ...], name: str) -> Callable[[Any], Any]:
-    def check(value: Any) -> Any:
+    def validate(value: Any) -> Any:
         candidate = value.lower() if isinstance(value, str) else value
         if candidate not in options:
             raise ValueError(f"{name} must be one of {', '.join(str(option) for option in options)}")
         return candidate
 
-    return check
+    return validate
 
 
 def _integer(low: int, high: int, name: str) -> Callable[[Any], int]:
-    def check(value: Any) -> int:
+    def validate(value: Any) -> int:
         if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 18:
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ValueError(f"{name} must be a whole number from {low} to {high}")
         return value
 
-    return check
+    return validate
 
 
 def _boolean(name: str) -> Callable[[Any], bool]:
-    def check(value: Any) -> bool:
+    def validate(value: Any) -> bool:
         if not isinstance(value, bool):
             raise ValueError(f"{name} must be true or false")
         return value
 
-    return check
+    return validate
 
 
 def _text(name: str) -> Callable[[Any], str]:
-    def check(value: Any) -> str:
+    def validate(value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"{name} must be a text (a path or a name)")
         return value.strip()
 
-    return check
+    return validate
 
 
 def _size(name: str) -> Callable[[Any], int]:
-    def check(value: Any) -> int:
+    def validate(value: Any) -> int:
         size = parse_size(value)
         if size is not None and size > MAX_SIZE:  # no machine has more: a typo, not a size to compute with
             raise ValueError(f"{name} must be at most 1 EiB (2^60 bytes)")
@@ -191,16 +191,16 @@ def _size(name: str) -> Callable[[Any], int]:
             raise ValueError("ram must be more than 0")
         return size
 
-    return check
+    return validate
 
 
 def _paths(name: str) -> Callable[[Any], list[str]]:
-    def check(value: Any) -> list[str]:
+    def validate(value: Any) -> list[str]:
         if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
             raise ValueError(f"{name} must be a list of paths")
         return [item.strip() for item in value]
 
-    return check
+    return validate
 
 
 # key in host.yaml → (fact suffix, validator)
@@ -265,19 +265,19 @@ def parse_host_yaml(text: str, path: str) -> dict[str, Located[HostValue]]:
                 raid_source = Source(path, _line(value, raid_key) if isinstance(raid_key, str) else source.line)
                 if raid_key not in _RAID_KEYS:
                     raise _unknown(raid_key, list(_RAID_KEYS), raid_source)
-                suffix, check = _RAID_KEYS[raid_key]
-                facts[suffix] = Located(_checked(check, raid_value, raid_source), raid_source)
+                suffix, validate = _RAID_KEYS[raid_key]
+                facts[suffix] = Located(_validated(validate, raid_value, raid_source), raid_source)
             continue
         if key not in _KEYS:
             raise _unknown(key, KNOWN_KEYS, source)
-        suffix, check = _KEYS[key]
-        facts[suffix] = Located(_checked(check, value, source), source)
+        suffix, validate = _KEYS[key]
+        facts[suffix] = Located(_validated(validate, value, source), source)
     return facts
 
 
-def _checked(check: Callable[[Any], Any], value: Any, source: Source) -> Any:
+def _validated(validate: Callable[[Any], Any], value: Any, source: Source) -> Any:
     try:
-        return check(value)
+        return validate(value)
     except ValueError as error:
         raise ParseError(f"{error}, not {_shown(value)}", source) from None
 

@@ -226,7 +226,7 @@ class _Reader:
     def __init__(self, process: ServerProcess) -> None:
         self.process = process
 
-    def _checked(self, descriptor: int, shown: str, permission: int) -> os.stat_result:
+    def _stat_if_permitted(self, descriptor: int, shown: str, permission: int) -> os.stat_result:
         info = os.fstat(descriptor)
         if not self.process.credentials.may(info, permission):
             raise NotCopied(f"{shown}: the server's OS user (uid {self.process.credentials.uid}) may not "
@@ -256,7 +256,7 @@ class _Reader:
                     os.close(current)
             current = opened
             try:
-                self._checked(current, place, 1)
+                self._stat_if_permitted(current, place, 1)
             except NotCopied:
                 os.close(current)
                 raise
@@ -274,7 +274,7 @@ class _Reader:
         finally:
             os.close(parent)
         try:
-            info = self._checked(descriptor, place, 4)
+            info = self._stat_if_permitted(descriptor, place, 4)
             if not stat.S_ISREG(info.st_mode):
                 raise NotCopied("not a regular file")
             data = _read_all(descriptor, MAX_CONFIG_BYTES)

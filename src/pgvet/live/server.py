@@ -244,7 +244,7 @@ def boolean(value: Any) -> bool | None:
     raise Nonsense(f"{_shown(value)} where true or false was expected")
 
 
-Check = Callable[[Any], Any]
+Convert = Callable[[Any], Any]
 _WHOLE_NUMBER = re.compile(r"-?\d+")
 
 
@@ -349,18 +349,18 @@ class _Reader:
         raise LostConnection(f"the connection to the server was lost while pgvet read {what}: "
                              f"{_one_line(str(error)) or 'closed by the server'}") from None
 
-    def values(self, what: str, query: str, checks: Sequence[Check]) -> tuple[Any, ...]:
+    def values(self, what: str, query: str, converters: Sequence[Convert]) -> tuple[Any, ...]:
         """The one row of ``query``, each value checked; Nones (the reason recorded) when there is none."""
-        rows = self.rows(what, query, len(checks))
+        rows = self.rows(what, query, len(converters))
         if not rows:
             if rows is not None:
                 self.gap(what, "the server answered no row")
-            return (None,) * len(checks)
+            return (None,) * len(converters)
         try:
-            return tuple(check(value) for check, value in zip(checks, rows[0], strict=True))
+            return tuple(convert(value) for convert, value in zip(converters, rows[0], strict=True))
         except Nonsense as nonsense:
             self.gap(what, f"the server answered {nonsense}")
-            return (None,) * len(checks)
+            return (None,) * len(converters)
 
     def records(self, what: str, query: str, width: int,
                 make: Callable[[tuple[Any, ...]], dict[str, Any]]) -> list[dict[str, Any]] | None:

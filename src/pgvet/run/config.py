@@ -132,7 +132,7 @@ def _inside(path: Path, root: str) -> bool:
     return real == root or is_inside(real, root)
 
 
-def _check_inside(key: str, named: str, path: Path, root: Path, config: Path) -> None:
+def _refuse_outside(key: str, named: str, path: Path, root: Path, config: Path) -> None:
     """A path a found configuration names must be in its repository, a rule pack's files included: else it
     could make pgvet read (and an error quote) any file of the machine it runs on."""
     real_root = os.path.realpath(root)
@@ -202,7 +202,7 @@ def load_config(explicit: Path | None = None, start: Path | None = None) -> Conf
     if explicit is None:
         root = repository_root(base)
         for key, item in named:
-            _check_inside(key, item, base / item, root, path)
+            _refuse_outside(key, item, base / item, root, path)
     return Config(
         select=strings("select"),
         ignore=strings("ignore"),

@@ -38,7 +38,7 @@ def make_selector(select: Sequence[str], ignore: Sequence[str]) -> Callable[[Rul
     return selected
 
 
-def check_selectors(pack: RulePack, selectors: Sequence[str]) -> None:
+def validate_selectors(pack: RulePack, selectors: Sequence[str]) -> None:
     """A selector that names nothing is a typo: say so instead of silently linting nothing."""
     metas = list(pack.meta().values())
     for selector in selectors:

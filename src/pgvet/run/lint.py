@@ -22,7 +22,7 @@ from pgvet.report import HostWriter, ReportOptions, default_format, destinations
 from pgvet.report.files import ReportFile
 from pgvet.report.progress import progress_bar
 from pgvet.run.config import SEVERITIES, load_config
-from pgvet.run.hosts import Linter, bug_message, check_selectors
+from pgvet.run.hosts import Linter, bug_message, validate_selectors
 from pgvet.run.options import LintOptions, RunOptions, lint_options
 from pgvet.run.paths import GivenPaths, host_directories, inputs_not_read
 from pgvet.run.summary import RunSummary
@@ -51,7 +51,7 @@ class LintRun:
                  given: GivenPaths | None = None) -> None:
         """``jobs``: --jobs, the processes asked for (0: as many as pay); worker_count says how many are used."""
         pack = load_pack(options.rules)
-        check_selectors(pack, [*options.select, *options.ignore, *options.configured_select])
+        validate_selectors(pack, [*options.select, *options.ignore, *options.configured_select])
         self.linter = Linter.of(pack, options)
         self.directories = directories
         self.jobs = worker_count(len(directories), jobs)  # a wrong PGVET_JOBS_MIN_HOSTS refuses the run here

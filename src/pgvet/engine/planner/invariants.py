@@ -25,8 +25,9 @@ HOT_STANDBY_MINIMUMS = frozenset({"max_connections", "max_prepared_transactions"
                                   "max_wal_senders", "max_worker_processes"})
 
 
-def check(planner: Planner, baseline: World, target_world: World, current: list[Finding], final: list[Finding],
-          excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str], target: Target) -> None:
+def verify_invariants(planner: Planner, baseline: World, target_world: World, current: list[Finding],
+                      final: list[Finding], excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str],
+                      target: Target) -> None:
     """Raise Pin for the first invariant the target breaks: the setting to keep as it is, and why. ``baseline``
     and ``current``: the host rebooted with its own settings and its findings, what the target is held against (a
     reboot alone would bring what differs from the host as measured)."""
@@ -44,11 +45,11 @@ def check(planner: Planner, baseline: World, target_world: World, current: list[
                 raise Pin(setting, f"lowering it to {change.target} would stop a hot standby whose primary has "
                                    "more (a standby needs at least its primary's value), and refuse clients "
                                    "beyond it on a primary: lower it by hand, primaries first, if you mean to")
-    _check_commit_limit(planner, before, after, changed)
-    _check_pool(planner, before, after, changed)
-    _check_work_mem(planner, host, before, world, target)
-    _check_new_findings(planner, current, final, excluded, changed)
-    _check_fixpoint(planner, world, final, excluded, pinned)
+    _verify_commit_limit(planner, before, after, changed)
+    _verify_pool(planner, before, after, changed)
+    _verify_work_mem(planner, host, before, world, target)
+    _verify_new_findings(planner, current, final, excluded, changed)
+    _verify_fixpoint(planner, world, final, excluded, pinned)
 
 
 def _latest(planner: Planner, candidates: Iterable[Setting], changed: set[Setting]) -> Setting | None:
@@ -64,7 +65,7 @@ def _implicated(planner: Planner, names: Iterable[str], changed: set[Setting]) -
     return _latest(planner, read, changed) or _latest(planner, changed, changed)
 
 
-def _check_commit_limit(planner: Planner, before: Values, after: Values, changed: set[Setting]) -> None:
+def _verify_commit_limit(planner: Planner, before: Values, after: Values, changed: set[Setting]) -> None:
     floor, limit = _number(after.derived("commit_limit_floor")), _number(after.derived("commit_limit"))
     if after.fact("sysctl.vm.overcommit_memory") != 2 or floor is None or limit is None or limit >= floor:
         return
@@ -78,7 +79,7 @@ def _check_commit_limit(planner: Planner, before: Values, after: Values, changed
                            "lower what is committed first")
 
 
-def _check_pool(planner: Planner, before: Values, after: Values, changed: set[Setting]) -> None:
+def _verify_pool(planner: Planner, before: Values, after: Values, changed: set[Setting]) -> None:
     nr = Setting("sysctl", "vm.nr_hugepages")
     if nr in changed:
         old_nr, new_nr = _number(before.fact(nr.fact)), _number(after.fact(nr.fact))
@@ -112,7 +113,7 @@ def _check_pool(planner: Planner, before: Values, after: Values, changed: set[Se
                                f"{available}, and with huge_pages = on it would not start")
 
 
-def _check_work_mem(planner: Planner, host: HostFacts, before: Values, world: HostFacts, target: Target) -> None:
+def _verify_work_mem(planner: Planner, host: HostFacts, before: Values, world: HostFacts, target: Target) -> None:
     """work_mem is lowered only when the target's budget needs it."""
     work_mem = Setting("postgresql", "work_mem")
     old = _number(before.fact(work_mem.fact))
@@ -129,7 +130,7 @@ def _check_work_mem(planner: Planner, host: HostFacts, before: Values, world: Ho
         raise Pin(work_mem, "the target's memory budget fits with the current work_mem")
 
 
-def _check_new_findings(planner: Planner, current: list[Finding], final: list[Finding],
+def _verify_new_findings(planner: Planner, current: list[Finding], final: list[Finding],
                         excluded: frozenset[tuple[str, str | None]], changed: set[Setting]) -> None:
     """Nothing fires on the target that did not fire on the host."""
     before = {(finding.rule_id, finding.subject) for finding in current}
@@ -143,7 +144,7 @@ def _check_new_findings(planner: Planner, current: list[Finding], final: list[Fi
             raise Pin(culprit, f"with it {label(finding)} would fire: {' '.join(finding.message.split())}")
 
 
-def _check_fixpoint(planner: Planner, world: HostFacts, final: list[Finding],
+def _verify_fixpoint(planner: Planner, world: HostFacts, final: list[Finding],
                     excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str]) -> None:
     """No rule asks for another value on the target: a second fix changes nothing."""
     target = World(world)

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
 from pgvet.engine.ir import Value
 from pgvet.engine.pack import RulePack
-from pgvet.engine.planner.invariants import check
+from pgvet.engine.planner.invariants import verify_invariants
 from pgvet.engine.planner.stages import (
     asked_settings,
     proposals_for,
@@ -153,7 +153,7 @@ class Planner:
         final = self._findings_on(world, current)
         target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)
         before = final if world is baseline else self._findings_on(baseline, current)
-        check(self, baseline, world, before, final, excluded, pinned, target)
+        verify_invariants(self, baseline, world, before, final, excluded, pinned, target)
         target.by_hand = [*(HandStep(f"{setting} stays as it is: {reason}", [], setting)
                             for setting, reason in pinned.items()),
                           *text_steps(current, excluded, target.firing)]

@@ -153,7 +153,7 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
     for key, value in parameters.items():
         _parameter(declared, str(key), value, operator_value, Source(path, yaml_line(parameters, key)))
     _resources(declared, _mapping(spec, "resources", path), parameters, path)
-    _webhook_wal_checks(declared, parameters, instances, metadata, spec, path)
+    _webhook_wal_validations(declared, parameters, instances, metadata, spec, path)
     return declared
 
 
@@ -325,7 +325,7 @@ def _webhook_shared_buffers(declared: DeclaredHost, parameters: dict[str, Any],
                 "page resource: the operator refuses the Cluster", source, "shared_buffers")
 
 
-def _webhook_wal_checks(declared: DeclaredHost, parameters: dict[str, Any], instances: int | None,
+def _webhook_wal_validations(declared: DeclaredHost, parameters: dict[str, Any], instances: int | None,
                         metadata: dict[str, Any], spec: dict[str, Any], path: str) -> None:
     """wal_level minimal needs one instance, no WAL archiving, no replica cluster and max_wal_senders 0;
     wal_log_hints must stay on with standbys."""
