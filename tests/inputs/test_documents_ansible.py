@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from pgvet.cli import app
 from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, document_kinds, recognise
+from pgvet.inputs.documents import DeclaredHost, recognise
 from pgvet.inputs.documents.ansible import parse_ansible
 from pgvet.snapshot.load import load_hosts
 
@@ -22,7 +22,6 @@ CLUSTER_SYSTEM = CORPUS / "postgresql_cluster" / "vars" / "system.yml"
 GEERLINGGUY = CORPUS / "geerlingguy" / "defaults" / "main.yml"
 CYVERSE_TASKS = CORPUS / "cyverse" / "roles" / "postgresql" / "tasks" / "configure.yml"
 CONVERGE = CORPUS / "autobase" / "molecule" / "default" / "converge.yml"
-FILES = [AUTOBASE, CLUSTER_VARS, CLUSTER_SYSTEM, GEERLINGGUY, CYVERSE_TASKS, CONVERGE]
 
 
 def _parse(path: Path, text: str | None = None) -> list[DeclaredHost]:
@@ -43,21 +42,6 @@ def _sysctl(host: DeclaredHost, key: str) -> tuple[int | str, int | None]:
     found = [setting for setting in host.sysctl if setting.key == key]
     assert found, f"{key} not read"
     return found[-1].value, found[-1].source.line
-
-
-@pytest.mark.parametrize("path", FILES, ids=lambda path: str(path.relative_to(CORPUS)))
-def test_every_corpus_file_is_ansible_and_read_without_error(path: Path) -> None:
-    text = path.read_text()
-    kind = recognise(str(path), text)
-    assert kind is not None and kind.name == "ansible"
-    for other in document_kinds():
-        if other.name != "ansible" and other.recognises(str(path), text):
-            # autobase's defaults hold "postgresql:" and "bootstrap:" inside other keys: Patroni's cheap check
-            # accepts them, its parser finds no Patroni document
-            assert other.parse(text, str(path)) == []
-    hosts = _parse(path)
-    assert hosts
-    assert all(not host.problems for host in hosts)
 
 
 def test_autobase_defaults_give_the_cluster_parameters_then_the_local_ones_the_version_and_the_sysctl() -> None:

@@ -38,17 +38,14 @@ def settings(host: DeclaredHost) -> list[tuple[str, str, int | None]]:
 
 @pytest.mark.parametrize("path", [path for path in corpus("bitnami") if path.name != "ci-replication.yaml"],
                          ids=lambda path: path.name)
-def test_every_real_values_file_is_recognised_as_bitnami_alone_and_read(path: Path) -> None:
-    text = path.read_text()
-    assert kinds_recognising(path, text) == ["bitnami"]
-    [host] = parse_bitnami(text, str(path))
+def test_every_real_values_file_is_one_standalone_host_named_after_its_file(path: Path) -> None:
+    [host] = parse_bitnami(path.read_text(), str(path))
     assert host.name == path.stem and not host.problems
     assert host.kind == "bitnami" and host.host["instances"].value == 1
 
 
 def test_a_values_file_without_the_charts_own_keys_is_not_claimed() -> None:
-    path = DOCUMENTS / "bitnami" / "ci-replication.yaml"
-    assert kinds_recognising(path, path.read_text()) == []
+    # the corpus's ci-replication.yaml is one (test_documents_kinds.py)
     mysql = "architecture: replication\nauth:\n  rootPassword: x\nprimary:\n  configuration: |\n    [mysqld]\n"
     assert kinds_recognising(Path("values.yaml"), mysql) == []
     manifest = "apiVersion: v1\nkind: ConfigMap\nprimary:\n  extendedConfiguration: x\n"
@@ -67,12 +64,6 @@ def test_a_flux_helmrelease_of_the_chart_holds_its_values_under_spec_values() ->
     assert host.name == "orders-db"
     assert settings(host) == [("pg_stat_statements.max", "10000", line_of(text, "pg_stat_statements.max")),
                               ("pg_stat_statements.track", "all", line_of(text, "pg_stat_statements.track"))]
-
-
-@pytest.mark.parametrize("name", ["lthms-ext-postgres-operator.yaml", "keswick-postgresql-values-from.yaml"])
-def test_a_helmrelease_of_another_chart_or_without_values_is_not_claimed(name: str) -> None:
-    path = DOCUMENTS / "bitnami" / "helmrelease" / name  # another chart; the chart's values from a ConfigMap
-    assert kinds_recognising(path, path.read_text()) == []
 
 
 def test_an_umbrella_charts_values_hold_the_charts_under_postgresql() -> None:

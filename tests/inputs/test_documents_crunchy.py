@@ -43,15 +43,6 @@ def by_name(text: str) -> dict[str, DeclaredHost]:
     return {host.name: host for host in parse_crunchy(text, "cluster.yaml")}
 
 
-@pytest.mark.parametrize("path", corpus("crunchy"), ids=lambda path: path.name)
-def test_every_real_manifest_is_recognised_as_crunchy_alone_and_read(path: Path) -> None:
-    text = path.read_text()
-    assert kinds_recognising(path, text) == ["crunchy"]
-    hosts = parse_crunchy(text, str(path))
-    assert hosts and not any(host.problems for host in hosts)
-    assert all(host.kind == "crunchy" for host in hosts)
-
-
 def test_instance_sets_are_hosts_named_after_the_cluster_and_the_set() -> None:
     names = {path.name: [host.name for host in parse_crunchy(path.read_text(), str(path))]
              for path in corpus("crunchy")}
