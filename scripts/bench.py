@@ -244,7 +244,7 @@ def dependencies() -> list[str]:
     unknown = [name for name in names if name not in IMPORT_NAMES]
     if unknown:
         raise BenchError(f"dependencies {unknown} of pyproject.toml have no import name in IMPORT_NAMES")
-    return [IMPORT_NAMES[name] for name in names]
+    return list(dict.fromkeys(IMPORT_NAMES[name] for name in names))  # psycopg is declared twice (its binary extra)
 
 
 def measured_pgvet() -> str:

@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench
 import pgservers
 
 TUNER_URL = "https://raw.githubusercontent.com/jfcoz/postgresqltuner/master/postgresqltuner.pl"
@@ -237,15 +238,21 @@ def main() -> None:
             check_argv = [sys.executable, "-m", "pgvet", "check", "--dsn", dsn, "--no-input", "--answers",
                           str(answers)]
             timed(check_argv)  # once untimed: Python's bytecode and pgvet's rule cache are written then
+            # What no work of pgvet's can go below: Python's start and importing the dependencies a check uses.
+            used = bench.used_dependencies(sys.executable, bench.dependencies(), check_argv[3:], {})
+            floor_argv = [sys.executable, "-c", f"import {', '.join(used)}"]
             tuner_times: list[float] = []
             check_times: list[float] = []
+            floor_times: list[float] = []
             for _ in range(options.runs):
                 tuner_times.append(timed(tuner_argv, cwd=str(scratch))[0])
                 check_times.append(timed(check_argv)[0])
+                floor_times.append(timed(floor_argv)[0])
             _, tuner_run = timed(tuner_argv, cwd=str(scratch))
             snapshot = scratch / "db"
             _, check_run = timed([*check_argv, "--snapshot", str(snapshot), "--format", "json"])
             tuner_seconds, check_seconds = statistics.median(tuner_times), statistics.median(check_times)
+            floor_seconds = statistics.median(floor_times)
         finally:
             for session in sessions:
                 session.close()  # type: ignore[attr-defined]
@@ -264,7 +271,9 @@ def main() -> None:
     print(f"postgresqltuner.pl: {tuner_seconds:.2f} s, {len(tuner_lines)} verdict lines "
           f"({sum(1 for level, _ in tuner_lines if level in ('WARN', 'BAD'))} WARN/BAD). "
           f"pgvet check: {check_seconds:.2f} s (collect + lint, a new Python process: "
-          f"{check_seconds / tuner_seconds:.1f} × postgresqltuner's), {len(findings)} findings "
+          f"{check_seconds / tuner_seconds:.1f} × postgresqltuner's; a new Python importing the dependencies a check "
+          f"uses, {', '.join(used)}, and doing nothing else takes {floor_seconds:.2f} s, "
+          f"{floor_seconds / tuner_seconds:.1f} ×), {len(findings)} findings "
           f"({sum(1 for finding in findings if finding['severity'] != 'info')} errors/warnings). Times are the "
           f"medians of {options.runs} interleaved runs of each.\n")
     print("| postgresqltuner check | its verdict here | pgvet rules | pgvet's verdict here | note |")

@@ -121,12 +121,19 @@ def test_one_host_has_no_fleet_summary() -> None:
     assert "Fleet:" not in render_text(one, ReportOptions(color=False))
 
 
-def test_the_json_written_host_by_host_is_what_json_dumps_gives() -> None:
+def test_the_json_written_host_by_host_holds_a_record_per_line() -> None:
     result = fleet()
     output = render_json(result, ReportOptions())
     document = json.loads(output)
-    assert output == json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     assert [item["name"] for item in document["hosts"]] == [item.host_facts.name for item in result.hosts]
+    assert document["findings"]
+    # the document as json.dumps indents it, but each record of its arrays on one line
+    records = {key: document[key] for key in ("hosts", "findings", "not_evaluated")}
+    expected = json.dumps({**document, **{key: f"@{key}@" for key in records}}, indent=2, ensure_ascii=False) + "\n"
+    for key, items in records.items():
+        lines = ",\n".join("    " + json.dumps(item, ensure_ascii=False) for item in items)
+        expected = expected.replace(f'"@{key}@"', f"[\n{lines}\n  ]" if items else "[]")
+    assert output == expected
 
 
 class _Tracked(dict[str, object]):

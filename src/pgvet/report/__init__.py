@@ -150,7 +150,8 @@ def json_text(value: Any, depth: int) -> str:
 
 class JsonArray:
     """An array of an indented JSON document whose items come one by one, ``depth`` levels deep: the text
-    after its ``[``, as json.dumps writes it."""
+    after its ``[``, each item on a line of its own (a record per line: a fleet's thousands of findings are
+    written by the json module's C encoder, which does not indent, and a line is a record for grep and diff)."""
 
     def __init__(self, out: Out, depth: int) -> None:
         self.out = out
@@ -158,7 +159,8 @@ class JsonArray:
         self.count = 0
 
     def add(self, item: Any) -> None:
-        self.out.write(("\n" if not self.count else ",\n") + "  " * self.depth + json_text(item, self.depth))
+        self.out.write(("\n" if not self.count else ",\n") + "  " * self.depth
+                       + json.dumps(item, ensure_ascii=False, default=str))
         self.count += 1
 
     def close(self) -> None:
