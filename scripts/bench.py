@@ -101,7 +101,20 @@ def run_once(command: list[str], env: dict[str, str]) -> Run:
 def measure(command: list[str], repeat: int, env: Callable[[], dict[str, str]] | dict[str, str] | None = None) -> Run:
     """Medians of wall and CPU time over ``repeat`` runs, a new process each time (``env`` called before each
     run when it is a function), and the highest peak memory. A failing run stops the benchmark."""
-    runs = [run_once(command, env() if callable(env) else env or {}) for _ in range(repeat)]
+    return _summary([run_once(command, env() if callable(env) else env or {}) for _ in range(repeat)])
+
+
+def measure_in_turn(commands: list[tuple[list[str], dict[str, str]]], repeat: int) -> list[Run]:
+    """``measure`` of each command, the commands run one after the other ``repeat`` times: a ratio of two of
+    them is taken in the same state of the machine (a slow spell of a shared one falls on both)."""
+    runs: list[list[Run]] = [[] for _ in commands]
+    for _ in range(repeat):
+        for index, (command, env) in enumerate(commands):
+            runs[index].append(run_once(command, env))
+    return [_summary(each) for each in runs]
+
+
+def _summary(runs: list[Run]) -> Run:
     return Run(statistics.median(run.seconds for run in runs), statistics.median(run.cpu for run in runs),
                max(run.peak_mb for run in runs))
 
@@ -309,8 +322,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hosts", type=int, nargs="+", default=[1000, 10000], metavar="N",
                         help="fleet sizes to lint in one process (default: 1000 10000)")
-    parser.add_argument("--repeat", type=int, default=5,
-                        help="runs of each start-up measurement, whose median is kept (default: 5)")
+    parser.add_argument("--repeat", type=int, default=11,
+                        help="runs of each start-up measurement, whose median is kept (default: 11)")
     parser.add_argument("--no-write", action="store_true", help="print only; do not write docs/performance.md")
     parser.add_argument("--jobs", action="store_true",
                         help="only time one process against several on fleets of --hosts (default: 125 250 500 1000 "
@@ -399,10 +412,10 @@ def benchmark(counts: list[int], repeat: int, python: str, pgvet: list[str], mod
     one = str(FIXTURES / "big-server")
     lint_one = [*pgvet, "lint", one, "--exit-zero"]
     check_report(lint_one, env, 1)  # also compiles the rule pack into the benchmark's cache, before any timing
-    bare = measure([python, "-c", "pass"], repeat)
     used = used_dependencies(python, modules, [*lint_one[3:], "--format", "json", "-o", os.devnull], env)
-    deps = measure([python, "-c", f"import {', '.join(used)}"], repeat)
-    warm = measure([*lint_one, "--format", "json"], repeat, env)
+    bare, deps, warm = measure_in_turn([([python, "-c", "pass"], {}),
+                                        ([python, "-c", f"import {', '.join(used)}"], {}),
+                                        ([*lint_one, "--format", "json"], env)], repeat)
     cold = measure([*lint_one, "--format", "json"], 3,
                    lambda: {"PGVET_CACHE_DIR": str(root / f"cold-{next(colds)}")})
     rows += [
