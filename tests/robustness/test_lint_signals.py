@@ -60,6 +60,13 @@ def wait_until(condition: object, what: str) -> None:
         time.sleep(0.01)
 
 
+def _default_signals() -> None:
+    """pgvet started as a shell or systemd starts it: the stop signals at their default action, whatever the test
+    run inherited (under nohup SIGHUP is ignored, and pgvet rightly leaves it so; a background job ignores SIGINT)."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 @pytest.fixture
 def started(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], list[int], Path]]:
     """A `lint --jobs 2` of 4 hosts writing a JSON report, its workers each busy on a host; ended at the end."""
@@ -72,7 +79,8 @@ def started(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], list[int], 
     out.mkdir()
     process = subprocess.Popen([sys.executable, "-c", PROBE, str(ready), "lint", *hosts, "--jobs", "2", "-f", "json",
                                 "-o", str(out / "report.json")],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=_default_signals)
     workers: list[int] = []
     try:
         wait_until(lambda: len(os.listdir(ready)) == 2 or process.poll() is not None, "both workers on a host")
