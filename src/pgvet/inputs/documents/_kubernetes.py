@@ -143,6 +143,16 @@ def without_templates(text: str) -> str:
     return _TEMPLATE.sub(UNRENDERED, text) if "{{" in text else text
 
 
+# Flux's post-build substitution (envsubst): ${VAR}, ${VAR:=default}, filled in before the API server sees the
+# manifest: a value pgvet cannot know, as a template's.
+_VARIABLE = re.compile(r"\$\{[^}\n]*\}")
+
+
+def without_variables(text: str) -> str:
+    """The text with each ``${…}`` replaced by UNRENDERED (lines stay where they are)."""
+    return _VARIABLE.sub(UNRENDERED, text) if "${" in text else text
+
+
 def unrendered(value: object) -> bool:
     """A value (or a key) a template fills in: pgvet cannot know it."""
     return isinstance(value, str) and UNRENDERED in value

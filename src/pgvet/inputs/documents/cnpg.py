@@ -19,13 +19,13 @@ from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yam
 from pgvet.inputs.documents._kubernetes import (
     OVERRIDES,
     REFUSED,
-    UNRENDERED,
     exact_quantity,
     file_stem,
     load_manifests,
     template_lines,
     unrendered,
     without_templates,
+    without_variables,
 )
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.numbers import size_text
@@ -95,9 +95,6 @@ _PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*
 _KIND_LINE = re.compile(r"^kind:\s*[\"']?Cluster[\"']?\s*(#.*)?$", re.MULTILINE)
 _IMAGE_TAG = re.compile(r"(\d+)(?:\.\d+)?(?:[-_.+].*)?")
 _HUGEPAGES = "hugepages-"
-# Flux's post-build substitution (envsubst): ${VAR}, ${VAR:=default}, filled in before the API server sees the
-# manifest; a value pgvet cannot know, as a template's
-_VARIABLE = re.compile(r"\$\{[^}\n]*\}")
 
 
 def _recognises(name: str, text: str) -> bool:
@@ -111,7 +108,7 @@ def parse_cnpg(text: str, path: str) -> list[DeclaredHost]:
         raise ParseError("a template of manifests ({{ … }} shaping the document): lint what `helm template` renders",
                          Source(path, structural[0]))
     hosts = []
-    for document in load_manifests(_VARIABLE.sub(UNRENDERED, without_templates(text)), path):
+    for document in load_manifests(without_variables(without_templates(text)), path):
         if (isinstance(document, dict) and document.get("kind") == "Cluster"
                 and str(document.get("apiVersion", "")).startswith(API_GROUP)):
             hosts.append(_cluster(document, path))
@@ -326,7 +323,7 @@ def _webhook_shared_buffers(declared: DeclaredHost, parameters: dict[str, Any],
 
 
 def _webhook_wal_validations(declared: DeclaredHost, parameters: dict[str, Any], instances: int | None,
-                        metadata: dict[str, Any], spec: dict[str, Any], path: str) -> None:
+                             metadata: dict[str, Any], spec: dict[str, Any], path: str) -> None:
     """wal_level minimal needs one instance, no WAL archiving, no replica cluster and max_wal_senders 0;
     wal_log_hints must stay on with standbys."""
     wal_level = str(parameters.get("wal_level", CNPG_DEFAULTS["wal_level"]))

@@ -19,21 +19,18 @@ from pgvet.inputs.documents._kubernetes import (
     OVERRIDES,
     REFUSED,
     RUNTIME_SHM_SIZE,
-    UNRENDERED,
     apply_resources,
     at,
     file_stem,
     load_manifests,
     unrendered,
+    without_variables,
 )
 from pgvet.inputs.documents.patroni import dcs_parameter
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
 
 KIND_NAME = "zalando"
-# Flux's post-build substitution (envsubst): ${VAR}, ${VAR:=default}, filled in before the API server sees the
-# manifest: a value pgvet cannot know
-_VARIABLE = re.compile(r"\$\{[^}\n]*\}")
 _KIND_LINE = re.compile(r"^kind:[ \t]*[\"']?postgresql[\"']?[ \t]*(#.*)?$", re.MULTILINE)
 
 
@@ -48,7 +45,7 @@ def _recognises(name: str, text: str) -> bool:
 
 
 def parse_zalando(text: str, path: str) -> list[DeclaredHost]:
-    hosts = [_cluster(document, path) for document in load_manifests(_VARIABLE.sub(UNRENDERED, text), path)
+    hosts = [_cluster(document, path) for document in load_manifests(without_variables(text), path)
              if isinstance(document, dict) and str(document.get("apiVersion", "")).startswith("acid.zalan.do/")
              and document.get("kind") == "postgresql"]
     return [host for host in hosts if host is not None]
