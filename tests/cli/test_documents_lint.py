@@ -18,6 +18,7 @@ from pgvet.inputs.documents import DocumentKind, recognise
 from pgvet.provenance import Source
 from pgvet.run.paths import host_directories
 from pgvet.snapshot import load as snapshot_load
+from pgvet.snapshot.discovery import discover
 from pgvet.snapshot.load import MAX_DECLARED_HOSTS, load_hosts
 
 runner = CliRunner()
@@ -330,6 +331,17 @@ def test_a_systemd_drop_in_in_its_units_folder_is_read_with_the_directory_that_h
     result = runner.invoke(app, ["lint", "db1/postgresql@16-main.service.d/override.conf", "--format", "concise"])
     assert "db1/postgresql.conf:1: WARNING PGV501" in result.output and "ERROR input" not in result.output, \
         result.output
+
+
+def test_a_drop_in_folder_that_is_a_link_is_not_followed_by_a_host_nor_by_the_search(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "override.conf").write_text("[Service]\nMemoryMax=2G\n")
+    repository = tmp_path / "repo"
+    (repository / "db").mkdir(parents=True)
+    (repository / "db" / "postgresql.service.d").symlink_to(elsewhere, target_is_directory=True)
+    assert discover(repository / "db").documents == []
+    assert host_directories([repository], stop=tmp_path).hosts == [repository]  # no host found: said to hold none
 
 
 def test_hosts_named_after_a_file_name_the_tool_fixes_take_their_directorys_name(tmp_path: Path) -> None:

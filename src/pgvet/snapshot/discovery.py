@@ -145,18 +145,20 @@ def _drop_ins(directory: Path, entries: Mapping[str, os.DirEntry[str]]) -> list[
     """The systemd drop-ins of the directory's ``*.service.d`` folders (``postgresql@16-main.service.d/
     override.conf``), as names within the directory: a unit's drop-in tells by its folder which unit it changes.
     Folders and files that are links are not followed."""
-    found: list[str] = []
-    for name in sorted(entries):
-        if not name.endswith(DROP_IN_FOLDER) or not entries[name].is_dir(follow_symlinks=False):
-            continue
-        try:
-            with os.scandir(directory / name) as listing:
-                found += sorted(f"{name}/{entry.name}" for entry in listing
-                                if entry.name.endswith(".conf") and entry.is_file(follow_symlinks=False))
-        except OSError:
-            continue
-    return found
+    return [name for folder in sorted(entries)
+            if folder.endswith(DROP_IN_FOLDER) and entries[folder].is_dir(follow_symlinks=False)
+            for name in drop_ins_of(directory, folder)]
 
+
+def drop_ins_of(directory: Path, folder: str) -> list[str]:
+    """The drop-ins (``*.conf`` regular files, sorted) of a ``*.service.d`` folder of the directory, as names within
+    the directory; none when it cannot be listed."""
+    try:
+        with os.scandir(directory / folder) as listing:
+            return sorted(f"{folder}/{entry.name}" for entry in listing
+                          if entry.name.endswith(".conf") and entry.is_file(follow_symlinks=False))
+    except OSError:
+        return []
 
 
 # The names of files pgvet reads as inputs of their own kind, or as its own configuration: never documents.
@@ -220,8 +222,9 @@ def hosts_under(root: Path) -> SearchedHosts:
             directories.clear()
             continue
         # a unit's drop-ins are read with the directory that holds their folder, not as a host of their own
-        drop_ins = [f"{name}/{entry}" for name in directories if name.endswith(DROP_IN_FOLDER)
-                    for entry in _names(Path(current, name))]
+        drop_ins = [name for folder in directories
+                    if folder.endswith(DROP_IN_FOLDER) and not os.path.islink(os.path.join(current, folder))
+                    for name in drop_ins_of(Path(current), folder)]
         directories[:] = [name for name in directories if not name.endswith(DROP_IN_FOLDER)]
         for name in [*sorted(files), *drop_ins]:
             seen += 1
@@ -246,15 +249,6 @@ def hosts_under(root: Path) -> SearchedHosts:
                 found.append(Path(current))
                 break
     return searched
-
-
-def _names(directory: Path) -> list[str]:
-    """The names of a directory's regular files (no links), sorted; none when it cannot be listed."""
-    try:
-        with os.scandir(directory) as listing:
-            return sorted(entry.name for entry in listing if entry.is_file(follow_symlinks=False))
-    except OSError:
-        return []
 
 
 def is_document(path: Path, shown: str | None = None) -> bool:
