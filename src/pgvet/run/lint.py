@@ -83,15 +83,15 @@ class LintRun:
                 self.summary.add_error()
                 yield outcome
                 continue
-            inputs.extend(f"{outcome.host_facts.name}: {warning}" for warning in outcome.host_facts.warnings)
             facts = outcome.host_facts
+            inputs.extend(f"{facts.name}: {warning}" for warning in facts.warnings)
             first = self._roots.setdefault(facts.name, facts.root)
             if first != facts.root:
                 inputs.append(f"{facts.name}: {first} and {facts.root} have the same host name: their "
                               "findings share fingerprints, baseline entries and suppressions; give each its own "
                               "`name:` in host.yaml")
             self.summary.add(outcome)
-            files = self.given.files.get(os.path.realpath(outcome.host_facts.root)) if self.given.files else None
+            files = self.given.files.get(os.path.realpath(facts.root)) if self.given.files else None
             yield outcome
             for not_read in inputs_not_read(outcome, files) if files else ():
                 self.summary.add_error()
