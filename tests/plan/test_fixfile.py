@@ -213,6 +213,18 @@ def test_fix_write_leaves_a_line_that_already_has_the_value(tmp_path: Path) -> N
     assert not memory.with_name("10-memory.conf.bak").exists()
 
 
+def test_a_second_fix_write_writes_nothing(tmp_path: Path) -> None:
+    # the running kernel (sysctl.txt) keeps its values until a reboot: the target still asks for them, and the
+    # file that declares them already says so
+    host = tmp_path / "h"
+    shutil.copytree(FIXTURES / "small-vm", host)
+    runner.invoke(app, ["fix", str(host), "--write"])
+    before = {path.relative_to(host): path.read_bytes() for path in host.rglob("*") if path.is_file()}
+    second = runner.invoke(app, ["fix", str(host), "--write"])
+    assert "wrote " not in second.output
+    assert {path.relative_to(host): path.read_bytes() for path in host.rglob("*") if path.is_file()} == before
+
+
 def test_fix_write_with_a_live_servers_settings_edits_the_snapshots_files(tmp_path: Path) -> None:
     # With pg_settings.json, pg.* are the server's running values (named by its own absolute paths, or by the
     # JSON row) and pg_conf.* the snapshot's files: a file's line is changed where pg_conf says, and a value

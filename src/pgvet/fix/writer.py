@@ -234,6 +234,8 @@ class _Files:
         for edited in self.files.values():
             if not (edited.changed or edited.commented):
                 continue
+            if edited.existed and edited.text() == edited.original:
+                continue  # it says it already (the kernel runs another value until it reboots): nothing to write
             try:
                 _replace(edited, private)
             except UsageError as error:  # a read-only tree, a full disk, a link: said, as the other changes left
