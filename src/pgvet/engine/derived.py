@@ -52,20 +52,19 @@ def find_cycle(formulas: Mapping[str, DerivedFormula]) -> list[str] | None:
 def expand(names: Sequence[str], formulas: Mapping[str, DerivedFormula], *, keep_derived: bool = True) -> list[str]:
     """Fact names with each derived fact followed by its own inputs (recursively), without repeats."""
     out: dict[str, None] = {}
-
-    def add(name: str) -> None:
+    # a stack, not a recursive nested function: that would be a reference cycle (it refers to itself), keeping
+    # ``out`` until the cycle collector ran, which a lint runs seldom (run.workers.BATCH_GC_THRESHOLD)
+    pending = list(reversed(names))
+    while pending:
+        name = pending.pop()
         if name in out:
-            return
+            continue
         if name.startswith("derived."):
             if keep_derived:
                 out[name] = None
-            for inner in formulas[name[8:]].compiled.facts:
-                add(inner)
+            pending.extend(reversed(formulas[name[8:]].compiled.facts))
         else:
             out[name] = None
-
-    for name in names:
-        add(name)
     return list(out)
 
 
