@@ -218,7 +218,7 @@ def hosts_under(root: Path) -> SearchedHosts:
         seen += len(visible)
         names = {name.lower() for name in (*files, *directories)}
         if names & markers:
-            found.append(Path(current))
+            found.append(root if current == os.fspath(root) else Path(current))  # a fleet's hosts given one by one
             directories.clear()
             continue
         # a unit's drop-ins are read with the directory that holds their folder, not as a host of their own
