@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pgvet.findings import Evidence
 from pgvet.provenance import Source
-from pgvet.report import FORMATS, ReportOptions, use_color
+from pgvet.report import FORMATS, ReportOptions, use_color, visible
 from pgvet.report.text import HostFiles, summary_line, value_text
 from report_samples import CONFIG_REPO_CONF, Samples, write_samples
 
@@ -226,7 +226,9 @@ def test_a_report_reads_a_shown_file_once_and_the_next_report_reads_it_again(tmp
 
 # Text without colours is written as text rather than rendered by rich (a fifth of the cost): it must be what
 # rich prints. Words of every kind the wrapping meets: short and long, wide characters (two cells), tabs,
-# line breaks, control codes (rich drops them), blanks in runs.
+# line breaks, control codes, blanks in runs. A report escapes control codes (report.visible) before it wraps a
+# text, so the wrapping meets their escapes, never the codes (rich's wrapping and its cell_len do not measure an
+# ESC alike).
 _WORDS = st.sampled_from(["a", "on", "shared_buffers", "=", "128MB,", "rw,relatime,rsize=1048576,hard", "漢字",
                           "défaut", "x" * 70, "\t", "\n", "\x07", "  ", "(53;", "80", "…", "\x1b[1m"])
 # Texts of one-cell characters only, which the report wraps itself: blanks at either end and in runs, words
@@ -242,7 +244,7 @@ def _texts(min_size: int = 0) -> st.SearchStrategy[str]:
 
 
 @settings(max_examples=500)
-@given(plain=_texts(), width=st.integers(min_value=1, max_value=40), cut=st.booleans())
+@given(plain=_texts().map(visible), width=st.integers(min_value=1, max_value=40), cut=st.booleans())
 def test_texts_are_wrapped_as_rich_wraps_them(plain: str, width: int, cut: bool) -> None:
     """Line by line, the blanks that end lines too (the report drops them, which would hide a difference)."""
     from rich.console import Console
