@@ -19,3 +19,16 @@ def real_path_in(real_root: str, path: str) -> str:
 def is_inside(real_path: str, real_root: str) -> bool:
     """Whether a real path lies under a real directory (not the directory itself)."""
     return real_path.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def repository_of(path: str) -> str | None:
+    """The repository ``path`` is in as written (its links not resolved): the nearest directory at or above it
+    that holds ``.git`` (a directory, or a worktree's file); None when none does."""
+    candidate = os.path.abspath(path)
+    while True:
+        if os.path.lexists(os.path.join(candidate, ".git")):
+            return candidate
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return None
+        candidate = parent
