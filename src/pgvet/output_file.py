@@ -8,7 +8,8 @@ planted in a repository (``pgvet-baseline.json -> ~/.bashrc``) must not choose w
 may go to a stream instead (a pipe, a terminal or another character device, /dev/stdout, also when it is the file
 pgvet's standard output was redirected to), written where it is.
 
-Modes: a file replaced keeps its mode, owner and group; a new file is 0644 (less the umask); and when the hosts
+Modes: a file replaced keeps its mode, owner and group (one of another user in a directory others may write to
+is refused: it may have been put there to be filled); a new file is 0644 (less the umask); and when the hosts
 it was made from are private (their directory or a file in it unreadable by others, as a collected snapshot
 may be), it is 0600 and a replaced file loses what let others read it. A failure names the file and the reason.
 """
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from pgvet.errors import UsageError
+from pgvet.trust import others_may_write
 
 NEW_FILE_MODE = 0o644
 PRIVATE_MODE = 0o600
@@ -51,6 +53,8 @@ class OutputFile:
                                   else "not a regular file")
             self.handle = self._open_stream(target)
             return
+        if status is not None:
+            self._refuse_a_planted_file(target, status)
         try:
             self.model = os.stat(like) if like is not None else status
             self.temporary = os.path.join(os.path.dirname(target),
@@ -69,6 +73,21 @@ class OutputFile:
             self.temporary = None
             raise self._error(error.strerror) from None
         self.handle = open(descriptor, "wb")  # noqa: SIM115  # closed by commit or discard
+
+    def _refuse_a_planted_file(self, target: str, status: os.stat_result) -> None:
+        """A file of another user in a directory others may write to (/tmp) may have been put there for pgvet to
+        fill: replaced, it would keep that user's ownership and mode, and they would read what pgvet wrote. The
+        kernel's protected_regular refuses root such a file for the same reason; so does pgvet, for anyone."""
+        if status.st_uid == os.geteuid():
+            return
+        directory = os.path.dirname(target) or "."
+        try:
+            others = others_may_write(os.stat(directory))
+        except OSError as error:
+            raise self._error(error.strerror) from None
+        if others:
+            raise self._error(f"a file owned by uid {status.st_uid} in {directory}, a directory others may write to: "
+                              "pgvet hands them nothing it writes (remove the file, or write elsewhere)")
 
     def _lstat(self, target: str) -> os.stat_result | None:
         try:
