@@ -97,6 +97,20 @@ def test_errors_escape_what_they_name(tmp_path: Path) -> None:
         assert "\\x1b" in assert_escaped(done)
 
 
+def test_a_baseline_a_repository_names_is_shown_escaped(tmp_path: Path, host: Path) -> None:
+    """`baseline = "b\u001b]0;owned\u0007.json"` in a repository's .pgvet.toml: `baseline create` and `update`
+    name the file they wrote."""
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    host.rename(repository / "db1")
+    (repository / ".pgvet.toml").write_text('baseline = "b' + EVIL.encode("unicode_escape").decode().replace(
+        "\\x", "\\u00") + '.json"\n')
+    for command in ("create", "update"):
+        done = run("baseline", command, "db1", cwd=repository)
+        assert done.returncode == 0, done.stderr
+        assert SHOWN in assert_escaped(done)
+
+
 def test_fix_escapes_what_it_prints_and_writes_the_file_as_it_is(tmp_path: Path) -> None:
     directory = tmp_path / "db2"
     directory.mkdir()
