@@ -86,7 +86,8 @@ def test_no_password_of_a_document_is_printed_or_written(tmp_path: Path) -> None
 
 def test_no_password_a_configuration_file_sets_is_in_a_finding(tmp_path: Path) -> None:
     """The validity rules quote the line that sets a parameter (set twice, overridden by ALTER SYSTEM, needing a
-    restart): the value of one that may hold a secret is quoted as a collection writes it."""
+    restart): the value of one that may hold a secret is quoted as a collection writes it, and the text and HTML
+    reports do not quote its line (a custom setting's, whatever its name)."""
     host = tmp_path / "repo" / "db"
     host.mkdir(parents=True)
     (host / "host.yaml").write_text("pg_version: 12\n")
@@ -95,7 +96,9 @@ def test_no_password_a_configuration_file_sets_is_in_a_finding(tmp_path: Path) -
         "primary_conninfo = 'host=b password=S3cretLast'\n"
         "archive_command = 'curl -u app:S3cretArchive x'\n"
         "myext.api_key = 'S3cretCustom'\n"
-        "myext.api_key = S3cretBare\n")
+        "myext.api_key = S3cretBare\n"
+        "myext.auth = 'S3cretNamedPlainly'\n"
+        "myext.auth = 'S3cretNamedPlainlyAgain'\n")
     (host / "postgresql.auto.conf").write_text(
         "archive_command = 'curl -u app:S3cretAltered x'\n"
         "primary_conninfo = 'password=S3cretAuto host=c'\n")
