@@ -32,3 +32,28 @@ def repository_of(path: str) -> str | None:
         if parent == candidate:
             return None
         candidate = parent
+
+
+def link_out_of_repository(path: str) -> tuple[str, str] | None:
+    """The first symbolic link on ``path`` that lies in a repository (a directory holding ``.git``) and leads out
+    of it: (that repository, where the link leads), both real paths; None when there is none. The path is walked
+    from the root as the kernel walks it, a component at a time (``link/..`` is the parent of the link's target),
+    and a repository counts from the real directory that holds its ``.git``: a link into another repository
+    (etckeeper's /etc) leads out of the one that holds the link."""
+    real, repository = os.sep, None
+    for part in os.path.join(os.getcwd(), path).split(os.sep):  # getcwd is a real path
+        if part in ("", "."):
+            continue
+        if part == "..":
+            real = os.path.dirname(real)
+            continue
+        candidate = os.path.join(real, part)
+        if os.path.islink(candidate):
+            target = os.path.realpath(candidate)
+            if repository is not None and target != repository and not is_inside(target, repository):
+                return repository, target
+            candidate = target
+        real = candidate
+        if os.path.lexists(os.path.join(real, ".git")):
+            repository = real
+    return None

@@ -6,6 +6,7 @@ root on a database host would otherwise read /var/lib/postgresql's files into a 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -32,10 +33,17 @@ def repository(tmp_path: Path) -> Path:
     (repository / "same-db").symlink_to("db")
     (repository / "prod").symlink_to(outside)
     (repository / "evil.yaml").symlink_to(outside)
+    other = tmp_path / "etc"  # a repository of its own (etckeeper's /etc): still not this one
+    (other / ".git").mkdir(parents=True)
+    shutil.copytree(outside, other / "postgresql")
+    (repository / "etc").symlink_to(other)
+    (repository / "hosts").mkdir()
+    (repository / "hosts" / "db").symlink_to(other / "postgresql")
     return repository
 
 
-@pytest.mark.parametrize("given", ["prod", "evil.yaml", "prod/postgresql.conf", "db/../prod"])
+@pytest.mark.parametrize("given", ["prod", "evil.yaml", "prod/postgresql.conf", "db/../prod", "etc/postgresql",
+                                   "hosts/db", "same-db/../prod"])
 def test_a_host_a_repository_link_leads_out_to_is_not_read(repository: Path, monkeypatch: pytest.MonkeyPatch,
                                                             given: str) -> None:
     monkeypatch.chdir(repository)

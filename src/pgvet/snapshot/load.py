@@ -28,7 +28,7 @@ from pgvet.inputs.reading import MAX_INPUT_BYTES, find_mark, read_text
 from pgvet.inputs.registry import host_markers
 from pgvet.inputs.sysctl import PairedValue, SysctlSetting
 from pgvet.inputs.sysfs import is_virtual_disk, parse_sysfs
-from pgvet.paths import is_inside, repository_of
+from pgvet.paths import link_out_of_repository
 from pgvet.provenance import Located, Source
 from pgvet.snapshot import pgfacts
 from pgvet.snapshot.discovery import SnapshotInputs, discover
@@ -150,15 +150,13 @@ def _hosts_inside(root: Path) -> str:
 
 
 def _refuse_a_link_out_of_its_repository(directory: Path) -> None:
-    """A host directory given in a repository must be in it once its links are resolved: a repository's link
-    (``hosts/db -> /etc/postgresql/16/main``) must not choose what pgvet reads, nor what ``fix --write`` writes
-    as root, any more than an include that leads out does. Out of any repository, the directory is the user's."""
-    repository = repository_of(os.fspath(directory))
-    if repository is None:
-        return
-    real_repository, real = os.path.realpath(repository), os.path.realpath(directory)
-    if real != real_repository and not is_inside(real, real_repository):
-        raise InputError(f"a symbolic link that leads out of its repository {repository} (to {real}): pgvet reads "
+    """A host directory given in a repository must be reached without a link that leads out of it: a repository's
+    link (``hosts/db -> /etc/postgresql/16/main``) must not choose what pgvet reads, nor what ``fix --write``
+    writes as root, any more than an include that leads out does. Out of any repository, a link is the user's."""
+    out = link_out_of_repository(os.fspath(directory))
+    if out is not None:
+        repository, target = out
+        raise InputError(f"a symbolic link that leads out of its repository {repository} (to {target}): pgvet reads "
                          "no host a repository's link chooses; give that directory itself to lint it",
                          Source(str(directory)))
 
