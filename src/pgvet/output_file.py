@@ -4,7 +4,8 @@ whole or not at all, never through a link, with the mode it should have.
 The text goes to a new file beside the target (same directory: the rename is atomic), created with O_EXCL and
 O_NOFOLLOW, written, flushed to the disk (fsync) and renamed over the target; a failure or an interruption
 removes it and leaves the target as it was. A symbolic link at the target is refused, not followed: a link
-planted in a repository (``pgvet-baseline.json -> ~/.bashrc``) must not choose what pgvet overwrites. A report
+planted in a repository (``pgvet-baseline.json -> ~/.bashrc``) must not choose what pgvet overwrites; nor may a link
+of a repository on the way to it that leads out of the repository (``reports -> /etc/cron.d``). A report
 may go to a stream instead (a pipe, a terminal or another character device, /dev/stdout, also when it is the file
 pgvet's standard output was redirected to), written where it is.
 
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from pgvet.errors import UsageError
+from pgvet.paths import link_out_of_repository
 from pgvet.trust import others_may_write
 
 NEW_FILE_MODE = 0o644
@@ -46,6 +48,10 @@ class OutputFile:
         self.handle: IO[bytes] | None = None
         self.model: os.stat_result | None = None  # the file whose mode it takes, None for a new file's
         target = os.fspath(path)
+        out = link_out_of_repository(os.path.dirname(target) or ".")
+        if out is not None:  # `-o reports/x` where a repository made `reports` a link to /etc/cron.d
+            raise self._error(f"its directory is reached through a link that leads out of its repository {out[0]} "
+                              f"(to {out[1]})")
         status = self._lstat(target)
         if status is not None and not stat.S_ISREG(status.st_mode):
             if not streams:

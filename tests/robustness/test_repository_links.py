@@ -82,3 +82,18 @@ def test_links_within_the_repository_and_outside_any_repository_are_followed(rep
     (fleet / "prod").symlink_to(tmp_path / "etc-postgresql")
     result = runner.invoke(app, ["lint", "-f", "json", str(fleet / "prod")])
     assert result.exit_code == 1 and "OutsideValue" in result.stdout, result.output
+
+
+def test_no_output_is_written_through_a_repository_link(repository: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pgvet lint . -o reports/pgvet.sarif` in a CI template, on a repository whose `reports` links to
+    /etc/cron.d: the report went there, as root."""
+    monkeypatch.chdir(repository)
+    elsewhere = repository.parent / "cron.d"
+    elsewhere.mkdir()
+    (repository / "reports").symlink_to(elsewhere)
+    for command in (["lint", "db", "-f", "sarif", "-o", "reports/pgvet.sarif"],
+                    ["baseline", "create", "db", "-o", "reports/baseline.json"]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2, result.output
+        assert "leads out of its repository" in result.stderr, result.stderr
+    assert list(elsewhere.iterdir()) == []
