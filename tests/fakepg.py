@@ -198,6 +198,7 @@ class FakeServer:
     answer: Answer
     unix_dir: Path | None = None
     server_version: str = "16.2"
+    refusal: str | None = None  # an error that refuses every connection at its startup, before any query
     queries: list[str] = field(default_factory=list)  # every query received, in order
     startups: list[dict[str, str]] = field(default_factory=list)  # every startup packet's parameters
     _listener: socket.socket | None = None
@@ -300,6 +301,9 @@ class FakeServer:
         words = payload[4:].split(b"\0")[:-2]  # name, value, …, then the empty name that ends the list
         self.startups.append({key.decode(): value.decode()
                               for key, value in zip(words[0::2], words[1::2], strict=True)})
+        if self.refusal is not None:
+            client.sendall(_error(Error(self.refusal, "28000")))
+            return False
         if code != PROTOCOL_3_0:  # a newer minor version: say 3.0 is what is spoken
             client.sendall(_message(b"v", struct.pack("!ii", PROTOCOL_3_0, 0)))
         parameters = {"server_version": self.server_version, "server_encoding": "UTF8", "client_encoding": "UTF8",

@@ -4,11 +4,13 @@ whole or not at all, never through a link, with the mode it should have.
 The text goes to a new file beside the target (same directory: the rename is atomic), created with O_EXCL and
 O_NOFOLLOW, written, flushed to the disk (fsync) and renamed over the target; a failure or an interruption
 removes it and leaves the target as it was. A symbolic link at the target is refused, not followed: a link
-planted in a repository (``pgvet-baseline.json -> ~/.bashrc``) must not choose what pgvet overwrites. A report
+planted in a repository (``pgvet-baseline.json -> ~/.bashrc``) must not choose what pgvet overwrites; nor may a link
+of a repository on the way to it that leads out of the repository (``reports -> /etc/cron.d``). A report
 may go to a stream instead (a pipe, a terminal or another character device, /dev/stdout, also when it is the file
 pgvet's standard output was redirected to), written where it is.
 
-Modes: a file replaced keeps its mode, owner and group; a new file is 0644 (less the umask); and when the hosts
+Modes: a file replaced keeps its mode, owner and group (one of another user in a directory others may write to
+is refused: it may have been put there to be filled); a new file is 0644 (less the umask); and when the hosts
 it was made from are private (their directory or a file in it unreadable by others, as a collected snapshot
 may be), it is 0600 and a replaced file loses what let others read it. A failure names the file and the reason.
 """
@@ -23,6 +25,8 @@ from pathlib import Path
 from typing import IO
 
 from pgvet.errors import UsageError
+from pgvet.paths import link_out_of_repository
+from pgvet.trust import others_may_write
 
 NEW_FILE_MODE = 0o644
 PRIVATE_MODE = 0o600
@@ -44,6 +48,10 @@ class OutputFile:
         self.handle: IO[bytes] | None = None
         self.model: os.stat_result | None = None  # the file whose mode it takes, None for a new file's
         target = os.fspath(path)
+        out = link_out_of_repository(os.path.dirname(target) or ".")
+        if out is not None:  # `-o reports/x` where a repository made `reports` a link to /etc/cron.d
+            raise self._error(f"its directory is reached through a link that leads out of its repository {out[0]} "
+                              f"(to {out[1]})")
         status = self._lstat(target)
         if status is not None and not stat.S_ISREG(status.st_mode):
             if not streams:
@@ -51,6 +59,8 @@ class OutputFile:
                                   else "not a regular file")
             self.handle = self._open_stream(target)
             return
+        if status is not None:
+            self._refuse_a_planted_file(target, status)
         try:
             self.model = os.stat(like) if like is not None else status
             self.temporary = os.path.join(os.path.dirname(target),
@@ -69,6 +79,21 @@ class OutputFile:
             self.temporary = None
             raise self._error(error.strerror) from None
         self.handle = open(descriptor, "wb")  # noqa: SIM115  # closed by commit or discard
+
+    def _refuse_a_planted_file(self, target: str, status: os.stat_result) -> None:
+        """A file of another user in a directory others may write to (/tmp) may have been put there for pgvet to
+        fill: replaced, it would keep that user's ownership and mode, and they would read what pgvet wrote. The
+        kernel's protected_regular refuses root such a file for the same reason; so does pgvet, for anyone."""
+        if status.st_uid == os.geteuid():
+            return
+        directory = os.path.dirname(target) or "."
+        try:
+            others = others_may_write(os.stat(directory))
+        except OSError as error:
+            raise self._error(error.strerror) from None
+        if others:
+            raise self._error(f"a file owned by uid {status.st_uid} in {directory}, a directory others may write to: "
+                              "pgvet hands them nothing it writes (remove the file, or write elsewhere)")
 
     def _lstat(self, target: str) -> os.stat_result | None:
         try:

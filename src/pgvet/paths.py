@@ -19,3 +19,41 @@ def real_path_in(real_root: str, path: str) -> str:
 def is_inside(real_path: str, real_root: str) -> bool:
     """Whether a real path lies under a real directory (not the directory itself)."""
     return real_path.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def repository_of(path: str) -> str | None:
+    """The repository ``path`` is in as written (its links not resolved): the nearest directory at or above it
+    that holds ``.git`` (a directory, or a worktree's file); None when none does."""
+    candidate = os.path.abspath(path)
+    while True:
+        if os.path.lexists(os.path.join(candidate, ".git")):
+            return candidate
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return None
+        candidate = parent
+
+
+def link_out_of_repository(path: str) -> tuple[str, str] | None:
+    """The first symbolic link on ``path`` that lies in a repository (a directory holding ``.git``) and leads out
+    of it: (that repository, where the link leads), both real paths; None when there is none. The path is walked
+    from the root as the kernel walks it, a component at a time (``link/..`` is the parent of the link's target),
+    and a repository counts from the real directory that holds its ``.git``: a link into another repository
+    (etckeeper's /etc) leads out of the one that holds the link."""
+    real, repository = os.sep, None
+    for part in os.path.join(os.getcwd(), path).split(os.sep):  # getcwd is a real path
+        if part in ("", "."):
+            continue
+        if part == "..":
+            real = os.path.dirname(real)
+            continue
+        candidate = os.path.join(real, part)
+        if os.path.islink(candidate):
+            target = os.path.realpath(candidate)
+            if repository is not None and target != repository and not is_inside(target, repository):
+                return repository, target
+            candidate = target
+        real = candidate
+        if os.path.lexists(os.path.join(real, ".git")):
+            repository = real
+    return None

@@ -55,6 +55,15 @@ def test_a_corpus_file_is_its_kind_alone_and_read_without_a_problem(path: Path) 
     assert {problem.kind for host in hosts for problem in host.problems} == EXPECTED_PROBLEMS.get(_key(path), set())
 
 
+@pytest.mark.parametrize("path", CLAIMED, ids=_key)
+def test_a_byte_order_mark_hides_no_document(path: Path) -> None:
+    """A file an editor saved with a byte order mark (Notepad's UTF-8) is the same document to PyYAML, Compose and
+    systemd: a compose file that began with one was passed over without a word, its settings never judged."""
+    text = path.read_text(encoding="utf-8")
+    found = recognise(path.name, "\ufeff" + text)
+    assert found is not None and found.name == _key(path).split("/")[0]
+
+
 @pytest.mark.parametrize("path", UNCLAIMED, ids=_key)
 def test_a_corpus_file_kept_as_a_counterexample_is_claimed_by_no_kind(path: Path) -> None:
     text = path.read_text(encoding="utf-8")

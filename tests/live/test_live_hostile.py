@@ -251,6 +251,21 @@ def test_a_dropped_connection_says_the_connection_was_lost(tmp_path: Path) -> No
     assert os.listdir(tmp_path) == []
 
 
+ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x9b31m"
+
+
+def test_a_server_refusal_reaches_the_terminal_escaped(tmp_path: Path) -> None:
+    """The server's error text is its own to choose: `pgvet check` printed it raw (a terminal's title set,
+    its screen cleared), where `collect` and every other error go through the one-line escape."""
+    with FakeServer(answers_with(standard_answers()), refusal=f"no {ESCAPES}\nsecond line") as server:
+        for command in (["check", "--no-input"], ["collect", "-o", str(tmp_path / "out")]):
+            done = pgvet(*command, "--dsn", server.dsn())
+            assert done.returncode == 2, done.stderr
+            error = done.stderr.strip().splitlines()[-1]
+            assert "pgvet: error: " in error and "no \\x1b]0;pwned\\x07\\x1b[2J\\x9b31m; second line" in error, error
+            assert not any(char in done.stdout + done.stderr for char in "\x1b\x07\x9b"), done.stderr
+
+
 def test_answers_that_make_no_sense_are_recorded_gaps(tmp_path: Path) -> None:
     answers = standard_answers()
     answers["FROM pg_settings"] = Rows(SETTINGS_COLUMNS, (

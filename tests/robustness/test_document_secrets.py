@@ -82,3 +82,44 @@ def test_no_password_of_a_document_is_printed_or_written(tmp_path: Path) -> None
     for output in outputs:
         for secret in SECRETS:
             assert secret not in output, [line for line in output.splitlines() if secret in line][:2]
+
+
+def test_no_password_a_configuration_file_sets_is_in_a_finding(tmp_path: Path) -> None:
+    """The validity rules quote the line that sets a parameter (set twice, overridden by ALTER SYSTEM, needing a
+    restart): the value of one that may hold a secret is quoted as a collection writes it, and the text and HTML
+    reports do not quote its line (a custom setting's, whatever its name)."""
+    host = tmp_path / "repo" / "db"
+    host.mkdir(parents=True)
+    (host / "host.yaml").write_text("pg_version: 12\n")
+    (host / "postgresql.conf").write_text(
+        "primary_conninfo = 'host=a password=S3cretFirst'\n"
+        "primary_conninfo = 'host=b password=S3cretLast'\n"
+        "archive_command = 'curl -u app:S3cretArchive x'\n"
+        "myext.api_key = 'S3cretCustom'\n"
+        "myext.api_key = S3cretBare\n"
+        "myext.auth = 'S3cretNamedPlainly'\n"
+        "myext.auth = 'S3cretNamedPlainlyAgain'\n")
+    (host / "postgresql.auto.conf").write_text(
+        "archive_command = 'curl -u app:S3cretAltered x'\n"
+        "primary_conninfo = 'password=S3cretAuto host=c'\n")
+    compose = tmp_path / "repo" / "compose"
+    compose.mkdir()
+    (compose / "docker-compose.yml").write_text(
+        "services:\n  db:\n    image: postgres:16\n    command: [postgres, -c, 'primary_conninfo=password=S3cretDoc',"
+        " -c, 'primary_conninfo=password=S3cretDocAgain']\n")
+    outputs = []
+    for report in ("text", "concise", "json", "jsonl", "sarif", "github", "junit", "gitlab", "html"):
+        outputs.append(run("lint", "--format", report, "--output", str(tmp_path / f"report.{report}"), "repo",
+                           cwd=tmp_path))
+        outputs.append((tmp_path / f"report.{report}").read_text())
+    outputs.append(run("lint", "--verbose", "repo", cwd=tmp_path))
+    # the findings that quote the lines are there, with what is not secret
+    assert "primary_conninfo = 'host=b password=***'" in outputs[-1], outputs[-1]
+    assert "archive_command = '***'" in outputs[-1], outputs[-1]
+    for directory in ("db", "compose"):
+        outputs.append(run("facts", "--format", "json", f"repo/{directory}", cwd=tmp_path))
+        outputs.append(run("fix", f"repo/{directory}", cwd=tmp_path))
+    outputs.append(run("baseline", "create", "repo", cwd=tmp_path))
+    outputs.extend(file.read_text(errors="replace") for file in tmp_path.iterdir() if file.is_file())
+    for output in outputs:
+        assert "S3cret" not in output, [line for line in output.splitlines() if "S3cret" in line][:2]

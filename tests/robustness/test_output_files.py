@@ -190,6 +190,32 @@ def test_a_replaced_file_keeps_its_owner(tmp_path: Path, monkeypatch: pytest.Mon
     assert (host / "postgresql.conf").read_text() == "autovacuum = 'on'\n"
 
 
+@needs_root
+def test_a_file_another_user_planted_where_others_may_write_is_not_handed_the_output(tmp_path: Path) -> None:
+    """`-o /tmp/report.json` as root, where another user had made /tmp/report.json (0666): the report took its
+    owner and mode, theirs to read (the kernel's protected_regular refuses to open such a file for root)."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    private = tmp_path / "host"
+    shutil.copytree(FIXTURES / "small-vm", private)
+    private.chmod(0o700)
+    for name in ("report.json", "pgvet-baseline.json"):
+        planted = shared / name
+        planted.write_text("")
+        planted.chmod(0o666)
+        os.chown(planted, NOBODY_UID, NOBODY_UID)
+    for command in (["lint", str(private), "-f", "json", "-o", str(shared / "report.json")],
+                    ["baseline", "create", str(private), "--output", str(shared / "pgvet-baseline.json")]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2, result.output
+        assert "owned by uid 12345" in result.stderr and "others may write to" in result.stderr, result.stderr
+    for name in ("report.json", "pgvet-baseline.json"):
+        status = (shared / name).stat()
+        assert (status.st_uid, status.st_size) == (NOBODY_UID, 0)
+    assert not [name for name in os.listdir(shared) if name.endswith(output_file.TEMPORARY_SUFFIX)]
+
+
 def test_fix_write_of_a_private_host_makes_its_new_file_private(tmp_path: Path) -> None:
     host = tmp_path / "host"
     shutil.copytree(FIXTURES / "small-vm", host)

@@ -73,6 +73,22 @@ def test_commands_on_a_host_escape_what_it_holds(command: list[str], host: Path,
     assert "\\x1b" in output  # shown, escaped, not dropped
 
 
+BIDI = "\u202e\u2066\u200f"  # right-to-left override, left-to-right isolate, right-to-left mark
+
+
+@pytest.mark.parametrize("report", ["text", "concise", "github"])
+def test_bidirectional_controls_are_escaped(tmp_path: Path, report: str) -> None:
+    """A right-to-left override in a value or a host name reorders what a terminal with bidi support (VTE) or
+    GitHub's page shows after it (CVE-2021-42574's trick): a finding's line would read as something else. The
+    github format's file property too: a directory's name reached the log as it was."""
+    host = tmp_path / f"db{BIDI}1"
+    host.mkdir()
+    (host / "postgresql.conf").write_text(f"work_mem = '4{BIDI}MB'\n")
+    output = run("lint", "--format", report, str(host)).stdout
+    assert not any(char in output for char in BIDI), output
+    assert "\\u202e\\u2066\\u200f" in output
+
+
 def test_json_formats_escape_what_json_escapes(host: Path) -> None:
     # JSON's own escapes for C0 controls (ESC is \u001b); DEL and C1 are left to JSON readers, as in lint's JSON
     for arguments in (["facts", "--format", "json"], ["lint", "--format", "json"]):
@@ -95,6 +111,20 @@ def test_errors_escape_what_they_name(tmp_path: Path) -> None:
         done = run(*arguments)
         assert done.returncode == 2
         assert "\\x1b" in assert_escaped(done)
+
+
+def test_a_baseline_a_repository_names_is_shown_escaped(tmp_path: Path, host: Path) -> None:
+    """`baseline = "b\u001b]0;owned\u0007.json"` in a repository's .pgvet.toml: `baseline create` and `update`
+    name the file they wrote."""
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    host.rename(repository / "db1")
+    (repository / ".pgvet.toml").write_text('baseline = "b' + EVIL.encode("unicode_escape").decode().replace(
+        "\\x", "\\u00") + '.json"\n')
+    for command in ("create", "update"):
+        done = run("baseline", command, "db1", cwd=repository)
+        assert done.returncode == 0, done.stderr
+        assert SHOWN in assert_escaped(done)
 
 
 def test_fix_escapes_what_it_prints_and_writes_the_file_as_it_is(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pgvet.cli.errors import reports_errors
 from pgvet.errors import UsageError
 from pgvet.findings import LintResult
 from pgvet.output_file import any_private
-from pgvet.report import FORMATS, Renderer, ReportOptions, default_format, destinations, visible
+from pgvet.report import FORMATS, Renderer, ReportOptions, default_format, destinations, one_line, visible
 from pgvet.report.files import ReportFile
 from pgvet.run.config import SEVERITIES, load_config
 from pgvet.run.lint import exit_code
@@ -97,7 +97,7 @@ def check(
         code = 0
     if outcome.server_error is not None and dsn is not None:
         # the server given could not be read: the host's report is out, and the command still fails
-        typer.echo(f"pgvet: error: {outcome.server_error}", err=True)
+        typer.echo(one_line(f"pgvet: error: {outcome.server_error}"), err=True)  # the server's own words
         code = 2
     raise typer.Exit(code)
 

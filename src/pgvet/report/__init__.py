@@ -27,8 +27,10 @@ if TYPE_CHECKING:
 
 # What a report for people or for XML must not carry as it is: C0 controls but tab and line feed, DEL, C1, lone
 # surrogates (bytes that were not UTF-8) and U+FFFE/U+FFFF. A value of a configuration file can hold them (ESC
-# included: an escape sequence would reach the terminal or CI log), and XML cannot hold most of them at all.
-_NOT_VISIBLE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]"
+# included: an escape sequence would reach the terminal or CI log), and XML cannot hold most of them at all. Nor
+# the bidirectional formatting characters (marks, embeddings, overrides, isolates): a right-to-left override
+# reorders what a terminal with bidi support or a web page shows after it.
+_NOT_VISIBLE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
 
 
 @lru_cache(maxsize=1)

@@ -3,7 +3,8 @@
 The text table shows what inputs hold with their control characters escaped (pgvet.report.visible), as the
 lint report does: a value or a file name may hold an escape sequence, which must not reach the terminal. The
 parameters that may hold a secret (a connection string's password, a command, a custom setting) are shown as a
-collection writes them (pgvet.live.redact): a repository's Patroni file or compose command may hold one."""
+collection writes them (pgvet.live.redact): the configuration files' lines are facts so already
+(snapshot/pgfacts.py); a pg_settings.json not written by a collection may still hold one."""
 
 from __future__ import annotations
 
@@ -12,10 +13,7 @@ import json
 
 from pgvet.live.redact import redact_setting
 from pgvet.report import one_line
-from pgvet.snapshot.facts import Fact, HostFacts, Item
-
-# The fields of a ``setting`` item (a parameter's line) that hold its value.
-_SETTING_VALUES = frozenset({"setting.value", "setting.raw", "setting.canonical"})
+from pgvet.snapshot.facts import Fact, HostFacts
 
 
 def _redacted(fact: Fact, parameter: str | None) -> Fact:
@@ -37,18 +35,13 @@ def _host_facts(host: HostFacts) -> list[Fact]:
     return [_redacted(host.facts[name], name[3:] if name.startswith("pg.") else None) for name in sorted(host.facts)]
 
 
-def _item_facts(item: Item) -> list[Fact]:
-    parameter = item.get("setting.name")
-    return [_redacted(fact, str(parameter) if fact.name in _SETTING_VALUES else None) for fact in item.facts()]
-
-
 def facts_json(host: HostFacts) -> dict[str, object]:
     return {
         "host": host.name,
         "root": host.root,
         "facts": {fact.name: fact.to_json() for fact in _host_facts(host)},
         "items": {
-            scope: [{fact.name: fact.to_json() for fact in _item_facts(item)} for item in items]
+            scope: [{fact.name: fact.to_json() for fact in item.facts()} for item in items]
             for scope, items in sorted(host.items.items())
         },
         "notes": host.notes,
@@ -89,7 +82,7 @@ def render_facts(host: HostFacts, output_format: str) -> str:
             continue
         console.print(f"\n{scope} items ({len(items)})")
         for index, item in enumerate(items, 1):
-            values = ", ".join(f"{fact.name.split('.', 1)[1]}={_shown(fact)}" for fact in _item_facts(item))
+            values = ", ".join(f"{fact.name.split('.', 1)[1]}={_shown(fact)}" for fact in item.facts())
             console.print(one_line(f"  {index}. [{item.source}] {values}"), markup=False)
     for note in host.notes:
         console.print(one_line(f"note: {note}"), markup=False)

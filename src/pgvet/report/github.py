@@ -44,7 +44,8 @@ def _where(finding: Finding, host: HostResult, options: ReportOptions) -> tuple[
 
 
 def _command(level: str, message: str, title: str, file: str | None, line: int | None) -> str:
-    properties = [f"file={escape_property(file)}"] if file else []
+    # a file name is the repository's to choose: escaped as any text, though GitHub then finds no such file
+    properties = [f"file={escape_property(visible(file))}"] if file else []
     if file and line:
         properties.append(f"line={line}")
     properties.append(f"title={escape_property(visible(title))}")

@@ -50,8 +50,11 @@ NOT_A_FILE = "<"  # Source paths such as <default> and <derived>
 
 # A line that may hold a secret is not quoted: a password beside the parameters on one line (a compose file's flow
 # mapping with POSTGRES_PASSWORD, a Patroni file in flow style, a Secret, a conninfo, a URI with its credentials, a
-# command such as archive_command's, which pgvet.live.redact hides too).
-_MAY_HOLD_SECRET = re.compile(r"pass|pwd|secret|token|credential|api_?key|private|_command|://[^\s/@]*@",
+# command such as archive_command's, or a custom setting: a dotted name set with '=' or ':' that is no kernel
+# parameter), which pgvet.live.redact hides too. Each dotted name is scanned once from its start: linear.
+_KERNEL_NAMESPACES = "abi|crypto|debug|dev|fs|kernel|net|sunrpc|user|vm"
+_MAY_HOLD_SECRET = re.compile(r"pass|pwd|secret|token|credential|api_?key|private|_command|://[^\s/@]*@"
+                              rf"|(?<![\w$.])(?!(?:{_KERNEL_NAMESPACES})\.)[A-Za-z_][\w$]*\.[\w.$]*\s*[=:]",
                               re.IGNORECASE)
 
 MAX_EVIDENCE = 3  # evidence places shown per finding without --verbose

@@ -28,7 +28,7 @@ from typing import Any
 from pgvet.engine.loader import RULE_SUFFIXES
 from pgvet.errors import UsageError
 from pgvet.inputs.reading import read_file_at_most
-from pgvet.paths import is_inside
+from pgvet.paths import is_inside, repository_of
 from pgvet.provenance import Source
 from pgvet.report import visible
 from pgvet.trust import why_untrusted
@@ -121,10 +121,8 @@ def _why_untrusted(path: Path) -> str | None:
 
 def repository_root(directory: Path) -> Path:
     """The first directory from ``directory`` upwards that holds ``.git``, else ``directory`` itself."""
-    for candidate in (directory, *directory.parents):
-        if os.path.lexists(candidate / ".git"):
-            return candidate
-    return directory
+    found = repository_of(os.fspath(directory))
+    return Path(found) if found is not None else directory
 
 
 def _inside(path: Path, root: str) -> bool:

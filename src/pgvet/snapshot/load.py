@@ -28,6 +28,7 @@ from pgvet.inputs.reading import MAX_INPUT_BYTES, find_mark, read_text
 from pgvet.inputs.registry import host_markers
 from pgvet.inputs.sysctl import PairedValue, SysctlSetting
 from pgvet.inputs.sysfs import is_virtual_disk, parse_sysfs
+from pgvet.paths import link_out_of_repository
 from pgvet.provenance import Located, Source
 from pgvet.snapshot import pgfacts
 from pgvet.snapshot.discovery import SnapshotInputs, discover
@@ -148,6 +149,18 @@ def _hosts_inside(root: Path) -> str:
     return f"; it holds {len(hosts)} host directories ({shown}): give them, e.g. `pgvet lint {root}/*`"
 
 
+def _refuse_a_link_out_of_its_repository(directory: Path) -> None:
+    """A host directory given in a repository must be reached without a link that leads out of it: a repository's
+    link (``hosts/db -> /etc/postgresql/16/main``) must not choose what pgvet reads, nor what ``fix --write``
+    writes as root, any more than an include that leads out does. Out of any repository, a link is the user's."""
+    out = link_out_of_repository(os.fspath(directory))
+    if out is not None:
+        repository, target = out
+        raise InputError(f"a symbolic link that leads out of its repository {repository} (to {target}): pgvet reads "
+                         "no host a repository's link chooses; give that directory itself to lint it",
+                         Source(str(directory)))
+
+
 def load_hosts(directory: Path | None, explicit: SnapshotInputs | None = None, *, wanted: frozenset[str] | None = None,
                upgrade_to: int | None = None) -> list[HostFacts]:
     """Every host of a directory: one, or one for each host its configuration documents declare (a CloudNativePG
@@ -184,6 +197,8 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
         raise InputError(f"{what} (a host is a directory of inputs)", Source(str(directory)))
     if directory is not None and not os.access(directory, os.X_OK):  # not even a name in it can be looked up
         raise InputError("cannot read this directory: Permission denied", Source(str(directory)))
+    if directory is not None:
+        _refuse_a_link_out_of_its_repository(directory)
     root = directory if directory is not None else Path.cwd()
     builder = _Builder(name or "", root, wanted)
     if not name:

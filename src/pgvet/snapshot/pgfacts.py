@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pgvet.inputs.postgresql_conf import ConfResult, ConfSetting, load_conf
 from pgvet.inputs.reading import read_text
+from pgvet.live.redact import redact_setting
 from pgvet.pgparams import (
     BUILD_OPTIONS,
     NEWEST_MAJOR,
@@ -182,6 +183,7 @@ def _conf_items(host: HostFacts, conf: ConfResult, param_table: ParamTable, para
     items: list[Item] = []
     for setting, kind in zip(conf.settings, kinds, strict=True):
         name, value, raw, _, source, written = setting
+        value, raw = _without_secret(name, value, raw)
         param = params[name]
         winner = effective[name]
         path = source.path
@@ -217,6 +219,17 @@ def _conf_items(host: HostFacts, conf: ConfResult, param_table: ParamTable, para
                     fields["setting.suggestion"] = suggestion
         items.append(Item(fields, source))
     host.items["setting"] = items
+
+
+def _without_secret(name: str, value: str, raw: str) -> tuple[str, str]:
+    """A line's value and its text as written, with the secret the parameter may hold hidden as a collection hides
+    it (pgvet.live.redact: a connection string's password, a command, a custom setting): findings quote the line
+    (a duplicate, a value ALTER SYSTEM overrides, one that needs a restart). Only string parameters and
+    placeholders hold one, so the hidden value is judged (a setting item) as the written one would be."""
+    hidden = redact_setting(name, value)
+    if hidden is None or hidden == value:
+        return value, raw
+    return hidden, "'" + hidden.replace("'", "''") + "'" if raw.startswith("'") else hidden
 
 
 def _skipped_invalid(conf: ConfResult, params: Mapping[str, Param | None],
@@ -281,16 +294,19 @@ def _effective_facts(host: HostFacts, conf: ConfResult, params: Mapping[str, Par
     for name, (setting, param) in winners.items():
         places = tuple(occurrences[name])
         if param is None:
-            if "." in name:  # an extension's placeholder: kept as text
+            # an extension's placeholder: kept as text, which rules compute with (pg_stat_statements.max sizes
+            # shared memory); `pgvet facts` hides it (report/facts.py)
+            if "." in name:
                 host.add(Fact(f"{prefix}.{name}", setting.value, setting.source, places, setting.raw))
             continue
         if param.context == "internal":
             continue  # PostgreSQL refuses the line (PGV420) and keeps the compiled or initdb value
-        parsed = _parsed(param.major, param.name, setting.value)
+        value, raw = _without_secret(name, setting.value, setting.raw)
+        parsed = _parsed(param.major, param.name, value)
         if isinstance(parsed, InvalidValue):
             continue  # the validity rules report it; PostgreSQL would not start with it
         fact_name = f"{prefix}.{name}"
-        host.facts[fact_name] = make_fact((fact_name, parsed.canonical, setting.source, places, setting.raw))
+        host.facts[fact_name] = make_fact((fact_name, parsed.canonical, setting.source, places, raw))
 
 
 @lru_cache(maxsize=4096)

@@ -168,7 +168,10 @@ def document_kind(name: str) -> DocumentKind:
 
 
 def recognise(name: str, text: str) -> DocumentKind | None:
-    """The kind of a file, by its name and content; None when it is no configuration document pgvet reads."""
+    """The kind of a file, by its name and content; None when it is no configuration document pgvet reads. A byte
+    order mark before the content hides nothing (YAML and systemd skip it; tuned's parser refuses it, as its kind's
+    parse says)."""
+    text = text.removeprefix("\ufeff")
     lowered = name.lower()
     for kind in document_kinds():
         if lowered.endswith(kind.suffixes) and kind.recognises(name, text):

@@ -1,0 +1,99 @@
+"""A repository's symbolic link does not choose the host pgvet reads or writes: a host directory given inside a
+repository (the nearest directory above it holding .git) that resolves outside it is refused, as an include, an
+input or a configuration's path that leads out is. ``pgvet lint repo/*`` or ``pgvet fix --write repo/db`` run as
+root on a database host would otherwise read /var/lib/postgresql's files into a CI log, or rewrite /etc's."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pgvet.cli import app
+
+runner = CliRunner()
+OUTSIDE_CONF = "shared_buffers = 100GB\nwork_mem = 'OutsideValue'\n"
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    """A repository with a host of its own, a link to it, and links (one named as a YAML document) to a host
+    directory outside it."""
+    outside = tmp_path / "etc-postgresql"
+    outside.mkdir()
+    (outside / "postgresql.conf").write_text(OUTSIDE_CONF)
+    (outside / "host.yaml").write_text("ram: 8GB\npg_version: 16\n")
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "db").mkdir()
+    (repository / "db" / "postgresql.conf").write_text("shared_buffers = 1GB\n")
+    (repository / "same-db").symlink_to("db")
+    (repository / "prod").symlink_to(outside)
+    (repository / "evil.yaml").symlink_to(outside)
+    other = tmp_path / "etc"  # a repository of its own (etckeeper's /etc): still not this one
+    (other / ".git").mkdir(parents=True)
+    shutil.copytree(outside, other / "postgresql")
+    (repository / "etc").symlink_to(other)
+    (repository / "hosts").mkdir()
+    (repository / "hosts" / "db").symlink_to(other / "postgresql")
+    return repository
+
+
+@pytest.mark.parametrize("given", ["prod", "evil.yaml", "prod/postgresql.conf", "db/../prod", "etc/postgresql",
+                                   "hosts/db", "same-db/../prod"])
+def test_a_host_a_repository_link_leads_out_to_is_not_read(repository: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            given: str) -> None:
+    monkeypatch.chdir(repository)
+    result = runner.invoke(app, ["lint", "-f", "json", given, "db"])
+    assert result.exit_code == 2, result.output
+    assert "OutsideValue" not in result.output
+    report = json.loads(result.stdout)
+    assert {finding["host"] for finding in report["findings"]} == {"db"}
+    error = " ".join(str(each) for each in report["errors"])
+    assert "leads out of its repository" in error, error
+    if given.endswith(".conf"):
+        return  # facts and fix take a directory
+    for command in (["facts", given], ["fix", given]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2 and "leads out of its repository" in result.stderr, result.output
+        assert "OutsideValue" not in result.output
+
+
+def test_fix_write_does_not_write_through_a_repository_link(repository: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(repository)
+    outside = repository.parent / "etc-postgresql"
+    before = sorted(path.name for path in outside.iterdir())
+    result = runner.invoke(app, ["fix", "--write", "prod"])
+    assert result.exit_code == 2, result.output
+    assert sorted(path.name for path in outside.iterdir()) == before
+    assert (outside / "postgresql.conf").read_text() == OUTSIDE_CONF
+
+
+def test_links_within_the_repository_and_outside_any_repository_are_followed(repository: Path, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(repository)
+    result = runner.invoke(app, ["lint", "-f", "json", "same-db"])
+    assert result.exit_code in (0, 1), result.output
+    fleet = tmp_path / "fleet"  # the user's own directory of snapshots, in no repository
+    fleet.mkdir()
+    (fleet / "prod").symlink_to(tmp_path / "etc-postgresql")
+    result = runner.invoke(app, ["lint", "-f", "json", str(fleet / "prod")])
+    assert result.exit_code == 1 and "OutsideValue" in result.stdout, result.output
+
+
+def test_no_output_is_written_through_a_repository_link(repository: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pgvet lint . -o reports/pgvet.sarif` in a CI template, on a repository whose `reports` links to
+    /etc/cron.d: the report went there, as root."""
+    monkeypatch.chdir(repository)
+    elsewhere = repository.parent / "cron.d"
+    elsewhere.mkdir()
+    (repository / "reports").symlink_to(elsewhere)
+    for command in (["lint", "db", "-f", "sarif", "-o", "reports/pgvet.sarif"],
+                    ["baseline", "create", "db", "-o", "reports/baseline.json"]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2, result.output
+        assert "leads out of its repository" in result.stderr, result.stderr
+    assert list(elsewhere.iterdir()) == []
