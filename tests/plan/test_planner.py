@@ -239,3 +239,30 @@ def test_a_suppressed_rule_proposes_nothing(tmp_path: Path) -> None:
     assert "shared_buffers" not in target
     # the pool is then the one 138 GB needs, which the host cannot hold beside what it commits: left by hand
     assert "vm.nr_hugepages" not in target or int(target["vm.nr_hugepages"]) > 70_000
+
+
+@pytest.mark.parametrize("mode", [2, 0])
+def test_more_shared_memory_is_committed_within_commit_limit(tmp_path: Path, mode: int) -> None:
+    # a 16 GB host, 85 % of an 80 % CommitLimit committed, shared_buffers 128MB: the fix raised shared_buffers to
+    # 4 GB outside huge pages (a shared anonymous mapping is committed whole when PostgreSQL maps it), so with strict
+    # overcommit PostgreSQL would have stopped at its restart ("could not map anonymous shared memory")
+    mem_kb = 16 * GB_KB
+    limit_kb = mem_kb // 4 * 80 // 100 * 4
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(mem_kb, 0, committed_kb=int(limit_kb * 0.85), ratio=80),
+        "sysctl.txt": sysctl(vm__overcommit_memory=mode, vm__overcommit_ratio=80),
+        "postgresql.conf": "shared_buffers = 128MB\n",
+        "host.yaml": "pg_version: 16\n",
+    })
+    result = host_result(path)
+    target = changes(result)
+    strict = target.get("vm.overcommit_memory", str(mode)) == "2"
+    ratio = int(target.get("vm.overcommit_ratio", "80"))
+    if strict and "shared_buffers" in target:
+        # what PostgreSQL will commit once restarted stays within the CommitLimit the fix leaves
+        new_shmem_kb = int(target["shared_buffers"].removesuffix("MB")) * 1024
+        committed_after_kb = limit_kb * 0.85 + new_shmem_kb - 128 * 1024
+        assert committed_after_kb <= 0.9 * (mem_kb * ratio // 100), target
+    if mode == 2:  # strict already: shared_buffers is what would not fit, kept with the reason
+        assert "shared_buffers" not in target
+        assert "could not map anonymous shared memory" in (finding_of(result, "PGV502").fix.text or "")
