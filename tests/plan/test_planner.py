@@ -266,3 +266,17 @@ def test_more_shared_memory_is_committed_within_commit_limit(tmp_path: Path, mod
     if mode == 2:  # strict already: shared_buffers is what would not fit, kept with the reason
         assert "shared_buffers" not in target
         assert "could not map anonymous shared memory" in (finding_of(result, "PGV502").fix.text or "")
+
+
+def test_a_pool_of_1gb_default_pages_is_sized_in_bytes_not_in_pages(tmp_path: Path) -> None:
+    # the margin of "at least 8 pages" was 8 GB of 1 GB pages: on 32 GB, 17 pages for a need of 9, which
+    # huge-pages-pool-too-large (PGV113) then judged, so the target kept no pool at all
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(32 * GB_KB, 2 * GB_KB, size_kb=GB_KB),
+        "sysctl.txt": sysctl(),
+        "postgresql.conf": "shared_buffers = 8GB\nhuge_pages = try\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path)
+    needed = finding_of(result, "PGV112").values["needed"]
+    assert changes(result)["vm.nr_hugepages"] == str(needed + 1)
