@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 import kernelsim
 from conftest import FIXTURES
 from pgvet.findings import Finding, HostResult
-from pgvet.fix.writer import fix_host
+from pgvet.fix.writer import fix_host, render
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
 
@@ -280,3 +281,15 @@ def test_a_pool_of_1gb_default_pages_is_sized_in_bytes_not_in_pages(tmp_path: Pa
     result = host_result(path)
     needed = finding_of(result, "PGV112").values["needed"]
     assert changes(result)["vm.nr_hugepages"] == str(needed + 1)
+
+
+def test_a_default_is_shown_as_show_writes_it(tmp_path: Path) -> None:
+    # effective_cache_size unset was shown as "524288 → 1305MB" beside a message saying 4.0 GiB (8 kB pages)
+    path = write_host(tmp_path, {"meminfo.txt": meminfo(2 * GB_KB, 0), "sysctl.txt": sysctl(),
+                                 "postgresql.conf": "shared_buffers = 128MB\n", "host.yaml": "pg_version: 16\n"})
+    result = host_result(path)
+    assert result.target is not None
+    current = {change.setting.name: change.current for change in result.target.changes}
+    assert current["effective_cache_size"] == "4GB"
+    consolidated, _ = fix_host(path, LintOptions())
+    assert re.search(r"^#   effective_cache_size +4GB → ", render(consolidated), re.MULTILINE)
