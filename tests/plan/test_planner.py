@@ -293,3 +293,23 @@ def test_a_default_is_shown_as_show_writes_it(tmp_path: Path) -> None:
     assert current["effective_cache_size"] == "4GB"
     consolidated, _ = fix_host(path, LintOptions())
     assert re.search(r"^#   effective_cache_size +4GB → ", render(consolidated), re.MULTILINE)
+
+
+def test_a_parameter_alter_system_sets_is_left_out_of_the_target(tmp_path: Path) -> None:
+    # shared_buffers = 16GB in postgresql.auto.conf: the target lowered it, which fix --write cannot do, and wrote
+    # huge_pages = on with a pool for the lower value: after the reboot PostgreSQL would not start (PGV110)
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(32 * GB_KB, GB_KB, committed_kb=18 * GB_KB),
+        "sysctl.txt": sysctl(),
+        "postgresql.conf": "huge_pages = try\nmax_connections = 200\n",
+        "postgresql.auto.conf": "shared_buffers = '16GB'\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    target = changes(host_result(path))
+    assert "shared_buffers" not in target
+    consolidated, outcome = fix_host(path, LintOptions(), write_files=True)
+    assert outcome is not None and not outcome.left
+    assert "shared_buffers stays as it is: ALTER SYSTEM sets it (postgresql.auto.conf:1), which overrides " \
+        "postgresql.conf: on the server, ALTER SYSTEM SET shared_buffers = '8192MB';" in " ".join(consolidated.notes)
+    kernelsim.apply_and_reboot(path)
+    assert "PGV110" not in {finding.rule_id for finding in host_result(path).findings}

@@ -13,8 +13,9 @@ from pgvet.engine.planner.stages import asks_pinned
 from pgvet.engine.planner.target import Pin, Setting, Target, fix_settings, label
 from pgvet.engine.planner.world import PLANNED, World
 from pgvet.engine.runtime import Env, EvalError
-from pgvet.findings import Finding
+from pgvet.findings import Finding, quote_setting
 from pgvet.snapshot.facts import Fact, FactValue, HostFacts
+from pgvet.snapshot.pgfacts import is_auto_conf
 
 if TYPE_CHECKING:
     from pgvet.engine.planner.planner import Planner
@@ -37,6 +38,7 @@ def verify_invariants(planner: Planner, baseline: World, target_world: World, cu
     host, world = baseline.host, target_world.host
     before = Values(planner.pack, host, baseline.derived)
     after = Values(planner.pack, world, target_world.derived)
+    _verify_written_where_it_takes_effect(host, target)
     for change in target.changes:
         setting = change.setting
         if setting.kind == "postgresql" and setting.name in HOT_STANDBY_MINIMUMS:
@@ -50,6 +52,21 @@ def verify_invariants(planner: Planner, baseline: World, target_world: World, cu
     _verify_work_mem(planner, host, before, world, target)
     _verify_new_findings(planner, current, final, excluded, changed)
     _verify_fixpoint(planner, world, final, excluded, pinned)
+
+
+def _verify_written_where_it_takes_effect(host: HostFacts, target: Target) -> None:
+    """A parameter ALTER SYSTEM sets is no change of the target: the fix writes postgresql.conf, which it overrides,
+    and the rest of the target, worked out with the new value, would be written without it (a pool sized for a
+    lower shared_buffers, with huge_pages = on: PostgreSQL would not start)."""
+    for change in target.changes:
+        setting = change.setting
+        if setting.kind != "postgresql":
+            continue
+        fact = host.facts.get(setting.declared_fact) or host.facts.get(setting.fact)
+        if fact is not None and is_auto_conf(fact.source.path):
+            raise Pin(setting, f"ALTER SYSTEM sets it ({fact.source}), which overrides postgresql.conf: on the server, "
+                               f"ALTER SYSTEM SET {setting.name} = {quote_setting(change.target)}; then pgvet fix "
+                               "again (the rest of the target is worked out with the value it has)")
 
 
 def _latest(planner: Planner, candidates: Iterable[Setting], changed: set[Setting]) -> Setting | None:
