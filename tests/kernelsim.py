@@ -13,6 +13,9 @@ Written for the tests apart from pgvet's own code, and reviewed against the kern
   (no fragmentation at boot); no surplus page is taken yet; pages of other sizes (kernel command line) stay.
 - CommitLimit (mm/util.c, vm_commit_limit), in 4 kB pages with integer division:
   overcommit_kbytes ? kbytes >> 2 : (totalram_pages - hugetlb_total_pages) * overcommit_ratio / 100; + swap pages.
+- Committed_AS once PostgreSQL runs again: as measured, plus what its restart adds (``commit``): a shared
+  anonymous mapping, its shared memory outside huge pages, is committed whole when it is mapped (mm/shmem.c,
+  shmem_acct_size); huge pages are not (hugetlb has its own reservations).
 """
 
 from __future__ import annotations
@@ -136,3 +139,11 @@ def apply_and_reboot(host: Path) -> None:
         running = apply_sysctl({}, lines)
     if (host / "meminfo.txt").is_file():
         reboot_meminfo(host / "meminfo.txt", running)
+
+
+def commit(path: Path, growth_kb: int) -> None:
+    """meminfo.txt once processes have committed ``growth_kb`` more (Committed_AS; left alone when absent)."""
+    text = path.read_text(encoding="utf-8")
+    text = re.sub(r"^(Committed_AS:\s+)(\d+)", lambda match: f"{match.group(1)}{int(match.group(2)) + growth_kb}",
+                  text, flags=re.MULTILINE)
+    path.write_text(text, encoding="utf-8")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 import kernelsim
 from conftest import FIXTURES
 from pgvet.findings import Finding, HostResult
-from pgvet.fix.writer import fix_host
+from pgvet.fix.writer import fix_host, render
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
 
@@ -239,3 +240,76 @@ def test_a_suppressed_rule_proposes_nothing(tmp_path: Path) -> None:
     assert "shared_buffers" not in target
     # the pool is then the one 138 GB needs, which the host cannot hold beside what it commits: left by hand
     assert "vm.nr_hugepages" not in target or int(target["vm.nr_hugepages"]) > 70_000
+
+
+@pytest.mark.parametrize("mode", [2, 0])
+def test_more_shared_memory_is_committed_within_commit_limit(tmp_path: Path, mode: int) -> None:
+    # a 16 GB host, 85 % of an 80 % CommitLimit committed, shared_buffers 128MB: the fix raised shared_buffers to
+    # 4 GB outside huge pages (a shared anonymous mapping is committed whole when PostgreSQL maps it), so with strict
+    # overcommit PostgreSQL would have stopped at its restart ("could not map anonymous shared memory")
+    mem_kb = 16 * GB_KB
+    limit_kb = mem_kb // 4 * 80 // 100 * 4
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(mem_kb, 0, committed_kb=int(limit_kb * 0.85), ratio=80),
+        "sysctl.txt": sysctl(vm__overcommit_memory=mode, vm__overcommit_ratio=80),
+        "postgresql.conf": "shared_buffers = 128MB\n",
+        "host.yaml": "pg_version: 16\n",
+    })
+    result = host_result(path)
+    target = changes(result)
+    strict = target.get("vm.overcommit_memory", str(mode)) == "2"
+    ratio = int(target.get("vm.overcommit_ratio", "80"))
+    if strict and "shared_buffers" in target:
+        # what PostgreSQL will commit once restarted stays within the CommitLimit the fix leaves
+        new_shmem_kb = int(target["shared_buffers"].removesuffix("MB")) * 1024
+        committed_after_kb = limit_kb * 0.85 + new_shmem_kb - 128 * 1024
+        assert committed_after_kb <= 0.9 * (mem_kb * ratio // 100), target
+    if mode == 2:  # strict already: shared_buffers is what would not fit, kept with the reason
+        assert "shared_buffers" not in target
+        assert "could not map anonymous shared memory" in (finding_of(result, "PGV502").fix.text or "")
+
+
+def test_a_pool_of_1gb_default_pages_is_sized_in_bytes_not_in_pages(tmp_path: Path) -> None:
+    # the margin of "at least 8 pages" was 8 GB of 1 GB pages: on 32 GB, 17 pages for a need of 9, which
+    # huge-pages-pool-too-large (PGV113) then judged, so the target kept no pool at all
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(32 * GB_KB, 2 * GB_KB, size_kb=GB_KB),
+        "sysctl.txt": sysctl(),
+        "postgresql.conf": "shared_buffers = 8GB\nhuge_pages = try\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path)
+    needed = finding_of(result, "PGV112").values["needed"]
+    assert changes(result)["vm.nr_hugepages"] == str(needed + 1)
+
+
+def test_a_default_is_shown_as_show_writes_it(tmp_path: Path) -> None:
+    # effective_cache_size unset was shown as "524288 → 1305MB" beside a message saying 4.0 GiB (8 kB pages)
+    path = write_host(tmp_path, {"meminfo.txt": meminfo(2 * GB_KB, 0), "sysctl.txt": sysctl(),
+                                 "postgresql.conf": "shared_buffers = 128MB\n", "host.yaml": "pg_version: 16\n"})
+    result = host_result(path)
+    assert result.target is not None
+    current = {change.setting.name: change.current for change in result.target.changes}
+    assert current["effective_cache_size"] == "4GB"
+    consolidated, _ = fix_host(path, LintOptions())
+    assert re.search(r"^#   effective_cache_size +4GB → ", render(consolidated), re.MULTILINE)
+
+
+def test_a_parameter_alter_system_sets_is_left_out_of_the_target(tmp_path: Path) -> None:
+    # shared_buffers = 16GB in postgresql.auto.conf: the target lowered it, which fix --write cannot do, and wrote
+    # huge_pages = on with a pool for the lower value: after the reboot PostgreSQL would not start (PGV110)
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(32 * GB_KB, GB_KB, committed_kb=18 * GB_KB),
+        "sysctl.txt": sysctl(),
+        "postgresql.conf": "huge_pages = try\nmax_connections = 200\n",
+        "postgresql.auto.conf": "shared_buffers = '16GB'\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    target = changes(host_result(path))
+    assert "shared_buffers" not in target
+    consolidated, outcome = fix_host(path, LintOptions(), write_files=True)
+    assert outcome is not None and not outcome.left
+    assert "shared_buffers stays as it is: ALTER SYSTEM sets it (postgresql.auto.conf:1), which overrides " \
+        "postgresql.conf: on the server, ALTER SYSTEM SET shared_buffers = '8192MB';" in " ".join(consolidated.notes)
+    kernelsim.apply_and_reboot(path)
+    assert "PGV110" not in {finding.rule_id for finding in host_result(path).findings}

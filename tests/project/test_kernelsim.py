@@ -59,3 +59,11 @@ def test_ratio_and_bytes_zero_each_other_as_their_handlers_do() -> None:
     # refused values change nothing: dirty_bytes below two pages, a ratio above 100
     refused = kernelsim.apply_sysctl(after, [("vm.dirty_bytes", "4096"), ("vm.dirty_ratio", "101")])
     assert refused["vm.dirty_bytes"] == "536870912" and refused["vm.dirty_ratio"] == "0"
+
+
+def test_what_is_committed_grows_and_nothing_else(tmp_path: Path) -> None:
+    meminfo = tmp_path / "meminfo.txt"
+    meminfo.write_text("MemTotal:       16777216 kB\nCommitLimit:    13421772 kB\nCommitted_AS:   11408506 kB\n")
+    kernelsim.commit(meminfo, 4_000_000)
+    assert kernelsim.read_meminfo(meminfo) == {"MemTotal": 16777216, "CommitLimit": 13421772,
+                                               "Committed_AS": 15408506}

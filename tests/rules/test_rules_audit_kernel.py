@@ -602,7 +602,8 @@ def test_default_size_fix_text_is_unchanged_and_a_text_that_renders_empty_is_non
     [small] = found["PGV110"]
     assert small.fix.text is not None and small.fix.text.startswith(
         "Reserve the pages at boot (sysctl.d, or hugepages= on the kernel command line) so that fragmentation "
-        "cannot prevent their allocation; the suggestion adds a 2 % margin (at least 8 pages). Values of the target")
+        "cannot prevent their allocation; the suggestion adds a 2 % margin (at least 16 MB, in whole pages). "
+        "Values of the target")
     [tables] = found["PGV120"]
     # the pool of the host's target, for the shared_buffers it lowers; the text says so
     assert tables.fix.sysctl == {"vm.nr_hugepages": "25200"}

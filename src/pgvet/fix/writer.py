@@ -30,12 +30,12 @@ from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
 from pgvet.snapshot.facts import Fact
 from pgvet.snapshot.load import load_host
+from pgvet.snapshot.pgfacts import is_auto_conf
 
 SYSCTL_DIRECTORY = "sysctl.d"
 SYSCTL_NAME = "90-postgresql.conf"
 SYSCTL_FILE = f"{SYSCTL_DIRECTORY}/{SYSCTL_NAME}"
 POSTGRESQL_CONF = "postgresql.conf"
-AUTO_CONF = "postgresql.auto.conf"
 PG_SETTINGS = "pg_settings.json"
 
 
@@ -297,7 +297,7 @@ def _write_setting(files: _Files, name: str, change: Change, fact: Fact | None) 
     value = quote_setting(change.value)
     source = fact.source if fact is not None else None
     instead = f"ALTER SYSTEM SET {name} = {value};"
-    if source is not None and os.path.basename(source.path) == AUTO_CONF:  # the snapshot's, or a live server's
+    if source is not None and is_auto_conf(source.path):  # the snapshot's, or a live server's
         files.outcome.left.append(f"{name} = {value}: not written — it is set by ALTER SYSTEM ({source}), which "
                                   f"overrides postgresql.conf; on the server: {instead}")
         return

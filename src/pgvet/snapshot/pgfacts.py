@@ -174,7 +174,7 @@ def _conf_items(host: HostFacts, conf: ConfResult, param_table: ParamTable, para
     counts = Counter(map(_SETTING_NAME, conf.settings))
     # the same, apart in postgresql.auto.conf (ALTER SYSTEM) and in the other files: a name set in both is
     # overridden (PGV406) rather than repeated (PGV405)
-    kinds = [(setting.name, _is_auto_conf(setting.source.path)) for setting in conf.settings]
+    kinds = [(setting.name, is_auto_conf(setting.source.path)) for setting in conf.settings]
     kind_counts = Counter(kinds)
     last_of_kind = dict(zip(kinds, conf.settings, strict=True))
     effective = conf.effective()
@@ -201,7 +201,7 @@ def _conf_items(host: HostFacts, conf: ConfResult, param_table: ParamTable, para
             fields["setting.skipped_invalid"] = "; ".join(skipped_invalid[kind])
         if winner is not setting:
             fields["setting.overridden_by"] = str(winner.source)
-            fields["setting.overridden_in_auto_conf"] = _is_auto_conf(winner.source.path)
+            fields["setting.overridden_in_auto_conf"] = is_auto_conf(winner.source.path)
         if param is not None:
             fields.update(_value_fields(param.major, param.name, value))
         elif not placeholder:
@@ -245,7 +245,7 @@ def _skipped_invalid(conf: ConfResult, params: Mapping[str, Param | None],
             continue
         parsed = _parsed(param.major, param.name, setting.value)
         if isinstance(parsed, InvalidValue):
-            found.setdefault((setting.name, _is_auto_conf(setting.source.path)), []).append(
+            found.setdefault((setting.name, is_auto_conf(setting.source.path)), []).append(
                 f"{setting.written} = {setting.raw} at {setting.source} ({parsed.message})")
     return found
 
@@ -277,7 +277,7 @@ def _value_fields(major: int, name: str, text: str) -> dict[str, FactValue]:
     return fields
 
 
-def _is_auto_conf(path: str) -> bool:
+def is_auto_conf(path: str) -> bool:
     """Whether a shown path names a postgresql.auto.conf (its basename, by string operations: once a line)."""
     return path == "postgresql.auto.conf" or path.endswith("/postgresql.auto.conf")
 

@@ -11,10 +11,11 @@ from pgvet.engine.ir import Value
 from pgvet.engine.pack import RulePack
 from pgvet.engine.planner.stages import asks_pinned
 from pgvet.engine.planner.target import Pin, Setting, Target, fix_settings, label
-from pgvet.engine.planner.world import World
+from pgvet.engine.planner.world import PLANNED, World
 from pgvet.engine.runtime import Env, EvalError
-from pgvet.findings import Finding
-from pgvet.snapshot.facts import FactValue, HostFacts
+from pgvet.findings import Finding, quote_setting
+from pgvet.snapshot.facts import Fact, FactValue, HostFacts
+from pgvet.snapshot.pgfacts import is_auto_conf
 
 if TYPE_CHECKING:
     from pgvet.engine.planner.planner import Planner
@@ -37,6 +38,7 @@ def verify_invariants(planner: Planner, baseline: World, target_world: World, cu
     host, world = baseline.host, target_world.host
     before = Values(planner.pack, host, baseline.derived)
     after = Values(planner.pack, world, target_world.derived)
+    _verify_written_where_it_takes_effect(host, target)
     for change in target.changes:
         setting = change.setting
         if setting.kind == "postgresql" and setting.name in HOT_STANDBY_MINIMUMS:
@@ -50,6 +52,21 @@ def verify_invariants(planner: Planner, baseline: World, target_world: World, cu
     _verify_work_mem(planner, host, before, world, target)
     _verify_new_findings(planner, current, final, excluded, changed)
     _verify_fixpoint(planner, world, final, excluded, pinned)
+
+
+def _verify_written_where_it_takes_effect(host: HostFacts, target: Target) -> None:
+    """A parameter ALTER SYSTEM sets is no change of the target: the fix writes postgresql.conf, which it overrides,
+    and the rest of the target, worked out with the new value, would be written without it (a pool sized for a
+    lower shared_buffers, with huge_pages = on: PostgreSQL would not start)."""
+    for change in target.changes:
+        setting = change.setting
+        if setting.kind != "postgresql":
+            continue
+        fact = host.facts.get(setting.declared_fact) or host.facts.get(setting.fact)
+        if fact is not None and is_auto_conf(fact.source.path):
+            raise Pin(setting, f"ALTER SYSTEM sets it ({fact.source}), which overrides postgresql.conf: on the server, "
+                               f"ALTER SYSTEM SET {setting.name} = {quote_setting(change.target)}; then pgvet fix "
+                               "again (the rest of the target is worked out with the value it has)")
 
 
 def _latest(planner: Planner, candidates: Iterable[Setting], changed: set[Setting]) -> Setting | None:
@@ -66,17 +83,43 @@ def _implicated(planner: Planner, names: Iterable[str], changed: set[Setting]) -
 
 
 def _verify_commit_limit(planner: Planner, before: Values, after: Values, changed: set[Setting]) -> None:
-    floor, limit = _number(after.derived("commit_limit_floor")), _number(after.derived("commit_limit"))
-    if after.fact("sysctl.vm.overcommit_memory") != 2 or floor is None or limit is None or limit >= floor:
+    limit = _number(after.derived("commit_limit"))
+    if after.fact("sysctl.vm.overcommit_memory") != 2 or limit is None:
         return
-    old_limit = _number(before.derived("commit_limit")) if before.fact("sysctl.vm.overcommit_memory") == 2 else None
-    if old_limit is not None and limit >= old_limit:
-        return  # already below: the target does not make it worse
-    culprit = _implicated(planner, ["derived.commit_limit", "sysctl.vm.overcommit_memory"], changed)
+    growth = _committed_growth(before, after)
+    floor = _number(after.with_committed_growth(growth).derived("commit_limit_floor"))
+    if floor is None or limit >= floor:
+        return
+    if growth:
+        names = ["derived.commit_limit", "sysctl.vm.overcommit_memory", "derived.shared_memory_outside_huge_pages"]
+        reason = (f"with it PostgreSQL would commit {_size(growth)} more shared memory when it restarts (outside "
+                  f"huge pages, a shared mapping is committed whole), and CommitLimit, {_size(limit)}, would be below "
+                  f"the {_size(floor)} that what is committed then needs (Committed_AS and a margin): PostgreSQL "
+                  "would not start (\"could not map anonymous shared memory\")")
+    else:
+        old_limit = (_number(before.derived("commit_limit")) if before.fact("sysctl.vm.overcommit_memory") == 2
+                     else None)
+        if old_limit is not None and limit >= old_limit:
+            return  # already below: the target does not make it worse
+        names = ["derived.commit_limit", "sysctl.vm.overcommit_memory"]
+        reason = (f"with it CommitLimit would be {_size(limit)}, below the {_size(floor)} that what is already "
+                  "committed needs (Committed_AS and a margin): new allocations would fail; lower what is committed "
+                  "first")
+    culprit = _implicated(planner, names, changed)
     if culprit is not None:
-        raise Pin(culprit, f"with it CommitLimit would be {_size(limit)}, below the {_size(floor)} that what is "
-                           "already committed needs (Committed_AS and a margin): new allocations would fail; "
-                           "lower what is committed first")
+        raise Pin(culprit, reason)
+
+
+def _committed_growth(before: Values, after: Values) -> float:
+    """What PostgreSQL's restart with the target adds to Committed_AS, which was measured with its shared memory as
+    it is: the growth of its shared memory outside huge pages, every instance's (a shrink is not counted: the
+    snapshot may have been taken with PostgreSQL stopped)."""
+    old = _number(before.derived("shared_memory_outside_huge_pages"))
+    new = _number(after.derived("shared_memory_outside_huge_pages"))
+    instances = _number(after.derived("pg_instances"))
+    if old is None or new is None or instances is None:
+        return 0
+    return max(0, new - old) * instances
 
 
 def _verify_pool(planner: Planner, before: Values, after: Values, changed: set[Setting]) -> None:
@@ -175,12 +218,23 @@ class Values:
 
     def __init__(self, pack: RulePack, host: HostFacts, derived: dict[str, Value] | None = None) -> None:
         self.host = host
+        self.pack = pack
         self.env = Env(host.facts, None, {}, pack.derived_by_name, {} if derived is None else derived)
         self.known = pack.derived_by_name
 
     def fact(self, name: str) -> FactValue | None:
         fact = self.host.facts.get(name)
         return None if fact is None else fact.value
+
+    def with_committed_growth(self, growth: float) -> Values:
+        """The host once PostgreSQL has committed ``growth`` bytes more than Committed_AS shows (unchanged when
+        Committed_AS is not known)."""
+        name = "meminfo.committed_as"
+        committed = _number(self.fact(name))
+        if not growth or committed is None:
+            return self
+        facts = {**self.host.facts, name: Fact(name, committed + growth, PLANNED)}
+        return Values(self.pack, HostFacts(self.host.name, self.host.root, facts, self.host.items))
 
     def derived(self, name: str) -> Value:
         if name not in self.known:

@@ -6,9 +6,11 @@ from collections.abc import Mapping
 
 from pgvet.engine.pack import Rule
 from pgvet.engine.planner.target import Change, HandStep, Proposal, Setting, fix_settings, label
+from pgvet.engine.planner.world import postgresql_param
 from pgvet.findings import Finding, HostResult
 from pgvet.inputs.sysctl import PAIR_PARTNERS
-from pgvet.snapshot.facts import HostFacts
+from pgvet.pgparams.units import shown_value
+from pgvet.snapshot.facts import DEFAULT_SOURCE_PATH, HostFacts
 
 
 def proposed_settings(rule: Rule) -> list[Setting]:
@@ -126,12 +128,15 @@ def record_change(changes: dict[Setting, Change], host: HostFacts, setting: Sett
 
 
 def _raw(host: HostFacts, setting: Setting) -> str | None:
-    """A setting's value as the host has it, as written where it is set (``138GB``; a quoted value unquoted),
-    else as pgvet holds it."""
+    """A setting's value as the host has it, as written where it is set (``138GB``; a quoted value unquoted), a
+    parameter set nowhere as SHOW writes its default (``4GB``, not 524288 pages of 8 kB), else as pgvet holds it."""
     fact = host.facts.get(setting.declared_fact) or host.facts.get(setting.fact)
     if fact is None:
         return None
     raw = fact.raw if fact.raw is not None else str(fact.value)
+    if setting.kind == "postgresql" and fact.source.path == DEFAULT_SOURCE_PATH:
+        _, param = postgresql_param(host, setting)
+        return raw if param is None else shown_value(param, raw)
     if setting.kind == "postgresql" and len(raw) >= 2 and raw[0] == raw[-1] == "'":
         return raw[1:-1].replace("''", "'")
     return raw

@@ -13,7 +13,7 @@ from pgvet.engine.pack import DerivedFormula
 from pgvet.engine.planner.target import Pin, Setting
 from pgvet.engine.runtime import Env, EvalError
 from pgvet.inputs.sysctl import PAIR_PARTNERS, sysctl_value
-from pgvet.pgparams import NEWEST_MAJOR, load_param_table
+from pgvet.pgparams import NEWEST_MAJOR, Param, load_param_table
 from pgvet.pgparams.units import InvalidValue, parse_value
 from pgvet.provenance import Source
 from pgvet.snapshot.facts import Fact, FactValue, HostFacts, Item
@@ -134,13 +134,18 @@ def _put(facts: dict[str, Fact], touched: set[str], name: str, value: FactValue,
     touched.add(name)
 
 
+def postgresql_param(host: HostFacts, setting: Setting) -> tuple[int, Param | None]:
+    """The host's major version (the newest when unknown) and the setting's parameter in it (None: it has none)."""
+    major_fact = host.facts.get("pg.catalog_version")
+    major = major_fact.value if major_fact is not None and isinstance(major_fact.value, int) else NEWEST_MAJOR
+    return major, load_param_table(major).get(setting.name)
+
+
 def _parsed(host: HostFacts, setting: Setting, text: str) -> FactValue:
     """A fix's value as the host's facts hold it (canonical units); Pin when PostgreSQL would refuse it."""
     if setting.kind == "sysctl":
         return sysctl_value(text)
-    major_fact = host.facts.get("pg.catalog_version")
-    major = major_fact.value if major_fact is not None and isinstance(major_fact.value, int) else NEWEST_MAJOR
-    param = load_param_table(major).get(setting.name)
+    major, param = postgresql_param(host, setting)
     if param is None:
         raise Pin(setting, f"PostgreSQL {major} has no parameter {setting.name}")
     try:
