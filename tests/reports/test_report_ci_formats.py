@@ -65,6 +65,24 @@ def test_gitlab_code_quality_issues(samples: Samples, tmp_path: Path) -> None:
     assert len({issue["fingerprint"] for issue in issues}) == len(issues)
 
 
+def test_gitlab_fingerprints_stay_unique_for_hosts_of_one_name(tmp_path: Path) -> None:
+    # prod/db and staging/db, both named db-prod-03: pgvet's fingerprints are the same for both, and GitLab keeps
+    # one issue per fingerprint, so the second host's findings were dropped without a word
+    prod, staging = write_samples(tmp_path / "prod"), write_samples(tmp_path / "staging")
+    options = ReportOptions(repo_root=tmp_path)
+    issues = json.loads(FORMATS["gitlab"](prod.result(prod.big_server, staging.big_server), options))
+    assert [issue["location"]["path"] for issue in issues] == [
+        "prod/big-server/sysctl.txt", "prod/big-server/postgresql.conf",
+        "staging/big-server/sysctl.txt", "staging/big-server/postgresql.conf"]
+    assert len({issue["fingerprint"] for issue in issues}) == 4
+    # the first host keeps pgvet's fingerprints; the second's are the same run after run
+    first = [finding.fingerprint for finding in prod.big_server.findings]
+    assert [issue["fingerprint"] for issue in issues[:2]] == first
+    again = json.loads(FORMATS["gitlab"](prod.result(prod.big_server, staging.big_server), options))
+    assert [issue["fingerprint"] for issue in again] == [issue["fingerprint"] for issue in issues]
+    assert all(len(issue["fingerprint"]) == 16 for issue in issues)
+
+
 def test_concise_lines_relative_to_the_repository(samples: Samples, tmp_path: Path) -> None:
     lines = FORMATS["concise"](samples.result(samples.small_vm, samples.config_repo),
                                ReportOptions(repo_root=tmp_path)).splitlines()

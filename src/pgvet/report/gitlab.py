@@ -2,6 +2,8 @@
 ``artifacts: reports: codequality``. Suppressed and baseline findings are left out: GitLab has no way to
 mark them, and the merge request widget would show them as new. A host that could not be read is an issue
 too (``input``, critical): without it, a fleet whose host stopped being read passed with nothing to see.
+GitLab keeps one issue per fingerprint, and two hosts of one name (``prod/db``, ``staging/db``) share pgvet's
+fingerprints: the second one's are made its own, else its findings would vanish from the merge request.
 
 Written host by host, straight to the output: the array's items are the findings as the hosts come, then the
 hosts that could not be read.
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pgvet.findings import HostError, HostResult, LintResult
-from pgvet.report import JsonArray, anchor, anchor_path, error_path, render_with_writer
+from pgvet.report import JsonArray, anchor, anchor_path, error_path, relative_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -30,19 +32,25 @@ class Writer:
         self.out = out
         self.options = options
         self.errors: list[HostError] = []  # a few lines each, and listed after the findings
+        self.roots: dict[str, str] = {}  # each host name: the directory of the first host of that name
         out.write("[")
         self.issues = JsonArray(out, 1)
 
     def host(self, host: HostResult) -> None:
+        facts = host.host_facts
+        directory = relative_path(".", facts.root, self.options.repo_root)
+        namesake = self.roots.setdefault(facts.name, facts.root) != facts.root
         for finding in host.findings:
             if finding.suppressed is not None or finding.baseline:
                 continue
             target, line = anchor(finding, host)
+            # pgvet's fingerprint already names the rule, host, file and subject: stable across runs; a namesake
+            # host's is told apart by its directory, as stable
+            fingerprint = _digest(finding.fingerprint, directory) if namesake else finding.fingerprint
             self.issues.add({
                 "description": f"{finding.rule_id} {finding.rule_name}: {' '.join(finding.message.split())}",
                 "check_name": finding.rule_id,
-                # pgvet's fingerprint already names the rule, host, file and subject: stable across runs
-                "fingerprint": finding.fingerprint,
+                "fingerprint": fingerprint,
                 "severity": SEVERITIES[finding.severity],
                 "location": {
                     "path": anchor_path(target, host, self.options.repo_root),
@@ -73,11 +81,15 @@ def _error_issue(error: HostError, options: ReportOptions) -> dict[str, Any]:
     source = error.source
     path = error_path(error, options.repo_root) or error.root or error.host
     line = source.line if source is not None and source.line else 1
-    key = "\0".join(("input", error.host, path, error.message))
     return {
         "description": f"input: {error.host} could not be read: {error.message}",
         "check_name": "input",
-        "fingerprint": hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16],
+        "fingerprint": _digest("input", error.host, path, error.message),
         "severity": "critical",
         "location": {"path": Path(path).as_posix(), "lines": {"begin": line}},
     }
+
+
+def _digest(*parts: str) -> str:
+    """A fingerprint of pgvet's length made of ``parts``; file names need not be UTF-8."""
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
