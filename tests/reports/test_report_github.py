@@ -46,7 +46,25 @@ def test_one_command_per_active_finding_most_severe_first(samples: Samples, tmp_
         "checkpoint_timeout = 5min (the default); 15min is common for write-heavy loads, measure it.",
         "::notice file=config-repo/postgresql.conf,title=PGV605 checkpoint-timeout-default (reporting-db)::"
         "checkpoint_timeout = 5min (the default); 15min is common for write-heavy loads, measure it.",
+        # the run's notices, which no other line of this format shows
+        "::notice title=pgvet::suppression for PGV999 in .pgvet.toml matched nothing",
     ]
+
+
+def test_notices_are_escaped_and_come_before_the_count_of_findings_not_annotated(samples: Samples,
+                                                                                 tmp_path: Path) -> None:
+    result = samples.fleet()
+    result.notices[:] = ["a: sysctl.d/x.conf:2: `# 50% of RAM` after vm.swappiness = 1 is no comment\nto sysctl"]
+    template = samples.small_vm.findings[-1]
+    samples.small_vm.findings.extend(
+        Finding("PGV605", template.rule_name, "info", template.title, "again", "web-db-01", f"{number:016x}")
+        for number in range(10))
+    output = FORMATS["github"](result, ReportOptions(repo_root=tmp_path)).splitlines()
+    assert output[-2:] == [
+        "::notice title=pgvet::a: sysctl.d/x.conf:2: `# 50%25 of RAM` after vm.swappiness = 1 is no comment"
+        "%0Ato sysctl",
+        "::notice::2 more findings are not annotated (GitHub shows 10 per level and step); "
+        "use --format text or json to see them"]
 
 
 def test_ten_per_level_then_the_step_summary_lists_all(samples: Samples, tmp_path: Path,

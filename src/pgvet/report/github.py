@@ -1,7 +1,8 @@
 """GitHub Actions workflow commands (annotations), capped as GitHub displays them, the rest in the step
 summary. GitHub shows at most 10 annotations of each level (error, warning, notice) per step and 50 per
-job; pgvet prints at most 10 per level, the most severe first, and writes every finding as a markdown
-table to ``$GITHUB_STEP_SUMMARY`` when that variable is set (the summary holds at most 1 MiB per step).
+job; pgvet prints at most 10 per level, the most severe first, then the run's notices, and writes every finding
+as a markdown table to ``$GITHUB_STEP_SUMMARY`` when that variable is set (the summary holds at most 1 MiB per
+step).
 
 Written host by host: the input errors are printed as they come (they go first); of the findings, only what
 can be shown is kept until the end — the first 10 annotations of each level and, for the step summary, each
@@ -135,6 +136,8 @@ class Writer:
             problem = _write_summary(self.summary_file, rows, hidden, total - len(rows))
             if problem:
                 lines.append(f"::warning::pgvet could not write the step summary: {escape_data(problem)}")
+        # unused or unexplained suppressions, inputs read otherwise than they say: nowhere else in an Actions run
+        lines += [f"::notice title=pgvet::{escape_data(visible(notice))}" for notice in notices]
         if hidden > 0:
             where = "see the step summary" if self.summary_file else "use --format text or json to see them"
             lines.append(f"::notice::{hidden} more findings are not annotated (GitHub shows {PER_LEVEL_LIMIT} "

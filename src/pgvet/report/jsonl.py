@@ -1,4 +1,5 @@
-"""JSON Lines for streams: one finding object per line (as in the JSON report), then a summary line.
+"""JSON Lines for streams: one finding object per line (as in the JSON report), then a summary line, which
+carries the run's notices as the JSON report's ``notices`` does.
 
 Written host by host: each host's findings go out as soon as it is linted; the lines of hosts that
 could not be read follow the findings, then the summary.
@@ -47,7 +48,7 @@ class Writer:
                                       ensure_ascii=False) + "\n")
         self.out.write(json.dumps({"type": "summary", "schema_version": SCHEMA_VERSION,
                                    "tool_version": self.run.tool_version, "rule_pack": self.run.pack_version,
-                                   **summary_json(summary)}) + "\n")
+                                   **summary_json(summary), "notices": notices}) + "\n")
 
     def close(self) -> None:
         """Nothing held: each line went out as it came."""
