@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pgvet.findings import Finding
+from pgvet.findings import Finding, HostError
+from pgvet.provenance import Source
 from pgvet.report import FORMATS, ReportOptions, default_format
 from pgvet.report.github import escape_data, escape_property
 from report_samples import Samples, write_samples
@@ -65,6 +66,19 @@ def test_notices_are_escaped_and_come_before_the_count_of_findings_not_annotated
         "%0Ato sysctl",
         "::notice::2 more findings are not annotated (GitHub shows 10 per level and step); "
         "use --format text or json to see them"]
+
+
+def test_an_unreadable_host_is_annotated_at_the_input_that_failed(samples: Samples, tmp_path: Path) -> None:
+    broken = tmp_path / "hosts" / "db 7"
+    broken.mkdir(parents=True)
+    (broken / "host.yaml").write_text("name: [unclosed\n", encoding="utf-8")
+    error = HostError("db 7", "invalid YAML", Source("host.yaml", 2), root=str(broken))
+    gone = HostError("db 8", "no inputs found", Source(str(tmp_path / "hosts" / "db 8")), root=None)
+    output = FORMATS["github"](samples.result(errors=(error, gone)), ReportOptions(repo_root=tmp_path)).splitlines()
+    # on the file, so that a pull request that broke it shows where; a directory is no file to annotate
+    assert output == ["::error file=hosts/db 7/host.yaml,line=2,title=pgvet%3A input error::"
+                      "db 7: hosts/db 7/host.yaml:2: invalid YAML",
+                      "::error title=pgvet%3A input error::db 8: hosts/db 8: no inputs found"]
 
 
 def test_ten_per_level_then_the_step_summary_lists_all(samples: Samples, tmp_path: Path,

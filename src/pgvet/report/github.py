@@ -12,10 +12,11 @@ level's rows up to the summary's limit (no more than that can fit whatever comes
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import anchor, anchor_path, error_label, render_with_writer, visible
+from pgvet.report import anchor, anchor_path, error_label, error_path, render_with_writer, visible
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -122,7 +123,12 @@ class Writer:
     def error(self, error: HostError) -> None:
         place = error_label(error, self.options.repo_root)
         self.errors += 1  # input errors count among the error annotations shown
-        self.out.write(_command("error", f"{place}: {error.message}", "pgvet: input error", None, None) + "\n")
+        # at the input that failed, as a finding is at its file: a pull request that broke it shows where
+        file = error_path(error, self.options.repo_root)
+        if file is None or not (Path(self.options.repo_root or ".") / file).is_file():
+            file = None  # an internal error, or the host directory itself
+        line = error.source.line if file and error.source else None
+        self.out.write(_command("error", f"{place}: {error.message}", "pgvet: input error", file, line) + "\n")
 
     def finish(self, notices: list[str], summary: RunSummary) -> None:
         lines: list[str] = []
