@@ -116,6 +116,22 @@ def test_jsonl_is_one_finding_per_line_then_errors_then_a_summary(samples: Sampl
                          "notices": ["suppression for PGV999 in .pgvet.toml matched nothing"]}
 
 
+def test_jsonl_records_hold_no_character_that_splits_lines(samples: Samples, tmp_path: Path) -> None:
+    """JSON leaves U+2028, U+2029 and NEL unescaped, and str.splitlines (and other readers of lines) end a line
+    at each: a host named so cut every one of its records in two."""
+    host = samples.small_vm.host_facts
+    host.name = "db\u2028one\u2029two\x85three"
+    for finding in samples.small_vm.findings:
+        finding.host = host.name
+    result = samples.result(samples.small_vm)
+    result.notices.append(f"{host.name}: a notice")
+    text = FORMATS["jsonl"](result, ReportOptions(repo_root=tmp_path))
+    assert text.splitlines() == text.split("\n")[:-1]
+    records = [json.loads(line) for line in text.splitlines()]
+    assert [record["host"] for record in records[:-1]] == [host.name] * (len(records) - 1)
+    assert records[-1]["notices"] == [f"{host.name}: a notice"]
+
+
 def test_jsonl_findings_are_the_json_reports_findings(samples: Samples) -> None:
     """A JSON Lines finding is the JSON report's finding object with its type first, on every finding of the
     fixtures and the samples."""

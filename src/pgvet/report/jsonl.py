@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
 from pgvet.report import error_path, render_with_writer
@@ -19,10 +19,22 @@ if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
     from pgvet.run.summary import RunSummary
 
+# what JSON leaves unescaped in a string but str.splitlines and other readers of lines take for a line's end
+LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
+def record_line(record: dict[str, Any]) -> str:
+    """One record, on one line whoever splits the lines; translated only when one of those characters is there
+    (rarely: str.translate is slow on text that is not all ASCII)."""
+    text = json.dumps(record, ensure_ascii=False, default=str)
+    if "\u2028" in text or "\u2029" in text or "\x85" in text:
+        return text.translate(LINE_BREAKS)
+    return text
+
+
 def finding_line(finding: Finding, host: HostResult, repo_root: Path | None) -> str:
     """A finding's line: its JSON report object (report/json_report.py) with ``"type": "finding"`` first."""
-    return json.dumps({"type": "finding", **finding_json(finding, host, repo_root)}, ensure_ascii=False,
-                      default=str)
+    return record_line({"type": "finding", **finding_json(finding, host, repo_root)})
 
 
 class Writer:
@@ -42,13 +54,12 @@ class Writer:
 
     def finish(self, notices: list[str], summary: RunSummary) -> None:
         for error in self.errors:
-            self.out.write(json.dumps({"type": "error", "host": error.host, "message": error.message,
-                                       "path": error_path(error, self.repo_root),
-                                       "line": error.source.line if error.source else None},
-                                      ensure_ascii=False) + "\n")
-        self.out.write(json.dumps({"type": "summary", "schema_version": SCHEMA_VERSION,
-                                   "tool_version": self.run.tool_version, "rule_pack": self.run.pack_version,
-                                   **summary_json(summary), "notices": notices}) + "\n")
+            self.out.write(record_line({"type": "error", "host": error.host, "message": error.message,
+                                        "path": error_path(error, self.repo_root),
+                                        "line": error.source.line if error.source else None}) + "\n")
+        self.out.write(record_line({"type": "summary", "schema_version": SCHEMA_VERSION,
+                                    "tool_version": self.run.tool_version, "rule_pack": self.run.pack_version,
+                                    **summary_json(summary), "notices": notices}) + "\n")
 
     def close(self) -> None:
         """Nothing held: each line went out as it came."""
