@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
-INFORMATION_URI = "https://pypi.org/project/pgvet/"
 # GitHub's limits (SARIF support for code scanning): descriptions 1024 characters, names 255, 20 tags per rule
 MAX_DESCRIPTION = 1024
 MAX_NAME = 255
@@ -133,8 +132,8 @@ class Writer:
         self.notifications: list[dict[str, Any]] = []
         self.failed = False
         self.pack_version = run.pack_version
+        # no informationUri: pgvet has no page of its own to link to (it is not on PyPI: its pgvet is not ours)
         tool = {"driver": {"name": "pgvet", "version": run.tool_version, "semanticVersion": run.tool_version,
-                           "informationUri": INFORMATION_URI,
                            "rules": [_rule(run.rules[rule_id]) for rule_id in rule_ids]}}
         base = {"%SRCROOT%": {"uri": _directory_uri(self.repo_root)}}
         out.write(f'{{\n  "$schema": {json_text(SCHEMA, 1)},\n  "version": "2.1.0",\n  "runs": [\n    {{\n'
