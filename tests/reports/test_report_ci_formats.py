@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -41,6 +42,34 @@ def test_junit_one_suite_per_host_one_case_per_finding(samples: Samples, tmp_pat
     samples.big_server.findings.clear()
     passing = ElementTree.fromstring(FORMATS["junit"](samples.result(samples.big_server), ReportOptions()))
     assert [(case.get("name"), list(case)) for case in passing.iter("testcase")] == [("pgvet", [])]
+
+
+def test_junit_test_cases_are_unique_as_gitlab_keys_them(tmp_path: Path) -> None:
+    """GitLab keeps one test case per suite name, classname and name: a rule firing twice for one subject (the same
+    unknown parameter on two lines) and two hosts of one name lost test cases."""
+    prod, staging = write_samples(tmp_path / "prod"), write_samples(tmp_path / "staging")
+    repeated = dataclasses.replace(prod.config_repo.findings[0], line=14, fingerprint="0123456789abcdef")
+    prod.config_repo.findings.append(repeated)
+    root = ElementTree.fromstring(FORMATS["junit"](prod.result(prod.config_repo, staging.config_repo),
+                                                  ReportOptions(repo_root=tmp_path)))
+    keys = [(suite.get("name"), case.get("classname"), case.get("name"))
+            for suite in root for case in suite.iter("testcase")]
+    assert keys == [
+        ("reporting-db", "pgvet.reporting-db", "PGV401 unknown-parameter [effective_io_concurency]"),
+        ("reporting-db", "pgvet.reporting-db",
+         "PGV401 unknown-parameter [effective_io_concurency] at prod/config-repo/postgresql.conf:14"),
+        ("reporting-db", "pgvet.reporting-db", "PGV605 checkpoint-timeout-default"),
+        # the second host of that name: told apart by its directory
+        ("reporting-db (staging/config-repo)", "pgvet.reporting-db (staging/config-repo)",
+         "PGV401 unknown-parameter [effective_io_concurency]"),
+        ("reporting-db (staging/config-repo)", "pgvet.reporting-db (staging/config-repo)",
+         "PGV605 checkpoint-timeout-default")]
+    # two unreadable hosts of one name (prod/broken-host, staging/broken-host)
+    root = ElementTree.fromstring(FORMATS["junit"](prod.result(errors=(prod.host_error, staging.host_error)),
+                                                  ReportOptions(repo_root=tmp_path)))
+    assert [(suite.get("name"), case.get("classname")) for suite in root for case in suite.iter("testcase")] == [
+        ("broken-host", "pgvet.broken-host"),
+        ("broken-host (staging/broken-host)", "pgvet.broken-host (staging/broken-host)")]
 
 
 def test_gitlab_code_quality_issues(samples: Samples, tmp_path: Path) -> None:

@@ -1,6 +1,8 @@
 """JUnit XML for CI test tabs: one testsuite per host, one failing testcase per finding, and one passing
 testcase for a host without findings. Suppressed and baseline findings are skipped testcases; a host
-that could not be read is a testsuite with an error.
+that could not be read is a testsuite with an error. GitLab keeps one testcase per suite name, classname and
+name, so each is unique: a second host of a name has its directory after it, a second test case of a name its
+place.
 
 Written host by host: the root element's counts come before its suites, so each host's suite is held in a
 spool (memory, then a temporary file) until the end, as ``ElementTree.indent`` and ``tostring`` would have
@@ -45,13 +47,21 @@ def _details(finding: Finding, place: str, declared_by: tuple[Source, str] | Non
     return "\n".join(lines)
 
 
-def _suite(host: HostResult, options: ReportOptions) -> ElementTree.Element:
-    suite = ElementTree.Element("testsuite", name=host.host_facts.name)
+def _suite(host: HostResult, options: ReportOptions, suite_name: str) -> ElementTree.Element:
+    """``suite_name``: the host's name, or with its directory when an earlier host had that name."""
+    suite = ElementTree.Element("testsuite", name=suite_name)
     failures = skipped = 0
+    names: set[str] = set()
     for finding in sorted(host.findings, key=lambda item: (-item.rank, item.rule_id, item.subject or "")):
-        name = f"{finding.rule_id} {finding.rule_name}" + (f" [{finding.subject}]" if finding.subject else "")
-        case = ElementTree.SubElement(suite, "testcase", name=name, classname=f"pgvet.{host.host_facts.name}")
         place = _place(finding, host, options)
+        name = f"{finding.rule_id} {finding.rule_name}" + (f" [{finding.subject}]" if finding.subject else "")
+        # GitLab keeps one test case per suite, classname and name: a rule firing for one subject on two lines
+        # (an unknown parameter set twice) is told apart by its place, else by its fingerprint
+        for candidate in (name, f"{name} at {place}", f"{name} {finding.fingerprint}"):
+            if candidate not in names:
+                break
+        names.add(candidate)
+        case = ElementTree.SubElement(suite, "testcase", name=candidate, classname=f"pgvet.{suite_name}")
         if finding.path:
             case.set("file", place.rsplit(":", 1)[0] if finding.line else place)
         if finding.path and finding.line:
@@ -66,7 +76,7 @@ def _suite(host: HostResult, options: ReportOptions) -> ElementTree.Element:
         failure.text = _details(finding, place, host.declared_by)
         failures += 1
     if not host.findings:
-        ElementTree.SubElement(suite, "testcase", name="pgvet", classname=f"pgvet.{host.host_facts.name}")
+        ElementTree.SubElement(suite, "testcase", name="pgvet", classname=f"pgvet.{suite_name}")
     suite.set("tests", str(max(1, len(host.findings))))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
@@ -74,9 +84,9 @@ def _suite(host: HostResult, options: ReportOptions) -> ElementTree.Element:
     return suite
 
 
-def _error_suite(error: HostError, repo_root: Path | None) -> ElementTree.Element:
-    suite = ElementTree.Element("testsuite", name=error.host, tests="1", failures="0", errors="1", skipped="0")
-    case = ElementTree.SubElement(suite, "testcase", name="read inputs", classname=f"pgvet.{error.host}")
+def _error_suite(error: HostError, repo_root: Path | None, suite_name: str) -> ElementTree.Element:
+    suite = ElementTree.Element("testsuite", name=suite_name, tests="1", failures="0", errors="1", skipped="0")
+    case = ElementTree.SubElement(suite, "testcase", name="read inputs", classname=f"pgvet.{suite_name}")
     problem = ElementTree.SubElement(case, "error", message=error.message, type="input")
     shown = error_place(error, repo_root)
     problem.text = f"{shown}: {error.message}" if shown else error.message
@@ -90,6 +100,7 @@ class Writer:
         self.suites = Spool()
         self.totals = dict.fromkeys(COUNTS, 0)
         self.errors: list[HostError] = []  # a few lines each, and their suites follow the hosts'
+        self.roots: dict[str, str] = {}  # each host name: the directory of the first host of that name
 
     def _add(self, suite: ElementTree.Element) -> str:
         """The suite's text as a child of the indented root (its tail, the indentation before the next
@@ -99,14 +110,22 @@ class Writer:
         ElementTree.indent(suite, level=1)
         return "\n  " + visible(ElementTree.tostring(suite, encoding="unicode"))  # what XML 1.0 cannot hold
 
+    def _suite_name(self, name: str, root: str) -> str:
+        """The host's name; with its directory after it when an earlier host had that name (prod/db, staging/db)."""
+        if self.roots.setdefault(name, root) == root:
+            return name
+        return f"{name} ({relative_path('.', root, self.options.repo_root)})"
+
     def host(self, host: HostResult) -> None:
-        self.suites.write(self._add(_suite(host, self.options)))
+        suite_name = self._suite_name(host.host_facts.name, host.host_facts.root)
+        self.suites.write(self._add(_suite(host, self.options, suite_name)))
 
     def error(self, error: HostError) -> None:
         self.errors.append(error)
 
     def finish(self, notices: list[str], summary: RunSummary) -> None:
-        tail = "".join(self._add(_error_suite(error, self.options.repo_root)) for error in self.errors)
+        tail = "".join(self._add(_error_suite(error, self.options.repo_root, self._suite_name(
+            error.host, error.root or (error.source.path if error.source else "")))) for error in self.errors)
         root = ElementTree.Element("testsuites", name="pgvet")
         for key, total in self.totals.items():
             root.set(key, str(total))
