@@ -61,6 +61,17 @@ def test_dcs_parameters_then_local_and_the_version_from_bin_dir() -> None:
     assert [name for name, _, _ in settings(host)].count("wal_keep_size") == 1  # the DCS's, not Patroni's default
 
 
+def test_parameters_a_merge_key_brings_are_at_the_line_that_writes_them() -> None:
+    # a block of parameters shared by an anchor and merged into the member's (<<: *tuning)
+    text = (CORPUS / "postgres1.yml").read_text().replace(
+        "    unix_socket_directories: '..'", "    <<: *tuning\n    unix_socket_directories: '..'") + (
+        "x-tuning: &tuning\n  shared_buffers: 1GB\n  work_mem: 8MB\n")
+    text = text[text.index("x-tuning"):] + text[:text.index("x-tuning")]  # the anchor before its alias
+    host = parsed(text)
+    assert ("shared_buffers", "1GB", line_of(text, "shared_buffers: 1GB")) in settings(host)
+    assert ("work_mem", "8MB", line_of(text, "work_mem: 8MB")) in settings(host)
+
+
 def test_a_jinja_template_is_read_where_literal_and_the_rest_noted() -> None:
     path = CORPUS / "autobase-patroni.yml.j2"
     host = parsed(path.read_text(), str(path))

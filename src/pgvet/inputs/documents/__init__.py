@@ -139,7 +139,9 @@ def get(node: Any, *keys: str) -> Any:
 
 
 def yaml_line(node: Any, key: str | int | None = None) -> int | None:
-    """The 1-based line of a key (or list index) of a ruamel round-trip mapping or list, or of the node itself."""
+    """The 1-based line of a key (or list index) of a ruamel round-trip mapping or list, or of the node itself. A
+    key a merge key brought (``<<: *defaults``) is at its line in the mapping merged, the first that has it (YAML's
+    precedence)."""
     position = getattr(node, "lc", None)
     if position is None:
         return None
@@ -148,7 +150,13 @@ def yaml_line(node: Any, key: str | int | None = None) -> int | None:
             return int(position.line) + 1
         return int(position.key(key)[0]) + 1 if isinstance(key, str) else int(position.item(key)[0]) + 1
     except (KeyError, IndexError, TypeError, AttributeError):
-        return None
+        pass
+    if isinstance(key, str):
+        for merged in getattr(node, "merge", ()):  # a ruamel mapping's merged mappings
+            mapping = merged[1] if isinstance(merged, tuple) else merged  # ruamel.yaml 0.18 pairs it with its place
+            if isinstance(mapping, dict) and key in mapping:
+                return yaml_line(mapping, key)
+    return None
 
 
 @cache
