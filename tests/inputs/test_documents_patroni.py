@@ -233,6 +233,14 @@ def test_a_yaml_1_1_octal_is_passed_as_patroni_passes_it() -> None:
     assert ("unix_socket_permissions", "0770", line_of(text, "0770")) in settings(parsed(text))
 
 
+@pytest.mark.parametrize(("written", "patroni_passes"), [("0o770", "0o770"), ("0o0770", "0o0770"), ("0x1F", "31")])
+def test_an_octal_yaml_1_1_does_not_know_is_passed_as_the_text_it_is(written: str, patroni_passes: str) -> None:
+    # 0o is YAML 1.2's octal; to Patroni's YAML 1.1 it is a text (which PostgreSQL refuses), not 504 (nor 0504)
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace(
+        '    unix_socket_directories: "."', f'    unix_socket_directories: "."\n    unix_socket_permissions: {written}')
+    assert ("unix_socket_permissions", patroni_passes, line_of(text, written)) in settings(parsed(text))
+
+
 @pytest.mark.parametrize(("anchor", "indent", "target"), [
     ("  data_dir: /var/lib/postgresql/data\n", "  ", "postgresql.parameters"),
     ("      use_pg_rewind: true\n", "      ", "bootstrap.dcs.postgresql.parameters"),

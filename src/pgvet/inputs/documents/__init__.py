@@ -108,6 +108,20 @@ def conf_setting(name: str, value: object, source: Source) -> ConfSetting:
     return ConfSetting(folded, text, text, not isinstance(value, (bool, int, float)), source, name.strip())
 
 
+def as_pyyaml_reads(value: object) -> object:
+    """A YAML integer as the tools that read their files with PyYAML (YAML 1.1: Patroni, Ansible) pass it on, where
+    pgvet's YAML 1.2 reads it otherwise: 0640 is octal to YAML 1.1 (416) and decimal to YAML 1.2 — passed as written,
+    which PostgreSQL reads as octal too; 0o770 is YAML 1.2's octal and a text to YAML 1.1 — passed as that text."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return value
+    width = getattr(value, "_width", None)
+    if type(value).__name__ == "OctalInt":  # ruamel's class for 0o… (its width counts the digits written)
+        return "0o" + format(value, "o").zfill(width if isinstance(width, int) else 0)
+    if isinstance(width, int) and width > len(str(value)):
+        return str(value).zfill(width)
+    return value
+
+
 # A configuration document is a few kB; one of several MB is no configuration (ruamel.yaml takes seconds on it).
 MAX_DOCUMENT_BYTES = 1024 * 1024
 

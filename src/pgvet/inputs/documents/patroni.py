@@ -18,6 +18,7 @@ from pgvet.inputs.documents import (
     MAX_DOCUMENT_BYTES,
     DeclaredHost,
     DocumentKind,
+    as_pyyaml_reads,
     conf_setting,
     get,
     load_document,
@@ -162,7 +163,7 @@ def _dcs_settings(declared: DeclaredHost, parameters: dict[str, Any], version: i
             value = "replica"
         if name == "wal_keep_segments" and (version is None or version >= 13) and str(value).strip().isdigit():
             key, value = "wal_keep_size", f"{int(str(value)) * 16}MB"
-        declared.settings.append(conf_setting(str(key), _as_patroni_reads(value), Source(path, line)))
+        declared.settings.append(conf_setting(str(key), as_pyyaml_reads(value), Source(path, line)))
     return taken
 
 
@@ -206,7 +207,7 @@ def _local_settings(declared: DeclaredHost, parameters: dict[str, Any], dcs_name
                 name, f"Patroni takes it from the DCS only (bootstrap.dcs.postgresql.parameters, or patronictl "
                 f"edit-config) and runs {applies}", path, line))
         else:
-            declared.settings.append(conf_setting(str(key), _as_patroni_reads(value), Source(path, line)))
+            declared.settings.append(conf_setting(str(key), as_pyyaml_reads(value), Source(path, line)))
 
 
 def _set_by_patroni(declared: DeclaredHost, document: dict[str, Any], local: dict[str, Any], path: str) -> None:
@@ -272,15 +273,6 @@ def _literal(declared: DeclaredHost, key: object, value: object, path: str, line
         return False
     declared.unknown.pop(f"pg.{str(key).strip().lower()}", None)
     return True
-
-
-def _as_patroni_reads(value: object) -> object:
-    """Patroni reads YAML 1.1, where 0600 is octal (PostgreSQL gets 384), and pgvet YAML 1.2, where it is 600: an
-    integer written with leading zeros is passed as written, which PostgreSQL reads as octal too."""
-    width = getattr(value, "_width", None)
-    if isinstance(value, int) and not isinstance(value, bool) and isinstance(width, int) and width > len(str(value)):
-        return str(value).zfill(width)
-    return value
 
 
 def _default(name: str) -> str:
