@@ -377,6 +377,8 @@ def test_a_templated_value_is_a_fact_pgvet_cannot_know_never_guessed() -> None:
     assert host.host["memory_request"].value == 512 * MiB
     assert f"{path}:{_line(text, 'shared_buffers')}: spec.postgresql.parameters.shared_buffers is left to a " \
            "template: not read" in host.notes
+    assert f"{path}:{_line(text, '.Release.Name')}: metadata.name is left to a template: the host is named after " \
+           "its file" in host.notes
 
 
 def test_a_variable_substituted_before_kubectl_is_a_fact_pgvet_cannot_know() -> None:
