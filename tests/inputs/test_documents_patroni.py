@@ -123,6 +123,21 @@ def test_a_dcs_value_patroni_refuses_is_its_default(real: str, planted: str, run
     assert [problem.kind for problem in host.problems] == ["patroni-replaced"]
 
 
+@pytest.mark.parametrize(("section", "name"), [("local", "effective_cache_size"), ("dcs", "temp_buffers")])
+def test_a_parameter_without_a_value_is_no_line_of_patronis(section: str, name: str) -> None:
+    # Patroni writes no line for a null value (a parameter left empty): PostgreSQL runs its default, no error; a
+    # local one replaces the DCS's value (effective_cache_size: 12GB in the DCS here)
+    anchor = "  bin_dir: /usr/lib/postgresql/17/bin\n" if section == "local" else "        shared_buffers: 4GB\n"
+    planted = f"  parameters:\n    {name}:\n" if section == "local" else f"        {name}:\n"
+    text = (CORPUS / "mrheed-patroni.yml").read_text().replace(anchor, anchor + planted)
+    host = parsed(text)
+    assert name not in [setting_name for setting_name, _, _ in settings(host)]
+    [problem] = host.problems
+    line = text.split("\n").index(planted.split("\n")[-2]) + 1
+    assert (problem.kind, problem.source.line, problem.fatal) == ("patroni-ignored", line, False)
+    assert "no value" in problem.message
+
+
 def test_a_local_value_of_a_dcs_only_parameter_is_ignored() -> None:
     text = (CORPUS / "mrheed-patroni.yml").read_text().replace(
         "  bin_dir: /usr/lib/postgresql/17/bin\n",

@@ -151,7 +151,7 @@ def _dcs_settings(declared: DeclaredHost, parameters: dict[str, Any], version: i
     for key, value in parameters.items():
         line = yaml_line(parameters, key)
         name = str(key).strip().lower()
-        if not _literal(declared, key, value, path, line):
+        if not _literal(declared, key, value, path, line) or _null(declared, name, value, path, line):
             continue
         value, problem = dcs_parameter(name, value, Source(path, line))
         if problem is not None:
@@ -197,6 +197,9 @@ def _local_settings(declared: DeclaredHost, parameters: dict[str, Any], dcs_name
         line = yaml_line(parameters, key)
         name = str(key).strip().lower()
         if not _literal(declared, key, value, path, line):
+            continue
+        if _null(declared, name, value, path, line):  # it replaces the DCS's value: no line at all
+            declared.settings[:] = [setting for setting in declared.settings if setting.name != name]
             continue
         if name in _SET_BY_PATRONI:
             declared.problems.append(_ignored(name, f"Patroni sets it from {_SET_BY_PATRONI[name]}", path, line))
@@ -272,6 +275,16 @@ def _literal(declared: DeclaredHost, key: object, value: object, path: str, line
             declared.unknown[f"pg.{str(key).strip().lower()}"] = Source(path, line)
         return False
     declared.unknown.pop(f"pg.{str(key).strip().lower()}", None)
+    return True
+
+
+def _null(declared: DeclaredHost, name: str, value: object, path: str, line: int | None) -> bool:
+    """True, with a problem, for a parameter without a value (``effective_cache_size:``): Patroni's validator removes
+    it and writes no line for it, so PostgreSQL runs its default."""
+    if value is not None:
+        return False
+    declared.problems.append(_ignored(name, "it has no value: Patroni writes no line for it, and PostgreSQL runs "
+                                      "its default", path, line))
     return True
 
 
