@@ -60,7 +60,18 @@ class DeclaredHost:
 def yaml_parameter(name: str, value: str) -> str:
     """A PostgreSQL parameter as a YAML mapping's entry, its value a single-quoted string (YAML escapes a quote in
     it as PostgreSQL does; the operators take parameters as strings)."""
-    return f"{name}: '" + value.replace("'", "''") + "'"
+    return f"{name}: {_single_quoted(value)}"
+
+
+def conf_parameter(name: str, value: str) -> str:
+    """A PostgreSQL parameter as a line of postgresql.conf (a text of postgresql.conf a document holds, as a Helm
+    chart's extendedConfiguration)."""
+    return f"{name} = {_single_quoted(value)}"
+
+
+def _single_quoted(value: str) -> str:
+    """A value in single quotes, a quote in it doubled: as both YAML and postgresql.conf read it."""
+    return "'" + value.replace("'", "''") + "'"
 
 
 @dataclass(frozen=True)
