@@ -219,6 +219,13 @@ def test_each_kind_writes_the_fix_as_its_document_does(tmp_path: Path) -> None:
         "services:\n  db:\n    image: postgres:16\n    command: postgres -c log_lock_waits=off\n")
     output = runner.invoke(app, ["fix", str(directory)]).output
     assert "\n-c log_lock_waits=on\n" in output, output
+    # Bitnami's chart takes parameters as postgresql.conf lines (primary.extendedConfiguration), not YAML entries
+    directory = tmp_path / "chart"
+    directory.mkdir()
+    (directory / "values.yaml").write_text(
+        "primary:\n  extendedConfiguration: |\n    log_lock_waits = off\n    log_line_prefix = '%m [%p] '\n")
+    output = runner.invoke(app, ["fix", str(directory)]).output
+    assert "\nlog_lock_waits = 'on'\n" in output and "log_lock_waits: " not in output, output
 
 
 def test_a_directory_declaring_hosts_beyond_the_bound_is_an_error_at_the_file(tmp_path: Path) -> None:

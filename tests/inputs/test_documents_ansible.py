@@ -71,6 +71,16 @@ def test_a_jinja_value_is_skipped_with_a_note_naming_its_line_never_guessed() ->
     assert any(note.startswith(f"{AUTOBASE}:{line}: shared_buffers is a Jinja2 template") for note in host.notes)
 
 
+def test_integers_are_read_as_ansibles_yaml_1_1_reads_them() -> None:
+    # PyYAML: 0640 is octal (416, which PostgreSQL reads from 0640 too), 0o770 a text, not YAML 1.2's 640 and 504
+    text = GEERLINGGUY.read_text().replace("postgresql_global_config_options:\n", (
+        "postgresql_global_config_options:\n  - {option: log_file_mode, value: 0640}\n"
+        "  - {option: unix_socket_permissions, value: 0o770}\n"), 1)
+    [host] = _parse(GEERLINGGUY, text)
+    assert _setting(host, "log_file_mode") == ("0640", _line(text, "value: 0640"))
+    assert _setting(host, "unix_socket_permissions") == ("0o770", _line(text, "value: 0o770"))
+
+
 def test_geerlingguy_global_config_options_block_items_are_read_at_their_value_line() -> None:
     text = GEERLINGGUY.read_text()
     [host] = _parse(GEERLINGGUY)

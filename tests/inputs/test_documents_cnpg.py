@@ -257,6 +257,17 @@ def test_a_value_that_is_no_string_is_refused_by_kubernetes() -> None:
     assert ("max_worker_processes", "60", _line(text, "max_worker_processes")) in _user_settings(host, text)
 
 
+@pytest.mark.parametrize(("written", "kubernetes_reads"), [("on", "on"), ("off", "off"), ("yes", "on"), ("N", "off")])
+def test_an_unquoted_yaml_1_1_boolean_is_no_string_to_kubernetes(written: str, kubernetes_reads: str) -> None:
+    # kubectl, Helm, Argo CD and Flux read manifests with sigs.k8s.io/yaml (YAML 1.1): on, yes, N… are booleans
+    text, path = _planted("cluster-example-custom.yaml", 'max_worker_processes: "60"',
+                          f"log_checkpoints: {written}\n      jit: '{written}'\n      log_connections: \"{written}\"")
+    host = _one(text, path)
+    problems = [(problem.kind, problem.source.line, problem.fatal) for problem in host.problems]
+    assert problems == [(REFUSED, _line(text, "log_checkpoints"), True)]
+    assert f'quote it: log_checkpoints: "{kubernetes_reads}"' in host.problems[0].message
+
+
 def test_an_invalid_parameter_name_is_refused() -> None:
     text, path = _planted("cluster-example-custom.yaml", 'max_worker_processes: "60"', "'work mem': 4MB")
     assert "no PostgreSQL parameter name" in _one(text, path).problems[0].message
@@ -366,6 +377,8 @@ def test_a_templated_value_is_a_fact_pgvet_cannot_know_never_guessed() -> None:
     assert host.host["memory_request"].value == 512 * MiB
     assert f"{path}:{_line(text, 'shared_buffers')}: spec.postgresql.parameters.shared_buffers is left to a " \
            "template: not read" in host.notes
+    assert f"{path}:{_line(text, '.Release.Name')}: metadata.name is left to a template: the host is named after " \
+           "its file" in host.notes
 
 
 def test_a_variable_substituted_before_kubectl_is_a_fact_pgvet_cannot_know() -> None:

@@ -60,6 +60,35 @@ def test_shm_size_and_the_version_from_the_tag() -> None:
     assert host.settings == []  # command: ["postgres"]
 
 
+@pytest.mark.parametrize(("written", "size"), [
+    ("2GiB", 2 * 1024 * MiB), ("1.5g", 1536 * MiB), ("512 MB", 512 * MiB), ("1t", 1024 * 1024 * MiB),
+    ("2048Kib", 2 * MiB), ("1073741824b", 1024 * MiB),
+])
+def test_sizes_in_every_spelling_docker_accepts(written: str, size: int) -> None:
+    # Docker's sizes (go-units RAMInBytes): a number, one optional space, b or k m g t p with b or ib, any case
+    text = SENTRY.read_text().replace("    shm_size: 256m\n", f"    shm_size: {written}\n    mem_limit: {written}\n")
+    host = only(text)
+    assert (host.host["shm_size"].value, host.host["shm_size"].source.line) == (size, line_of(text, "shm_size"))
+    assert (host.host["ram"].value, host.host["ram"].source.line) == (size, line_of(text, "mem_limit"))
+
+
+def test_a_size_left_to_a_variable_is_unknown_and_one_compose_refuses_is_a_problem() -> None:
+    text = SENTRY.read_text().replace("    shm_size: 256m\n", "    shm_size: ${PG_SHM:-1g}\n    mem_limit: 2 gigs\n")
+    host = only(text)
+    assert "shm_size" not in host.host and "ram" not in host.host  # never Docker's default of 64 MiB
+    assert host.unknown["host.shm_size"].line == line_of(text, "shm_size")
+    [problem] = host.problems
+    assert (problem.kind, problem.fatal, problem.source.line) == ("compose-refused", True, line_of(text, "mem_limit"))
+    assert "'2 gigs'" in problem.message
+
+
+def test_what_a_merge_key_brings_is_at_the_line_that_writes_it() -> None:
+    text = SENTRY.read_text().replace("x-restart-policy: &restart_policy\n",
+                                      "x-restart-policy: &restart_policy\n  mem_limit: 1g\n")
+    host = only(text)
+    assert (host.host["ram"].value, host.host["ram"].source.line) == (1024 * MiB, line_of(text, "mem_limit: 1g"))
+
+
 def test_a_tmpfs_on_dev_shm_is_its_size_and_ipc_host_the_machines() -> None:
     # the postgres image's own example, its commented Swarm alternative uncommented
     text = (CORPUS / "docker-library-postgres-compose.yaml").read_text().replace("    shm_size: 128mb\n", "")

@@ -149,6 +149,7 @@ def test_patronis_checks_apply_to_the_dynamic_configuration() -> None:
     ("ssl_cert_file: /x.crt", "TLS is always enabled"),
     ("wal_level: minimal", 'wal_level must be "replica" or higher'),
     ("checkpoint_completion_target: 0.9", "an integer or a string"),
+    ("jit: off", "an integer or a string"),  # a boolean to Kubernetes (YAML 1.1), as off unquoted is
     ("recovery_target_time: x", "recovery"),
 ])
 def test_planted_parameters_the_crd_refuses_in_spec_config(line: str, reason: str) -> None:

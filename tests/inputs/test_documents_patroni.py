@@ -61,6 +61,17 @@ def test_dcs_parameters_then_local_and_the_version_from_bin_dir() -> None:
     assert [name for name, _, _ in settings(host)].count("wal_keep_size") == 1  # the DCS's, not Patroni's default
 
 
+def test_parameters_a_merge_key_brings_are_at_the_line_that_writes_them() -> None:
+    # a block of parameters shared by an anchor and merged into the member's (<<: *tuning)
+    text = (CORPUS / "postgres1.yml").read_text().replace(
+        "    unix_socket_directories: '..'", "    <<: *tuning\n    unix_socket_directories: '..'") + (
+        "x-tuning: &tuning\n  shared_buffers: 1GB\n  work_mem: 8MB\n")
+    text = text[text.index("x-tuning"):] + text[:text.index("x-tuning")]  # the anchor before its alias
+    host = parsed(text)
+    assert ("shared_buffers", "1GB", line_of(text, "shared_buffers: 1GB")) in settings(host)
+    assert ("work_mem", "8MB", line_of(text, "work_mem: 8MB")) in settings(host)
+
+
 def test_a_jinja_template_is_read_where_literal_and_the_rest_noted() -> None:
     path = CORPUS / "autobase-patroni.yml.j2"
     host = parsed(path.read_text(), str(path))
@@ -110,6 +121,21 @@ def test_a_dcs_value_patroni_refuses_is_its_default(real: str, planted: str, run
     assert [(setting.value, setting.source.line) for setting in host.settings if setting.name == name] == [
         (runs, line_of(text, planted))]
     assert [problem.kind for problem in host.problems] == ["patroni-replaced"]
+
+
+@pytest.mark.parametrize(("section", "name"), [("local", "effective_cache_size"), ("dcs", "temp_buffers")])
+def test_a_parameter_without_a_value_is_no_line_of_patronis(section: str, name: str) -> None:
+    # Patroni writes no line for a null value (a parameter left empty): PostgreSQL runs its default, no error; a
+    # local one replaces the DCS's value (effective_cache_size: 12GB in the DCS here)
+    anchor = "  bin_dir: /usr/lib/postgresql/17/bin\n" if section == "local" else "        shared_buffers: 4GB\n"
+    planted = f"  parameters:\n    {name}:\n" if section == "local" else f"        {name}:\n"
+    text = (CORPUS / "mrheed-patroni.yml").read_text().replace(anchor, anchor + planted)
+    host = parsed(text)
+    assert name not in [setting_name for setting_name, _, _ in settings(host)]
+    [problem] = host.problems
+    line = text.split("\n").index(planted.split("\n")[-2]) + 1
+    assert (problem.kind, problem.source.line, problem.fatal) == ("patroni-ignored", line, False)
+    assert "no value" in problem.message
 
 
 def test_a_local_value_of_a_dcs_only_parameter_is_ignored() -> None:
@@ -220,6 +246,14 @@ def test_a_yaml_1_1_octal_is_passed_as_patroni_passes_it() -> None:
     text = (CORPUS / "lerry-patroni.yml").read_text().replace(
         '    unix_socket_directories: "."', '    unix_socket_directories: "."\n    unix_socket_permissions: 0770')
     assert ("unix_socket_permissions", "0770", line_of(text, "0770")) in settings(parsed(text))
+
+
+@pytest.mark.parametrize(("written", "patroni_passes"), [("0o770", "0o770"), ("0o0770", "0o0770"), ("0x1F", "31")])
+def test_an_octal_yaml_1_1_does_not_know_is_passed_as_the_text_it_is(written: str, patroni_passes: str) -> None:
+    # 0o is YAML 1.2's octal; to Patroni's YAML 1.1 it is a text (which PostgreSQL refuses), not 504 (nor 0504)
+    text = (CORPUS / "lerry-patroni.yml").read_text().replace(
+        '    unix_socket_directories: "."', f'    unix_socket_directories: "."\n    unix_socket_permissions: {written}')
+    assert ("unix_socket_permissions", patroni_passes, line_of(text, written)) in settings(parsed(text))
 
 
 @pytest.mark.parametrize(("anchor", "indent", "target"), [

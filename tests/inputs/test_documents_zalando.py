@@ -239,6 +239,14 @@ def test_odd_shapes_give_hosts_or_a_parse_error_never_a_traceback(text: str) -> 
         assert isinstance(found, list)
 
 
+def test_an_unquoted_yaml_1_1_boolean_is_no_string_to_kubernetes() -> None:
+    # kubectl reads manifests with sigs.k8s.io/yaml (YAML 1.1): an unquoted off is a boolean, which the CRD refuses
+    text = COMPLETE.read_text().replace('log_statement: "all"',
+                                        'log_statement: "all"\n      jit: off\n      fsync: "off"')
+    [problem] = [problem for problem in parsed(text).problems if problem.target in ("jit", "fsync")]
+    assert (problem.target, problem.fatal, problem.source.line) == ("jit", True, line_of(text, "jit: off"))
+
+
 def test_pgvet_lint_finds_the_planted_mistakes_at_their_yaml_lines(tmp_path: Path) -> None:
     text = COMPLETE.read_text().replace('shared_buffers: "32MB"', 'shared_buffers: "6GB"').replace(
         "memory: 500Mi", "memory: 4Gi").replace('max_connections: "10"', "max_connections: 200").replace(

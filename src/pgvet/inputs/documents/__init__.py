@@ -60,7 +60,18 @@ class DeclaredHost:
 def yaml_parameter(name: str, value: str) -> str:
     """A PostgreSQL parameter as a YAML mapping's entry, its value a single-quoted string (YAML escapes a quote in
     it as PostgreSQL does; the operators take parameters as strings)."""
-    return f"{name}: '" + value.replace("'", "''") + "'"
+    return f"{name}: {_single_quoted(value)}"
+
+
+def conf_parameter(name: str, value: str) -> str:
+    """A PostgreSQL parameter as a line of postgresql.conf (a text of postgresql.conf a document holds, as a Helm
+    chart's extendedConfiguration)."""
+    return f"{name} = {_single_quoted(value)}"
+
+
+def _single_quoted(value: str) -> str:
+    """A value in single quotes, a quote in it doubled: as both YAML and postgresql.conf read it."""
+    return "'" + value.replace("'", "''") + "'"
 
 
 @dataclass(frozen=True)
@@ -108,6 +119,20 @@ def conf_setting(name: str, value: object, source: Source) -> ConfSetting:
     return ConfSetting(folded, text, text, not isinstance(value, (bool, int, float)), source, name.strip())
 
 
+def as_pyyaml_reads(value: object) -> object:
+    """A YAML integer as the tools that read their files with PyYAML (YAML 1.1: Patroni, Ansible) pass it on, where
+    pgvet's YAML 1.2 reads it otherwise: 0640 is octal to YAML 1.1 (416) and decimal to YAML 1.2 — passed as written,
+    which PostgreSQL reads as octal too; 0o770 is YAML 1.2's octal and a text to YAML 1.1 — passed as that text."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return value
+    width = getattr(value, "_width", None)
+    if type(value).__name__ == "OctalInt":  # ruamel's class for 0o… (its width counts the digits written)
+        return "0o" + format(value, "o").zfill(width if isinstance(width, int) else 0)
+    if isinstance(width, int) and width > len(str(value)):
+        return str(value).zfill(width)
+    return value
+
+
 # A configuration document is a few kB; one of several MB is no configuration (ruamel.yaml takes seconds on it).
 MAX_DOCUMENT_BYTES = 1024 * 1024
 
@@ -139,7 +164,9 @@ def get(node: Any, *keys: str) -> Any:
 
 
 def yaml_line(node: Any, key: str | int | None = None) -> int | None:
-    """The 1-based line of a key (or list index) of a ruamel round-trip mapping or list, or of the node itself."""
+    """The 1-based line of a key (or list index) of a ruamel round-trip mapping or list, or of the node itself. A
+    key a merge key brought (``<<: *defaults``) is at its line in the mapping merged, the first that has it (YAML's
+    precedence)."""
     position = getattr(node, "lc", None)
     if position is None:
         return None
@@ -148,7 +175,13 @@ def yaml_line(node: Any, key: str | int | None = None) -> int | None:
             return int(position.line) + 1
         return int(position.key(key)[0]) + 1 if isinstance(key, str) else int(position.item(key)[0]) + 1
     except (KeyError, IndexError, TypeError, AttributeError):
-        return None
+        pass
+    if isinstance(key, str):
+        for merged in getattr(node, "merge", ()):  # a ruamel mapping's merged mappings
+            mapping = merged[1] if isinstance(merged, tuple) else merged  # ruamel.yaml 0.18 pairs it with its place
+            if isinstance(mapping, dict) and key in mapping:
+                return yaml_line(mapping, key)
+    return None
 
 
 @cache

@@ -63,9 +63,45 @@ def quantity(value: object) -> float | None:
     return None if exact is None else float(exact)
 
 
+# YAML 1.1's booleans that YAML 1.2, which pgvet reads, leaves as texts: sigs.k8s.io/yaml, with which kubectl, Helm,
+# Argo CD and Flux read manifests, reads them as booleans (go-yaml v2's resolve table), quoted they stay texts.
+_YAML_1_1_BOOLEANS = {**dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "on", "On", "ON"), True),
+                      **dict.fromkeys(("n", "N", "no", "No", "NO", "off", "Off", "OFF"), False)}
+
+
 def load_manifests(text: str, path: str) -> list[Any]:
-    """Every document of a manifest file; ParseError at the line of invalid YAML."""
-    return load_document(text, path, every=True)  # type: ignore[no-any-return]
+    """Every document of a manifest file, as Kubernetes reads it (an unquoted ``on`` is a boolean: a parameter's
+    ``jit: off`` is no string to a CRD that takes strings); ParseError at the line of invalid YAML."""
+    documents: list[Any] = load_document(text, path, every=True)
+    lines = text.split("\n")
+    pending = list(documents)
+    while pending:  # a walk without recursion: a document may nest deeper than Python's stack
+        node = pending.pop()
+        position = getattr(node, "lc", None)
+        if isinstance(node, dict):
+            keys: list[Any] = list(node)
+            locate = position.value if position is not None else None
+        elif isinstance(node, list):
+            keys, locate = list(range(len(node))), position.item if position is not None else None
+        else:
+            continue
+        for key in keys:
+            value = node[key]
+            if isinstance(value, (dict, list)):
+                pending.append(value)
+            elif isinstance(value, str) and value in _YAML_1_1_BOOLEANS and _unquoted(locate, key, value, lines):
+                node[key] = _YAML_1_1_BOOLEANS[value]
+    return documents
+
+
+def _unquoted(locate: Any, key: Any, value: str, lines: list[str]) -> bool:
+    """Whether a value of a ruamel mapping or list is written plain (no quotes, no tag) where it starts; False for a
+    value a merge key or an alias brought, written elsewhere."""
+    try:
+        line, column = locate(key)
+    except (KeyError, IndexError, TypeError):
+        return False
+    return bool(lines[line][column:column + len(value)] == value)
 
 
 def file_stem(path: str) -> str:

@@ -18,7 +18,14 @@ from typing import Any
 from ruamel.yaml.comments import TaggedScalar
 
 from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, load_document, yaml_line
+from pgvet.inputs.documents import (
+    DeclaredHost,
+    DocumentKind,
+    as_pyyaml_reads,
+    conf_setting,
+    load_document,
+    yaml_line,
+)
 from pgvet.inputs.sysctl import SysctlSetting, declared_sysctl_value, normalise_key
 from pgvet.provenance import Located, Source
 
@@ -135,7 +142,7 @@ def _parameters(declared: DeclaredHost, variable: str, holder: Any, path: str) -
             declared.unknown[fact] = source  # set, to what only Ansible knows: not judged on its default
             continue
         declared.unknown.pop(fact, None)
-        declared.settings.append(conf_setting(str(option), value, source))
+        declared.settings.append(conf_setting(str(option), as_pyyaml_reads(value), source))
 
 
 def _sysctl_variable(declared: DeclaredHost, variable: str, holder: Any, path: str) -> None:

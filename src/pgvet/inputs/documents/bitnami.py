@@ -16,7 +16,15 @@ import re
 from typing import Any
 
 from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, get, load_document, yaml_line
+from pgvet.inputs.documents import (
+    DeclaredHost,
+    DocumentKind,
+    conf_parameter,
+    conf_setting,
+    get,
+    load_document,
+    yaml_line,
+)
 from pgvet.inputs.documents._kubernetes import (
     RUNTIME_SHM_SIZE,
     apply_resources,
@@ -213,4 +221,4 @@ def _resources(declared: DeclaredHost, section: dict[str, Any], path: str) -> No
 
 
 KIND = DocumentKind(KIND_NAME, "the Bitnami PostgreSQL Helm chart's values: postgresql.conf snippets, resources, "
-                    "replicas", (".yaml", ".yml"), _recognises, parse_bitnami)
+                    "replicas", (".yaml", ".yml"), _recognises, parse_bitnami, conf_parameter)

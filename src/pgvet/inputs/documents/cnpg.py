@@ -19,6 +19,7 @@ from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yam
 from pgvet.inputs.documents._kubernetes import (
     OVERRIDES,
     REFUSED,
+    at,
     exact_quantity,
     file_stem,
     load_manifests,
@@ -124,7 +125,8 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
         raise ParseError("a Cluster without metadata.name (Kubernetes refuses it)", here)
     declared = DeclaredHost("cnpg", file_stem(path) if unrendered(name) else name, here)
     if unrendered(name):
-        declared.notes.append(f"{here}: metadata.name is left to a template: the host is named after its file")
+        declared.notes.append(f"{at(metadata, 'name', path)}: metadata.name is left to a template: the host is named "
+                              "after its file")
     instances: int | None = spec.get("instances", 1)  # the CRD's default
     if unrendered(instances):
         instances = None

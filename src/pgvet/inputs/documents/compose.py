@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pgvet.inputs.documents import (
     MAX_DOCUMENT_BYTES,
@@ -26,6 +27,8 @@ from pgvet.inputs.documents import (
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml
+
+T = TypeVar("T", int, float)
 
 DOCKER_SHM_DEFAULT = 64 * 1024 * 1024
 DOCKER_DEFAULT = "<docker default>"  # what Docker gives a container whose service sets nothing
@@ -42,8 +45,10 @@ _POSTGRES_IMAGES = frozenset({"postgres", "postgresql", "postgis", "timescaledb"
 # a project's own build of the postgres image, named after it (zulip/zulip-postgresql, …-postgres)
 _DERIVED_IMAGE = re.compile(r"[a-z0-9][a-z0-9._-]*[-_]postgres(?:ql)?")
 _PLACEHOLDER = re.compile(r"(?<!\$)\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")
-_BYTES = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([bkmg]?)b?\s*", re.IGNORECASE)
-_UNIT = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+# Docker's sizes (go-units' RAMInBytes, which Compose reads them with): a number, one optional space, then b, or
+# k m g t p alone or with b or ib, in any case; powers of 1024
+_BYTES = re.compile(r"(\d+(?:\.\d*)?|\.\d+) ?(?:([kmgtp])(?:i?b)?|b)?", re.IGNORECASE)
+_UNIT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
 _TAG_VERSION = re.compile(r"(?:^|[^0-9])pg-?(\d{2})(?![0-9])|^(\d{2})(?![0-9])")
 # postgres' single-letter options that set a parameter (postmaster.c), with the value a bare flag gives
 _LETTER_OPTIONS = {"B": ("shared_buffers", None), "N": ("max_connections", None), "p": ("port", None),
@@ -95,12 +100,12 @@ def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[
 def _resources(declared: DeclaredHost, service: dict[str, Any], path: str) -> None:
     limits = get(service, "deploy", "resources", "limits")
     for node, key in ((service, "mem_limit"), (limits, "memory")):
-        memory = _bytes(node.get(key)) if isinstance(node, dict) else None
+        memory = _value(declared, node, key, path, _bytes, "host.ram", "host.memory_limit")
         if memory is not None:
             source = Source(path, yaml_line(node, key))
             declared.host["ram"] = declared.host["memory_limit"] = Located(memory, source)
     for node, key in ((service, "cpus"), (limits, "cpus")):
-        cpus = _number(node.get(key)) if isinstance(node, dict) else None
+        cpus = _value(declared, node, key, path, _number, "host.cpus", "host.cpu_limit")
         if cpus is not None and cpus > 0:
             source = Source(path, yaml_line(node, key))
             declared.host["cpu_limit"] = Located(cpus, source)
@@ -117,15 +122,40 @@ def _shm_size(declared: DeclaredHost, service: dict[str, Any], path: str) -> Non
     volumes = service.get("volumes")
     for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
         if isinstance(volume, dict) and volume.get("type") == "tmpfs" and volume.get("target") == "/dev/shm":
-            size = _bytes(get(volume, "tmpfs", "size"))
-            if size is not None:
-                declared.host["shm_size"] = Located(size, Source(path, yaml_line(volumes, index)))
+            tmpfs = volume.get("tmpfs")
+            if isinstance(tmpfs, dict) and tmpfs.get("size") is not None:
+                size = _value(declared, tmpfs, "size", path, _bytes, "host.shm_size")
+                if size is not None:
+                    declared.host["shm_size"] = Located(size, Source(path, yaml_line(volumes, index)))
                 return
-    shm = _bytes(service.get("shm_size"))
+    if service.get("shm_size") is None:
+        declared.host["shm_size"] = Located(DOCKER_SHM_DEFAULT, Source(DOCKER_DEFAULT))
+        return
+    shm = _value(declared, service, "shm_size", path, _bytes, "host.shm_size")
     if shm is not None:
         declared.host["shm_size"] = Located(shm, Source(path, yaml_line(service, "shm_size")))
+
+
+def _value(declared: DeclaredHost, node: object, key: str, path: str, read: Callable[[object], T | None],
+           *facts: str) -> T | None:
+    """A resource of the service (a size, CPUs) as ``read`` reads it; None when absent, left to a variable (its
+    facts unknown, with a note: never Docker's default in its place) or one Compose refuses (a fatal problem)."""
+    value = node.get(key) if isinstance(node, dict) else None
+    if value is None:
+        return None
+    read_value = read(value)
+    if read_value is not None:
+        return read_value
+    source = Source(path, yaml_line(node, key))
+    if isinstance(value, str) and _PLACEHOLDER.search(value):
+        declared.notes.append(f"{source}: {key}: {value} is left to an environment variable: not read")
+        for fact in facts:
+            declared.unknown[fact] = source
     else:
-        declared.host["shm_size"] = Located(DOCKER_SHM_DEFAULT, Source(DOCKER_DEFAULT))
+        declared.problems.append(ConfProblem(
+            "compose-refused", f"{key}: {str(value)!r} is no value Compose accepts (sizes: 512m, 2g, 1GiB; CPUs: 1.5): "
+            "it refuses the file", source, True))
+    return None
 
 
 def _command_string(declared: DeclaredHost, command: str, path: str, line: int | None, lines: list[str]) -> None:
@@ -295,13 +325,13 @@ def _image_version(image: object) -> int | None:
 
 
 def _bytes(value: object) -> int | None:
-    """Docker's byte sizes: a number of bytes, or with b, k, m, g (kb, mb, gb), powers of 1024."""
+    """Docker's byte sizes: a number of bytes, or with a unit (_BYTES), truncated to a byte as Docker does."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
         return value
     match = _BYTES.fullmatch(str(value))
-    return int(float(match.group(1)) * _UNIT[match.group(2).lower()]) if match is not None else None
+    return int(float(match.group(1)) * _UNIT[(match.group(2) or "").lower()]) if match is not None else None
 
 
 def _number(value: object) -> float | None:

@@ -18,6 +18,7 @@ from pgvet.inputs.documents import (
     MAX_DOCUMENT_BYTES,
     DeclaredHost,
     DocumentKind,
+    as_pyyaml_reads,
     conf_setting,
     get,
     load_document,
@@ -150,7 +151,7 @@ def _dcs_settings(declared: DeclaredHost, parameters: dict[str, Any], version: i
     for key, value in parameters.items():
         line = yaml_line(parameters, key)
         name = str(key).strip().lower()
-        if not _literal(declared, key, value, path, line):
+        if not _literal(declared, key, value, path, line) or _null(declared, name, value, path, line):
             continue
         value, problem = dcs_parameter(name, value, Source(path, line))
         if problem is not None:
@@ -162,7 +163,7 @@ def _dcs_settings(declared: DeclaredHost, parameters: dict[str, Any], version: i
             value = "replica"
         if name == "wal_keep_segments" and (version is None or version >= 13) and str(value).strip().isdigit():
             key, value = "wal_keep_size", f"{int(str(value)) * 16}MB"
-        declared.settings.append(conf_setting(str(key), _as_patroni_reads(value), Source(path, line)))
+        declared.settings.append(conf_setting(str(key), as_pyyaml_reads(value), Source(path, line)))
     return taken
 
 
@@ -197,6 +198,9 @@ def _local_settings(declared: DeclaredHost, parameters: dict[str, Any], dcs_name
         name = str(key).strip().lower()
         if not _literal(declared, key, value, path, line):
             continue
+        if _null(declared, name, value, path, line):  # it replaces the DCS's value: no line at all
+            declared.settings[:] = [setting for setting in declared.settings if setting.name != name]
+            continue
         if name in _SET_BY_PATRONI:
             declared.problems.append(_ignored(name, f"Patroni sets it from {_SET_BY_PATRONI[name]}", path, line))
         elif name in _CMDLINE_OPTIONS:
@@ -206,7 +210,7 @@ def _local_settings(declared: DeclaredHost, parameters: dict[str, Any], dcs_name
                 name, f"Patroni takes it from the DCS only (bootstrap.dcs.postgresql.parameters, or patronictl "
                 f"edit-config) and runs {applies}", path, line))
         else:
-            declared.settings.append(conf_setting(str(key), _as_patroni_reads(value), Source(path, line)))
+            declared.settings.append(conf_setting(str(key), as_pyyaml_reads(value), Source(path, line)))
 
 
 def _set_by_patroni(declared: DeclaredHost, document: dict[str, Any], local: dict[str, Any], path: str) -> None:
@@ -274,13 +278,14 @@ def _literal(declared: DeclaredHost, key: object, value: object, path: str, line
     return True
 
 
-def _as_patroni_reads(value: object) -> object:
-    """Patroni reads YAML 1.1, where 0600 is octal (PostgreSQL gets 384), and pgvet YAML 1.2, where it is 600: an
-    integer written with leading zeros is passed as written, which PostgreSQL reads as octal too."""
-    width = getattr(value, "_width", None)
-    if isinstance(value, int) and not isinstance(value, bool) and isinstance(width, int) and width > len(str(value)):
-        return str(value).zfill(width)
-    return value
+def _null(declared: DeclaredHost, name: str, value: object, path: str, line: int | None) -> bool:
+    """True, with a problem, for a parameter without a value (``effective_cache_size:``): Patroni's validator removes
+    it and writes no line for it, so PostgreSQL runs its default."""
+    if value is not None:
+        return False
+    declared.problems.append(_ignored(name, "it has no value: Patroni writes no line for it, and PostgreSQL runs "
+                                      "its default", path, line))
+    return True
 
 
 def _default(name: str) -> str:
