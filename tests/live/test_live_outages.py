@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -148,6 +149,8 @@ def test_old_prepared_transaction(checked: Checked) -> None:
     [prepared] = checked.findings("PGV962")
     assert prepared["subject"] == "forgotten-2pc" and prepared["values"]["database"] == "postgres"
     assert "ROLLBACK PREPARED 'forgotten-2pc'" in prepared["fix"]["text"]
+    # the server's now() - prepared has microseconds: shown in whole seconds
+    assert re.search(r"has waited \d+(s|min|h|d) for", prepared["message"]), prepared["message"]
 
 
 def test_session_idle_in_a_transaction(checked: Checked) -> None:
@@ -156,6 +159,7 @@ def test_session_idle_in_a_transaction(checked: Checked) -> None:
     assert idle["values"]["user"] == "postgres" and idle["values"]["xmin_age"] > 100000
     assert idle["fix"]["postgresql"] == {"idle_in_transaction_session_timeout": "10min"}
     assert f"pg_terminate_backend({checked.holder_pid})" in idle["fix"]["text"]
+    assert re.search(r"for \d+(s|min|h|d), in a transaction open for \d+(s|min|h|d):", idle["message"]), idle["message"]
 
 
 def test_invalid_index(checked: Checked) -> None:
