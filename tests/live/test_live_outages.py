@@ -167,6 +167,35 @@ def test_invalid_index(checked: Checked) -> None:
     assert index["subject"] == "public.dupes_x" and index["values"] == {"table": "dupes", "database": "postgres"}
 
 
+
+@pytest.mark.parametrize("major", sorted({MAJOR, max(pgservers.SUPPORTED_MAJORS)}))
+@pytest.mark.parametrize("build", ["CREATE INDEX CONCURRENTLY orders_ref ON orders (ref)",
+                                   "REINDEX INDEX CONCURRENTLY orders_id"])
+def test_index_being_built_concurrently_is_not_invalid(major: int, build: str, tmp_path: Path) -> None:
+    """While CREATE INDEX CONCURRENTLY or REINDEX CONCURRENTLY runs, the index it builds is in pg_index with
+    indisvalid false: a build in progress, not a failed one (DROP INDEX would be the wrong advice); a failed
+    build on the same table still is."""
+    require_postgres(major)
+    with running_cluster(major) as cluster:
+        cluster.sql("CREATE TABLE orders (id int, ref int); INSERT INTO orders VALUES (1, 1), (2, 1); "
+                    "CREATE INDEX orders_id ON orders (id)")
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            cluster.sql("CREATE UNIQUE INDEX CONCURRENTLY orders_ref_key ON orders (ref)")
+        # A writer's open transaction makes the next build wait ("waiting for writers before build"), its index
+        # already in pg_index.
+        with psycopg.connect(cluster.dsn()) as writer, psycopg.connect(cluster.dsn(), autocommit=True) as builder:
+            writer.execute("INSERT INTO orders VALUES (3, 2)")
+            builder.pgconn.send_query(build.encode())
+            waiting = "SELECT count(*) FROM pg_index WHERE NOT indisvalid"
+            while cluster.sql(waiting)[0][0] < 2:
+                pass
+            snapshot = collect_command(tmp_path / "snapshot", cluster.dsn())
+            writer.rollback()
+            while builder.pgconn.get_result() is not None:  # the build finishes once the writer is gone
+                pass
+    invalid = json.loads((snapshot / "pg_settings.json").read_text())["invalid_indexes"]
+    assert [index["name"] for index in invalid] == ["orders_ref_key"]
+
 def test_outage_risks_have_their_section(checked: Checked) -> None:
     section = checked.text.split("== Outage risks ==")[1].split("\n== ")[0]
     for rule_id in ("PGV958", "PGV959", "PGV961", "PGV962", "PGV963", "PGV964"):

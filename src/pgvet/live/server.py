@@ -485,11 +485,21 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         reader.gap("sessions idle in a transaction", "pg_stat_activity hides the state of other roles' sessions "
                                                      "from this role")
         reader.advise("sessions idle in a transaction", f"GRANT pg_read_all_stats TO {role}, or GRANT pg_monitor")
-    invalid_indexes = reader.records("invalid indexes", """
+    # An index being built concurrently is invalid until its build ends: not a failed build. CREATE INDEX
+    # CONCURRENTLY's progress names it; REINDEX CONCURRENTLY's names the index it replaces, but its session holds
+    # a lock on the copy it builds (a failed build's index is locked by no one).
+    building = """
+          AND NOT EXISTS (SELECT FROM pg_stat_progress_create_index p
+                          WHERE p.datid = (SELECT oid FROM pg_database WHERE datname = current_database())
+                                AND (p.index_relid = i.indexrelid
+                                     OR EXISTS (SELECT FROM pg_locks l WHERE l.pid = p.pid
+                                                AND l.database = p.datid AND l.relation = i.indexrelid)))"""
+    invalid_indexes = reader.records("invalid indexes", f"""
         SELECT n.nspname, c.relname, t.relname, current_database(), i.indisvalid
         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
              JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE NOT i.indisvalid ORDER BY 1, 2""", len(INDEX_COLUMNS), lambda row: dict(zip(
+        WHERE NOT i.indisvalid{building if version_num >= 120000 else ''}
+        ORDER BY 1, 2""", len(INDEX_COLUMNS), lambda row: dict(zip(
         INDEX_COLUMNS, (*(required_text(each) for each in row[:4]), boolean(row[4])), strict=True)))
     statistics = {
         "connections": connections,
