@@ -196,6 +196,20 @@ def test_index_being_built_concurrently_is_not_invalid(major: int, build: str, t
     invalid = json.loads((snapshot / "pg_settings.json").read_text())["invalid_indexes"]
     assert [index["name"] for index in invalid] == ["orders_ref_key"]
 
+
+def test_slot_holding_no_wal_is_judged_not_unknown(tmp_path: Path) -> None:
+    """A slot whose restart_lsn is NULL (created without reserving WAL, or lost: its WAL removed) holds no WAL:
+    PGV961 passes on it, rather than being not evaluated for a missing value."""
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR) as cluster:
+        cluster.sql("SELECT pg_create_physical_replication_slot('not_yet_used')")
+        assert cluster.sql("SELECT restart_lsn FROM pg_replication_slots") == [(None,)]
+        snapshot = collect_command(tmp_path / "snapshot", cluster.dsn())
+    [slot] = json.loads((snapshot / "pg_settings.json").read_text())["replication_slots"]
+    assert slot["name"] == "not_yet_used" and slot["retained_bytes"] == 0
+    [host] = lint([snapshot], LintOptions(select=["PGV961"])).hosts
+    assert host.findings == [] and host.not_evaluated == []
+
 def test_outage_risks_have_their_section(checked: Checked) -> None:
     section = checked.text.split("== Outage risks ==")[1].split("\n== ")[0]
     for rule_id in ("PGV958", "PGV959", "PGV961", "PGV962", "PGV963", "PGV964"):
