@@ -454,8 +454,15 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         checkpoint_view = "pg_stat_bgwriter"
         query = "SELECT checkpoints_timed, checkpoints_req, stats_reset::text FROM pg_stat_bgwriter"
     timed, requested, stats_reset = reader.values(checkpoint_view, query, (integer, integer, text))
-    [connections] = reader.values("pg_stat_activity", "SELECT count(*) FROM pg_stat_activity "
-                                  "WHERE backend_type = 'client backend'", (integer,))
+    # pg_stat_activity hides the backend_type of other roles' sessions from a role without pg_read_all_stats: a
+    # hidden session in a database may be a client backend, so the count is then unknown (NULL), not too low.
+    [connections] = reader.values(
+        "pg_stat_activity", "SELECT CASE WHEN count(*) FILTER (WHERE backend_type IS NULL AND datid IS NOT NULL) = 0 "
+        "THEN count(*) FILTER (WHERE backend_type = 'client backend') END FROM pg_stat_activity", (integer,))
+    if connections is None and not any(gap["what"] == "pg_stat_activity" for gap in reader.unavailable):
+        reader.gap("pg_stat_activity", "pg_stat_activity hides the state of other roles' sessions from this role: "
+                                       "the client connections cannot be counted")
+        reader.advise("pg_stat_activity", f"GRANT pg_read_all_stats TO {role}, or GRANT pg_monitor")
     role_settings = reader.records("pg_db_role_setting", """
         SELECT d.datname, r.rolname, unnest(s.setconfig)
         FROM pg_db_role_setting s LEFT JOIN pg_database d ON d.oid = s.setdatabase
