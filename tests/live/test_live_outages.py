@@ -79,6 +79,12 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Checked]:
         holder.execute("SELECT id FROM locked WHERE id = 1 FOR SHARE")
         holder.execute("SELECT txid_current()")
         holder_pid = holder.info.backend_pid
+        # A transaction that failed and waits for its ROLLBACK: it holds no lock and no snapshot any more.
+        # (The INSERT INTO ledger below would wait for its lock otherwise.)
+        failed = psycopg.connect(cluster.dsn())
+        failed.execute("LOCK TABLE ledger")
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            failed.execute("SELECT 1 / 0")
         # Past autovacuum_freeze_max_age (100 000) and autovacuum_multixact_freeze_max_age (10 000): every
         # iteration a transaction ID, and a multixact (the row shared with the holder's lock).
         cluster.sql("""CREATE PROCEDURE consume(n int) LANGUAGE plpgsql AS $$
@@ -113,6 +119,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Checked]:
             text = pgvet("check", "--dsn", dsn, "--no-input", "--config", str(config)).stdout
         finally:
             holder.close()
+            failed.close()
             cluster.sql("ROLLBACK PREPARED 'forgotten-2pc'")
     yield Checked(document, text, holder_pid)
 
@@ -155,6 +162,7 @@ def test_old_prepared_transaction(checked: Checked) -> None:
 
 def test_session_idle_in_a_transaction(checked: Checked) -> None:
     sessions = {finding["subject"]: finding for finding in checked.findings("PGV963")}
+    assert list(sessions) == [f"pid {checked.holder_pid}"]  # not the failed transaction, which holds nothing
     idle = sessions[f"pid {checked.holder_pid}"]
     assert idle["values"]["user"] == "postgres" and idle["values"]["xmin_age"] > 100000
     assert idle["fix"]["postgresql"] == {"idle_in_transaction_session_timeout": "10min"}
