@@ -19,9 +19,10 @@ import pytest
 import pgservers
 from conftest import require_postgres
 from livepg import running_cluster
+from pgvet.live.commands import collect_command
 
 pytestmark = pytest.mark.postgres
-pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
+psycopg = pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
 
 MAJOR = min(pgservers.SUPPORTED_MAJORS)
 NOBODY = 65534  # an OS user that is neither root nor the server's
@@ -145,3 +146,22 @@ def test_no_server_checks_the_host_and_says_how_to_give_one(tmp_path: Path) -> N
     assert given.stderr.startswith("pgvet: error: cannot connect to PostgreSQL (host=") and "Traceback" not in \
         given.stderr
     assert "== OS ==" in given.stdout
+
+
+def test_connections_hidden_from_the_role_are_a_gap_not_a_lower_count(tmp_path: Path) -> None:
+    """pg_stat_activity hides the backend_type of other roles' sessions from a role without pg_read_all_stats:
+    counting the client backends it can see would miss them (PGV950 judging a count too low), so the count is
+    unknown and says what would let pgvet read it; a pg_monitor role counts them all."""
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR) as cluster:
+        cluster.sql("CREATE ROLE plain LOGIN PASSWORD 'Plain-Count-7q'")
+        cluster.sql("CREATE ROLE watcher LOGIN PASSWORD 'Plain-Count-7q' IN ROLE pg_monitor")
+        with psycopg.connect(cluster.dsn()):  # another role's session
+            plain = collect_command(tmp_path / "plain", cluster.dsn("plain", "Plain-Count-7q"))
+            watcher = collect_command(tmp_path / "watcher", cluster.dsn("watcher", "Plain-Count-7q"))
+    read = json.loads((plain / "pg_settings.json").read_text())
+    assert read["statistics"]["connections"] is None
+    [gap] = [gap for gap in read["unavailable"] if gap["what"] == "pg_stat_activity"]
+    assert "other roles' sessions" in gap["error"]
+    assert gap["fix"] == "GRANT pg_read_all_stats TO plain, or GRANT pg_monitor"
+    assert json.loads((watcher / "pg_settings.json").read_text())["statistics"]["connections"] == 2

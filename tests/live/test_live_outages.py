@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -78,6 +79,12 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Checked]:
         holder.execute("SELECT id FROM locked WHERE id = 1 FOR SHARE")
         holder.execute("SELECT txid_current()")
         holder_pid = holder.info.backend_pid
+        # A transaction that failed and waits for its ROLLBACK: it holds no lock and no snapshot any more.
+        # (The INSERT INTO ledger below would wait for its lock otherwise.)
+        failed = psycopg.connect(cluster.dsn())
+        failed.execute("LOCK TABLE ledger")
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            failed.execute("SELECT 1 / 0")
         # Past autovacuum_freeze_max_age (100 000) and autovacuum_multixact_freeze_max_age (10 000): every
         # iteration a transaction ID, and a multixact (the row shared with the holder's lock).
         cluster.sql("""CREATE PROCEDURE consume(n int) LANGUAGE plpgsql AS $$
@@ -112,6 +119,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Checked]:
             text = pgvet("check", "--dsn", dsn, "--no-input", "--config", str(config)).stdout
         finally:
             holder.close()
+            failed.close()
             cluster.sql("ROLLBACK PREPARED 'forgotten-2pc'")
     yield Checked(document, text, holder_pid)
 
@@ -148,20 +156,67 @@ def test_old_prepared_transaction(checked: Checked) -> None:
     [prepared] = checked.findings("PGV962")
     assert prepared["subject"] == "forgotten-2pc" and prepared["values"]["database"] == "postgres"
     assert "ROLLBACK PREPARED 'forgotten-2pc'" in prepared["fix"]["text"]
+    # the server's now() - prepared has microseconds: shown in whole seconds
+    assert re.search(r"has waited \d+(s|min|h|d) for", prepared["message"]), prepared["message"]
 
 
 def test_session_idle_in_a_transaction(checked: Checked) -> None:
     sessions = {finding["subject"]: finding for finding in checked.findings("PGV963")}
+    assert list(sessions) == [f"pid {checked.holder_pid}"]  # not the failed transaction, which holds nothing
     idle = sessions[f"pid {checked.holder_pid}"]
     assert idle["values"]["user"] == "postgres" and idle["values"]["xmin_age"] > 100000
     assert idle["fix"]["postgresql"] == {"idle_in_transaction_session_timeout": "10min"}
     assert f"pg_terminate_backend({checked.holder_pid})" in idle["fix"]["text"]
+    assert re.search(r"for \d+(s|min|h|d), in a transaction open for \d+(s|min|h|d):", idle["message"]), idle["message"]
 
 
 def test_invalid_index(checked: Checked) -> None:
     [index] = checked.findings("PGV964")
     assert index["subject"] == "public.dupes_x" and index["values"] == {"table": "dupes", "database": "postgres"}
 
+
+
+@pytest.mark.parametrize("major", sorted({MAJOR, max(pgservers.SUPPORTED_MAJORS)}))
+@pytest.mark.parametrize("build", ["CREATE INDEX CONCURRENTLY orders_ref ON orders (ref)",
+                                   "REINDEX INDEX CONCURRENTLY orders_id"])
+def test_index_being_built_concurrently_is_not_invalid(major: int, build: str, tmp_path: Path) -> None:
+    """While CREATE INDEX CONCURRENTLY or REINDEX CONCURRENTLY runs, the index it builds is in pg_index with
+    indisvalid false: a build in progress, not a failed one (DROP INDEX would be the wrong advice); a failed
+    build on the same table still is."""
+    require_postgres(major)
+    with running_cluster(major) as cluster:
+        cluster.sql("CREATE TABLE orders (id int, ref int); INSERT INTO orders VALUES (1, 1), (2, 1); "
+                    "CREATE INDEX orders_id ON orders (id)")
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            cluster.sql("CREATE UNIQUE INDEX CONCURRENTLY orders_ref_key ON orders (ref)")
+        # A writer's open transaction makes the next build wait ("waiting for writers before build"), its index
+        # already in pg_index.
+        with psycopg.connect(cluster.dsn()) as writer, psycopg.connect(cluster.dsn(), autocommit=True) as builder:
+            writer.execute("INSERT INTO orders VALUES (3, 2)")
+            builder.pgconn.send_query(build.encode())
+            waiting = "SELECT count(*) FROM pg_index WHERE NOT indisvalid"
+            while cluster.sql(waiting)[0][0] < 2:
+                pass
+            snapshot = collect_command(tmp_path / "snapshot", cluster.dsn())
+            writer.rollback()
+            while builder.pgconn.get_result() is not None:  # the build finishes once the writer is gone
+                pass
+    invalid = json.loads((snapshot / "pg_settings.json").read_text())["invalid_indexes"]
+    assert [index["name"] for index in invalid] == ["orders_ref_key"]
+
+
+def test_slot_holding_no_wal_is_judged_not_unknown(tmp_path: Path) -> None:
+    """A slot whose restart_lsn is NULL (created without reserving WAL, or lost: its WAL removed) holds no WAL:
+    PGV961 passes on it, rather than being not evaluated for a missing value."""
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR) as cluster:
+        cluster.sql("SELECT pg_create_physical_replication_slot('not_yet_used')")
+        assert cluster.sql("SELECT restart_lsn FROM pg_replication_slots") == [(None,)]
+        snapshot = collect_command(tmp_path / "snapshot", cluster.dsn())
+    [slot] = json.loads((snapshot / "pg_settings.json").read_text())["replication_slots"]
+    assert slot["name"] == "not_yet_used" and slot["retained_bytes"] == 0
+    [host] = lint([snapshot], LintOptions(select=["PGV961"])).hosts
+    assert host.findings == [] and host.not_evaluated == []
 
 def test_outage_risks_have_their_section(checked: Checked) -> None:
     section = checked.text.split("== Outage risks ==")[1].split("\n== ")[0]

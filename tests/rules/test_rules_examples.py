@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from pathlib import Path
 
@@ -78,3 +79,16 @@ def test_no_message_says_a_before_a_vowel() -> None:
             text = f"{finding.message} {finding.fix.text or ''}"
             wrong += [f"{rule.id}-ex{number}: {match}" for match in re.findall(r"\b[Aa] [aeioAEIO]\w*", text)]
     assert wrong == []
+
+
+@pytest.mark.parametrize(("rule_id", "field", "seconds", "shown"), [
+    ("PGV962", "prepared.age", 86400.123456, "has waited 1d for"),
+    ("PGV963", "session.idle", 312.456789, "for 312s, in a transaction open for 3700s"),
+])
+def test_measured_ages_are_whole_seconds(rule_id: str, field: str, seconds: float, shown: str) -> None:
+    """An age the server measures (now() - prepared) has microseconds: the message shows whole seconds, not
+    86400123456us."""
+    [rule] = [rule for rule in PACK.rules if rule.id == rule_id]
+    example = next(example for example in rule.examples if example.expect == "fire")
+    _, result = run_example(PACK, rule, dataclasses.replace(example, item={**(example.item or {}), field: seconds}))
+    assert shown in result.findings[0].message

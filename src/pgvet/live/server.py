@@ -454,18 +454,27 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         checkpoint_view = "pg_stat_bgwriter"
         query = "SELECT checkpoints_timed, checkpoints_req, stats_reset::text FROM pg_stat_bgwriter"
     timed, requested, stats_reset = reader.values(checkpoint_view, query, (integer, integer, text))
-    [connections] = reader.values("pg_stat_activity", "SELECT count(*) FROM pg_stat_activity "
-                                  "WHERE backend_type = 'client backend'", (integer,))
+    # pg_stat_activity hides the backend_type of other roles' sessions from a role without pg_read_all_stats: a
+    # hidden session in a database may be a client backend, so the count is then unknown (NULL), not too low.
+    [connections] = reader.values(
+        "pg_stat_activity", "SELECT CASE WHEN count(*) FILTER (WHERE backend_type IS NULL AND datid IS NOT NULL) = 0 "
+        "THEN count(*) FILTER (WHERE backend_type = 'client backend') END FROM pg_stat_activity", (integer,))
+    if connections is None and not any(gap["what"] == "pg_stat_activity" for gap in reader.unavailable):
+        reader.gap("pg_stat_activity", "pg_stat_activity hides the state of other roles' sessions from this role: "
+                                       "the client connections cannot be counted")
+        reader.advise("pg_stat_activity", f"GRANT pg_read_all_stats TO {role}, or GRANT pg_monitor")
     role_settings = reader.records("pg_db_role_setting", """
         SELECT d.datname, r.rolname, unnest(s.setconfig)
         FROM pg_db_role_setting s LEFT JOIN pg_database d ON d.oid = s.setdatabase
              LEFT JOIN pg_roles r ON r.oid = s.setrole
         ORDER BY d.datname NULLS FIRST, r.rolname NULLS FIRST""", 3, _role_setting)
     # What takes servers down (docs/live.md, "Outage checks"): every one readable by pg_monitor.
+    # A slot without restart_lsn (created without reserving WAL, or lost: its WAL removed) holds none.
     slots = reader.records("pg_replication_slots", f"""
         SELECT slot_name, slot_type, active, {'wal_status' if version_num >= 130000 else 'NULL::text'},
-               pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_receive_lsn()
-                                    ELSE pg_current_wal_lsn() END, restart_lsn)::int8,
+               CASE WHEN restart_lsn IS NULL THEN 0
+                    ELSE pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_receive_lsn()
+                                              ELSE pg_current_wal_lsn() END, restart_lsn)::int8 END,
                {'safe_wal_size' if version_num >= 130000 else 'NULL::int8'}, age(xmin), age(catalog_xmin)
         FROM pg_replication_slots ORDER BY slot_name""", len(SLOT_COLUMNS), lambda row: dict(zip(
         SLOT_COLUMNS, (required_text(row[0]), text(row[1]), boolean(row[2]), text(row[3]),
@@ -485,11 +494,21 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         reader.gap("sessions idle in a transaction", "pg_stat_activity hides the state of other roles' sessions "
                                                      "from this role")
         reader.advise("sessions idle in a transaction", f"GRANT pg_read_all_stats TO {role}, or GRANT pg_monitor")
-    invalid_indexes = reader.records("invalid indexes", """
+    # An index being built concurrently is invalid until its build ends: not a failed build. CREATE INDEX
+    # CONCURRENTLY's progress names it; REINDEX CONCURRENTLY's names the index it replaces, but its session holds
+    # a lock on the copy it builds (a failed build's index is locked by no one).
+    building = """
+          AND NOT EXISTS (SELECT FROM pg_stat_progress_create_index p
+                          WHERE p.datid = (SELECT oid FROM pg_database WHERE datname = current_database())
+                                AND (p.index_relid = i.indexrelid
+                                     OR EXISTS (SELECT FROM pg_locks l WHERE l.pid = p.pid
+                                                AND l.database = p.datid AND l.relation = i.indexrelid)))"""
+    invalid_indexes = reader.records("invalid indexes", f"""
         SELECT n.nspname, c.relname, t.relname, current_database(), i.indisvalid
         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
              JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE NOT i.indisvalid ORDER BY 1, 2""", len(INDEX_COLUMNS), lambda row: dict(zip(
+        WHERE NOT i.indisvalid{building if version_num >= 120000 else ''}
+        ORDER BY 1, 2""", len(INDEX_COLUMNS), lambda row: dict(zip(
         INDEX_COLUMNS, (*(required_text(each) for each in row[:4]), boolean(row[4])), strict=True)))
     statistics = {
         "connections": connections,
