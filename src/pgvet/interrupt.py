@@ -40,10 +40,27 @@ def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
 
 
 def stop_on_signals() -> None:
-    """SIGTERM and SIGHUP raise Stopped, unless they are ignored (nohup): then they stay so."""
+    """SIGTERM and SIGHUP raise Stopped, unless they are ignored (nohup): then they stay so. A stop raised where
+    Python cannot pass it on ends pgvet there (_stop_where_raised)."""
     for signum in STOP_SIGNALS:
         if _signal.getsignal(signum) == _signal.SIG_DFL:
             _signal.signal(signum, _raise_stopped)
+    sys.unraisablehook = _stop_where_raised
+
+
+def _stop_where_raised(unraisable: "sys.UnraisableHookArgs") -> None:  # a type of typeshed only
+    """A Ctrl-C or a stop raised where Python cannot pass it on — a finaliser, or a C library calling back into
+    Python (pydantic-core building typer's validators while pgvet starts) — ends pgvet there, as any other
+    (one line, 128 + the signal), rather than being printed as an ignored exception with its traceback while the
+    program goes on. Raising the signal again would not do: Python would raise it inside this hook, which ignores
+    it. What the command had begun is not cleaned up (an output file's temporary copy may be left). Anything else
+    is reported as Python reports it."""
+    error = unraisable.exc_value
+    if isinstance(error, Stopped):
+        exit_stopped(error.signum)
+    if isinstance(error, KeyboardInterrupt):
+        exit_stopped(interrupt=error)
+    sys.__unraisablehook__(unraisable)
 
 
 def exit_stopped(signum: int = _signal.SIGINT, interrupt: BaseException | None = None) -> NoReturn:

@@ -131,3 +131,21 @@ def test_a_hang_up_ignored_by_nohup_stays_ignored(tmp_path: Path) -> None:
                            " signal.getsignal(signal.SIGTERM))"],
                           capture_output=True, text=True, timeout=BOUND)
     assert done.returncode == 0 and done.stdout.startswith("True <function _raise_stopped"), done.stderr
+
+
+@pytest.mark.parametrize(("raised", "code", "said"), [("KeyboardInterrupt()", 130, "pgvet: interrupted"),
+                                                     ("Stopped(signal.SIGTERM)", 143, "pgvet: stopped by SIGTERM")])
+def test_a_stop_python_cannot_pass_on_ends_pgvet_there(raised: str, code: int, said: str) -> None:
+    """A Ctrl-C landing in a finaliser or in a C library's call back into Python (pydantic-core building typer's
+    validators, while pgvet starts) cannot propagate: Python printed it as an ignored exception, with a traceback,
+    and went on. It ends pgvet there, as a stop does anywhere else."""
+    done = subprocess.run([sys.executable, "-c", "import signal\n"
+                           "from pgvet.interrupt import Stopped, stop_on_signals\n"
+                           "stop_on_signals()\n"
+                           "class Finalised:\n"
+                           "    def __del__(self):\n"
+                           f"        raise {raised}\n"
+                           "Finalised()\n"
+                           "print('went on')\n"],
+                          capture_output=True, text=True, timeout=BOUND)
+    assert (done.returncode, done.stdout, done.stderr) == (code, "", said + "\n")
