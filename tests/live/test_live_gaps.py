@@ -48,12 +48,14 @@ def _cli(args: list[str]) -> int:
 def _run_as_nobody(args: list[str], out: Path) -> tuple[int, str]:
     """``pgvet ARGS`` in a child process that runs as an unprivileged user; its standard output. The child runs
     the command once as root first, which imports what the command imports (Python's own modules may lie where
-    that user may not read), then again as that user."""
+    that user may not read), then again as that user. That user does not use root's rule-pack cache and compiles the
+    pack: the run as root starts from an empty cache, so that compiling's imports (pglast, ruamel) are made too."""
     pid = os.fork()
     if pid == 0:  # the child: never returns to pytest
         code = 3
         with out.open("w") as handle:
             try:
+                os.environ["PGVET_CACHE_DIR"] = str(out.with_suffix(".cache"))  # a new one each call
                 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                     _cli(args)
                 os.setgroups([])
