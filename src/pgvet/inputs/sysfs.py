@@ -15,8 +15,10 @@ from pgvet.provenance import Located, Source
 _THP = re.compile(r"^/sys/kernel/mm/transparent_hugepage/(enabled|defrag)$")
 _QUEUE = re.compile(r"^/sys/block/([^/]+)/queue/(scheduler|rotational|read_ahead_kb)$")
 CGROUP_V1_LIMIT = "/sys/fs/cgroup/memory/memory.limit_in_bytes"
-# cgroup v1 reports "no limit" as the largest page-aligned signed 64-bit value.
-_CGROUP_V1_UNLIMITED = 0x7FFFFFFFFFFFF000
+# cgroup v1 reports "no limit" as PAGE_COUNTER_MAX pages: LONG_MAX rounded down to the base page size, which is
+# 4 kB on x86-64 but 16 or 64 kB on arm64 and ppc64le kernels. Anything from LONG_MAX rounded down to the largest
+# base page Linux has (256 kB) up is that: no machine has 8 EiB of memory to limit.
+_CGROUP_V1_UNLIMITED = (2**63 - 1) // (256 * 1024) * (256 * 1024)
 
 # Devices that never hold a database's files: loop devices, RAM disks, compressed swap, CD-ROMs, floppies.
 _VIRTUAL_PREFIXES = ("loop", "ram", "zram", "sr", "fd", "nbd")
