@@ -132,9 +132,10 @@ INPUT_KINDS: tuple[InputKind, ...] = (
         collected=True),
     InputKind(
         "sysfs", ("sysfs.txt",),
-        "transparent huge pages, disk queues and the cgroup memory limit, from `grep -H .` over sysfs files",
+        "transparent huge pages, disk queues, the cgroup memory limit and the huge page pools, from `grep -H .` "
+        "over sysfs files",
         "sysfs", "parse_sysfs", option="--sysfs", option_help="The `grep -H .` dump of sysfs files.",
-        facts={"thp.enabled": "text", "thp.defrag": "text", "cgroup.memory_max": "bytes",
+        facts={"thp.enabled": "text", "thp.defrag": "text", "cgroup.memory_max": "bytes", "hugetlb.total": "bytes",
                "disk.name": "text", "disk.scheduler": "text", "disk.rotational": "bool", "disk.read_ahead_kb": "int",
                "disk.holds_pgdata": "bool", "disk.virtual": "bool"},
         collected=True),
