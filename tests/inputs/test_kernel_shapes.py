@@ -3,11 +3,13 @@ huge page sizes. Inputs written as those kernels print them."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from pgvet.inputs import sysfs
+from pgvet.errors import ParseError
+from pgvet.inputs import lscpu, sysfs
 from pgvet.live.host import read_sysfs
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
@@ -92,3 +94,46 @@ def test_collect_reads_the_pools_of_every_size(tmp_path: Path) -> None:
     text = read_sysfs(tmp_path).text
     dump = sysfs.parse_sysfs(text, "sysfs.txt")
     assert dump.hugetlb is not None and dump.hugetlb.value == 4 * GIB + 512 * 2048 * KB
+
+
+# `LANG=de_DE.UTF-8 lscpu` (util-linux 2.38): "CPU(s):" is the same in German, every other label is not
+GERMAN_LSCPU = """\
+Architektur:                     x86_64
+CPU Operationsmodus:             32-bit, 64-bit
+Byte-Reihenfolge:                Little Endian
+CPU(s):                          64
+Liste der Online-CPU(s):         0-63
+Anbieterkennung:                 GenuineIntel
+Modellname:                      Intel(R) Xeon(R) Gold 6142 CPU @ 2.60GHz
+Thread(s) pro Kern:              2
+Kern(e) pro Sockel:              16
+Sockel:                          2
+NUMA-Knoten:                     2
+NUMA-Knoten0 CPU(s):             0-15,32-47
+NUMA-Knoten1 CPU(s):             16-31,48-63
+"""
+
+
+def test_lscpu_in_a_locale_that_keeps_the_cpu_count_label_is_refused() -> None:
+    # read, it gave the count alone: a 2-socket, 2-node host judged as one node and one socket
+    with pytest.raises(ParseError, match="LC_ALL=C lscpu"):
+        lscpu.parse_lscpu(GERMAN_LSCPU, "lscpu.txt")
+    as_json = {"lscpu": [{"field": label + ":", "data": data.strip()}
+                         for label, _, data in (line.partition(":") for line in GERMAN_LSCPU.splitlines())]}
+    with pytest.raises(ParseError, match="LC_ALL=C lscpu"):
+        lscpu.parse_lscpu(json.dumps(as_json), "lscpu.json")
+
+
+@pytest.mark.parametrize("text", ["CPU(s): 4\n", "CPU(s): 4\nSocket(s): 1\n"])
+def test_a_few_lines_of_lscpu_in_the_c_locale_are_read(text: str) -> None:
+    assert lscpu.parse_lscpu(text, "lscpu.txt")["count"].value == 4
+
+
+def test_arm_lscpu_without_sockets_or_model_name() -> None:
+    # an arm64 server (util-linux 2.37+): cores counted per cluster, "Socket(s): -", no Model name line
+    text = ("Architecture: aarch64\nCPU op-mode(s): 64-bit\nCPU(s): 80\nOn-line CPU(s) list: 0-79\n"
+            "Vendor ID: ARM\nModel: 1\nThread(s) per core: 1\nCore(s) per cluster: 80\nSocket(s): -\n"
+            "Cluster(s): 1\nNUMA node(s): 1\nNUMA node0 CPU(s): 0-79\n")
+    values = {key: located.value for key, located in lscpu.parse_lscpu(text, "lscpu.txt").items()}
+    assert values == {"architecture": "aarch64", "count": 80, "online": "0-79", "vendor": "ARM",
+                      "threads_per_core": 1, "cores_per_socket": 80, "numa_nodes": 1}
