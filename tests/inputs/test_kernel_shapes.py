@@ -137,3 +137,21 @@ def test_arm_lscpu_without_sockets_or_model_name() -> None:
     values = {key: located.value for key, located in lscpu.parse_lscpu(text, "lscpu.txt").items()}
     assert values == {"architecture": "aarch64", "count": 80, "online": "0-79", "vendor": "ARM",
                       "threads_per_core": 1, "cores_per_socket": 80, "numa_nodes": 1}
+
+
+@pytest.mark.parametrize(("lscpu_text", "says", "never"), [
+    # arm64: "Socket(s): -", the nodes known (the message said "1 socket(s)", and "1 NUMA node(s)" without lscpu)
+    ("Architecture: aarch64\nCPU(s): 80\nCore(s) per cluster: 80\nSocket(s): -\nNUMA node(s): 2\n",
+     "on 2 NUMA node(s):", "socket"),
+    # no lscpu at all: neither is known, neither is invented
+    (None, "vm.zone_reclaim_mode = 1:", "NUMA node"),
+])
+def test_zone_reclaim_message_says_only_the_known_nodes_and_sockets(tmp_path: Path, lscpu_text: str | None,
+                                                                    says: str, never: str) -> None:
+    files = {"meminfo.txt": "MemTotal: 16777216 kB\n", "sysctl.txt": "vm.zone_reclaim_mode = 1\n"}
+    if lscpu_text is not None:
+        files["lscpu.txt"] = lscpu_text
+    result = lint([_host(tmp_path, files)], LintOptions(select=["PGV137"]))
+    assert result.errors == []
+    [finding] = result.hosts[0].findings
+    assert says in finding.message and never not in finding.message.split(":")[0], finding.message
