@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import derived_of
 from pgvet.errors import ParseError
 from pgvet.inputs import lscpu, sysfs
 from pgvet.live.host import read_sysfs
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
+from pgvet.snapshot.load import load_host
 
 KB = 1024
 GIB = 1024**3
@@ -155,3 +157,53 @@ def test_zone_reclaim_message_says_only_the_known_nodes_and_sockets(tmp_path: Pa
     assert result.errors == []
     [finding] = result.hosts[0].findings
     assert says in finding.message and never not in finding.message.split(":")[0], finding.message
+
+
+# an arm64 server whose kernel has 64 kB base pages (RHEL 9's kernel-64k): its PMD-sized huge pages are 512 MB
+ARM64_64K_MEMINFO = """\
+MemTotal:       132031488 kB
+SwapTotal:        4194240 kB
+CommitLimit:     69929600 kB
+Committed_AS:     3000000 kB
+PageTables:         20000 kB
+HugePages_Total:        0
+HugePages_Free:         0
+HugePages_Rsvd:         0
+HugePages_Surp:         0
+Hugepagesize:      524288 kB
+Hugetlb:                0 kB
+"""
+ARM64_LSCPU = "Architecture: aarch64\nCPU(s): 64\nOn-line CPU(s) list: 0-63\nCore(s) per cluster: 64\nSocket(s): -\n"
+BUSY_POSTGRESQL = "shared_buffers = 32GB\nmax_connections = 500\nhuge_pages = off\n"
+
+
+def test_page_tables_are_estimated_in_the_kernels_base_pages(tmp_path: Path) -> None:
+    # 32 GB of shared_buffers is 8 Mi pages of 4 kB but 512 Ki pages of 64 kB: 4 MB of page tables a process, not
+    # 64 MB, 2 GB for 511 processes, 1.6 % of the RAM, not 26 %
+    host = _host(tmp_path, {"meminfo.txt": ARM64_64K_MEMINFO, "lscpu.txt": ARM64_LSCPU,
+                            "postgresql.conf": BUSY_POSTGRESQL, "host.yaml": "pg_version: 16\n"})
+    result = lint([host], LintOptions(select=["PGV120"]))
+    assert result.errors == []
+    assert result.hosts[0].findings == [] and result.hosts[0].not_evaluated == []
+
+
+def test_commit_limit_counts_in_the_kernels_base_pages(tmp_path: Path) -> None:
+    # vm_commit_limit: overcommit_kbytes >> (PAGE_SHIFT - 10), in 64 kB pages here: 100 kB is one page, 64 kB
+    host = _host(tmp_path, {"meminfo.txt": ARM64_64K_MEMINFO, "lscpu.txt": ARM64_LSCPU,
+                            "sysctl.txt": "vm.overcommit_memory = 2\nvm.overcommit_kbytes = 100\n"
+                                          "vm.overcommit_ratio = 0\n"})
+    facts = load_host(host).facts
+    assert derived_of({name: fact.value for name, fact in facts.items()})["derived.commit_limit"] \
+        == 64 * KB + 4194240 * KB
+
+
+@pytest.mark.parametrize(("declared", "says"), [
+    ("page_size: 64kB\n", None), ("page_size: 64 kB\n", None), ("page_size: 12kB\n", "page_size must be"),
+])
+def test_host_yaml_page_size(tmp_path: Path, declared: str, says: str | None) -> None:
+    (tmp_path / "host.yaml").write_text(declared)
+    if says is None:
+        assert load_host(tmp_path).facts["host.page_size"].value == 64 * KB
+    else:
+        with pytest.raises(ParseError, match=says):
+            load_host(tmp_path)

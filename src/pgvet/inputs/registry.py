@@ -146,7 +146,8 @@ INPUT_KINDS: tuple[InputKind, ...] = (
         facts={"host.workload": "text", "host.storage": "text", "host.raid_level": "int", "host.raid_disks": "int",
                "host.dedicated": "bool", "host.bbu": "bool", "host.data_directory": "text",
                "host.wal_directory": "text", "host.pg_instances": "int", "host.tablespaces": "text",
-               "host.swap": "bytes", "host.declared_ram": "bytes"}),
+               "host.swap": "bytes", "host.declared_ram": "bytes",
+               "host.page_size": "bytes"}),
     InputKind(
         "pg_version_file", ("PG_VERSION",), "the major version of the data directory", "pg_version",
         "parse_pg_version_file", facts={"pg.version": "int"}),
