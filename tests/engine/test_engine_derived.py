@@ -103,7 +103,8 @@ def test_suggested_ratio_and_commit_limit_ratio(pack: RulePack) -> None:
 def test_derived_values_carry_their_inputs(pack: RulePack) -> None:
     facts = memory(3735244, 1048572, 60)
     names = [item.fact for item in derived_inputs(pack, facts, "derived.commit_limit")]
-    assert names[:3] == ["derived.swap_size", "meminfo.swap_total", "derived.commit_base_pages_in_service"]
+    assert names[:4] == ["derived.base_page_size", "derived.swap_size", "meminfo.swap_total",
+                         "derived.commit_base_pages_in_service"]
     assert "sysctl.vm.overcommit_ratio" in names
     assert "sysctl.vm.overcommit_kbytes" not in names  # absent facts are not evidence
     assert all(fact.source == Source("<derived>") for fact in derived_values(pack, facts).values())
@@ -124,15 +125,13 @@ def test_formula_equals_this_kernels_commit_limit(pack: RulePack) -> None:
         pytest.skip("not a Linux host")
     import os
 
-    if os.sysconf("SC_PAGE_SIZE") != 4096:
-        pytest.skip("the formula assumes 4 kB pages")
     for _ in range(3):  # values read a moment apart: retry if a sysctl changed between the reads
         meminfo = _meminfo()
         facts = host(
             meminfo__mem_total=meminfo["MemTotal"], meminfo__swap_total=meminfo["SwapTotal"],
             meminfo__hugepages_total=meminfo.get("HugePages_Total", 0),
             meminfo__hugepagesize=meminfo.get("Hugepagesize", 2048 * KB),
-            host__ram=meminfo["MemTotal"],
+            host__ram=meminfo["MemTotal"], host__page_size=os.sysconf("SC_PAGE_SIZE"),
             sysctl__vm__overcommit_ratio=int(proc.read_text()),
             sysctl__vm__overcommit_kbytes=int(Path("/proc/sys/vm/overcommit_kbytes").read_text()),
         )

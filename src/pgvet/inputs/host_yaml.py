@@ -27,8 +27,8 @@ HostValue = int | str | bool | list[str]
 WORKLOADS = ("oltp", "olap", "mixed", "web", "desktop")
 STORAGE_KINDS = ("hdd", "ssd", "nvme", "san")
 RAID_LEVELS = (0, 1, 5, 6, 10)
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|[kKMGT]|B)?\s*$")
-_SIZE_FACTORS = {None: 1, "B": 1, "k": 1024, "K": 1024}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(kB|[KMGT]i?B|[kKMGT]|B)?\s*$")
+_SIZE_FACTORS = {None: 1, "B": 1, "k": 1024, "K": 1024, "kB": 1024}  # kB: PostgreSQL's and meminfo's spelling
 for _prefix, _power in (("K", 1), ("M", 2), ("G", 3), ("T", 4)):
     _SIZE_FACTORS[_prefix] = 1024**_power
     _SIZE_FACTORS[f"{_prefix}B"] = 1024**_power
@@ -194,6 +194,18 @@ def _size(name: str) -> Callable[[Any], int]:
     return validate
 
 
+# The base page sizes Linux is built with (x86-64 4 kB; arm64 4, 16 or 64 kB; ppc64 4 or 64 kB; sparc64 8 kB)
+_PAGE_SIZES = (4096, 8192, 16384, 65536, 262144)
+
+
+def _page_size(value: Any) -> int:
+    size = parse_size(value)
+    if size not in _PAGE_SIZES:
+        raise ValueError("page_size must be the kernel's base page size (`getconf PAGESIZE`): "
+                         "4kB, 8kB, 16kB, 64kB or 256kB")
+    return size
+
+
 def _paths(name: str) -> Callable[[Any], list[str]]:
     def validate(value: Any) -> list[str]:
         if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
@@ -212,6 +224,7 @@ _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "dedicated": ("dedicated", _boolean("dedicated")),
     "ram": ("ram", _size("ram")),
     "swap": ("swap", _size("swap")),
+    "page_size": ("page_size", _page_size),
     "cpus": ("cpus", _integer(1, 100000, "cpus")),
     "data_directory": ("data_directory", _text("data_directory")),
     "wal_directory": ("wal_directory", _text("wal_directory")),

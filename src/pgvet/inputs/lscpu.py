@@ -76,10 +76,19 @@ def _record(values: dict[str, Located[CpuValue]], known: tuple[str, bool], data:
         values[suffix] = Located(data, source)
 
 
-def _finish(values: dict[str, Located[CpuValue]], path: str) -> dict[str, Located[CpuValue]]:
+def _finish(values: dict[str, Located[CpuValue]], path: str, unread_labels: int) -> dict[str, Located[CpuValue]]:
+    """``unread_labels``: how many fields had a label pgvet does not read."""
     if "count" not in values:
         raise ParseError(
             "no CPU count found: pgvet reads lscpu in the C and French locales; "
+            "run `LC_ALL=C lscpu` or `lscpu -J`",
+            Source(path, 1),
+        )
+    if unread_labels and "architecture" not in values and "online" not in values:
+        # Every lscpu prints these two; "CPU(s):" is spelt alike in many languages (German, Spanish…), so a
+        # count alone, among labels pgvet cannot read, is another locale: its sockets and NUMA nodes would be lost
+        raise ParseError(
+            "lscpu in a language pgvet does not read (only the CPU count was recognised): "
             "run `LC_ALL=C lscpu` or `lscpu -J`",
             Source(path, 1),
         )
@@ -93,9 +102,11 @@ def _finish(values: dict[str, Located[CpuValue]], path: str) -> dict[str, Locate
     return {key: located for key, located in values.items() if not key.startswith("_")}
 
 
-def _walk_json(entries: Any, values: dict[str, Located[CpuValue]], path: str) -> None:
+def _walk_json(entries: Any, values: dict[str, Located[CpuValue]], path: str) -> int:
+    """Record the fields pgvet reads; how many others there were."""
     if not isinstance(entries, list):
         raise ParseError("lscpu -J: expected a list under \"lscpu\"", Source(path, 1))
+    unread = 0
     for entry in entries:
         if not isinstance(entry, dict):
             continue
@@ -103,8 +114,11 @@ def _walk_json(entries: Any, values: dict[str, Located[CpuValue]], path: str) ->
         known = _known_label(field) if isinstance(field, str) else None
         if known is not None and isinstance(data, str | int | None):
             _record(values, known, "" if data is None else str(data).strip(), Source(path))
+        elif known is None:
+            unread += 1
         if "children" in entry:
-            _walk_json(entry["children"], values, path)
+            unread += _walk_json(entry["children"], values, path)
+    return unread
 
 
 def parse_lscpu(text: str, path: str) -> dict[str, Located[CpuValue]]:
@@ -116,12 +130,14 @@ def parse_lscpu(text: str, path: str) -> dict[str, Located[CpuValue]]:
             raise ParseError(f"invalid lscpu -J JSON: {error.msg}", Source(path, error.lineno)) from None
         if not isinstance(document, dict) or "lscpu" not in document:
             raise ParseError("expected the output of `lscpu -J` (an object with \"lscpu\")", Source(path, 1))
-        _walk_json(document["lscpu"], values, path)
-        return _finish(values, path)
+        return _finish(values, path, _walk_json(document["lscpu"], values, path))
+    unread = 0
     for number, line in enumerate(text.split("\n"), 1):
         # "Label:   value"; split at the first colon (a regular expression here went quadratic on long lines).
         label, colon, data = line.partition(":")
         known = _known_label(label) if colon and label else None
         if known is not None:  # most lines are not read: no Source for them
             _record(values, known, data.strip(), Source(path, number))
-    return _finish(values, path)
+        elif colon and label.strip():
+            unread += 1
+    return _finish(values, path, unread)

@@ -132,9 +132,10 @@ INPUT_KINDS: tuple[InputKind, ...] = (
         collected=True),
     InputKind(
         "sysfs", ("sysfs.txt",),
-        "transparent huge pages, disk queues and the cgroup memory limit, from `grep -H .` over sysfs files",
+        "transparent huge pages, disk queues, the cgroup memory limit and the huge page pools, from `grep -H .` "
+        "over sysfs files",
         "sysfs", "parse_sysfs", option="--sysfs", option_help="The `grep -H .` dump of sysfs files.",
-        facts={"thp.enabled": "text", "thp.defrag": "text", "cgroup.memory_max": "bytes",
+        facts={"thp.enabled": "text", "thp.defrag": "text", "cgroup.memory_max": "bytes", "hugetlb.total": "bytes",
                "disk.name": "text", "disk.scheduler": "text", "disk.rotational": "bool", "disk.read_ahead_kb": "int",
                "disk.holds_pgdata": "bool", "disk.virtual": "bool"},
         collected=True),
@@ -145,7 +146,8 @@ INPUT_KINDS: tuple[InputKind, ...] = (
         facts={"host.workload": "text", "host.storage": "text", "host.raid_level": "int", "host.raid_disks": "int",
                "host.dedicated": "bool", "host.bbu": "bool", "host.data_directory": "text",
                "host.wal_directory": "text", "host.pg_instances": "int", "host.tablespaces": "text",
-               "host.swap": "bytes", "host.declared_ram": "bytes"}),
+               "host.swap": "bytes", "host.declared_ram": "bytes",
+               "host.page_size": "bytes"}),
     InputKind(
         "pg_version_file", ("PG_VERSION",), "the major version of the data directory", "pg_version",
         "parse_pg_version_file", facts={"pg.version": "int"}),

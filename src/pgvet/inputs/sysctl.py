@@ -192,7 +192,7 @@ class _PairRule:
     only_on_change: bool  # the handler zeroes the partner only when the value changes
 
 
-_PAGE = 4096  # x86-64 and most arm64 kernels, as derived.commit_limit assumes
+_PAGE = 4096  # x86-64's base page: a 64 kB page kernel refuses vm.dirty_bytes below 128 kB, not 8 kB
 _UINT_MAX = 2**32 - 1
 _PAIRS: dict[str, _PairRule] = {
     "vm.dirty_ratio": _PairRule("vm.dirty_bytes", 0, 100, True),

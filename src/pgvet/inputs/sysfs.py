@@ -1,4 +1,5 @@
-"""The ``grep -H . <files>`` dump of sysfs: transparent huge pages, block queues, cgroup memory limit.
+"""The ``grep -H . <files>`` dump of sysfs: transparent huge pages, block queues, cgroup memory limit, the
+huge page pools of every size.
 
 Each line is ``/sys/…/file:value``. Lists with a bracketed entry give the active one
 (``always madvise [never]`` → ``never``).
@@ -13,10 +14,14 @@ from pgvet.errors import ParseError
 from pgvet.provenance import Located, Source
 
 _THP = re.compile(r"^/sys/kernel/mm/transparent_hugepage/(enabled|defrag)$")
+# nr_hugepages here is the pool's every page, surplus ones included (h->nr_huge_pages, as HugePages_Total)
+_POOL = re.compile(r"^/sys/kernel/mm/hugepages/hugepages-(\d{1,12})kB/nr_hugepages$")
 _QUEUE = re.compile(r"^/sys/block/([^/]+)/queue/(scheduler|rotational|read_ahead_kb)$")
 CGROUP_V1_LIMIT = "/sys/fs/cgroup/memory/memory.limit_in_bytes"
-# cgroup v1 reports "no limit" as the largest page-aligned signed 64-bit value.
-_CGROUP_V1_UNLIMITED = 0x7FFFFFFFFFFFF000
+# cgroup v1 reports "no limit" as PAGE_COUNTER_MAX pages: LONG_MAX rounded down to the base page size, which is
+# 4 kB on x86-64 but 16 or 64 kB on arm64 and ppc64le kernels. Anything from LONG_MAX rounded down to the largest
+# base page Linux has (256 kB) up is that: no machine has 8 EiB of memory to limit.
+_CGROUP_V1_UNLIMITED = (2**63 - 1) // (256 * 1024) * (256 * 1024)
 
 # Devices that never hold a database's files: loop devices, RAM disks, compressed swap, CD-ROMs, floppies.
 _VIRTUAL_PREFIXES = ("loop", "ram", "zram", "sr", "fd", "nbd")
@@ -45,6 +50,8 @@ def active_value(text: str) -> str:
 class SysfsDump:
     thp: dict[str, Located[str]] = field(default_factory=dict)
     cgroup_memory_max: Located[int] | None = None
+    # bytes in the huge page pools of every size, as /proc/meminfo's Hugetlb (which kernels before 4.16 lack)
+    hugetlb: Located[int] | None = None
     disks: dict[str, dict[str, Located[int | str | bool]]] = field(default_factory=dict)
 
 
@@ -78,6 +85,10 @@ def parse_sysfs(text: str, path: str) -> SysfsDump:
                 entry["rotational"] = Located(_integer(value, source) == 1, source)
             else:
                 entry["read_ahead_kb"] = Located(_integer(value, source), source)
+        elif match := _POOL.match(file):
+            held = _integer(value, source) * int(match.group(1)) * 1024
+            dump.hugetlb = Located(held + (dump.hugetlb.value if dump.hugetlb else 0),
+                                   dump.hugetlb.source if dump.hugetlb else source)
         elif (file.startswith("/sys/fs/cgroup/") and file.endswith("/memory.max")) or file == CGROUP_V1_LIMIT:
             if value != "max":
                 limit = _integer(value, source)
@@ -92,5 +103,6 @@ def parse_sysfs(text: str, path: str) -> SysfsDump:
             continue  # other sysfs files are allowed and ignored
         recognised += 1
     if not recognised and text.strip():
-        raise ParseError("no transparent_hugepage, block queue or cgroup file in this dump", Source(path, 1))
+        raise ParseError("no transparent_hugepage, block queue, cgroup or huge page pool file in this dump",
+                         Source(path, 1))
     return dump

@@ -32,6 +32,7 @@ SYSFS_PATTERNS = (
     "block/*/queue/rotational",
     "block/*/queue/read_ahead_kb",
     "fs/cgroup/memory.max",
+    "kernel/mm/hugepages/*/nr_hugepages",
 )
 
 

@@ -477,6 +477,8 @@ def _load_machine(builder: _Builder, inputs: SnapshotInputs) -> None:
             builder.put(f"thp.{key}", located)
         if dump.cgroup_memory_max is not None:
             builder.put("cgroup.memory_max", dump.cgroup_memory_max)
+        if dump.hugetlb is not None:
+            builder.put("hugetlb.total", dump.hugetlb)
         builder.host.items["disk"] = _disk_items(dump.disks)
 
 
