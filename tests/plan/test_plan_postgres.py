@@ -98,15 +98,19 @@ def check_target_starts(host: Path) -> None:
     # where the fix reserves the pool or turns huge pages on, PostgreSQL fits in the pool
     if ({"huge_pages", "vm.nr_hugepages"} & {*consolidated.sysctl, *consolidated.postgresql}
             and fixed["pg.huge_pages"].value == "on"):
-        page_size = int(derived_values(load_pack(), load_host(host), {"derived.hugepage_size"})[
-            "derived.hugepage_size"].value)
+        derived = derived_values(load_pack(), load_host(host), {
+            "derived.hugepage_size", "derived.default_hugepage_size", "derived.hugepages_available"})
+        page_size = int(derived["derived.hugepage_size"].value)
         data = pgservers.fresh_cluster(major)
         try:
             pages = _pages_postgresql_counts(major, data, _shared_memory_settings(host), page_size)
         finally:
             shutil.rmtree(data.parent, ignore_errors=True)
         instances = fixed["host.pg_instances"].value if "host.pg_instances" in fixed else 1
-        pool = int((fixed.get("sysctl_conf.vm.nr_hugepages") or fixed["sysctl.vm.nr_hugepages"]).value)
+        if page_size == derived["derived.default_hugepage_size"].value:
+            pool = int((fixed.get("sysctl_conf.vm.nr_hugepages") or fixed["sysctl.vm.nr_hugepages"]).value)
+        else:  # huge_page_size of another size than the default: its pool is no sysctl, meminfo's Hugetlb shows it
+            pool = int(derived["derived.hugepages_available"].value or 0)
         assert pool >= pages * instances, f"huge_pages = on with {pool} pages where PostgreSQL counts {pages}"
 
 
