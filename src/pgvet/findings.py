@@ -135,6 +135,9 @@ class HostResult:
     not_evaluated: list[NotEvaluated] = field(default_factory=list)
     passed: list[Passed] | None = None
     target: Target | None = None  # the host's target configuration (engine/planner/), once worked out
+    # an earlier host of the run had this name and another directory (the run decides: run/lint.py); reports
+    # that key by host name tell this one apart by its directory
+    namesake: bool = False
 
     @property
     def declared_by(self) -> tuple[Source, str] | None:
@@ -152,6 +155,7 @@ class HostError:
     message: str
     source: Source | None = None  # relative to the host directory, as findings' paths are
     root: str | None = None  # the host directory as given, to show the source from where the run is
+    namesake: bool = False  # as HostResult's
 
 
 @dataclass(slots=True)

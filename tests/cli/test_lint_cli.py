@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
@@ -192,6 +193,19 @@ def test_two_hosts_with_one_name_are_a_notice(tmp_path: Path) -> None:
     code, output = lint(str(tmp_path / "prod" / "db"), str(tmp_path / "staging" / "db"), "--format", "json")
     notices = json.loads(output)["notices"]
     assert code == 1 and len(notices) == 1 and "same host name" in notices[0] and "staging" in notices[0]
+    # the run marks the second a namesake: the reports that key by host name tell it apart by its directory
+    code, output = lint(str(tmp_path / "prod" / "db"), str(tmp_path / "staging" / "db"), "--format", "gitlab")
+    fingerprints = [issue["fingerprint"] for issue in json.loads(output)]
+    assert code == 1 and len(fingerprints) == 2 and len(set(fingerprints)) == 2
+    code, output = lint(str(tmp_path / "prod" / "db"), str(tmp_path / "staging" / "db"), "--format", "junit")
+    suites = [suite.get("name") for suite in ElementTree.fromstring(output)]
+    assert code == 1 and len(suites) == 2 and suites[0] == "db" and suites[1].startswith("db (")
+    # and two unreadable hosts of one name
+    for site in ("prod", "staging"):
+        (tmp_path / site / "db" / "host.yaml").write_text("workload: oltpp\n")
+    code, output = lint(str(tmp_path / "prod" / "db"), str(tmp_path / "staging" / "db"), "--format", "junit")
+    suites = [suite.get("name") for suite in ElementTree.fromstring(output)]
+    assert code == 2 and len(suites) == 2 and suites[0] == "db" and suites[1].startswith("db (")
 
 
 def test_unreadable_host_in_a_fleet_does_not_stop_the_others(tmp_path: Path) -> None:
@@ -555,7 +569,10 @@ def test_a_host_own_invalid_ignore_file_is_that_host_error(tmp_path: Path, monke
     assert code == 2, output
     lines = output.splitlines()
     assert lines[0].startswith("h001/.pgvet-ignore.yaml:2: ERROR input: invalid YAML")
-    assert lines[1:] == serial.splitlines()
+    # h001 could not be read and has h004's name: the clash is told all the same
+    clash = ("notice: db-prod-03: h001 and h004 have the same host name: their findings share fingerprints, "
+             "baseline entries and suppressions; give each its own `name:` in host.yaml")
+    assert clash in lines and [line for line in lines[1:] if line != clash] == serial.splitlines()
     document = json.loads(lint(*hosts, "--format", "json", "--jobs", jobs)[1])
     assert [error["line"] for error in document["errors"]] == [2]
     assert document["summary"]["hosts"] == 5 and document["summary"]["hosts_failed"] == 1

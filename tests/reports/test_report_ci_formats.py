@@ -50,6 +50,7 @@ def test_junit_test_cases_are_unique_as_gitlab_keys_them(tmp_path: Path) -> None
     prod, staging = write_samples(tmp_path / "prod"), write_samples(tmp_path / "staging")
     repeated = dataclasses.replace(prod.config_repo.findings[0], line=14, fingerprint="0123456789abcdef")
     prod.config_repo.findings.append(repeated)
+    staging.config_repo.namesake = True  # as the run marks a later host of an earlier one's name
     root = ElementTree.fromstring(FORMATS["junit"](prod.result(prod.config_repo, staging.config_repo),
                                                   ReportOptions(repo_root=tmp_path)))
     keys = [(suite.get("name"), case.get("classname"), case.get("name"))
@@ -65,7 +66,8 @@ def test_junit_test_cases_are_unique_as_gitlab_keys_them(tmp_path: Path) -> None
         ("reporting-db (staging/config-repo)", "pgvet.reporting-db (staging/config-repo)",
          "PGV605 checkpoint-timeout-default")]
     # two unreadable hosts of one name (prod/broken-host, staging/broken-host)
-    root = ElementTree.fromstring(FORMATS["junit"](prod.result(errors=(prod.host_error, staging.host_error)),
+    namesake_error = dataclasses.replace(staging.host_error, namesake=True)
+    root = ElementTree.fromstring(FORMATS["junit"](prod.result(errors=(prod.host_error, namesake_error)),
                                                   ReportOptions(repo_root=tmp_path)))
     assert [(suite.get("name"), case.get("classname")) for suite in root for case in suite.iter("testcase")] == [
         ("broken-host", "pgvet.broken-host"),
@@ -98,6 +100,7 @@ def test_gitlab_fingerprints_stay_unique_for_hosts_of_one_name(tmp_path: Path) -
     # prod/db and staging/db, both named db-prod-03: pgvet's fingerprints are the same for both, and GitLab keeps
     # one issue per fingerprint, so the second host's findings were dropped without a word
     prod, staging = write_samples(tmp_path / "prod"), write_samples(tmp_path / "staging")
+    staging.big_server.namesake = True  # as the run marks a later host of an earlier one's name
     options = ReportOptions(repo_root=tmp_path)
     issues = json.loads(FORMATS["gitlab"](prod.result(prod.big_server, staging.big_server), options))
     assert [issue["location"]["path"] for issue in issues] == [

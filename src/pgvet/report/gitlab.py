@@ -32,21 +32,19 @@ class Writer:
         self.out = out
         self.options = options
         self.errors: list[HostError] = []  # a few lines each, and listed after the findings
-        self.roots: dict[str, str] = {}  # each host name: the directory of the first host of that name
         out.write("[")
         self.issues = JsonArray(out, 1)
 
     def host(self, host: HostResult) -> None:
         facts = host.host_facts
         directory = relative_path(".", facts.root, self.options.repo_root)
-        namesake = self.roots.setdefault(facts.name, facts.root) != facts.root
         for finding in host.findings:
             if finding.suppressed is not None or finding.baseline:
                 continue
             target, line = anchor(finding, host)
             # pgvet's fingerprint already names the rule, host, file and subject: stable across runs; a namesake
             # host's is told apart by its directory, as stable
-            fingerprint = _digest(finding.fingerprint, directory) if namesake else finding.fingerprint
+            fingerprint = _digest(finding.fingerprint, directory) if host.namesake else finding.fingerprint
             self.issues.add({
                 "description": f"{finding.rule_id} {finding.rule_name}: {' '.join(finding.message.split())}",
                 "check_name": finding.rule_id,

@@ -100,7 +100,6 @@ class Writer:
         self.suites = Spool()
         self.totals = dict.fromkeys(COUNTS, 0)
         self.errors: list[HostError] = []  # a few lines each, and their suites follow the hosts'
-        self.roots: dict[str, str] = {}  # each host name: the directory of the first host of that name
 
     def _add(self, suite: ElementTree.Element) -> str:
         """The suite's text as a child of the indented root (its tail, the indentation before the next
@@ -110,14 +109,12 @@ class Writer:
         ElementTree.indent(suite, level=1)
         return "\n  " + visible(ElementTree.tostring(suite, encoding="unicode"))  # what XML 1.0 cannot hold
 
-    def _suite_name(self, name: str, root: str) -> str:
-        """The host's name; with its directory after it when an earlier host had that name (prod/db, staging/db)."""
-        if self.roots.setdefault(name, root) == root:
-            return name
-        return f"{name} ({relative_path('.', root, self.options.repo_root)})"
+    def _suite_name(self, name: str, root: str, namesake: bool) -> str:
+        """The host's name; with its directory after it for a namesake of an earlier host (prod/db, staging/db)."""
+        return f"{name} ({relative_path('.', root, self.options.repo_root)})" if namesake else name
 
     def host(self, host: HostResult) -> None:
-        suite_name = self._suite_name(host.host_facts.name, host.host_facts.root)
+        suite_name = self._suite_name(host.host_facts.name, host.host_facts.root, host.namesake)
         self.suites.write(self._add(_suite(host, self.options, suite_name)))
 
     def error(self, error: HostError) -> None:
@@ -125,7 +122,8 @@ class Writer:
 
     def finish(self, notices: list[str], summary: RunSummary) -> None:
         tail = "".join(self._add(_error_suite(error, self.options.repo_root, self._suite_name(
-            error.host, error.root or (error.source.path if error.source else "")))) for error in self.errors)
+            error.host, error.root or (error.source.path if error.source else ""), error.namesake)))
+            for error in self.errors)
         root = ElementTree.Element("testsuites", name="pgvet")
         for key, total in self.totals.items():
             root.set(key, str(total))

@@ -7,6 +7,7 @@ linted, and the reports (pgvet.report) write what it gives them, host by host: m
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -64,8 +65,9 @@ class LintRun:
         # notices in the order the reports have always listed them: inputs, then suppressions, then ignore files
         self.given = given if given is not None else GivenPaths([])
         self._notices: tuple[list[str], list[str], list[str]] = (list(self.given.notices), [], [])
-        # each host's name and directory: two hosts of one name share fingerprints, baseline entries and
-        # suppressions (a name a host, the one thing a run keeps that grows with its hosts)
+        # each host name: the directory of the first host of that name. Two hosts of one name share fingerprints,
+        # baseline entries and suppressions; the later ones are marked namesakes (a name a host, the one thing a
+        # run keeps that grows with its hosts)
         self._roots: dict[str, str] = {}
 
     @property
@@ -76,17 +78,18 @@ class LintRun:
         inputs, inline, ignored = self._notices
         for refused in self.given.refused:  # paths that name no host
             self.summary.add_error()
-            yield refused
+            yield self._named(refused)
         for linted in self._linted():
             outcome = linted if isinstance(linted, HostError) else self._judged(linted, inline, ignored)
             if isinstance(outcome, HostError):
                 self.summary.add_error()
-                yield outcome
+                yield self._named(outcome)
                 continue
             facts = outcome.host_facts
             inputs.extend(f"{facts.name}: {warning}" for warning in facts.warnings)
             first = self._roots.setdefault(facts.name, facts.root)
             if first != facts.root:
+                outcome.namesake = True
                 inputs.append(f"{facts.name}: {first} and {facts.root} have the same host name: their "
                               "findings share fingerprints, baseline entries and suppressions; give each its own "
                               "`name:` in host.yaml")
@@ -95,8 +98,13 @@ class LintRun:
             yield outcome
             for not_read in inputs_not_read(outcome, files) if files else ():
                 self.summary.add_error()
-                yield not_read
+                yield self._named(not_read)
         self.ignoring.finish(ignored)
+
+    def _named(self, error: HostError) -> HostError:
+        """The error, marked a namesake when an earlier host or error of its name had another directory."""
+        root = error.root or (error.source.path if error.source is not None else "")
+        return error if self._roots.setdefault(error.host, root) == root else dataclasses.replace(error, namesake=True)
 
     def _judged(self, outcome: HostResult, inline: list[str], ignored: list[str]) -> HostResult | HostError:
         """The host with its suppressions, ignore file and baseline applied, their notices added; or its error:
