@@ -8,6 +8,7 @@ could not be read follow the findings, then the summary.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,16 +21,18 @@ if TYPE_CHECKING:
     from pgvet.run.summary import RunSummary
 
 # what JSON leaves unescaped in a string but str.splitlines and other readers of lines take for a line's end
-LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+LINE_BREAK = re.compile("[\u2028\u2029\x85]")
+ESCAPES = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
 
 
 def record_line(record: dict[str, Any]) -> str:
-    """One record, on one line whoever splits the lines; translated only when one of those characters is there
-    (rarely: str.translate is slow on text that is not all ASCII)."""
+    """One record, on one line whoever splits the lines."""
     text = json.dumps(record, ensure_ascii=False, default=str)
-    if "\u2028" in text or "\u2029" in text or "\x85" in text:
-        return text.translate(LINE_BREAKS)
-    return text
+    return LINE_BREAK.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return ESCAPES[match.group()]
 
 
 def finding_line(finding: Finding, host: HostResult, repo_root: Path | None) -> str:
