@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -313,3 +314,38 @@ def test_a_parameter_alter_system_sets_is_left_out_of_the_target(tmp_path: Path)
         "postgresql.conf: on the server, ALTER SYSTEM SET shared_buffers = '8192MB';" in " ".join(consolidated.notes)
     kernelsim.apply_and_reboot(path)
     assert "PGV110" not in {finding.rule_id for finding in host_result(path).findings}
+
+
+def test_a_host_whose_pool_is_already_too_small_gets_a_target(tmp_path: Path) -> None:
+    # big-server with work_mem = 4MB and 100 connections: pgtune's work_mem (294 MiB) made PGV531 fire, work_mem was
+    # pinned, then each invariant blamed the setting decided last — vm.overcommit_ratio, vm.nr_hugepages,
+    # shared_buffers, then log_lock_waits, jit… for a pool too small on the host as it is — until pgvet gave up
+    path = tmp_path / "db"
+    shutil.copytree(FIXTURES / "big-server", path)
+    with (path / "postgresql.conf").open("a") as conf:
+        conf.write("\nwork_mem = 4MB\nmax_connections = 100\n")
+    result = host_result(path)
+    assert result.target is not None
+    assert not any("no safe target" in step.text for step in result.target.by_hand)
+    target = changes(result)
+    assert {"shared_buffers", "vm.nr_hugepages", "work_mem"} <= target.keys()
+    fix_host(path, LintOptions(), write_files=True)
+    kernelsim.apply_and_reboot(path)
+    after = host_result(path)
+    assert {"PGV110", "PGV541", "PGV501", "PGV532"}.isdisjoint(finding.rule_id for finding in after.findings)
+    assert changes(after) == {}
+
+
+def test_an_info_that_asks_for_a_pinned_setting_pins_nothing_else(tmp_path: Path) -> None:
+    # work_mem = 4MB by ALTER SYSTEM (pinned: the fix cannot write it): once the target lowers shared_buffers, PGV532
+    # (info) finds room for a larger work_mem and asks for it. It was blamed on the setting decided last, which was
+    # pinned, and so on until the target kept 138 GB of shared_buffers on 188 GB of RAM
+    path = tmp_path / "db"
+    shutil.copytree(FIXTURES / "big-server", path)
+    with (path / "postgresql.conf").open("a") as conf:
+        conf.write("\nmax_connections = 100\n")
+    (path / "postgresql.auto.conf").write_text("work_mem = '4MB'\n")
+    result = host_result(path)
+    assert result.target is not None
+    assert [step.setting.name for step in result.target.by_hand if step.setting is not None] == ["work_mem"]
+    assert {"shared_buffers", "vm.nr_hugepages"} <= changes(result).keys()

@@ -50,7 +50,7 @@ def verify_invariants(planner: Planner, baseline: World, target_world: World, cu
     _verify_commit_limit(planner, before, after, changed)
     _verify_pool(planner, before, after, changed)
     _verify_work_mem(planner, host, before, world, target)
-    _verify_new_findings(planner, current, final, excluded, changed)
+    _verify_new_findings(planner, current, final, excluded, pinned, changed)
     _verify_fixpoint(planner, world, final, excluded, pinned)
 
 
@@ -149,6 +149,11 @@ def _verify_pool(planner: Planner, before: Values, after: Values, changed: set[S
                                   "not start; reserve the pool first, then turn it on")
         return
     if available < needed:
+        old_available, old_needed = _number(before.derived("hugepages_available")), _number(
+            before.derived("hugepages_needed"))
+        if (before.fact("pg.huge_pages") == "on" and old_available is not None and old_needed is not None
+                and needed - available <= old_needed - old_available):
+            return  # too small already on the host as it is (PGV110 says so): the target does not make it worse
         culprit = (_latest(planner, [huge_pages], changed)
                    or _implicated(planner, ["derived.hugepages_needed", "derived.hugepages_available"], changed))
         if culprit is not None:
@@ -174,12 +179,15 @@ def _verify_work_mem(planner: Planner, host: HostFacts, before: Values, world: H
 
 
 def _verify_new_findings(planner: Planner, current: list[Finding], final: list[Finding],
-                        excluded: frozenset[tuple[str, str | None]], changed: set[Setting]) -> None:
-    """Nothing fires on the target that did not fire on the host."""
+                        excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str],
+                        changed: set[Setting]) -> None:
+    """Nothing fires on the target that did not fire on the host, but an info that asks for a pinned setting: a
+    suggestion the pin forgoes (its step by hand says why), no risk the target adds — blaming another change for it
+    pinned settings that had nothing to do with it."""
     before = {(finding.rule_id, finding.subject) for finding in current}
     for finding in final:
         key = (finding.rule_id, finding.subject)
-        if key in before or key in excluded:
+        if key in before or key in excluded or (finding.severity == "info" and asks_pinned(finding, pinned)):
             continue
         rule = planner.pack.rule(finding.rule_id)
         culprit = _implicated(planner, rule.evidence_names if rule is not None else (), changed)
