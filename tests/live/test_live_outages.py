@@ -262,3 +262,22 @@ def answers_rows_of_database() -> tuple[tuple[str, int], ...]:
 
     return (("datname", TEXT), ("size", INT8), ("temp_files", INT8), ("temp_bytes", INT8), ("blks_hit", INT8),
             ("blks_read", INT8), ("age", INT4), ("mxid_age", INT4))
+
+
+def test_a_slot_on_a_standby_that_receives_nothing_is_evaluated(tmp_path: Path) -> None:
+    # A standby holds WAL from a slot's restart_lsn up to what it received, or replayed when it receives none
+    # (restoring from an archive, or its primary gone before it connected): pg_last_wal_receive_lsn() is NULL
+    # there, and the slot was "not evaluated"
+    require_postgres(MAJOR)
+    config = tmp_path / "pgvet.toml"
+    config.write_text(CONFIG)
+    with running_cluster(MAJOR) as cluster:
+        cluster.sql("CHECKPOINT")
+        (cluster.data / "standby.signal").write_text("")
+        cluster.restart()
+        assert cluster.sql("SELECT pg_is_in_recovery(), pg_last_wal_receive_lsn()") == [(True, None)]
+        cluster.sql("SELECT pg_create_physical_replication_slot('cascade', true)")
+        document = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json",
+                                    "--config", str(config)).stdout)
+    assert [skipped for skipped in document["not_evaluated"] if skipped["rule_id"] == "PGV961"] == []
+    assert [finding for finding in document["findings"] if finding["rule_id"] == "PGV961"] == []  # 0 bytes held

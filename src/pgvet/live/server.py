@@ -469,11 +469,13 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
              LEFT JOIN pg_roles r ON r.oid = s.setrole
         ORDER BY d.datname NULLS FIRST, r.rolname NULLS FIRST""", 3, _role_setting)
     # What takes servers down (docs/live.md, "Outage checks"): every one readable by pg_monitor.
-    # A slot without restart_lsn (created without reserving WAL, or lost: its WAL removed) holds none.
+    # A slot without restart_lsn (created without reserving WAL, or lost: its WAL removed) holds none. A standby
+    # holds WAL up to what it received, or replayed when it receives none (from an archive: receive is NULL).
     slots = reader.records("pg_replication_slots", f"""
         SELECT slot_name, slot_type, active, {'wal_status' if version_num >= 130000 else 'NULL::text'},
                CASE WHEN restart_lsn IS NULL THEN 0
-                    ELSE pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_receive_lsn()
+                    ELSE pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery()
+                                              THEN GREATEST(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())
                                               ELSE pg_current_wal_lsn() END, restart_lsn)::int8 END,
                {'safe_wal_size' if version_num >= 130000 else 'NULL::int8'}, age(xmin), age(catalog_xmin)
         FROM pg_replication_slots ORDER BY slot_name""", len(SLOT_COLUMNS), lambda row: dict(zip(
