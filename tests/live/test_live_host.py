@@ -13,6 +13,9 @@ import pytest
 from pgvet.inputs.registry import INPUT_KINDS, InputKind, collected_file_names
 from pgvet.live.commands import collect_command, default_output
 from pgvet.live.host import collect_host, read_lscpu, read_meminfo, read_sysctl, read_sysfs, walk_proc_sys
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
+from pgvet.snapshot.load import load_host
 
 OS_FILES = ["meminfo.txt", "sysctl.txt", "lscpu.txt", "mounts.txt", "sysfs.txt"]
 
@@ -128,6 +131,7 @@ def test_host_only_collection(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         OS_FILES)
     assert manifest["server"] is None
     assert manifest["command"] == f"pgvet collect --output {tmp_path / 'snap'} --host-only"
+    assert manifest["page_size"] == os.sysconf("SC_PAGE_SIZE")
     for each in manifest["files"]:
         assert (snapshot / each["name"]).stat().st_size == each["bytes"] > 0
     assert capsys.readouterr().out == ""
@@ -153,3 +157,22 @@ def test_no_proc_sys(tmp_path: Path) -> None:
     os.mkdir(tmp_path / "proc")
     result = read_sysctl(tmp_path / "proc")
     assert result.error == f"{tmp_path / 'proc' / 'sys'}: No such file or directory"
+
+
+def test_the_page_size_collect_measured_is_the_hosts(tmp_path: Path) -> None:
+    # ppc64le and arm64 kernels of 64 kB pages show it in no other file of a snapshot: CommitLimit's arithmetic and
+    # the page-table estimate took 4 kB unless host.yaml said otherwise
+    snapshot = collect_command(tmp_path / "snap", None, host_only=True)
+    manifest_path = snapshot / "collect.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["page_size"] = 65536
+    manifest_path.write_text(json.dumps(manifest, indent=2))
+    (snapshot / "host.yaml").write_text("page_size: 4096\n")  # measured first, as the RAM and the CPUs are
+    fact = load_host(snapshot).facts["host.page_size"]
+    assert (fact.value, fact.source.path) == (65536, "collect.json")
+    manifest["page_size"] = 65537
+    manifest_path.write_text(json.dumps(manifest, indent=2))
+    [error] = lint([snapshot], LintOptions()).errors
+    assert "page_size 65537 is no kernel's base page size" in error.message and error.source is not None
+    assert error.source.line == next(number for number, line in enumerate(manifest_path.read_text().splitlines(), 1)
+                                     if '"page_size"' in line)

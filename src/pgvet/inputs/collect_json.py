@@ -1,5 +1,5 @@
-"""collect.json, the manifest ``pgvet collect`` writes in a snapshot (docs/live.md): the host's recorded name,
-what could not be read and why, and whether a server was read.
+"""collect.json, the manifest ``pgvet collect`` writes in a snapshot (docs/live.md): the host's recorded name, its
+kernel's base page size, what could not be read and why, and whether a server was read.
 
 A pure parser: text → CollectManifest with the line of each value, or ParseError at the offending line.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pgvet.errors import ParseError
+from pgvet.inputs.host_yaml import PAGE_SIZES
 from pgvet.inputs.pg_settings import _Fields, _members, _Node, _Walker
 from pgvet.provenance import Located, Source
 
@@ -32,6 +33,7 @@ class CollectManifest:
     (``server_error`` says why)."""
 
     hostname: Located[str] | None
+    page_size: Located[int] | None  # the kernel's base page size, as collect measured it (older manifests: None)
     not_read: tuple[NotRead, ...]
     server_read: bool
     server_error: Located[str] | None
@@ -60,12 +62,17 @@ def parse_collect_json(text: str, path: str) -> CollectManifest:
                          f"{SUPPORTED_FORMAT}); collect it again with this pgvet", top.source)
     hostname = top.optional_text("hostname")
     located_name = Located(hostname, Source(path, members["hostname"].line)) if hostname else None
+    page_size = top.optional_int("page_size")
+    if page_size is not None and page_size not in PAGE_SIZES:
+        raise ParseError(f"page_size {page_size} is no kernel's base page size ({', '.join(map(str, PAGE_SIZES))})",
+                         Source(path, members["page_size"].line))
+    located_page = Located(page_size, Source(path, members["page_size"].line)) if page_size is not None else None
     failed = members.get("failed")
     not_read = tuple(_not_read(node, path) for node in _members(failed, path, "failed", list)) if failed else ()
     server_node = members.get("server")
     if server_node is None or server_node.value is None:
-        return CollectManifest(located_name, not_read, False, None)
+        return CollectManifest(located_name, located_page, not_read, False, None)
     server = _Fields(server_node, path, "server")
     error = server.optional_text("error")
-    return CollectManifest(located_name, not_read, error is None,
+    return CollectManifest(located_name, located_page, not_read, error is None,
                            Located(error, server.source) if error is not None else None)

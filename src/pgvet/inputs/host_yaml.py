@@ -195,12 +195,12 @@ def _size(name: str) -> Callable[[Any], int]:
 
 
 # The base page sizes Linux is built with (x86-64 4 kB; arm64 4, 16 or 64 kB; ppc64 4 or 64 kB; sparc64 8 kB)
-_PAGE_SIZES = (4096, 8192, 16384, 65536, 262144)
+PAGE_SIZES = (4096, 8192, 16384, 65536, 262144)
 
 
 def _page_size(value: Any) -> int:
     size = parse_size(value)
-    if size not in _PAGE_SIZES:
+    if size not in PAGE_SIZES:
         raise ValueError("page_size must be the kernel's base page size (`getconf PAGESIZE`): "
                          "4kB, 8kB, 16kB, 64kB or 256kB")
     return size

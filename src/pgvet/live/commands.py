@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import shlex
 import socket
 import sys
@@ -124,7 +125,8 @@ def _collect_into(snapshot: SnapshotDirectory, output: Path | None, dsn: str | N
             if each.text is not None:
                 snapshot.write(each.name, each.text)
         snapshot.write("collect.json", render_manifest(
-            pgvet_version=__version__, hostname=socket.gethostname(), started_at=started_at, finished_at=utc_now(),
+            pgvet_version=__version__, hostname=socket.gethostname(), page_size=os.sysconf("SC_PAGE_SIZE"),
+            started_at=started_at, finished_at=utc_now(),
             command=_command_line(output, dsn, host_only, timeout), files=files, failed=failed,
             server=server_summary))
 

@@ -192,9 +192,11 @@ def write_text(directory: Path, name: str, text: str) -> None:
         snapshot.close()
 
 
-def render_manifest(*, pgvet_version: str, hostname: str, started_at: str, finished_at: str, command: str,
-                    files: list[HostFile], failed: list[dict[str, str]], server: dict[str, Any] | None) -> str:
-    """collect.json: what was read, when and how, what failed and why."""
+def render_manifest(*, pgvet_version: str, hostname: str, page_size: int, started_at: str, finished_at: str,
+                    command: str, files: list[HostFile], failed: list[dict[str, str]],
+                    server: dict[str, Any] | None) -> str:
+    """collect.json: what was read, when and how, what failed and why; the kernel's base page size, which no other
+    file of a snapshot shows."""
     written = [{"name": each.name, "how": each.how, "read_at": each.read_at,
                 "bytes": len(each.text.encode("utf-8", "surrogateescape")),
                 **({"server_file": each.server_file} if each.server_file else {}),
@@ -207,6 +209,7 @@ def render_manifest(*, pgvet_version: str, hostname: str, started_at: str, finis
         "format": MANIFEST_FORMAT,
         "pgvet_version": pgvet_version,
         "hostname": hostname,
+        "page_size": page_size,
         "command": command,
         "started_at": started_at,
         "finished_at": finished_at,

@@ -350,7 +350,8 @@ NO_SERVER_HINT = ("give one with --dsn (`--dsn 'host=/var/run/postgresql user=po
 
 
 def _load_manifest(builder: _Builder, inputs: SnapshotInputs) -> None:
-    """collect.json: the host's name as collect recorded it (host.yaml's ``name`` still wins), and what the
+    """collect.json: the host's name as collect recorded it (host.yaml's ``name`` still wins), its base page size
+    as collect measured it (before host.yaml's ``page_size``), and what the
     collection could not read — shown as warnings, and the reason the rules reading it were not evaluated
     (``what was not read: why``, so that a report can shorten a repeated one to what comes before the colon)."""
     if (path := inputs.first("collect_manifest")) is None:
@@ -362,6 +363,8 @@ def _load_manifest(builder: _Builder, inputs: SnapshotInputs) -> None:
     host = builder.host
     if manifest.hostname is not None:
         host.name = manifest.hostname.value
+    if manifest.page_size is not None:
+        builder.put("host.page_size", manifest.page_size)
     for missed in manifest.not_read:
         if missed.is_file:
             said = f"{missed.what} was not read: {missed.error}"
@@ -512,8 +515,8 @@ def _derive_host(builder: _Builder, declared: Mapping[str, Located[object]]) -> 
     """host.* facts: what rules use, from measured inputs first and host.yaml second."""
     facts = builder.host.facts
     for key, located in declared.items():
-        if key in ("pg_version", "ram", "cpus", "name"):
-            continue
+        if key in ("pg_version", "ram", "cpus", "name") or (key == "page_size" and "host.page_size" in facts):
+            continue  # the page size `pgvet collect` measured (collect.json) first
         value = located.value
         if isinstance(value, list):
             value = ",".join(str(part) for part in value)
