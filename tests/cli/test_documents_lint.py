@@ -228,6 +228,24 @@ def test_each_kind_writes_the_fix_as_its_document_does(tmp_path: Path) -> None:
     assert "\nlog_lock_waits = 'on'\n" in output and "log_lock_waits: " not in output, output
 
 
+@pytest.mark.parametrize(("command", "written"), [
+    ('["postgres", "-c", "log_lock_waits=off"]', '"-c", "log_lock_waits=on"'),
+    ("\n      - postgres\n      - -c\n      - log_lock_waits=off", '- "-c"\n- "log_lock_waits=on"'),
+    ("postgres -c log_lock_waits=off", "-c log_lock_waits=on")])
+def test_a_compose_fix_is_written_in_the_form_of_the_services_command(tmp_path: Path, command: str,
+                                                                      written: str) -> None:
+    """A list-form command passes each item to postgres as one word, and postgres refuses "-c name=value" as one
+    (it reads the name " name", space included): the fix of a list is two items, in the list's own style; a
+    string is split by Compose as a shell would, so it keeps "-c name=value"."""
+    directory = tmp_path / "compose"
+    directory.mkdir()
+    (directory / "docker-compose.yml").write_text(f"services:\n  db:\n    image: postgres:16\n    command: {command}\n")
+    output = runner.invoke(app, ["fix", str(directory)]).output
+    assert f"\n{written}\n" in output, output
+    output = runner.invoke(app, ["lint", str(directory), "--select", "PGV807"]).output
+    assert f"docker-compose.yml: {written.splitlines()[0]}" in output, output
+
+
 def test_a_directory_declaring_hosts_beyond_the_bound_is_an_error_at_the_file(tmp_path: Path) -> None:
     directory = tmp_path / "many"
     directory.mkdir()

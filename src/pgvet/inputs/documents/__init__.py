@@ -82,7 +82,9 @@ class DocumentKind:
     the lower-cased name; ``recognises(name, text)`` then tells by content (cheap: it runs on every such file of a
     repository); ``parse(text, path)`` reads it (ParseError at the line for what the tool itself would refuse).
     Recognise only what declares something: a file recognised that declares nothing is no input.
-    ``parameter(name, value)``: a PostgreSQL parameter as the document writes one (what `pgvet fix` shows).
+    ``parameter(name, value)``: a PostgreSQL parameter as the document writes one (what `pgvet fix` shows);
+    ``parameter_forms``: how it is written instead where the host's document holds its parameters in another form
+    (``host.parameter_form``: a compose command given as a list).
     """
 
     name: str
@@ -91,6 +93,11 @@ class DocumentKind:
     recognises: Callable[[str, str], bool]
     parse: Callable[[str, str], list[DeclaredHost]]
     parameter: Callable[[str, str], str] = yaml_parameter
+    parameter_forms: Mapping[str, Callable[[str, str], str]] = field(default_factory=dict)
+
+    def writes_parameter(self, form: str | None) -> Callable[[str, str], str]:
+        """How a host's document writes a parameter, by its ``host.parameter_form`` (None: the kind's one form)."""
+        return self.parameter_forms.get(form or "", self.parameter)
 
 
 # The host facts documents give beyond host.yaml's keys (DeclaredHost.host); the snapshot turns each into host.<key>.
@@ -103,6 +110,7 @@ DECLARED_HOST_FACTS: Mapping[str, FactType] = {
     "shm_size": "bytes",  # a container's /dev/shm (compose shm_size; 64 MiB by default in Docker)
     "instances": "int",  # the instances of a cluster (CNPG spec.instances, Zalando numberOfInstances)
     "orchestrator": "text",  # the kind of the document that declares the host (snapshot/load.py sets it)
+    "parameter_form": "text",  # the form its parameters are written in, where the kind has several (a list command)
 }
 
 

@@ -9,11 +9,14 @@ is 64 MiB), the image's tag the major version.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shlex
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from ruamel.yaml.comments import CommentedSeq
 
 from pgvet.inputs.documents import (
     MAX_DOCUMENT_BYTES,
@@ -32,6 +35,8 @@ T = TypeVar("T", int, float)
 
 DOCKER_SHM_DEFAULT = 64 * 1024 * 1024
 DOCKER_DEFAULT = "<docker default>"  # what Docker gives a container whose service sets nothing
+# host.parameter_form of a service whose command is a list (each item one word), in YAML's flow or block style
+FLOW_LIST, BLOCK_LIST = "flow list", "block list"
 ENTRYPOINT = "docker-entrypoint.sh"  # the postgres image's: it runs the command it is given
 _SHELLS = frozenset({"sh", "bash", "ash", "dash"})
 
@@ -92,6 +97,9 @@ def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[
     if isinstance(command, str):
         _command_string(declared, command, path, yaml_line(service, "command"), lines)
     elif isinstance(command, list):
+        # each item is one word of postgres' command line: the fix writes an option and its value as two items
+        form = FLOW_LIST if isinstance(command, CommentedSeq) and command.fa.flow_style() else BLOCK_LIST
+        declared.host["parameter_form"] = Located(form, Source(path, yaml_line(service, "command")))
         arguments = [(str(item), Source(path, yaml_line(command, index))) for index, item in enumerate(command)]
         _options(declared, arguments)
     return declared
@@ -245,6 +253,11 @@ def _assignment(declared: DeclaredHost, assignment: str, word: str, source: Sour
         declared.problems.append(ConfProblem("compose-command", f"{said} requires a value: postgres does not start "
                                              "(write -c name=value)", source, True))
         return
+    if any(char.isspace() for char in name):  # postgres keeps the spaces of the word in the name
+        declared.problems.append(ConfProblem(
+            "compose-command", f"postgres reads the parameter name {name!r}, spaces included, and does not start "
+            "(unrecognized configuration parameter); write name=value without spaces", source, True))
+        return
     declared.settings.append(conf_setting(name.replace("-", "_"), value, source))
 
 
@@ -261,8 +274,29 @@ def _literal(declared: DeclaredHost, word: str, source: Source) -> bool:
 
 
 def _command_option(name: str, value: str) -> str:
-    """A parameter as a compose command passes it to postgres (compose splits a command as a shell would)."""
-    return f"-c {shlex.quote(f'{name}={value}')}"
+    """A parameter as a command string passes it to postgres (Compose splits it as a shell would; a ``$`` is
+    written ``$$``, Compose's literal one)."""
+    return f"-c {shlex.quote(_literal_dollars(f'{name}={value}'))}"
+
+
+def _flow_items(name: str, value: str) -> str:
+    """A parameter as two items of a command's flow list (``["postgres", "-c", "name=value"]``): postgres takes
+    each item as one word and refuses ``-c name=value`` as one (it reads the name with the space before it)."""
+    return ", ".join(_double_quoted(item) for item in ("-c", f"{name}={value}"))
+
+
+def _block_items(name: str, value: str) -> str:
+    """A parameter as two items of a command's block list, a line each."""
+    return "\n".join(f"- {_double_quoted(item)}" for item in ("-c", f"{name}={value}"))
+
+
+def _double_quoted(item: str) -> str:
+    """A list item in double quotes: JSON's escapes are YAML's too."""
+    return json.dumps(_literal_dollars(item), ensure_ascii=False)
+
+
+def _literal_dollars(text: str) -> str:
+    return text.replace("$", "$$")
 
 
 def _is_postgres(service: object) -> bool:
@@ -343,6 +377,6 @@ def _number(value: object) -> float | None:
         return None
 
 
-
 KIND = DocumentKind("compose", "a Compose file's PostgreSQL services: command-line parameters, memory, CPUs, /dev/shm",
-                    (".yml", ".yaml"), _recognises, parse_compose, _command_option)
+                    (".yml", ".yaml"), _recognises, parse_compose, _command_option,
+                    {FLOW_LIST: _flow_items, BLOCK_LIST: _block_items})
