@@ -296,6 +296,40 @@ def test_a_partial_manifest_beside_its_base_applies_after_it_as_a_patch_does(tmp
     assert host.value("pg.work_mem") == 64 * 1024**2 and host.facts["pg.work_mem"].source.path == "patch.yaml"
 
 
+CNPG_PATCH = ("apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  name: orders\nspec:\n"
+              "  postgresql:\n    parameters:\n      work_mem: 48MB\n")
+
+
+@pytest.mark.parametrize(("kustomization", "said"), [
+    ("resources:\n  - ../../base\npatches:\n  - path: cluster.yaml\n", "bases ../../base; patches cluster.yaml"),
+    ("bases: [../base]\npatchesStrategicMerge: [cluster.yaml]\n", "bases ../base; patches cluster.yaml"),
+    ("resources:\n  - cluster.yaml\npatches:\n  - target: {kind: Cluster}\n    patch: |-\n      - op: replace\n",
+     "patches an inline patch")])
+def test_a_kustomize_overlay_read_without_its_base_is_said_not_judged_silently(
+        tmp_path: Path, kustomization: str, said: str) -> None:
+    """pgvet does not build kustomize overlays: a directory whose kustomization.yaml takes bases from elsewhere or
+    patches its resources is judged as its files are written, and every host of it says so (a warning)."""
+    directory = tmp_path / "overlays" / "prod"
+    directory.mkdir(parents=True)
+    (directory / "cluster.yaml").write_text(CNPG_PATCH)
+    (directory / "kustomization.yaml").write_text(kustomization)
+    host, = load_hosts(directory)
+    [warning] = [warning for warning in host.warnings if "kustomize" in warning]
+    assert warning.startswith(f"kustomization.yaml: a kustomize overlay ({said})"), warning
+    assert "kustomize build" in warning
+    output = runner.invoke(app, ["lint", str(directory)]).output
+    assert "a kustomize overlay" in output, output
+
+
+def test_a_kustomization_of_its_own_files_only_is_read_without_a_warning(tmp_path: Path) -> None:
+    directory = tmp_path / "app"
+    directory.mkdir()
+    (directory / "cluster.yaml").write_text(CNPG_PATCH.replace("spec:\n", "spec:\n  instances: 2\n"))
+    (directory / "kustomization.yaml").write_text("namespace: db\nresources:\n  - cluster.yaml\n")
+    host, = load_hosts(directory)
+    assert not [warning for warning in host.warnings if "kustomize" in warning]
+
+
 def _apply_document_fix(document: Path, fix_output: str) -> None:
     """The fix's parameters put in the document as a DBA would: a parameter the document sets gets the new value
     on its line, the others go at the top of the parameters block it has."""
