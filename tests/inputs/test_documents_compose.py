@@ -164,6 +164,31 @@ def test_a_shell_running_a_script_file_may_start_the_server() -> None:
     assert host.settings == [] and host.host["pg_version"].value == 16
 
 
+@pytest.mark.parametrize(("service", "form"), [
+    ('    entrypoint: ["docker-entrypoint.sh", "postgres", "-c", "shared_buffers=3GB"]\n', "flow list"),
+    ("    entrypoint: docker-entrypoint.sh postgres -c shared_buffers=3GB\n", None),
+    ('    entrypoint: ["postgres", "-c", "shared_buffers=3GB"]\n    command: ["-N", "40"]\n', "flow list"),
+    ("    entrypoint:\n      - postgres\n      - -c\n      - shared_buffers=3GB\n", "block list")])
+def test_the_entrypoints_options_are_postgres_options_too(service: str, form: str | None) -> None:
+    """Docker runs the entrypoint with the command after it: options the service's entrypoint gives postgres are
+    read (they were ignored, shared_buffers above the memory limit unseen), the command's after them."""
+    text = f"services:\n  db:\n    image: postgres:16\n    mem_limit: 1g\n{service}"
+    host = only(text)
+    assert ("shared_buffers", "3GB") in [(setting.name, setting.value) for setting in host.settings]
+    assert [setting.source.line for setting in host.settings if setting.name == "shared_buffers"] == [
+        line_of(text, "shared_buffers=3GB")]
+    if "command" in service:
+        assert ("max_connections", "40") in [(setting.name, setting.value) for setting in host.settings]
+    written = host.host.get("parameter_form")
+    assert (written.value if written is not None else None) == form
+
+
+def test_a_command_after_an_entrypoint_of_another_program_is_its_arguments_not_read() -> None:
+    host = only("services:\n  db:\n    image: postgres:16\n    entrypoint: [/usr/local/bin/wrap.sh]\n"
+                "    command: [-c, shared_buffers=3GB]\n")
+    assert host.settings == [] and any("runs /usr/local/bin/wrap.sh, not postgres" in note for note in host.notes)
+
+
 def test_an_option_and_its_value_in_one_list_item_is_refused_by_postgres() -> None:
     text = SENTRY.read_text().replace('      ["postgres"]\n', '      ["postgres", "-c max_connections=300"]\n')
     host = only(text)
