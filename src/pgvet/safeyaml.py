@@ -70,10 +70,11 @@ def _refused_scalar(value: object) -> str | None:
     return out_of_range(value)
 
 
-# PyYAML's resolver (yaml/resolver.py) has YAML 1.1's implicit types but for two: a boolean is yes/no, true/false,
-# on/off (not the spec's y/n), and a float has a dot in its mantissa (2e4 is a text).
+# PyYAML's resolver (yaml/resolver.py) has YAML 1.1's implicit types, narrower in two: a boolean is yes/no,
+# true/false, on/off (not the spec's y/n), and a float has a dot, and a sign in its exponent (2e4 and 1.5e3 are texts).
 _PYYAML_TEXTS_OF_YAML_1_1_BOOLEANS = frozenset({"y", "Y", "n", "N"})
-_FLOAT_WITHOUT_DOT = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])*[eE][-+]?[0-9]+")
+_PYYAML_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+                           r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
 
 
 @cache
@@ -156,7 +157,7 @@ def _classes() -> tuple[type[Composer], type[RoundTripConstructor], type[RoundTr
             tag = super().resolve(kind, value, implicit)
             if kind is ScalarNode and implicit[0] and (
                     (tag == "tag:yaml.org,2002:bool" and value in _PYYAML_TEXTS_OF_YAML_1_1_BOOLEANS)
-                    or (tag == "tag:yaml.org,2002:float" and _FLOAT_WITHOUT_DOT.fullmatch(value))):
+                    or (tag == "tag:yaml.org,2002:float" and not _PYYAML_FLOAT.fullmatch(value))):
                 return self.DEFAULT_SCALAR_TAG
             return tag
 
@@ -186,8 +187,8 @@ def _loaded(text: str, *, every: bool, pyyaml: bool = False) -> Any:
     if deep is not None:
         raise YamlError(f"brackets nested more than {MAX_NESTING} deep", deep)
     yaml = YAML(typ="rt", pure=True)
-    composer, validating, last_key_wins, pyyaml_resolver = _classes()
-    yaml.Composer, yaml.Constructor = composer, last_key_wins if pyyaml else validating
+    composer, validating, pyyaml_constructor, pyyaml_resolver = _classes()
+    yaml.Composer, yaml.Constructor = composer, pyyaml_constructor if pyyaml else validating
     if pyyaml:
         yaml.Resolver = pyyaml_resolver
     try:
