@@ -42,13 +42,16 @@ class Fix:
     def is_empty(self) -> bool:
         return not (self.sysctl or self.postgresql or self.text)
 
-    def postgresql_lines(self, declared_by: Source | None, kind: str | None = None) -> list[str]:
+    def postgresql_lines(self, declared_by: Source | None, kind: str | None = None, form: str | None = None,
+                         ) -> list[str]:
         """The PostgreSQL changes as a report shows them: postgresql.conf lines and their ALTER SYSTEM, or, for a
-        host a configuration document declares (``declared_by``, of ``kind``), that document's parameters as it
-        writes them (its tool writes postgresql.conf; ALTER SYSTEM would be overwritten or refused)."""
+        host a configuration document declares (``declared_by``, of ``kind``, its parameters in ``form``), that
+        document's parameters as it writes them (its tool writes postgresql.conf; ALTER SYSTEM would be overwritten
+        or refused), a line each of the lines one takes (two items of a block list)."""
         if declared_by is not None:
-            parameter = yaml_parameter if kind is None else document_kind(kind).parameter
-            return [f"{declared_by.path}: {parameter(name, value)}" for name, value in self.postgresql.items()]
+            parameter = yaml_parameter if kind is None else document_kind(kind).writes_parameter(form)
+            return [f"{declared_by.path}: {line}" for name, value in self.postgresql.items()
+                    for line in parameter(name, value).split("\n")]
         return [*(f"postgresql.conf: {name} = {value}" for name, value in self.postgresql.items()),
                 *(f"or in SQL: {statement}" for statement in self.alter_system())]
 
@@ -140,11 +143,15 @@ class HostResult:
     namesake: bool = False
 
     @property
-    def declared_by(self) -> tuple[Source, str] | None:
-        """Where the configuration document that declares the host declares it (inputs/documents/), and its kind;
-        None for a host of files."""
+    def declared_by(self) -> tuple[Source, str, str | None] | None:
+        """Where the configuration document that declares the host declares it (inputs/documents/), its kind, and
+        the form its parameters are written in (``host.parameter_form``, None for the kind's one form); None for a
+        host of files."""
         declared = self.host_facts.facts.get("host.orchestrator")
-        return None if declared is None else (declared.source, str(declared.value))
+        if declared is None:
+            return None
+        form = self.host_facts.facts.get("host.parameter_form")
+        return declared.source, str(declared.value), None if form is None else str(form.value)
 
 
 @dataclass(frozen=True, slots=True)

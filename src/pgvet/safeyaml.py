@@ -8,6 +8,8 @@ hostile document cannot get round.
   node it names, those of the aliases inside it included. A billion-laughs document (anchors multiplying)
   is refused at the alias that crosses the budget, in time and memory proportional to its text, before
   anything walks the expanded document; an alias inside the node it names (a recursive document) is refused.
+- A document a tool reads with PyYAML (Patroni, Ansible: ``pyyaml``) is read as PyYAML reads it: YAML 1.1's
+  plain scalars (``1:30`` is 90, ``on`` a boolean, ``0640`` octal, ``0o640`` a text), a repeated key's last value.
 - A number no double holds — an integer beyond 2^1024, ``.inf``, ``.nan``, ``1e400`` — and a text holding
   a lone surrogate (``"\\ud800"``, which no UTF-8 output can write) are refused at their line.
 
@@ -25,6 +27,7 @@ from pgvet.numbers import out_of_range, shown_number
 if TYPE_CHECKING:
     from ruamel.yaml.composer import Composer
     from ruamel.yaml.constructor import RoundTripConstructor
+    from ruamel.yaml.resolver import VersionedResolver
 
 MAX_NESTING = 100
 # Values (scalars, lists, mappings) that aliases may add: sharing a few blocks of example facts or settings
@@ -67,14 +70,23 @@ def _refused_scalar(value: object) -> str | None:
     return out_of_range(value)
 
 
+# PyYAML's resolver (yaml/resolver.py) has YAML 1.1's implicit types, narrower in two: a boolean is yes/no,
+# true/false, on/off (not the spec's y/n), and a float has a dot, and a sign in its exponent (2e4 and 1.5e3 are texts).
+_PYYAML_TEXTS_OF_YAML_1_1_BOOLEANS = frozenset({"y", "Y", "n", "N"})
+_PYYAML_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+                           r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+
+
 @cache
-def _classes() -> tuple[type[Composer], type[RoundTripConstructor], type[RoundTripConstructor]]:
-    """ruamel.yaml's composer and constructor with pgvet's bounds (made at the first load: ruamel.yaml is
-    imported only by the commands that read YAML)."""
+def _classes() -> tuple[type[Composer], type[RoundTripConstructor], type[RoundTripConstructor],
+                        type[VersionedResolver]]:
+    """ruamel.yaml's composer and constructor with pgvet's bounds, and the resolver of the documents PyYAML reads
+    (made at the first load: ruamel.yaml is imported only by the commands that read YAML)."""
     from ruamel.yaml.composer import Composer, ComposerError
     from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
     from ruamel.yaml.events import AliasEvent
-    from ruamel.yaml.nodes import MappingNode, SequenceNode
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+    from ruamel.yaml.resolver import VersionedResolver
 
     class BoundedComposer(Composer):
         """Counts the values each node stands for (its own and those of the aliases in it) as the document is
@@ -133,13 +145,31 @@ def _classes() -> tuple[type[Composer], type[RoundTripConstructor], type[RoundTr
                 del mapping[key]
             return True
 
-    return BoundedComposer, ValidatingConstructor, LastKeyWinsConstructor
+    class PyYamlResolver(VersionedResolver):
+        """Plain scalars typed as PyYAML types them: YAML 1.1's rules whatever the document's %YAML directive says
+        (PyYAML has no other), less what PyYAML's resolver leaves a text."""
+
+        @property
+        def processing_version(self) -> Any:
+            return (1, 1)
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            tag = super().resolve(kind, value, implicit)
+            if kind is ScalarNode and implicit[0] and (
+                    (tag == "tag:yaml.org,2002:bool" and value in _PYYAML_TEXTS_OF_YAML_1_1_BOOLEANS)
+                    or (tag == "tag:yaml.org,2002:float" and not _PYYAML_FLOAT.fullmatch(value))):
+                return self.DEFAULT_SCALAR_TAG
+            return tag
+
+    return BoundedComposer, ValidatingConstructor, LastKeyWinsConstructor, PyYamlResolver
 
 
-def load_yaml(text: str, *, last_key_wins: bool = False) -> Any:
+def load_yaml(text: str, *, pyyaml: bool = False) -> Any:
     """The round-trip document of ``text`` (None when it is empty); YamlError when it is invalid or refused.
-    A repeated key is refused, unless ``last_key_wins`` (the last occurrence's value, as PyYAML reads it)."""
-    return _loaded(text, every=False, last_key_wins=last_key_wins)
+    A repeated key is refused. ``pyyaml``: read as PyYAML reads it (the tools that read the document with it:
+    Patroni, Ansible): plain scalars by YAML 1.1's rules as PyYAML's resolver has them, and a repeated key takes
+    its last value, at that line."""
+    return _loaded(text, every=False, pyyaml=pyyaml)
 
 
 def load_yaml_documents(text: str) -> list[Any]:
@@ -148,7 +178,7 @@ def load_yaml_documents(text: str) -> list[Any]:
     return documents
 
 
-def _loaded(text: str, *, every: bool, last_key_wins: bool = False) -> Any:
+def _loaded(text: str, *, every: bool, pyyaml: bool = False) -> Any:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
     from ruamel.yaml.reader import ReaderError
@@ -157,8 +187,10 @@ def _loaded(text: str, *, every: bool, last_key_wins: bool = False) -> Any:
     if deep is not None:
         raise YamlError(f"brackets nested more than {MAX_NESTING} deep", deep)
     yaml = YAML(typ="rt", pure=True)
-    composer, validating, last_key_wins_constructor = _classes()
-    yaml.Composer, yaml.Constructor = composer, last_key_wins_constructor if last_key_wins else validating
+    composer, validating, pyyaml_constructor, pyyaml_resolver = _classes()
+    yaml.Composer, yaml.Constructor = composer, pyyaml_constructor if pyyaml else validating
+    if pyyaml:
+        yaml.Resolver = pyyaml_resolver
     try:
         return list(yaml.load_all(text)) if every else yaml.load(text)
     except MarkedYAMLError as error:

@@ -228,6 +228,24 @@ def test_each_kind_writes_the_fix_as_its_document_does(tmp_path: Path) -> None:
     assert "\nlog_lock_waits = 'on'\n" in output and "log_lock_waits: " not in output, output
 
 
+@pytest.mark.parametrize(("command", "written"), [
+    ('["postgres", "-c", "log_lock_waits=off"]', '"-c", "log_lock_waits=on"'),
+    ("\n      - postgres\n      - -c\n      - log_lock_waits=off", '- "-c"\n- "log_lock_waits=on"'),
+    ("postgres -c log_lock_waits=off", "-c log_lock_waits=on")])
+def test_a_compose_fix_is_written_in_the_form_of_the_services_command(tmp_path: Path, command: str,
+                                                                      written: str) -> None:
+    """A list-form command passes each item to postgres as one word, and postgres refuses "-c name=value" as one
+    (it reads the name " name", space included): the fix of a list is two items, in the list's own style; a
+    string is split by Compose as a shell would, so it keeps "-c name=value"."""
+    directory = tmp_path / "compose"
+    directory.mkdir()
+    (directory / "docker-compose.yml").write_text(f"services:\n  db:\n    image: postgres:16\n    command: {command}\n")
+    output = runner.invoke(app, ["fix", str(directory)]).output
+    assert f"\n{written}\n" in output, output
+    output = runner.invoke(app, ["lint", str(directory), "--select", "PGV807"]).output
+    assert f"docker-compose.yml: {written.splitlines()[0]}" in output, output
+
+
 def test_a_directory_declaring_hosts_beyond_the_bound_is_an_error_at_the_file(tmp_path: Path) -> None:
     directory = tmp_path / "many"
     directory.mkdir()
@@ -276,6 +294,40 @@ def test_a_partial_manifest_beside_its_base_applies_after_it_as_a_patch_does(tmp
     host, = load_hosts(directory)
     assert host.name == "acid-main"
     assert host.value("pg.work_mem") == 64 * 1024**2 and host.facts["pg.work_mem"].source.path == "patch.yaml"
+
+
+CNPG_PATCH = ("apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  name: orders\nspec:\n"
+              "  postgresql:\n    parameters:\n      work_mem: 48MB\n")
+
+
+@pytest.mark.parametrize(("kustomization", "said"), [
+    ("resources:\n  - ../../base\npatches:\n  - path: cluster.yaml\n", "bases ../../base; patches cluster.yaml"),
+    ("bases: [../base]\npatchesStrategicMerge: [cluster.yaml]\n", "bases ../base; patches cluster.yaml"),
+    ("resources:\n  - cluster.yaml\npatches:\n  - target: {kind: Cluster}\n    patch: |-\n      - op: replace\n",
+     "patches an inline patch")])
+def test_a_kustomize_overlay_read_without_its_base_is_said_not_judged_silently(
+        tmp_path: Path, kustomization: str, said: str) -> None:
+    """pgvet does not build kustomize overlays: a directory whose kustomization.yaml takes bases from elsewhere or
+    patches its resources is judged as its files are written, and every host of it says so (a warning)."""
+    directory = tmp_path / "overlays" / "prod"
+    directory.mkdir(parents=True)
+    (directory / "cluster.yaml").write_text(CNPG_PATCH)
+    (directory / "kustomization.yaml").write_text(kustomization)
+    host, = load_hosts(directory)
+    [warning] = [warning for warning in host.warnings if "kustomize" in warning]
+    assert warning.startswith(f"kustomization.yaml: a kustomize overlay ({said})"), warning
+    assert "kustomize build" in warning
+    output = runner.invoke(app, ["lint", str(directory)]).output
+    assert "a kustomize overlay" in output, output
+
+
+def test_a_kustomization_of_its_own_files_only_is_read_without_a_warning(tmp_path: Path) -> None:
+    directory = tmp_path / "app"
+    directory.mkdir()
+    (directory / "cluster.yaml").write_text(CNPG_PATCH.replace("spec:\n", "spec:\n  instances: 2\n"))
+    (directory / "kustomization.yaml").write_text("namespace: db\nresources:\n  - cluster.yaml\n")
+    host, = load_hosts(directory)
+    assert not [warning for warning in host.warnings if "kustomize" in warning]
 
 
 def _apply_document_fix(document: Path, fix_output: str) -> None:

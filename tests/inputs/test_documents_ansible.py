@@ -72,13 +72,21 @@ def test_a_jinja_value_is_skipped_with_a_note_naming_its_line_never_guessed() ->
 
 
 def test_integers_are_read_as_ansibles_yaml_1_1_reads_them() -> None:
-    # PyYAML: 0640 is octal (416, which PostgreSQL reads from 0640 too), 0o770 a text, not YAML 1.2's 640 and 504
+    # PyYAML: 0640 is octal (416, what Ansible passes on), 0o770 a text, not YAML 1.2's 640 and 504
     text = GEERLINGGUY.read_text().replace("postgresql_global_config_options:\n", (
         "postgresql_global_config_options:\n  - {option: log_file_mode, value: 0640}\n"
         "  - {option: unix_socket_permissions, value: 0o770}\n"), 1)
     [host] = _parse(GEERLINGGUY, text)
-    assert _setting(host, "log_file_mode") == ("0640", _line(text, "value: 0640"))
+    assert _setting(host, "log_file_mode") == ("416", _line(text, "value: 0640"))
     assert _setting(host, "unix_socket_permissions") == ("0o770", _line(text, "value: 0o770"))
+
+
+def test_a_sexagesimal_number_is_read_as_ansibles_yaml_1_1_reads_it() -> None:
+    # PyYAML: 3:20 is 200 (base 60), the value Ansible passes on; YAML 1.2 would read the text "3:20"
+    text = GEERLINGGUY.read_text().replace("postgresql_global_config_options:\n", (
+        "postgresql_global_config_options:\n  - {option: checkpoint_timeout, value: 3:20}\n"), 1)
+    [host] = _parse(GEERLINGGUY, text)
+    assert _setting(host, "checkpoint_timeout") == ("200", _line(text, "value: 3:20"))
 
 
 def test_geerlingguy_global_config_options_block_items_are_read_at_their_value_line() -> None:
@@ -158,11 +166,12 @@ def test_an_inventory_gives_each_host_its_groups_variables_the_deeper_group_and_
     assert _setting(hosts["lb1"], "work_mem") == ("4MB", 5)  # every host of `all` gets all's vars
 
 
-def test_sysctl_shapes_sysctl_set_false_and_member_groups() -> None:
-    text = """sysctl_set: false
+@pytest.mark.parametrize("false", ["false", "no", "Off"])  # YAML 1.1's false, as Ansible's PyYAML reads it
+def test_sysctl_shapes_sysctl_set_false_and_member_groups(false: str) -> None:
+    text = f"""sysctl_set: {false}
 sysctl_conf:
   postgres_cluster:
-    - { name: "vm.swappiness", value: "1" }
+    - {{ name: "vm.swappiness", value: "1" }}
 """
     [host] = parse_ansible(text, "group_vars/all.yml")
     assert not host.sysctl and "sysctl_set is false" in host.notes[0]

@@ -190,6 +190,30 @@ def test_shm_volume_size_or_the_runtimes_64_mib() -> None:
     assert host.host["shm_size"].value == 64 * 1024**2 and "64 MiB" in host.notes[-1]
 
 
+@pytest.mark.parametrize("false", ["no", "off", "N", "False"])
+def test_helm_reads_an_unquoted_yaml_1_1_boolean_of_the_values_as_a_boolean(false: str) -> None:
+    """Helm reads values with sigs.k8s.io/yaml (go-yaml's YAML 1.1 booleans: y, yes, on, n, no, off…; helm/helm#12179,
+    #10657): shmVolume.enabled: no leaves out the chart's /dev/shm volume, postgresql.enabled: off the dependency."""
+    head, _, tail = VALUES.read_text().partition("shmVolume:\n")
+    text = head + "shmVolume:\n" + tail.replace("  enabled: true\n", f"  enabled: {false}\n", 1)
+    host = hosts(text)["values"]
+    assert host.host["shm_size"].value == 64 * 1024**2 and "64 MiB" in host.notes[-1]
+    quoted = head + "shmVolume:\n" + tail.replace("  enabled: true\n", f"  enabled: '{false}'\n", 1)
+    assert "shm_size" not in hosts(quoted)["values"].host  # a text: truthy to the chart's {{ if }}
+    umbrella = ("postgresql:\n  enabled: true\n  auth:\n    postgresPassword: x\n  primary:\n"
+                "    extendedConfiguration: |\n      shared_buffers = 2GB\n")
+    assert kinds_recognising(Path("values.yaml"), umbrella.replace("enabled: true", f"enabled: {false}")) == []
+    assert parse_bitnami(umbrella.replace("enabled: true", f"enabled: {false}"), "values.yaml") == []
+
+
+def test_preload_libraries_given_as_a_boolean_are_the_text_helm_renders() -> None:
+    # the chart passes {{ .Values.postgresqlSharedPreloadLibraries | quote }}: an unquoted on is "true" to PostgreSQL
+    text = VALUES.read_text().replace('postgresqlSharedPreloadLibraries: "pgaudit"',
+                                      "postgresqlSharedPreloadLibraries: on")
+    assert ("shared_preload_libraries", "true", line_of(text, "postgresqlSharedPreloadLibraries: on")) in settings(
+        hosts(text)["values"])
+
+
 def test_an_unknown_preset_is_refused_like_helm() -> None:
     text = VALUES.read_text().replace('resourcesPreset: "nano"', 'resourcesPreset: "huge"', 1)
     with pytest.raises(ParseError, match="resourcesPreset 'huge'"):

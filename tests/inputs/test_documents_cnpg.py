@@ -116,6 +116,16 @@ def test_the_full_sample_maps_name_resources_and_parameters_at_their_lines() -> 
     assert all(operator[key] == value for key, value in CNPG_DEFAULTS.items() if key != "shared_preload_libraries")
 
 
+def test_a_sexagesimal_looking_value_is_the_text_kubernetes_reads() -> None:
+    # Kubernetes reads manifests with go-yaml, which has no base-60 numbers (go-yaml/yaml#293): 2:05 is the text
+    # "2:05" (a string, which parameters must be), not PyYAML's 125
+    text, path = _planted("cluster-example-full.yaml", "      shared_buffers: 256MB\n",
+                          "      shared_buffers: 256MB\n      checkpoint_timeout: 2:05\n")
+    host = _one(text, path)
+    assert ("checkpoint_timeout", "2:05", _line(text, "checkpoint_timeout")) in _user_settings(host, text)
+    assert not [problem for problem in host.problems if "checkpoint_timeout" in problem.message]
+
+
 def test_a_parameter_the_cluster_sets_replaces_the_operators_default() -> None:
     text = _text("cluster-example-custom.yaml")
     host = _one(text, "custom.yaml")

@@ -4,18 +4,21 @@ mistakes in copies of them are found at their line."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import PROJECT
+import pgservers
+from conftest import PROJECT, require_postgres
 from documents_support import line_of, settings
 from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, document_kinds
-from pgvet.inputs.documents.compose import DOCKER_DEFAULT, DOCKER_SHM_DEFAULT, parse_compose
+from pgvet.inputs.documents.compose import DOCKER_DEFAULT, DOCKER_SHM_DEFAULT, KIND, parse_compose
 from pgvet.provenance import Source
+from pgvet.safeyaml import load_yaml
 from pgvet.snapshot.load import load_hosts
 
 CORPUS = PROJECT / "tests" / "data" / "documents" / "compose"
@@ -161,12 +164,90 @@ def test_a_shell_running_a_script_file_may_start_the_server() -> None:
     assert host.settings == [] and host.host["pg_version"].value == 16
 
 
+@pytest.mark.parametrize(("service", "form"), [
+    ('    entrypoint: ["docker-entrypoint.sh", "postgres", "-c", "shared_buffers=3GB"]\n', "flow list"),
+    ("    entrypoint: docker-entrypoint.sh postgres -c shared_buffers=3GB\n", None),
+    ('    entrypoint: ["postgres", "-c", "shared_buffers=3GB"]\n    command: ["-N", "40"]\n', "flow list"),
+    ("    entrypoint:\n      - postgres\n      - -c\n      - shared_buffers=3GB\n", "block list")])
+def test_the_entrypoints_options_are_postgres_options_too(service: str, form: str | None) -> None:
+    """Docker runs the entrypoint with the command after it: options the service's entrypoint gives postgres are
+    read (they were ignored, shared_buffers above the memory limit unseen), the command's after them."""
+    text = f"services:\n  db:\n    image: postgres:16\n    mem_limit: 1g\n{service}"
+    host = only(text)
+    assert ("shared_buffers", "3GB") in [(setting.name, setting.value) for setting in host.settings]
+    assert [setting.source.line for setting in host.settings if setting.name == "shared_buffers"] == [
+        line_of(text, "shared_buffers=3GB")]
+    if "command" in service:
+        assert ("max_connections", "40") in [(setting.name, setting.value) for setting in host.settings]
+    written = host.host.get("parameter_form")
+    assert (written.value if written is not None else None) == form
+
+
+def test_a_command_after_an_entrypoint_of_another_program_is_its_arguments_not_read() -> None:
+    host = only("services:\n  db:\n    image: postgres:16\n    entrypoint: [/usr/local/bin/wrap.sh]\n"
+                "    command: [-c, shared_buffers=3GB]\n")
+    assert host.settings == [] and any("runs /usr/local/bin/wrap.sh, not postgres" in note for note in host.notes)
+
+
 def test_an_option_and_its_value_in_one_list_item_is_refused_by_postgres() -> None:
     text = SENTRY.read_text().replace('      ["postgres"]\n', '      ["postgres", "-c max_connections=300"]\n')
     host = only(text)
     [problem] = host.problems
     assert problem.fatal and problem.source.line == line_of(text, "-c max_connections=300")
     assert "' max_connections'" in problem.message and host.settings == []
+
+
+@pytest.mark.parametrize("command", [
+    "postgres -c 'max_connections = 300'", '["postgres", "-c", "max_connections =300"]',
+    '["postgres", "--max_connections =300"]'])
+def test_spaces_around_the_equals_sign_are_part_of_the_name_postgres_refuses(command: str) -> None:
+    """postgres splits -c's word at "=" and keeps the spaces: "max_connections " is no parameter, it does not
+    start (checked with postgres 15: unrecognized configuration parameter "max_connections ")."""
+    host = only(f"services:\n  db:\n    image: postgres:16\n    command: {command}\n")
+    [problem] = host.problems
+    assert problem.fatal and "'max_connections '" in problem.message and host.settings == []
+
+
+@pytest.mark.parametrize(("form", "written"), [
+    (None, "-c 'archive_command=test ! -f /a/$$HOME%f'"),
+    ("flow list", '"-c", "archive_command=test ! -f /a/$$HOME%f"'),
+    ("block list", '- "-c"\n- "archive_command=test ! -f /a/$$HOME%f"')])
+def test_the_fix_writes_a_dollar_as_composes_literal_one(form: str | None, written: str) -> None:
+    """Compose interpolates $ in every form of a command: the fix's value keeps its $ as $$, read back as $."""
+    assert KIND.writes_parameter(form)("archive_command", "test ! -f /a/$HOME%f") == written
+    command = written if form is None else f"[{written}]" if form == "flow list" else "\n      " + written.replace(
+        "\n", "\n      ")
+    host = only(f"services:\n  db:\n    image: postgres:16\n    command: {command}\n")
+    assert [(s.name, s.value) for s in host.settings] == [("archive_command", "test ! -f /a/$HOME%f")]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("style", ["flow", "block"])
+def test_the_fix_of_a_list_command_is_items_postgres_accepts(style: str) -> None:
+    """The items pgvet's fix writes into a list command, read back by pgvet and given to a real postgres as the
+    image's entrypoint gives them (each item one word): postgres takes the value pgvet read. One item holding
+    "-c name=value" is what postgres refuses (the name " name")."""
+    require_postgres(15)
+    opening = '["postgres", "-N", "40"]' if style == "flow" else "\n      - postgres\n      - -N\n      - '40'"
+    host = only(f"services:\n  db:\n    image: postgres:15\n    command: {opening}\n")
+    form = host.host["parameter_form"].value
+    written = KIND.writes_parameter(form)("shared_buffers", "48MB")
+    if style == "flow":
+        text = f"services:\n  db:\n    image: postgres:15\n    command: {opening[:-1]}, {written}]\n"
+    else:
+        items = "".join(f"\n      {line}" for line in written.split("\n"))
+        text = f"services:\n  db:\n    image: postgres:15\n    command: {opening}{items}\n"
+    fixed = only(text)
+    assert fixed.problems == [] and ("shared_buffers", "48MB") in [(s.name, s.value) for s in fixed.settings]
+    words = [str(item) for item in load_yaml(text)["services"]["db"]["command"]][1:]
+    data = pgservers.fresh_cluster(15)
+    try:
+        accepted = pgservers.run(15, "postgres", [*words, "-C", "shared_buffers", "-D", str(data)])
+        one_item = pgservers.run(15, "postgres", ["-c shared_buffers=48MB", "-C", "shared_buffers", "-D", str(data)])
+    finally:
+        shutil.rmtree(data.parent, ignore_errors=True)
+    assert (accepted.returncode, accepted.stdout.strip()) == (0, str(48 * 1024 // 8)), accepted.stderr
+    assert one_item.returncode != 0 and 'parameter " shared_buffers"' in one_item.stderr
 
 
 @pytest.mark.parametrize(("resources", "ram", "cpus", "cpu_limit"), [

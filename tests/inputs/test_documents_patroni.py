@@ -242,10 +242,10 @@ def test_other_documents_are_not_patroni(text: str) -> None:
 
 
 def test_a_yaml_1_1_octal_is_passed_as_patroni_passes_it() -> None:
-    # Patroni's YAML 1.1 reads 0770 as octal 504; written as 0770, PostgreSQL reads the same octal
+    # Patroni's YAML 1.1 reads 0770 as octal 504, and passes 504 (0770 to PostgreSQL's octal display)
     text = (CORPUS / "lerry-patroni.yml").read_text().replace(
         '    unix_socket_directories: "."', '    unix_socket_directories: "."\n    unix_socket_permissions: 0770')
-    assert ("unix_socket_permissions", "0770", line_of(text, "0770")) in settings(parsed(text))
+    assert ("unix_socket_permissions", "504", line_of(text, "0770")) in settings(parsed(text))
 
 
 @pytest.mark.parametrize(("written", "patroni_passes"), [("0o770", "0o770"), ("0o0770", "0o0770"), ("0x1F", "31")])
@@ -254,6 +254,23 @@ def test_an_octal_yaml_1_1_does_not_know_is_passed_as_the_text_it_is(written: st
     text = (CORPUS / "lerry-patroni.yml").read_text().replace(
         '    unix_socket_directories: "."', f'    unix_socket_directories: "."\n    unix_socket_permissions: {written}')
     assert ("unix_socket_permissions", patroni_passes, line_of(text, written)) in settings(parsed(text))
+
+
+@pytest.mark.parametrize("where", ["    unix_socket_directories: \".\"", "        wal_writer_delay: 200ms"])
+def test_a_sexagesimal_number_is_read_as_patronis_yaml_1_1_reads_it(where: str) -> None:
+    # PyYAML reads 2:05 as 125 (base 60) and Patroni passes 125; in YAML 1.2 it would be the text "2:05", which
+    # PostgreSQL refuses. In the DCS, max_connections passes Patroni's check of its integers only as the number.
+    indent = where[:len(where) - len(where.lstrip())]
+    dcs = indent == "        "
+    text = (CORPUS / "lerry-patroni.yml").read_text()
+    assert where in text
+    more = f"\n{indent}max_connections: 3:20" if dcs else ""
+    text = text.replace(where, f"{where}\n{indent}checkpoint_timeout: 2:05{more}", 1)
+    host = parsed(text)
+    assert ("checkpoint_timeout", "125", line_of(text, "checkpoint_timeout: 2:05")) in settings(host)
+    if dcs:
+        assert ("max_connections", "200", line_of(text, "max_connections: 3:20")) in settings(host)
+        assert not [problem for problem in host.problems if "max_connections" in problem.message]
 
 
 @pytest.mark.parametrize(("anchor", "indent", "target"), [

@@ -143,3 +143,37 @@ def test_a_rule_pack_may_share_blocks_with_anchors() -> None:
 """
     pack = build_pack([PackSource("anchors.yaml", text)])
     assert [rule.params["limit"].default for rule in pack.rules] == [10, 10]
+
+
+# Plain scalars whose type YAML 1.1 and YAML 1.2 tell apart (and some they agree on), written afresh
+_YAML_1_1_SCALARS = [
+    "2:05", "-3:20:10", "+1:00", "4:07.25", "12:00:00:00", "1:75", "0:45", "09:30", "3_600", "0b1_1", "0x2a", "0o644",
+    "0644", "08", "0_7", "yes", "No", "ON", "oFF", "y", "N", "Y", "n", "2e4", "6.5e-1", "1.5E3", "1.0e3", ".5e3",
+    ".5e-3", "+.5", "1.e-2", "0.", "3:10.5", "1_5.25", "~", "Null", "", "2024-01-31", "'2:05'", '"yes"']
+
+
+def _kind_and_value(value: object) -> tuple[str, object]:
+    if isinstance(value, bool):
+        return "bool", value
+    if isinstance(value, int):
+        return "int", int(value)
+    if isinstance(value, float):
+        return "float", repr(float(value))
+    return type(value).__name__ if value is not None else "null", None if value is None else str(value)
+
+
+@pytest.mark.parametrize("scalar", _YAML_1_1_SCALARS)
+def test_pyyaml_documents_read_scalars_as_pyyaml_does(scalar: str) -> None:
+    """Patroni and Ansible read their files with PyYAML (YAML 1.1: 2:05 is 125, yes a boolean, 0644 octal, y a
+    text, 2e4 a text for want of a dot, 1.5E3 for want of a sign): pgvet reads them so, compared with PyYAML itself
+    where it is installed."""
+    yaml = pytest.importorskip("yaml")
+    text = f"k: {scalar}\n"
+    expected = _kind_and_value(yaml.load(text, Loader=yaml.SafeLoader)["k"])
+    assert _kind_and_value(load_yaml(text, pyyaml=True)["k"]) == expected
+
+
+def test_a_yaml_1_2_directive_does_not_change_how_pyyaml_documents_are_read() -> None:
+    # PyYAML reads a %YAML 1.2 document by its own (1.1) rules all the same
+    assert load_yaml("%YAML 1.2\n---\nk: 1:30\n", pyyaml=True)["k"] == 90
+    assert load_yaml("k: 1:30\n")["k"] == "1:30"  # YAML 1.2 (Kubernetes, Compose): a text

@@ -53,9 +53,11 @@ class ConsolidatedFix:
     sysctl: dict[str, Change] = field(default_factory=dict)
     postgresql: dict[str, Change] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    # the configuration document that declares the host, and its kind (its tool writes postgresql.conf)
+    # the configuration document that declares the host, and its kind (its tool writes postgresql.conf), and the
+    # form its parameters are written in (host.parameter_form) where the kind has several
     document: Source | None = None
     orchestrator: str | None = None
+    parameter_form: str | None = None
 
 
 def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False,
@@ -84,6 +86,8 @@ def consolidate(result: HostResult) -> ConsolidatedFix:
     declared_by = result.host_facts.facts.get("host.orchestrator")
     if declared_by is not None:
         fix.document, fix.orchestrator = declared_by.source, str(declared_by.value)
+        form = result.host_facts.facts.get("host.parameter_form")
+        fix.parameter_form = None if form is None else str(form.value)
     target = result.target
     if target is None:
         return fix
@@ -145,7 +149,7 @@ def render(fix: ConsolidatedFix) -> str:
         out += [f"{key} = {change.value}" for key, change in sorted(fix.sysctl.items())]
         out.append("")
     if fix.postgresql and fix.document is not None and fix.orchestrator is not None:
-        parameter = document_kind(fix.orchestrator).parameter
+        parameter = document_kind(fix.orchestrator).writes_parameter(fix.parameter_form)
         out += [f"# --- {_comment(fix.document.path)}: its PostgreSQL parameters ({_comment(fix.orchestrator)} "
                 "writes postgresql.conf from them; ALTER SYSTEM would be overwritten or refused) ---"]
         out += [parameter(name, change.value) for name, change in sorted(fix.postgresql.items())]

@@ -34,7 +34,7 @@ def _place(finding: Finding, host: HostResult, options: ReportOptions) -> str:
     return f"{place}:{finding.line}" if finding.line else place
 
 
-def _details(finding: Finding, place: str, declared_by: tuple[Source, str] | None) -> str:
+def _details(finding: Finding, place: str, declared_by: tuple[Source, str, str | None] | None) -> str:
     lines = [" ".join(finding.message.split()), f"at {place}"]
     lines += [f"value {name} = {value}" for name, value in finding.values.items()]
     lines += [f"fix: sysctl {key} = {value}" for key, value in finding.fix.sysctl.items()]

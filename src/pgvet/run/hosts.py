@@ -49,14 +49,15 @@ def validate_selectors(pack: RulePack, selectors: Sequence[str]) -> None:
 
 
 # The facts a host keeps once its rules are evaluated, for what reads them afterwards: the RAM picture
-# (report/memory.py), the orchestrator that says where a fix goes (findings.py, fix/writer.py). Every other fact is
-# dropped, so that a host handed to the reports weighs its findings, not its 2 000 facts; a report that asks for
-# one of them fails loudly (FactsKeptForReports) instead of drawing as if the host lacked it.
+# (report/memory.py), the orchestrator that says where a fix goes and its parameters' form (findings.py,
+# fix/writer.py). Every other fact is dropped, so that a host handed to the reports weighs its findings, not its
+# 2 000 facts; a report that asks for one of them fails loudly (FactsKeptForReports) instead of drawing as if the
+# host lacked it.
 FACTS_KEPT_FOR_REPORTS = frozenset({
-    "host.ram", "host.name", "host.orchestrator", "pg.shared_buffers", "pg.huge_pages", "meminfo.hugetlb",
-    "meminfo.hugepages_total", "meminfo.hugepagesize", "sysctl.vm.overcommit_memory", "derived.shared_memory_size",
-    "derived.hugepages_pool", "derived.hugepage_size", "derived.work_mem_budget", "derived.commit_limit",
-    "cgroup.memory_max", "meminfo.mem_total"})
+    "host.ram", "host.name", "host.orchestrator", "host.parameter_form", "pg.shared_buffers", "pg.huge_pages",
+    "meminfo.hugetlb", "meminfo.hugepages_total", "meminfo.hugepagesize", "sysctl.vm.overcommit_memory",
+    "derived.shared_memory_size", "derived.hugepages_pool", "derived.hugepage_size", "derived.work_mem_budget",
+    "derived.commit_limit", "cgroup.memory_max", "meminfo.mem_total"})
 
 
 class FactNotKeptError(LookupError):

@@ -18,6 +18,7 @@ from pathlib import Path
 from pgvet.errors import InputError, UsageError
 from pgvet.inputs import sysctl
 from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, DeclaredHost, recognise
+from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, overlay
 from pgvet.inputs.host_yaml import parse_host_yaml
 from pgvet.inputs.lscpu import parse_lscpu
 from pgvet.inputs.meminfo import parse_meminfo
@@ -30,6 +31,7 @@ from pgvet.inputs.sysctl import PairedValue, SysctlSetting
 from pgvet.inputs.sysfs import is_virtual_disk, parse_sysfs
 from pgvet.paths import link_out_of_repository
 from pgvet.provenance import Located, Source
+from pgvet.safeyaml import YamlError
 from pgvet.snapshot import pgfacts
 from pgvet.snapshot.discovery import SnapshotInputs, discover
 from pgvet.snapshot.facts import LIVE_SCOPES, Fact, FactValue, HostFacts, Item, make_fact
@@ -331,7 +333,29 @@ def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> _Documents:
     for document in declared:
         if document.hosting and names[document.name] > 1:
             document.name = f"{document.name} ({document.source.path})"
+    if declared:
+        _kustomize_overlay(builder, inputs, documents)
     return documents
+
+
+def _kustomize_overlay(builder: _Builder, inputs: SnapshotInputs, documents: _Documents) -> None:
+    """A warning for a directory that is a kustomize overlay: its documents are judged as written, without the
+    bases and patches ``kustomize build`` would merge (pgvet does not build overlays)."""
+    for path in inputs.documents:
+        if path.name not in KUSTOMIZATION_NAMES:
+            continue
+        display = builder.display(path)
+        try:
+            what = overlay(read_text(path, display))
+        except (OSError, InputError, YamlError) as error:
+            reason = error.message if isinstance(error, (InputError, YamlError)) else error.strerror or str(error)
+            documents.warnings.append(f"{display}: not read ({reason}): if this directory is a kustomize overlay, "
+                                      "its documents are judged without their bases and patches")
+            continue
+        if what is not None:
+            documents.warnings.append(
+                f"{display}: a kustomize overlay ({what}): pgvet judges the directory's documents as written, not "
+                "what `kustomize build` renders (bases not merged, patches not applied); lint the rendered manifests")
 
 
 def _load_declared_host(builder: _Builder, inputs: SnapshotInputs) -> dict[str, Located[object]]:

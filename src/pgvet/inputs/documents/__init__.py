@@ -82,7 +82,9 @@ class DocumentKind:
     the lower-cased name; ``recognises(name, text)`` then tells by content (cheap: it runs on every such file of a
     repository); ``parse(text, path)`` reads it (ParseError at the line for what the tool itself would refuse).
     Recognise only what declares something: a file recognised that declares nothing is no input.
-    ``parameter(name, value)``: a PostgreSQL parameter as the document writes one (what `pgvet fix` shows).
+    ``parameter(name, value)``: a PostgreSQL parameter as the document writes one (what `pgvet fix` shows);
+    ``parameter_forms``: how it is written instead where the host's document holds its parameters in another form
+    (``host.parameter_form``: a compose command given as a list).
     """
 
     name: str
@@ -91,6 +93,11 @@ class DocumentKind:
     recognises: Callable[[str, str], bool]
     parse: Callable[[str, str], list[DeclaredHost]]
     parameter: Callable[[str, str], str] = yaml_parameter
+    parameter_forms: Mapping[str, Callable[[str, str], str]] = field(default_factory=dict)
+
+    def writes_parameter(self, form: str | None) -> Callable[[str, str], str]:
+        """How a host's document writes a parameter, by its ``host.parameter_form`` (None: the kind's one form)."""
+        return self.parameter_forms.get(form or "", self.parameter)
 
 
 # The host facts documents give beyond host.yaml's keys (DeclaredHost.host); the snapshot turns each into host.<key>.
@@ -103,6 +110,7 @@ DECLARED_HOST_FACTS: Mapping[str, FactType] = {
     "shm_size": "bytes",  # a container's /dev/shm (compose shm_size; 64 MiB by default in Docker)
     "instances": "int",  # the instances of a cluster (CNPG spec.instances, Zalando numberOfInstances)
     "orchestrator": "text",  # the kind of the document that declares the host (snapshot/load.py sets it)
+    "parameter_form": "text",  # the form its parameters are written in, where the kind has several (a list command)
 }
 
 
@@ -119,36 +127,21 @@ def conf_setting(name: str, value: object, source: Source) -> ConfSetting:
     return ConfSetting(folded, text, text, not isinstance(value, (bool, int, float)), source, name.strip())
 
 
-def as_pyyaml_reads(value: object) -> object:
-    """A YAML integer as the tools that read their files with PyYAML (YAML 1.1: Patroni, Ansible) pass it on, where
-    pgvet's YAML 1.2 reads it otherwise: 0640 is octal to YAML 1.1 (416) and decimal to YAML 1.2 — passed as written,
-    which PostgreSQL reads as octal too; 0o770 is YAML 1.2's octal and a text to YAML 1.1 — passed as that text."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        return value
-    width = getattr(value, "_width", None)
-    if type(value).__name__ == "OctalInt":  # ruamel's class for 0o… (its width counts the digits written)
-        return "0o" + format(value, "o").zfill(width if isinstance(width, int) else 0)
-    if isinstance(width, int) and width > len(str(value)):
-        return str(value).zfill(width)
-    return value
-
-
 # A configuration document is a few kB; one of several MB is no configuration (ruamel.yaml takes seconds on it).
 MAX_DOCUMENT_BYTES = 1024 * 1024
 
 
-def load_document(text: str, path: str, *, every: bool = False, reading: str = "", last_key_wins: bool = False,
-                  ) -> Any:
+def load_document(text: str, path: str, *, every: bool = False, reading: str = "", pyyaml: bool = False) -> Any:
     """The YAML of a document (every document of a ``---`` stream with ``every``), read by pgvet.safeyaml with its
     lines; ParseError at the line of invalid YAML, and for a text larger than a document. ``reading``: how the
-    text was made from the file, for the message (``once its {{ }} are set aside``). ``last_key_wins``: a repeated
-    key takes its last value, as the tools that read their files with PyYAML do (Patroni, Ansible), instead of
-    being refused (as Kubernetes and Compose refuse it)."""
+    text was made from the file, for the message (``once its {{ }} are set aside``). ``pyyaml``: read as the tools
+    that read their files with PyYAML do (Patroni, Ansible): YAML 1.1's scalars (``1:30`` is 90, ``on`` a boolean),
+    a repeated key's last value; otherwise YAML 1.2, a repeated key refused (as Kubernetes and Compose have it)."""
     if len(text) > MAX_DOCUMENT_BYTES:
         raise ParseError(f"{len(text)} characters: more than pgvet reads in a configuration document "
                          f"({MAX_DOCUMENT_BYTES})", Source(path, 1))
     try:
-        return load_yaml_documents(text) if every else load_yaml(text, last_key_wins=last_key_wins)
+        return load_yaml_documents(text) if every else load_yaml(text, pyyaml=pyyaml)
     except YamlError as error:
         said = f" {reading}" if reading else ""
         raise ParseError(f"invalid YAML{said}: {error.message}", Source(path, error.line or 1)) from None

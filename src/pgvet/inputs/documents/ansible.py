@@ -21,7 +21,6 @@ from pgvet.errors import ParseError
 from pgvet.inputs.documents import (
     DeclaredHost,
     DocumentKind,
-    as_pyyaml_reads,
     conf_setting,
     load_document,
     yaml_line,
@@ -67,7 +66,7 @@ def _recognises(name: str, text: str) -> bool:
 
 
 def parse_ansible(text: str, path: str) -> list[DeclaredHost]:
-    document = load_document(text, path, last_key_wins=True)  # Ansible reads YAML with PyYAML
+    document = load_document(text, path, pyyaml=True)  # Ansible reads YAML with PyYAML
     if isinstance(document, list):
         return _playbook_or_tasks(document, path)
     if not isinstance(document, dict):
@@ -142,7 +141,7 @@ def _parameters(declared: DeclaredHost, variable: str, holder: Any, path: str) -
             declared.unknown[fact] = source  # set, to what only Ansible knows: not judged on its default
             continue
         declared.unknown.pop(fact, None)
-        declared.settings.append(conf_setting(str(option), as_pyyaml_reads(value), source))
+        declared.settings.append(conf_setting(str(option), value, source))
 
 
 def _sysctl_variable(declared: DeclaredHost, variable: str, holder: Any, path: str) -> None:

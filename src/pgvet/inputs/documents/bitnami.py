@@ -22,7 +22,6 @@ from pgvet.inputs.documents import (
     conf_parameter,
     conf_setting,
     get,
-    load_document,
     yaml_line,
 )
 from pgvet.inputs.documents._kubernetes import (
@@ -30,6 +29,7 @@ from pgvet.inputs.documents._kubernetes import (
     apply_resources,
     at,
     file_stem,
+    load_manifests,
     memory_size,
 )
 from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, parse_conf_text
@@ -55,7 +55,7 @@ def _recognises(name: str, text: str) -> bool:
     if "primary:" not in text or not (any(marker in text for marker in _MARKERS) or _HELM_RELEASE in text):
         return False
     try:
-        documents = load_document(text, name, every=True)
+        documents = load_manifests(text, name)
     except ParseError:  # the chart's own keys in an invalid file: claimed, so that its error is said
         return any(marker in text for marker in _MARKERS)
     return any(_chart_values(document) is not None for document in documents)
@@ -100,7 +100,8 @@ def _is_chart_values(values: Any) -> bool:
 
 
 def parse_bitnami(text: str, path: str) -> list[DeclaredHost]:
-    return [host for document in load_document(text, path, every=True) for host in _release(document, path)]
+    # Helm reads values with sigs.k8s.io/yaml, as Kubernetes reads manifests: an unquoted no or off is false
+    return [host for document in load_manifests(text, path) for host in _release(document, path)]
 
 
 def _release(document: Any, path: str) -> list[DeclaredHost]:
@@ -146,6 +147,8 @@ def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: So
     if match is not None and int(match.group(1)) >= 9:
         declared.host["pg_version"] = Located(int(match.group(1)), at(values["image"], "tag", path))
     libraries = values.get("postgresqlSharedPreloadLibraries")
+    if isinstance(libraries, bool):  # the chart passes it through Helm's quote, which writes a boolean so
+        libraries = "true" if libraries else "false"
     if isinstance(libraries, str) and libraries.strip():
         declared.settings.append(conf_setting("shared_preload_libraries", libraries,
                                               at(values, "postgresqlSharedPreloadLibraries", path)))

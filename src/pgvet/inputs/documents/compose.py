@@ -1,19 +1,22 @@
 """Compose files (compose.yaml, docker-compose.yml): each PostgreSQL service is a host named after the service.
 
 A service is PostgreSQL's when its image is (postgres, postgis/postgis, timescale/timescaledb, bitnami/postgresql…)
-or its ``command`` runs ``postgres``. Its ``command`` options (``-c name=value``, ``--name=value``, ``-B``, ``-N``,
-``-p``…) are settings at their lines; ``mem_limit`` or ``deploy.resources.limits.memory`` is the RAM of every
-memory formula, ``cpus`` or the limits' cpus the CPUs, ``shm_size`` the container's /dev/shm (Docker's default
-is 64 MiB), the image's tag the major version.
+or its ``command`` runs ``postgres``. Its ``entrypoint`` and ``command`` options (``-c name=value``,
+``--name=value``, ``-B``, ``-N``, ``-p``…) are settings at their lines; ``mem_limit`` or
+``deploy.resources.limits.memory`` is the RAM of every memory formula, ``cpus`` or the limits' cpus the CPUs,
+``shm_size`` the container's /dev/shm (Docker's default is 64 MiB), the image's tag the major version.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shlex
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from ruamel.yaml.comments import CommentedSeq
 
 from pgvet.inputs.documents import (
     MAX_DOCUMENT_BYTES,
@@ -32,6 +35,8 @@ T = TypeVar("T", int, float)
 
 DOCKER_SHM_DEFAULT = 64 * 1024 * 1024
 DOCKER_DEFAULT = "<docker default>"  # what Docker gives a container whose service sets nothing
+# host.parameter_form of a service whose command is a list (each item one word), in YAML's flow or block style
+FLOW_LIST, BLOCK_LIST = "flow list", "block list"
 ENTRYPOINT = "docker-entrypoint.sh"  # the postgres image's: it runs the command it is given
 _SHELLS = frozenset({"sh", "bash", "ash", "dash"})
 
@@ -88,12 +93,22 @@ def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[
     if version is not None:
         declared.host["pg_version"] = Located(version, Source(path, yaml_line(service, "image")))
     _resources(declared, service, path)
-    command = service.get("command")
-    if isinstance(command, str):
-        _command_string(declared, command, path, yaml_line(service, "command"), lines)
-    elif isinstance(command, list):
-        arguments = [(str(item), Source(path, yaml_line(command, index))) for index, item in enumerate(command)]
-        _options(declared, arguments)
+    # Docker runs the entrypoint with the command after it (the image's docker-entrypoint.sh when none is set)
+    arguments: list[tuple[str, Source]] = []
+    for key in ("entrypoint", "command"):
+        run = service.get(key)
+        if isinstance(run, str):
+            words = _command_string(declared, key, run, path, yaml_line(service, key), lines)
+            if words is None:
+                return declared
+            arguments += words
+            declared.host.pop("parameter_form", None)  # the command's form decides, else the entrypoint's
+        elif isinstance(run, list):
+            # each item is one word of postgres' command line: the fix writes an option and its value as two items
+            form = FLOW_LIST if isinstance(run, CommentedSeq) and run.fa.flow_style() else BLOCK_LIST
+            declared.host["parameter_form"] = Located(form, Source(path, yaml_line(service, key)))
+            arguments += [(str(item), Source(path, yaml_line(run, index))) for index, item in enumerate(run)]
+    _options(declared, arguments)
     return declared
 
 
@@ -158,22 +173,24 @@ def _value(declared: DeclaredHost, node: object, key: str, path: str, read: Call
     return None
 
 
-def _command_string(declared: DeclaredHost, command: str, path: str, line: int | None, lines: list[str]) -> None:
-    """A command string, split as Compose splits it (shell words); each word at the first line from the command's
-    that holds it (a folded ``>-`` command has a word a line)."""
+def _command_string(declared: DeclaredHost, key: str, command: str, path: str, line: int | None, lines: list[str],
+                    ) -> list[tuple[str, Source]] | None:
+    """A command (or entrypoint) string's words, split as Compose splits it (shell words), each at the first line
+    from the command's that holds it (a folded ``>-`` command has a word a line); None, with a fatal problem, for
+    one Compose refuses."""
     try:
         words = shlex.split(command)
     except ValueError as error:
-        declared.problems.append(ConfProblem("compose-command", f"command: {error}: Compose refuses it",
+        declared.problems.append(ConfProblem("compose-command", f"{key}: {error}: Compose refuses it",
                                              Source(path, line), True))
-        return
+        return None
     arguments = []
     at = (line or 1) - 1
     for word in words:
         found = next((number for number in range(at, len(lines)) if _word_on(word, lines[number])), None)
         at = found if found is not None else at
         arguments.append((word, Source(path, at + 1 if line is not None else None)))
-    _options(declared, arguments)
+    return arguments
 
 
 def _word_on(word: str, line: str) -> bool:
@@ -193,7 +210,7 @@ def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> Non
     if _program(program) == "postgres":
         arguments = arguments[1:]
     elif not program.startswith("-"):  # the image's entrypoint runs postgres only for options (docker-entrypoint.sh)
-        declared.notes.append(f"{arguments[0][1]}: the command runs {program}, not postgres: not read")
+        declared.notes.append(f"{arguments[0][1]}: the container runs {program}, not postgres: not read")
         return
     index = 0
     while index < len(arguments):
@@ -245,6 +262,11 @@ def _assignment(declared: DeclaredHost, assignment: str, word: str, source: Sour
         declared.problems.append(ConfProblem("compose-command", f"{said} requires a value: postgres does not start "
                                              "(write -c name=value)", source, True))
         return
+    if any(char.isspace() for char in name):  # postgres keeps the spaces of the word in the name
+        declared.problems.append(ConfProblem(
+            "compose-command", f"postgres reads the parameter name {name!r}, spaces included, and does not start "
+            "(unrecognized configuration parameter); write name=value without spaces", source, True))
+        return
     declared.settings.append(conf_setting(name.replace("-", "_"), value, source))
 
 
@@ -261,8 +283,29 @@ def _literal(declared: DeclaredHost, word: str, source: Source) -> bool:
 
 
 def _command_option(name: str, value: str) -> str:
-    """A parameter as a compose command passes it to postgres (compose splits a command as a shell would)."""
-    return f"-c {shlex.quote(f'{name}={value}')}"
+    """A parameter as a command string passes it to postgres (Compose splits it as a shell would; a ``$`` is
+    written ``$$``, Compose's literal one)."""
+    return f"-c {shlex.quote(_literal_dollars(f'{name}={value}'))}"
+
+
+def _flow_items(name: str, value: str) -> str:
+    """A parameter as two items of a command's flow list (``["postgres", "-c", "name=value"]``): postgres takes
+    each item as one word and refuses ``-c name=value`` as one (it reads the name with the space before it)."""
+    return ", ".join(_double_quoted(item) for item in ("-c", f"{name}={value}"))
+
+
+def _block_items(name: str, value: str) -> str:
+    """A parameter as two items of a command's block list, a line each."""
+    return "\n".join(f"- {_double_quoted(item)}" for item in ("-c", f"{name}={value}"))
+
+
+def _double_quoted(item: str) -> str:
+    """A list item in double quotes: JSON's escapes are YAML's too."""
+    return json.dumps(_literal_dollars(item), ensure_ascii=False)
+
+
+def _literal_dollars(text: str) -> str:
+    return text.replace("$", "$$")
 
 
 def _is_postgres(service: object) -> bool:
@@ -343,6 +386,6 @@ def _number(value: object) -> float | None:
         return None
 
 
-
 KIND = DocumentKind("compose", "a Compose file's PostgreSQL services: command-line parameters, memory, CPUs, /dev/shm",
-                    (".yml", ".yaml"), _recognises, parse_compose, _command_option)
+                    (".yml", ".yaml"), _recognises, parse_compose, _command_option,
+                    {FLOW_LIST: _flow_items, BLOCK_LIST: _block_items})

@@ -18,7 +18,6 @@ from pgvet.inputs.documents import (
     MAX_DOCUMENT_BYTES,
     DeclaredHost,
     DocumentKind,
-    as_pyyaml_reads,
     conf_setting,
     get,
     load_document,
@@ -107,7 +106,7 @@ def _recognises(name: str, text: str) -> bool:
     if "postgresql" not in keys or len(keys) < 2:
         return False
     try:
-        document = (load_yaml(_without_templates(text), last_key_wins=True) if len(text) <= MAX_DOCUMENT_BYTES
+        document = (load_yaml(_without_templates(text), pyyaml=True) if len(text) <= MAX_DOCUMENT_BYTES
                     else None)
     except YamlError:
         return True  # Patroni's top-level keys: parse() says what is wrong with it
@@ -163,7 +162,7 @@ def _dcs_settings(declared: DeclaredHost, parameters: dict[str, Any], version: i
             value = "replica"
         if name == "wal_keep_segments" and (version is None or version >= 13) and str(value).strip().isdigit():
             key, value = "wal_keep_size", f"{int(str(value)) * 16}MB"
-        declared.settings.append(conf_setting(str(key), as_pyyaml_reads(value), Source(path, line)))
+        declared.settings.append(conf_setting(str(key), value, Source(path, line)))
     return taken
 
 
@@ -210,7 +209,7 @@ def _local_settings(declared: DeclaredHost, parameters: dict[str, Any], dcs_name
                 name, f"Patroni takes it from the DCS only (bootstrap.dcs.postgresql.parameters, or patronictl "
                 f"edit-config) and runs {applies}", path, line))
         else:
-            declared.settings.append(conf_setting(str(key), as_pyyaml_reads(value), Source(path, line)))
+            declared.settings.append(conf_setting(str(key), value, Source(path, line)))
 
 
 def _set_by_patroni(declared: DeclaredHost, document: dict[str, Any], local: dict[str, Any], path: str) -> None:
@@ -363,8 +362,8 @@ def _templated(text: str) -> bool:
 def _document(text: str, path: str) -> Any:
     if _templated(text):
         return load_document(_without_templates(text), path, reading="once its {{ }} and {% %} are set aside",
-                             last_key_wins=True)
-    return load_document(text, path, last_key_wins=True)  # Patroni reads its file with PyYAML
+                             pyyaml=True)
+    return load_document(text, path, pyyaml=True)  # Patroni reads its file with PyYAML
 
 
 KIND = DocumentKind("patroni", "a Patroni member's configuration (patroni.yml): its and the cluster's parameters",
