@@ -73,7 +73,7 @@ class OutputFile:
             if status is None or not streams:
                 raise self._error(error.strerror) from None
             # a report kept writable in a directory pgvet may not add to: written in place, as it always was
-            self.handle = self._open(target, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+            self.handle = self._open_checked(target, status)
             return
         except OSError as error:
             self.temporary = None
@@ -108,6 +108,22 @@ class OutputFile:
             return open(os.open(target, flags | os.O_CLOEXEC), "wb")  # closed by commit or discard
         except OSError as error:
             raise self._error(error.strerror) from None
+
+    def _open_checked(self, target: str, checked: os.stat_result) -> IO[bytes]:
+        """The regular file ``target`` that lstat showed as ``checked`` opened to be written in place, emptied only
+        once fstat shows it is that file: one put in its place since (by whoever may write its directory) is left
+        as it is, not handed the output."""
+        handle = self._open(target, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        status = os.fstat(handle.fileno())
+        if (status.st_dev, status.st_ino) != (checked.st_dev, checked.st_ino) or not stat.S_ISREG(status.st_mode):
+            handle.close()
+            raise self._error("the file was replaced while pgvet was about to write it; nothing written")
+        try:
+            os.ftruncate(handle.fileno(), 0)
+        except OSError as error:
+            handle.close()
+            raise self._error(error.strerror) from None
+        return handle
 
     def _open_stream(self, target: str) -> IO[bytes]:
         """A pipe, a socket or a character device (a terminal, /dev/null), also through a link (/dev/stdout), or
