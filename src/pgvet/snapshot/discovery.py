@@ -4,7 +4,9 @@ repository hold hosts.
 File names tell the kind of each input (inputs/registry.py); configuration documents (inputs/documents/: Patroni,
 Kubernetes manifests, Ansible variables…) are told by their content, so their files here are only candidates,
 which snapshot/load.py reads. Nothing outside the host directory is read without saying so: an input that
-resolves (after symbolic links) outside the directory is refused and reported as a warning.
+resolves (after symbolic links) outside the directory is refused and reported as a warning. These checks say
+why; what keeps pgvet inside is the open (inputs/reading.py, open_input): an input found here is opened beneath
+the directory, so that one swapped for a link out since is refused all the same.
 """
 
 from __future__ import annotations
