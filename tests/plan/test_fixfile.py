@@ -147,6 +147,38 @@ def test_fix_write_changes_a_kernel_value_in_the_file_read_last(tmp_path: Path) 
         "90-postgresql.conf", "90-postgresql.conf.bak", "99-site.conf", "99-site.conf.bak"]
 
 
+def test_fix_write_copies_nothing_of_a_file_swapped_for_a_link_out_after_its_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user who may write the host directory swaps the sysctl.d file pgvet adds to for a link to /etc/shadow
+    between fix --write's check that it lies inside and its read (exactly then: the check step is wrapped): the
+    file's text went into the .bak copy beside it, theirs to read. It is read beneath the host directory: refused,
+    nothing written."""
+    from pgvet.fix import writer
+
+    secret = "root:$6$Zx9rTq.hash$:19000:0:99999:7:::"
+    shadow = tmp_path / "shadow"
+    shadow.write_text(f"kernel.shadow = {secret}\n")  # a line that parses: once read, it went into the .bak
+    host = _host(tmp_path, "autovacuum = off\n", **{"sysctl.d__90-postgresql.conf": "# ours\n"})
+    name = "sysctl.d/90-postgresql.conf"
+    real_path_in = writer.real_path_in
+
+    def checked_then_swapped(root: str, path: str) -> str:
+        real = real_path_in(root, path)
+        if path == name and not (host / path).is_symlink():
+            (host / path).unlink()
+            (host / path).symlink_to(shadow)
+        return real
+
+    monkeypatch.setattr(writer, "real_path_in", checked_then_swapped)
+    code, output = _fix(host, "PGV130")
+    assert code == 1 and (host / name).is_symlink(), output  # the change left, said; the swap happened
+    assert secret not in output
+    assert not [path for path in host.rglob("*") if path.is_file() and not path.is_symlink()
+                and secret in path.read_text(errors="replace")]
+    assert (f"left: vm.swappiness = 10: not written ({name} cannot be read: a symbolic link leads out of the "
+            "directory") in output, output
+
+
 def test_fix_write_never_writes_outside_the_host_directory(tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()

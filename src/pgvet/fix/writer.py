@@ -22,6 +22,7 @@ from pgvet.errors import InputError, ParseError, UsageError
 from pgvet.findings import HostResult, quote_setting
 from pgvet.inputs.documents import document_kind
 from pgvet.inputs.postgresql_conf import ConfSetting, parse_conf_text
+from pgvet.inputs.reading import MAX_INPUT_BYTES, NotRegular, read_input
 from pgvet.inputs.sysctl import PAIR_PARTNERS, parse_sysctl_conf, sysctl_value
 from pgvet.output_file import is_private, write_file
 from pgvet.paths import is_inside, real_path_in
@@ -214,18 +215,21 @@ class _Files:
             return f"{shown} resolves to {real}, outside the host directory"
         if real in self.files:
             return self.files[real]
-        if real.exists():
-            if not real.is_file():
-                return f"{shown} is not a regular file"
-            try:
-                text = real.read_bytes().decode("utf-8", errors="surrogateescape")
-            except OSError as error:
-                return f"{shown} cannot be read: {error.strerror}"
-            edited = _File(real, shown, text, existed=True)
-        elif create:
+        try:  # beneath the host directory: a file swapped for a link out since the check above is neither read nor
+            # copied into the edit or its .bak
+            data, status = read_input(os.path.join(self.host_dir, shown), MAX_INPUT_BYTES, os.fspath(self.host_dir))
+        except FileNotFoundError:
+            if not create:
+                return f"{shown} does not exist"
             edited = _File(real, shown, "", existed=False)
+        except (IsADirectoryError, NotRegular):
+            return f"{shown} is not a regular file"
+        except OSError as error:
+            return f"{shown} cannot be read: {error.strerror}"
         else:
-            return f"{shown} does not exist"
+            if status.st_size > MAX_INPUT_BYTES or len(data) > MAX_INPUT_BYTES:
+                return f"{shown} is larger than pgvet reads ({MAX_INPUT_BYTES} bytes)"
+            edited = _File(real, shown, data.decode("utf-8", errors="surrogateescape"), existed=True)
         self.files[real] = edited
         return edited
 
