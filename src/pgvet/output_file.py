@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from pgvet.errors import UsageError
+from pgvet.inputs.reading import open_directory
 from pgvet.paths import link_out_of_repository
 from pgvet.trust import others_may_write
 
@@ -40,18 +41,33 @@ class OutputFile:
     terminal or /dev/null, and into an existing file in place when its directory may not be added to."""
 
     def __init__(self, path: Path, *, private: bool = False, like: Path | None = None, shown: str | None = None,
-                 streams: bool = False) -> None:
+                 streams: bool = False, beneath: str | None = None) -> None:
         self.path = path
         self.shown = shown if shown is not None else str(path)
         self.private = private
-        self.temporary: str | None = None
+        self.temporary: str | None = None  # its name in the directory
         self.handle: IO[bytes] | None = None
         self.model: os.stat_result | None = None  # the file whose mode it takes, None for a new file's
         target = os.fspath(path)
-        out = link_out_of_repository(os.path.dirname(target) or ".")
+        folder, self.name = os.path.split(target)
+        out = link_out_of_repository(folder or ".")
         if out is not None:  # `-o reports/x` where a repository made `reports` a link to /etc/cron.d
             raise self._error(f"its directory is reached through a link that leads out of its repository {out[0]} "
                               f"(to {out[1]})")
+        # Everything is done from the directory's descriptor, opened once (beneath ``beneath``, fix --write's host
+        # directory, when given): a directory on the way swapped for a link since cannot move the file elsewhere.
+        try:
+            self.directory = open_directory(folder or ".", beneath)
+        except OSError as error:
+            raise self._error(error.strerror) from None
+        try:
+            self._prepare(like, streams)
+        except BaseException:
+            self.discard()
+            raise
+
+    def _prepare(self, like: Path | None, streams: bool) -> None:
+        target = self.name
         status = self._lstat(target)
         if status is not None and not stat.S_ISREG(status.st_mode):
             if not streams:
@@ -63,11 +79,10 @@ class OutputFile:
             self._refuse_a_planted_file(target, status)
         try:
             self.model = os.stat(like) if like is not None else status
-            self.temporary = os.path.join(os.path.dirname(target),
-                                          f".{os.path.basename(target)}.{os.getpid()}-{os.urandom(4).hex()}"
-                                          f"{TEMPORARY_SUFFIX}")
+            self.temporary = f".{target}.{os.getpid()}-{os.urandom(4).hex()}{TEMPORARY_SUFFIX}"
+            # its mode is set when it is complete: nobody reads it half-written
             descriptor = os.open(self.temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                                 PRIVATE_MODE)  # its mode is set when it is complete: nobody reads it half-written
+                                 PRIVATE_MODE, dir_fd=self.directory)
         except PermissionError as error:
             self.temporary = None
             if status is None or not streams:
@@ -86,18 +101,14 @@ class OutputFile:
         kernel's protected_regular refuses root such a file for the same reason; so does pgvet, for anyone."""
         if status.st_uid == os.geteuid():
             return
-        directory = os.path.dirname(target) or "."
-        try:
-            others = others_may_write(os.stat(directory))
-        except OSError as error:
-            raise self._error(error.strerror) from None
-        if others:
+        directory = os.path.dirname(os.fspath(self.path)) or "."
+        if others_may_write(os.fstat(self.directory)):
             raise self._error(f"a file owned by uid {status.st_uid} in {directory}, a directory others may write to: "
                               "pgvet hands them nothing it writes (remove the file, or write elsewhere)")
 
     def _lstat(self, target: str) -> os.stat_result | None:
         try:
-            return os.lstat(target)
+            return os.lstat(target, dir_fd=self.directory)
         except FileNotFoundError:
             return None
         except OSError as error:
@@ -105,7 +116,8 @@ class OutputFile:
 
     def _open(self, target: str, flags: int) -> IO[bytes]:
         try:
-            return open(os.open(target, flags | os.O_CLOEXEC), "wb")  # closed by commit or discard
+            # closed by commit or discard
+            return open(os.open(target, flags | os.O_CLOEXEC, dir_fd=self.directory), "wb")
         except OSError as error:
             raise self._error(error.strerror) from None
 
@@ -161,9 +173,11 @@ class OutputFile:
                 os.fsync(descriptor)
             self.handle.close()
             if self.temporary is not None:
-                os.replace(self.temporary, self.path)  # a link made at the target since is replaced, not followed
+                # a link made at the target since is replaced, not followed
+                os.replace(self.temporary, self.name, src_dir_fd=self.directory, dst_dir_fd=self.directory)
                 self.temporary = None
-                _sync_directory(os.path.dirname(os.fspath(self.path)) or ".")
+                with contextlib.suppress(OSError):  # a file system that cannot sync a directory offers no more
+                    os.fsync(self.directory)
         except OSError as error:
             raise self._error(error.strerror) from None
         finally:
@@ -186,8 +200,11 @@ class OutputFile:
             self.handle = None
         if self.temporary is not None:
             with contextlib.suppress(OSError):
-                os.unlink(self.temporary)
+                os.unlink(self.temporary, dir_fd=self.directory)
             self.temporary = None
+        if self.directory >= 0:
+            os.close(self.directory)
+            self.directory = -1
 
     def __enter__(self) -> OutputFile:
         return self
@@ -200,9 +217,9 @@ class OutputFile:
 
 
 def write_file(path: Path, data: bytes, *, private: bool = False, like: Path | None = None,
-               shown: str | None = None) -> None:
+               shown: str | None = None, beneath: str | None = None) -> None:
     """Write ``data`` as the file ``path``, whole or not at all (see OutputFile)."""
-    with OutputFile(path, private=private, like=like, shown=shown) as out:
+    with OutputFile(path, private=private, like=like, shown=shown, beneath=beneath) as out:
         out.write(data)
 
 
@@ -218,16 +235,6 @@ def _umask() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return umask
-
-
-def _sync_directory(directory: str) -> None:
-    """The rename made durable; a file system that cannot sync a directory has nothing more to offer."""
-    with contextlib.suppress(OSError):
-        descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
 
 
 def is_private(directory: str) -> bool:

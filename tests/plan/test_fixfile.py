@@ -179,6 +179,34 @@ def test_fix_write_copies_nothing_of_a_file_swapped_for_a_link_out_after_its_che
             "directory") in output, output
 
 
+def test_fix_write_writes_nothing_through_a_directory_swapped_for_a_link_out_after_its_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """sysctl.d swapped for a link to /etc/sysctl.d once the file to edit was read, right before it is written (the
+    write step is wrapped): written by its path, the new file and its .bak went to /etc. The file is written from
+    its directory opened beneath the host directory: refused, said, nothing written anywhere."""
+    from pgvet.fix import writer
+
+    elsewhere = tmp_path / "etc-sysctl.d"
+    elsewhere.mkdir()
+    (elsewhere / "90-postgresql.conf").write_text("# the machine's\n")
+    host = _host(tmp_path, "autovacuum = off\n", **{"sysctl.d__90-postgresql.conf": "# ours\n"})
+    replace = writer._replace
+
+    def swapped_then_written(*arguments: object) -> None:
+        if not (host / "sysctl.d").is_symlink():
+            (host / "sysctl.d").rename(tmp_path / "sysctl.d.old")
+            (host / "sysctl.d").symlink_to(elsewhere)
+        replace(*arguments)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer, "_replace", swapped_then_written)
+    code, output = _fix(host, "PGV130")
+    assert code == 1, output
+    assert os.listdir(elsewhere) == ["90-postgresql.conf"]
+    assert (elsewhere / "90-postgresql.conf").read_text() == "# the machine's\n"
+    assert ("left: vm.swappiness = 10: not written (cannot write sysctl.d/90-postgresql.conf.bak: a symbolic link "
+            "leads out of the directory") in output, output
+
+
 def test_fix_write_never_writes_outside_the_host_directory(tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
@@ -303,7 +331,7 @@ def test_fix_write_finds_a_kernel_key_at_the_line_procps_reads(tmp_path: Path) -
 
 def test_fix_write_in_a_directory_it_cannot_write_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # a read-only tree (as root, chmod does not stop the tests: the rename is refused as the kernel would)
-    def refused(source: str, target: str) -> None:
+    def refused(source: str, target: str, **directories: int) -> None:
         raise PermissionError(13, "Permission denied")
 
     host = _host(tmp_path, "autovacuum = off\n")

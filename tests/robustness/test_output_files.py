@@ -106,7 +106,8 @@ def test_written_files_reach_the_disk_before_they_take_the_place_of_the_old(tmp_
     synced: list[str] = []
     real_fsync, real_replace = os.fsync, os.replace
     monkeypatch.setattr(os, "fsync", lambda descriptor: (synced.append("fsync"), real_fsync(descriptor))[1])
-    monkeypatch.setattr(os, "replace", lambda *paths: (synced.append("rename"), real_replace(*paths))[1])
+    monkeypatch.setattr(os, "replace", lambda *paths, **directories: (synced.append("rename"),
+                                                                      real_replace(*paths, **directories))[1])
     write_file(tmp_path / "file", b"text")
     assert synced == ["fsync", "rename", "fsync"]  # the file, then the directory holding the new name
     assert (tmp_path / "file").read_bytes() == b"text"
@@ -230,7 +231,7 @@ def test_a_report_written_in_place_is_not_written_into_a_file_swapped_in_after_i
     def swapping(path: str, flags: int, mode: int = 0o777, **keywords: int) -> int:
         if str(path).endswith(output_file.TEMPORARY_SUFFIX):
             raise PermissionError(errno.EACCES, "Permission denied", path)
-        if str(path) == str(report) and planted.exists():
+        if os.path.basename(str(path)) == report.name and planted.exists():
             os.link(planted, tmp_path / "kept.json")
             os.replace(planted, report)  # their file takes the report's name
         return real_open(path, flags, mode, **keywords)

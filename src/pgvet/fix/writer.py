@@ -241,7 +241,7 @@ class _Files:
             if edited.existed and edited.text() == edited.original:
                 continue  # it says it already (the kernel runs another value until it reboots): nothing to write
             try:
-                _replace(edited, private)
+                _replace(edited, private, self.real_root)
             except UsageError as error:  # a read-only tree, a full disk, a link: said, as the other changes left
                 self.outcome.left.extend(f"{name} = {value}: not written ({error.message})"
                                          for name, value in edited.changed)
@@ -250,9 +250,10 @@ class _Files:
                 self.outcome.written.append(edited.path)
 
 
-def _replace(edited: _File, private: bool) -> None:
+def _replace(edited: _File, private: bool, root: str) -> None:
     """Keep a ``.bak`` copy (with the original's mode, owner and group), then put the new text in place; each is
-    written whole or not at all, and a link at either name is refused, not followed."""
+    written whole or not at all, beneath the host directory ``root`` (a real path), and a link at either name is
+    refused, not followed."""
     try:
         edited.path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -260,10 +261,10 @@ def _replace(edited: _File, private: bool) -> None:
     if edited.existed:
         write_file(edited.path.with_name(edited.path.name + ".bak"),
                    edited.original.encode("utf-8", errors="surrogateescape"), like=edited.path,
-                   shown=f"{edited.shown}.bak")
+                   shown=f"{edited.shown}.bak", beneath=root)
     # a file replaced keeps its mode as it is (it holds what it held); a new one of a private host is 0600
     write_file(edited.path, edited.text().encode("utf-8", errors="surrogateescape"),
-               private=private and not edited.existed, shown=edited.shown)
+               private=private and not edited.existed, shown=edited.shown, beneath=root)
 
 
 def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> WriteOutcome:

@@ -73,7 +73,7 @@ def open_input(path: str, root: str | None = None) -> tuple[int, os.stat_result]
     else:
         top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            descriptor = _open_beneath(top, os.path.relpath(os.path.abspath(path), os.path.abspath(root)), root)
+            descriptor = _open_beneath(top, _relative(path, root), root, _INPUT_FLAGS | os.O_NOFOLLOW)
         finally:
             os.close(top)
     try:
@@ -88,8 +88,25 @@ def open_input(path: str, root: str | None = None) -> tuple[int, os.stat_result]
     return descriptor, status
 
 
-def _open_beneath(top: int, relative: str, root: str) -> int:
-    """``relative`` opened from the directory ``top`` (``root``), never out of it (open_input)."""
+def open_directory(path: str, root: str | None = None) -> int:
+    """A directory's descriptor: as given without ``root``, else beneath it as open_input opens a file (a directory
+    pgvet writes into: a link swapped in on the way leads nowhere out of it)."""
+    if root is None:
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return _open_beneath(top, _relative(path, root), root, _STEP_FLAGS)
+    finally:
+        os.close(top)
+
+
+def _relative(path: str, root: str) -> str:
+    return os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+
+
+def _open_beneath(top: int, relative: str, root: str, flags: int) -> int:
+    """``relative`` opened from the directory ``top`` (``root``) with ``flags`` (which hold O_NOFOLLOW), never out
+    of it (open_input)."""
     pending = _steps(relative)
     directories = [top]  # the directories walked down from top: ``..`` goes back up, never above top
     links = 0
@@ -103,8 +120,7 @@ def _open_beneath(top: int, relative: str, root: str) -> int:
                 os.close(directories.pop())
                 continue
             try:
-                descriptor = os.open(name, _INPUT_FLAGS | os.O_NOFOLLOW if not pending else _STEP_FLAGS,
-                                     dir_fd=directories[-1])
+                descriptor = os.open(name, flags if not pending else _STEP_FLAGS, dir_fd=directories[-1])
             except OSError as error:
                 if error.errno not in (errno.ELOOP, errno.ENOTDIR):  # what O_NOFOLLOW gives for a link
                     raise
@@ -128,7 +144,9 @@ def _open_beneath(top: int, relative: str, root: str) -> int:
             if not pending:
                 return descriptor
             directories.append(descriptor)
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))  # the directory itself
+        if flags & os.O_DIRECTORY:  # a directory walked to, then back up from (``conf/..``)
+            return os.dup(directories[-1])
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))  # a directory walked to
     finally:
         for descriptor in directories[1:]:
             os.close(descriptor)
