@@ -3,7 +3,9 @@ whole or not at all, never through a link, with the mode it should have.
 
 The text goes to a new file beside the target (same directory: the rename is atomic), created with O_EXCL and
 O_NOFOLLOW, written, flushed to the disk (fsync) and renamed over the target; a failure or an interruption
-removes it and leaves the target as it was. A symbolic link at the target is refused, not followed: a link
+removes it and leaves the target as it was. All of it is done from the directory's descriptor, opened once
+(``fix --write``'s beneath the host directory, as inputs are read: inputs/reading.py), so that a directory on
+the way swapped for a link after the checks cannot send the file elsewhere. A symbolic link at the target is refused, not followed: a link
 planted in a repository (``pgvet-baseline.json -> ~/.bashrc``) must not choose what pgvet overwrites; nor may a link
 of a repository on the way to it that leads out of the repository (``reports -> /etc/cron.d``). A report
 may go to a stream instead (a pipe, a terminal or another character device, /dev/stdout, also when it is the file
