@@ -5,9 +5,10 @@ The text goes to a new file beside the target (same directory: the rename is ato
 O_NOFOLLOW, written, flushed to the disk (fsync) and renamed over the target; a failure or an interruption
 removes it and leaves the target as it was. All of it is done from the directory's descriptor, opened once
 (``fix --write``'s beneath the host directory, as inputs are read: inputs/reading.py), so that a directory on
-the way swapped for a link after the checks cannot send the file elsewhere. A symbolic link at the target is refused, not followed: a link
-planted in a repository (``pgvet-baseline.json -> ~/.bashrc``) must not choose what pgvet overwrites; nor may a link
-of a repository on the way to it that leads out of the repository (``reports -> /etc/cron.d``). A report
+the way swapped for a link after the checks cannot send the file elsewhere. A symbolic link at the target is
+refused, not followed: a link planted in a repository (``pgvet-baseline.json -> ~/.bashrc``) must not choose what
+pgvet overwrites; nor may a link of a repository on the way to it that leads out of the repository
+(``reports -> /etc/cron.d``). A report
 may go to a stream instead (a pipe, a terminal or another character device, /dev/stdout, also when it is the file
 pgvet's standard output was redirected to), written where it is.
 
@@ -38,12 +39,13 @@ TEMPORARY_SUFFIX = ".pgvet-tmp"
 
 class OutputFile:
     """A file being written; ``commit`` puts it in place, ``discard`` drops it (as a context manager: committed
-    when the block ends well, else discarded). ``like``: the file whose mode, owner and group it takes (by default
-    the target it replaces); ``shown``: its name in messages; ``streams``: a report, which may go to a pipe, a
-    terminal or /dev/null, and into an existing file in place when its directory may not be added to."""
+    when the block ends well, else discarded). ``like``: what fstat said of the file whose mode, owner and group it
+    takes (by default the target it replaces, as lstat shows it); ``shown``: its name in messages; ``streams``: a
+    report, which may go to a pipe, a terminal or /dev/null, and into an existing file in place when its directory
+    may not be added to; ``beneath``: the directory it must be written beneath (fix --write's host directory)."""
 
-    def __init__(self, path: Path, *, private: bool = False, like: Path | None = None, shown: str | None = None,
-                 streams: bool = False, beneath: str | None = None) -> None:
+    def __init__(self, path: Path, *, private: bool = False, like: os.stat_result | None = None,
+                 shown: str | None = None, streams: bool = False, beneath: str | None = None) -> None:
         self.path = path
         self.shown = shown if shown is not None else str(path)
         self.private = private
@@ -68,7 +70,7 @@ class OutputFile:
             self.discard()
             raise
 
-    def _prepare(self, like: Path | None, streams: bool) -> None:
+    def _prepare(self, like: os.stat_result | None, streams: bool) -> None:
         target = self.name
         status = self._lstat(target)
         if status is not None and not stat.S_ISREG(status.st_mode):
@@ -80,7 +82,7 @@ class OutputFile:
         if status is not None:
             self._refuse_a_planted_file(target, status)
         try:
-            self.model = os.stat(like) if like is not None else status
+            self.model = like if like is not None else status
             self.temporary = f".{target}.{os.getpid()}-{os.urandom(4).hex()}{TEMPORARY_SUFFIX}"
             # its mode is set when it is complete: nobody reads it half-written
             descriptor = os.open(self.temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -218,7 +220,7 @@ class OutputFile:
             self.discard()
 
 
-def write_file(path: Path, data: bytes, *, private: bool = False, like: Path | None = None,
+def write_file(path: Path, data: bytes, *, private: bool = False, like: os.stat_result | None = None,
                shown: str | None = None, beneath: str | None = None) -> None:
     """Write ``data`` as the file ``path``, whole or not at all (see OutputFile)."""
     with OutputFile(path, private=private, like=like, shown=shown, beneath=beneath) as out:

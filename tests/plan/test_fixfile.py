@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from as_user import NOBODY_UID, needs_root
 from conftest import FIXTURES, require_postgres
 from pgvet.cli import app
 
@@ -205,6 +206,35 @@ def test_fix_write_writes_nothing_through_a_directory_swapped_for_a_link_out_aft
     assert (elsewhere / "90-postgresql.conf").read_text() == "# the machine's\n"
     assert ("left: vm.swappiness = 10: not written (cannot write sysctl.d/90-postgresql.conf.bak: a symbolic link "
             "leads out of the directory") in output, output
+
+
+@needs_root
+def test_the_bak_copy_takes_the_owner_of_the_file_read_not_of_one_swapped_in_since(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The .bak copy of a root-only file keeps its owner and mode. Swapped, once read, for a link to a file of
+    another user (the write step is wrapped), the copy took that user's owner and mode: theirs to read. It takes
+    what fstat said of the file read."""
+    from pgvet.fix import writer
+
+    host = _host(tmp_path, "autovacuum = off\n", **{"sysctl.d__90-postgresql.conf": "# root's only\n"})
+    edited = host / "sysctl.d" / "90-postgresql.conf"
+    edited.chmod(0o600)
+    theirs = tmp_path / "theirs.conf"
+    theirs.write_text("")
+    theirs.chmod(0o644)
+    os.chown(theirs, NOBODY_UID, NOBODY_UID)
+    replace = writer._replace
+
+    def swapped_then_written(*arguments: object) -> None:
+        if not edited.is_symlink():
+            edited.unlink()
+            edited.symlink_to(theirs)
+        replace(*arguments)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer, "_replace", swapped_then_written)
+    _fix(host, "PGV130")
+    copy = (host / "sysctl.d" / "90-postgresql.conf.bak").stat()
+    assert (copy.st_uid, copy.st_mode & 0o777) == (0, 0o600)
 
 
 def test_fix_write_never_writes_outside_the_host_directory(tmp_path: Path) -> None:

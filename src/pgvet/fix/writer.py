@@ -176,6 +176,7 @@ class _File:
     shown: str  # as findings name it
     original: str
     existed: bool
+    status: os.stat_result | None = None  # what fstat said of the file read: its .bak copy takes its mode and owner
     kind: str = ""  # "postgresql" or "sysctl": the syntax of the file, known when the first change is made
     changed: list[tuple[str, str]] = field(default_factory=list)  # (name, value) set in this file
     commented: list[str] = field(default_factory=list)  # keys whose lines this file's edit comments out
@@ -229,7 +230,7 @@ class _Files:
         else:
             if status.st_size > MAX_INPUT_BYTES or len(data) > MAX_INPUT_BYTES:
                 return f"{shown} is larger than pgvet reads ({MAX_INPUT_BYTES} bytes)"
-            edited = _File(real, shown, data.decode("utf-8", errors="surrogateescape"), existed=True)
+            edited = _File(real, shown, data.decode("utf-8", errors="surrogateescape"), existed=True, status=status)
         self.files[real] = edited
         return edited
 
@@ -260,7 +261,7 @@ def _replace(edited: _File, private: bool, root: str) -> None:
         raise UsageError(f"cannot write {edited.shown}: {error.strerror}") from None
     if edited.existed:
         write_file(edited.path.with_name(edited.path.name + ".bak"),
-                   edited.original.encode("utf-8", errors="surrogateescape"), like=edited.path,
+                   edited.original.encode("utf-8", errors="surrogateescape"), like=edited.status,
                    shown=f"{edited.shown}.bak", beneath=root)
     # a file replaced keeps its mode as it is (it holds what it held); a new one of a private host is 0600
     write_file(edited.path, edited.text().encode("utf-8", errors="surrogateescape"),
