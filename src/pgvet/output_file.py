@@ -3,9 +3,12 @@ whole or not at all, never through a link, with the mode it should have.
 
 The text goes to a new file beside the target (same directory: the rename is atomic), created with O_EXCL and
 O_NOFOLLOW, written, flushed to the disk (fsync) and renamed over the target; a failure or an interruption
-removes it and leaves the target as it was. A symbolic link at the target is refused, not followed: a link
-planted in a repository (``pgvet-baseline.json -> ~/.bashrc``) must not choose what pgvet overwrites; nor may a link
-of a repository on the way to it that leads out of the repository (``reports -> /etc/cron.d``). A report
+removes it and leaves the target as it was. All of it is done from the directory's descriptor, opened once
+(``fix --write``'s beneath the host directory, as inputs are read: inputs/reading.py), so that a directory on
+the way swapped for a link after the checks cannot send the file elsewhere. A symbolic link at the target is
+refused, not followed: a link planted in a repository (``pgvet-baseline.json -> ~/.bashrc``) must not choose what
+pgvet overwrites; nor may a link of a repository on the way to it that leads out of the repository
+(``reports -> /etc/cron.d``). A report
 may go to a stream instead (a pipe, a terminal or another character device, /dev/stdout, also when it is the file
 pgvet's standard output was redirected to), written where it is.
 
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import IO
 
 from pgvet.errors import UsageError
+from pgvet.inputs.reading import open_directory
 from pgvet.paths import link_out_of_repository
 from pgvet.trust import others_may_write
 
@@ -35,23 +39,39 @@ TEMPORARY_SUFFIX = ".pgvet-tmp"
 
 class OutputFile:
     """A file being written; ``commit`` puts it in place, ``discard`` drops it (as a context manager: committed
-    when the block ends well, else discarded). ``like``: the file whose mode, owner and group it takes (by default
-    the target it replaces); ``shown``: its name in messages; ``streams``: a report, which may go to a pipe, a
-    terminal or /dev/null, and into an existing file in place when its directory may not be added to."""
+    when the block ends well, else discarded). ``like``: what fstat said of the file whose mode, owner and group it
+    takes (by default the target it replaces, as lstat shows it); ``shown``: its name in messages; ``streams``: a
+    report, which may go to a pipe, a terminal or /dev/null, and into an existing file in place when its directory
+    may not be added to; ``beneath``: the directory it must be written beneath (fix --write's host directory)."""
 
-    def __init__(self, path: Path, *, private: bool = False, like: Path | None = None, shown: str | None = None,
-                 streams: bool = False) -> None:
+    def __init__(self, path: Path, *, private: bool = False, like: os.stat_result | None = None,
+                 shown: str | None = None, streams: bool = False, beneath: str | None = None) -> None:
         self.path = path
         self.shown = shown if shown is not None else str(path)
         self.private = private
-        self.temporary: str | None = None
+        self.temporary: str | None = None  # its name in the directory
         self.handle: IO[bytes] | None = None
         self.model: os.stat_result | None = None  # the file whose mode it takes, None for a new file's
         target = os.fspath(path)
-        out = link_out_of_repository(os.path.dirname(target) or ".")
+        folder, self.name = os.path.split(target)
+        out = link_out_of_repository(folder or ".")
         if out is not None:  # `-o reports/x` where a repository made `reports` a link to /etc/cron.d
             raise self._error(f"its directory is reached through a link that leads out of its repository {out[0]} "
                               f"(to {out[1]})")
+        # Everything is done from the directory's descriptor, opened once (beneath ``beneath``, fix --write's host
+        # directory, when given): a directory on the way swapped for a link since cannot move the file elsewhere.
+        try:
+            self.directory = open_directory(folder or ".", beneath)
+        except OSError as error:
+            raise self._error(error.strerror) from None
+        try:
+            self._prepare(like, streams)
+        except BaseException:
+            self.discard()
+            raise
+
+    def _prepare(self, like: os.stat_result | None, streams: bool) -> None:
+        target = self.name
         status = self._lstat(target)
         if status is not None and not stat.S_ISREG(status.st_mode):
             if not streams:
@@ -62,18 +82,17 @@ class OutputFile:
         if status is not None:
             self._refuse_a_planted_file(target, status)
         try:
-            self.model = os.stat(like) if like is not None else status
-            self.temporary = os.path.join(os.path.dirname(target),
-                                          f".{os.path.basename(target)}.{os.getpid()}-{os.urandom(4).hex()}"
-                                          f"{TEMPORARY_SUFFIX}")
+            self.model = like if like is not None else status
+            self.temporary = f".{target}.{os.getpid()}-{os.urandom(4).hex()}{TEMPORARY_SUFFIX}"
+            # its mode is set when it is complete: nobody reads it half-written
             descriptor = os.open(self.temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                                 PRIVATE_MODE)  # its mode is set when it is complete: nobody reads it half-written
+                                 PRIVATE_MODE, dir_fd=self.directory)
         except PermissionError as error:
             self.temporary = None
             if status is None or not streams:
                 raise self._error(error.strerror) from None
             # a report kept writable in a directory pgvet may not add to: written in place, as it always was
-            self.handle = self._open(target, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+            self.handle = self._open_checked(target, status)
             return
         except OSError as error:
             self.temporary = None
@@ -86,18 +105,14 @@ class OutputFile:
         kernel's protected_regular refuses root such a file for the same reason; so does pgvet, for anyone."""
         if status.st_uid == os.geteuid():
             return
-        directory = os.path.dirname(target) or "."
-        try:
-            others = others_may_write(os.stat(directory))
-        except OSError as error:
-            raise self._error(error.strerror) from None
-        if others:
+        directory = os.path.dirname(os.fspath(self.path)) or "."
+        if others_may_write(os.fstat(self.directory)):
             raise self._error(f"a file owned by uid {status.st_uid} in {directory}, a directory others may write to: "
                               "pgvet hands them nothing it writes (remove the file, or write elsewhere)")
 
     def _lstat(self, target: str) -> os.stat_result | None:
         try:
-            return os.lstat(target)
+            return os.lstat(target, dir_fd=self.directory)
         except FileNotFoundError:
             return None
         except OSError as error:
@@ -105,9 +120,26 @@ class OutputFile:
 
     def _open(self, target: str, flags: int) -> IO[bytes]:
         try:
-            return open(os.open(target, flags | os.O_CLOEXEC), "wb")  # closed by commit or discard
+            # closed by commit or discard
+            return open(os.open(target, flags | os.O_CLOEXEC, dir_fd=self.directory), "wb")
         except OSError as error:
             raise self._error(error.strerror) from None
+
+    def _open_checked(self, target: str, checked: os.stat_result) -> IO[bytes]:
+        """The regular file ``target`` that lstat showed as ``checked`` opened to be written in place, emptied only
+        once fstat shows it is that file: one put in its place since (by whoever may write its directory) is left
+        as it is, not handed the output."""
+        handle = self._open(target, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        status = os.fstat(handle.fileno())
+        if (status.st_dev, status.st_ino) != (checked.st_dev, checked.st_ino) or not stat.S_ISREG(status.st_mode):
+            handle.close()
+            raise self._error("the file was replaced while pgvet was about to write it; nothing written")
+        try:
+            os.ftruncate(handle.fileno(), 0)
+        except OSError as error:
+            handle.close()
+            raise self._error(error.strerror) from None
+        return handle
 
     def _open_stream(self, target: str) -> IO[bytes]:
         """A pipe, a socket or a character device (a terminal, /dev/null), also through a link (/dev/stdout), or
@@ -145,9 +177,11 @@ class OutputFile:
                 os.fsync(descriptor)
             self.handle.close()
             if self.temporary is not None:
-                os.replace(self.temporary, self.path)  # a link made at the target since is replaced, not followed
+                # a link made at the target since is replaced, not followed
+                os.replace(self.temporary, self.name, src_dir_fd=self.directory, dst_dir_fd=self.directory)
                 self.temporary = None
-                _sync_directory(os.path.dirname(os.fspath(self.path)) or ".")
+                with contextlib.suppress(OSError):  # a file system that cannot sync a directory offers no more
+                    os.fsync(self.directory)
         except OSError as error:
             raise self._error(error.strerror) from None
         finally:
@@ -170,8 +204,11 @@ class OutputFile:
             self.handle = None
         if self.temporary is not None:
             with contextlib.suppress(OSError):
-                os.unlink(self.temporary)
+                os.unlink(self.temporary, dir_fd=self.directory)
             self.temporary = None
+        if self.directory >= 0:
+            os.close(self.directory)
+            self.directory = -1
 
     def __enter__(self) -> OutputFile:
         return self
@@ -183,10 +220,10 @@ class OutputFile:
             self.discard()
 
 
-def write_file(path: Path, data: bytes, *, private: bool = False, like: Path | None = None,
-               shown: str | None = None) -> None:
+def write_file(path: Path, data: bytes, *, private: bool = False, like: os.stat_result | None = None,
+               shown: str | None = None, beneath: str | None = None) -> None:
     """Write ``data`` as the file ``path``, whole or not at all (see OutputFile)."""
-    with OutputFile(path, private=private, like=like, shown=shown) as out:
+    with OutputFile(path, private=private, like=like, shown=shown, beneath=beneath) as out:
         out.write(data)
 
 
@@ -202,16 +239,6 @@ def _umask() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return umask
-
-
-def _sync_directory(directory: str) -> None:
-    """The rename made durable; a file system that cannot sync a directory has nothing more to offer."""
-    with contextlib.suppress(OSError):
-        descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
 
 
 def is_private(directory: str) -> bool:

@@ -253,13 +253,14 @@ def test_paths_shown_as_resolving_them_would(tmp_path: Path, monkeypatch: pytest
             assert builder.display(path) == reference(path, root), (root, path)
 
 
-def test_inputs_are_read_to_their_end_and_no_further_than_the_limit(tmp_path: Path) -> None:
+def test_inputs_are_read_to_their_end_and_no_further_than_the_limit(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """What stat said is asked for first; a file that grew since, or whose size stat does not know (/proc),
     is read on, a chunk at a time, to its end or one byte past the limit (the caller refuses more)."""
     import io
     import os
 
-    from pgvet.inputs.reading import read_at_most, read_file_at_most
+    from pgvet.inputs.reading import read_at_most, read_input
 
     text = bytes(range(256)) * 1000  # 256 000 bytes: several chunks
     assert read_at_most(io.BytesIO(text), 0, 10**6) == text  # size unknown
@@ -270,12 +271,21 @@ def test_inputs_are_read_to_their_end_and_no_further_than_the_limit(tmp_path: Pa
     assert read_at_most(io.BytesIO(b""), 0, 1000) == b""
     path = tmp_path / "grown.txt"
     path.write_bytes(text[:10])
-    status = os.stat(path)
-    path.write_bytes(text)
-    assert read_file_at_most(str(path), status, 10**6) == text
-    assert read_file_at_most(str(path), status, 70_000) == text[:70_001]
+    fstat = os.fstat
+
+    def growing(descriptor: int) -> os.stat_result:  # the file grows between its fstat and its reading
+        status = fstat(descriptor)
+        path.write_bytes(text)
+        return status
+
+    monkeypatch.setattr(os, "fstat", growing)
+    data, status = read_input(str(path), 10**6)
+    assert (data, status.st_size) == (text, 10)
+    path.write_bytes(text[:10])
+    assert read_input(str(path), 70_000)[0] == text[:70_001]
+    monkeypatch.undo()
     if os.path.exists("/proc/self/status"):  # stat says 0 bytes
-        assert read_file_at_most("/proc/self/status", os.stat("/proc/self/status"), 10**6).startswith(b"Name:")
+        assert read_input("/proc/self/status", 10**6)[0].startswith(b"Name:")
 
 
 def test_a_short_read_is_not_taken_for_the_end() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from as_user import NOBODY_UID, needs_root
 from conftest import FIXTURES, require_postgres
 from pgvet.cli import app
 
@@ -147,6 +148,95 @@ def test_fix_write_changes_a_kernel_value_in_the_file_read_last(tmp_path: Path) 
         "90-postgresql.conf", "90-postgresql.conf.bak", "99-site.conf", "99-site.conf.bak"]
 
 
+def test_fix_write_copies_nothing_of_a_file_swapped_for_a_link_out_after_its_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user who may write the host directory swaps the sysctl.d file pgvet adds to for a link to /etc/shadow
+    between fix --write's check that it lies inside and its read (exactly then: the check step is wrapped): the
+    file's text went into the .bak copy beside it, theirs to read. It is read beneath the host directory: refused,
+    nothing written."""
+    from pgvet.fix import writer
+
+    secret = "root:$6$Zx9rTq.hash$:19000:0:99999:7:::"
+    shadow = tmp_path / "shadow"
+    shadow.write_text(f"kernel.shadow = {secret}\n")  # a line that parses: once read, it went into the .bak
+    host = _host(tmp_path, "autovacuum = off\n", **{"sysctl.d__90-postgresql.conf": "# ours\n"})
+    name = "sysctl.d/90-postgresql.conf"
+    real_path_in = writer.real_path_in
+
+    def checked_then_swapped(root: str, path: str) -> str:
+        real = real_path_in(root, path)
+        if path == name and not (host / path).is_symlink():
+            (host / path).unlink()
+            (host / path).symlink_to(shadow)
+        return real
+
+    monkeypatch.setattr(writer, "real_path_in", checked_then_swapped)
+    code, output = _fix(host, "PGV130")
+    assert code == 1 and (host / name).is_symlink(), output  # the change left, said; the swap happened
+    assert secret not in output
+    assert not [path for path in host.rglob("*") if path.is_file() and not path.is_symlink()
+                and secret in path.read_text(errors="replace")]
+    assert (f"left: vm.swappiness = 10: not written ({name} cannot be read: a symbolic link leads out of the "
+            "directory") in output, output
+
+
+def test_fix_write_writes_nothing_through_a_directory_swapped_for_a_link_out_after_its_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """sysctl.d swapped for a link to /etc/sysctl.d once the file to edit was read, right before it is written (the
+    write step is wrapped): written by its path, the new file and its .bak went to /etc. The file is written from
+    its directory opened beneath the host directory: refused, said, nothing written anywhere."""
+    from pgvet.fix import writer
+
+    elsewhere = tmp_path / "etc-sysctl.d"
+    elsewhere.mkdir()
+    (elsewhere / "90-postgresql.conf").write_text("# the machine's\n")
+    host = _host(tmp_path, "autovacuum = off\n", **{"sysctl.d__90-postgresql.conf": "# ours\n"})
+    replace = writer._replace
+
+    def swapped_then_written(*arguments: object) -> None:
+        if not (host / "sysctl.d").is_symlink():
+            (host / "sysctl.d").rename(tmp_path / "sysctl.d.old")
+            (host / "sysctl.d").symlink_to(elsewhere)
+        replace(*arguments)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer, "_replace", swapped_then_written)
+    code, output = _fix(host, "PGV130")
+    assert code == 1, output
+    assert os.listdir(elsewhere) == ["90-postgresql.conf"]
+    assert (elsewhere / "90-postgresql.conf").read_text() == "# the machine's\n"
+    assert ("left: vm.swappiness = 10: not written (cannot write sysctl.d/90-postgresql.conf.bak: a symbolic link "
+            "leads out of the directory") in output, output
+
+
+@needs_root
+def test_the_bak_copy_takes_the_owner_of_the_file_read_not_of_one_swapped_in_since(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The .bak copy of a root-only file keeps its owner and mode. Swapped, once read, for a link to a file of
+    another user (the write step is wrapped), the copy took that user's owner and mode: theirs to read. It takes
+    what fstat said of the file read."""
+    from pgvet.fix import writer
+
+    host = _host(tmp_path, "autovacuum = off\n", **{"sysctl.d__90-postgresql.conf": "# root's only\n"})
+    edited = host / "sysctl.d" / "90-postgresql.conf"
+    edited.chmod(0o600)
+    theirs = tmp_path / "theirs.conf"
+    theirs.write_text("")
+    theirs.chmod(0o644)
+    os.chown(theirs, NOBODY_UID, NOBODY_UID)
+    replace = writer._replace
+
+    def swapped_then_written(*arguments: object) -> None:
+        if not edited.is_symlink():
+            edited.unlink()
+            edited.symlink_to(theirs)
+        replace(*arguments)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer, "_replace", swapped_then_written)
+    _fix(host, "PGV130")
+    copy = (host / "sysctl.d" / "90-postgresql.conf.bak").stat()
+    assert (copy.st_uid, copy.st_mode & 0o777) == (0, 0o600)
+
+
 def test_fix_write_never_writes_outside_the_host_directory(tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
@@ -271,7 +361,7 @@ def test_fix_write_finds_a_kernel_key_at_the_line_procps_reads(tmp_path: Path) -
 
 def test_fix_write_in_a_directory_it_cannot_write_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # a read-only tree (as root, chmod does not stop the tests: the rename is refused as the kernel would)
-    def refused(source: str, target: str) -> None:
+    def refused(source: str, target: str, **directories: int) -> None:
         raise PermissionError(13, "Permission denied")
 
     host = _host(tmp_path, "autovacuum = off\n")

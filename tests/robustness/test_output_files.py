@@ -106,7 +106,8 @@ def test_written_files_reach_the_disk_before_they_take_the_place_of_the_old(tmp_
     synced: list[str] = []
     real_fsync, real_replace = os.fsync, os.replace
     monkeypatch.setattr(os, "fsync", lambda descriptor: (synced.append("fsync"), real_fsync(descriptor))[1])
-    monkeypatch.setattr(os, "replace", lambda *paths: (synced.append("rename"), real_replace(*paths))[1])
+    monkeypatch.setattr(os, "replace", lambda *paths, **directories: (synced.append("rename"),
+                                                                      real_replace(*paths, **directories))[1])
     write_file(tmp_path / "file", b"text")
     assert synced == ["fsync", "rename", "fsync"]  # the file, then the directory holding the new name
     assert (tmp_path / "file").read_bytes() == b"text"
@@ -214,6 +215,33 @@ def test_a_file_another_user_planted_where_others_may_write_is_not_handed_the_ou
         status = (shared / name).stat()
         assert (status.st_uid, status.st_size) == (NOBODY_UID, 0)
     assert not [name for name in os.listdir(shared) if name.endswith(output_file.TEMPORARY_SUFFIX)]
+
+
+def test_a_report_written_in_place_is_not_written_into_a_file_swapped_in_after_its_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report kept writable in a directory pgvet may not add to is written in place; another user who may write
+    that directory and puts a file of theirs there between pgvet's check of the report (lstat: a regular file,
+    not planted) and its open must not be handed the output: the file opened is fstat'ed and must be the one
+    checked. The swap happens exactly at the open, not by a race."""
+    report, planted = tmp_path / "report.json", tmp_path / "theirs.json"
+    report.write_text("old report\n")
+    planted.write_text("theirs\n")
+    real_open = os.open
+
+    def swapping(path: str, flags: int, mode: int = 0o777, **keywords: int) -> int:
+        if str(path).endswith(output_file.TEMPORARY_SUFFIX):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        if os.path.basename(str(path)) == report.name and planted.exists():
+            os.link(planted, tmp_path / "kept.json")
+            os.replace(planted, report)  # their file takes the report's name
+        return real_open(path, flags, mode, **keywords)
+
+    monkeypatch.setattr(os, "open", swapping)
+    result = runner.invoke(app, ["lint", str(FIXTURES / "small-vm"), "-f", "json", "-o", str(report)])
+    monkeypatch.undo()
+    assert result.exit_code == 2, result.output
+    assert f"cannot write {report}: the file was replaced" in result.output
+    assert report.read_text() == "theirs\n" and (tmp_path / "kept.json").samefile(report)
 
 
 def test_fix_write_of_a_private_host_makes_its_new_file_private(tmp_path: Path) -> None:

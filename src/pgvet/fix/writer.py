@@ -22,6 +22,7 @@ from pgvet.errors import InputError, ParseError, UsageError
 from pgvet.findings import HostResult, quote_setting
 from pgvet.inputs.documents import document_kind
 from pgvet.inputs.postgresql_conf import ConfSetting, parse_conf_text
+from pgvet.inputs.reading import MAX_INPUT_BYTES, NotRegular, read_input
 from pgvet.inputs.sysctl import PAIR_PARTNERS, parse_sysctl_conf, sysctl_value
 from pgvet.output_file import is_private, write_file
 from pgvet.paths import is_inside, real_path_in
@@ -179,6 +180,7 @@ class _File:
     shown: str  # as findings name it
     original: str
     existed: bool
+    status: os.stat_result | None = None  # what fstat said of the file read: its .bak copy takes its mode and owner
     kind: str = ""  # "postgresql" or "sysctl": the syntax of the file, known when the first change is made
     changed: list[tuple[str, str]] = field(default_factory=list)  # (name, value) set in this file
     commented: list[str] = field(default_factory=list)  # keys whose lines this file's edit comments out
@@ -218,18 +220,21 @@ class _Files:
             return f"{shown} resolves to {real}, outside the host directory"
         if real in self.files:
             return self.files[real]
-        if real.exists():
-            if not real.is_file():
-                return f"{shown} is not a regular file"
-            try:
-                text = real.read_bytes().decode("utf-8", errors="surrogateescape")
-            except OSError as error:
-                return f"{shown} cannot be read: {error.strerror}"
-            edited = _File(real, shown, text, existed=True)
-        elif create:
+        try:  # beneath the host directory: a file swapped for a link out since the check above is neither read nor
+            # copied into the edit or its .bak
+            data, status = read_input(os.path.join(self.host_dir, shown), MAX_INPUT_BYTES, os.fspath(self.host_dir))
+        except FileNotFoundError:
+            if not create:
+                return f"{shown} does not exist"
             edited = _File(real, shown, "", existed=False)
+        except (IsADirectoryError, NotRegular):
+            return f"{shown} is not a regular file"
+        except OSError as error:
+            return f"{shown} cannot be read: {error.strerror}"
         else:
-            return f"{shown} does not exist"
+            if status.st_size > MAX_INPUT_BYTES or len(data) > MAX_INPUT_BYTES:
+                return f"{shown} is larger than pgvet reads ({MAX_INPUT_BYTES} bytes)"
+            edited = _File(real, shown, data.decode("utf-8", errors="surrogateescape"), existed=True, status=status)
         self.files[real] = edited
         return edited
 
@@ -241,7 +246,7 @@ class _Files:
             if edited.existed and edited.text() == edited.original:
                 continue  # it says it already (the kernel runs another value until it reboots): nothing to write
             try:
-                _replace(edited, private)
+                _replace(edited, private, self.real_root)
             except UsageError as error:  # a read-only tree, a full disk, a link: said, as the other changes left
                 self.outcome.left.extend(f"{name} = {value}: not written ({error.message})"
                                          for name, value in edited.changed)
@@ -250,20 +255,21 @@ class _Files:
                 self.outcome.written.append(edited.path)
 
 
-def _replace(edited: _File, private: bool) -> None:
+def _replace(edited: _File, private: bool, root: str) -> None:
     """Keep a ``.bak`` copy (with the original's mode, owner and group), then put the new text in place; each is
-    written whole or not at all, and a link at either name is refused, not followed."""
+    written whole or not at all, beneath the host directory ``root`` (a real path), and a link at either name is
+    refused, not followed."""
     try:
         edited.path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise UsageError(f"cannot write {edited.shown}: {error.strerror}") from None
     if edited.existed:
         write_file(edited.path.with_name(edited.path.name + ".bak"),
-                   edited.original.encode("utf-8", errors="surrogateescape"), like=edited.path,
-                   shown=f"{edited.shown}.bak")
+                   edited.original.encode("utf-8", errors="surrogateescape"), like=edited.status,
+                   shown=f"{edited.shown}.bak", beneath=root)
     # a file replaced keeps its mode as it is (it holds what it held); a new one of a private host is 0600
     write_file(edited.path, edited.text().encode("utf-8", errors="surrogateescape"),
-               private=private and not edited.existed, shown=edited.shown)
+               private=private and not edited.existed, shown=edited.shown, beneath=root)
 
 
 def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> WriteOutcome:

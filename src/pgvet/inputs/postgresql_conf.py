@@ -58,12 +58,13 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from pgvet.errors import InputError
-from pgvet.inputs.reading import find_mark_in_bytes, read_file_at_most
+from pgvet.inputs.reading import LeadsOut, NotRegular, find_mark_in_bytes, read_input
 from pgvet.provenance import Source
 
 __all__ = [
@@ -364,9 +365,10 @@ def _within(path: str, root: str) -> bool:
 
 @dataclass(slots=True)
 class _Loader:
-    root: str  # as given; its real path is worked out at the first include (most files include nothing)
+    root: str  # as given: every file is read beneath it but the top files the user named (``given``)
     display_base: str | None  # absolute, lexical
     syntax_error_limit: int
+    given: frozenset[str]  # absolute paths of the top files the user named
     result: ConfResult = field(default_factory=ConfResult)
     stack: list[str] = field(default_factory=list)  # absolute paths of the files being read
     real_paths: dict[str, str] = field(default_factory=dict)  # realpath, worked out once, when needed
@@ -417,15 +419,11 @@ class _Loader:
         shown = self.display(absolute)
         if calling is not None:  # the caller chose the top files
             real = self.real_path(absolute)
-            if not _within(real, self.real_path(self.root)):
-                self.problem("outside-root", f"include outside the snapshot: {shown} (resolves to {real}); not read",
-                             here, fatal=False, target=location)
-                return True
             if calling not in self.cycles_seen and any(self.real_path(each) == real for each in self.stack):
                 self.cycles_seen.add(calling)
                 self.problem("cycle", f'include cycle: "{shown}" is already being read when {calling} includes '
                              "it; PostgreSQL follows the cycle until the nesting depth limit", calling)
-        data = self.read(absolute, shown, strict=strict, here=here, calling_is_include=calling is not None)
+        data = self.read(absolute, shown, strict=strict, here=here, include=None if calling is None else location)
         if isinstance(data, bool):
             return data
         self.stack.append(absolute)
@@ -434,28 +432,33 @@ class _Loader:
         finally:
             self.stack.pop()
 
-    def read(self, absolute: str, shown: str, *, strict: bool, here: Source, calling_is_include: bool = False,
+    def read(self, absolute: str, shown: str, *, strict: bool, here: Source, include: str | None = None,
              ) -> bytes | bool:
-        """The file's bytes, or whether the load may go on without them. The top files may be pipes
-        (``--postgresql-conf <(…)``); an included one must be a regular file."""
+        """The file's bytes, or whether the load may go on without them. ``include``: the file as an include
+        names it (None for a top file). Every file is read beneath the root, except the top files the user named,
+        which may be pipes (``--postgresql-conf <(…)``): an included one must be a regular file there."""
         if self.files_read >= MAX_FILES:
             self.problem("too-many-files", f"more than {MAX_FILES} configuration files; {shown} not read", here)
             return False
+        root = None if include is None and absolute in self.given else self.root
         try:
-            status = os.stat(absolute)
-            if stat.S_ISDIR(status.st_mode):
-                # PostgreSQL opens a directory as a file and fails at its first read, even for include_if_exists.
-                self.problem("unreadable", f'input in flex scanner failed at file "{shown}" line 1',
-                             Source(shown, 1))
-                return False
-            if calling_is_include and not stat.S_ISREG(status.st_mode):
-                # A named pipe would wait for a writer, a device never end: neither is a configuration file.
-                self.problem("unreadable", f'could not read configuration file "{shown}": not a regular file '
-                             "(a pipe or a device); not read", here)
-                return False
-            if status.st_size > MAX_FILE_BYTES:
-                raise _too_large(shown, here)
-            data = read_file_at_most(absolute, status, MAX_FILE_BYTES)
+            data, status = read_input(absolute, MAX_FILE_BYTES, root)
+        except IsADirectoryError:
+            # PostgreSQL opens a directory as a file and fails at its first read, even for include_if_exists.
+            self.problem("unreadable", f'input in flex scanner failed at file "{shown}" line 1', Source(shown, 1))
+            return False
+        except NotRegular:
+            # A named pipe would wait for a writer, a device never end: neither is a configuration file.
+            self.problem("unreadable", f'could not read configuration file "{shown}": not a regular file '
+                         "(a pipe or a device); not read", here)
+            return False
+        except LeadsOut as error:
+            if include is not None:
+                self.problem("outside-root", f"include outside the snapshot: {shown} (resolves to "
+                             f"{self.real_path(absolute)}); not read", here, fatal=False, target=include)
+                return True
+            self.problem("unreadable", f'could not open configuration file "{shown}": {error.strerror}', here)
+            return False
         except OSError as error:
             reason = error.strerror or str(error)
             if not strict:
@@ -467,6 +470,8 @@ class _Loader:
             else:
                 self.problem("unreadable", f'could not open configuration file "{shown}": {reason}', here)
             return False
+        if status.st_size > MAX_FILE_BYTES:
+            raise _too_large(shown, here)
         if len(data) > MAX_FILE_BYTES:
             raise _too_large(shown, here)
         self.files_read += 1
@@ -548,15 +553,16 @@ class _Loader:
 
 
 def load_conf(main: Path, *, root: Path, auto_conf: Path | None = None, display_base: Path | None = None,
-              syntax_error_limit: int = MAX_SYNTAX_ERRORS) -> ConfResult:
+              syntax_error_limit: int = MAX_SYNTAX_ERRORS, given: Collection[Path] = ()) -> ConfResult:
     """Read ``main`` with its includes, then ``auto_conf``, as PostgreSQL does at startup.
 
-    Included files resolving outside ``root`` are not read (an ``outside-root`` problem). Source
+    Every file is read beneath ``root`` (inputs/reading.py, open_input), but the top files in ``given``, which the
+    user named: an included file resolving outside it is not read (an ``outside-root`` problem). Source
     paths are relative to ``display_base`` when given, else the paths PostgreSQL would show.
     ``syntax_error_limit=1`` reproduces the ``pg_file_settings`` view instead of server start.
     """
     loader = _Loader(os.fspath(root), os.path.abspath(display_base) if display_base is not None else None,
-                     syntax_error_limit)
+                     syntax_error_limit, frozenset(os.path.abspath(path) for path in given))
     main_path = os.path.abspath(main)
     ok = loader.parse_file(main_path, strict=True, calling=None, calling_abs=None, depth=0)
     if auto_conf is not None:

@@ -1,4 +1,5 @@
-"""Reading an input file: its text, bounded, from a regular file, a pipe or /proc; the suppression mark."""
+"""Opening and reading an input file: beneath its host directory without leaving it, or as the user named it; its
+text, bounded, from a regular file, a pipe or /proc; the suppression mark."""
 
 from __future__ import annotations
 
@@ -42,39 +43,165 @@ def read_at_most(handle: BinaryIO, size: int, limit: int) -> bytes:
     return _read_on(handle.read, size, limit)
 
 
-def read_file_at_most(path: str, status: os.stat_result, limit: int) -> bytes:
-    """The file's first ``limit`` + 1 bytes at most, as read_at_most reads them, given what stat said.
+class LeadsOut(OSError):
+    """The path of an input read beneath a directory leads out of it: through a symbolic link, or ``..``."""
 
-    A regular file is read with os.read straight (cheaper than an io.open for a host's small
-    files); anything else (a pipe, a device) through io's buffered reader, which reads until the end.
+
+class NotRegular(OSError):
+    """An input read beneath a directory is no regular file (a pipe, a device): none of a host's files is."""
+
+
+# The one way pgvet opens an input (open_input). Never blocking at the open (a named pipe waits for a writer) nor
+# taking a terminal; beneath a directory, no component is followed as a link by the kernel: pgvet resolves each.
+_INPUT_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_STEP_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_MAX_LINKS = 40  # as the kernel's path walk
+
+
+def open_input(path: str, root: str | None = None) -> tuple[int, os.stat_result]:
+    """An input opened for reading (a descriptor the caller closes) and what fstat says of what was opened.
+
+    Without ``root``, the path is opened as given, links followed: a file the user named (``--sysctl F``, a pipe,
+    /proc). With ``root``, the path must lie beneath that directory (as given, links followed: the user's) and only
+    a regular file is opened: the path is walked from the directory's descriptor a component at a time, each opened
+    with O_NOFOLLOW, and a symbolic link met is resolved by pgvet within the directory (a link to another of its
+    files is read; one that leads out of it, or a ``..`` above it, raises LeadsOut). What is checked is what is
+    opened: a file or a directory swapped for a link between a check and the read cannot lead anywhere else.
     """
-    if not stat.S_ISREG(status.st_mode):
-        # Opened without blocking: opening a named pipe waits for a writer, forever if none comes. A pipe is
-        # given PIPE_WAIT_SECONDS to have something to read (or its writer gone), then read to its end.
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if root is None:
+        descriptor = os.open(path, _INPUT_FLAGS)
+    else:
+        top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
+            descriptor = _open_beneath(top, _relative(path, root), root, _INPUT_FLAGS | os.O_NOFOLLOW)
+        finally:
+            os.close(top)
+    try:
+        status = os.fstat(descriptor)
+        if stat.S_ISDIR(status.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if root is not None and not stat.S_ISREG(status.st_mode):
+            raise NotRegular(errno.EINVAL, "not a regular file (a pipe or a device)")
+    except OSError:
+        os.close(descriptor)
+        raise
+    return descriptor, status
+
+
+def open_directory(path: str, root: str | None = None) -> int:
+    """A directory's descriptor: as given without ``root``, else beneath it as open_input opens a file (a directory
+    pgvet writes into: a link swapped in on the way leads nowhere out of it)."""
+    if root is None:
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return _open_beneath(top, _relative(path, root), root, _STEP_FLAGS)
+    finally:
+        os.close(top)
+
+
+def _relative(path: str, root: str) -> str:
+    return os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+
+
+def _open_beneath(top: int, relative: str, root: str, flags: int) -> int:
+    """``relative`` opened from the directory ``top`` (``root``) with ``flags`` (which hold O_NOFOLLOW), never out
+    of it (open_input)."""
+    pending = _steps(relative)
+    directories = [top]  # the directories walked down from top: ``..`` goes back up, never above top
+    links = 0
+    try:
+        while pending:
+            name = pending.pop()
+            if name == "..":
+                if len(directories) == 1:
+                    raise LeadsOut(errno.EXDEV, f"leads out of the directory {root}" + (
+                        " through a symbolic link" if links else ""))
+                os.close(directories.pop())
+                continue
+            try:
+                descriptor = os.open(name, flags if not pending else _STEP_FLAGS, dir_fd=directories[-1])
+            except OSError as error:
+                if error.errno not in (errno.ELOOP, errno.ENOTDIR):  # what O_NOFOLLOW gives for a link
+                    raise
+                try:
+                    target = os.readlink(name, dir_fd=directories[-1])
+                except OSError:
+                    raise error from None  # no link: a file where a directory was expected
+                links += 1
+                if links > _MAX_LINKS:
+                    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP)) from None
+                if os.path.isabs(target):
+                    within = _within_root(target, root, top)
+                    if within is None:
+                        raise LeadsOut(errno.EXDEV, f"a symbolic link leads out of the directory {root} (to "
+                                                    f"{target})") from None
+                    while len(directories) > 1:
+                        os.close(directories.pop())
+                    target = within
+                pending.extend(_steps(target))
+                continue
+            if not pending:
+                return descriptor
+            directories.append(descriptor)
+        if flags & os.O_DIRECTORY:  # a directory walked to, then back up from (``conf/..``)
+            return os.dup(directories[-1])
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))  # a directory walked to
+    finally:
+        for descriptor in directories[1:]:
+            os.close(descriptor)
+
+
+def _steps(path: str) -> list[str]:
+    """The components of a path still to walk, the next one last."""
+    return [part for part in reversed(path.split("/")) if part not in ("", ".")]
+
+
+def _within_root(target: str, root: str, top: int) -> str | None:
+    """An absolute link's target as a path from the root, when it names the root (by its real path or as it was
+    given) or something in it; None when it names anything else."""
+    try:
+        real = os.readlink(f"/proc/self/fd/{top}")  # the directory opened, whatever became of its path since
+    except OSError:
+        real = os.path.realpath(root)
+    for prefix in (real, os.path.abspath(root)):
+        if target == prefix or target.startswith(prefix.rstrip("/") + "/"):
+            return target[len(prefix):]
+    return None
+
+
+def read_input(path: str, limit: int, root: str | None = None) -> tuple[bytes, os.stat_result]:
+    """The first ``limit`` + 1 bytes at most of an input opened by open_input (the caller refuses more than
+    ``limit``), and what fstat said of it. Nothing is read of a regular file larger than ``limit``: the caller
+    refuses it by its size.
+
+    A regular file is read with os.read straight (cheaper than an io.open for a host's small files); anything else
+    (a pipe, a device) through io's buffered reader, which reads until the end. A pipe is given PIPE_WAIT_SECONDS
+    to have something to read (or its writer gone), then read to its end.
+    """
+    descriptor, status = open_input(path, root)
+    try:
+        if not stat.S_ISREG(status.st_mode):
             if stat.S_ISFIFO(status.st_mode):
                 waiting = select.poll()
                 waiting.register(descriptor, select.POLLIN)
                 if not waiting.poll(PIPE_WAIT_SECONDS * 1000):
                     raise TimeoutError(errno.ETIMEDOUT, f"a pipe no program wrote to in {PIPE_WAIT_SECONDS} s")
             os.set_blocking(descriptor, True)
-        except OSError:
-            os.close(descriptor)
-            raise
-        with open(descriptor, "rb") as handle:
-            return read_at_most(handle, status.st_size, limit)
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
+            with open(descriptor, "rb", closefd=False) as handle:
+                return read_at_most(handle, status.st_size, limit), status
+        if status.st_size > limit:
+            return b"", status
         # _read_on's first two reads written out: most files end at the size stat gave, and a host reads eight
         # of them, so the closure and the chunk list are made only for a file that goes on.
-        data = os.read(descriptor, status.st_size + 1 if 0 < status.st_size <= limit else _CHUNK)
+        data = os.read(descriptor, status.st_size + 1 if status.st_size > 0 else _CHUNK)
         if not data or len(data) > limit:
-            return data
+            return data, status
         more = os.read(descriptor, min(_CHUNK, limit + 1 - len(data)))
         if not more:
-            return data
-        return _read_rest(lambda count: os.read(descriptor, count), [data, more], len(data) + len(more), limit)
+            return data, status
+        return _read_rest(lambda count: os.read(descriptor, count), [data, more], len(data) + len(more),
+                          limit), status
     finally:
         os.close(descriptor)
 
@@ -97,21 +224,20 @@ def _read_rest(read: Callable[[int], bytes], chunks: list[bytes], total: int, li
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def read_text(path: Path, display: str) -> str:
-    """An input file's text: UTF-8, undecodable bytes kept as escapes; a clear error otherwise."""
-    name = os.fspath(path)
+def read_text(path: Path, display: str, root: Path | None = None) -> str:
+    """An input file's text: UTF-8, undecodable bytes kept as escapes; a clear error otherwise. ``root``: the
+    directory it must be read beneath (open_input), None for a file the user named."""
     try:
-        status = os.stat(name)
-        if status.st_size > MAX_INPUT_BYTES:
-            raise InputError(f"file is {status.st_size} bytes, more than pgvet reads ({MAX_INPUT_BYTES})",
-                             Source(display))
-        data = read_file_at_most(name, status, MAX_INPUT_BYTES)
+        data, status = read_input(os.fspath(path), MAX_INPUT_BYTES, None if root is None else os.fspath(root))
     except IsADirectoryError:
         raise InputError("is a directory, expected a file", Source(display)) from None
     except FileNotFoundError:
         raise InputError("no such file", Source(display)) from None
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror or error}", Source(display)) from None
+    if status.st_size > MAX_INPUT_BYTES:
+        raise InputError(f"file is {status.st_size} bytes, more than pgvet reads ({MAX_INPUT_BYTES})",
+                         Source(display))
     if len(data) > MAX_INPUT_BYTES:  # a pipe or a /proc file, whose size stat does not know
         raise InputError(f"more than {MAX_INPUT_BYTES} bytes, more than pgvet reads", Source(display))
     if not data and stat.S_ISFIFO(status.st_mode):  # read without waiting for a writer: say so, not judge nothing

@@ -188,7 +188,7 @@ def _server_error(directory: Path) -> str | None:
     from pgvet.inputs.collect_json import parse_collect_json
     from pgvet.inputs.reading import read_text
 
-    manifest = parse_collect_json(read_text(directory / "collect.json", "collect.json"), "collect.json")
+    manifest = parse_collect_json(read_text(directory / "collect.json", "collect.json", directory), "collect.json")
     return None if manifest.server_error is None else manifest.server_error.value
 
 
@@ -209,9 +209,11 @@ class _Origins:
 
     def _line(self, name: str, number: int | None) -> str | None:
         if name not in self.lines:
+            from pgvet.inputs.reading import read_text
+
             try:
-                self.lines[name] = (self.directory / name).read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
+                self.lines[name] = read_text(self.directory / name, name, self.directory).splitlines()
+            except InputError:
                 self.lines[name] = []
         lines = self.lines[name]
         return lines[number - 1] if number is not None and 0 < number <= len(lines) else None
@@ -236,11 +238,12 @@ def _point_at_origins(result: LintResult, directory: Path) -> None:
     removed when the command ends."""
     import json
 
+    from pgvet.inputs.reading import read_text
     from pgvet.live.writer import copied_from
 
     try:
-        copies = copied_from(json.loads((directory / "collect.json").read_text(encoding="utf-8")))
-    except (OSError, ValueError):
+        copies = copied_from(json.loads(read_text(directory / "collect.json", "collect.json", directory)))
+    except (InputError, ValueError):
         copies = {}
     origins = _Origins(directory, copies)
     for host in result.hosts:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import stat
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,8 +22,8 @@ from rich.table import Table
 from rich.text import Text
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
+from pgvet.inputs.reading import read_input
 from pgvet.numbers import size_text
-from pgvet.paths import is_inside, real_path_in
 from pgvet.report import (
     Spool,
     error_label,
@@ -66,13 +65,13 @@ class HostFiles:
     made later, with files rewritten in between, has its own."""
 
     def __init__(self, root: str) -> None:
-        self.root = os.path.realpath(root)
+        self.root = root
         self._lines: dict[str, list[str] | None] = {}  # by path as findings give it
 
     def line(self, path: str, number: int | None) -> str | None:
         """Line ``number`` of a file, without its '\\n' and the '\\r' before it (CRLF). Only regular files under
-        the host's root (after resolving symbolic links) and at most 1 MiB are read: a report never leaks other
-        files. None for a line that may hold a secret (_MAY_HOLD_SECRET)."""
+        the host's root (opened beneath it, links resolved inside it) and at most 1 MiB are read: a report never
+        leaks other files. None for a line that may hold a secret (_MAY_HOLD_SECRET)."""
         if number is None or number < 1 or path.startswith(NOT_A_FILE):
             return None
         if path not in self._lines:
@@ -88,17 +87,13 @@ class HostFiles:
     def _read(self, path: str) -> list[str] | None:
         """A file's lines split at '\\n' only: line numbers count line feeds, as PostgreSQL's lexer, ``sed -n Np``
         and ``grep -n`` do (a '\\r' alone is inside its line). None for a file that cannot be shown."""
-        file = real_path_in(self.root, path)
-        if not is_inside(file, self.root):
-            return None
-        try:
-            status = os.stat(file)
-            if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_SHOWN_FILE:  # a FIFO would block
-                return None
-            with open(file, "rb") as handle:
-                lines = handle.read().decode("utf-8", errors="replace").split("\n")
+        try:  # beneath the host's directory, never out of it (inputs/reading.py, open_input)
+            data, status = read_input(os.path.join(self.root, path), MAX_SHOWN_FILE, self.root)
         except OSError:
             return None
+        if status.st_size > MAX_SHOWN_FILE or len(data) > MAX_SHOWN_FILE:
+            return None
+        lines = data.decode("utf-8", errors="replace").split("\n")
         if not lines[-1]:  # the line feed that ends the last line starts none
             lines.pop()
         return lines

@@ -27,7 +27,7 @@ from typing import Any
 
 from pgvet.engine.loader import RULE_SUFFIXES
 from pgvet.errors import UsageError
-from pgvet.inputs.reading import read_file_at_most
+from pgvet.inputs.reading import read_input
 from pgvet.paths import is_inside, repository_of
 from pgvet.provenance import Source
 from pgvet.report import visible
@@ -56,10 +56,10 @@ MAX_CONFIG_BYTES = 1024 * 1024
 def _read_bytes(path: Path) -> bytes:
 
     try:
-        data = read_file_at_most(str(path), path.stat(), MAX_CONFIG_BYTES)
+        data, status = read_input(str(path), MAX_CONFIG_BYTES)
     except OSError as error:
         raise UsageError(f"cannot read configuration: {error.strerror or error}", Source(str(path))) from None
-    if len(data) > MAX_CONFIG_BYTES:
+    if len(data) > MAX_CONFIG_BYTES or status.st_size > MAX_CONFIG_BYTES:
         raise UsageError(f"more than {MAX_CONFIG_BYTES} bytes, more than pgvet reads", Source(str(path)))
     return data
 

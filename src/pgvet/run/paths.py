@@ -111,7 +111,7 @@ def _searched(paths: Sequence[Path], notices: list[str]) -> list[Path]:
 
 def _holds_no_input(directory: Path) -> bool:
     inputs = discover(directory)
-    return inputs.is_empty() and not any(is_document(candidate, os.path.relpath(candidate, directory))
+    return inputs.is_empty() and not any(is_document(candidate, os.path.relpath(candidate, directory), directory)
                                          for candidate in inputs.documents)
 
 

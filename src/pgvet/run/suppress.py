@@ -27,8 +27,8 @@ from pathlib import Path
 
 from pgvet.errors import InputError
 from pgvet.findings import HostResult, LintResult
-from pgvet.inputs.reading import find_mark_in_bytes, read_file_at_most
-from pgvet.paths import is_inside, real_path_in
+from pgvet.inputs.reading import find_mark_in_bytes, read_input
+from pgvet.paths import is_inside
 from pgvet.provenance import Source
 from pgvet.safeyaml import YamlError, load_yaml
 
@@ -48,14 +48,14 @@ class Suppression:
     used: bool = False
 
 
-def _suppressions(path: str, display: str) -> dict[int, Suppression]:
-    """The suppression comments of a file, by line number."""
+def _suppressions(root: str, path: str) -> dict[int, Suppression]:
+    """The suppression comments of a file of a host (``path``, relative to its directory ``root``), by line
+    number: none in a file that is not the host's (read beneath its directory: inputs/reading.py, open_input)."""
     try:
-        status = os.stat(path)
-        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_SCANNED_BYTES:
-            return {}
-        data = read_file_at_most(path, status, MAX_SCANNED_BYTES)
+        data, status = read_input(os.path.join(root, path), MAX_SCANNED_BYTES, root)
     except OSError:
+        return {}
+    if status.st_size > MAX_SCANNED_BYTES:
         return {}
     found: dict[int, Suppression] = {}
     if find_mark_in_bytes(data) is None:
@@ -65,7 +65,7 @@ def _suppressions(path: str, display: str) -> dict[int, Suppression]:
         if comment is not None:
             listed, reason = comment
             selectors = tuple(part.strip() for part in listed.split(",") if part.strip())
-            found[number] = Suppression(selectors, reason.strip(), Source(display, number))
+            found[number] = Suppression(selectors, reason.strip(), Source(path, number))
     return found
 
 
@@ -84,18 +84,11 @@ def suppression_comment(line: str) -> tuple[str, str] | None:
 def suppress_inline(host: HostResult, notices: list[str]) -> None:
     """Mark the host's findings that a comment suppresses; notices for comments that are wrong or unused."""
     root, unmarked = host.host_facts.root, host.host_facts.unmarked_files
-    real_root: str | None = None
     files: dict[str, dict[int, Suppression]] = {}
 
     def read(path: str) -> None:
-        nonlocal real_root
-        if path in unmarked:
-            files[path] = {}  # read when the host was loaded: no comment in it
-        else:
-            # only files inside the host directory, links followed: a comment elsewhere is not the host's
-            real_root = real_root or os.path.realpath(root)
-            target = real_path_in(real_root, path)
-            files[path] = _suppressions(target, path) if is_inside(target, real_root) else {}
+        # a file without the mark when the host was loaded has no comment
+        files[path] = {} if path in unmarked else _suppressions(root, path)
 
     for finding in host.findings:
         if not finding.path or finding.line is None or finding.path.startswith("<"):
@@ -147,18 +140,18 @@ _IGNORE_KEYS = ("host", "rule", "subject", "reason", "expires")
 
 def _read_bounded(path: Path, limit: int, what: str) -> str:
     """A file's text, no more than ``limit`` bytes of it read; InputError naming the file otherwise."""
-    from pgvet.inputs.reading import read_file_at_most
+    from pgvet.inputs.reading import read_input
 
     display = str(path)
     try:
-        data = read_file_at_most(display, os.stat(display), limit)
+        data, status = read_input(display, limit)
     except FileNotFoundError:
         raise InputError(f"{what} not found", Source(display)) from None
     except IsADirectoryError:
         raise InputError(f"{what} is a directory, expected a file", Source(display)) from None
     except OSError as error:
         raise InputError(f"cannot read the {what}: {error.strerror or error}", Source(display)) from None
-    if len(data) > limit:
+    if len(data) > limit or status.st_size > limit:
         raise InputError(f"{what} of more than {limit} bytes, more than pgvet reads", Source(display))
     try:
         return data.decode("utf-8")

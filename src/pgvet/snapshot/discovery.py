@@ -4,7 +4,9 @@ repository hold hosts.
 File names tell the kind of each input (inputs/registry.py); configuration documents (inputs/documents/: Patroni,
 Kubernetes manifests, Ansible variables…) are told by their content, so their files here are only candidates,
 which snapshot/load.py reads. Nothing outside the host directory is read without saying so: an input that
-resolves (after symbolic links) outside the directory is refused and reported as a warning.
+resolves (after symbolic links) outside the directory is refused and reported as a warning. These checks say
+why; what keeps pgvet inside is the open (inputs/reading.py, open_input): an input found here is opened beneath
+the directory, so that one swapped for a link out since is refused all the same.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class SnapshotInputs:
     paths: dict[str, list[Path]] = field(default_factory=dict)
     # files that may be configuration documents (their names say so; their content decides), by name
     documents: list[Path] = field(default_factory=list)
+    given: frozenset[Path] = frozenset()  # the files the user named: read as named, not beneath the host directory
 
     @classmethod
     def of(cls, **given: Path | list[Path] | None) -> SnapshotInputs:
@@ -38,6 +41,7 @@ class SnapshotInputs:
         for kind, value in given.items():
             if value is not None:
                 inputs.paths[KINDS[kind].name] = list(value) if isinstance(value, list) else [value]
+        inputs.given = frozenset(inputs.files())
         return inputs
 
     def first(self, kind: str) -> Path | None:
@@ -60,7 +64,12 @@ class SnapshotInputs:
     def merged(self, explicit: SnapshotInputs) -> SnapshotInputs:
         """These inputs with every input given explicitly taking the place of the discovered one."""
         return SnapshotInputs({**self.paths, **{kind: paths for kind, paths in explicit.paths.items() if paths}},
-                              self.documents)
+                              self.documents, self.given | explicit.given)
+
+    def read_beneath(self, path: Path, root: Path) -> Path | None:
+        """The directory an input is read beneath (inputs/reading.py, open_input): the host's, None for a file
+        the user named."""
+        return None if path in self.given else root
 
 
 def given_inputs(options: Mapping[str, Path | list[Path] | None]) -> SnapshotInputs | None:
@@ -245,22 +254,23 @@ def hosts_under(root: Path) -> SearchedHosts:
                                     f"files that may be configuration documents, at {candidate}: give the "
                                     "directories of the hosts")
                 return searched
-            if is_document(candidate, name):
+            if is_document(candidate, name, Path(current)):
                 found.append(Path(current))
                 break
     return searched
 
 
-def is_document(path: Path, shown: str | None = None) -> bool:
+def is_document(path: Path, shown: str | None = None, root: Path | None = None) -> bool:
     """Whether a file is a configuration document pgvet reads that declares something (one it cannot read is
     none: it is not an input; one its parser refuses is, so that its error is said). ``shown``: its name as its
-    host shows it (a drop-in's with its folder), its own name by default."""
+    host shows it (a drop-in's with its folder), its own name by default; it is read beneath ``root``, its
+    directory by default."""
     shown = shown or path.name
     try:
         status = path.lstat()
         if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_DOCUMENT_BYTES:
             return False
-        text = read_text(path, shown)
+        text = read_text(path, shown, root or path.parent)
     except (OSError, InputError):
         return False
     kind = recognise(shown, text)

@@ -51,6 +51,7 @@ class _Builder:
         self.wanted = wanted
         self.bytes_read = 0
         self.item_lines: dict[str, int] = {}  # lines read so far of each kind of item input
+        self.inputs = SnapshotInputs()  # the host's inputs, once found
 
     @cached_property
     def real_root(self) -> Path:
@@ -75,7 +76,7 @@ class _Builder:
         """An input's text and its path as shown; ``items``: what its lines are, when each becomes an item
         (the lines of all the inputs of that kind count together)."""
         display = self.display(path)
-        text = read_text(path, display)
+        text = read_text(path, display, self.inputs.read_beneath(path, self.root))
         self.account(text, display, items)
         return text, display
 
@@ -210,6 +211,7 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     inputs = discover(root, builder.host) if directory is not None else SnapshotInputs()
     if explicit is not None:
         inputs = inputs.merged(explicit)
+    builder.inputs = inputs
     if documents is None:
         documents = _read_documents(builder, inputs)
     documents.accounted(builder)
@@ -305,7 +307,7 @@ def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> _Documents:
         display = builder.display(path)
         try:
             size = os.stat(path).st_size
-            text = read_text(path, display) if size <= MAX_DOCUMENT_BYTES else ""
+            text = read_text(path, display, builder.root) if size <= MAX_DOCUMENT_BYTES else ""
         except (OSError, InputError) as error:  # perhaps no document at all: the host is read without it
             reason = error.message if isinstance(error, InputError) else error.strerror or str(error)
             documents.warnings.append(f"{display}: not read as a configuration document: {reason}")

@@ -63,7 +63,7 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
         from pgvet.inputs.pg_settings import live_facts, parse_pg_settings_json
 
         display = _display(path, root)
-        live = parse_pg_settings_json(read_text(path, display), display)
+        live = parse_pg_settings_json(read_text(path, display, inputs.read_beneath(path, root)), display)
         if version is None:
             live_version = live_facts(live).get("pg.version")
             if live_version is not None:
@@ -147,7 +147,8 @@ def _display(path: Path, root: Path) -> str:
 def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs, declared: ConfResult | None) -> ConfResult:
     main = inputs.first("postgresql_conf") or inputs.first("postgresql_auto_conf")
     auto = inputs.first("postgresql_auto_conf") if inputs.first("postgresql_conf") is not None else None
-    conf = load_conf(main, root=root, auto_conf=auto, display_base=root) if main is not None else ConfResult()
+    conf = (load_conf(main, root=root, auto_conf=auto, display_base=root, given=inputs.given) if main is not None
+            else ConfResult())
     host.unmarked_files.update(conf.unmarked_files)
     host.marked_files.update(name for name in conf.files if name not in conf.unmarked_files)
     if declared is not None:
