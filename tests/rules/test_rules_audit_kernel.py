@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -608,3 +609,18 @@ def test_default_size_fix_text_is_unchanged_and_a_text_that_renders_empty_is_non
     # the pool of the host's target, for the shared_buffers it lowers; the text says so
     assert tables.fix.sysctl == {"vm.nr_hugepages": "25200"}
     assert tables.fix.text is not None and tables.fix.text.startswith("Values of the target, which also changes")
+
+
+def test_numa_balancing_without_lscpu_is_not_evaluated_naming_the_node_count(tmp_path: Path) -> None:
+    # kernel.numa_balancing is known, the node count is not (no lscpu): PGV138 cannot say whether it applies,
+    # and says so rather than nothing; with balancing off there is nothing to say whatever the nodes
+    host = write_host(tmp_path / "on", {"sysctl.txt": "kernel.numa_balancing = 1\n"})
+    result = CliRunner().invoke(app, ["lint", str(host), "--select=PGV138", "--format=json"])
+    assert result.exit_code == 0, result.output
+    [record] = json.loads(result.stdout)["not_evaluated"]
+    assert (record["rule_id"], record["missing"]) == ("PGV138", ["cpu.numa_nodes"])
+    text = CliRunner().invoke(app, ["lint", str(host), "--select=PGV138", "-v", "--no-color"])
+    assert "PGV138 numa-balancing-enabled: missing cpu.numa_nodes" in text.stdout
+    off = write_host(tmp_path / "off", {"sysctl.txt": "kernel.numa_balancing = 0\n"})
+    assert json.loads(CliRunner().invoke(app, ["lint", str(off), "--select=PGV138", "--format=json"]).stdout)[
+        "not_evaluated"] == []
