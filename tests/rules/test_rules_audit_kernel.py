@@ -624,3 +624,19 @@ def test_numa_balancing_without_lscpu_is_not_evaluated_naming_the_node_count(tmp
     off = write_host(tmp_path / "off", {"sysctl.txt": "kernel.numa_balancing = 0\n"})
     assert json.loads(CliRunner().invoke(app, ["lint", str(off), "--select=PGV138", "--format=json"]).stdout)[
         "not_evaluated"] == []
+
+
+@pytest.mark.parametrize("files", [
+    {"host.yaml": "ram: 16GB\nswap: 1GB\npage_size: 64kB\n"},
+    # arm64 with 512 MB default huge pages: a 64 kB page kernel, inferred
+    {"host.yaml": "ram: 16GB\nswap: 1GB\n", "lscpu.txt": "Architecture: aarch64\nCPU(s): 8\n",
+     "meminfo.txt": "MemTotal: 16777216 kB\nSwapTotal: 1048576 kB\nHugepagesize: 524288 kB\n"},
+])
+def test_dirty_bytes_below_two_pages_of_a_64k_kernel_is_refused(tmp_path: Path, files: dict[str, str]) -> None:
+    # mm/page-writeback.c: dirty_bytes_min is 2 * PAGE_SIZE, 128 kB on a 64 kB page kernel: 65536 is refused there
+    # (and vm.dirty_ratio is not zeroed), where a 4 kB page kernel takes it
+    host = write_host(tmp_path / "h", {**files, "sysctl.d/10-x.conf": "vm.dirty_bytes = 65536\n"})
+    [refused] = findings(host)["PGV904"]
+    assert refused.message == ("vm.dirty_bytes = 65536 will not hold: the kernel refuses this value (it takes a whole "
+                               "number of bytes from 131072, two pages, to 2^32 − 1 pages) and keeps 0.")
+    assert load_host(host, None).facts["sysctl.vm.dirty_bytes"].value == 0
