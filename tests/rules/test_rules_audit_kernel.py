@@ -628,6 +628,8 @@ def test_numa_balancing_without_lscpu_is_not_evaluated_naming_the_node_count(tmp
 
 @pytest.mark.parametrize("files", [
     {"host.yaml": "ram: 16GB\nswap: 1GB\npage_size: 64kB\n"},
+    # what `pgvet collect` measured comes before host.yaml's
+    {"host.yaml": "ram: 16GB\nswap: 1GB\npage_size: 4kB\n", "collect.json": '{"format": 1, "page_size": 65536}\n'},
     # arm64 with 512 MB default huge pages: a 64 kB page kernel, inferred
     {"host.yaml": "ram: 16GB\nswap: 1GB\n", "lscpu.txt": "Architecture: aarch64\nCPU(s): 8\n",
      "meminfo.txt": "MemTotal: 16777216 kB\nSwapTotal: 1048576 kB\nHugepagesize: 524288 kB\n"},

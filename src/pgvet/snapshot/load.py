@@ -416,25 +416,17 @@ def _load_manifest(builder: _Builder, inputs: SnapshotInputs) -> None:
         host.unread.setdefault(namespace, reason)
 
 
-# Default huge page sizes only a kernel of 64 kB base pages has on arm64 (its PMD size, and its PUD size of 16 GB)
-_ARM64_64K_HUGEPAGE_SIZES = (512 * 1024**2, 16 * 1024**3)
-
-
 def _base_page_size(builder: _Builder, declared: Mapping[str, Located[object]]) -> int:
-    """The kernel's base page size: ``host.page_size`` when an input measured it, else host.yaml's ``page_size``,
-    else 64 kB on an arm64 host whose default huge pages say so (then ``host.page_size``, from meminfo's
-    Hugepagesize line), else x86-64's 4 kB. Rules read it as derived.base_page_size; the kernel's ratio/bytes
-    pairs are judged in it (vm.dirty_bytes: two pages)."""
+    """The kernel's base page size (derived.base_page_size; the ratio/bytes pairs are judged in it): as collect
+    measured it, else host.yaml's, else 64 kB on arm64 whose default huge pages are 512 MB or 16 GB (sizes of the
+    64 kB granule alone; then host.page_size, from meminfo's Hugepagesize line), else x86-64's 4 kB."""
     facts = builder.host.facts
-    measured = facts.get("host.page_size")
-    if measured is not None and isinstance(measured.value, int):
-        return measured.value
-    given = declared.get("page_size")
-    if given is not None and isinstance(given.value, int):
-        return given.value
+    for given in (facts.get("host.page_size"), declared.get("page_size")):
+        if given is not None and isinstance(given.value, int):
+            return given.value
     architecture, hugepagesize = facts.get("cpu.architecture"), facts.get("meminfo.hugepagesize")
     if (architecture is not None and architecture.value == "aarch64" and hugepagesize is not None
-            and hugepagesize.value in _ARM64_64K_HUGEPAGE_SIZES):
+            and hugepagesize.value in (512 * 1024**2, 16 * 1024**3)):
         builder.host.add(Fact("host.page_size", 64 * 1024, hugepagesize.source))
         return 64 * 1024
     return sysctl.DEFAULT_PAGE_SIZE
