@@ -207,3 +207,26 @@ def test_host_yaml_page_size(tmp_path: Path, declared: str, says: str | None) ->
     else:
         with pytest.raises(ParseError, match=says):
             load_host(tmp_path)
+
+
+def test_dirty_bytes_fix_is_in_whole_base_pages(tmp_path: Path) -> None:
+    # 10 % of the dirtyable memory binds (below 512 MB on this 3 GB host): it is rounded down to whole pages of the
+    # kernel's base size, 64 kB here (the kernel counts dirty_bytes in pages and refuses less than two)
+    meminfo = ARM64_64K_MEMINFO.replace("MemTotal:       132031488 kB", "MemTotal:         3000000 kB")
+    host = _host(tmp_path, {"meminfo.txt": meminfo, "lscpu.txt": ARM64_LSCPU,
+                            "sysctl.txt": "vm.dirty_ratio = 10\nvm.dirty_background_ratio = 20\n"
+                                          "vm.dirty_bytes = 0\nvm.dirty_background_bytes = 0\n"})
+    result = lint([host], LintOptions(select=["PGV134"]))
+    [finding] = result.hosts[0].findings
+    dirty, background = (int(finding.fix.sysctl[key]) for key in ("vm.dirty_bytes", "vm.dirty_background_bytes"))
+    assert dirty % (64 * KB) == 0 and background % (64 * KB) == 0
+    assert 3000000 * KB * 0.1 - 64 * KB < dirty <= 3000000 * KB * 0.1
+
+
+def test_huge_pages_off_message_counts_page_tables_in_base_pages(tmp_path: Path) -> None:
+    # 32 GB of shared_buffers in 64 kB pages: 4 MB of page tables a process, not the 64 MB of 4 kB pages
+    host = _host(tmp_path, {"meminfo.txt": ARM64_64K_MEMINFO, "lscpu.txt": ARM64_LSCPU,
+                            "postgresql.conf": BUSY_POSTGRESQL, "host.yaml": "pg_version: 16\n"})
+    result = lint([host], LintOptions(select=["PGV520"]))
+    [finding] = result.hosts[0].findings
+    assert "with 64 kB pages (4.0 MiB of page tables each)" in finding.message, finding.message

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 import kernelsim
 from conftest import FIXTURES
+from pgvet.cli import app
 from pgvet.findings import Finding, HostResult
 from pgvet.fix.writer import fix_host, render
 from pgvet.run.lint import lint
@@ -229,8 +232,6 @@ def test_one_report_never_says_two_things_about_one_setting(bundled: str) -> Non
 
 
 def test_a_suppressed_rule_proposes_nothing(tmp_path: Path) -> None:
-    import shutil
-
     host = tmp_path / "big-server"
     shutil.copytree(FIXTURES / "big-server", host)
     conf = host / "postgresql.conf"
@@ -349,3 +350,27 @@ def test_an_info_that_asks_for_a_pinned_setting_pins_nothing_else(tmp_path: Path
     assert result.target is not None
     assert [step.setting.name for step in result.target.by_hand if step.setting is not None] == ["work_mem"]
     assert {"shared_buffers", "vm.nr_hugepages"} <= changes(result).keys()
+
+
+def test_a_suppressed_findings_fix_is_a_part_of_the_target(tmp_path: Path) -> None:
+    # PGV120 suppressed: its own fix, computed on the host as it is (138 GB of shared_buffers), said
+    # vm.nr_hugepages = 73638 while the target, which lowers shared_buffers, sets 25200 for PGV113
+    host = tmp_path / "big-server"
+    shutil.copytree(FIXTURES / "big-server", host)
+    (host / ".pgvet-ignore.yaml").write_text("- {host: '*', rule: PGV120, reason: measured}\n"
+                                             "- {host: '*', rule: PGV137, reason: a one-node VM}\n")
+    run = CliRunner().invoke(app, ["lint", str(host), "--format=json"])
+    report = json.loads(run.stdout)
+    target = {change["setting"]: change["target"] for change in report["hosts"][0]["target"]["changes"]}
+    assert "vm.zone_reclaim_mode" not in target
+    fixes = {finding["rule_id"]: finding["fix"] for finding in report["findings"] if finding["suppressed"]}
+    assert fixes["PGV120"]["sysctl"] == {"vm.nr_hugepages": target["vm.nr_hugepages"]}
+    # what the target leaves as it is, a suppressed finding's fix does not propose: it says so
+    assert fixes["PGV137"]["sysctl"] == {}
+    assert "Suppressed: the target leaves vm.zone_reclaim_mode as it is." in fixes["PGV137"]["text"]
+    for finding in report["findings"]:
+        for name, value in {**finding["fix"]["sysctl"], **finding["fix"]["postgresql"]}.items():
+            assert target.get(name) == value, (finding["rule_id"], name, value)
+    text = CliRunner().invoke(app, ["lint", str(host), "--no-color"]).stdout
+    assert "PGV120 page-tables-estimate-high (suppressed: measured)" in text
+    assert "73638" not in text and "vm.zone_reclaim_mode = 0" not in text

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -608,3 +609,36 @@ def test_default_size_fix_text_is_unchanged_and_a_text_that_renders_empty_is_non
     # the pool of the host's target, for the shared_buffers it lowers; the text says so
     assert tables.fix.sysctl == {"vm.nr_hugepages": "25200"}
     assert tables.fix.text is not None and tables.fix.text.startswith("Values of the target, which also changes")
+
+
+def test_numa_balancing_without_lscpu_is_not_evaluated_naming_the_node_count(tmp_path: Path) -> None:
+    # kernel.numa_balancing is known, the node count is not (no lscpu): PGV138 cannot say whether it applies,
+    # and says so rather than nothing; with balancing off there is nothing to say whatever the nodes
+    host = write_host(tmp_path / "on", {"sysctl.txt": "kernel.numa_balancing = 1\n"})
+    result = CliRunner().invoke(app, ["lint", str(host), "--select=PGV138", "--format=json"])
+    assert result.exit_code == 0, result.output
+    [record] = json.loads(result.stdout)["not_evaluated"]
+    assert (record["rule_id"], record["missing"]) == ("PGV138", ["cpu.numa_nodes"])
+    text = CliRunner().invoke(app, ["lint", str(host), "--select=PGV138", "-v", "--no-color"])
+    assert "PGV138 numa-balancing-enabled: missing cpu.numa_nodes" in text.stdout
+    off = write_host(tmp_path / "off", {"sysctl.txt": "kernel.numa_balancing = 0\n"})
+    assert json.loads(CliRunner().invoke(app, ["lint", str(off), "--select=PGV138", "--format=json"]).stdout)[
+        "not_evaluated"] == []
+
+
+@pytest.mark.parametrize("files", [
+    {"host.yaml": "ram: 16GB\nswap: 1GB\npage_size: 64kB\n"},
+    # what `pgvet collect` measured comes before host.yaml's
+    {"host.yaml": "ram: 16GB\nswap: 1GB\npage_size: 4kB\n", "collect.json": '{"format": 1, "page_size": 65536}\n'},
+    # arm64 with 512 MB default huge pages: a 64 kB page kernel, inferred
+    {"host.yaml": "ram: 16GB\nswap: 1GB\n", "lscpu.txt": "Architecture: aarch64\nCPU(s): 8\n",
+     "meminfo.txt": "MemTotal: 16777216 kB\nSwapTotal: 1048576 kB\nHugepagesize: 524288 kB\n"},
+])
+def test_dirty_bytes_below_two_pages_of_a_64k_kernel_is_refused(tmp_path: Path, files: dict[str, str]) -> None:
+    # mm/page-writeback.c: dirty_bytes_min is 2 * PAGE_SIZE, 128 kB on a 64 kB page kernel: 65536 is refused there
+    # (and vm.dirty_ratio is not zeroed), where a 4 kB page kernel takes it
+    host = write_host(tmp_path / "h", {**files, "sysctl.d/10-x.conf": "vm.dirty_bytes = 65536\n"})
+    [refused] = findings(host)["PGV904"]
+    assert refused.message == ("vm.dirty_bytes = 65536 will not hold: the kernel refuses this value (it takes a whole "
+                               "number of bytes from 131072, two pages, to 2^32 − 1 pages) and keeps 0.")
+    assert load_host(host, None).facts["sysctl.vm.dirty_bytes"].value == 0

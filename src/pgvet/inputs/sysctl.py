@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pgvet.errors import ParseError
 from pgvet.provenance import Located, Source
@@ -192,21 +193,32 @@ class _PairRule:
     only_on_change: bool  # the handler zeroes the partner only when the value changes
 
 
-_PAGE = 4096  # x86-64's base page: a 64 kB page kernel refuses vm.dirty_bytes below 128 kB, not 8 kB
+# x86-64's base page, for a host whose page size is neither declared nor inferred (derived.base_page_size
+# takes the same default)
+DEFAULT_PAGE_SIZE = 4096
 _UINT_MAX = 2**32 - 1
-_PAIRS: dict[str, _PairRule] = {
-    "vm.dirty_ratio": _PairRule("vm.dirty_bytes", 0, 100, True),
-    "vm.dirty_bytes": _PairRule("vm.dirty_ratio", 2 * _PAGE, _UINT_MAX * _PAGE, True),
-    "vm.dirty_background_ratio": _PairRule("vm.dirty_background_bytes", 0, 100, False),
-    "vm.dirty_background_bytes": _PairRule("vm.dirty_background_ratio", 1, _UINT_MAX * _PAGE, False),
-    "vm.overcommit_ratio": _PairRule("vm.overcommit_kbytes", -2**31, 2**31 - 1, False),  # proc_dointvec
-    "vm.overcommit_kbytes": _PairRule("vm.overcommit_ratio", 0, 2**64 - 1, False),  # proc_doulongvec_minmax
-}
+
+
+@lru_cache(maxsize=8)
+def _pairs(page_size: int) -> dict[str, _PairRule]:
+    """The pairs on a kernel of this base page size: vm.dirty_bytes takes at least two pages (dirty_bytes_min),
+    the bytes keys at most 2^32 − 1 pages."""
+    return {
+        "vm.dirty_ratio": _PairRule("vm.dirty_bytes", 0, 100, True),
+        "vm.dirty_bytes": _PairRule("vm.dirty_ratio", 2 * page_size, _UINT_MAX * page_size, True),
+        "vm.dirty_background_ratio": _PairRule("vm.dirty_background_bytes", 0, 100, False),
+        "vm.dirty_background_bytes": _PairRule("vm.dirty_background_ratio", 1, _UINT_MAX * page_size, False),
+        "vm.overcommit_ratio": _PairRule("vm.overcommit_kbytes", -2**31, 2**31 - 1, False),  # proc_dointvec
+        "vm.overcommit_kbytes": _PairRule("vm.overcommit_ratio", 0, 2**64 - 1, False),  # proc_doulongvec_minmax
+    }
+
+
 # What the kernel holds at boot, before sysctl --system applies the files.
 _BOOT_VALUES = {"vm.dirty_ratio": 20, "vm.dirty_bytes": 0, "vm.dirty_background_ratio": 10,
                 "vm.dirty_background_bytes": 0, "vm.overcommit_ratio": 50, "vm.overcommit_kbytes": 0}
-PAIRED_SYSCTLS = frozenset(_PAIRS)
-PAIR_PARTNERS = {key: rule.partner for key, rule in _PAIRS.items()}  # each key of a pair: its counterpart
+PAIRED_SYSCTLS = frozenset(_pairs(DEFAULT_PAGE_SIZE))
+# each key of a pair: its counterpart
+PAIR_PARTNERS = {key: rule.partner for key, rule in _pairs(DEFAULT_PAGE_SIZE).items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,13 +232,15 @@ class PairedValue:
     refused: SysctlSetting | None = None  # the key's last line, when the kernel refuses it (nothing changes)
 
 
-def paired_values(settings: Sequence[SysctlSetting]) -> dict[str, PairedValue]:
+def paired_values(settings: Sequence[SysctlSetting], page_size: int = DEFAULT_PAGE_SIZE) -> dict[str, PairedValue]:
     """The kernel's ratio/bytes pairs after ``settings`` (in the order sysctl --system applies them) are
-    written from the boot values: each key of a pair that a line writes or zeroes."""
+    written from the boot values, on a kernel of this base page size: each key of a pair that a line writes or
+    zeroes."""
+    pairs = _pairs(page_size)
     state = dict(_BOOT_VALUES)
     outcome: dict[str, PairedValue] = {}
     for setting in settings:
-        rule = _PAIRS.get(setting.key)
+        rule = pairs.get(setting.key)
         if rule is None:
             continue
         value = setting.value

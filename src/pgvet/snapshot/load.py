@@ -235,8 +235,9 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
         declared["name"] = Located(_host_name(hosting[index], builder.host.name), hosting[index].source)
         declared.setdefault("orchestrator", Located(hosting[index].kind, hosting[index].source))
     _load_manifest(builder, inputs)
-    _load_kernel(builder, inputs, [setting for document in declared_here for setting in document.sysctl])
     _load_machine(builder, inputs)
+    page_size = _base_page_size(builder, declared)
+    _load_kernel(builder, inputs, [setting for document in declared_here for setting in document.sysctl], page_size)
     lines = ConfResult(settings=[setting for document in declared_here for setting in document.settings],
                        problems=[problem for document in declared_here for problem in document.problems])
     _load_postgresql(builder, inputs, declared, upgrade_to, lines)
@@ -415,9 +416,26 @@ def _load_manifest(builder: _Builder, inputs: SnapshotInputs) -> None:
         host.unread.setdefault(namespace, reason)
 
 
-def _load_kernel(builder: _Builder, inputs: SnapshotInputs, declared: Sequence[SysctlSetting]) -> None:
+def _base_page_size(builder: _Builder, declared: Mapping[str, Located[object]]) -> int:
+    """The kernel's base page size (derived.base_page_size; the ratio/bytes pairs are judged in it): as collect
+    measured it, else host.yaml's, else 64 kB on arm64 whose default huge pages are 512 MB or 16 GB (sizes of the
+    64 kB granule alone; then host.page_size, from meminfo's Hugepagesize line), else x86-64's 4 kB."""
+    facts = builder.host.facts
+    for given in (facts.get("host.page_size"), declared.get("page_size")):
+        if given is not None and isinstance(given.value, int):
+            return given.value
+    architecture, hugepagesize = facts.get("cpu.architecture"), facts.get("meminfo.hugepagesize")
+    if (architecture is not None and architecture.value == "aarch64" and hugepagesize is not None
+            and hugepagesize.value in (512 * 1024**2, 16 * 1024**3)):
+        builder.host.add(Fact("host.page_size", 64 * 1024, hugepagesize.source))
+        return 64 * 1024
+    return sysctl.DEFAULT_PAGE_SIZE
+
+
+def _load_kernel(builder: _Builder, inputs: SnapshotInputs, declared: Sequence[SysctlSetting], page_size: int,
+                 ) -> None:
     """``declared``: the kernel settings of configuration documents (a tuned profile…), applied after sysctl.d
-    and sysctl.conf."""
+    and sysctl.conf; ``page_size``: the kernel's base page size."""
     running: dict[str, Located[int | str]] = {}
     keys = None if builder.wanted is None else _wanted_suffixes(builder.wanted, "sysctl.")
     running_text, running_display = "", ""
@@ -445,7 +463,7 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs, declared: Sequence[S
         running.update(sysctl.parse_sysctl_output(running_text, running_display, occurrences.keys() - keys))
     # The ratio/bytes pairs as the kernel holds them once the files are applied: a later write of one zeroes
     # the other, a refused write changes nothing (inputs/sysctl.py, paired_values).
-    paired = sysctl.paired_values(applied) if occurrences.keys() & sysctl.PAIRED_SYSCTLS else {}
+    paired = sysctl.paired_values(applied, page_size) if occurrences.keys() & sysctl.PAIRED_SYSCTLS else {}
     for key in [*occurrences, *(key for key in paired if key not in occurrences)]:
         settings = occurrences.get(key, [])
         places = tuple(setting.source for setting in settings)
@@ -493,8 +511,9 @@ def _declared_items(occurrences: Mapping[str, list[SysctlSetting]], running: Map
 def _load_machine(builder: _Builder, inputs: SnapshotInputs) -> None:
     if (path := inputs.first("meminfo")) is not None:
         text, display = builder.text(path)
-        # mem_total, wanted or not: host.ram is derived from it
-        names = None if builder.wanted is None else _wanted_suffixes(builder.wanted, "meminfo.") | {"mem_total"}
+        # mem_total and hugepagesize, wanted or not: host.ram and the base page size are derived from them
+        names = None if builder.wanted is None else _wanted_suffixes(builder.wanted, "meminfo.") | {
+            "mem_total", "hugepagesize"}
         builder.put_all("meminfo", parse_meminfo(text, display, names))
     if (path := inputs.first("lscpu")) is not None:
         text, display = builder.text(path)

@@ -164,12 +164,14 @@ class Planner:
         """Each finding's fix as the target has it: its rule's fix rendered on the host the target makes (a
         host-wide rule's; a scoped rule's as it was made), with the target's value of every setting it writes, a
         word on those the target keeps, and on what else the target changes that the rule reads (why its values
-        are not those it computes on the host as it is). Lets go of the target's world."""
+        are not those it computes on the host as it is). A suppressed finding's too: its rule proposed nothing,
+        so its fix keeps what the target sets for other rules and names what the target leaves as it is, rather
+        than a value the target contradicts. Lets go of the target's world."""
         world, target.world = target.world, None
         rules = {rule.id: (rule, params) for rule, params in self.rules}
         for finding in result.findings:
             entry = rules.get(finding.rule_id)
-            if finding.suppressed is not None or entry is None:
+            if entry is None:
                 continue
             rule, params = entry
             fix, uncomputed = finding.fix, list[str]()
@@ -177,9 +179,10 @@ class Planner:
                 fix, uncomputed = render_fix(rule, Env(world.host.facts, None, params, self.pack.derived_by_name,
                                                        world.derived))
             notes: list[str] = []
+            declined: list[str] = []  # a suppressed finding's settings the target does not set to its value
             for setting in proposed_settings(rule):
                 values = fix.sysctl if setting.kind == "sysctl" else fix.postgresql
-                values.pop(setting.name, None)
+                asked = values.pop(setting.name, None)
                 change = target.change(setting)
                 pin = target.pinned(setting)
                 if change is not None:
@@ -188,6 +191,12 @@ class Planner:
                     notes.append(pin.text)
                     if setting.name in uncomputed:
                         uncomputed.remove(setting.name)
+                elif finding.suppressed is not None and asked is not None and (
+                        world is None or not world.holds(setting, asked)):
+                    declined.append(setting.name)
+            if declined:
+                notes.append(f"Suppressed: the target leaves {', '.join(declined)} as "
+                             f"{'it is' if len(declined) == 1 else 'they are'}.")
             # what else the target changes that the rule reads: why its values are the target's, not its own
             read = self.reads.get(finding.rule_id, set())
             upstream = [change for change in target.changes if change.setting in read
