@@ -135,6 +135,19 @@ def test_issue_30_the_configuration_s_select_is_checked_when_the_command_line_re
     assert code == 2 and "'PGV11O' matches no rule" in output
 
 
+@pytest.mark.parametrize(("content", "command_line"), [
+    ('ignore = ["PGV9999"]\n', []), ('select = ["no-such-rule"]\n', []),
+    ('select = ["no-such-rule"]\n', ["--select", "PGV110"])])
+def test_a_configured_selector_that_names_no_rule_is_said_to_be_the_configuration_s(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str, command_line: list[str]) -> None:
+    # was "--select/--ignore 'PGV9999' matches no rule" on a command line that had neither
+    (tmp_path / ".pgvet.toml").write_text(content)
+    monkeypatch.chdir(tmp_path)
+    code, output = lint(str(FIXTURES / "big-server"), *command_line)
+    assert code == 2
+    assert f"{tmp_path / '.pgvet.toml'}: select/ignore '" in output and "--select" not in output
+
+
 def test_bad_configuration_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / ".pgvet.toml").write_text("selct = ['x']\n")
     monkeypatch.chdir(tmp_path)

@@ -38,14 +38,17 @@ def make_selector(select: Sequence[str], ignore: Sequence[str]) -> Callable[[Rul
     return selected
 
 
-def validate_selectors(pack: RulePack, selectors: Sequence[str]) -> None:
-    """A selector that names nothing is a typo: say so instead of silently linting nothing."""
+def validate_selectors(pack: RulePack, selectors: Sequence[str], configuration: Path | None = None) -> None:
+    """A selector that names nothing is a typo: say so instead of silently linting nothing, naming where it was
+    written: the configuration file given, else the command line."""
     metas = list(pack.meta().values())
+    where = Source(str(configuration)) if configuration is not None else None
+    label = "select/ignore" if configuration is not None else "--select/--ignore"
     for selector in selectors:
         if not selector.strip():  # as an id prefix it would match every rule: `--ignore ''` linted nothing
-            raise UsageError(f"--select/--ignore '{selector}' is empty: name a rule id, id prefix, name or tag")
+            raise UsageError(f"{label} '{selector}' is empty: name a rule id, id prefix, name or tag", where)
         if not any(matches(meta, selector) for meta in metas):
-            raise UsageError(f"--select/--ignore '{selector}' matches no rule id, name or tag (see 'pgvet rules')")
+            raise UsageError(f"{label} '{selector}' matches no rule id, name or tag (see 'pgvet rules')", where)
 
 
 # The facts a host keeps once its rules are evaluated, for what reads them afterwards: the RAM picture

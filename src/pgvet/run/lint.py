@@ -52,7 +52,8 @@ class LintRun:
                  given: GivenPaths | None = None) -> None:
         """``jobs``: --jobs, the processes asked for (0: as many as pay); worker_count says how many are used."""
         pack = load_pack(options.rules)
-        validate_selectors(pack, [*options.select, *options.ignore, *options.configured_select])
+        validate_selectors(pack, [*options.configured_select, *options.configured_ignore], options.config_path)
+        validate_selectors(pack, [*options.select, *options.ignore])
         self.linter = Linter.of(pack, options)
         self.directories = directories
         self.jobs = worker_count(len(directories), jobs)  # a wrong PGVET_JOBS_MIN_HOSTS refuses the run here
