@@ -32,6 +32,21 @@ def test_ignore_file_suppresses_and_reports(tmp_path: Path, monkeypatch: pytest.
     assert any(".pgvet-ignore.yaml:3: unused ignore entry (PGV101)" in n for n in result.notices)
 
 
+def test_an_ignore_entry_naming_no_rule_says_so(tmp_path: Path) -> None:
+    # was "unused ignore entry (swapiness-too-high)": the typo, not the finding, was what to fix
+    host = tmp_path / "vm"
+    shutil.copytree(FIXTURES / "small-vm", host)
+    (host / ".pgvet-ignore.yaml").write_text("- {host: '*', rule: swapiness-too-high, reason: pinned by the image}\n")
+    result = lint([host], LintOptions())
+    assert any(".pgvet-ignore.yaml:1: ignore entry names no rule: swapiness-too-high (did you mean "
+               "swappiness-too-high?)" in notice for notice in result.notices), result.notices
+    shared = tmp_path / "ignore.yaml"
+    shared.write_text("- {host: '*', rule: PGV13, reason: a prefix is no rule here}\n")
+    result = lint([host], LintOptions(ignore_file=shared))
+    assert any("ignore.yaml:1: ignore entry names no rule: PGV13 (see 'pgvet rules')" in notice
+               for notice in result.notices), result.notices
+
+
 def test_ignore_entry_needs_a_reason(tmp_path: Path) -> None:
     ignore = tmp_path / "ignore.yaml"
     ignore.write_text("- {host: '*', rule: PGV130}\n")

@@ -120,6 +120,7 @@ class Linter:
     wanted: frozenset[str] | None
     planner: Planner
     ignoring: IgnoreFiles
+    rule_names: dict[str, str]  # every rule's name by its id, selected or not: what a suppression may name
 
     @classmethod
     def of(cls, pack: RulePack, options: LintOptions) -> Linter:
@@ -127,9 +128,10 @@ class Linter:
         selected = make_selector(options.select, options.ignore)
         rules = plan_rules(pack, options.params, selected)
         # a PGVET_TODAY that is no date refuses the run here (exit 2), not each host as an internal error
-        ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat())
+        rule_names = {rule.id: rule.name for rule in pack.rules}
+        ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat(), rule_names)
         return cls(pack, options, rules, None if options.keep_facts else facts_read(pack), Planner(pack, rules),
-                   ignoring)
+                   ignoring, rule_names)
 
     def lint_batch(self, directories: Sequence[Path | None]) -> list[HostResult | HostError]:
         """The hosts' outcomes, in order: every host of the batch read, then the rules evaluated rule by rule on
@@ -170,7 +172,7 @@ class Linter:
         rule proposes nothing: the suppressions are applied here as LintRun judges them later (with their
         notices, in the process that reports), then undone, so that judging starts from the findings as made."""
         try:
-            suppress_inline(result, [])
+            suppress_inline(result, [], self.rule_names)
             self.ignoring.apply(result, self.ignoring.entries(result, []), [])
         except InputError:
             pass  # an invalid ignore file makes the host an error when it is judged

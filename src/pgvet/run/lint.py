@@ -115,7 +115,7 @@ class LintRun:
         host = outcome.host_facts
         try:
             entries = self.ignoring.entries(outcome, own_ignored)
-            suppress_inline(outcome, own_inline)
+            suppress_inline(outcome, own_inline, self.linter.rule_names)
             self.ignoring.apply(outcome, entries, own_ignored)
             if self.baseline is not None:
                 mark_baseline(outcome, self.baseline)

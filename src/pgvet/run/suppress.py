@@ -17,10 +17,12 @@ and do not fail the run; ``pgvet baseline update`` only removes entries that no 
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
 import stat
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
@@ -81,8 +83,22 @@ def suppression_comment(line: str) -> tuple[str, str] | None:
     return line[start.end():close], line[close + 1:]
 
 
-def suppress_inline(host: HostResult, notices: list[str]) -> None:
-    """Mark the host's findings that a comment suppresses; notices for comments that are wrong or unused."""
+def unknown_rules(selectors: Collection[str], rule_names: Mapping[str, str]) -> str | None:
+    """What a notice says of the selectors that name no rule (``rule_names``: the run's rules, id to name), with
+    the name probably meant: a misspelt name is not merely unused. Names alone are offered: the id nearest a
+    wrong one differs by a digit, and is no more likely the one meant than any other. None when each names one."""
+    unknown = [selector for selector in selectors
+               if selector not in rule_names and selector not in rule_names.values()]
+    if not unknown:
+        return None
+    meant = [match for selector in unknown for match in difflib.get_close_matches(selector, rule_names.values(), n=1)]
+    hint = f"did you mean {', '.join(meant)}?" if meant else "see 'pgvet rules'"
+    return f"{', '.join(unknown)} ({hint})"
+
+
+def suppress_inline(host: HostResult, notices: list[str], rule_names: Mapping[str, str]) -> None:
+    """Mark the host's findings that a comment suppresses; notices for comments that are wrong, name no rule
+    (``rule_names``: the run's rules, id to name) or are unused."""
     root, unmarked = host.host_facts.root, host.host_facts.unmarked_files
     files: dict[str, dict[int, Suppression]] = {}
 
@@ -110,9 +126,12 @@ def suppress_inline(host: HostResult, notices: list[str]) -> None:
         read(path)
     for comments in files.values():
         for suppression in comments.values():
+            unknown = unknown_rules(suppression.selectors, rule_names)
             if not suppression.reason:
                 notices.append(f"{host.host_facts.name}: {suppression.source}: suppression without a reason "
                                "is ignored (write the reason after the brackets)")
+            elif unknown is not None:
+                notices.append(f"{host.host_facts.name}: {suppression.source}: suppression names no rule: {unknown}")
             elif not suppression.used:
                 notices.append(f"{host.host_facts.name}: {suppression.source}: unused suppression "
                                f"[{', '.join(suppression.selectors)}]")
@@ -195,9 +214,11 @@ class IgnoreFiles:
     """Suppress findings matched by the ignore file: the one given for the run (loaded once), else each
     host's .pgvet-ignore.yaml; applied host by host."""
 
-    def __init__(self, explicit: Path | None, today: str) -> None:
+    def __init__(self, explicit: Path | None, today: str, rule_names: Mapping[str, str]) -> None:
+        """``rule_names``: the run's rules, id to name, that entries naming none are reported."""
         self.shared = load_ignore_file(explicit) if explicit is not None else None
         self.today = today
+        self.rule_names = rule_names
 
     def entries(self, host: HostResult, notices: list[str]) -> list[IgnoreEntry]:
         """The entries for a host: the shared file's, else the host's own, read now (InputError when invalid,
@@ -236,7 +257,7 @@ class IgnoreFiles:
                     entry.used = True
                     finding.suppressed = entry.reason
         if self.shared is None:
-            _report_entries(notices, entries, f"{host.host_facts.name}: ", self.today)
+            _report_entries(notices, entries, f"{host.host_facts.name}: ", self.today, self.rule_names)
 
     @staticmethod
     def _own(host: HostResult, notices: list[str]) -> list[IgnoreEntry]:
@@ -269,12 +290,16 @@ class IgnoreFiles:
     def finish(self, notices: list[str]) -> None:
         """The shared file's expired and unused entries, known once every host is done."""
         if self.shared is not None:
-            _report_entries(notices, self.shared, "", self.today)
+            _report_entries(notices, self.shared, "", self.today, self.rule_names)
 
 
-def _report_entries(notices: list[str], entries: list[IgnoreEntry], prefix: str, today: str) -> None:
+def _report_entries(notices: list[str], entries: list[IgnoreEntry], prefix: str, today: str,
+                    rule_names: Mapping[str, str]) -> None:
     for entry in entries:
-        if entry.expires is not None and entry.expires < today:
+        unknown = unknown_rules((entry.rule,), rule_names)
+        if unknown is not None:
+            notices.append(f"{prefix}{entry.source}: ignore entry names no rule: {unknown}")
+        elif entry.expires is not None and entry.expires < today:
             notices.append(f"{prefix}{entry.source}: expired ignore entry ({entry.rule}, {entry.expires})")
         elif not entry.used:
             notices.append(f"{prefix}{entry.source}: unused ignore entry ({entry.rule})")
