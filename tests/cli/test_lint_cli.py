@@ -120,11 +120,15 @@ def test_issue_30_a_misspelt_parameter_is_an_error_whatever_is_selected(tmp_path
     monkeypatch.chdir(tmp_path)
     code, output = lint(str(FIXTURES / "big-server"), *selection)
     assert code == 2
-    assert "params.shared-buffers-too-large.max_ratoi: PGV501 has no parameter max_ratoi" in output
+    # the file is named (it was not: the message left the user to guess where params.… was written)
+    assert f"{tmp_path / '.pgvet.toml'}: params.shared-buffers-too-large.max_ratoi: PGV501 has no parameter " \
+           "max_ratoi" in output
     for command in (["fix", str(FIXTURES / "big-server"), "--select", "PGV110"], ["explain", "PGV110"],
-                    ["facts", str(FIXTURES / "big-server")]):
+                    ["facts", str(FIXTURES / "big-server")],
+                    ["baseline", "create", str(FIXTURES / "big-server"), "-o", str(tmp_path / "b.json")]):
         done = runner.invoke(app, command)
-        assert done.exit_code == 2 and "max_ratoi" in done.output, command
+        assert done.exit_code == 2 and f"{tmp_path / '.pgvet.toml'}: params.shared-buffers-too-large.max_ratoi" \
+            in done.output, command
 
 
 def test_issue_30_the_configuration_s_select_is_checked_when_the_command_line_replaces_it(

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from pgvet.engine.derived import derived_values, expand
-from pgvet.engine.evaluate import Plan, configure, evaluate_hosts, plan_rules
+from pgvet.engine.evaluate import Plan, evaluate_hosts
 from pgvet.engine.ir import Value
 from pgvet.engine.loader import RulePack
 from pgvet.engine.planner import Planner
 from pgvet.errors import InputError, UsageError
 from pgvet.findings import HostError, HostResult, RuleMeta
 from pgvet.provenance import Source
+from pgvet.run.config import configured_rules
 from pgvet.run.options import LintOptions
 from pgvet.run.suppress import IgnoreFiles, suppress_inline
 from pgvet.snapshot.facts import Fact, HostFacts
@@ -124,9 +125,9 @@ class Linter:
 
     @classmethod
     def of(cls, pack: RulePack, options: LintOptions) -> Linter:
-        pack = configure(pack, options.params)  # the derived values' parameters; a table naming nothing refused
-        selected = make_selector(options.select, options.ignore)
-        rules = plan_rules(pack, options.params, selected)
+        # the derived values' parameters and the rules'; a table naming nothing, or a wrong parameter, refused
+        pack, rules = configured_rules(pack, options.params, options.config_path,
+                                       make_selector(options.select, options.ignore))
         # a PGVET_TODAY that is no date refuses the run here (exit 2), not each host as an internal error
         rule_names = {rule.id: rule.name for rule in pack.rules}
         ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat(), rule_names)
