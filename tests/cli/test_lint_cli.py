@@ -863,3 +863,26 @@ def test_an_error_is_said_with_its_control_characters_escaped(tmp_path: Path) ->
     assert done.returncode == 2
     assert "\x1b" not in done.stderr
     assert "/no\\x1b[31mpe" in done.stderr
+
+
+def test_ci_formats_locate_files_from_the_repository_root_when_run_in_a_subdirectory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a CI step run in a subdirectory (`working-directory: config`) gave `hosts/db7/postgresql.conf`, which code
+    # scanning, GitHub annotations and GitLab Code Quality look up from the repository's root: no such file there
+    (tmp_path / ".git").mkdir()
+    host = tmp_path / "config" / "hosts" / "db7"
+    host.mkdir(parents=True)
+    (host / "host.yaml").write_text("pg_version: 16\n")
+    (host / "postgresql.conf").write_text("shared_bufers = 1GB\n")
+    monkeypatch.chdir(tmp_path / "config")
+    wanted = "config/hosts/db7/postgresql.conf"
+    code, output = lint("hosts/db7", "--format", "sarif")
+    run = json.loads(output)["runs"][0]
+    assert code == 1 and run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.as_uri() + "/"
+    assert {result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for result in run["results"] if result["ruleId"] == "PGV401"} == {wanted}
+    assert f"file={wanted},line=1," in lint("hosts/db7", "--format", "github")[1]
+    issues = json.loads(lint("hosts/db7", "--format", "gitlab")[1])
+    assert {issue["location"]["path"] for issue in issues if issue["check_name"].startswith("PGV401")} == {wanted}
+    # a terminal's formats keep paths from where the user is, which they can open
+    assert "hosts/db7/postgresql.conf:1: ERROR PGV401" in lint("hosts/db7", "--format", "concise")[1]

@@ -19,7 +19,7 @@ from pgvet.errors import InputError, UsageError
 from pgvet.findings import HostError, HostResult, LintResult
 from pgvet.output_file import any_private
 from pgvet.pgparams import SUPPORTED_MAJORS
-from pgvet.report import HostWriter, ReportOptions, default_format, destinations, writer_factory
+from pgvet.report import HostWriter, default_format, destinations, report_options, writer_factory
 from pgvet.report.files import ReportFile
 from pgvet.report.progress import progress_bar
 from pgvet.run.config import SEVERITIES, load_config
@@ -209,9 +209,8 @@ def write_reports(run: LintRun, *, formats: list[str], outputs: list[Path], verb
             if destination is not None:
                 out = files.enter_context(ReportFile(destination))
                 reports.append(out)
-            report_options = ReportOptions(color=False if out is not None else color, verbose=verbose)
-            factory = writer_factory(fmt)
-            writer = factory(run, report_options, sys.stdout if out is None else out)
+            options = report_options(fmt, color=False if out is not None else color, verbose=verbose)
+            writer = writer_factory(fmt)(run, options, sys.stdout if out is None else out)
             files.callback(writer.close)  # its spools, also when the run fails
             writers.append(writer)
         on_stdout = [fmt for fmt, destination in paired if destination is None]
