@@ -17,6 +17,7 @@ and do not fail the run; ``pgvet baseline update`` only removes entries that no 
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import json
 import os
@@ -203,11 +204,26 @@ def load_ignore_file(path: Path) -> list[IgnoreEntry]:
                 raise InputError(f"'{key}' must be a single value, not a list or a mapping", where)
         if not item.get("rule") or not str(item.get("reason", "")).strip():
             raise InputError("an entry needs a rule and a reason", where)
-        expires = item.get("expires")
+        expires = _expiry(item["expires"], where) if item.get("expires") is not None else None
         entries.append(IgnoreEntry(str(item.get("host", "*")), str(item["rule"]),
                                    str(item["subject"]) if item.get("subject") is not None else None,
-                                   str(item["reason"]).strip(), str(expires) if expires is not None else None, where))
+                                   str(item["reason"]).strip(), expires, where))
     return entries
+
+
+def _expiry(value: object, where: Source) -> str:
+    """An entry's expiry as YYYY-MM-DD, which compares with today's as text; InputError for anything else: taken
+    as it was written, 'tomorrow' or 27-01-2027 never expired, and '2026-9-1' expired a year late."""
+    if isinstance(value, datetime.datetime):  # a YAML timestamp with a time: the day is what expires
+        return value.date().isoformat()
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    try:
+        if isinstance(value, str):
+            return datetime.date.fromisoformat(value).isoformat()
+    except ValueError:
+        pass
+    raise InputError(f"'expires' must be a date YYYY-MM-DD, not {str(value)!r}", where)
 
 
 class IgnoreFiles:
