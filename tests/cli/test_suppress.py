@@ -109,6 +109,29 @@ def test_baseline_ratchet(tmp_path: Path) -> None:
     assert set(remaining) <= set(recorded)
 
 
+def test_baseline_update_of_some_hosts_keeps_the_others_entries(tmp_path: Path) -> None:
+    # `update hosts/alpha` removed every entry of bravo, not linted, as fixed: the next lint of the fleet failed
+    # on all of bravo's accepted findings
+    (tmp_path / "alpha").mkdir()
+    (tmp_path / "bravo").mkdir()
+    alpha = pg16_host(tmp_path / "alpha", "max_connections = 700\n")
+    bravo = pg16_host(tmp_path / "bravo", "ssl = off\n")
+    for host, cpus in ((alpha, 3), (bravo, 5)):
+        (host / "host.yaml").write_text(f"pg_version: 16\ncpus: {cpus}\nname: {host.parent.name}\n")
+    baseline = tmp_path / "baseline.json"
+    assert runner.invoke(app, ["baseline", "create", str(alpha), str(bravo), "-o", str(baseline)]).exit_code == 0
+    recorded = json.loads(baseline.read_text())["findings"]
+    of_bravo = {key for key, entry in recorded.items() if entry["host"] == "bravo"}
+    assert of_bravo and any(entry["rule"].endswith("too-many-connections") for entry in recorded.values())
+    (alpha / "postgresql.conf").write_text("max_connections = 40\n")
+    updated = runner.invoke(app, ["baseline", "update", str(alpha), "-o", str(baseline)])
+    assert updated.exit_code == 0, updated.output
+    remaining = json.loads(baseline.read_text())["findings"]
+    assert of_bravo <= set(remaining)
+    assert not any(entry["rule"].endswith("too-many-connections") for entry in remaining.values())
+    assert runner.invoke(app, ["lint", str(alpha), str(bravo), "--baseline", str(baseline)]).exit_code == 0
+
+
 def test_issue_30_baseline_update_takes_its_file_as_create_does(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     # `update` took a positional file and `create` -o; both take -o now, and default to the configuration's

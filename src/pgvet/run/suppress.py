@@ -341,15 +341,22 @@ def mark_baseline(host: HostResult, entries: dict[str, dict[str, object]]) -> No
             finding.baseline = True
 
 
-def baseline_entries(result: LintResult, keep: set[str] | None = None) -> dict[str, dict[str, object]]:
-    """The current findings by fingerprint (one entry for findings that share one: two hosts of one name); with
-    ``keep``, only those already in the baseline (update)."""
+def baseline_entries(result: LintResult) -> dict[str, dict[str, object]]:
+    """The current findings by fingerprint (one entry for findings that share one: two hosts of one name)."""
     return {
         finding.fingerprint: {"rule": f"{finding.rule_id} {finding.rule_name}", "host": finding.host,
                               "path": finding.path, "message": " ".join(finding.message.split())}
         for host in result.hosts for finding in host.findings
-        if keep is None or finding.fingerprint in keep
     }
+
+
+def updated_baseline(recorded: dict[str, dict[str, object]], result: LintResult) -> dict[str, dict[str, object]]:
+    """The baseline without the entries the run found fixed: those of a host it linted that no current finding
+    has. The entries of the hosts it did not lint stay (`update hosts/alpha` is not a claim about bravo)."""
+    linted = {host.host_facts.name for host in result.hosts}
+    current = baseline_entries(result)
+    return {key: current.get(key, entry) for key, entry in recorded.items()
+            if key in current or (entry.get("host") if isinstance(entry, dict) else None) not in linted}
 
 
 def baseline_document(entries: dict[str, dict[str, object]]) -> str:
