@@ -69,7 +69,7 @@ else:
                              host_cache={}) for directory in directories]
     if mode == "run":
         for result in results:
-            suppress_inline(result, [])
+            suppress_inline(result, [], plan.rule_names)
             writer.host(result)
 """
 STAGES = ("read and parse the inputs", "evaluate the rules", "plan the targets (fixes)", "suppressions and JSON Lines")

@@ -32,6 +32,21 @@ def test_ignore_file_suppresses_and_reports(tmp_path: Path, monkeypatch: pytest.
     assert any(".pgvet-ignore.yaml:3: unused ignore entry (PGV101)" in n for n in result.notices)
 
 
+def test_an_ignore_entry_naming_no_rule_says_so(tmp_path: Path) -> None:
+    # was "unused ignore entry (swapiness-too-high)": the typo, not the finding, was what to fix
+    host = tmp_path / "vm"
+    shutil.copytree(FIXTURES / "small-vm", host)
+    (host / ".pgvet-ignore.yaml").write_text("- {host: '*', rule: swapiness-too-high, reason: pinned by the image}\n")
+    result = lint([host], LintOptions())
+    assert any(".pgvet-ignore.yaml:1: ignore entry names no rule: swapiness-too-high (did you mean "
+               "swappiness-too-high?)" in notice for notice in result.notices), result.notices
+    shared = tmp_path / "ignore.yaml"
+    shared.write_text("- {host: '*', rule: PGV13, reason: a prefix is no rule here}\n")
+    result = lint([host], LintOptions(ignore_file=shared))
+    assert any("ignore.yaml:1: ignore entry names no rule: PGV13 (see 'pgvet rules')" in notice
+               for notice in result.notices), result.notices
+
+
 def test_ignore_entry_needs_a_reason(tmp_path: Path) -> None:
     ignore = tmp_path / "ignore.yaml"
     ignore.write_text("- {host: '*', rule: PGV130}\n")
@@ -85,3 +100,23 @@ def test_host_ignore_file_linked_out_of_the_host_is_not_read(tmp_path: Path) -> 
     os.mkfifo(host / ".pgvet-ignore.yaml")  # nor a pipe: silently skipped before
     result = lint([host], LintOptions())
     assert any(".pgvet-ignore.yaml: refused, it is not a regular file" in n for n in result.notices)
+
+
+@pytest.mark.parametrize("expires", ["tomorrow", "27-01-2027", "'2026-9-1'", "2027-02-30", "[2027, 1, 5]", "2027"])
+def test_an_expiry_that_is_no_date_is_an_error(tmp_path: Path, expires: str) -> None:
+    # each was taken as text and compared with today's date as text: "tomorrow" and "27-01-2027" never expired,
+    # "2026-9-1" expired in 2027
+    ignore = tmp_path / "ignore.yaml"
+    ignore.write_text(f"- {{host: '*', rule: PGV130, reason: pinned by the image, expires: {expires}}}\n")
+    with pytest.raises(InputError, match=r"ignore.yaml:1: .*(expires|month|day)"):
+        lint([FIXTURES / "small-vm"], LintOptions(ignore_file=ignore))
+
+
+def test_an_expiry_may_be_quoted_or_a_timestamp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PGVET_TODAY", "2026-11-22")
+    ignore = tmp_path / "ignore.yaml"
+    ignore.write_text("- {host: '*', rule: PGV130, reason: pinned, expires: '2026-11-21'}\n"
+                      "- {host: '*', rule: PGV130, reason: pinned, expires: 2026-11-23T08:00:00}\n")
+    result = lint([FIXTURES / "small-vm"], LintOptions(ignore_file=ignore))
+    assert [finding.suppressed for finding in result.hosts[0].findings if finding.rule_id == "PGV130"] == ["pinned"]
+    assert any("ignore.yaml:1: expired ignore entry (PGV130, 2026-11-21)" in notice for notice in result.notices)

@@ -120,11 +120,15 @@ def test_issue_30_a_misspelt_parameter_is_an_error_whatever_is_selected(tmp_path
     monkeypatch.chdir(tmp_path)
     code, output = lint(str(FIXTURES / "big-server"), *selection)
     assert code == 2
-    assert "params.shared-buffers-too-large.max_ratoi: PGV501 has no parameter max_ratoi" in output
+    # the file is named (it was not: the message left the user to guess where params.… was written)
+    assert f"{tmp_path / '.pgvet.toml'}: params.shared-buffers-too-large.max_ratoi: PGV501 has no parameter " \
+           "max_ratoi" in output
     for command in (["fix", str(FIXTURES / "big-server"), "--select", "PGV110"], ["explain", "PGV110"],
-                    ["facts", str(FIXTURES / "big-server")]):
+                    ["facts", str(FIXTURES / "big-server")],
+                    ["baseline", "create", str(FIXTURES / "big-server"), "-o", str(tmp_path / "b.json")]):
         done = runner.invoke(app, command)
-        assert done.exit_code == 2 and "max_ratoi" in done.output, command
+        assert done.exit_code == 2 and f"{tmp_path / '.pgvet.toml'}: params.shared-buffers-too-large.max_ratoi" \
+            in done.output, command
 
 
 def test_issue_30_the_configuration_s_select_is_checked_when_the_command_line_replaces_it(
@@ -133,6 +137,19 @@ def test_issue_30_the_configuration_s_select_is_checked_when_the_command_line_re
     monkeypatch.chdir(tmp_path)
     code, output = lint(str(FIXTURES / "big-server"), "--select", "PGV110")
     assert code == 2 and "'PGV11O' matches no rule" in output
+
+
+@pytest.mark.parametrize(("content", "command_line"), [
+    ('ignore = ["PGV9999"]\n', []), ('select = ["no-such-rule"]\n', []),
+    ('select = ["no-such-rule"]\n', ["--select", "PGV110"])])
+def test_a_configured_selector_that_names_no_rule_is_said_to_be_the_configuration_s(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str, command_line: list[str]) -> None:
+    # was "--select/--ignore 'PGV9999' matches no rule" on a command line that had neither
+    (tmp_path / ".pgvet.toml").write_text(content)
+    monkeypatch.chdir(tmp_path)
+    code, output = lint(str(FIXTURES / "big-server"), *command_line)
+    assert code == 2
+    assert f"{tmp_path / '.pgvet.toml'}: select/ignore '" in output and "--select" not in output
 
 
 def test_bad_configuration_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -846,3 +863,26 @@ def test_an_error_is_said_with_its_control_characters_escaped(tmp_path: Path) ->
     assert done.returncode == 2
     assert "\x1b" not in done.stderr
     assert "/no\\x1b[31mpe" in done.stderr
+
+
+def test_ci_formats_locate_files_from_the_repository_root_when_run_in_a_subdirectory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a CI step run in a subdirectory (`working-directory: config`) gave `hosts/db7/postgresql.conf`, which code
+    # scanning, GitHub annotations and GitLab Code Quality look up from the repository's root: no such file there
+    (tmp_path / ".git").mkdir()
+    host = tmp_path / "config" / "hosts" / "db7"
+    host.mkdir(parents=True)
+    (host / "host.yaml").write_text("pg_version: 16\n")
+    (host / "postgresql.conf").write_text("shared_bufers = 1GB\n")
+    monkeypatch.chdir(tmp_path / "config")
+    wanted = "config/hosts/db7/postgresql.conf"
+    code, output = lint("hosts/db7", "--format", "sarif")
+    run = json.loads(output)["runs"][0]
+    assert code == 1 and run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.as_uri() + "/"
+    assert {result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for result in run["results"] if result["ruleId"] == "PGV401"} == {wanted}
+    assert f"file={wanted},line=1," in lint("hosts/db7", "--format", "github")[1]
+    issues = json.loads(lint("hosts/db7", "--format", "gitlab")[1])
+    assert {issue["location"]["path"] for issue in issues if issue["check_name"].startswith("PGV401")} == {wanted}
+    # a terminal's formats keep paths from where the user is, which they can open
+    assert "hosts/db7/postgresql.conf:1: ERROR PGV401" in lint("hosts/db7", "--format", "concise")[1]

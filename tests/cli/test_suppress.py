@@ -45,8 +45,23 @@ def test_inline_suppression_needs_a_reason_and_unused_ones_are_reported(tmp_path
     by_rule = {finding.rule_id: finding for finding in result.hosts[0].findings}
     assert by_rule["PGV402"].suppressed == "the 9.4 standby reads this file (OPS-12)"
     assert by_rule["PGV401"].suppressed is None  # no reason: not suppressed
-    assert any("30-planner.conf:5: unused suppression [PGV999]" in notice for notice in result.notices)
+    assert any("30-planner.conf:5: suppression names no rule: PGV999 (see 'pgvet rules')" in notice
+               for notice in result.notices)
     assert any("30-planner.conf:3: suppression without a reason" in notice for notice in result.notices)
+
+
+def test_a_suppression_naming_no_rule_says_so_with_the_rule_meant(tmp_path: Path) -> None:
+    # a misspelt name was "unused suppression [too-many-conections]", beside the finding it meant, failing the run
+    host = pg16_host(tmp_path, "work_mem = 8MB  # pgvet: ignore[too-many-conections] pooler in Q3\n"
+                               "# pgvet: ignore[PGV536, PGV9x] both\nmax_connections = 800\n")
+    (host / "host.yaml").write_text("pg_version: 16\ncpus: 4\n")
+    result = lint([host], LintOptions())
+    assert [finding.suppressed for finding in result.hosts[0].findings if finding.rule_id == "PGV536"] == ["both"]
+    assert any("postgresql.conf:1: suppression names no rule: too-many-conections (did you mean "
+               "too-many-connections?)" in notice for notice in result.notices), result.notices
+    assert any("postgresql.conf:2: suppression names no rule: PGV9x (see 'pgvet rules')" in notice
+               for notice in result.notices), result.notices
+    assert not any("unused suppression" in notice for notice in result.notices)
 
 
 def test_unused_suppressions_are_reported_in_files_without_findings(tmp_path: Path) -> None:
@@ -92,6 +107,29 @@ def test_baseline_ratchet(tmp_path: Path) -> None:
     remaining = json.loads(baseline.read_text())["findings"]
     assert len(remaining) == len(recorded) - 1
     assert set(remaining) <= set(recorded)
+
+
+def test_baseline_update_of_some_hosts_keeps_the_others_entries(tmp_path: Path) -> None:
+    # `update hosts/alpha` removed every entry of bravo, not linted, as fixed: the next lint of the fleet failed
+    # on all of bravo's accepted findings
+    (tmp_path / "alpha").mkdir()
+    (tmp_path / "bravo").mkdir()
+    alpha = pg16_host(tmp_path / "alpha", "max_connections = 700\n")
+    bravo = pg16_host(tmp_path / "bravo", "ssl = off\n")
+    for host, cpus in ((alpha, 3), (bravo, 5)):
+        (host / "host.yaml").write_text(f"pg_version: 16\ncpus: {cpus}\nname: {host.parent.name}\n")
+    baseline = tmp_path / "baseline.json"
+    assert runner.invoke(app, ["baseline", "create", str(alpha), str(bravo), "-o", str(baseline)]).exit_code == 0
+    recorded = json.loads(baseline.read_text())["findings"]
+    of_bravo = {key for key, entry in recorded.items() if entry["host"] == "bravo"}
+    assert of_bravo and any(entry["rule"].endswith("too-many-connections") for entry in recorded.values())
+    (alpha / "postgresql.conf").write_text("max_connections = 40\n")
+    updated = runner.invoke(app, ["baseline", "update", str(alpha), "-o", str(baseline)])
+    assert updated.exit_code == 0, updated.output
+    remaining = json.loads(baseline.read_text())["findings"]
+    assert of_bravo <= set(remaining)
+    assert not any(entry["rule"].endswith("too-many-connections") for entry in remaining.values())
+    assert runner.invoke(app, ["lint", str(alpha), str(bravo), "--baseline", str(baseline)]).exit_code == 0
 
 
 def test_issue_30_baseline_update_takes_its_file_as_create_does(tmp_path: Path,
@@ -162,10 +200,11 @@ def test_suppressions_are_judged_on_the_text_that_was_linted(tmp_path: Path) -> 
     (host / "conf.d" / "a.conf").write_text("# pgvet: ignore[unknown-parameter] our fork's\nfsync_mode = 1\n")
     loaded = load_host(host)
     assert loaded.unmarked_files == {"host.yaml", "postgresql.conf"}
-    result = evaluate_host(load_pack([]), loaded)
+    pack = load_pack([])
+    result = evaluate_host(pack, loaded)
     (host / "postgresql.conf").write_text("# pgvet: ignore[unknown-parameter] too late\nshared_buffer = 1\n")
     notices: list[str] = []
-    suppress_inline(result, notices)
+    suppress_inline(result, notices, {rule.id: rule.name for rule in pack.rules})
     unknown = {finding.path: finding.suppressed for finding in result.findings if finding.rule_id == "PGV401"}
     assert unknown == {"postgresql.conf": None, "conf.d/a.conf": "our fork's"}
     assert notices == []

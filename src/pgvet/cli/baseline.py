@@ -16,7 +16,7 @@ from pgvet.run.config import Config, load_config
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
 from pgvet.run.paths import HOST_MARKERS, host_directories
-from pgvet.run.suppress import baseline_document, baseline_entries, load_baseline
+from pgvet.run.suppress import baseline_document, baseline_entries, load_baseline, updated_baseline
 
 app = typer.Typer(help="Record today's findings so that only new ones fail (a ratchet).", no_args_is_help=True)
 
@@ -70,7 +70,7 @@ def baseline_update(
     given = host_directories(paths)
     result = lint(list(given.hosts), _baseline_options(settings, rules))
     _refuse_unread_hosts([*given.refused, *result.errors])
-    entries = baseline_entries(result, keep=set(recorded))
+    entries = updated_baseline(recorded, result)
     _write_baseline(baseline, baseline_document(entries), given.hosts)
     removed = len(recorded) - len(entries)
     typer.echo(f"{removed} fixed {'entry' if removed == 1 else 'entries'} removed, {len(entries)} "
@@ -86,7 +86,7 @@ def _baseline_options(settings: Config, rules: list[Path] | None) -> LintOptions
     """The rules `pgvet lint` runs — the configuration's packs and parameters, then --rules — so that the findings
     of a pack of one's own are recorded too (they failed the next lint). Every finding is recorded, whatever
     select, ignore and suppressions say: a rule ignored today and selected tomorrow is not new."""
-    return LintOptions(rules=[*settings.rules, *(rules or [])], params=settings.params)
+    return LintOptions(rules=[*settings.rules, *(rules or [])], params=settings.params, config_path=settings.path)
 
 
 def _refuse_unread_hosts(errors: list[HostError]) -> None:

@@ -24,7 +24,7 @@ from pgvet.cli.input_options import (
     explicit_inputs,
 )
 from pgvet.engine.derived import derived_values
-from pgvet.engine.evaluate import configure, plan_rules
+from pgvet.engine.evaluate import configure
 from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import RulePack
 from pgvet.errors import InputError, UsageError
@@ -32,7 +32,7 @@ from pgvet.provenance import Source
 from pgvet.report import one_line, visible
 from pgvet.report.facts import render_facts
 from pgvet.report.rules import explain_rule
-from pgvet.run.config import Config, load_config
+from pgvet.run.config import Config, configured_rules, load_config
 from pgvet.run.lint import run_lint
 from pgvet.run.options import RunOptions, comma_list, lint_options
 from pgvet.run.paths import host_directories
@@ -204,7 +204,7 @@ def _configured_pack(config: Path | None, rules: list[Path] | None) -> tuple[Con
     configuration's parameters checked as lint checks them (a misspelt one is an error here too)."""
     settings = load_config(config)
     pack = load_pack([*settings.rules, *(rules or [])])
-    plan_rules(configure(pack, settings.params), settings.params)
+    configured_rules(pack, settings.params, settings.path)
     return settings, pack
 
 

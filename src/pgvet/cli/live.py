@@ -13,7 +13,7 @@ from pgvet.cli.errors import reports_errors
 from pgvet.errors import UsageError
 from pgvet.findings import LintResult
 from pgvet.output_file import any_private
-from pgvet.report import FORMATS, Renderer, ReportOptions, default_format, destinations, one_line, visible
+from pgvet.report import FORMATS, Renderer, default_format, destinations, one_line, report_options, visible
 from pgvet.report.files import ReportFile
 from pgvet.run.config import SEVERITIES, load_config
 from pgvet.run.lint import exit_code
@@ -106,7 +106,7 @@ def render_outputs(result: LintResult, formats: list[str], outputs: list[Path], 
                    color: bool | None, text: Renderer | None = None) -> None:
     """Write each --format to its --output (or standard output); ``text`` replaces the text report."""
     for fmt, destination in destinations(formats or [default_format()], outputs):
-        options = ReportOptions(color=False if destination is not None else color, verbose=verbose)
+        options = report_options(fmt, color=False if destination is not None else color, verbose=verbose)
         rendered = (text if fmt == "text" and text is not None else FORMATS[fmt])(result, options)
         if destination is not None:
             with ReportFile(destination) as out:  # whole or not at all, as lint's reports

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
-from pgvet.paths import is_inside, real_path_in
+from pgvet.paths import is_inside, real_path_in, repository_of
 
 if TYPE_CHECKING:
     from pgvet.run.summary import RunSummary
@@ -54,7 +54,7 @@ class ReportOptions:
     color: bool | None = None  # None: decide from the terminal, NO_COLOR and PRE_COMMIT
     verbose: bool = False
     width: int | None = None
-    repo_root: Path | None = None  # paths in SARIF and annotations are relative to it
+    repo_root: Path | None = None  # paths are relative to it (None: the current directory): report_options
 
 
 Renderer = Callable[[LintResult, ReportOptions], str]
@@ -239,6 +239,19 @@ def destinations(formats: Sequence[str], outputs: Sequence[Path]) -> list[tuple[
 def default_format() -> str:
     """GitHub annotations under GitHub Actions, else the text report."""
     return "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+
+
+# The formats a code host reads (code scanning, workflow annotations, Code Quality): it looks their files up from
+# the repository's root, wherever in the repository pgvet ran.
+REPOSITORY_FORMATS = frozenset({"sarif", "github", "gitlab"})
+
+
+def report_options(fmt: str, *, color: bool | None, verbose: bool) -> ReportOptions:
+    """A format's options: its paths relative to the repository's root (the nearest directory at or above the
+    current one that holds .git) for REPOSITORY_FORMATS, to the current directory for the others, which a user
+    opens from where they are."""
+    root = repository_of(os.getcwd()) if fmt in REPOSITORY_FORMATS else None
+    return ReportOptions(color=color, verbose=verbose, repo_root=Path(root) if root is not None else None)
 
 
 def use_color(options: ReportOptions, is_terminal: bool) -> bool:

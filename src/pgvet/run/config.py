@@ -21,12 +21,16 @@ from __future__ import annotations
 import os
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pgvet.engine.evaluate import ParamOverrides, Plan, configure, plan_rules
 from pgvet.engine.loader import RULE_SUFFIXES
+from pgvet.engine.pack import RulePack
 from pgvet.errors import UsageError
+from pgvet.findings import RuleMeta
 from pgvet.inputs.reading import read_input
 from pgvet.paths import is_inside, repository_of
 from pgvet.provenance import Source
@@ -211,3 +215,14 @@ def load_config(explicit: Path | None = None, start: Path | None = None) -> Conf
         ignore_file=base / ignore_file if isinstance(ignore_file, str) else None,
         path=path,
     )
+
+
+def configured_rules(pack: RulePack, params: ParamOverrides, path: Path | None,
+                     selected: Callable[[RuleMeta], bool] | None = None) -> tuple[RulePack, Plan]:
+    """The pack with the configuration's parameters of derived values, and its rules to evaluate with theirs (those
+    ``selected``); a parameter that is wrong is an error naming the configuration file ``path`` they came from."""
+    try:
+        configured = configure(pack, params)
+        return configured, plan_rules(configured, params, selected)
+    except UsageError as error:
+        raise UsageError(error.message, error.source or (Source(str(path)) if path is not None else None)) from None

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from pgvet.engine.derived import derived_values, expand
-from pgvet.engine.evaluate import Plan, configure, evaluate_hosts, plan_rules
+from pgvet.engine.evaluate import Plan, evaluate_hosts
 from pgvet.engine.ir import Value
 from pgvet.engine.loader import RulePack
 from pgvet.engine.planner import Planner
 from pgvet.errors import InputError, UsageError
 from pgvet.findings import HostError, HostResult, RuleMeta
 from pgvet.provenance import Source
+from pgvet.run.config import configured_rules
 from pgvet.run.options import LintOptions
 from pgvet.run.suppress import IgnoreFiles, suppress_inline
 from pgvet.snapshot.facts import Fact, HostFacts
@@ -38,14 +39,17 @@ def make_selector(select: Sequence[str], ignore: Sequence[str]) -> Callable[[Rul
     return selected
 
 
-def validate_selectors(pack: RulePack, selectors: Sequence[str]) -> None:
-    """A selector that names nothing is a typo: say so instead of silently linting nothing."""
+def validate_selectors(pack: RulePack, selectors: Sequence[str], configuration: Path | None = None) -> None:
+    """A selector that names nothing is a typo: say so instead of silently linting nothing, naming where it was
+    written: the configuration file given, else the command line."""
     metas = list(pack.meta().values())
+    where = Source(str(configuration)) if configuration is not None else None
+    label = "select/ignore" if configuration is not None else "--select/--ignore"
     for selector in selectors:
         if not selector.strip():  # as an id prefix it would match every rule: `--ignore ''` linted nothing
-            raise UsageError(f"--select/--ignore '{selector}' is empty: name a rule id, id prefix, name or tag")
+            raise UsageError(f"{label} '{selector}' is empty: name a rule id, id prefix, name or tag", where)
         if not any(matches(meta, selector) for meta in metas):
-            raise UsageError(f"--select/--ignore '{selector}' matches no rule id, name or tag (see 'pgvet rules')")
+            raise UsageError(f"{label} '{selector}' matches no rule id, name or tag (see 'pgvet rules')", where)
 
 
 # The facts a host keeps once its rules are evaluated, for what reads them afterwards: the RAM picture
@@ -117,16 +121,18 @@ class Linter:
     wanted: frozenset[str] | None
     planner: Planner
     ignoring: IgnoreFiles
+    rule_names: dict[str, str]  # every rule's name by its id, selected or not: what a suppression may name
 
     @classmethod
     def of(cls, pack: RulePack, options: LintOptions) -> Linter:
-        pack = configure(pack, options.params)  # the derived values' parameters; a table naming nothing refused
-        selected = make_selector(options.select, options.ignore)
-        rules = plan_rules(pack, options.params, selected)
+        # the derived values' parameters and the rules'; a table naming nothing, or a wrong parameter, refused
+        pack, rules = configured_rules(pack, options.params, options.config_path,
+                                       make_selector(options.select, options.ignore))
         # a PGVET_TODAY that is no date refuses the run here (exit 2), not each host as an internal error
-        ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat())
+        rule_names = {rule.id: rule.name for rule in pack.rules}
+        ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat(), rule_names)
         return cls(pack, options, rules, None if options.keep_facts else facts_read(pack), Planner(pack, rules),
-                   ignoring)
+                   ignoring, rule_names)
 
     def lint_batch(self, directories: Sequence[Path | None]) -> list[HostResult | HostError]:
         """The hosts' outcomes, in order: every host of the batch read, then the rules evaluated rule by rule on
@@ -167,7 +173,7 @@ class Linter:
         rule proposes nothing: the suppressions are applied here as LintRun judges them later (with their
         notices, in the process that reports), then undone, so that judging starts from the findings as made."""
         try:
-            suppress_inline(result, [])
+            suppress_inline(result, [], self.rule_names)
             self.ignoring.apply(result, self.ignoring.entries(result, []), [])
         except InputError:
             pass  # an invalid ignore file makes the host an error when it is judged

@@ -19,7 +19,7 @@ from pgvet.errors import InputError, UsageError
 from pgvet.findings import HostError, HostResult, LintResult
 from pgvet.output_file import any_private
 from pgvet.pgparams import SUPPORTED_MAJORS
-from pgvet.report import HostWriter, ReportOptions, default_format, destinations, writer_factory
+from pgvet.report import HostWriter, default_format, destinations, report_options, writer_factory
 from pgvet.report.files import ReportFile
 from pgvet.report.progress import progress_bar
 from pgvet.run.config import SEVERITIES, load_config
@@ -52,7 +52,8 @@ class LintRun:
                  given: GivenPaths | None = None) -> None:
         """``jobs``: --jobs, the processes asked for (0: as many as pay); worker_count says how many are used."""
         pack = load_pack(options.rules)
-        validate_selectors(pack, [*options.select, *options.ignore, *options.configured_select])
+        validate_selectors(pack, [*options.configured_select, *options.configured_ignore], options.config_path)
+        validate_selectors(pack, [*options.select, *options.ignore])
         self.linter = Linter.of(pack, options)
         self.directories = directories
         self.jobs = worker_count(len(directories), jobs)  # a wrong PGVET_JOBS_MIN_HOSTS refuses the run here
@@ -114,7 +115,7 @@ class LintRun:
         host = outcome.host_facts
         try:
             entries = self.ignoring.entries(outcome, own_ignored)
-            suppress_inline(outcome, own_inline)
+            suppress_inline(outcome, own_inline, self.linter.rule_names)
             self.ignoring.apply(outcome, entries, own_ignored)
             if self.baseline is not None:
                 mark_baseline(outcome, self.baseline)
@@ -208,9 +209,8 @@ def write_reports(run: LintRun, *, formats: list[str], outputs: list[Path], verb
             if destination is not None:
                 out = files.enter_context(ReportFile(destination))
                 reports.append(out)
-            report_options = ReportOptions(color=False if out is not None else color, verbose=verbose)
-            factory = writer_factory(fmt)
-            writer = factory(run, report_options, sys.stdout if out is None else out)
+            options = report_options(fmt, color=False if out is not None else color, verbose=verbose)
+            writer = writer_factory(fmt)(run, options, sys.stdout if out is None else out)
             files.callback(writer.close)  # its spools, also when the run fails
             writers.append(writer)
         on_stdout = [fmt for fmt, destination in paired if destination is None]

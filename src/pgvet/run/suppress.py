@@ -17,10 +17,13 @@ and do not fail the run; ``pgvet baseline update`` only removes entries that no 
 
 from __future__ import annotations
 
+import datetime
+import difflib
 import json
 import os
 import re
 import stat
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
@@ -81,8 +84,22 @@ def suppression_comment(line: str) -> tuple[str, str] | None:
     return line[start.end():close], line[close + 1:]
 
 
-def suppress_inline(host: HostResult, notices: list[str]) -> None:
-    """Mark the host's findings that a comment suppresses; notices for comments that are wrong or unused."""
+def unknown_rules(selectors: Collection[str], rule_names: Mapping[str, str]) -> str | None:
+    """What a notice says of the selectors that name no rule (``rule_names``: the run's rules, id to name), with
+    the name probably meant: a misspelt name is not merely unused. Names alone are offered: the id nearest a
+    wrong one differs by a digit, and is no more likely the one meant than any other. None when each names one."""
+    unknown = [selector for selector in selectors
+               if selector not in rule_names and selector not in rule_names.values()]
+    if not unknown:
+        return None
+    meant = [match for selector in unknown for match in difflib.get_close_matches(selector, rule_names.values(), n=1)]
+    hint = f"did you mean {', '.join(meant)}?" if meant else "see 'pgvet rules'"
+    return f"{', '.join(unknown)} ({hint})"
+
+
+def suppress_inline(host: HostResult, notices: list[str], rule_names: Mapping[str, str]) -> None:
+    """Mark the host's findings that a comment suppresses; notices for comments that are wrong, name no rule
+    (``rule_names``: the run's rules, id to name) or are unused."""
     root, unmarked = host.host_facts.root, host.host_facts.unmarked_files
     files: dict[str, dict[int, Suppression]] = {}
 
@@ -110,9 +127,12 @@ def suppress_inline(host: HostResult, notices: list[str]) -> None:
         read(path)
     for comments in files.values():
         for suppression in comments.values():
+            unknown = unknown_rules(suppression.selectors, rule_names)
             if not suppression.reason:
                 notices.append(f"{host.host_facts.name}: {suppression.source}: suppression without a reason "
                                "is ignored (write the reason after the brackets)")
+            elif unknown is not None:
+                notices.append(f"{host.host_facts.name}: {suppression.source}: suppression names no rule: {unknown}")
             elif not suppression.used:
                 notices.append(f"{host.host_facts.name}: {suppression.source}: unused suppression "
                                f"[{', '.join(suppression.selectors)}]")
@@ -184,20 +204,37 @@ def load_ignore_file(path: Path) -> list[IgnoreEntry]:
                 raise InputError(f"'{key}' must be a single value, not a list or a mapping", where)
         if not item.get("rule") or not str(item.get("reason", "")).strip():
             raise InputError("an entry needs a rule and a reason", where)
-        expires = item.get("expires")
+        expires = _expiry(item["expires"], where) if item.get("expires") is not None else None
         entries.append(IgnoreEntry(str(item.get("host", "*")), str(item["rule"]),
                                    str(item["subject"]) if item.get("subject") is not None else None,
-                                   str(item["reason"]).strip(), str(expires) if expires is not None else None, where))
+                                   str(item["reason"]).strip(), expires, where))
     return entries
+
+
+def _expiry(value: object, where: Source) -> str:
+    """An entry's expiry as YYYY-MM-DD, which compares with today's as text; InputError for anything else: taken
+    as it was written, 'tomorrow' or 27-01-2027 never expired, and '2026-9-1' expired a year late."""
+    if isinstance(value, datetime.datetime):  # a YAML timestamp with a time: the day is what expires
+        return value.date().isoformat()
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    try:
+        if isinstance(value, str):
+            return datetime.date.fromisoformat(value).isoformat()
+    except ValueError:
+        pass
+    raise InputError(f"'expires' must be a date YYYY-MM-DD, not {str(value)!r}", where)
 
 
 class IgnoreFiles:
     """Suppress findings matched by the ignore file: the one given for the run (loaded once), else each
     host's .pgvet-ignore.yaml; applied host by host."""
 
-    def __init__(self, explicit: Path | None, today: str) -> None:
+    def __init__(self, explicit: Path | None, today: str, rule_names: Mapping[str, str]) -> None:
+        """``rule_names``: the run's rules, id to name, that entries naming none are reported."""
         self.shared = load_ignore_file(explicit) if explicit is not None else None
         self.today = today
+        self.rule_names = rule_names
 
     def entries(self, host: HostResult, notices: list[str]) -> list[IgnoreEntry]:
         """The entries for a host: the shared file's, else the host's own, read now (InputError when invalid,
@@ -236,7 +273,7 @@ class IgnoreFiles:
                     entry.used = True
                     finding.suppressed = entry.reason
         if self.shared is None:
-            _report_entries(notices, entries, f"{host.host_facts.name}: ", self.today)
+            _report_entries(notices, entries, f"{host.host_facts.name}: ", self.today, self.rule_names)
 
     @staticmethod
     def _own(host: HostResult, notices: list[str]) -> list[IgnoreEntry]:
@@ -269,12 +306,16 @@ class IgnoreFiles:
     def finish(self, notices: list[str]) -> None:
         """The shared file's expired and unused entries, known once every host is done."""
         if self.shared is not None:
-            _report_entries(notices, self.shared, "", self.today)
+            _report_entries(notices, self.shared, "", self.today, self.rule_names)
 
 
-def _report_entries(notices: list[str], entries: list[IgnoreEntry], prefix: str, today: str) -> None:
+def _report_entries(notices: list[str], entries: list[IgnoreEntry], prefix: str, today: str,
+                    rule_names: Mapping[str, str]) -> None:
     for entry in entries:
-        if entry.expires is not None and entry.expires < today:
+        unknown = unknown_rules((entry.rule,), rule_names)
+        if unknown is not None:
+            notices.append(f"{prefix}{entry.source}: ignore entry names no rule: {unknown}")
+        elif entry.expires is not None and entry.expires < today:
             notices.append(f"{prefix}{entry.source}: expired ignore entry ({entry.rule}, {entry.expires})")
         elif not entry.used:
             notices.append(f"{prefix}{entry.source}: unused ignore entry ({entry.rule})")
@@ -300,15 +341,22 @@ def mark_baseline(host: HostResult, entries: dict[str, dict[str, object]]) -> No
             finding.baseline = True
 
 
-def baseline_entries(result: LintResult, keep: set[str] | None = None) -> dict[str, dict[str, object]]:
-    """The current findings by fingerprint (one entry for findings that share one: two hosts of one name); with
-    ``keep``, only those already in the baseline (update)."""
+def baseline_entries(result: LintResult) -> dict[str, dict[str, object]]:
+    """The current findings by fingerprint (one entry for findings that share one: two hosts of one name)."""
     return {
         finding.fingerprint: {"rule": f"{finding.rule_id} {finding.rule_name}", "host": finding.host,
                               "path": finding.path, "message": " ".join(finding.message.split())}
         for host in result.hosts for finding in host.findings
-        if keep is None or finding.fingerprint in keep
     }
+
+
+def updated_baseline(recorded: dict[str, dict[str, object]], result: LintResult) -> dict[str, dict[str, object]]:
+    """The baseline without the entries the run found fixed: those of a host it linted that no current finding
+    has. The entries of the hosts it did not lint stay (`update hosts/alpha` is not a claim about bravo)."""
+    linted = {host.host_facts.name for host in result.hosts}
+    current = baseline_entries(result)
+    return {key: current.get(key, entry) for key, entry in recorded.items()
+            if key in current or (entry.get("host") if isinstance(entry, dict) else None) not in linted}
 
 
 def baseline_document(entries: dict[str, dict[str, object]]) -> str:
