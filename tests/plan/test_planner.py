@@ -475,3 +475,23 @@ def test_a_pool_the_reboot_would_drop_is_reserved_again(tmp_path: Path) -> None:
     fix_host(path, LintOptions(), write_files=True)
     kernelsim.apply_and_reboot(path)
     assert "PGV110" not in {finding.rule_id for finding in host_result(path).findings}
+
+
+def test_effective_cache_size_has_one_target_when_shared_buffers_exceeds_the_ram(tmp_path: Path) -> None:
+    # a container of 16 GB on 64 GB, shared_buffers = 24GB by ALTER SYSTEM (kept: the fix cannot write it) and
+    # effective_cache_size = 4GB: effective-cache-size-below-shared-buffers (PGV534) asked for shared_buffers, 24 GB,
+    # then effective-cache-size-above-ram (PGV533) for the RAM, 16 GB, in turn, until the target gave up on
+    # effective_cache_size ("pgvet's rules do not agree on a value")
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(64 * GB_KB, 0, committed_kb=8 * GB_KB),
+        "sysctl.txt": sysctl(),
+        "sysfs.txt": f"/sys/fs/cgroup/memory.max:{16 * GB_KB * 1024}\n",
+        "postgresql.conf": "effective_cache_size = 4GB\nhuge_pages = off\n",
+        "postgresql.auto.conf": "shared_buffers = '24GB'\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path)
+    assert result.target is not None
+    pinned = [step.setting.name for step in result.target.by_hand if step.setting is not None]
+    assert "effective_cache_size" not in pinned
+    assert changes(result)["effective_cache_size"] == "16384MB"
