@@ -7,6 +7,7 @@ in its host.yaml, so ``pgvet lint DIR`` later gives the same findings. docs/live
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import socket
 import sys
@@ -19,6 +20,7 @@ from typing import Any
 from pgvet.errors import InputError
 from pgvet.findings import LintResult
 from pgvet.inputs.host_yaml import WORKLOADS
+from pgvet.inputs.reading import read_text
 from pgvet.interrupt import Interrupted
 from pgvet.provenance import Source
 from pgvet.run.options import LintOptions
@@ -107,7 +109,6 @@ def load_answers(path: Path) -> tuple[Any, Answers]:
     from ruamel.yaml import YAML
 
     from pgvet.inputs.host_yaml import parse_host_yaml
-    from pgvet.inputs.reading import read_text
 
     text = read_text(path, str(path))
     parse_host_yaml(text, str(path))  # raises ParseError with the file and line
@@ -186,7 +187,6 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
 def _server_error(directory: Path) -> str | None:
     """Why the collection read no server, as its collect.json says."""
     from pgvet.inputs.collect_json import parse_collect_json
-    from pgvet.inputs.reading import read_text
 
     manifest = parse_collect_json(read_text(directory / "collect.json", "collect.json", directory), "collect.json")
     return None if manifest.server_error is None else manifest.server_error.value
@@ -209,8 +209,6 @@ class _Origins:
 
     def _line(self, name: str, number: int | None) -> str | None:
         if name not in self.lines:
-            from pgvet.inputs.reading import read_text
-
             try:
                 self.lines[name] = read_text(self.directory / name, name, self.directory).splitlines()
             except InputError:
@@ -236,9 +234,6 @@ class _Origins:
 def _point_at_origins(result: LintResult, directory: Path) -> None:
     """Places in a temporary snapshot name where they were read from instead (``_Origins``): the snapshot is
     removed when the command ends."""
-    import json
-
-    from pgvet.inputs.reading import read_text
     from pgvet.live.writer import copied_from
 
     try:
