@@ -374,3 +374,24 @@ def test_a_suppressed_findings_fix_is_a_part_of_the_target(tmp_path: Path) -> No
     text = CliRunner().invoke(app, ["lint", str(host), "--no-color"]).stdout
     assert "PGV120 page-tables-estimate-high (suppressed: measured)" in text
     assert "73638" not in text and "vm.zone_reclaim_mode = 0" not in text
+
+
+def test_declared_values_that_would_starve_the_host_are_not_to_be_applied(tmp_path: Path) -> None:
+    # strict overcommit, vm.overcommit_ratio = 90, and a sysctl.d file whose vm.overcommit_kbytes = 0, last, zeroes
+    # it: at the next `sysctl --system` or reboot CommitLimit falls to the swap, none, against 49 GB committed. No
+    # ratio can be written (the one that leaves the cache 20 % of RAM is below what is committed), and
+    # commit-limit-mismatch (PGV102) said to apply the declared values
+    mem_kb, pages = 64 * GB_KB, 2455
+    limit_kb = ((mem_kb - pages * 2048) // 4 * 90 // 100) * 4
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(mem_kb, 0, committed_kb=limit_kb * 93 // 100, pages=pages, ratio=90),
+        "sysctl.txt": sysctl(vm__overcommit_memory=2, vm__overcommit_ratio=90, vm__nr_hugepages=pages),
+        "sysctl.d/50-db.conf": f"vm.overcommit_ratio = 90\nvm.overcommit_memory = 2\nvm.nr_hugepages = {pages}\n"
+                               "vm.overcommit_kbytes = 0\n",
+        "postgresql.conf": "shared_buffers = 4GB\nhuge_pages = try\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path)
+    assert "vm.overcommit_ratio" not in changes(result)
+    text = finding_of(result, "PGV102").fix.text or ""
+    assert text.startswith("Do not apply the declared values as they are"), text
