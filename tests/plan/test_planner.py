@@ -395,3 +395,25 @@ def test_declared_values_that_would_starve_the_host_are_not_to_be_applied(tmp_pa
     assert "vm.overcommit_ratio" not in changes(result)
     text = finding_of(result, "PGV102").fix.text or ""
     assert text.startswith("Do not apply the declared values as they are"), text
+
+
+def test_shared_memory_that_grows_is_blamed_on_what_makes_it_larger(tmp_path: Path) -> None:
+    # 512 GB in strict overcommit, 82 % of CommitLimit committed, shared_buffers 26 GB and a pool that holds it, but
+    # huge_pages = off. The target raised shared_buffers past the pool, so PostgreSQL would commit 100 GB more at its
+    # restart; that was blamed on huge_pages (decided after shared_buffers), which was kept off, and the 26 GB stayed
+    # outside the pool that was reserved for them
+    mem_kb, pages = 512 * GB_KB, 13962
+    limit_kb = ((mem_kb - pages * 2048) // 4 * 100 // 100) * 4
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(mem_kb, 0, committed_kb=limit_kb * 82 // 100, pages=pages, ratio=100),
+        "sysctl.txt": sysctl(vm__overcommit_memory=2, vm__overcommit_ratio=100, vm__nr_hugepages=pages),
+        "postgresql.conf": "shared_buffers = 26214MB\nhuge_pages = off\nmax_wal_size = 16GB\n"
+                           "effective_cache_size = 384GB\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path)
+    assert result.target is not None
+    assert changes(result).get("huge_pages") == "on"
+    pinned = {step.setting.name: step.text for step in result.target.by_hand if step.setting is not None}
+    assert "huge_pages" not in pinned and "shared_buffers" in pinned
+    assert "could not map anonymous shared memory" in pinned["shared_buffers"]

@@ -92,6 +92,11 @@ def _verify_commit_limit(planner: Planner, before: Values, after: Values, change
         return
     if growth:
         names = ["derived.commit_limit", "sysctl.vm.overcommit_memory", "derived.shared_memory_outside_huge_pages"]
+        old_size, new_size = _number(before.derived("shared_memory_size")), _number(after.derived("shared_memory_size"))
+        if old_size is not None and new_size is not None and new_size > old_size:
+            # shared memory made larger is the growth's cause, not the huge pages it no longer fits in: blaming
+            # huge_pages (decided later) kept off the huge pages that hold the shared memory PostgreSQL has now
+            names = ["derived.shared_memory_size"]
         reason = (f"with it PostgreSQL would commit {_size(growth)} more shared memory when it restarts (outside "
                   f"huge pages, a shared mapping is committed whole), and CommitLimit, {_size(limit)}, would be below "
                   f"the {_size(floor)} that what is committed then needs (Committed_AS and a margin): PostgreSQL "
