@@ -417,3 +417,24 @@ def test_shared_memory_that_grows_is_blamed_on_what_makes_it_larger(tmp_path: Pa
     pinned = {step.setting.name: step.text for step in result.target.by_hand if step.setting is not None}
     assert "huge_pages" not in pinned and "shared_buffers" in pinned
     assert "could not map anonymous shared memory" in pinned["shared_buffers"]
+
+
+def test_a_pool_the_reboot_would_drop_is_reserved_again(tmp_path: Path) -> None:
+    # 5 000 pages running for huge_pages = on, and sysctl.conf, applied last, says vm.nr_hugepages = 0: the reboot that
+    # applies the fix drops the pool and PostgreSQL does not start. The target's pool was predicted as the booted
+    # host's (none: the prediction was not made again for a setting the reboot had already changed), PGV114 fired
+    # on it and the pool was pinned
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(32 * GB_KB, 2 * GB_KB, committed_kb=16 * GB_KB, pages=5000),
+        "sysctl.txt": sysctl(vm__nr_hugepages=5000),
+        "sysctl.conf": "vm.nr_hugepages = 0\n",
+        "postgresql.conf": "shared_buffers = 8GB\nhuge_pages = on\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path)
+    assert result.target is not None
+    assert not [step.text for step in result.target.by_hand if step.setting is not None]
+    assert int(changes(result)["vm.nr_hugepages"]) > 4000
+    fix_host(path, LintOptions(), write_files=True)
+    kernelsim.apply_and_reboot(path)
+    assert "PGV110" not in {finding.rule_id for finding in host_result(path).findings}

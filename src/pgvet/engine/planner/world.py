@@ -94,7 +94,7 @@ class World:
         host = HostFacts(self.host.name, self.host.root, facts, items, self.host.notes, self.host.warnings)
         # a prediction is computed again when a fact it reads has just changed; predictions read each other (and
         # themselves: the pool of other sizes is read from Hugetlb), so until none moves
-        fresh = (touched - self.changed) | set(also)
+        fresh = touched | set(also)
         kept = planner.derived_kept(self.derived, touched)
         for _ in range(len(planner.predictions) + 2):
             due = [formula for formula in planner.predictions if not fresh.isdisjoint(formula.inputs)]
