@@ -438,3 +438,38 @@ def test_a_pool_the_reboot_would_drop_is_reserved_again(tmp_path: Path) -> None:
     fix_host(path, LintOptions(), write_files=True)
     kernelsim.apply_and_reboot(path)
     assert "PGV110" not in {finding.rule_id for finding in host_result(path).findings}
+def _edit(path: Path, values: dict[str, object], separator: str) -> None:
+    text = path.read_text()
+    for name, value in values.items():
+        text, count = re.subn(rf"(?m)^{re.escape(name)}{separator}.*$", f"{name}{separator}{value}", text)
+        assert count == 1, name
+    path.write_text(text)
+
+
+def test_the_target_is_worked_out_on_the_host_as_its_files_boot_it(tmp_path: Path) -> None:
+    # small-vm on 32 GB in strict overcommit, vm.overcommit_ratio = 60 set at run time, and a sysctl.d file that
+    # writes vm.overcommit_kbytes = 0: writing it zeroes the ratio (mm/util.c), so the reboot that applies the fix
+    # left CommitLimit at the swap alone, 4 GB against 16 GB committed. The target was worked out with the running
+    # ratio (what PGV105 asks for: nothing to change) and left it out; after the fix PGV104 and PGV105 asked for
+    # it, so a second fix changed something
+    path = tmp_path / "db"
+    shutil.copytree(FIXTURES / "small-vm", path)
+    _edit(path / "sysctl.txt", {"vm.nr_hugepages": 2770, "vm.overcommit_memory": 2, "vm.overcommit_ratio": 60}, " = ")
+    _edit(path / "meminfo.txt", {"MemTotal": "        33432543 kB", "SwapTotal": "       4194304 kB",
+                                 "SwapFree": "       4194304 kB", "CommitLimit": "     20850052 kB",
+                                 "Committed_AS": "    16680041 kB", "HugePages_Total": "       2770",
+                                 "HugePages_Free": "       2770", "Hugetlb": "               5672960 kB"}, ":")
+    (path / "sysctl.d").mkdir()
+    (path / "sysctl.d" / "10-tuning.conf").write_text("vm.overcommit_kbytes = 0\n")
+    with (path / "postgresql.conf").open("a") as conf:
+        conf.write("shared_buffers = '1632MB'\nwork_mem = '32MB'\neffective_cache_size = '24GB'\n")
+    with (path / "postgresql.auto.conf").open("a") as auto_conf:
+        auto_conf.write("max_connections = '50'\nhuge_pages = 'try'\n")
+    with (path / "host.yaml").open("a") as host_yaml:
+        host_yaml.write("pg_instances: 3\n")
+    assert "vm.overcommit_ratio" in changes(host_result(path))
+    fix_host(path, LintOptions(), write_files=True)
+    kernelsim.apply_and_reboot(path)
+    after = kernelsim.read_meminfo(path / "meminfo.txt")
+    assert after["CommitLimit"] >= 1.1 * after["Committed_AS"]
+    assert "vm.overcommit_ratio" not in changes(host_result(path))

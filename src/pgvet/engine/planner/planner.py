@@ -146,9 +146,8 @@ class Planner:
                 setting = min(history[-1])
                 turns = ", ".join(dict.fromkeys(values[setting] for values in history if setting in values))
                 raise Pin(setting, f"pgvet's rules do not agree on a value (they ask for {turns} in turn)")
-        unchanged = World(host)
         target = Target(changes=sorted((change for change in changes.values()
-                                        if not unchanged.holds(change.setting, change.target)),
+                                        if not baseline.holds(change.setting, change.target)),
                                        key=lambda change: (self.rank[change.setting], change.setting)))
         final = self._findings_on(world, current)
         target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)

@@ -57,10 +57,21 @@ class World:
     @classmethod
     def rebooted(cls, host: HostFacts, planner: Planner, derived: dict[str, Value] | None = None) -> World:
         """The host once rebooted with its own settings: a fix is applied with `sysctl --system` and a reboot,
-        which reserves the huge page pool whole (a pool the running kernel could not find all of included).
-        ``derived``: host-wide derived values computed on the host as it is (left as they are)."""
-        return cls(host, derived={} if derived is None else derived).with_values(
-            {}, planner, also=("sysctl.vm.nr_hugepages",))
+        which writes the declared kernel values (a ratio/bytes pair's zeroing included: CommitLimit as they make
+        it, not as measured) and reserves the huge page pool whole (a pool the running kernel could not find all
+        of included). ``derived``: host-wide derived values computed on the host as it is (left as they are)."""
+        facts = dict(host.facts)
+        declared = [name for name in host.facts if name.startswith("sysctl_conf.")]
+        booted = set()  # the running values the declared ones replace
+        for name in declared:
+            running = f"sysctl.{name.removeprefix('sysctl_conf.')}"
+            if running in facts and facts[running].value != facts[name].value:
+                facts[running] = facts[name]._replace(name=running)
+                booted.add(running)
+        host = HostFacts(host.name, host.root, facts, host.items, host.notes, host.warnings)
+        kept = planner.derived_kept({} if derived is None else derived, booted)
+        return cls(host, frozenset(booted), kept).with_values(
+            {}, planner, also=("sysctl.vm.nr_hugepages", *declared, *booted))
 
     def with_values(self, values: Mapping[Setting, str], planner: Planner, also: Iterable[str] = ()) -> World:
         """The world with these settings, and what the kernel and PostgreSQL then show (``also``: facts to take as
