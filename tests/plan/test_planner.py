@@ -473,3 +473,57 @@ def test_the_target_is_worked_out_on_the_host_as_its_files_boot_it(tmp_path: Pat
     after = kernelsim.read_meminfo(path / "meminfo.txt")
     assert after["CommitLimit"] >= 1.1 * after["Committed_AS"]
     assert "vm.overcommit_ratio" not in changes(host_result(path))
+
+
+def test_effective_cache_size_has_one_target_when_shared_buffers_exceeds_the_ram(tmp_path: Path) -> None:
+    # a container of 16 GB on 64 GB, shared_buffers = 24GB by ALTER SYSTEM (kept: the fix cannot write it) and
+    # effective_cache_size = 4GB: effective-cache-size-below-shared-buffers (PGV534) asked for shared_buffers, 24 GB,
+    # then effective-cache-size-above-ram (PGV533) for the RAM, 16 GB, in turn, until the target gave up on
+    # effective_cache_size ("pgvet's rules do not agree on a value")
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(64 * GB_KB, 0, committed_kb=8 * GB_KB),
+        "sysctl.txt": sysctl(),
+        "sysfs.txt": f"/sys/fs/cgroup/memory.max:{16 * GB_KB * 1024}\n",
+        "postgresql.conf": "effective_cache_size = 4GB\nhuge_pages = off\n",
+        "postgresql.auto.conf": "shared_buffers = '24GB'\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path)
+    assert result.target is not None
+    pinned = [step.setting.name for step in result.target.by_hand if step.setting is not None]
+    assert "effective_cache_size" not in pinned
+    assert changes(result)["effective_cache_size"] == "16384MB"
+
+
+def test_a_host_that_runs_well_but_would_boot_into_trouble_gets_a_target(tmp_path: Path) -> None:
+    # the running host's background threshold is 10 %; its sysctl.d writes 64 MB of background bytes, then a ratio
+    # of 50 % that zeroes them: at the next boot background writeback waits for half of the page cache
+    path = tmp_path / "db"
+    shutil.copytree(FIXTURES / "small-vm", path)
+    (path / "sysctl.d").mkdir()
+    (path / "sysctl.d" / "90-postgresql.conf").write_text(
+        "vm.dirty_background_bytes = 67108864\nvm.dirty_background_ratio = 50\n")
+    assert "PGV136" not in {finding.rule_id for finding in host_result(path).findings}
+    assert "vm.dirty_background_bytes" in changes(host_result(path))
+    fix_host(path, LintOptions(), write_files=True)
+    kernelsim.apply_and_reboot(path)
+    result = host_result(path)
+    assert "PGV136" not in {finding.rule_id for finding in result.findings}
+    assert not changes(result)
+
+
+def test_a_running_value_the_files_already_mend_is_not_written_again(tmp_path: Path) -> None:
+    # running vm.dirty_ratio = 20 (dirty-ratios-too-high); the files write bytes that replace both ratios at the
+    # next boot
+    path = tmp_path / "db"
+    shutil.copytree(FIXTURES / "small-vm", path)
+    (path / "sysctl.d").mkdir()
+    (path / "sysctl.d" / "90-postgresql.conf").write_text(
+        "vm.dirty_background_bytes = 67108864\nvm.dirty_bytes = 268435456\n")
+    result = host_result(path)
+    finding = finding_of(result, "PGV135")
+    assert not finding.fix.sysctl
+    assert (finding.fix.text or "").startswith(
+        "Resolved by applying the kernel values the host's files already declare (`sysctl --system` or a reboot): "
+        "vm.dirty_background_bytes (0 → 67108864)")
+    assert not {name for name in changes(result) if name.startswith("vm.dirty")}

@@ -461,18 +461,23 @@ def test_dirty_ratios_apply_to_memory_outside_the_huge_page_pool(tmp_path: Path)
 
 
 def test_fix_write_puts_a_pair_value_after_the_counterpart_line_that_would_undo_it(tmp_path: Path) -> None:
+    # the files write the background bytes, then a ratio that zeroes them: at boot the host runs a background
+    # threshold of 50 %, which PGV136 finds too large (the running host, at 10 %, is fine)
     host = tmp_path / "host"
     shutil.copytree(FIXTURES / "small-vm", host)
     (host / "sysctl.d").mkdir()
-    (host / "sysctl.d" / "90-postgresql.conf").write_text("vm.dirty_ratio = 30\nvm.dirty_bytes = 536870912\n")
-    result = CliRunner().invoke(app, ["fix", str(host), "--write", "--select=PGV135"])
+    (host / "sysctl.d" / "90-postgresql.conf").write_text(
+        "vm.dirty_background_bytes = 67108864\nvm.dirty_background_ratio = 50\n")
+    result = CliRunner().invoke(app, ["fix", str(host), "--write", "--select=PGV136"])
     assert result.exit_code == 0, result.output
-    # the ratio is changed in place and the bytes line, which would zero it, commented out
+    # the bytes value is kept in place and the ratio line, which would zero it, commented out
     assert (host / "sysctl.d" / "90-postgresql.conf").read_text() == (
-        "vm.dirty_ratio = 10\n# vm.dirty_bytes = 536870912    # pgvet fix: replaced by vm.dirty_ratio = 10\n"
-        "vm.dirty_background_ratio = 5\n")
+        "vm.dirty_background_bytes = 67108864\n"
+        "# vm.dirty_background_ratio = 50    # pgvet fix: replaced by vm.dirty_background_bytes = 67108864\n"
+        "vm.dirty_bytes = 412184576\n")
     facts = load_host(host).facts
-    assert facts["sysctl_conf.vm.dirty_ratio"].value == 10 and facts["sysctl_conf.vm.dirty_bytes"].value == 0
+    assert facts["sysctl_conf.vm.dirty_background_bytes"].value == 67108864
+    assert facts["sysctl_conf.vm.dirty_background_ratio"].value == 0
 
 
 def test_fix_write_puts_a_pair_value_after_a_later_files_counterpart_that_did_not_zero_it_at_boot(

@@ -17,10 +17,10 @@ from pgvet.engine.planner.stages import (
     text_steps,
 )
 from pgvet.engine.planner.target import Change, HandStep, Pin, Setting, Target, setting_of
-from pgvet.engine.planner.world import World
+from pgvet.engine.planner.world import World, booted_values
 from pgvet.engine.runtime import Env
 from pgvet.findings import Finding, HostResult
-from pgvet.snapshot.facts import HostFacts
+from pgvet.snapshot.facts import Fact, HostFacts
 
 # Rounds of a stage, and targets worked out again after a pin, before pgvet gives up on the host's target.
 MAX_ROUNDS = 8
@@ -102,7 +102,7 @@ class Planner:
         excluded = frozenset((finding.rule_id, finding.subject) for finding in current.findings
                              if finding.suppressed is not None)
         if not any((finding.fix.sysctl or finding.fix.postgresql) and finding.suppressed is None
-                   for finding in current.findings):
+                   for finding in current.findings) and not booted_values(host):
             return self._unchanged(current, excluded)
         pinned: dict[Setting, str] = {}
         for _ in range(MAX_ATTEMPTS):
@@ -149,6 +149,11 @@ class Planner:
         target = Target(changes=sorted((change for change in changes.values()
                                         if not baseline.holds(change.setting, change.target)),
                                        key=lambda change: (self.rank[change.setting], change.setting)))
+        target.booted = [Change(Setting("sysctl", name.removeprefix("sysctl.")), _text(host.facts[name]),
+                                _text(baseline.host.facts[name]), [], "")
+                         for name in sorted(baseline.changed)
+                         if name.startswith("sysctl.") and name in host.facts and name in baseline.host.facts
+                         and host.facts[name].value != baseline.host.facts[name].value]
         final = self._findings_on(world, current)
         target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)
         before = final if world is baseline else self._findings_on(baseline, current)
@@ -200,10 +205,19 @@ class Planner:
             read = self.reads.get(finding.rule_id, set())
             upstream = [change for change in target.changes if change.setting in read
                         and change.setting.name not in fix.sysctl and change.setting.name not in fix.postgresql]
+            booted = [change for change in target.booted if change.setting in read
+                      and change.setting.name not in fix.sysctl]
+            resolved = (finding.rule_id, finding.subject) not in target.firing
             if upstream and (fix.sysctl or fix.postgresql):
                 notes.append("Values of the target, which also changes " + _changes_text(upstream) + ".")
-            elif upstream and (finding.rule_id, finding.subject) not in target.firing:
+            elif upstream and resolved:
                 notes.append("The target resolves this with " + _changes_text(upstream) + ".")
+            if booted:
+                applied = ("applying the kernel values the host's files already declare (`sysctl --system` or a "
+                           "reboot): " + _changes_text(booted))
+                notes.append(f"Values worked out after {applied}." if fix.sysctl or fix.postgresql else
+                             f"Resolved by {applied}." if resolved and not upstream else
+                             f"This counts on {applied}.")
             if uncomputed:
                 name_uncomputed(fix, uncomputed)
             if notes:
@@ -225,6 +239,10 @@ class Planner:
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
+
+
+def _text(fact: Fact) -> str:
+    return fact.raw if fact.raw is not None else str(fact.value)
 
 
 def _changes_text(changes: Sequence[Change]) -> str:

@@ -70,6 +70,9 @@ class Target:
     which findings still fire once it is applied (rule id, subject)."""
 
     changes: list[Change] = field(default_factory=list)
+    # kernel values the host's own files declare and it does not run yet: `sysctl --system` or a reboot applies
+    # them (with the changes), and the changes are worked out on the host as they make it
+    booted: list[Change] = field(default_factory=list)
     by_hand: list[HandStep] = field(default_factory=list)
     firing: frozenset[tuple[str, str | None]] = frozenset()
     # the host as the target makes it, to render the findings' fixes on (Planner.fix_findings lets go of it)

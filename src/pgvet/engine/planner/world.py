@@ -60,18 +60,20 @@ class World:
         which writes the declared kernel values (a ratio/bytes pair's zeroing included: CommitLimit as they make
         it, not as measured) and reserves the huge page pool whole (a pool the running kernel could not find all
         of included). ``derived``: host-wide derived values computed on the host as it is (left as they are)."""
-        facts = dict(host.facts)
         declared = [name for name in host.facts if name.startswith("sysctl_conf.")]
-        booted = set()  # the running values the declared ones replace
-        for name in declared:
-            running = f"sysctl.{name.removeprefix('sysctl_conf.')}"
-            if running in facts and facts[running].value != facts[name].value:
-                facts[running] = facts[name]._replace(name=running)
-                booted.add(running)
-        host = HostFacts(host.name, host.root, facts, host.items, host.notes, host.warnings)
-        kept = planner.derived_kept({} if derived is None else derived, booted)
-        return cls(host, frozenset(booted), kept).with_values(
-            {}, planner, also=("sysctl.vm.nr_hugepages", *declared, *booted))
+        replaced = booted_values(host)
+        changed = set(replaced)
+        items = dict(host.items)
+        if any(item.get("declared.running", item["declared.value"]) != item["declared.value"]
+               for item in items.get("declared", ())):  # once applied, the kernel runs what the files declare
+            items["declared"] = [item if "declared.running" not in item else
+                                 Item({**item, "declared.running": item["declared.value"]}, item.source, item.sources)
+                                 for item in items["declared"]]
+            changed.add("declared.running")
+        host = HostFacts(host.name, host.root, {**host.facts, **replaced}, items, host.notes, host.warnings)
+        kept = planner.derived_kept({} if derived is None else derived, changed)
+        return cls(host, frozenset(changed), kept).with_values(
+            {}, planner, also=("sysctl.vm.nr_hugepages", *declared, *changed))
 
     def with_values(self, values: Mapping[Setting, str], planner: Planner, also: Iterable[str] = ()) -> World:
         """The world with these settings, and what the kernel and PostgreSQL then show (``also``: facts to take as
@@ -117,6 +119,18 @@ class World:
             fresh = {formula.predicts for formula in due if _predict(formula, env, facts, touched)}  # type: ignore[misc]
             kept = planner.derived_kept(kept, fresh)
         return World(host, self.changed | touched, kept)
+
+
+def booted_values(host: HostFacts) -> dict[str, Fact]:
+    """The running kernel values the host's own files replace once applied (`sysctl --system` or a reboot), by
+    name, with the declared fact (its value and where it is declared)."""
+    booted: dict[str, Fact] = {}
+    for name, fact in host.facts.items():
+        if name.startswith("sysctl_conf."):
+            running = host.facts.get(f"sysctl.{name.removeprefix('sysctl_conf.')}")
+            if running is not None and running.value != fact.value:
+                booted[running.name] = fact._replace(name=running.name)
+    return booted
 
 
 def _predict(formula: DerivedFormula, env: Env, facts: dict[str, Fact], touched: set[str]) -> bool:
