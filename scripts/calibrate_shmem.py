@@ -29,6 +29,7 @@ import argparse
 import math
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -111,6 +112,23 @@ def has_pg_stat_statements(major: int) -> bool:
         return (directory.parent / "lib" / "postgresql" / "pg_stat_statements.so").is_file()
     done = pgservers.run(major, "pg_config", ["--pkglibdir"])
     return done.returncode == 0 and (Path(done.stdout.strip()) / "pg_stat_statements.so").is_file()
+
+
+def status_slots_lacking(major: int) -> tuple[str, ...]:
+    """The pg_stat_activity status arrays the build of ``major`` lacks — ``ssl`` and ``gssapi``, as the
+    derived facts ``ssl_status_shmem`` and ``gssapi_status_shmem`` name them — read from the libraries its
+    postgres links (the builds here link them dynamically, as distributions do)."""
+    directory = pgservers.bindir(major)
+    assert directory is not None
+    done = subprocess.run(["ldd", str(directory / "postgres")], capture_output=True, text=True, check=True)
+    return tuple(feature for feature, library in (("ssl", "libssl."), ("gssapi", "libgssapi_krb5."))
+                 if library not in done.stdout)
+
+
+def unmeasured_status(values: dict[str, int], lacking: tuple[str, ...]) -> int:
+    """The bytes of the status arrays the estimate counts (a distribution's build has them) and the build
+    measured lacks."""
+    return sum(values[f"{feature}_status_shmem"] for feature in lacking)
 
 
 def accepts_huge_page_size(major: int, data: Path) -> bool:
@@ -243,10 +261,11 @@ def fixed_part_interval(major: int, measured: list[Measurement],
     is not below any): PostgreSQL's size is (floor(total / 8 kB) + 1) × 8 kB, so total lies in
     [size − 8 kB, size − 1]."""
     low, high = -(10**18), 10**18
+    lacking = status_slots_lacking(major)
     for point in measured:
         values = evaluate(major, point.settings)
         dynamic = int(pg_size(point.settings.get("min_dynamic_shared_memory", "0")))
-        structures = values["shared_memory_structures"] - values["gssapi_status_shmem"]
+        structures = values["shared_memory_structures"] - unmeasured_status(values, lacking)
         if point.size is not None:
             low = max(low, point.size - dynamic - PAGE - structures)
             high = min(high, point.size - dynamic - 1 - structures)
@@ -255,12 +274,12 @@ def fixed_part_interval(major: int, measured: list[Measurement],
     return low, high
 
 
-def measured_build_estimate(values: dict[str, int]) -> int:
-    """The estimate for the build measured: without the GSSAPI status that 12–14's builds here lack and the
-    mainstream builds have (derived.gssapi_status_shmem), rounded as PostgreSQL rounds."""
+def measured_build_estimate(values: dict[str, int], lacking: tuple[str, ...]) -> int:
+    """The estimate for the build measured: without the status arrays it lacks (``lacking``) and the
+    mainstream builds have, rounded as PostgreSQL rounds."""
     total = values["shared_memory_fixed"] + values["shared_memory_structures"]
     dynamic = values["shared_memory_estimate"] - (total // PAGE + 1) * PAGE  # min_dynamic_shared_memory
-    return ((total - values["gssapi_status_shmem"]) // PAGE + 1) * PAGE + dynamic
+    return ((total - unmeasured_status(values, lacking)) // PAGE + 1) * PAGE + dynamic
 
 
 def pg_size(text: str) -> int:
@@ -295,10 +314,11 @@ def per_unit_bytes(major: int, evaluate: Callable[[int, dict[str, str]], dict[st
     hash tables, MaxBackends' share of the lock tables…) — the number per_setting_shmem holds for it. A
     started server's size is exact to 8 kB, so over PER_UNIT_STEP units to within a byte."""
     data = pgservers.fresh_cluster(major)
+    lacking = status_slots_lacking(major)
     try:
         def other_terms(settings: dict[str, str]) -> int:
             values = evaluate(major, settings)
-            return values["shared_memory_structures"] - values["per_setting_shmem"]
+            return values["shared_memory_structures"] - values["per_setting_shmem"] - unmeasured_status(values, lacking)
 
         base = measure(major, data, PER_UNIT_BASE, fine=True).size or 0
         found: dict[str, float] = {}
@@ -349,7 +369,8 @@ def main() -> None:
                 low, high = fixed_part_interval(major, measured, evaluate)
                 print(f"PostgreSQL {major}: fixed part in [{low}, {high}]" + (" — EMPTY" if high < low else ""))
                 continue
-            errors = [relative_error(measured_build_estimate(evaluate(major, point.settings)), point)
+            lacking = status_slots_lacking(major)
+            errors = [relative_error(measured_build_estimate(evaluate(major, point.settings), lacking), point)
                       for point in measured]
             exact = sum(1 for error in errors if error == 0)
             print(f"PostgreSQL {major}: {len(errors)} configurations, {exact} exact, "
