@@ -110,7 +110,7 @@ class Samples:
 
     def result(self, *hosts: HostResult, errors: tuple[HostError, ...] = ()) -> LintResult:
         return LintResult(hosts=list(hosts), rules=RULES, tool_version="0.1.0", pack_version="2026.11",
-                          errors=list(errors))
+                          errors=list(errors), compared_with_baseline=True)
 
     def fleet(self) -> LintResult:
         """All three hosts, the unreadable one and a notice: every kind of thing a report shows."""

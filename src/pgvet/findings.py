@@ -174,4 +174,5 @@ class LintResult:
     tool_version: str
     pack_version: str
     errors: list[HostError] = field(default_factory=list)
+    compared_with_baseline: bool = False  # a baseline was given: a finding not in it is new
     notices: list[str] = field(default_factory=list)  # e.g. unused or expired suppressions

@@ -98,6 +98,14 @@ def test_baseline_ratchet(tmp_path: Path) -> None:
     document = json.loads(result.output)
     new = [finding for finding in document["findings"] if not finding["baseline"]]
     assert [finding["rule_id"] for finding in new] == ["PGV401"]
+    # SARIF says it too, as baselineState (none without a baseline: nothing was compared)
+    sarif = runner.invoke(app, ["lint", str(host), "--baseline", str(baseline), "--format", "sarif"])
+    states = {(result["ruleId"], result["baselineState"])
+              for result in json.loads(sarif.output)["runs"][0]["results"]}
+    assert ("PGV401", "new") in states and {state for _, state in states} == {"new", "unchanged"}
+    assert len([state for _, state in states if state == "new"]) == 1
+    plain = runner.invoke(app, ["lint", str(host), "--format", "sarif"])
+    assert all("baselineState" not in result for result in json.loads(plain.output)["runs"][0]["results"])
     # Fixing a problem and updating removes its entry; the new problem is never added.
     wal = host / "conf.d" / "20-wal.conf"
     wal.write_text(wal.read_text().replace("checkpoint_segments = 64\n", ""))

@@ -138,6 +138,8 @@ def test_suppressed_and_baseline_results(samples: Samples, tmp_path: Path) -> No
     assert results[("PGV130", "web-db-01")]["suppressions"] == [
         {"kind": "external", "justification": "a 1 GiB swap on a VM that is rebuilt nightly"}]
     assert results[("PGV536", "web-db-01")]["baselineState"] == "unchanged"
+    # a baseline was given: what is not in it is new
+    assert results[("PGV101", "web-db-01")]["baselineState"] == "new"
     assert "suppressions" not in results[("PGV101", "web-db-01")]
     assert results[("PGV101", "web-db-01")]["level"] == "warning"
     assert results[("PGV605", "web-db-01")]["level"] == "note"

@@ -95,7 +95,8 @@ def _location(finding: Finding, host: HostResult, repo_root: Path) -> dict[str, 
     return {"physicalLocation": physical}
 
 
-def _result(finding: Finding, host: HostResult, rule_index: int, repo_root: Path) -> dict[str, Any]:
+def _result(finding: Finding, host: HostResult, rule_index: int, repo_root: Path,
+            compared_with_baseline: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "ruleId": finding.rule_id,
         "ruleIndex": rule_index,
@@ -109,8 +110,8 @@ def _result(finding: Finding, host: HostResult, rule_index: int, repo_root: Path
     if finding.suppressed is not None:
         # pgvet's suppressions live in its configuration, not in the linted files
         entry["suppressions"] = [{"kind": "external", "justification": finding.suppressed}]
-    if finding.baseline:
-        entry["baselineState"] = "unchanged"
+    if compared_with_baseline:  # SARIF 3.27.24: whether the result was in the baseline run
+        entry["baselineState"] = "unchanged" if finding.baseline else "new"
     return entry
 
 
@@ -132,6 +133,7 @@ class Writer:
         self.notifications: list[dict[str, Any]] = []
         self.failed = False
         self.pack_version = run.pack_version
+        self.compared_with_baseline = run.compared_with_baseline
         # no informationUri: pgvet has no page of its own to link to (it is not on PyPI: its pgvet is not ours)
         tool = {"driver": {"name": "pgvet", "version": run.tool_version, "semanticVersion": run.tool_version,
                            "rules": [_rule(run.rules[rule_id]) for rule_id in rule_ids]}}
@@ -143,7 +145,8 @@ class Writer:
 
     def host(self, host: HostResult) -> None:
         for finding in host.findings:
-            self.results.add(_result(finding, host, self.index[finding.rule_id], self.repo_root))
+            self.results.add(_result(finding, host, self.index[finding.rule_id], self.repo_root,
+                                     self.compared_with_baseline))
 
     def error(self, error: HostError) -> None:
         self.failed = True

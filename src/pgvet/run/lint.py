@@ -63,6 +63,7 @@ class LintRun:
         self.summary = RunSummary()
         self.ignoring = self.linter.ignoring
         self.baseline = load_baseline(options.baseline) if options.baseline is not None else None
+        self.compared_with_baseline = self.baseline is not None
         # notices in the order the reports have always listed them: inputs, then suppressions, then ignore files
         self.given = given if given is not None else GivenPaths([])
         self._notices: tuple[list[str], list[str], list[str]] = (list(self.given.notices), [], [])
@@ -144,7 +145,8 @@ class LintRun:
 def lint(directories: Sequence[Path | None], options: LintOptions, *, jobs: int = 1) -> LintResult:
     """Lint hosts in order, every result kept; with ``jobs`` > 1 (or 0), across processes (worker_count)."""
     run = LintRun(directories, options, jobs=jobs)
-    result = LintResult(hosts=[], rules=run.rules, tool_version=run.tool_version, pack_version=run.pack_version)
+    result = LintResult(hosts=[], rules=run.rules, tool_version=run.tool_version, pack_version=run.pack_version,
+                        compared_with_baseline=run.compared_with_baseline)
     for outcome in run.outcomes():
         if isinstance(outcome, HostError):
             result.errors.append(outcome)
