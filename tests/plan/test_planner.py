@@ -527,3 +527,17 @@ def test_a_running_value_the_files_already_mend_is_not_written_again(tmp_path: P
         "Resolved by applying the kernel values the host's files already declare (`sysctl --system` or a reboot): "
         "vm.dirty_background_bytes (0 → 67108864)")
     assert not {name for name in changes(result) if name.startswith("vm.dirty")}
+
+
+def test_declared_values_not_running_yet_are_shown_with_the_target(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    shutil.copytree(FIXTURES / "small-vm", path)
+    (path / "sysctl.d").mkdir()
+    (path / "sysctl.d" / "90-postgresql.conf").write_text("vm.dirty_ratio = 30\nvm.dirty_bytes = 536870912\n")
+    text = CliRunner().invoke(app, ["fix", str(path), "--select", "PGV135,PGV901"]).stdout
+    assert "# declared in the host's sysctl files and not running yet" in text
+    assert "#   vm.dirty_bytes  0 → 536870912\n#   vm.dirty_ratio  20 → 0\n" in text
+    assert "# nothing to change in the files" in text
+    report = json.loads(CliRunner().invoke(app, ["lint", str(path), "--format", "json"]).stdout)
+    assert {"setting": "vm.dirty_bytes", "running": "0", "declared": "536870912"} in (
+        report["hosts"][0]["target"]["declared_not_applied"])

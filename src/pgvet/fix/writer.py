@@ -54,6 +54,8 @@ class ConsolidatedFix:
     sysctl: dict[str, Change] = field(default_factory=dict)
     postgresql: dict[str, Change] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # kernel values the host's files declare and the kernel does not run yet: key → (running, declared)
+    declared_not_applied: dict[str, tuple[str | None, str]] = field(default_factory=dict)
     # the configuration document that declares the host, and its kind (its tool writes postgresql.conf), and the
     # form its parameters are written in (host.parameter_form) where the kind has several
     document: Source | None = None
@@ -100,6 +102,8 @@ def consolidate(result: HostResult) -> ConsolidatedFix:
         into = fix.sysctl if change.setting.kind == "sysctl" else fix.postgresql
         into[change.setting.name] = Change(change.target, list(change.rules), change.current, change.why)
     fix.notes += [f"{', '.join(step.rules)}: {step.text}" if step.rules else step.text for step in target.by_hand]
+    fix.declared_not_applied = {change.setting.name: (change.current, change.target)
+                                for change in target.declared_not_applied}
     return fix
 
 
@@ -140,10 +144,16 @@ def render(fix: ConsolidatedFix) -> str:
         where = "postgresql.conf or ALTER SYSTEM" if fix.document is None else f"the parameters of {fix.document.path}"
         out += [f"# PostgreSQL ({_comment(where)}; some take effect at the next restart):",
                 *_diff_lines(fix.postgresql), "#"]
+    if fix.declared_not_applied:
+        width = max(len(name) for name in fix.declared_not_applied)
+        out += ["# declared in the host's sysctl files and not running yet (`sysctl --system` applies them; the",
+                "# target is worked out with them):",
+                *[f"#   {name:<{width}}  {_comment(running or '(unset)')} → {_comment(declared)}"
+                  for name, (running, declared) in fix.declared_not_applied.items()], "#"]
     if fix.notes:
         out += ["# to do by hand:", *[f"#   - {_comment(note)}" for note in fix.notes], "#"]
     if not (fix.sysctl or fix.postgresql or fix.notes):
-        out.append("# nothing to change")
+        out.append("# nothing to change in the files" if fix.declared_not_applied else "# nothing to change")
     out.append("")
     if fix.sysctl:
         out += [f"# --- {SYSCTL_FILE} (apply with: sysctl --system) ---"]

@@ -149,11 +149,12 @@ class Planner:
         target = Target(changes=sorted((change for change in changes.values()
                                         if not baseline.holds(change.setting, change.target)),
                                        key=lambda change: (self.rank[change.setting], change.setting)))
-        target.booted = [Change(Setting("sysctl", name.removeprefix("sysctl.")), _text(host.facts[name]),
-                                _text(baseline.host.facts[name]), [], "")
-                         for name in sorted(baseline.changed)
-                         if name.startswith("sysctl.") and name in host.facts and name in baseline.host.facts
-                         and host.facts[name].value != baseline.host.facts[name].value]
+        target.declared_not_applied = [
+            Change(Setting("sysctl", name.removeprefix("sysctl.")), _text(host.facts[name]),
+                   _text(baseline.host.facts[name]), [], "")
+            for name in sorted(baseline.changed)
+            if name.startswith("sysctl.") and name in host.facts and name in baseline.host.facts
+            and host.facts[name].value != baseline.host.facts[name].value]
         final = self._findings_on(world, current)
         target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)
         before = final if world is baseline else self._findings_on(baseline, current)
@@ -205,7 +206,7 @@ class Planner:
             read = self.reads.get(finding.rule_id, set())
             upstream = [change for change in target.changes if change.setting in read
                         and change.setting.name not in fix.sysctl and change.setting.name not in fix.postgresql]
-            booted = [change for change in target.booted if change.setting in read
+            booted = [change for change in target.declared_not_applied if change.setting in read
                       and change.setting.name not in fix.sysctl]
             resolved = (finding.rule_id, finding.subject) not in target.firing
             if upstream and (fix.sysctl or fix.postgresql):

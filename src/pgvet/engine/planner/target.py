@@ -72,7 +72,7 @@ class Target:
     changes: list[Change] = field(default_factory=list)
     # kernel values the host's own files declare and it does not run yet: `sysctl --system` or a reboot applies
     # them (with the changes), and the changes are worked out on the host as they make it
-    booted: list[Change] = field(default_factory=list)
+    declared_not_applied: list[Change] = field(default_factory=list)
     by_hand: list[HandStep] = field(default_factory=list)
     firing: frozenset[tuple[str, str | None]] = frozenset()
     # the host as the target makes it, to render the findings' fixes on (Planner.fix_findings lets go of it)
