@@ -1,0 +1,55 @@
+"""The boot model (engine/planner/world.py, World.rebooted): the target is worked out on the host as its own sysctl
+files make it once applied, on hosts whose files and running kernel disagree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_plan_fixpoint import check_fixpoint
+from test_planner import GB_KB, changes, host_result, meminfo, sysctl, write_host
+
+PG = "shared_buffers = 2GB\nhuge_pages = try\nwork_mem = 16MB\neffective_cache_size = 12GB\n"
+
+
+def _booted(path: Path) -> dict[str, tuple[str | None, str]]:
+    target = host_result(path).target
+    assert target is not None
+    return {change.setting.name: (change.current, change.target) for change in target.booted}
+
+
+def test_a_declared_ratio_that_replaces_the_running_one_zeroes_its_bytes(tmp_path: Path) -> None:
+    # 4 GB of dirty bytes set at run time (the ratio reads 0) and a sysctl.d line vm.dirty_ratio = 20: writing it
+    # changes the ratio, and the kernel zeroes the bytes. The booted host kept both, the bytes in force, so the
+    # 20 % was not seen: after the fix dirty-ratios-too-high asked for 10, and a second fix wrote it
+    path = write_host(tmp_path / "db", {
+        "meminfo.txt": meminfo(16 * GB_KB, 2 * GB_KB, committed_kb=6 * GB_KB),
+        "sysctl.txt": sysctl(vm__dirty_ratio=0, vm__dirty_bytes=4 * 1024**3),
+        "sysctl.d/90-pg.conf": "vm.dirty_ratio = 20\n",
+        "postgresql.conf": PG,
+        "host.yaml": "pg_version: 16\n",
+    })
+    assert _booted(path)["vm.dirty_bytes"] == ("4294967296", "0")
+    check_fixpoint(path)
+
+
+def test_a_value_the_kernel_refuses_leaves_the_running_one(tmp_path: Path) -> None:
+    # 256 MB of dirty bytes and 64 MB of background bytes set at run time, and sysctl.d lines the kernel refuses
+    # (vm.dirty_bytes below two pages, a bytes value of 0): `sysctl --system` changes nothing. The booted host had
+    # both keys of each pair at 0, so the fix said "Resolved by applying … vm.dirty_bytes (268435456 → 0)" and
+    # sysctl-declared-not-applied (PGV901) said to apply what the kernel refuses
+    path = write_host(tmp_path / "db", {
+        "meminfo.txt": meminfo(16 * GB_KB, 2 * GB_KB, committed_kb=6 * GB_KB),
+        "sysctl.txt": sysctl(vm__dirty_ratio=0, vm__dirty_bytes=268435456, vm__dirty_background_ratio=0,
+                             vm__dirty_background_bytes=67108864),
+        "sysctl.d/90-pg.conf": "vm.dirty_bytes = 4096\nvm.dirty_background_bytes = 0\n",
+        "postgresql.conf": PG,
+        "host.yaml": "pg_version: 16\n",
+    })
+    assert not {name for name in _booted(path) if name.startswith("vm.dirty")}
+    result = host_result(path)
+    fired = {(finding.rule_id, finding.subject) for finding in result.findings}
+    assert {("PGV904", "vm.dirty_bytes"), ("PGV904", "vm.dirty_background_bytes")} <= fired
+    assert not {key for key in fired if key[0] in ("PGV901", "PGV134")}
+    assert not {name for name in changes(result) if name.startswith("vm.dirty")}
+    check_fixpoint(path)
+
