@@ -53,3 +53,22 @@ def test_a_value_the_kernel_refuses_leaves_the_running_one(tmp_path: Path) -> No
     assert not {name for name in changes(result) if name.startswith("vm.dirty")}
     check_fixpoint(path)
 
+
+def test_a_suppression_of_what_the_files_declare_holds_once_they_are_applied(tmp_path: Path) -> None:
+    # the running kernel has vm.zone_reclaim_mode = 0; sysctl.d sets it to 1 under a suppression of
+    # zone-reclaim-enabled (PGV137), or the host's ignore file names it. The finding fires only on the booted host,
+    # where its suppression was not judged: the fix wrote vm.zone_reclaim_mode = 0 over what the suppression keeps
+    for name, files in (("inline", {"sysctl.d/90-pg.conf": "# pgvet: ignore[PGV137] NUMA box, local reclaim wanted\n"
+                                                            "vm.zone_reclaim_mode = 1\n"}),
+                        ("ignore-file", {"sysctl.d/90-pg.conf": "vm.zone_reclaim_mode = 1\n",
+                                         ".pgvet-ignore.yaml": "- {host: '*', rule: PGV137, reason: NUMA box}\n"})):
+        path = write_host(tmp_path / name, {
+            **files,
+            "meminfo.txt": meminfo(32 * GB_KB, 2 * GB_KB, committed_kb=10 * GB_KB),
+            "sysctl.txt": sysctl(vm__zone_reclaim_mode=0),
+            "postgresql.conf": PG,
+            "host.yaml": "pg_version: 16\n",
+        })
+        assert _booted(path)["vm.zone_reclaim_mode"] == ("0", "1")
+        assert "vm.zone_reclaim_mode" not in changes(host_result(path)), name
+

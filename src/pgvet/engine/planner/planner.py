@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
 from pgvet.engine.ir import Value
@@ -95,15 +95,21 @@ class Planner:
 
     # -- a host ----------------------------------------------------------------------------------------------
 
-    def plan(self, host: HostFacts, current: HostResult, derived: dict[str, Value] | None = None) -> Target:
+    def plan(self, host: HostFacts, current: HostResult, derived: dict[str, Value] | None = None,
+             suppress: Callable[[HostResult], None] | None = None) -> Target:
         """The host's target. ``current``: every rule of the run evaluated on ``host``, suppressions applied
         (a suppressed finding's rule proposes nothing on this host); ``derived``: the host-wide derived values
-        computed then (evaluate_hosts' host cache), which the worlds keep where the target leaves their inputs."""
+        computed then (evaluate_hosts' host cache), which the worlds keep where the target leaves their inputs;
+        ``suppress``: marks the findings of a result that the host's suppressions silence (judged again on the
+        host as its files boot it, where a finding may fire that does not on the host as it runs)."""
         excluded = frozenset((finding.rule_id, finding.subject) for finding in current.findings
                              if finding.suppressed is not None)
+        booted = booted_values(host)
         if not any((finding.fix.sysctl or finding.fix.postgresql) and finding.suppressed is None
-                   for finding in current.findings) and not booted_values(host):
+                   for finding in current.findings) and not booted:
             return self._unchanged(current, excluded)
+        if booted and suppress is not None:
+            excluded |= self._suppressed_once_booted(host, current, derived, suppress)
         pinned: dict[Setting, str] = {}
         for _ in range(MAX_ATTEMPTS):
             try:
@@ -116,6 +122,23 @@ class Planner:
         target.by_hand.insert(0, HandStep("pgvet found no safe target for this host and changes nothing: "
                                           + "; ".join(f"{setting}: {reason}" for setting, reason in pinned.items())))
         return target
+
+    def _suppressed_once_booted(self, host: HostFacts, current: HostResult, derived: dict[str, Value] | None,
+                                suppress: Callable[[HostResult], None]) -> frozenset[tuple[str, str | None]]:
+        """The findings that fire on the host as its files boot it, and not as it runs, that its suppressions
+        silence (a sysctl.d line under `# pgvet: ignore[…]`): their rules propose nothing either."""
+        running = {(finding.rule_id, finding.subject) for finding in current.findings}
+        world = World.rebooted(host, self, derived)
+        read = {index for name in world.changed for index in self.rule_readers.get(name, ())}
+        # whole findings (where they point, which an inline suppression is judged by)
+        found = self._evaluate(world, [self.rules[index] for index in sorted(read)], verdicts_only=False)
+        booted = HostResult(world.host, [finding for finding in found.findings
+                                         if (finding.rule_id, finding.subject) not in running])
+        if not booted.findings:
+            return frozenset()
+        suppress(booted)
+        return frozenset((finding.rule_id, finding.subject) for finding in booted.findings
+                         if finding.suppressed is not None)
 
     def _unchanged(self, current: HostResult, excluded: frozenset[tuple[str, str | None]]) -> Target:
         target = Target(firing=frozenset((finding.rule_id, finding.subject) for finding in current.findings))
@@ -233,9 +256,9 @@ class Planner:
         findings = self._evaluate(world, affected).findings if affected else []
         return [*findings, *(finding for finding in current.findings if finding.rule_id not in ids)]
 
-    def _evaluate(self, world: World, rules: Plan) -> HostResult:
+    def _evaluate(self, world: World, rules: Plan, verdicts_only: bool = True) -> HostResult:
         outcome = evaluate_hosts(self.pack, [world.host], plan=rules, host_caches=[world.derived],
-                                 verdicts_only=True)[0]
+                                 verdicts_only=verdicts_only)[0]
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
