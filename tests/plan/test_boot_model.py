@@ -8,6 +8,8 @@ from pathlib import Path
 from test_plan_fixpoint import check_fixpoint
 from test_planner import GB_KB, changes, host_result, meminfo, sysctl, write_host
 
+import kernelsim
+
 PG = "shared_buffers = 2GB\nhuge_pages = try\nwork_mem = 16MB\neffective_cache_size = 12GB\n"
 
 
@@ -72,3 +74,36 @@ def test_a_suppression_of_what_the_files_declare_holds_once_they_are_applied(tmp
         assert _booted(path)["vm.zone_reclaim_mode"] == ("0", "1")
         assert "vm.zone_reclaim_mode" not in changes(host_result(path)), name
 
+
+def test_declared_overcommit_values_that_would_starve_the_host_are_not_applied_by_the_fix(tmp_path: Path) -> None:
+    # strict overcommit at ratio 80 (CommitLimit 29.6 GB, 20 GB committed), and a sysctl.d line
+    # vm.overcommit_kbytes = 8388608: `sysctl --system` puts CommitLimit at 12 GB. The target was held to not going
+    # below the booted host's 12 GB, and no ratio could be written beside the pool it reserved: `pgvet fix --write`
+    # then `sysctl --system`, as it says, starved the host
+    path = write_host(tmp_path / "db", {
+        "meminfo.txt": meminfo(32 * GB_KB, 4 * GB_KB, committed_kb=20 * GB_KB, ratio=80),
+        "sysctl.txt": sysctl(vm__overcommit_memory=2, vm__overcommit_ratio=80),
+        "sysctl.d/90-pg.conf": "vm.overcommit_kbytes = 8388608\n",
+        "postgresql.conf": PG,
+        "host.yaml": "pg_version: 16\n",
+    })
+    check_fixpoint(path)
+    after = kernelsim.read_meminfo(path / "meminfo.txt")
+    assert after["CommitLimit"] >= after["Committed_AS"] / 0.9
+
+
+def test_strict_overcommit_declared_where_no_ratio_holds_what_is_committed_is_not_applied(tmp_path: Path) -> None:
+    # heuristic overcommit as the host runs, 28 GB committed of 32 GB and no swap; sysctl.d declares strict
+    # overcommit with a ratio of 80: CommitLimit 25.6 GB once applied, and no ratio that leaves the cache 20 % of
+    # RAM holds what is committed. The fix keeps the mode the host runs, and leaves the declared ratio alone
+    path = write_host(tmp_path / "db", {
+        "meminfo.txt": meminfo(32 * GB_KB, 0, committed_kb=28 * GB_KB),
+        "sysctl.txt": sysctl(),
+        "sysctl.d/90-pg.conf": "vm.overcommit_memory = 2\nvm.overcommit_ratio = 80\n",
+        "postgresql.conf": PG,
+        "host.yaml": "pg_version: 16\n",
+    })
+    target = changes(host_result(path))
+    assert target["vm.overcommit_memory"] == "0"
+    assert "vm.overcommit_ratio" not in target
+    check_fixpoint(path)

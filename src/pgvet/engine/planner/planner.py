@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
 from pgvet.engine.ir import Value
 from pgvet.engine.pack import RulePack
-from pgvet.engine.planner.invariants import verify_invariants
+from pgvet.engine.planner.invariants import running_overcommit, verify_invariants
 from pgvet.engine.planner.stages import (
     asked_settings,
     proposals_for,
@@ -16,7 +16,7 @@ from pgvet.engine.planner.stages import (
     stages_of,
     text_steps,
 )
-from pgvet.engine.planner.target import Change, HandStep, Pin, Setting, Target, setting_of
+from pgvet.engine.planner.target import Change, HandStep, Pin, Proposal, Setting, Target, label, setting_of
 from pgvet.engine.planner.world import World, booted_values
 from pgvet.engine.runtime import Env
 from pgvet.findings import Finding, HostResult
@@ -148,8 +148,18 @@ class Planner:
     def _attempt(self, host: HostFacts, current: HostResult, excluded: frozenset[tuple[str, str | None]],
                  pinned: Mapping[Setting, str], derived: dict[str, Value] | None) -> Target:
         """A target with ``pinned`` settings kept as they are; Pin when it breaks an invariant."""
-        baseline = world = World.rebooted(host, self, derived)
+        booted = World.rebooted(host, self, derived)
         changes: dict[Setting, Change] = {}
+        restored = {setting: value for setting, value in running_overcommit(self, host, booted).items()
+                    if setting not in pinned}
+        # the host as its files boot it, corrected where they would starve it: what the target is held against
+        baseline = world = booted.with_values(restored, self) if restored else booted
+        if restored:
+            mismatch = [label(finding) for finding in current.findings if finding.rule_id == "PGV102"][:1]
+            for setting, value in restored.items():
+                record_change(changes, host, setting, Proposal(
+                    value, list(mismatch), "The host's files would put CommitLimit below what is committed: the fix "
+                                           "corrects them"))
         asked_now = asked_settings(current, excluded)
         for stage, rules, facts in zip(self.stages, self.stage_rules, self.stage_facts, strict=True):
             history: list[dict[Setting, str]] = []
@@ -170,17 +180,17 @@ class Planner:
                 turns = ", ".join(dict.fromkeys(values[setting] for values in history if setting in values))
                 raise Pin(setting, f"pgvet's rules do not agree on a value (they ask for {turns} in turn)")
         target = Target(changes=sorted((change for change in changes.values()
-                                        if not baseline.holds(change.setting, change.target)),
+                                        if not booted.holds(change.setting, change.target)),
                                        key=lambda change: (self.rank[change.setting], change.setting)))
         target.booted = [Change(Setting("sysctl", name.removeprefix("sysctl.")), _text(host.facts[name]),
-                                _text(baseline.host.facts[name]), [], "")
-                         for name in sorted(baseline.changed)
-                         if name.startswith("sysctl.") and name in host.facts and name in baseline.host.facts
-                         and host.facts[name].value != baseline.host.facts[name].value]
+                                _text(booted.host.facts[name]), [], "")
+                         for name in sorted(booted.changed)
+                         if name.startswith("sysctl.") and name in host.facts and name in booted.host.facts
+                         and host.facts[name].value != booted.host.facts[name].value]
         final = self._findings_on(world, current)
         target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)
         before = final if world is baseline else self._findings_on(baseline, current)
-        verify_invariants(self, baseline, world, before, final, excluded, pinned, target)
+        verify_invariants(self, host, baseline, world, before, final, excluded, pinned, target, restored)
         target.by_hand = [*(HandStep(f"{setting} stays as it is: {reason}", [], setting)
                             for setting, reason in pinned.items()),
                           *text_steps(current, excluded, target.firing)]
@@ -229,7 +239,7 @@ class Planner:
             upstream = [change for change in target.changes if change.setting in read
                         and change.setting.name not in fix.sysctl and change.setting.name not in fix.postgresql]
             booted = [change for change in target.booted if change.setting in read
-                      and change.setting.name not in fix.sysctl]
+                      and change.setting.name not in fix.sysctl and target.change(change.setting) is None]
             resolved = (finding.rule_id, finding.subject) not in target.firing
             if upstream and (fix.sysctl or fix.postgresql):
                 notes.append("Values of the target, which also changes " + _changes_text(upstream) + ".")
