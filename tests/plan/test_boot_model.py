@@ -107,3 +107,20 @@ def test_strict_overcommit_declared_where_no_ratio_holds_what_is_committed_is_no
     assert target["vm.overcommit_memory"] == "0"
     assert "vm.overcommit_ratio" not in target
     check_fixpoint(path)
+
+
+def test_a_larger_pool_the_files_declare_is_not_applied_where_it_would_starve_the_host(tmp_path: Path) -> None:
+    # strict overcommit at ratio 80 with a pool of 1 000 pages (CommitLimit 24.4 GB, 20 GB committed), and sysctl.d
+    # declares 4 000 pages: CommitLimit 19.6 GB once applied, below what is committed. The fix keeps the running pool
+    mem_kb = 32 * GB_KB
+    path = write_host(tmp_path / "db", {
+        "meminfo.txt": meminfo(mem_kb, 0, committed_kb=20 * GB_KB, pages=1000, ratio=80),
+        "sysctl.txt": sysctl(vm__overcommit_memory=2, vm__overcommit_ratio=80, vm__nr_hugepages=1000),
+        "sysctl.d/90-pg.conf": "vm.nr_hugepages = 4000\n",
+        "postgresql.conf": "shared_buffers = 1GB\nhuge_pages = try\n",
+        "host.yaml": "pg_version: 16\n",
+    })
+    assert changes(host_result(path))["vm.nr_hugepages"] == "1000"
+    check_fixpoint(path)
+    after = kernelsim.read_meminfo(path / "meminfo.txt")
+    assert after["CommitLimit"] >= after["Committed_AS"] / 0.9

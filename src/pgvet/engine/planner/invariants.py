@@ -3,6 +3,7 @@ host. The first one broken pins a setting (Pin), and the target is worked out ag
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -26,15 +27,13 @@ HOT_STANDBY_MINIMUMS = frozenset({"max_connections", "max_prepared_transactions"
                                   "max_wal_senders", "max_worker_processes"})
 
 
-def verify_invariants(planner: Planner, running: HostFacts, baseline: World, target_world: World,
-                      current: list[Finding], final: list[Finding], excluded: frozenset[tuple[str, str | None]],
-                      pinned: Mapping[Setting, str], target: Target, restored: Mapping[Setting, str]) -> None:
+def verify_invariants(planner: Planner, baseline: World, target_world: World, current: list[Finding],
+                      final: list[Finding], excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str],
+                      target: Target, restored: Mapping[Setting, str]) -> None:
     """Raise Pin for the first invariant the target breaks: the setting to keep as it is, and why. ``baseline``
-    and ``current``: the host rebooted with its own settings (the running overcommit values written back where
-    they would starve it, ``restored``: running_overcommit, which nothing is blamed on) and its findings, what the
-    target is held against (a reboot alone would bring what differs from the host as measured); ``running``: the
-    host as measured, whose CommitLimit the target does not go below (the fix applies the files with
-    `sysctl --system`)."""
+    and ``current``: the host rebooted with its own settings (the running values written back where they would
+    starve it, ``restored``: running_overcommit, which nothing is blamed on) and its findings, what the target is
+    held against (a reboot alone would bring what differs from the host as measured)."""
     changed = {change.setting for change in target.changes if restored.get(change.setting) != change.target}
     if not changed:
         return
@@ -50,7 +49,7 @@ def verify_invariants(planner: Planner, running: HostFacts, baseline: World, tar
                 raise Pin(setting, f"lowering it to {change.target} would stop a hot standby whose primary has "
                                    "more (a standby needs at least its primary's value), and refuse clients "
                                    "beyond it on a primary: lower it by hand, primaries first, if you mean to")
-    _verify_commit_limit(planner, Values(planner.pack, running), before, after, changed)
+    _verify_commit_limit(planner, before, after, changed)
     _verify_pool(planner, before, after, changed)
     _verify_work_mem(planner, host, before, world, target)
     _verify_new_findings(planner, current, final, excluded, pinned, changed)
@@ -85,8 +84,7 @@ def _implicated(planner: Planner, names: Iterable[str], changed: set[Setting]) -
     return _latest(planner, read, changed) or _latest(planner, changed, changed)
 
 
-def _verify_commit_limit(planner: Planner, running: Values, before: Values, after: Values, changed: set[Setting],
-                         ) -> None:
+def _verify_commit_limit(planner: Planner, before: Values, after: Values, changed: set[Setting]) -> None:
     limit = _number(after.derived("commit_limit"))
     if after.fact("sysctl.vm.overcommit_memory") != 2 or limit is None:
         return
@@ -106,10 +104,10 @@ def _verify_commit_limit(planner: Planner, running: Values, before: Values, afte
                   f"the {_size(floor)} that what is committed then needs (Committed_AS and a margin): PostgreSQL "
                   "would not start (\"could not map anonymous shared memory\")")
     else:
-        old_limit = (_number(running.derived("commit_limit")) if running.fact("sysctl.vm.overcommit_memory") == 2
+        old_limit = (_number(before.derived("commit_limit")) if before.fact("sysctl.vm.overcommit_memory") == 2
                      else None)
         if old_limit is not None and limit >= old_limit:
-            return  # already below as the host runs: the target does not make it worse
+            return  # already below: the target does not make it worse
         names = ["derived.commit_limit", "sysctl.vm.overcommit_memory"]
         reason = (f"with it CommitLimit would be {_size(limit)}, below the {_size(floor)} that what is already "
                   "committed needs (Committed_AS and a margin): new allocations would fail; lower what is committed "
@@ -120,29 +118,39 @@ def _verify_commit_limit(planner: Planner, running: Values, before: Values, afte
 
 
 def running_overcommit(planner: Planner, running: HostFacts, booted: World) -> dict[Setting, str]:
-    """The running overcommit values to write back where the host's own files would boot it, in strict overcommit,
-    into a CommitLimit below what is already committed, and lower than it runs with (a vm.overcommit_kbytes line
-    too small, strict overcommit declared where the host runs heuristic): the fix applies the files with
-    `sysctl --system`, so it corrects them, as commit-limit-mismatch (PGV102) says to before they are applied."""
+    """The running values to write back where the host's own files would boot it, in strict overcommit, into a
+    CommitLimit below what is already committed and lower than it runs with (a vm.overcommit_kbytes line too
+    small, strict overcommit declared where the host runs another mode, a larger pool): the fix applies the files
+    with `sysctl --system`, so it corrects them, as commit-limit-mismatch (PGV102) says to before they are
+    applied. The running mode, else the key of the ratio/kbytes pair in force (it zeroes the other), then the
+    running pool where the files declare a larger one, each only while CommitLimit still starves the host."""
     replaced = {name.removeprefix("sysctl.") for name in booted_values(running)}
-    keys = replaced & {"vm.overcommit_memory", "vm.overcommit_ratio", "vm.overcommit_kbytes"}
-    after = Values(planner.pack, booted.host, booted.derived)
-    limit, floor = _number(after.derived("commit_limit")), _number(after.derived("commit_limit_floor"))
-    if not keys or after.fact("sysctl.vm.overcommit_memory") != 2 or limit is None or floor is None or limit >= floor:
-        return {}
     before = Values(planner.pack, running)
-    if before.fact("sysctl.vm.overcommit_memory") == 2:
-        running_limit = _number(before.derived("commit_limit"))
-        if running_limit is None or running_limit <= limit:
-            return {}
+    running_limit = (_number(before.derived("commit_limit")) if before.fact("sysctl.vm.overcommit_memory") == 2
+                     else math.inf)
+
+    def starves(world: World) -> bool:
+        after = Values(planner.pack, world.host, world.derived)
+        limit, floor = _number(after.derived("commit_limit")), _number(after.derived("commit_limit_floor"))
+        return (after.fact("sysctl.vm.overcommit_memory") == 2 and limit is not None and floor is not None
+                and limit < floor and running_limit is not None and limit < running_limit)
+
+    if not starves(booted):
+        return {}
+    steps: list[str] = []
+    if "vm.overcommit_memory" in replaced:
+        steps.append("vm.overcommit_memory")
+    elif replaced & {"vm.overcommit_ratio", "vm.overcommit_kbytes"}:
+        steps.append("vm.overcommit_kbytes" if before.fact("sysctl.vm.overcommit_kbytes") else "vm.overcommit_ratio")
+    pool, booted_pool = _number(before.fact("sysctl.vm.nr_hugepages")), _number(World(booted.host).value(
+        Setting("sysctl", "vm.nr_hugepages")))
+    if "vm.nr_hugepages" in replaced and pool and booted_pool is not None and booted_pool > pool:
+        steps.append("vm.nr_hugepages")  # the running pool, not none: a fix does not remove a declared pool
     values: dict[Setting, str] = {}
-    if "vm.overcommit_memory" in keys:  # strict overcommit declared where the host runs another mode: that mode
-        values[Setting("sysctl", "vm.overcommit_memory")] = str(before.fact("sysctl.vm.overcommit_memory"))
-    elif keys & {"vm.overcommit_ratio", "vm.overcommit_kbytes"}:  # the key of the pair in force, zeroing the other
-        key = "vm.overcommit_kbytes" if before.fact("sysctl.vm.overcommit_kbytes") else "vm.overcommit_ratio"
-        value = before.fact(f"sysctl.{key}")
-        if value is not None:
-            values[Setting("sysctl", key)] = str(value)
+    for key in steps:
+        values[Setting("sysctl", key)] = str(before.fact(f"sysctl.{key}"))
+        if not starves(booted.with_values(values, planner)):
+            break
     return values
 
 

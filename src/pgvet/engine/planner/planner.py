@@ -150,8 +150,7 @@ class Planner:
         """A target with ``pinned`` settings kept as they are; Pin when it breaks an invariant."""
         booted = World.rebooted(host, self, derived)
         changes: dict[Setting, Change] = {}
-        restored = {setting: value for setting, value in running_overcommit(self, host, booted).items()
-                    if setting not in pinned}
+        restored = running_overcommit(self, host, booted)  # a pin keeps them too: they are the host's as it runs
         # the host as its files boot it, corrected where they would starve it: what the target is held against
         baseline = world = booted.with_values(restored, self) if restored else booted
         if restored:
@@ -190,8 +189,8 @@ class Planner:
         final = self._findings_on(world, current)
         target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)
         before = final if world is baseline else self._findings_on(baseline, current)
-        verify_invariants(self, host, baseline, world, before, final, excluded, pinned, target, restored)
-        target.by_hand = [*(HandStep(f"{setting} stays as it is: {reason}", [], setting)
+        verify_invariants(self, baseline, world, before, final, excluded, pinned, target, restored)
+        target.by_hand = [*(HandStep(f"{setting} stays {_kept(setting, restored)}: {reason}", [], setting)
                             for setting, reason in pinned.items()),
                           *text_steps(current, excluded, target.firing)]
         target.world = world
@@ -272,6 +271,11 @@ class Planner:
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
+
+
+def _kept(setting: Setting, restored: Mapping[Setting, str]) -> str:
+    """How a pinned setting stays: as it is, or at the running value written back over the files'."""
+    return "as it is" if setting not in restored else f"at {restored[setting]}, as the host runs it"
 
 
 def _text(fact: Fact) -> str:
