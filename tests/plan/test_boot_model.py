@@ -3,12 +3,15 @@ files make it once applied, on hosts whose files and running kernel disagree."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from test_plan_fixpoint import check_fixpoint
 from test_planner import GB_KB, changes, host_result, meminfo, sysctl, write_host
 
 import kernelsim
+from pgvet.fix.writer import fix_host, render
+from pgvet.run.options import LintOptions
 
 PG = "shared_buffers = 2GB\nhuge_pages = try\nwork_mem = 16MB\neffective_cache_size = 12GB\n"
 
@@ -121,6 +124,9 @@ def test_a_larger_pool_the_files_declare_is_not_applied_where_it_would_starve_th
         "host.yaml": "pg_version: 16\n",
     })
     assert changes(host_result(path))["vm.nr_hugepages"] == "1000"
+    consolidated, _ = fix_host(path, LintOptions())
+    assert re.search(r"^#   vm.nr_hugepages +4000 → 1000 +The host's files would put CommitLimit below what is "
+                     r"committed: the fix corrects them$", render(consolidated), re.MULTILINE)
     check_fixpoint(path)
     after = kernelsim.read_meminfo(path / "meminfo.txt")
     assert after["CommitLimit"] >= after["Committed_AS"] / 0.9
