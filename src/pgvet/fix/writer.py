@@ -128,7 +128,7 @@ def _diff_lines(changes: Mapping[str, Change]) -> list[str]:
     for (name, current, target), change in zip(values, changes.values(), strict=True):
         ids = ", ".join(rule.split(" ", 1)[0] for rule in change.rules)
         lines.append(f"#   {name:<{width}}  {_comment(current):>{current_width}} → {target:<{target_width}}  "
-                     f"{change.why} ({ids})")
+                     f"{change.why}{f' ({ids})' if ids else ''}")
     return lines
 
 

@@ -172,12 +172,15 @@ class Linter:
         """The host's target (engine/planner.py), and each finding's fix taken from it. A suppressed finding's
         rule proposes nothing: the suppressions are applied here as LintRun judges them later (with their
         notices, in the process that reports), then undone, so that judging starts from the findings as made."""
-        try:
-            suppress_inline(result, [], self.rule_names)
-            self.ignoring.apply(result, self.ignoring.entries(result, []), [])
-        except InputError:
-            pass  # an invalid ignore file makes the host an error when it is judged
-        result.target = self.planner.plan(host, result, derived)
+        def suppress(judged: HostResult) -> None:
+            try:
+                suppress_inline(judged, [], self.rule_names)
+                self.ignoring.apply(judged, self.ignoring.entries(judged, []), [])
+            except InputError:
+                pass  # an invalid ignore file makes the host an error when it is judged
+
+        suppress(result)
+        result.target = self.planner.plan(host, result, derived, suppress)
         self.planner.fix_findings(result, result.target)
         for finding in result.findings:
             finding.suppressed = None

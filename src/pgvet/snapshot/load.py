@@ -10,7 +10,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -464,6 +464,12 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs, declared: Sequence[S
     # The ratio/bytes pairs as the kernel holds them once the files are applied: a later write of one zeroes
     # the other, a refused write changes nothing (inputs/sysctl.py, paired_values).
     paired = sysctl.paired_values(applied, page_size) if occurrences.keys() & sysctl.PAIRED_SYSCTLS else {}
+    for key, pair in paired.items():
+        held = running.get(key)
+        if pair.setting is pair.refused and held is not None and isinstance(held.value, int):
+            # no line of the key is accepted: `sysctl --system` leaves the value it runs (its boot value is only
+            # the next boot's, the other key of its pair the running one's partner)
+            paired[key] = replace(pair, value=held.value)
     for key in [*occurrences, *(key for key in paired if key not in occurrences)]:
         settings = occurrences.get(key, [])
         places = tuple(setting.source for setting in settings)

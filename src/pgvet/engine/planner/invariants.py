@@ -3,6 +3,7 @@ host. The first one broken pins a setting (Pin), and the target is worked out ag
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -11,7 +12,7 @@ from pgvet.engine.ir import Value
 from pgvet.engine.pack import RulePack
 from pgvet.engine.planner.stages import asks_pinned
 from pgvet.engine.planner.target import Pin, Setting, Target, fix_settings, label
-from pgvet.engine.planner.world import PLANNED, World
+from pgvet.engine.planner.world import PLANNED, World, booted_values
 from pgvet.engine.runtime import Env, EvalError
 from pgvet.findings import Finding, quote_setting
 from pgvet.snapshot.facts import Fact, FactValue, HostFacts
@@ -28,11 +29,12 @@ HOT_STANDBY_MINIMUMS = frozenset({"max_connections", "max_prepared_transactions"
 
 def verify_invariants(planner: Planner, baseline: World, target_world: World, current: list[Finding],
                       final: list[Finding], excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str],
-                      target: Target) -> None:
+                      target: Target, restored: Mapping[Setting, str]) -> None:
     """Raise Pin for the first invariant the target breaks: the setting to keep as it is, and why. ``baseline``
-    and ``current``: the host rebooted with its own settings and its findings, what the target is held against (a
-    reboot alone would bring what differs from the host as measured)."""
-    changed = {change.setting for change in target.changes}
+    and ``current``: the host rebooted with its own settings (the running values written back where they would
+    starve it, ``restored``: running_overcommit, which nothing is blamed on) and its findings, what the target is
+    held against (a reboot alone would bring what differs from the host as measured)."""
+    changed = {change.setting for change in target.changes if restored.get(change.setting) != change.target}
     if not changed:
         return
     host, world = baseline.host, target_world.host
@@ -113,6 +115,43 @@ def _verify_commit_limit(planner: Planner, before: Values, after: Values, change
     culprit = _implicated(planner, names, changed)
     if culprit is not None:
         raise Pin(culprit, reason)
+
+
+def running_overcommit(planner: Planner, running: HostFacts, booted: World) -> dict[Setting, str]:
+    """The running values to write back where the host's own files would boot it, in strict overcommit, into a
+    CommitLimit below what is already committed and lower than it runs with (a vm.overcommit_kbytes line too
+    small, strict overcommit declared where the host runs another mode, a larger pool): the fix applies the files
+    with `sysctl --system`, so it corrects them, as commit-limit-mismatch (PGV102) says to before they are
+    applied. The running mode, else the key of the ratio/kbytes pair in force (it zeroes the other), then the
+    running pool where the files declare a larger one, each only while CommitLimit still starves the host."""
+    replaced = {name.removeprefix("sysctl.") for name in booted_values(running)}
+    before = Values(planner.pack, running)
+    running_limit = (_number(before.derived("commit_limit")) if before.fact("sysctl.vm.overcommit_memory") == 2
+                     else math.inf)
+
+    def starves(world: World) -> bool:
+        after = Values(planner.pack, world.host, world.derived)
+        limit, floor = _number(after.derived("commit_limit")), _number(after.derived("commit_limit_floor"))
+        return (after.fact("sysctl.vm.overcommit_memory") == 2 and limit is not None and floor is not None
+                and limit < floor and running_limit is not None and limit < running_limit)
+
+    if not starves(booted):
+        return {}
+    steps: list[str] = []
+    if "vm.overcommit_memory" in replaced:
+        steps.append("vm.overcommit_memory")
+    elif replaced & {"vm.overcommit_ratio", "vm.overcommit_kbytes"}:
+        steps.append("vm.overcommit_kbytes" if before.fact("sysctl.vm.overcommit_kbytes") else "vm.overcommit_ratio")
+    pool, booted_pool = _number(before.fact("sysctl.vm.nr_hugepages")), _number(World(booted.host).value(
+        Setting("sysctl", "vm.nr_hugepages")))
+    if "vm.nr_hugepages" in replaced and pool and booted_pool is not None and booted_pool > pool:
+        steps.append("vm.nr_hugepages")  # the running pool, not none: a fix does not remove a declared pool
+    values: dict[Setting, str] = {}
+    for key in steps:
+        values[Setting("sysctl", key)] = str(before.fact(f"sysctl.{key}"))
+        if not starves(booted.with_values(values, planner)):
+            break
+    return values
 
 
 def _committed_growth(before: Values, after: Values) -> float:

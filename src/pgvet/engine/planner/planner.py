@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
 from pgvet.engine.ir import Value
 from pgvet.engine.pack import RulePack
-from pgvet.engine.planner.invariants import verify_invariants
+from pgvet.engine.planner.invariants import running_overcommit, verify_invariants
 from pgvet.engine.planner.stages import (
     asked_settings,
     proposals_for,
@@ -16,7 +16,7 @@ from pgvet.engine.planner.stages import (
     stages_of,
     text_steps,
 )
-from pgvet.engine.planner.target import Change, HandStep, Pin, Setting, Target, setting_of
+from pgvet.engine.planner.target import Change, HandStep, Pin, Proposal, Setting, Target, label, setting_of
 from pgvet.engine.planner.world import World, booted_values
 from pgvet.engine.runtime import Env
 from pgvet.findings import Finding, HostResult
@@ -95,15 +95,21 @@ class Planner:
 
     # -- a host ----------------------------------------------------------------------------------------------
 
-    def plan(self, host: HostFacts, current: HostResult, derived: dict[str, Value] | None = None) -> Target:
+    def plan(self, host: HostFacts, current: HostResult, derived: dict[str, Value] | None = None,
+             suppress: Callable[[HostResult], None] | None = None) -> Target:
         """The host's target. ``current``: every rule of the run evaluated on ``host``, suppressions applied
         (a suppressed finding's rule proposes nothing on this host); ``derived``: the host-wide derived values
-        computed then (evaluate_hosts' host cache), which the worlds keep where the target leaves their inputs."""
+        computed then (evaluate_hosts' host cache), which the worlds keep where the target leaves their inputs;
+        ``suppress``: marks the findings of a result that the host's suppressions silence (judged again on the
+        host as its files boot it, where a finding may fire that does not on the host as it runs)."""
         excluded = frozenset((finding.rule_id, finding.subject) for finding in current.findings
                              if finding.suppressed is not None)
+        booted = booted_values(host)
         if not any((finding.fix.sysctl or finding.fix.postgresql) and finding.suppressed is None
-                   for finding in current.findings) and not booted_values(host):
+                   for finding in current.findings) and not booted:
             return self._unchanged(current, excluded)
+        if booted and suppress is not None:
+            excluded |= self._suppressed_once_booted(host, current, derived, suppress)
         pinned: dict[Setting, str] = {}
         for _ in range(MAX_ATTEMPTS):
             try:
@@ -117,6 +123,23 @@ class Planner:
                                           + "; ".join(f"{setting}: {reason}" for setting, reason in pinned.items())))
         return target
 
+    def _suppressed_once_booted(self, host: HostFacts, current: HostResult, derived: dict[str, Value] | None,
+                                suppress: Callable[[HostResult], None]) -> frozenset[tuple[str, str | None]]:
+        """The findings that fire on the host as its files boot it, and not as it runs, that its suppressions
+        silence (a sysctl.d line under `# pgvet: ignore[…]`): their rules propose nothing either."""
+        running = {(finding.rule_id, finding.subject) for finding in current.findings}
+        world = World.rebooted(host, self, derived)
+        read = {index for name in world.changed for index in self.rule_readers.get(name, ())}
+        # whole findings (where they point, which an inline suppression is judged by)
+        found = self._evaluate(world, [self.rules[index] for index in sorted(read)], verdicts_only=False)
+        booted = HostResult(world.host, [finding for finding in found.findings
+                                         if (finding.rule_id, finding.subject) not in running])
+        if not booted.findings:
+            return frozenset()
+        suppress(booted)
+        return frozenset((finding.rule_id, finding.subject) for finding in booted.findings
+                         if finding.suppressed is not None)
+
     def _unchanged(self, current: HostResult, excluded: frozenset[tuple[str, str | None]]) -> Target:
         target = Target(firing=frozenset((finding.rule_id, finding.subject) for finding in current.findings))
         target.by_hand = text_steps(current, excluded, target.firing)
@@ -125,8 +148,17 @@ class Planner:
     def _attempt(self, host: HostFacts, current: HostResult, excluded: frozenset[tuple[str, str | None]],
                  pinned: Mapping[Setting, str], derived: dict[str, Value] | None) -> Target:
         """A target with ``pinned`` settings kept as they are; Pin when it breaks an invariant."""
-        baseline = world = World.rebooted(host, self, derived)
+        booted = World.rebooted(host, self, derived)
         changes: dict[Setting, Change] = {}
+        restored = running_overcommit(self, host, booted)  # a pin keeps them too: they are the host's as it runs
+        # the host as its files boot it, corrected where they would starve it: what the target is held against
+        baseline = world = booted.with_values(restored, self) if restored else booted
+        if restored:
+            mismatch = [label(finding) for finding in current.findings if finding.rule_id == "PGV102"][:1]
+            for setting, value in restored.items():
+                record_change(changes, host, setting, Proposal(
+                    value, list(mismatch), "The host's files would put CommitLimit below what is committed: the fix "
+                                           "corrects them"))
         asked_now = asked_settings(current, excluded)
         for stage, rules, facts in zip(self.stages, self.stage_rules, self.stage_facts, strict=True):
             history: list[dict[Setting, str]] = []
@@ -147,19 +179,19 @@ class Planner:
                 turns = ", ".join(dict.fromkeys(values[setting] for values in history if setting in values))
                 raise Pin(setting, f"pgvet's rules do not agree on a value (they ask for {turns} in turn)")
         target = Target(changes=sorted((change for change in changes.values()
-                                        if not baseline.holds(change.setting, change.target)),
+                                        if not booted.holds(change.setting, change.target)),
                                        key=lambda change: (self.rank[change.setting], change.setting)))
         target.declared_not_applied = [
             Change(Setting("sysctl", name.removeprefix("sysctl.")), _text(host.facts[name]),
-                   _text(baseline.host.facts[name]), [], "")
-            for name in sorted(baseline.changed)
-            if name.startswith("sysctl.") and name in host.facts and name in baseline.host.facts
-            and host.facts[name].value != baseline.host.facts[name].value]
+                   _text(booted.host.facts[name]), [], "")
+            for name in sorted(booted.changed)
+            if name.startswith("sysctl.") and name in host.facts and name in booted.host.facts
+            and host.facts[name].value != booted.host.facts[name].value]
         final = self._findings_on(world, current)
         target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)
         before = final if world is baseline else self._findings_on(baseline, current)
-        verify_invariants(self, baseline, world, before, final, excluded, pinned, target)
-        target.by_hand = [*(HandStep(f"{setting} stays as it is: {reason}", [], setting)
+        verify_invariants(self, baseline, world, before, final, excluded, pinned, target, restored)
+        target.by_hand = [*(HandStep(f"{setting} stays {_kept(setting, restored)}: {reason}", [], setting)
                             for setting, reason in pinned.items()),
                           *text_steps(current, excluded, target.firing)]
         target.world = world
@@ -207,7 +239,7 @@ class Planner:
             upstream = [change for change in target.changes if change.setting in read
                         and change.setting.name not in fix.sysctl and change.setting.name not in fix.postgresql]
             booted = [change for change in target.declared_not_applied if change.setting in read
-                      and change.setting.name not in fix.sysctl]
+                      and change.setting.name not in fix.sysctl and target.change(change.setting) is None]
             resolved = (finding.rule_id, finding.subject) not in target.firing
             if upstream and (fix.sysctl or fix.postgresql):
                 notes.append("Values of the target, which also changes " + _changes_text(upstream) + ".")
@@ -234,12 +266,17 @@ class Planner:
         findings = self._evaluate(world, affected).findings if affected else []
         return [*findings, *(finding for finding in current.findings if finding.rule_id not in ids)]
 
-    def _evaluate(self, world: World, rules: Plan) -> HostResult:
+    def _evaluate(self, world: World, rules: Plan, verdicts_only: bool = True) -> HostResult:
         outcome = evaluate_hosts(self.pack, [world.host], plan=rules, host_caches=[world.derived],
-                                 verdicts_only=True)[0]
+                                 verdicts_only=verdicts_only)[0]
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
+
+
+def _kept(setting: Setting, restored: Mapping[Setting, str]) -> str:
+    """How a pinned setting stays: as it is, or at the running value written back over the files'."""
+    return "as it is" if setting not in restored else f"at {restored[setting]}, as the host runs it"
 
 
 def _text(fact: Fact) -> str:

@@ -127,9 +127,16 @@ def booted_values(host: HostFacts) -> dict[str, Fact]:
     booted: dict[str, Fact] = {}
     for name, fact in host.facts.items():
         if name.startswith("sysctl_conf."):
-            running = host.facts.get(f"sysctl.{name.removeprefix('sysctl_conf.')}")
+            key = name.removeprefix("sysctl_conf.")
+            running = host.facts.get(f"sysctl.{key}")
             if running is not None and running.value != fact.value:
                 booted[running.name] = fact._replace(name=running.name)
+                # the write changes the key, so its handler zeroes the other key of its pair (vm.dirty_ratio = 20
+                # over bytes set at run time); a partner the files declare has its own outcome already
+                partner = PAIR_PARTNERS.get(key)
+                other = None if partner is None else host.facts.get(f"sysctl.{partner}")
+                if other is not None and other.value != 0 and f"sysctl_conf.{partner}" not in host.facts:
+                    booted[other.name] = Fact(other.name, 0, fact.source, fact.occurrences)
     return booted
 
 
