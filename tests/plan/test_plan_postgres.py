@@ -108,7 +108,9 @@ def check_target_starts(host: Path) -> None:
             shutil.rmtree(data.parent, ignore_errors=True)
         instances = fixed["host.pg_instances"].value if "host.pg_instances" in fixed else 1
         if page_size == derived["derived.default_hugepage_size"].value:
-            pool = int((fixed.get("sysctl_conf.vm.nr_hugepages") or fixed["sysctl.vm.nr_hugepages"]).value)
+            # the persistent pool and the surplus a dynamic pool lets PostgreSQL take (vm.nr_overcommit_hugepages)
+            pool = sum(int(fact.value) for key in ("vm.nr_hugepages", "vm.nr_overcommit_hugepages")
+                       if (fact := fixed.get(f"sysctl_conf.{key}") or fixed.get(f"sysctl.{key}")) is not None)
         else:  # huge_page_size of another size than the default: its pool is no sysctl, meminfo's Hugetlb shows it
             pool = int(derived["derived.hugepages_available"].value or 0)
         assert pool >= pages * instances, f"huge_pages = on with {pool} pages where PostgreSQL counts {pages}"
