@@ -47,8 +47,8 @@ def sysctl(**values: object) -> str:
     return "".join(f"{key} = {value}\n" for key, value in defaults.items())
 
 
-def host_result(path: Path, select: list[str] | None = None) -> HostResult:
-    result = lint([path], LintOptions(select=select or []))
+def host_result(path: Path, select: list[str] | None = None, ignore: list[str] | None = None) -> HostResult:
+    result = lint([path], LintOptions(select=select or [], ignore=ignore or []))
     assert not result.errors, result.errors
     return result.hosts[0]
 
@@ -527,3 +527,25 @@ def test_a_running_value_the_files_already_mend_is_not_written_again(tmp_path: P
         "Resolved by applying the kernel values the host's files already declare (`sysctl --system` or a reboot): "
         "vm.dirty_background_bytes (0 → 67108864)")
     assert not {name for name in changes(result) if name.startswith("vm.dirty")}
+
+
+@pytest.mark.parametrize(("storage", "seq", "random", "wanted"), [
+    ("ssd", "1", "0.5", {"random_page_cost": "1.1"}),
+    # seq_page_cost goes to 1 first (PGV706): random_page_cost 1 is then not below it, and spinning disks want 4
+    ("hdd", "2", "1", {"seq_page_cost": "1", "random_page_cost": "4"}),
+    ("ssd", "2", "1.5", {"seq_page_cost": "1"}),  # then 1.5 is neither below it nor 2 or more
+    ("nvme", "0.5", "0.25", {"seq_page_cost": "1", "random_page_cost": "1.1"}),
+    # seq_page_cost kept at 2 or 3 (seq-page-cost-changed ignored): random_page_cost equal to it, which
+    # random-page-cost-high-on-ssd (PGV701, 1.1) accepts there; the two alternated (2, 1.1, 2…) and gave up
+    ("ssd", "2", "1.5", {"random_page_cost": "2"}),
+    ("ssd", "3", "2.5", {"random_page_cost": "3"}),
+])
+def test_random_page_cost_below_seq_page_cost_gets_one_target_with_the_other_cost_rules(
+        tmp_path: Path, storage: str, seq: str, random: str, wanted: dict[str, str]) -> None:
+    path = write_host(tmp_path, {"postgresql.conf": f"seq_page_cost = {seq}\nrandom_page_cost = {random}\n",
+                                 "host.yaml": f"pg_version: 16\nstorage: {storage}\n"})
+    result = host_result(path, ignore=["PGV706"] if "seq_page_cost" not in wanted else None)
+    target = changes(result)
+    assert {name: target[name] for name in ("seq_page_cost", "random_page_cost") if name in target} == wanted
+    assert result.target is not None and not [step for step in result.target.by_hand if "page_cost" in str(step)]
+    assert float(seq) <= float(random) or any(finding.rule_id == "PGV710" for finding in result.findings)
