@@ -549,3 +549,25 @@ def test_random_page_cost_below_seq_page_cost_gets_one_target_with_the_other_cos
     assert {name: target[name] for name in ("seq_page_cost", "random_page_cost") if name in target} == wanted
     assert result.target is not None and not [step for step in result.target.by_hand if "page_cost" in str(step)]
     assert float(seq) <= float(random) or any(finding.rule_id == "PGV710" for finding in result.findings)
+
+
+@pytest.mark.parametrize("background", [{"vm__dirty_background_ratio": 10}, {"vm__dirty_background_bytes": 67108864}])
+def test_dirty_bytes_beyond_a_tenth_of_the_page_cache_get_one_target_that_holds(
+        tmp_path: Path, background: dict[str, int]) -> None:
+    # vm.dirty_bytes = 2 GB on 4 GB of RAM: PGV135 judges ratios only, PGV136 the background threshold only, and the
+    # host got nothing. The foreground bytes rule's fix, with PGV134's (a background ratio of 10 % is then not
+    # below it), leaves no dirty page rule firing once applied
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(4 * GB_KB, 0),
+        "sysctl.txt": sysctl(vm__dirty_bytes=2 * GB_KB * 1024, vm__dirty_ratio=0, **background),
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path)
+    assert "PGV145" in {finding.rule_id for finding in result.findings}
+    target = changes(result)
+    assert int(target["vm.dirty_bytes"]) <= 0.1 * 4 * GB_KB * 1024
+    assert result.target is not None and not [step for step in result.target.by_hand if "dirty" in str(step)]
+    fix_host(path, LintOptions(), write_files=True)
+    kernelsim.apply_and_reboot(path)
+    after = {finding.rule_id for finding in host_result(path).findings}
+    assert not after & {"PGV134", "PGV135", "PGV136", "PGV145"}, after

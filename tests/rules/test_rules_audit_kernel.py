@@ -667,3 +667,21 @@ def test_dirty_bytes_below_two_pages_of_a_64k_kernel_is_refused(tmp_path: Path, 
     assert refused.message == ("vm.dirty_bytes = 65536 will not hold: the kernel refuses this value (it takes a whole "
                                "number of bytes from 131072, two pages, to 2^32 − 1 pages) and keeps 0.")
     assert load_host(host, None).facts["sysctl.vm.dirty_bytes"].value == 0
+
+
+def test_foreground_dirty_bytes_beyond_a_tenth_of_the_page_cache_are_too_large(tmp_path: Path) -> None:
+    """vm.dirty_bytes = 2 GB on 4 GB of RAM: PGV135 judges the ratios only and PGV136 the background threshold only;
+    the bytes are held to PGV135's 10 % of the memory the page cache can use, and fixed to what PGV134 writes."""
+    host = write_host(tmp_path / "h", {
+        "sysctl.txt": "vm.dirty_bytes = 2147483648\nvm.dirty_ratio = 0\nvm.dirty_background_bytes = 0\n"
+                      "vm.dirty_background_ratio = 10\n",
+        "meminfo.txt": "MemTotal: 4194304 kB\nSwapTotal: 0 kB\n",
+    })
+    found = findings(host)
+    [large] = found["PGV145"]
+    assert large.message.startswith("vm.dirty_bytes = 2.0 GiB lets dirty pages pile up to 50.0 % of the memory")
+    assert large.fix.sysctl == {"vm.dirty_bytes": str(104857 * 4096)}
+    assert (large.path, large.line) == ("sysctl.txt", 1)
+    assert "PGV135" not in found and "PGV136" not in found
+    write_host(tmp_path / "h", {"sysctl.txt": "vm.dirty_bytes = 402653184\nvm.dirty_ratio = 0\n"})  # 384 MB: 9.4 %
+    assert "PGV145" not in findings(host)
