@@ -571,3 +571,18 @@ def test_dirty_bytes_beyond_a_tenth_of_the_page_cache_get_one_target_that_holds(
     kernelsim.apply_and_reboot(path)
     after = {finding.rule_id for finding in host_result(path).findings}
     assert not after & {"PGV134", "PGV135", "PGV136", "PGV145"}, after
+
+
+def test_a_pin_reason_tells_apart_the_sizes_it_compares(tmp_path: Path) -> None:
+    # the pool shared_buffers = 14120MB needs would leave the OS 1.57 GB of 16 GB, below the 1.6 GB kept for it:
+    # the reason said "leave the OS 1.6 GiB of 16.0 GiB (at least 1.6 GiB is kept for it)"
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(16 * GB_KB, 2 * GB_KB, pages=1000),
+        "sysctl.txt": sysctl(vm__nr_hugepages=1000),
+        "postgresql.conf": "shared_buffers = 14120MB\nhuge_pages = on\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path, ["PGV11"])
+    assert result.target is not None
+    [reason] = [step.text for step in result.target.by_hand if "would leave the OS" in step.text]
+    assert "would leave the OS 1.57 GiB of 16.0 GiB (at least 1.60 GiB is kept for it)" in reason
