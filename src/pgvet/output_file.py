@@ -12,6 +12,11 @@ pgvet overwrites; nor may a link of a repository on the way to it that leads out
 may go to a stream instead (a pipe, a terminal or another character device, /dev/stdout, also when it is the file
 pgvet's standard output was redirected to), written where it is.
 
+Directories missing on the way to it (``-o ci/pgvet-baseline.json`` without a ``mkdir ci``) are made, each from
+its parent's descriptor and opened without following a link (one put at its name is refused, not followed), 0700
+while the file is written; then 0755 less the umask, or left 0700 when the file is private. A failure removes
+those it made.
+
 Modes: a file replaced keeps its mode, owner and group (one of another user in a directory others may write to
 is refused: it may have been put there to be filled); a new file is 0644 (less the umask); and when the hosts
 it was made from are private (their directory or a file in it unreadable by others, as a collected snapshot
@@ -21,6 +26,7 @@ may be), it is 0600 and a replaced file loses what let others read it. A failure
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterable
@@ -34,6 +40,8 @@ from pgvet.trust import others_may_write
 
 NEW_FILE_MODE = 0o644
 PRIVATE_MODE = 0o600
+NEW_DIRECTORY_MODE = 0o755
+PRIVATE_DIRECTORY_MODE = 0o700
 TEMPORARY_SUFFIX = ".pgvet-tmp"
 
 
@@ -52,6 +60,10 @@ class OutputFile:
         self.temporary: str | None = None  # its name in the directory
         self.handle: IO[bytes] | None = None
         self.model: os.stat_result | None = None  # the file whose mode it takes, None for a new file's
+        # the directories made for it, outermost first: (its parent's descriptor, its name, its descriptor)
+        self.made: list[tuple[int, str, int]] = []
+        self.opened: list[int] = []  # the descriptors of the directories on the way to it, from the first made's parent
+        self.committed = False
         target = os.fspath(path)
         folder, self.name = os.path.split(target)
         out = link_out_of_repository(folder or ".")
@@ -60,15 +72,52 @@ class OutputFile:
                               f"(to {out[1]})")
         # Everything is done from the directory's descriptor, opened once (beneath ``beneath``, fix --write's host
         # directory, when given): a directory on the way swapped for a link since cannot move the file elsewhere.
+        self.directory = -1
         try:
-            self.directory = open_directory(folder or ".", beneath)
-        except OSError as error:
-            raise self._error(error.strerror) from None
-        try:
+            self.directory = self._open_or_make_directory(folder or ".", beneath)
             self._prepare(like, streams)
         except BaseException:
             self.discard()
             raise
+
+    def _open_or_make_directory(self, folder: str, beneath: str | None) -> int:
+        """The directory's descriptor; the directories missing on the way made first (recorded in ``made``, their
+        descriptors and their parents' kept in ``opened`` until the file is in place or dropped)."""
+        missing: list[str] = []
+        existing = folder
+        while True:
+            try:
+                directory = open_directory(existing, beneath)
+                break
+            except FileNotFoundError as error:
+                above, name = os.path.split(existing.rstrip(os.sep))
+                if name in ("", ".", ".."):  # nothing left to make, or a `new/..` the kernel would not walk either
+                    raise self._error(error.strerror) from None
+                missing.append(name)
+                existing = above or "."
+            except OSError as error:
+                raise self._error(error.strerror) from None
+        for name in reversed(missing):
+            self.opened.append(directory)
+            try:
+                os.mkdir(name, PRIVATE_DIRECTORY_MODE, dir_fd=directory)
+                made = True
+            except FileExistsError:  # made since by someone else: used as any existing directory, if it is one
+                made = False
+            except OSError as error:
+                raise self._error(error.strerror) from None
+            parent = directory
+            try:
+                directory = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+            except OSError as error:
+                if made:
+                    self.made.append((parent, name, -1))
+                raise self._error("a symbolic link stands where pgvet makes a directory for it: pgvet writes no file "
+                                  "through a link" if error.errno in (errno.ELOOP, errno.ENOTDIR)
+                                  else error.strerror) from None
+            if made:
+                self.made.append((parent, name, directory))
+        return directory
 
     def _prepare(self, like: os.stat_result | None, streams: bool) -> None:
         target = self.name
@@ -182,6 +231,9 @@ class OutputFile:
                 self.temporary = None
                 with contextlib.suppress(OSError):  # a file system that cannot sync a directory offers no more
                     os.fsync(self.directory)
+            for _, _, made in self.made:
+                os.fchmod(made, PRIVATE_DIRECTORY_MODE if self.private else NEW_DIRECTORY_MODE & ~_umask())
+            self.committed = True
         except OSError as error:
             raise self._error(error.strerror) from None
         finally:
@@ -209,6 +261,13 @@ class OutputFile:
         if self.directory >= 0:
             os.close(self.directory)
             self.directory = -1
+        if not self.committed:
+            for parent, name, _ in reversed(self.made):
+                with contextlib.suppress(OSError):  # not empty: someone else put something there
+                    os.rmdir(name, dir_fd=parent)
+        for descriptor in self.opened:
+            os.close(descriptor)
+        self.made, self.opened = [], []
 
     def __enter__(self) -> OutputFile:
         return self

@@ -884,5 +884,8 @@ def test_ci_formats_locate_files_from_the_repository_root_when_run_in_a_subdirec
     assert f"file={wanted},line=1," in lint("hosts/db7", "--format", "github")[1]
     issues = json.loads(lint("hosts/db7", "--format", "gitlab")[1])
     assert {issue["location"]["path"] for issue in issues if issue["check_name"].startswith("PGV401")} == {wanted}
+    # JUnit too: GitLab's test tab and Jenkins open a test case's `file` from the repository's root
+    junit = lint("hosts/db7", "--format", "junit")[1]
+    assert f'file="{wanted}" line="1"' in junit and f"at {wanted}:1" in junit and 'file="hosts/' not in junit
     # a terminal's formats keep paths from where the user is, which they can open
     assert "hosts/db7/postgresql.conf:1: ERROR PGV401" in lint("hosts/db7", "--format", "concise")[1]

@@ -17,6 +17,7 @@ from pgvet.engine.render import (
     FORMATS,
     format_duration,
     format_size,
+    format_sizes,
     format_value,
     render,
     render_setting,
@@ -256,6 +257,22 @@ def test_size_and_duration_edges() -> None:
     assert format_size(-2 * GB) == "-2.0 GiB"
     assert format_duration(0) == "0s"
     assert format_duration(86400 * 2) == "2d"
+
+
+def test_sizes_compared_in_one_sentence_are_told_apart() -> None:
+    """"3.1 GiB below 3.1 GiB": two sizes that differ get the decimals that tell them apart, else their bytes; equal
+    sizes, and sizes that read apart already, are shown as ever."""
+    assert format_sizes([3.14 * GB, 3.1 * GB]) == ["3.14 GiB", "3.10 GiB"]
+    assert format_sizes([512.3 * 1024**2, 512.4 * 1024**2, 2 * GB]) == ["512.3 MiB", "512.4 MiB", "2.0 GiB"]
+    assert format_sizes([GB, GB + 1]) == ["1073741824 B", "1073741825 B"]
+    assert format_sizes([3.1 * GB, 3.1 * GB, 512]) == ["3.1 GiB", "3.1 GiB", "512 B"]
+    assert format_sizes([3.14 * GB, 3.1 * GB, 7 * GB, 7.04 * GB]) == ["3.14 GiB", "3.10 GiB", "7.00 GiB",
+                                                                      "7.04 GiB"]
+    template = compile_template("{sysctl.kernel.a|size} below {sysctl.kernel.b|size} ({sysctl.kernel.a|size})",
+                                CompileContext(derived={}))
+    env = Env({"sysctl.kernel.a": Fact("sysctl.kernel.a", int(3.14 * GB), SYSCTL),
+               "sysctl.kernel.b": Fact("sysctl.kernel.b", int(3.1 * GB), SYSCTL)}, None, {}, {}, {})
+    assert render(template, env) == "3.14 GiB below 3.10 GiB (3.14 GiB)"
 
 
 @pytest.mark.parametrize(("text", "rendered"), [("{sysctl.kernel.absent}kB {sysctl.kernel.foo + 1}", "unknownkB 2"),

@@ -197,6 +197,15 @@ def test_pg_size_bytes_rejects_garbage() -> None:
         run("pg_size_bytes('lots')")
 
 
+def test_formatted_writes_a_number_as_a_template_format_does() -> None:
+    """A text that holds a formatted number only in one case (PGV105: a share of CommitLimit, unless it is 0)."""
+    assert run("'is ' || formatted(0.96, 'pct') || ' of'") == "is 96.0 % of"
+    assert run("formatted(3 * 1024 * 1024 * 1024, 'size')") == "3.0 GiB"
+    assert run("formatted(NULL, 'pct')") is None
+    with pytest.raises(EvalError, match="unknown format 'percent'"):
+        run("formatted(0.5, 'percent')")
+
+
 def test_parse_quantity() -> None:
     assert parse_quantity("16GB") == 16 * 1024**3
     assert parse_quantity("1.6GB") == 1717986918

@@ -47,8 +47,8 @@ def sysctl(**values: object) -> str:
     return "".join(f"{key} = {value}\n" for key, value in defaults.items())
 
 
-def host_result(path: Path, select: list[str] | None = None) -> HostResult:
-    result = lint([path], LintOptions(select=select or []))
+def host_result(path: Path, select: list[str] | None = None, ignore: list[str] | None = None) -> HostResult:
+    result = lint([path], LintOptions(select=select or [], ignore=ignore or []))
     assert not result.errors, result.errors
     return result.hosts[0]
 
@@ -543,3 +543,60 @@ def test_declared_values_not_running_yet_are_shown_with_the_target(tmp_path: Pat
     report = json.loads(CliRunner().invoke(app, ["lint", str(path), "--format", "json"]).stdout)
     assert {"setting": "vm.dirty_bytes", "running": "0", "declared": "536870912"} in (
         report["hosts"][0]["target"]["declared_not_applied"])
+@pytest.mark.parametrize(("storage", "seq", "random", "wanted"), [
+    ("ssd", "1", "0.5", {"random_page_cost": "1.1"}),
+    # seq_page_cost goes to 1 first (PGV706): random_page_cost 1 is then not below it, and spinning disks want 4
+    ("hdd", "2", "1", {"seq_page_cost": "1", "random_page_cost": "4"}),
+    ("ssd", "2", "1.5", {"seq_page_cost": "1"}),  # then 1.5 is neither below it nor 2 or more
+    ("nvme", "0.5", "0.25", {"seq_page_cost": "1", "random_page_cost": "1.1"}),
+    # seq_page_cost kept at 2 or 3 (seq-page-cost-changed ignored): random_page_cost equal to it, which
+    # random-page-cost-high-on-ssd (PGV701, 1.1) accepts there; the two alternated (2, 1.1, 2…) and gave up
+    ("ssd", "2", "1.5", {"random_page_cost": "2"}),
+    ("ssd", "3", "2.5", {"random_page_cost": "3"}),
+])
+def test_random_page_cost_below_seq_page_cost_gets_one_target_with_the_other_cost_rules(
+        tmp_path: Path, storage: str, seq: str, random: str, wanted: dict[str, str]) -> None:
+    path = write_host(tmp_path, {"postgresql.conf": f"seq_page_cost = {seq}\nrandom_page_cost = {random}\n",
+                                 "host.yaml": f"pg_version: 16\nstorage: {storage}\n"})
+    result = host_result(path, ignore=["PGV706"] if "seq_page_cost" not in wanted else None)
+    target = changes(result)
+    assert {name: target[name] for name in ("seq_page_cost", "random_page_cost") if name in target} == wanted
+    assert result.target is not None and not [step for step in result.target.by_hand if "page_cost" in str(step)]
+    assert float(seq) <= float(random) or any(finding.rule_id == "PGV710" for finding in result.findings)
+
+
+@pytest.mark.parametrize("background", [{"vm__dirty_background_ratio": 10}, {"vm__dirty_background_bytes": 67108864}])
+def test_dirty_bytes_beyond_a_tenth_of_the_page_cache_get_one_target_that_holds(
+        tmp_path: Path, background: dict[str, int]) -> None:
+    # vm.dirty_bytes = 2 GB on 4 GB of RAM: PGV135 judges ratios only, PGV136 the background threshold only, and the
+    # host got nothing. The foreground bytes rule's fix, with PGV134's (a background ratio of 10 % is then not
+    # below it), leaves no dirty page rule firing once applied
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(4 * GB_KB, 0),
+        "sysctl.txt": sysctl(vm__dirty_bytes=2 * GB_KB * 1024, vm__dirty_ratio=0, **background),
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path)
+    assert "PGV145" in {finding.rule_id for finding in result.findings}
+    target = changes(result)
+    assert int(target["vm.dirty_bytes"]) <= 0.1 * 4 * GB_KB * 1024
+    assert result.target is not None and not [step for step in result.target.by_hand if "dirty" in str(step)]
+    fix_host(path, LintOptions(), write_files=True)
+    kernelsim.apply_and_reboot(path)
+    after = {finding.rule_id for finding in host_result(path).findings}
+    assert not after & {"PGV134", "PGV135", "PGV136", "PGV145"}, after
+
+
+def test_a_pin_reason_tells_apart_the_sizes_it_compares(tmp_path: Path) -> None:
+    # the pool shared_buffers = 14120MB needs would leave the OS 1.57 GB of 16 GB, below the 1.6 GB kept for it:
+    # the reason said "leave the OS 1.6 GiB of 16.0 GiB (at least 1.6 GiB is kept for it)"
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(16 * GB_KB, 2 * GB_KB, pages=1000),
+        "sysctl.txt": sysctl(vm__nr_hugepages=1000),
+        "postgresql.conf": "shared_buffers = 14120MB\nhuge_pages = on\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path, ["PGV11"])
+    assert result.target is not None
+    [reason] = [step.text for step in result.target.by_hand if "would leave the OS" in step.text]
+    assert "would leave the OS 1.57 GiB of 16.0 GiB (at least 1.60 GiB is kept for it)" in reason

@@ -324,3 +324,60 @@ def test_a_report_to_dev_stdout_redirected_to_a_file_is_written(tmp_path: Path) 
                                "/dev/stdout"], stdout=out, stderr=subprocess.PIPE, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     assert json.loads((tmp_path / "out.json").read_text())["summary"]["hosts"] == 1
+
+
+def test_missing_parent_directories_are_made_for_reports_and_baselines(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`-o ci/pgvet-baseline.json` as the docs show it, without a `mkdir ci`, was refused (No such file or
+    directory): the missing directories are made, 0755 less the umask, 0700 when the hosts are private."""
+    public = tmp_path / "public"
+    shutil.copytree(FIXTURES / "small-vm", public)
+    private = tmp_path / "private"
+    shutil.copytree(FIXTURES / "small-vm", private)
+    private.chmod(0o700)
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["baseline", "create", "public", "-o", "ci/pgvet-baseline.json"]).exit_code == 0
+    assert json.loads((tmp_path / "ci" / "pgvet-baseline.json").read_text())
+    assert mode(tmp_path / "ci") == 0o755 & ~umask()
+    result = runner.invoke(app, ["lint", "public", "-f", "json", "-o", "out/a/b/report.json", "-f", "sarif", "-o",
+                                 "out/pgvet.sarif", "-f", "junit", "-o", "junit/pgvet.xml"])
+    assert result.exit_code == 1, result.output
+    assert mode(tmp_path / "out") == mode(tmp_path / "out" / "a" / "b") == 0o755 & ~umask()
+    assert all((tmp_path / name).is_file() for name in ("out/a/b/report.json", "out/pgvet.sarif", "junit/pgvet.xml"))
+    # made from a private host: nobody else may look into the directories made for it either
+    assert runner.invoke(app, ["lint", "private", "-f", "json", "-o", "secret/x/r.json"]).exit_code == 1
+    assert mode(tmp_path / "secret") == mode(tmp_path / "secret" / "x") == 0o700
+    assert mode(tmp_path / "secret" / "x" / "r.json") == 0o600
+    assert runner.invoke(app, ["baseline", "create", "private", "-o", "hidden/b.json"]).exit_code == 0
+    assert mode(tmp_path / "hidden") == 0o700
+
+
+def test_directories_made_for_an_output_follow_no_link_and_go_when_it_fails(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A directory pgvet makes is opened without following a link: one put at its name (between the mkdir and
+    the open, or before) is refused, nothing written through it. A failed write leaves no directory behind."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    real_mkdir = os.mkdir
+
+    def raced(path: str, mode: int = 0o777, **keywords: int) -> None:
+        real_mkdir(path, mode, **keywords)
+        if path == "b":  # swapped for a link as soon as it is made
+            os.rmdir(path, **keywords)
+            os.symlink(elsewhere, path, **keywords)
+
+    monkeypatch.setattr(os, "mkdir", raced)
+    from pgvet.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"cannot write .*a/b/c/file: .*symbolic link"):
+        write_file(tmp_path / "a" / "b" / "c" / "file", b"text")
+    assert list(elsewhere.iterdir()) == []
+    monkeypatch.setattr(os, "mkdir", real_mkdir)
+
+    def full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(UsageError, match="No space left on device"):
+        write_file(tmp_path / "new" / "deeper" / "file", b"text")
+    assert not (tmp_path / "new").exists()

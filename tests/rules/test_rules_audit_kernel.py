@@ -264,6 +264,26 @@ def test_a_zeroed_overcommit_ratio_gives_commit_limit_the_swap_alone(tmp_path: P
     assert undone.subject == "vm.overcommit_ratio"
 
 
+def test_committed_memory_against_a_commit_limit_of_zero_is_said_as_it_is(tmp_path: Path) -> None:
+    """Strict overcommit with vm.overcommit_ratio = 0 and no swap: CommitLimit is 0 kB, and PGV105 said
+    "Committed_AS = 1.0 GiB is unknown of CommitLimit (0 B)" — the share is no unknown, there is nothing to share."""
+    host = write_host(tmp_path / "h", {
+        "sysctl.txt": "vm.overcommit_memory = 2\nvm.overcommit_ratio = 0\n",
+        "meminfo.txt": "MemTotal: 4194304 kB\nSwapTotal: 0 kB\nCommitLimit: 0 kB\nCommitted_AS: 1048576 kB\n",
+        "host.yaml": "ram: 4GB\n",
+    })
+    [near] = findings(host)["PGV105"]
+    assert "unknown" not in near.message
+    assert near.message.startswith("Committed_AS = 1.0 GiB against CommitLimit (0 B): strict overcommit "
+                                   "(vm.overcommit_memory = 2) with nothing the kernel may promise")
+    assert near.message.endswith("the kernel refuses every new reservation with \"out of memory\".")
+    # a CommitLimit above 0 is compared as it was
+    host = write_host(tmp_path / "h", {"meminfo.txt": "MemTotal: 4194304 kB\nSwapTotal: 0 kB\n"
+                                       "CommitLimit: 1048576 kB\nCommitted_AS: 1002438 kB\n"})
+    [near] = findings(host)["PGV105"]
+    assert near.message.startswith("Committed_AS = 979 MiB is 95.6 % of CommitLimit (1.0 GiB): new reservations")
+
+
 def test_declared_pair_applied_is_not_declared_not_applied(tmp_path: Path) -> None:
     # the kernel shows what the files make: vm.dirty_ratio 0 after vm.dirty_bytes — PGV901 stays silent,
     # PGV904 says the ratio line does nothing
@@ -647,3 +667,21 @@ def test_dirty_bytes_below_two_pages_of_a_64k_kernel_is_refused(tmp_path: Path, 
     assert refused.message == ("vm.dirty_bytes = 65536 will not hold: the kernel refuses this value (it takes a whole "
                                "number of bytes from 131072, two pages, to 2^32 − 1 pages) and keeps 0.")
     assert load_host(host, None).facts["sysctl.vm.dirty_bytes"].value == 0
+
+
+def test_foreground_dirty_bytes_beyond_a_tenth_of_the_page_cache_are_too_large(tmp_path: Path) -> None:
+    """vm.dirty_bytes = 2 GB on 4 GB of RAM: PGV135 judges the ratios only and PGV136 the background threshold only;
+    the bytes are held to PGV135's 10 % of the memory the page cache can use, and fixed to what PGV134 writes."""
+    host = write_host(tmp_path / "h", {
+        "sysctl.txt": "vm.dirty_bytes = 2147483648\nvm.dirty_ratio = 0\nvm.dirty_background_bytes = 0\n"
+                      "vm.dirty_background_ratio = 10\n",
+        "meminfo.txt": "MemTotal: 4194304 kB\nSwapTotal: 0 kB\n",
+    })
+    found = findings(host)
+    [large] = found["PGV145"]
+    assert large.message.startswith("vm.dirty_bytes = 2.0 GiB lets dirty pages pile up to 50.0 % of the memory")
+    assert large.fix.sysctl == {"vm.dirty_bytes": str(104857 * 4096)}
+    assert (large.path, large.line) == ("sysctl.txt", 1)
+    assert "PGV135" not in found and "PGV136" not in found
+    write_host(tmp_path / "h", {"sysctl.txt": "vm.dirty_bytes = 402653184\nvm.dirty_ratio = 0\n"})  # 384 MB: 9.4 %
+    assert "PGV145" not in findings(host)

@@ -481,3 +481,16 @@ def test_setting_fixes_are_valid_never_lower_and_fix(tmp_path: Path, major: int,
                          **declared)
         assert outcome(fixed, found.rule_id) != "fire", f"{found.rule_id} still fires after {found.fix.postgresql}"
         host_dir(tmp_path, conf, **declared)
+
+
+def test_random_page_cost_below_seq_page_cost_is_said_with_both_values(tmp_path: Path) -> None:
+    """PostgreSQL's documentation: "it is not physically sensible" to set random_page_cost below seq_page_cost."""
+    (tmp_path / "a").mkdir()
+    found = finding(host_dir(tmp_path / "a", "random_page_cost = 0.5\nseq_page_cost = 1\n"), "PGV710")
+    assert found.message.startswith("random_page_cost = 0.5 is below seq_page_cost = 1:")
+    assert found.fix.postgresql == {"random_page_cost": "1"}
+    (tmp_path / "b").mkdir()
+    found = finding(host_dir(tmp_path / "b", "random_page_cost = 0.5\n", storage="ssd"), "PGV710")
+    assert found.fix.postgresql == {"random_page_cost": "1.1"}  # flash: random-page-cost-high-on-ssd's value
+    (tmp_path / "c").mkdir()
+    assert outcome(host_dir(tmp_path / "c", "random_page_cost = 1\n"), "PGV710") == "pass"

@@ -13,6 +13,7 @@ from typing import Any
 
 from pgvet.engine.factnames import Kind
 from pgvet.engine.ir import Value
+from pgvet.engine.render import FORMATS, format_value
 from pgvet.engine.runtime import EvalError
 
 
@@ -245,6 +246,13 @@ def _length(text: str) -> int:
     return len(text)
 
 
+def _formatted(value: float, format_name: str) -> str:
+    """A number as a template's ``{value|format}`` writes it, for a text built in an expression (a CASE)."""
+    if format_name not in FORMATS:
+        raise EvalError(f"unknown format '{format_name}' (use one of {', '.join(FORMATS)})")
+    return format_value(value, format_name)
+
+
 @dataclass(frozen=True, slots=True)
 class FunctionSpec:
     implementation: Callable[..., Value]
@@ -267,5 +275,6 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     "lower": FunctionSpec(_lower, ("text",), 0, "text"),
     "upper": FunctionSpec(_upper, ("text",), 0, "text"),
     "length": FunctionSpec(_length, ("text",), 0, "number"),
+    "formatted": FunctionSpec(_formatted, ("number", "text"), 0, "text"),
     "in_list": FunctionSpec(_in_list, ("text", "text"), 0, "bool"),
 }

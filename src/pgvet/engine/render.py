@@ -1,6 +1,7 @@
 """Message and fix templates: ``{expression|format}`` holes, compiled once, rendered per finding.
 
-Formats: ``size`` (bytes in IEC units: ``18.0 GiB``, ``512 MiB``), ``pct`` (a ratio: 0.563 → ``56.3 %``),
+Formats: ``size`` (bytes in IEC units: ``18.0 GiB``, ``512 MiB``; sizes of one text that differ are told apart:
+format_sizes), ``pct`` (a ratio: 0.563 → ``56.3 %``),
 ``duration`` (seconds: ``5min``, ``200ms``, ``1h``), ``number`` (at most two decimals), ``int``
 (rounded). A NULL renders as ``unknown``. ``{{`` and ``}}`` are literal braces.
 """
@@ -8,6 +9,7 @@ Formats: ``size`` (bytes in IEC units: ``18.0 GiB``, ``512 MiB``), ``pct`` (a ra
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pgvet.engine.ir import Value
@@ -38,6 +40,7 @@ def _render(template: Template, env: Env, null_allowed: bool) -> str | None:
     out: list[str] = []
     append = out.append
     has_null = False
+    sizes: list[tuple[int, int | float]] = []  # the |size holes: where each is in out, its value
     for part in template:
         if isinstance(part, str):
             append(part)
@@ -63,6 +66,11 @@ def _render(template: Template, env: Env, null_allowed: bool) -> str | None:
                 append(format_value(value, format_name))
             except (ArithmeticError, ValueError, TypeError) as error:  # a number too large for |size, …
                 raise EvalError(f"{compiled.text.strip()}: {error}") from None
+            if format_name == "size" and kind is not bool:
+                sizes.append((len(out) - 1, value))  # type: ignore[arg-type]
+    if len(sizes) > 1:  # sizes compared in one sentence must not read alike when they differ
+        for (position, _), text in zip(sizes, format_sizes([value for _, value in sizes]), strict=True):
+            out[position] = text
     return None if has_null and not null_allowed else "".join(out)
 
 
@@ -94,8 +102,9 @@ def format_number(value: int | float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
-def format_size(value: int | float) -> str:
-    """IEC units, three significant digits: ``512 B``, ``1.5 KiB``, ``18.0 GiB``, ``512 MiB``."""
+def format_size(value: int | float, decimals: int | None = None) -> str:
+    """IEC units, three significant digits: ``512 B``, ``1.5 KiB``, ``18.0 GiB``, ``512 MiB``; or ``decimals``
+    decimals in the same unit (format_sizes)."""
     if not math.isfinite(value):
         return str(value)
     magnitude = abs(value)
@@ -106,7 +115,31 @@ def format_size(value: int | float) -> str:
     sign = "-" if value < 0 else ""
     if index == 0:
         return f"{sign}{round(magnitude)} B"
-    return f"{sign}{magnitude:.0f} {_IEC[index]}" if magnitude >= 100 else f"{sign}{magnitude:.1f} {_IEC[index]}"
+    if decimals is None:
+        decimals = 0 if magnitude >= 100 else 1
+    return f"{sign}{magnitude:.{decimals}f} {_IEC[index]}"
+
+
+def format_sizes(values: Sequence[int | float]) -> list[str]:
+    """format_size of sizes shown in one sentence: sizes that differ but would read the same ("3.1 GiB below
+    3.1 GiB") get the decimals that tell them apart, up to three, else are shown in bytes."""
+    texts = [format_size(value) for value in values]
+    alike: dict[str, list[int]] = {}
+    for index, text in enumerate(texts):
+        alike.setdefault(text, []).append(index)
+    for members in alike.values():
+        distinct = len({values[index] for index in members})
+        if distinct == 1:
+            continue
+        for decimals in (1, 2, 3):
+            told = {index: format_size(values[index], decimals) for index in members}
+            if len(set(told.values())) == distinct:
+                break
+        else:
+            told = {index: f"{values[index]:.0f} B" for index in members}
+        for index, text in told.items():
+            texts[index] = text
+    return texts
 
 
 def format_duration(value: int | float) -> str:

@@ -269,10 +269,6 @@ def _replace(edited: _File, private: bool, root: str) -> None:
     """Keep a ``.bak`` copy (with the original's mode, owner and group), then put the new text in place; each is
     written whole or not at all, beneath the host directory ``root`` (a real path), and a link at either name is
     refused, not followed."""
-    try:
-        edited.path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise UsageError(f"cannot write {edited.shown}: {error.strerror}") from None
     if edited.existed:
         write_file(edited.path.with_name(edited.path.name + ".bak"),
                    edited.original.encode("utf-8", errors="surrogateescape"), like=edited.status,

@@ -243,9 +243,9 @@ def default_format() -> str:
     return "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
 
 
-# The formats a code host reads (code scanning, workflow annotations, Code Quality): it looks their files up from
-# the repository's root, wherever in the repository pgvet ran.
-REPOSITORY_FORMATS = frozenset({"sarif", "github", "gitlab"})
+# The formats a code host reads (code scanning, workflow annotations, Code Quality, test tabs): it looks their
+# files up from the repository's root, wherever in the repository pgvet ran.
+REPOSITORY_FORMATS = frozenset({"sarif", "github", "gitlab", "junit"})
 
 
 def report_options(fmt: str, *, color: bool | None, verbose: bool) -> ReportOptions:

@@ -13,6 +13,7 @@ from pgvet.engine.pack import RulePack
 from pgvet.engine.planner.stages import asks_pinned
 from pgvet.engine.planner.target import Pin, Setting, Target, fix_settings, label
 from pgvet.engine.planner.world import PLANNED, World, booted_values
+from pgvet.engine.render import format_sizes
 from pgvet.engine.runtime import Env, EvalError
 from pgvet.findings import Finding, quote_setting
 from pgvet.snapshot.facts import Fact, FactValue, HostFacts
@@ -99,9 +100,10 @@ def _verify_commit_limit(planner: Planner, before: Values, after: Values, change
             # shared memory made larger is the growth's cause, not the huge pages it no longer fits in: blaming
             # huge_pages (decided later) kept off the huge pages that hold the shared memory PostgreSQL has now
             names = ["derived.shared_memory_size"]
-        reason = (f"with it PostgreSQL would commit {_size(growth)} more shared memory when it restarts (outside "
-                  f"huge pages, a shared mapping is committed whole), and CommitLimit, {_size(limit)}, would be below "
-                  f"the {_size(floor)} that what is committed then needs (Committed_AS and a margin): PostgreSQL "
+        growth_text, limit_text, floor_text = format_sizes([growth, limit, floor])
+        reason = (f"with it PostgreSQL would commit {growth_text} more shared memory when it restarts (outside "
+                  f"huge pages, a shared mapping is committed whole), and CommitLimit, {limit_text}, would be below "
+                  f"the {floor_text} that what is committed then needs (Committed_AS and a margin): PostgreSQL "
                   "would not start (\"could not map anonymous shared memory\")")
     else:
         old_limit = (_number(before.derived("commit_limit")) if before.fact("sysctl.vm.overcommit_memory") == 2
@@ -109,7 +111,8 @@ def _verify_commit_limit(planner: Planner, before: Values, after: Values, change
         if old_limit is not None and limit >= old_limit:
             return  # already below: the target does not make it worse
         names = ["derived.commit_limit", "sysctl.vm.overcommit_memory"]
-        reason = (f"with it CommitLimit would be {_size(limit)}, below the {_size(floor)} that what is already "
+        limit_text, floor_text = format_sizes([limit, floor])
+        reason = (f"with it CommitLimit would be {limit_text}, below the {floor_text} that what is already "
                   "committed needs (Committed_AS and a margin): new allocations would fail; lower what is committed "
                   "first")
     culprit = _implicated(planner, names, changed)
@@ -180,8 +183,9 @@ def _verify_pool(planner: Planner, before: Values, after: Values, changed: set[S
         floor, old_pool = _number(after.derived("os_memory_floor")), _number(before.derived("hugetlb_pool"))
         if pool is not None and ram is not None and floor is not None and pool > (old_pool or 0) and (
                 ram - pool < floor):
-            raise Pin(nr, f"a pool of {_size(pool)} would leave the OS {_size(ram - pool)} of {_size(ram)} "
-                          f"(at least {_size(floor)} is kept for it): lower shared_buffers first")
+            pool_text, left_text, ram_text, floor_text = format_sizes([pool, ram - pool, ram, floor])
+            raise Pin(nr, f"a pool of {pool_text} would leave the OS {left_text} of {ram_text} "
+                          f"(at least {floor_text} is kept for it): lower shared_buffers first")
     available, needed = _number(after.derived("hugepages_available")), _number(after.derived("hugepages_needed"))
     if after.fact("pg.huge_pages") != "on":
         return
@@ -253,16 +257,6 @@ def _verify_fixpoint(planner: Planner, world: HostFacts, final: list[Finding],
 
 def _number(value: object) -> float | int | None:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _size(value: object) -> str:
-    number = _number(value)
-    if number is None:
-        return "unknown"
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("kiB", 1 << 10)):
-        if abs(number) >= scale:
-            return f"{number / scale:.1f} {unit}"
-    return f"{number:.0f} B"
 
 
 class Values:
