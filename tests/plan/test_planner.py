@@ -600,3 +600,22 @@ def test_a_pin_reason_tells_apart_the_sizes_it_compares(tmp_path: Path) -> None:
     assert result.target is not None
     [reason] = [step.text for step in result.target.by_hand if "would leave the OS" in step.text]
     assert "would leave the OS 1.57 GiB of 16.0 GiB (at least 1.60 GiB is kept for it)" in reason
+
+
+def test_a_foreground_ratio_beside_background_bytes_is_judged_and_fixed_once(tmp_path: Path) -> None:
+    # small-vm runs both thresholds as ratios (20 % and 10 %: dirty-ratios-too-high); its sysctl.d sets the
+    # background in bytes only, so at boot vm.dirty_ratio = 20 stands beside 64 MB of background bytes, which
+    # PGV135 does not judge: the target said it resolved PGV135 and left the 20 %
+    path = tmp_path / "db"
+    shutil.copytree(FIXTURES / "small-vm", path)
+    (path / "sysctl.d").mkdir()
+    (path / "sysctl.d" / "90-postgresql.conf").write_text("vm.dirty_background_bytes = 67108864\n")
+    result = host_result(path)
+    assert changes(result)["vm.dirty_ratio"] == "10"
+    assert "vm.dirty_background_ratio" not in changes(result)
+    fix_host(path, LintOptions(), write_files=True)
+    kernelsim.apply_and_reboot(path)
+    result = host_result(path)
+    fired = {finding.rule_id for finding in result.findings}
+    assert not fired & {"PGV134", "PGV135", "PGV136", "PGV145", "PGV146"}
+    assert not {name for name in changes(result) if name.startswith("vm.dirty")}
