@@ -68,7 +68,8 @@ def _render(template: Template, env: Env, null_allowed: bool) -> str | None:
                 raise EvalError(f"{compiled.text.strip()}: {error}") from None
             if format_name == "size" and kind is not bool:
                 sizes.append((len(out) - 1, value))  # type: ignore[arg-type]
-    if len(sizes) > 1:  # sizes compared in one sentence must not read alike when they differ
+    # sizes compared in one sentence must not read alike when they differ (most messages' sizes already do not)
+    if len(sizes) > 1 and len({out[position] for position, _ in sizes}) < len(sizes):
         for (position, _), text in zip(sizes, format_sizes([value for _, value in sizes]), strict=True):
             out[position] = text
     return None if has_null and not null_allowed else "".join(out)

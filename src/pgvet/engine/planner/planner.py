@@ -108,12 +108,16 @@ class Planner:
         if not any((finding.fix.sysctl or finding.fix.postgresql) and finding.suppressed is None
                    for finding in current.findings) and not booted:
             return self._unchanged(current, excluded)
+        # the host as its files boot it, and the running values written back where they would starve it: the same
+        # for every attempt
+        rebooted = World.rebooted(host, self, derived)
+        restored = running_overcommit(self, host, rebooted)
         if booted and suppress is not None:
-            excluded |= self._suppressed_once_booted(host, current, derived, suppress)
+            excluded |= self._suppressed_once_booted(rebooted, current, suppress)
         pinned: dict[Setting, str] = {}
         for _ in range(MAX_ATTEMPTS):
             try:
-                return self._attempt(host, current, excluded, pinned, derived)
+                return self._attempt(host, rebooted, restored, current, excluded, pinned)
             except Pin as pin:
                 if pin.setting in pinned:  # pinned already: no target can be found
                     break
@@ -123,12 +127,11 @@ class Planner:
                                           + "; ".join(f"{setting}: {reason}" for setting, reason in pinned.items())))
         return target
 
-    def _suppressed_once_booted(self, host: HostFacts, current: HostResult, derived: dict[str, Value] | None,
+    def _suppressed_once_booted(self, world: World, current: HostResult,
                                 suppress: Callable[[HostResult], None]) -> frozenset[tuple[str, str | None]]:
         """The findings that fire on the host as its files boot it, and not as it runs, that its suppressions
         silence (a sysctl.d line under `# pgvet: ignore[…]`): their rules propose nothing either."""
         running = {(finding.rule_id, finding.subject) for finding in current.findings}
-        world = World.rebooted(host, self, derived)
         read = {index for name in world.changed for index in self.rule_readers.get(name, ())}
         # whole findings (where they point, which an inline suppression is judged by)
         found = self._evaluate(world, [self.rules[index] for index in sorted(read)], verdicts_only=False)
@@ -145,12 +148,12 @@ class Planner:
         target.by_hand = text_steps(current, excluded, target.firing)
         return target
 
-    def _attempt(self, host: HostFacts, current: HostResult, excluded: frozenset[tuple[str, str | None]],
-                 pinned: Mapping[Setting, str], derived: dict[str, Value] | None) -> Target:
-        """A target with ``pinned`` settings kept as they are; Pin when it breaks an invariant."""
-        booted = World.rebooted(host, self, derived)
+    def _attempt(self, host: HostFacts, booted: World, restored: Mapping[Setting, str], current: HostResult,
+                 excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str]) -> Target:
+        """A target with ``pinned`` settings kept as they are; Pin when it breaks an invariant. ``booted``: the host
+        as its files boot it; ``restored``: the running values written back over them (running_overcommit), which a
+        pin keeps too."""
         changes: dict[Setting, Change] = {}
-        restored = running_overcommit(self, host, booted)  # a pin keeps them too: they are the host's as it runs
         # the host as its files boot it, corrected where they would starve it: what the target is held against
         baseline = world = booted.with_values(restored, self) if restored else booted
         if restored:
