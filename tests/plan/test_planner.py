@@ -62,6 +62,15 @@ def changes(result: HostResult) -> dict[str, str]:
     assert result.target is not None
     return {change.setting.name: change.target for change in result.target.changes}
 
+def small_vm_with_sysctl_d(tmp_path: Path, text: str) -> Path:
+    """small-vm with a sysctl.d file holding ``text`` (what its running kernel does not run yet)."""
+    path = tmp_path / "db"
+    shutil.copytree(FIXTURES / "small-vm", path)
+    (path / "sysctl.d").mkdir()
+    (path / "sysctl.d" / "90-postgresql.conf").write_text(text)
+    return path
+
+
 
 def test_big_server_one_fix_leaves_commit_limit_above_what_is_committed(tmp_path: Path) -> None:
     # one pgvet fix on main lowered the ratio to 52 for a pool it also shrank: CommitLimit 28.4 GB against 79.1 GB
@@ -500,11 +509,7 @@ def test_effective_cache_size_has_one_target_when_shared_buffers_exceeds_the_ram
 def test_a_host_that_runs_well_but_would_boot_into_trouble_gets_a_target(tmp_path: Path) -> None:
     # the running host's background threshold is 10 %; its sysctl.d writes 64 MB of background bytes, then a ratio
     # of 50 % that zeroes them: at the next boot background writeback waits for half of the page cache
-    path = tmp_path / "db"
-    shutil.copytree(FIXTURES / "small-vm", path)
-    (path / "sysctl.d").mkdir()
-    (path / "sysctl.d" / "90-postgresql.conf").write_text(
-        "vm.dirty_background_bytes = 67108864\nvm.dirty_background_ratio = 50\n")
+    path = small_vm_with_sysctl_d(tmp_path, "vm.dirty_background_bytes = 67108864\nvm.dirty_background_ratio = 50\n")
     assert "PGV136" not in {finding.rule_id for finding in host_result(path).findings}
     assert "vm.dirty_background_bytes" in changes(host_result(path))
     fix_host(path, LintOptions(), write_files=True)
@@ -517,11 +522,7 @@ def test_a_host_that_runs_well_but_would_boot_into_trouble_gets_a_target(tmp_pat
 def test_a_running_value_the_files_already_mend_is_not_written_again(tmp_path: Path) -> None:
     # running vm.dirty_ratio = 20 (dirty-ratios-too-high); the files write bytes that replace both ratios at the
     # next boot
-    path = tmp_path / "db"
-    shutil.copytree(FIXTURES / "small-vm", path)
-    (path / "sysctl.d").mkdir()
-    (path / "sysctl.d" / "90-postgresql.conf").write_text(
-        "vm.dirty_background_bytes = 67108864\nvm.dirty_bytes = 268435456\n")
+    path = small_vm_with_sysctl_d(tmp_path, "vm.dirty_background_bytes = 67108864\nvm.dirty_bytes = 268435456\n")
     result = host_result(path)
     finding = finding_of(result, "PGV135")
     assert not finding.fix.sysctl
@@ -532,10 +533,7 @@ def test_a_running_value_the_files_already_mend_is_not_written_again(tmp_path: P
 
 
 def test_declared_values_not_running_yet_are_shown_with_the_target(tmp_path: Path) -> None:
-    path = tmp_path / "db"
-    shutil.copytree(FIXTURES / "small-vm", path)
-    (path / "sysctl.d").mkdir()
-    (path / "sysctl.d" / "90-postgresql.conf").write_text("vm.dirty_ratio = 30\nvm.dirty_bytes = 536870912\n")
+    path = small_vm_with_sysctl_d(tmp_path, "vm.dirty_ratio = 30\nvm.dirty_bytes = 536870912\n")
     text = CliRunner().invoke(app, ["fix", str(path), "--select", "PGV135,PGV901"]).stdout
     assert "# declared in the host's sysctl files and not running yet" in text
     assert "#   vm.dirty_bytes  0 → 536870912\n#   vm.dirty_ratio  20 → 0\n" in text
@@ -606,10 +604,7 @@ def test_a_foreground_ratio_beside_background_bytes_is_judged_and_fixed_once(tmp
     # small-vm runs both thresholds as ratios (20 % and 10 %: dirty-ratios-too-high); its sysctl.d sets the
     # background in bytes only, so at boot vm.dirty_ratio = 20 stands beside 64 MB of background bytes, which
     # PGV135 does not judge: the target said it resolved PGV135 and left the 20 %
-    path = tmp_path / "db"
-    shutil.copytree(FIXTURES / "small-vm", path)
-    (path / "sysctl.d").mkdir()
-    (path / "sysctl.d" / "90-postgresql.conf").write_text("vm.dirty_background_bytes = 67108864\n")
+    path = small_vm_with_sysctl_d(tmp_path, "vm.dirty_background_bytes = 67108864\n")
     result = host_result(path)
     assert changes(result)["vm.dirty_ratio"] == "10"
     assert "vm.dirty_background_ratio" not in changes(result)
