@@ -1,7 +1,5 @@
 """The typer app: its commands, each declared in the module of its group."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

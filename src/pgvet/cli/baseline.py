@@ -1,7 +1,5 @@
 """`pgvet baseline`: record today's findings so that only new ones fail (a ratchet)."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Optional
 

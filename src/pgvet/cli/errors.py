@@ -1,7 +1,5 @@
 """How a command says pgvet's errors and a Ctrl-C: one line on stderr and the exit code, never a traceback."""
 
-from __future__ import annotations
-
 import functools
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar

@@ -2,8 +2,6 @@
 for hosts that are not laid out as a snapshot directory: `lint` and `facts` take them all, and explicit_inputs
 makes them the inputs of one host."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any, Optional
 

@@ -1,7 +1,5 @@
 """The commands of one host or a fleet of them, read from their files: lint, fix, facts, explain."""
 
-from __future__ import annotations
-
 import os
 import sys
 from pathlib import Path

@@ -1,8 +1,6 @@
 """The commands that read this host and a running server: collect, check. Their modules (pgvet.live, the check
 report) are imported by the command that runs them: every other command's start would pay for them."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated, Optional

@@ -1,7 +1,5 @@
 """`pgvet rules`: list the rules, or test a rule pack's examples."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
