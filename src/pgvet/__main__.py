@@ -1,9 +1,11 @@
 """``python -m pgvet`` and the ``pgvet`` command (its entry point in pyproject.toml).
 
 Ctrl-C is exit code 130 and one line at any moment (SIGTERM 143, SIGHUP 129: pgvet.interrupt), also while the
-command line's modules are still being imported (typer alone is slow to import): nothing is imported
-here before the ``try``. Every command line goes to typer (cli.app).
+command line's modules are still being imported (typer alone is slow to import): nothing but the built-in
+gc is imported here before the ``try``. Every command line goes to typer (cli.app).
 """
+
+import gc
 
 
 def main() -> None:
@@ -21,6 +23,11 @@ def main() -> None:
         if isinstance(cause, Stopped):
             exit_stopped(cause.signum)
         raise
+    finally:
+        # The command is over and the process ends: the interpreter's exit would walk every object the command
+        # left in search of garbage cycles, only to free memory the process gives back anyway. What is buffered
+        # is still written at exit (the standard streams are flushed, pgvet's own files already closed).
+        gc.freeze()
 
 
 def _cause(error: BaseException) -> BaseException | None:
