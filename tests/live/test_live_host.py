@@ -43,7 +43,7 @@ def test_this_host_is_read() -> None:
 def test_proc_sys_walk_matches_sysctl() -> None:
     if shutil.which("sysctl") is None:
         pytest.skip("no sysctl program to compare with")
-    walked, _ = walk_proc_sys(Path("/proc/sys"))
+    walked, _, _ = walk_proc_sys(Path("/proc/sys"))
     printed = subprocess.run(["sysctl", "-a"], capture_output=True, text=True, check=False).stdout
 
     def keys(text: str) -> set[str]:
@@ -71,7 +71,7 @@ def test_proc_sys_walk_on_a_prepared_tree(tmp_path: Path) -> None:
     (proc_sys / "vm" / "gone").symlink_to(tmp_path / "nowhere")
     (proc_sys / "kernel" / "cad_pid").write_text("1\n")
     (proc_sys / "kernel" / "cad_pid").chmod(0o600)  # the kernel keeps it from other users
-    text, skipped = walk_proc_sys(proc_sys)
+    text, skipped, private = walk_proc_sys(proc_sys)
     assert text == (
         "dev.cdrom.info = CD-ROM information\n"
         "dev.cdrom.info = \n"
@@ -83,6 +83,7 @@ def test_proc_sys_walk_on_a_prepared_tree(tmp_path: Path) -> None:
         "vm.swappiness = 60\n"
     )
     assert skipped == ["vm.gone: No such file or directory"]
+    assert private == {"kernel.cad_pid"}
     read = read_sysctl(tmp_path)
     assert (read.text, read.error) == (text.replace("cad_pid = 1", "cad_pid = ***"), None)
     assert read.how == f"walk {proc_sys} (what sysctl -a prints)"

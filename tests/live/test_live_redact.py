@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from pgvet.live.host import walk_proc_sys
 from pgvet.live.redact import (
-    private_sysctl_keys,
     redact_conf_text,
     redact_dsn,
     redact_setting,
@@ -122,7 +122,7 @@ def test_private_and_secret_kernel_parameters_are_redacted(tmp_path: Path) -> No
         (proc_sys / name).parent.mkdir(parents=True, exist_ok=True)
         (proc_sys / name).write_text("x\n")
         (proc_sys / name).chmod(mode)
-    private = private_sysctl_keys(str(proc_sys))
+    _, _, private = walk_proc_sys(proc_sys)
     assert private == {"net.ipv4.tcp_fastopen_key", "kernel.cad_pid"}
     text = ("kernel.cad_pid = 1\nnet.ipv4.tcp_fastopen_key = 0a1b-2c3d\nnet.ipv4.tcp_rmem = 4096\t131072\n"
             "net.ipv6.conf.eth0/100.stable_secret = fe80::1\n")

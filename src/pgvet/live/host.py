@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pgvet.inputs.registry import KINDS
-from pgvet.live.redact import private_sysctl_keys, redact_sysctl_text
+from pgvet.live.redact import redact_sysctl_text
 
 COMMAND_TIMEOUT = 30.0
 # Keys procps' sysctl -a leaves out (superseded by their *_ms twins).
@@ -98,12 +98,14 @@ def _sysctl_key(relative: str) -> str:
     return ".".join(part.replace(".", "/") for part in relative.split("/"))
 
 
-def walk_proc_sys(proc_sys: Path) -> tuple[str, list[str]]:
+def walk_proc_sys(proc_sys: Path) -> tuple[str, list[str], frozenset[str]]:
     """``sysctl -a``'s output made from /proc/sys: ``key = value``, one line per value line, keys in
     name order; write-only and unreadable keys skipped (named in the second element), deprecated ones
-    left out as procps does. Read directly, one open and read a key: no program to start."""
+    left out as procps does; third, the keys whose file other users may not read (the kernel's own word on
+    what is private). Read directly, one open and read a key: no program to start."""
     lines: list[str] = []
     skipped: list[str] = []
+    private: set[str] = set()
     pending = [("", os.fspath(proc_sys))]
     while pending:
         relative, directory = pending.pop()
@@ -122,10 +124,12 @@ def walk_proc_sys(proc_sys: Path) -> tuple[str, list[str]]:
                     skipped.append(f"{key}: {error.strerror or error}")
                     continue
                 lines.extend(f"{key} = {value}" for value in text.splitlines())  # an empty file prints nothing
+                if not entry.stat(follow_symlinks=False).st_mode & 0o004:
+                    private.add(key)
     # sorted by whole keys, as sysctl lists them (a directory's files and subdirectories interleave)
     lines.sort(key=lambda line: line.split(" = ", 1)[0])
     skipped.sort()
-    return "".join(line + "\n" for line in lines), skipped
+    return "".join(line + "\n" for line in lines), skipped, frozenset(private)
 
 
 def _read_value(path: str) -> str:
@@ -145,11 +149,11 @@ def read_sysctl(proc: Path = Path("/proc")) -> HostFile:
     """What ``sysctl -a`` prints, read from /proc/sys (the values of private and secret keys redacted)."""
     result = HostFile(KINDS["sysctl"].file_name, f"walk {proc / 'sys'} (what sysctl -a prints)", utc_now())
     try:
-        result.text, result.warnings = walk_proc_sys(proc / "sys")
+        text, result.warnings, private = walk_proc_sys(proc / "sys")
     except OSError as error:
         result.error = f"{proc / 'sys'}: {error.strerror or error}"
         return result
-    result.text = redact_sysctl_text(result.text, private_sysctl_keys(str(proc / "sys")))
+    result.text = redact_sysctl_text(text, private)
     return result
 
 

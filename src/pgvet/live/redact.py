@@ -222,22 +222,6 @@ def redact_conf_text(text: str) -> str:
 # --- kernel parameters -----------------------------------------------------------------------------------
 
 
-def private_sysctl_keys(proc_sys: str = "/proc/sys") -> frozenset[str]:
-    """The keys whose /proc/sys file other users may not read (the kernel's own word on what is private)."""
-    keys: set[str] = set()
-    for directory, _, files in os.walk(proc_sys):
-        for name in files:
-            path = os.path.join(directory, name)
-            try:
-                private = not os.lstat(path).st_mode & 0o004
-            except OSError:
-                continue
-            if private:
-                relative = os.path.relpath(path, proc_sys)
-                keys.add(".".join(part.replace(".", "/") for part in relative.split(os.sep)))
-    return frozenset(keys)
-
-
 def redact_sysctl_text(text: str, private_keys: frozenset[str]) -> str:
     """``sysctl -a`` output with the value of every private or secret-named key replaced by ``***``."""
     lines = text.splitlines(keepends=True)
