@@ -283,6 +283,29 @@ def test_a_suppression_is_matched_at_the_line_postgresql_counts(tmp_path: Path) 
     assert any("postgresql.conf:2: unused suppression [unknown-parameter]" in notice for notice in result.notices)
 
 
+def test_a_suppression_above_the_sysctl_d_line_covers_the_running_value_it_sets(tmp_path: Path) -> None:
+    # a snapshot holds sysctl.txt and the team's sysctl.d: the finding points at the running value, and the comment
+    # above the sysctl.d line that sets it was "unused", the finding unsuppressed and the target changing the key
+    host = tmp_path / "h"
+    shutil.copytree(FIXTURES / "big-server", host)
+    (host / "sysctl.d").mkdir()
+    (host / "sysctl.d" / "50-numa.conf").write_text(
+        "# pgvet: ignore[zone-reclaim-enabled] the hypervisor pins each guest to one node (OPS-7)\n"
+        "vm.zone_reclaim_mode = 1\n")
+    result = lint([host], LintOptions())
+    (finding,) = [finding for finding in result.hosts[0].findings if finding.rule_id == "PGV137"]
+    assert (finding.path, finding.suppressed) == ("sysctl.txt", "the hypervisor pins each guest to one node (OPS-7)")
+    assert not any("unused suppression" in notice for notice in result.notices), result.notices
+    target = result.hosts[0].target
+    assert target is not None and all(change.setting.name != "vm.zone_reclaim_mode" for change in target.changes)
+    # a comment above a line that sets another key covers nothing of this one
+    (host / "sysctl.d" / "50-numa.conf").write_text(
+        "# pgvet: ignore[zone-reclaim-enabled] wrong line\nvm.swappiness = 1\nvm.zone_reclaim_mode = 1\n")
+    result = lint([host], LintOptions())
+    assert [finding.suppressed for finding in result.hosts[0].findings if finding.rule_id == "PGV137"] == [None]
+    assert any("50-numa.conf:1: unused suppression [zone-reclaim-enabled]" in notice for notice in result.notices)
+
+
 OWN_RULE = """rules:
   - id: OPS001
     name: ops-swappiness-not-one

@@ -3,8 +3,10 @@
 Inline: a comment ``# pgvet: ignore[ID or name, …] reason`` on the line a finding points at, or on the
 line before it, suppresses that finding; the reason is required. In sysctl.conf / sysctl.d files a
 comment must stand on its own line (procps reads the rest of a line as the value), so only the line
-before works there. Suppressed findings stay in the results, marked, and do not fail the run; a
-suppression without a reason, or one that suppresses nothing, is reported as a notice.
+before works there; above the line in force of a key, it also suppresses a finding about the key's running
+value (sysctl.txt, the snapshot's `sysctl -a`, which cannot carry comments). Suppressed findings stay in the
+results, marked, and do not fail the run; a suppression without a reason, or one that suppresses nothing, is
+reported as a notice.
 
 Ignore file: for captured inputs that cannot carry comments (sysctl.txt, meminfo.txt…), a YAML list —
 ``.pgvet-ignore.yaml`` in the host directory, or the file given with ``--ignore-file`` / ``ignore-file`` in
@@ -29,7 +31,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from pgvet.errors import InputError
-from pgvet.findings import HostResult, LintResult
+from pgvet.findings import Finding, HostResult, LintResult
 from pgvet.inputs.reading import find_mark_in_bytes, read_input
 from pgvet.paths import is_inside
 from pgvet.provenance import Source
@@ -108,21 +110,15 @@ def suppress_inline(host: HostResult, notices: list[str], rule_names: Mapping[st
         files[path] = {} if path in unmarked else _suppressions(root, path)
 
     for finding in host.findings:
-        if not finding.path or finding.line is None or finding.path.startswith("<"):
-            continue
-        if finding.path not in files:
-            read(finding.path)
-        comments = files[finding.path]
-        for line in (finding.line, finding.line - 1):
-            suppression = comments.get(line)
-            if suppression is None:
-                continue
-            if not any(selector in (finding.rule_id, finding.rule_name) for selector in suppression.selectors):
-                continue
-            suppression.used = True
-            if suppression.reason:
-                finding.suppressed = suppression.reason
-            break
+        for path, line in _commentable_places(finding, host.host_facts.sysctl_declared_at):
+            if path not in files:
+                read(path)
+            suppression = _suppression_at(files[path], line, finding)
+            if suppression is not None:
+                suppression.used = True
+                if suppression.reason:
+                    finding.suppressed = suppression.reason
+                break
     for path in sorted(host.host_facts.marked_files - files.keys()):  # no finding left: its comments may be stale
         read(path)
     for comments in files.values():
@@ -136,6 +132,33 @@ def suppress_inline(host: HostResult, notices: list[str], rule_names: Mapping[st
             elif not suppression.used:
                 notices.append(f"{host.host_facts.name}: {suppression.source}: unused suppression "
                                f"[{', '.join(suppression.selectors)}]")
+
+
+def _commentable_places(finding: Finding, declared_at: Mapping[str, Source]) -> list[tuple[str, int]]:
+    """Where a comment may suppress a finding: at the line it points at; and where that line is a kernel value as
+    the host runs it (sysctl -a), at the sysctl.conf / sysctl.d line in force that declares the same key — the
+    file a team keeps, and comments in, whose line sets the value the running one agrees with."""
+    if not finding.path or finding.line is None or finding.path.startswith("<"):
+        return []
+    places = [(finding.path, finding.line)]
+    for evidence in finding.evidence:
+        source = evidence.source
+        if (evidence.fact.startswith("sysctl.") and source is not None
+                and (source.path, source.line) == (finding.path, finding.line)):
+            declared = declared_at.get(evidence.fact.removeprefix("sysctl."))
+            if declared is not None and declared.line is not None:
+                places.append((declared.path, declared.line))
+    return places
+
+
+def _suppression_at(comments: Mapping[int, Suppression], line: int, finding: Finding) -> Suppression | None:
+    """The comment on the line, or on the line before it, that names the finding's rule."""
+    for number in (line, line - 1):
+        suppression = comments.get(number)
+        if suppression is not None and any(selector in (finding.rule_id, finding.rule_name)
+                                           for selector in suppression.selectors):
+            return suppression
+    return None
 
 
 IGNORE_FILE = ".pgvet-ignore.yaml"

@@ -482,6 +482,7 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs, declared: Sequence[S
         else:
             value, source = settings[-1].value, settings[-1].source
         builder.host.add(Fact(f"sysctl_conf.{key}", value, source, places))
+        builder.host.sysctl_declared_at[key] = source
         if key not in running:
             # A config repository holds what will run: rules about the kernel see the declared value.
             builder.host.add(Fact(f"sysctl.{key}", value, source, places))
