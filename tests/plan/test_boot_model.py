@@ -130,3 +130,20 @@ def test_a_larger_pool_the_files_declare_is_not_applied_where_it_would_starve_th
     check_fixpoint(path)
     after = kernelsim.read_meminfo(path / "meminfo.txt")
     assert after["CommitLimit"] >= after["Committed_AS"] / 0.9
+
+
+def test_a_pool_the_files_declare_where_the_host_runs_none_is_not_applied_where_it_would_starve_it(
+        tmp_path: Path) -> None:
+    # as above with no pool running: the declared 4 000 pages were applied by the fix (`sysctl --system`), which
+    # left CommitLimit at 20.3 GB against 21 GB committed. The fix keeps the host without a pool, as it runs
+    path = write_host(tmp_path / "db", {
+        "meminfo.txt": meminfo(32 * GB_KB, 0, committed_kb=20 * GB_KB, pages=0, ratio=80),
+        "sysctl.txt": sysctl(vm__overcommit_memory=2, vm__overcommit_ratio=80, vm__nr_hugepages=0),
+        "sysctl.d/90-pg.conf": "vm.nr_hugepages = 4000\n",
+        "postgresql.conf": "shared_buffers = 1GB\nhuge_pages = try\n",
+        "host.yaml": "pg_version: 16\n",
+    })
+    assert changes(host_result(path))["vm.nr_hugepages"] == "0"
+    check_fixpoint(path)
+    after = kernelsim.read_meminfo(path / "meminfo.txt")
+    assert after["CommitLimit"] >= after["Committed_AS"] / 0.9

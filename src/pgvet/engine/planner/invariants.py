@@ -126,7 +126,8 @@ def running_overcommit(planner: Planner, running: HostFacts, booted: World) -> d
     small, strict overcommit declared where the host runs another mode, a larger pool): the fix applies the files
     with `sysctl --system`, so it corrects them, as commit-limit-mismatch (PGV102) says to before they are
     applied. The running mode, else the key of the ratio/kbytes pair in force (it zeroes the other), then the
-    running pool where the files declare a larger one, each only while CommitLimit still starves the host."""
+    running pool (none where the host runs none) where the files declare a larger one, each only while
+    CommitLimit still starves the host."""
     replaced = {name.removeprefix("sysctl.") for name in booted_values(running)}
     before = Values(planner.pack, running)
     running_limit = (_number(before.derived("commit_limit")) if before.fact("sysctl.vm.overcommit_memory") == 2
@@ -147,8 +148,8 @@ def running_overcommit(planner: Planner, running: HostFacts, booted: World) -> d
         steps.append("vm.overcommit_kbytes" if before.fact("sysctl.vm.overcommit_kbytes") else "vm.overcommit_ratio")
     pool, booted_pool = _number(before.fact("sysctl.vm.nr_hugepages")), _number(World(booted.host).value(
         Setting("sysctl", "vm.nr_hugepages")))
-    if "vm.nr_hugepages" in replaced and pool and booted_pool is not None and booted_pool > pool:
-        steps.append("vm.nr_hugepages")  # the running pool, not none: a fix does not remove a declared pool
+    if "vm.nr_hugepages" in replaced and pool is not None and booted_pool is not None and booted_pool > pool:
+        steps.append("vm.nr_hugepages")
     values: dict[Setting, str] = {}
     for key in steps:
         values[Setting("sysctl", key)] = str(before.fact(f"sysctl.{key}"))
