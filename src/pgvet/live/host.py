@@ -124,12 +124,20 @@ def walk_proc_sys(proc_sys: Path) -> tuple[str, list[str], frozenset[str]]:
                     skipped.append(f"{key}: {error.strerror or error}")
                     continue
                 lines.extend(f"{key} = {value}" for value in text.splitlines())  # an empty file prints nothing
-                if not entry.stat(follow_symlinks=False).st_mode & 0o004:
+                if not _readable_by_others(entry):
                     private.add(key)
     # sorted by whole keys, as sysctl lists them (a directory's files and subdirectories interleave)
     lines.sort(key=lambda line: line.split(" = ", 1)[0])
     skipped.sort()
     return "".join(line + "\n" for line in lines), skipped, frozenset(private)
+
+
+def _readable_by_others(entry: os.DirEntry[str]) -> bool:
+    """Whether the file's mode lets other users read it (a file gone since it was read: taken as private)."""
+    try:
+        return bool(entry.stat(follow_symlinks=False).st_mode & 0o004)
+    except OSError:
+        return False
 
 
 def _read_value(path: str) -> str:
