@@ -147,3 +147,25 @@ def test_a_pool_the_files_declare_where_the_host_runs_none_is_not_applied_where_
     check_fixpoint(path)
     after = kernelsim.read_meminfo(path / "meminfo.txt")
     assert after["CommitLimit"] >= after["Committed_AS"] / 0.9
+
+
+def test_a_pin_made_needless_by_a_later_one_is_lifted(tmp_path: Path) -> None:
+    # as above with huge_pages = on (PostgreSQL cannot start without a pool): the planner pinned the pool first (the
+    # one a larger shared_buffers needs starved the host), then shared_buffers, and left PostgreSQL without the
+    # pool its shared memory as it is needs, "by hand". With shared_buffers kept, that smaller pool is safe
+    path = write_host(tmp_path / "db", {
+        "meminfo.txt": meminfo(32 * GB_KB, 0, committed_kb=20 * GB_KB, pages=0, ratio=80),
+        "sysctl.txt": sysctl(vm__overcommit_memory=2, vm__overcommit_ratio=80, vm__nr_hugepages=0),
+        "sysctl.d/90-pg.conf": "vm.nr_hugepages = 4000\n",
+        "postgresql.conf": "shared_buffers = 1GB\nhuge_pages = on\n",
+        "host.yaml": "pg_version: 16\n",
+    })
+    result = host_result(path)
+    assert result.target is not None
+    assert [step.text.split(":")[0] for step in result.target.by_hand if " stays " in step.text] == [
+        "shared_buffers stays as it is"]
+    needed = next(finding for finding in result.findings if finding.rule_id == "PGV110").values["needed"]
+    assert isinstance(needed, int) and needed <= int(changes(result)["vm.nr_hugepages"]) < 4000
+    check_fixpoint(path)
+    after = kernelsim.read_meminfo(path / "meminfo.txt")
+    assert after["CommitLimit"] >= after["Committed_AS"] / 0.9 and after["HugePages_Total"] >= needed

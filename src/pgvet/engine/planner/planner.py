@@ -114,14 +114,19 @@ class Planner:
         restored = running_overcommit(self, host, rebooted)
         if booted and suppress is not None:
             excluded |= self._suppressed_once_booted(rebooted, current, suppress)
+        def attempt(pins: Mapping[Setting, str]) -> Target:
+            return self._attempt(host, rebooted, restored, current, excluded, pins)
+
         pinned: dict[Setting, str] = {}
         for _ in range(MAX_ATTEMPTS):
             try:
-                return self._attempt(host, rebooted, restored, current, excluded, pinned)
+                target = attempt(pinned)
             except Pin as pin:
                 if pin.setting in pinned:  # pinned already: no target can be found
                     break
                 pinned[pin.setting] = pin.reason
+                continue
+            return _with_needless_pins_lifted(target, attempt, pinned)
         target = self._unchanged(current, excluded)
         target.by_hand.insert(0, HandStep("pgvet found no safe target for this host and changes nothing: "
                                           + "; ".join(f"{setting}: {reason}" for setting, reason in pinned.items())))
@@ -275,6 +280,22 @@ class Planner:
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
+
+
+def _with_needless_pins_lifted(target: Target, attempt: Callable[[Mapping[Setting, str]], Target],
+                               pinned: Mapping[Setting, str]) -> Target:
+    """The target again without each pin but the last that it holds without: a pin is made when a change breaks
+    an invariant, and a later pin may remove the cause (the pool for a larger shared_buffers, pinned before
+    shared_buffers itself was: with shared_buffers kept, the pool it needs is safe)."""
+    pins = dict(pinned)
+    for setting in list(pins)[:-1]:
+        fewer = {kept: reason for kept, reason in pins.items() if kept != setting}
+        try:
+            target = attempt(fewer)
+        except Pin:
+            continue
+        pins = fewer
+    return target
 
 
 def _kept(setting: Setting, restored: Mapping[Setting, str]) -> str:
