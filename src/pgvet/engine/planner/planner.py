@@ -188,7 +188,8 @@ class Planner:
                 raise Pin(setting, f"pgvet's rules do not agree on a value (they ask for {turns} in turn)")
         target = Target(changes=sorted((change for change in changes.values()
                                         if not booted.holds(change.setting, change.target)),
-                                       key=lambda change: (self.rank[change.setting], change.setting)))
+                                       # a running value written back that no rule proposes comes first
+                                       key=lambda change: (self.rank.get(change.setting, -1), change.setting)))
         target.declared_not_applied = [
             Change(Setting("sysctl", name.removeprefix("sysctl.")), _text(host.facts[name]),
                    _text(booted.host.facts[name]), [], "")
