@@ -187,3 +187,21 @@ def test_a_declared_ratio_of_zero_over_running_kbytes_is_corrected_by_writing_th
     check_fixpoint(path)
     after = kernelsim.read_meminfo(path / "meminfo.txt")
     assert after["CommitLimit"] >= after["Committed_AS"] / 0.9
+
+
+def test_a_declared_pool_written_back_keeps_the_pages_postgresql_needs_with_huge_pages_on(tmp_path: Path) -> None:
+    # huge_pages = on and no pool running (PostgreSQL cannot run as the host is), sysctl.d declares 4 400 pages
+    # that starve strict overcommit once applied: writing back the running pool, none, kept PostgreSQL from ever
+    # starting. The pool written back is the 4 200 pages it needs and their margin
+    path = write_host(tmp_path / "db", {
+        "meminfo.txt": meminfo(32 * GB_KB, 0, committed_kb=18 * GB_KB, pages=0, ratio=80),
+        "sysctl.txt": sysctl(vm__overcommit_memory=2, vm__overcommit_ratio=80, vm__nr_hugepages=0),
+        "sysctl.d/90-pg.conf": "vm.nr_hugepages = 4400\n",
+        "postgresql.conf": "shared_buffers = 8GB\nhuge_pages = on\n",
+        "host.yaml": "pg_version: 16\n",
+    })
+    result = host_result(path)
+    needed = next(finding for finding in result.findings if finding.rule_id == "PGV110").values["needed"]
+    assert isinstance(needed, int) and needed <= int(changes(result)["vm.nr_hugepages"]) < 4400
+    check_fixpoint(path)
+    assert kernelsim.read_meminfo(path / "meminfo.txt")["HugePages_Total"] >= needed

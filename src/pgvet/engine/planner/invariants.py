@@ -126,8 +126,9 @@ def running_overcommit(planner: Planner, running: HostFacts, booted: World) -> d
     small, strict overcommit declared where the host runs another mode, a larger pool): the fix applies the files
     with `sysctl --system`, so it corrects them, as commit-limit-mismatch (PGV102) says to before they are
     applied. The running mode, else the key of the ratio/kbytes pair in force (it zeroes the other), then the
-    running pool (none where the host runs none) where the files declare a larger one, each only while
-    CommitLimit still starves the host."""
+    running pool (none where the host runs none; never less than the pages PostgreSQL needs with huge_pages = on,
+    without which it does not start) where the files declare a larger one, each only while CommitLimit still
+    starves the host."""
     replaced = {name.removeprefix("sysctl.") for name in booted_values(running)}
     before = Values(planner.pack, running)
     running_limit = (_number(before.derived("commit_limit")) if before.fact("sysctl.vm.overcommit_memory") == 2
@@ -141,18 +142,22 @@ def running_overcommit(planner: Planner, running: HostFacts, booted: World) -> d
 
     if not starves(booted):
         return {}
-    steps: list[str] = []
+    steps: list[tuple[str, FactValue | None]] = []
     if "vm.overcommit_memory" in replaced:
-        steps.append("vm.overcommit_memory")
+        steps.append(("vm.overcommit_memory", before.fact("sysctl.vm.overcommit_memory")))
     elif replaced & {"vm.overcommit_ratio", "vm.overcommit_kbytes"}:
-        steps.append("vm.overcommit_kbytes" if before.fact("sysctl.vm.overcommit_kbytes") else "vm.overcommit_ratio")
+        key = "vm.overcommit_kbytes" if before.fact("sysctl.vm.overcommit_kbytes") else "vm.overcommit_ratio"
+        steps.append((key, before.fact(f"sysctl.{key}")))
     pool, booted_pool = _number(before.fact("sysctl.vm.nr_hugepages")), _number(World(booted.host).value(
         Setting("sysctl", "vm.nr_hugepages")))
+    if pool is not None and before.fact("pg.huge_pages") == "on" and (
+            before.derived("hugepage_size") == before.derived("default_hugepage_size")):
+        pool = max(pool, _number(before.derived("hugepages_suggested")) or 0)
     if "vm.nr_hugepages" in replaced and pool is not None and booted_pool is not None and booted_pool > pool:
-        steps.append("vm.nr_hugepages")
+        steps.append(("vm.nr_hugepages", int(pool)))
     values: dict[Setting, str] = {}
-    for key in steps:
-        values[Setting("sysctl", key)] = str(before.fact(f"sysctl.{key}"))
+    for key, value in steps:
+        values[Setting("sysctl", key)] = str(value)
         if not starves(booted.with_values(values, planner)):
             break
     return values
