@@ -298,12 +298,34 @@ def test_a_suppression_above_the_sysctl_d_line_covers_the_running_value_it_sets(
     assert not any("unused suppression" in notice for notice in result.notices), result.notices
     target = result.hosts[0].target
     assert target is not None and all(change.setting.name != "vm.zone_reclaim_mode" for change in target.changes)
+    # nor one above a line that declares another value than the kernel runs (sysctl-declared-not-applied says so)
+    (host / "sysctl.d" / "50-numa.conf").write_text(
+        "# pgvet: ignore[zone-reclaim-enabled] 2 is what this host needs\nvm.zone_reclaim_mode = 2\n")
+    result = lint([host], LintOptions())
+    assert [finding.suppressed for finding in result.hosts[0].findings if finding.rule_id == "PGV137"] == [None]
     # a comment above a line that sets another key covers nothing of this one
     (host / "sysctl.d" / "50-numa.conf").write_text(
         "# pgvet: ignore[zone-reclaim-enabled] wrong line\nvm.swappiness = 1\nvm.zone_reclaim_mode = 1\n")
     result = lint([host], LintOptions())
     assert [finding.suppressed for finding in result.hosts[0].findings if finding.rule_id == "PGV137"] == [None]
     assert any("50-numa.conf:1: unused suppression [zone-reclaim-enabled]" in notice for notice in result.notices)
+
+
+def test_a_suppression_above_a_sysctl_d_line_holds_for_what_fires_once_the_files_are_applied(tmp_path: Path) -> None:
+    # small-vm runs dirty ratios 20 and 10; its sysctl.d keeps the background at 10 and lowers the foreground to 10:
+    # once applied, the background is no longer below it (PGV134, located at the background's running line). The
+    # comment above the background's line was "unused" and the fix still wrote both thresholds in bytes
+    host = tmp_path / "h"
+    shutil.copytree(FIXTURES / "small-vm", host)
+    (host / "sysctl.d").mkdir()
+    (host / "sysctl.d" / "60-dirty.conf").write_text(
+        "# pgvet: ignore[dirty-background-above-foreground] the array's controller flushes by itself (OPS-9)\n"
+        "vm.dirty_background_ratio = 10\nvm.dirty_ratio = 10\n")
+    result = lint([host], LintOptions())
+    assert not any("unused suppression" in notice for notice in result.notices), result.notices
+    target = result.hosts[0].target
+    assert target is not None
+    assert not {change.setting.name for change in target.changes} & {"vm.dirty_bytes", "vm.dirty_background_bytes"}
 
 
 OWN_RULE = """rules:

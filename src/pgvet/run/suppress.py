@@ -4,9 +4,9 @@ Inline: a comment ``# pgvet: ignore[ID or name, …] reason`` on the line a find
 line before it, suppresses that finding; the reason is required. In sysctl.conf / sysctl.d files a
 comment must stand on its own line (procps reads the rest of a line as the value), so only the line
 before works there; above the line in force of a key, it also suppresses a finding about the key's running
-value (sysctl.txt, the snapshot's `sysctl -a`, which cannot carry comments). Suppressed findings stay in the
-results, marked, and do not fail the run; a suppression without a reason, or one that suppresses nothing, is
-reported as a notice.
+value where the two agree (sysctl.txt, the snapshot's `sysctl -a`, which cannot carry comments). Suppressed
+findings stay in the results, marked, and do not fail the run; a suppression without a reason, or one that
+suppresses nothing, is reported as a notice.
 
 Ignore file: for captured inputs that cannot carry comments (sysctl.txt, meminfo.txt…), a YAML list —
 ``.pgvet-ignore.yaml`` in the host directory, or the file given with ``--ignore-file`` / ``ignore-file`` in
@@ -101,7 +101,8 @@ def unknown_rules(selectors: Collection[str], rule_names: Mapping[str, str]) -> 
 
 def suppress_inline(host: HostResult, notices: list[str], rule_names: Mapping[str, str]) -> None:
     """Mark the host's findings that a comment suppresses; notices for comments that are wrong, name no rule
-    (``rule_names``: the run's rules, id to name) or are unused."""
+    (``rule_names``: the run's rules, id to name) or are unused — a comment that silences only what fires once
+    the host's files are applied (the target's suppressed_once_booted) is used."""
     root, unmarked = host.host_facts.root, host.host_facts.unmarked_files
     files: dict[str, dict[int, Suppression]] = {}
 
@@ -109,7 +110,8 @@ def suppress_inline(host: HostResult, notices: list[str], rule_names: Mapping[st
         # a file without the mark when the host was loaded has no comment
         files[path] = {} if path in unmarked else _suppressions(root, path)
 
-    for finding in host.findings:
+    booted = host.target.suppressed_once_booted if host.target is not None else []
+    for finding in [*host.findings, *booted]:
         for path, line in _commentable_places(finding, host.host_facts.sysctl_declared_at):
             if path not in files:
                 read(path)
@@ -136,8 +138,8 @@ def suppress_inline(host: HostResult, notices: list[str], rule_names: Mapping[st
 
 def _commentable_places(finding: Finding, declared_at: Mapping[str, Source]) -> list[tuple[str, int]]:
     """Where a comment may suppress a finding: at the line it points at; and where that line is a kernel value as
-    the host runs it (sysctl -a), at the sysctl.conf / sysctl.d line in force that declares the same key — the
-    file a team keeps, and comments in, whose line sets the value the running one agrees with."""
+    the host runs it (sysctl -a), at the sysctl.conf / sysctl.d line in force that declares the same key at that
+    value (HostFacts.sysctl_declared_at) — the file a team keeps, and comments in."""
     if not finding.path or finding.line is None or finding.path.startswith("<"):
         return []
     places = [(finding.path, finding.line)]

@@ -107,8 +107,9 @@ class HostFacts:
     # can be in them, so suppressions need not read them again
     unmarked_files: set[str] = field(default_factory=set)
     marked_files: set[str] = field(default_factory=set)  # the others: their suppressions are judged even unused
-    # the line in force of each kernel key a sysctl.conf / sysctl.d file (or a document) declares: a suppression
-    # comment there silences a finding about the key's running value too (kept once the facts are trimmed)
+    # the line in force of each kernel key a sysctl.conf / sysctl.d file (or a document) declares at the value the
+    # kernel runs: a suppression comment there silences a finding about the running value too (kept once the
+    # facts are trimmed)
     sysctl_declared_at: dict[str, Source] = field(default_factory=dict)
     # names the host directory's listing showed as regular files (no links): a report resolves their real
     # paths without asking the file system again; and every name of that listing, lower-cased (None: not

@@ -482,7 +482,9 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs, declared: Sequence[S
         else:
             value, source = settings[-1].value, settings[-1].source
         builder.host.add(Fact(f"sysctl_conf.{key}", value, source, places))
-        builder.host.sysctl_declared_at[key] = source
+        held = running.get(key)
+        if held is None or held.value == value:  # the line sets what runs: a comment above it speaks for both
+            builder.host.sysctl_declared_at[key] = source
         if key not in running:
             # A config repository holds what will run: rules about the kernel see the declared value.
             builder.host.add(Fact(f"sysctl.{key}", value, source, places))

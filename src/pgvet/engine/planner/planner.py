@@ -112,28 +112,32 @@ class Planner:
         # for every attempt
         rebooted = World.rebooted(host, self, derived)
         restored = running_overcommit(self, host, rebooted)
-        if booted and suppress is not None:
-            excluded |= self._suppressed_once_booted(rebooted, current, suppress)
+        silenced = self._suppressed_once_booted(rebooted, current, suppress) if booted and suppress else []
+        excluded |= {(finding.rule_id, finding.subject) for finding in silenced}
+
         def attempt(pins: Mapping[Setting, str]) -> Target:
             return self._attempt(host, rebooted, restored, current, excluded, pins)
 
         pinned: dict[Setting, str] = {}
+        target: Target | None = None
         for _ in range(MAX_ATTEMPTS):
             try:
-                target = attempt(pinned)
+                target = _with_needless_pins_lifted(attempt(pinned), attempt, pinned)
+                break
             except Pin as pin:
                 if pin.setting in pinned:  # pinned already: no target can be found
                     break
                 pinned[pin.setting] = pin.reason
-                continue
-            return _with_needless_pins_lifted(target, attempt, pinned)
-        target = self._unchanged(current, excluded)
-        target.by_hand.insert(0, HandStep("pgvet found no safe target for this host and changes nothing: "
-                                          + "; ".join(f"{setting}: {reason}" for setting, reason in pinned.items())))
+        if target is None:
+            target = self._unchanged(current, excluded)
+            reasons = "; ".join(f"{setting}: {reason}" for setting, reason in pinned.items())
+            target.by_hand.insert(0, HandStep(f"pgvet found no safe target for this host and changes nothing: "
+                                              f"{reasons}"))
+        target.suppressed_once_booted = silenced
         return target
 
     def _suppressed_once_booted(self, world: World, current: HostResult,
-                                suppress: Callable[[HostResult], None]) -> frozenset[tuple[str, str | None]]:
+                                suppress: Callable[[HostResult], None]) -> list[Finding]:
         """The findings that fire on the host as its files boot it, and not as it runs, that its suppressions
         silence (a sysctl.d line under `# pgvet: ignore[…]`): their rules propose nothing either."""
         running = {(finding.rule_id, finding.subject) for finding in current.findings}
@@ -143,10 +147,9 @@ class Planner:
         booted = HostResult(world.host, [finding for finding in found.findings
                                          if (finding.rule_id, finding.subject) not in running])
         if not booted.findings:
-            return frozenset()
+            return []
         suppress(booted)
-        return frozenset((finding.rule_id, finding.subject) for finding in booted.findings
-                         if finding.suppressed is not None)
+        return [finding for finding in booted.findings if finding.suppressed is not None]
 
     def _unchanged(self, current: HostResult, excluded: frozenset[tuple[str, str | None]]) -> Target:
         target = Target(firing=frozenset((finding.rule_id, finding.subject) for finding in current.findings))

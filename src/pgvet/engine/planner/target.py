@@ -75,6 +75,9 @@ class Target:
     declared_not_applied: list[Change] = field(default_factory=list)
     by_hand: list[HandStep] = field(default_factory=list)
     firing: frozenset[tuple[str, str | None]] = frozenset()
+    # what fires only once the host's files are applied and its suppressions silence: a suppression used there is
+    # used (judged again with the report's, which see the host as it runs)
+    suppressed_once_booted: list[Finding] = field(default_factory=list)
     # the host as the target makes it, to render the findings' fixes on (Planner.fix_findings lets go of it)
     world: World | None = None
 

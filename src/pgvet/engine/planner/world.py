@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pgvet.engine.ir import Value
@@ -70,7 +70,8 @@ class World:
                                  Item({**item, "declared.running": item["declared.value"]}, item.source, item.sources)
                                  for item in items["declared"]]
             changed.add("declared.running")
-        host = HostFacts(host.name, host.root, {**host.facts, **replaced}, items, host.notes, host.warnings)
+        # the rest of the host kept (the files a suppression may stand in, where each kernel key is declared)
+        host = replace(host, facts={**host.facts, **replaced}, items=items)
         kept = planner.derived_kept({} if derived is None else derived, changed)
         return cls(host, frozenset(changed), kept).with_values(
             {}, planner, also=("sysctl.vm.nr_hugepages", *declared, *changed))
@@ -104,7 +105,7 @@ class World:
         if "declared" in items:
             items["declared"] = list(declared.values())
             touched.update(("declared.value", "declared.written", "declared.running", "declared.zeroed_by"))
-        host = HostFacts(self.host.name, self.host.root, facts, items, self.host.notes, self.host.warnings)
+        host = replace(self.host, facts=facts, items=items)
         # a prediction is computed again when a fact it reads has just changed; predictions read each other (and
         # themselves: the pool of other sizes is read from Hugetlb), so until none moves
         fresh = touched | set(also)
