@@ -3,7 +3,8 @@
 RAM from 1 GB to 1 TB, CPUs and NUMA nodes, swap (none, a disk, zram), huge pages (none, a pool of the
 default size — some of it not found at boot —, a dynamic pool, 1 GB pages reserved at boot beside a 2 MB
 default, a 1 GB default), a cgroup memory limit,
-several instances, every overcommit mode, PostgreSQL 15–18 with its memory settings. meminfo's CommitLimit
+several instances, every overcommit mode, PostgreSQL 15–18 with its memory settings, and a sysctl.d file whose
+values the running kernel may not hold yet. meminfo's CommitLimit
 is the kernel's (kernelsim), Committed_AS below it in strict mode.
 """
 
@@ -127,6 +128,22 @@ def hosts(draw: st.DrawFn) -> Host:
     sysfs = ["/sys/kernel/mm/transparent_hugepage/enabled:always [madvise] never",
              "/sys/kernel/mm/transparent_hugepage/defrag:always defer defer+madvise [madvise] never",
              f"/sys/fs/cgroup/memory.max:{cgroup_kb * 1024 if cgroup_kb is not None else 'max'}"]
+    # the host's own sysctl.d, which the running kernel may not run yet (edited since boot, or a pool the kernel
+    # could not find): the target is worked out on the host as these files boot it
+    declared = draw(st.dictionaries(
+        st.sampled_from(["vm.overcommit_memory", "vm.overcommit_ratio", "vm.nr_hugepages", "vm.dirty_ratio",
+                         "vm.dirty_background_ratio", "vm.dirty_bytes", "vm.dirty_background_bytes", "vm.swappiness"]),
+        st.integers(0, 3), max_size=4))
+    declared_values = {
+        key: [sysctl[key], {"vm.overcommit_memory": 2, "vm.overcommit_ratio": 80,
+                            "vm.nr_hugepages": int(mem_kb * 0.3) // default_size_kb, "vm.dirty_ratio": 20,
+                            "vm.dirty_background_ratio": 10, "vm.dirty_bytes": 268435456,
+                            "vm.dirty_background_bytes": 134217728, "vm.swappiness": 10}[key], 0,
+              {"vm.overcommit_memory": 0, "vm.overcommit_ratio": 50,
+               "vm.nr_hugepages": int(mem_kb * 0.1) // default_size_kb, "vm.dirty_ratio": 5,
+               "vm.dirty_background_ratio": 3, "vm.dirty_bytes": 1073741824, "vm.dirty_background_bytes": 33554432,
+               "vm.swappiness": 60}[key]][choice]
+        for key, choice in declared.items()}
     files = {
         "meminfo.txt": "".join(f"{name}: {value}{'' if name in counts else ' kB'}\n" for name, value in meminfo),
         "sysctl.txt": "".join(f"{key} = {value}\n" for key, value in sorted(sysctl.items())),
@@ -138,7 +155,10 @@ def hosts(draw: st.DrawFn) -> Host:
         "host.yaml": "".join(f"{key}: {str(value).lower() if isinstance(value, bool) else value}\n"
                              for key, value in host_yaml.items()),
     }
-    description = (f"{ram_gb} GB, swap {swap} {swap_kb // 1024} MB, {cpus} CPUs/{sockets} sockets, huge {huge} "
+    if declared_values:
+        files["sysctl.d/90-tuning.conf"] = "".join(f"{key} = {value}\n" for key, value in declared_values.items())
+    description = (f"sysctl.d {declared_values}, {ram_gb} GB, swap {swap} {swap_kb // 1024} MB, "
+                   f"{cpus} CPUs/{sockets} sockets, huge {huge} "
                    f"({pool_pages} pages of {default_size_kb} kB, {held_pages} held, {surplus_pages} surplus, "
                    f"{other_kb // GB_KB} GB other), cgroup {cgroup_kb}, "
                    f"{instances} instance(s), PG {version}, overcommit {mode}/{ratio}/{kbytes}, "

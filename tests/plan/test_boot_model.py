@@ -205,3 +205,22 @@ def test_a_declared_pool_written_back_keeps_the_pages_postgresql_needs_with_huge
     assert isinstance(needed, int) and needed <= int(changes(result)["vm.nr_hugepages"]) < 4400
     check_fixpoint(path)
     assert kernelsim.read_meminfo(path / "meminfo.txt")["HugePages_Total"] >= needed
+
+
+def test_a_ratio_a_later_change_zeroes_is_not_in_the_target(tmp_path: Path) -> None:
+    # sysctl.d declares a background ratio of 0 and a foreground ratio of 20: one rule asked for ratios (10 and 5),
+    # another for bytes, written after them, which zero the ratios. The target kept both of each pair, and the
+    # team's later file, edited to the ratios, zeroed the bytes once applied (hostgen, hypothesis)
+    path = write_host(tmp_path / "db", {
+        "meminfo.txt": meminfo(24 * GB_KB, 0, committed_kb=1228 * 1024),
+        "sysctl.txt": sysctl(vm__dirty_ratio=20, vm__dirty_background_ratio=10),
+        "sysctl.d/90-tuning.conf": "vm.dirty_background_ratio = 0\nvm.dirty_ratio = 20\n",
+        "postgresql.conf": "shared_buffers = 128MB\n",
+        "host.yaml": "pg_version: 15\n",
+    })
+    target = changes(host_result(path))
+    assert "vm.dirty_ratio" not in target and "vm.dirty_background_ratio" not in target
+    assert target["vm.dirty_bytes"] == "536870912"
+    check_fixpoint(path)
+    applied = kernelsim.read_sysctl_txt(path / "sysctl.txt")
+    assert (applied["vm.dirty_bytes"], applied["vm.dirty_background_bytes"]) == ("536870912", "67108864")

@@ -140,6 +140,7 @@ def test_the_fix_of_any_host_is_a_safe_fixpoint(generated: Host) -> None:
         for root in (host, original):
             root.mkdir()
             for name, text in generated.files.items():
+                (root / name).parent.mkdir(exist_ok=True)
                 (root / name).write_text(text)
         try:
             check_fixpoint(host)

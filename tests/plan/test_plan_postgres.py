@@ -131,6 +131,7 @@ def test_the_target_of_any_host_starts(generated: Host) -> None:
         host = Path(directory) / "host"
         host.mkdir()
         for name, text in generated.files.items():
+            (host / name).parent.mkdir(exist_ok=True)
             (host / name).write_text(text)
         try:
             check_target_starts(host)

@@ -189,8 +189,10 @@ class Planner:
                 setting = min(history[-1])
                 turns = ", ".join(dict.fromkeys(values[setting] for values in history if setting in values))
                 raise Pin(setting, f"pgvet's rules do not agree on a value (they ask for {turns} in turn)")
+        # a change a later one undid (a ratio zeroed by the bytes of its pair, written after it) is no change
         target = Target(changes=sorted((change for change in changes.values()
-                                        if not booted.holds(change.setting, change.target)),
+                                        if not booted.holds(change.setting, change.target)
+                                        and world.holds(change.setting, change.target)),
                                        # a running value written back that no rule proposes comes first
                                        key=lambda change: (self.rank.get(change.setting, -1), change.setting)))
         target.declared_not_applied = [
