@@ -26,6 +26,15 @@ def pg16_host(tmp_path: Path, conf: str) -> Path:
     return host
 
 
+def fixture_with_sysctl_d(tmp_path: Path, fixture: str, name: str, text: str) -> Path:
+    """A copy of a bundled host with a sysctl.d file ``name`` holding ``text`` (beside its running sysctl.txt)."""
+    host = tmp_path / "h"
+    shutil.copytree(FIXTURES / fixture, host)
+    (host / "sysctl.d").mkdir()
+    (host / "sysctl.d" / name).write_text(text)
+    return host
+
+
 def config_repo(tmp_path: Path) -> Path:
     host = tmp_path / "repo"
     shutil.copytree(FIXTURES / "config-repo", host)
@@ -286,12 +295,9 @@ def test_a_suppression_is_matched_at_the_line_postgresql_counts(tmp_path: Path) 
 def test_a_suppression_above_the_sysctl_d_line_covers_the_running_value_it_sets(tmp_path: Path) -> None:
     # a snapshot holds sysctl.txt and the team's sysctl.d: the finding points at the running value, and the comment
     # above the sysctl.d line that sets it was "unused", the finding unsuppressed and the target changing the key
-    host = tmp_path / "h"
-    shutil.copytree(FIXTURES / "big-server", host)
-    (host / "sysctl.d").mkdir()
-    (host / "sysctl.d" / "50-numa.conf").write_text(
-        "# pgvet: ignore[zone-reclaim-enabled] the hypervisor pins each guest to one node (OPS-7)\n"
-        "vm.zone_reclaim_mode = 1\n")
+    host = fixture_with_sysctl_d(tmp_path, "big-server", "50-numa.conf",
+                                 "# pgvet: ignore[zone-reclaim-enabled] the hypervisor pins each guest to one node "
+                                 "(OPS-7)\nvm.zone_reclaim_mode = 1\n")
     result = lint([host], LintOptions())
     (finding,) = [finding for finding in result.hosts[0].findings if finding.rule_id == "PGV137"]
     assert (finding.path, finding.suppressed) == ("sysctl.txt", "the hypervisor pins each guest to one node (OPS-7)")
@@ -315,12 +321,9 @@ def test_a_suppression_above_a_sysctl_d_line_holds_for_what_fires_once_the_files
     # small-vm runs dirty ratios 20 and 10; its sysctl.d keeps the background at 10 and lowers the foreground to 10:
     # once applied, the background is no longer below it (PGV134, located at the background's running line). The
     # comment above the background's line was "unused" and the fix still wrote both thresholds in bytes
-    host = tmp_path / "h"
-    shutil.copytree(FIXTURES / "small-vm", host)
-    (host / "sysctl.d").mkdir()
-    (host / "sysctl.d" / "60-dirty.conf").write_text(
-        "# pgvet: ignore[dirty-background-above-foreground] the array's controller flushes by itself (OPS-9)\n"
-        "vm.dirty_background_ratio = 10\nvm.dirty_ratio = 10\n")
+    host = fixture_with_sysctl_d(tmp_path, "small-vm", "60-dirty.conf",
+                                 "# pgvet: ignore[dirty-background-above-foreground] the array's controller flushes "
+                                 "by itself (OPS-9)\nvm.dirty_background_ratio = 10\nvm.dirty_ratio = 10\n")
     result = lint([host], LintOptions())
     assert not any("unused suppression" in notice for notice in result.notices), result.notices
     target = result.hosts[0].target

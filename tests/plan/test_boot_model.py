@@ -136,13 +136,8 @@ def test_a_pool_the_files_declare_where_the_host_runs_none_is_not_applied_where_
         tmp_path: Path) -> None:
     # as above with no pool running: the declared 4 000 pages were applied by the fix (`sysctl --system`), which
     # left CommitLimit at 20.3 GB against 21 GB committed. The fix keeps the host without a pool, as it runs
-    path = write_host(tmp_path / "db", {
-        "meminfo.txt": meminfo(32 * GB_KB, 0, committed_kb=20 * GB_KB, pages=0, ratio=80),
-        "sysctl.txt": sysctl(vm__overcommit_memory=2, vm__overcommit_ratio=80, vm__nr_hugepages=0),
-        "sysctl.d/90-pg.conf": "vm.nr_hugepages = 4000\n",
-        "postgresql.conf": "shared_buffers = 1GB\nhuge_pages = try\n",
-        "host.yaml": "pg_version: 16\n",
-    })
+    path = _pool_declared_where_none_runs(tmp_path, committed_gb=20, declared=4000,
+                                          postgresql_conf="shared_buffers = 1GB\nhuge_pages = try\n")
     assert changes(host_result(path))["vm.nr_hugepages"] == "0"
     check_fixpoint(path)
     after = kernelsim.read_meminfo(path / "meminfo.txt")
@@ -153,13 +148,8 @@ def test_a_pin_made_needless_by_a_later_one_is_lifted(tmp_path: Path) -> None:
     # as above with huge_pages = on (PostgreSQL cannot start without a pool): the planner pinned the pool first (the
     # one a larger shared_buffers needs starved the host), then shared_buffers, and left PostgreSQL without the
     # pool its shared memory as it is needs, "by hand". With shared_buffers kept, that smaller pool is safe
-    path = write_host(tmp_path / "db", {
-        "meminfo.txt": meminfo(32 * GB_KB, 0, committed_kb=20 * GB_KB, pages=0, ratio=80),
-        "sysctl.txt": sysctl(vm__overcommit_memory=2, vm__overcommit_ratio=80, vm__nr_hugepages=0),
-        "sysctl.d/90-pg.conf": "vm.nr_hugepages = 4000\n",
-        "postgresql.conf": "shared_buffers = 1GB\nhuge_pages = on\n",
-        "host.yaml": "pg_version: 16\n",
-    })
+    path = _pool_declared_where_none_runs(tmp_path, committed_gb=20, declared=4000,
+                                          postgresql_conf="shared_buffers = 1GB\nhuge_pages = on\n")
     result = host_result(path)
     assert result.target is not None
     assert [step.text.split(":")[0] for step in result.target.by_hand if " stays " in step.text] == [
@@ -193,13 +183,8 @@ def test_a_declared_pool_written_back_keeps_the_pages_postgresql_needs_with_huge
     # huge_pages = on and no pool running (PostgreSQL cannot run as the host is), sysctl.d declares 4 400 pages
     # that starve strict overcommit once applied: writing back the running pool, none, kept PostgreSQL from ever
     # starting. The pool written back is the 4 200 pages it needs and their margin
-    path = write_host(tmp_path / "db", {
-        "meminfo.txt": meminfo(32 * GB_KB, 0, committed_kb=18 * GB_KB, pages=0, ratio=80),
-        "sysctl.txt": sysctl(vm__overcommit_memory=2, vm__overcommit_ratio=80, vm__nr_hugepages=0),
-        "sysctl.d/90-pg.conf": "vm.nr_hugepages = 4400\n",
-        "postgresql.conf": "shared_buffers = 8GB\nhuge_pages = on\n",
-        "host.yaml": "pg_version: 16\n",
-    })
+    path = _pool_declared_where_none_runs(tmp_path, committed_gb=18, declared=4400,
+                                          postgresql_conf="shared_buffers = 8GB\nhuge_pages = on\n")
     result = host_result(path)
     needed = next(finding for finding in result.findings if finding.rule_id == "PGV110").values["needed"]
     assert isinstance(needed, int) and needed <= int(changes(result)["vm.nr_hugepages"]) < 4400
@@ -224,3 +209,15 @@ def test_a_ratio_a_later_change_zeroes_is_not_in_the_target(tmp_path: Path) -> N
     check_fixpoint(path)
     applied = kernelsim.read_sysctl_txt(path / "sysctl.txt")
     assert (applied["vm.dirty_bytes"], applied["vm.dirty_background_bytes"]) == ("536870912", "67108864")
+
+
+def _pool_declared_where_none_runs(tmp_path: Path, *, committed_gb: int, declared: int, postgresql_conf: str) -> Path:
+    """32 GB, no swap, strict overcommit at ratio 80, no huge page pool running, and a sysctl.d line that declares
+    one of ``declared`` pages."""
+    return write_host(tmp_path / "db", {
+        "meminfo.txt": meminfo(32 * GB_KB, 0, committed_kb=committed_gb * GB_KB, pages=0, ratio=80),
+        "sysctl.txt": sysctl(vm__overcommit_memory=2, vm__overcommit_ratio=80, vm__nr_hugepages=0),
+        "sysctl.d/90-pg.conf": f"vm.nr_hugepages = {declared}\n",
+        "postgresql.conf": postgresql_conf,
+        "host.yaml": "pg_version: 16\n",
+    })
