@@ -211,6 +211,26 @@ def test_a_ratio_a_later_change_zeroes_is_not_in_the_target(tmp_path: Path) -> N
     assert (applied["vm.dirty_bytes"], applied["vm.dirty_background_bytes"]) == ("536870912", "67108864")
 
 
+def test_a_rule_that_takes_back_a_ratio_written_back_is_blamed_for_it(tmp_path: Path) -> None:
+    # 512 GB at ratio 90 with 368.6 GiB committed; sysctl.d declares 80, a CommitLimit 910 bytes short of what is
+    # committed: the fix writes 90 back, and commit-limit-too-high asked for 80 again. That change is no line to
+    # write (the files hold 80), so the starved CommitLimit was blamed on the setting decided last, then the next:
+    # every change pinned, the target empty. The ratio is blamed, and kept at 90 (hostgen, hypothesis)
+    path = write_host(tmp_path / "db", {
+        "meminfo.txt": meminfo(512 * GB_KB, 0, committed_kb=386547056, ratio=90),
+        "sysctl.txt": sysctl(vm__overcommit_memory=2, vm__overcommit_ratio=90),
+        "sysctl.d/90-pg.conf": "vm.overcommit_ratio = 80\n",
+        "postgresql.conf": "shared_buffers = 128MB\n",
+        "host.yaml": "pg_version: 15\n",
+    })
+    result = host_result(path)
+    assert changes(result)["vm.overcommit_ratio"] == "90" and "work_mem" in changes(result)
+    assert result.target is not None
+    assert [step.text.split(":")[0] for step in result.target.by_hand if " stays " in step.text] == [
+        "shared_buffers stays as it is", "vm.overcommit_ratio stays at 90, as the host runs it"]
+    check_fixpoint(path)
+
+
 def _pool_declared_where_none_runs(tmp_path: Path, *, committed_gb: int, declared: int, postgresql_conf: str) -> Path:
     """32 GB, no swap, strict overcommit at ratio 80, no huge page pool running, and a sysctl.d line that declares
     one of ``declared`` pages."""

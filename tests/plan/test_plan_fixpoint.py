@@ -103,6 +103,7 @@ def test_the_fix_of_every_bundled_host_is_a_fixpoint(bundled: Path, tmp_path: Pa
 def _invariants(before: Path, after: Path) -> None:
     """What the target promises beyond the rules: computed on the host after the fix, as the kernel shows it, and
     held against the host rebooted without it."""
+    running_pool = int(kernelsim.read_sysctl_txt(before / "sysctl.txt").get("vm.nr_hugepages", "0"))
     kernelsim.apply_and_reboot(before)
     pack = load_pack()
     names = {"commit_limit", "commit_limit_floor", "hugetlb_pool", "kernel_mem_total", "os_memory_floor",
@@ -127,7 +128,9 @@ def _invariants(before: Path, after: Path) -> None:
     assert new["derived.dirty_bytes_effective"] <= max(0.1 * new["derived.dirtyable_memory_max"],
                                                        old["derived.dirty_bytes_effective"]) + 4096
     if facts["sysctl.vm.nr_hugepages"].value != old_host.facts["sysctl.vm.nr_hugepages"].value:
-        assert facts["sysctl.vm.nr_hugepages"].value > 0, "a fix removed a huge page pool"
+        # a pool the host runs is never removed; one its files declare and it does not run yet may be, where
+        # applying it would starve the host
+        assert facts["sysctl.vm.nr_hugepages"].value > 0 or not running_pool, "a fix removed a huge page pool"
 
 
 @pytest.mark.slow

@@ -36,6 +36,9 @@ def verify_invariants(planner: Planner, baseline: World, target_world: World, cu
     starve it, ``restored``: running_overcommit, which nothing is blamed on) and its findings, what the target is
     held against (a reboot alone would bring what differs from the host as measured)."""
     changed = {change.setting for change in target.changes if restored.get(change.setting) != change.target}
+    # a running value written back that a rule took back to what the files declare is no change to write (the
+    # files hold it) but is the target's doing all the same
+    changed |= {setting for setting, value in restored.items() if not target_world.holds(setting, value)}
     if not changed:
         return
     host, world = baseline.host, target_world.host
