@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
 from pgvet.engine.ir import Value
@@ -114,9 +115,11 @@ class Planner:
         restored = running_overcommit(self, host, rebooted)
         silenced = self._suppressed_once_booted(rebooted, current, suppress) if booted and suppress else []
         excluded |= {(finding.rule_id, finding.subject) for finding in silenced}
+        baseline = rebooted.with_values(restored, self) if restored else rebooted
+        start = _Start(rebooted, baseline, self._findings_on(baseline, current), restored)
 
         def attempt(pins: Mapping[Setting, str]) -> Target:
-            return self._attempt(host, rebooted, restored, current, excluded, pins)
+            return self._attempt(host, start, current, excluded, pins)
 
         pinned: dict[Setting, str] = {}
         target: Target | None = None
@@ -156,14 +159,13 @@ class Planner:
         target.by_hand = text_steps(current, excluded, target.firing)
         return target
 
-    def _attempt(self, host: HostFacts, booted: World, restored: Mapping[Setting, str], current: HostResult,
+    def _attempt(self, host: HostFacts, start: _Start, current: HostResult,
                  excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str]) -> Target:
-        """A target with ``pinned`` settings kept as they are; Pin when it breaks an invariant. ``booted``: the host
-        as its files boot it; ``restored``: the running values written back over them (running_overcommit), which a
-        pin keeps too."""
+        """A target with ``pinned`` settings kept as they are; Pin when it breaks an invariant. ``start``: what every
+        attempt starts from (the running values written back, which a pin keeps too)."""
         changes: dict[Setting, Change] = {}
-        # the host as its files boot it, corrected where they would starve it: what the target is held against
-        baseline = world = booted.with_values(restored, self) if restored else booted
+        booted, baseline, restored = start.booted, start.baseline, start.restored
+        world = baseline
         if restored:
             mismatch = [label(finding) for finding in current.findings if finding.rule_id == "PGV102"][:1]
             for setting, value in restored.items():
@@ -203,8 +205,7 @@ class Planner:
             and host.facts[name].value != booted.host.facts[name].value]
         final = self._findings_on(world, current)
         target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)
-        before = final if world is baseline else self._findings_on(baseline, current)
-        verify_invariants(self, baseline, world, before, final, excluded, pinned, target, restored)
+        verify_invariants(self, baseline, world, start.baseline_findings, final, excluded, pinned, target, restored)
         target.by_hand = [*(HandStep(f"{setting} stays {_kept(setting, restored)}: {reason}", [], setting)
                             for setting, reason in pinned.items()),
                           *text_steps(current, excluded, target.firing)]
@@ -286,6 +287,17 @@ class Planner:
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
+
+
+class _Start(NamedTuple):
+    """What every attempt at a host's target starts from: the host as its files boot it (``booted``), with the
+    running values written back where they would starve it (``restored``: running_overcommit) — the ``baseline``
+    the target is held against — and the findings there."""
+
+    booted: World
+    baseline: World
+    baseline_findings: list[Finding]
+    restored: Mapping[Setting, str]
 
 
 def _with_needless_pins_lifted(target: Target, attempt: Callable[[Mapping[Setting, str]], Target],
