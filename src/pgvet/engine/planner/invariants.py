@@ -44,7 +44,6 @@ def verify_invariants(planner: Planner, baseline: World, target_world: World, cu
     host, world = baseline.host, target_world.host
     before = Values(planner.pack, host, baseline.derived)
     after = Values(planner.pack, world, target_world.derived)
-    _verify_written_where_it_takes_effect(host, target)
     for change in target.changes:
         setting = change.setting
         if setting.kind == "postgresql" and setting.name in HOT_STANDBY_MINIMUMS:
@@ -60,18 +59,18 @@ def verify_invariants(planner: Planner, baseline: World, target_world: World, cu
     _verify_fixpoint(planner, world, final, excluded, pinned)
 
 
-def _verify_written_where_it_takes_effect(host: HostFacts, target: Target) -> None:
+def verify_written_where_it_takes_effect(host: HostFacts, values: Mapping[Setting, str]) -> None:
     """A parameter ALTER SYSTEM sets is no change of the target: the fix writes postgresql.conf, which it overrides,
     and the rest of the target, worked out with the new value, would be written without it (a pool sized for a
-    lower shared_buffers, with huge_pages = on: PostgreSQL would not start)."""
-    for change in target.changes:
-        setting = change.setting
+    lower shared_buffers, with huge_pages = on: PostgreSQL would not start). Checked as each stage decides its
+    values, before the rest of the target is built on them."""
+    for setting in sorted(values):
         if setting.kind != "postgresql":
             continue
         fact = host.facts.get(setting.declared_fact) or host.facts.get(setting.fact)
         if fact is not None and is_auto_conf(fact.source.path):
             raise Pin(setting, f"ALTER SYSTEM sets it ({fact.source}), which overrides postgresql.conf: on the server, "
-                               f"ALTER SYSTEM SET {setting.name} = {quote_setting(change.target)}; then pgvet fix "
+                               f"ALTER SYSTEM SET {setting.name} = {quote_setting(values[setting])}; then pgvet fix "
                                "again (the rest of the target is worked out with the value it has)")
 
 

@@ -8,7 +8,11 @@ from typing import NamedTuple
 from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
 from pgvet.engine.ir import Value
 from pgvet.engine.pack import RulePack
-from pgvet.engine.planner.invariants import running_overcommit, verify_invariants
+from pgvet.engine.planner.invariants import (
+    running_overcommit,
+    verify_invariants,
+    verify_written_where_it_takes_effect,
+)
 from pgvet.engine.planner.stages import (
     asked_settings,
     proposals_for,
@@ -183,8 +187,10 @@ class Planner:
                        if not world.holds(setting, proposal.value)}
                 if not new:
                     break
-                history.append({setting: proposal.value for setting, proposal in new.items()})
-                world = world.with_values({setting: proposal.value for setting, proposal in new.items()}, self)
+                decided = {setting: proposal.value for setting, proposal in new.items()}
+                verify_written_where_it_takes_effect(host, decided)
+                history.append(decided)
+                world = world.with_values(decided, self)
                 for setting, proposal in new.items():
                     record_change(changes, host, setting, proposal)
             else:
