@@ -17,7 +17,7 @@ from pgvet.pgparams import (
     removed_parameter,
 )
 from pgvet.pgparams.removed import REMOVALS, version_key
-from pgvet.pgparams.units import InvalidValue, ParsedValue, format_native, parse_value
+from pgvet.pgparams.units import InvalidValue, ParsedValue, format_native, parse_value, shown_canonical
 
 # Names that disappear between two generated parameter tables without being removed from PostgreSQL: a
 # Debian patch (15 only) and a security fix that 16.2 predates (added in 16.4 and 17.0).
@@ -350,3 +350,22 @@ def test_an_older_server_is_judged_with_its_own_defaults(tmp_path: Path, major: 
     [host] = lint([tmp_path], LintOptions(select=("PGV831",))).hosts
     assert [finding.rule_id for finding in host.findings] == (["PGV831"] if fires else [])
 
+
+
+@pytest.mark.parametrize("name, value, shown", [
+    ("effective_cache_size", 4294967296, "4GB"),  # 8kB pages
+    ("work_mem", 4194304, "4MB"),  # kB
+    ("shared_buffers", 134217728, "128MB"),
+    ("checkpoint_timeout", 300, "5min"),  # s
+    ("log_min_duration_statement", 1, "1s"),  # ms
+    ("log_min_duration_statement", -1, "-1"),
+    ("vacuum_cost_delay", 0.002, "2ms"),  # a real in ms
+    ("track_io_timing", False, "off"),
+    ("wal_level", "replica", "replica"),
+    ("random_page_cost", 1.1, "1.1"),
+])
+def test_a_canonical_value_is_shown_as_show_writes_it(name: str, value: int | float | str | bool, shown: str) -> None:
+    param = load_param_table(16).params[name]
+    assert shown_canonical(param, value) == shown
+    if not isinstance(value, bool | str):
+        assert parse_value(param, shown).canonical == value

@@ -326,6 +326,35 @@ def test_a_parameter_alter_system_sets_is_left_out_of_the_target(tmp_path: Path)
     assert "PGV110" not in {finding.rule_id for finding in host_result(path).findings}
 
 
+def test_a_parameter_the_server_takes_from_its_command_line_is_left_out_of_the_target(tmp_path: Path) -> None:
+    # `postgres -c jit=on` (a container's command, a service unit): pg_settings.source = 'command line' overrides
+    # postgresql.conf and ALTER SYSTEM, so a fix written to either would change nothing (and the rest of the target,
+    # worked out with the value it never gets, could stop the server: a pool sized for a lower shared_buffers)
+    path = tmp_path / "host"
+    shutil.copytree(FIXTURES / "rules" / "PGV903-files-differ-from-running", path)
+    (path / "host.yaml").write_text("pg_version: 15\nworkload: oltp\n")
+    settings = json.loads((path / "pg_settings.json").read_text())
+    for row in settings["settings"]:
+        if row["name"] == "jit":
+            row["source"] = "command line"
+        if row["name"] == "track_io_timing":  # the server's default, which no file sets
+            row.update(setting="off", source="default", sourcefile=None, sourceline=None)
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    conf = path / "postgresql.conf"
+    conf.write_text(conf.read_text().replace("\ntrack_io_timing = on", "\n"))
+    result = host_result(path)
+    assert "PGV708" in {finding.rule_id for finding in result.findings}
+    target = changes(result)
+    assert "jit" not in target
+    # a running value no file sets is shown as SHOW writes it, not as pgvet holds it (False, bytes)
+    assert {change.setting.name: change.current for change in result.target.changes}["track_io_timing"] == "off"
+    consolidated, _ = fix_host(path, LintOptions())
+    assert "jit stays as it is: the server takes it from its command line or environment (pg_settings.json:" \
+        in " ".join(consolidated.notes)
+    assert "change it where the server is started (its service unit, container command or pg_ctl -o options) to " \
+        "'off'" in " ".join(consolidated.notes)
+
+
 def test_a_host_whose_pool_is_already_too_small_gets_a_target(tmp_path: Path) -> None:
     # big-server with work_mem = 4MB and 100 connections: pgtune's work_mem (294 MiB) made PGV531 fire, work_mem was
     # pinned, then each invariant blamed the setting decided last — vm.overcommit_ratio, vm.nr_hugepages,

@@ -339,6 +339,23 @@ def format_native(param: Param, native: int | float) -> str:
     return f"{chosen[0]:g}{chosen[1]}"
 
 
+def shown_canonical(param: Param, value: int | float | str | bool) -> str:
+    """A canonical value (bytes, seconds, a bool, a lower-case enum: a live server's, as pgvet holds it) as SHOW
+    writes it: 4294967296 for effective_cache_size → ``4GB``, False → ``off``."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, str):
+        return value
+    native: int | float = value
+    if value > 0 and param.unit in UNIT_BYTES:
+        native = value / UNIT_BYTES[param.unit]
+    elif value > 0 and param.unit in UNIT_MS:
+        native = value * 1000 / UNIT_MS[param.unit]
+    if param.vartype == "integer" and isinstance(native, float) and native.is_integer():
+        native = int(native)
+    return format_native(param, native)
+
+
 def shown_value(param: Param, text: str) -> str:
     """A value as SHOW writes it (``128MB`` for 16384 pages of 8 kB, ``on`` for true); the text itself when
     PostgreSQL would refuse it."""

@@ -111,6 +111,9 @@ class HostFacts:
     # kernel runs: a suppression comment there silences a finding about the running value too (kept once the
     # facts are trimmed)
     sysctl_declared_at: dict[str, Source] = field(default_factory=dict)
+    # parameters a live server runs with from its command line or environment (pg_settings.source), by name, with
+    # the pg_settings row that shows it: they override postgresql.conf and ALTER SYSTEM, which a fix writes
+    set_outside_files: dict[str, Source] = field(default_factory=dict)
     # names the host directory's listing showed as regular files (no links): a report resolves their real
     # paths without asking the file system again; and every name of that listing, lower-cased (None: not
     # listed, ask the file system), which tells the suppressions whether the host has an ignore file

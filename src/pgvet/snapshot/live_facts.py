@@ -23,6 +23,8 @@ def add_live_facts(host: HostFacts, live: LiveServer, param_table: ParamTable, c
         host.add(Fact(name, located.value, located.source))
     file_values = _live_file_items(host, live, param_table, conf)
     _server_wide_values(host, live, param_table, file_values)
+    host.set_outside_files.update((name, setting.row) for name, setting in live.settings.items()
+                                  if setting.source in OVERRIDING_SOURCES)
     _live_list_items(host, live, param_table)
     for gap in live.unavailable:  # what could not be read (a privilege, an answer that made no sense…)
         said = f"pgvet could not read {gap.what} from the server: {gap.error}"
@@ -139,6 +141,9 @@ GAP_GIVES: dict[str, tuple[str, ...]] = {
 }
 # pg_file_settings' error for a line PostgreSQL read but cannot apply until a restart (postmaster context).
 NEEDS_RESTART_ERROR = "setting could not be applied"
+# pg_settings sources of a server-wide value that overrides the configuration files, ALTER SYSTEM's included
+# (the postmaster's -c options, PGDATESTYLE and the like): a fix that writes the files does not change it.
+OVERRIDING_SOURCES = frozenset({"command line", "environment variable"})
 # pg_settings sources under which the server's value does not come from its configuration files.
 NOT_FROM_FILES = frozenset({"command line", "environment variable", "override", "database", "user",
                             "database user", "client", "session", "interactive", "test"})

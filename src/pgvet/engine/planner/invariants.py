@@ -60,13 +60,21 @@ def verify_invariants(planner: Planner, baseline: World, target_world: World, cu
 
 
 def verify_written_where_it_takes_effect(host: HostFacts, values: Mapping[Setting, str]) -> None:
-    """A parameter ALTER SYSTEM sets is no change of the target: the fix writes postgresql.conf, which it overrides,
-    and the rest of the target, worked out with the new value, would be written without it (a pool sized for a
-    lower shared_buffers, with huge_pages = on: PostgreSQL would not start). Checked as each stage decides its
+    """A parameter ALTER SYSTEM sets, or that the server takes from its command line (``postgres -c``, a container's
+    command, a service unit) or environment, is no change of the target: the fix writes postgresql.conf, which they
+    override, and the rest of the target, worked out with the new value, would be written without it (a pool sized
+    for a lower shared_buffers, with huge_pages = on: PostgreSQL would not start). Checked as each stage decides its
     values, before the rest of the target is built on them."""
     for setting in sorted(values):
         if setting.kind != "postgresql":
             continue
+        shown = host.set_outside_files.get(setting.name)
+        if shown is not None:
+            raise Pin(setting, f"the server takes it from its command line or environment ({shown}), which overrides "
+                               f"postgresql.conf and ALTER SYSTEM: change it where the server is started (its "
+                               f"service unit, container command or pg_ctl -o options) to "
+                               f"{quote_setting(values[setting])}; then pgvet fix again (the rest of the target is "
+                               "worked out with the value it has)")
         fact = host.facts.get(setting.declared_fact) or host.facts.get(setting.fact)
         if fact is not None and is_auto_conf(fact.source.path):
             raise Pin(setting, f"ALTER SYSTEM sets it ({fact.source}), which overrides postgresql.conf: on the server, "

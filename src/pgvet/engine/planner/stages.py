@@ -9,7 +9,7 @@ from pgvet.engine.planner.target import Change, HandStep, Proposal, Setting, fix
 from pgvet.engine.planner.world import postgresql_param
 from pgvet.findings import Finding, HostResult
 from pgvet.inputs.sysctl import PAIR_PARTNERS
-from pgvet.pgparams.units import shown_value
+from pgvet.pgparams.units import shown_canonical, shown_value
 from pgvet.snapshot.facts import DEFAULT_SOURCE_PATH, HostFacts
 
 
@@ -128,15 +128,19 @@ def record_change(changes: dict[Setting, Change], host: HostFacts, setting: Sett
 
 
 def _raw(host: HostFacts, setting: Setting) -> str | None:
-    """A setting's value as the host has it, as written where it is set (``138GB``; a quoted value unquoted), a
-    parameter set nowhere as SHOW writes its default (``4GB``, not 524288 pages of 8 kB), else as pgvet holds it."""
+    """A setting's value as the host has it, as written where it is set (``138GB``; a quoted value unquoted); a
+    parameter set nowhere, and a live server's value, as SHOW writes it (``4GB``, not 524288 pages of 8 kB nor
+    4294967296 bytes); a kernel key as pgvet holds it."""
     fact = host.facts.get(setting.declared_fact) or host.facts.get(setting.fact)
     if fact is None:
         return None
     raw = fact.raw if fact.raw is not None else str(fact.value)
-    if setting.kind == "postgresql" and fact.source.path == DEFAULT_SOURCE_PATH:
+    if setting.kind == "postgresql" and (fact.raw is None or fact.source.path == DEFAULT_SOURCE_PATH):
+        # a live server's value (no text as written) or a default: as SHOW writes it
         _, param = postgresql_param(host, setting)
-        return raw if param is None else shown_value(param, raw)
+        if param is None:
+            return raw
+        return shown_canonical(param, fact.value) if fact.raw is None else shown_value(param, raw)
     if setting.kind == "postgresql" and len(raw) >= 2 and raw[0] == raw[-1] == "'":
         return raw[1:-1].replace("''", "'")
     return raw
