@@ -224,7 +224,7 @@ def test_the_session_is_read_only_and_bounded_before_its_first_query(tmp_path: P
         collect_command(tmp_path / "out", server.dsn("options='-c search_path=app'"), timeout=0.5)
     [startup] = server.startups
     assert startup["options"] == ("-c search_path=app -c default_transaction_read_only=on "
-                                  "-c statement_timeout=500 -c lock_timeout=250")
+                                  "-c statement_timeout=500 -c lock_timeout=250 -c search_path=pg_catalog,pg_temp")
     assert startup["application_name"] == "pgvet"
     assert not any(query.upper().startswith(("SET", "BEGIN")) for query in server.queries)
 
@@ -293,8 +293,8 @@ def test_answers_that_make_no_sense_are_recorded_gaps(tmp_path: Path) -> None:
     live = parse_pg_settings_json(text, "pg_settings.json")
     assert {gap.what: gap.error for gap in live.unavailable} == {
         "pg_settings' default_transaction_read_only, lock_timeout, statement_timeout": (
-            "pgvet sets them for its own session when it connects (read-only, bounded in time), so pg_settings "
-            "shows pgvet's values, not the server's"),
+            "pgvet sets them for its own session when it connects (read-only, bounded in time, the catalog's "
+            "functions only), so pg_settings shows pgvet's values, not the server's"),
         "pg_settings": ("4 row(s) that are not what the view holds were left out (the first: 'lots' is not a "
                         "whole number)"),
         "server identity": "the server answered nan where a finite number was expected",
@@ -357,6 +357,32 @@ def test_a_superuser_linking_postgresql_auto_conf_to_a_root_file_gets_nothing(tm
     auto_conf = cluster.data / "postgresql.auto.conf"
     assert {"what": str(auto_conf), "error": f"not copied: {auto_conf} is a symbolic link, which pgvet does not "
             "follow"} in _manifest(snapshot)["failed"]  # type: ignore[operator]
+
+
+def test_a_database_owner_cannot_run_code_in_a_superusers_collect(tmp_path: Path) -> None:
+    """The review's attack: the (non-superuser) owner of a database puts its schema before pg_catalog for every
+    session there, with a version() that runs COPY … TO PROGRAM when a superuser calls it; a DBA's collect of that
+    database ran it. pgvet's session names its search_path at connection, which overrides the database's."""
+    require_postgres(MAJOR)
+    import psycopg
+
+    marker = tmp_path / "ran"
+    with running_cluster(MAJOR) as cluster:
+        cluster.sql("CREATE ROLE app LOGIN PASSWORD 'app'")
+        cluster.sql("CREATE DATABASE appdb OWNER app")
+        in_appdb = cluster.dsn().replace("dbname=postgres", "dbname=appdb")
+        with psycopg.connect(cluster.dsn("app", "app").replace("dbname=postgres", "dbname=appdb"),
+                             autocommit=True) as owner:
+            owner.execute("ALTER DATABASE appdb SET search_path = public, pg_catalog")
+            owner.execute(
+                "CREATE FUNCTION public.version() RETURNS text LANGUAGE plpgsql AS $$ BEGIN "
+                "IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN "
+                f"EXECUTE 'COPY (SELECT 1) TO PROGRAM ''touch {marker}'''; END IF; "
+                "RETURN 'PostgreSQL 99.0 (hijacked)'; END $$")
+        snapshot = collect_command(tmp_path / "out", in_appdb)
+    assert not marker.exists()
+    live = parse_pg_settings_json((snapshot / "pg_settings.json").read_text(), "pg_settings.json")
+    assert "hijacked" not in live.version and live.version.startswith(f"PostgreSQL {MAJOR}.")
 
 
 def test_a_lock_on_pg_settings_is_a_gap_not_a_hang(tmp_path: Path) -> None:

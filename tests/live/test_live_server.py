@@ -34,7 +34,8 @@ CONNINFO_PASSWORD = "Repl1c4-S3cret-frob"
 SECRETS = (MONITOR_PASSWORD, PLAIN_PASSWORD, CONNINFO_PASSWORD)
 OS_FILES = {"meminfo.txt", "sysctl.txt", "lscpu.txt", "mounts.txt", "sysfs.txt"}
 CONFIG_FILES = {"postgresql.conf", "postgresql.auto.conf", "conf.d/10-memory.conf"}
-SESSION_GAP = ("pg_settings' default_transaction_read_only, lock_timeout, statement_timeout", SESSION_SETTINGS_NOTE)
+SESSION_GAP = ("pg_settings' default_transaction_read_only, lock_timeout, search_path, statement_timeout",
+               SESSION_SETTINGS_NOTE)
 MB = 1024 * 1024
 
 

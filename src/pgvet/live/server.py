@@ -3,8 +3,11 @@ server is contacted). The server is not trusted: what it answers is checked befo
 
 Connection: libpq conventions (a conninfo string or a URI; PG* variables, service files and .pgpass work
 because libpq handles them), ``application_name=pgvet``, ``connect_timeout``, and, in the startup packet so
-that they hold from the first query, ``default_transaction_read_only=on``, ``statement_timeout`` and
-``lock_timeout``. Autocommit, so that a query refused for lack of privilege spoils nothing after it.
+that they hold from the first query, ``default_transaction_read_only=on``, ``statement_timeout``,
+``lock_timeout`` and ``search_path=pg_catalog, pg_temp``: a database owner's ``ALTER DATABASE … SET
+search_path`` (or a role's) would otherwise put a function of theirs named ``version`` or ``age`` before the
+catalog's, run with the privileges of pgvet's role (a superuser's ``COPY … TO PROGRAM``); settings sent at
+connection override those. Autocommit, so that a query refused for lack of privilege spoils nothing after it.
 
 The whole reading is bounded on the client's side too (``READING_BOUND_FACTOR`` × the timeout): a server
 that never answers ignores statement_timeout and cancel requests alike, so the session's socket is shut
@@ -42,7 +45,7 @@ LOCK_TIMEOUT = 2.0  # seconds, or half the timeout when that is shorter (a lock'
 # The whole reading of a server (its queries: connect_timeout bounds the connection) within this many timeouts.
 READING_BOUND_FACTOR = 6
 # What pgvet sets for its own session; pg_settings shows pgvet's values for them (source "client").
-SESSION_SETTINGS = ("default_transaction_read_only", "statement_timeout", "lock_timeout")
+SESSION_SETTINGS = ("default_transaction_read_only", "statement_timeout", "lock_timeout", "search_path")
 # Bounds on what a server may answer: more is recorded as a gap, not kept.
 MAX_ROWS = 100_000
 MAX_TEXT = 1 << 20  # characters of one value
@@ -62,8 +65,8 @@ VARTYPES = frozenset({"bool", "integer", "real", "string", "enum"})
 READ_ALL_SETTINGS_NOTE = ("requires superuser or membership in pg_read_all_settings (pg_monitor includes it): "
                           "without it PostgreSQL shows sourcefile and sourceline as NULL and hides "
                           "superuser-only parameters such as data_directory and config_file")
-SESSION_SETTINGS_NOTE = ("pgvet sets them for its own session when it connects (read-only, bounded in time), so "
-                         "pg_settings shows pgvet's values, not the server's")
+SESSION_SETTINGS_NOTE = ("pgvet sets them for its own session when it connects (read-only, bounded in time, the "
+                         "catalog's functions only), so pg_settings shows pgvet's values, not the server's")
 
 
 @dataclass(slots=True)
@@ -106,7 +109,8 @@ def _session_options(dsn: str, timeout: float) -> str:
     given = conninfo_to_dict(dsn).get("options") or os.environ.get("PGOPTIONS", "")
     milliseconds = max(1, round(timeout * 1000))
     ours = (f"-c default_transaction_read_only=on -c statement_timeout={milliseconds} "
-            f"-c lock_timeout={max(1, min(milliseconds // 2, round(LOCK_TIMEOUT * 1000)))}")
+            f"-c lock_timeout={max(1, min(milliseconds // 2, round(LOCK_TIMEOUT * 1000)))} "
+            "-c search_path=pg_catalog,pg_temp")  # only the catalog's functions, whatever the database says
     return f"{given} {ours}".strip()
 
 
