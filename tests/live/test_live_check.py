@@ -351,3 +351,21 @@ def test_saved_answers_are_private_and_never_written_through_a_link(tmp_path: Pa
     with pytest.raises(PgvetError):
         _save(tmp_path / "link.yaml", "storage: ssd\n")
     assert victim.read_text() == "kept\n"
+
+
+def test_pg_stat_statements_settings_are_read_and_its_shared_memory_counted(tmp_path: Path) -> None:
+    """Its settings were redacted as custom ones (***): pg_size_bytes('***') made the memory rules not evaluated,
+    and crashed the fix of a target that changes shared memory (the estimate then reads pg_stat_statements.max)."""
+    require_postgres(MAJOR)
+    settings = {"shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.max": "7000",
+                "shared_buffers": "16MB"}
+    with running_cluster(MAJOR, settings) as cluster:
+        snapshot = tmp_path / "db3"
+        done = pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json", "--snapshot", str(snapshot))
+    assert done.returncode == 1 and "internal error" not in done.stderr, done.stderr
+    document = json.loads(done.stdout)
+    assert not [skipped for skipped in document["not_evaluated"] if "***" in json.dumps(skipped)]
+    rows = {row["name"]: row for row in json.loads((snapshot / "pg_settings.json").read_text())["settings"]}
+    assert rows["pg_stat_statements.max"]["setting"] == "7000"
+    facts = pgvet("facts", str(snapshot), "--format", "json")
+    assert '"pg.pg_stat_statements.max"' in facts.stdout

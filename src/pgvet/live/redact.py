@@ -177,15 +177,30 @@ def scrub(message: str, dsn: str) -> str:
 # --- settings --------------------------------------------------------------------------------------------
 
 
+# Custom settings the rules read, kept when their value has the only form the extension accepts (a placeholder,
+# its library not loaded, takes any text: a secret written there is redacted like any custom setting's).
+_READ_CUSTOM_SETTINGS = {
+    "pg_stat_statements.max": re.compile(r"\d{1,10}"),
+    "pg_stat_statements.track": re.compile(r"top|all|none", re.IGNORECASE),
+    "pg_stat_statements.track_utility": re.compile(r"on|off|true|false|yes|no|1|0", re.IGNORECASE),
+    "pg_stat_statements.track_planning": re.compile(r"on|off|true|false|yes|no|1|0", re.IGNORECASE),
+    "pg_stat_statements.save": re.compile(r"on|off|true|false|yes|no|1|0", re.IGNORECASE),
+}
+
+
 def redact_setting(name: str, value: str | None) -> str | None:
     """A setting's value as it may be written: a command or a custom setting's value is ``***`` (an empty one
-    stays empty), a connection string is redacted, anything else is kept."""
+    stays empty; pg_stat_statements' own, which the rules read, are kept in the form the extension accepts), a
+    connection string is redacted, anything else is kept."""
     lower = name.lower()
     if value is None:
         return None
     if lower in CONNINFO_PARAMETERS:
         return redact_dsn(value)
     if lower.endswith("_command") or "." in lower:
+        form = _READ_CUSTOM_SETTINGS.get(lower)
+        if form is not None and form.fullmatch(value.strip()):
+            return value
         return REDACTED if value else value
     return value
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
@@ -23,7 +24,7 @@ from pgvet.engine.planner.stages import (
 )
 from pgvet.engine.planner.target import Change, HandStep, Pin, Proposal, Setting, Target, label, setting_of
 from pgvet.engine.planner.world import World, booted_values
-from pgvet.engine.runtime import Env
+from pgvet.engine.runtime import Env, EvalError
 from pgvet.findings import Finding, HostResult
 from pgvet.snapshot.facts import Fact, HostFacts
 
@@ -234,8 +235,11 @@ class Planner:
             rule, params = entry
             fix, uncomputed = finding.fix, list[str]()
             if world is not None and rule.scope == "host":
-                fix, uncomputed = render_fix(rule, Env(world.host.facts, None, params, self.pack.derived_by_name,
-                                                       world.derived))
+                # where the target's world lacks what the fix needs, the finding's own, with the target's value of
+                # each setting it writes (below)
+                with contextlib.suppress(EvalError):
+                    fix, uncomputed = render_fix(rule, Env(world.host.facts, None, params, self.pack.derived_by_name,
+                                                           world.derived))
             notes: list[str] = []
             declined: list[str] = []  # a suppressed finding's settings the target does not set to its value
             for setting in proposed_settings(rule):
