@@ -122,6 +122,20 @@ def test_redact_conf_text_keeps_every_other_byte() -> None:
     )
 
 
+def test_redact_conf_text_ends_lines_where_postgresql_does() -> None:
+    """PostgreSQL's lexer ends a line at '\\n' only: a form feed or U+2028 in a quoted value is part of it (split
+    there, the rest of the secret was kept, and the copy no longer parsed); a name may start with any non-ASCII
+    letter, and a dotted one is a custom setting's."""
+    text = ("archive_command = 'curl -u backup:\fFormFeedPw123 https://x/%f'\n"
+            "restore_command = 'x\u2028 --password=LineSepPw77'\n"
+            "\u00f1app.key = 'NonAsciiSecret42'\r\n"
+            "work_mem = 4MB\x0b# a vertical tab, then a comment\n")
+    assert redact_conf_text(text) == ("archive_command = '***'\n"
+                                      "restore_command = '***'\n"
+                                      "\u00f1app.key = '***'\r\n"
+                                      "work_mem = 4MB\x0b# a vertical tab, then a comment\n")
+
+
 def test_private_and_secret_kernel_parameters_are_redacted(tmp_path: Path) -> None:
     proc_sys = tmp_path / "sys"
     for name, mode in (("net/ipv4/tcp_fastopen_key", 0o600), ("net/ipv4/tcp_rmem", 0o644),

@@ -208,15 +208,18 @@ def redact_setting(name: str, value: str | None) -> str | None:
 # name = value, commented out or not (a commented line may hold a secret that still works: there the '=' is
 # required, so that prose in comments is left alone), the value quoted ('…' with '' and \' inside; an
 # unterminated quote takes the rest of the line) or a bare word, then anything.
-_NAME = r"[A-Za-z_][\w.$-]*(?![\w.$-])"
+# A name as PostgreSQL's lexer reads one (guc-file.l: a letter, '_' or any byte from 0x80, then digits too): a
+# name in another alphabet is a custom setting's all the same.
+_NAME = r"[A-Za-z_\x80-\U0010ffff][\w.$\x80-\U0010ffff-]*(?![\w.$\x80-\U0010ffff-])"
 _SETTING_LINE = re.compile(rf"(?P<head>\s*(?:#\s*(?P<commented>{_NAME})\s*=|(?P<name>{_NAME})\s*=?)\s*)"
                            r"(?P<value>'(?:[^'\\\n]|''|\\.)*'|'[^\n]*|[^\s#'][^\s#]*)(?P<tail>.*)", re.DOTALL)
 _CLEAN_TAIL = re.compile(r"[ \t\f\v]*(?:#.*)?\r?\n?", re.DOTALL)
 
 
 def redact_conf_text(text: str) -> str:
-    """A configuration file with every secret value replaced (quoted ``'***'``); every other byte kept."""
-    lines = text.splitlines(keepends=True)
+    """A configuration file with every secret value replaced (quoted ``'***'``); every other byte kept. Lines end at
+    '\n' only, as PostgreSQL's lexer ends them (a form feed or U+2028 inside a quoted value is part of it)."""
+    lines = text.split("\n")
     for index, line in enumerate(lines):
         match = _SETTING_LINE.fullmatch(line)
         if match is None:
@@ -231,7 +234,7 @@ def redact_conf_text(text: str) -> str:
             tail = match.group("tail")
             kept = tail if _CLEAN_TAIL.fullmatch(tail) else tail[len(tail.rstrip("\r\n")):]
             lines[index] = match.group("head") + "'" + redacted.replace("'", "''") + "'" + kept
-    return "".join(lines)
+    return "\n".join(lines)
 
 
 # --- kernel parameters -----------------------------------------------------------------------------------

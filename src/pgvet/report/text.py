@@ -53,7 +53,7 @@ NOT_A_FILE = "<"  # Source paths such as <default> and <derived>
 # parameter), which pgvet.live.redact hides too. Each dotted name is scanned once from its start: linear.
 _KERNEL_NAMESPACES = "abi|crypto|debug|dev|fs|kernel|net|sunrpc|user|vm"
 _MAY_HOLD_SECRET = re.compile(r"pass|pwd|secret|token|credential|api_?key|private|_command|://[^\s/@]*@"
-                              rf"|(?<![\w$.])(?!(?:{_KERNEL_NAMESPACES})\.)[A-Za-z_][\w$]*\.[\w.$]*\s*[=:]",
+                              rf"|(?<![\w$.])(?!(?:{_KERNEL_NAMESPACES})\.)[^\W\d][\w$]*\.[\w.$]*\s*[=:]",
                               re.IGNORECASE)
 
 MAX_EVIDENCE = 3  # evidence places shown per finding without --verbose
