@@ -267,7 +267,11 @@ def test_huge_pages_try_that_fell_back(major: int) -> None:
     require_postgres(major)
     if int(Path("/proc/sys/vm/nr_hugepages").read_text()) > 0:
         pytest.skip("this machine reserves huge pages: PostgreSQL may get them")
-    with running_cluster(major, {"huge_pages": "try"}) as cluster:
+    with running_cluster(major) as cluster:
+        # in postgresql.conf: a value from the postmaster's command line (-c) is one no fix can change
+        with (cluster.data / "postgresql.conf").open("a") as conf:
+            conf.write("huge_pages = try\n")
+        cluster.restart()
         done = pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json", "--select", "PGV954")
         pages = cluster.sql("SHOW shared_memory_size_in_huge_pages")[0][0]
     [finding] = json.loads(done.stdout)["findings"]
@@ -369,3 +373,20 @@ def test_pg_stat_statements_settings_are_read_and_its_shared_memory_counted(tmp_
     assert rows["pg_stat_statements.max"]["setting"] == "7000"
     facts = pgvet("facts", str(snapshot), "--format", "json")
     assert '"pg.pg_stat_statements.max"' in facts.stdout
+
+
+def test_settings_hidden_from_a_plain_role_are_the_files_not_the_defaults(tmp_path: Path) -> None:
+    """pg_settings hides superuser-only parameters from a role without pg_read_all_settings: they took their boot
+    value (shared_preload_libraries = '', so "pg_stat_statements is not loaded" on a server that loads it)."""
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR) as cluster:
+        with (cluster.data / "postgresql.conf").open("a") as conf:
+            conf.write("shared_preload_libraries = 'pg_stat_statements'\n")
+        cluster.restart()
+        cluster.sql(f"CREATE ROLE plain LOGIN PASSWORD '{PASSWORD}'")
+        snapshot = tmp_path / "plain"
+        done = pgvet("check", "--dsn", cluster.dsn("plain", PASSWORD), "--no-input", "--format", "json",
+                     "--snapshot", str(snapshot))
+    assert "PGV811" not in {finding["rule_id"] for finding in json.loads(done.stdout)["findings"]}
+    fact = json.loads(pgvet("facts", str(snapshot), "--format", "json").stdout)["facts"]["pg.shared_preload_libraries"]
+    assert fact["value"] == "pg_stat_statements" and fact["source"]["path"].endswith("postgresql.conf")

@@ -23,6 +23,7 @@ def add_live_facts(host: HostFacts, live: LiveServer, param_table: ParamTable, c
         host.add(Fact(name, located.value, located.source))
     file_values = _live_file_items(host, live, param_table, conf)
     _server_wide_values(host, live, param_table, file_values)
+    _hidden_values(host, live, param_table, file_values)
     host.set_outside_files.update((name, setting.row) for name, setting in live.settings.items()
                                   if setting.source in OVERRIDING_SOURCES)
     _live_list_items(host, live, param_table)
@@ -69,6 +70,30 @@ def _server_wide_values(host: HostFacts, live: LiveServer, param_table: ParamTab
         host.unread[fact] = (f"pg_settings shows {name} as {altered} … SET gives pgvet's own session, and the "
                              "server-wide value is in files pgvet could not read: connect as a role without such "
                              "settings, or let pgvet read the files")
+
+
+def _hidden_values(host: HostFacts, live: LiveServer, param_table: ParamTable,
+                   file_values: dict[str, FileValue] | None) -> None:
+    """The parameters pg_settings hides from a role without pg_read_all_settings (superuser-only ones:
+    shared_preload_libraries, ssl_min_protocol_version…): their value in the files (the server's reading of them,
+    else the copied files; not set there: the default), else unknown, with the grant that shows them — never the
+    boot value for a setting the files may set."""
+    if not any(gap.what == "pg_settings.sourcefile" for gap in live.unavailable):
+        return  # the role sees every row (or its privileges are unknown, and pg_settings says what it shows)
+    for name, param in param_table.params.items():
+        fact = f"pg.{name}"
+        if name in live.settings or fact in host.facts or param.context == "internal":
+            continue
+        if file_values is not None:
+            row = file_values.get(name)
+            text, source = (row[0], row[1]) if row is not None else (param.boot_val, Source(DEFAULT_SOURCE_PATH))
+            value = _canonical(param, text)
+            if value is not None and text is not None:
+                host.facts[fact] = make_fact((fact, value, source, (), text))
+                continue
+        host.unread[fact] = (f"pg_settings hides {name} from pgvet's role, and the files that set it could not be "
+                             "read: GRANT pg_read_all_settings (pg_monitor includes it) to pgvet's role, or let pgvet "
+                             "read the files (as root or the server's OS user)")
 
 
 def _live_list_items(host: HostFacts, live: LiveServer, param_table: ParamTable) -> None:

@@ -338,12 +338,13 @@ CONSTANT_INTERNALS = frozenset({"block_size", "wal_block_size", "segment_size", 
 
 def _defaults(host: HostFacts, param_table: ParamTable, wanted: frozenset[str] | None, major: int) -> None:
     """Unset parameters take their boot value: what PostgreSQL runs with when nothing sets them (an older
-    major's own where it differs from the parameter table's)."""
-    facts = host.facts
+    major's own where it differs from the parameter table's). Not those a live server's reading left unknown
+    (``host.unread``: hidden from pgvet's role, or a value of its session only)."""
+    facts, unread = host.facts, host.unread
     defaults = (_default_facts(param_table.major, major) if wanted is None
                 else _wanted_default_facts(param_table.major, major, wanted))
     for fact in defaults:
-        if fact.name not in facts:
+        if fact.name not in facts and fact.name not in unread:
             facts[fact.name] = fact
 
 
