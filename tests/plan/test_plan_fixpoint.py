@@ -7,6 +7,7 @@ On every bundled host (examples, rule fixtures, seed hosts) and on hosts drawn b
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -97,6 +98,22 @@ def check_fixpoint(host: Path) -> None:
 def test_the_fix_of_every_bundled_host_is_a_fixpoint(bundled: Path, tmp_path: Path) -> None:
     host = tmp_path / bundled.name
     shutil.copytree(bundled, host)
+    check_fixpoint(host)
+
+
+def test_a_ratio_written_over_running_bytes_zeroes_them_before_a_refused_bytes_line(tmp_path: Path) -> None:
+    # found by the generated hosts: the host runs dirty bytes, its sysctl.d writes vm.dirty_ratio = 20 (a change,
+    # which zeroes the bytes) then vm.dirty_bytes = 0 (refused); pgvet kept the running 512 MB bytes, so PGV146
+    # (a ratio of 20 beside background bytes) fired only once the files were applied, after the fix
+    host = tmp_path / "host"
+    shutil.copytree(FIXTURES / "well-tuned", host)
+    sysctl_txt = (host / "sysctl.txt").read_text()
+    for key, value in {"vm.dirty_background_bytes": 67108864, "vm.dirty_background_ratio": 0,
+                       "vm.dirty_bytes": 536870912, "vm.dirty_ratio": 0}.items():
+        sysctl_txt = re.sub(rf"^{re.escape(key)} = .*$", f"{key} = {value}", sysctl_txt, flags=re.MULTILINE)
+    (host / "sysctl.txt").write_text(sysctl_txt)
+    (host / "sysctl.d").mkdir(exist_ok=True)
+    (host / "sysctl.d" / "90-tuning.conf").write_text("vm.dirty_ratio = 20\nvm.dirty_bytes = 0\n")
     check_fixpoint(host)
 
 

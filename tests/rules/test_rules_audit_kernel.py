@@ -224,6 +224,22 @@ def test_the_kernel_keeps_one_of_each_pair(text: str, expected: dict[str, int]) 
     assert {key: value.value for key, value in outcome.items()} == expected
 
 
+@pytest.mark.parametrize(("text", "running", "expected"), [
+    # the host runs bytes (ratio 0): writing the ratio changes it, which zeroes the bytes; the refused bytes = 0 that
+    # follows leaves them at 0 (from the boot values the ratio write changed nothing, and the bytes kept 512 MB)
+    ("vm.dirty_ratio = 20\nvm.dirty_bytes = 0\n", {"vm.dirty_ratio": 0, "vm.dirty_bytes": 536870912},
+     {"vm.dirty_ratio": 20, "vm.dirty_bytes": 0}),
+    # the same ratio as it runs: no change, the bytes it runs are kept (0, beside a ratio)
+    ("vm.dirty_ratio = 20\n", {"vm.dirty_ratio": 20, "vm.dirty_bytes": 0}, {"vm.dirty_ratio": 20}),
+    # a refused write alone keeps what runs, not the boot value
+    ("vm.dirty_bytes = 1\n", {"vm.dirty_ratio": 0, "vm.dirty_bytes": 536870912}, {"vm.dirty_bytes": 536870912}),
+])
+def test_pairs_are_written_over_what_the_kernel_runs(text: str, running: dict[str, int],
+                                                     expected: dict[str, int]) -> None:
+    outcome = paired_values(settings(text), running=running)
+    assert {key: value.value for key, value in outcome.items()} == expected
+
+
 def test_pairs_follow_the_order_sysctl_system_applies_the_files(tmp_path: Path) -> None:
     # 10-… then 99-…: the ratio of the later file wins over the bytes of the earlier one; in a configuration
     # repository (no sysctl.txt) the rules see the values the kernel will hold

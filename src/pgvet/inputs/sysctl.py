@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
@@ -232,12 +232,14 @@ class PairedValue:
     refused: SysctlSetting | None = None  # the key's last line, when the kernel refuses it (nothing changes)
 
 
-def paired_values(settings: Sequence[SysctlSetting], page_size: int = DEFAULT_PAGE_SIZE) -> dict[str, PairedValue]:
+def paired_values(settings: Sequence[SysctlSetting], page_size: int = DEFAULT_PAGE_SIZE,
+                  running: Mapping[str, int] | None = None) -> dict[str, PairedValue]:
     """The kernel's ratio/bytes pairs after ``settings`` (in the order sysctl --system applies them) are
-    written from the boot values, on a kernel of this base page size: each key of a pair that a line writes or
-    zeroes."""
+    written over the ``running`` values (those known; the boot values for the others), on a kernel of this base
+    page size: each key of a pair that a line writes or zeroes. A key no line of which is accepted keeps what it
+    held, unless a write of its partner that changed the partner zeroed it first."""
     pairs = _pairs(page_size)
-    state = dict(_BOOT_VALUES)
+    state = {**_BOOT_VALUES, **{key: value for key, value in (running or {}).items() if key in _BOOT_VALUES}}
     outcome: dict[str, PairedValue] = {}
     for setting in settings:
         rule = pairs.get(setting.key)
@@ -246,7 +248,7 @@ def paired_values(settings: Sequence[SysctlSetting], page_size: int = DEFAULT_PA
         value = setting.value
         if isinstance(value, bool) or not isinstance(value, int) or not rule.minimum <= value <= rule.maximum:
             before = outcome.get(setting.key)
-            if before is None:  # never accepted: the kernel keeps its boot value, the line shows where
+            if before is None:  # never accepted: the kernel keeps what it holds, the line shows where
                 outcome[setting.key] = PairedValue(setting.key, state[setting.key], setting, refused=setting)
             else:
                 outcome[setting.key] = PairedValue(setting.key, before.value, before.setting, before.zeroed_by,

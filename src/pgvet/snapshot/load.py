@@ -10,7 +10,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -461,15 +461,13 @@ def _load_kernel(builder: _Builder, inputs: SnapshotInputs, declared: Sequence[S
     if keys is not None and running_text and not occurrences.keys() <= keys:
         # declared keys are compared with their running values, wanted or not
         running.update(sysctl.parse_sysctl_output(running_text, running_display, occurrences.keys() - keys))
-    # The ratio/bytes pairs as the kernel holds them once the files are applied: a later write of one zeroes
-    # the other, a refused write changes nothing (inputs/sysctl.py, paired_values).
-    paired = sysctl.paired_values(applied, page_size) if occurrences.keys() & sysctl.PAIRED_SYSCTLS else {}
-    for key, pair in paired.items():
-        held = running.get(key)
-        if pair.setting is pair.refused and held is not None and isinstance(held.value, int):
-            # no line of the key is accepted: `sysctl --system` leaves the value it runs (its boot value is only
-            # the next boot's, the other key of its pair the running one's partner)
-            paired[key] = replace(pair, value=held.value)
+    # The ratio/bytes pairs as the kernel holds them once `sysctl --system` applies the files over what it runs: a
+    # later write of one zeroes the other (vm.dirty_ratio and vm.dirty_bytes only when it changes the value it
+    # runs), a refused write changes nothing (inputs/sysctl.py, paired_values).
+    paired = sysctl.paired_values(
+        applied, page_size, {key: held.value for key, held in running.items()
+                             if key in sysctl.PAIRED_SYSCTLS and isinstance(held.value, int)}
+    ) if occurrences.keys() & sysctl.PAIRED_SYSCTLS else {}
     for key in [*occurrences, *(key for key in paired if key not in occurrences)]:
         settings = occurrences.get(key, [])
         places = tuple(setting.source for setting in settings)
