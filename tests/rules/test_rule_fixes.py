@@ -23,7 +23,6 @@ FIRING = [(rule, number, example) for rule in PACK.rules for number, example in 
 
 # Rules whose fix cannot make them pass at once, and why.
 STILL_FIRING_AFTER_FIX = {
-    "PGV951": "counts temporary files written since the statistics were reset: the fix helps the next ones",
     "PGV953": "counts checkpoints since the statistics were reset: the fix helps the next ones",
     "PGV963": "the session is a fact of the moment: the timeout ends it at the reload (and any later one), so the "
               "next check no longer sees it",
