@@ -138,6 +138,12 @@ def test_memory_sizes_are_shown_in_iec_units_counts_are_not() -> None:
     assert value_text("commit_limit_ratio", 0.43609939) == "0.436"
     assert value_text("enabled", True) == "true"
     assert value_text("expected", None) == "null"
+    # transaction IDs and ages are no bytes, however large (a wraparound age was shown as 1.6 GiB)
+    assert value_text("xid_age", 1_699_999_279) == "1699999279"
+    assert value_text("autovacuum_freeze_max_age", 2_000_000_000) == "2000000000"
+    assert value_text("left", 444_484_368) == "444484368"
+    assert value_text("idle_seconds", 1_300_000) == "1300000"
+    assert value_text("memory_left", 4_000_000) == "4000000 (3.8 MiB)"
 
 
 def test_offending_line_reads_only_small_regular_files_inside_the_host(tmp_path: Path) -> None:

@@ -101,7 +101,10 @@ class HostFiles:
 
 # Values whose names say they count things rather than measure memory, even when large.
 _NOT_SIZES = ("ratio", "count", "pages", "needed", "available", "suggested", "connections", "workers", "percent",
-              "disks", "cpus", "processes", "timeout", "occurrences", "requested", "allocated")
+              "disks", "cpus", "processes", "timeout", "occurrences", "requested", "allocated", "_age", "seconds")
+# Names that are no sizes as whole words (transaction IDs left before wraparound, an age in seconds), not as
+# part of a longer name.
+_NOT_SIZE_NAMES = frozenset({"left", "age"})
 
 
 def value_text(name: str, value: object) -> str:
@@ -109,7 +112,7 @@ def value_text(name: str, value: object) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, int | float):
-        if abs(value) >= 1024 * 1024 and not any(word in name for word in _NOT_SIZES):
+        if abs(value) >= 1024 * 1024 and name not in _NOT_SIZE_NAMES and not any(word in name for word in _NOT_SIZES):
             return f"{round(value)} ({size_text(value)})"
         if isinstance(value, float):
             return str(round(value)) if value.is_integer() or abs(value) >= 1000 else f"{value:.3g}"
