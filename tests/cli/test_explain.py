@@ -53,7 +53,8 @@ def test_a_passing_rule_shows_the_numbers_that_made_it_pass() -> None:
 def test_a_rule_that_does_not_apply_says_when_it_would() -> None:
     code, output = explain("PGV110", str(FIXTURES / "small-vm"))
     assert code == 0
-    assert on_host(output).endswith("Does not apply to this host (applies when: `pg.huge_pages = 'on'`).\n")
+    assert on_host(output).endswith(
+        "Does not apply to this host (applies when: `pg.huge_pages = 'on' AND derived.huge_pages_supported`).\n")
 
 
 def test_a_rule_without_its_facts_names_them(tmp_path: Path) -> None:

@@ -77,7 +77,8 @@ def test_github_annotations_escape_and_cap(tmp_path: Path, monkeypatch: pytest.M
     warnings = [line for line in output if line.startswith("::warning ")]
     assert len(warnings) == 10
     assert warnings[0] == (f"::warning file=fixtures/config-repo/conf.d/10-memory.conf,line=1,"
-                           f"title={template.rule_id} {template.rule_name} (reporting-db)::50%25 done, line 0")
+                           # a line break in a message (a value brought it) is written \n: one annotation a finding
+                           f"title={template.rule_id} {template.rule_name} (reporting-db)::50%25 done,\\nline 0")
     assert output[-1].startswith("::notice::5 more findings are not annotated")
     assert summary.read_text().count("| warning |") == 15
 

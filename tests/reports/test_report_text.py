@@ -291,3 +291,13 @@ def test_text_without_colours_is_what_rich_prints(samples: Samples, tmp_path: Pa
         patched.setattr(text_report, "_plain", lambda console: False)  # every line through rich
         printed = FORMATS["text"](result, options)
     assert written == printed
+
+
+def test_a_line_break_a_value_brought_into_a_message_is_shown_not_folded() -> None:
+    """Folded into a blank, the line break of a database named 'new<LF>line' made the SQL of the message and fix
+    name another database ("new line"); written \\n it names the one there is."""
+    from pgvet.report import prose
+
+    said = prose('ALTER DATABASE "new\nline"  RESET\tenable_seqscan;\n')
+    assert said == 'ALTER DATABASE "new\\nline" RESET enable_seqscan;'
+    assert prose("a \x1b[31m red") == "a \\x1b[31m red"

@@ -49,6 +49,16 @@ def one_line(text: str) -> str:
     return visible(text).replace("\n", "\\n")
 
 
+_BLANKS = re.compile(r"[ \t]+")
+
+
+def prose(text: str) -> str:
+    """A message or a fix's text on one line, as reports print it: runs of blanks folded to one, and a line break
+    that a value brought in (a database named with one) written ``\\n`` like any other invisible character —
+    folded into a blank it would name another database in the SQL the text gives."""
+    return one_line(_BLANKS.sub(" ", text.strip()))
+
+
 @dataclass(frozen=True, slots=True)
 class ReportOptions:
     color: bool | None = None  # None: decide from the terminal, NO_COLOR and PRE_COMMIT

@@ -11,7 +11,7 @@ import os
 from typing import TYPE_CHECKING
 
 from pgvet.findings import HostError, HostResult, LintResult
-from pgvet.report import Spool, error_place, host_file_path, one_line, relative_path, render_with_writer
+from pgvet.report import Spool, error_place, host_file_path, one_line, prose, relative_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -46,7 +46,7 @@ class Writer:
             else:
                 place = relative_path(".", host.host_facts.root, self.repo_root)
             state = " (suppressed)" if finding.suppressed else " (baseline)" if finding.baseline else ""
-            message = " ".join(finding.message.split())
+            message = prose(finding.message)
             self.lines.write(one_line(f"{place}: {finding.severity.upper()} {finding.rule_id} {finding.rule_name}: "
                                       f"{message}{state}") + "\n")
 

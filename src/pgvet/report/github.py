@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import anchor, anchor_path, error_label, error_path, render_with_writer, visible
+from pgvet.report import anchor, anchor_path, error_label, error_path, prose, render_with_writer, visible
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -55,7 +55,7 @@ def _command(level: str, message: str, title: str, file: str | None, line: int |
 
 
 def _cell(text: str) -> str:
-    return visible(" ".join(text.split())).replace("|", "\\|")  # one line; a pipe would end the table cell
+    return prose(text).replace("|", "\\|")  # one line; a pipe would end the table cell
 
 
 def _write_summary(path: str, rows: list[str], hidden: int, unkept: int = 0) -> str | None:
@@ -109,7 +109,7 @@ class Writer:
             if len(kept.annotations) >= PER_LEVEL_LIMIT and (not self.summary_file or kept.size > SUMMARY_LIMIT):
                 continue
             file, line = _where(finding, host, self.options)
-            message = " ".join(finding.message.split())
+            message = prose(finding.message)
             if len(kept.annotations) < PER_LEVEL_LIMIT:
                 kept.annotations.append(_command(LEVELS[finding.severity], message,
                                                  f"{finding.rule_id} {finding.rule_name} ({finding.host})", file, line))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
 from pgvet.provenance import Source
-from pgvet.report import Spool, error_place, host_file_path, relative_path, render_with_writer, visible
+from pgvet.report import Spool, error_place, host_file_path, prose, relative_path, render_with_writer, visible
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -35,7 +35,7 @@ def _place(finding: Finding, host: HostResult, options: ReportOptions) -> str:
 
 
 def _details(finding: Finding, place: str, declared_by: tuple[Source, str, str | None] | None) -> str:
-    lines = [" ".join(finding.message.split()), f"at {place}"]
+    lines = [prose(finding.message), f"at {place}"]
     lines += [f"value {name} = {value}" for name, value in finding.values.items()]
     lines += [f"fix: sysctl {key} = {value}" for key, value in finding.fix.sysctl.items()]
     if declared_by is None:
@@ -43,7 +43,7 @@ def _details(finding: Finding, place: str, declared_by: tuple[Source, str, str |
     else:
         lines += [f"fix: {line}" for line in finding.fix.postgresql_lines(*declared_by)]
     if finding.fix.text:
-        lines.append("fix: " + " ".join(finding.fix.text.split()))
+        lines.append("fix: " + prose(finding.fix.text))
     return "\n".join(lines)
 
 
@@ -71,7 +71,7 @@ def _suite(host: HostResult, options: ReportOptions, suite_name: str) -> Element
             ElementTree.SubElement(case, "skipped", message=why)
             skipped += 1
             continue
-        failure = ElementTree.SubElement(case, "failure", message=" ".join(finding.message.split()),
+        failure = ElementTree.SubElement(case, "failure", message=prose(finding.message),
                                          type=finding.severity)
         failure.text = _details(finding, place, host.declared_by)
         failures += 1

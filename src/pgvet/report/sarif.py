@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
-from pgvet.report import JsonArray, anchor, error_label, json_text, render_with_writer
+from pgvet.report import JsonArray, anchor, error_label, json_text, prose, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -101,7 +101,7 @@ def _result(finding: Finding, host: HostResult, rule_index: int, repo_root: Path
         "ruleId": finding.rule_id,
         "ruleIndex": rule_index,
         "level": LEVELS[finding.severity],
-        "message": {"text": " ".join(finding.message.split())},
+        "message": {"text": prose(finding.message)},
         "locations": [_location(finding, host, repo_root)],
         "partialFingerprints": {"pgvet/v1": finding.fingerprint, "primaryLocationLineHash": f"{finding.fingerprint}:1"},
         "properties": {"host": finding.host, "subject": finding.subject, "values": finding.values,

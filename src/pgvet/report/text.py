@@ -29,6 +29,7 @@ from pgvet.report import (
     error_label,
     host_file_path,
     one_line,
+    prose,
     relative_path,
     render_with_writer,
     use_color,
@@ -149,7 +150,7 @@ def print_finding(console: Console, finding: Finding, host: HostResult, files: H
             head.append(f"  [{one_line(finding.subject)}]", "dim")
         _print_line(console, head)
     # what the inputs hold (values, names, lines) is shown escaped: an escape sequence would reach the terminal
-    rows: list[tuple[str, Text]] = [("", Text(visible(" ".join(finding.message.split()))))]
+    rows: list[tuple[str, Text]] = [("", Text(prose(finding.message)))]
     if finding.path and (snapshot_places or Path(finding.path).is_absolute()):
         rows.append(("  at", _location_row(finding.path, finding.line, host, files, options)))
     places: list[tuple[str, int | None]] = []
@@ -173,7 +174,7 @@ def print_finding(console: Console, finding: Finding, host: HostResult, files: H
     fix_lines = [Text(one_line(f"sysctl: {key} = {value}")) for key, value in finding.fix.sysctl.items()]
     fix_lines += [Text(one_line(line)) for line in finding.fix.postgresql_lines(*(host.declared_by or (None,)))]
     if finding.fix.text:
-        fix_lines.append(Text(visible(" ".join(finding.fix.text.split()))))
+        fix_lines.append(Text(prose(finding.fix.text)))
     for index, line in enumerate(fix_lines):
         line.stylize("green")
         rows.append(("  fix" if index == 0 else "", line))
