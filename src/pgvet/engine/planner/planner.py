@@ -113,7 +113,9 @@ class Planner:
         booted = booted_values(host)
         if not any((finding.fix.sysctl or finding.fix.postgresql) and finding.suppressed is None
                    for finding in current.findings) and not booted:
-            return self._unchanged(current, excluded)
+            unchanged = self._unchanged(current, excluded)
+            unchanged.silenced = excluded
+            return unchanged
         # the host as its files boot it, and the running values written back where they would starve it: the same
         # for every attempt
         rebooted = World.rebooted(host, self, derived)
@@ -142,6 +144,7 @@ class Planner:
             target.by_hand.insert(0, HandStep(f"pgvet found no safe target for this host and changes nothing: "
                                               f"{reasons}"))
         target.suppressed_once_booted = silenced
+        target.silenced = excluded
         return target
 
     def _suppressed_once_booted(self, world: World, current: HostResult,
@@ -228,6 +231,7 @@ class Planner:
         than a value the target contradicts. Lets go of the target's world."""
         world, target.world = target.world, None
         rules = {rule.id: (rule, params) for rule, params in self.rules}
+        rendered: dict[tuple[str, str | None], str | None] = {}  # text fixes rendered on the target, before notes
         for finding in result.findings:
             entry = rules.get(finding.rule_id)
             if entry is None:
@@ -240,6 +244,7 @@ class Planner:
                 with contextlib.suppress(EvalError):
                     fix, uncomputed = render_fix(rule, Env(world.host.facts, None, params, self.pack.derived_by_name,
                                                            world.derived))
+                rendered[(finding.rule_id, finding.subject)] = fix.text
             notes: list[str] = []
             declined: list[str] = []  # a suppressed finding's settings the target does not set to its value
             for setting in proposed_settings(rule):
@@ -281,6 +286,9 @@ class Planner:
             if notes:
                 fix.text = " ".join([*([fix.text] if fix.text else []), *notes])
             finding.fix = fix
+        if rendered:  # the steps by hand with the texts rendered on the target, as the findings' fixes are
+            kept = [step for step in target.by_hand if step.setting is not None or not step.rules]  # pins, no target
+            target.by_hand = [*kept, *text_steps(result, target.silenced, target.firing, rendered)]
 
     def _findings_on(self, world: World, current: HostResult) -> list[Finding]:
         """The findings on a world: the rules that read what it changed evaluated there, the others' as they are on

@@ -147,13 +147,18 @@ def _raw(host: HostFacts, setting: Setting) -> str | None:
 
 
 def text_steps(current: HostResult, excluded: frozenset[tuple[str, str | None]],
-               firing: frozenset[tuple[str, str | None]]) -> list[HandStep]:
-    """The text fixes of the host's findings that still fire on the target, each once (the by-hand list)."""
+               firing: frozenset[tuple[str, str | None]],
+               texts: Mapping[tuple[str, str | None], str | None] | None = None) -> list[HandStep]:
+    """The text fixes of the host's findings that still fire on the target, each once (the by-hand list);
+    ``texts``: a finding's text fix by (rule id, subject), where it is not the one the finding holds."""
     steps: dict[str, HandStep] = {}
     for finding in sorted(current.findings, key=lambda finding: -finding.rank):
         key = (finding.rule_id, finding.subject)
-        if key in excluded or key not in firing or not finding.fix.text:
+        given = finding.fix.text if texts is None else texts.get(key, finding.fix.text)
+        if key in excluded or key not in firing or not given:
             continue
-        text = " ".join(finding.fix.text.split())
-        steps.setdefault(text, HandStep(text)).rules.append(label(finding))
+        text = " ".join(given.split())
+        rules = steps.setdefault(text, HandStep(text)).rules
+        if label(finding) not in rules:  # one rule on several items (two lines of a setting): named once
+            rules.append(label(finding))
     return list(steps.values())
