@@ -659,3 +659,12 @@ def test_a_step_by_hand_gives_the_text_its_findings_fix_gives() -> None:
             texts = [" ".join((finding.fix.text or "").split()) for finding in host.findings if finding.rule_id in ids]
             assert any(text.startswith(step.text) for text in texts), (host.host_facts.name, step.text, texts)
             assert len(step.rules) == len(set(step.rules))
+
+
+def test_the_diff_shows_the_other_key_of_a_pair_the_kernel_zeroes() -> None:
+    # writing vm.dirty_bytes zeroes vm.dirty_ratio: the diff showed the bytes 0 → 512 MB and not the ratio going
+    consolidated, _ = fix_host(FIXTURES / "rules" / "PGV136-dirty-background-too-large", LintOptions())
+    assert consolidated.zeroed == {"vm.dirty_background_ratio": ("5", "vm.dirty_background_bytes"),
+                                   "vm.dirty_ratio": ("10", "vm.dirty_bytes")}
+    assert re.search(r"^#   vm\.dirty_ratio +10 → 0 +the kernel zeroes it when vm\.dirty_bytes is written",
+                     render(consolidated), re.MULTILINE)

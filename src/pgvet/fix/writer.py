@@ -56,6 +56,8 @@ class ConsolidatedFix:
     notes: list[str] = field(default_factory=list)
     # kernel values the host's files declare and the kernel does not run yet: key → (running, declared)
     declared_not_applied: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+    # the other key of a ratio/bytes pair a change writes, which the kernel then zeroes: key → (running, written key)
+    zeroed: dict[str, tuple[str, str]] = field(default_factory=dict)
     # the configuration document that declares the host, and its kind (its tool writes postgresql.conf), and the
     # form its parameters are written in (host.parameter_form) where the kind has several
     document: Source | None = None
@@ -101,6 +103,11 @@ def consolidate(result: HostResult) -> ConsolidatedFix:
             continue
         into = fix.sysctl if change.setting.kind == "sysctl" else fix.postgresql
         into[change.setting.name] = Change(change.target, list(change.rules), change.current, change.why)
+    for name in fix.sysctl:
+        partner = PAIR_PARTNERS.get(name)
+        running = None if partner is None else result.host_facts.facts.get(f"sysctl.{partner}")
+        if partner is not None and partner not in fix.sysctl and running is not None and running.value != 0:
+            fix.zeroed[partner] = (str(running.value), name)
     fix.notes += [f"{', '.join(step.rules)}: {step.text}" if step.rules else step.text for step in target.by_hand]
     fix.declared_not_applied = {change.setting.name: (change.current, change.target)
                                 for change in target.declared_not_applied}
@@ -117,19 +124,19 @@ def _comment(text: str) -> str:
     return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
-def _diff_lines(changes: Mapping[str, Change]) -> list[str]:
-    """Each change on a line: the setting, current → target, why (the first rule's title) and the rules."""
-    width = max(len(name) for name in changes)
-    values = [(name, change.current if change.current is not None else "(unset)", change.value)
-              for name, change in changes.items()]
-    current_width = max(len(current) for _, current, _ in values)
-    target_width = max(len(target) for _, _, target in values)
-    lines = []
-    for (name, current, target), change in zip(values, changes.values(), strict=True):
-        ids = ", ".join(rule.split(" ", 1)[0] for rule in change.rules)
-        lines.append(f"#   {name:<{width}}  {_comment(current):>{current_width}} → {target:<{target_width}}  "
-                     f"{change.why}{f' ({ids})' if ids else ''}")
-    return lines
+def _diff_lines(changes: Mapping[str, Change], zeroed: Mapping[str, tuple[str, str]] | None = None) -> list[str]:
+    """Each change on a line: the setting, current → target, why (the first rule's title) and the rules; then each
+    key the kernel zeroes when the other of its pair is written (``zeroed``)."""
+    rows = [(name, change.current if change.current is not None else "(unset)", change.value,
+             change.why + (f" ({', '.join(rule.split(' ', 1)[0] for rule in change.rules)})" if change.rules else ""))
+            for name, change in changes.items()]
+    rows += [(name, running, "0", f"the kernel zeroes it when {written} is written (its lines, if any, are commented "
+                                  "out)") for name, (running, written) in (zeroed or {}).items()]
+    width = max(len(name) for name, _, _, _ in rows)
+    current_width = max(len(current) for _, current, _, _ in rows)
+    target_width = max(len(target) for _, _, target, _ in rows)
+    return [f"#   {name:<{width}}  {_comment(current):>{current_width}} → {target:<{target_width}}  {why}"
+            for name, current, target, why in rows]
 
 
 def render(fix: ConsolidatedFix) -> str:
@@ -139,7 +146,7 @@ def render(fix: ConsolidatedFix) -> str:
            f"change{'s' if count != 1 else ''}, {steps} step{'s' if steps != 1 else ''} by hand", "#"]
     if fix.sysctl:
         out += ["# kernel (sysctl.d, applied with `sysctl --system`; the huge page pool is reserved at the next boot):",
-                *_diff_lines(fix.sysctl), "#"]
+                *_diff_lines(fix.sysctl, fix.zeroed), "#"]
     if fix.postgresql:
         where = "postgresql.conf or ALTER SYSTEM" if fix.document is None else f"the parameters of {fix.document.path}"
         out += [f"# PostgreSQL ({_comment(where)}; some take effect at the next restart):",

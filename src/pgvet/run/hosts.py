@@ -17,6 +17,7 @@ from pgvet.engine.loader import RulePack
 from pgvet.engine.planner import Planner
 from pgvet.errors import InputError, UsageError
 from pgvet.findings import HostError, HostResult, RuleMeta
+from pgvet.inputs.sysctl import PAIRED_SYSCTLS
 from pgvet.provenance import Source
 from pgvet.run.config import configured_rules
 from pgvet.run.options import LintOptions
@@ -61,7 +62,9 @@ FACTS_KEPT_FOR_REPORTS = frozenset({
     "host.ram", "host.name", "host.orchestrator", "host.parameter_form", "pg.shared_buffers", "pg.huge_pages",
     "meminfo.hugetlb", "meminfo.hugepages_total", "meminfo.hugepagesize", "sysctl.vm.overcommit_memory",
     "derived.shared_memory_size", "derived.hugepages_pool", "derived.hugepage_size", "derived.work_mem_budget",
-    "derived.commit_limit", "cgroup.memory_max", "meminfo.mem_total"})
+    "derived.commit_limit", "cgroup.memory_max", "meminfo.mem_total",
+    # the fix's diff shows the other key of a pair it writes, which the kernel zeroes
+    *(f"sysctl.{key}" for key in PAIRED_SYSCTLS)})
 
 
 class FactNotKeptError(LookupError):
