@@ -373,7 +373,9 @@ def _load_declared_host(builder: _Builder, inputs: SnapshotInputs) -> dict[str, 
 _FILE_NAMESPACES = {"meminfo.txt": ("meminfo",), "sysctl.txt": ("sysctl",), "lscpu.txt": ("cpu", "lscpu"),
                     "mounts.txt": ("mount",), "sysfs.txt": ("thp", "disk", "cgroup")}
 NO_SERVER_HINT = ("give one with --dsn (`--dsn 'host=/var/run/postgresql user=postgres'`: a socket directory or a "
-                  "host name), or with the PGHOST, PGPORT and PGUSER variables")
+                  "host name), or with the PGHOST, PGPORT and PGUSER variables; a server that does not start is "
+                  "judged from its files: copy its postgresql.conf (with postgresql.auto.conf, PG_VERSION and what it "
+                  "includes) into the snapshot (--snapshot DIR) and run pgvet lint DIR")
 
 
 def _load_manifest(builder: _Builder, inputs: SnapshotInputs) -> None:
