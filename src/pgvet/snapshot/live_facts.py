@@ -58,13 +58,10 @@ def _server_wide_values(host: HostFacts, live: LiveServer, param_table: ParamTab
             continue
         fact = f"pg.{name}"
         param = param_table.get(name)
-        if file_values is not None and param is not None:
-            row = file_values.get(name)
-            text, source = (row[0], row[1]) if row is not None else (param.boot_val, Source(DEFAULT_SOURCE_PATH))
-            value = _canonical(param, text)
-            if value is not None and text is not None:
-                host.facts[fact] = make_fact((fact, value, source, (), text))
-                continue
+        from_files = None if param is None else _files_fact(name, param, file_values)
+        if from_files is not None:
+            host.facts[fact] = from_files
+            continue
         host.facts.pop(fact, None)
         altered = "ALTER DATABASE" if setting.source == "database" else "ALTER ROLE"
         host.unread[fact] = (f"pg_settings shows {name} as {altered} … SET gives pgvet's own session, and the "
@@ -84,16 +81,24 @@ def _hidden_values(host: HostFacts, live: LiveServer, param_table: ParamTable,
         fact = f"pg.{name}"
         if name in live.settings or fact in host.facts or param.context == "internal":
             continue
-        if file_values is not None:
-            row = file_values.get(name)
-            text, source = (row[0], row[1]) if row is not None else (param.boot_val, Source(DEFAULT_SOURCE_PATH))
-            value = _canonical(param, text)
-            if value is not None and text is not None:
-                host.facts[fact] = make_fact((fact, value, source, (), text))
-                continue
+        from_files = _files_fact(name, param, file_values)
+        if from_files is not None:
+            host.facts[fact] = from_files
+            continue
         host.unread[fact] = (f"pg_settings hides {name} from pgvet's role, and the files that set it could not be "
                              "read: GRANT pg_read_all_settings (pg_monitor includes it) to pgvet's role, or let pgvet "
                              "read the files (as root or the server's OS user)")
+
+
+def _files_fact(name: str, param: Param, file_values: dict[str, FileValue] | None) -> Fact | None:
+    """A parameter's value as the configuration files give it (the server's reading of them, else the copied
+    files; not set there: its default); None when they could not be read, or hold a value PostgreSQL refuses."""
+    if file_values is None:
+        return None
+    row = file_values.get(name)
+    text, source = (row[0], row[1]) if row is not None else (param.boot_val, Source(DEFAULT_SOURCE_PATH))
+    value = _canonical(param, text)
+    return None if value is None or text is None else make_fact((f"pg.{name}", value, source, (), text))
 
 
 def _live_list_items(host: HostFacts, live: LiveServer, param_table: ParamTable) -> None:
