@@ -113,9 +113,7 @@ class Planner:
         booted = booted_values(host)
         if not any((finding.fix.sysctl or finding.fix.postgresql) and finding.suppressed is None
                    for finding in current.findings) and not booted:
-            unchanged = self._unchanged(current, excluded)
-            unchanged.silenced = excluded
-            return unchanged
+            return self._unchanged(current, excluded)
         # the host as its files boot it, and the running values written back where they would starve it: the same
         # for every attempt
         rebooted = World.rebooted(host, self, derived)
@@ -144,7 +142,6 @@ class Planner:
             target.by_hand.insert(0, HandStep(f"pgvet found no safe target for this host and changes nothing: "
                                               f"{reasons}"))
         target.suppressed_once_booted = silenced
-        target.silenced = excluded
         return target
 
     def _suppressed_once_booted(self, world: World, current: HostResult,
@@ -163,7 +160,8 @@ class Planner:
         return [finding for finding in booted.findings if finding.suppressed is not None]
 
     def _unchanged(self, current: HostResult, excluded: frozenset[tuple[str, str | None]]) -> Target:
-        target = Target(firing=frozenset((finding.rule_id, finding.subject) for finding in current.findings))
+        target = Target(firing=frozenset((finding.rule_id, finding.subject) for finding in current.findings),
+                        silenced=excluded)
         target.by_hand = text_steps(current, excluded, target.firing)
         return target
 
@@ -220,6 +218,7 @@ class Planner:
                             for setting, reason in pinned.items()),
                           *text_steps(current, excluded, target.firing)]
         target.world = world
+        target.silenced = excluded
         return target
 
     def fix_findings(self, result: HostResult, target: Target) -> None:
