@@ -116,6 +116,27 @@ def test_a_yaml_file_given_that_is_no_document_is_left_out_with_a_notice(tmp_pat
     assert "ci/pipeline.yml: not linted" in result.output and "ERROR input" not in result.output
 
 
+def test_a_document_committed_beside_yaml_that_is_none_is_linted(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # pre-commit passes the files of a commit: a Patroni file beside a YAML that is no document (a kustomization, a
+    # ScheduledBackup) lost its host with it — the commit passed unchecked, or, alone, was refused (exit 2)
+    members(tmp_path / "cluster", "pg-a", host_yaml="")
+    (tmp_path / "cluster" / "kustomization.yaml").write_text("resources: [postgres0.yml]\n")
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "ci.yml").write_text("on: push\njobs: {}\n")
+    monkeypatch.chdir(tmp_path)
+    for given in (["cluster/postgres0.yml", "cluster/kustomization.yaml"],
+                  ["cluster/kustomization.yaml", "cluster/postgres0.yml", ".github/workflows/ci.yml"]):
+        result = runner.invoke(app, ["lint", *given, "--format", "concise"])
+        assert result.exit_code == 1, result.output
+        assert "cluster/postgres0.yml:11: ERROR PGV401" in result.output
+        assert "cluster/kustomization.yaml: not linted" in result.output
+    # a commit of nothing pgvet reads passes, saying what it left out
+    result = runner.invoke(app, ["lint", ".github/workflows/ci.yml", "cluster/kustomization.yaml"])
+    assert result.exit_code == 0, result.output
+    assert ".github/workflows/ci.yml: not linted" in result.output and "on 0 hosts" in result.output
+
+
 def test_unrelated_yaml_inside_a_host_directory_is_not_an_input_error(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     directory = members(tmp_path / "cluster", "pg-a")

@@ -72,14 +72,12 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
         if parent in directories_given:  # linted as given: the file is checked against its inputs
             continue
         if is_yaml_name(file.name) and not is_document(file):
-            hosts.pop(parent, None)
-            given.files.pop(parent, None)
+            _leave_out(hosts, given, parent, file)
             given.notices.append(f"{file}: not linted, no host's file and no configuration document pgvet reads "
                                  "(docs/integrations.md)")
             continue
         if any(os.path.dirname(other) == parent for other in hosts):
-            hosts.pop(parent, None)
-            given.files.pop(parent, None)
+            _leave_out(hosts, given, parent, file)
             given.notices.append(f"{file}: not linted, no host's file (no {', '.join(HOST_MARKERS[:4])}… in its "
                                  "directory or above)")
         elif _holds_no_input(directory):
@@ -92,6 +90,17 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
                         "in one (see the README's snapshot layout)"))
     given.hosts = list(hosts.values())
     return given
+
+
+def _leave_out(hosts: dict[str, Path], given: GivenPaths, parent: str, file: Path) -> None:
+    """A file given that is no host's left out; its directory too, unless another file given belongs to it (a
+    Cluster manifest committed beside a ScheduledBackup: the Cluster's host is linted)."""
+    files = given.files.get(parent, [])
+    if file in files:
+        files.remove(file)
+    if not files:
+        hosts.pop(parent, None)
+        given.files.pop(parent, None)
 
 
 def _searched(paths: Sequence[Path], notices: list[str]) -> list[Path]:
