@@ -451,3 +451,16 @@ def test_a_broken_document_in_a_repository_is_an_error_at_its_line_not_skipped(t
     assert set(errors) == {"app", "values"}
     assert "duplicate key" in errors["app"]["message"] and errors["app"]["line"] == 5
     assert str(errors["values"]["path"]).endswith("values/values.yaml") and errors["values"]["line"] == 5
+
+
+def test_a_host_wide_finding_of_a_document_host_is_anchored_at_its_own_document(tmp_path: Path) -> None:
+    # two members in one directory: code scanning showed the second's host-wide findings (no line of their own,
+    # PGV805 here) on the first file by name
+    members(tmp_path / "cluster", "pg-a", "pg-b", host_yaml="")
+    _, found = findings(str(tmp_path / "cluster"))
+    assert {finding["host"] for finding in found if finding["rule_id"] == "PGV805" and finding["path"] is None} == {
+        "pg-a", "pg-b"}
+    result = runner.invoke(app, ["lint", str(tmp_path / "cluster"), "--format", "sarif"])
+    uris = {each["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1]
+            for each in json.loads(result.output)["runs"][0]["results"] if each["ruleId"] == "PGV805"}
+    assert uris == {"postgres0.yml", "postgres1.yml"}

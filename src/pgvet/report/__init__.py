@@ -353,12 +353,16 @@ def _real(absolute: str) -> str:
 def anchor(finding: Finding, host: HostResult) -> tuple[Path, int | None]:
     """The file and line a finding is shown at by formats that need a file (SARIF, GitLab, annotations):
     its own place; else the first evidence read from a file of the host (the sysctl line behind a
-    derived value); else a file that stands for the host (host.yaml, postgresql.conf, else the first
+    derived value); else where the configuration document that declares the host declares it (one directory
+    may hold several); else a file that stands for the host (host.yaml, postgresql.conf, else the first
     file by name); only an empty host directory is returned itself (line None). Code scanning shows a
     result only on a file of the repository."""
     root = Path(host.host_facts.root)
     candidates = [(finding.path, finding.line)] if finding.path else []
     candidates += [(item.source.path, item.source.line) for item in finding.evidence if item.source is not None]
+    declared_by = host.declared_by
+    if declared_by is not None:
+        candidates.append((declared_by[0].path, declared_by[0].line))
     for path, line in candidates:
         if path and not path.startswith("<"):
             target = Path(path) if Path(path).is_absolute() else root / path
