@@ -464,3 +464,20 @@ def test_a_host_wide_finding_of_a_document_host_is_anchored_at_its_own_document(
     uris = {each["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1]
             for each in json.loads(result.output)["runs"][0]["results"] if each["ruleId"] == "PGV805"}
     assert uris == {"postgres0.yml", "postgres1.yml"}
+
+
+def test_shared_buffers_in_a_pods_huge_pages_are_not_counted_against_its_memory_limit(tmp_path: Path) -> None:
+    # a CNPG pod of 2 GiB of memory and 4 GiB of huge pages holding its 3 GB of shared_buffers: the huge pages are
+    # charged to the hugetlb controller, not memory.max. PGV501 called it 150 % of the RAM and the fix halved it, and
+    # PGV530 counted it against the 2 GiB (with the pages taken for surplus ones out of it: a negative limit)
+    (tmp_path / "cluster.yaml").write_text(
+        "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  name: hp-db\nspec:\n  instances: 1\n"
+        "  imageName: ghcr.io/cloudnative-pg/postgresql:16.4-bookworm\n  postgresql:\n    parameters:\n"
+        '      shared_buffers: "3GB"\n      huge_pages: "on"\n      work_mem: "4MB"\n  resources:\n'
+        "    requests:\n      memory: 2Gi\n      hugepages-2Mi: 4Gi\n    limits:\n      memory: 2Gi\n"
+        "      hugepages-2Mi: 4Gi\n")
+    _, found = findings(str(tmp_path))
+    rules = {finding["rule_id"]: finding for finding in found}
+    assert "PGV501" not in rules and "PGV431" not in rules and "PGV540" not in rules
+    budget = rules.get("PGV530")
+    assert budget is None or budget["values"]["limit"] == 2 * 1024**3
