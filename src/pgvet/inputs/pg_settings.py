@@ -444,8 +444,8 @@ def canonical_value(setting: LiveSetting) -> LiveValue | None:
     text = setting.setting
     if text is None:
         return None
-    if setting.vartype == "bool":  # pg_settings shows on or off; anything else (a redacted ***) is no value
-        return {"on": True, "off": False}.get(text)
+    if setting.vartype == "bool":  # pg_settings shows on or off; anything else stays text, as a number does
+        return {"on": True, "off": False}.get(text, text)
     if setting.vartype == "enum":
         return text.lower()
     if setting.vartype not in ("integer", "real"):
@@ -453,7 +453,7 @@ def canonical_value(setting: LiveSetting) -> LiveValue | None:
     try:
         native = _number(text, setting.vartype)
     except ValueError:
-        return None  # no number: a value redacted when collected (***), never a real server's
+        return text  # never seen from a real server; kept as text rather than lost (a rule then says it is no number)
     if native < 0 or setting.unit is None:
         return native
     if setting.unit in _UNIT_BYTES:
