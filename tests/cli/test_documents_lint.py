@@ -166,6 +166,12 @@ def test_a_document_too_large_to_be_one_is_not_read_and_said(tmp_path: Path) -> 
     (directory / "dump.yaml").write_text("x: " + "y" * (1024 * 1024 + 1) + "\n")
     host, = load_hosts(directory)
     assert any("dump.yaml: not read as a configuration document" in note for note in host.notes)
+    # alone in its directory, the error that nothing was found says why
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.move(directory / "dump.yaml", alone / "dump.yaml")
+    with pytest.raises(InputError, match=r"no inputs found \(dump.yaml: not read as a configuration document: "):
+        load_hosts(alone)
 
 
 def test_facts_refuses_a_directory_of_several_hosts_and_shows_one(tmp_path: Path) -> None:

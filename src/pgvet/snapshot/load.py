@@ -216,8 +216,10 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
         documents = _read_documents(builder, inputs)
     documents.accounted(builder)
     if inputs.is_empty() and not documents.declared:
+        # what was refused, and the documents too large to be read (a note beside a host's other inputs)
         raise InputError(
-            f"no inputs found{_refused(builder.host.warnings)}: expected files such as sysctl.txt, meminfo.txt, "
+            f"no inputs found{_refused([*builder.host.warnings, *documents.notes])}: expected files such as "
+            "sysctl.txt, meminfo.txt, "
             "lscpu.txt, mounts.txt, sysfs.txt, "
             f"postgresql.conf, sysctl.d/, host.yaml, or configuration documents (Patroni, Kubernetes manifests…: "
             f"see the README's snapshot layout){_hosts_inside(root)}",
