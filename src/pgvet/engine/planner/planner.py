@@ -160,10 +160,8 @@ class Planner:
         return [finding for finding in booted.findings if finding.suppressed is not None]
 
     def _unchanged(self, current: HostResult, excluded: frozenset[tuple[str, str | None]]) -> Target:
-        target = Target(firing=frozenset((finding.rule_id, finding.subject) for finding in current.findings),
-                        silenced=excluded)
-        target.by_hand = text_steps(current, excluded, target.firing)
-        return target
+        return Target(firing=frozenset((finding.rule_id, finding.subject) for finding in current.findings),
+                      silenced=excluded)
 
     def _attempt(self, host: HostFacts, start: _Start, current: HostResult,
                  excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str]) -> Target:
@@ -214,9 +212,8 @@ class Planner:
         final = self._findings_on(world, current)
         target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)
         verify_invariants(self, baseline, world, start.baseline_findings, final, excluded, pinned, target, restored)
-        target.by_hand = [*(HandStep(f"{setting} stays {_kept(setting, restored)}: {reason}", [], setting)
-                            for setting, reason in pinned.items()),
-                          *text_steps(current, excluded, target.firing)]
+        target.by_hand = [HandStep(f"{setting} stays {_kept(setting, restored)}: {reason}", [], setting)
+                          for setting, reason in pinned.items()]
         target.world = world
         target.silenced = excluded
         return target
@@ -227,7 +224,8 @@ class Planner:
         word on those the target keeps, and on what else the target changes that the rule reads (why its values
         are not those it computes on the host as it is). A suppressed finding's too: its rule proposed nothing,
         so its fix keeps what the target sets for other rules and names what the target leaves as it is, rather
-        than a value the target contradicts. Lets go of the target's world."""
+        than a value the target contradicts. Then the steps by hand: the text fixes of the findings the target leaves
+        firing, as rendered there, after its pins. Lets go of the target's world."""
         world, target.world = target.world, None
         rules = {rule.id: (rule, params) for rule, params in self.rules}
         rendered: dict[tuple[str, str | None], str | None] = {}  # text fixes rendered on the target, before notes
@@ -285,9 +283,7 @@ class Planner:
             if notes:
                 fix.text = " ".join([*([fix.text] if fix.text else []), *notes])
             finding.fix = fix
-        if rendered:  # the steps by hand with the texts rendered on the target, as the findings' fixes are
-            kept = [step for step in target.by_hand if step.setting is not None or not step.rules]  # pins, no target
-            target.by_hand = [*kept, *text_steps(result, target.silenced, target.firing, rendered)]
+        target.by_hand += text_steps(result, target.silenced, target.firing, rendered)
 
     def _findings_on(self, world: World, current: HostResult) -> list[Finding]:
         """The findings on a world: the rules that read what it changed evaluated there, the others' as they are on
