@@ -179,12 +179,13 @@ def scrub(message: str, dsn: str) -> str:
 
 # Custom settings the rules read, kept when their value has the only form the extension accepts (a placeholder,
 # its library not loaded, takes any text: a secret written there is redacted like any custom setting's).
+_BOOLEAN = re.compile(r"on|off|true|false|yes|no|1|0", re.IGNORECASE)
 _READ_CUSTOM_SETTINGS = {
     "pg_stat_statements.max": re.compile(r"\d{1,10}"),
     "pg_stat_statements.track": re.compile(r"top|all|none", re.IGNORECASE),
-    "pg_stat_statements.track_utility": re.compile(r"on|off|true|false|yes|no|1|0", re.IGNORECASE),
-    "pg_stat_statements.track_planning": re.compile(r"on|off|true|false|yes|no|1|0", re.IGNORECASE),
-    "pg_stat_statements.save": re.compile(r"on|off|true|false|yes|no|1|0", re.IGNORECASE),
+    "pg_stat_statements.track_utility": _BOOLEAN,
+    "pg_stat_statements.track_planning": _BOOLEAN,
+    "pg_stat_statements.save": _BOOLEAN,
 }
 
 
