@@ -174,10 +174,11 @@ def run_lint(request: RunOptions) -> int:
     explicit = request.explicit
     given = host_directories(request.paths)
     directories: list[Path | None] = list(given.hosts)
-    if not directories and not given.refused and explicit is not None:
-        directories = [None]
-    elif not directories and not given.refused and not given.notices:
-        raise UsageError("give host directories or input files (see pgvet lint --help)")
+    if not directories and not given.refused:
+        if explicit is not None:
+            directories = [None]
+        elif not given.notices:  # else every file given was left out, with a notice: a run of no host says so
+            raise UsageError("give host directories or input files (see pgvet lint --help)")
     elif explicit is not None and len(directories) > 1:
         raise UsageError("input file options apply to one host: give a single directory with them")
     options = lint_options(settings, rules=request.rules, select=request.select, ignore=request.ignore,
