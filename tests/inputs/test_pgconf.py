@@ -7,6 +7,7 @@ The differential tests against real servers are in test_pgconf_postgres.py.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from pgvet.errors import InputError, ParseError
 from pgvet.inputs import postgresql_conf
 from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, ConfSetting, load_conf, parse_conf_text
+from pgvet.live import redact
 from pgvet.provenance import Source
 
 
@@ -349,11 +351,10 @@ def test_arbitrary_text_never_raises(text: str) -> None:
 
 def test_character_classes_are_the_lexers_over_every_code_point() -> None:
     """The single negated classes of the lexer are PostgreSQL's: ASCII letters, digits and punctuation as
-    flex has them, every non-ASCII character a letter."""
-    import re
-
+    flex has them, every non-ASCII character a letter (and the redaction's name character is [\\w.$-])."""
     every = "".join(map(chr, range(0x110000)))
-    for written, meant in ((postgresql_conf._LETTER, r"[A-Za-z_]|[^\x00-\x7f]"),
+    for written, meant in ((postgresql_conf.LETTER, r"[A-Za-z_]|[^\x00-\x7f]"),
+                           (redact.NAME_CHAR, r"[\w.$-]|[^\x00-\x7f]"),
                            (postgresql_conf._ID_CHAR, r"[A-Za-z_0-9]|[^\x00-\x7f]"),
                            (postgresql_conf._UNQUOTED_CHAR, r"[A-Za-z_0-9\-._:/]|[^\x00-\x7f]")):
         assert re.sub(written, "", every) == re.sub(meant, "", every)

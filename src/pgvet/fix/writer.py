@@ -21,7 +21,7 @@ from pathlib import Path
 from pgvet.errors import InputError, ParseError, UsageError
 from pgvet.findings import HostResult, quote_setting
 from pgvet.inputs.documents import document_kind
-from pgvet.inputs.postgresql_conf import ConfSetting, parse_conf_text
+from pgvet.inputs.postgresql_conf import ID, ConfSetting, parse_conf_text
 from pgvet.inputs.reading import MAX_INPUT_BYTES, NotRegular, read_input
 from pgvet.inputs.sysctl import PAIR_PARTNERS, parse_sysctl_conf, sysctl_value
 from pgvet.output_file import is_private, write_file
@@ -365,9 +365,8 @@ def _set_value(target: _File, name: str, value: str, source: Source) -> str | No
     return None
 
 
-# PostgreSQL's lexer (guc-file.l): SPACE [ \t\r\f]; ID {LETTER}{LETTER_OR_DIGIT}*, QUALIFIED_ID {ID}.{ID}.
-_ID = r"[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*"
-_SETTING_HEAD = re.compile(rf"[ \t\r\f]*(?P<name>{_ID}(?:\.{_ID})?)[ \t\r\f]*=?[ \t\r\f]*")
+# PostgreSQL's lexer (guc-file.l): SPACE [ \t\r\f]; QUALIFIED_ID {ID}.{ID}.
+_SETTING_HEAD = re.compile(rf"[ \t\r\f]*(?P<name>{ID}(?:\.{ID})?)[ \t\r\f]*=?[ \t\r\f]*")
 
 
 def _verify_written_files(files: _Files) -> None:

@@ -151,10 +151,11 @@ class ConfResult:
 # written as the negation of the ASCII characters it lacks: one class is a fast loop in re, where
 # `[A-Za-z_]|[^\x00-\x7f]` was an alternation tried at every character, and a \x80-\U0010ffff range
 # is slow to compile at every start. tests/inputs/test_pgconf.py checks them against every code point.
-_LETTER = r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_] or non-ASCII
+# LETTER and ID (a setting name's part) are also the fix writer's and the redaction's.
+LETTER = r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_] or non-ASCII
 _ID_CHAR = r"[^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_0-9] or non-ASCII
 _UNQUOTED_CHAR = r"[^\x00-\x2c\x3b-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_0-9\-._:/] or non-ASCII
-_ID = rf"{_LETTER}{_ID_CHAR}*"
+ID = rf"{LETTER}{_ID_CHAR}*"
 # A quoted string, '(?:[^'\\\n]|\\.|'')*' in flex, is found by _string_end: as one pattern, Python's re kept
 # a backtracking record for each character of the token (a 15 MiB value took 2.6 GB). Its stretches between
 # quotes are unambiguous, matched possessively (no record kept).
@@ -162,13 +163,13 @@ _STRING_STRETCH = re.compile(r"(?:[^'\\\n]++|\\.)*+")
 _ESCAPE = re.compile(r"\\(?:[0-7]{1,3}|.)|''", re.DOTALL)
 _ESCAPED_BYTES = {"b": b"\b", "f": b"\f", "n": b"\n", "r": b"\r", "t": b"\t", "''": b"'"}
 _REAL = r"[-+]?[0-9]*\.[0-9]*(?:[Ee][-+]?[0-9]+)?"
-_QUALIFIED_ID = re.compile(rf"{_ID}\.{_ID}")
+_QUALIFIED_ID = re.compile(rf"{ID}\.{ID}")
 # Token kinds in the lexer's rule order, which breaks ties between equally long matches. A STRING, the only
 # token that starts with a quote, is found by _string_end.
 _TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("ID", re.compile(_ID)),
+    ("ID", re.compile(ID)),
     ("QUALIFIED_ID", _QUALIFIED_ID),
-    ("UNQUOTED_STRING", re.compile(rf"{_LETTER}{_UNQUOTED_CHAR}*")),
+    ("UNQUOTED_STRING", re.compile(rf"{LETTER}{_UNQUOTED_CHAR}*")),
     ("INTEGER", re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|[0-9]+)[a-zA-Z]*")),
     ("INTEGER", re.compile(r"[-+]?[0-9]+[a-zA-Z]*")),  # "0xg" is 0 with unit letters "xg"
     ("REAL", re.compile(_REAL)),

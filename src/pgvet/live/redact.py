@@ -22,6 +22,8 @@ import os
 import re
 from urllib.parse import unquote
 
+from pgvet.inputs.postgresql_conf import LETTER
+
 REDACTED = "***"
 
 # libpq keywords whose values are shown; any other keyword's value is a secret or might be.
@@ -211,7 +213,10 @@ def redact_setting(name: str, value: str | None) -> str | None:
 # unterminated quote takes the rest of the line) or a bare word, then anything.
 # A name as PostgreSQL's lexer reads one (guc-file.l: a letter, '_' or any byte from 0x80, then digits too): a
 # name in another alphabet is a custom setting's all the same.
-_NAME = r"[A-Za-z_\x80-\U0010ffff][\w.$\x80-\U0010ffff-]*(?![\w.$\x80-\U0010ffff-])"
+# The class is written as the negation of the ASCII characters it lacks (as the lexer's, in
+# pgvet.inputs.postgresql_conf): a \x80-\U0010ffff range is slow to compile.
+NAME_CHAR = r"[^\x00-\x23\x25-\x2c\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [\w.$-] or non-ASCII
+_NAME = rf"{LETTER}{NAME_CHAR}*(?!{NAME_CHAR})"
 _SETTING_LINE = re.compile(rf"(?P<head>\s*(?:#\s*(?P<commented>{_NAME})\s*=|(?P<name>{_NAME})\s*=?)\s*)"
                            r"(?P<value>'(?:[^'\\\n]|''|\\.)*'|'[^\n]*|[^\s#'][^\s#]*)(?P<tail>.*)", re.DOTALL)
 _CLEAN_TAIL = re.compile(r"[ \t\f\v]*(?:#.*)?\r?\n?", re.DOTALL)
