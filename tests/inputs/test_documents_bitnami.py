@@ -276,3 +276,72 @@ def test_pgvet_lint_reads_the_real_files_without_a_false_error() -> None:
     ]
     found = lint_findings(DOCUMENTS / "bitnami")
     assert not [finding for finding in found if finding[1] in ("PGV401", "PGV403", "PGV407")]
+
+
+def replication(primary_snippet: str, replicas_snippet: str = "", text: str | None = None) -> str:
+    """The chart's values.yaml with read replicas, a primary.extendedConfiguration and a readReplicas one planted."""
+    text = planted(primary_snippet, text).replace("architecture: standalone", "architecture: replication")
+    if not replicas_snippet:
+        return text
+    head, _, tail = text.partition("readReplicas:\n")
+    return head + "readReplicas:\n" + tail.replace('  extendedConfiguration: ""\n', replicas_snippet, 1)
+
+
+def test_read_replicas_with_less_than_the_primary_do_not_start() -> None:
+    # the primary's snippet is the primary's alone: the replicas keep the container's max_connections = 100
+    text = replication("  extendedConfiguration: |\n    max_connections = 500\n    max_wal_senders = 16\n",
+                       "  extendedConfiguration: |\n    max_locks_per_transaction = 32\n")
+    found = hosts(text)
+    assert not found["values"].problems
+    problems = {problem.target: problem for problem in found["values-read"].problems}
+    assert set(problems) == {"max_connections", "max_locks_per_transaction"}  # 16 WAL senders: as the container's
+    problem = problems["max_connections"]
+    assert problem.kind == "standby-below-primary" and problem.fatal
+    assert problem.message == (
+        "max_connections = 100 (the container's value) on the read replicas is less than the primary's 500 "
+        f"(deploy/values.yaml:{line_of(text, 'max_connections = 500')}): set max_connections = 500 or more in "
+        "readReplicas.extendedConfiguration")
+    assert problem.source.line == line_of(text, "readReplicas:")
+    assert problems["max_locks_per_transaction"].message.startswith(
+        "max_locks_per_transaction = 32 on the read replicas is less than the primary's 64 (the container's value)")
+    assert problems["max_locks_per_transaction"].source.line == line_of(text, "max_locks_per_transaction = 32")
+    # the replicas' own lower value is pointed at
+    lower = replication("  extendedConfiguration: |\n    max_prepared_transactions = 10\n",
+                        "  extendedConfiguration: |\n    max_prepared_transactions = 5\n")
+    [problem] = hosts(lower)["values-read"].problems
+    assert problem.source.line == line_of(lower, "max_prepared_transactions = 5")
+    assert problem.message.startswith(
+        "max_prepared_transactions = 5 on the read replicas is less than the primary's 10")
+
+
+@pytest.mark.parametrize("primary, replicas", [
+    ("  extendedConfiguration: |\n    max_connections = 500\n",
+     "  extendedConfiguration: |\n    max_connections = 0x200\n"),  # 512, as PostgreSQL reads it
+    ("  extendedConfiguration: |\n    work_mem = 8MB\n", ""),  # none set: the container's values on both
+    ("  extendedConfiguration: |\n    max_connections = lots\n", ""),  # refused: PGV403's
+    ("  extendedConfiguration: |\n    max_connections = {{ .Values.connections }}\n", ""),  # left to Helm
+])
+def test_read_replicas_with_as_much_or_what_pgvet_cannot_see_are_not_blamed(primary: str, replicas: str) -> None:
+    assert not hosts(replication(primary, replicas))["values-read"].problems
+
+
+def test_read_replicas_given_flags_in_their_environment_are_not_blamed() -> None:
+    text = replication("  extendedConfiguration: |\n    max_connections = 500\n")
+    head, _, tail = text.partition("readReplicas:\n")
+    flags = "  extraEnvVars:\n    - name: POSTGRESQL_EXTRA_FLAGS\n      value: -c max_connections=500\n"
+    assert "  extraEnvVars: []\n" in tail
+    assert not hosts(head + "readReplicas:\n" + tail.replace("  extraEnvVars: []\n", flags, 1))["values-read"].problems
+
+
+def test_a_max_connections_in_the_shared_configuration_gives_both_the_same() -> None:
+    text = VALUES.read_text().replace("architecture: standalone", "architecture: replication")
+    text = text.replace('  configuration: ""\n', "  configuration: |-\n    max_connections = 300\n", 1)
+    assert not hosts(text)["values-read"].problems
+
+
+def test_pgvet_lint_says_the_read_replicas_do_not_start(tmp_path: Path) -> None:
+    text = replication("  extendedConfiguration: |\n    max_connections = 500\n")
+    (tmp_path / "values.yaml").write_text(text)
+    found = lint_findings(tmp_path)
+    assert (f"{tmp_path.name}/values-read", "PGV442", "values.yaml", line_of(text, "readReplicas:")) in found
+    assert not [finding for finding in found if finding[1] == "PGV407"]

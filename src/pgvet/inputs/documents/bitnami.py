@@ -32,7 +32,9 @@ from pgvet.inputs.documents._kubernetes import (
     load_manifests,
     memory_size,
 )
-from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, parse_conf_text
+from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, ConfSetting, parse_conf_text
+from pgvet.pgparams import SUPPORTED_MAJORS, Param, load_param_table
+from pgvet.pgparams.units import InvalidValue, parse_value
 from pgvet.provenance import Located, Source
 
 KIND_NAME = "bitnami"
@@ -46,6 +48,14 @@ RESOURCE_PRESETS: dict[str, dict[str, dict[str, str]]] = {
     "xlarge": {"requests": {"cpu": "1.0", "memory": "3072Mi"}, "limits": {"cpu": "3.0", "memory": "6144Mi"}},
     "2xlarge": {"requests": {"cpu": "1.0", "memory": "3072Mi"}, "limits": {"cpu": "6.0", "memory": "12288Mi"}},
 }
+# A hot standby refuses to start with less of these than its primary has (xlog.c CheckRequiredParameterValues), and
+# the values the container's postgresql.conf holds when the chart's values set none: PostgreSQL's sample file, and
+# max_wal_senders = 16 that the container's replication setup writes on the primary and the replicas alike.
+STANDBY_MINIMUMS = {"max_connections": 100, "max_worker_processes": 8, "max_wal_senders": 16,
+                    "max_prepared_transactions": 0, "max_locks_per_transaction": 64}
+# What can set a parameter outside the snippets pgvet reads: environment variables (POSTGRESQL_EXTRA_FLAGS), the
+# container's command or arguments.
+_OUTSIDE_SNIPPETS = ("extraEnvVars", "extraEnvVarsCM", "extraEnvVarsSecret", "args", "command")
 _MARKERS = ("extendedConfiguration", "postgresqlSharedPreloadLibraries", "postgresPassword", "bitnami/postgresql")
 _HELM_RELEASE = "HelmRelease"
 _IMAGE_TAG = re.compile(r"^([0-9]{1,2})(?:\.[0-9]+)*(?:-|$)")
@@ -116,6 +126,8 @@ def _release(document: Any, path: str) -> list[DeclaredHost]:
     if replicas:
         hosts.append(_host(values, read, f"{stem}-read", at(values, "readReplicas", path) if read else
                            at(values, "architecture", path), primary, path))
+        if all(_all_read(section) for section in (primary, read)):
+            _standby_below_primary(hosts[0], hosts[1])
     instances = 1
     if replicas:
         count = read.get("replicaCount", 1)
@@ -124,6 +136,48 @@ def _release(document: Any, path: str) -> list[DeclaredHost]:
         host.host["instances"] = Located(instances, at(values, "architecture", path) if replicas else host.source)
         _shm(host, values.get("shmVolume"), path)
     return hosts
+
+
+def _all_read(section: dict[str, Any]) -> bool:
+    """Whether pgvet reads every place that can set the section's parameters: no snippet in a ConfigMap, no
+    template line, nothing from the container's environment or command line."""
+    elsewhere = (*_OUTSIDE_SNIPPETS, "existingConfigmap", "existingExtendedConfigmap")
+    snippets = ("configuration", "extendedConfiguration")
+    return not any(section.get(key) for key in elsewhere) and all("{{" not in str(section.get(key) or "")
+                                                                  for key in snippets)
+
+
+def _standby_below_primary(primary: DeclaredHost, replicas: DeclaredHost) -> None:
+    """A problem of the read replicas for each parameter they have less of than the primary: they do not start."""
+    version = replicas.host.get("pg_version")
+    major = version.value if version is not None and version.value in SUPPORTED_MAJORS else max(SUPPORTED_MAJORS)
+    param_table = load_param_table(major)
+    for name, container_value in STANDBY_MINIMUMS.items():
+        ours, theirs = _last(replicas, name), _last(primary, name)
+        has, needed = (container_value if setting is None else _integer(param_table.params[name], setting)
+                       for setting in (ours, theirs))
+        if has is None or needed is None or has >= needed:  # None: a value PostgreSQL refuses, PGV403's finding
+            continue
+        written = f"{name} = {has}" + (" (the container's value)" if ours is None else "")
+        primary_place = "the container's value" if theirs is None else str(theirs.source)
+        replicas.problems.append(ConfProblem(
+            "standby-below-primary",
+            f"{written} on the read replicas is less than the primary's {needed} ({primary_place}): set {name} = "
+            f"{needed} or more in readReplicas.extendedConfiguration",
+            replicas.source if ours is None else ours.source, True, name))
+
+
+def _integer(param: Param, setting: ConfSetting) -> int | None:
+    try:
+        value = parse_value(param, setting.value).native
+    except InvalidValue:
+        return None
+    return value if isinstance(value, int) else None
+
+
+def _last(declared: DeclaredHost, name: str) -> ConfSetting | None:
+    """The setting of ``name`` that applies (the last one written)."""
+    return next((setting for setting in reversed(declared.settings) if setting.name == name), None)
 
 
 def _shm(declared: DeclaredHost, volume: Any, path: str) -> None:
