@@ -487,3 +487,13 @@ def test_shared_buffers_in_a_pods_huge_pages_are_not_counted_against_its_memory_
     assert "PGV501" not in rules and "PGV431" not in rules and "PGV540" not in rules
     budget = rules.get("PGV530")
     assert budget is None or budget["values"]["limit"] == 2 * 1024**3
+
+
+def test_concise_shows_a_hostwide_finding_where_its_document_declares_the_host(tmp_path: Path) -> None:
+    # two services of one compose file: their host-wide findings (PGV833 ssl off) are told apart by the line
+    compose = ("services:\n  orders:\n    image: postgres:17\n    command: postgres -c shared_buffers=256MB\n"
+               "  billing:\n    image: postgres:17\n    command: postgres -c shared_buffers=512MB\n")
+    (tmp_path / "docker-compose.yml").write_text(compose)
+    result = CliRunner().invoke(app, ["lint", str(tmp_path), "--format", "concise", "--select", "PGV833"])
+    places = sorted(line.split(": ", 1)[0] for line in result.output.splitlines())
+    assert places == [f"{tmp_path}/docker-compose.yml:2", f"{tmp_path}/docker-compose.yml:5"], result.output

@@ -1,4 +1,5 @@
-"""One line per finding, ``path:line: SEVERITY ID name: message`` — for hooks and editors.
+"""One line per finding, ``path:line: SEVERITY ID name: message`` — for hooks and editors. A finding with no
+place of its own is at its host's directory, or at the line of the document that declares the host.
 
 Written host by host; the lines of hosts that could not be read come first, so the findings' lines
 are held (Spool) until the run ends. What pgvet refused to read is a ``WARNING input`` line of its host;
@@ -43,8 +44,12 @@ class Writer:
             if finding.path:
                 place = host_file_path(finding.path, host, self.repo_root)
                 place += f":{finding.line}" if finding.line else ""
+            elif host.declared_by is not None:  # one directory may hold several: where the document declares it
+                declared = host.declared_by[0]
+                place = host_file_path(declared.path, host, self.repo_root)
+                place += f":{declared.line}" if declared.line else ""
             else:
-                place = relative_path(".", host.host_facts.root, self.repo_root)
+                place = directory
             state = " (suppressed)" if finding.suppressed else " (baseline)" if finding.baseline else ""
             message = prose(finding.message)
             self.lines.write(one_line(f"{place}: {finding.severity.upper()} {finding.rule_id} {finding.rule_name}: "
