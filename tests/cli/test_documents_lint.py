@@ -156,9 +156,15 @@ def test_fix_leaves_a_documents_parameters_to_its_document(tmp_path: Path) -> No
     assert (directory / "postgres0.yml").read_text() == before and not (directory / "postgresql.conf").exists()
 
 
-def test_fix_refuses_a_directory_of_several_hosts(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["fix", str(members(tmp_path / "two", "pg-a", "pg-b"))])
-    assert result.exit_code == 2 and "holds 2 hosts (pg-a, pg-b): pgvet fix works on one" in result.output
+def test_fix_of_a_directory_of_several_hosts_works_on_the_one_host_names(tmp_path: Path) -> None:
+    directory = members(tmp_path / "two", "pg-a", "pg-b")
+    result = runner.invoke(app, ["fix", str(directory)])
+    assert result.exit_code == 2 and "holds 2 hosts (pg-a, pg-b): choose one with --host NAME" in result.output
+    chosen = runner.invoke(app, ["fix", str(directory), "--host", "pg-b"])
+    assert chosen.output.startswith("# pgvet fix for pg-b: "), chosen.output
+    unknown = runner.invoke(app, ["fix", str(directory), "--host", "pg-c"])
+    assert unknown.exit_code == 2
+    assert "--host pg-c: " in unknown.output and "holds no host of that name (its hosts: pg-a, pg-b)" in unknown.output
 
 
 def test_a_document_too_large_to_be_one_is_not_read_and_said(tmp_path: Path) -> None:
@@ -174,9 +180,14 @@ def test_a_document_too_large_to_be_one_is_not_read_and_said(tmp_path: Path) -> 
         load_hosts(alone)
 
 
-def test_facts_refuses_a_directory_of_several_hosts_and_shows_one(tmp_path: Path) -> None:
-    refused = runner.invoke(app, ["facts", str(members(tmp_path / "two", "pg-a", "pg-b"))])
-    assert refused.exit_code == 2 and "holds 2 hosts (pg-a, pg-b): this command works on one" in refused.output
+def test_facts_of_a_directory_of_several_hosts_shows_the_one_host_names(tmp_path: Path) -> None:
+    two = members(tmp_path / "two", "pg-a", "pg-b")
+    refused = runner.invoke(app, ["facts", str(two)])
+    assert refused.exit_code == 2 and "holds 2 hosts (pg-a, pg-b): choose one with --host NAME" in refused.output
+    chosen = json.loads(runner.invoke(app, ["facts", str(two), "--host", "pg-b", "--format", "json"]).output)
+    assert chosen["host"] == "pg-b"
+    explained = runner.invoke(app, ["explain", "PGV501", str(two), "--host", "pg-a"])
+    assert explained.exit_code == 0 and "pg-a" in explained.output, explained.output
     shown = runner.invoke(app, ["facts", str(members(tmp_path / "one", "pg-a")), "--format", "json"])
     facts = json.loads(shown.output)["facts"]
     assert facts["host.orchestrator"]["value"] == "patroni"

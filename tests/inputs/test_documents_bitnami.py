@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of, lint_findings
+from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost
 from pgvet.inputs.documents.bitnami import parse_bitnami
@@ -345,3 +347,12 @@ def test_pgvet_lint_says_the_read_replicas_do_not_start(tmp_path: Path) -> None:
     found = lint_findings(tmp_path)
     assert (f"{tmp_path.name}/values-read", "PGV442", "values.yaml", line_of(text, "readReplicas:")) in found
     assert not [finding for finding in found if finding[1] == "PGV407"]
+
+
+def test_pgvet_fix_of_the_read_replicas_says_what_to_set_where(tmp_path: Path) -> None:
+    (tmp_path / "values.yaml").write_text(replication("  extendedConfiguration: |\n    max_connections = 500\n"))
+    result = CliRunner().invoke(app, ["fix", str(tmp_path), "--host", f"{tmp_path.name}/values-read"])
+    assert ("PGV442 standby-below-primary: max_connections = 100 (the container's value) on the read replicas is less "
+            "than the primary's 500 (values.yaml:") in result.output, result.output
+    assert ("set max_connections = 500 or more in readReplicas.extendedConfiguration, and restart them; when both "
+            "change, raise it on the replicas before the primary.") in result.output

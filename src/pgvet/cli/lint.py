@@ -36,7 +36,12 @@ from pgvet.run.options import RunOptions, comma_list, lint_options
 from pgvet.run.paths import host_directories
 from pgvet.snapshot.discovery import SnapshotInputs
 from pgvet.snapshot.facts import HostFacts
-from pgvet.snapshot.load import load_hosts
+from pgvet.snapshot.load import chosen_host, load_hosts
+
+# The host of a directory whose configuration documents declare several (a chart's primary and read replicas).
+HostOpt = Annotated[Optional[str], typer.Option(  # noqa: UP045
+    "--host", help="Of a directory whose documents declare several hosts, the one to work on (its name as the "
+                   "reports show it).")]
 
 
 @reports_errors
@@ -51,6 +56,7 @@ def facts(
     sysctl: SysctlOpt = None, sysctl_conf: SysctlConfOpt = None, meminfo: MeminfoOpt = None, lscpu: LscpuOpt = None,
     mounts: MountsOpt = None, sysfs: SysfsOpt = None, host_yaml: HostYamlOpt = None,
     postgresql_conf: ConfOpt = None, auto_conf: AutoConfOpt = None, pg_settings: PgSettingsOpt = None,
+    host_name: HostOpt = None,
 ) -> None:
     """Show what pgvet understood of a host: every fact with its value and where it came from."""
     if output_format not in ("text", "json"):
@@ -59,7 +65,7 @@ def facts(
                          auto_conf, pg_settings)
     if path is None and explicit is None:
         raise UsageError("give a host directory or input files (see pgvet facts --help)")
-    host = _load_one_host(path, explicit)
+    host = _load_one_host(path, explicit, host_name)
     if derived:
         settings, pack = _configured_pack(config, rules)  # the derived values `lint` would compute
         host.facts.update(derived_values(configure(pack, settings.params), host))
@@ -132,6 +138,7 @@ def fix(
         help="Only these rules: id, prefix, name or tag (repeat, or a comma list).")] = None,
     config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
+    host_name: HostOpt = None,
 ) -> None:
     """Print the host's target configuration as a diff (setting, current → target, rules) and the files that make
     it (sysctl.d file, postgresql.conf lines, ALTER SYSTEM)."""
@@ -143,7 +150,7 @@ def fix(
     settings = load_config(config)
     options = lint_options(settings, select=select, ignore_file=settings.ignore_file)
     try:
-        consolidated, outcome = fix_host(path, options, write_files=write)
+        consolidated, outcome = fix_host(path, options, write_files=write, host=host_name)
     except InputError as error:
         raise _in_host(error, path) from None
     sys.stdout.write(visible(render(consolidated)))  # the values hosts hold, control characters escaped
@@ -166,6 +173,7 @@ def explain(
     config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         help="Configuration file for the rules and their parameters (default: .pgvet.toml or pyproject.toml).")
                       ] = None,
+    host_name: HostOpt = None,
 ) -> None:
     """Show what a rule checks, why, its formula, parameters and examples; on a host, its numbers there. Markdown,
     rendered for a terminal (wrapped to its width), as it is in a pipe or a file."""
@@ -181,7 +189,7 @@ def explain(
     if not directory.is_dir():
         raise UsageError(f"{path}: {'not a directory' if directory.exists() else 'no such file or directory'} "
                          "(a host is a directory of inputs)")
-    _write_markdown(explain_rule(pack, rule, _load_one_host(directory), settings.params))
+    _write_markdown(explain_rule(pack, rule, _load_one_host(directory, host=host_name), settings.params))
 
 
 def _write_markdown(text: str) -> None:
@@ -206,18 +214,16 @@ def _configured_pack(config: Path | None, rules: list[Path] | None) -> tuple[Con
     return settings, pack
 
 
-def _load_one_host(directory: Path | None, explicit: SnapshotInputs | None = None) -> HostFacts:
+def _load_one_host(directory: Path | None, explicit: SnapshotInputs | None = None, host: str | None = None
+                   ) -> HostFacts:
     """The host of the commands of one host (facts, explain): an input error names the file as the user can open
-    it (``hosts/db1/sysctl.d/10.conf:1``), not relative to the host as a fleet report does. A directory whose
-    configuration documents declare several hosts is refused: which one would be a guess."""
+    it (``hosts/db1/sysctl.d/10.conf:1``), not relative to the host as a fleet report does. Of a directory whose
+    configuration documents declare several hosts, the one ``host`` names (chosen_host)."""
     try:
         hosts = load_hosts(directory, explicit)
     except InputError as error:
         raise _in_host(error, directory) from None
-    if len(hosts) > 1:
-        raise UsageError(f"{directory} holds {len(hosts)} hosts ({', '.join(host.name for host in hosts)}): this "
-                         "command works on one; put each document in a directory of its own")
-    return hosts[0]
+    return hosts[chosen_host(directory, [each.name for each in hosts], host)]
 
 
 def _in_host(error: InputError, directory: Path | None) -> InputError:

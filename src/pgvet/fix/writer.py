@@ -30,7 +30,7 @@ from pgvet.provenance import Source
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
 from pgvet.snapshot.facts import Fact
-from pgvet.snapshot.load import load_host
+from pgvet.snapshot.load import chosen_host, load_hosts
 from pgvet.snapshot.pgfacts import is_auto_conf
 
 SYSCTL_DIRECTORY = "sysctl.d"
@@ -65,24 +65,22 @@ class ConsolidatedFix:
     parameter_form: str | None = None
 
 
-def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False,
+def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False, host: str | None = None,
              ) -> tuple[ConsolidatedFix, WriteOutcome | None]:
     """``pgvet fix``: the host linted as `pgvet lint` would, its fix, and (``write_files``) the fix written.
-    InputError when the host cannot be read."""
+    ``host``: which one, by name, when the directory's documents declare several (a chart's primary and its read
+    replicas, Patroni members…). InputError when the host cannot be read."""
 
     result = lint([directory], options)
     if result.errors:
         error = result.errors[0]
         raise InputError(error.message, error.source)
-    if len(result.hosts) > 1:  # configuration documents declaring several hosts (Patroni members…)
-        names = ", ".join(host.host_facts.name for host in result.hosts)
-        raise UsageError(f"{directory} holds {len(result.hosts)} hosts ({names}): pgvet fix works on one; "
-                         "put each document in a directory of its own")
-    consolidated = consolidate(result.hosts[0])
+    index = chosen_host(directory, [each.host_facts.name for each in result.hosts], host)
+    consolidated = consolidate(result.hosts[index])
     if not write_files:
         return consolidated, None
     # every fact, not only those the rules read: where each changed value is set last
-    return consolidated, write(consolidated, directory, load_host(directory, options.explicit).facts)
+    return consolidated, write(consolidated, directory, load_hosts(directory, options.explicit)[index].facts)
 
 
 def consolidate(result: HostResult) -> ConsolidatedFix:

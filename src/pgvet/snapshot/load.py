@@ -174,6 +174,19 @@ def load_hosts(directory: Path | None, explicit: SnapshotInputs | None = None, *
                      for index in range(1, count))]
 
 
+def chosen_host(directory: Path | None, names: Sequence[str], chosen: str | None) -> int:
+    """Which of a directory's hosts (``names``, as reports name them) a command of one host works on: the only one,
+    or the one ``--host`` names. UsageError, listing them, when that is none of them or left to a guess."""
+    listed = ", ".join(names)
+    if chosen is None:
+        if len(names) > 1:
+            raise UsageError(f"{directory} holds {len(names)} hosts ({listed}): choose one with --host NAME")
+        return 0
+    if chosen not in names:
+        raise UsageError(f"--host {chosen}: {directory} holds no host of that name (its hosts: {listed})")
+    return list(names).index(chosen)
+
+
 def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *, name: str | None = None,
               wanted: frozenset[str] | None = None, upgrade_to: int | None = None) -> HostFacts:
     """Assemble the facts of one host from its directory and/or explicit input files (the first host its
