@@ -15,6 +15,7 @@ from conftest import PROJECT
 from pgvet.cli import app
 from pgvet.errors import InputError
 from pgvet.inputs.documents import DocumentKind, recognise
+from pgvet.inputs.documents._kustomize import overlay_path
 from pgvet.provenance import Source
 from pgvet.run.paths import host_directories
 from pgvet.snapshot import load as snapshot_load
@@ -366,6 +367,94 @@ def test_a_kustomization_of_its_own_files_only_is_read_without_a_warning(tmp_pat
     (directory / "kustomization.yaml").write_text("namespace: db\nresources:\n  - cluster.yaml\n")
     host, = load_hosts(directory)
     assert not [warning for warning in host.warnings if "kustomize" in warning]
+    assert host.name == "orders"  # no overlay: the object's name, as before
+
+
+# One host of each kind of Kubernetes manifest, every overlay of a base declaring it under the same name.
+OVERLAID = {
+    "cnpg": ("orders", "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  name: orders\nspec:\n"
+                       "  instances: 2\n  postgresql:\n    parameters:\n      work_mem: {work_mem}\n"),
+    "zalando": ("orders", "apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata:\n  name: orders\nspec:\n"
+                          "  teamId: acid\n  numberOfInstances: 2\n  postgresql:\n    version: '16'\n"
+                          "    parameters:\n      work_mem: {work_mem}\n"),
+    "crunchy": ("orders-pgha1", "apiVersion: postgres-operator.crunchydata.com/v1beta1\nkind: PostgresCluster\n"
+                                "metadata:\n  name: orders\nspec:\n  postgresVersion: 16\n  instances:\n"
+                                "    - name: pgha1\n      replicas: 2\n  patroni:\n    dynamicConfiguration:\n"
+                                "      postgresql:\n        parameters:\n          work_mem: {work_mem}\n"),
+    "bitnami": ("orders", "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: orders\n"
+                          "spec:\n  chart:\n    spec:\n      chart: postgresql\n  values:\n    primary:\n"
+                          "      extendedConfiguration: |\n        work_mem = {work_mem}\n"),
+}
+OVERLAYS = ("staging", "production")
+
+
+def overlaid(repository: Path, kind: str) -> Path:
+    """A kustomize layout: base/ and overlays/staging/, overlays/production/, each declaring the base's object."""
+    text = OVERLAID[kind][1]
+    (repository / "base").mkdir(parents=True)
+    (repository / "base" / "db.yaml").write_text(text.format(work_mem="4MB"))
+    (repository / "base" / "kustomization.yaml").write_text("resources:\n  - db.yaml\n")
+    for environment, work_mem in zip(OVERLAYS, ("8MB", "64MB"), strict=True):
+        directory = repository / "overlays" / environment
+        directory.mkdir(parents=True)
+        (directory / "db.yaml").write_text(text.format(work_mem=work_mem))
+        (directory / "kustomization.yaml").write_text("resources:\n  - ../../base\npatches:\n  - path: db.yaml\n")
+    return repository
+
+
+def fingerprints_by_host(*args: str) -> tuple[dict[str, set[str]], list[str]]:
+    """``pgvet lint ARGS``' hosts (their names) with their findings' fingerprints, and the run's notices."""
+    result = runner.invoke(app, ["lint", *args, "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads(result.output)
+    hosts: dict[str, set[str]] = {str(host["name"]): set() for host in report["hosts"]}
+    for finding in report["findings"]:
+        hosts[str(finding["host"])].add(str(finding["fingerprint"]))
+    return hosts, report["notices"]
+
+
+@pytest.mark.parametrize("kind", sorted(OVERLAID))
+def test_hosts_of_a_base_and_its_overlays_have_names_and_fingerprints_of_their_own(tmp_path: Path, kind: str) -> None:
+    """Every overlay of a base declares the base's objects under their names: each overlay's hosts are named after
+    it too, the base's keep their names, and no two hosts share a fingerprint (baselines, tickets, SARIF)."""
+    repository = overlaid(tmp_path / "repo", kind)
+    (repository / ".git").mkdir()
+    name = OVERLAID[kind][0]
+    hosts, notices = fingerprints_by_host(str(repository))
+    assert sorted(hosts) == sorted([name, f"{name} (overlays/production)", f"{name} (overlays/staging)"])
+    assert all(hosts.values())
+    for host, fingerprints in hosts.items():
+        assert not fingerprints & set().union(*(other for named, other in hosts.items() if named != host)), host
+    assert not [notice for notice in notices if "same host name" in notice]
+
+
+def test_an_overlays_hosts_keep_their_names_and_fingerprints_whatever_is_linted_from_where(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A name that depended on the hosts linted with it would change between pre-commit (the overlay whose file
+    changed) and CI (the repository): the overlay is named from its repository's root, wherever pgvet runs."""
+    repository = overlaid(tmp_path / "repo", "cnpg")
+    (repository / ".git").mkdir()
+    whole, _ = fingerprints_by_host(str(repository))
+    assert fingerprints_by_host(str(repository))[0] == whole
+    monkeypatch.chdir(repository / "overlays" / "staging")
+    alone, _ = fingerprints_by_host(".")
+    assert alone == {"orders (overlays/staging)": whole["orders (overlays/staging)"]}
+    monkeypatch.chdir(tmp_path)
+    files, _ = fingerprints_by_host("repo/overlays/production/db.yaml", "repo/overlays/staging/db.yaml")
+    assert files == {name: whole[name] for name in ("orders (overlays/production)", "orders (overlays/staging)")}
+
+
+@pytest.mark.parametrize(("directory", "bases", "repository", "named"), [
+    ("/r/k8s/overlays/staging", ("../../base",), "/r", "k8s/overlays/staging"),
+    ("/r/k8s/overlays/staging", ("github.com/org/pg//base?ref=v1",), "/r", "k8s/overlays/staging"),
+    # outside a repository: from the directory holding it and its bases, else its own name
+    ("/r/k8s/overlays/staging", ("../../base",), None, "overlays/staging"),
+    ("/r/k8s/overlays/staging", ("../../base",), "/elsewhere", "overlays/staging"),
+    ("/r/k8s/overlays/staging", ("../../base", "../../../components/ha"), None, "k8s/overlays/staging"),
+    ("/r/k8s/overlays/staging", ("github.com/org/pg//base?ref=v1", "sub/dir"), None, "staging")])
+def test_an_overlay_is_named_from_its_repositorys_root_else_from_the_directory_holding_its_bases(
+        directory: str, bases: tuple[str, ...], repository: str | None, named: str) -> None:
+    assert overlay_path(directory, bases, repository) == named
 
 
 def _apply_document_fix(document: Path, fix_output: str) -> None:

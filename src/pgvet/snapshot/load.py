@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -18,7 +17,7 @@ from pathlib import Path
 from pgvet.errors import InputError, UsageError
 from pgvet.inputs import sysctl
 from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, DeclaredHost, recognise
-from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, overlay
+from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, overlay, overlay_path
 from pgvet.inputs.host_yaml import parse_host_yaml
 from pgvet.inputs.lscpu import parse_lscpu
 from pgvet.inputs.meminfo import parse_meminfo
@@ -29,7 +28,7 @@ from pgvet.inputs.reading import MAX_INPUT_BYTES, find_mark, read_text
 from pgvet.inputs.registry import host_markers
 from pgvet.inputs.sysctl import PairedValue, SysctlSetting
 from pgvet.inputs.sysfs import is_virtual_disk, parse_sysfs
-from pgvet.paths import link_out_of_repository
+from pgvet.paths import link_out_of_repository, repository_of
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError
 from pgvet.snapshot import pgfacts
@@ -247,7 +246,7 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
         declared.update(document.host)
         builder.host.notes.extend(document.notes)
     if hosting:
-        declared["name"] = Located(_host_name(hosting[index], builder.host.name), hosting[index].source)
+        declared["name"] = _host_name(hosting, index, builder.host.name, documents.overlay)
         declared.setdefault("orchestrator", Located(hosting[index].kind, hosting[index].source))
     _load_manifest(builder, inputs)
     _load_machine(builder, inputs)
@@ -268,13 +267,22 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
 _CONVENTIONAL_STEMS = frozenset({"values", "main", "compose", "docker-compose"})
 
 
-def _host_name(declared: DeclaredHost, directory: str) -> str:
-    """The name of a host a document declares: its own; one named after a file whose name the tool fixes (a Helm
-    chart's values.yaml, an Ansible role's defaults/main.yml) with the directory's name before it, so that the
-    charts of a repository are not all one host called "values"."""
-    stem = os.path.basename(declared.source.path).split(".", 1)[0]
-    named_by_file = declared.name == stem or declared.name.startswith(f"{stem}-")  # values, values-read
-    return f"{directory}/{declared.name}" if named_by_file and stem in _CONVENTIONAL_STEMS else declared.name
+def _host_name(hosting: Sequence[DeclaredHost], index: int, directory: str, overlay: str | None) -> Located[object]:
+    """The name of the ``index``-th host the directory's documents declare: its object's, told apart from the
+    objects of that name elsewhere by what comes after it in parentheses — the kustomize overlay that declares it
+    (``orders (overlays/staging)``: every overlay of a base declares the base's objects), and its file when the
+    directory declares another of its name (``pg (a.yaml)``). One named after a file whose name the tool fixes (a
+    Helm chart's values.yaml, an Ansible role's defaults/main.yml) has the directory's name before it instead, so
+    that the charts of a repository are not all one host called "values"."""
+    document = hosting[index]
+    qualifier = overlay
+    same_name = sum(other.name == document.name for other in hosting) > 1
+    name = document.name
+    stem = os.path.basename(document.source.path).split(".", 1)[0]
+    if stem in _CONVENTIONAL_STEMS and (name == stem or name.startswith(f"{stem}-")):  # values, values-read
+        name, qualifier = f"{directory}/{name}", None
+    said = [part for part in (qualifier, document.source.path if same_name else None) if part]
+    return Located(f"{name} ({', '.join(said)})" if said else name, document.source)
 
 
 def _unknown(host: HostFacts, unknown: Mapping[str, Source], running: str | None) -> None:
@@ -303,6 +311,7 @@ class _Documents:
     declared: list[DeclaredHost] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    overlay: str | None = None  # the directory as its hosts' names say it, when it is a kustomize overlay
 
     def accounted(self, builder: _Builder) -> None:
         """The documents counted as inputs of the host being built, and what was said of them."""
@@ -314,8 +323,7 @@ class _Documents:
 
 def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> _Documents:
     """The hosts and machine settings the directory's configuration documents declare, in the order of their
-    files; a file that is no document pgvet reads is no input. Hosts of one name in the directory are told
-    apart by their file: each host's findings have fingerprints of their own."""
+    files; a file that is no document pgvet reads is no input (their hosts' names: _host_name)."""
     documents = _Documents()
     declared = documents.declared
     read = 0
@@ -347,10 +355,6 @@ def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> _Documents:
             raise InputError(f"with this file, the directory's documents declare more than {MAX_DECLARED_HOSTS} "
                              "hosts, more than pgvet reads in one directory: give each cluster a directory of its "
                              "own", Source(display))
-    names = Counter(document.name for document in declared if document.hosting)
-    for document in declared:
-        if document.hosting and names[document.name] > 1:
-            document.name = f"{document.name} ({document.source.path})"
     if declared:
         _kustomize_overlay(builder, inputs, documents)
     return documents
@@ -358,7 +362,8 @@ def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> _Documents:
 
 def _kustomize_overlay(builder: _Builder, inputs: SnapshotInputs, documents: _Documents) -> None:
     """A warning for a directory that is a kustomize overlay: its documents are judged as written, without the
-    bases and patches ``kustomize build`` would merge (pgvet does not build overlays)."""
+    bases and patches ``kustomize build`` would merge (pgvet does not build overlays); and, when it takes bases
+    from elsewhere, how its hosts' names say it (``documents.overlay``)."""
     for path in inputs.documents:
         if path.name not in KUSTOMIZATION_NAMES:
             continue
@@ -370,10 +375,14 @@ def _kustomize_overlay(builder: _Builder, inputs: SnapshotInputs, documents: _Do
             documents.warnings.append(f"{display}: not read ({reason}): if this directory is a kustomize overlay, "
                                       "its documents are judged without their bases and patches")
             continue
-        if what is not None:
-            documents.warnings.append(
-                f"{display}: a kustomize overlay ({what}): pgvet judges the directory's documents as written, not "
-                "what `kustomize build` renders (bases not merged, patches not applied); lint the rendered manifests")
+        if what is None:
+            continue
+        documents.warnings.append(
+            f"{display}: a kustomize overlay ({what.said()}): pgvet judges the directory's documents as written, "
+            "not what `kustomize build` renders (bases not merged, patches not applied); lint the rendered manifests")
+        if what.bases and documents.overlay is None:
+            real = os.fspath(builder.real_root)
+            documents.overlay = overlay_path(real, what.bases, repository_of(real))
 
 
 def _load_declared_host(builder: _Builder, inputs: SnapshotInputs) -> dict[str, Located[object]]:

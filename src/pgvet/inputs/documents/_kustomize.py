@@ -1,9 +1,12 @@
 """Kustomize's kustomization files, read only to tell whether a directory is an overlay: pgvet does not build one
 (its bases are elsewhere, its patches change the documents beside it), so it says so rather than judge the partial
-documents as if they were what ``kustomize build`` renders. A private module: no document kind of its own."""
+documents as if they were what ``kustomize build`` renders; and an overlay's hosts are named after it, since every
+overlay of a base declares the base's objects under their names. A private module: no document kind of its own."""
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from typing import Any
 
 from pgvet.safeyaml import load_yaml
@@ -14,22 +17,50 @@ _SOURCES = ("resources", "bases", "components")
 _PATCHES = ("patches", "patchesStrategicMerge", "patchesJson6902")
 
 
-def overlay(text: str) -> str | None:
-    """What ``kustomize build`` would take from outside the directory or change in its files, said in a few words
-    (``bases ../base; patches cluster.yaml``); None for a kustomization that gathers the directory's own files
+@dataclass(frozen=True, slots=True)
+class Overlay:
+    """What ``kustomize build`` would take from outside a directory (``bases``: directories, paths up or down,
+    remote URLs) or change in its files (``patches``: their paths, ``an inline patch``)."""
+
+    bases: tuple[str, ...]
+    patches: tuple[str, ...]
+
+    def said(self) -> str:
+        """In a few words: ``bases ../base; patches cluster.yaml``."""
+        return "; ".join(f"{name} {', '.join(entries)}"
+                         for name, entries in (("bases", self.bases), ("patches", self.patches)) if entries)
+
+
+def overlay(text: str) -> Overlay | None:
+    """What a kustomization takes from elsewhere or patches; None for one that gathers the directory's own files
     unchanged. YamlError when the text is no YAML."""
     document: Any = load_yaml(text)
     if not isinstance(document, dict):
         return None
     # an entry that is no file of this directory (a directory, a path up or down, a remote URL) is read elsewhere
-    bases = [str(entry) for key in _SOURCES for entry in _entries(document.get(key)) if "/" in str(entry)]
+    bases = tuple(str(entry) for key in _SOURCES for entry in _entries(document.get(key)) if "/" in str(entry))
     patches = []
     for key in _PATCHES:
         for entry in _entries(document.get(key)):
             path = entry.get("path") if isinstance(entry, dict) else entry
             patches.append(path if isinstance(path, str) and "\n" not in path else "an inline patch")
-    said = [f"{name} {', '.join(entries)}" for name, entries in (("bases", bases), ("patches", patches)) if entries]
-    return "; ".join(said) or None
+    return Overlay(bases, tuple(patches)) if bases or patches else None
+
+
+def overlay_path(directory: str, bases: tuple[str, ...], repository: str | None) -> str:
+    """How an overlay's hosts are told from its base's and its sibling overlays' (which declare the same objects):
+    its directory (a real path) relative to its repository's root (``overlays/staging``), the same whatever path
+    or directory pgvet is run from; outside a repository, relative to the directory holding it and the bases it
+    takes from above (``../../base``), else its name."""
+    if repository is not None and directory.startswith(repository.rstrip(os.sep) + os.sep):
+        return os.path.relpath(directory, repository)
+    above = [os.path.normpath(os.path.join(directory, base)) for base in bases
+             if base.startswith("../") or base == ".."]
+    if above:
+        relative = os.path.relpath(directory, os.path.commonpath([directory, *above]))
+        if relative != ".":
+            return relative
+    return os.path.basename(directory)
 
 
 def _entries(node: object) -> list[Any]:
