@@ -457,6 +457,47 @@ def test_an_overlay_is_named_from_its_repositorys_root_else_from_the_directory_h
     assert overlay_path(directory, bases, repository) == named
 
 
+def test_a_host_yaml_beside_an_overlays_kustomization_names_its_host(tmp_path: Path) -> None:
+    repository = overlaid(tmp_path / "repo", "cnpg")
+    (repository / "overlays" / "staging" / "host.yaml").write_text("name: orders-staging\npg_version: 16\n")
+    hosts, _ = fingerprints_by_host(str(repository))
+    assert sorted(hosts) == ["orders", "orders (overlays/production)", "orders-staging"]
+    assert not hosts["orders-staging"] & hosts["orders (overlays/production)"]
+
+
+def test_host_yamls_name_names_a_directorys_one_document_host_and_tells_several_apart(tmp_path: Path) -> None:
+    """host.yaml's name is the user's word: it names the one host of the directory (the object's name lost,
+    whatever the documents say), and several it cannot all be: each is its object's name, told apart by it."""
+    single = members(tmp_path / "single", "pg-a", host_yaml="name: east-db\n")
+    assert [host.name for host in load_hosts(single)] == ["east-db"]
+    several = members(tmp_path / "several", "pg-a", "pg-b", "pg-b", host_yaml="name: east\n")
+    assert [host.name for host in load_hosts(several)] == [
+        "pg-a (east)", "pg-b (east, postgres1.yml)", "pg-b (east, postgres2.yml)"]
+    chart = tmp_path / "chart"
+    chart.mkdir()
+    (chart / "values.yaml").write_text("architecture: replication\nprimary:\n  extendedConfiguration: |\n"
+                                       "    work_mem = 8MB\n")
+    (chart / "host.yaml").write_text("name: orders-prod\n")
+    assert [host.name for host in load_hosts(chart)] == ["orders-prod/values", "orders-prod/values-read"]
+
+
+def test_documents_of_one_name_in_two_directories_out_of_kustomize_are_told_apart_by_host_yaml(
+        tmp_path: Path) -> None:
+    """Out of kustomize, nothing in a directory says another declares its object: the run says so, and the host.yaml
+    its notice advises does tell them apart."""
+    for environment in OVERLAYS:
+        members(tmp_path / "envs" / environment, "pg-a", host_yaml="")
+    hosts, notices = fingerprints_by_host(str(tmp_path / "envs"))
+    assert list(hosts) == ["pg-a"]
+    assert [notice for notice in notices if "same host name" in notice and "`name:` in host.yaml" in notice]
+    for environment in OVERLAYS:
+        (tmp_path / "envs" / environment / "host.yaml").write_text(f"name: pg-a-{environment}\n")
+    hosts, notices = fingerprints_by_host(str(tmp_path / "envs"))
+    assert sorted(hosts) == ["pg-a-production", "pg-a-staging"]
+    assert not hosts["pg-a-production"] & hosts["pg-a-staging"]
+    assert not [notice for notice in notices if "same host name" in notice]
+
+
 def _apply_document_fix(document: Path, fix_output: str) -> None:
     """The fix's parameters put in the document as a DBA would: a parameter the document sets gets the new value
     on its line, the others go at the top of the parameters block it has."""

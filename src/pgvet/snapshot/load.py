@@ -246,7 +246,7 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
         declared.update(document.host)
         builder.host.notes.extend(document.notes)
     if hosting:
-        declared["name"] = _host_name(hosting, index, builder.host.name, documents.overlay)
+        declared["name"] = _host_name(hosting, index, builder.host.name, documents.overlay, declared.get("name"))
         declared.setdefault("orchestrator", Located(hosting[index].kind, hosting[index].source))
     _load_manifest(builder, inputs)
     _load_machine(builder, inputs)
@@ -267,20 +267,24 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
 _CONVENTIONAL_STEMS = frozenset({"values", "main", "compose", "docker-compose"})
 
 
-def _host_name(hosting: Sequence[DeclaredHost], index: int, directory: str, overlay: str | None) -> Located[object]:
-    """The name of the ``index``-th host the directory's documents declare: its object's, told apart from the
-    objects of that name elsewhere by what comes after it in parentheses — the kustomize overlay that declares it
-    (``orders (overlays/staging)``: every overlay of a base declares the base's objects), and its file when the
-    directory declares another of its name (``pg (a.yaml)``). One named after a file whose name the tool fixes (a
-    Helm chart's values.yaml, an Ansible role's defaults/main.yml) has the directory's name before it instead, so
-    that the charts of a repository are not all one host called "values"."""
+def _host_name(hosting: Sequence[DeclaredHost], index: int, directory: str, overlay: str | None,
+               named: Located[object] | None) -> Located[object]:
+    """The name of the ``index``-th host the directory's documents declare: host.yaml's ``name`` when it is the
+    only one; else its object's, told apart from the objects of that name elsewhere by what comes after it in
+    parentheses — host.yaml's ``name``, else the kustomize overlay that declares it (``orders (overlays/staging)``:
+    every overlay of a base declares the base's objects), and its file when the directory declares another of its
+    name (``pg (a.yaml)``). One named after a file whose name the tool fixes (a Helm chart's values.yaml, an
+    Ansible role's defaults/main.yml) has the directory's name before it instead (host.yaml's name when it has
+    one), so that the charts of a repository are not all one host called "values"."""
     document = hosting[index]
-    qualifier = overlay
+    if named is not None and len(hosting) == 1:
+        return named
+    qualifier = str(named.value) if named is not None else overlay
     same_name = sum(other.name == document.name for other in hosting) > 1
     name = document.name
     stem = os.path.basename(document.source.path).split(".", 1)[0]
     if stem in _CONVENTIONAL_STEMS and (name == stem or name.startswith(f"{stem}-")):  # values, values-read
-        name, qualifier = f"{directory}/{name}", None
+        name, qualifier = f"{named.value if named is not None else directory}/{name}", None
     said = [part for part in (qualifier, document.source.path if same_name else None) if part]
     return Located(f"{name} ({', '.join(said)})" if said else name, document.source)
 
