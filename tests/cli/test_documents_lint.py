@@ -444,6 +444,14 @@ def test_an_overlays_hosts_keep_their_names_and_fingerprints_whatever_is_linted_
     assert files == {name: whole[name] for name in ("orders (overlays/production)", "orders (overlays/staging)")}
 
 
+def test_two_documents_of_one_name_in_an_overlay_are_told_apart_by_the_overlay_and_their_file(tmp_path: Path) -> None:
+    repository = overlaid(tmp_path / "repo", "cnpg")
+    staging = repository / "overlays" / "staging"
+    shutil.copy(staging / "db.yaml", staging / "other.yaml")
+    assert [host.name for host in load_hosts(staging)] == [
+        "orders (overlays/staging, db.yaml)", "orders (overlays/staging, other.yaml)"]
+
+
 @pytest.mark.parametrize(("directory", "bases", "repository", "named"), [
     ("/r/k8s/overlays/staging", ("../../base",), "/r", "k8s/overlays/staging"),
     ("/r/k8s/overlays/staging", ("github.com/org/pg//base?ref=v1",), "/r", "k8s/overlays/staging"),
