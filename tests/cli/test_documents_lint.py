@@ -370,6 +370,26 @@ def test_a_kustomization_of_its_own_files_only_is_read_without_a_warning(tmp_pat
     assert host.name == "orders"  # no overlay: the object's name, as before
 
 
+def test_a_patch_of_an_object_of_its_own_directory_is_no_second_host(tmp_path: Path) -> None:
+    # read whole, the patch was a host of its own named after the object, judged on one instance and no limit
+    directory = tmp_path / "app"
+    directory.mkdir()
+    (directory / "cluster.yaml").write_text(CNPG_PATCH.replace("spec:\n", "spec:\n  instances: 3\n").replace(
+        "work_mem: 48MB", "work_mem: 16MB\n  resources:\n    limits:\n      memory: 2Gi"))
+    (directory / "patch.yaml").write_text(CNPG_PATCH)
+    (directory / "kustomization.yaml").write_text("resources:\n  - cluster.yaml\npatches:\n  - path: patch.yaml\n")
+    host, = load_hosts(directory)
+    assert host.name == "orders" and host.value("host.instances") == 3 and host.value("pg.work_mem") == 16 * 1024**2
+    assert "patch.yaml: a kustomize patch of orders, declared in another file of the directory: not a host of its " \
+           "own, and not applied" in host.notes
+    [warning] = [warning for warning in host.warnings if "kustomize" in warning]
+    assert "(patches patch.yaml)" in warning and "patches not applied" in warning
+    # a patch of an object from elsewhere (a base) is the overlay's host, as before
+    (directory / "cluster.yaml").unlink()
+    (directory / "kustomization.yaml").write_text("resources:\n  - ../base\npatches:\n  - path: patch.yaml\n")
+    assert [each.name for each in load_hosts(directory)] == ["orders (app)"]
+
+
 # One host of each kind of Kubernetes manifest, every overlay of a base declaring it under the same name.
 OVERLAID = {
     "cnpg": ("orders", "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  name: orders\nspec:\n"

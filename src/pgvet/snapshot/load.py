@@ -17,7 +17,7 @@ from pathlib import Path
 from pgvet.errors import InputError, UsageError
 from pgvet.inputs import sysctl
 from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, DeclaredHost, recognise
-from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, overlay, overlay_path
+from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, Overlay, overlay, overlay_path
 from pgvet.inputs.host_yaml import parse_host_yaml
 from pgvet.inputs.lscpu import parse_lscpu
 from pgvet.inputs.meminfo import parse_meminfo
@@ -381,12 +381,31 @@ def _kustomize_overlay(builder: _Builder, inputs: SnapshotInputs, documents: _Do
             continue
         if what is None:
             continue
+        _drop_patches_of_own_objects(documents, what)
         documents.warnings.append(
             f"{display}: a kustomize overlay ({what.said()}): pgvet judges the directory's documents as written, "
             "not what `kustomize build` renders (bases not merged, patches not applied); lint the rendered manifests")
         if what.bases and documents.overlay is None:
             real = os.fspath(builder.real_root)
             documents.overlay = overlay_path(real, what.bases, repository_of(real))
+
+
+def _drop_patches_of_own_objects(documents: _Documents, what: Overlay) -> None:
+    """The kustomization's patches of an object one of its resources in the directory declares are no host of
+    their own: read whole, a partial manifest would be judged on the defaults its reader fills in (one instance, no
+    memory limit), and laid over the object those defaults would replace its values. They are left out, with a
+    note (the overlay's warning says its patches are not applied). A patch of an object from a base elsewhere stays
+    a host, judged as written."""
+    patched = {os.path.normpath(path) for path in what.patches}
+    resources = {os.path.normpath(path) for path in what.files}
+    objects = {(document.kind, document.name) for document in documents.declared
+               if document.hosting and os.path.normpath(document.source.path) in resources}
+    for document in list(documents.declared):
+        if (document.hosting and os.path.normpath(document.source.path) in patched
+                and (document.kind, document.name) in objects):
+            documents.declared.remove(document)
+            documents.notes.append(f"{document.source.path}: a kustomize patch of {document.name}, declared in "
+                                   "another file of the directory: not a host of its own, and not applied")
 
 
 def _load_declared_host(builder: _Builder, inputs: SnapshotInputs) -> dict[str, Located[object]]:

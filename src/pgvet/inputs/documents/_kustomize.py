@@ -20,10 +20,12 @@ _PATCHES = ("patches", "patchesStrategicMerge", "patchesJson6902")
 @dataclass(frozen=True, slots=True)
 class Overlay:
     """What ``kustomize build`` would take from outside a directory (``bases``: directories, paths up or down,
-    remote URLs) or change in its files (``patches``: their paths, ``an inline patch``)."""
+    remote URLs) or change in its files (``patches``: their paths, ``an inline patch``); ``files``: the resources
+    it takes from the directory itself."""
 
     bases: tuple[str, ...]
     patches: tuple[str, ...]
+    files: tuple[str, ...]
 
     def said(self) -> str:
         """In a few words: ``bases ../base; patches cluster.yaml``."""
@@ -38,13 +40,15 @@ def overlay(text: str) -> Overlay | None:
     if not isinstance(document, dict):
         return None
     # an entry that is no file of this directory (a directory, a path up or down, a remote URL) is read elsewhere
-    bases = tuple(str(entry) for key in _SOURCES for entry in _entries(document.get(key)) if "/" in str(entry))
+    sources = [str(entry) for key in _SOURCES for entry in _entries(document.get(key))]
+    bases = tuple(entry for entry in sources if "/" in entry)
     patches = []
     for key in _PATCHES:
         for entry in _entries(document.get(key)):
             path = entry.get("path") if isinstance(entry, dict) else entry
             patches.append(path if isinstance(path, str) and "\n" not in path else "an inline patch")
-    return Overlay(bases, tuple(patches)) if bases or patches else None
+    files = tuple(entry for entry in sources if "/" not in entry)
+    return Overlay(bases, tuple(patches), files) if bases or patches else None
 
 
 def overlay_path(directory: str, bases: tuple[str, ...], repository: str | None) -> str:
