@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import pickle
 from pathlib import Path
@@ -169,3 +170,54 @@ def test_control_characters_are_escaped_in_colour_too(tmp_path: Path) -> None:
     written = FORMATS["text"](lint([host], LintOptions()), ReportOptions(color=True, width=200))
     assert "\x1b[" in written  # rich's own colours
     assert "4\x1b[31mMB" not in written and "4\\x1b[31mMB" in written
+
+
+OVERRIDE_SPELT = "4\\u202eMB"  # a backslash, u, 2, 0, 2, e: what visible() writes for a real U+202E
+
+
+def _override_hosts(tmp_path: Path, *, keep_facts: bool = False) -> LintResult:
+    """Two hosts whose work_mem holds a real right-to-left override, and its escape spelt out (PostgreSQL reads
+    '\\\\' in a quoted value as one backslash); a third whose values and paths hold backslashes that read as
+    no escape."""
+    for name, written in (("real", "4\u202eMB"), ("spelt", "4\\\\u202eMB"), ("plain", "C:\\\\data\\\\_x")):
+        host = tmp_path / name
+        host.mkdir()
+        (host / "host.yaml").write_text(f"name: {name}\npg_version: 16\n")
+        (host / "postgresql.conf").write_text(f"work_mem = '{written}'\n")
+    return lint([tmp_path / "real", tmp_path / "spelt", tmp_path / "plain"],
+                LintOptions(select=["PGV403"], keep_facts=keep_facts))  # pgvet check reads every fact
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise", "github", "junit", "sarif", "html", "check"])
+def test_a_value_spelling_an_escape_is_told_apart_from_the_character(tmp_path: Path, fmt: str) -> None:
+    # a backslash was never escaped: a value spelt 4\u202eMB printed as one holding the override does, and a
+    # hostile repository or server could make the one look like the other
+    result = _override_hosts(tmp_path, keep_facts=fmt == "check")
+    messages = {host.host_facts.name: host.findings[0].message for host in result.hosts}
+    assert "4\u202eMB" in messages["real"] and OVERRIDE_SPELT in messages["spelt"]
+    if fmt == "check":
+        from pgvet.live.check import CheckOutcome
+        from pgvet.report.check import render_check
+
+        written = {host.host_facts.name: render_check(CheckOutcome(LintResult([host], result.rules, "", ""),
+                                                                   tmp_path / host.host_facts.name, kept=True),
+                                                      ReportOptions(color=False, width=300))
+                   for host in result.hosts}
+    else:
+        written = {host.host_facts.name: FORMATS[fmt](LintResult([host], result.rules, "", ""),
+                                                      ReportOptions(color=False, width=300, repo_root=tmp_path))
+                   for host in result.hosts}
+    if fmt == "sarif":  # the message's text is for people; the JSON around it escapes by itself
+        written = {name: json.loads(text)["runs"][0]["results"][0]["message"]["text"] for name, text in written.items()}
+    if fmt == "html":
+        written = {name: html.unescape(text) for name, text in written.items()}
+    assert "4\\u202eMB" in written["real"] and "\u202e" not in written["real"]
+    assert "4\\\\u202eMB" in written["spelt"] and "4\\u202eMB" not in written["spelt"].replace("\\\\", "")
+    assert '"C:\\data\\_x"' in written["plain"]  # the message's backslashes, read as no escape, left single
+
+
+def test_json_keeps_the_value_exactly(tmp_path: Path) -> None:
+    exact = json.loads(FORMATS["json"](_override_hosts(tmp_path), ReportOptions()))
+    messages = [finding["message"] for finding in exact["findings"]]
+    assert any("4\u202eMB" in message for message in messages)
+    assert any(OVERRIDE_SPELT in message and "\\\\u202e" not in message for message in messages)

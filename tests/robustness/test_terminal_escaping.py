@@ -5,6 +5,7 @@ screen of whoever reads the report."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -12,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from pgvet.report import one_line, visible
 
 # ESC (CSI and OSC sequences), BEL, CSI as one C1 byte, DEL
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -184,3 +187,26 @@ def test_a_name_holding_a_line_break_starts_no_line(tmp_path: Path) -> None:
         # the concise report shows paths only
         for injected in ("NAME", "FILE", "SERVICE", "VALUE", "NOTE") if report == "text" else ("FILE",):
             assert f"\\n::error::{injected}" in output, (injected, output)
+
+
+_SHOWN_ESCAPE = re.compile(r"\\(\\|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|r|n)")
+
+
+def _read_back(shown: str) -> str:
+    """What a reader takes a text shown by one_line for: \\\\ one backslash, an escape its character, any other
+    backslash itself."""
+    return _SHOWN_ESCAPE.sub(lambda match: "\\" if match.group(1) == "\\" else
+                             match.group().encode().decode("unicode_escape"), shown)
+
+
+def test_what_is_shown_reads_back_as_what_was_there() -> None:
+    # a backslash was never escaped: a value spelt r\u202eole printed as one holding the override does. Every text
+    # of up to four of these characters (backslashes, the letters of escapes, controls) reads back as itself
+    alphabet = ["\\", "x", "1", "b", "u", "n", "r", "a", "\x1b", "\n", "\r", "\u202e"]
+    for length in range(5):
+        for characters in itertools.product(alphabet, repeat=length):
+            text = "".join(characters)
+            assert _read_back(one_line(text)) == text, (text, one_line(text))
+    assert visible("r\\u202eole") == "r\\\\u202eole" and visible("r\u202eole") == "r\\u202eole"
+    for ordinary in ("C:\\data\\pg", "LIKE 'enable\\_%'", "/srv/pg data", "a\\"):  # no backslash read as an escape
+        assert visible(ordinary) == ordinary

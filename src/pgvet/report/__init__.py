@@ -31,16 +31,27 @@ if TYPE_CHECKING:
 # the bidirectional formatting characters (marks, embeddings, overrides, isolates): a right-to-left override
 # reorders what a terminal with bidi support or a web page shows after it.
 _NOT_VISIBLE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
+# A backslash that would otherwise read as the start of such an escape, or of another backslash's, is doubled:
+# one before a backslash, x, u, U, r or n (one_line writes a line feed \n), or before a character written as an
+# escape. Else a value spelt r\u202eole printed as one holding the override does (docs/decisions.md).
+_MISREAD_BACKSLASH = f"\\\\(?=[\\\\xuUrn\\n]|{_NOT_VISIBLE})"
 
 
 @lru_cache(maxsize=1)
 def _not_visible() -> re.Pattern[str]:
-    return re.compile(_NOT_VISIBLE)
+    return re.compile(f"{_NOT_VISIBLE}|{_MISREAD_BACKSLASH}")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    character = match.group()
+    return "\\\\" if character == "\\" else character.encode("unicode_escape").decode("ascii")
 
 
 def visible(text: str) -> str:
-    """``text`` with each such character written as its Python escape (``\\x1b``, ``\\udcff``)."""
-    return _not_visible().sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+    """``text`` with each such character written as its Python escape (``\\x1b``, ``\\udcff``), and a backslash
+    that would read as an escape's start as ``\\\\``: what it shows is told apart from what it escaped (a
+    backslash elsewhere, ``enable\\_%``, ``C:\\data``, stays one). Applied once to a text: not again to its output."""
+    return _not_visible().sub(_escaped, text)
 
 
 def one_line(text: str) -> str:

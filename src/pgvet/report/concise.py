@@ -51,9 +51,9 @@ class Writer:
             else:
                 place = directory
             state = " (suppressed)" if finding.suppressed else " (baseline)" if finding.baseline else ""
-            message = prose(finding.message)
-            self.lines.write(one_line(f"{place}: {finding.severity.upper()} {finding.rule_id} {finding.rule_name}: "
-                                      f"{message}{state}") + "\n")
+            # each text escaped once: escaping the message again would double its escapes' backslashes
+            self.lines.write(one_line(f"{place}: {finding.severity.upper()} {finding.rule_id} {finding.rule_name}: ")
+                             + f"{prose(finding.message)}{state}\n")
 
     def error(self, error: HostError) -> None:
         self.errors.append(error)

@@ -45,17 +45,20 @@ def _where(finding: Finding, host: HostResult, options: ReportOptions) -> tuple[
     return anchor_path(target, host, options.repo_root), line
 
 
-def _command(level: str, message: str, title: str, file: str | None, line: int | None) -> str:
+def _command(level: str, shown: str, title: str, file: str | None, line: int | None) -> str:
+    """``shown``: the message, escaped already (prose, visible): escaped again, its escapes' backslashes doubled."""
     # a file name is the repository's to choose: escaped as any text, though GitHub then finds no such file
     properties = [f"file={escape_property(visible(file))}"] if file else []
     if file and line:
         properties.append(f"line={line}")
     properties.append(f"title={escape_property(visible(title))}")
-    return f"::{level} {','.join(properties)}::{escape_data(visible(message))}"
+    return f"::{level} {','.join(properties)}::{escape_data(shown)}"
 
 
-def _cell(text: str) -> str:
-    return prose(text).replace("|", "\\|")  # one line; a pipe would end the table cell
+def _cell(shown: str, *, code: bool = False) -> str:
+    """Escaped text (prose) in a table cell: a pipe would end the cell; outside a code span Markdown would take a
+    backslash before a backslash as an escape, and show ``r\\\\u202e`` as it shows an escaped override."""
+    return (shown if code else shown.replace("\\", "\\\\")).replace("|", "\\|")
 
 
 def _write_summary(path: str, rows: list[str], hidden: int, unkept: int = 0) -> str | None:
@@ -115,8 +118,8 @@ class Writer:
                                                  f"{finding.rule_id} {finding.rule_name} ({finding.host})", file, line))
             if self.summary_file and kept.size <= SUMMARY_LIMIT:
                 place = f"{file}:{line}" if file and line else file or host.host_facts.name
-                row = (f"| {finding.severity} | `{finding.rule_id}` {finding.rule_name} | `{_cell(place)}` | "
-                       f"{_cell(message)} |")
+                row = (f"| {finding.severity} | `{finding.rule_id}` {finding.rule_name} | "
+                       f"`{_cell(prose(place), code=True)}` | {_cell(message)} |")
                 kept.rows.append(row)
                 kept.size += len(row.encode(errors="backslashreplace")) + 1
 
@@ -128,7 +131,7 @@ class Writer:
         if file is None or not (Path(self.options.repo_root or ".") / file).is_file():
             file = None  # an internal error, or the host directory itself
         line = error.source.line if file and error.source else None
-        self.out.write(_command("error", f"{place}: {error.message}", "pgvet: input error", file, line) + "\n")
+        self.out.write(_command("error", visible(f"{place}: {error.message}"), "pgvet: input error", file, line) + "\n")
 
     def finish(self, notices: list[str], summary: RunSummary) -> None:
         lines: list[str] = []

@@ -2,7 +2,8 @@
 testcase for a host without findings. Suppressed and baseline findings are skipped testcases; a host
 that could not be read is a testsuite with an error. GitLab keeps one testcase per suite name, classname and
 name, so each is unique: a second host of a name has its directory after it, a second test case of a name its
-place.
+place. What XML 1.0 cannot hold, and a terminal must not be sent, is escaped (``visible``) in each text as it
+is put in the tree, once: escaping the written XML again doubled the backslashes of the escapes made before.
 
 Written host by host: the root element's counts come before its suites, so each host's suite is held in a
 spool (memory, then a temporary file) until the end, as ``ElementTree.indent`` and ``tostring`` would have
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
 from pgvet.provenance import Source
-from pgvet.report import Spool, error_place, host_file_path, prose, relative_path, render_with_writer, visible
+from pgvet.report import Spool, error_place, host_file_path, one_line, prose, relative_path, render_with_writer, visible
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -35,20 +36,21 @@ def _place(finding: Finding, host: HostResult, options: ReportOptions) -> str:
 
 
 def _details(finding: Finding, place: str, declared_by: tuple[Source, str, str | None] | None) -> str:
-    lines = [prose(finding.message), f"at {place}"]
+    lines = [f"at {place}"]
     lines += [f"value {name} = {value}" for name, value in finding.values.items()]
     lines += [f"fix: sysctl {key} = {value}" for key, value in finding.fix.sysctl.items()]
     if declared_by is None:
         lines += [f"fix: postgresql.conf {key} = {value}" for key, value in finding.fix.postgresql.items()]
     else:
         lines += [f"fix: {line}" for line in finding.fix.postgresql_lines(*declared_by)]
+    shown = [prose(finding.message), *map(one_line, lines)]
     if finding.fix.text:
-        lines.append("fix: " + prose(finding.fix.text))
-    return "\n".join(lines)
+        shown.append("fix: " + prose(finding.fix.text))
+    return "\n".join(shown)
 
 
 def _suite(host: HostResult, options: ReportOptions, suite_name: str) -> ElementTree.Element:
-    """``suite_name``: the host's name, or with its directory when an earlier host had that name."""
+    """``suite_name``: the host's name, or with its directory when an earlier host had that name, escaped."""
     suite = ElementTree.Element("testsuite", name=suite_name)
     failures = skipped = 0
     names: set[str] = set()
@@ -61,14 +63,14 @@ def _suite(host: HostResult, options: ReportOptions, suite_name: str) -> Element
             if candidate not in names:
                 break
         names.add(candidate)
-        case = ElementTree.SubElement(suite, "testcase", name=candidate, classname=f"pgvet.{suite_name}")
+        case = ElementTree.SubElement(suite, "testcase", name=visible(candidate), classname=f"pgvet.{suite_name}")
         if finding.path:
-            case.set("file", place.rsplit(":", 1)[0] if finding.line else place)
+            case.set("file", visible(place.rsplit(":", 1)[0] if finding.line else place))
         if finding.path and finding.line:
             case.set("line", str(finding.line))
         if finding.suppressed is not None or finding.baseline:
             why = f"suppressed: {finding.suppressed}" if finding.suppressed is not None else "in the baseline"
-            ElementTree.SubElement(case, "skipped", message=why)
+            ElementTree.SubElement(case, "skipped", message=visible(why))
             skipped += 1
             continue
         failure = ElementTree.SubElement(case, "failure", message=prose(finding.message),
@@ -87,9 +89,9 @@ def _suite(host: HostResult, options: ReportOptions, suite_name: str) -> Element
 def _error_suite(error: HostError, repo_root: Path | None, suite_name: str) -> ElementTree.Element:
     suite = ElementTree.Element("testsuite", name=suite_name, tests="1", failures="0", errors="1", skipped="0")
     case = ElementTree.SubElement(suite, "testcase", name="read inputs", classname=f"pgvet.{suite_name}")
-    problem = ElementTree.SubElement(case, "error", message=error.message, type="input")
+    problem = ElementTree.SubElement(case, "error", message=visible(error.message), type="input")
     shown = error_place(error, repo_root)
-    problem.text = f"{shown}: {error.message}" if shown else error.message
+    problem.text = visible(f"{shown}: {error.message}" if shown else error.message)
     return suite
 
 
@@ -107,11 +109,12 @@ class Writer:
         for key in COUNTS:
             self.totals[key] += int(suite.get(key, "0"))
         ElementTree.indent(suite, level=1)
-        return "\n  " + visible(ElementTree.tostring(suite, encoding="unicode"))  # what XML 1.0 cannot hold
+        return "\n  " + ElementTree.tostring(suite, encoding="unicode")
 
     def _suite_name(self, name: str, root: str, namesake: bool) -> str:
-        """The host's name; with its directory after it for a namesake of an earlier host (prod/db, staging/db)."""
-        return f"{name} ({relative_path('.', root, self.options.repo_root)})" if namesake else name
+        """The host's name; with its directory after it for a namesake of an earlier host (prod/db, staging/db);
+        escaped."""
+        return visible(f"{name} ({relative_path('.', root, self.options.repo_root)})" if namesake else name)
 
     def host(self, host: HostResult) -> None:
         suite_name = self._suite_name(host.host_facts.name, host.host_facts.root, host.namesake)

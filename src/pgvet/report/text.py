@@ -502,7 +502,7 @@ class Writer:
     def finish(self, notices: list[str], summary: RunSummary) -> None:
         console = self.console
         for error in self.errors:
-            label = one_line(error_label(error, self.options.repo_root))
+            label = error_label(error, self.options.repo_root)
             console.print(Text(one_line(f"error: {label}: {error.message}"), "bold red"))
         if self.errors:
             console.print()
