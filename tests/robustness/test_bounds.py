@@ -323,7 +323,7 @@ def test_ignore_entries_suppress_what_trying_each_entry_did() -> None:
                                    and entry.subject in (None, finding.subject)
                                    and not (entry.expires is not None and entry.expires < today)), None)
             expected.append(suppressed)
-        IgnoreFiles(None, today, {}).apply(host, entries, [])
+        IgnoreFiles(None, today, {}).apply(host, entries)
         assert [finding.suppressed for finding in host.findings] == expected
         assert {entry.reason for entry in entries if entry.used} == set(expected) - {None, "inline"}
 
@@ -341,7 +341,7 @@ def test_ignore_entries_against_findings_is_linear() -> None:
                                  subject=f"p{index}") for index in range(count)]
         entries = [IgnoreEntry("db*", "PGV401", f"q{index}", "why", None, Source("ignore.yaml", index + 1))
                    for index in range(count)] + [IgnoreEntry("db*", "PGV401", None, "all", None, Source("i", 0))]
-        IgnoreFiles(None, "2026-01-01", {}).apply(host, entries, [])
+        IgnoreFiles(None, "2026-01-01", {}).apply(host, entries)
         print(sum(finding.suppressed == "all" for finding in host.findings))
     """)
     assert out.split() == ["100000"]

@@ -133,7 +133,8 @@ class Linter:
                                        make_selector(options.select, options.ignore))
         # a PGVET_TODAY that is no date refuses the run here (exit 2), not each host as an internal error
         rule_names = {rule.id: rule.name for rule in pack.rules}
-        ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat(), rule_names)
+        evaluated = {name for rule, _ in rules for name in (rule.id, rule.name)}
+        ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat(), rule_names, evaluated)
         return cls(pack, options, rules, None if options.keep_facts else facts_read(pack), Planner(pack, rules),
                    ignoring, rule_names)
 
@@ -178,7 +179,7 @@ class Linter:
         def suppress(judged: HostResult) -> None:
             try:
                 suppress_inline(judged, [], self.rule_names)
-                self.ignoring.apply(judged, self.ignoring.entries(judged, []), [])
+                self.ignoring.apply(judged, self.ignoring.entries(judged, []))
             except InputError:
                 pass  # an invalid ignore file makes the host an error when it is judged
 

@@ -117,7 +117,9 @@ class LintRun:
         try:
             entries = self.ignoring.entries(outcome, own_ignored)
             suppress_inline(outcome, own_inline, self.linter.rule_names)
-            self.ignoring.apply(outcome, entries, own_ignored)
+            self.ignoring.apply(outcome, entries)
+            # the notices of the files of the hosts judged before go to the run's, whatever becomes of this host
+            self.ignoring.judged(outcome, entries, ignored)
             if self.baseline is not None:
                 mark_baseline(outcome, self.baseline)
         except InputError as error:

@@ -11,7 +11,9 @@ suppresses nothing, is reported as a notice.
 Ignore file: for captured inputs that cannot carry comments (sysctl.txt, meminfo.txt…), a YAML list —
 ``.pgvet-ignore.yaml`` in the host directory, or the file given with ``--ignore-file`` / ``ignore-file`` in
 the configuration — of entries ``{host: glob, rule: id or name, subject: optional, reason: required,
-expires: optional YYYY-MM-DD}``. Expired entries no longer suppress and are reported, like unused ones.
+expires: optional YYYY-MM-DD}``. Expired entries no longer suppress and are reported, like unused ones. An entry
+is unused when the run judged a host it names, with its rule, and no such host used it; one whose hosts or rule
+the run did not judge (another host's entry in a fleet's shared file) is not checked, and said so in one notice.
 
 Baseline: a JSON file of fingerprints (``pgvet baseline create``); findings in it are marked ``baseline``
 and do not fail the run; ``pgvet baseline update`` only removes entries that no longer occur (a ratchet).
@@ -175,6 +177,7 @@ class IgnoreEntry:
     expires: str | None
     source: Source
     used: bool = False
+    checked: bool = False  # the run judged a host the entry names, with its rule evaluated
 
 
 # An ignore file is a few dozen entries; a baseline ~200 bytes a finding (a fleet's: tens of MB).
@@ -255,11 +258,17 @@ class IgnoreFiles:
     """Suppress findings matched by the ignore file: the one given for the run (loaded once), else each
     host's .pgvet-ignore.yaml; applied host by host."""
 
-    def __init__(self, explicit: Path | None, today: str, rule_names: Mapping[str, str]) -> None:
-        """``rule_names``: the run's rules, id to name, that entries naming none are reported."""
+    def __init__(self, explicit: Path | None, today: str, rule_names: Mapping[str, str],
+                 evaluated: Collection[str] | None = None) -> None:
+        """``rule_names``: the run's rules, id to name, that entries naming none are reported; ``evaluated``: the
+        ids and names of those it evaluates (None: all), an entry for another is not checked."""
         self.shared = load_ignore_file(explicit) if explicit is not None else None
         self.today = today
         self.rule_names = rule_names
+        self.evaluated = evaluated
+        # a host's own file, kept until every host of its directory is judged (they are judged one after the
+        # other): its root and its entries, marked by each
+        self._own_file: tuple[str, list[IgnoreEntry]] | None = None
 
     def entries(self, host: HostResult, notices: list[str]) -> list[IgnoreEntry]:
         """The entries for a host: the shared file's, else the host's own, read now (InputError when invalid,
@@ -272,20 +281,22 @@ class IgnoreFiles:
             line = error.source.line if error.source is not None else None
             raise InputError(error.message, Source(IGNORE_FILE, line)) from None
 
-    def apply(self, host: HostResult, entries: list[IgnoreEntry], notices: list[str]) -> None:
+    def apply(self, host: HostResult, entries: list[IgnoreEntry]) -> None:
         """Suppress the host's findings ``entries`` match: each by the first entry in the file that is not expired,
-        names the host, its rule (id or name) and its subject (or none); a host's own file is reported on at once.
+        names the host, its rule (id or name) and its subject (or none); the entries naming the host are checked.
 
         The first such entry of each rule and subject is found once (an expired entry is reported as expired,
         used or not): a finding then looks up four keys, where trying each entry made a hostile host's ignore
         file of 100 000 entries against its 100 000 findings take hours."""
         first: dict[tuple[str, str | None], tuple[int, IgnoreEntry]] = {}
+        evaluated = self.evaluated
         for index, entry in enumerate(entries):
             if entry.expires is not None and entry.expires < self.today:
                 continue
             key = (entry.rule, entry.subject)
-            if key not in first and fnmatch(host.host_facts.name, entry.host):
-                first[key] = (index, entry)
+            if (key not in first or not entry.checked) and fnmatch(host.host_facts.name, entry.host):
+                entry.checked = entry.checked or evaluated is None or entry.rule in evaluated
+                first.setdefault(key, (index, entry))
         if first:
             for finding in host.findings:
                 if finding.suppressed is not None:
@@ -297,8 +308,26 @@ class IgnoreFiles:
                     _, entry = min(found, key=lambda pair: pair[0])
                     entry.used = True
                     finding.suppressed = entry.reason
-        if self.shared is None:
-            _report_entries(notices, entries, f"{host.host_facts.name}: ", self.today, self.rule_names)
+
+    def judged(self, host: HostResult, entries: list[IgnoreEntry], notices: list[str]) -> None:
+        """``entries``, applied to ``host``, are the run's judgement (not a planner's trial): a host's own file is
+        reported once the hosts of its directory are judged (a directory's documents declare several, each
+        entry for one of them), when the next host is, or at the end."""
+        if self.shared is not None:
+            return
+        root = host.host_facts.root
+        kept = self._own_file
+        if kept is not None and kept[0] == root and len(kept[1]) == len(entries):
+            for entry, again in zip(kept[1], entries, strict=True):
+                entry.used, entry.checked = entry.used or again.used, entry.checked or again.checked
+            return
+        self._report_own(notices)
+        self._own_file = (root, entries) if entries else None
+
+    def _report_own(self, notices: list[str]) -> None:
+        if self._own_file is not None:
+            _report_entries(notices, self._own_file[1], self.today, self.rule_names)
+            self._own_file = None
 
     @staticmethod
     def _own(host: HostResult, notices: list[str]) -> list[IgnoreEntry]:
@@ -329,21 +358,32 @@ class IgnoreFiles:
         return load_ignore_file(own)
 
     def finish(self, notices: list[str]) -> None:
-        """The shared file's expired and unused entries, known once every host is done."""
+        """The expired, unused and unchecked entries of the shared file, or of the last host's own, known once
+        every host is done."""
         if self.shared is not None:
-            _report_entries(notices, self.shared, "", self.today, self.rule_names)
+            _report_entries(notices, self.shared, self.today, self.rule_names)
+        self._report_own(notices)
 
 
-def _report_entries(notices: list[str], entries: list[IgnoreEntry], prefix: str, today: str,
-                    rule_names: Mapping[str, str]) -> None:
+def _report_entries(notices: list[str], entries: list[IgnoreEntry], today: str, rule_names: Mapping[str, str]) -> None:
+    """The notices of one file's entries: naming no rule, expired, unused (a host it names was judged, with its
+    rule, and none used it); those not checked (no such host, or their rule, in the run) in one."""
+    unchecked: list[int] = []
     for entry in entries:
         unknown = unknown_rules((entry.rule,), rule_names)
         if unknown is not None:
-            notices.append(f"{prefix}{entry.source}: ignore entry names no rule: {unknown}")
+            notices.append(f"{entry.source}: ignore entry names no rule: {unknown}")
         elif entry.expires is not None and entry.expires < today:
-            notices.append(f"{prefix}{entry.source}: expired ignore entry ({entry.rule}, {entry.expires})")
+            notices.append(f"{entry.source}: expired ignore entry ({entry.rule}, {entry.expires})")
+        elif not entry.checked:
+            unchecked.append(entry.source.line or 0)
         elif not entry.used:
-            notices.append(f"{prefix}{entry.source}: unused ignore entry ({entry.rule})")
+            notices.append(f"{entry.source}: unused ignore entry ({entry.rule})")
+    if unchecked:
+        lines = ", ".join(map(str, unchecked[:10])) + (", …" if len(unchecked) > 10 else "")
+        said = ("1 ignore entry not checked: its host or rule is not in this run (line" if len(unchecked) == 1
+                else f"{len(unchecked)} ignore entries not checked: their hosts or rules are not in this run (lines")
+        notices.append(f"{entries[0].source.path}: {said} {lines})")
 
 
 def load_baseline(path: Path) -> dict[str, dict[str, object]]:
