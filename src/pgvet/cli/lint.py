@@ -27,7 +27,7 @@ from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import RulePack
 from pgvet.errors import InputError, UsageError
 from pgvet.provenance import Source
-from pgvet.report import one_line, visible
+from pgvet.report import one_line
 from pgvet.report.facts import render_facts
 from pgvet.report.rules import explain_rule
 from pgvet.run.config import Config, configured_rules, load_config
@@ -153,7 +153,7 @@ def fix(
         consolidated, outcome = fix_host(path, options, write_files=write, host=host_name)
     except InputError as error:
         raise _in_host(error, path) from None
-    sys.stdout.write(visible(render(consolidated)))  # the values hosts hold, control characters escaped
+    sys.stdout.write(render(consolidated))  # what the inputs put in it escaped there, once
     if outcome is not None:
         for written in outcome.written:  # one line each: a file's name may hold a line feed
             typer.echo(one_line(f"wrote {written}"), err=True)

@@ -27,6 +27,7 @@ from pgvet.inputs.sysctl import PAIR_PARTNERS, parse_sysctl_conf, sysctl_value
 from pgvet.output_file import is_private, write_file
 from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
+from pgvet.report import one_line
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
 from pgvet.snapshot.facts import Fact
@@ -112,14 +113,15 @@ def consolidate(result: HostResult) -> ConsolidatedFix:
     return fix
 
 
-# Characters that end a line, or mean something to a terminal, in sysctl.d, postgresql.conf or the output
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Characters that end a line, or mean something to a terminal, in sysctl.d, postgresql.conf or the output, and
+# the bidirectional formatting ones that reorder what is shown after them
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]")
 
 
 def _comment(text: str) -> str:
-    """Text from the inputs (a host's name, a value) for a comment: its control characters escaped, so that a host
-    named ``x\nkernel.core_pattern = |/tmp/evil %p`` cannot put a live line in a sysctl.d file."""
-    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+    """Text from the inputs (a host's name, a value) for a comment, escaped as a report escapes a name (one_line), so
+    that a host named ``x\nkernel.core_pattern = |/tmp/evil %p`` cannot put a live line in a sysctl.d file."""
+    return one_line(text)
 
 
 def _diff_lines(changes: Mapping[str, Change], zeroed: Mapping[str, tuple[str, str]] | None = None) -> list[str]:
