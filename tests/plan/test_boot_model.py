@@ -11,6 +11,7 @@ from test_planner import GB_KB, changes, host_result, meminfo, sysctl, write_hos
 
 import kernelsim
 from pgvet.fix.writer import fix_host, render
+from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
 
 PG = "shared_buffers = 2GB\nhuge_pages = try\nwork_mem = 16MB\neffective_cache_size = 12GB\n"
@@ -76,6 +77,11 @@ def test_a_suppression_of_what_the_files_declare_holds_once_they_are_applied(tmp
         })
         assert _booted(path)["vm.zone_reclaim_mode"] == ("0", "1")
         assert "vm.zone_reclaim_mode" not in changes(host_result(path)), name
+        # in force, so not reported unused (the ignore file's entry was, having silenced no finding of the host as it
+        # is), whether the target was planned in this process or another
+        for jobs in (1, 2):
+            notices = lint([path], LintOptions(), jobs=jobs).notices
+            assert not [notice for notice in notices if "unused" in notice or "not used" in notice], (name, notices)
 
 
 def test_declared_overcommit_values_that_would_starve_the_host_are_not_applied_by_the_fix(tmp_path: Path) -> None:

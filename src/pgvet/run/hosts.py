@@ -179,7 +179,7 @@ class Linter:
         def suppress(judged: HostResult) -> None:
             try:
                 suppress_inline(judged, [], self.rule_names)
-                self.ignoring.apply(judged, self.ignoring.entries(judged, []))
+                self.ignoring.apply(judged, self.ignoring.entries(judged, []), trial=True)
             except InputError:
                 pass  # an invalid ignore file makes the host an error when it is judged
 

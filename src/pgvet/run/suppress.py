@@ -281,9 +281,12 @@ class IgnoreFiles:
             line = error.source.line if error.source is not None else None
             raise InputError(error.message, Source(IGNORE_FILE, line)) from None
 
-    def apply(self, host: HostResult, entries: list[IgnoreEntry]) -> None:
+    def apply(self, host: HostResult, entries: list[IgnoreEntry], *, trial: bool = False) -> None:
         """Suppress the host's findings ``entries`` match: each by the first entry in the file that is not expired,
-        names the host, its rule (id or name) and its subject (or none); the entries naming the host are checked.
+        names the host, its rule (id or name) and its subject (or none); the entries naming the host are checked,
+        and an entry is used when it silences a finding, or one that fires only once the host's files are applied
+        (the target's suppressed_once_booted). ``trial``: the planner's, on a host it tries — entries left unmarked,
+        what a run reports of them is the judged host's alone (and the same whatever process planned it).
 
         The first such entry of each rule and subject is found once (an expired entry is reported as expired,
         used or not): a finding then looks up four keys, where trying each entry made a hostile host's ignore
@@ -295,19 +298,28 @@ class IgnoreFiles:
                 continue
             key = (entry.rule, entry.subject)
             if (key not in first or not entry.checked) and fnmatch(host.host_facts.name, entry.host):
-                entry.checked = entry.checked or evaluated is None or entry.rule in evaluated
+                if not trial:
+                    entry.checked = entry.checked or evaluated is None or entry.rule in evaluated
                 first.setdefault(key, (index, entry))
-        if first:
-            for finding in host.findings:
-                if finding.suppressed is not None:
-                    continue
-                rule_id, rule_name, subject = finding.rule_id, finding.rule_name, finding.subject
-                found = [first[key] for key in ((rule_id, None), (rule_name, None), (rule_id, subject),
-                                                (rule_name, subject)) if key in first]
-                if found:
-                    _, entry = min(found, key=lambda pair: pair[0])
-                    entry.used = True
-                    finding.suppressed = entry.reason
+        if not first:
+            return
+
+        def matched(finding: Finding) -> IgnoreEntry | None:
+            rule_id, rule_name, subject = finding.rule_id, finding.rule_name, finding.subject
+            found = [first[key] for key in ((rule_id, None), (rule_name, None), (rule_id, subject),
+                                            (rule_name, subject)) if key in first]
+            return min(found, key=lambda pair: pair[0])[1] if found else None
+
+        for finding in host.findings:
+            silencing = matched(finding) if finding.suppressed is None else None
+            if silencing is not None:
+                silencing.used = silencing.used or not trial
+                finding.suppressed = silencing.reason
+        if not trial and host.target is not None:
+            for finding in host.target.suppressed_once_booted:  # silenced already, when the target was planned
+                silencing = matched(finding)
+                if silencing is not None:
+                    silencing.used = True
 
     def judged(self, host: HostResult, entries: list[IgnoreEntry], notices: list[str]) -> None:
         """``entries``, applied to ``host``, are the run's judgement (not a planner's trial): a host's own file is
