@@ -384,6 +384,11 @@ def test_a_patch_of_an_object_of_its_own_directory_is_no_second_host(tmp_path: P
            "own, and not applied" in host.notes
     [warning] = [warning for warning in host.warnings if "kustomize" in warning]
     assert "(patches patch.yaml)" in warning and "patches not applied" in warning
+    # a resource that patches itself is the object's only file: judged
+    (directory / "kustomization.yaml").write_text("resources:\n  - patch.yaml\npatches:\n  - path: patch.yaml\n")
+    (directory / "cluster.yaml").rename(directory / "cluster.txt")
+    assert [each.name for each in load_hosts(directory)] == ["orders"]
+    (directory / "cluster.txt").rename(directory / "cluster.yaml")
     # a patch of an object from elsewhere (a base) is the overlay's host, as before
     (directory / "cluster.yaml").unlink()
     (directory / "kustomization.yaml").write_text("resources:\n  - ../base\npatches:\n  - path: patch.yaml\n")
@@ -479,9 +484,11 @@ def test_two_documents_of_one_name_in_an_overlay_are_told_apart_by_the_overlay_a
     ("/r/k8s/overlays/staging", ("../../base",), None, "overlays/staging"),
     ("/r/k8s/overlays/staging", ("../../base",), "/elsewhere", "overlays/staging"),
     ("/r/k8s/overlays/staging", ("../../base", "../../../components/ha"), None, "k8s/overlays/staging"),
-    ("/r/k8s/overlays/staging", ("github.com/org/pg//base?ref=v1", "sub/dir"), None, "staging")])
+    ("/r/k8s/overlays/staging", ("github.com/org/pg//base?ref=v1", "sub/dir"), None, "staging"),
+    # the repository's root: nothing to tell apart, and its name is the checkout's (ck-a, ck-b: two clones)
+    ("/r", ("github.com/org/pg//base?ref=v1",), "/r", None)])
 def test_an_overlay_is_named_from_its_repositorys_root_else_from_the_directory_holding_its_bases(
-        directory: str, bases: tuple[str, ...], repository: str | None, named: str) -> None:
+        directory: str, bases: tuple[str, ...], repository: str | None, named: str | None) -> None:
     assert overlay_path(directory, bases, repository) == named
 
 

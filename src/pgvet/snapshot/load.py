@@ -401,7 +401,8 @@ def _drop_patches_of_own_objects(documents: _Documents, what: Overlay) -> None:
     objects = {(document.kind, document.name) for document in documents.declared
                if document.hosting and os.path.normpath(document.source.path) in resources}
     for document in list(documents.declared):
-        if (document.hosting and os.path.normpath(document.source.path) in patched
+        path = os.path.normpath(document.source.path)
+        if (document.hosting and path in patched and path not in resources  # a resource patched by itself stays
                 and (document.kind, document.name) in objects):
             documents.declared.remove(document)
             documents.notes.append(f"{document.source.path}: a kustomize patch of {document.name}, declared in "

@@ -51,11 +51,14 @@ def overlay(text: str) -> Overlay | None:
     return Overlay(bases, tuple(patches), files) if bases or patches else None
 
 
-def overlay_path(directory: str, bases: tuple[str, ...], repository: str | None) -> str:
+def overlay_path(directory: str, bases: tuple[str, ...], repository: str | None) -> str | None:
     """How an overlay's hosts are told from its base's and its sibling overlays' (which declare the same objects):
     its directory (a real path) relative to its repository's root (``overlays/staging``), the same whatever path
     or directory pgvet is run from; outside a repository, relative to the directory holding it and the bases it
-    takes from above (``../../base``), else its name."""
+    takes from above (``../../base``), else its name. None for a repository's root itself: nothing to tell apart
+    in it, and its directory's name is the checkout's, which differs from one clone to another."""
+    if repository is not None and os.path.normpath(directory) == os.path.normpath(repository):
+        return None
     if repository is not None and directory.startswith(repository.rstrip(os.sep) + os.sep):
         return os.path.relpath(directory, repository)
     above = [os.path.normpath(os.path.join(directory, base)) for base in bases
