@@ -144,7 +144,7 @@ def test_planted_wal_level_minimal_with_read_replicas() -> None:
     assert "wal_level" not in [name for name, _, _ in settings(found["values-read"])]  # the primary's snippet
 
 
-def test_read_replicas_have_their_own_snippet_and_the_primarys_configuration() -> None:
+def test_read_replicas_have_their_own_snippet_and_not_the_primarys_configuration() -> None:
     text = VALUES.read_text().replace("architecture: standalone", "architecture: replication")
     text = text.replace('  configuration: ""\n', "  configuration: |-\n    max_connections = 300\n", 1)
     head, _, tail = text.partition("readReplicas:\n")
@@ -153,7 +153,7 @@ def test_read_replicas_have_their_own_snippet_and_the_primarys_configuration() -
     text = head + "readReplicas:\n" + tail.replace("  replicaCount: 1\n", "  replicaCount: 3\n", 1)
     read = hosts(text)["values-read"]
     assert [(name, value) for name, value, _ in settings(read)] == [
-        ("shared_preload_libraries", "pgaudit"), ("max_connections", "300"), ("hot_standby_feedback", "on")]
+        ("shared_preload_libraries", "pgaudit"), ("hot_standby_feedback", "on")]  # chart 11 on: the primary's alone
     assert read.host["instances"].value == 4
 
 
@@ -335,9 +335,37 @@ def test_read_replicas_given_flags_in_their_environment_are_not_blamed() -> None
     assert not hosts(head + "readReplicas:\n" + tail.replace("  extraEnvVars: []\n", flags, 1))["values-read"].problems
 
 
-def test_a_max_connections_in_the_shared_configuration_gives_both_the_same() -> None:
+def test_the_primarys_own_configuration_leaves_the_replicas_below_it() -> None:
+    # primary.configuration is mounted in the primary's pods alone; the container then writes no max_wal_senders
+    # there (PostgreSQL's 10, below the replicas' 16: no problem), and its include_dir of conf.d is the chart's
     text = VALUES.read_text().replace("architecture: standalone", "architecture: replication")
-    text = text.replace('  configuration: ""\n', "  configuration: |-\n    max_connections = 300\n", 1)
+    text = text.replace('  configuration: ""\n', "  configuration: |-\n    max_connections = 300\n"
+                        "    include_dir = 'conf.d'\n", 1)
+    found = hosts(text)
+    assert not found["values"].problems
+    [problem] = found["values-read"].problems
+    assert problem.message.startswith("max_connections = 100 (the container's value) on the read replicas is less "
+                                      "than the primary's 300 (deploy/values.yaml:")
+    # the same, raised on the replicas too: nothing
+    head, _, tail = text.partition("readReplicas:\n")
+    raised = head + "readReplicas:\n" + tail.replace(
+        '  extendedConfiguration: ""\n', "  extendedConfiguration: |\n    max_connections = 300\n", 1)
+    assert not hosts(raised)["values-read"].problems
+
+
+@pytest.mark.parametrize("change", [
+    ("  replicaCount: 1\n", "  replicaCount: 0\n"),  # no replica
+    ("  standby:\n    enabled: false\n", "  standby:\n    enabled: true\n"),  # the values to meet: another server's
+])
+def test_no_replica_or_a_primary_that_follows_another_server_is_not_compared(change: tuple[str, str]) -> None:
+    text = replication("  extendedConfiguration: |\n    max_connections = 500\n")
+    assert hosts(text)["values-read"].problems
+    assert not hosts(text.replace(*change, 1))["values-read"].problems
+
+
+def test_replicas_with_hot_standby_off_are_not_held_to_the_primarys_values() -> None:
+    text = replication("  extendedConfiguration: |\n    max_connections = 500\n",
+                       "  extendedConfiguration: |\n    hot_standby = off\n")
     assert not hosts(text)["values-read"].problems
 
 

@@ -4,10 +4,10 @@ override it, or an umbrella chart's values holding them under ``postgresql:``).
 The primary is a host named after the file (Helm's release name is not in it), the read replicas (``architecture:
 replication``) a host ``<file>-read``. Their settings, in the order the container applies them:
 ``postgresqlSharedPreloadLibraries`` (an environment variable the container writes into postgresql.conf), then
-``primary.configuration`` (a whole postgresql.conf, which the replicas mount too), then ``primary.
-extendedConfiguration`` or ``readReplicas.extendedConfiguration`` (conf.d/override.conf). Those are postgresql.conf
-text in YAML block scalars: read by pgvet's postgresql.conf parser, each line at its line of the YAML file. The chart
-renders them as templates: a line with ``{{`` is skipped with a note.
+``primary.configuration`` (a whole postgresql.conf, the primary's alone: the chart mounts it in no replica), then
+``primary.extendedConfiguration`` or ``readReplicas.extendedConfiguration`` (conf.d/override.conf). Those are
+postgresql.conf text in YAML block scalars: read by pgvet's postgresql.conf parser, each line at its line of the YAML
+file. The chart renders them as templates: a line with ``{{`` is skipped with a note.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pgvet.inputs.documents._kubernetes import (
 )
 from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, ConfSetting, parse_conf_text
 from pgvet.pgparams import SUPPORTED_MAJORS, Param, load_param_table
-from pgvet.pgparams.units import InvalidValue, parse_value
+from pgvet.pgparams.units import InvalidValue, parse_bool, parse_value
 from pgvet.provenance import Located, Source
 
 KIND_NAME = "bitnami"
@@ -126,8 +126,8 @@ def _release(document: Any, path: str) -> list[DeclaredHost]:
     if replicas:
         hosts.append(_host(values, read, f"{stem}-read", at(values, "readReplicas", path) if read else
                            at(values, "architecture", path), primary, path))
-        if all(_all_read(section) for section in (primary, read)):
-            _standby_below_primary(hosts[0], hosts[1])
+        if _replicas_compared(primary, read):
+            _standby_below_primary(hosts[0], hosts[1], custom_configuration=bool(primary.get("configuration")))
     instances = 1
     if replicas:
         count = read.get("replicaCount", 1)
@@ -138,28 +138,39 @@ def _release(document: Any, path: str) -> list[DeclaredHost]:
     return hosts
 
 
-def _all_read(section: dict[str, Any]) -> bool:
-    """Whether pgvet reads every place that can set the section's parameters: no snippet in a ConfigMap, no
-    template line, nothing from the container's environment or command line."""
+def _replicas_compared(primary: dict[str, Any], read: dict[str, Any]) -> bool:
+    """Whether the replicas' parameters are compared with the primary's: replicas there are (replicaCount not 0)
+    of this primary (not itself the standby of a server elsewhere, whose values are the ones to meet), and pgvet
+    reads every place that can set them — no snippet in a ConfigMap, no template line, nothing from the
+    container's environment or command line."""
+    if read.get("replicaCount") == 0 or get(primary, "standby", "enabled") is True:
+        return False
     elsewhere = (*_OUTSIDE_SNIPPETS, "existingConfigmap", "existingExtendedConfigmap")
     snippets = ("configuration", "extendedConfiguration")
-    return not any(section.get(key) for key in elsewhere) and all("{{" not in str(section.get(key) or "")
-                                                                  for key in snippets)
+    return all(not any(section.get(key) for key in elsewhere)
+               and all("{{" not in str(section.get(key) or "") for key in snippets) for section in (primary, read))
 
 
-def _standby_below_primary(primary: DeclaredHost, replicas: DeclaredHost) -> None:
-    """A problem of the read replicas for each parameter they have less of than the primary: they do not start."""
+def _standby_below_primary(primary: DeclaredHost, replicas: DeclaredHost, *, custom_configuration: bool) -> None:
+    """A problem of the read replicas for each parameter they have less of than the primary: they do not start
+    (a hot standby's check: none with hot_standby off). ``custom_configuration``: the primary runs a
+    primary.configuration of its own, where the container writes no max_wal_senders (PostgreSQL's 10 then)."""
+    hot_standby = _last(replicas, "hot_standby")
+    if hot_standby is not None and parse_bool(hot_standby.value) is False:
+        return
     version = replicas.host.get("pg_version")
     major = version.value if version is not None and version.value in SUPPORTED_MAJORS else max(SUPPORTED_MAJORS)
     param_table = load_param_table(major)
     for name, container_value in STANDBY_MINIMUMS.items():
         ours, theirs = _last(replicas, name), _last(primary, name)
-        has, needed = (container_value if setting is None else _integer(param_table.params[name], setting)
-                       for setting in (ours, theirs))
+        primary_default = param_table.params[name].boot_val if custom_configuration else container_value
+        has = container_value if ours is None else _integer(param_table.params[name], ours)
+        needed = int(primary_default) if theirs is None else _integer(param_table.params[name], theirs)
         if has is None or needed is None or has >= needed:  # None: a value PostgreSQL refuses, PGV403's finding
             continue
         written = f"{name} = {has}" + (" (the container's value)" if ours is None else "")
-        primary_place = "the container's value" if theirs is None else str(theirs.source)
+        primary_place = (str(theirs.source) if theirs is not None else "PostgreSQL's default"
+                         if custom_configuration else "the container's value")
         replicas.problems.append(ConfProblem(
             "standby-below-primary",
             f"{written} on the read replicas is less than the primary's {needed} ({primary_place}): set {name} = "
@@ -206,7 +217,8 @@ def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: So
     if isinstance(libraries, str) and libraries.strip():
         declared.settings.append(conf_setting("shared_preload_libraries", libraries,
                                               at(values, "postgresqlSharedPreloadLibraries", path)))
-    _snippet(declared, primary, "configuration", "existingConfigmap", path)
+    if section is primary:  # the chart mounts it in the primary's pods alone (since chart 11)
+        _snippet(declared, primary, "configuration", "existingConfigmap", path)
     _snippet(declared, section, "extendedConfiguration", "existingExtendedConfigmap", path)
     _resources(declared, section, path)
     return declared
@@ -242,6 +254,9 @@ def _snippet(declared: DeclaredHost, section: dict[str, Any], key: str, configma
     # Ended by a newline: a last line's error is then at that line (a file without one counts it one line up)
     entries, problems = parse_conf_text("\n".join(lines).rstrip("\n") + "\n", _WRITTEN_TO[key])
     for entry in entries:
+        if isinstance(entry, ConfDirective) and key == "configuration" and entry.kind == "include_dir" and \
+                entry.target.rstrip("/") in _CHART_CONF_D:
+            continue  # where the chart mounts extendedConfiguration, read after it here too
         if isinstance(entry, ConfDirective):
             declared.problems.append(ConfProblem(
                 "missing-include", f"{entry.kind} '{entry.target}' in {key}: the chart mounts no file beside it, "
@@ -254,6 +269,8 @@ def _snippet(declared: DeclaredHost, section: dict[str, Any], key: str, configma
 
 
 _WRITTEN_TO = {"configuration": "postgresql.conf", "extendedConfiguration": "conf.d/override.conf"}
+# the directory an include_dir of primary.configuration names to read extendedConfiguration's override.conf
+_CHART_CONF_D = ("conf.d", "/opt/bitnami/postgresql/conf/conf.d")
 
 
 def _resources(declared: DeclaredHost, section: dict[str, Any], path: str) -> None:
