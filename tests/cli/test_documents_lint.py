@@ -165,7 +165,7 @@ def test_fix_of_a_directory_of_several_hosts_works_on_the_one_host_names(tmp_pat
     assert chosen.output.startswith("# pgvet fix for pg-b: "), chosen.output
     unknown = runner.invoke(app, ["fix", str(directory), "--host", "pg-c"])
     assert unknown.exit_code == 2
-    assert "--host pg-c: " in unknown.output and "holds no host of that name (its hosts: pg-a, pg-b)" in unknown.output
+    assert "--host pg-c: " in unknown.output and "holds no host of that name (the hosts: pg-a, pg-b)" in unknown.output
 
 
 def test_a_document_too_large_to_be_one_is_not_read_and_said(tmp_path: Path) -> None:
@@ -673,3 +673,10 @@ def test_concise_shows_a_hostwide_finding_where_its_document_declares_the_host(t
     result = CliRunner().invoke(app, ["lint", str(tmp_path), "--format", "concise", "--select", "PGV833"])
     places = sorted(line.split(": ", 1)[0] for line in result.output.splitlines())
     assert places == [f"{tmp_path}/docker-compose.yml:2", f"{tmp_path}/docker-compose.yml:5"], result.output
+
+
+def test_concise_lines_of_a_document_host_are_in_file_order() -> None:
+    output = runner.invoke(app, ["lint", str(PROJECT / "fixtures" / "documents-repo" / "cnpg"), "--format",
+                                 "concise"]).output
+    numbers = [int(line.split(":", 2)[1]) for line in output.splitlines() if "cluster.yaml:" in line.split(" ", 1)[0]]
+    assert len(numbers) > 3 and numbers == sorted(numbers), output

@@ -38,18 +38,16 @@ class Writer:
             self.lines.write(f"{one_line(place)}: WARNING input: {one_line(message)}\n" if message
                              else f"{one_line(directory)}: WARNING input: {one_line(warning)}\n")
             self.warned.add(f"{host.host_facts.name}: {warning}")
+        # a finding without a place of its own: where the document declares the host (one directory may hold
+        # several), else the directory
+        declared = host.declared_by[0] if host.declared_by is not None else None
+        placed = [(finding, (finding.path, finding.line) if finding.path else
+                   (declared.path, declared.line) if declared is not None else (None, None))
+                  for finding in host.findings]
         # in file order, as compilers print, so that editors step through a file from top to bottom
-        for finding in sorted(host.findings, key=lambda item: (item.path is None, item.path or "", item.line or 0,
-                                                               item.rule_id)):
-            if finding.path:
-                place = host_file_path(finding.path, host, self.repo_root)
-                place += f":{finding.line}" if finding.line else ""
-            elif host.declared_by is not None:  # one directory may hold several: where the document declares it
-                declared = host.declared_by[0]
-                place = host_file_path(declared.path, host, self.repo_root)
-                place += f":{declared.line}" if declared.line else ""
-            else:
-                place = directory
+        for finding, (path, line) in sorted(placed, key=lambda item: (item[1][0] is None, item[1][0] or "",
+                                                                      item[1][1] or 0, item[0].rule_id)):
+            place = host_file_path(path, host, self.repo_root) + (f":{line}" if line else "") if path else directory
             state = " (suppressed)" if finding.suppressed else " (baseline)" if finding.baseline else ""
             # each text escaped once: escaping the message again would double its escapes' backslashes
             self.lines.write(one_line(f"{place}: {finding.severity.upper()} {finding.rule_id} {finding.rule_name}: ")

@@ -177,12 +177,15 @@ def chosen_host(directory: Path | None, names: Sequence[str], chosen: str | None
     """Which of a directory's hosts (``names``, as reports name them) a command of one host works on: the only one,
     or the one ``--host`` names. UsageError, listing them, when that is none of them or left to a guess."""
     listed = ", ".join(names)
+    given = "the input files" if directory is None else directory
     if chosen is None:
         if len(names) > 1:
-            raise UsageError(f"{directory} holds {len(names)} hosts ({listed}): choose one with --host NAME")
+            raise UsageError(f"{given} hold{'s' if directory is not None else ''} {len(names)} hosts ({listed}): "
+                             "choose one with --host NAME")
         return 0
     if chosen not in names:
-        raise UsageError(f"--host {chosen}: {directory} holds no host of that name (its hosts: {listed})")
+        raise UsageError(f"--host {chosen}: {given} hold{'s' if directory is not None else ''} no host of that name "
+                         f"(the hosts: {listed})")
     return list(names).index(chosen)
 
 
