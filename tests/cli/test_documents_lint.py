@@ -221,6 +221,112 @@ def test_the_fix_of_a_document_host_applied_to_its_document_fixes_and_a_second_f
     assert "# PostgreSQL (" not in second and header not in second, second
 
 
+PATRONI_SHARED_BUFFERS = """\
+scope: batman
+name: pg-a
+restapi:
+  listen: 127.0.0.1:8008
+bootstrap:
+  dcs:
+    postgresql:
+      parameters:
+        max_connections: 100
+        shared_buffers: 3GB
+postgresql:
+  listen: 127.0.0.1:5432
+  bin_dir: /usr/lib/postgresql/16/bin
+  parameters:
+    work_mem: 4MB
+"""
+
+
+def patroni_member(directory: Path, text: str = PATRONI_SHARED_BUFFERS) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "postgres0.yml").write_text(text)
+    (directory / "host.yaml").write_text("ram: 4GB\ncpus: 4\n")
+    return directory
+
+
+def by_hand(directory: Path) -> list[dict[str, object]]:
+    document = json.loads(runner.invoke(app, ["lint", str(directory), "--format", "json"]).output)
+    return document["hosts"][0]["target"]["by_hand"]  # type: ignore[no-any-return]
+
+
+def test_a_patroni_fix_of_a_parameter_the_dcs_holds_says_patronictl_edit_config(tmp_path: Path) -> None:
+    """bootstrap.dcs is written to the DCS only when Patroni creates the cluster: on a running one the fix is
+    `patronictl edit-config`, and shared_buffers a restart, said in the finding, the steps by hand and `pgvet fix`."""
+    directory = patroni_member(tmp_path / "cluster")
+    _, found = findings(str(directory), "--select", "PGV501")
+    fix, = (finding["fix"] for finding in found)
+    value = fix["postgresql"]["shared_buffers"]  # type: ignore[index]  # the target's value, not the rule's own
+    edit = f"`patronictl -c postgres0.yml edit-config batman --pg shared_buffers={value} --force`"
+    restart = ("the replicas first: `patronictl -c postgres0.yml restart batman --role replica --pending`, then "
+               "`patronictl -c postgres0.yml restart batman --pending`.")
+    text = str(fix["text"])  # type: ignore[index]
+    assert "bootstrap.dcs only when it creates the cluster" in text and edit in text and restart in text, text
+    step, = (step for step in by_hand(directory) if "edit-config" in str(step["text"]))
+    assert step["rules"] == ["PGV501"] and edit in str(step["text"]) and step["setting"] is None
+    output = runner.invoke(app, ["fix", str(directory)]).output
+    assert edit in output and f"shared_buffers: '{value}'" in output, output  # the file's edit kept, for a new cluster
+    written = runner.invoke(app, ["fix", str(directory), "--write"]).output
+    assert (f"shared_buffers = '{value}': not written — patroni writes postgresql.conf from its document: set it at "
+            "postgres0.yml:10; the running system needs its step by hand too") in written, written
+
+
+def test_a_parameter_only_the_dcs_sets_is_changed_there_even_when_the_file_sets_it_nowhere(tmp_path: Path) -> None:
+    """Patroni takes max_worker_processes from the DCS only (a member's own value is ignored): a fix raising it
+    goes to bootstrap.dcs and `patronictl edit-config`, the replicas restarted before the primary."""
+    directory = patroni_member(tmp_path / "cluster", PATRONI_SHARED_BUFFERS.replace(
+        "shared_buffers: 3GB", "shared_buffers: 1GB").replace("work_mem: 4MB", "max_parallel_workers: 16"))
+    _, found = findings(str(directory), "--select", "PGV711")
+    fix, = (finding["fix"] for finding in found)
+    assert fix["postgresql"] == {"max_worker_processes": "20"}  # type: ignore[index]
+    text = str(fix["text"])  # type: ignore[index]
+    assert "in postgres0.yml's bootstrap.dcs.postgresql.parameters, it is a new cluster's" in text, text
+    assert "`patronictl -c postgres0.yml edit-config batman --pg max_worker_processes=20 --force`" in text
+    assert ("the replicas first (a standby with a lower max_worker_processes than its primary does not start): "
+            "`patronictl -c postgres0.yml restart batman --role replica --pending`") in text
+
+
+def test_a_patroni_fix_of_a_members_own_parameter_is_a_reload_not_edit_config(tmp_path: Path) -> None:
+    """A parameter of the member's postgresql.parameters (a local value wins over the DCS's) is read again when
+    Patroni reloads its file: no patronictl edit-config, whose DCS value the member's own would override."""
+    directory = patroni_member(tmp_path / "cluster", PATRONI_SHARED_BUFFERS.replace(
+        "    work_mem: 4MB\n", "    work_mem: 4MB\n    shared_buffers: 3GB\n    track_io_timing: 'off'\n"))
+    _, found = findings(str(directory), "--select", "PGV501,PGV804")
+    texts = {str(finding["rule_id"]): str(finding["fix"]["text"]) for finding in found}  # type: ignore[index]
+    assert all("edit-config" not in text for text in texts.values()), texts
+    assert texts["PGV804"] == ("Patroni reads its file's postgresql.parameters again when it reloads: once the "
+                               "member's postgres0.yml holds track_io_timing, `patronictl -c postgres0.yml reload "
+                               "batman`.")
+    assert "reload batman`; then, as shared_buffers takes effect at a restart" in texts["PGV501"]
+    steps = [str(step["text"]) for step in by_hand(directory)]
+    assert not any("edit-config" in step for step in steps) and any("reload batman" in step for step in steps)
+    assert "edit-config" not in runner.invoke(app, ["fix", str(directory)]).output
+
+
+def test_a_patroni_fix_applied_to_its_file_then_again_changes_nothing(tmp_path: Path) -> None:
+    directory = patroni_member(tmp_path / "cluster")
+    document = directory / "postgres0.yml"
+    header = "# --- postgres0.yml: its PostgreSQL parameters (patroni writes postgresql.conf from them"
+    for _ in range(2):
+        output = runner.invoke(app, ["fix", str(directory)]).output
+        block = output.split(header, 1)[1].split("\n", 1)[1].split("\n\n", 1)[0].splitlines() if (
+            header in output) else []
+        lines = document.read_text().splitlines()
+        for entry in block:  # as `fix --write` names it: the line that sets it, else the member's parameters
+            name = entry.split(":", 1)[0]
+            at = next((index for index, line in enumerate(lines) if line.strip().startswith(f"{name}:")), None)
+            if at is None:
+                lines.insert(lines.index("  parameters:", lines.index("postgresql:")) + 1, f"    {entry}")
+            else:
+                lines[at] = lines[at].split(name, 1)[0] + entry
+        before = document.read_text()
+        document.write_text("\n".join(lines) + "\n")
+    assert document.read_text() == before and not block  # the second pass had nothing to apply
+    assert "patronictl" not in output and "# PostgreSQL (" not in output, output
+
+
 def test_reports_give_a_document_hosts_fix_as_its_parameters_without_alter_system(tmp_path: Path) -> None:
     directory = members(tmp_path / "one", "pg-a")
     _, found = findings(str(directory), "--select", "PGV807")

@@ -14,7 +14,7 @@ from documents_support import line_of, settings
 from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, document_kinds
-from pgvet.inputs.documents.patroni import PATRONI_DEFAULT, parse_patroni
+from pgvet.inputs.documents.patroni import PATRONI_DEFAULT, _patronictl_argument, parse_patroni
 from pgvet.snapshot.load import load_hosts
 
 CORPUS = PROJECT / "tests" / "data" / "documents" / "patroni"
@@ -152,6 +152,32 @@ def test_a_local_value_of_a_dcs_only_parameter_is_ignored() -> None:
     assert ("work_mem", "8MB", line_of(text, "work_mem: 8MB")) in settings(host)  # local wins: applied last
     assert settings(host).index(("work_mem", "8MB", line + 1)) > settings(host).index(
         ("work_mem", "16MB", line_of(text, "work_mem: 16MB")))
+
+
+def test_the_parameters_the_dcs_holds_are_those_no_local_value_replaces() -> None:
+    text = (CORPUS / "mrheed-patroni.yml").read_text().replace(
+        "  bin_dir: /usr/lib/postgresql/17/bin\n",
+        "  bin_dir: /usr/lib/postgresql/17/bin\n  parameters:\n    work_mem: 8MB\n    track_io_timing: 'on'\n")
+    held = parsed(text).host["dcs_parameters"]
+    names = str(held.value).split()
+    assert "shared_buffers" in names and "max_connections" in names and "wal_keep_size" in names
+    assert "work_mem" not in names and "track_io_timing" not in names  # the member's own value runs
+    assert held.source.line == line_of(text, "    parameters:")  # bootstrap.dcs.postgresql.parameters
+    assert "dcs_parameters" not in parsed("scope: a\npostgresql:\n  parameters:\n    work_mem: 8MB\n").host
+
+
+@pytest.mark.parametrize(("value", "argument"), [
+    ("1024MB", "shared_buffers=1024MB"),
+    ("200", "shared_buffers=200"),  # PyYAML's integer 200, which Patroni writes as 200
+    ("on", '"shared_buffers=\'on\'"'),  # unquoted, PyYAML's boolean True
+    ("1:30", '"shared_buffers=\'1:30\'"'),  # unquoted, YAML 1.1's sexagesimal 90
+    ("0770", '"shared_buffers=\'0770\'"'),  # unquoted, an octal 504
+    ("%m [%p] ", '"shared_buffers=\'%m [%p] \'"'),
+    ("it's", '"shared_buffers=it\'s"'),  # a plain YAML text, which a shell takes between double quotes
+    ("$HOME", "'shared_buffers=$HOME'"),  # a shell would expand it between double quotes
+])
+def test_a_value_is_given_to_patronictl_as_pyyaml_and_a_shell_read_it_back(value: str, argument: str) -> None:
+    assert _patronictl_argument("shared_buffers", value) == argument
 
 
 def test_a_local_dcs_only_parameter_without_a_dcs_value_runs_patronis_default() -> None:

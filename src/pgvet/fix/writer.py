@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pgvet.errors import InputError, ParseError, UsageError
 from pgvet.findings import HostResult, quote_setting
-from pgvet.inputs.documents import document_kind
+from pgvet.inputs.documents import document_kind, running_steps
 from pgvet.inputs.postgresql_conf import ID, ConfSetting, parse_conf_text
 from pgvet.inputs.reading import MAX_INPUT_BYTES, NotRegular, read_input
 from pgvet.inputs.sysctl import PAIR_PARTNERS, parse_sysctl_conf, sysctl_value
@@ -298,13 +298,17 @@ def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> Wr
     if fix.sysctl:
         _label_new_sysctl_file(files, fix)
     orchestrator = facts.get("host.orchestrator")
+    # what the running system needs besides the document's edit (Patroni's DCS), said among the steps by hand
+    running = {name for step in running_steps(facts, {name: change.value for name, change in fix.postgresql.items()})
+               for name in step.parameters}
     for name, change in sorted(fix.postgresql.items()):
         if orchestrator is not None:  # its tool writes postgresql.conf: its document is where a value goes
             set_at = facts.get(f"pg.{name}")
             where = (f"at {set_at.source}" if set_at is not None and set_at.source.path == orchestrator.source.path
                      else f"among the parameters of {orchestrator.source.path}")
+            then = "; the running system needs its step by hand too" if name in running else ""
             outcome.left.append(f"{name} = {quote_setting(change.value)}: not written — {orchestrator.value} writes "
-                                f"postgresql.conf from its document: set it {where}")
+                                f"postgresql.conf from its document: set it {where}{then}")
             continue
         # with a live server's pg_settings.json, pg.* are the running values and pg_conf.* the files' own
         _write_setting(files, name, change, facts.get(f"pg_conf.{name}") or facts.get(f"pg.{name}"))

@@ -26,6 +26,7 @@ from pgvet.engine.planner.target import Change, HandStep, Pin, Proposal, Setting
 from pgvet.engine.planner.world import World, booted_values
 from pgvet.engine.runtime import Env, EvalError
 from pgvet.findings import Finding, HostResult
+from pgvet.inputs.documents import running_steps
 from pgvet.snapshot.facts import Fact, HostFacts
 
 # Rounds of a stage, and targets worked out again after a pin, before pgvet gives up on the host's target.
@@ -225,7 +226,9 @@ class Planner:
         are not those it computes on the host as it is). A suppressed finding's too: its rule proposed nothing,
         so its fix keeps what the target sets for other rules and names what the target leaves as it is, rather
         than a value the target contradicts. Then the steps by hand: the text fixes of the findings the target leaves
-        firing, as rendered there, after its pins. Lets go of the target's world."""
+        firing, as rendered there, after its pins; then what the running system of a host a document declares needs
+        for the changes to take effect (Patroni's DCS: `patronictl edit-config`), which each finding's fix says of
+        its own values too. Lets go of the target's world."""
         world, target.world = target.world, None
         rules = {rule.id: (rule, params) for rule, params in self.rules}
         rendered: dict[tuple[str, str | None], str | None] = {}  # text fixes rendered on the target, before notes
@@ -278,12 +281,17 @@ class Planner:
                 notes.append(f"Values worked out after {applied}." if fix.sysctl or fix.postgresql else
                              f"Resolved by {applied}." if resolved and not upstream else
                              f"This counts on {applied}.")
+            notes += [step.text for step in running_steps(result.host_facts.facts, fix.postgresql)]
             if uncomputed:
                 name_uncomputed(fix, uncomputed)
             if notes:
                 fix.text = " ".join([*([fix.text] if fix.text else []), *notes])
             finding.fix = fix
         target.by_hand += text_steps(result, target.silenced, target.firing, rendered)
+        changes = {change.setting.name: change for change in target.changes if change.setting.kind == "postgresql"}
+        for step in running_steps(result.host_facts.facts, {name: change.target for name, change in changes.items()}):
+            asking = dict.fromkeys(rule for name in step.parameters for rule in changes[name].rules)
+            target.by_hand.append(HandStep(step.text, list(asking)))
 
     def _findings_on(self, world: World, current: HostResult) -> list[Finding]:
         """The findings on a world: the rules that read what it changed evaluated there, the others' as they are on

@@ -73,7 +73,8 @@ class Target:
     # kernel values the host's own files declare and it does not run yet: `sysctl --system` or a reboot applies
     # them (with the changes), and the changes are worked out on the host as they make it
     declared_not_applied: list[Change] = field(default_factory=list)
-    # the pins, then (Planner.fix_findings) the text fixes of the findings still firing
+    # the pins, then (Planner.fix_findings) the text fixes of the findings still firing, then what a running system
+    # needs besides the document's edit for the changes to take effect (DocumentKind.running_steps)
     by_hand: list[HandStep] = field(default_factory=list)
     firing: frozenset[tuple[str, str | None]] = frozenset()
     # what fires only once the host's files are applied and its suppressions silence: a suppression used there is

@@ -18,7 +18,7 @@ import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from pgvet.errors import ParseError
 from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting
@@ -60,18 +60,35 @@ class DeclaredHost:
 def yaml_parameter(name: str, value: str) -> str:
     """A PostgreSQL parameter as a YAML mapping's entry, its value a single-quoted string (YAML escapes a quote in
     it as PostgreSQL does; the operators take parameters as strings)."""
-    return f"{name}: {_single_quoted(value)}"
+    return f"{name}: {single_quoted(value)}"
 
 
 def conf_parameter(name: str, value: str) -> str:
     """A PostgreSQL parameter as a line of postgresql.conf (a text of postgresql.conf a document holds, as a Helm
     chart's extendedConfiguration)."""
-    return f"{name} = {_single_quoted(value)}"
+    return f"{name} = {single_quoted(value)}"
 
 
-def _single_quoted(value: str) -> str:
+def single_quoted(value: str) -> str:
     """A value in single quotes, a quote in it doubled: as both YAML and postgresql.conf read it."""
     return "'" + value.replace("'", "''") + "'"
+
+
+class SourcedValue(Protocol):
+    """A host's fact as a kind's ``running_steps`` reads it (snapshot.facts.Fact): its value and where it is set."""
+
+    @property
+    def value(self) -> object: ...
+
+    @property
+    def source(self) -> Source: ...
+
+
+class RunningStep(NamedTuple):
+    """A step by hand a running system needs for some parameter changes to take effect (DocumentKind.running_steps)."""
+
+    parameters: tuple[str, ...]  # the parameters it applies
+    text: str
 
 
 @dataclass(frozen=True)
@@ -85,6 +102,10 @@ class DocumentKind:
     ``parameter(name, value)``: a PostgreSQL parameter as the document writes one (what `pgvet fix` shows);
     ``parameter_forms``: how it is written instead where the host's document holds its parameters in another form
     (``host.parameter_form``: a compose command given as a list).
+    ``running_steps(facts, changes)``: what a running system needs besides the document's edit for parameter changes
+    (name → value) to take effect, from the host's facts: each step's text and the parameters it covers (Patroni:
+    `patronictl edit-config` for the parameters its DCS holds, whose bootstrap section applies only to a new
+    cluster). None: the document's edit is all (an operator applies its manifest).
     """
 
     name: str
@@ -94,6 +115,7 @@ class DocumentKind:
     parse: Callable[[str, str], list[DeclaredHost]]
     parameter: Callable[[str, str], str] = yaml_parameter
     parameter_forms: Mapping[str, Callable[[str, str], str]] = field(default_factory=dict)
+    running_steps: Callable[[Mapping[str, SourcedValue], Mapping[str, str]], list[RunningStep]] | None = None
 
     def writes_parameter(self, form: str | None) -> Callable[[str, str], str]:
         """How a host's document writes a parameter, by its ``host.parameter_form`` (None: the kind's one form)."""
@@ -111,6 +133,8 @@ DECLARED_HOST_FACTS: Mapping[str, FactType] = {
     "instances": "int",  # the instances of a cluster (CNPG spec.instances, Zalando numberOfInstances)
     "orchestrator": "text",  # the kind of the document that declares the host (snapshot/load.py sets it)
     "parameter_form": "text",  # the form its parameters are written in, where the kind has several (a list command)
+    # the parameters whose value a Patroni member takes from its DCS (bootstrap.dcs's, not set locally), by name
+    "dcs_parameters": "text",
 }
 
 
@@ -191,6 +215,17 @@ def document_kinds() -> tuple[DocumentKind, ...]:
 def document_kind(name: str) -> DocumentKind:
     """The kind of that name (``host.orchestrator``'s value)."""
     return next(kind for kind in document_kinds() if kind.name == name)
+
+
+def running_steps(facts: Mapping[str, SourcedValue], changes: Mapping[str, str]) -> list[RunningStep]:
+    """What the running system of a host a configuration document declares needs besides the document's edit for
+    these PostgreSQL changes (name → value) to take effect: its kind's running_steps (Patroni's DCS); none for a
+    host of files or a kind whose edit is all."""
+    declared = facts.get("host.orchestrator")
+    if declared is None or not changes:
+        return []
+    steps = document_kind(str(declared.value)).running_steps
+    return [] if steps is None else steps(facts, changes)
 
 
 def recognise(name: str, text: str) -> DocumentKind | None:

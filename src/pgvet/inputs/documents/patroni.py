@@ -10,7 +10,8 @@ default), and sets listen_addresses, port and cluster_name itself from ``postgre
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pgvet.errors import ParseError
@@ -18,13 +19,16 @@ from pgvet.inputs.documents import (
     MAX_DOCUMENT_BYTES,
     DeclaredHost,
     DocumentKind,
+    RunningStep,
+    SourcedValue,
     conf_setting,
     get,
     load_document,
+    single_quoted,
     yaml_line,
 )
-from pgvet.inputs.postgresql_conf import ConfProblem
-from pgvet.pgparams import known_parameter_names
+from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting
+from pgvet.pgparams import NEWEST_MAJOR, SUPPORTED_MAJORS, known_parameter_names, load_param_table
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml
 
@@ -126,6 +130,7 @@ def parse_patroni(text: str, path: str) -> list[DeclaredHost]:
     _pg_version(declared, local, path)
     version = declared.host["pg_version"].value if "pg_version" in declared.host else None
     dcs_names = _dcs_settings(declared, dcs_parameters, version, path)
+    from_dcs = list(declared.settings)
     _patroni_defaults(declared, dcs_names, version)
     _local_settings(declared, local_parameters, dcs_names, path)
     _set_by_patroni(declared, document, local, path)
@@ -134,6 +139,7 @@ def parse_patroni(text: str, path: str) -> list[DeclaredHost]:
     _misplaced(declared, get(document, "bootstrap", "dcs", "postgresql"), "bootstrap.dcs.postgresql", path)
     _misplaced(declared, get(document, "bootstrap", "dcs"), "bootstrap.dcs", path)
     _pg_hba_unused(declared, document, local, path)
+    _held_by_dcs(declared, from_dcs, document, path)
     custom_conf = local.get("custom_conf")
     if isinstance(custom_conf, str):
         declared.notes.append(f"postgresql.custom_conf: Patroni includes {custom_conf} in place of "
@@ -164,6 +170,17 @@ def _dcs_settings(declared: DeclaredHost, parameters: dict[str, Any], version: i
             key, value = "wal_keep_size", f"{int(str(value)) * 16}MB"
         declared.settings.append(conf_setting(str(key), value, Source(path, line)))
     return taken
+
+
+def _held_by_dcs(declared: DeclaredHost, from_dcs: list[ConfSetting], document: dict[str, Any], path: str) -> None:
+    """host.dcs_parameters: the parameters whose value the member takes from bootstrap.dcs (none of its own
+    replaces it), which a running cluster holds in its DCS rather than in this file (running_steps)."""
+    last = {setting.name: setting for setting in declared.settings}
+    taken = {id(setting) for setting in from_dcs}
+    held = sorted(name for name, setting in last.items() if id(setting) in taken)
+    if held:
+        section = get(document, "bootstrap", "dcs", "postgresql")
+        declared.host["dcs_parameters"] = Located(" ".join(held), Source(path, yaml_line(section, "parameters")))
 
 
 def dcs_parameter(name: str, value: object, source: Source) -> tuple[object | None, ConfProblem | None]:
@@ -366,5 +383,91 @@ def _document(text: str, path: str) -> Any:
     return load_document(text, path, pyyaml=True)  # Patroni reads its file with PyYAML
 
 
+def running_steps(facts: Mapping[str, SourcedValue], changes: Mapping[str, str]) -> list[RunningStep]:
+    """How parameter changes of a member's file reach its running cluster (Patroni's docs,
+    patroni_configuration.rst, yaml_configuration.rst): Patroni writes bootstrap.dcs to the DCS only when it creates
+    the cluster, so a parameter the DCS holds (bootstrap.dcs's, and those Patroni takes from the DCS only) is
+    changed there with `patronictl edit-config`; the member's own postgresql.parameters are read again when Patroni
+    reloads its configuration (`patronictl reload`). Either way a parameter PostgreSQL reads only at start
+    (context postmaster) takes effect once Patroni restarts the members it marks pending restart."""
+    declared = facts.get("host.orchestrator")
+    if declared is None or not changes:
+        return []
+    document = declared.source.path
+    held_fact = facts.get("host.dcs_parameters")
+    held = set(str(held_fact.value).split()) if held_fact is not None else set()
+    dcs = {name: value for name, value in changes.items() if name in held or name in _CMDLINE_OPTIONS}
+    local = {name: value for name, value in changes.items() if name not in dcs}
+    scope_fact = facts.get("pg.cluster_name")  # Patroni's scope (it sets cluster_name from it)
+    scope = (f" {shlex.quote(str(scope_fact.value))}" if scope_fact is not None and scope_fact.value
+             and scope_fact.source.path == document else "")
+    ctl = f"patronictl -c {shlex.quote(document)}"
+    steps = []
+    if dcs:
+        arguments = " ".join(f"--pg {_patronictl_argument(name, value)}" for name, value in dcs.items())
+        steps.append(RunningStep(tuple(dcs), (
+            f"Patroni takes {_names(dcs)} from its DCS, where it writes bootstrap.dcs only when it creates the "
+            f"cluster: set in {document}'s bootstrap.dcs.postgresql.parameters, {_it(dcs)} a new cluster's; on the "
+            f"running cluster: `{ctl} edit-config{scope} {arguments} --force`{_restart(facts, dcs, ctl, scope)}.")))
+    if local:
+        restart = _restart(facts, local, ctl, scope)
+        steps.append(RunningStep(tuple(local), (
+            f"Patroni reads its file's postgresql.parameters again when it reloads: once the member's {document} "
+            f"holds {_names(local)}, `{ctl} reload{scope}`{restart}.")))
+    return steps
+
+
+# Changes a standby must follow with at least its primary's values ("insufficient parameter settings"): the
+# replicas are restarted first (Patroni's docs, "PostgreSQL parameters that touch shared memory").
+_STANDBY_AT_LEAST = frozenset({"max_connections", "max_worker_processes", "max_wal_senders",
+                               "max_prepared_transactions", "max_locks_per_transaction"})
+
+
+def _restart(facts: Mapping[str, SourcedValue], changes: Mapping[str, str], ctl: str, scope: str) -> str:
+    """The restart a change of a postmaster-context parameter needs (Patroni marks the members pending restart): the
+    replicas first, which a change of the DCS needs and which does no harm otherwise."""
+    version = facts.get("pg.catalog_version")  # the major whose parameter table judges the host
+    major = version.value if version is not None else None
+    table = load_param_table(major if isinstance(major, int) and major in SUPPORTED_MAJORS else NEWEST_MAJOR)
+    at_start = [name for name in changes if (param := table.get(name)) is not None and param.context == "postmaster"]
+    if not at_start:
+        return ""
+    said = f"; then, as {_names(at_start)} take{'s' if len(at_start) == 1 else ''} effect at a restart"
+    why = (" (a standby with a lower " + _names([name for name in at_start if name in _STANDBY_AT_LEAST]) +
+           " than its primary does not start)") if _STANDBY_AT_LEAST.intersection(at_start) else ""
+    return (f"{said}, restart the members Patroni marks pending restart, the replicas first{why}: `{ctl} "
+            f"restart{scope} --role replica --pending`, then `{ctl} restart{scope} --pending`")
+
+
+def _it(names: Mapping[str, str]) -> str:
+    return "it is" if len(names) == 1 else "they are"
+
+
+def _names(names: Mapping[str, str] | list[str]) -> str:
+    listed = list(names)
+    return listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
+
+
+# A value patronictl's --pg passes as written: PyYAML reads it back as that text (or that integer), and a shell
+# leaves it as it is.
+_SHELL_SAFE = re.compile(r"[A-Za-z0-9_.,:/@%+=-]+")
+
+
+def _patronictl_argument(name: str, value: str) -> str:
+    """``name=value`` for `patronictl edit-config --pg`, which reads the value as YAML (PyYAML: ``on`` is a boolean,
+    ``1:30`` is 90): quoted as YAML where that would change it, and for the shell where it holds what a shell reads."""
+    try:
+        read = load_yaml(f"value: {value}", pyyaml=True)
+    except YamlError:
+        read = None
+    as_written = isinstance(read, dict) and (read.get("value") == value or (
+        type(read.get("value")) is int and str(read.get("value")) == value))
+    argument = f"{name}={value if as_written else single_quoted(value)}"
+    if _SHELL_SAFE.fullmatch(argument):
+        return argument
+    return f'"{argument}"' if not set(argument) & set(r'"$`\!') else shlex.quote(argument)
+
+
 KIND = DocumentKind("patroni", "a Patroni member's configuration (patroni.yml): its and the cluster's parameters",
-                    (".yml", ".yaml", ".yml.j2", ".yaml.j2"), _recognises, parse_patroni)
+                    (".yml", ".yaml", ".yml.j2", ".yaml.j2"), _recognises, parse_patroni,
+                    running_steps=running_steps)
