@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import PROJECT
-from documents_support import line_of, settings
+from documents_support import line_of, lint_findings, settings
 from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, document_kinds
@@ -149,9 +149,8 @@ def test_a_local_value_of_a_dcs_only_parameter_is_ignored() -> None:
     assert f"the DCS's value (line {line_of(text, 'max_connections: 600')})" in problem.message
     assert [(value, source) for name, value, source in settings(host) if name == "max_connections"] == [
         ("600", line_of(text, "max_connections: 600"))]
-    assert ("work_mem", "8MB", line_of(text, "work_mem: 8MB")) in settings(host)  # local wins: applied last
-    assert settings(host).index(("work_mem", "8MB", line + 1)) > settings(host).index(
-        ("work_mem", "16MB", line_of(text, "work_mem: 16MB")))
+    # the local value replaces the DCS's: the one line of postgresql.conf Patroni writes (not a repeated line)
+    assert [(value, source) for name, value, source in settings(host) if name == "work_mem"] == [("8MB", line + 1)]
 
 
 def test_the_parameters_the_dcs_holds_are_those_no_local_value_replaces() -> None:
@@ -364,3 +363,13 @@ def test_a_repeated_key_takes_its_last_value_as_patronis_loader_reads_it() -> No
     host = parsed(text)
     assert ("work_mem", "8MB", 9) in settings(host)
     assert ("port", "5433", 10) in settings(host) and ("port", "5432", 6) not in settings(host)
+
+
+def test_a_local_value_over_the_dcss_is_no_repeated_line(tmp_path: Path) -> None:
+    # the DCS's value still sets the other members: "keep one line" (PGV405) would change them
+    (tmp_path / "patroni.yml").write_text(
+        "scope: batman\nname: pg-b\nrestapi:\n  listen: 127.0.0.1:8008\nbootstrap:\n  dcs:\n    postgresql:\n"
+        "      parameters:\n        shared_buffers: 3GB\npostgresql:\n  listen: 127.0.0.1:5432\n"
+        "  bin_dir: /usr/lib/postgresql/16/bin\n  parameters:\n    shared_buffers: 2GB\n")
+    found = lint_findings(tmp_path)
+    assert not [finding for finding in found if finding[1] == "PGV405"], found

@@ -226,6 +226,9 @@ def _local_settings(declared: DeclaredHost, parameters: dict[str, Any], dcs_name
                 name, f"Patroni takes it from the DCS only (bootstrap.dcs.postgresql.parameters, or patronictl "
                 f"edit-config) and runs {applies}", path, line))
         else:
+            # the member's value replaces the DCS's in the postgresql.conf Patroni writes (the DCS's still sets the
+            # other members': no line of a file to remove, as a repeated line would be)
+            declared.settings[:] = [setting for setting in declared.settings if setting.name != name]
             declared.settings.append(conf_setting(str(key), value, Source(path, line)))
 
 
