@@ -24,7 +24,8 @@ from pgvet.snapshot.load import MAX_DECLARED_HOSTS, load_hosts
 
 runner = CliRunner()
 
-PATRONI = """\
+# A member's file down to its DCS parameters (the others follow): its name, formatted in.
+PATRONI_HEAD = """\
 scope: batman
 name: {name}
 restapi:
@@ -34,6 +35,8 @@ bootstrap:
     postgresql:
       parameters:
         max_connections: 100
+"""
+PATRONI = PATRONI_HEAD + """\
         wal_level: minimal
         shared_bufers: 1GB
 postgresql:
@@ -206,31 +209,12 @@ def test_the_fix_of_a_document_host_applied_to_its_document_fixes_and_a_second_f
     assert header in first and "ALTER SYSTEM SET" not in first, first
     block = first.split(header, 1)[1].split("\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert block and all(": '" in line for line in block)
-    # applied as a DBA would: a parameter set in the document gets the new value on its line (`fix --write` names
-    # that line), the others go among the member's parameters
-    lines = document.read_text().splitlines()
-    for entry in block:
-        name = entry.split(":", 1)[0]
-        at = next((index for index, line in enumerate(lines) if line.strip().startswith(f"{name}:")), None)
-        if at is None:
-            lines.insert(lines.index("  parameters:", lines.index("postgresql:")) + 1, f"    {entry}")
-        else:
-            lines[at] = lines[at].split(name, 1)[0] + entry
-    document.write_text("\n".join(lines) + "\n")
+    apply_to_patroni_file(document, block)
     second = runner.invoke(app, ["fix", str(directory)]).output
     assert "# PostgreSQL (" not in second and header not in second, second
 
 
-PATRONI_SHARED_BUFFERS = """\
-scope: batman
-name: pg-a
-restapi:
-  listen: 127.0.0.1:8008
-bootstrap:
-  dcs:
-    postgresql:
-      parameters:
-        max_connections: 100
+PATRONI_SHARED_BUFFERS = PATRONI_HEAD.format(name="pg-a") + """\
         shared_buffers: 3GB
 postgresql:
   listen: 127.0.0.1:5432
@@ -305,6 +289,20 @@ def test_a_patroni_fix_of_a_members_own_parameter_is_a_reload_not_edit_config(tm
     assert "edit-config" not in runner.invoke(app, ["fix", str(directory)]).output
 
 
+def apply_to_patroni_file(document: Path, block: list[str]) -> None:
+    """`pgvet fix`'s parameter lines applied as a DBA would: a parameter set in the document gets the new value on
+    its line (`fix --write` names that line), the others go among the member's parameters."""
+    lines = document.read_text().splitlines()
+    for entry in block:
+        name = entry.split(":", 1)[0]
+        at = next((index for index, line in enumerate(lines) if line.strip().startswith(f"{name}:")), None)
+        if at is None:
+            lines.insert(lines.index("  parameters:", lines.index("postgresql:")) + 1, f"    {entry}")
+        else:
+            lines[at] = lines[at].split(name, 1)[0] + entry
+    document.write_text("\n".join(lines) + "\n")
+
+
 def test_a_patroni_fix_applied_to_its_file_then_again_changes_nothing(tmp_path: Path) -> None:
     directory = patroni_member(tmp_path / "cluster")
     document = directory / "postgres0.yml"
@@ -313,16 +311,8 @@ def test_a_patroni_fix_applied_to_its_file_then_again_changes_nothing(tmp_path: 
         output = runner.invoke(app, ["fix", str(directory)]).output
         block = output.split(header, 1)[1].split("\n", 1)[1].split("\n\n", 1)[0].splitlines() if (
             header in output) else []
-        lines = document.read_text().splitlines()
-        for entry in block:  # as `fix --write` names it: the line that sets it, else the member's parameters
-            name = entry.split(":", 1)[0]
-            at = next((index for index, line in enumerate(lines) if line.strip().startswith(f"{name}:")), None)
-            if at is None:
-                lines.insert(lines.index("  parameters:", lines.index("postgresql:")) + 1, f"    {entry}")
-            else:
-                lines[at] = lines[at].split(name, 1)[0] + entry
         before = document.read_text()
-        document.write_text("\n".join(lines) + "\n")
+        apply_to_patroni_file(document, block)
     assert document.read_text() == before and not block  # the second pass had nothing to apply
     assert "patronictl" not in output and "# PostgreSQL (" not in output, output
 
