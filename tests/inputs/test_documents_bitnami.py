@@ -384,3 +384,15 @@ def test_pgvet_fix_of_the_read_replicas_says_what_to_set_where(tmp_path: Path) -
             "than the primary's 500 (values.yaml:") in result.output, result.output
     assert ("set max_connections = 500 or more in readReplicas.extendedConfiguration, and restart them; when both "
             "change, raise it on the replicas before the primary.") in result.output
+
+
+def test_extended_configuration_under_a_configuration_without_include_dir_is_not_read() -> None:
+    # the whole postgresql.conf of primary.configuration decides whether the chart's conf.d is read at all
+    text = planted("  extendedConfiguration: |\n    work_mem = 64MB\n").replace(
+        '  configuration: ""\n', "  configuration: |-\n    max_connections = 300\n", 1)
+    host = hosts(text)["values"]
+    assert ("work_mem", "64MB") not in [(name, value) for name, value, _ in settings(host)]
+    assert any("extendedConfiguration not read: primary.configuration, the whole postgresql.conf, has no "
+               "include_dir = 'conf.d'" in note for note in host.notes), host.notes
+    included = text.replace("max_connections = 300\n", "max_connections = 300\n    include_dir = 'conf.d'\n", 1)
+    assert ("work_mem", "64MB") in [(name, value) for name, value, _ in settings(hosts(included)["values"])]

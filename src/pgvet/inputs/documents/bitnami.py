@@ -217,29 +217,36 @@ def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: So
     if isinstance(libraries, str) and libraries.strip():
         declared.settings.append(conf_setting("shared_preload_libraries", libraries,
                                               at(values, "postgresqlSharedPreloadLibraries", path)))
-    if section is primary:  # the chart mounts it in the primary's pods alone (since chart 11)
-        _snippet(declared, primary, "configuration", "existingConfigmap", path)
-    _snippet(declared, section, "extendedConfiguration", "existingExtendedConfigmap", path)
+    # primary.configuration: mounted in the primary's pods alone (since chart 11), the whole postgresql.conf
+    reads_conf_d = _snippet(declared, primary, "configuration", "existingConfigmap", path) if section is primary \
+        else True
+    if reads_conf_d:
+        _snippet(declared, section, "extendedConfiguration", "existingExtendedConfigmap", path)
+    elif isinstance(section.get("extendedConfiguration"), str) and section["extendedConfiguration"].strip():
+        declared.notes.append(f"{at(section, 'extendedConfiguration', path)}: extendedConfiguration not read: "
+                              "primary.configuration, the whole postgresql.conf, has no include_dir = 'conf.d', "
+                              "where the chart mounts it, so PostgreSQL never reads it")
     _resources(declared, section, path)
     return declared
 
 
-def _snippet(declared: DeclaredHost, section: dict[str, Any], key: str, configmap_key: str, path: str) -> None:
+def _snippet(declared: DeclaredHost, section: dict[str, Any], key: str, configmap_key: str, path: str) -> bool:
     """A postgresql.conf text in a YAML value: each line at its line of the YAML file (a literal block keeps the
     lines; any other scalar is one place, its key's line). Syntax errors keep PostgreSQL's message, which names the
-    file the chart writes the text to."""
+    file the chart writes the text to. Whether PostgreSQL reads the chart's conf.d after it: a text read that has
+    no include_dir of it does not (the container's own postgresql.conf, when there is no text, does)."""
     configmap = section.get(configmap_key)
     if isinstance(configmap, str) and configmap:
         declared.notes.append(f"{configmap_key}: {configmap}: that ConfigMap's configuration is not in this file "
                               f"(the chart ignores {key} then)")
-        return
+        return True  # not seen: not judged
     text = section.get(key)
     if text is not None and not isinstance(text, str):
         declared.notes.append(f"{at(section, key, path)}: {key} is no text (the postgresql.conf lines the chart "
                               "writes): not read")
-        return
+        return True
     if text is None or not text.strip():
-        return
+        return True
     key_line = yaml_line(section, key) or 1
     exact = type(text).__name__ == "LiteralScalarString"  # ruamel's type for a | block scalar
 
@@ -253,10 +260,12 @@ def _snippet(declared: DeclaredHost, section: dict[str, Any], key: str, configma
             declared.notes.append(f"{place(index + 1)}: a line left for Helm's template rendering: not read")
     # Ended by a newline: a last line's error is then at that line (a file without one counts it one line up)
     entries, problems = parse_conf_text("\n".join(lines).rstrip("\n") + "\n", _WRITTEN_TO[key])
+    reads_conf_d = False
     for entry in entries:
         if isinstance(entry, ConfDirective) and key == "configuration" and entry.kind == "include_dir" and \
                 entry.target.rstrip("/") in _CHART_CONF_D:
-            continue  # where the chart mounts extendedConfiguration, read after it here too
+            reads_conf_d = True  # where the chart mounts extendedConfiguration, read after it here too
+            continue
         if isinstance(entry, ConfDirective):
             declared.problems.append(ConfProblem(
                 "missing-include", f"{entry.kind} '{entry.target}' in {key}: the chart mounts no file beside it, "
@@ -266,6 +275,7 @@ def _snippet(declared: DeclaredHost, section: dict[str, Any], key: str, configma
     for problem in problems:
         declared.problems.append(ConfProblem(problem.kind, problem.message, place(problem.source.line), problem.fatal,
                                              problem.target))
+    return reads_conf_d
 
 
 _WRITTEN_TO = {"configuration": "postgresql.conf", "extendedConfiguration": "conf.d/override.conf"}
