@@ -19,6 +19,7 @@ from pgvet.pgparams.removed import REMOVALS, Removal, version_key
 
 __all__ = [
     "BUILD_OPTIONS",
+    "HOT_STANDBY_MINIMUMS",
     "NEWEST_MAJOR",
     "SUPPORTED_MAJORS",
     "BuildOption",
@@ -33,6 +34,10 @@ __all__ = [
 
 SUPPORTED_MAJORS: tuple[int, ...] = (12, 13, 14, 15, 16, 17, 18)
 NEWEST_MAJOR = 18
+# PostgreSQL refuses to start a hot standby with less of these than its primary has (xlog.c
+# CheckRequiredParameterValues: recovery stops with "insufficient parameter settings").
+HOT_STANDBY_MINIMUMS = frozenset({"max_connections", "max_prepared_transactions", "max_locks_per_transaction",
+                                  "max_wal_senders", "max_worker_processes"})
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 MEMORY_UNITS = frozenset({"B", "kB", "8kB", "MB"})

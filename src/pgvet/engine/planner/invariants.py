@@ -16,16 +16,13 @@ from pgvet.engine.planner.world import PLANNED, World, booted_values
 from pgvet.engine.render import format_sizes
 from pgvet.engine.runtime import Env, EvalError
 from pgvet.findings import Finding, quote_setting
+from pgvet.pgparams import HOT_STANDBY_MINIMUMS
 from pgvet.snapshot.facts import Fact, FactValue, HostFacts
 from pgvet.snapshot.pgfacts import is_auto_conf
 
 if TYPE_CHECKING:
     from pgvet.engine.planner.planner import Planner
 
-# PostgreSQL refuses to start a hot standby with less of these than its primary has (recovery stops with
-# "insufficient parameter settings"): a fix never lowers them, whatever a rule says.
-HOT_STANDBY_MINIMUMS = frozenset({"max_connections", "max_prepared_transactions", "max_locks_per_transaction",
-                                  "max_wal_senders", "max_worker_processes"})
 
 
 def verify_invariants(planner: Planner, baseline: World, target_world: World, current: list[Finding],
@@ -46,6 +43,7 @@ def verify_invariants(planner: Planner, baseline: World, target_world: World, cu
     after = Values(planner.pack, world, target_world.derived)
     for change in target.changes:
         setting = change.setting
+        # a standby with less than its primary does not start: a fix never lowers them, whatever a rule says
         if setting.kind == "postgresql" and setting.name in HOT_STANDBY_MINIMUMS:
             old, new = _number(before.fact(setting.fact)), _number(after.fact(setting.fact))
             if old is not None and new is not None and new < old:

@@ -33,7 +33,7 @@ from pgvet.inputs.documents._kubernetes import (
     memory_size,
 )
 from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, ConfSetting, parse_conf_text
-from pgvet.pgparams import SUPPORTED_MAJORS, Param, load_param_table
+from pgvet.pgparams import HOT_STANDBY_MINIMUMS, NEWEST_MAJOR, SUPPORTED_MAJORS, Param, load_param_table
 from pgvet.pgparams.units import InvalidValue, parse_bool, parse_value
 from pgvet.provenance import Located, Source
 
@@ -48,11 +48,9 @@ RESOURCE_PRESETS: dict[str, dict[str, dict[str, str]]] = {
     "xlarge": {"requests": {"cpu": "1.0", "memory": "3072Mi"}, "limits": {"cpu": "3.0", "memory": "6144Mi"}},
     "2xlarge": {"requests": {"cpu": "1.0", "memory": "3072Mi"}, "limits": {"cpu": "6.0", "memory": "12288Mi"}},
 }
-# A hot standby refuses to start with less of these than its primary has (xlog.c CheckRequiredParameterValues), and
-# the values the container's postgresql.conf holds when the chart's values set none: PostgreSQL's sample file, and
-# max_wal_senders = 16 that the container's replication setup writes on the primary and the replicas alike.
-STANDBY_MINIMUMS = {"max_connections": 100, "max_worker_processes": 8, "max_wal_senders": 16,
-                    "max_prepared_transactions": 0, "max_locks_per_transaction": 64}
+# What the container's own postgresql.conf holds, beside PostgreSQL's defaults (its sample file's), when the chart's
+# values set none: its replication setup writes max_wal_senders = 16 on the primary and the replicas alike.
+_CONTAINER_VALUES = {"max_wal_senders": 16}
 # What can set a parameter outside the snippets pgvet reads: environment variables (POSTGRESQL_EXTRA_FLAGS), the
 # container's command or arguments.
 _OUTSIDE_SNIPPETS = ("extraEnvVars", "extraEnvVarsCM", "extraEnvVarsSecret", "args", "command")
@@ -159,13 +157,15 @@ def _standby_below_primary(primary: DeclaredHost, replicas: DeclaredHost, *, cus
     if hot_standby is not None and parse_bool(hot_standby.value) is False:
         return
     version = replicas.host.get("pg_version")
-    major = version.value if version is not None and version.value in SUPPORTED_MAJORS else max(SUPPORTED_MAJORS)
+    major = version.value if version is not None and version.value in SUPPORTED_MAJORS else NEWEST_MAJOR
     param_table = load_param_table(major)
-    for name, container_value in STANDBY_MINIMUMS.items():
+    for name in sorted(HOT_STANDBY_MINIMUMS):
+        param = param_table.params[name]
+        container_value = _CONTAINER_VALUES.get(name, int(param.boot_val))
         ours, theirs = _last(replicas, name), _last(primary, name)
-        primary_default = param_table.params[name].boot_val if custom_configuration else container_value
-        has = container_value if ours is None else _integer(param_table.params[name], ours)
-        needed = int(primary_default) if theirs is None else _integer(param_table.params[name], theirs)
+        primary_default = int(param.boot_val) if custom_configuration else container_value
+        has = container_value if ours is None else _integer(param, ours)
+        needed = primary_default if theirs is None else _integer(param, theirs)
         if has is None or needed is None or has >= needed:  # None: a value PostgreSQL refuses, PGV403's finding
             continue
         written = f"{name} = {has}" + (" (the container's value)" if ours is None else "")

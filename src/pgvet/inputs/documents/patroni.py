@@ -28,7 +28,13 @@ from pgvet.inputs.documents import (
     yaml_line,
 )
 from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting
-from pgvet.pgparams import NEWEST_MAJOR, SUPPORTED_MAJORS, known_parameter_names, load_param_table
+from pgvet.pgparams import (
+    HOT_STANDBY_MINIMUMS,
+    NEWEST_MAJOR,
+    SUPPORTED_MAJORS,
+    known_parameter_names,
+    load_param_table,
+)
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml
 
@@ -420,12 +426,6 @@ def running_steps(facts: Mapping[str, SourcedValue], changes: Mapping[str, str])
     return steps
 
 
-# Changes a standby must follow with at least its primary's values ("insufficient parameter settings"): the
-# replicas are restarted first (Patroni's docs, "PostgreSQL parameters that touch shared memory").
-_STANDBY_AT_LEAST = frozenset({"max_connections", "max_worker_processes", "max_wal_senders",
-                               "max_prepared_transactions", "max_locks_per_transaction"})
-
-
 def _restart(facts: Mapping[str, SourcedValue], changes: Mapping[str, str], ctl: str, scope: str) -> str:
     """The restart a change of a postmaster-context parameter needs (Patroni marks the members pending restart): the
     replicas first, which a change of the DCS needs and which does no harm otherwise."""
@@ -436,8 +436,8 @@ def _restart(facts: Mapping[str, SourcedValue], changes: Mapping[str, str], ctl:
     if not at_start:
         return ""
     said = f"; then, as {_names(at_start)} take{'s' if len(at_start) == 1 else ''} effect at a restart"
-    why = (" (a standby with a lower " + _names([name for name in at_start if name in _STANDBY_AT_LEAST]) +
-           " than its primary does not start)") if _STANDBY_AT_LEAST.intersection(at_start) else ""
+    why = (" (a standby with a lower " + _names([name for name in at_start if name in HOT_STANDBY_MINIMUMS]) +
+           " than its primary does not start)") if HOT_STANDBY_MINIMUMS.intersection(at_start) else ""
     return (f"{said}, restart the members Patroni marks pending restart, the replicas first{why}: `{ctl} "
             f"restart{scope} --role replica --pending`, then `{ctl} restart{scope} --pending`")
 
