@@ -297,7 +297,8 @@ class IgnoreFiles:
             if entry.expires is not None and entry.expires < self.today:
                 continue
             key = (entry.rule, entry.subject)
-            if (key not in first or not entry.checked) and fnmatch(host.host_facts.name, entry.host):
+            # a trial looks for the first entry of a key only; a judgement marks every entry naming the host
+            if (key not in first or not (trial or entry.checked)) and fnmatch(host.host_facts.name, entry.host):
                 if not trial:
                     entry.checked = entry.checked or evaluated is None or entry.rule in evaluated
                 first.setdefault(key, (index, entry))
