@@ -3,12 +3,17 @@
 Ctrl-C is exit code 130 and one line at any moment (SIGTERM 143, SIGHUP 129: pgvet.interrupt), also while the
 command line's modules are still being imported (typer alone is slow to import): nothing but the built-in
 gc is imported here before the ``try``. Every command line goes to typer (cli.app).
+
+The cycle collector is off from the start: the modules, the dependencies' and pgvet's, and the rule pack make
+objects that live as long as the command, and each of its passes walked them again to find nothing. A lint's
+batches of hosts turn it on, with passes far apart (run.workers), so that a cycle an input makes is still freed.
 """
 
 import gc
 
 
 def main() -> None:
+    gc.disable()
     try:
         from pgvet.interrupt import stop_on_signals
 

@@ -27,6 +27,7 @@ from pgvet.run.lint import LintRun, write_reports
 from pgvet.run.options import LintOptions
 from pgvet.run.paths import host_directories
 from pgvet.run.summary import TOP_HOSTS, RunSummary
+from pgvet.run.workers import BATCH_GC_THRESHOLD
 from pgvet.snapshot.facts import HostFacts
 
 RULES = {
@@ -200,6 +201,25 @@ def test_a_lint_keeps_no_hosts_objects_in_a_reference_cycle(synthetic_hosts: lis
 @pytest.fixture(scope="module")
 def synthetic_hosts(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return bench.make_hosts(tmp_path_factory.mktemp("fleet"), 50)
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["library", "command line"])
+def test_a_lint_runs_the_cycle_collector_for_its_batches_and_gives_its_setting_back(
+        enabled: bool, synthetic_hosts: list[Path]) -> None:
+    """The command line turns the collector off from its start (pgvet.__main__); a lint's batches turn it on, with
+    passes far apart, what existed before frozen out of them; a program calling pgvet gets its setting back."""
+    threshold, frozen = gc.get_threshold(), gc.get_freeze_count()
+    seen: list[tuple[bool, tuple[int, int, int]]] = []
+    (gc.enable if enabled else gc.disable)()
+    try:
+        run = LintRun(synthetic_hosts[:2], LintOptions())
+        for _ in run.outcomes():
+            seen.append((gc.isenabled(), gc.get_threshold()))
+        assert seen == [(True, BATCH_GC_THRESHOLD)] * 2
+        assert gc.isenabled() is enabled
+        assert (gc.get_threshold(), gc.get_freeze_count()) == (threshold, frozen)
+    finally:
+        gc.enable()
 
 
 def test_a_fleets_hosts_given_one_by_one_are_held_once(synthetic_hosts: list[Path]) -> None:

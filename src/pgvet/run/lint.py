@@ -131,14 +131,18 @@ class LintRun:
         return outcome
 
     def _linted(self) -> Iterator[HostResult | HostError]:
-        directories, jobs = self.directories, self.jobs
-        if jobs <= 1:
-            for batch in batches(directories):
-                yield from handed_on(self.linter.lint_batch(batch))
-            return
+        with collecting_garbage_for_batches():
+            if self.jobs <= 1:
+                for batch in batches(self.directories):
+                    yield from handed_on(self.linter.lint_batch(batch))
+            else:
+                yield from self._linted_in_processes()
+
+    def _linted_in_processes(self) -> Iterator[HostResult | HostError]:
         # here only: importing the pool's module (multiprocessing) is a start-up cost a run in one process avoids
         from pgvet.run.pool import in_processes
 
+        directories, jobs = self.directories, self.jobs
         size = max(1, min(64, len(directories) // (jobs * 8)))
         chunks = (directories[start:start + size] for start in range(0, len(directories), size))
         yield from in_processes(chunks, jobs, self.linter.options)
@@ -192,11 +196,10 @@ def run_lint(request: RunOptions) -> int:
         if jobs > cpus:  # more processes than CPUs only share them, each with its own copy of the rules
             print(f"pgvet: notice: --jobs {jobs} lowered to {cpus}, the CPUs this process may use", file=sys.stderr)
             jobs = cpus
-    with collecting_garbage_for_batches():
-        # refuses a wrong pack, selector, parameter first
-        run = LintRun(directories, options, jobs=jobs, given=given)
-        write_reports(run, formats=request.formats, outputs=request.outputs, verbose=request.verbose,
-                      color=request.color)
+    # refuses a wrong pack, selector, parameter first
+    run = LintRun(directories, options, jobs=jobs, given=given)
+    write_reports(run, formats=request.formats, outputs=request.outputs, verbose=request.verbose,
+                  color=request.color)
     code = run.summary.exit_code(threshold, allow_unreadable=request.allow_unreadable)
     return 0 if request.exit_zero and code == 1 else code
 

@@ -6,7 +6,6 @@ not pay."""
 from __future__ import annotations
 
 import ctypes
-import gc
 import itertools
 import os
 import signal
@@ -23,7 +22,7 @@ from pgvet.engine.loader import load_pack
 from pgvet.findings import HostError, HostResult
 from pgvet.run.hosts import Linter, host_error
 from pgvet.run.options import LintOptions
-from pgvet.run.workers import BATCH_GC_THRESHOLD, batches, handed_on
+from pgvet.run.workers import batches, collect_garbage_for_batches, handed_on
 
 _WORKER_LINTER: list[Linter] = []  # a worker process's plan, made once by _start_worker
 
@@ -43,7 +42,7 @@ def _start_worker(options: LintOptions, parent: int) -> None:
     _die_with(parent)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {getattr(signal, name) for name in _STOPPING})
-    gc.set_threshold(*BATCH_GC_THRESHOLD)  # a worker process lints hosts until the pool ends
+    collect_garbage_for_batches()  # a worker process lints hosts until the pool ends
     cache.keep_quiet()  # a refused cache was said by the parent, which loaded the pack first
     _WORKER_LINTER[:] = [Linter.of(load_pack(options.rules), options)]  # the pack from the cache
 

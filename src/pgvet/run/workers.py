@@ -55,21 +55,36 @@ def usable_cpus() -> int:
 
 # A host makes thousands of containers and no reference cycle (tests/reports/test_report_fleet.py holds a lint to none):
 # its objects are freed by their reference counts, and each pass of the cycle collector finds nothing while it
-# walks the hosts of the batch still in use. A pass every 20 000 new containers rather than CPython's 700 (or
-# the 5 000 of before, 3 % of a 1 000-host lint's time) takes 0.5 %; a cycle that some input still makes is
-# collected all the same, within 20 000 containers.
+# walks the hosts of the batch still in use. The command line starts with the collector off (pgvet.__main__); a
+# batch turns it on with a pass every 20 000 new containers rather than CPython's 700, so that a cycle some input
+# still makes is collected within 20 000 containers and memory stays bounded over a fleet.
 BATCH_GC_THRESHOLD = (20_000, 20, 20)
+
+
+def collect_garbage_for_batches() -> bool:
+    """The cycle collector on, set for batches of hosts; whether it was off. Off, it was the command line's
+    (pgvet.__main__): what exists then (modules, the rule pack) lives as long as the command, and is frozen out of
+    the collector's passes."""
+    was_off = not gc.isenabled()
+    if was_off:
+        gc.freeze()
+    gc.set_threshold(*BATCH_GC_THRESHOLD)
+    gc.enable()
+    return was_off
 
 
 @contextmanager
 def collecting_garbage_for_batches() -> Iterator[None]:
-    """The cycle collector set for a batch of hosts while the block runs, as it was after."""
-    before = gc.get_threshold()
-    gc.set_threshold(*BATCH_GC_THRESHOLD)
+    """The cycle collector set for batches of hosts while the block runs, as it was after."""
+    threshold = gc.get_threshold()
+    was_off = collect_garbage_for_batches()
     try:
         yield
     finally:
-        gc.set_threshold(*before)
+        gc.set_threshold(*threshold)
+        if was_off:
+            gc.disable()
+            gc.unfreeze()
 
 
 def batches(directories: Sequence[Path | None]) -> Iterator[Sequence[Path | None]]:
