@@ -209,10 +209,10 @@ def test_a_word_longer_than_the_line_is_folded_not_cut() -> None:
     from rich.console import Console
     from rich.text import Text
 
-    from pgvet.report.text import LABEL_WIDTH, _print_rows
+    from pgvet.report.text import LABEL_WIDTH, print_rows
 
     console = Console(file=io.StringIO(), width=LABEL_WIDTH + 20, color_system=None)
-    _print_rows(console, [("", Text("on rw,relatime,rsize=1048576,hard and holds PGDATA")), ("  at", Text("x:1"))])
+    print_rows(console, [("", Text("on rw,relatime,rsize=1048576,hard and holds PGDATA")), ("  at", Text("x:1"))])
     printed = console.file.getvalue()  # type: ignore[attr-defined]
     # the report drops the blanks that end a line (rich pads cells with them; the plain writer does not)
     assert [line.rstrip() for line in printed.splitlines()] == [

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from pgvet.findings import Finding, HostResult, NotEvaluated, Passed, RuleMeta
@@ -19,8 +18,11 @@ from pgvet.report import visible
 from pgvet.report.text import (
     LABEL_WIDTH,
     HostFiles,
+    print_blank,
     print_finding,
+    print_line,
     print_memory,
+    print_rows,
     report_console,
     summary_line,
     value_text,
@@ -82,7 +84,7 @@ def _verdict(label: str, style: str) -> Text:
     return Text(f"{'[' + label + ']':<{LABEL_WIDTH}}", style)
 
 
-def _pass_row(grid: Table, rule: RuleMeta, passes: list[Passed]) -> None:
+def _pass_row(rule: RuleMeta, passes: list[Passed]) -> tuple[str, Text]:
     """``[OK]  PGVnnn not the case: <the problem it looks for> — the values it computed``. A rule's title names the
     problem: the row says first that it is not there (`values — PGV110: Huge page pool too small: no` read as if it
     were)."""
@@ -95,7 +97,7 @@ def _pass_row(grid: Table, rule: RuleMeta, passes: list[Passed]) -> None:
                  if value is not None]
         if shown:
             text.append(visible(f" — {', '.join(shown)}"), "bold")
-    grid.add_row(_verdict("OK", OK_STYLE), text)
+    return "[OK]", text
 
 
 def _not_evaluated_lines(console: Console, skipped: list[NotEvaluated], unread: set[str], said: set[str]) -> None:
@@ -113,8 +115,8 @@ def _not_evaluated_lines(console: Console, skipped: list[NotEvaluated], unread: 
         else:
             why = f": {reason}"
             said.add(reason)
-        console.print(Text(visible(f"{'':<{LABEL_WIDTH}}{len(rule_ids)} not evaluated{why}"), "yellow" if reason
-                           else "dim"), overflow="fold")
+        style = "yellow" if reason else "dim"
+        print_line(console, Text(visible(f"{'':<{LABEL_WIDTH}}{len(rule_ids)} not evaluated{why}"), style))
 
 
 def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
@@ -126,7 +128,7 @@ def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
 
     title = Text("pgvet check", "bold")
     title.append(visible(f" — {host.host_facts.name}"), "bold")
-    console.print(title)
+    print_line(console, title)
     version = fact("pg.server_version") or fact("pg.version")
     ram = fact("meminfo.mem_total")
     cpus = fact("cpu.count")
@@ -135,13 +137,13 @@ def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
         f"RAM {value_text('ram', ram)}" if ram is not None else None,
         f"{cpus} CPUs" if cpus is not None else None,
     ]
-    console.print(Text(visible(", ".join(line for line in lines if line)), "dim"))
+    print_line(console, Text(visible(", ".join(line for line in lines if line)), "dim"))
     for warning in host.host_facts.warnings:
-        console.print(Text(visible(f"warning: {warning}"), "yellow"))
+        print_line(console, Text(visible(f"warning: {warning}"), "yellow"))
     if outcome.unanswered:
-        console.print(Text(f"not asked (--no-input): {', '.join(outcome.unanswered)} — rules that need them are not "
-                           "evaluated; give them with --answers host.yaml", "yellow"))
-    console.print()
+        print_line(console, Text(f"not asked (--no-input): {', '.join(outcome.unanswered)} — rules that need them are "
+                                 "not evaluated; give them with --answers host.yaml", "yellow"))
+    print_blank(console)
 
 
 def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
@@ -151,7 +153,7 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
     console, buffer, width = report_console(options)
     result = outcome.result
     for error in result.errors:
-        console.print(Text(visible(f"error: {error.host}: {error.message}"), "bold red"))
+        print_line(console, Text(visible(f"error: {error.host}: {error.message}"), "bold red"))
     for host in result.hosts:
         files = HostFiles(host.host_facts.root)
         _header(console, outcome, host)
@@ -160,7 +162,7 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
             print_memory(console, picture, width)
         said: set[str] = set()  # reasons already given in full
         for name, section in sections(host, result.rules).items():
-            console.print(Text(f"== {name} ==", "bold underline"))
+            print_line(console, Text(f"== {name} ==", "bold underline"))
             for finding in sorted(section.findings, key=lambda item: (-item.rank, item.rule_id, item.subject or "")):
                 label, style = VERDICT[finding.severity]
                 head = _verdict(label, style)
@@ -168,27 +170,23 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
                 head.append(visible(finding.title))
                 if finding.subject:
                     head.append(visible(f"  [{finding.subject}]"), "dim")
-                console.print(head, overflow="fold")
+                print_line(console, head)
                 print_finding(console, finding, host, files, options, heading=False, snapshot_places=outcome.kept)
             if section.passed:
-                grid = Table.grid()
-                grid.add_column(width=LABEL_WIDTH, no_wrap=True)
-                grid.add_column(ratio=1)
-                for rule_id in sorted(section.passed):
-                    _pass_row(grid, result.rules[rule_id], section.passed[rule_id])
-                console.print(grid)
+                print_rows(console, [_pass_row(result.rules[rule_id], section.passed[rule_id])
+                                     for rule_id in sorted(section.passed)], OK_STYLE)
             if section.not_evaluated and options.verbose:
                 for skipped in section.not_evaluated:
                     why = skipped.reason or "missing " + ", ".join(skipped.missing)
                     line = _verdict("--", "dim")
                     title = result.rules[skipped.rule_id].title
                     line.append(visible(f"{skipped.rule_id} {title}: not evaluated ({why})"), "dim")
-                    console.print(line, overflow="fold")
+                    print_line(console, line)
             elif section.not_evaluated:
                 _not_evaluated_lines(console, section.not_evaluated, set(host.host_facts.unread.values()), said)
-            console.print()
-    console.print(Text(summary_line(result, options.verbose), "bold"))
+            print_blank(console)
+    print_line(console, Text(summary_line(result, options.verbose), "bold"))
     if outcome.kept:
-        console.print(Text(visible(f"snapshot kept in {outcome.snapshot}: `pgvet lint {outcome.snapshot}` gives these "
-                                   "findings again, offline"), "dim"))
+        print_line(console, Text(visible(f"snapshot kept in {outcome.snapshot}: `pgvet lint {outcome.snapshot}` gives "
+                                         "these findings again, offline"), "dim"))
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())

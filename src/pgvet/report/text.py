@@ -148,7 +148,7 @@ def print_finding(console: Console, finding: Finding, host: HostResult, files: H
         head.append(f"{finding.rule_id} {finding.rule_name}", "bold")
         if finding.subject:
             head.append(f"  [{one_line(finding.subject)}]", "dim")
-        _print_line(console, head)
+        print_line(console, head)
     # what the inputs hold (values, names, lines) is shown escaped: an escape sequence would reach the terminal
     rows: list[tuple[str, Text]] = [("", Text(prose(finding.message)))]
     if finding.path and (snapshot_places or Path(finding.path).is_absolute()):
@@ -178,8 +178,8 @@ def print_finding(console: Console, finding: Finding, host: HostResult, files: H
     for index, line in enumerate(fix_lines):
         line.stylize("green")
         rows.append(("  fix" if index == 0 else "", line))
-    _print_rows(console, rows)
-    _print_blank(console)
+    print_rows(console, rows)
+    print_blank(console)
 
 
 _LABEL_STYLE = "dim"  # the labels: at, from, values, fix
@@ -192,7 +192,7 @@ def _plain(console: Console) -> bool:
     return console.color_system is None
 
 
-def _print_line(console: Console, text: Text) -> None:
+def print_line(console: Console, text: Text) -> None:
     """``console.print(text, overflow="fold")``: the text wrapped to the console's width."""
     if _plain(console):
         console.file.write("".join(f"{line}\n" for line in _plain_lines(text, console, console.width)))
@@ -209,7 +209,7 @@ def _print_cropped(console: Console, text: Text) -> None:
         console.print(text, no_wrap=True, crop=True)
 
 
-def _print_blank(console: Console) -> None:
+def print_blank(console: Console) -> None:
     if _plain(console):
         console.file.write("\n")
     else:
@@ -237,8 +237,8 @@ def _wrapped(text: Text, console: Console, width: int) -> Lines:
                      no_wrap=bool(text.no_wrap))
 
 
-def _print_rows(console: Console, rows: list[tuple[str, Text]]) -> None:
-    """Rows of a label (dim, LABEL_WIDTH wide) and a text wrapped in the rest of the width — what a
+def print_rows(console: Console, rows: list[tuple[str, Text]], label_style: str = _LABEL_STYLE) -> None:
+    """Rows of a label (LABEL_WIDTH wide) and a text wrapped in the rest of the width — what a
     two-column ``Table.grid`` prints, the text wrapped by rich as a table cell wraps it, without the
     table's measuring and cropping of every cell, which made the text report of a large fleet take minutes."""
     available = console.width - LABEL_WIDTH
@@ -254,7 +254,7 @@ def _print_rows(console: Console, rows: list[tuple[str, Text]]) -> None:
     if plain:
         _write_plain_rows(console, rows, width)
     else:
-        _print_styled_rows(console, rows, width)
+        _print_styled_rows(console, rows, width, label_style)
 
 
 def _write_plain_rows(console: Console, rows: list[tuple[str, Text]], width: int) -> None:
@@ -268,12 +268,12 @@ def _write_plain_rows(console: Console, rows: list[tuple[str, Text]], width: int
     console.file.write("".join(out))
 
 
-def _print_styled_rows(console: Console, rows: list[tuple[str, Text]], width: int) -> None:
-    label_style = console.get_style(_LABEL_STYLE)
+def _print_styled_rows(console: Console, rows: list[tuple[str, Text]], width: int, label_style: str) -> None:
+    style = console.get_style(label_style)
     segments: list[Segment] = []
     for label, text in rows:  # a word longer than the width is folded (the table cut it with an ellipsis)
         for index, line in enumerate(_wrapped(text, console, width)):
-            segments.append(Segment(f"{label if index == 0 else '':<{LABEL_WIDTH}}", label_style))
+            segments.append(Segment(f"{label if index == 0 else '':<{LABEL_WIDTH}}", style))
             cell = Text(end="")
             cell.append_text(line)  # the line's own style becomes a span: Text.render leaves it out
             pad = width - line.cell_len
@@ -290,7 +290,7 @@ def print_memory(console: Console, picture: MemoryPicture, width: int) -> None:
     title.append(f" ({size_text(picture.ram)}{', memory.max' if picture.cgroup else ''})", "bold")
     if picture.estimated:
         title.append("  shared memory estimated from shared_buffers", "dim")
-    _print_line(console, title)
+    print_line(console, title)
     bar = Text("  ")
     for segment, cells in zip(picture.segments, bar_cells(picture, bar_width), strict=True):
         bar.append(segment.char * cells, segment.style)
@@ -316,7 +316,7 @@ def print_memory(console: Console, picture: MemoryPicture, width: int) -> None:
                        Text(f"+{size_text(picture.overcommitted)}", "bold red"),
                        Text(f"+{picture.overcommitted / picture.ram * 100:.1f} %", "bold red")))
     _print_legend(console, legend)
-    _print_blank(console)
+    print_blank(console)
 
 
 LEGEND_GLYPH_WIDTH = 4  # two cells of the glyph, under the bar's two-space indent
@@ -359,26 +359,26 @@ def _counted(finding: Finding) -> bool:
 def _host(console: Console, host: HostResult, options: ReportOptions, width: int) -> None:
     header = Text(one_line(host.host_facts.name), "bold underline")
     header.append(f"  {one_line(relative_path('.', host.host_facts.root, options.repo_root))}", "dim")
-    _print_line(console, header)
-    _print_blank(console)
+    print_line(console, header)
+    print_blank(console)
     picture = memory_picture(host.host_facts)
     if picture is not None:
         print_memory(console, picture, width)
     for warning in host.host_facts.warnings:
-        _print_line(console, Text(f"warning: {one_line(warning)}", "yellow"))
+        print_line(console, Text(f"warning: {one_line(warning)}", "yellow"))
     if options.verbose:
         for note in host.host_facts.notes:
-            _print_line(console, Text(f"note: {one_line(note)}", "dim"))
+            print_line(console, Text(f"note: {one_line(note)}", "dim"))
     if host.host_facts.warnings or (options.verbose and host.host_facts.notes):
-        _print_blank(console)
+        print_blank(console)
     active = sorted((finding for finding in host.findings if _counted(finding)),
                     key=lambda item: (-item.rank, item.rule_id, item.subject or ""))
     files = HostFiles(host.host_facts.root)
     for finding in active:
         print_finding(console, finding, host, files, options)
     if not active:
-        _print_line(console, Text("no findings", "green"))
-        _print_blank(console)
+        print_line(console, Text("no findings", "green"))
+        print_blank(console)
     quiet = [finding for finding in host.findings if not _counted(finding)]
     if quiet:
         grid = Table.grid()
