@@ -172,7 +172,7 @@ with collecting_garbage_for_batches():  # as a lint does, a batch of hosts at a 
             plan.planner.fix_findings(result, result.target)
         planned = time.perf_counter()
         for result in results:
-            suppress_inline(result, [], plan.rule_names)
+            suppress_inline(result, [], plan.rule_names, plan.evaluated)
         suppressed = time.perf_counter()
         for result in results:
             writer.host(result)

@@ -69,7 +69,7 @@ else:
                              host_cache={}) for directory in directories]
     if mode == "run":
         for result in results:
-            suppress_inline(result, [], plan.rule_names)
+            suppress_inline(result, [], plan.rule_names, plan.evaluated)
             writer.host(result)
 """
 STAGES = ("read and parse the inputs", "evaluate the rules", "plan the targets (fixes)", "suppressions and JSON Lines")

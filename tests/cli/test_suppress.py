@@ -85,6 +85,21 @@ def test_unused_suppressions_are_reported_in_files_without_findings(tmp_path: Pa
     assert any("sysctl.d/30-empty.conf:1: suppression without a reason" in notice for notice in result.notices)
 
 
+def test_a_suppression_of_a_rule_the_run_did_not_evaluate_is_not_called_unused(tmp_path: Path) -> None:
+    # a pre-commit hook that lints with --select (or --ignore) must not be told that the comments silencing the
+    # other rules are stale: those rules did not run
+    host = pg16_host(tmp_path, "# pgvet: ignore[unknown-parameter] set by our fork\nshared_buffer = 1\n"
+                               "work_mem = 48MB  # pgvet: ignore[work-mem-large] reviewed\n"
+                               "# pgvet: ignore[PGV401, work-mem-large] either\nport = 5432\n")
+    for options in (LintOptions(select=["PGV1"]), LintOptions(ignore=["PGV401", "work-mem-large"])):
+        result = lint([host], options)
+        assert not any("unused suppression" in notice for notice in result.notices), (options, result.notices)
+    result = lint([host], LintOptions(select=["PGV401", "work-mem-large"]))
+    assert [notice.split(": ", 1)[1] for notice in result.notices if "unused" in notice] == [
+        "postgresql.conf:3: unused suppression [work-mem-large]",
+        "postgresql.conf:4: unused suppression [PGV401, work-mem-large]"]
+
+
 def test_suppressed_findings_do_not_fail(tmp_path: Path) -> None:
     host = pg16_host(tmp_path, "# pgvet: ignore[unknown-parameter] set by our fork\nshared_buffer = 1\nport = 5432\n")
     result = runner.invoke(app, ["lint", str(host), "--fail-on", "error", "--format", "concise"])
@@ -221,7 +236,8 @@ def test_suppressions_are_judged_on_the_text_that_was_linted(tmp_path: Path) -> 
     result = evaluate_host(pack, loaded)
     (host / "postgresql.conf").write_text("# pgvet: ignore[unknown-parameter] too late\nshared_buffer = 1\n")
     notices: list[str] = []
-    suppress_inline(result, notices, {rule.id: rule.name for rule in pack.rules})
+    names = {rule.id: rule.name for rule in pack.rules}
+    suppress_inline(result, notices, names, {*names, *names.values()})
     unknown = {finding.path: finding.suppressed for finding in result.findings if finding.rule_id == "PGV401"}
     assert unknown == {"postgresql.conf": None, "conf.d/a.conf": "our fork's"}
     assert notices == []

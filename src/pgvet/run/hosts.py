@@ -125,6 +125,7 @@ class Linter:
     planner: Planner
     ignoring: IgnoreFiles
     rule_names: dict[str, str]  # every rule's name by its id, selected or not: what a suppression may name
+    evaluated: frozenset[str]  # the ids and names of the rules the run evaluates (--select, --ignore)
 
     @classmethod
     def of(cls, pack: RulePack, options: LintOptions) -> Linter:
@@ -133,10 +134,10 @@ class Linter:
                                        make_selector(options.select, options.ignore))
         # a PGVET_TODAY that is no date refuses the run here (exit 2), not each host as an internal error
         rule_names = {rule.id: rule.name for rule in pack.rules}
-        evaluated = {name for rule, _ in rules for name in (rule.id, rule.name)}
+        evaluated = frozenset(name for rule, _ in rules for name in (rule.id, rule.name))
         ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat(), rule_names, evaluated)
         return cls(pack, options, rules, None if options.keep_facts else facts_read(pack), Planner(pack, rules),
-                   ignoring, rule_names)
+                   ignoring, rule_names, evaluated)
 
     def lint_batch(self, directories: Sequence[Path | None]) -> list[HostResult | HostError]:
         """The hosts' outcomes, in order: every host of the batch read, then the rules evaluated rule by rule on
@@ -178,7 +179,7 @@ class Linter:
         notices, in the process that reports), then undone, so that judging starts from the findings as made."""
         def suppress(judged: HostResult) -> None:
             try:
-                suppress_inline(judged, [], self.rule_names)
+                suppress_inline(judged, [], self.rule_names, self.evaluated)
                 self.ignoring.apply(judged, self.ignoring.entries(judged, []), trial=True)
             except InputError:
                 pass  # an invalid ignore file makes the host an error when it is judged

@@ -116,7 +116,7 @@ class LintRun:
         host = outcome.host_facts
         try:
             entries = self.ignoring.entries(outcome, own_ignored)
-            suppress_inline(outcome, own_inline, self.linter.rule_names)
+            suppress_inline(outcome, own_inline, self.linter.rule_names, self.linter.evaluated)
             self.ignoring.apply(outcome, entries)
             # the notices of the files of the hosts judged before go to the run's, whatever becomes of this host
             self.ignoring.judged(outcome, entries, ignored)

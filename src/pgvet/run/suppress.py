@@ -101,10 +101,12 @@ def unknown_rules(selectors: Collection[str], rule_names: Mapping[str, str]) -> 
     return f"{', '.join(unknown)} ({hint})"
 
 
-def suppress_inline(host: HostResult, notices: list[str], rule_names: Mapping[str, str]) -> None:
+def suppress_inline(host: HostResult, notices: list[str], rule_names: Mapping[str, str],
+                    evaluated: Collection[str]) -> None:
     """Mark the host's findings that a comment suppresses; notices for comments that are wrong, name no rule
-    (``rule_names``: the run's rules, id to name) or are unused — a comment that silences only what fires once
-    the host's files are applied (the target's suppressed_once_booted) is used."""
+    (``rule_names``: the pack's rules, id to name) or are unused — a comment that silences only what fires once
+    the host's files are applied (the target's suppressed_once_booted) is used; one that names a rule the run did
+    not evaluate (``evaluated``: their ids and names; --select, --ignore) is not judged unused."""
     root, unmarked = host.host_facts.root, host.host_facts.unmarked_files
     files: dict[str, dict[int, Suppression]] = {}
 
@@ -133,7 +135,7 @@ def suppress_inline(host: HostResult, notices: list[str], rule_names: Mapping[st
                                "is ignored (write the reason after the brackets)")
             elif unknown is not None:
                 notices.append(f"{host.host_facts.name}: {suppression.source}: suppression names no rule: {unknown}")
-            elif not suppression.used:
+            elif not suppression.used and all(selector in evaluated for selector in suppression.selectors):
                 notices.append(f"{host.host_facts.name}: {suppression.source}: unused suppression "
                                f"[{', '.join(suppression.selectors)}]")
 
