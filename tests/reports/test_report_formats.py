@@ -216,6 +216,25 @@ def test_a_value_spelling_an_escape_is_told_apart_from_the_character(tmp_path: P
     assert '"C:\\data\\_x"' in written["plain"]  # the message's backslashes, read as no escape, left single
 
 
+@pytest.mark.parametrize("fmt", ["text", "concise", "github", "gitlab", "junit", "sarif", "html"])
+def test_a_line_break_a_value_brought_is_written_not_folded_in_every_format(fmt: str) -> None:
+    # the HTML and GitLab reports folded it into a blank: the SQL of the message then named another database
+    result = result_for("big-server")
+    finding = result.hosts[0].findings[0]
+    finding.message = 'Run ALTER DATABASE "new\nline" RESET enable_seqscan;'
+    finding.fix.text = 'Then ALTER DATABASE "new\nline" RESET enable_seqscan;'
+    result.hosts[0].findings[1:] = []
+    written = FORMATS[fmt](result, ReportOptions(color=False, width=300))
+    if fmt == "sarif":  # the texts for people, out of the JSON that escapes by itself
+        [run] = json.loads(written)["runs"]
+        written = run["results"][0]["message"]["text"] + json.dumps(run["results"][0].get("fixes"))
+    if fmt == "gitlab":
+        written = json.loads(written)[0]["description"]
+    if fmt == "html":
+        written = html.unescape(written)
+    assert '"new\\nline"' in written and '"new line"' not in written and '"new\nline"' not in written
+
+
 def test_json_keeps_the_value_exactly(tmp_path: Path) -> None:
     exact = json.loads(FORMATS["json"](_override_hosts(tmp_path), ReportOptions()))
     messages = [finding["message"] for finding in exact["findings"]]

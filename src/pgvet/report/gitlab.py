@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pgvet.findings import HostError, HostResult, LintResult
-from pgvet.report import JsonArray, anchor, anchor_path, error_path, relative_path, render_with_writer
+from pgvet.report import JsonArray, anchor, anchor_path, error_path, prose, relative_path, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -46,7 +46,7 @@ class Writer:
             # host's is told apart by its directory, as stable
             fingerprint = _digest(finding.fingerprint, directory) if host.namesake else finding.fingerprint
             self.issues.add({
-                "description": f"{finding.rule_id} {finding.rule_name}: {' '.join(finding.message.split())}",
+                "description": f"{finding.rule_id} {finding.rule_name}: {prose(finding.message)}",
                 "check_name": finding.rule_id,
                 "fingerprint": fingerprint,
                 "severity": SEVERITIES[finding.severity],

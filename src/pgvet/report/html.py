@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from pgvet.findings import SEVERITY_RANK, Finding, HostError, HostResult, LintResult
 from pgvet.numbers import size_text
-from pgvet.report import Spool, error_label, host_file_path, relative_path, render_with_writer, visible
+from pgvet.report import Spool, error_label, host_file_path, prose, relative_path, render_with_writer, visible
 from pgvet.report.memory import MemoryPicture, memory_picture
 from pgvet.report.text import NOT_A_FILE, HostFiles, summary_text, value_text
 from pgvet.run.summary import SEVERITIES, TOP_RULES
@@ -37,6 +37,12 @@ def escape(text: object) -> str:
     """Text from anywhere, safe in an element and in a quoted attribute: control characters escaped, then HTML's
     five special characters."""
     return html.escape(visible(str(text)), quote=True)
+
+
+def escape_prose(text: str) -> str:
+    """A message or a fix's text as every report writes it (``prose``: a line break a value brought in written
+    ``\\n``, not folded into a blank that would name another database), then HTML's special characters."""
+    return html.escape(prose(text), quote=True)
 
 
 # The segments' colours by the style report/memory.py gives them (the text report's terminal colours).
@@ -141,7 +147,7 @@ def finding_html(finding: Finding, host: HostResult, files: HostFiles, options: 
     fix += finding.fix.postgresql_lines(*(host.declared_by or (None,)))
     lines = "".join(f"<code>{escape(line)}</code><br>" for line in fix)
     if finding.fix.text:
-        lines += f"<p>{escape(' '.join(finding.fix.text.split()))}</p>"
+        lines += f"<p>{escape_prose(finding.fix.text)}</p>"
     if lines:
         rows.append(("fix", f'<div class="fix">{lines}</div>'))
     details = "".join(f"<dt>{name}</dt><dd>{content}</dd>" for name, content in rows)
@@ -149,7 +155,7 @@ def finding_html(finding: Finding, host: HostResult, files: HostFiles, options: 
             f'data-host="{escape(host.host_facts.name)}" data-rule="{escape(finding.rule_id)}" '
             f'data-rule-label="{escape(label)}" data-state="{state}"{" hidden" if state != "active" else ""}>'
             f"<h3>{head}</h3><p class=\"title\">{escape(finding.title)}</p>"
-            f"<p class=\"message\">{escape(' '.join(finding.message.split()))}</p><dl>{details}</dl></article>")
+            f"<p class=\"message\">{escape_prose(finding.message)}</p><dl>{details}</dl></article>")
 
 
 @dataclass(frozen=True, slots=True)
