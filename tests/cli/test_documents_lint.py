@@ -155,8 +155,8 @@ def test_fix_leaves_a_documents_parameters_to_its_document(tmp_path: Path) -> No
     before = (directory / "postgres0.yml").read_text()
     result = runner.invoke(app, ["fix", str(directory), "--write"])
     # wal_level minimal in the DCS is Patroni's to replace (PGV441, no fix): a default the fix changes instead
-    assert "log_lock_waits = 'on': not written — patroni writes postgresql.conf from its document: set it among " \
-           "the parameters of postgres0.yml" in result.output, result.output
+    assert "log_lock_waits = 'on': not written — patroni writes postgresql.conf from its document: set it in " \
+           "postgres0.yml's postgresql.parameters" in result.output, result.output
     assert (directory / "postgres0.yml").read_text() == before and not (directory / "postgresql.conf").exists()
 
 
@@ -270,6 +270,22 @@ def test_a_parameter_only_the_dcs_sets_is_changed_there_even_when_the_file_sets_
     assert "`patronictl -c postgres0.yml edit-config batman --pg max_worker_processes=20 --force`" in text
     assert ("the replicas first (a standby with a lower max_worker_processes than its primary does not start): "
             "`patronictl -c postgres0.yml restart batman --role replica --pending`") in text
+    # fix --write names where it goes: a member's own postgresql.parameters would be ignored
+    written = runner.invoke(app, ["fix", str(directory), "--write", "--select", "PGV711"]).output
+    assert ("max_worker_processes = '20': not written — patroni writes postgresql.conf from its document: set it in "
+            "postgres0.yml's bootstrap.dcs.postgresql.parameters (read when the cluster is created); the running "
+            "system needs its step by hand too") in written, written
+
+
+def test_a_patroni_template_is_no_file_patronictl_reads(tmp_path: Path) -> None:
+    """Ansible's patroni.yml.j2 renders the member's file: patronictl is given that file, not the template."""
+    directory = tmp_path / "roles" / "patroni"
+    patroni_member(directory, PATRONI_SHARED_BUFFERS.replace("    work_mem: 4MB\n", "    track_io_timing: 'off'\n"))
+    (directory / "postgres0.yml").rename(directory / "patroni.yml.j2")
+    _, found = findings(str(directory), "--select", "PGV804")
+    text = str(found[0]["fix"]["text"])  # type: ignore[index]
+    assert ("`patronictl -c patroni.yml reload batman` (-c: the file patroni.yml.j2 renders on the member)"
+            in text), text
 
 
 def test_a_patroni_fix_of_a_members_own_parameter_is_a_reload_not_edit_config(tmp_path: Path) -> None:

@@ -299,12 +299,14 @@ def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> Wr
         _label_new_sysctl_file(files, fix)
     orchestrator = facts.get("host.orchestrator")
     # what the running system needs besides the document's edit (Patroni's DCS), said among the steps by hand
-    running = {name for step in running_steps(facts, {name: change.value for name, change in fix.postgresql.items()})
+    running = {name: step.place for step in running_steps(facts, {name: change.value
+                                                                   for name, change in fix.postgresql.items()})
                for name in step.parameters}
     for name, change in sorted(fix.postgresql.items()):
         if orchestrator is not None:  # its tool writes postgresql.conf: its document is where a value goes
             set_at = facts.get(f"pg.{name}")
             where = (f"at {set_at.source}" if set_at is not None and set_at.source.path == orchestrator.source.path
+                     else f"in {running[name]}" if name in running
                      else f"among the parameters of {orchestrator.source.path}")
             then = "; the running system needs its step by hand too" if name in running else ""
             outcome.left.append(f"{name} = {quote_setting(change.value)}: not written — {orchestrator.value} writes "

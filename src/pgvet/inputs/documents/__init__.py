@@ -89,6 +89,7 @@ class RunningStep(NamedTuple):
 
     parameters: tuple[str, ...]  # the parameters it applies
     text: str
+    place: str  # where in the document these parameters are set ("postgres0.yml's postgresql.parameters")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ default), and sets listen_addresses, port and cluster_name itself from ``postgre
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Callable, Mapping
@@ -410,19 +411,25 @@ def running_steps(facts: Mapping[str, SourcedValue], changes: Mapping[str, str])
     scope_fact = facts.get("pg.cluster_name")  # Patroni's scope (it sets cluster_name from it)
     scope = (f" {shlex.quote(str(scope_fact.value))}" if scope_fact is not None and scope_fact.value
              and scope_fact.source.path == document else "")
-    ctl = f"patronictl -c {shlex.quote(document)}"
+    # a template (Ansible's patroni.yml.j2) is no file patronictl can read: the one it renders, on the member
+    rendered = document.removesuffix(".j2")
+    ctl = f"patronictl -c {shlex.quote(os.path.basename(rendered) if rendered != document else document)}"
+    on_the_member = f" (-c: the file {document} renders on the member)" if rendered != document else ""
     steps = []
     if dcs:
         arguments = " ".join(f"--pg {_patronictl_argument(name, value)}" for name, value in dcs.items())
         steps.append(RunningStep(tuple(dcs), (
             f"Patroni takes {_names(dcs)} from its DCS, where it writes bootstrap.dcs only when it creates the "
             f"cluster: set in {document}'s bootstrap.dcs.postgresql.parameters, {_it(dcs)} a new cluster's; on the "
-            f"running cluster: `{ctl} edit-config{scope} {arguments} --force`{_restart(facts, dcs, ctl, scope)}.")))
+            f"running cluster: `{ctl} edit-config{scope} {arguments} --force`{on_the_member}"
+            f"{_restart(facts, dcs, ctl, scope)}."),
+            f"{document}'s bootstrap.dcs.postgresql.parameters (read when the cluster is created)"))
     if local:
         restart = _restart(facts, local, ctl, scope)
         steps.append(RunningStep(tuple(local), (
             f"Patroni reads its file's postgresql.parameters again when it reloads: once the member's {document} "
-            f"holds {_names(local)}, `{ctl} reload{scope}`{restart}.")))
+            f"holds {_names(local)}, `{ctl} reload{scope}`{on_the_member}{restart}."),
+            f"{document}'s postgresql.parameters"))
     return steps
 
 
