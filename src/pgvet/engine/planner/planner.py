@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
 from pgvet.engine.ir import Value
-from pgvet.engine.pack import RulePack
+from pgvet.engine.pack import Rule, RulePack
 from pgvet.engine.planner.invariants import (
     running_overcommit,
     verify_invariants,
@@ -42,6 +42,7 @@ class Planner:
         self.rules = list(rules)
         self.predictions = [formula for formula in pack.derived if formula.predicts is not None]
         self.predicted_inputs = {formula.predicts: formula.inputs for formula in self.predictions}
+        self._settings_by_fact: dict[str, frozenset[Setting]] = {}
         self.derived_readers: dict[str, list[str]] = {}  # by fact: the derived formulas that read it
         for formula in pack.derived:
             for name in formula.inputs:
@@ -57,9 +58,12 @@ class Planner:
                 for setting in proposed:
                     order.setdefault(setting, len(order))
         self.stages = stages_of(order, proposes, self.reads)
-        self.stage_rules = [[(rule, params) for rule, params in self.rules
-                             if any(setting in stage for setting in proposes.get(rule.id, ()))]
-                            for stage in self.stages]
+        self.rank = {setting: index for index, stage in enumerate(self.stages) for setting in stage}
+        stage_rules: list[list[tuple[Rule, Mapping[str, Value]]]] = [[] for _ in self.stages]
+        for rule, params in self.rules:  # each stage's rules, in the run's order
+            for index in sorted({self.rank[setting] for setting in proposes.get(rule.id, ())}):
+                stage_rules[index].append((rule, params))
+        self.stage_rules: list[Plan] = list(stage_rules)
         # every fact a rule, or a stage's rules, read (derived formulas expanded): while none has changed, they
         # give on the world what they give on the host as it is
         self.rule_facts = {rule.id: frozenset(rule.evidence_names) for rule, _ in self.rules}
@@ -69,12 +73,21 @@ class Planner:
                 self.rule_readers.setdefault(name, []).append(index)
         self.stage_facts = [frozenset().union(*(self.rule_facts[rule.id] for rule, _ in rules))
                             for rules in self.stage_rules]
-        self.rank = {setting: index for index, stage in enumerate(self.stages) for setting in stage}
 
     def settings_read(self, names: Iterable[str]) -> set[Setting]:
         """The settings facts read, directly or through the measured facts a change has predicted."""
         found: set[Setting] = set()
-        pending, seen = list(names), set()
+        for name in names:
+            found |= self._settings_read_by(name)
+        return found
+
+    def _settings_read_by(self, fact: str) -> frozenset[Setting]:
+        """The settings one fact reads (every rule's facts ask again: once each)."""
+        known = self._settings_by_fact.get(fact)
+        if known is not None:
+            return known
+        found: set[Setting] = set()
+        pending, seen = [fact], set()
         while pending:
             name = pending.pop()
             if name in seen:
@@ -84,7 +97,8 @@ class Planner:
             if setting is not None:
                 found.add(setting)
             pending.extend(self.predicted_inputs.get(name, ()))
-        return found
+        known = self._settings_by_fact[fact] = frozenset(found)
+        return known
 
     def derived_kept(self, derived: Mapping[str, Value], changed: Iterable[str]) -> dict[str, Value]:
         """Of derived values, those that read none of the ``changed`` facts (a derived value reads nothing but
