@@ -2,9 +2,12 @@
 
 Written for the tests apart from pgvet's own code, and reviewed against the kernel and procps:
 
-- Order (procps sysctl --system, systemd-sysctl): the files of the sysctl.d directories by file name, then
-  /etc/sysctl.conf last; in a snapshot, ``sysctl.d/*.conf`` by name, then ``sysctl.conf``. Lines are written
-  in file order; ``#`` and ``;`` start comments, a leading ``-`` ignores a failure.
+- Order: procps' `sysctl --system` (applying the fix now) writes the files of the sysctl.d directories by file
+  name, then /etc/sysctl.conf last; in a snapshot, ``sysctl.d/*.conf`` by name, then ``sysctl.conf``. The boot's
+  systemd-sysctl reads no /etc/sysctl.conf (sysctl.d(5)) but through the sysctl.d/99-sysctl.conf link Debian,
+  Ubuntu and the RHEL family ship: ``sysctl.conf`` where that name sorts (a snapshot without the entry is taken
+  to have it), before a later name such as ``hugepages.conf``. Lines are written in file order; ``#`` and ``;``
+  start comments, a leading ``-`` ignores a failure.
 - The ratio/bytes handlers (mm/page-writeback.c, mm/util.c): writing vm.dirty_background_ratio zeroes
   vm.dirty_background_bytes and the other way round, always; vm.dirty_ratio and vm.dirty_bytes zero each other
   only when their own value changes; vm.overcommit_ratio zeroes vm.overcommit_kbytes and the other way round,
@@ -30,12 +33,15 @@ _ZEROES_ALWAYS = {"vm.dirty_background_ratio": "vm.dirty_background_bytes",
 _ZEROES_ON_CHANGE = {"vm.dirty_ratio": "vm.dirty_bytes", "vm.dirty_bytes": "vm.dirty_ratio"}
 
 
-def declared_lines(host: Path) -> list[tuple[str, str]]:
-    """(key, value) of every sysctl line of the host, in the order `sysctl --system` writes them."""
+def declared_lines(host: Path, *, boot: bool = False) -> list[tuple[str, str]]:
+    """(key, value) of every sysctl line of the host, in the order `sysctl --system` writes them (``boot``: the
+    order systemd-sysctl writes them at boot)."""
     directory = host / "sysctl.d"
     files = sorted(directory.glob("*.conf"), key=lambda path: path.name) if directory.is_dir() else []
-    if (host / "sysctl.conf").is_file():
+    if (host / "sysctl.conf").is_file() and not (boot and (directory / "99-sysctl.conf").exists()):
         files.append(host / "sysctl.conf")
+    if boot:
+        files.sort(key=lambda path: "99-sysctl.conf" if path == host / "sysctl.conf" else path.name)
     lines: list[tuple[str, str]] = []
     for path in files:
         for raw in path.read_text(encoding="utf-8", errors="surrogateescape").splitlines():
@@ -129,14 +135,12 @@ def reboot_meminfo(path: Path, sysctl: dict[str, str]) -> None:
 
 def apply_and_reboot(host: Path) -> None:
     """Make ``host`` what it is once its sysctl files are applied and it is rebooted (pgvet fix --write first)."""
-    lines = declared_lines(host)
     sysctl_txt = host / "sysctl.txt"
-    running = read_sysctl_txt(sysctl_txt)
+    # `sysctl --system` now, then the boot's systemd-sysctl, over what runs (a key no file sets keeps its value)
+    running = apply_sysctl(read_sysctl_txt(sysctl_txt), declared_lines(host))
+    running = apply_sysctl(running, declared_lines(host, boot=True))
     if sysctl_txt.is_file():
-        running = apply_sysctl(running, lines)
         write_sysctl_txt(sysctl_txt, running)
-    else:
-        running = apply_sysctl({}, lines)
     if (host / "meminfo.txt").is_file():
         reboot_meminfo(host / "meminfo.txt", running)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import kernelsim
 from as_user import NOBODY_UID, needs_root
 from conftest import FIXTURES, require_postgres
 from pgvet.cli import app
@@ -357,6 +358,23 @@ def test_fix_write_finds_a_kernel_key_at_the_line_procps_reads(tmp_path: Path) -
     assert code == 0, output
     assert (host / "sysctl.d/90-postgresql.conf").read_text() == (
         "#\x0c\nvm.swappiness = 10\nkernel.sched_autogroup_enabled = 0\n")
+
+
+def test_fix_write_sets_a_kernel_value_that_the_boot_keeps_too(tmp_path: Path) -> None:
+    # sysctl --system reads sysctl.conf last, the boot's systemd-sysctl where sysctl.d/99-sysctl.conf (a link to
+    # it) sorts: an old sysctl.d/k8s.conf put its own swappiness back at every boot, after the fix set sysctl.conf
+    host = _host(tmp_path, "", **{"sysctl.conf": "vm.swappiness = 60\n",
+                                  "sysctl.d__k8s.conf": "net.ipv4.ip_forward = 1\nvm.swappiness = 30\n",
+                                  "sysctl.d__50-early.conf": "vm.swappiness = 1\n"})
+    (host / "sysctl.d" / "99-sysctl.conf").symlink_to("../sysctl.conf")
+    code, output = _fix(host, "PGV130")
+    assert code == 0, output
+    assert (host / "sysctl.conf").read_text() == "vm.swappiness = 10\n"
+    assert (host / "sysctl.d" / "k8s.conf").read_text() == "net.ipv4.ip_forward = 1\nvm.swappiness = 10\n"
+    assert (host / "sysctl.d" / "50-early.conf").read_text() == "vm.swappiness = 1\n"  # read before, either way
+    for boot in (False, True):
+        assert kernelsim.apply_sysctl({}, kernelsim.declared_lines(host, boot=boot))["vm.swappiness"] == "10"
+    assert "wrote" not in _fix(host, "PGV130")[1]  # a second fix changes nothing
 
 
 def test_fix_write_in_a_directory_it_cannot_write_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

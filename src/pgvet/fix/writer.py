@@ -23,7 +23,7 @@ from pgvet.findings import HostResult, quote_setting
 from pgvet.inputs.documents import document_kind, running_steps
 from pgvet.inputs.postgresql_conf import ID, ConfSetting, parse_conf_text
 from pgvet.inputs.reading import MAX_INPUT_BYTES, NotRegular, read_input
-from pgvet.inputs.sysctl import PAIR_PARTNERS, parse_sysctl_conf, sysctl_value
+from pgvet.inputs.sysctl import PAIR_PARTNERS, SysctlSetting, parse_sysctl_conf, sysctl_value
 from pgvet.output_file import is_private, write_file
 from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
@@ -422,29 +422,36 @@ def _applied_order(source: Source) -> tuple[int, str, int]:
     return (1 if directory == "" and name == "sysctl.conf" else 0, name, source.line or 0)
 
 
-def _own_last_line(files: _Files, key: str, declared: Fact | None) -> Source | None:
-    """The last line, in the order `sysctl --system` writes them, that sets ``key`` itself (a key of a
-    ratio/bytes pair zeroed by its counterpart names the counterpart's line too)."""
+def _boot_order(path: str) -> str:
+    """Where the boot's systemd-sysctl reads a file: sysctl.d's by name, /etc/sysctl.conf where the link
+    distributions ship to it sorts (sysctl.d/99-sysctl.conf), not last as `sysctl --system` reads it."""
+    directory, name = os.path.split(path)
+    return "99-sysctl.conf" if directory == "" and name == "sysctl.conf" else name
+
+
+def _own_lines(files: _Files, key: str, declared: Fact | None) -> list[tuple[_File, SysctlSetting]]:
+    """The lines that set ``key`` itself, in the order `sysctl --system` writes them (a key of a ratio/bytes pair
+    zeroed by its counterpart names the counterpart's line too: not one of these)."""
     if declared is None:
-        return None
-    lines: list[Source] = []
+        return []
+    lines: list[tuple[_File, SysctlSetting]] = []
     for path in dict.fromkeys(place.path for place in (*declared.occurrences, declared.source)):
         target = files.open(path)
         if isinstance(target, str):
             continue
         try:
-            lines.extend(setting.source for setting in parse_sysctl_conf(target.text(), target.shown)
+            lines.extend((target, setting) for setting in parse_sysctl_conf(target.text(), target.shown)
                          if setting.key == key)
         except ParseError:
             continue
-    return max(lines, key=_applied_order) if lines else None
+    return sorted(lines, key=lambda line: _applied_order(line[1].source))
 
 
 def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None) -> None:
-    source = _own_last_line(files, key, declared)
+    lines = _own_lines(files, key, declared)
+    last = lines[-1][1].source if lines else None
     # the last file sysctl --system reads wins: a value declared in a file read after ours is changed there
-    after_ours = source is not None and source.line is not None and _read_after_ours(source)
-    shown = source.path if source is not None and after_ours else SYSCTL_FILE
+    shown = last.path if last is not None and last.line is not None and _read_after_ours(last) else SYSCTL_FILE
     target = files.open(shown, create=shown == SYSCTL_FILE)
     if isinstance(target, str):
         files.outcome.left.append(f"{key} = {change.value}: not written ({target})")
@@ -455,17 +462,30 @@ def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None
         files.outcome.left.append(f"{key} = {change.value}: not written ({error})")
         return
     if declared_here:
-        index = declared_here[-1].source.line - 1  # type: ignore[operator]  # parse_sysctl_conf numbers its lines
-        line = target.lines[index]
-        before, equals, after = line.partition("=")
-        blank = after[:len(after) - len(after.lstrip(" \t"))]
-        trailing = declared_here[-1].trailing  # `# …` after a number: the user's words, kept
-        carriage = "\r" if line.endswith("\r") else ""
-        target.lines[index] = f"{before}{equals}{blank}{change.value}{' ' + trailing if trailing else ''}{carriage}"
+        _set_sysctl_line(target, declared_here[-1], change.value)
     else:
         target.append(f"{key} = {change.value}")
+        target.kind = "sysctl"
+        target.changed.append((key, change.value))
+    # The boot's systemd-sysctl reads sysctl.conf where sysctl.d/99-sysctl.conf sorts, before sysctl.d's later
+    # names (hugepages.conf, k8s.conf): a line of those would put its own value back at the next boot.
+    for edited, setting in lines:
+        if _boot_order(setting.source.path) > _boot_order(target.shown):
+            _set_sysctl_line(edited, setting, change.value)
+
+
+def _set_sysctl_line(target: _File, setting: SysctlSetting, value: str) -> None:
+    """The value of the line ``setting`` was read from made ``value``, its own words after a number kept."""
+    index = setting.source.line - 1  # type: ignore[operator]  # parse_sysctl_conf numbers its lines
+    line = target.lines[index]
+    before, equals, after = line.partition("=")
+    blank = after[:len(after) - len(after.lstrip(" \t"))]
+    carriage = "\r" if line.endswith("\r") else ""
+    trailing = f" {setting.trailing}" if setting.trailing else ""  # `# …` after a number: the user's words, kept
+    target.lines[index] = f"{before}{equals}{blank}{value}{trailing}{carriage}"
     target.kind = "sysctl"
-    target.changed.append((key, change.value))
+    if (setting.key, value) not in target.changed:
+        target.changed.append((setting.key, value))
 
 
 def _comment_out(files: _Files, partner: str, declared: Fact | None, replacement: str) -> None:
