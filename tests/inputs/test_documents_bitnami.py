@@ -12,7 +12,7 @@ from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of, lin
 from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost
-from pgvet.inputs.documents.bitnami import parse_bitnami
+from pgvet.inputs.documents.bitnami import _go_number, _snake_case, parse_bitnami
 from pgvet.snapshot.load import load_hosts
 
 VALUES = DOCUMENTS / "bitnami" / "values.yaml"
@@ -274,6 +274,7 @@ def test_pgvet_lint_reads_the_real_files_without_a_false_error() -> None:
         "bitnami/values",  # the chart's own values.yaml, named after its directory
         "ci-extended-config",
         "harbor-values",
+        "values-chart-10",
         "values-chart-12",
     ]
     found = lint_findings(DOCUMENTS / "bitnami")
@@ -396,3 +397,247 @@ def test_extended_configuration_under_a_configuration_without_include_dir_is_not
                "include_dir = 'conf.d'" in note for note in host.notes), host.notes
     included = text.replace("max_connections = 300\n", "max_connections = 300\n    include_dir = 'conf.d'\n", 1)
     assert ("work_mem", "64MB") in [(name, value) for name, value, _ in settings(hosts(included)["values"])]
+
+
+CONFIGURATION = """  configuration: |
+    max_connections = 200
+    work_mem = 4MB
+    {include}
+    work_mem = 8MB
+"""
+EXTENDED = "  extendedConfiguration: |\n    max_connections = 300\n    work_mem = 16MB\n"
+
+
+def configured(include: str, extended: str = EXTENDED, text: str | None = None) -> str:
+    """The chart's values.yaml with a primary.configuration holding ``include`` between its settings."""
+    return planted(extended, text).replace('  configuration: ""\n', CONFIGURATION.format(include=include), 1)
+
+
+@pytest.mark.parametrize("include", [
+    "include_dir 'conf.d'", "include_dir='conf.d'", "INCLUDE_DIR = './conf.d/'",
+    "include_dir '/opt/bitnami/postgresql/conf/conf.d'",  # where the container copies the chart's conf/
+    "include_dir = '/bitnami/postgresql/conf/conf.d'",  # where the chart mounts it (primary.persistence.mountPath)
+    "include 'conf.d/override.conf'", "include_if_exists '../conf/conf.d/override.conf'",
+])
+def test_extended_configuration_is_read_where_the_configuration_includes_conf_d(include: str) -> None:
+    """PostgreSQL reads an included file at the include line's place (a setting below it wins, one above it loses):
+    checked with PostgreSQL 15's `postgres -C` and pg_file_settings on such a postgresql.conf and conf.d/."""
+    text = configured(include)
+    host = hosts(text)["values"]
+    assert settings(host) == [("max_connections", "200", line_of(text, "max_connections = 200")),
+                              ("work_mem", "4MB", line_of(text, "work_mem = 4MB")),
+                              ("max_connections", "300", line_of(text, "max_connections = 300")),
+                              ("work_mem", "16MB", line_of(text, "work_mem = 16MB")),
+                              ("work_mem", "8MB", line_of(text, "work_mem = 8MB"))]
+    assert not host.problems
+
+
+def test_pgvet_lint_says_which_line_wins_around_the_include_dir(tmp_path: Path) -> None:
+    text = configured("include_dir 'conf.d'")
+    (tmp_path / "values.yaml").write_text(text)
+    duplicates = {finding[3] for finding in lint_findings(tmp_path) if finding[1] == "PGV405"}
+    # the last line of each wins: extendedConfiguration's max_connections, primary.configuration's last work_mem
+    assert duplicates == {line_of(text, "max_connections = 300"), line_of(text, "work_mem = 8MB")}
+
+
+def test_conf_d_elsewhere_or_override_conf_missing_is_a_problem() -> None:
+    text = configured("include_dir '/etc/postgresql/conf.d'")
+    host = hosts(text)["values"]
+    assert [(problem.kind, problem.fatal, problem.source.line) for problem in host.problems] == [
+        ("missing-include", True, line_of(text, "include_dir '/etc"))]
+    assert ("max_connections", "300") not in [(name, value) for name, value, _ in settings(host)]
+    assert any("extendedConfiguration not read" in note for note in host.notes)
+    # a mountPath of its own moves the chart's mounted conf.d
+    moved = configured("include_dir '/data/conf/conf.d'").replace(
+        "    mountPath: /bitnami/postgresql\n", "    mountPath: /data\n", 1)
+    assert not hosts(moved)["values"].problems
+    # no extendedConfiguration: the container's conf.d is empty, conf.d/override.conf is not there
+    for include, fatal in (("include_dir 'conf.d'", None), ("include_if_exists 'conf.d/override.conf'", None),
+                           ("include 'conf.d/override.conf'", True)):
+        text = configured(include, '  extendedConfiguration: ""\n')
+        problems = hosts(text)["values"].problems
+        assert [problem.fatal for problem in problems] == ([fatal] if fatal else []), include
+        if fatal:
+            assert "the chart writes no conf.d/override.conf" in problems[0].message
+    # an existing ConfigMap mounted as conf.d: what it holds is not known
+    text = configured("include 'conf.d/override.conf'", '  extendedConfiguration: ""\n').replace(
+        '  existingExtendedConfigmap: ""', "  existingExtendedConfigmap: theirs", 1)
+    assert not hosts(text)["values"].problems
+
+
+def test_preload_libraries_are_not_written_into_the_primarys_own_configuration() -> None:
+    # libpostgresql.sh writes POSTGRESQL_SHARED_PRELOAD_LIBRARIES into postgresql.conf only when it generates it
+    text = replication("", text=configured("include_dir 'conf.d'"))
+    found = hosts(text)
+    assert "shared_preload_libraries" not in [name for name, _, _ in settings(found["values"])]
+    key = line_of(text, "postgresqlSharedPreloadLibraries:")
+    assert (f"deploy/values.yaml:{key}: postgresqlSharedPreloadLibraries not applied: the container writes it into "
+            "the postgresql.conf it generates, and primary.configuration replaces that file (set "
+            "shared_preload_libraries in primary.configuration)") in found["values"].notes
+    # the replicas run the container's own postgresql.conf
+    assert ("shared_preload_libraries", "pgaudit", key) in settings(found["values-read"])
+
+
+def test_read_replicas_have_no_existing_configmap_for_their_extended_configuration() -> None:
+    # the chart's read StatefulSet mounts readReplicas.extendedConfiguration alone: no ConfigMap replaces it
+    text = replication("", "  extendedConfiguration: |\n    hot_standby_feedback = on\n")
+    head, _, tail = text.partition("readReplicas:\n")
+    text = head + "readReplicas:\n" + tail.replace("  extendedConfiguration: |\n",
+                                                   "  existingExtendedConfigmap: theirs\n  extendedConfiguration: |\n")
+    read = hosts(text)["values-read"]
+    assert ("hot_standby_feedback", "on", line_of(text, "hot_standby_feedback")) in settings(read)
+    assert not [note for note in read.notes if "ConfigMap" in note]
+
+
+CHART_10 = DOCUMENTS / "bitnami" / "values-chart-10.yaml"
+# chart 10 values under an umbrella chart's postgresql:, as applications' charts wrote them
+UMBRELLA_10 = """postgresql:
+  enabled: true
+  postgresqlUsername: postgres
+  postgresqlDatabase: app
+  postgresqlMaxConnections: 200
+  postgresqlTcpKeepalivesIdle: "60"
+  resources:
+    limits:
+      memory: 1Gi
+"""
+
+
+def test_values_of_the_chart_before_11_set_parameters_through_the_container() -> None:
+    # chart 10 passes postgresqlMaxConnections as POSTGRESQL_MAX_CONNECTIONS (when set), which libpostgresql.sh writes
+    # into the postgresql.conf it generates; its resources are the top-level ones
+    assert kinds_recognising(Path("values.yaml"), UMBRELLA_10) == ["bitnami"]
+    [host] = parse_bitnami(UMBRELLA_10, "values.yaml")
+    assert settings(host) == [("max_connections", "200", 5), ("tcp_keepalives_idle", "60", 6)]
+    assert all(setting.quoted for setting in host.settings)  # the container writes name = 'value'
+    assert host.host["memory_limit"].value == 1024**3 and host.host["parameter_form"].value == "mapping"
+    # the chart's own values.yaml of 10.16.3: every such value empty, and the preload libraries
+    text = CHART_10.read_text().replace('postgresqlMaxConnections: ""', "postgresqlMaxConnections: 500")
+    assert settings(hosts(text)["values"]) == [
+        ("shared_preload_libraries", "pgaudit", line_of(text, "postgresqlSharedPreloadLibraries:")),
+        ("max_connections", "500", line_of(text, "postgresqlMaxConnections: 500"))]
+    # a number as Helm's quote prints it (a float64): 1e+06, which PostgreSQL reads for an integer too
+    big = hosts(text.replace("postgresqlMaxConnections: 500", "postgresqlMaxConnections: 1000000"))["values"]
+    assert big.settings[-1].value == "1e+06"
+
+
+def test_values_that_only_name_the_chart_before_11_declare_nothing() -> None:
+    assert kinds_recognising(Path("values.yaml"), "postgresql:\n  postgresqlPassword: x\n") == []
+    assert kinds_recognising(Path("values.yaml"), "config:\n  postgresqlMaxConnections: 200\n") == []
+    assert kinds_recognising(Path("values.yaml"), UMBRELLA_10.replace("200", '""').replace('"60"', '""')) == []
+
+
+def test_a_flux_helmrelease_of_the_chart_before_11_needs_no_primary() -> None:
+    text = ("apiVersion: helm.toolkit.fluxcd.io/v2beta1\nkind: HelmRelease\nmetadata:\n  name: db\nspec:\n"
+            "  chart:\n    spec:\n      chart: postgresql\n      version: 10.13.9\n  values:\n"
+            "    postgresqlMaxConnections: \"500\"\n")
+    assert kinds_recognising(Path("release.yaml"), text) == ["bitnami"]
+    [host] = parse_bitnami(text, "release.yaml")
+    assert host.name == "db" and settings(host) == [("max_connections", "500", 11)]
+
+
+def test_postgresql_configuration_of_the_chart_before_11_is_written_as_its_template_writes_it() -> None:
+    # {{ $key | snakecase }} = '{{ $value }}' for a text, {{ $value }} otherwise, in the keys' order; includeDir is a
+    # key like any other: conf.d is read where it sorts
+    text = CHART_10.read_text().replace("postgresqlConfiguration: {}", """postgresqlConfiguration:
+  sharedBuffers: 512MB
+  maxConnections: 300
+  includeDir: conf.d
+  listenAddresses: "*"
+  fsync: on
+  workMem: 4MB""").replace("postgresqlExtendedConf: {}", """postgresqlExtendedConf:
+  workMem: 64MB
+  sharedBuffers: 1GB""").replace('postgresqlMaxConnections: ""', "postgresqlMaxConnections: 500")
+    host = hosts(text)["values"]
+    # includeDir < listenAddresses < maxConnections < sharedBuffers < workMem: the two last win over conf.d
+    assert [(name, value) for name, value, _ in settings(host)] == [
+        ("fsync", "true"), ("shared_buffers", "1GB"), ("work_mem", "64MB"), ("listen_addresses", "*"),
+        ("max_connections", "300"), ("shared_buffers", "512MB"), ("work_mem", "4MB")]
+    assert host.settings[0].source.line == line_of(text, "fsync: on")
+    assert host.settings[1].source.line == line_of(text, "sharedBuffers: 1GB")
+    assert not host.problems
+    # the container writes none of its environment's settings into a postgresql.conf the chart mounts
+    assert [note.split(": ", 1)[1].split(" not applied")[0] for note in host.notes] == [
+        "postgresqlSharedPreloadLibraries", "postgresqlMaxConnections"]
+    # without includeDir, postgresqlExtendedConf is never read
+    host = hosts(text.replace("  includeDir: conf.d\n", ""))["values"]
+    assert ("work_mem", "64MB") not in [(name, value) for name, value, _ in settings(host)]
+    assert any("postgresqlExtendedConf not read: postgresqlConfiguration, the whole postgresql.conf, has no "
+               "include_dir" in note for note in host.notes)
+
+
+def test_a_number_of_a_mapping_is_printed_as_go_prints_a_float() -> None:
+    text = UMBRELLA_10 + "  postgresqlExtendedConf:\n    maxWalSize: 1000000\n    walKeepSize: 1234567\n"
+    [host] = parse_bitnami(text, "values.yaml")
+    [problem] = host.problems  # max_wal_size = 1e+06: PostgreSQL's syntax error (15 checked), at the key's line
+    assert problem.message == 'syntax error in file "conf.d/override.conf" line 1, near token "+06"'
+    assert problem.source.line == line_of(text, "maxWalSize")
+    assert ("wal_keep_size", "1.234567e+06", line_of(text, "walKeepSize")) in settings(host)
+
+
+@pytest.mark.parametrize("number, printed", [
+    (0, "0"), (5, "5"), (-5, "-5"), (999999, "999999"), (1000000, "1e+06"), (1234567, "1.234567e+06"),
+    (0.9, "0.9"), (0.0001, "0.0001"), (0.00001, "1e-05"), (1.5e21, "1.5e+21"), (2**53 + 1, "9.007199254740992e+15"),
+])
+def test_go_number(number: float, printed: str) -> None:
+    assert _go_number(number) == printed
+
+
+@pytest.mark.parametrize("key, snake", [
+    ("sharedBuffers", "shared_buffers"), ("shared_buffers", "shared_buffers"), ("maxWALSize", "max_wal_size"),
+    ("pgStatStatements.track", "pg_stat_statements.track"), ("SharedBuffers", "shared_buffers"),
+    ("log-line-prefix", "log_line_prefix"),
+])
+def test_snake_case(key: str, snake: str) -> None:
+    assert _snake_case(key) == snake
+
+
+def test_configmaps_and_odd_values_of_the_chart_before_11_are_said_not_read() -> None:
+    text = UMBRELLA_10 + ("  extendedConfConfigMap: mine\n  postgresqlExtendedConf:\n    workMem: 4MB\n"
+                          "  postgresqlConfiguration: [a]\n")
+    [host] = parse_bitnami(text, "values.yaml")
+    assert [name for name, _, _ in settings(host)] == ["max_connections", "tcp_keepalives_idle"]
+    assert host.notes == [
+        f"values.yaml:{line_of(text, 'postgresqlConfiguration')}: postgresqlConfiguration is no mapping (of "
+        "parameters in camelCase): not read",
+        "extendedConfConfigMap: mine: that ConfigMap's configuration is not in this file (the chart ignores "
+        "postgresqlExtendedConf then)"]
+    text = UMBRELLA_10 + "  postgresqlExtendedConf:\n    sharedPreloadLibraries: [a, b]\n"
+    [host] = parse_bitnami(text, "values.yaml")
+    assert host.notes == [f"values.yaml:{line_of(text, 'sharedPreloadLibraries')}: postgresqlExtendedConf."
+                          "sharedPreloadLibraries is no text, number or boolean: not read"]
+
+
+def test_read_replicas_of_the_chart_before_11_count_among_the_instances() -> None:
+    text = CHART_10.read_text().replace("replication:\n  enabled: false", "replication:\n  enabled: true").replace(
+        "  readReplicas: 1\n", "  readReplicas: 2\n", 1)
+    [host] = parse_bitnami(text, "values.yaml")
+    assert host.host["instances"].value == 3
+    enabled = text.splitlines().index("replication:") + 2
+    assert host.notes == [f"values.yaml:{enabled}: replication.enabled: the 2 read replicas "
+                          "of the chart before 11 take the primary's configuration; pgvet judges the primary's alone"]
+
+
+def test_keys_of_the_chart_before_11_in_values_of_a_later_chart_are_said_ignored() -> None:
+    # chart 11 and later ignore postgresqlMaxConnections: max_connections stays as it was
+    text = VALUES.read_text().replace('postgresqlSharedPreloadLibraries: "pgaudit"\n',
+                                      'postgresqlSharedPreloadLibraries: "pgaudit"\npostgresqlMaxConnections: 500\n')
+    host = hosts(text)["values"]
+    assert "max_connections" not in [name for name, _, _ in settings(host)]
+    assert (f"deploy/values.yaml:{line_of(text, 'postgresqlMaxConnections')}: postgresqlMaxConnections not read: a "
+            "value of the chart before 11, which chart 11 and later, those of architecture, ignore (set "
+            "max_connections in primary.extendedConfiguration)") in host.notes
+    text = text.replace("postgresqlMaxConnections: 500\n", "extendedConfConfigMap: mine\n")
+    assert [note for note in hosts(text)["values"].notes if "chart before 11" in note] == [
+        f"deploy/values.yaml:{line_of(text, 'extendedConfConfigMap')}: extendedConfConfigMap not read: a value of "
+        "the chart before 11, which chart 11 and later, those of architecture, ignore (primary."
+        "existingExtendedConfigmap took its place)"]
+
+
+def test_pgvet_lint_reads_the_chart_before_11_at_its_yaml_lines(tmp_path: Path) -> None:
+    text = UMBRELLA_10 + "  postgresqlExtendedConf:\n    sharedBuffers: 2GB\n    sharedBufers: 1GB\n"
+    (tmp_path / "values.yaml").write_text(text)
+    found = lint_findings(tmp_path)
+    host = f"{tmp_path.name}/values"
+    assert (host, "PGV401", "values.yaml", line_of(text, "sharedBufers")) in found  # shared_bufers: a typo
+    assert (host, "PGV501", "values.yaml", line_of(text, "sharedBuffers: 2GB")) in found  # 200 % of the limit

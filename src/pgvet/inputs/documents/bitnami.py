@@ -2,18 +2,24 @@
 override it, or an umbrella chart's values holding them under ``postgresql:``).
 
 The primary is a host named after the file (Helm's release name is not in it), the read replicas (``architecture:
-replication``) a host ``<file>-read``. Their settings, in the order the container applies them:
-``postgresqlSharedPreloadLibraries`` (an environment variable the container writes into postgresql.conf), then
-``primary.configuration`` (a whole postgresql.conf, the primary's alone: the chart mounts it in no replica), then
-``primary.extendedConfiguration`` or ``readReplicas.extendedConfiguration`` (conf.d/override.conf). Those are
-postgresql.conf text in YAML block scalars: read by pgvet's postgresql.conf parser, each line at its line of the YAML
-file. The chart renders them as templates: a line with ``{{`` is skipped with a note.
+replication``) a host ``<file>-read``. Their settings, in the order PostgreSQL applies them: the container's own
+postgresql.conf, holding ``postgresqlSharedPreloadLibraries`` (an environment variable the container writes into
+it), then ``primary.extendedConfiguration`` or ``readReplicas.extendedConfiguration`` (conf.d/override.conf, which
+that file includes at its end). ``primary.configuration`` (the primary's alone: the chart mounts it in no replica)
+replaces that file: the container then writes nothing into it, and conf.d is read where its ``include_dir =
+'conf.d'`` is. Those are postgresql.conf text in YAML block scalars: read by pgvet's postgresql.conf parser, each
+line at its line of the YAML file. The chart renders them as templates: a line with ``{{`` is skipped with a note.
+Values of the chart before 11 (``postgresqlMaxConnections``, ``postgresqlConfiguration``,
+``postgresqlExtendedConf``…) are read as chart 10 renders them.
 """
 
 from __future__ import annotations
 
+import math
+import posixpath
 import re
-from typing import Any
+from decimal import Decimal
+from typing import Any, NamedTuple
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import (
@@ -23,6 +29,7 @@ from pgvet.inputs.documents import (
     conf_setting,
     get,
     yaml_line,
+    yaml_parameter,
 )
 from pgvet.inputs.documents._kubernetes import (
     RUNTIME_SHM_SIZE,
@@ -55,17 +62,43 @@ _CONTAINER_VALUES = {"max_wal_senders": 16}
 # container's command or arguments.
 _OUTSIDE_SNIPPETS = ("extraEnvVars", "extraEnvVarsCM", "extraEnvVarsSecret", "args", "command")
 _MARKERS = ("extendedConfiguration", "postgresqlSharedPreloadLibraries", "postgresPassword", "bitnami/postgresql")
+_PRELOAD = "postgresqlSharedPreloadLibraries"
+# Values of the chart before 11 (chart 10 and older; 11 took them out) that set parameters: the environment variable
+# each is passed as (POSTGRESQL_MAX_CONNECTIONS…), which the container writes into the postgresql.conf it generates
+# (libpostgresql.sh, postgresql_configure_connections); the two mappings of parameters its ConfigMaps write and the
+# ConfigMaps that replace them, with the key of chart 11 that took each one's place
+_BEFORE_11_ENVIRONMENT = {
+    "postgresqlMaxConnections": "max_connections",
+    "postgresqlTcpKeepalivesIdle": "tcp_keepalives_idle",
+    "postgresqlTcpKeepalivesInterval": "tcp_keepalives_interval",
+    "postgresqlTcpKeepalivesCount": "tcp_keepalives_count",
+    "postgresqlStatementTimeout": "statement_timeout",
+}
+_BEFORE_11_REPLACED = {"postgresqlConfiguration": "primary.configuration",
+                       "postgresqlExtendedConf": "primary.extendedConfiguration",
+                       "configurationConfigMap": "primary.existingConfigmap",
+                       "extendedConfConfigMap": "primary.existingExtendedConfigmap"}
+_BEFORE_11_SETTING = (*_BEFORE_11_ENVIRONMENT, *_BEFORE_11_REPLACED)
+# The keys of the chart before 11 alone, and those of 11 and later alone: values with the first and none of the
+# second are read as chart 10 reads them
+_BEFORE_11_KEYS = (*((key,) for key in _BEFORE_11_SETTING), ("postgresqlPassword",), ("postgresqlUsername",),
+                   ("postgresqlDatabase",), ("postgresqlPostgresPassword",), ("replication", "enabled"))
+_CHART_11_KEYS = (("architecture",), ("auth",), ("primary", "configuration"), ("primary", "extendedConfiguration"),
+                  ("primary", "existingConfigmap"), ("primary", "existingExtendedConfigmap"), ("primary", "resources"),
+                  ("primary", "resourcesPreset"), ("readReplicas", "replicaCount"),
+                  ("readReplicas", "extendedConfiguration"))
 _HELM_RELEASE = "HelmRelease"
 _IMAGE_TAG = re.compile(r"^([0-9]{1,2})(?:\.[0-9]+)*(?:-|$)")
 
 
 def _recognises(name: str, text: str) -> bool:
-    if "primary:" not in text or not (any(marker in text for marker in _MARKERS) or _HELM_RELEASE in text):
+    if not (("primary:" in text and (any(marker in text for marker in _MARKERS) or _HELM_RELEASE in text))
+            or any(key in text for key in _BEFORE_11_SETTING)):
         return False
     try:
         documents = load_manifests(text, name)
     except ParseError:  # the chart's own keys in an invalid file: claimed, so that its error is said
-        return any(marker in text for marker in _MARKERS)
+        return any(marker in text for marker in (*_MARKERS, *_BEFORE_11_SETTING))
     return any(_chart_values(document) is not None for document in documents)
 
 
@@ -77,7 +110,8 @@ def _chart_values(document: Any) -> dict[str, Any] | None:
         return document  # type: ignore[no-any-return]
     if _release_name(document) is not None:
         values = get(document, "spec", "values")
-        return values if isinstance(values, dict) and isinstance(values.get("primary"), dict) else None
+        return values if isinstance(values, dict) and (isinstance(values.get("primary"), dict)
+                                                       or _before_11(values)) else None
     nested = get(document, "postgresql")
     if _is_chart_values(nested) and nested.get("enabled") is not False:
         return nested  # type: ignore[no-any-return]
@@ -98,13 +132,31 @@ def _release_name(document: Any) -> str | None:
 
 
 def _is_chart_values(values: Any) -> bool:
-    """The chart's own keys: ``primary`` a mapping, no Kubernetes object, and one the PostgreSQL chart alone has."""
-    if not isinstance(values, dict) or "kind" in values or not isinstance(values.get("primary"), dict):
+    """The chart's own keys: no Kubernetes object, and ``primary`` a mapping with one key the PostgreSQL chart alone
+    has, or a value of the chart before 11 that sets parameters (its values need no ``primary``)."""
+    if not isinstance(values, dict) or "kind" in values:
         return False
-    primary = values["primary"]
-    return ("extendedConfiguration" in primary or "postgresqlSharedPreloadLibraries" in values
-            or "postgresPassword" in (get(values, "auth") or {})
-            or str(get(values, "image", "repository") or "").endswith("bitnami/postgresql"))
+    if _before_11(values):
+        return True
+    primary = values.get("primary")
+    return isinstance(primary, dict) and (
+        "extendedConfiguration" in primary or _PRELOAD in values or "postgresPassword" in (get(values, "auth") or {})
+        or str(get(values, "image", "repository") or "").endswith("bitnami/postgresql"))
+
+
+def _before_11(values: dict[str, Any], *, setting: bool = True) -> bool:
+    """Values of the chart before 11: one of its own keys, none of 11's. ``setting``: one that sets parameters, set
+    (what makes values that have no ``primary`` the chart's)."""
+    if any(_has(values, keys) for keys in _CHART_11_KEYS):
+        return False
+    if setting:
+        return any(values.get(key) for key in _BEFORE_11_SETTING)
+    return any(_has(values, keys) for keys in _BEFORE_11_KEYS)
+
+
+def _has(values: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    node = get(values, *keys[:-1]) if len(keys) > 1 else values
+    return isinstance(node, dict) and keys[-1] in node
 
 
 def parse_bitnami(text: str, path: str) -> list[DeclaredHost]:
@@ -117,13 +169,15 @@ def _release(document: Any, path: str) -> list[DeclaredHost]:
     if values is None:
         return []
     stem = _release_name(document) or file_stem(path)  # a values file does not name its release
-    primary = values["primary"]
+    primary: dict[str, Any] = values["primary"] if isinstance(values.get("primary"), dict) else {}
+    if _before_11(values, setting=False):
+        return [_release_before_11(values, stem, primary, path)]
     replicas = values.get("architecture") == "replication"
     read: dict[str, Any] = values["readReplicas"] if isinstance(values.get("readReplicas"), dict) else {}
-    hosts = [_host(values, primary, stem, at(values, "primary", path), primary, path)]
+    hosts = [_host(values, primary, stem, at(values, "primary", path), primary, path, before_11=False)]
     if replicas:
         hosts.append(_host(values, read, f"{stem}-read", at(values, "readReplicas", path) if read else
-                           at(values, "architecture", path), primary, path))
+                           at(values, "architecture", path), primary, path, before_11=False))
         if _replicas_compared(primary, read):
             _standby_below_primary(hosts[0], hosts[1], custom_configuration=bool(primary.get("configuration")))
     instances = 1
@@ -134,6 +188,25 @@ def _release(document: Any, path: str) -> list[DeclaredHost]:
         host.host["instances"] = Located(instances, at(values, "architecture", path) if replicas else host.source)
         _shm(host, values.get("shmVolume"), path)
     return hosts
+
+
+def _release_before_11(values: dict[str, Any], stem: str, primary: dict[str, Any], path: str) -> DeclaredHost:
+    """The primary of values of the chart before 11, read as chart 10 renders them. Its read replicas
+    (``replication.enabled``, ``replication.readReplicas`` of them) take the same ConfigMaps and environment, and
+    count among the instances; they are no host of their own here."""
+    host = _host(values, values, stem, at(values, "primary", path) if primary else Source(path, yaml_line(values)),
+                 primary, path, before_11=True)
+    instances = Located(1, host.source)
+    if get(values, "replication", "enabled") is True:
+        count = get(values, "replication", "readReplicas")
+        count = count if isinstance(count, int) and not isinstance(count, bool) else 1
+        instances = Located(1 + count, at(values["replication"], "enabled", path))
+        host.notes.append(f"{instances.source}: replication.enabled: the {count} read replicas of the chart before 11 "
+                          "take the primary's configuration; pgvet judges the primary's alone")
+    host.host["instances"] = instances
+    host.host["parameter_form"] = Located(_MAPPING_FORM, host.source)
+    _shm(host, values.get("shmVolume"), path)
+    return host
 
 
 def _replicas_compared(primary: dict[str, Any], read: dict[str, Any]) -> bool:
@@ -205,48 +278,171 @@ def _shm(declared: DeclaredHost, volume: Any, path: str) -> None:
 
 
 def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: Source, primary: dict[str, Any],
-          path: str) -> DeclaredHost:
+          path: str, *, before_11: bool) -> DeclaredHost:
     declared = DeclaredHost(KIND_NAME, name, source)
     tag = get(values, "image", "tag")
     match = _IMAGE_TAG.match(str(tag)) if isinstance(tag, (str, int, float)) else None
     if match is not None and int(match.group(1)) >= 9:
         declared.host["pg_version"] = Located(int(match.group(1)), at(values["image"], "tag", path))
-    libraries = values.get("postgresqlSharedPreloadLibraries")
-    if isinstance(libraries, bool):  # the chart passes it through Helm's quote, which writes a boolean so
-        libraries = "true" if libraries else "false"
-    if isinstance(libraries, str) and libraries.strip():
-        declared.settings.append(conf_setting("shared_preload_libraries", libraries,
-                                              at(values, "postgresqlSharedPreloadLibraries", path)))
-    # primary.configuration: mounted in the primary's pods alone (since chart 11), the whole postgresql.conf
-    reads_conf_d = _snippet(declared, primary, "configuration", "existingConfigmap", path) if section is primary \
-        else True
-    if reads_conf_d:
-        _snippet(declared, section, "extendedConfiguration", "existingExtendedConfigmap", path)
-    elif isinstance(section.get("extendedConfiguration"), str) and section["extendedConfiguration"].strip():
-        declared.notes.append(f"{at(section, 'extendedConfiguration', path)}: extendedConfiguration not read: "
-                              "primary.configuration, the whole postgresql.conf, has no include_dir = 'conf.d', "
-                              "where the chart mounts it, so PostgreSQL never reads it")
-    _resources(declared, section, path)
+    environment = _environment(values, path, before_11=before_11)
+    unseen = get(values, "extendedConfConfigMap") if before_11 else \
+        get(section, "existingExtendedConfigmap") if section is primary else None
+    if before_11:  # chart 10 mounts its two ConfigMaps in the replicas too; its replicas are not a host here
+        main = _rendered(declared, values, "postgresqlConfiguration", "configurationConfigMap", path)
+        extended = _rendered(declared, values, "postgresqlExtendedConf", "extendedConfConfigMap", path)
+        mount_path = _MOUNT_PATH  # where chart 10 mounts them, whatever persistence.mountPath says
+    else:
+        # primary.configuration: mounted in the primary's pods alone (since chart 11), the whole postgresql.conf;
+        # the replicas' extendedConfiguration has no existing ConfigMap to take instead (the chart reads none)
+        main = _text(declared, primary, "primary", "configuration", "existingConfigmap", path) \
+            if section is primary else None
+        extended = _text(declared, section, "primary" if section is primary else "readReplicas",
+                         "extendedConfiguration", "existingExtendedConfigmap" if section is primary else None, path)
+        mount_path = get(primary, "persistence", "mountPath")
+        mount_path = mount_path if isinstance(mount_path, str) and mount_path.startswith("/") else _MOUNT_PATH
+        if section is primary:
+            _ignored_before_11_keys(declared, values, path)
+    _apply(declared, main, extended, environment, mount_path,
+           conf_d_unseen=isinstance(unseen, str) and bool(unseen))
+    _resources(declared, values if before_11 else section, path)
     return declared
 
 
-def _snippet(declared: DeclaredHost, section: dict[str, Any], key: str, configmap_key: str, path: str) -> bool:
+class _Conf(NamedTuple):
+    """A postgresql.conf text of the values: its settings and include lines, each at its line of the YAML file."""
+
+    entries: list[ConfSetting | ConfDirective]
+    key: str  # the values' key that holds it (primary.configuration), for notes
+    place: Source  # that key's line
+
+
+def _apply(declared: DeclaredHost, main: _Conf | None, extended: _Conf | None,
+           environment: list[tuple[str, ConfSetting]], mount_path: str, *, conf_d_unseen: bool) -> None:
+    """The host's settings in the order PostgreSQL applies them. Without ``main`` (the whole postgresql.conf of the
+    values), the container's own postgresql.conf: the settings it writes there from its environment, each in place
+    of the sample file's line for it, above the ``include_dir = 'conf.d'`` it adds near the file's end, where the
+    chart mounts ``extended`` (conf.d/override.conf). With ``main``, the container writes none of them (it writes
+    into postgresql.conf only when it generates it: libpostgresql.sh, postgresql_initialize's create_conf_file),
+    and conf.d is read where an include line of ``main`` names it, wherever that line is: a setting below it wins
+    over conf.d's, one above it loses (PostgreSQL reads an included file at the include line's place).
+    ``conf_d_unseen``: the chart mounts an existing ConfigMap as conf.d, pgvet cannot see what it holds."""
+    extended_settings: list[ConfSetting] = []
+    if extended is not None:
+        for entry in extended.entries:
+            if isinstance(entry, ConfDirective):
+                declared.problems.append(_missing_include(entry, extended.key))
+            else:
+                extended_settings.append(entry)
+    if main is None:
+        declared.settings.extend(setting for _, setting in environment)
+        declared.settings.extend(extended_settings)
+        return
+    reads_conf_d = False
+    for entry in main.entries:
+        if isinstance(entry, ConfSetting):
+            declared.settings.append(entry)
+            continue
+        included = _included(entry, mount_path)
+        if included is None:
+            declared.problems.append(_missing_include(entry, main.key))
+            continue
+        reads_conf_d = True
+        declared.settings.extend(extended_settings)
+        if included == "override.conf" and extended is None and not conf_d_unseen and entry.kind == "include":
+            declared.problems.append(ConfProblem(
+                "missing-include", f"include '{entry.target}' in {main.key}: the chart writes no "
+                "conf.d/override.conf without an extendedConfiguration, and PostgreSQL refuses a missing include",
+                entry.source, True, entry.target))
+    if extended is not None and extended.entries and not reads_conf_d:
+        declared.notes.append(f"{extended.place}: {extended.key} not read: {main.key}, the whole postgresql.conf, "
+                              "has no include_dir = 'conf.d', where the chart mounts it, so PostgreSQL never reads it")
+    for key, setting in environment:
+        declared.notes.append(
+            f"{setting.source}: {key} not applied: the container writes it into the postgresql.conf it generates, "
+            f"and {main.key} replaces that file (set {setting.name} in {main.key})")
+
+
+def _missing_include(entry: ConfDirective, key: str) -> ConfProblem:
+    return ConfProblem("missing-include", f"{entry.kind} '{entry.target}' in {key}: the chart mounts no file beside "
+                       "it, pgvet cannot follow it", entry.source, entry.kind != "include_if_exists", entry.target)
+
+
+def _included(entry: ConfDirective, mount_path: str) -> str | None:
+    """What of the chart's conf.d an include line of the whole postgresql.conf reads: ``conf.d`` (include_dir of
+    it), ``override.conf`` (include or include_if_exists of extendedConfiguration's file), else None. Its path is
+    relative to the directory of the postgresql.conf PostgreSQL reads, /opt/bitnami/postgresql/conf, where the
+    container copies the chart's mounted <mountPath>/conf (that one's conf.d/ is the same file); ./conf.d,
+    conf.d/ and the absolute paths of either name it too."""
+    target = posixpath.normpath(posixpath.join(_CONF_DIR, entry.target)) if entry.target else ""
+    conf_d = {f"{_CONF_DIR}/conf.d", posixpath.normpath(f"{mount_path}/conf/conf.d")}
+    if entry.kind == "include_dir":
+        return "conf.d" if target in conf_d else None
+    return "override.conf" if posixpath.dirname(target) in conf_d and target.endswith("/override.conf") else None
+
+
+def _environment(values: dict[str, Any], path: str, *, before_11: bool) -> list[tuple[str, ConfSetting]]:
+    """The settings the container writes into the postgresql.conf it generates from the environment variables the
+    chart sets from values: POSTGRESQL_SHARED_PRELOAD_LIBRARIES (``postgresqlSharedPreloadLibraries``, passed
+    whatever it is), and before chart 11 POSTGRESQL_MAX_CONNECTIONS and the others of _BEFORE_11_ENVIRONMENT
+    (passed only when true to Helm: not empty, not 0). Helm's ``quote`` writes a number as Go prints it."""
+    settings: list[tuple[str, ConfSetting]] = []
+    keys = {_PRELOAD: "shared_preload_libraries", **(_BEFORE_11_ENVIRONMENT if before_11 else {})}
+    for key, parameter in keys.items():
+        value = values.get(key)
+        if key != _PRELOAD and not value:
+            continue
+        text = _helm_text(value)
+        if text is not None and text.strip():
+            settings.append((key, conf_setting(parameter, text, at(values, key, path))))
+    return settings
+
+
+def _helm_text(value: object) -> str | None:
+    """A scalar of the values as a template prints it (Helm's ``quote`` and ``{{ $value }}`` alike); None for a
+    list, a mapping or null."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return _go_number(value)
+    return value if isinstance(value, str) else None
+
+
+def _go_number(value: int | float) -> str:
+    """A number of the values as Helm's templates print it: Helm reads values through JSON (sigs.k8s.io/yaml), so
+    every number is a float64, which Go prints as strconv's shortest 'g' — in exponent form from 1e+06 on and below
+    1e-04 (1000000 is 1e+06, which postgresql.conf cannot read unquoted)."""
+    number = float(value)
+    if not math.isfinite(number):
+        return {"inf": "+Inf", "-inf": "-Inf"}.get(repr(number), "NaN")
+    if number == 0:
+        return "0"
+    shortest = Decimal(repr(abs(number))).normalize()  # Python's repr: the shortest digits, as Go's
+    digits = shortest.as_tuple().digits
+    position = len(digits) - 1 + int(shortest.as_tuple().exponent)  # the power of ten of the first digit
+    sign = "-" if number < 0 else ""
+    if -4 <= position < 6:
+        return sign + format(shortest, "f")
+    mantissa = str(digits[0]) + ("." + "".join(map(str, digits[1:])) if len(digits) > 1 else "")
+    return f"{sign}{mantissa}e{'-' if position < 0 else '+'}{abs(position):02d}"
+
+
+def _text(declared: DeclaredHost, section: dict[str, Any], where: str, key: str, configmap_key: str | None,
+          path: str) -> _Conf | None:
     """A postgresql.conf text in a YAML value: each line at its line of the YAML file (a literal block keeps the
     lines; any other scalar is one place, its key's line). Syntax errors keep PostgreSQL's message, which names the
-    file the chart writes the text to. Whether PostgreSQL reads the chart's conf.d after it: a text read that has
-    no include_dir of it does not (the container's own postgresql.conf, when there is no text, does)."""
-    configmap = section.get(configmap_key)
+    file the chart writes the text to. None when there is none, or it is in a ConfigMap pgvet cannot see."""
+    configmap = section.get(configmap_key) if configmap_key is not None else None
     if isinstance(configmap, str) and configmap:
         declared.notes.append(f"{configmap_key}: {configmap}: that ConfigMap's configuration is not in this file "
                               f"(the chart ignores {key} then)")
-        return True  # not seen: not judged
+        return None  # not seen: not judged
     text = section.get(key)
     if text is not None and not isinstance(text, str):
         declared.notes.append(f"{at(section, key, path)}: {key} is no text (the postgresql.conf lines the chart "
                               "writes): not read")
-        return True
+        return None
     if text is None or not text.strip():
-        return True
+        return None
     key_line = yaml_line(section, key) or 1
     exact = type(text).__name__ == "LiteralScalarString"  # ruamel's type for a | block scalar
 
@@ -260,27 +456,80 @@ def _snippet(declared: DeclaredHost, section: dict[str, Any], key: str, configma
             declared.notes.append(f"{place(index + 1)}: a line left for Helm's template rendering: not read")
     # Ended by a newline: a last line's error is then at that line (a file without one counts it one line up)
     entries, problems = parse_conf_text("\n".join(lines).rstrip("\n") + "\n", _WRITTEN_TO[key])
-    reads_conf_d = False
-    for entry in entries:
-        if isinstance(entry, ConfDirective) and key == "configuration" and entry.kind == "include_dir" and \
-                entry.target.rstrip("/") in _CHART_CONF_D:
-            reads_conf_d = True  # where the chart mounts extendedConfiguration, read after it here too
-            continue
-        if isinstance(entry, ConfDirective):
-            declared.problems.append(ConfProblem(
-                "missing-include", f"{entry.kind} '{entry.target}' in {key}: the chart mounts no file beside it, "
-                "pgvet cannot follow it", place(entry.source.line), entry.kind != "include_if_exists", entry.target))
-        else:
-            declared.settings.append(entry._replace(source=place(entry.source.line)))
     for problem in problems:
         declared.problems.append(ConfProblem(problem.kind, problem.message, place(problem.source.line), problem.fatal,
                                              problem.target))
-    return reads_conf_d
+    return _Conf([entry._replace(source=place(entry.source.line)) for entry in entries], f"{where}.{key}",
+                 Source(path, key_line))
 
 
-_WRITTEN_TO = {"configuration": "postgresql.conf", "extendedConfiguration": "conf.d/override.conf"}
-# the directory an include_dir of primary.configuration names to read extendedConfiguration's override.conf
-_CHART_CONF_D = ("conf.d", "/opt/bitnami/postgresql/conf/conf.d")
+def _rendered(declared: DeclaredHost, values: dict[str, Any], key: str, configmap_key: str,
+              path: str) -> _Conf | None:
+    """A mapping of parameters of the chart before 11 (``postgresqlConfiguration``, ``postgresqlExtendedConf``), as
+    its templates write it into postgresql.conf or conf.d/override.conf: a line per key in the keys' order, the key
+    in snake case (Sprig's snakecase), a text value in single quotes as it is, any other as Go prints it
+    (``{{ $key | snakecase }} = '{{ $value }}'``, charts 10.3.14 to 10.16.3: before, a text went unquoted); each
+    line at its key's line of the YAML file."""
+    configmap = values.get(configmap_key)
+    if isinstance(configmap, str) and configmap:
+        declared.notes.append(f"{configmap_key}: {configmap}: that ConfigMap's configuration is not in this file "
+                              f"(the chart ignores {key} then)")
+        return None
+    mapping = values.get(key)
+    if not mapping:
+        return None
+    if not isinstance(mapping, dict):
+        declared.notes.append(f"{at(values, key, path)}: {key} is no mapping (of parameters in camelCase): not read")
+        return None
+    lines: list[str] = []
+    places: list[Source] = []
+    for name in sorted(mapping, key=str):  # Go's templates range over a map in its keys' order
+        value, place = mapping[name], at(mapping, name, path)
+        text = _helm_text(value)
+        if text is None or (isinstance(value, float) and not math.isfinite(value)):
+            declared.notes.append(f"{place}: {key}.{name} is no text, number or boolean: not read")
+            continue
+        line = f"{_snake_case(str(name))} = " + (f"'{text}'" if isinstance(value, str) else text)
+        for part in line.split("\n"):
+            lines.append(part)
+            places.append(place)
+    entries, problems = parse_conf_text("\n".join(lines) + "\n", _WRITTEN_TO[key])
+    for problem in problems:
+        declared.problems.append(ConfProblem(problem.kind, problem.message, places[(problem.source.line or 1) - 1],
+                                             problem.fatal, problem.target))
+    return _Conf([entry._replace(source=places[(entry.source.line or 1) - 1]) for entry in entries], key,
+                 at(values, key, path))
+
+
+def _snake_case(key: str) -> str:
+    """A key as Sprig's snakecase writes it: sharedBuffers → shared_buffers, maxWALSize → max_wal_size."""
+    return _WORD_START.sub("_", re.sub(r"[\s-]", "_", key)).lower()
+
+
+def _ignored_before_11_keys(declared: DeclaredHost, values: dict[str, Any], path: str) -> None:
+    """A note for each key of the chart before 11 that sets parameters, in values of chart 11 or later, which
+    ignores it: the parameter it set is not set."""
+    chart_11 = next((".".join(keys) for keys in _CHART_11_KEYS if _has(values, keys)), None)
+    if chart_11 is None:
+        return
+    for key in _BEFORE_11_SETTING:
+        if values.get(key):
+            instead = (f"set {_BEFORE_11_ENVIRONMENT[key]} in primary.extendedConfiguration"
+                       if key in _BEFORE_11_ENVIRONMENT else f"{_BEFORE_11_REPLACED[key]} took its place")
+            declared.notes.append(f"{at(values, key, path)}: {key} not read: a value of the chart before 11, which "
+                                  f"chart 11 and later, those of {chart_11}, ignore ({instead})")
+
+
+_WRITTEN_TO = {"configuration": "postgresql.conf", "extendedConfiguration": "conf.d/override.conf",
+               "postgresqlConfiguration": "postgresql.conf", "postgresqlExtendedConf": "conf.d/override.conf"}
+# The container's configuration directory (POSTGRESQL_CONF_DIR): the postgresql.conf PostgreSQL reads and its conf.d,
+# where the container copies what the chart mounts in <mountPath>/conf
+_CONF_DIR = "/opt/bitnami/postgresql/conf"
+_MOUNT_PATH = "/bitnami/postgresql"  # primary.persistence.mountPath's default
+# host.parameter_form of values of the chart before 11: parameters are keys of postgresqlExtendedConf (a key in snake
+# case stays as it is), not postgresql.conf lines
+_MAPPING_FORM = "mapping"
+_WORD_START = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def _resources(declared: DeclaredHost, section: dict[str, Any], path: str) -> None:
@@ -305,4 +554,5 @@ def _resources(declared: DeclaredHost, section: dict[str, Any], path: str) -> No
 
 
 KIND = DocumentKind(KIND_NAME, "the Bitnami PostgreSQL Helm chart's values: postgresql.conf snippets, resources, "
-                    "replicas", (".yaml", ".yml"), _recognises, parse_bitnami, conf_parameter)
+                    "replicas", (".yaml", ".yml"), _recognises, parse_bitnami, conf_parameter,
+                    {_MAPPING_FORM: yaml_parameter})
