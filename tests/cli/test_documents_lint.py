@@ -589,6 +589,48 @@ def test_two_documents_of_one_name_in_an_overlay_are_told_apart_by_the_overlay_a
         "orders (overlays/staging, db.yaml)", "orders (overlays/staging, other.yaml)"]
 
 
+def in_namespace(text: str, namespace: str) -> str:
+    """A manifest of OVERLAID with a metadata.namespace."""
+    named = "  name: orders\n"
+    return text.replace(named, f"{named}  namespace: {namespace}\n", 1)
+
+
+@pytest.mark.parametrize("kind", sorted(OVERLAID))
+def test_objects_of_one_name_in_one_file_are_told_apart_by_their_namespace(tmp_path: Path, kind: str) -> None:
+    """A manifest of each environment's object (kubectl get -A -o yaml, an all.yaml): one name, one file. They were
+    one host name, fingerprints shared and --host reaching only the first; kubectl tells them by namespace/name."""
+    name, text = OVERLAID[kind]
+    directory = tmp_path / "db"
+    directory.mkdir()
+    (directory / "all.yaml").write_text("---\n".join(in_namespace(text, namespace).format(work_mem=work_mem)
+                                                    for namespace, work_mem in (("staging", "8MB"), ("prod", "64MB"))))
+    staging, prod = f"{name} (all.yaml, namespace staging)", f"{name} (all.yaml, namespace prod)"
+    hosts, _ = fingerprints_by_host(str(directory))
+    assert list(hosts) == [staging, prod]
+    assert hosts[staging] and not hosts[staging] & hosts[prod]
+    for chosen, work_mem in ((staging, 8), (prod, 64)):
+        facts = json.loads(runner.invoke(app, ["facts", str(directory), "--host", chosen, "--format", "json"]).output)
+        assert facts["host"] == chosen and facts["facts"]["pg.work_mem"]["value"] == work_mem * 1024**2
+
+
+def test_objects_one_namespace_does_not_tell_apart_are_told_apart_by_their_order(tmp_path: Path) -> None:
+    text = OVERLAID["cnpg"][1]
+    directory = tmp_path / "db"
+    directory.mkdir()
+    (directory / "all.yaml").write_text("---\n".join(in_namespace(text, namespace).format(work_mem="8MB")
+                                                    for namespace in ("staging", "prod", "staging")))
+    (directory / "other.yaml").write_text(text.format(work_mem="8MB"))
+    names = ["orders (all.yaml, namespace staging, #1)", "orders (all.yaml, namespace prod)",
+             "orders (all.yaml, namespace staging, #2)", "orders (other.yaml)"]  # no clash: its name as before
+    assert [host.name for host in load_hosts(directory)] == names
+    result = runner.invoke(app, ["fix", str(directory), "--host", names[2]])
+    assert result.output.startswith(f"# pgvet fix for {names[2]}: "), result.output
+    # without namespaces, by their order alone
+    (directory / "all.yaml").write_text("---\n".join([text.format(work_mem="8MB")] * 2))
+    (directory / "other.yaml").unlink()
+    assert [host.name for host in load_hosts(directory)] == ["orders (all.yaml, #1)", "orders (all.yaml, #2)"]
+
+
 @pytest.mark.parametrize(("directory", "bases", "repository", "named"), [
     ("/r/k8s/overlays/staging", ("../../base",), "/r", "k8s/overlays/staging"),
     ("/r/k8s/overlays/staging", ("github.com/org/pg//base?ref=v1",), "/r", "k8s/overlays/staging"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -249,7 +250,7 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
         declared.update(document.host)
         builder.host.notes.extend(document.notes)
     if hosting:
-        declared["name"] = _host_name(hosting, index, builder.host.name, documents.overlay, declared.get("name"))
+        declared["name"] = _host_names(hosting, builder.host.name, documents.overlay, declared.get("name"))[index]
         declared.setdefault("orchestrator", Located(hosting[index].kind, hosting[index].source))
     _load_manifest(builder, inputs)
     _load_machine(builder, inputs)
@@ -270,26 +271,48 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
 _CONVENTIONAL_STEMS = frozenset({"values", "main", "compose", "docker-compose"})
 
 
-def _host_name(hosting: Sequence[DeclaredHost], index: int, directory: str, overlay: str | None,
-               named: Located[object] | None) -> Located[object]:
-    """The name of the ``index``-th host the directory's documents declare: host.yaml's ``name`` when it is the
-    only one; else its object's, told apart from the objects of that name elsewhere by what comes after it in
-    parentheses — host.yaml's ``name``, else the kustomize overlay that declares it (``orders (overlays/staging)``:
-    every overlay of a base declares the base's objects), and its file when the directory declares another of its
-    name (``pg (a.yaml)``). One named after a file whose name the tool fixes (a Helm chart's values.yaml, an
+def _host_names(hosting: Sequence[DeclaredHost], directory: str, overlay: str | None,
+                named: Located[object] | None) -> list[Located[object]]:
+    """The names of the hosts the directory's documents declare: host.yaml's ``name`` when there is only one; else
+    each its object's, told apart from the objects of that name elsewhere by what comes after it in parentheses —
+    host.yaml's ``name``, else the kustomize overlay that declares it (``orders (overlays/staging)``: every overlay
+    of a base declares the base's objects), and its file when the directory declares another of its name
+    (``pg (a.yaml)``); objects of one name in one file (a manifest of each environment's Cluster) by their
+    namespace (``orders (all.yaml, namespace prod)``), else by their order among those it does not tell apart
+    (``orders (all.yaml, #2)``). One named after a file whose name the tool fixes (a Helm chart's values.yaml, an
     Ansible role's defaults/main.yml) has the directory's name before it instead (host.yaml's name when it has
     one), so that the charts of a repository are not all one host called "values"."""
-    document = hosting[index]
     if named is not None and len(hosting) == 1:
-        return named
-    qualifier = str(named.value) if named is not None else overlay
-    same_name = sum(other.name == document.name for other in hosting) > 1
-    name = document.name
-    stem = os.path.basename(document.source.path).split(".", 1)[0]
-    if stem in _CONVENTIONAL_STEMS and (name == stem or name.startswith(f"{stem}-")):  # values, values-read
-        name, qualifier = f"{named.value if named is not None else directory}/{name}", None
-    said = [part for part in (qualifier, document.source.path if same_name else None) if part]
-    return Located(f"{name} ({', '.join(said)})" if said else name, document.source)
+        return [named]
+    counts = Counter(document.name for document in hosting)
+    names = []
+    for document in hosting:
+        qualifier = str(named.value) if named is not None else overlay
+        name = document.name
+        stem = os.path.basename(document.source.path).split(".", 1)[0]
+        if stem in _CONVENTIONAL_STEMS and (name == stem or name.startswith(f"{stem}-")):  # values, values-read
+            name, qualifier = f"{named.value if named is not None else directory}/{name}", None
+        said = [part for part in (qualifier, document.source.path if counts[document.name] > 1 else None) if part]
+        names.append((name, said))
+    shown = [f"{name} ({', '.join(said)})" if said else name for name, said in names]
+    clashes: dict[str, list[int]] = {}
+    for index, text in enumerate(shown):
+        clashes.setdefault(text, []).append(index)
+    for indexes in clashes.values():
+        if len(indexes) == 1:
+            continue
+        spaces = Counter(hosting[index].namespace for index in indexes)
+        seen: Counter[str | None] = Counter()
+        for index in indexes:
+            space = hosting[index].namespace
+            said = names[index][1]
+            if space is not None and len(spaces) > 1:
+                said.append(f"namespace {space}")
+            if spaces[space] > 1:
+                seen[space] += 1
+                said.append(f"#{seen[space]}")
+            shown[index] = f"{names[index][0]} ({', '.join(said)})"
+    return [Located(text, document.source) for text, document in zip(shown, hosting, strict=True)]
 
 
 def _unknown(host: HostFacts, unknown: Mapping[str, Source], running: str | None) -> None:
@@ -330,7 +353,7 @@ class _Documents:
 
 def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> _Documents:
     """The hosts and machine settings the directory's configuration documents declare, in the order of their
-    files; a file that is no document pgvet reads is no input (their hosts' names: _host_name)."""
+    files; a file that is no document pgvet reads is no input (their hosts' names: _host_names)."""
     documents = _Documents()
     declared = documents.declared
     read = 0

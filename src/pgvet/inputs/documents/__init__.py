@@ -42,7 +42,9 @@ class DeclaredHost:
     manages itself…), each at its line: ``problem`` items (PGV407 reports the fatal ones). ``notes``: what was
     skipped and why (a line left unrendered by a template), said with the host's report. ``unknown``: the facts
     (``pg.ssl``, ``sysctl.vm.swappiness``) the document sets to a value pgvet cannot know (a template's), each at
-    its line: the rules reading them are not evaluated, with why, rather than judged on a default.
+    its line: the rules reading them are not evaluated, with why, rather than judged on a default. ``namespace``:
+    a Kubernetes object's metadata.namespace, what tells it from an object of its name beside it (kubectl's
+    ``namespace/name``); None where the manifest leaves it to where it is applied.
     """
 
     kind: str  # the DocumentKind's name
@@ -55,6 +57,7 @@ class DeclaredHost:
     notes: list[str] = field(default_factory=list)
     unknown: dict[str, Source] = field(default_factory=dict)
     hosting: bool = True
+    namespace: str | None = None
 
 
 def yaml_parameter(name: str, value: str) -> str:

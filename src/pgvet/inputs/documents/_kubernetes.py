@@ -10,7 +10,7 @@ from fractions import Fraction
 from typing import Any
 
 from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, load_document, yaml_line
+from pgvet.inputs.documents import DeclaredHost, get, load_document, yaml_line
 from pgvet.provenance import Located, Source
 
 # The problem kind of what the API server or the operator refuses (fatal: the manifest is not applied, PGV407);
@@ -108,6 +108,12 @@ def file_stem(path: str) -> str:
     """A file's name without its directory and suffix: the name of a host whose file does not name it (a Helm
     values file: the release's name is given on helm's command line)."""
     return path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+
+def namespace(document: Any) -> str | None:
+    """A manifest's metadata.namespace; None where it leaves it to where it is applied (or to a template)."""
+    value = get(document, "metadata", "namespace")
+    return value if isinstance(value, str) and value and not unrendered(value) else None
 
 
 def at(node: Any, key: str, path: str) -> Source:

@@ -38,6 +38,7 @@ from pgvet.inputs.documents._kubernetes import (
     file_stem,
     load_manifests,
     memory_size,
+    namespace,
 )
 from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, ConfSetting, parse_conf_text
 from pgvet.pgparams import HOT_STANDBY_MINIMUMS, NEWEST_MAJOR, SUPPORTED_MAJORS, Param, load_param_table
@@ -168,10 +169,13 @@ def _release(document: Any, path: str) -> list[DeclaredHost]:
     values = _chart_values(document)
     if values is None:
         return []
-    stem = _release_name(document) or file_stem(path)  # a values file does not name its release
+    release = _release_name(document)
+    stem = release or file_stem(path)  # a values file does not name its release
     primary: dict[str, Any] = values["primary"] if isinstance(values.get("primary"), dict) else {}
     if _before_11(values, setting=False):
-        return [_release_before_11(values, stem, primary, path)]
+        old = _release_before_11(values, stem, primary, path)
+        old.namespace = namespace(document) if release is not None else None  # a HelmRelease's
+        return [old]
     replicas = values.get("architecture") == "replication"
     read: dict[str, Any] = values["readReplicas"] if isinstance(values.get("readReplicas"), dict) else {}
     hosts = [_host(values, primary, stem, at(values, "primary", path), primary, path, before_11=False)]
@@ -187,6 +191,7 @@ def _release(document: Any, path: str) -> list[DeclaredHost]:
     for host in hosts:
         host.host["instances"] = Located(instances, at(values, "architecture", path) if replicas else host.source)
         _shm(host, values.get("shmVolume"), path)
+        host.namespace = namespace(document) if release is not None else None  # a HelmRelease's
     return hosts
 
 

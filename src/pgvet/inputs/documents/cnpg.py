@@ -23,6 +23,7 @@ from pgvet.inputs.documents._kubernetes import (
     exact_quantity,
     file_stem,
     load_manifests,
+    namespace,
     template_lines,
     unrendered,
     without_templates,
@@ -123,7 +124,8 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
         raise ParseError("a Cluster without metadata.name (Kubernetes refuses it)", here)
-    declared = DeclaredHost("cnpg", file_stem(path) if unrendered(name) else name, here)
+    declared = DeclaredHost("cnpg", file_stem(path) if unrendered(name) else name, here,
+                            namespace=namespace(document))
     if unrendered(name):
         declared.notes.append(f"{at(metadata, 'name', path)}: metadata.name is left to a template: the host is named "
                               "after its file")

@@ -26,6 +26,7 @@ from pgvet.inputs.documents._kubernetes import (
     at,
     file_stem,
     load_manifests,
+    namespace,
 )
 from pgvet.inputs.documents.patroni import dcs_parameter
 from pgvet.inputs.postgresql_conf import ConfProblem
@@ -89,8 +90,11 @@ def parse_crunchy(text: str, path: str) -> list[DeclaredHost]:
             name = get(metadata, "name")
             named = isinstance(name, str) and bool(name)
             if isinstance(spec, dict):
-                hosts.extend(_cluster(name if named else file_stem(path), at(metadata, "name", path) if named
-                                      else Source(path, yaml_line(document) or 1), spec, path, chart=False))
+                found = _cluster(name if named else file_stem(path), at(metadata, "name", path) if named
+                                 else Source(path, yaml_line(document) or 1), spec, path, chart=False)
+                for host in found:
+                    host.namespace = namespace(document)
+                hosts.extend(found)
         elif _is_chart_values(document, documents):
             # the chart names the cluster .Values.name, else the Helm release's name (not in the file: its stem)
             name = document.get("name")

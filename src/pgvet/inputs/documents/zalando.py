@@ -23,6 +23,7 @@ from pgvet.inputs.documents._kubernetes import (
     at,
     file_stem,
     load_manifests,
+    namespace,
     unrendered,
     without_variables,
 )
@@ -59,7 +60,7 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost | None:
     whole = isinstance(name, str) and bool(name) and isinstance(spec, dict)
     source = at(metadata, "name", path) if isinstance(name, str) and name else Source(path, yaml_line(document) or 1)
     declared = DeclaredHost(KIND_NAME, name if isinstance(name, str) and name and not unrendered(name)
-                            else file_stem(path), source, hosting=whole)
+                            else file_stem(path), source, hosting=whole, namespace=namespace(document))
     if unrendered(name):
         declared.notes.append(f"{source}: metadata.name is left to a variable: the host is named after its file")
     if not isinstance(spec, dict):
