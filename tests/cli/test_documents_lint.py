@@ -492,8 +492,8 @@ def test_a_patch_of_an_object_of_its_own_directory_is_no_second_host(tmp_path: P
     (directory / "kustomization.yaml").write_text("resources:\n  - cluster.yaml\npatches:\n  - path: patch.yaml\n")
     host, = load_hosts(directory)
     assert host.name == "orders" and host.value("host.instances") == 3 and host.value("pg.work_mem") == 16 * 1024**2
-    assert "patch.yaml: a kustomize patch of orders, declared in another file of the directory: not a host of its " \
-           "own, and not applied" in host.notes
+    assert "patch.yaml: a kustomize patch of orders, which cluster.yaml declares: not a host of its own, and not " \
+           "applied" in host.notes
     [warning] = [warning for warning in host.warnings if "kustomize" in warning]
     assert "(patches patch.yaml)" in warning and "patches not applied" in warning
     # a resource that patches itself is the object's only file: judged
@@ -587,6 +587,91 @@ def test_two_documents_of_one_name_in_an_overlay_are_told_apart_by_the_overlay_a
     shutil.copy(staging / "db.yaml", staging / "other.yaml")
     assert [host.name for host in load_hosts(staging)] == [
         "orders (overlays/staging, db.yaml)", "orders (overlays/staging, other.yaml)"]
+
+
+COMPONENT = ("apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  name: orders\nspec:\n  instances: 3\n"
+             "  postgresql:\n    parameters:\n      random_page_cost: '1.1'\n")
+
+
+def with_component(repository: Path) -> Path:
+    """overlaid()'s layout with a kustomize Component (components/ha) that overlays/production lists, the overlays'
+    patches moved to a subdirectory (patches/db.yaml), and overlays/ha taking the base and the component alone."""
+    overlaid(repository, "cnpg")
+    (repository / ".git").mkdir()
+    component = repository / "components" / "ha"
+    component.mkdir(parents=True)
+    (component / "kustomization.yaml").write_text("apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+                                                  "patches:\n  - path: cluster.yaml\n")
+    (component / "cluster.yaml").write_text(COMPONENT)
+    for environment in OVERLAYS:
+        (repository / "overlays" / environment / "patches").mkdir()
+        (repository / "overlays" / environment / "db.yaml").rename(
+            repository / "overlays" / environment / "patches" / "db.yaml")
+    (repository / "overlays" / "staging" / "kustomization.yaml").write_text(
+        "resources:\n  - ../../base\npatches:\n  - path: patches/db.yaml\n")
+    production = repository / "overlays" / "production"
+    (production / "kustomization.yaml").write_text("resources:\n  - ../../base\ncomponents:\n  - ../../components/ha\n"
+                                                   "patches:\n  - path: patches/db.yaml\n")
+    (repository / "overlays" / "ha").mkdir()
+    (repository / "overlays" / "ha" / "kustomization.yaml").write_text(
+        "resources:\n  - ../../base\ncomponents:\n  - ../../components/ha\n")
+    return repository
+
+
+def test_a_component_and_a_patch_in_a_subdirectory_are_the_overlays_not_hosts_of_their_own(tmp_path: Path) -> None:
+    """kustomize applies a Component's patches, and a kustomization's patches in its subdirectories, to the
+    resources of the kustomization that lists them: each was a host of its own named after the base's object."""
+    repository = with_component(tmp_path / "repo")
+    hosts, notices = fingerprints_by_host(str(repository))
+    assert sorted(hosts) == ["orders", "orders (overlays/ha)", "orders (overlays/production)",
+                             "orders (overlays/staging)"]
+    for host, fingerprints in hosts.items():
+        assert fingerprints and not fingerprints & set().union(*(other for named, other in hosts.items()
+                                                                 if named != host)), host
+    assert not [notice for notice in notices if "same host name" in notice]
+    production, = load_hosts(repository / "overlays" / "production")
+    # the overlay's own patch is its host; the component's patch of the same object is left out, said
+    assert production.facts["pg.work_mem"].source.path == "patches/db.yaml"
+    assert not [fact for fact in production.facts.values() if fact.source.path.startswith("../../components")]
+    assert "../../components/ha/cluster.yaml: orders of the kustomize component ../../components/ha, which " \
+           "patches/db.yaml declares too: not a host of its own, and not applied" in production.notes
+    [warning] = [warning for warning in production.warnings if "kustomize overlay" in warning]
+    assert "(bases ../../base; components ../../components/ha; patches patches/db.yaml)" in warning
+    # an overlay declaring nothing of its own: the component's patch is its host
+    ha, = load_hosts(repository / "overlays" / "ha")
+    assert ha.name == "orders (overlays/ha)" and ha.value("host.instances") == 3
+    assert ha.facts["pg.random_page_cost"].source.path == "../../components/ha/cluster.yaml"
+    # outside any repository, pgvet reads nothing outside the overlay's directory
+    (repository / ".git").rmdir()
+    with pytest.raises(InputError, match=r"no inputs found \(kustomization.yaml:4: component \.\./\.\./components/ha: "
+                                         r"refused, it lies outside the directory \(no repository holds it\)"):
+        load_hosts(repository / "overlays" / "ha")
+
+
+def test_a_suppression_comment_in_a_components_file_holds_for_the_overlays_host(tmp_path: Path) -> None:
+    repository = with_component(tmp_path / "repo")
+    component = repository / "components" / "ha" / "cluster.yaml"
+    component.write_text(COMPONENT.replace("  postgresql:\n", "  postgresql:  # pgvet: ignore[PGV811] reviewed\n"))
+    _, found = findings(str(repository / "overlays" / "ha"), "--select", "PGV811")
+    assert [(finding["path"], finding["line"], finding["suppressed"]) for finding in found] == [
+        (str(component), 7, "reviewed")]
+
+
+def test_a_components_files_given_are_linted_with_the_overlays_that_list_it(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """pre-commit passes the files changed: a patch in an overlay's subdirectory is linted with its overlay, a
+    component's file is left out (nothing in it says which overlays list it), and a component is no host."""
+    monkeypatch.chdir(with_component(tmp_path / "repo"))
+    hosts, notices = fingerprints_by_host("overlays/production/patches/db.yaml", "components/ha/cluster.yaml",
+                                          "overlays/ha/kustomization.yaml")
+    assert sorted(hosts) == ["orders (overlays/ha)", "orders (overlays/production)"]
+    assert "components/ha/cluster.yaml: not linted alone: a file of the kustomize Component components/ha, read " \
+           "with the kustomizations that list it under components: (lint those)" in notices
+    alone = runner.invoke(app, ["lint", "components/ha/cluster.yaml"])
+    assert alone.exit_code == 0 and "on 0 hosts" in alone.output, alone.output
+    given = runner.invoke(app, ["lint", "components/ha", "--format", "concise"])
+    assert given.exit_code == 2, given.output
+    assert "components/ha/kustomization.yaml: ERROR input: a kustomize Component (kind: Component)" in given.output
 
 
 def in_namespace(text: str, namespace: str) -> str:

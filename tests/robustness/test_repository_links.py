@@ -97,3 +97,39 @@ def test_no_output_is_written_through_a_repository_link(repository: Path, monkey
         assert result.exit_code == 2, result.output
         assert "leads out of its repository" in result.stderr, result.stderr
     assert list(elsewhere.iterdir()) == []
+
+
+OUTSIDE_CLUSTER = ("apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  name: orders\nspec:\n  postgresql:\n"
+                   "    parameters:\n      application_name: OutsideValue\n")
+
+
+@pytest.mark.parametrize("component", ["../../../component", "../../linked", "{outside}"])
+def test_a_kustomize_component_out_of_the_repository_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 component: str) -> None:
+    """An overlay's components are read with it, inside its repository: one that leads out of it (``../``, a link
+    of the repository, an absolute path) is refused at its line, and nothing of it is read."""
+    outside = tmp_path / "component"
+    outside.mkdir()
+    (outside / "kustomization.yaml").write_text("apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+                                                "patches:\n  - path: cluster.yaml\n")
+    (outside / "cluster.yaml").write_text(OUTSIDE_CLUSTER)
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "linked").symlink_to(outside)
+    overlay = repository / "overlays" / "prod"
+    overlay.mkdir(parents=True)
+    entry = component.format(outside=outside)
+    (overlay / "kustomization.yaml").write_text(f"resources:\n  - ../../base\ncomponents:\n  - {entry}\n")
+    refused = f"component {entry}: refused, it lies outside the repository ({outside})"
+    monkeypatch.chdir(repository)
+    # nothing else to lint: the directory holds no input (exit 2), and says why
+    alone = runner.invoke(app, ["lint", "overlays/prod", "--format", "concise"])
+    assert alone.exit_code == 2 and "OutsideValue" not in alone.output, alone.output
+    assert f"no inputs found (kustomization.yaml:4: {refused}" in alone.output, alone.output
+    # beside a document of its own, the overlay is linted without it: a warning at the component's line
+    with (overlay / "kustomization.yaml").open("a") as kustomization:
+        kustomization.write("patches:\n  - path: own.yaml\n")
+    (overlay / "own.yaml").write_text(OUTSIDE_CLUSTER.replace("OutsideValue", "orders"))
+    result = runner.invoke(app, ["lint", ".", "--format", "concise"])
+    assert result.exit_code == 0 and "OutsideValue" not in result.output, result.output
+    assert f"overlays/prod/kustomization.yaml:4: WARNING input: {refused}" in result.output, result.output

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pgvet.findings import HostError, HostResult
+from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, read_listed
 from pgvet.inputs.registry import host_markers
 from pgvet.run.suppress import IGNORE_FILE
 from pgvet.snapshot.discovery import DROP_IN_FOLDER, discover, hosts_under, is_document, is_yaml_name
@@ -53,8 +54,17 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
         if path.is_file():
             # a systemd drop-in (postgresql.service.d/override.conf) is read with the directory of its folder
             host = path.parent.parent if path.parent.name.endswith(DROP_IN_FOLDER) else path.parent
+            kustomized = None
             for directory in (host, *host.parents):
                 if any((directory / marker).exists() for marker in HOST_MARKERS):
+                    host = directory
+                    break
+                kustomized = _kustomized(directory, path)
+                if kustomized == "component":
+                    given.notices.append(f"{path}: not linted alone: a file of the kustomize Component {directory}, "
+                                         "read with the kustomizations that list it under components: (lint those)")
+                    break
+                if kustomized == "listed":
                     host = directory
                     break
                 resolved = directory.resolve()
@@ -63,6 +73,8 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
                     break
             else:
                 loose.append((path, host))
+            if kustomized == "component":
+                continue
             given.files.setdefault(os.path.realpath(host), []).append(path)
         else:
             directories_given.add(os.path.realpath(host))
@@ -90,6 +102,22 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
                         "in one (see the README's snapshot layout)"))
     given.hosts = list(hosts.values())
     return given
+
+
+def _kustomized(directory: Path, file: Path) -> str | None:
+    """What a directory's kustomization makes of a file in it or below: ``component`` for a file of a kustomize
+    Component (read with the kustomizations listing it), ``listed`` for a file it lists in a subdirectory (a patch)
+    or the kustomization itself when it lists documents there, else None."""
+    listed = read_listed(directory) if any((directory / name).is_file() for name in KUSTOMIZATION_NAMES) else None
+    if listed is None:
+        return None
+    real = os.path.realpath(file)
+    if file.parent == directory or any(os.path.realpath(path) == real for path, _ in listed.files):
+        if listed.component:
+            return "component"
+        if file.parent != directory or (file.name in KUSTOMIZATION_NAMES and listed.files):
+            return "listed"
+    return None
 
 
 def _leave_out(hosts: dict[str, Path], given: GivenPaths, parent: str, file: Path) -> None:

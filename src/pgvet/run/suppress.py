@@ -35,7 +35,7 @@ from pathlib import Path
 from pgvet.errors import InputError
 from pgvet.findings import Finding, HostResult, LintResult
 from pgvet.inputs.reading import find_mark_in_bytes, read_input
-from pgvet.paths import is_inside
+from pgvet.paths import is_inside, repository_of
 from pgvet.provenance import Source
 from pgvet.safeyaml import YamlError, load_yaml
 
@@ -57,9 +57,14 @@ class Suppression:
 
 def _suppressions(root: str, path: str) -> dict[int, Suppression]:
     """The suppression comments of a file of a host (``path``, relative to its directory ``root``), by line
-    number: none in a file that is not the host's (read beneath its directory: inputs/reading.py, open_input)."""
+    number: none in a file that is not the host's (read beneath its directory: inputs/reading.py, open_input),
+    but for one above it in its repository (a kustomize component's: ``../../components/ha/cluster.yaml``, a path
+    from the directory's real path), read beneath the repository."""
     try:
-        data, status = read_input(os.path.join(root, path), MAX_SCANNED_BYTES, root)
+        if path.startswith("../") and (repository := repository_of(os.path.realpath(root))) is not None:
+            data, status = read_input(os.path.join(os.path.realpath(root), path), MAX_SCANNED_BYTES, repository)
+        else:
+            data, status = read_input(os.path.join(root, path), MAX_SCANNED_BYTES, root)
     except OSError:
         return {}
     if status.st_size > MAX_SCANNED_BYTES:

@@ -19,8 +19,10 @@ from pathlib import Path
 
 from pgvet.errors import InputError
 from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, document_kinds, recognise
+from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, read_listed
 from pgvet.inputs.reading import read_text
 from pgvet.inputs.registry import INPUT_KINDS, KINDS, InputKind, host_markers, input_options
+from pgvet.paths import is_inside
 from pgvet.snapshot.facts import HostFacts
 
 
@@ -217,6 +219,7 @@ def hosts_under(root: Path) -> SearchedHosts:
     found = searched.hosts
     markers = frozenset(marker.lower() for marker in host_markers())
     seen = read = 0
+    claimed: set[str] = set()  # files a kustomization above lists: its own documents, no host of their directory's
     for current, directories, files in os.walk(root):
         depth = os.path.relpath(current, root).count(os.sep) + (current != os.fspath(root))
         visible = sorted(name for name in directories if not name.startswith("."))
@@ -235,15 +238,27 @@ def hosts_under(root: Path) -> SearchedHosts:
                     if folder.endswith(DROP_IN_FOLDER) and not os.path.islink(os.path.join(current, folder))
                     for name in drop_ins_of(Path(current), folder)]
         directories[:] = [name for name in directories if not name.endswith(DROP_IN_FOLDER)]
-        for name in [*sorted(files), *drop_ins]:
+        # a kustomization's patches and resources in subdirectories and its components' files are its directory's
+        # documents; a component's directory is no host (its documents are read with the kustomizations listing it)
+        listed = read_listed(Path(current)) if any(name in KUSTOMIZATION_NAMES for name in files) else None
+        if listed is not None:
+            real = os.path.realpath(current)
+            claimed.update(str(Path(current, os.path.relpath(path, real))) for path, _ in listed.files
+                           if is_inside(path, real))
+            if listed.component:
+                continue
+        candidates = [(Path(current, name), name, Path(current)) for name in [*sorted(files), *drop_ins]
+                      if not claimed or str(Path(current, name)) not in claimed]
+        if listed is not None:
+            candidates += [(Path(path), os.path.relpath(path, real), Path(beneath)) for path, beneath in listed.files]
+        for candidate, name, beneath in candidates:
             seen += 1
             if seen > MAX_SEARCH_ENTRIES:
                 searched.stopped = (f"{root}: the search for hosts stopped after {MAX_SEARCH_ENTRIES} files and "
                                     f"directories, at {current}: give the directories of the hosts")
                 return searched
-            if not (may_be_document(name) or name in drop_ins):
+            if not (may_be_document(candidate.name) or name in drop_ins):
                 continue
-            candidate = Path(current, name)
             try:
                 size = candidate.lstat().st_size
             except OSError:
@@ -254,7 +269,7 @@ def hosts_under(root: Path) -> SearchedHosts:
                                     f"files that may be configuration documents, at {candidate}: give the "
                                     "directories of the hosts")
                 return searched
-            if is_document(candidate, name, Path(current)):
+            if is_document(candidate, name, beneath):
                 found.append(Path(current))
                 break
     return searched

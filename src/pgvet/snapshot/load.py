@@ -18,7 +18,7 @@ from pathlib import Path
 from pgvet.errors import InputError, UsageError
 from pgvet.inputs import sysctl
 from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, DeclaredHost, recognise
-from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, Overlay, overlay, overlay_path
+from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, Listed, overlay_path, read_listed
 from pgvet.inputs.host_yaml import parse_host_yaml
 from pgvet.inputs.lscpu import parse_lscpu
 from pgvet.inputs.meminfo import parse_meminfo
@@ -31,7 +31,6 @@ from pgvet.inputs.sysctl import PairedValue, SysctlSetting
 from pgvet.inputs.sysfs import is_virtual_disk, parse_sysfs
 from pgvet.paths import link_out_of_repository, repository_of
 from pgvet.provenance import Located, Source
-from pgvet.safeyaml import YamlError
 from pgvet.snapshot import pgfacts
 from pgvet.snapshot.discovery import SnapshotInputs, discover
 from pgvet.snapshot.facts import LIVE_SCOPES, Fact, FactValue, HostFacts, Item, make_fact
@@ -351,17 +350,36 @@ class _Documents:
         builder.host.notes.extend(self.notes)
 
 
+_KUSTOMIZATION_NAMES = frozenset(name.lower() for name in KUSTOMIZATION_NAMES)
+
+
 def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> _Documents:
     """The hosts and machine settings the directory's configuration documents declare, in the order of their
-    files; a file that is no document pgvet reads is no input (their hosts' names: _host_names)."""
+    files, then those its kustomization lists in its subdirectories and its components (_kustomize.read_listed); a
+    file that is no document pgvet reads is no input (their hosts' names: _host_names). InputError for a kustomize
+    Component: its documents are read with the kustomizations that list it, never a host of their own."""
     documents = _Documents()
     declared = documents.declared
+    listing = builder.host.listing  # lower-cased: kustomize's Kustomization is no name a document has
+    listed = read_listed(builder.root) if listing and not listing.isdisjoint(_KUSTOMIZATION_NAMES) else None
+    if listed is not None and listed.component:
+        raise InputError("a kustomize Component (kind: Component): its documents change the resources of the "
+                         "kustomizations that list it under components:, and are read with them, not as hosts of "
+                         "their own: lint those", Source(listed.shown))
+    candidates = [(path, builder.root) for path in inputs.documents]
+    if listed is not None:
+        documents.warnings.extend(listed.warnings)
+        candidates += [(Path(path), Path(beneath)) for path, beneath in listed.files]
     read = 0
-    for path in inputs.documents:
+    seen: set[str] = set()
+    for path, beneath in candidates:
         display = builder.display(path)
+        if display in seen:  # listed twice (a resource patched by itself, two components' one file)
+            continue
+        seen.add(display)
         try:
             size = os.stat(path).st_size
-            text = read_text(path, display, builder.root) if size <= MAX_DOCUMENT_BYTES else ""
+            text = read_text(path, display, beneath) if size <= MAX_DOCUMENT_BYTES else ""
         except (OSError, InputError) as error:  # perhaps no document at all: the host is read without it
             reason = error.message if isinstance(error, InputError) else error.strerror or str(error)
             documents.warnings.append(f"{display}: not read as a configuration document: {reason}")
@@ -385,54 +403,62 @@ def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> _Documents:
             raise InputError(f"with this file, the directory's documents declare more than {MAX_DECLARED_HOSTS} "
                              "hosts, more than pgvet reads in one directory: give each cluster a directory of its "
                              "own", Source(display))
-    if declared:
-        _kustomize_overlay(builder, inputs, documents)
+    if declared and listed is not None:
+        _kustomize_overlay(builder, listed, documents)
     return documents
 
 
-def _kustomize_overlay(builder: _Builder, inputs: SnapshotInputs, documents: _Documents) -> None:
+def _kustomize_overlay(builder: _Builder, listed: Listed, documents: _Documents) -> None:
     """A warning for a directory that is a kustomize overlay: its documents are judged as written, without the
     bases and patches ``kustomize build`` would merge (pgvet does not build overlays); and, when it takes bases
-    from elsewhere, how its hosts' names say it (``documents.overlay``)."""
-    for path in inputs.documents:
-        if path.name not in KUSTOMIZATION_NAMES:
-            continue
-        display = builder.display(path)
-        try:
-            what = overlay(read_text(path, display))
-        except (OSError, InputError, YamlError) as error:
-            reason = error.message if isinstance(error, (InputError, YamlError)) else error.strerror or str(error)
-            documents.warnings.append(f"{display}: not read ({reason}): if this directory is a kustomize overlay, "
-                                      "its documents are judged without their bases and patches")
-            continue
-        if what is None:
-            continue
-        _drop_patches_of_own_objects(documents, what)
-        documents.warnings.append(
-            f"{display}: a kustomize overlay ({what.said()}): pgvet judges the directory's documents as written, "
-            "not what `kustomize build` renders (bases not merged, patches not applied); lint the rendered manifests")
-        if what.bases and documents.overlay is None:
-            real = os.fspath(builder.real_root)
-            documents.overlay = overlay_path(real, what.bases, repository_of(real))
+    or components from elsewhere, how its hosts' names say it (``documents.overlay``)."""
+    _objects_of_the_kustomization(builder, listed, documents)
+    what = listed.overlay
+    if what is None:
+        return
+    documents.warnings.append(
+        f"{listed.shown}: a kustomize overlay ({what.said()}): pgvet judges the directory's documents as written, "
+        "not what `kustomize build` renders (bases not merged, patches not applied); lint the rendered manifests")
+    if what.bases or what.components:
+        real = os.fspath(builder.real_root)
+        documents.overlay = overlay_path(real, what.bases + what.components, repository_of(real))
 
 
-def _drop_patches_of_own_objects(documents: _Documents, what: Overlay) -> None:
-    """The kustomization's patches of an object one of its resources in the directory declares are no host of
-    their own: read whole, a partial manifest would be judged on the defaults its reader fills in (one instance, no
-    memory limit), and laid over the object those defaults would replace its values. They are left out, with a
-    note (the overlay's warning says its patches are not applied). A patch of an object from a base elsewhere stays
-    a host, judged as written."""
-    patched = {os.path.normpath(path) for path in what.patches}
-    resources = {os.path.normpath(path) for path in what.files}
-    objects = {(document.kind, document.name) for document in documents.declared
-               if document.hosting and os.path.normpath(document.source.path) in resources}
-    for document in list(documents.declared):
-        path = os.path.normpath(document.source.path)
-        if (document.hosting and path in patched and path not in resources  # a resource patched by itself stays
-                and (document.kind, document.name) in objects):
+def _objects_of_the_kustomization(builder: _Builder, listed: Listed, documents: _Documents) -> None:
+    """One host for each object of a kustomization, as kustomize applies its patches and its components' to its
+    resources. A patch of an object a resource declares (the directory's, a component's) is no host of its own:
+    read whole, a partial manifest would be judged on the defaults its reader fills in (one instance, no memory
+    limit), and laid over the object those defaults would replace its values. Nor is a component's document of an
+    object the kustomization declares itself, or an earlier component. They are left out, with a note (the
+    overlay's warning says its patches are not applied). A patch of an object from a base elsewhere stays a host,
+    judged as written: the directory's own, else the first component's."""
+    real_root = os.fspath(builder.real_root)
+    hosting = [(document, os.path.realpath(os.path.join(real_root, document.source.path)))
+               for document in documents.declared if document.hosting]
+    resources: dict[tuple[str, str], str] = {}
+    for document, path in hosting:
+        if path in listed.resources:
+            resources.setdefault((document.kind, document.name), document.source.path)
+    kept: dict[tuple[str, str], str] = {}
+    for document, path in hosting:
+        key = (document.kind, document.name)
+        if path in listed.patches and path not in listed.resources and key in resources:  # not one patching itself
             documents.declared.remove(document)
-            documents.notes.append(f"{document.source.path}: a kustomize patch of {document.name}, declared in "
-                                   "another file of the directory: not a host of its own, and not applied")
+            documents.notes.append(f"{document.source.path}: a kustomize patch of {document.name}, which "
+                                   f"{resources[key]} declares: not a host of its own, and not applied")
+        elif path not in listed.components:
+            kept.setdefault(key, document.source.path)
+    for document, path in hosting:
+        key = (document.kind, document.name)
+        if path not in listed.components or document not in documents.declared:
+            continue
+        if key in kept:
+            documents.declared.remove(document)
+            documents.notes.append(f"{document.source.path}: {document.name} of the kustomize component "
+                                   f"{listed.components[path]}, which {kept[key]} declares too: not a host of its "
+                                   "own, and not applied")
+        else:
+            kept[key] = document.source.path
 
 
 def _load_declared_host(builder: _Builder, inputs: SnapshotInputs) -> dict[str, Located[object]]:
