@@ -680,15 +680,26 @@ def in_namespace(text: str, namespace: str) -> str:
     return text.replace(named, f"{named}  namespace: {namespace}\n", 1)
 
 
+def as_list(*manifests: str) -> str:
+    """Manifests as the items of a List, as kubectl get -o yaml writes several objects."""
+    items = ["\n".join(f"{'- ' if number == 0 else '  '}{line}" for number, line in enumerate(manifest.splitlines()))
+             for manifest in manifests]
+    return "apiVersion: v1\nitems:\n" + "\n".join(items) + "\nkind: List\nmetadata:\n  resourceVersion: ''\n"
+
+
 @pytest.mark.parametrize("kind", sorted(OVERLAID))
-def test_objects_of_one_name_in_one_file_are_told_apart_by_their_namespace(tmp_path: Path, kind: str) -> None:
-    """A manifest of each environment's object (kubectl get -A -o yaml, an all.yaml): one name, one file. They were
-    one host name, fingerprints shared and --host reaching only the first; kubectl tells them by namespace/name."""
+@pytest.mark.parametrize("form", ["documents", "list"])
+def test_objects_of_one_name_in_one_file_are_told_apart_by_their_namespace(tmp_path: Path, kind: str,
+                                                                           form: str) -> None:
+    """A manifest of each environment's object (an all.yaml, kubectl get -A -o yaml's List): one name, one file.
+    They were one host name, fingerprints shared and --host reaching only the first (a List was not read at all);
+    kubectl tells them by namespace/name."""
     name, text = OVERLAID[kind]
     directory = tmp_path / "db"
     directory.mkdir()
-    (directory / "all.yaml").write_text("---\n".join(in_namespace(text, namespace).format(work_mem=work_mem)
-                                                    for namespace, work_mem in (("staging", "8MB"), ("prod", "64MB"))))
+    manifests = [in_namespace(text, namespace).format(work_mem=work_mem)
+                 for namespace, work_mem in (("staging", "8MB"), ("prod", "64MB"))]
+    (directory / "all.yaml").write_text("---\n".join(manifests) if form == "documents" else as_list(*manifests))
     staging, prod = f"{name} (all.yaml, namespace staging)", f"{name} (all.yaml, namespace prod)"
     hosts, _ = fingerprints_by_host(str(directory))
     assert list(hosts) == [staging, prod]

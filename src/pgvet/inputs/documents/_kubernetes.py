@@ -69,10 +69,23 @@ _YAML_1_1_BOOLEANS = {**dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "on", "On"
                       **dict.fromkeys(("n", "N", "no", "No", "NO", "off", "Off", "OFF"), False)}
 
 
+# A List (apiVersion v1, kind List): how kubectl get -o yaml writes several objects, which kubectl apply takes as
+# its items, each an object of its own.
+_LIST_LINE = re.compile(r"^kind:[ \t]*[\"']?List[\"']?[ \t]*(#.*)?$", re.MULTILINE)
+
+
+def listed(text: str, kind: str) -> bool:
+    """Whether a manifest file is a List with an item of that kind (``kind: Cluster`` indented, as an item of
+    ``items:`` writes it)."""
+    return _LIST_LINE.search(text) is not None and re.search(
+        rf"^[ \t]*(?:-[ \t]+)?kind:[ \t]*[\"']?{kind}[\"']?[ \t]*(#.*)?$", text, re.MULTILINE) is not None
+
+
 def load_manifests(text: str, path: str) -> list[Any]:
-    """Every document of a manifest file, as Kubernetes reads it (an unquoted ``on`` is a boolean: a parameter's
-    ``jit: off`` is no string to a CRD that takes strings); ParseError at the line of invalid YAML."""
-    documents: list[Any] = load_document(text, path, every=True)
+    """Every object of a manifest file, as Kubernetes reads it (an unquoted ``on`` is a boolean: a parameter's
+    ``jit: off`` is no string to a CRD that takes strings), a List's items each one; ParseError at the line of invalid
+    YAML."""
+    documents: list[Any] = [item for document in load_document(text, path, every=True) for item in _objects(document)]
     lines = text.split("\n")
     pending = list(documents)
     while pending:  # a walk without recursion: a document may nest deeper than Python's stack
@@ -92,6 +105,12 @@ def load_manifests(text: str, path: str) -> list[Any]:
             elif isinstance(value, str) and value in _YAML_1_1_BOOLEANS and _unquoted(locate, key, value, lines):
                 node[key] = _YAML_1_1_BOOLEANS[value]
     return documents
+
+
+def _objects(document: Any) -> list[Any]:
+    """The objects of a document: a List's items, else the document itself."""
+    items = document.get("items") if isinstance(document, dict) and document.get("kind") == "List" else None
+    return items if isinstance(items, list) else [document]
 
 
 def _unquoted(locate: Any, key: Any, value: str, lines: list[str]) -> bool:

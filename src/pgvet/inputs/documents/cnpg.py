@@ -22,6 +22,7 @@ from pgvet.inputs.documents._kubernetes import (
     at,
     exact_quantity,
     file_stem,
+    listed,
     load_manifests,
     namespace,
     template_lines,
@@ -100,7 +101,7 @@ _HUGEPAGES = "hugepages-"
 
 
 def _recognises(name: str, text: str) -> bool:
-    return (API_GROUP in text and _KIND_LINE.search(text) is not None
+    return (API_GROUP in text and (_KIND_LINE.search(text) is not None or listed(text, "Cluster"))
             and ("{{" not in text or not template_lines(text)[1]))
 
 

@@ -25,6 +25,7 @@ from pgvet.inputs.documents._kubernetes import (
     apply_resources,
     at,
     file_stem,
+    listed,
     load_manifests,
     namespace,
 )
@@ -63,7 +64,7 @@ _REFUSED_NAMES = {
 def _recognises(name: str, text: str) -> bool:
     if "{{" in text:  # a template (Helm's, Jinja's) is no manifest until rendered: pgvet does not guess its values
         return False
-    manifest = _API_GROUP in text and _KIND_LINE.search(text) is not None
+    manifest = _API_GROUP in text and (_KIND_LINE.search(text) is not None or listed(text, "PostgresCluster"))
     if not manifest and "postgresVersion:" not in text:
         return False
     try:  # a file of partial manifests that set nothing (a test's assertions) declares nothing: no document

@@ -22,6 +22,7 @@ from pgvet.inputs.documents._kubernetes import (
     apply_resources,
     at,
     file_stem,
+    listed,
     load_manifests,
     namespace,
     unrendered,
@@ -37,7 +38,8 @@ _KIND_LINE = re.compile(r"^kind:[ \t]*[\"']?postgresql[\"']?[ \t]*(#.*)?$", re.M
 
 def _recognises(name: str, text: str) -> bool:
     # a template of manifests (Helm's, Jinja's {{ }}) is no manifest until rendered: pgvet does not guess its values
-    if "acid.zalan.do/" not in text or "{{" in text or _KIND_LINE.search(text) is None:
+    if "acid.zalan.do/" not in text or "{{" in text or (_KIND_LINE.search(text) is None
+                                                        and not listed(text, "postgresql")):
         return False
     try:  # a file of partial manifests that set nothing (a test's assertions) declares nothing: no document
         return bool(parse_zalando(text, name))
