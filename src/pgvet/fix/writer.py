@@ -23,7 +23,7 @@ from pgvet.findings import HostResult, quote_setting
 from pgvet.inputs.documents import document_kind, running_steps
 from pgvet.inputs.postgresql_conf import ID, ConfSetting, parse_conf_text
 from pgvet.inputs.reading import MAX_INPUT_BYTES, NotRegular, read_input
-from pgvet.inputs.sysctl import PAIR_PARTNERS, SysctlSetting, parse_sysctl_conf, sysctl_value
+from pgvet.inputs.sysctl import PAIR_PARTNERS, SysctlSetting, boot_order, parse_sysctl_conf, sysctl_value
 from pgvet.output_file import is_private, write_file
 from pgvet.paths import is_inside, real_path_in
 from pgvet.provenance import Source
@@ -422,13 +422,6 @@ def _applied_order(source: Source) -> tuple[int, str, int]:
     return (1 if directory == "" and name == "sysctl.conf" else 0, name, source.line or 0)
 
 
-def _boot_order(path: str) -> str:
-    """Where the boot's systemd-sysctl reads a file: sysctl.d's by name, /etc/sysctl.conf where the link
-    distributions ship to it sorts (sysctl.d/99-sysctl.conf), not last as `sysctl --system` reads it."""
-    directory, name = os.path.split(path)
-    return "99-sysctl.conf" if directory == "" and name == "sysctl.conf" else name
-
-
 def _own_lines(files: _Files, key: str, declared: Fact | None) -> list[tuple[_File, SysctlSetting]]:
     """The lines that set ``key`` itself, in the order `sysctl --system` writes them (a key of a ratio/bytes pair
     zeroed by its counterpart names the counterpart's line too: not one of these)."""
@@ -470,7 +463,7 @@ def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None
     # The boot's systemd-sysctl reads sysctl.conf where sysctl.d/99-sysctl.conf sorts, before sysctl.d's later
     # names (hugepages.conf, k8s.conf): a line of those would put its own value back at the next boot.
     for edited, setting in lines:
-        if _boot_order(setting.source.path) > _boot_order(target.shown):
+        if (boot_order(setting.source.path) or "") > (boot_order(target.shown) or ""):
             _set_sysctl_line(edited, setting, change.value)
 
 

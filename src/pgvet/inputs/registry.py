@@ -177,7 +177,7 @@ INPUT_KINDS: tuple[InputKind, ...] = (
         option="--sysctl-conf", option_help="sysctl.conf / sysctl.d file (repeat).",
         facts={"sysctl_conf.": "any", "declared.key": "text", "declared.value": "text", "declared.running": "text",
                "declared.ignore_errors": "bool", "declared.written": "text", "declared.zeroed_by": "text",
-               "declared.zeroed_at": "text"},
+               "declared.zeroed_at": "text", "declared.at_boot": "text", "declared.at_boot_at": "text"},
         many=True, directory="sysctl.d", directory_order="sysctl_d_order"),
 )
 

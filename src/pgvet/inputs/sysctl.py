@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -166,6 +167,17 @@ def parse_sysctl_conf(text: str, path: str) -> list[SysctlSetting]:
         else:
             settings.append(SysctlSetting(key, declared_sysctl_value(key, value), Source(path, number), ignore_errors))
     return settings
+
+
+def boot_order(path: str) -> str | None:
+    """Where the boot's systemd-sysctl reads a file of a snapshot: sysctl.d's by name, sysctl.conf where the
+    sysctl.d/99-sysctl.conf link distributions ship to it sorts (sysctl.d(5): systemd-sysctl reads no
+    /etc/sysctl.conf of its own), not last as `sysctl --system` reads it. None for another file (a tuned profile's
+    settings, which its daemon applies)."""
+    directory, name = os.path.split(path)
+    if directory == "" and name == "sysctl.conf":
+        return "99-sysctl.conf"
+    return name if directory == "sysctl.d" else None
 
 
 def sysctl_d_order(names: Iterable[str]) -> list[str]:

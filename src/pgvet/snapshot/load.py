@@ -598,8 +598,10 @@ def _declared_items(occurrences: Mapping[str, list[SysctlSetting]], running: Map
                     paired: Mapping[str, PairedValue]) -> list[Item]:
     """One item per declared kernel key: the value the kernel will hold (``declared.value``), the value last
     written (``declared.written``, different when a partner of its ratio/bytes pair zeroed it afterwards —
-    ``declared.zeroed_by``, at ``declared.zeroed_at`` — or the kernel refuses it), and the running value
-    beside them when known (compared as text, as `sysctl` prints both)."""
+    ``declared.zeroed_by``, at ``declared.zeroed_at`` — or the kernel refuses it), the value the boot's
+    systemd-sysctl leaves (``declared.at_boot``, written at ``declared.at_boot_at``: its order puts sysctl.conf
+    before sysctl.d's later names), and the running value beside them when known (compared as text, as `sysctl`
+    prints both)."""
     items: list[Item] = []
     for key, settings in occurrences.items():
         last = settings[-1]
@@ -613,6 +615,13 @@ def _declared_items(occurrences: Mapping[str, list[SysctlSetting]], running: Map
             item.put("declared.zeroed_at", f"{zeroing.source.path}:{zeroing.source.line}", zeroing.source)
         if key in running:
             item.put("declared.running", str(running[key].value), running[key].source)
+        at_boot = [(place, setting.source.line or 0, setting) for setting in settings
+                   if (place := sysctl.boot_order(setting.source.path)) is not None]
+        # a pair's outcome depends on the order of both keys' writes; a tuned profile's line, on its daemon
+        if key not in sysctl.PAIRED_SYSCTLS and len(at_boot) == len(settings):
+            booted = max(at_boot, key=lambda line: line[:2])[2]
+            item.put("declared.at_boot", str(booted.value), booted.source)
+            item.put("declared.at_boot_at", f"{booted.source.path}:{booted.source.line}", booted.source)
         items.append(item)
     return items
 
