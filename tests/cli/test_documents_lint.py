@@ -15,7 +15,7 @@ from conftest import PROJECT
 from pgvet.cli import app
 from pgvet.errors import InputError
 from pgvet.inputs.documents import DocumentKind, recognise
-from pgvet.inputs.documents._kustomize import overlay_path
+from pgvet.inputs.documents._kustomize import MAX_ENTRIES, MAX_WARNINGS, overlay_path
 from pgvet.provenance import Source
 from pgvet.run.paths import host_directories
 from pgvet.snapshot import load as snapshot_load
@@ -616,6 +616,28 @@ def with_component(repository: Path) -> Path:
     (repository / "overlays" / "ha" / "kustomization.yaml").write_text(
         "resources:\n  - ../../base\ncomponents:\n  - ../../components/ha\n")
     return repository
+
+
+def test_a_hostile_component_list_is_warned_of_within_bounds_and_the_other_hosts_linted(tmp_path: Path) -> None:
+    """A NUL or a name longer than the system takes in a component's path ended the whole run (a traceback, exit 2);
+    a kustomization of a million entries that name nothing printed a warning for each."""
+    repository = with_component(tmp_path / "repo")
+    staging = repository / "overlays" / "staging" / "kustomization.yaml"
+    staging.write_text(staging.read_text() + "components:\n  - \"../../components/ha\\0x\"\n"
+                       f"  - ../../components/{'a' * 300}\n")
+    patches = "".join(f"  - path: p{index}.yaml\n" for index in range(MAX_ENTRIES + 30))
+    (repository / "components" / "ha" / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n  - path: cluster.yaml\n" + patches)
+    hosts, _ = fingerprints_by_host(str(repository))
+    assert "orders (overlays/staging)" in hosts and "orders (overlays/production)" in hosts
+    [staging_host] = load_hosts(repository / "overlays" / "staging")
+    assert any("component '../../components/ha\\x00x': not read, no such path" in warning
+               for warning in staging_host.warnings), staging_host.warnings
+    [production] = load_hosts(repository / "overlays" / "production")
+    said = [warning for warning in production.warnings if "not read" in warning]
+    assert len(said) <= MAX_WARNINGS
+    assert any("31 entries not read, beyond the first" in warning for warning in said), said
+    assert said[-1].endswith("more entries not read (the first 19 are said)"), said
 
 
 def test_a_component_and_a_patch_in_a_subdirectory_are_the_overlays_not_hosts_of_their_own(tmp_path: Path) -> None:

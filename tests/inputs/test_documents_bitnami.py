@@ -641,3 +641,22 @@ def test_pgvet_lint_reads_the_chart_before_11_at_its_yaml_lines(tmp_path: Path) 
     host = f"{tmp_path.name}/values"
     assert (host, "PGV401", "values.yaml", line_of(text, "sharedBufers")) in found  # shared_bufers: a typo
     assert (host, "PGV501", "values.yaml", line_of(text, "sharedBuffers: 2GB")) in found  # 200 % of the limit
+
+
+def test_an_existing_configmap_replaces_the_file_the_container_would_write_its_environment_into() -> None:
+    # with a postgresql.conf of a ConfigMap pgvet cannot see, as with primary.configuration, the container generates
+    # none: postgresqlSharedPreloadLibraries is not applied (it was judged as loaded)
+    text = ("image:\n  repository: bitnami/postgresql\n  tag: 16.4.0\npostgresqlSharedPreloadLibraries: "
+            "\"pgaudit,pg_stat_statements\"\nprimary:\n  existingConfigmap: my-pg-conf\n")
+    [host] = hosts(text).values()
+    assert not [name for name, _, _ in settings(host) if name == "shared_preload_libraries"]
+    assert any("postgresqlSharedPreloadLibraries not applied" in note and "my-pg-conf replaces that file" in note
+               for note in host.notes), host.notes
+    old = "postgresqlMaxConnections: 300\nconfigurationConfigMap: old-conf\n"
+    [before_11] = hosts(old).values()
+    assert not settings(before_11) and any("old-conf replaces that file" in note for note in before_11.notes)
+
+
+def test_a_negative_count_of_old_read_replicas_is_no_count() -> None:
+    [host] = hosts("postgresqlMaxConnections: 300\nreplication:\n  enabled: true\n  readReplicas: -3\n").values()
+    assert host.host["instances"].value == 2  # the chart's default of one replica, not -2 instances

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,11 @@ INLINE = "an inline patch"
 # Components read for one kustomization, nested ones included: a repository's overlays list a few; a hostile one
 # must not make every overlay of a search read thousands of files.
 MAX_COMPONENTS = 50
+# Warnings said of one directory's kustomization and its components: a file of a million entries that name nothing
+# must not print a million lines.
+MAX_WARNINGS = 20
+# Entries read of each list of a kustomization (resources, components, patches): real ones list a few dozen.
+MAX_ENTRIES = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +52,7 @@ class Kustomization:
     resources: tuple[Entry, ...]
     components: tuple[Entry, ...]
     patches: tuple[Entry, ...]
+    unread: int = 0  # entries beyond MAX_ENTRIES of a list, left out
 
 
 def parse_kustomization(text: str) -> Kustomization | None:
@@ -54,11 +61,16 @@ def parse_kustomization(text: str) -> Kustomization | None:
     if not isinstance(document, dict):
         return None
 
+    unread = 0
+
     def entries(*keys: str) -> tuple[Entry, ...]:
+        nonlocal unread
         found = []
         for key in keys:
             node = document.get(key)
-            for index, entry in enumerate(node if isinstance(node, list) else []):
+            listed = node if isinstance(node, list) else []
+            unread += max(0, len(listed) - MAX_ENTRIES)
+            for index, entry in enumerate(listed[:MAX_ENTRIES]):
                 path = entry.get("path") if isinstance(entry, dict) else entry
                 if key in _PATCHES and (not isinstance(path, str) or "\n" in path):
                     path = INLINE  # a patch written in the kustomization (patch:, or a text of patchesStrategicMerge)
@@ -67,7 +79,7 @@ def parse_kustomization(text: str) -> Kustomization | None:
         return tuple(found)
 
     return Kustomization(document.get("kind") == "Component", entries(*_RESOURCES), entries("components"),
-                         entries(*_PATCHES))
+                         entries(*_PATCHES), unread)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,14 +115,26 @@ class Listed:
     patches: set[str] = field(default_factory=set)
     components: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    unsaid: int = 0  # warnings beyond MAX_WARNINGS, counted in the last one
+
+    def warn(self, text: str) -> None:
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(text)
+            return
+        self.unsaid += 1
+        self.warnings[-1:] = [f"{self.shown}: {self.unsaid} more entries not read (the first {MAX_WARNINGS - 1} "
+                              "are said)"]
 
 
 def kustomization_file(directory: Path) -> Path | None:
     """The directory's kustomization file, None when it has none."""
     for name in KUSTOMIZATION_NAMES:
         candidate = directory / name
-        if candidate.is_file():
-            return candidate
+        try:
+            if candidate.is_file():
+                return candidate
+        except (OSError, ValueError):  # a name too long, a NUL in it, a directory not searchable: none there
+            return None
     return None
 
 
@@ -137,23 +161,27 @@ def read_listed(directory: Path) -> Listed | None:
     seen = {real}
     while pending:
         entry, parent, shown = pending.pop(0)
-        component = os.path.realpath(os.path.join(parent, entry.path))
         where = f"{shown}:{entry.line}" if entry.line else shown
+        try:
+            component = os.path.realpath(os.path.join(parent, entry.path))
+        except (OSError, ValueError):  # a NUL in the path
+            listed.warn(f"{where}: component {entry.path!r}: not read, no such path")
+            continue
         if component != boundary and not is_inside(component, boundary):
             what = "repository" if boundary != real else "directory (no repository holds it)"
-            listed.warnings.append(f"{where}: component {entry.path}: refused, it lies outside the {what} "
+            listed.warn(f"{where}: component {entry.path}: refused, it lies outside the {what} "
                                    f"({component}): pgvet reads nothing outside the repository it lints")
             continue
         if component in seen:
             continue
         if len(seen) > MAX_COMPONENTS:
-            listed.warnings.append(f"{where}: component {entry.path}: not read, more than {MAX_COMPONENTS} "
+            listed.warn(f"{where}: component {entry.path}: not read, more than {MAX_COMPONENTS} "
                                    "components for one kustomization")
             break
         seen.add(component)
         found = kustomization_file(Path(component))
         if found is None:
-            listed.warnings.append(f"{where}: component {entry.path}: not read, no kustomization found there (a "
+            listed.warn(f"{where}: component {entry.path}: not read, no kustomization found there (a "
                                    "remote one, or a directory that is not there)")
             continue
         display = os.path.relpath(found, real)
@@ -161,7 +189,7 @@ def read_listed(directory: Path) -> Listed | None:
         if inner is None:
             continue
         if not inner.component:
-            listed.warnings.append(f"{where}: component {entry.path}: not read, its kustomization is no Component "
+            listed.warn(f"{where}: component {entry.path}: not read, its kustomization is no Component "
                                    "(kind: Component): kustomize refuses it under components:")
             continue
         before = len(listed.files)
@@ -178,15 +206,26 @@ def read_listed(directory: Path) -> Listed | None:
 def _kustomization(path: Path, shown: str, beneath: str, listed: Listed) -> Kustomization | None:
     """A kustomization read beneath a directory; None, with a warning, when it cannot be read."""
     try:
-        if path.stat().st_size > MAX_DOCUMENT_BYTES:
+        status = path.stat()
+        if status.st_size > MAX_DOCUMENT_BYTES:
             raise InputError(f"more than {MAX_DOCUMENT_BYTES} bytes, more than pgvet reads in a kustomization")
-        return parse_kustomization(read_text(path, shown, Path(beneath)))
+        parsed = _parsed(str(path), shown, beneath, (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns))
+        if parsed is not None and parsed.unread:
+            listed.warn(f"{shown}: {parsed.unread} entries not read, beyond the first {MAX_ENTRIES} of a list")
+        return parsed
     except (OSError, InputError, YamlError) as error:
         reason = error.strerror or str(error) if isinstance(error, OSError) else error.message
         said = " (if this directory is a kustomize overlay, its documents are judged without their bases and " \
                "patches)" if shown == listed.shown else ""
-        listed.warnings.append(f"{shown}: not read: {reason}{said}")
+        listed.warn(f"{shown}: not read: {reason}{said}")
     return None
+
+
+@lru_cache(maxsize=256)
+def _parsed(path: str, shown: str, beneath: str, identity: tuple[int, int, int, int]) -> Kustomization | None:
+    """A kustomization's entries, parsed once a run for the file as it is (``identity``: its device, inode, size and
+    time): every overlay of a search reads the components it lists, and the search and the lint both read them."""
+    return parse_kustomization(read_text(Path(path), shown, Path(beneath)))
 
 
 def _own_files(kustomization: Kustomization, directory: str, shown: str, listed: Listed,
@@ -212,7 +251,7 @@ def _own_files(kustomization: Kustomization, directory: str, shown: str, listed:
                 where = f"{shown}:{entry.line}" if entry.line else shown
                 why = "no such file" if inside else "it is not in or below the kustomization's directory, and " \
                                                     "kustomize refuses it"
-                listed.warnings.append(f"{where}: patch {entry.path}: not read, {why}")
+                listed.warn(f"{where}: patch {entry.path}: not read, {why}")
     return tuple(elsewhere)
 
 

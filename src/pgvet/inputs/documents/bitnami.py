@@ -204,7 +204,7 @@ def _release_before_11(values: dict[str, Any], stem: str, primary: dict[str, Any
     instances = Located(1, host.source)
     if get(values, "replication", "enabled") is True:
         count = get(values, "replication", "readReplicas")
-        count = count if isinstance(count, int) and not isinstance(count, bool) else 1
+        count = count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else 1
         instances = Located(1 + count, at(values["replication"], "enabled", path))
         host.notes.append(f"{instances.source}: replication.enabled: the {count} read replicas of the chart before 11 "
                           "take the primary's configuration; pgvet judges the primary's alone")
@@ -307,6 +307,13 @@ def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: So
         mount_path = mount_path if isinstance(mount_path, str) and mount_path.startswith("/") else _MOUNT_PATH
         if section is primary:
             _ignored_before_11_keys(declared, values, path)
+    replaced = get(values, "configurationConfigMap") if before_11 else \
+        get(primary, "existingConfigmap") if section is primary else None
+    if isinstance(replaced, str) and replaced:  # a postgresql.conf pgvet cannot see: the container generates none
+        for key, setting in environment:
+            declared.notes.append(f"{setting.source}: {key} not applied: the container writes it into the "
+                                  f"postgresql.conf it generates, and the ConfigMap {replaced} replaces that file")
+        environment = []
     _apply(declared, main, extended, environment, mount_path,
            conf_d_unseen=isinstance(unseen, str) and bool(unseen))
     _resources(declared, values if before_11 else section, path)
