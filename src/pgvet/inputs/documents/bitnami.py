@@ -290,34 +290,38 @@ def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: So
     if match is not None and int(match.group(1)) >= 9:
         declared.host["pg_version"] = Located(int(match.group(1)), at(values["image"], "tag", path))
     environment = _environment(values, path, before_11=before_11)
-    unseen = get(values, "extendedConfConfigMap") if before_11 else \
-        get(section, "existingExtendedConfigmap") if section is primary else None
     if before_11:  # chart 10 mounts its two ConfigMaps in the replicas too; its replicas are not a host here
         main = _rendered(declared, values, "postgresqlConfiguration", "configurationConfigMap", path)
         extended = _rendered(declared, values, "postgresqlExtendedConf", "extendedConfConfigMap", path)
+        replaced = _configmap(values.get("configurationConfigMap"))
+        unseen = _configmap(values.get("extendedConfConfigMap"))
         mount_path = _MOUNT_PATH  # where chart 10 mounts them, whatever persistence.mountPath says
     else:
         # primary.configuration: mounted in the primary's pods alone (since chart 11), the whole postgresql.conf;
         # the replicas' extendedConfiguration has no existing ConfigMap to take instead (the chart reads none)
-        main = _text(declared, primary, "primary", "configuration", "existingConfigmap", path) \
-            if section is primary else None
-        extended = _text(declared, section, "primary" if section is primary else "readReplicas",
-                         "extendedConfiguration", "existingExtendedConfigmap" if section is primary else None, path)
+        own = section is primary
+        main = _text(declared, primary, "primary", "configuration", "existingConfigmap", path) if own else None
+        extended = _text(declared, section, "primary" if own else "readReplicas", "extendedConfiguration",
+                         "existingExtendedConfigmap" if own else None, path)
+        replaced = _configmap(primary.get("existingConfigmap")) if own else None
+        unseen = _configmap(primary.get("existingExtendedConfigmap")) if own else None
         mount_path = get(primary, "persistence", "mountPath")
         mount_path = mount_path if isinstance(mount_path, str) and mount_path.startswith("/") else _MOUNT_PATH
-        if section is primary:
+        if own:
             _ignored_before_11_keys(declared, values, path)
-    replaced = get(values, "configurationConfigMap") if before_11 else \
-        get(primary, "existingConfigmap") if section is primary else None
-    if isinstance(replaced, str) and replaced:  # a postgresql.conf pgvet cannot see: the container generates none
+    if replaced is not None:  # a postgresql.conf pgvet cannot see: the container generates none
         for key, setting in environment:
             declared.notes.append(f"{setting.source}: {key} not applied: the container writes it into the "
                                   f"postgresql.conf it generates, and the ConfigMap {replaced} replaces that file")
         environment = []
-    _apply(declared, main, extended, environment, mount_path,
-           conf_d_unseen=isinstance(unseen, str) and bool(unseen))
+    _apply(declared, main, extended, environment, mount_path, conf_d_unseen=unseen is not None)
     _resources(declared, values if before_11 else section, path)
     return declared
+
+
+def _configmap(value: object) -> str | None:
+    """The existing ConfigMap a value names (an empty one names none)."""
+    return value if isinstance(value, str) and value else None
 
 
 class _Conf(NamedTuple):
