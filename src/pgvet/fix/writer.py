@@ -449,11 +449,7 @@ def _write_sysctl(files: _Files, key: str, change: Change, declared: Fact | None
     if isinstance(target, str):
         files.outcome.left.append(f"{key} = {change.value}: not written ({target})")
         return
-    try:
-        declared_here = [setting for setting in parse_sysctl_conf(target.text(), target.shown) if setting.key == key]
-    except ParseError as error:
-        files.outcome.left.append(f"{key} = {change.value}: not written ({error})")
-        return
+    declared_here = [setting for edited, setting in lines if edited is target]
     if declared_here:
         _set_sysctl_line(target, declared_here[-1], change.value)
     else:
