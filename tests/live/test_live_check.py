@@ -390,3 +390,21 @@ def test_settings_hidden_from_a_plain_role_are_the_files_not_the_defaults(tmp_pa
     assert "PGV811" not in {finding["rule_id"] for finding in json.loads(done.stdout)["findings"]}
     fact = json.loads(pgvet("facts", str(snapshot), "--format", "json").stdout)["facts"]["pg.shared_preload_libraries"]
     assert fact["value"] == "pg_stat_statements" and fact["source"]["path"].endswith("postgresql.conf")
+
+
+def test_answers_given_and_none_asked_are_written_as_they_are(tmp_path: Path) -> None:
+    from pgvet.errors import ParseError
+    from pgvet.live.check import load_answers, render_answers
+
+    given = tmp_path / "answers.yaml"
+    given.write_text("# rack 4\nstorage: ssd   # the SAN was retired\nraid: {level: 10, disks: 4}\n")
+    text, keys = load_answers(given)
+    assert keys == ["storage", "raid"]
+    assert render_answers(text, {}) == given.read_text()
+    merged = render_answers(text, {"workload": "oltp", "dedicated": True})
+    assert "# the SAN was retired" in merged and merged.endswith("workload: oltp\ndedicated: true\n")
+    assert render_answers(None, {"storage": "hdd"}) == "storage: hdd\n"
+    (tmp_path / "bad.yaml").write_text("storage: ssd\nraid: {level: 7}\n")
+    with pytest.raises(ParseError) as refused:
+        load_answers(tmp_path / "bad.yaml")
+    assert refused.value.source.line == 2

@@ -263,7 +263,18 @@ def _load(text: str, path: str) -> Any:
 
 
 def parse_host_yaml(text: str, path: str) -> dict[str, Located[HostValue]]:
+    return _facts(_load(text, path), path)
+
+
+def host_yaml_keys(text: str, path: str) -> list[str]:
+    """The top-level keys a host.yaml gives (``raid``, not its level and disks), once it is checked as
+    parse_host_yaml checks it: ParseError with the file and line."""
     document = _load(text, path)
+    _facts(document, path)
+    return [str(key) for key in document] if document else []
+
+
+def _facts(document: Any, path: str) -> dict[str, Located[HostValue]]:
     if document is None:
         return {}
     if not isinstance(document, dict):

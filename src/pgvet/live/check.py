@@ -12,14 +12,14 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from pgvet.errors import InputError
 from pgvet.findings import LintResult
-from pgvet.inputs.host_yaml import WORKLOADS
+from pgvet.inputs.host_yaml import WORKLOADS, host_yaml_keys
 from pgvet.inputs.reading import read_text
 from pgvet.interrupt import Interrupted
 from pgvet.provenance import Source
@@ -73,7 +73,7 @@ def _fact(item: Item, name: str) -> object:
     return item.get(name)
 
 
-def ask_answers(given: Answers, host: HostFacts, prompt: Prompter) -> tuple[Answers, list[str]]:
+def ask_answers(given: Collection[str], host: HostFacts, prompt: Prompter) -> tuple[Answers, list[str]]:
     """The answers to the questions ``given`` does not answer, asked with ``prompt``; and the keys asked."""
     answers: Answers = {}
     asked: list[str] = []
@@ -101,31 +101,30 @@ def _whole_number(text: str) -> int:
         raise InputError(f"the number of disks must be a whole number, not {text!r}") from None
 
 
-def load_answers(path: Path) -> tuple[Any, Answers]:
+def load_answers(path: Path) -> tuple[str, list[str]]:
     """A host.yaml of answers, checked as pgvet checks any host.yaml (unknown keys, bad values → file:line).
 
-    Returns the round-trip document (comments kept when it is written back) and its keys as plain values.
+    Returns its text (written into the snapshot as it is, or with the answers asked added: render_answers) and
+    the keys it answers.
     """
-    from ruamel.yaml import YAML
-
-    from pgvet.inputs.host_yaml import parse_host_yaml
-
     text = read_text(path, str(path))
-    parse_host_yaml(text, str(path))  # raises ParseError with the file and line
-    document = YAML(typ="rt", pure=True).load(text) or {}
-    return document, {str(key): value for key, value in document.items()}
+    return text, host_yaml_keys(text, str(path))
 
 
-def render_answers(document: Any, answers: Answers) -> str:
-    """host.yaml text: the given document (comments kept) with the new answers added."""
+def render_answers(text: str | None, answers: Answers) -> str:
+    """host.yaml text: the given one (``text``) with the new answers added, its comments kept; the given text as
+    it is when nothing was asked (ruamel.yaml, slow to import, is needed only to add answers)."""
+    if not answers:
+        return text or ""
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
 
-    merged = document if isinstance(document, CommentedMap) else CommentedMap(document or {})
+    yaml = YAML(typ="rt", pure=True)
+    document = yaml.load(text) if text else None
+    merged = document if isinstance(document, CommentedMap) else CommentedMap()
     for key, value in answers.items():
         merged[key] = value
     buffer = io.StringIO()
-    yaml = YAML(typ="rt", pure=True)
     yaml.default_flow_style = False
     yaml.dump(merged, buffer)
     return buffer.getvalue()
@@ -144,7 +143,7 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
     from pgvet.run.lint import lint
     from pgvet.snapshot.load import load_host
 
-    document, given = load_answers(answers_file) if answers_file is not None else (None, {})
+    given_text, given = load_answers(answers_file) if answers_file is not None else (None, [])
     # A temporary snapshot is named after the host: the report's name for it.
     scratch: Path | None = None
     if snapshot is not None:
@@ -167,9 +166,9 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
         if asked and confirm_save is not None:
             saved = confirm_save()
             if saved is not None:
-                _save(saved, render_answers(document, answers))
+                _save(saved, render_answers(given_text, answers))
         if given or answers:
-            write_text(directory, "host.yaml", render_answers(document, answers))
+            write_text(directory, "host.yaml", render_answers(given_text, answers))
         result = lint([directory], replace(options, record_passes=True, keep_facts=True))
         server_error = _server_error(directory)
         if scratch is not None:
