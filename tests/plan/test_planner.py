@@ -355,6 +355,24 @@ def test_a_parameter_the_server_takes_from_its_command_line_is_left_out_of_the_t
         "'off'" in " ".join(consolidated.notes)
 
 
+def test_a_rule_on_measured_statistics_asks_once_for_the_setting_it_moves(tmp_path: Path) -> None:
+    # 40 of 50 checkpoints requested under max_wal_size = 1GB: PGV953 asks for twice that. On the target's world the
+    # counts are the same (they were taken with 1GB), so asked again it wanted 4GB, 8GB… until the planner gave up:
+    # "max_wal_size stays as it is: pgvet's rules do not agree on a value (they ask for 2048MB, 4096MB, … in turn)"
+    path = tmp_path / "host"
+    shutil.copytree(FIXTURES / "rules" / "PGV903-files-differ-from-running", path)
+    settings = json.loads((path / "pg_settings.json").read_text())
+    settings["statistics"].update(checkpoints_timed=10, checkpoints_requested=40)
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    result = host_result(path)
+    finding = finding_of(result, "PGV953")
+    assert result.target is not None
+    assert changes(result)["max_wal_size"] == "2048MB"
+    assert finding.fix.postgresql["max_wal_size"] == "2048MB"
+    assert not any("max_wal_size" in step.text for step in result.target.by_hand if step.setting is not None)
+    assert "pg_stat_reset_shared" in (finding.fix.text or "")
+
+
 def test_a_host_whose_pool_is_already_too_small_gets_a_target(tmp_path: Path) -> None:
     # big-server with work_mem = 4MB and 100 connections: pgtune's work_mem (294 MiB) made PGV531 fire, work_mem was
     # pinned, then each invariant blamed the setting decided last — vm.overcommit_ratio, vm.nr_hugepages,

@@ -54,7 +54,7 @@ def verify_invariants(planner: Planner, baseline: World, target_world: World, cu
     _verify_pool(planner, before, after, changed)
     _verify_work_mem(planner, host, before, world, target)
     _verify_new_findings(planner, current, final, excluded, pinned, changed)
-    _verify_fixpoint(planner, world, final, excluded, pinned)
+    _verify_fixpoint(planner, world, final, excluded, pinned, changed)
 
 
 def verify_written_where_it_takes_effect(host: HostFacts, values: Mapping[Setting, str]) -> None:
@@ -258,11 +258,17 @@ def _verify_new_findings(planner: Planner, current: list[Finding], final: list[F
 
 
 def _verify_fixpoint(planner: Planner, world: HostFacts, final: list[Finding],
-                    excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str]) -> None:
-    """No rule asks for another value on the target: a second fix changes nothing."""
+                    excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str],
+                    changed: set[Setting]) -> None:
+    """No rule asks for another value on the target: a second fix changes nothing. A rule judging the running
+    server's statistics is not asked again about a setting the target changes: counted with the old value, they
+    say nothing of the new one (its fix says to count again)."""
     target = World(world)
+    changed_facts = {setting.fact for setting in changed}
     for finding in final:
         if (finding.rule_id, finding.subject) in excluded or asks_pinned(finding, pinned):
+            continue
+        if not planner.measured.get(finding.rule_id, frozenset()).isdisjoint(changed_facts):
             continue
         for setting, value in fix_settings(finding):
             if setting not in pinned and not target.holds(setting, value):

@@ -73,6 +73,10 @@ class Planner:
                 self.rule_readers.setdefault(name, []).append(index)
         self.stage_facts = [frozenset().union(*(self.rule_facts[rule.id] for rule, _ in rules))
                             for rules in self.stage_rules]
+        # the rules that read the running server's statistics and propose settings: the facts of those settings
+        self.measured = {rule_id: frozenset(setting.fact for setting in settings)
+                         for rule_id, settings in proposes.items()
+                         if any(name.startswith("live.") for name in self.rule_facts[rule_id])}
 
     def settings_read(self, names: Iterable[str]) -> set[Setting]:
         """The settings facts read, directly or through the measured facts a change has predicted."""
@@ -195,8 +199,8 @@ class Planner:
         for stage, rules, facts in zip(self.stages, self.stage_rules, self.stage_facts, strict=True):
             history: list[dict[Setting, str]] = []
             for _ in range(MAX_ROUNDS):
-                asked = (asked_now if facts.isdisjoint(world.changed)
-                         else asked_settings(self._evaluate(world, rules), excluded))
+                asked = asked_now if facts.isdisjoint(world.changed) else self._asked_on(world, rules, current,
+                                                                                        excluded)
                 proposals = proposals_for(asked, stage, pinned)
                 new = {setting: proposal for setting, proposal in proposals.items()
                        if not world.holds(setting, proposal.value)}
@@ -232,6 +236,24 @@ class Planner:
         target.world = world
         target.silenced = excluded
         return target
+
+    def _asked_on(self, world: World, rules: Plan, current: HostResult,
+                  excluded: frozenset[tuple[str, str | None]]) -> dict[Setting, list[tuple[str, Finding]]]:
+        """What a stage's rules ask for on a world. A rule that judges the running server's statistics (live.*:
+        checkpoints counted, temporary files written) asks for a setting the world has already changed what it
+        asked on the host as it runs: the statistics were counted with the old value and say nothing of the new
+        one (the requested checkpoints, counted under 1 GB of max_wal_size, still asked for twice the target's
+        2 GB, then twice that, round after round)."""
+        measured = {rule.id for rule, _ in rules if not self.measured.get(rule.id, frozenset()).isdisjoint(
+            world.changed)}
+        judged = [entry for entry in rules if entry[0].id not in measured] if measured else rules
+        asked = asked_settings(self._evaluate(world, judged), excluded) if judged else {}
+        if measured:
+            kept = HostResult(current.host_facts, [finding for finding in current.findings
+                                                   if finding.rule_id in measured])
+            for setting, entries in asked_settings(kept, excluded).items():
+                asked[setting] = sorted([*asked.get(setting, ()), *entries], key=lambda entry: -entry[1].rank)
+        return asked
 
     def fix_findings(self, result: HostResult, target: Target) -> None:
         """Each finding's fix as the target has it: its rule's fix rendered on the host the target makes (a
