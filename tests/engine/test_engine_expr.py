@@ -192,6 +192,14 @@ def test_untyped_facts_are_checked_at_run_time() -> None:
     assert run("sysctl.net.ipv4.tcp_rmem = '4096 131072 6291456'", text_value) is True
 
 
+def test_pg_size_bytes_takes_a_number_as_it_is() -> None:
+    # an extension's parameter: text in postgresql.conf, an integer in a live server's pg_settings (the shared
+    # memory estimate reads pg_stat_statements.max either way; a live server's failed, and every rule reading it
+    # went unevaluated on the target's world)
+    assert run("pg_size_bytes(pg.pg_stat_statements.max)", {"pg.pg_stat_statements.max": 5000}) == 5000
+    assert run("pg_size_bytes(pg.pg_stat_statements.max)", {"pg.pg_stat_statements.max": "5000"}) == 5000
+
+
 def test_pg_size_bytes_rejects_garbage() -> None:
     with pytest.raises(EvalError, match="invalid size"):
         run("pg_size_bytes('lots')")

@@ -373,6 +373,75 @@ def test_a_rule_on_measured_statistics_asks_once_for_the_setting_it_moves(tmp_pa
     assert "pg_stat_reset_shared" in (finding.fix.text or "")
 
 
+def _live_host_with_a_pending_restart(tmp_path: Path) -> Path:
+    """PGV903's live server (PostgreSQL 15, work_mem raised to 32MB in the files, not reloaded) on 16 GB of RAM, no
+    swap, heuristic overcommit, pg_stat_statements loaded; shared_buffers raised from 128MB to 4GB in the files,
+    the server not restarted."""
+    path = tmp_path / "host"
+    shutil.copytree(FIXTURES / "rules" / "PGV903-files-differ-from-running", path)
+    (path / "meminfo.txt").write_text(meminfo(16384000, 0, committed_kb=2000000))
+    (path / "sysctl.txt").write_text(sysctl(**{"vm.overcommit_memory": 0, "vm.overcommit_ratio": 50}))
+    conf = path / "postgresql.conf"
+    conf.write_text(conf.read_text().replace("\nshared_buffers = 128MB", "\nshared_buffers = 4GB", 1))
+    settings = json.loads((path / "pg_settings.json").read_text())
+    for row in settings["settings"]:
+        if row["name"] == "shared_buffers":
+            row["pending_restart"] = True
+    for row in settings["file_settings"]:
+        if row["name"] == "shared_buffers":
+            row.update(setting="4GB", applied=False, error="setting could not be applied")
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    return path
+
+
+def test_a_live_servers_pending_values_are_what_the_target_starts_from(tmp_path: Path) -> None:
+    # The server restarted with the target runs shared_buffers = 4GB, as its files say: a target worked out with
+    # the 128MB it runs now put work_mem and strict overcommit's budget 3.9 GB off, and a pool sized for 128MB
+    # would stop it under huge_pages = on. Its shared memory is predicted again (pg_stat_statements.max, an integer
+    # in pg_settings, once made that prediction fail: every rule reading it went unevaluated, "resolved").
+    path = _live_host_with_a_pending_restart(tmp_path)
+    result = host_result(path)
+    assert result.target is not None
+    declared = {change.setting.name: (change.current, change.target) for change in result.target.declared_not_applied}
+    assert declared == {"shared_buffers": ("128MB", "4GB"), "work_mem": ("4MB", "32MB")}
+    target = changes(result)
+    assert target["vm.overcommit_memory"] == "2"
+    assert "shared_buffers" not in target
+    text = CliRunner().invoke(app, ["fix", str(path)]).stdout
+    assert "# set in PostgreSQL's configuration files and not running yet" in text
+    assert "#   shared_buffers  128MB → 4GB\n" in text
+    assert "shared_buffers (128MB → 4GB)" in finding_of(result, "PGV502").fix.text
+    applied = host_result(path)  # the same host restarted: it runs what its files set
+    settings = json.loads((path / "pg_settings.json").read_text())
+    for row in settings["settings"]:
+        if row["name"] == "shared_buffers":
+            row.update(setting="524288", pending_restart=False)
+        if row["name"] == "work_mem":
+            row.update(setting="32768")
+    # its shared memory as PostgreSQL would size it (estimated, as for files alone)
+    settings["settings"] = [row for row in settings["settings"] if not row["name"].startswith("shared_memory_size")]
+    settings["file_settings"] = [row for row in settings["file_settings"] if row["name"] != "shared_buffers"]
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    restarted = host_result(path)
+    assert not restarted.target.declared_not_applied
+    assert changes(restarted) == changes(applied)
+
+
+def test_a_fix_written_into_a_live_snapshot_is_declared_not_applied_not_changed_again(tmp_path: Path) -> None:
+    # `pgvet fix --write` on a collected snapshot rewrites its copies of the files; the server still runs the old
+    # values (pg_settings.json). Linted again, the PostgreSQL changes were listed again as "0.9 → 0.9".
+    path = _live_host_with_a_pending_restart(tmp_path)
+    first = changes(host_result(path))
+    assert any(setting == "maintenance_work_mem" for setting in first)
+    assert CliRunner().invoke(app, ["fix", str(path), "--write"]).exit_code in (0, 1)
+    again = host_result(path)
+    assert again.target is not None
+    assert not [change for change in again.target.changes if change.setting.kind == "postgresql"]
+    declared = {change.setting.name: change.target for change in again.target.declared_not_applied
+                if change.setting.kind == "postgresql"}
+    assert declared["maintenance_work_mem"] == first["maintenance_work_mem"]
+
+
 def test_a_host_whose_pool_is_already_too_small_gets_a_target(tmp_path: Path) -> None:
     # big-server with work_mem = 4MB and 100 connections: pgtune's work_mem (294 MiB) made PGV531 fire, work_mem was
     # pinned, then each invariant blamed the setting decided last — vm.overcommit_ratio, vm.nr_hugepages,
@@ -586,7 +655,7 @@ def test_declared_values_not_running_yet_are_shown_with_the_target(tmp_path: Pat
     assert "#   vm.dirty_bytes  0 → 536870912\n#   vm.dirty_ratio  20 → 0\n" in text
     assert "# nothing to change in the files" in text
     report = json.loads(CliRunner().invoke(app, ["lint", str(path), "--format", "json"]).stdout)
-    assert {"setting": "vm.dirty_bytes", "running": "0", "declared": "536870912"} in (
+    assert {"kind": "sysctl", "setting": "vm.dirty_bytes", "running": "0", "declared": "536870912"} in (
         report["hosts"][0]["target"]["declared_not_applied"])
 @pytest.mark.parametrize(("storage", "seq", "random", "wanted"), [
     ("ssd", "1", "0.5", {"random_page_cost": "1.1"}),

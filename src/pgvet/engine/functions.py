@@ -196,8 +196,14 @@ _PG_SIZE_UNITS = {"": 1, "bytes": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 10
                   "pb": 1024**5}
 
 
-def _pg_size_bytes(text: str) -> int:
-    """As PostgreSQL's pg_size_bytes: a number, optional blanks, a case-insensitive unit (bytes, B, kB … PB)."""
+def _pg_size_bytes(text: str | int | float) -> int:
+    """As PostgreSQL's pg_size_bytes: a number, optional blanks, a case-insensitive unit (bytes, B, kB … PB). A
+    number is taken as it is: an extension's parameter is text in the files and a number in a live server's
+    pg_settings (pg_stat_statements.max)."""
+    if not isinstance(text, str):
+        if isinstance(text, bool):
+            raise EvalError(f"invalid size: {text!r}")
+        return round(text)
     match = _PG_SIZE.fullmatch(text)
     multiplier = _PG_SIZE_UNITS.get(match.group(2).lower()) if match else None
     if match is None or multiplier is None:

@@ -55,8 +55,9 @@ class ConsolidatedFix:
     sysctl: dict[str, Change] = field(default_factory=dict)
     postgresql: dict[str, Change] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    # kernel values the host's files declare and the kernel does not run yet: key → (running, declared)
-    declared_not_applied: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+    # values the host's files declare and it does not run yet, kernel keys and a live server's parameters:
+    # kind → name → (running, declared)
+    declared_not_applied: dict[str, dict[str, tuple[str | None, str]]] = field(default_factory=dict)
     # the other key of a ratio/bytes pair a change writes, which the kernel then zeroes: key → (running, written key)
     zeroed: dict[str, tuple[str, str]] = field(default_factory=dict)
     # the configuration document that declares the host, and its kind (its tool writes postgresql.conf), and the
@@ -108,8 +109,9 @@ def consolidate(result: HostResult) -> ConsolidatedFix:
         if partner is not None and partner not in fix.sysctl and running is not None and running.value != 0:
             fix.zeroed[partner] = (str(running.value), name)
     fix.notes += [f"{', '.join(step.rules)}: {step.text}" if step.rules else step.text for step in target.by_hand]
-    fix.declared_not_applied = {change.setting.name: (change.current, change.target)
-                                for change in target.declared_not_applied}
+    for change in target.declared_not_applied:
+        fix.declared_not_applied.setdefault(change.setting.kind, {})[change.setting.name] = (change.current,
+                                                                                            change.target)
     return fix
 
 
@@ -139,6 +141,14 @@ def _diff_lines(changes: Mapping[str, Change], zeroed: Mapping[str, tuple[str, s
             for name, current, target, why in rows]
 
 
+_DECLARED_HEADINGS = {
+    "sysctl": ("# declared in the host's sysctl files and not running yet (`sysctl --system` applies them; the",
+               "# target is worked out with them):"),
+    "postgresql": ("# set in PostgreSQL's configuration files and not running yet (a restart applies them, a reload",
+                   "# those that allow it; the target is worked out with them):"),
+}
+
+
 def render(fix: ConsolidatedFix) -> str:
     count = len(fix.sysctl) + len(fix.postgresql)
     steps = len(fix.notes)
@@ -151,12 +161,12 @@ def render(fix: ConsolidatedFix) -> str:
         where = "postgresql.conf or ALTER SYSTEM" if fix.document is None else f"the parameters of {fix.document.path}"
         out += [f"# PostgreSQL ({_comment(where)}; some take effect at the next restart):",
                 *_diff_lines(fix.postgresql), "#"]
-    if fix.declared_not_applied:
-        width = max(len(name) for name in fix.declared_not_applied)
-        out += ["# declared in the host's sysctl files and not running yet (`sysctl --system` applies them; the",
-                "# target is worked out with them):",
-                *[f"#   {name:<{width}}  {_comment(running or '(unset)')} → {_comment(declared)}"
-                  for name, (running, declared) in fix.declared_not_applied.items()], "#"]
+    for kind, heading in _DECLARED_HEADINGS.items():
+        declared_values = fix.declared_not_applied.get(kind)
+        if declared_values:
+            width = max(len(name) for name in declared_values)
+            out += [*heading, *[f"#   {name:<{width}}  {_comment(running or '(unset)')} → {_comment(declared)}"
+                                for name, (running, declared) in declared_values.items()], "#"]
     if fix.notes:
         out += ["# to do by hand:", *[f"#   - {_comment(note)}" for note in fix.notes], "#"]
     if not (fix.sysctl or fix.postgresql or fix.notes):

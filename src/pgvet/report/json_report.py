@@ -68,9 +68,11 @@ def target_json(target: Target) -> dict[str, Any]:
                      "target": change.target, "why": change.why, "rules": [rule.split(" ", 1)[0] for rule in
                                                                          change.rules]}
                     for change in target.changes],
-        # kernel values the host's files declare and it does not run yet: `sysctl --system` applies them
-        "declared_not_applied": [{"setting": change.setting.name, "running": change.current,
-                                  "declared": change.target} for change in target.declared_not_applied],
+        # values the host's files declare and it does not run yet: `sysctl --system` applies the kernel's, a
+        # restart of PostgreSQL (or a reload) a live server's
+        "declared_not_applied": [{"kind": change.setting.kind, "setting": change.setting.name,
+                                  "running": change.current, "declared": change.target}
+                                 for change in target.declared_not_applied],
         "by_hand": [{"text": step.text, "rules": [rule.split(" ", 1)[0] for rule in step.rules],
                      "setting": step.setting.name if step.setting is not None else None}
                     for step in target.by_hand],

@@ -114,6 +114,9 @@ class HostFacts:
     # parameters a live server runs with from its command line or environment (pg_settings.source), by name, with
     # the pg_settings row that shows it: they override postgresql.conf and ALTER SYSTEM, which a fix writes
     set_outside_files: dict[str, Source] = field(default_factory=dict)
+    # pg.* facts as a live server's configuration files set them where the server does not run that value yet (a
+    # restart or reload pending, a fix written into a snapshot): what it runs once restarted, by fact name
+    pending_from_files: dict[str, Fact] = field(default_factory=dict)
     # names the host directory's listing showed as regular files (no links): a report resolves their real
     # paths without asking the file system again; and every name of that listing, lower-cased (None: not
     # listed, ask the file system), which tells the suppressions whether the host has an ignore file

@@ -26,6 +26,7 @@ def add_live_facts(host: HostFacts, live: LiveServer, param_table: ParamTable, c
     _hidden_values(host, live, param_table, file_values)
     host.set_outside_files.update((name, setting.row) for name, setting in live.settings.items()
                                   if setting.source in OVERRIDING_SOURCES)
+    _pending_from_files(host, live)
     _live_list_items(host, live, param_table)
     for gap in live.unavailable:  # what could not be read (a privilege, an answer that made no sense…)
         said = f"pgvet could not read {gap.what} from the server: {gap.error}"
@@ -67,6 +68,20 @@ def _server_wide_values(host: HostFacts, live: LiveServer, param_table: ParamTab
         host.unread[fact] = (f"pg_settings shows {name} as {altered} … SET gives pgvet's own session, and the "
                              "server-wide value is in files pgvet could not read: connect as a role without such "
                              "settings, or let pgvet read the files")
+
+
+def _pending_from_files(host: HostFacts, live: LiveServer) -> None:
+    """The values the copied configuration files (pg_conf.*, as pgvet reads them) give parameters the server runs
+    with another value from its files or its defaults: a restart applies them (``pending_from_files``). Not those
+    the server takes from elsewhere (its command line, environment, or its own computation: wal_buffers = -1
+    shows the size it chose, from source ``override``)."""
+    for name, setting in live.settings.items():
+        declared = host.facts.get(f"pg_conf.{name}")
+        running = host.facts.get(f"pg.{name}")
+        if (declared is None or running is None or setting.source in NOT_FROM_FILES
+                or _same(declared.value, running.value)):
+            continue
+        host.pending_from_files[running.name] = declared._replace(name=running.name)
 
 
 def _hidden_values(host: HostFacts, live: LiveServer, param_table: ParamTable,

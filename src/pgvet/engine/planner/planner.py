@@ -19,6 +19,7 @@ from pgvet.engine.planner.stages import (
     proposals_for,
     proposed_settings,
     record_change,
+    shown_fact,
     stages_of,
     text_steps,
 )
@@ -27,7 +28,7 @@ from pgvet.engine.planner.world import World, booted_values
 from pgvet.engine.runtime import Env, EvalError
 from pgvet.findings import Finding, HostResult
 from pgvet.inputs.documents import running_steps
-from pgvet.snapshot.facts import Fact, HostFacts
+from pgvet.snapshot.facts import HostFacts
 
 # Rounds of a stage, and targets worked out again after a pin, before pgvet gives up on the host's target.
 MAX_ROUNDS = 8
@@ -222,12 +223,14 @@ class Planner:
                                         and world.holds(change.setting, change.target)),
                                        # a running value written back that no rule proposes comes first
                                        key=lambda change: (self.rank.get(change.setting, -1), change.setting)))
-        target.declared_not_applied = [
-            Change(Setting("sysctl", name.removeprefix("sysctl.")), _text(host.facts[name]),
-                   _text(booted.host.facts[name]), [], "")
-            for name in sorted(booted.changed)
-            if name.startswith("sysctl.") and name in host.facts and name in booted.host.facts
-            and host.facts[name].value != booted.host.facts[name].value]
+        target.declared_not_applied = []
+        for name in sorted(booted.changed):
+            declared = setting_of(name) if name.startswith("sysctl.") or name in host.pending_from_files else None
+            if (declared is not None and name in host.facts and name in booted.host.facts
+                    and host.facts[name].value != booted.host.facts[name].value):
+                target.declared_not_applied.append(Change(
+                    declared, shown_fact(host, declared, host.facts[name]),
+                    shown_fact(host, declared, booted.host.facts[name]), [], ""))
         final = self._findings_on(world, current)
         target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)
         verify_invariants(self, baseline, world, start.baseline_findings, final, excluded, pinned, target, restored)
@@ -305,15 +308,15 @@ class Planner:
             upstream = [change for change in target.changes if change.setting in read
                         and change.setting.name not in fix.sysctl and change.setting.name not in fix.postgresql]
             booted = [change for change in target.declared_not_applied if change.setting in read
-                      and change.setting.name not in fix.sysctl and target.change(change.setting) is None]
+                      and change.setting.name not in (fix.sysctl if change.setting.kind == "sysctl" else fix.postgresql)
+                      and target.change(change.setting) is None]
             resolved = (finding.rule_id, finding.subject) not in target.firing
             if upstream and (fix.sysctl or fix.postgresql):
                 notes.append("Values of the target, which also changes " + _changes_text(upstream) + ".")
             elif upstream and resolved:
                 notes.append("The target resolves this with " + _changes_text(upstream) + ".")
             if booted:
-                applied = ("applying the kernel values the host's files already declare (`sysctl --system` or a "
-                           "reboot): " + _changes_text(booted))
+                applied = _applying_text(booted)
                 notes.append(f"Values worked out after {applied}." if fix.sysctl or fix.postgresql else
                              f"Resolved by {applied}." if resolved and not upstream else
                              f"This counts on {applied}.")
@@ -378,8 +381,15 @@ def _kept(setting: Setting, restored: Mapping[Setting, str]) -> str:
     return "as it is" if setting not in restored else f"at {restored[setting]}, as the host runs it"
 
 
-def _text(fact: Fact) -> str:
-    return fact.raw if fact.raw is not None else str(fact.value)
+def _applying_text(declared: Sequence[Change]) -> str:
+    """Applying values the host's files declare and it does not run yet, and how they are applied."""
+    kinds = {change.setting.kind for change in declared}
+    how = ("the kernel values the host's files already declare (`sysctl --system` or a reboot)" if kinds == {"sysctl"}
+           else "the values PostgreSQL's configuration files already set (a restart; a reload for those that allow "
+                "it)" if kinds == {"postgresql"}
+           else "the values the host's files already declare (`sysctl --system` or a reboot, and a restart of "
+                "PostgreSQL)")
+    return f"applying {how}: {_changes_text(declared)}"
 
 
 def _changes_text(changes: Sequence[Change]) -> str:

@@ -10,7 +10,7 @@ from pgvet.engine.planner.world import postgresql_param
 from pgvet.findings import Finding, HostResult
 from pgvet.inputs.sysctl import PAIR_PARTNERS
 from pgvet.pgparams.units import shown_canonical, shown_value
-from pgvet.snapshot.facts import DEFAULT_SOURCE_PATH, HostFacts
+from pgvet.snapshot.facts import DEFAULT_SOURCE_PATH, Fact, HostFacts
 
 
 def proposed_settings(rule: Rule) -> list[Setting]:
@@ -132,8 +132,11 @@ def _raw(host: HostFacts, setting: Setting) -> str | None:
     parameter set nowhere, and a live server's value, as SHOW writes it (``4GB``, not 524288 pages of 8 kB nor
     4294967296 bytes); a kernel key as pgvet holds it."""
     fact = host.facts.get(setting.declared_fact) or host.facts.get(setting.fact)
-    if fact is None:
-        return None
+    return None if fact is None else shown_fact(host, setting, fact)
+
+
+def shown_fact(host: HostFacts, setting: Setting, fact: Fact) -> str:
+    """A fact of a setting as _raw shows it."""
     raw = fact.raw if fact.raw is not None else str(fact.value)
     if setting.kind == "postgresql" and (fact.raw is None or fact.source.path == DEFAULT_SOURCE_PATH):
         # a live server's value (no text as written) or a default: as SHOW writes it

@@ -59,7 +59,8 @@ class World:
         """The host once rebooted with its own settings: a fix is applied with `sysctl --system` and a reboot,
         which writes the declared kernel values (a ratio/bytes pair's zeroing included: CommitLimit as they make
         it, not as measured) and reserves the huge page pool whole (a pool the running kernel could not find all
-        of included). ``derived``: host-wide derived values computed on the host as it is (left as they are)."""
+        of included), and PostgreSQL restarted, which runs what its files set (a live server's pending changes).
+        ``derived``: host-wide derived values computed on the host as it is (left as they are)."""
         declared = [name for name in host.facts if name.startswith("sysctl_conf.")]
         replaced = booted_values(host)
         changed = set(replaced)
@@ -123,9 +124,9 @@ class World:
 
 
 def booted_values(host: HostFacts) -> dict[str, Fact]:
-    """The running kernel values the host's own files replace once applied (`sysctl --system` or a reboot), by
-    name, with the declared fact (its value and where it is declared)."""
-    booted: dict[str, Fact] = {}
+    """The running values the host's own files replace once applied (`sysctl --system` or a reboot, PostgreSQL
+    restarted), by name, with the declared fact (its value and where it is declared)."""
+    booted: dict[str, Fact] = dict(host.pending_from_files)
     for name, fact in host.facts.items():
         if name.startswith("sysctl_conf."):
             key = name.removeprefix("sysctl_conf.")
