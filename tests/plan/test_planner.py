@@ -427,6 +427,33 @@ def test_a_live_servers_pending_values_are_what_the_target_starts_from(tmp_path:
     assert changes(restarted) == changes(applied)
 
 
+def test_an_include_left_out_of_the_copy_leaves_the_servers_reading_of_its_files(tmp_path: Path) -> None:
+    # The running 3GB comes from an include pgvet did not copy: the copies alone said 128MB, which the target took
+    # as pending ("shared_buffers 3GB → 128MB") and sized the huge page pool for (PostgreSQL then does not start).
+    path = tmp_path / "host"
+    shutil.copytree(FIXTURES / "rules" / "PGV903-files-differ-from-running", path)
+    (path / "meminfo.txt").write_text(meminfo(16384000, 0, committed_kb=2000000))
+    (path / "sysctl.txt").write_text(sysctl())
+    conf = path / "postgresql.conf"
+    conf.write_text(conf.read_text() + "include_if_exists = '/etc/postgresql/extra.conf'\n")
+    settings = json.loads((path / "pg_settings.json").read_text())
+    for row in settings["settings"]:
+        if row["name"] == "shared_buffers":
+            row.update(setting="393216", sourcefile="/etc/postgresql/extra.conf", sourceline=1)
+    settings["file_settings"].append({"sourcefile": "/etc/postgresql/extra.conf", "sourceline": 1, "seqno": 99,
+                                      "name": "shared_buffers", "setting": "3GB", "applied": True, "error": None})
+    for row in settings["file_settings"]:
+        if row["name"] == "shared_buffers" and row["sourcefile"].endswith("data/postgresql.conf"):
+            row["applied"] = False
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    result = host_result(path)
+    assert result.target is not None
+    assert "shared_buffers" not in {change.setting.name for change in result.target.declared_not_applied}
+    # the server's reading still names what waits for a reload
+    assert {change.setting.name: change.target for change in result.target.declared_not_applied} == {
+        "work_mem": "32MB"}
+
+
 def test_a_fix_written_into_a_live_snapshot_is_declared_not_applied_not_changed_again(tmp_path: Path) -> None:
     # `pgvet fix --write` on a collected snapshot rewrites its copies of the files; the server still runs the old
     # values (pg_settings.json). Linted again, the PostgreSQL changes were listed again as "0.9 → 0.9".

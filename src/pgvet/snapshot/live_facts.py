@@ -26,7 +26,7 @@ def add_live_facts(host: HostFacts, live: LiveServer, param_table: ParamTable, c
     _hidden_values(host, live, param_table, file_values)
     host.set_outside_files.update((name, setting.row) for name, setting in live.settings.items()
                                   if setting.source in OVERRIDING_SOURCES)
-    _pending_from_files(host, live)
+    _pending_from_files(host, live, param_table, conf, file_values)
     _live_list_items(host, live, param_table)
     for gap in live.unavailable:  # what could not be read (a privilege, an answer that made no sense…)
         said = f"pgvet could not read {gap.what} from the server: {gap.error}"
@@ -70,16 +70,28 @@ def _server_wide_values(host: HostFacts, live: LiveServer, param_table: ParamTab
                              "settings, or let pgvet read the files")
 
 
-def _pending_from_files(host: HostFacts, live: LiveServer) -> None:
-    """The values the copied configuration files (pg_conf.*, as pgvet reads them) give parameters the server runs
-    with another value from its files or its defaults: a restart applies them (``pending_from_files``). Not those
+def _pending_from_files(host: HostFacts, live: LiveServer, param_table: ParamTable, conf: ConfResult | None,
+                        file_values: dict[str, FileValue] | None) -> None:
+    """The values the configuration files give parameters the server runs with another value from its files or
+    its defaults: a restart applies them (``pending_from_files``). The files are the copies as pgvet reads them
+    (pg_conf.*, which a fix written into the snapshot changes) when every one was read, else the server's own
+    reading of them (pg_file_settings: an include left out of the copy would undo what it sets). Not the values
     the server takes from elsewhere (its command line, environment, or its own computation: wal_buffers = -1
     shows the size it chose, from source ``override``)."""
+    copies_complete = conf is not None and not conf.problems
+    if not copies_complete and live.file_settings is None:
+        return
     for name, setting in live.settings.items():
-        declared = host.facts.get(f"pg_conf.{name}")
         running = host.facts.get(f"pg.{name}")
-        if (declared is None or running is None or setting.source in NOT_FROM_FILES
-                or _same(declared.value, running.value)):
+        param = param_table.get(name)
+        if running is None or setting.source in NOT_FROM_FILES:
+            continue
+        if copies_complete:
+            declared = host.facts.get(f"pg_conf.{name}")
+        else:
+            declared = _files_fact(name, param, file_values) if param is not None and name in (file_values or {}) \
+                else None
+        if declared is None or _same(declared.value, running.value):
             continue
         host.pending_from_files[running.name] = declared._replace(name=running.name)
 
