@@ -149,6 +149,21 @@ _DECLARED_HEADINGS = {
 }
 
 
+def _order_lines(fix: ConsolidatedFix) -> list[str]:
+    """The order a target of both parts is applied in: the kernel's first (the invariants hold it against what runs
+    now: CommitLimit above what is committed), then PostgreSQL restarted — with huge_pages = on it does not start
+    until the pool is there, and `sysctl --system` may reserve fewer pages than asked where memory is fragmented."""
+    pool = fix.sysctl.get("vm.nr_hugepages")
+    huge_pages = fix.postgresql.get("huge_pages")
+    lines = ["# order: the kernel part first (`sysctl --system`), then PostgreSQL restarted"]
+    if pool is not None:
+        lines.append(f"#   (the pool first: HugePages_Total in /proc/meminfo must reach {_comment(pool.value)} — if "
+                     "fewer pages were found, reboot"
+                     + (", or PostgreSQL does not start with huge_pages = on)" if huge_pages is not None
+                        and huge_pages.value.lower() == "on" else ")"))
+    return lines
+
+
 def render(fix: ConsolidatedFix) -> str:
     count = len(fix.sysctl) + len(fix.postgresql)
     steps = len(fix.notes)
@@ -161,6 +176,8 @@ def render(fix: ConsolidatedFix) -> str:
         where = "postgresql.conf or ALTER SYSTEM" if fix.document is None else f"the parameters of {fix.document.path}"
         out += [f"# PostgreSQL ({_comment(where)}; some take effect at the next restart):",
                 *_diff_lines(fix.postgresql), "#"]
+    if fix.sysctl and fix.postgresql:
+        out += [*_order_lines(fix), "#"]
     for kind, heading in _DECLARED_HEADINGS.items():
         declared_values = fix.declared_not_applied.get(kind)
         if declared_values:
@@ -185,7 +202,8 @@ def render(fix: ConsolidatedFix) -> str:
     elif fix.postgresql:
         out += ["# --- postgresql.conf ---"]
         out += [f"{name} = {quote_setting(change.value)}" for name, change in sorted(fix.postgresql.items())]
-        out += ["", "-- --- or, on the running server (a restart may be needed) ---"]
+        out += ["", "-- --- or, on the running server (a restart may be needed"
+                + ("; after the kernel part" if fix.sysctl else "") + ") ---"]
         out += [f"ALTER SYSTEM SET {name} = {quote_setting(change.value)};"
                 for name, change in sorted(fix.postgresql.items())]
         out.append("")

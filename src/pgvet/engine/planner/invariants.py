@@ -66,18 +66,25 @@ def verify_written_where_it_takes_effect(host: HostFacts, values: Mapping[Settin
     for setting in sorted(values):
         if setting.kind != "postgresql":
             continue
+        # what is decided with it goes with it (huge_pages = on with its pool): the target leaves it out too, and
+        # PostgreSQL restarted with the value alone may not start
+        others = ", ".join(f"{other} = {value}" for other, value in sorted(values.items()) if other != setting)
         shown = host.set_outside_files.get(setting.name)
         if shown is not None:
             raise Pin(setting, f"the server takes it from its command line or environment ({shown}), which overrides "
                                f"postgresql.conf and ALTER SYSTEM: change it where the server is started (its "
                                f"service unit, container command or pg_ctl -o options) to "
-                               f"{quote_setting(values[setting])}; then pgvet fix again (the rest of the target is "
-                               "worked out with the value it has)")
+                               f"{quote_setting(values[setting])}"
+                               + (f", once what was decided with it is applied ({others}: left out with it)"
+                                  if others else "")
+                               + "; then pgvet fix again (the rest of the target is worked out with the value it has)")
         fact = host.facts.get(setting.declared_fact) or host.facts.get(setting.fact)
         if fact is not None and is_auto_conf(fact.source.path):
             raise Pin(setting, f"ALTER SYSTEM sets it ({fact.source}), which overrides postgresql.conf: on the server, "
                                f"ALTER SYSTEM SET {setting.name} = {quote_setting(values[setting])}; then pgvet fix "
-                               "again (the rest of the target is worked out with the value it has)")
+                               + (f"again before PostgreSQL restarts, and apply its changes first (decided with it: "
+                                  f"{others})" if others else
+                                  "again (the rest of the target is worked out with the value it has)"))
 
 
 def _latest(planner: Planner, candidates: Iterable[Setting], changed: set[Setting]) -> Setting | None:
