@@ -373,6 +373,28 @@ def test_a_rule_on_measured_statistics_asks_once_for_the_setting_it_moves(tmp_pa
     assert "pg_stat_reset_shared" in (finding.fix.text or "")
 
 
+def test_a_rule_on_measured_statistics_does_not_undo_what_the_files_already_set(tmp_path: Path) -> None:
+    # The counts were taken under the running 1GB; the files already raise it to 8GB (a reload pending). Twice the
+    # running value, asked on every world, lowered the administrator's 8GB to 2048MB.
+    path = tmp_path / "host"
+    shutil.copytree(FIXTURES / "rules" / "PGV903-files-differ-from-running", path)
+    conf = path / "postgresql.conf"
+    conf.write_text(conf.read_text().replace("\nmax_wal_size = 1GB", "\nmax_wal_size = 8GB", 1))
+    settings = json.loads((path / "pg_settings.json").read_text())
+    settings["statistics"].update(checkpoints_timed=10, checkpoints_requested=40)
+    for row in settings["file_settings"]:
+        if row["name"] == "max_wal_size":
+            row["setting"] = "8GB"
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    result = host_result(path)
+    assert "PGV953" in {finding.rule_id for finding in result.findings}
+    assert result.target is not None
+    assert "max_wal_size" not in changes(result)
+    assert {change.setting.name: change.target for change in result.target.declared_not_applied}["max_wal_size"] \
+        == "8GB"
+    assert not [step for step in result.target.by_hand if step.setting is not None]
+
+
 def _live_host_with_a_pending_restart(tmp_path: Path) -> Path:
     """PGV903's live server (PostgreSQL 15, work_mem raised to 32MB in the files, not reloaded) on 16 GB of RAM, no
     swap, heuristic overcommit, pg_stat_statements loaded; shared_buffers raised from 128MB to 4GB in the files,
@@ -452,6 +474,25 @@ def test_an_include_left_out_of_the_copy_leaves_the_servers_reading_of_its_files
     # the server's reading still names what waits for a reload
     assert {change.setting.name: change.target for change in result.target.declared_not_applied} == {
         "work_mem": "32MB"}
+
+
+def test_pending_values_of_a_removed_line_and_of_a_value_altered_for_pgvets_role(tmp_path: Path) -> None:
+    path = _live_host_with_a_pending_restart(tmp_path)
+    settings = json.loads((path / "pg_settings.json").read_text())
+    for row in settings["settings"]:
+        if row["name"] == "work_mem":  # ALTER ROLE pgvet SET work_mem: its session's, not the server's
+            row.update(setting="2097152", source="user", sourcefile=None, sourceline=None)
+        if row["name"] == "effective_cache_size":  # from a line the files no longer have
+            row.update(setting="1048576", source="configuration file")
+    settings["file_settings"] = [row for row in settings["file_settings"] if row["name"] != "effective_cache_size"]
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    conf = path / "postgresql.conf"
+    conf.write_text(conf.read_text().replace("\nwork_mem = 32MB", "\nwork_mem = 64MB", 1))  # as a fix --write would
+    result = host_result(path)
+    assert result.target is not None
+    declared = {change.setting.name: (change.current, change.target) for change in result.target.declared_not_applied}
+    assert declared["work_mem"] == ("32MB", "64MB")  # the server-wide value the files gave, then the copies'
+    assert declared["effective_cache_size"] == ("8GB", "4GB")  # the default once restarted
 
 
 def test_a_fix_written_into_a_live_snapshot_is_declared_not_applied_not_changed_again(tmp_path: Path) -> None:

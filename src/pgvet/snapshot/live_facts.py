@@ -75,22 +75,26 @@ def _pending_from_files(host: HostFacts, live: LiveServer, param_table: ParamTab
     """The values the configuration files give parameters the server runs with another value from its files or
     its defaults: a restart applies them (``pending_from_files``). The files are the copies as pgvet reads them
     (pg_conf.*, which a fix written into the snapshot changes) when every one was read, else the server's own
-    reading of them (pg_file_settings: an include left out of the copy would undo what it sets). Not the values
-    the server takes from elsewhere (its command line, environment, or its own computation: wal_buffers = -1
-    shows the size it chose, from source ``override``)."""
+    reading of them (pg_file_settings: an include left out of the copy would undo what it sets); a line removed
+    from both gives the default. Not the values the server takes from elsewhere (its command line, environment, or
+    its own computation: wal_buffers = -1 shows the size it chose, from source ``override``); a value ALTER ROLE or
+    ALTER DATABASE gives pgvet's session is compared as the server-wide one (_server_wide_values). Not an
+    extension's parameters either: pg_settings types them, the files leave them text ('on' against true)."""
     copies_complete = conf is not None and not conf.problems
     if not copies_complete and live.file_settings is None:
         return
+    server_reading = file_values if live.file_settings is not None else None
     for name, setting in live.settings.items():
         running = host.facts.get(f"pg.{name}")
         param = param_table.get(name)
-        if running is None or setting.source in NOT_FROM_FILES:
+        if running is None or param is None or setting.source in NOT_FROM_FILES - SESSION_SOURCES:
             continue
         if copies_complete:
             declared = host.facts.get(f"pg_conf.{name}")
         else:
-            declared = _files_fact(name, param, file_values) if param is not None and name in (file_values or {}) \
-                else None
+            declared = _files_fact(name, param, server_reading) if name in (server_reading or {}) else None
+        if declared is None and setting.source == "configuration file" and name not in (server_reading or {}):
+            declared = _files_fact(name, param, {})  # its line removed from the files: the default
         if declared is None or _same(declared.value, running.value):
             continue
         host.pending_from_files[running.name] = declared._replace(name=running.name)

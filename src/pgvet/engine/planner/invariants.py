@@ -54,7 +54,7 @@ def verify_invariants(planner: Planner, baseline: World, target_world: World, cu
     _verify_pool(planner, before, after, changed)
     _verify_work_mem(planner, host, before, world, target)
     _verify_new_findings(planner, current, final, excluded, pinned, changed)
-    _verify_fixpoint(planner, world, final, excluded, pinned, changed)
+    _verify_fixpoint(planner, world, final, excluded, pinned, {setting.fact for setting in changed} | baseline.changed)
 
 
 def verify_written_where_it_takes_effect(host: HostFacts, values: Mapping[Setting, str]) -> None:
@@ -266,12 +266,12 @@ def _verify_new_findings(planner: Planner, current: list[Finding], final: list[F
 
 def _verify_fixpoint(planner: Planner, world: HostFacts, final: list[Finding],
                     excluded: frozenset[tuple[str, str | None]], pinned: Mapping[Setting, str],
-                    changed: set[Setting]) -> None:
+                    changed_facts: set[str]) -> None:
     """No rule asks for another value on the target: a second fix changes nothing. A rule judging the running
-    server's statistics is not asked again about a setting the target changes: counted with the old value, they
-    say nothing of the new one (its fix says to count again)."""
+    server's statistics is not asked again about a setting the target, or the host's files, change
+    (``changed_facts``): counted with the old value, they say nothing of the new one (its fix says to count
+    again)."""
     target = World(world)
-    changed_facts = {setting.fact for setting in changed}
     for finding in final:
         if (finding.rule_id, finding.subject) in excluded or asks_pinned(finding, pinned):
             continue

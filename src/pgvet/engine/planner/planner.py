@@ -200,8 +200,8 @@ class Planner:
         for stage, rules, facts in zip(self.stages, self.stage_rules, self.stage_facts, strict=True):
             history: list[dict[Setting, str]] = []
             for _ in range(MAX_ROUNDS):
-                asked = asked_now if facts.isdisjoint(world.changed) else self._asked_on(world, rules, current,
-                                                                                        excluded)
+                asked = asked_now if facts.isdisjoint(world.changed) else self._asked_on(
+                    world, rules, current, excluded, booted.changed)
                 proposals = proposals_for(asked, stage, pinned)
                 new = {setting: proposal for setting, proposal in proposals.items()
                        if not world.holds(setting, proposal.value)}
@@ -240,20 +240,23 @@ class Planner:
         target.silenced = excluded
         return target
 
-    def _asked_on(self, world: World, rules: Plan, current: HostResult,
-                  excluded: frozenset[tuple[str, str | None]]) -> dict[Setting, list[tuple[str, Finding]]]:
+    def _asked_on(self, world: World, rules: Plan, current: HostResult, excluded: frozenset[tuple[str, str | None]],
+                  booted: frozenset[str]) -> dict[Setting, list[tuple[str, Finding]]]:
         """What a stage's rules ask for on a world. A rule that judges the running server's statistics (live.*:
         checkpoints counted, temporary files written) asks for a setting the world has already changed what it
         asked on the host as it runs: the statistics were counted with the old value and say nothing of the new
         one (the requested checkpoints, counted under 1 GB of max_wal_size, still asked for twice the target's
-        2 GB, then twice that, round after round)."""
+        2 GB, then twice that, round after round) — and nothing where the host's files (``booted``: the facts the
+        host as its files boot it changes) already set another value than the one they were counted with: twice
+        the running 1 GB would lower the 8 GB a pending reload brings."""
         measured = {rule.id for rule, _ in rules if not self.measured.get(rule.id, frozenset()).isdisjoint(
             world.changed)}
         judged = [entry for entry in rules if entry[0].id not in measured] if measured else rules
         asked = asked_settings(self._evaluate(world, judged), excluded) if judged else {}
         if measured:
             kept = HostResult(current.host_facts, [finding for finding in current.findings
-                                                   if finding.rule_id in measured])
+                                                   if finding.rule_id in measured
+                                                   and self.measured[finding.rule_id].isdisjoint(booted)])
             for setting, entries in asked_settings(kept, excluded).items():
                 asked[setting] = sorted([*asked.get(setting, ()), *entries], key=lambda entry: -entry[1].rank)
         return asked
