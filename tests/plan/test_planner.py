@@ -449,6 +449,25 @@ def test_a_live_servers_pending_values_are_what_the_target_starts_from(tmp_path:
     assert changes(restarted) == changes(applied)
 
 
+def test_an_error_only_the_pending_values_bring_is_a_finding(tmp_path: Path) -> None:
+    # huge_pages = on in the files, the server not restarted (it runs 'try' without a pool): PGV955 advised the
+    # restart, and nothing said PostgreSQL would then not start (h3, on PostgreSQL 17)
+    path = _live_host_with_a_pending_restart(tmp_path)
+    conf = path / "postgresql.conf"
+    conf.write_text(conf.read_text() + "huge_pages = on\n")
+    result = host_result(path)
+    finding = finding_of(result, "PGV110")
+    assert finding.severity == "error"
+    assert finding.message.startswith("After applying the values PostgreSQL's configuration files already set")
+    assert "huge_pages (try → on)" in finding.message
+    assert finding.path is not None and finding.path.endswith("postgresql.conf")
+    assert int(finding.fix.sysctl["vm.nr_hugepages"]) > 2000  # for the 4GB of shared_buffers it restarts with
+    assert changes(result)["vm.nr_hugepages"] == finding.fix.sysctl["vm.nr_hugepages"]
+    text = CliRunner().invoke(app, ["fix", str(path)]).stdout
+    assert "# order: the kernel part first (`sysctl --system`), then PostgreSQL restarted" in text
+    assert "or PostgreSQL does not start with huge_pages = on)" in text  # the files set it, the pool is the fix's
+
+
 def test_an_include_left_out_of_the_copy_leaves_the_servers_reading_of_its_files(tmp_path: Path) -> None:
     # The running 3GB comes from an include pgvet did not copy: the copies alone said 128MB, which the target took
     # as pending ("shared_buffers 3GB → 128MB") and sized the huge page pool for (PostgreSQL then does not start).

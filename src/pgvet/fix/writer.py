@@ -154,13 +154,14 @@ def _order_lines(fix: ConsolidatedFix) -> list[str]:
     now: CommitLimit above what is committed), then PostgreSQL restarted — with huge_pages = on it does not start
     until the pool is there, and `sysctl --system` may reserve fewer pages than asked where memory is fragmented."""
     pool = fix.sysctl.get("vm.nr_hugepages")
-    huge_pages = fix.postgresql.get("huge_pages")
+    change = fix.postgresql.get("huge_pages")
+    pending = fix.declared_not_applied.get("postgresql", {}).get("huge_pages")
+    huge_pages = change.value if change is not None else pending[1] if pending is not None else ""
     lines = ["# order: the kernel part first (`sysctl --system`), then PostgreSQL restarted"]
     if pool is not None:
         lines.append(f"#   (the pool first: HugePages_Total in /proc/meminfo must reach {_comment(pool.value)} — if "
                      "fewer pages were found, reboot"
-                     + (", or PostgreSQL does not start with huge_pages = on)" if huge_pages is not None
-                        and huge_pages.value.lower() == "on" else ")"))
+                     + (", or PostgreSQL does not start with huge_pages = on)" if huge_pages.lower() == "on" else ")"))
     return lines
 
 
@@ -176,7 +177,7 @@ def render(fix: ConsolidatedFix) -> str:
         where = "postgresql.conf or ALTER SYSTEM" if fix.document is None else f"the parameters of {fix.document.path}"
         out += [f"# PostgreSQL ({_comment(where)}; some take effect at the next restart):",
                 *_diff_lines(fix.postgresql), "#"]
-    if fix.sysctl and fix.postgresql:
+    if fix.sysctl and (fix.postgresql or fix.declared_not_applied.get("postgresql")):
         out += [*_order_lines(fix), "#"]
     for kind, heading in _DECLARED_HEADINGS.items():
         declared_values = fix.declared_not_applied.get(kind)

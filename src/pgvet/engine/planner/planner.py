@@ -138,7 +138,7 @@ class Planner:
         # for every attempt
         rebooted = World.rebooted(host, self, derived)
         restored = running_overcommit(self, host, rebooted)
-        silenced = self._suppressed_once_booted(rebooted, current, suppress) if booted and suppress else []
+        silenced, failing = self._once_booted(rebooted, current, suppress) if booted else ([], [])
         excluded |= {(finding.rule_id, finding.subject) for finding in silenced}
         baseline = rebooted.with_values(restored, self) if restored else rebooted
         start = _Start(rebooted, baseline, self._findings_on(baseline, current), restored)
@@ -162,12 +162,20 @@ class Planner:
             target.by_hand.insert(0, HandStep(f"pgvet found no safe target for this host and changes nothing: "
                                               f"{reasons}"))
         target.suppressed_once_booted = silenced
+        for finding in failing:  # said with what the files change that the rule reads
+            declared = [change for change in target.declared_not_applied
+                        if change.setting in self.reads[finding.rule_id]]
+            if declared:
+                finding.message = f"After {_applying_text(declared)} — {finding.message}"
+        target.errors_once_booted = failing
         return target
 
-    def _suppressed_once_booted(self, world: World, current: HostResult,
-                                suppress: Callable[[HostResult], None]) -> list[Finding]:
-        """The findings that fire on the host as its files boot it, and not as it runs, that its suppressions
-        silence (a sysctl.d line under `# pgvet: ignore[…]`): their rules propose nothing either."""
+    def _once_booted(self, world: World, current: HostResult, suppress: Callable[[HostResult], None] | None,
+                     ) -> tuple[list[Finding], list[Finding]]:
+        """The findings that fire on the host as its files boot it, and not as it runs: those its suppressions
+        silence (a sysctl.d line under `# pgvet: ignore[…]`), whose rules propose nothing either; and the errors
+        among the others — what the host's own files, applied, would break (a pending huge_pages = on without its
+        pool: PostgreSQL would not start at the restart another finding advises)."""
         running = {(finding.rule_id, finding.subject) for finding in current.findings}
         read = {index for name in world.changed for index in self.rule_readers.get(name, ())}
         # whole findings (where they point, which an inline suppression is judged by)
@@ -175,9 +183,11 @@ class Planner:
         booted = HostResult(world.host, [finding for finding in found.findings
                                          if (finding.rule_id, finding.subject) not in running])
         if not booted.findings:
-            return []
-        suppress(booted)
-        return [finding for finding in booted.findings if finding.suppressed is not None]
+            return [], []
+        if suppress is not None:
+            suppress(booted)
+        return ([finding for finding in booted.findings if finding.suppressed is not None],
+                [finding for finding in booted.findings if finding.suppressed is None and finding.severity == "error"])
 
     def _unchanged(self, current: HostResult, excluded: frozenset[tuple[str, str | None]]) -> Target:
         return Target(firing=frozenset((finding.rule_id, finding.subject) for finding in current.findings),
