@@ -264,6 +264,25 @@ def test_texts_are_wrapped_as_rich_wraps_them(plain: str, width: int, cut: bool)
     assert _plain_lines(text, console, width) == [line.plain for line in wrapped]
 
 
+def test_a_text_is_wrapped_once_a_run_and_a_long_one_not_kept() -> None:
+    """A fleet's hosts repeat their messages: the second host's are the first's lines; a text longer than
+    MAX_KEPT_WRAPPED is wrapped each time (the lines kept stay small)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from pgvet.report.text import MAX_KEPT_WRAPPED, _plain_lines, _plain_wrapped
+
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    _plain_wrapped.cache_clear()
+    message = "a message that one width cannot hold " * 3
+    lines = _plain_lines(Text(message), console, 30)
+    assert _plain_lines(Text(message), console, 30) == lines
+    assert _plain_wrapped.cache_info().hits == 1
+    assert _plain_lines(Text(message), console, 40) != lines
+    _plain_lines(Text("word " * MAX_KEPT_WRAPPED), console, 30)
+    assert _plain_wrapped.cache_info().currsize == 2
+
+
 @pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(message=_texts(1), subject=st.one_of(st.none(), _texts()), fix_text=st.one_of(st.none(), _texts()),

@@ -12,6 +12,7 @@ import io
 import os
 import re
 import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,7 @@ from pgvet.report.memory import MemoryPicture, bar_cells, marker_line, memory_pi
 from pgvet.run.summary import TOP_RULES, RunSummary
 
 if TYPE_CHECKING:
+    from rich.console import JustifyMethod, OverflowMethod
     from rich.containers import Lines
 
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -58,6 +60,7 @@ _MAY_HOLD_SECRET = re.compile(r"pass|pwd|secret|token|credential|api_?key|privat
                               re.IGNORECASE)
 
 MAX_EVIDENCE = 3  # evidence places shown per finding without --verbose
+MAX_KEPT_WRAPPED = 4096  # characters of the longest text whose wrapped lines are kept (_plain_wrapped)
 
 
 class HostFiles:
@@ -228,7 +231,18 @@ def _plain_lines(text: Text, console: Console, width: int) -> list[str]:
     plain = text.plain
     if _fits(plain, width):
         return [plain]
-    return [line.plain for line in _wrapped(text, console, width)]
+    wrap = _plain_wrapped if len(plain) <= MAX_KEPT_WRAPPED else _plain_wrapped.__wrapped__
+    return list(wrap(console, plain, width, text.justify, text.overflow, text.no_wrap))
+
+
+@lru_cache(maxsize=1024)
+def _plain_wrapped(console: Console, plain: str, width: int, justify: JustifyMethod | None,
+                   overflow: OverflowMethod | None, no_wrap: bool | None) -> tuple[str, ...]:
+    """The plain lines of a text that wraps, kept for the run: a fleet's hosts repeat their findings' messages and
+    fixes (each host wrapped them anew: a third of the text report). Plain lines depend on the text and these, not
+    on its styles; a Text's plain text makes the same Text again (its control codes were stripped when made)."""
+    text = Text(plain, justify=justify, overflow=overflow, no_wrap=no_wrap)
+    return tuple(line.plain for line in _wrapped(text, console, width))
 
 
 def _wrapped(text: Text, console: Console, width: int) -> Lines:
