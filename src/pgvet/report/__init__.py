@@ -376,7 +376,7 @@ def anchor(finding: Finding, host: HostResult) -> tuple[Path, int | None]:
         candidates.append((declared_by[0].path, declared_by[0].line))
     for path, line in candidates:
         if path and not path.startswith("<"):
-            target = Path(path) if Path(path).is_absolute() else root / path
+            target = root / path  # an absolute path is itself
             if target.is_file():
                 return target, line
     for name in ("host.yaml", "host.yml", "postgresql.conf"):
