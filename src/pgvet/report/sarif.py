@@ -74,8 +74,8 @@ def _meta_from_finding(finding: Finding) -> RuleMeta:
 def _uri(path: Path, repo_root: Path) -> str:
     """A URI reference, percent-encoded (RFC 3986: upload-sarif refuses a space); the bytes of the file name,
     so that a name that is not UTF-8 is encoded as it is on disk. Once per file of a run (a host's findings point
-    at a few files, each many times; a run's files do not move while it reports them): resolving both paths, a
-    system call per directory of each, was most of writing a result."""
+    at a few files, each many times; a run's files do not move while it reports them): resolving both paths takes a
+    system call per directory of each."""
     try:
         relative = path.resolve().relative_to(repo_root.resolve()).as_posix() or "."
     except ValueError:

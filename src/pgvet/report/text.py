@@ -239,8 +239,8 @@ def _plain_lines(text: Text, console: Console, width: int) -> list[str]:
 def _plain_wrapped(console: Console, plain: str, width: int, justify: JustifyMethod | None,
                    overflow: OverflowMethod | None, no_wrap: bool | None) -> tuple[str, ...]:
     """The plain lines of a text that wraps, kept for the run: a fleet's hosts repeat their findings' messages and
-    fixes (each host wrapped them anew: a third of the text report). Plain lines depend on the text and these, not
-    on its styles; a Text's plain text makes the same Text again (its control codes were stripped when made)."""
+    fixes, which each host wrapped anew. Plain lines depend on the text and these, not on its styles; a Text's
+    plain text makes the same Text again (its control codes were stripped when made)."""
     text = Text(plain, justify=justify, overflow=overflow, no_wrap=no_wrap)
     return tuple(line.plain for line in _wrapped(text, console, width))
 
