@@ -103,6 +103,15 @@ def test_parse_keeps_rows_and_their_lines() -> None:
     assert server.statistics["connections"] == Located(17, Source(PATH, _line_of(text, '"connections"')))
 
 
+def test_the_postmasters_command_line_settings_are_kept_with_their_lines() -> None:
+    text = _document(command_line={"work_mem": "512MB", "max_connections": "300"})
+    server = parse_pg_settings_json(text, PATH)
+    assert server.command_line == {
+        "work_mem": Located("512MB", Source(PATH, _line_of(text, '"work_mem": "512MB"'))),
+        "max_connections": Located("300", Source(PATH, _line_of(text, '"max_connections": "300"')))}
+    assert parse_pg_settings_json(_document(), PATH).command_line is None  # not read
+
+
 def test_lines_follow_the_document_even_when_reformatted() -> None:
     reformatted = json.dumps(json.loads(_document()), indent=4)
     server = parse_pg_settings_json(reformatted, PATH)
@@ -198,6 +207,8 @@ def test_canonical_value(vartype: str, unit: str | None, text: str, expected: ob
     ('{"format": 1, "server": {"server_version_num": 160002}, "settings": [], "databases": [], "unavailable": [],\n'
      '"statistics": {\n"connections": true}}', "statistics: 'connections' should be a number", 3),
     ('{"format": 1} {}', "extra data after the document", 1),
+    ('{"format": 1, "server": {"server_version_num": 160002}, "settings": [], "databases": [], "unavailable": [],\n'
+     '"command_line": {\n"work_mem": 512}}', "command_line: 'work_mem' should be a text", 3),
 ])
 def test_bad_documents_are_parse_errors_at_their_line(text: str, message: str, line: int) -> None:
     with pytest.raises(ParseError) as raised:

@@ -281,3 +281,20 @@ def test_a_slot_on_a_standby_that_receives_nothing_is_evaluated(tmp_path: Path) 
                                     "--config", str(config)).stdout)
     assert [skipped for skipped in document["not_evaluated"] if skipped["rule_id"] == "PGV961"] == []
     assert [finding for finding in document["findings"] if finding["rule_id"] == "PGV961"] == []  # 0 bytes held
+
+
+def test_a_value_of_the_command_line_under_a_setting_of_pgvets_role_is_the_servers(tmp_path: Path) -> None:
+    """`postgres -c work_mem=512MB`, and ALTER ROLE postgres SET work_mem for the role pgvet connects as: the
+    session shows 8MB, and the server runs 512MB from its command line, which overrides the files (where pgvet
+    took the 4MB default from, and where a fix written would change nothing)."""
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR, {"work_mem": "512MB"}) as cluster:
+        cluster.sql("ALTER ROLE postgres SET work_mem = '8MB'")
+        snapshot = collect_command(tmp_path / "snapshot", cluster.dsn())
+    document = json.loads((snapshot / "pg_settings.json").read_text())
+    assert document["command_line"]["work_mem"] == "512MB"
+    [host] = lint([snapshot], LintOptions(keep_facts=True)).hosts
+    assert host.host_facts.facts["pg.work_mem"].value == 512 * MB
+    assert "work_mem" in host.host_facts.set_outside_files
+    assert "PGV532" not in {finding.rule_id for finding in host.findings}  # "work_mem left at the 4 MB default"
+    assert host.target is not None and "work_mem" not in {change.setting.name for change in host.target.changes}

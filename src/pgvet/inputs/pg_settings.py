@@ -143,6 +143,8 @@ class LiveServer:
     statistics: dict[str, Located[int | float | str | None]]
     unavailable: tuple[Unavailable, ...]
     rows: dict[str, tuple[LiveRow, ...]]  # the ROW_LISTS the role could read (absent: not read, or older pgvet)
+    # the postmaster's command-line settings by lower-case name, with where each is written; None: not read
+    command_line: dict[str, Located[str]] | None = None
 
     @property
     def major(self) -> int:
@@ -401,6 +403,13 @@ def parse_pg_settings_json(text: str, path: str) -> LiveServer:
                         for node in _members(members.get("unavailable"), path, "unavailable", list))
     rows = {what: tuple(_live_row(node, path, what, columns) for node in _members(members[what], path, what, list))
             for what, columns in ROW_LISTS.items() if members.get(what) is not None and members[what].value is not None}
+    command_line: dict[str, Located[str]] | None = None
+    if members.get("command_line") is not None and members["command_line"].value is not None:
+        command_line = {}
+        for key, node in _members(members["command_line"], path, "command_line", dict).items():
+            if not isinstance(node.value, str):
+                raise ParseError(f"command_line: {key!r} should be a text", Source(path, node.line))
+            command_line[key.lower()] = Located(node.value, Source(path, node.line))
     statistics: dict[str, Located[int | float | str | None]] = {}
     for key, node in _members(members.get("statistics"), path, "statistics", dict).items():
         if node.value is not None and (isinstance(node.value, bool) or not isinstance(node.value, int | float | str)):
@@ -420,6 +429,7 @@ def parse_pg_settings_json(text: str, path: str) -> LiveServer:
         statistics=statistics,
         unavailable=unavailable,
         rows=rows,
+        command_line=command_line,
     )
 
 

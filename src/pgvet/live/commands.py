@@ -17,8 +17,15 @@ from pgvet import __version__
 from pgvet.errors import UsageError
 from pgvet.interrupt import Interrupted
 from pgvet.live.host import HostFile, collect_host, utc_now
-from pgvet.live.local import NotCopied, ServerProcess, copy_config_files, locate_server, wal_filesystem
-from pgvet.live.redact import redact_dsn
+from pgvet.live.local import (
+    NotCopied,
+    ServerProcess,
+    command_line_settings,
+    copy_config_files,
+    locate_server,
+    wal_filesystem,
+)
+from pgvet.live.redact import redact_dsn, redact_setting
 from pgvet.live.server import CannotConnect, ServerReading, SessionGuard, connect, read_server, socket_peer
 from pgvet.live.writer import SnapshotDirectory, render_manifest, render_pg_settings_json
 
@@ -147,6 +154,9 @@ def _read(dsn: str | None, timeout: float) -> tuple[ServerReading, list[HostFile
                 reading = read_server(connection, dsn, guard, peer)
             if process is None:
                 return reading, [], [{"what": "configuration files", "error": f"not copied: {not_copied}"}]
+            settings = command_line_settings(process)
+            if settings is not None:
+                reading.command_line = {name: redact_setting(name, value) or "" for name, value in settings.items()}
             wal = wal_filesystem(process)
             if wal is not None:
                 reading.statistics["wal_filesystem_free_bytes"], reading.statistics["wal_filesystem_bytes"] = wal

@@ -180,6 +180,17 @@ def postmaster_options(argv: list[str]) -> dict[str, str]:
     return found
 
 
+def command_line_settings(process: ServerProcess) -> dict[str, str] | None:
+    """The settings the postmaster's command line gives (``postgres -c work_mem=512MB``, a container's command, a
+    service unit's options): they override the files and ALTER SYSTEM, and what ALTER ROLE … SET shows pgvet's
+    session hides them. None when the command line cannot be read."""
+    try:
+        argv = _read_small("cmdline", process.proc).decode(errors="surrogateescape").split("\0")
+    except OSError:
+        return None
+    return {name: value for name, value in postmaster_options(argv).items() if name != "-D"}
+
+
 @dataclass(frozen=True, slots=True)
 class _Layout:
     config_file: tuple[str, ...]  # the configuration file's components, as the server's filesystem names it

@@ -87,6 +87,9 @@ class ServerReading:
     prepared_transactions: list[dict[str, Any]] | None = None
     idle_sessions: list[dict[str, Any]] | None = None
     invalid_indexes: list[dict[str, Any]] | None = None  # of the database pgvet connected to
+    # the postmaster's ``-c name=value`` / ``--name=value`` settings, when its command line could be read (values
+    # redacted as settings are); None: not read (a server on another host, or one pgvet may not look at)
+    command_line: dict[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,6 +60,7 @@ def render_pg_settings_json(reading: ServerReading, *, collected_at: str, pgvet_
         ("prepared_transactions", _rows_or_null(reading.prepared_transactions)),
         ("idle_sessions", _rows_or_null(reading.idle_sessions)),
         ("invalid_indexes", _rows_or_null(reading.invalid_indexes)),
+        ("command_line", "null" if reading.command_line is None else _object_lines(reading.command_line, "  ")),
     ]
     return "{\n" + ",\n".join(f"  {_compact(key)}: {value}" for key, value in top) + "\n}\n"
 

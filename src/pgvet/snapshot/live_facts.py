@@ -51,14 +51,23 @@ SESSION_SOURCES = frozenset({"database", "user", "database user"})
 def _server_wide_values(host: HostFacts, live: LiveServer, param_table: ParamTable,
                         file_values: dict[str, FileValue] | None) -> None:
     """``pg.*`` facts of the server, not of pgvet's session: a value ALTER ROLE or ALTER DATABASE … SET gives
-    pgvet's role (``work_mem`` of 2 GB for the monitoring role) is replaced by the files' (the server's reading
-    of them, else the copied files; their absence: the default). With neither, the server-wide value is
-    unknown: the fact is removed, and the rules reading it say why. role_setting items judge the role's."""
+    pgvet's role (``work_mem`` of 2 GB for the monitoring role) is replaced by the postmaster's command line's
+    where it sets the parameter (it overrides the files; a setting made outside them), else by the files' (the
+    server's reading of them, else the copied files; their absence: the default). With neither, the server-wide
+    value is unknown: the fact is removed, and the rules reading it say why. role_setting items judge the role's.
+    A command line pgvet could not read (a server on another host) is taken as setting nothing."""
     for name, setting in live.settings.items():
         if setting.source not in SESSION_SOURCES:
             continue
         fact = f"pg.{name}"
         param = param_table.get(name)
+        given = None if live.command_line is None else live.command_line.get(name)
+        if given is not None:  # the postmaster's command line overrides the files: the server runs it
+            value = None if param is None else _canonical(param, given.value)
+            if value is not None:
+                host.facts[fact] = make_fact((fact, value, given.source, (), given.value))
+                host.set_outside_files[name] = given.source
+                continue
         from_files = None if param is None else _files_fact(name, param, file_values)
         if from_files is not None:
             host.facts[fact] = from_files
@@ -87,7 +96,8 @@ def _pending_from_files(host: HostFacts, live: LiveServer, param_table: ParamTab
     for name, setting in live.settings.items():
         running = host.facts.get(f"pg.{name}")
         param = param_table.get(name)
-        if running is None or param is None or setting.source in NOT_FROM_FILES - SESSION_SOURCES:
+        if (running is None or param is None or setting.source in NOT_FROM_FILES - SESSION_SOURCES
+                or name in host.set_outside_files):
             continue
         if copies_complete:
             declared = host.facts.get(f"pg_conf.{name}")
