@@ -188,6 +188,11 @@ EDGE_CASES = {
     "transaction_timeout": _TINY_TIMEOUTS,  # 17+
     # check_autovacuum_work_mem raises 0 < v < 1MB (64kB from 17) to that minimum, and 0 too; -1 stays
     "autovacuum_work_mem": ["0", "1", "63", "64", "65", "500kB", "1023", "1024", "1MB", "0.5MB", "-1", "-2", "2MB"],
+    # check_datestyle: the half not given from the default (German's order DMY), prefixes, conflicts
+    "datestyle": ["iso, mdy", "ISO", "German", "sql, dmy", "Postgres,YMD", "euro", "European", "US", "NonEuropean",
+                  "dmy, german", "German, MDY", "MDY, German", "default", "default, sql", "SQL, default", "",
+                  " ", "iso, sql", "iso, sql, nonsense", "ymd, dmy", "nonsense", "iso mdy", "iso,,mdy", "iso,",
+                  '"ISO", "DMY"', "Eurotrash"],
 }
 
 

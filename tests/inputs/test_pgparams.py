@@ -369,3 +369,21 @@ def test_a_canonical_value_is_shown_as_show_writes_it(name: str, value: int | fl
     assert shown_canonical(param, value) == shown
     if not isinstance(value, bool | str):
         assert parse_value(param, shown).canonical == value
+
+
+# check_datestyle stores a style and an order, the half not given from the default (German's order DMY):
+# `SET DateStyle = …; SHOW DateStyle` on 15.18 (tests/differential holds every major to it).
+@pytest.mark.parametrize(("text", "stored"), [
+    ("iso, mdy", "ISO, MDY"), ("ISO", "ISO, MDY"), ("German", "German, DMY"), ("German, MDY", "German, MDY"),
+    ("MDY, German", "German, MDY"), ("sql, dmy", "SQL, DMY"), ("European", "ISO, DMY"), ("NonEuropean", "ISO, MDY"),
+    ("default, sql", "SQL, MDY"), ("", "ISO, MDY"),
+])
+def test_datestyle_as_postgresql_stores_it(text: str, stored: str) -> None:
+    assert parse_value(load_param_table(15).params["datestyle"], text) == ParsedValue(stored, stored, False)
+
+
+@pytest.mark.parametrize("text", ["iso, sql", "iso, sql, nonsense", "iso mdy", "iso,"])
+def test_datestyle_postgresql_refuses(text: str) -> None:
+    with pytest.raises(InvalidValue) as refused:
+        parse_value(load_param_table(15).params["datestyle"], text)
+    assert refused.value.message == f'invalid value for parameter "DateStyle": "{text}"'

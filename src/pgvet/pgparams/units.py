@@ -285,6 +285,43 @@ def _check_autovacuum_work_mem(param: Param, value: int) -> int:
 # Check hooks that change a value PostgreSQL accepts instead of refusing it, by parameter name (lower case).
 _REWRITING_HOOKS = {"autovacuum_work_mem": _check_autovacuum_work_mem}
 
+_DATE_STYLES = {"iso": "ISO", "sql": "SQL", "postgres": "Postgres", "german": "German"}
+_BLANKS = " \t\n\r\f\v"  # scanner_isspace's
+
+
+def _check_datestyle(param: Param, text: str) -> str:
+    """DateStyle as check_datestyle (commands/variable.c) stores it, ``ISO, MDY``: a style and an order from a
+    comma list, the half not given from the default (German's order DMY), Euro… for DMY, US and NonEuro… for
+    MDY; an unknown word, or two styles or orders that differ, refused (with PostgreSQL's message; its detail,
+    which InvalidValue does not hold, in the comments below)."""
+    style, order = "ISO", "MDY"
+    have_style = have_order = False
+    conflicting = False  # said after the list, as an unknown word later in it is said first
+    words = text.split(",") if text.strip(_BLANKS) else []  # an empty list keeps the default
+    for token in words:
+        word = token.strip(_BLANKS).lower()
+        if len(word) >= 2 and word[0] == word[-1] == '"':
+            word = word[1:-1]
+        if not word or any(character in _BLANKS for character in word):
+            raise _invalid(param, text)  # PostgreSQL's detail: List syntax is invalid.
+        if word == "default":
+            continue  # the default's style and order, where the list gives none: what is already in place
+        if word in _DATE_STYLES:
+            conflicting |= have_style and style != _DATE_STYLES[word]
+            style, have_style = _DATE_STYLES[word], True
+            if word == "german" and not have_order:
+                order = "DMY"
+            continue
+        wanted = ("YMD" if word == "ymd" else "DMY" if word == "dmy" or word.startswith("euro")
+                  else "MDY" if word in ("mdy", "us") or word.startswith("noneuro") else None)
+        if wanted is None:
+            raise _invalid(param, text)  # PostgreSQL's detail: Unrecognized key word: "<word>".
+        conflicting |= have_order and order != wanted
+        order, have_order = wanted, True
+    if conflicting:
+        raise _invalid(param, text)  # PostgreSQL's detail: Conflicting "datestyle" specifications.
+    return f"{style}, {order}"
+
 
 def parse_value(param: Param, text: str) -> ParsedValue:
     """``text`` as PostgreSQL would store it for ``param``; InvalidValue with PostgreSQL's message if not."""
@@ -315,6 +352,9 @@ def parse_value(param: Param, text: str) -> ParsedValue:
             if spelling == wanted:
                 return ParsedValue(listed, listed.lower(), False)
         raise _invalid(param, text, "Available values: " + ", ".join(param.enumvals) + ".")
+    if param.name.lower() == "datestyle":
+        stored = _check_datestyle(param, text)
+        return ParsedValue(stored, stored, False)
     return ParsedValue(text, text, False)
 
 
