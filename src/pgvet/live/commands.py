@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shlex
@@ -20,9 +21,9 @@ from pgvet.live.host import HostFile, collect_host, utc_now
 from pgvet.live.local import (
     NotCopied,
     ServerProcess,
-    command_line_settings,
     copy_config_files,
     locate_server,
+    postmaster_command_line,
     wal_filesystem,
 )
 from pgvet.live.redact import redact_dsn, redact_setting
@@ -154,9 +155,9 @@ def _read(dsn: str | None, timeout: float) -> tuple[ServerReading, list[HostFile
                 reading = read_server(connection, dsn, guard, peer)
             if process is None:
                 return reading, [], [{"what": "configuration files", "error": f"not copied: {not_copied}"}]
-            settings = command_line_settings(process)
-            if settings is not None:
-                reading.command_line = {name: redact_setting(name, value) or "" for name, value in settings.items()}
+            with contextlib.suppress(OSError):  # not read: pg_settings.json says null
+                reading.command_line = {name: redact_setting(name, value) or ""
+                                        for name, value in postmaster_command_line(process).items() if name != "-D"}
             wal = wal_filesystem(process)
             if wal is not None:
                 reading.statistics["wal_filesystem_free_bytes"], reading.statistics["wal_filesystem_bytes"] = wal

@@ -30,7 +30,7 @@ import pwd
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from posixpath import dirname, join, normpath
 
 from pgvet.inputs.postgresql_conf import CONF_FILE_MAX_DEPTH, ConfDirective, parse_conf_text
@@ -81,6 +81,8 @@ class ServerProcess:
     proc: int  # descriptor of /proc/<pid>
     credentials: Credentials
     namespace_pid: int  # its pid in its own PID namespace (what its postmaster.pid says)
+    # postmaster_options of its command line, once read (postmaster_command_line)
+    options: dict[str, str] | None = field(default=None, init=False)
 
     @property
     def described(self) -> str:
@@ -180,15 +182,14 @@ def postmaster_options(argv: list[str]) -> dict[str, str]:
     return found
 
 
-def command_line_settings(process: ServerProcess) -> dict[str, str] | None:
-    """The settings the postmaster's command line gives (``postgres -c work_mem=512MB``, a container's command, a
-    service unit's options): they override the files and ALTER SYSTEM, and what ALTER ROLE … SET shows pgvet's
-    session hides them. None when the command line cannot be read."""
-    try:
+def postmaster_command_line(process: ServerProcess) -> dict[str, str]:
+    """``-D`` and the settings of the postmaster's command line (``postgres -c work_mem=512MB``, a container's
+    command, a service unit's options: they override the files and ALTER SYSTEM), read once; OSError when /proc
+    refuses it."""
+    if process.options is None:
         argv = _read_small("cmdline", process.proc).decode(errors="surrogateescape").split("\0")
-    except OSError:
-        return None
-    return {name: value for name, value in postmaster_options(argv).items() if name != "-D"}
+        process.options = postmaster_options(argv)
+    return process.options
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,10 +202,9 @@ class _Layout:
 def _layout(process: ServerProcess, reading: ServerReading) -> _Layout:
     """Where the command line (or PGDATA) puts the configuration file."""
     try:
-        argv = _read_small("cmdline", process.proc).decode(errors="surrogateescape").split("\0")
+        options = postmaster_command_line(process)
     except OSError as error:
         raise NotCopied(f"the command line of {process.described} cannot be read: {error.strerror}") from None
-    options = postmaster_options(argv)
     directory = options.get("-D")
     if directory is None and "config_file" not in options:
         try:

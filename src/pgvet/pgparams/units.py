@@ -323,6 +323,10 @@ def _check_datestyle(param: Param, text: str) -> str:
     return f"{style}, {order}"
 
 
+# Check hooks that store a text otherwise than written, by parameter name (as PostgreSQL spells it).
+_STRING_HOOKS = {"DateStyle": _check_datestyle}
+
+
 def parse_value(param: Param, text: str) -> ParsedValue:
     """``text`` as PostgreSQL would store it for ``param``; InvalidValue with PostgreSQL's message if not."""
     if param.vartype == "bool":
@@ -352,10 +356,9 @@ def parse_value(param: Param, text: str) -> ParsedValue:
             if spelling == wanted:
                 return ParsedValue(listed, listed.lower(), False)
         raise _invalid(param, text, "Available values: " + ", ".join(param.enumvals) + ".")
-    if param.name.lower() == "datestyle":
-        stored = _check_datestyle(param, text)
-        return ParsedValue(stored, stored, False)
-    return ParsedValue(text, text, False)
+    check = _STRING_HOOKS.get(param.name)
+    stored = text if check is None else check(param, text)
+    return ParsedValue(stored, stored, False)
 
 
 def format_native(param: Param, native: int | float) -> str:

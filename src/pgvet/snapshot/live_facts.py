@@ -96,7 +96,7 @@ def _pending_from_files(host: HostFacts, live: LiveServer, param_table: ParamTab
     for name, setting in live.settings.items():
         running = host.facts.get(f"pg.{name}")
         param = param_table.get(name)
-        if (running is None or param is None or setting.source in NOT_FROM_FILES - SESSION_SOURCES
+        if (running is None or param is None or setting.source in _NOT_FROM_THE_SERVERS_FILES
                 or name in host.set_outside_files):
             continue
         if copies_complete:
@@ -218,6 +218,10 @@ OVERRIDING_SOURCES = frozenset({"command line", "environment variable"})
 # pg_settings sources under which the server's value does not come from its configuration files.
 NOT_FROM_FILES = frozenset({"command line", "environment variable", "override", "database", "user",
                             "database user", "client", "session", "interactive", "test"})
+
+# pg_settings sources whose value the files do not give the server (a session's own are compared as the
+# server-wide value _server_wide_values put in their place)
+_NOT_FROM_THE_SERVERS_FILES = NOT_FROM_FILES - SESSION_SOURCES
 
 
 # A configuration file's value of a parameter: its text, where it is, and whether the server said it waits
