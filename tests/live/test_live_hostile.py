@@ -285,7 +285,7 @@ def test_answers_that_make_no_sense_are_recorded_gaps(tmp_path: Path) -> None:
                                           ("postgres", "7", None, None, None, None, None, None)))
     answers["sum(temp_files)"] = Rows((("sum", NUMERIC),) * 4, (("NaN", "1" + "0" * 30, "950", "120"),))
     answers["FROM pg_stat_bgwriter"] = Rows((("checkpoints_timed", INT8), ("checkpoints_req", INT8),
-                                             ("stats_reset", TEXT)), (("lots", "3", None),))
+                                             ("stats_reset", TEXT), ("wal_bytes", INT8)), (("lots", "3", None, None),))
     answers["FROM pg_stat_activity"] = one("count", TEXT, "lots")
     with FakeServer(answers_with(answers)) as server:
         snapshot = collect_command(tmp_path / "out", server.dsn())

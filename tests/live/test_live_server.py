@@ -199,6 +199,11 @@ def test_live_facts_of_a_real_server(collected: Collected) -> None:
     assert facts["live.checkpoints_timed"] == server.statistics["checkpoints_timed"].value
     assert server.statistics["checkpoints_view"].value == ("pg_stat_checkpointer" if major >= 17 else
                                                           "pg_stat_bgwriter")
+    # pg_stat_wal (14+) counts the WAL since the cluster's creation, as the checkpoint counts do (14's statistics
+    # collector may not have reported any yet)
+    wal = server.statistics["checkpoints_wal_bytes"].value
+    assert wal is None if major < 14 else isinstance(wal, int) and wal >= (1 if major >= 15 else 0)
+    assert facts.get("live.checkpoints_wal_bytes") == wal
     # The reloaded postmaster-context change is the one pg_file_settings row in error.
     assert server.file_settings is not None
     errors = [(row.name, row.error) for row in server.file_settings if row.error]

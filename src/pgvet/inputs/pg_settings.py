@@ -516,7 +516,7 @@ def live_facts(server: LiveServer) -> dict[str, Located[LiveValue]]:
         facts["pg.prerelease"] = prerelease
 
     for statistic in ("connections", "temp_files", "temp_bytes", "checkpoints_timed", "checkpoints_requested",
-                      "wal_filesystem_free_bytes", "wal_filesystem_bytes"):
+                      "checkpoints_wal_bytes", "wal_filesystem_free_bytes", "wal_filesystem_bytes"):
         located = _statistic(server, statistic)
         if located is not None:
             facts[f"live.{statistic}"] = Located(located.value, located.source)  # type: ignore[arg-type]

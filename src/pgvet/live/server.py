@@ -454,13 +454,18 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
     temp_files, temp_bytes, blks_hit, blks_read = reader.values(
         "pg_stat_database", "SELECT sum(temp_files), sum(temp_bytes), sum(blks_hit), sum(blks_read) "
         "FROM pg_stat_database", (integer,) * 4)
+    # The WAL written while the checkpoints were counted, at most (PGV953: how many of them WAL volume could have
+    # requested): pg_stat_wal's count (14+) since its own reset, when that reset came no later than theirs.
+    wal_bytes = ("(SELECT CASE WHEN w.stats_reset <= c.stats_reset THEN w.wal_bytes::int8 END FROM pg_stat_wal w)"
+                 if version_num >= 140000 else "NULL::int8")
     if version_num >= 170000:
         checkpoint_view = "pg_stat_checkpointer"
-        query = "SELECT num_timed, num_requested, stats_reset::text FROM pg_stat_checkpointer"
+        query = f"SELECT num_timed, num_requested, stats_reset::text, {wal_bytes} FROM pg_stat_checkpointer c"
     else:
         checkpoint_view = "pg_stat_bgwriter"
-        query = "SELECT checkpoints_timed, checkpoints_req, stats_reset::text FROM pg_stat_bgwriter"
-    timed, requested, stats_reset = reader.values(checkpoint_view, query, (integer, integer, text))
+        query = f"SELECT checkpoints_timed, checkpoints_req, stats_reset::text, {wal_bytes} FROM pg_stat_bgwriter c"
+    timed, requested, stats_reset, checkpoints_wal_bytes = reader.values(checkpoint_view, query,
+                                                                         (integer, integer, text, integer))
     # pg_stat_activity hides the backend_type of other roles' sessions from a role without pg_read_all_stats: a
     # hidden session in a database may be a client backend, so the count is then unknown (NULL), not too low.
     [connections] = reader.values(
@@ -529,6 +534,7 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         "checkpoints_requested": requested,
         "checkpoints_view": checkpoint_view,
         "checkpoints_stats_reset": stats_reset,
+        "checkpoints_wal_bytes": checkpoints_wal_bytes,
     }
     connection_facts = {"host": info.host, "port": info.port, "dbname": info.dbname, "user": info.user,
                         "unix_socket": peer is not None}
