@@ -137,6 +137,20 @@ def test_max_connections_is_never_lowered(tmp_path: Path) -> None:
     assert not many.fix.postgresql and "primary first, then on its standbys" in (many.fix.text or "")
 
 
+def test_a_fix_text_rendered_on_the_target_says_what_the_fix_does(tmp_path: Path) -> None:
+    # maintenance_io_concurrency raised with effective_io_concurrency: the target holds the raised value, and the
+    # text said "already at least that and keeps its value" beside the line that raises it
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(16 * GB_KB, 2 * GB_KB),
+        "sysctl.txt": sysctl(),
+        "postgresql.conf": "effective_io_concurrency = 16\nmaintenance_io_concurrency = 16\n",
+        "host.yaml": "pg_version: 18\nstorage: ssd\n",
+    })
+    fix = finding_of(host_result(path), "PGV703").fix
+    assert fix.postgresql == {"effective_io_concurrency": "200", "maintenance_io_concurrency": "200"}
+    assert "already" not in (fix.text or "") and "goes up with it" in (fix.text or "")
+
+
 def test_a_user_pack_that_lowers_a_hot_standby_minimum_is_pinned(tmp_path: Path) -> None:
     pack = write_host(tmp_path / "pack", {"acme.yaml": """
 rules:
