@@ -151,6 +151,22 @@ def test_a_fix_text_rendered_on_the_target_says_what_the_fix_does(tmp_path: Path
     assert "already" not in (fix.text or "") and "goes up with it" in (fix.text or "")
 
 
+def test_a_finding_the_target_resolves_names_the_changes_its_condition_reads(tmp_path: Path) -> None:
+    # the dirty ratios are resolved by the dirty bytes; the pool (which the memory the page cache can use, a
+    # derived value of the rule, reads) is no part of that
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(16 * GB_KB, 2 * GB_KB),
+        "sysctl.txt": sysctl(vm__dirty_ratio=20, vm__dirty_background_ratio=10),
+        "postgresql.conf": "shared_buffers = 4GB\nhuge_pages = on\n",
+        "host.yaml": "pg_version: 17\n",
+    })
+    result = host_result(path)
+    assert "vm.nr_hugepages" in changes(result)
+    text = finding_of(result, "PGV135").fix.text or ""
+    assert text.startswith("The target resolves this with vm.dirty_background_bytes (0 → ")
+    assert "nr_hugepages" not in text and "huge_pages" not in text
+
+
 def test_a_user_pack_that_lowers_a_hot_standby_minimum_is_pinned(tmp_path: Path) -> None:
     pack = write_host(tmp_path / "pack", {"acme.yaml": """
 rules:

@@ -49,10 +49,14 @@ class Planner:
             for name in formula.inputs:
                 self.derived_readers.setdefault(name, []).append(formula.name)
         self.reads: dict[str, set[Setting]] = {}  # by rule id, every rule of the run
+        # by rule id: the settings its condition (`applies`, `when`) names itself, not through a derived value
+        self.decides: dict[str, set[Setting]] = {}
         proposes: dict[str, list[Setting]] = {}
         order: dict[Setting, int] = {}
         for rule, _ in self.rules:
             self.reads[rule.id] = self.settings_read(rule.evidence_names)
+            self.decides[rule.id] = self.settings_read(
+                [*rule.when_expr.facts, *(rule.applies_expr.facts if rule.applies_expr is not None else ())])
             proposed = proposed_settings(rule)
             if proposed:
                 proposes[rule.id] = proposed
@@ -327,7 +331,9 @@ class Planner:
             if upstream and (fix.sysctl or fix.postgresql):
                 notes.append("Values of the target, which also changes " + _changes_text(upstream) + ".")
             elif upstream and resolved:
-                notes.append("The target resolves this with " + _changes_text(upstream) + ".")
+                # the changes its condition names, where there are any (not the pool that a derived value reads)
+                deciding = [change for change in upstream if change.setting in self.decides[finding.rule_id]]
+                notes.append("The target resolves this with " + _changes_text(deciding or upstream) + ".")
             if booted:
                 applied = _applying_text(booted)
                 notes.append(f"Values worked out after {applied}." if fix.sysctl or fix.postgresql else
