@@ -64,7 +64,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Checked]:
         # Temporary files: a sort larger than work_mem.
         cluster.sql("CREATE TABLE big AS SELECT g, md5(g::text) AS h FROM generate_series(1, 100000) g")
         cluster.sql("SET work_mem = '64kB'; SELECT count(*) FROM (SELECT * FROM big ORDER BY h) sorted")
-        # Requested checkpoints: every CHECKPOINT command counts as one.
+        # Requested checkpoints: every CHECKPOINT command counts as one, which no larger max_wal_size prevents.
         for _ in range(10):
             cluster.sql("CHECKPOINT")
         # The files now say something else than what runs: a reload-able change and a restart-only one
@@ -96,9 +96,7 @@ def test_live_rules_fire_on_what_the_cluster_deserves(checked: Checked) -> None:
     assert connections["values"]["connections"] >= 10  # the 9 sessions and pgvet's own
     [temp_files] = checked.findings("PGV951")
     assert temp_files["values"]["temp_files"] >= 1 and temp_files["values"]["temp_bytes"] > 1024 * 1024
-    [checkpoints] = checked.findings("PGV953")
-    assert checkpoints["values"]["requested"] >= 10
-    assert checkpoints["values"]["requested_share"] > 20
+    assert not checked.findings("PGV953")  # the checkpoints CHECKPOINT commands requested (test_live_checkpoints)
 
 
 def test_drift_between_files_and_server(checked: Checked) -> None:
@@ -186,7 +184,7 @@ def test_pg_monitor_role_checks_and_says_what_it_missed(checked: Checked) -> Non
     warnings = document["hosts"][0].get("warnings", [])
     assert any("pg_file_settings" in warning for warning in warnings), warnings
     rule_ids = {finding["rule_id"] for finding in document["findings"]}
-    assert "PGV953" in rule_ids and "PGV956" not in rule_ids  # no pg_file_settings for pg_monitor
+    assert "PGV951" in rule_ids and "PGV956" not in rule_ids  # no pg_file_settings for pg_monitor
 
 
 def test_no_password_in_any_output(checked: Checked) -> None:

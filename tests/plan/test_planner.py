@@ -425,10 +425,29 @@ def test_a_rule_on_measured_statistics_does_not_undo_what_the_files_already_set(
     assert not [step for step in result.target.by_hand if step.setting is not None]
 
 
+@pytest.mark.parametrize(("data_mb", "asked"), [(20, None), (700, "1400MB"), (300, "1024MB")])
+def test_shared_buffers_are_not_raised_past_what_the_databases_fill(tmp_path: Path, data_mb: int,
+                                                                    asked: str | None) -> None:
+    # 128MB on 16 GB of RAM: a quarter of the RAM (4 GB) for databases of 20 MB made shared-buffers-larger-than-data
+    # fire on the target, which pinned shared_buffers while PGV502 still asked for it
+    path = tmp_path / "host"
+    shutil.copytree(FIXTURES / "rules" / "PGV903-files-differ-from-running", path)
+    (path / "meminfo.txt").write_text(meminfo(16 * GB_KB, 0))
+    settings = json.loads((path / "pg_settings.json").read_text())
+    settings["databases"] = [{**settings["databases"][0], "size_bytes": data_mb * 1024 * 1024}]
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    result = host_result(path)
+    assert result.target is not None
+    assert changes(result).get("shared_buffers") == asked
+    assert not [step for step in result.target.by_hand if step.setting is not None]
+    assert not any(rule_id == "PGV957" for rule_id, _ in result.target.firing)
+    assert (asked is None) == ("PGV502" not in {finding.rule_id for finding in result.findings})
+
+
 def _live_host_with_a_pending_restart(tmp_path: Path) -> Path:
     """PGV903's live server (PostgreSQL 15, work_mem raised to 32MB in the files, not reloaded) on 16 GB of RAM, no
-    swap, heuristic overcommit, pg_stat_statements loaded; shared_buffers raised from 128MB to 4GB in the files,
-    the server not restarted."""
+    swap, heuristic overcommit, pg_stat_statements loaded, 3 GB of data; shared_buffers raised from 128MB to 4GB in
+    the files, the server not restarted."""
     path = tmp_path / "host"
     shutil.copytree(FIXTURES / "rules" / "PGV903-files-differ-from-running", path)
     (path / "meminfo.txt").write_text(meminfo(16384000, 0, committed_kb=2000000))
@@ -436,6 +455,7 @@ def _live_host_with_a_pending_restart(tmp_path: Path) -> Path:
     conf = path / "postgresql.conf"
     conf.write_text(conf.read_text().replace("\nshared_buffers = 128MB", "\nshared_buffers = 4GB", 1))
     settings = json.loads((path / "pg_settings.json").read_text())
+    settings["databases"][0]["size_bytes"] = 3 * 1024**3
     for row in settings["settings"]:
         if row["name"] == "shared_buffers":
             row["pending_restart"] = True
