@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import pgservers
 from conftest import PROJECT, require_postgres
-from documents_support import line_of, settings
+from documents_support import line_of, lint_findings, settings
 from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, document_kinds
@@ -395,3 +395,13 @@ def test_an_ample_shm_size_passes(tmp_path: Path) -> None:
                                       "      -c work_mem=64MB\n    shm_size: 1gb\n")
     (tmp_path / IMMICH.name).write_text(text)
     assert "PGV550" not in {rule for rule, _, _ in lint(tmp_path)}
+
+
+def test_a_service_that_sets_no_parameter_is_judged_on_postgresqls_defaults(tmp_path: Path) -> None:
+    """getsentry/self-hosted's postgres service (command: ["postgres"], no -c): PostgreSQL runs on its defaults, and
+    the rules on them are evaluated — they were all left 'not evaluated' (missing pg.*), the run saying nothing."""
+    (tmp_path / "docker-compose.yml").write_text(
+        'services:\n  postgres:\n    image: "postgres:14.24-bookworm"\n    command:\n      ["postgres"]\n'
+        "    shm_size: 256m\n")
+    found = {(rule, line) for _, rule, _, line in lint_findings(tmp_path)}
+    assert {"PGV805", "PGV833"} <= {rule for rule, _ in found} and ("PGV841", 3) in found

@@ -257,7 +257,9 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     _load_kernel(builder, inputs, [setting for document in declared_here for setting in document.sysctl], page_size)
     lines = ConfResult(settings=[setting for document in declared_here for setting in document.settings],
                        problems=[problem for document in declared_here for problem in document.problems])
-    _load_postgresql(builder, inputs, declared, upgrade_to, lines)
+    # a document declaring a PostgreSQL host runs it, on its defaults where it sets nothing
+    runs = bool(hosting or lines.settings or lines.problems)
+    _load_postgresql(builder, inputs, declared, upgrade_to, lines if runs else None)
     _derive_host(builder, declared)
     _load_storage(builder, inputs)
     running = inputs.first("sysctl")
@@ -662,8 +664,9 @@ def _disk_items(disks: Mapping[str, Mapping[str, Located[int | str | bool]]]) ->
 
 
 def _load_postgresql(builder: _Builder, inputs: SnapshotInputs, declared: Mapping[str, Located[object]],
-                     upgrade_to: int | None, lines: ConfResult) -> None:
-    """``lines``: the PostgreSQL parameters configuration documents set, applied after the files."""
+                     upgrade_to: int | None, lines: ConfResult | None) -> None:
+    """``lines``: the PostgreSQL parameters configuration documents set, applied after the files (None: no
+    document declares a PostgreSQL host or sets a parameter)."""
     version = declared.get("pg_version")
     if version is None and (path := inputs.first("pg_version_file")) is not None:
         text, display = builder.text(path)

@@ -56,7 +56,8 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
     """``upgrade_to``: judge the files as that major version reads them (``pgvet lint --upgrade-to``): the
     host's own version becomes ``pg.upgraded_from``, and a live server's values, which are its version's,
     are left out. ``declared``: the parameters configuration documents set (inputs/documents/), judged as lines
-    applied after the files, and what their tools refuse."""
+    applied after the files, and what their tools refuse; empty for a document declaring a host that sets nothing
+    (PostgreSQL runs it on its defaults)."""
     live = None
     if (path := inputs.first("pg_settings")) is not None:
         # pg_settings.py is slow to import (its many frozen dataclasses): only for a host with a live server's settings
@@ -69,7 +70,6 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
             if live_version is not None:
                 version = Located(live_version.value, live_version.source)
 
-    declared = declared if declared is not None and (declared.settings or declared.problems) else None
     has_configuration = bool(inputs.every("postgresql_conf") or inputs.every("postgresql_auto_conf") or declared)
     if upgrade_to is not None and (has_configuration or live is not None):
         version, live = _upgraded(host, version, live is not None, upgrade_to), None
