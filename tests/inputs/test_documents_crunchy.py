@@ -10,7 +10,8 @@ import pytest
 from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of, lint_findings
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost
-from pgvet.inputs.documents.crunchy import parse_crunchy
+from pgvet.inputs.documents.crunchy import _MANDATORY, parse_crunchy
+from pgvet.inputs.postgresql_conf import ConfSetting
 from pgvet.snapshot.load import load_hosts
 
 HA = DOCUMENTS / "crunchy" / "high-availability.yaml"
@@ -30,6 +31,13 @@ RESOURCES = """      resources:
         requests:
           memory: 1Gi
 """
+PGO_SETS = {name: value for name, value in _MANDATORY.items() if value}
+
+
+def written(host: DeclaredHost) -> list[ConfSetting]:
+    """The settings the manifest's lines give: not those PGO sets where it says nothing (first, at one line)."""
+    first = [s.source for s in host.settings if PGO_SETS.get(s.name) == s.value][:1]
+    return [s for s in host.settings if not (PGO_SETS.get(s.name) == s.value and [s.source] == first)]
 
 
 def tuned(extra: str = "", config: str = "") -> str:
@@ -65,7 +73,7 @@ def test_the_charts_values_are_one_instance_set_from_its_instance_keys() -> None
     assert (host.host["memory_limit"].value, host.host["memory_limit"].source.line) == (
         2 * 1024**3, line_of(text, "instanceMemory: 2Gi"))
     assert (host.host["cpus"].value, host.host["cpus"].source.line) == (1, line_of(text, "instanceCPU: 1000m"))
-    assert [(s.name, s.value, s.source.line) for s in host.settings] == [
+    assert [(s.name, s.value, s.source.line) for s in written(host)] == [
         ("shared_buffers", "3GB", line_of(text, "shared_buffers: 3GB"))]
     [default] = parse_crunchy(CHART.read_text(), "deploy/pg.yaml")
     assert default.name == "pg-instance1" and "ram" not in default.host  # the release's name: the file's
@@ -89,7 +97,7 @@ def test_version_replicas_and_template_placeholders() -> None:
     [upgrade] = parse_crunchy(path.read_text(), str(path))
     assert "pg_version" not in upgrade.host and "KUTTL_PG_UPGRADE_FROM_VERSION" in upgrade.notes[0]
     assert upgrade.host["instances"].value == 3
-    assert [(s.name, s.source.line) for s in upgrade.settings] == [
+    assert [(s.name, s.source.line) for s in written(upgrade)] == [
         ("shared_preload_libraries", line_of(path.read_text(), "shared_preload_libraries"))]
 
 
@@ -99,7 +107,7 @@ def test_parameters_and_each_sets_resources() -> None:
     assert list(hosts) == ["hippo-ha-small", "hippo-ha-pgha1"]
     for host in hosts.values():
         assert host.host["instances"].value == 3  # 1 + 2 replicas
-        assert [(s.name, s.value, s.source.line) for s in host.settings] == [
+        assert [(s.name, s.value, s.source.line) for s in written(host)] == [
             ("shared_buffers", "256MB", line_of(text, "shared_buffers")),
             ("max_connections", "200", line_of(text, "max_connections"))]
     pgha1 = hosts["hippo-ha-pgha1"].host
@@ -128,12 +136,12 @@ def test_planted_wal_level_minimal_is_overridden_by_pgo() -> None:
     assert problem.source.line == line_of(text, "wal_level")
     assert "PGO sets wal_level itself (logical)" in problem.message
     assert ("wal_level", "logical", line_of(text, "wal_level")) in [
-        (s.name, s.value, s.source.line) for s in host.settings]  # the value that runs, at the line
+        (s.name, s.value, s.source.line) for s in written(host)]  # the value that runs, at the line
 
 
 def test_wal_level_logical_is_what_pgo_sets_anyway() -> None:
     host = by_name(tuned(extra="          wal_level: logical\n"))["hippo-ha-pgha1"]
-    assert not host.problems and ("wal_level", "logical") in [(s.name, s.value) for s in host.settings]
+    assert not host.problems and ("wal_level", "logical") in [(s.name, s.value) for s in written(host)]
 
 
 def test_patronis_checks_apply_to_the_dynamic_configuration() -> None:
@@ -141,7 +149,7 @@ def test_patronis_checks_apply_to_the_dynamic_configuration() -> None:
     host = by_name(text)["hippo-ha-pgha1"]
     [problem] = host.problems
     assert problem.source.line == line_of(text, "max_connections") and problem.kind == "patroni-replaced"
-    assert ("max_connections", "100") in [(s.name, s.value) for s in host.settings]
+    assert ("max_connections", "100") in [(s.name, s.value) for s in written(host)]
 
 
 @pytest.mark.parametrize(("line", "reason"), [
@@ -159,7 +167,7 @@ def test_planted_parameters_the_crd_refuses_in_spec_config(line: str, reason: st
     assert problem.kind == "operator-refused" and problem.fatal and reason in problem.message
     assert problem.target == line.split(":")[0]
     assert problem.source.line == line_of(text, line)
-    assert [s.name for s in host.settings] == ["shared_buffers", "max_connections", "work_mem"]
+    assert [s.name for s in written(host)] == ["shared_buffers", "max_connections", "work_mem"]
 
 
 def test_more_than_50_parameters_in_spec_config_are_refused() -> None:
@@ -172,7 +180,7 @@ def test_more_than_50_parameters_in_spec_config_are_refused() -> None:
 
 def test_spec_config_parameters_apply_after_the_patroni_ones() -> None:
     text = tuned(config="  config:\n    parameters:\n      shared_buffers: 512MB\n")
-    settings = [(s.name, s.value) for s in by_name(text)["hippo-ha-pgha1"].settings]
+    settings = [(s.name, s.value) for s in written(by_name(text)["hippo-ha-pgha1"])]
     assert settings == [("shared_buffers", "256MB"), ("max_connections", "200"), ("shared_buffers", "512MB")]
 
 
@@ -189,7 +197,7 @@ def test_a_partial_manifest_joins_the_hosts_beside_it_or_declares_nothing() -> N
     patch = tuned().replace("  instances:\n", "  instancez:\n")  # a patch of parameters: no instance sets
     [host] = parse_crunchy(patch, "patch.yaml")
     assert not host.hosting and host.name == "hippo-ha" and "patch" in host.notes[0]
-    assert [s.name for s in host.settings] == ["shared_buffers", "max_connections"]
+    assert [s.name for s in written(host)] == ["shared_buffers", "max_connections"]
     path = DOCUMENTS / "crunchy" / "postgres.yaml"  # the real example without its instances nor parameters
     assertion = path.read_text().replace("  instances:\n", "  instancez:\n")
     assert parse_crunchy(assertion, "assert.yaml") == [] and kinds_recognising(Path("assert.yaml"), assertion) == []
@@ -268,3 +276,14 @@ def test_pgvet_lint_joins_a_patch_to_its_cluster_and_leaves_assertions_out(tmp_p
     assert {(host, "PGV401", "patch.yaml", line_of(patch, "shared_bufers"))
             for host in ("hippo-ha-pgha1", "hippo-ha-small")} <= found
     assert {host for host, _, _, _ in found} <= {"hippo-ha-pgha1", "hippo-ha-small"}
+
+
+def test_a_cluster_that_sets_no_parameter_runs_pgos_settings_on_postgresqls_defaults(tmp_path: Path) -> None:
+    """The real kustomize/postgres example sets no parameter: PGO still turns TLS on (a3: ssl-off was
+    reported on it once a parameter was added, and no PostgreSQL rule at all was evaluated without one)."""
+    (tmp_path / "postgres.yaml").write_text((DOCUMENTS / "crunchy" / "postgres.yaml").read_text())
+    rules = {rule for _, rule, _, _ in lint_findings(tmp_path)}
+    assert "PGV805" in rules  # log_min_duration_statement judged at PostgreSQL's default
+    assert "PGV833" not in rules  # ssl = on, as PGO sets it
+    host = by_name((tmp_path / "postgres.yaml").read_text())["hippo-instance1"]
+    assert {s.name: s.value for s in host.settings}["ssl"] == "on" and written(host) == []

@@ -131,7 +131,7 @@ def _cluster(name: str, source: Source, spec: dict[str, Any], path: str, *, char
                 _parameter(shared, str(key), value, Source(path, yaml_line(mapping, key)), in_config)
     sets = spec.get("instances")
     if chart and sets is None:
-        return [_chart_instance_set(shared, spec, path)]
+        return [_chart_instance_set(_with_mandatory(shared), spec, path)]
     if not isinstance(sets, list) or not sets:
         if not shared.settings and not shared.problems:
             return []
@@ -140,11 +140,21 @@ def _cluster(name: str, source: Source, spec: dict[str, Any], path: str, *, char
                             "hosts of its directory")
         return [shared]
     total = sum(_replicas(item) for item in sets)
+    shared = _with_mandatory(shared)
     hosts = []
     for index, item in enumerate(sets):
         hosts.append(_instance_set(shared, item if isinstance(item, dict) else {}, index, total,
                                    Source(path, yaml_line(sets, index) or shared.source.line), path))
     return hosts
+
+
+def _with_mandatory(shared: DeclaredHost) -> DeclaredHost:
+    """The cluster with what PGO sets where its manifest says nothing, at the cluster's line: that runs too (ssl =
+    on, not PostgreSQL's off). A line that sets one has PGO's value already (_parameter)."""
+    set_here = {setting.name for setting in shared.settings}
+    shared.settings[:0] = [conf_setting(key, value, shared.source) for key, value in _MANDATORY.items()
+                           if value and key not in set_here]
+    return shared
 
 
 def _chart_instance_set(shared: DeclaredHost, values: dict[str, Any], path: str) -> DeclaredHost:
