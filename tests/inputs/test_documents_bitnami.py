@@ -660,3 +660,44 @@ def test_an_existing_configmap_replaces_the_file_the_container_would_write_its_e
 def test_a_negative_count_of_old_read_replicas_is_no_count() -> None:
     [host] = hosts("postgresqlMaxConnections: 300\nreplication:\n  enabled: true\n  readReplicas: -3\n").values()
     assert host.host["instances"].value == 2  # the chart's default of one replica, not -2 instances
+
+
+# The head of a deployment's values for the chart (a3's corpus: a Blockscout deployment): no snippet, the maximum of
+# connections through the container's environment.
+OVERRIDE = """global:
+  postgresql:
+    auth:
+      database: blockscout
+      postgresPassword: secretref+k8s://v1/Secret/default/postgresql/postgres-password
+
+image:
+  tag: 15 # Use version supported by Blockscout
+
+primary:
+  resourcesPreset: "xlarge"
+  extraEnvVars:
+    - name: POSTGRESQL_MAX_CONNECTIONS
+      value: "200"
+    - name: POSTGRESQL_STATEMENT_TIMEOUT
+      valueFrom: {configMapKeyRef: {name: pg, key: timeout}}
+    - name: TZ
+      value: Europe/Paris
+"""
+
+
+def test_an_override_file_with_the_global_password_and_extra_environment_variables() -> None:
+    """global.postgresql.auth is the chart's own (the file was not claimed); POSTGRESQL_MAX_CONNECTIONS in
+    extraEnvVars is written by the container into its postgresql.conf: max_connections was judged as 100."""
+    assert kinds_recognising(Path("values.yaml"), OVERRIDE) == ["bitnami"]
+    [host] = parse_bitnami(OVERRIDE, "values.yaml")
+    assert settings(host)[-1] == ("max_connections", "200", line_of(OVERRIDE, 'value: "200"'))
+    assert host.unknown == {"pg.statement_timeout": host.unknown["pg.statement_timeout"]}
+    assert host.unknown["pg.statement_timeout"].line == line_of(OVERRIDE, "POSTGRESQL_STATEMENT_TIMEOUT")
+    assert host.host["pg_version"].value == 15 and host.host["ram"].value == 6144 * 2**20
+
+
+def test_extra_environment_variables_are_not_applied_under_a_whole_configuration() -> None:
+    text = OVERRIDE.replace("primary:\n", "primary:\n  configuration: |\n    max_connections = 50\n", 1)
+    [host] = parse_bitnami(text, "values.yaml")
+    assert settings(host) == [("max_connections", "50", line_of(text, "max_connections = 50"))]
+    assert any("extraEnvVars POSTGRESQL_MAX_CONNECTIONS not applied" in note for note in host.notes)

@@ -75,6 +75,13 @@ _BEFORE_11_ENVIRONMENT = {
     "postgresqlTcpKeepalivesCount": "tcp_keepalives_count",
     "postgresqlStatementTimeout": "statement_timeout",
 }
+# The container's variables whose value it writes into the postgresql.conf it generates, each as a parameter
+_CONTAINER_ENVIRONMENT = {"POSTGRESQL_MAX_CONNECTIONS": "max_connections",
+                          "POSTGRESQL_TCP_KEEPALIVES_IDLE": "tcp_keepalives_idle",
+                          "POSTGRESQL_TCP_KEEPALIVES_INTERVAL": "tcp_keepalives_interval",
+                          "POSTGRESQL_TCP_KEEPALIVES_COUNT": "tcp_keepalives_count",
+                          "POSTGRESQL_STATEMENT_TIMEOUT": "statement_timeout",
+                          "POSTGRESQL_SHARED_PRELOAD_LIBRARIES": "shared_preload_libraries"}
 _BEFORE_11_REPLACED = {"postgresqlConfiguration": "primary.configuration",
                        "postgresqlExtendedConf": "primary.extendedConfiguration",
                        "configurationConfigMap": "primary.existingConfigmap",
@@ -134,14 +141,17 @@ def _release_name(document: Any) -> str | None:
 
 def _is_chart_values(values: Any) -> bool:
     """The chart's own keys: no Kubernetes object, and ``primary`` a mapping with one key the PostgreSQL chart alone
-    has, or a value of the chart before 11 that sets parameters (its values need no ``primary``)."""
+    has (its ``auth.postgresPassword`` also as the global override, ``global.postgresql.auth``), or a value of the
+    chart before 11 that sets parameters (its values need no ``primary``)."""
     if not isinstance(values, dict) or "kind" in values:
         return False
     if _before_11(values):
         return True
     primary = values.get("primary")
     return isinstance(primary, dict) and (
-        "extendedConfiguration" in primary or _PRELOAD in values or "postgresPassword" in (get(values, "auth") or {})
+        "extendedConfiguration" in primary or _PRELOAD in values
+        or any("postgresPassword" in (get(values, *keys) or {})
+               for keys in (("auth",), ("global", "postgresql", "auth")))
         or str(get(values, "image", "repository") or "").endswith("bitnami/postgresql"))
 
 
@@ -290,6 +300,8 @@ def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: So
     if match is not None and int(match.group(1)) >= 9:
         declared.host["pg_version"] = Located(int(match.group(1)), at(values["image"], "tag", path))
     environment = _environment(values, path, before_11=before_11)
+    if not before_11:
+        environment += _extra_environment(declared, section.get("extraEnvVars"), path)
     if before_11:  # chart 10 mounts its two ConfigMaps in the replicas too; its replicas are not a host here
         main = _rendered(declared, values, "postgresqlConfiguration", "configurationConfigMap", path)
         extended = _rendered(declared, values, "postgresqlExtendedConf", "extendedConfConfigMap", path)
@@ -410,6 +422,27 @@ def _environment(values: dict[str, Any], path: str, *, before_11: bool) -> list[
         text = _helm_text(value)
         if text is not None and text.strip():
             settings.append((key, conf_setting(parameter, text, at(values, key, path))))
+    return settings
+
+
+def _extra_environment(declared: DeclaredHost, variables: object, path: str) -> list[tuple[str, ConfSetting]]:
+    """The settings the container writes from the section's ``extraEnvVars`` (after the chart's own variables: the
+    last of a name wins in Kubernetes): POSTGRESQL_MAX_CONNECTIONS and the others of libpostgresql.sh's
+    postgresql_configure_connections, and POSTGRESQL_SHARED_PRELOAD_LIBRARIES. A value from elsewhere (``valueFrom``,
+    a template) is one pgvet cannot know: the rules reading it are not evaluated."""
+    settings: list[tuple[str, ConfSetting]] = []
+    for index, item in enumerate(variables if isinstance(variables, list) else []):
+        parameter = _CONTAINER_ENVIRONMENT.get(str(get(item, "name") or ""))
+        if parameter is None:
+            continue
+        value = get(item, "value")
+        text = _helm_text(value)
+        source = Source(path, yaml_line(item, "value") if "value" in item else yaml_line(variables, index))
+        if text is None or "{{" in text:
+            declared.notes.append(f"{source}: extraEnvVars {item['name']} is set from elsewhere: {parameter} not read")
+            declared.unknown[f"pg.{parameter}"] = source
+        elif text.strip():  # the container sets the parameter only from a variable that is not empty
+            settings.append((f"extraEnvVars {item['name']}", conf_setting(parameter, text, source)))
     return settings
 
 
