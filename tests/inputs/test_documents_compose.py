@@ -405,3 +405,18 @@ def test_a_service_that_sets_no_parameter_is_judged_on_postgresqls_defaults(tmp_
         "    shm_size: 256m\n")
     found = {(rule, line) for _, rule, _, line in lint_findings(tmp_path)}
     assert {"PGV805", "PGV833"} <= {rule for rule, _ in found} and ("PGV841", 3) in found
+
+
+def test_a_service_built_from_a_directory_named_after_postgres_runs_it() -> None:
+    """sgrinko/docker-postgres' 13/postgres-service.yml: no image, built from ./docker-postgres, a command of options
+    only (the image's entrypoint runs postgres with them); the file was no input."""
+    text = ("version: '3.5'\nservices:\n\n  postgres:\n\n#    image: grufos/postgres:13.14\n    build:\n"
+            "      context: ./docker-postgres\n      dockerfile: Dockerfile\n    shm_size: '2gb'\n    command: |\n"
+            "      -c shared_preload_libraries='pg_stat_statements,auto_explain'\n"
+            "      -c shared_ispell.max_size=70MB\n")
+    assert [kind.name for kind in document_kinds() if kind.recognises("postgres-service.yml", text)] == ["compose"]
+    host = only(text)
+    assert settings(host)[0] == ("shared_preload_libraries", "pg_stat_statements,auto_explain", 12)
+    for build in ("build: ./web", "build: {context: ../app}"):
+        other = text.replace("build:\n      context: ./docker-postgres\n      dockerfile: Dockerfile", build)
+        assert not any(kind.recognises("postgres-service.yml", other) for kind in document_kinds())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import posixpath
 import re
 import shlex
 from collections.abc import Callable
@@ -309,14 +310,18 @@ def _literal_dollars(text: str) -> str:
 
 
 def _is_postgres(service: object) -> bool:
-    """A service running the PostgreSQL server: its image's, or its command's; not a client run from the image
-    (a psql or pg_dump job)."""
+    """A service running the PostgreSQL server: its image's (or, built from a directory, that directory's name), or
+    its command's; not a client run from the image (a psql or pg_dump job)."""
     if not isinstance(service, dict):
         return False
     runs = [_words(service.get(key)) for key in ("entrypoint", "command")]
     if any(_runs_no_server(words) for words in runs):
         return False
     image = service.get("image")
+    if image is None:  # built here: its build context named after the image (./docker-postgres, ./postgres)
+        build = service.get("build")
+        context = build.get("context") if isinstance(build, dict) else build
+        image = posixpath.basename(posixpath.normpath(context)) if isinstance(context, str) and context else None
     # the tag may be left to a variable (postgres:${POSTGRES_TAG}): the repository says it is PostgreSQL's
     if isinstance(image, str) and (_repository(image) in _POSTGRES_IMAGES
                                    or _DERIVED_IMAGE.fullmatch(_repository(image)) is not None):
