@@ -701,3 +701,28 @@ def test_extra_environment_variables_are_not_applied_under_a_whole_configuration
     [host] = parse_bitnami(text, "values.yaml")
     assert settings(host) == [("max_connections", "50", line_of(text, "max_connections = 50"))]
     assert any("extraEnvVars POSTGRESQL_MAX_CONNECTIONS not applied" in note for note in host.notes)
+
+
+def test_the_charts_values_inline_in_a_kustomization_and_a_helm_inflation_generator(tmp_path: Path) -> None:
+    """kustomize inflates the chart with its valuesInline (a3's corpus: a HelmChartInflationGenerator of chart
+    13.4.3); they were not read, the directory no input."""
+    generator = ("apiVersion: builtin\nkind: HelmChartInflationGenerator\nmetadata:\n  name: &name postgresql\n"
+                 "releaseName: *name\nname: postgresql\nrepo: https://charts.bitnami.com/bitnami\nversion: 13.4.3\n"
+                 "namespace: beta9\nvaluesInline:\n  primary:\n    extendedConfiguration: |\n"
+                 "      max_connections=400\n      shared_buffers='400MB'\n")
+    [host] = parse_bitnami(generator, "postgresql.yaml")
+    assert (host.name, host.namespace) == ("postgresql", "beta9")
+    assert settings(host)[-2:] == [("max_connections", "400", 13), ("shared_buffers", "400MB", 14)]
+    kustomization = ("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nhelmCharts:\n"
+                     "  - name: redis\n    repo: https://charts.bitnami.com/bitnami\n    valuesInline: {primary: {}}\n"
+                     "  - name: postgresql\n    repo: oci://registry-1.docker.io/bitnamicharts\n    releaseName: db\n"
+                     "    valuesFile: values-prod.yaml\n    valuesInline:\n      primary:\n"
+                     "        resources: {limits: {memory: 2Gi}}\n")
+    assert kinds_recognising(Path("kustomization.yaml"), kustomization) == ["bitnami"]
+    [host] = parse_bitnami(kustomization, "kustomization.yaml")
+    assert host.name == "db" and host.host["ram"].value == 2 * 2**30
+    assert any("valuesFile not read" in note for note in host.notes)
+    (tmp_path / "kustomization.yaml").write_text(kustomization.replace("memory: 2Gi", "memory: 100Mi"))
+    assert {"PGV501", "PGV540"} <= {rule for host, rule, _, _ in lint_findings(tmp_path) if host == "db"}
+    other = kustomization.replace("oci://registry-1.docker.io/bitnamicharts", "https://example.org/charts")
+    assert kinds_recognising(Path("kustomization.yaml"), other) == []

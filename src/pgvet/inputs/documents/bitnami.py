@@ -100,14 +100,15 @@ _IMAGE_TAG = re.compile(r"^([0-9]{1,2})(?:\.[0-9]+)*(?:-|$)")
 
 
 def _recognises(name: str, text: str) -> bool:
-    if not (("primary:" in text and (any(marker in text for marker in _MARKERS) or _HELM_RELEASE in text))
+    if not (("primary:" in text and (any(marker in text for marker in _MARKERS) or _HELM_RELEASE in text
+                                     or "valuesInline:" in text))
             or any(key in text for key in _BEFORE_11_SETTING)):
         return False
     try:
         documents = load_manifests(text, name)
     except ParseError:  # the chart's own keys in an invalid file: claimed, so that its error is said
         return any(marker in text for marker in (*_MARKERS, *_BEFORE_11_SETTING))
-    return any(_chart_values(document) is not None for document in documents)
+    return any(_chart_values(document) is not None or _kustomize_charts(document) for document in documents)
 
 
 def _chart_values(document: Any) -> dict[str, Any] | None:
@@ -170,9 +171,45 @@ def _has(values: dict[str, Any], keys: tuple[str, ...]) -> bool:
     return isinstance(node, dict) and keys[-1] in node
 
 
+def _kustomize_charts(document: Any) -> list[dict[str, Any]]:
+    """The chart's entries kustomize inflates with Helm: a kustomization's ``helmCharts`` items, or a
+    ``HelmChartInflationGenerator`` (``apiVersion: builtin``), of the chart (``name: postgresql``) whose
+    ``valuesInline`` are its values."""
+    if not isinstance(document, dict):
+        return []
+    if document.get("kind") == "HelmChartInflationGenerator" and document.get("apiVersion") == "builtin":
+        entries: list[Any] = [document]
+    elif document.get("kind", "Kustomization") == "Kustomization" and isinstance(document.get("helmCharts"), list):
+        entries = document["helmCharts"]
+    else:
+        return []
+    return [entry for entry in entries if isinstance(entry, dict) and entry.get("name") == "postgresql"
+            and "bitnami" in str(entry.get("repo") or "bitnami").lower()
+            and _is_inline_values(entry.get("valuesInline"))]
+
+
+def _is_inline_values(values: Any) -> bool:
+    return isinstance(values, dict) and (isinstance(values.get("primary"), dict) or _before_11(values))
+
+
 def parse_bitnami(text: str, path: str) -> list[DeclaredHost]:
     # Helm reads values with sigs.k8s.io/yaml, as Kubernetes reads manifests: an unquoted no or off is false
-    return [host for document in load_manifests(text, path) for host in _release(document, path)]
+    hosts: list[DeclaredHost] = []
+    for document in load_manifests(text, path):
+        charts = _kustomize_charts(document)
+        if not charts:
+            hosts.extend(_release(document, path))
+        for chart in charts:  # kustomize names the release releaseName (its default: "release-name")
+            release = str(chart.get("releaseName") or "release-name")
+            found = _release_of(chart["valuesInline"], release, path)
+            for host in found:
+                host.namespace = chart["namespace"] if isinstance(chart.get("namespace"), str) else None
+                for key in ("valuesFile", "additionalValuesFiles"):
+                    if chart.get(key):
+                        host.notes.append(f"{at(chart, key, path)}: {key} not read: its values, which valuesInline's "
+                                          "override, are left at the chart's defaults")
+            hosts.extend(found)
+    return hosts
 
 
 def _release(document: Any, path: str) -> list[DeclaredHost]:
@@ -180,12 +217,18 @@ def _release(document: Any, path: str) -> list[DeclaredHost]:
     if values is None:
         return []
     release = _release_name(document)
+    hosts = _release_of(values, release, path)
+    for host in hosts:
+        host.namespace = namespace(document) if release is not None else None  # a HelmRelease's
+    return hosts
+
+
+def _release_of(values: dict[str, Any], release: str | None, path: str) -> list[DeclaredHost]:
+    """The hosts of the chart's values: the primary, and with replication the read replicas."""
     stem = release or file_stem(path)  # a values file does not name its release
     primary: dict[str, Any] = values["primary"] if isinstance(values.get("primary"), dict) else {}
     if _before_11(values, setting=False):
-        old = _release_before_11(values, stem, primary, path)
-        old.namespace = namespace(document) if release is not None else None  # a HelmRelease's
-        return [old]
+        return [_release_before_11(values, stem, primary, path)]
     replicas = values.get("architecture") == "replication"
     read: dict[str, Any] = values["readReplicas"] if isinstance(values.get("readReplicas"), dict) else {}
     hosts = [_host(values, primary, stem, at(values, "primary", path), primary, path, before_11=False)]
@@ -201,7 +244,6 @@ def _release(document: Any, path: str) -> list[DeclaredHost]:
     for host in hosts:
         host.host["instances"] = Located(instances, at(values, "architecture", path) if replicas else host.source)
         _shm(host, values.get("shmVolume"), path)
-        host.namespace = namespace(document) if release is not None else None  # a HelmRelease's
     return hosts
 
 
