@@ -726,3 +726,43 @@ def test_the_charts_values_inline_in_a_kustomization_and_a_helm_inflation_genera
     assert {"PGV501", "PGV540"} <= {rule for host, rule, _, _ in lint_findings(tmp_path) if host == "db"}
     other = kustomization.replace("oci://registry-1.docker.io/bitnamicharts", "https://example.org/charts")
     assert kinds_recognising(Path("kustomization.yaml"), other) == []
+
+
+# The lines of bitnami/postgresql-ha's templates/postgresql/statefulset.yaml (charts 5165628) that matter here:
+# invalid YAML until Helm renders it, naming the chart's helpers postgresqlConfigurationCM and
+# postgresqlExtendedConfCM, which hold chart 10's postgresqlConfiguration and postgresqlExtendedConf.
+HA_TEMPLATE = """{{- /*
+Copyright Broadcom, Inc. All Rights Reserved.
+SPDX-License-Identifier: APACHE-2.0
+*/}}
+
+apiVersion: {{ include "common.capabilities.statefulset.apiVersion" . }}
+kind: StatefulSet
+metadata:
+  name: {{ include "postgresql-ha.postgresql" . }}
+  namespace: {{ include "common.names.namespace" . | quote }}
+spec:
+  template:
+    spec:
+      volumes:
+        {{- if or .Values.postgresql.repmgrConfiguration .Values.postgresql.configuration }}
+        - name: postgresql-config
+          configMap:
+            name: {{ include "postgresql-ha.postgresqlConfigurationCM" . }}
+        {{- end }}
+        {{- if or .Values.postgresql.extendedConf .Values.postgresql.extendedConfCM }}
+        - name: postgresql-extended-config
+          configMap:
+            name: {{ template "postgresql-ha.postgresqlExtendedConfCM" . }}
+        {{- end }}
+"""
+
+
+def test_a_charts_template_naming_the_charts_keys_is_no_values_file(tmp_path: Path) -> None:
+    """pre-commit passing the template of a repository's chart stopped the commit: 'invalid YAML' (exit 2)."""
+    assert kinds_recognising(Path("statefulset.yaml"), HA_TEMPLATE) == []
+    (tmp_path / "statefulset.yaml").write_text(HA_TEMPLATE)
+    result = CliRunner().invoke(app, ["lint", str(tmp_path / "statefulset.yaml"), "--format", "concise"])
+    assert result.exit_code == 0 and "not linted" in result.output
+    broken = "primary:\n  extendedConfiguration: |\n    work_mem = 4MB\n  resources: [\n"
+    assert kinds_recognising(Path("values.yaml"), broken) == ["bitnami"]  # a values file's error is still said

@@ -39,6 +39,7 @@ from pgvet.inputs.documents._kubernetes import (
     load_manifests,
     memory_size,
     namespace,
+    template_lines,
 )
 from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, ConfSetting, parse_conf_text
 from pgvet.pgparams import HOT_STANDBY_MINIMUMS, NEWEST_MAJOR, SUPPORTED_MAJORS, Param, load_param_table
@@ -107,7 +108,8 @@ def _recognises(name: str, text: str) -> bool:
     try:
         documents = load_manifests(text, name)
     except ParseError:  # the chart's own keys in an invalid file: claimed, so that its error is said
-        return any(marker in text for marker in (*_MARKERS, *_BEFORE_11_SETTING))
+        # unless it is a chart's template ({{- if … }} lines shaping it), which no values file is
+        return not template_lines(text)[1] and any(marker in text for marker in (*_MARKERS, *_BEFORE_11_SETTING))
     return any(_chart_values(document) is not None or _kustomize_charts(document) for document in documents)
 
 
