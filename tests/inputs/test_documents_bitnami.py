@@ -3,6 +3,7 @@ copies of them: postgresql.conf snippets read by pgvet's postgresql.conf parser,
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -766,3 +767,12 @@ def test_a_charts_template_naming_the_charts_keys_is_no_values_file(tmp_path: Pa
     assert result.exit_code == 0 and "not linted" in result.output
     broken = "primary:\n  extendedConfiguration: |\n    work_mem = 4MB\n  resources: [\n"
     assert kinds_recognising(Path("values.yaml"), broken) == ["bitnami"]  # a values file's error is still said
+
+
+def test_the_charts_default_preset_is_too_small_once_its_connections_are_open(tmp_path: Path) -> None:
+    """The chart's own values (resourcesPreset nano: 192Mi): its 143 MiB of shared memory fit, its 100 connections at
+    2 MiB each do not. PGV540 said the OOM killer strikes 'once its buffers fill', which alone it does not."""
+    (tmp_path / "values.yaml").write_text(VALUES.read_text())
+    result = CliRunner().invoke(app, ["lint", str(tmp_path), "--format", "json", "--select", "PGV540"])
+    [finding] = json.loads(result.output)["findings"]
+    assert "once its buffers fill and its connections are open, and again" in finding["message"]
