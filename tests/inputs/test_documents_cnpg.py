@@ -494,3 +494,41 @@ def test_a_templated_parameter_makes_its_rules_not_evaluated(tmp_path: Path) -> 
     (host,) = load_hosts(directory)
     assert "pg.shared_buffers" not in host.facts and "template" in host.unread["pg.shared_buffers"]
     assert "PGV540" not in {finding["rule_id"] for finding in _lint(directory)}
+
+
+CHART_VALUES = CORPUS / "chart-values.yaml"
+CHART_OVERRIDE = """type: timescaledb
+version:
+  postgresql: "17"
+  timescaledb: "2.17"
+cluster:
+  instances: 2
+  resources:
+    limits:
+      memory: 2Gi
+  monitoring:
+    instrumentation:
+      pgStatStatements: true
+  postgresql:
+    shared_preload_libraries: [pg_cron]
+    parameters:
+      shared_buffers: 1GB
+"""
+
+
+def test_the_cluster_charts_values_are_the_cluster_it_renders() -> None:
+    """cloudnative-pg/charts' cluster chart: its values were no input (a3). Its own values.yaml is one Cluster of
+    PostgreSQL 16 (version.postgresql), three instances, the operator's defaults; its comments hold a template."""
+    text = CHART_VALUES.read_text(encoding="utf-8")
+    assert recognise("chart-values.yaml", text) is KIND
+    host = _one(text, "chart-values.yaml")
+    assert (host.name, host.host["pg_version"].value, host.host["instances"].value) == ("chart-values", 16, 3)
+    assert host.host["pg_version"].source.line == _line(text, 'postgresql: "16"')
+    override = _one(CHART_OVERRIDE, "values-prod.yaml")
+    assert override.host["pg_version"].value == 17 and override.host["ram"].value == 2 * GiB
+    settings = {s.name: s.value for s in override.settings}
+    assert settings["shared_preload_libraries"].split(",")[:3] == ["timescaledb", "pg_stat_statements", "pg_cron"]
+    assert settings["shared_buffers"] == "1GB"
+    for other in ("type: postgresql\ncluster: demo\n", "kind: Pod\ntype: postgresql\ncluster: {instances: 1}\n",
+                  "type: redis\ncluster: {instances: 1}\n"):
+        assert recognise("values.yaml", other) is None

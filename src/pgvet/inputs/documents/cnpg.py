@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, yaml_line
+from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, get, yaml_line
 from pgvet.inputs.documents._kubernetes import (
     OVERRIDES,
     REFUSED,
@@ -101,13 +101,63 @@ _HUGEPAGES = "hugepages-"
 
 
 def _recognises(name: str, text: str) -> bool:
-    return (API_GROUP in text and (_KIND_LINE.search(text) is not None or listed(text, "Cluster"))
-            and ("{{" not in text or not template_lines(text)[1]))
+    if API_GROUP in text and (_KIND_LINE.search(text) is not None or listed(text, "Cluster")):
+        return "{{" not in text or not template_lines(text)[1]
+    if _CHART_TYPE_LINE.search(text) is None or "cluster:" not in text:
+        return False
+    try:
+        return any(_is_chart_values(document) for document in load_manifests(text, name))
+    except ParseError:
+        return False
+
+
+# The values of cloudnative-pg/charts' cluster chart, which renders a Cluster: their type, and the cluster's spec
+_CHART_TYPE_LINE = re.compile(r"^type:[ \t]*[\"']?(postgresql|postgis|timescaledb)[\"']?[ \t]*(#.*)?$", re.MULTILINE)
+
+
+def _is_chart_values(document: Any) -> bool:
+    return (isinstance(document, dict) and "kind" not in document and "apiVersion" not in document
+            and document.get("type") in ("postgresql", "postgis", "timescaledb")
+            and isinstance(document.get("cluster"), dict))
+
+
+def _chart_cluster(values: dict[str, Any], path: str) -> DeclaredHost:
+    """The Cluster the cluster chart renders (templates/cluster.yaml): ``cluster`` is its spec; its image the
+    ``version.postgresql`` of ``type`` (an image catalog's major too) unless ``cluster.imageName`` says another;
+    shared_preload_libraries timescaledb for that type, pg_stat_statements with
+    ``cluster.monitoring.instrumentation.pgStatStatements``, then the values' own. Named ``fullnameOverride``,
+    else after the file (the Helm release's name is not in it)."""
+    spec = values["cluster"]
+    postgresql = spec.get("postgresql")
+    if not isinstance(postgresql, dict):
+        postgresql = spec["postgresql"] = {}
+    own = postgresql.get("shared_preload_libraries")
+    libraries = (["timescaledb"] if values["type"] == "timescaledb" else []) + (
+        ["pg_stat_statements"] if get(spec, "monitoring", "instrumentation", "pgStatStatements") is True else [])
+    if libraries:
+        postgresql["shared_preload_libraries"] = libraries + (list(own) if isinstance(own, list) else [])
+    version = get(values, "version", "postgresql")
+    major = str(version).split(".", 1)[0]
+    chart_image = not spec.get("imageName") and major.isdigit()
+    if chart_image:  # the tag's major is what pgvet reads of it (postgis' tag is <postgresql>-<postgis>)
+        spec["imageName"] = f"ghcr.io/cloudnative-pg/{values['type']}:{major}"
+    name = values.get("fullnameOverride")
+    document = {"apiVersion": f"{API_GROUP}v1", "kind": "Cluster",
+                "metadata": {"name": name if isinstance(name, str) and name else file_stem(path)}, "spec": spec}
+    declared = _cluster(document, path)
+    declared.source = at(values, "cluster", path)
+    if chart_image and "pg_version" in declared.host:
+        declared.host["pg_version"] = Located(declared.host["pg_version"].value, at(values["version"], "postgresql",
+                                                                                    path))
+    override = values.get("namespaceOverride")
+    declared.namespace = override if isinstance(override, str) and override else None
+    return declared
 
 
 def parse_cnpg(text: str, path: str) -> list[DeclaredHost]:
     structural = template_lines(text)[1]
-    if structural:
+    # the cluster chart's values may hold a template in a text (its custom queries); a manifest may not
+    if structural and API_GROUP in text and (_KIND_LINE.search(text) is not None or listed(text, "Cluster")):
         raise ParseError("a template of manifests ({{ … }} shaping the document): lint what `helm template` renders",
                          Source(path, structural[0]))
     hosts = []
@@ -115,6 +165,8 @@ def parse_cnpg(text: str, path: str) -> list[DeclaredHost]:
         if (isinstance(document, dict) and document.get("kind") == "Cluster"
                 and str(document.get("apiVersion", "")).startswith(API_GROUP)):
             hosts.append(_cluster(document, path))
+        elif _is_chart_values(document):
+            hosts.append(_chart_cluster(document, path))
     return hosts
 
 
@@ -396,5 +448,6 @@ def _mapping(node: dict[str, Any], key: str, path: str) -> dict[str, Any]:
     return value
 
 
-KIND = DocumentKind("cnpg", "a CloudNativePG Cluster (postgresql.cnpg.io/v1): its parameters, resources, instances",
+KIND = DocumentKind("cnpg", "a CloudNativePG Cluster (postgresql.cnpg.io/v1), or the cluster chart's values: its "
+                    "parameters, resources, instances",
                     (".yml", ".yaml"), _recognises, parse_cnpg)
