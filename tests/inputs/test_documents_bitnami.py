@@ -776,3 +776,16 @@ def test_the_charts_default_preset_is_too_small_once_its_connections_are_open(tm
     result = CliRunner().invoke(app, ["lint", str(tmp_path), "--format", "json", "--select", "PGV540"])
     [finding] = json.loads(result.output)["findings"]
     assert "once its buffers fill and its connections are open, and again" in finding["message"]
+
+
+def test_values_whose_postgresql_conf_is_an_existing_configmap_are_not_judged_on_defaults(tmp_path: Path) -> None:
+    """A host that sets no parameter runs PostgreSQL's defaults (a3), but not when its postgresql.conf is a
+    ConfigMap pgvet cannot see: effective_cache_size and the rest may be anything there."""
+    text = "auth:\n  postgresPassword: x\nprimary:\n  existingConfigmap: my-pg-conf\n  resources:\n    limits:\n" \
+           "      memory: 1Gi\n"
+    [host] = parse_bitnami(text, "values.yaml")
+    assert host.unseen_configuration and host.settings == []
+    (tmp_path / "values.yaml").write_text(text)
+    assert lint_findings(tmp_path) == set()
+    (tmp_path / "values.yaml").write_text(text.replace("  existingConfigmap: my-pg-conf\n", ""))
+    assert "PGV533" in {rule for _, rule, _, _ in lint_findings(tmp_path)}

@@ -257,8 +257,9 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     _load_kernel(builder, inputs, [setting for document in declared_here for setting in document.sysctl], page_size)
     lines = ConfResult(settings=[setting for document in declared_here for setting in document.settings],
                        problems=[problem for document in declared_here for problem in document.problems])
-    # a document declaring a PostgreSQL host runs it, on its defaults where it sets nothing
-    runs = bool(hosting or lines.settings or lines.problems)
+    # a document declaring a PostgreSQL host runs it, on its defaults where it sets nothing (unless its
+    # postgresql.conf is a file pgvet cannot see: nothing is known of it then)
+    runs = bool(lines.settings or lines.problems or (hosting and not hosting[index].unseen_configuration))
     _load_postgresql(builder, inputs, declared, upgrade_to, lines if runs else None)
     _derive_host(builder, declared)
     _load_storage(builder, inputs)

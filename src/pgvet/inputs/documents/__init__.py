@@ -44,7 +44,9 @@ class DeclaredHost:
     (``pg.ssl``, ``sysctl.vm.swappiness``) the document sets to a value pgvet cannot know (a template's), each at
     its line: the rules reading them are not evaluated, with why, rather than judged on a default. ``namespace``:
     a Kubernetes object's metadata.namespace, what tells it from an object of its name beside it (kubectl's
-    ``namespace/name``); None where the manifest leaves it to where it is applied.
+    ``namespace/name``); None where the manifest leaves it to where it is applied. ``unseen_configuration``: the
+    host's postgresql.conf is a file pgvet cannot see: a host that sets nothing else is not judged on PostgreSQL's
+    defaults.
     """
 
     kind: str  # the DocumentKind's name
@@ -58,6 +60,7 @@ class DeclaredHost:
     unknown: dict[str, Source] = field(default_factory=dict)
     hosting: bool = True
     namespace: str | None = None
+    unseen_configuration: bool = False  # its postgresql.conf is a file pgvet cannot see (an existing ConfigMap's)
 
 
 def yaml_parameter(name: str, value: str) -> str:

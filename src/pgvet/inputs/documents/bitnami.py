@@ -366,6 +366,7 @@ def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: So
         if own:
             _ignored_before_11_keys(declared, values, path)
     if replaced is not None:  # a postgresql.conf pgvet cannot see: the container generates none
+        declared.unseen_configuration = True
         for key, setting in environment:
             declared.notes.append(f"{setting.source}: {key} not applied: the container writes it into the "
                                   f"postgresql.conf it generates, and the ConfigMap {replaced} replaces that file")
