@@ -420,3 +420,19 @@ def test_a_service_built_from_a_directory_named_after_postgres_runs_it() -> None
     for build in ("build: ./web", "build: {context: ../app}"):
         other = text.replace("build:\n      context: ./docker-postgres\n      dockerfile: Dockerfile", build)
         assert not any(kind.recognises("postgres-service.yml", other) for kind in document_kinds())
+
+
+@pytest.mark.parametrize("extra", [
+    "    volumes:\n      - ./postgresql.conf:/etc/postgresql/postgresql.conf:ro\n",
+    "    volumes:\n      - {type: bind, source: ./conf, target: /opt/bitnami/postgresql/conf}\n",
+    "    environment:\n      - POSTGRESQL_MAX_CONNECTIONS=500\n",
+])
+def test_a_service_configured_where_pgvet_does_not_read_is_not_judged_on_defaults(tmp_path: Path, extra: str) -> None:
+    """A service that sets no parameter runs PostgreSQL's defaults (a3), but not one whose configuration is a mounted
+    file or Bitnami's environment: max_connections = 500 was judged as 100."""
+    text = 'services:\n  db:\n    image: "postgres:17"\n' + extra
+    (tmp_path / "compose.yaml").write_text(text)
+    assert only(text).unseen_configuration
+    assert not {rule for _, rule, _, _ in lint_findings(tmp_path)} & {"PGV805", "PGV833"}
+    assert not only('services:\n  db:\n    image: "postgres:17"\n    environment:\n'
+                    "      POSTGRESQL_PASSWORD: x\n      PGDATA: /data\n").unseen_configuration

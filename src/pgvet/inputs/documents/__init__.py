@@ -60,7 +60,7 @@ class DeclaredHost:
     unknown: dict[str, Source] = field(default_factory=dict)
     hosting: bool = True
     namespace: str | None = None
-    unseen_configuration: bool = False  # its postgresql.conf is a file pgvet cannot see (an existing ConfigMap's)
+    unseen_configuration: bool = False  # its configuration is where pgvet cannot see (a ConfigMap, a mount)
 
 
 def yaml_parameter(name: str, value: str) -> str:

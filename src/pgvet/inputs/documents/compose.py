@@ -40,6 +40,9 @@ DOCKER_DEFAULT = "<docker default>"  # what Docker gives a container whose servi
 FLOW_LIST, BLOCK_LIST = "flow list", "block list"
 ENTRYPOINT = "docker-entrypoint.sh"  # the postgres image's: it runs the command it is given
 _SHELLS = frozenset({"sh", "bash", "ash", "dash"})
+# the variables of Bitnami's image that set no parameter
+_BITNAMI_CREDENTIALS = frozenset({"USERNAME", "PASSWORD", "DATABASE", "POSTGRES_PASSWORD", "PASSWORD_FILE",
+                                  "POSTGRES_PASSWORD_FILE"})
 
 _SERVICES = re.compile(r"^services\s*:", re.MULTILINE)
 # a service's image line naming PostgreSQL's image (what claims a compose file too broken to read)
@@ -110,7 +113,26 @@ def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[
             declared.host["parameter_form"] = Located(form, Source(path, yaml_line(service, key)))
             arguments += [(str(item), Source(path, yaml_line(run, index))) for index, item in enumerate(run)]
     _options(declared, arguments)
+    declared.unseen_configuration = _configured_elsewhere(service)
     return declared
+
+
+def _configured_elsewhere(service: dict[str, Any]) -> bool:
+    """Whether the server's configuration is in what pgvet does not read: a postgresql.conf (or a configuration
+    directory) mounted into the container, or the environment variables Bitnami's image writes into its own
+    (POSTGRESQL_MAX_CONNECTIONS…; its credentials aside)."""
+    volumes = service.get("volumes")
+    for volume in volumes if isinstance(volumes, list) else []:
+        target = volume.get("target") if isinstance(volume, dict) else str(volume).split(":")[1:2]
+        target = target[0] if isinstance(target, list) and target else target
+        if isinstance(target, str) and (target.endswith(".conf") or "/conf" in target
+                                        or target.startswith("/etc/postgres")):
+            return True
+    environment = service.get("environment")
+    names = (environment.keys() if isinstance(environment, dict)
+             else [str(item).split("=", 1)[0] for item in environment] if isinstance(environment, list) else [])
+    return any(name.startswith("POSTGRESQL_") and name.removeprefix("POSTGRESQL_") not in _BITNAMI_CREDENTIALS
+               for name in map(str, names))
 
 
 def _resources(declared: DeclaredHost, service: dict[str, Any], path: str) -> None:
