@@ -200,6 +200,8 @@ class FakeServer:
     unix_dir: Path | None = None
     server_version: str = "16.2"
     refusal: str | None = None  # an error that refuses every connection at its startup, before any query
+    ask_password: bool = False  # ask for the password in clear text (AuthenticationCleartextPassword) first
+    passwords: list[str] = field(default_factory=list)  # every password a client sent
     queries: list[str] = field(default_factory=list)  # every query received, in order
     startups: list[dict[str, str]] = field(default_factory=list)  # every startup packet's parameters
     _listener: socket.socket | None = None
@@ -302,6 +304,12 @@ class FakeServer:
         words = payload[4:].split(b"\0")[:-2]  # name, value, …, then the empty name that ends the list
         self.startups.append({key.decode(): value.decode()
                               for key, value in zip(words[0::2], words[1::2], strict=True)})
+        if self.ask_password:
+            client.sendall(_message(b"R", struct.pack("!i", 3)))
+            if _read_exactly(client, 1) != b"p":
+                return False
+            length = struct.unpack("!i", _read_exactly(client, 4))[0]
+            self.passwords.append(_read_exactly(client, length - 4).rstrip(b"\0").decode())
         if self.refusal is not None:
             client.sendall(_error(Error(self.refusal, "28000")))
             return False

@@ -42,7 +42,7 @@ from pgvet.errors import InputError
 from pgvet.inputs.pg_settings import live_facts, parse_pg_settings_json
 from pgvet.live.commands import collect_command
 
-pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
+psycopg = pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
 
 OS_FILES = {"meminfo.txt", "sysctl.txt", "lscpu.txt", "mounts.txt", "sysfs.txt"}
 MAJOR = 15  # Debian's, what CI always installs (12 would not reload primary_conninfo)
@@ -249,6 +249,33 @@ def test_a_dropped_connection_says_the_connection_was_lost(tmp_path: Path) -> No
     assert str(raised.value).startswith("the connection to the server was lost while pgvet read pg_stat_bgwriter: ")
     assert "\n" not in str(raised.value)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_server_asking_for_the_password_in_clear_text_gets_none(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever listens at the server's address or socket (the threat above) could ask libpq for the password in
+    clear text (AuthenticationCleartextPassword), and libpq sent it: PGPASSWORD's, the DSN's or .pgpass's."""
+    if psycopg.pq.version() < 160000:
+        pytest.skip("libpq before 16 has no require_auth")
+    monkeypatch.setenv("PGPASSWORD", "hunter2-env")
+    monkeypatch.delenv("PGREQUIREAUTH", raising=False)
+    with FakeServer(answers_with(standard_answers()), ask_password=True) as server:
+        for dsn in (server.dsn(), server.dsn("password=hunter2-dsn"),
+                    f"postgresql://postgres:hunter2-uri@127.0.0.1:{server.port}/postgres?sslmode=disable"):
+            with pytest.raises(InputError) as raised:
+                collect_command(tmp_path / "out", dsn)
+            assert "server requested a cleartext password" in str(raised.value)
+            assert "add require_auth=password to --dsn" in str(raised.value)
+            assert "hunter2" not in str(raised.value)
+        done = pgvet("check", "--no-input", "--dsn", server.dsn())
+        assert done.returncode == 2 and "require_auth=password" in done.stderr, done.stderr
+        assert server.passwords == []
+        assert os.listdir(tmp_path) == []
+        # the user's choice, for a server that authenticates with LDAP or PAM
+        collect_command(tmp_path / "out", server.dsn("require_auth=password"))
+        monkeypatch.setenv("PGREQUIREAUTH", "password")
+        collect_command(tmp_path / "out2", server.dsn())
+    assert server.passwords == ["hunter2-env", "hunter2-env"]
 
 
 ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x9b31m"

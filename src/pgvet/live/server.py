@@ -134,9 +134,31 @@ def connect(dsn: str | None, *, timeout: float = 10) -> psycopg.Connection[Any]:
     try:
         return psycopg.connect(given, application_name="pgvet", autocommit=True,
                                connect_timeout=str(max(1, math.ceil(timeout))),
-                               options=_session_options(given, timeout))
+                               options=_session_options(given, timeout), **_auth_requirement(given))
     except psycopg.Error as error:
-        raise CannotConnect(f"cannot connect to PostgreSQL ({shown}): {scrub(_one_line(str(error)), given)}") from None
+        message = scrub(_one_line(str(error)), given)
+        if CLEARTEXT_REFUSED in message:
+            message += ("; pgvet sends no password in clear text unless told to (whatever listens there would read "
+                        "it): add require_auth=password to --dsn for a server that authenticates so (LDAP, PAM, "
+                        "RADIUS), over TLS")
+        raise CannotConnect(f"cannot connect to PostgreSQL ({shown}): {message}") from None
+
+
+# What libpq says when require_auth refused the server's request for a clear-text password.
+CLEARTEXT_REFUSED = "server requested a cleartext password"
+
+
+def _auth_requirement(dsn: str) -> dict[str, Any]:
+    """libpq's ``require_auth``: no clear-text password (the password of the DSN, PGPASSWORD or .pgpass), which
+    anything that answers at the server's address or socket could ask for and read, unless the user chose the
+    methods (in the DSN or PGREQUIREAUTH). A libpq older than 16 knows no such option: nothing is required. (Any:
+    spread into psycopg.connect's keywords, as its conninfo.)"""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    if psycopg.pq.version() < 160000 or os.environ.get("PGREQUIREAUTH") or "require_auth" in conninfo_to_dict(dsn):
+        return {}
+    return {"require_auth": "!password"}
 
 
 def socket_peer(connection: psycopg.Connection[Any]) -> SocketPeer | None:
