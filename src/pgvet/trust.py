@@ -20,7 +20,9 @@ def others_may_write(status: os.stat_result) -> bool:
 
 @lru_cache(maxsize=8)
 def _private_group(gid: int, uid: int) -> bool:
-    """Whether ``gid`` is the private group of ``uid``: its primary group, named after it, with no other member."""
+    """Whether ``gid`` is the private group of ``uid``: its primary group, named after it, with no other member —
+    listed in the group, or another user whose primary group it is (``useradd -g alice bob``: not in gr_mem, yet
+    the group's rights are bob's; he could fill a group-writable file of alice's and hard link it into her cache)."""
     import grp
     import pwd
 
@@ -29,7 +31,8 @@ def _private_group(gid: int, uid: int) -> bool:
         group = grp.getgrgid(gid)
     except KeyError:  # a user or group without an entry: nothing says who else is in the group
         return False
-    return user.pw_gid == gid and group.gr_name == user.pw_name and set(group.gr_mem) <= {user.pw_name}
+    return (user.pw_gid == gid and group.gr_name == user.pw_name and set(group.gr_mem) <= {user.pw_name}
+            and all(other.pw_gid != gid or other.pw_uid == uid for other in pwd.getpwall()))
 
 
 def why_untrusted(status: os.stat_result, *, root_trusted: bool) -> str | None:

@@ -15,7 +15,7 @@ import pytest
 
 from as_user import NOBODY_UID, needs_root, run_as, shared_directory
 from conftest import FIXTURES
-from pgvet import cache
+from pgvet import cache, trust
 from pgvet.engine.loader import load_pack
 
 
@@ -88,6 +88,37 @@ def test_a_cache_directory_others_may_write_to_is_not_used(warm: Path, tmp_path:
     assert load_pack().rules and not marker.exists()
     assert said in capsys.readouterr().err
     assert not list(warm.glob(".rules-*"))  # nor written to
+
+
+def test_a_group_another_user_has_as_primary_group_is_not_private(warm: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """``useradd -g alice mallory``: alice's group lists no member, yet mallory writes what it may write. A
+    group-writable file of alice's (umask 002), filled by mallory and hard linked over her pack, ran as alice
+    (/tmp/a4/repro/private_group.py did it with two real users)."""
+    import grp
+    import pwd
+
+    user = pwd.getpwuid(os.geteuid())
+    if grp.getgrgid(user.pw_gid).gr_name != user.pw_name or set(grp.getgrgid(user.pw_gid).gr_mem) - {user.pw_name}:
+        pytest.skip("the user running the tests has no private group")
+    marker = tmp_path / "ran"
+    pack = plant(warm, marker)
+    os.chown(warm, os.geteuid(), user.pw_gid)
+    os.chown(pack, os.geteuid(), user.pw_gid)
+    warm.chmod(0o770)
+    pack.chmod(0o660)
+    trust._private_group.cache_clear()
+    assert load_pack().rules and marker.exists()  # one's own private group: one's own
+    plant(warm, marker).chmod(0o660)
+    marker.unlink()
+    mallory = pwd.struct_passwd(("mallory", "x", 54321, user.pw_gid, "", "/nonexistent", "/bin/sh"))
+    listed = pwd.getpwall()
+    monkeypatch.setattr(pwd, "getpwall", lambda: [*listed, mallory])
+    trust._private_group.cache_clear()
+    assert load_pack().rules and not marker.exists()
+    assert f"cache directory {warm} not used: writable by other users (mode 0770)" in capsys.readouterr().err
+    trust._private_group.cache_clear()
 
 
 def test_the_cache_files_are_made_private(warm: Path) -> None:
