@@ -19,7 +19,7 @@ those it made.
 
 Modes: a file replaced keeps its mode, owner and group (one of another user in a directory others may write to
 is refused: it may have been put there to be filled); a new file is 0644 (less the umask); and when the hosts
-it was made from are private (their directory or a file in it unreadable by others, as a collected snapshot
+it was made from are private (their directory or anything in it unreadable by others, as a collected snapshot
 may be), it is 0600 and a replaced file loses what let others read it. A failure names the file and the reason.
 """
 
@@ -301,16 +301,41 @@ def _umask() -> int:
 
 
 def is_private(directory: str) -> bool:
-    """Whether a host directory, or a regular file directly in it, may not be read by other users: what pgvet
-    writes from it is then 0600."""
+    """Whether a host directory holds something other users may not read: the directory itself, a regular file in
+    it or in its subdirectories (an include_dir's conf.d/ of 0600 files; links not followed), or a subdirectory on
+    the way, unreadable or closed to them. What pgvet writes from such a host is then 0600. A tree of more than
+    PRIVACY_SCAN_ENTRIES entries, or one that cannot be read whole, is taken as private: others may well not read
+    what was not looked at."""
+    pending, seen = [directory], 0
     try:
-        if not os.stat(directory).st_mode & stat.S_IROTH:
+        if not _open_to_others(os.stat(directory).st_mode):
             return True
-        with os.scandir(directory) as entries:
-            return any(entry.is_file(follow_symlinks=False) and not entry.stat(follow_symlinks=False).st_mode
-                       & stat.S_IROTH for entry in entries)
+        while pending:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > PRIVACY_SCAN_ENTRIES:
+                        return True
+                    if entry.is_symlink():
+                        continue
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                    if stat.S_ISDIR(mode):
+                        if not _open_to_others(mode):
+                            return True
+                        pending.append(entry.path)
+                    elif stat.S_ISREG(mode) and not mode & stat.S_IROTH:
+                        return True
     except OSError:  # gone, or unreadable by this user: others may well not read it either
         return True
+    return False
+
+
+# The entries is_private looks at in a host directory at most (as a search for hosts, snapshot/discovery.py).
+PRIVACY_SCAN_ENTRIES = 20_000
+
+
+def _open_to_others(directory_mode: int) -> bool:
+    return directory_mode & (stat.S_IROTH | stat.S_IXOTH) == stat.S_IROTH | stat.S_IXOTH
 
 
 def any_private(directories: Iterable[str | os.PathLike[str] | None]) -> bool:

@@ -175,6 +175,41 @@ def test_modes_new_files_replaced_files_and_private_hosts(tmp_path: Path, monkey
     assert mode(tmp_path / "private-report.json") == 0o600
 
 
+def test_a_private_file_deeper_in_the_host_makes_what_is_written_private(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the host directory and the files directly in it were looked at: a 0600 file in a 0700 conf.d (its
+    value quoted by findings) made a 0644 report, a baseline and fix --write's new file readable by all."""
+    host = tmp_path / "host"
+    shutil.copytree(FIXTURES / "small-vm", host)
+    host.chmod(0o755)
+    with (host / "postgresql.conf").open("a") as conf:
+        conf.write("include_dir 'conf.d'\n")
+    (host / "conf.d").mkdir()
+    (host / "conf.d" / "tuning.conf").write_text("work_mem = '1GB'\n")
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["lint", "host", "-f", "json", "-o", "open.json"]).exit_code == 1
+    assert mode(tmp_path / "open.json") == 0o644 & ~umask()
+    for closed in (lambda: (host / "conf.d" / "tuning.conf").chmod(0o600),  # the file
+                   lambda: (host / "conf.d").chmod(0o700),  # the directory on the way: its files are theirs neither
+                   lambda: (host / "conf.d").chmod(0o744)):  # listed, not entered
+        (host / "conf.d").chmod(0o755)
+        (host / "conf.d" / "tuning.conf").chmod(0o644)
+        closed()
+        for name in ("report.json", "baseline.json"):
+            (tmp_path / name).unlink(missing_ok=True)
+        result = runner.invoke(app, ["lint", "host", "-f", "json", "-o", "report.json"])
+        assert result.exit_code == 1 and "1GB" in (tmp_path / "report.json").read_text()
+        assert mode(tmp_path / "report.json") == 0o600
+        assert runner.invoke(app, ["baseline", "create", "host", "-o", "baseline.json"]).exit_code == 0
+        assert mode(tmp_path / "baseline.json") == 0o600
+    (host / "conf.d").chmod(0o755)
+    assert not output_file.is_private(str(host))
+    monkeypatch.setattr(output_file, "PRIVACY_SCAN_ENTRIES", 20)
+    for number in range(20):  # more than is looked at: private, for all pgvet knows
+        (host / "conf.d" / f"{number}.txt").touch()
+    assert output_file.is_private(str(host))
+
+
 @needs_root
 def test_a_replaced_file_keeps_its_owner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """root fixing postgres's postgresql.conf must leave it postgres's, or the server cannot read it."""
