@@ -46,6 +46,35 @@ def test_a_configuration_above_the_repository_root_is_not_read(tmp_path: Path, m
     assert lint()[0] == 0
 
 
+@pytest.mark.parametrize("name", [".pgvet.toml", "pyproject.toml"])
+def test_a_configuration_linking_out_of_the_repository_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   name: str) -> None:
+    """`.pgvet.toml -> /etc/shadow` in a cloned repository: read as root (the file and its directory are root's,
+    trusted), its first bad character's column said, the key names of any TOML file and the values `select`
+    names quoted in the errors (`unknown configuration keys: password`)."""
+    outside = tmp_path / "home"
+    outside.mkdir()
+    (outside / "credentials.toml").write_text('password = "s3cr3t"\nselect = ["s3cr3t-too"]\n')
+    (outside / "silencing.toml").write_text(("[tool.pgvet]\n" if name == "pyproject.toml" else "") + SILENCING)
+    repository = tmp_path / "repository"
+    (repository / ".git").mkdir(parents=True)
+    monkeypatch.chdir(repository)
+    for target in (outside / "credentials.toml", outside / "silencing.toml", Path("/etc/passwd")):
+        (repository / name).unlink(missing_ok=True)
+        (repository / name).symlink_to(target)
+        code, stdout, stderr = lint()
+        assert code == 1 and findings(stdout) > 0, stderr
+        assert stderr == (f"pgvet: notice: {repository / name} ignored: a symbolic link that leads out of its "
+                          f"repository {repository} (to {target}); give it with --config to use it\n")
+    assert lint("--config", str(repository / name))[0] == 2  # given, it is the user's: /etc/passwd is no TOML
+    (repository / "conf").mkdir()
+    (repository / "conf" / "pgvet.toml").write_text(("[tool.pgvet]\n" if name == "pyproject.toml" else "")
+                                                    + SILENCING)
+    (repository / name).unlink()
+    (repository / name).symlink_to("conf/pgvet.toml")  # a link inside the repository is read
+    assert lint() == (0, lint()[1], "")
+
+
 @needs_root
 def test_a_configuration_another_user_owns_is_ignored_and_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A .pgvet.toml planted in /tmp by another user silenced every lint run below it."""

@@ -3,9 +3,9 @@
 Looked up from the current directory upwards (the first file that has pgvet settings wins), up to the
 repository's root (the first directory holding ``.git``), or given with ``--config``. A file found so is not
 trusted as one given is: it is ignored, and said so on stderr, when another user than you or root owns it or may
-write it or its directory (a file planted in /tmp), and the paths it names (``rules``, ``baseline``,
-``ignore-file``) must stay in its repository (``rules = ["/etc/shadow"]`` in a cloned repository is refused).
-Command-line options override the file. Example::
+write it or its directory (a file planted in /tmp) or when it is a link out of its repository, and the paths it
+names (``rules``, ``baseline``, ``ignore-file``) must stay in its repository (``rules = ["/etc/shadow"]`` in a
+cloned repository is refused). Command-line options override the file. Example::
 
     [tool.pgvet]
     select = ["os", "PGV1"]          # ids, id prefixes, names or tags
@@ -89,12 +89,22 @@ CONFIG_NAMES = (".pgvet.toml", "pgvet.toml", "pyproject.toml")
 
 def find_config(start: Path, ignored: list[str] | None = None) -> Path | None:
     """The first configuration file from ``start`` upwards that no other user could have written, not above the
-    repository's root (the first directory holding ``.git``, a directory or a worktree's file). Each file passed
-    over because another user could have written it is said in ``ignored``."""
+    repository's root (the first directory holding ``.git``, a directory or a worktree's file) and, in a
+    repository, inside it (a link of the repository's leading out is not followed). Each file passed over is said
+    in ``ignored``."""
+    repository = repository_of(os.fspath(start))
+    real_repository = os.path.realpath(repository) if repository is not None else None
     for directory in (start, *start.parents):
         for name in CONFIG_NAMES:
             candidate = directory / name
             if not candidate.is_file():
+                continue
+            real = os.path.realpath(candidate)
+            if real_repository is not None and not is_inside(real, real_repository):
+                # `.pgvet.toml -> /etc/shadow`: read as root, its key names and values reached the errors
+                if ignored is not None:
+                    ignored.append(f"{candidate} ignored: a symbolic link that leads out of its repository "
+                                   f"{repository} (to {real}); give it with --config to use it")
                 continue
             why = _why_untrusted(candidate)
             if why is not None:
