@@ -4,9 +4,10 @@ Loading the pack unpickles it, which runs code: it is used only from a directory
 written to. The directory is
 ``$PGVET_CACHE_DIR``, else ``$XDG_CACHE_HOME/pgvet``, else ``~/.cache/pgvet``, else (no home: no ``HOME`` and
 no passwd entry, as ``docker run --user 12345`` gives) ``pgvet-cache-UID`` in the temporary directory. It is
-created 0700 and its files 0600; a directory or file owned by another user, or writable by others (a link,
-for a file), is not used, and said once on stderr: pgvet then compiles the pack each time. A cache that merely
-cannot be made (a read-only or full file system, no home) costs time only and is not said.
+created 0700 (so are the directories missing on the way to it) and its files 0600; a directory or file owned by
+another user, or writable by others (a link, for a file), is not used, and said once on stderr: pgvet then
+compiles the pack each time. A cache that merely cannot be made (a read-only or full file system, no home) costs
+time only and is not said.
 
 It keeps what the current packs need, no more (a pack of 2.3 MB was left for every change of a rule): a file
 written replaces the older versions of itself (``write``'s ``replaces``), and a file no run has read for
@@ -24,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+from pgvet.paths import make_directories
 from pgvet.trust import why_untrusted
 
 UNUSED_DAYS = 30
@@ -85,7 +87,9 @@ def _open_directory(*, create: bool) -> int | None:
     path = cache_dir()
     try:
         if create:
-            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # 0700 on the way too, as the XDG base directory specification asks: made with the umask's mode,
+            # as Path.mkdir makes parents, a ~/.cache was 0777 under umask 000
+            make_directories(path, 0o700)
         descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:  # none, or none that can be made: no cache
         return None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from pathlib import Path
 
 
 def real_path_in(real_root: str, path: str) -> str:
@@ -57,3 +59,16 @@ def link_out_of_repository(path: str) -> tuple[str, str] | None:
         if os.path.lexists(os.path.join(real, ".git")):
             repository = real
     return None
+
+
+def make_directories(path: Path, mode: int) -> None:
+    """``path`` made, with the directories missing on the way, each with ``mode`` (less the umask): Path.mkdir
+    makes the parents 0777 less the umask, world-writable under umask 000 (a service's UMask=0000). One that
+    exists already, or is made meanwhile, is left as it is."""
+    missing = []
+    while not path.is_dir() and path.parent != path:
+        missing.append(path)
+        path = path.parent
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # made meanwhile: a file there fails the caller's next step
+            directory.mkdir(mode=mode)

@@ -39,6 +39,19 @@ def test_a_new_snapshot_is_private_and_its_files_new(tmp_path: Path) -> None:
     assert not (tmp_path / "victim").exists()
 
 
+def test_the_directories_made_on_the_way_to_a_snapshot_are_not_world_writable(tmp_path: Path) -> None:
+    """`collect -o reports/db1/snap` under umask 000 made reports/ and db1/ 0777: another user could move the
+    snapshot away and put one of theirs in its place."""
+    previous = os.umask(0)
+    try:
+        SnapshotDirectory.create(tmp_path / "reports" / "db1" / "snap").close()
+    finally:
+        os.umask(previous)
+    assert [stat.S_IMODE(path.stat().st_mode) for path in (tmp_path / "reports", tmp_path / "reports" / "db1",
+                                                            tmp_path / "reports" / "db1" / "snap")] == [0o755, 0o755,
+                                                                                                       0o700]
+
+
 def test_an_output_that_is_a_link_or_anothers_is_refused(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "empty")

@@ -126,6 +126,24 @@ def test_the_cache_files_are_made_private(warm: Path) -> None:
     assert [stat.S_IMODE(path.stat().st_mode) for path in warm.iterdir()] == [0o600]
 
 
+def test_the_directories_made_on_the_way_are_private_whatever_the_umask(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Path.mkdir(parents=True) makes the parents with the umask's mode: under umask 000 (a service's UMask=0000)
+    ~/.cache was made 0777, for any user to fill with what the user's other programs read."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.delenv("PGVET_CACHE_DIR")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    previous = os.umask(0)
+    try:
+        load_pack()
+    finally:
+        os.umask(previous)
+    assert [stat.S_IMODE(path.stat().st_mode) for path in (home / ".cache", home / ".cache" / "pgvet")] == [0o700] * 2
+    assert len(list((home / ".cache" / "pgvet").glob("rules-*.pickle"))) == 1
+
+
 def test_a_link_in_the_cache_is_not_followed(warm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     marker = tmp_path / "ran"
     pack = plant(warm, marker)

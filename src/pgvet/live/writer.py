@@ -14,6 +14,7 @@ from typing import Any
 from pgvet.errors import InputError
 from pgvet.live.host import HostFile
 from pgvet.live.server import ServerReading
+from pgvet.paths import make_directories
 
 PG_SETTINGS_FORMAT = 1
 MANIFEST_FORMAT = 1
@@ -100,7 +101,7 @@ class SnapshotDirectory:
         created = False
         try:
             if not path.exists() and not path.is_symlink():
-                path.parent.mkdir(parents=True, exist_ok=True)
+                make_directories(path.parent, 0o755)  # not 0777 under umask 000, as Path.mkdir makes parents
                 path.mkdir(mode=0o700)
                 created = True
         except FileExistsError:
