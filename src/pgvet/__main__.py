@@ -2,7 +2,8 @@
 
 Ctrl-C is exit code 130 and one line at any moment (SIGTERM 143, SIGHUP 129: pgvet.interrupt), also while the
 command line's modules are still being imported (typer alone is slow to import): nothing but the built-in
-gc is imported here before the ``try``. Every command line goes to typer (cli.app).
+gc is imported here before the ``try``. Every command line goes to typer (cli.app), an existing file whose name
+reads as an option made a path first (files_named_like_options).
 
 The cycle collector is off from the start: the modules, the dependencies' and pgvet's, and the rule pack make
 objects that live as long as the command, and each of its passes walked them again to find nothing. A lint's
@@ -61,6 +62,7 @@ def _run() -> None:
     # twice, which YAML allows: an alias takes the latest); what pgvet refuses it says itself.
     warnings.filterwarnings("ignore", module=r"ruamel\.yaml")
 
+    sys.argv[1:] = files_named_like_options(sys.argv[1:])
     try:
         from pgvet.cli import app
 
@@ -79,6 +81,20 @@ def _run() -> None:
     except PgvetError as error:
         _say(f"pgvet: error: {error}")
         sys.exit(error.exit_code)
+
+
+def files_named_like_options(arguments: list[str]) -> list[str]:
+    """The command line with each argument that reads as an option with its value (``-o/etc/sysctl.d/x.conf``,
+    ``--config=x.yaml``) but names a file that exists (a repository's directory ``-o``) made a path
+    (``./-o/etc/sysctl.d/x.conf``), so that it is linted as the file it is. pre-commit passes a repository's files
+    after the hook's options without ``--`` (as ``pgvet lint $(git ls-files)`` does): such a name wrote a report over
+    any file of the user's, and ``--config=x.yaml`` made pgvet trust a configuration naming files outside the
+    repository. A bare option (``-o``, ``--exit-zero``: no value in it, never one of the hook's file names), ``-`` and
+    ``--`` stay options whatever exists."""
+    import os
+
+    return [f"./{argument}" if argument.startswith("-") and not argument.lstrip("-").replace("-", "").isalnum()
+            and argument not in ("-", "--") and os.path.lexists(argument) else argument for argument in arguments]
 
 
 def _say(message: str) -> None:

@@ -6,12 +6,16 @@ root on a database host would otherwise read /var/lib/postgresql's files into a 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from conftest import FIXTURES
 from pgvet.cli import app
 
 runner = CliRunner()
@@ -133,3 +137,32 @@ def test_a_kustomize_component_out_of_the_repository_is_not_read(tmp_path: Path,
     result = runner.invoke(app, ["lint", ".", "--format", "concise"])
     assert result.exit_code == 0 and "OutsideValue" not in result.output, result.output
     assert f"overlays/prod/kustomization.yaml:4: WARNING input: {refused}" in result.output, result.output
+
+
+def test_a_file_whose_name_reads_as_an_option_is_linted_not_obeyed(tmp_path: Path) -> None:
+    """pre-commit passes a repository's files after the hook's options, without `--`: a directory `-o` made
+    `-o/…/settings.yaml` an --output, and pgvet's report replaced a file of the user's outside the repository;
+    `--config=/…` gave pgvet a configuration it trusts, whose paths may leave the repository."""
+    victim = tmp_path / "home" / "settings.yaml"
+    victim.parent.mkdir()
+    victim.write_text("the user's\n")
+    (tmp_path / "pgvet.yaml").write_text('ignore = ["PGV"]\n')  # TOML all the same, named as the hook's files
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    shutil.copytree(FIXTURES / "small-vm", repository / "db")
+    passed = [f"-o{victim}", f"--output={victim}", f"--config={tmp_path / 'pgvet.yaml'}"]
+    for name in passed:
+        (repository / name).parent.mkdir(parents=True, exist_ok=True)
+        (repository / name).write_text("name: x\n")  # a YAML file, as the hook's `files` pattern takes
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "--format", "concise", *passed, "db/postgresql.conf"],
+                          cwd=repository, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PRE_COMMIT": "1"})
+    assert done.returncode == 1, done.stdout + done.stderr  # the host's findings, none ignored
+    assert "PGV" in done.stdout
+    assert victim.read_text() == "the user's\n"
+    for name in passed:
+        assert f"notice: {name}: not linted" in done.stdout, done.stdout  # a YAML file that is no document
+    # options are still options, `-` and `--` what they are
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "-f", "concise", "-o", "-", "--", "db"],
+                          cwd=repository, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "PGV" in done.stdout, done.stderr
