@@ -473,7 +473,10 @@ def test_secrets_planted_everywhere_are_nowhere_in_what_pgvet_writes_or_prints(t
                   env={"PGPASSWORD": secrets["Wrong"]}),
         ]
     assert [run.returncode for run in runs] == [0, 0, 1, 1, 2, 2, 2], [run.stderr for run in runs]
-    assert all(run.stderr.startswith("pgvet: error: cannot connect to PostgreSQL") for run in runs[4:])
+    assert all(run.stderr.splitlines()[-1].startswith("pgvet: error: cannot connect to PostgreSQL") for run in runs[4:])
+    # a secret on the command line is in the process list for every user (ps): said, where it belongs said too
+    assert [run.stderr.startswith("pgvet: notice: --dsn holds a password") for run in runs] == [
+        False, False, True, False, True, True, False]
     assert 'database "postgresql://watcher:***@/postgres' in runs[5].stderr  # the server echoed it: scrubbed
     printed = "".join(run.stdout + run.stderr for run in runs).encode()
     written = b"".join(_every_byte(tmp_path / name) for name in ("superuser", "monitor", "check"))

@@ -34,6 +34,7 @@ def collect(
     """Read this host (and a live server, read-only) into a snapshot directory that `pgvet lint` reads."""
     from pgvet.live.commands import collect_command
 
+    _warn_of_a_password_in(dsn)
     path = collect_command(output, dsn, host_only=host_only, timeout=timeout)
     typer.echo(visible(str(path)))  # the default name holds the host name
 
@@ -77,6 +78,7 @@ def check(
     from pgvet.live.check import run_check
     from pgvet.report.check import render_check
 
+    _warn_of_a_password_in(dsn)
     settings = load_config(config)
     threshold = fail_on or settings.fail_on
     if threshold not in SEVERITIES:
@@ -98,6 +100,17 @@ def check(
         typer.echo(one_line(f"pgvet: error: {outcome.server_error}"), err=True)  # the server's own words
         code = 2
     raise typer.Exit(code)
+
+
+def _warn_of_a_password_in(dsn: str | None) -> None:
+    """A password on the command line is in the process list, which every user of the machine reads (``ps``), for as
+    long as pgvet runs (and sudo or a shell's ``timeout`` above it): said, with where it belongs instead."""
+    from pgvet.live.redact import secrets_in
+
+    if dsn and secrets_in(dsn):
+        typer.echo("pgvet: notice: --dsn holds a password (or another value libpq keeps secret): every user of this "
+                   "machine can read it in the process list while pgvet runs; put it in ~/.pgpass (or PGPASSFILE) "
+                   "or PGPASSWORD instead", err=True)
 
 
 def render_outputs(result: LintResult, formats: list[str], outputs: list[Path], verbose: bool,
