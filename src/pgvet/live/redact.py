@@ -208,6 +208,9 @@ def redact_setting(name: str, value: str | None) -> str | None:
     return value
 
 
+# The blanks around an optional '=' are one \s* before it, inside the optional group: `\s*=?\s*` could split a run of
+# blanks between its two halves in as many ways as it is long, which a line of blanks after a name (no value) tried
+# each: quadratic, minutes for a line the server's superuser writes into its configuration file.
 # name = value, commented out or not (a commented line may hold a secret that still works: there the '=' is
 # required, so that prose in comments is left alone), the value quoted ('…' with '' and \' inside; an
 # unterminated quote takes the rest of the line) or a bare word, then anything.
@@ -217,7 +220,7 @@ def redact_setting(name: str, value: str | None) -> str | None:
 # pgvet.inputs.postgresql_conf): a \x80-\U0010ffff range is slow to compile.
 NAME_CHAR = r"[^\x00-\x23\x25-\x2c\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [\w.$-] or non-ASCII
 _NAME = rf"{LETTER}{NAME_CHAR}*(?!{NAME_CHAR})"
-_SETTING_LINE = re.compile(rf"(?P<head>\s*(?:#\s*(?P<commented>{_NAME})\s*=|(?P<name>{_NAME})\s*=?)\s*)"
+_SETTING_LINE = re.compile(rf"(?P<head>\s*(?:#\s*(?P<commented>{_NAME})\s*=|(?P<name>{_NAME})(?:\s*=)?)\s*)"
                            r"(?P<value>'(?:[^'\\\n]|''|\\.)*'|'[^\n]*|[^\s#'][^\s#]*)(?P<tail>.*)", re.DOTALL)
 _CLEAN_TAIL = re.compile(r"[ \t\f\v]*(?:#.*)?\r?\n?", re.DOTALL)
 
