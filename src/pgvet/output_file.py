@@ -126,6 +126,8 @@ class OutputFile:
             if not streams:
                 raise self._error("a symbolic link: pgvet writes no file through a link" if stat.S_ISLNK(status.st_mode)
                                   else "not a regular file")
+            # a named pipe (or a link to one) another user put in /tmp would hand them the report as it is written
+            self._refuse_a_planted_file(target, status)
             self.handle = self._open_stream(target)
             return
         if status is not None:
@@ -150,8 +152,10 @@ class OutputFile:
 
     def _refuse_a_planted_file(self, target: str, status: os.stat_result) -> None:
         """A file of another user in a directory others may write to (/tmp) may have been put there for pgvet to
-        fill: replaced, it would keep that user's ownership and mode, and they would read what pgvet wrote. The
-        kernel's protected_regular refuses root such a file for the same reason; so does pgvet, for anyone."""
+        fill: replaced, it would keep that user's ownership and mode, and they would read what pgvet wrote; a named
+        pipe, or a link to one, would hand it to them as it is written. The kernel's protected_regular and
+        protected_fifos refuse root such a file for the same reason (when it is created, not opened, for a pipe);
+        so does pgvet, for anyone."""
         if status.st_uid == os.geteuid():
             return
         directory = os.path.dirname(os.fspath(self.path)) or "."

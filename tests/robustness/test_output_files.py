@@ -252,6 +252,34 @@ def test_a_file_another_user_planted_where_others_may_write_is_not_handed_the_ou
     assert not [name for name in os.listdir(shared) if name.endswith(output_file.TEMPORARY_SUFFIX)]
 
 
+@needs_root
+def test_a_pipe_another_user_planted_where_others_may_write_is_not_handed_the_output(tmp_path: Path) -> None:
+    """`-o /tmp/report.json` as root, where another user had made a named pipe and read from it: a report may go to
+    a pipe, and theirs got the report of a private host as it was written (protected_fifos guards only O_CREAT)."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    private = tmp_path / "host"
+    shutil.copytree(FIXTURES / "small-vm", private)
+    private.chmod(0o700)
+    os.mkfifo(shared / "theirs", 0o666)
+    os.chown(shared / "theirs", NOBODY_UID, NOBODY_UID)
+    (shared / "report.json").symlink_to(shared / "theirs")
+    os.lchown(shared / "report.json", NOBODY_UID, NOBODY_UID)
+    for name in ("theirs", "report.json"):  # the pipe, and a link to it
+        # a writer would wait for a reader: the refusal must come before the open
+        result = runner.invoke(app, ["lint", str(private), "-f", "json", "-o", str(shared / name)])
+        assert result.exit_code == 2, result.output
+        assert "owned by uid 12345" in result.stderr and "others may write to" in result.stderr, result.stderr
+    os.chown(shared / "theirs", 0, 0)  # one's own pipe is a stream, as ever
+    reader = os.open(shared / "theirs", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        assert runner.invoke(app, ["lint", str(private), "-f", "concise", "-o", str(shared / "theirs")]).exit_code == 1
+        assert b"PGV" in os.read(reader, 1 << 20)
+    finally:
+        os.close(reader)
+
+
 def test_a_report_written_in_place_is_not_written_into_a_file_swapped_in_after_its_check(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A report kept writable in a directory pgvet may not add to is written in place; another user who may write
