@@ -166,3 +166,27 @@ def test_a_file_whose_name_reads_as_an_option_is_linted_not_obeyed(tmp_path: Pat
     done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "-f", "concise", "-o", "-", "--", "db"],
                           cwd=repository, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "PGV" in done.stdout, done.stderr
+
+
+def test_the_default_baseline_is_not_read_through_a_link_out_of_the_repository(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pgvet baseline update db` reads pgvet-baseline.json, named by no one: the repository's link to a JSON file
+    outside was read (as root: a file only root may read), its errors telling what it holds."""
+    outside = tmp_path / "secret.json"
+    outside.write_text('{"format": 1, "findings": {}}\n')
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    shutil.copytree(FIXTURES / "small-vm", repository / "db")
+    (repository / "pgvet-baseline.json").symlink_to(outside)
+    monkeypatch.chdir(repository)
+    result = runner.invoke(app, ["baseline", "update", "db"])
+    assert result.exit_code == 2
+    assert (f"pgvet-baseline.json: a symbolic link that leads out of its repository {repository} (to {outside}): "
+            "not read") in result.stderr
+    (repository / "pgvet-baseline.json").unlink()
+    (repository / "baselines").mkdir()
+    (repository / "baselines" / "b.json").write_text('{"format": 1, "findings": {}}\n')
+    (repository / "pgvet-baseline.json").symlink_to("baselines/b.json")  # inside: read; written? never through a link
+    result = runner.invoke(app, ["baseline", "update", "db"])
+    assert result.exit_code == 2 and "a symbolic link: pgvet writes no file through a link" in result.stderr
+    assert runner.invoke(app, ["baseline", "update", "db", "-o", str(outside)]).exit_code == 0  # named: the user's

@@ -6,9 +6,10 @@ from typing import Annotated, Optional
 import typer
 
 from pgvet.cli.errors import reports_errors
-from pgvet.errors import InputError
+from pgvet.errors import InputError, UsageError
 from pgvet.findings import HostError
 from pgvet.output_file import any_private, write_file
+from pgvet.paths import link_out_of_repository
 from pgvet.report import error_place, one_line, visible
 from pgvet.run.config import Config, load_config
 from pgvet.run.lint import lint
@@ -64,6 +65,10 @@ def baseline_update(
         typer.echo(f"pgvet: notice: give the baseline with -o, as to create: pgvet baseline update HOSTS -o "
                    f"{visible(str(output))}", err=True)
     baseline = output or settings.baseline or Path(DEFAULT_BASELINE)
+    out = link_out_of_repository(DEFAULT_BASELINE) if output is None and settings.baseline is None else None
+    if out is not None:  # the repository's `pgvet-baseline.json -> /root/x.json`, read as root: named by no one
+        raise UsageError(f"{DEFAULT_BASELINE}: a symbolic link that leads out of its repository {out[0]} (to "
+                         f"{out[1]}): not read; give the baseline with -o")
     recorded = load_baseline(baseline)
     given = host_directories(paths)
     result = lint(list(given.hosts), _baseline_options(settings, rules))
