@@ -45,6 +45,11 @@ from pgvet.live.redact import (
     ("postgresql://db1/app?dbname=postgresql%3A%2F%2Fu%3Ap%40h", "postgresql://db1/app?dbname=***"),
     # a token without '=' may be anything: the rest goes
     ("host=db1 hunter2 user=x", "host=db1 ***"),
+    # a password holding '/', '?' or '#' not percent-encoded (a base64 one): libpq ends the authority there, and the
+    # whole DSN, password and all, was printed and written as it was
+    ("postgresql://app:Ab3/x9+Q@db1/app", "postgresql://app:***@db1/app"),
+    ("postgresql://app:Ab3?x9=@db1:5432/app?password=also", "postgresql://app:***@db1:5432/app?password=***"),
+    ("postgresql://app@db1/app?application_name=a", "postgresql://app@db1/app?application_name=a"),
 ])
 def test_redact_dsn(dsn: str, redacted: str) -> None:
     assert redact_dsn(dsn) == redacted
@@ -59,6 +64,8 @@ def test_scrub_removes_the_password_from_a_message(monkeypatch: pytest.MonkeyPat
     nested = "dbname='postgresql://u:n3sted@/db' user=postgres"
     assert scrub('database "postgresql://u:n3sted@/db" does not exist', nested) == (
         'database "postgresql://u:***@/db" does not exist')
+    unencoded = "postgresql://app:Ab3/x9+Q@db1/app"  # what libpq took for the database holds a piece of it
+    assert scrub('database "x9+Q@db1/app" does not exist', unencoded) == 'database "***@db1/app" does not exist'
     monkeypatch.setenv("PGPASSWORD", "fr0m-env")
     assert scrub("echoed fr0m-env", "host=db1") == "echoed ***"
 

@@ -125,6 +125,15 @@ def _redact_uri(uri: str) -> tuple[str, list[str]]:
     rest = uri[scheme_end:]
     authority_end = min((index for index in (rest.find(char) for char in "/?") if index >= 0), default=len(rest))
     authority, tail = rest[:authority_end], rest[authority_end:]
+    at, colon = rest.rfind("@"), rest.find(":")
+    if "@" not in authority and 0 <= colon < at:
+        # `postgresql://app:Ab3/x9+Q@db1/app`: a password holding '/' or '?' not percent-encoded (base64 makes
+        # them), where libpq ends the authority; the user meant everything up to the last '@'. Its pieces go too:
+        # libpq's error quotes what it took for the host, the port or the database.
+        password = rest[colon + 1:at]
+        secrets += [password, *(piece for piece in re.split(r"[/?#]", password) if len(piece) >= 4)]
+        redacted, more = _redact_uri(uri[:scheme_end] + rest[:colon + 1] + REDACTED + rest[at:])
+        return redacted, secrets + [each for each in more if each != REDACTED]
     if "@" in authority:
         userinfo, hosts = authority.rsplit("@", 1)
         if ":" in userinfo:
