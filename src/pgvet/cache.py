@@ -1,7 +1,8 @@
 """pgvet's cache directory: the compiled rule pack.
 
 Loading the pack unpickles it, which runs code: it is used only from a directory that no other user could have
-written to. The directory is
+written to, and not from one inside the repository pgvet runs in (a clone makes its files the user's). The
+directory is
 ``$PGVET_CACHE_DIR``, else ``$XDG_CACHE_HOME/pgvet``, else ``~/.cache/pgvet``, else (no home: no ``HOME`` and
 no passwd entry, as ``docker run --user 12345`` gives) ``pgvet-cache-UID`` in the temporary directory. It is
 created 0700 (so are the directories missing on the way to it) and its files 0600; a directory or file owned by
@@ -25,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from pgvet.paths import make_directories
+from pgvet.paths import is_inside, make_directories, repository_of
 from pgvet.trust import why_untrusted
 
 UNUSED_DAYS = 30
@@ -93,12 +94,26 @@ def _open_directory(*, create: bool) -> int | None:
         descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:  # none, or none that can be made: no cache
         return None
-    why = why_untrusted(os.fstat(descriptor), root_trusted=False)
+    why = why_untrusted(os.fstat(descriptor), root_trusted=False) or _in_the_checkout(path)
     if why is not None:
         os.close(descriptor)
         _refuse(f"cache directory {path}", why)
         return None
     return descriptor
+
+
+def _in_the_checkout(path: Path) -> str | None:
+    """Why a cache directory inside the repository pgvet runs in is not used: its files are the user's own, yet what
+    its commits hold (a CI pointing PGVET_CACHE_DIR into the project, as GitLab caches only paths inside it, ran the
+    pickle a merge request added). None when it lies elsewhere."""
+    checkout = repository_of(".")
+    if checkout is None:
+        return None
+    real, cached = os.path.realpath(checkout), os.path.realpath(path)
+    if cached != real and not is_inside(cached, real):
+        return None
+    return (f"it lies in the repository {checkout} that pgvet runs in, whose commits may hold a file of its name "
+            "(give PGVET_CACHE_DIR outside it)")
 
 
 def read(name: str) -> bytes | None:

@@ -121,6 +121,30 @@ def test_a_group_another_user_has_as_primary_group_is_not_private(warm: Path, tm
     trust._private_group.cache_clear()
 
 
+def test_a_cache_in_the_repository_pgvet_runs_in_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A CI pointing PGVET_CACHE_DIR into its checkout (GitLab caches only paths inside the project): a merge
+    request adding .cache/pgvet/rules-<key>.pickle (the key: what the same install computes) had it cloned as the
+    CI user's own 0644 file, and it ran."""
+    checkout = tmp_path / "checkout"
+    (checkout / ".git").mkdir(parents=True)
+    cache_directory = checkout / ".cache" / "pgvet"
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(cache_directory))
+    load_pack()  # made from elsewhere: the attacker's own run, with the same install
+    marker = tmp_path / "ran"
+    plant(cache_directory, marker).chmod(0o644)
+    cache_directory.chmod(0o755)
+    monkeypatch.chdir(checkout / ".cache")
+    assert load_pack().rules and not marker.exists()
+    assert capsys.readouterr().err == (
+        f"pgvet: notice: cache directory {cache_directory} not used: it lies in the repository {checkout} that pgvet "
+        "runs in, whose commits may hold a file of its name (give PGVET_CACHE_DIR outside it); the rule pack is "
+        "compiled each time until it is fixed\n")
+    monkeypatch.chdir(tmp_path)  # run from elsewhere, the directory is the user's as any other
+    load_pack()
+    assert marker.exists()
+
+
 def test_the_cache_files_are_made_private(warm: Path) -> None:
     assert stat.S_IMODE(warm.stat().st_mode) == 0o700
     assert [stat.S_IMODE(path.stat().st_mode) for path in warm.iterdir()] == [0o600]
