@@ -106,7 +106,10 @@ def _in_the_checkout(path: Path) -> str | None:
     """Why a cache directory inside the repository pgvet runs in is not used: its files are the user's own, yet what
     its commits hold (a CI pointing PGVET_CACHE_DIR into the project, as GitLab caches only paths inside it, ran the
     pickle a merge request added). None when it lies elsewhere."""
-    checkout = repository_of(".")
+    try:
+        checkout = repository_of(".")
+    except OSError:  # the current directory removed: pgvet runs in no repository
+        return None
     if checkout is None:
         return None
     real, cached = os.path.realpath(checkout), os.path.realpath(path)
