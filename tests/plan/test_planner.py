@@ -892,3 +892,26 @@ def test_the_diff_shows_the_other_key_of_a_pair_the_kernel_zeroes() -> None:
                                    "vm.dirty_ratio": ("10", "vm.dirty_bytes")}
     assert re.search(r"^#   vm\.dirty_ratio +10 → 0 +the kernel zeroes it when vm\.dirty_bytes is written",
                      render(consolidated), re.MULTILINE)
+
+
+def test_a_size_the_server_chose_itself_is_sized_again_for_the_target(tmp_path: Path) -> None:
+    # wal_buffers = -1 is shared_buffers / 32 (at most 16 MB): pg_settings shows the 4MB chosen for the running 128MB.
+    # Taken as a size, it stayed 4MB in the target's world of 4GB, and the pool was 6 pages short of what the server
+    # restarted with 4GB asks for (a second fix raised it; a1: 609 then 618 pages on a real 16 raised to 1024MB).
+    path = _live_host_with_a_pending_restart(tmp_path)
+    conf = path / "postgresql.conf"
+    conf.write_text(conf.read_text() + "huge_pages = on\n")
+    pool = changes(host_result(path))["vm.nr_hugepages"]
+    settings = json.loads((path / "pg_settings.json").read_text())
+    for row in settings["settings"]:  # restarted with the files' values: the server chose 16MB
+        if row["name"] == "shared_buffers":
+            row.update(setting="524288", pending_restart=False)
+        if row["name"] == "wal_buffers":
+            assert (row["setting"], row["source"]) == ("512", "default")
+            row["setting"] = "2048"
+        if row["name"] == "huge_pages":
+            row.update(setting="on", source="configuration file")
+    settings["settings"] = [row for row in settings["settings"] if not row["name"].startswith("shared_memory_size")]
+    settings["file_settings"] = [row for row in settings["file_settings"] if row["name"] != "shared_buffers"]
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    assert changes(host_result(path))["vm.nr_hugepages"] == pool

@@ -476,6 +476,22 @@ def canonical_value(setting: LiveSetting) -> LiveValue | None:
     return native
 
 
+def _computed_by_the_server(setting: LiveSetting) -> bool:
+    """A size the server chose itself from other settings: wal_buffers = -1 (from shared_buffers), 17's
+    transaction_buffers = 0 and the other automatic SLRU caches, 18's io_max_concurrency = -1 (from shared_buffers
+    and max_connections). pg_settings shows the size chosen, from source ``default`` (or ``override`` where the
+    files give the sentinel): taken as a size, it stayed the same on a target that changes shared_buffers, and the
+    shared memory predicted for the restart (the huge page pool for huge_pages = on) came out short."""
+    return (setting.vartype == "integer" and setting.context != "internal"
+            and setting.source in ("default", "override") and setting.boot_val in ("-1", "0")
+            and setting.setting is not None and setting.setting != setting.boot_val)
+
+
+def _boot_sentinel(setting: LiveSetting) -> int:
+    """The automatic value (-1 or 0) a setting the server sized itself was given; the rules' formulas size it."""
+    return int(setting.boot_val or 0)
+
+
 def _statistic(server: LiveServer, name: str) -> Located[int | float | str | None] | None:
     located = server.statistics.get(name)
     return None if located is None or located.value is None else located
@@ -505,7 +521,7 @@ def live_facts(server: LiveServer) -> dict[str, Located[LiveValue]]:
     """The facts of a live server, keyed by full fact name (docs/live.md)."""
     facts: dict[str, Located[LiveValue]] = {}
     for key, setting in settings_sorted(server):
-        value = canonical_value(setting)
+        value = _boot_sentinel(setting) if _computed_by_the_server(setting) else canonical_value(setting)
         if value is not None:
             facts[f"pg.{key}"] = Located(value, setting.origin)
     version_source = server.server_version_num.source
