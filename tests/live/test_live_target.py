@@ -3,6 +3,7 @@ server asks for."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,43 @@ def test_the_pool_for_a_pending_shared_buffers_holds_what_the_restarted_server_a
         [(needed,)] = cluster.sql("SELECT setting::int FROM pg_settings"
                                   " WHERE name = 'shared_memory_size_in_huge_pages'")
     assert needed <= pool <= needed + max(8, needed // 50) + 2  # the pool's margin, and the estimate's own error
+
+
+def _strict_host(snapshot: Path) -> None:
+    """32 GB of RAM in strict overcommit (ratio 80), whatever the machine running the test is."""
+    (snapshot / "meminfo.txt").write_text(MEMINFO.replace("CommitLimit: 16777216 kB", "CommitLimit: 26843545 kB"))
+    sysctl = snapshot / "sysctl.txt"
+    sysctl.write_text(re.sub(r"(?m)^vm\.overcommit_(memory|ratio) = \d+$",
+                             lambda line: f"vm.overcommit_{line[1]} = {2 if line[1] == 'memory' else 80}",
+                             sysctl.read_text()))
+
+
+def _postgresql_changes(snapshot: Path) -> dict[str, str]:
+    [host] = lint([snapshot], LintOptions(ignore=["PGV11", "PGV12", "PGV954"])).hosts  # no pool here to test
+    assert host.target is not None
+    return {change.setting.name: change.target for change in host.target.changes
+            if change.setting.kind == "postgresql"}
+
+
+@pytest.mark.parametrize("major", [major for major in pgservers.SUPPORTED_MAJORS if major >= 15],
+                         ids=lambda major: f"pg{major}")
+def test_a_fix_applied_to_a_real_server_and_restarted_asks_nothing_more(major: int, tmp_path: Path) -> None:
+    # shared_buffers raised to 1GB and work_mem fitted under CommitLimit: predicted, the shared memory was the
+    # estimate in bytes; measured once restarted, shared_memory_size is rounded up to megabytes, and a second fix
+    # lowered work_mem by a few kilobytes (the megabyte shared by 216 operations; a1)
+    require_postgres(major)
+    with running_cluster(major) as cluster:
+        conf = cluster.data / "postgresql.conf"
+        with conf.open("a") as lines:
+            lines.write("shared_buffers = 128kB\nwork_mem = 1GB\n")
+        cluster.restart()
+        first = collect_command(tmp_path / "first", cluster.dsn())
+        _strict_host(first)
+        changes = _postgresql_changes(first)
+        assert "shared_buffers" in changes and "work_mem" in changes
+        with conf.open("a") as lines:
+            lines.writelines(f"{name} = '{value}'\n" for name, value in changes.items())
+        cluster.restart()
+        second = collect_command(tmp_path / "second", cluster.dsn())
+        _strict_host(second)
+        assert _postgresql_changes(second) == {}

@@ -13,10 +13,13 @@ from typer.testing import CliRunner
 import kernelsim
 from conftest import FIXTURES
 from pgvet.cli import app
+from pgvet.engine.derived import derived_values
+from pgvet.engine.loader import load_pack
 from pgvet.findings import Finding, HostResult
 from pgvet.fix.writer import fix_host, render
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
+from pgvet.snapshot.load import load_host
 
 GB_KB = 1024 * 1024
 
@@ -490,9 +493,16 @@ def test_a_live_servers_pending_values_are_what_the_target_starts_from(tmp_path:
             row.update(setting="524288", pending_restart=False)
         if row["name"] == "work_mem":
             row.update(setting="32768")
-    # its shared memory as PostgreSQL would size it (estimated, as for files alone)
-    settings["settings"] = [row for row in settings["settings"] if not row["name"].startswith("shared_memory_size")]
     settings["file_settings"] = [row for row in settings["file_settings"] if row["name"] != "shared_buffers"]
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    # its shared memory as PostgreSQL would size it (the estimate) and show it (in megabytes, rounded up)
+    shown = {"shared_memory_size": "derived.shared_memory_size_shown",
+             "shared_memory_size_in_huge_pages": "derived.shared_memory_estimate_in_huge_pages"}
+    estimated = derived_values(load_pack(), load_host(path), set(shown.values()))
+    for row in settings["settings"]:
+        if row["name"] in shown:
+            value = int(estimated[shown[row["name"]]].value)
+            row["setting"] = str(value // 1024**2 if row["name"] == "shared_memory_size" else value)
     (path / "pg_settings.json").write_text(json.dumps(settings))
     restarted = host_result(path)
     assert not restarted.target.declared_not_applied
