@@ -925,3 +925,26 @@ def test_a_size_the_server_chose_itself_is_sized_again_for_the_target(tmp_path: 
     settings["file_settings"] = [row for row in settings["file_settings"] if row["name"] != "shared_buffers"]
     (path / "pg_settings.json").write_text(json.dumps(settings))
     assert changes(host_result(path))["vm.nr_hugepages"] == pool
+
+
+def test_a_restart_the_target_cannot_make_safe_is_not_advised(tmp_path: Path) -> None:
+    # ALTER SYSTEM SET shared_buffers = '40GB' on 16 GB of RAM, not restarted: PGV541 says the server would not
+    # start, the target cannot lower a value ALTER SYSTEM sets, and PGV955 still said "Restart PostgreSQL when
+    # convenient" (a1: on a real 12, the restart stopped the server)
+    path = _live_host_with_a_pending_restart(tmp_path)
+    conf = path / "postgresql.conf"
+    conf.write_text(conf.read_text().replace("\nshared_buffers = 4GB", "\nshared_buffers = 128MB", 1))
+    (path / "postgresql.auto.conf").write_text("shared_buffers = '40GB'\n")
+    settings = json.loads((path / "pg_settings.json").read_text())
+    for row in settings["file_settings"]:
+        if row["name"] == "shared_buffers":
+            row.update(sourcefile="/var/lib/pgsql/15/data/postgresql.auto.conf", sourceline=1, setting="40GB")
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    result = host_result(path)
+    assert "PGV541" in {finding.rule_id for finding in result.findings}
+    text = finding_of(result, "PGV955").fix.text or ""
+    assert "Not before PGV541 is mended: with shared_buffers = 40GB, PostgreSQL's shared memory is more than the " \
+        "kernel lets it map (the server does not start) (PGV541)." in text
+    by_hand = CliRunner().invoke(app, ["fix", str(path)]).stdout
+    assert "PGV955 restart-pending: Restart PostgreSQL when convenient (pg_ctl restart, systemctl restart), or " \
+        "revert the line. Not before PGV541 is mended" in by_hand

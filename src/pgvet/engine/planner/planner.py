@@ -275,6 +275,18 @@ class Planner:
                 asked[setting] = sorted([*asked.get(setting, ()), *entries], key=lambda entry: -entry[1].rank)
         return asked
 
+    def _breaking_once_restarted(self, target: Target) -> dict[str, tuple[Change, list[Finding]]]:
+        """The parameters the files set and the server does not run yet that an error of the host as its files boot
+        it reads, where the target leaves that error firing: by name, the pending value and the errors."""
+        breaking: dict[str, tuple[Change, list[Finding]]] = {}
+        for error in target.errors_once_booted:
+            if (error.rule_id, error.subject) not in target.firing:
+                continue
+            for change in target.declared_not_applied:
+                if change.setting.kind == "postgresql" and change.setting in self.reads.get(error.rule_id, ()):
+                    breaking.setdefault(change.setting.name, (change, []))[1].append(error)
+        return breaking
+
     def fix_findings(self, result: HostResult, target: Target) -> None:
         """Each finding's fix as the target has it: its rule's fix rendered on the host the target makes (a
         host-wide rule's; a scoped rule's as it was made), with the target's value of every setting it writes, a
@@ -288,6 +300,7 @@ class Planner:
         world, target.world = target.world, None
         rules = {rule.id: (rule, params) for rule, params in self.rules}
         rendered: dict[tuple[str, str | None], str | None] = {}  # text fixes rendered on the target, before notes
+        breaking = self._breaking_once_restarted(target)
         for finding in result.findings:
             entry = rules.get(finding.rule_id)
             if entry is None:
@@ -339,6 +352,12 @@ class Planner:
                 notes.append(f"Values worked out after {applied}." if fix.sysctl or fix.postgresql else
                              f"Resolved by {applied}." if resolved and not upstream else
                              f"This counts on {applied}.")
+            if "restart" in rule.tags and finding.subject in breaking:
+                # a restart to apply a pending value the target cannot mend (ALTER SYSTEM set it) stops the server
+                change, errors = breaking[finding.subject]
+                notes.append(f"Not before {' and '.join(error.rule_id for error in errors)} is mended: with "
+                             f"{change.setting} = {change.target}, "
+                             + "; ".join(f"{error.title} ({error.rule_id})" for error in errors) + ".")
             notes += [step.text for step in running_steps(result.host_facts.facts, fix.postgresql)]
             if uncomputed:
                 name_uncomputed(fix, uncomputed)
