@@ -4,6 +4,7 @@ server asks for."""
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,27 @@ def test_a_fix_applied_to_a_real_server_and_restarted_asks_nothing_more(major: i
         second = collect_command(tmp_path / "second", cluster.dsn())
         _strict_host(second)
         assert _postgresql_changes(second) == {}
+
+
+def test_a_value_an_include_outside_the_copies_sets_is_not_written_where_it_is_overridden(tmp_path: Path) -> None:
+    # shared_buffers = 128MB in postgresql.conf, then 128kB in an include outside the configuration directory (not
+    # copied): the fix wrote 1024MB at postgresql.conf's line, which the include overrides, and a second fix asked
+    # for shared_buffers 1024MB → 1024MB again (a1, on a real 13)
+    major = 15
+    require_postgres(major)
+    with running_cluster(major) as cluster:
+        outside = pgservers.make_tempdir("pgvet-live-outside-")
+        (outside / "memory.conf").write_text("shared_buffers = 128kB\n")
+        pgservers.chown_tree(outside)
+        with (cluster.data / "postgresql.conf").open("a") as lines:
+            lines.write(f"shared_buffers = 128MB\ninclude '{outside}/memory.conf'\n")
+        cluster.restart()
+        snapshot = collect_command(tmp_path / "snapshot", cluster.dsn())
+        shutil.rmtree(outside, ignore_errors=True)
+    _strict_host(snapshot)
+    [host] = lint([snapshot], LintOptions()).hosts
+    assert host.target is not None
+    assert "shared_buffers" not in {change.setting.name for change in host.target.changes}
+    [step] = [step for step in host.target.by_hand
+              if step.setting is not None and step.setting.name == "shared_buffers"]
+    assert f"the server takes it from {outside}/memory.conf:1, a file pgvet has no copy of" in step.text

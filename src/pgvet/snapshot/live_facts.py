@@ -27,6 +27,8 @@ def add_live_facts(host: HostFacts, live: LiveServer, param_table: ParamTable, c
     host.set_outside_files.update((name, setting.row) for name, setting in live.settings.items()
                                   if setting.source in OVERRIDING_SOURCES)
     _pending_from_files(host, live, param_table, conf, file_values)
+    if conf is not None and conf.problems:
+        _set_in_files_not_copied(host, live)
     _live_list_items(host, live, param_table)
     for gap in live.unavailable:  # what could not be read (a privilege, an answer that made no sense…)
         said = f"pgvet could not read {gap.what} from the server: {gap.error}"
@@ -108,6 +110,18 @@ def _pending_from_files(host: HostFacts, live: LiveServer, param_table: ParamTab
         if declared is None or _same(declared.value, running.value):
             continue
         host.pending_from_files[running.name] = declared._replace(name=running.name)
+
+
+def _set_in_files_not_copied(host: HostFacts, live: LiveServer) -> None:
+    """The parameters the server runs with from its files, not pending, at another value than the copies give:
+    a file the copies lack sets it (``include '/elsewhere/memory.conf'`` outside the configuration directory),
+    after the copies' line that a fix would write."""
+    for name, setting in live.settings.items():
+        running = host.facts.get(f"pg.{name}")
+        copied = host.facts.get(f"pg_conf.{name}")
+        if (setting.source == "configuration file" and running is not None and copied is not None
+                and f"pg.{name}" not in host.pending_from_files and not _same(copied.value, running.value)):
+            host.set_in_files_not_copied[name] = running.source
 
 
 def _hidden_values(host: HostFacts, live: LiveServer, param_table: ParamTable,
