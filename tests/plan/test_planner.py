@@ -948,3 +948,5 @@ def test_a_restart_the_target_cannot_make_safe_is_not_advised(tmp_path: Path) ->
     by_hand = CliRunner().invoke(app, ["fix", str(path)]).stdout
     assert "PGV955 restart-pending: Restart PostgreSQL when convenient (pg_ctl restart, systemctl restart), or " \
         "revert the line. Not before PGV541 is mended" in by_hand
+    assert "then PostgreSQL restarted — not before PGV541 is mended (steps by hand): restarted with what its files " \
+        "set now, it does not start" in by_hand

@@ -65,6 +65,9 @@ class ConsolidatedFix:
     document: Source | None = None
     orchestrator: str | None = None
     parameter_form: str | None = None
+    # the errors the host's files bring once applied that the target leaves (a pending shared_buffers ALTER SYSTEM
+    # sets past what the kernel maps): PostgreSQL restarted before they are mended does not start
+    restart_blocked_by: list[str] = field(default_factory=list)
 
 
 def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False, host: str | None = None,
@@ -112,6 +115,8 @@ def consolidate(result: HostResult) -> ConsolidatedFix:
     for change in target.declared_not_applied:
         fix.declared_not_applied.setdefault(change.setting.kind, {})[change.setting.name] = (change.current,
                                                                                             change.target)
+    fix.restart_blocked_by = sorted({error.rule_id for error in target.errors_once_booted
+                                     if (error.rule_id, error.subject) in target.firing})
     return fix
 
 
@@ -157,7 +162,9 @@ def _order_lines(fix: ConsolidatedFix) -> list[str]:
     change = fix.postgresql.get("huge_pages")
     pending = fix.declared_not_applied.get("postgresql", {}).get("huge_pages")
     huge_pages = change.value if change is not None else pending[1] if pending is not None else ""
-    lines = ["# order: the kernel part first (`sysctl --system`), then PostgreSQL restarted"]
+    lines = ["# order: the kernel part first (`sysctl --system`), then PostgreSQL restarted"
+             + (f" — not before {' and '.join(fix.restart_blocked_by)} is mended (steps by hand): restarted with "
+                "what its files set now, it does not start" if fix.restart_blocked_by else "")]
     if pool is not None:
         lines.append(f"#   (the pool first: HugePages_Total in /proc/meminfo must reach {_comment(pool.value)} — if "
                      "fewer pages were found, reboot"
