@@ -18,9 +18,10 @@ from pgvet.inputs.documents import DocumentKind, recognise
 from pgvet.inputs.documents._kustomize import MAX_ENTRIES, MAX_WARNINGS, overlay_path
 from pgvet.provenance import Source
 from pgvet.run.paths import host_directories
-from pgvet.snapshot import load as snapshot_load
+from pgvet.snapshot import declared_hosts
+from pgvet.snapshot.declared_hosts import MAX_DECLARED_HOSTS
 from pgvet.snapshot.discovery import discover
-from pgvet.snapshot.load import MAX_DECLARED_HOSTS, load_hosts
+from pgvet.snapshot.load import load_hosts
 
 runner = CliRunner()
 
@@ -416,7 +417,7 @@ def test_the_documents_of_a_directory_are_read_once_for_all_its_hosts(tmp_path: 
         read.append(name)
         return recognise(name, text)
 
-    monkeypatch.setattr(snapshot_load, "recognise", recognising)
+    monkeypatch.setattr(declared_hosts, "recognise", recognising)
     assert [host.name for host in load_hosts(directory)] == ["pg-a", "pg-b", "pg-c"]
     assert sorted(read) == ["postgres0.yml", "postgres1.yml", "postgres2.yml"]
 

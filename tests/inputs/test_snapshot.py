@@ -232,8 +232,8 @@ def test_source_and_located_are_frozen_picklable_dataclasses() -> None:
 
 
 def test_paths_shown_as_resolving_them_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """_Builder.display compares strings instead of Paths: it shows what the Path operations show."""
-    from pgvet.snapshot.load import _Builder
+    """HostBuilder.display compares strings instead of Paths: it shows what the Path operations show."""
+    from pgvet.snapshot.builder import HostBuilder
 
     def reference(path: Path, root: Path) -> str:
         if path.parent == root and path.name != ".." and not path.is_symlink():
@@ -247,7 +247,7 @@ def test_paths_shown_as_resolving_them_would(tmp_path: Path, monkeypatch: pytest
     (tmp_path / "link").symlink_to("host")
     monkeypatch.chdir(tmp_path)
     for root in (Path("."), Path("host"), tmp_path / "host", Path("link"), Path("host/sub/.."), Path("/")):
-        builder = _Builder("h", root, None)
+        builder = HostBuilder("h", root, None)
         for path in (root, Path("."), Path(".."), root / "f.txt", root / "l.txt", root / "..", root / "sub" / "g",
                      Path("host/f.txt"), tmp_path / "host" / "f.txt", Path("f.txt")):
             assert builder.display(path) == reference(path, root), (root, path)

@@ -364,7 +364,8 @@ def test_wrapping_a_text_of_blanks_is_linear() -> None:
 
 
 def test_inputs_whose_lines_become_items_are_bounded(tmp_path: Path) -> None:
-    from pgvet.snapshot.load import MAX_ITEM_LINES, load_host
+    from pgvet.snapshot.builder import MAX_ITEM_LINES
+    from pgvet.snapshot.load import load_host
 
     host = tmp_path / "host"
     (host / "sysctl.d").mkdir(parents=True)
@@ -384,9 +385,9 @@ def test_inputs_whose_lines_become_items_are_bounded(tmp_path: Path) -> None:
 
 
 def test_a_host_inputs_together_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pgvet.snapshot import load
+    from pgvet.snapshot import builder, load
 
-    monkeypatch.setattr(load, "MAX_HOST_BYTES", 100_000)  # a small bound: the same code as 64 MiB
+    monkeypatch.setattr(builder, "MAX_HOST_BYTES", 100_000)  # a small bound: the same code as 64 MiB
     host = tmp_path / "host"
     (host / "sysctl.d").mkdir(parents=True)
     for index in range(3):  # any number of files, each under the bound of one input
@@ -400,9 +401,9 @@ def test_a_directory_of_documents_is_bounded_before_they_are_parsed(tmp_path: Pa
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     # the documents' bytes were counted once all were parsed: a directory of a thousand 1 MiB YAML files was
     # parsed whole (slowly) before it was refused
-    from pgvet.snapshot import load
+    from pgvet.snapshot import declared_hosts, load
 
-    monkeypatch.setattr(load, "MAX_HOST_BYTES", 100_000)
+    monkeypatch.setattr(declared_hosts, "MAX_HOST_BYTES", 100_000)
     parsed: list[str] = []
 
     def recognise(name: str, text: str) -> DocumentKind | None:
@@ -416,7 +417,7 @@ def test_a_directory_of_documents_is_bounded_before_they_are_parsed(tmp_path: Pa
 
         return replace(kind, parse=parse)
 
-    monkeypatch.setattr(load, "recognise", recognise)
+    monkeypatch.setattr(declared_hosts, "recognise", recognise)
     host = tmp_path / "host"
     host.mkdir()
     for index in range(5):

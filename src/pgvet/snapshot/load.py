@@ -8,101 +8,30 @@ from __future__ import annotations
 
 import os
 import time
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import date
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from pathlib import Path
 
 from pgvet.errors import InputError, UsageError
 from pgvet.inputs import sysctl
-from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, DeclaredHost, recognise
-from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, Listed, overlay_path, read_listed
 from pgvet.inputs.host_yaml import parse_host_yaml
 from pgvet.inputs.lscpu import parse_lscpu
 from pgvet.inputs.meminfo import parse_meminfo
 from pgvet.inputs.mounts import parse_mounts
 from pgvet.inputs.pg_version import parse_pg_version_file
 from pgvet.inputs.postgresql_conf import ConfResult
-from pgvet.inputs.reading import MAX_INPUT_BYTES, find_mark, read_text
 from pgvet.inputs.registry import host_markers
 from pgvet.inputs.sysctl import PairedValue, SysctlSetting
 from pgvet.inputs.sysfs import is_virtual_disk, parse_sysfs
-from pgvet.paths import link_out_of_repository, repository_of
+from pgvet.paths import link_out_of_repository
 from pgvet.provenance import Located, Source
 from pgvet.snapshot import pgfacts
+from pgvet.snapshot.builder import HostBuilder
+from pgvet.snapshot.declared_hosts import DirectoryDocuments, host_names, read_documents
 from pgvet.snapshot.discovery import SnapshotInputs, discover
-from pgvet.snapshot.facts import LIVE_SCOPES, Fact, FactValue, HostFacts, Item, make_fact
+from pgvet.snapshot.facts import LIVE_SCOPES, Fact, HostFacts, Item
 from pgvet.snapshot.storage import scope_storage
-
-MAX_HOST_BYTES = 2 * MAX_INPUT_BYTES
-MAX_ITEM_LINES = 100_000
-
-
-class _Builder:
-    """Collects facts for one host, keeping the first error of each input as a warning."""
-
-    def __init__(self, name: str, root: Path, wanted: frozenset[str] | None) -> None:
-        self.root = root
-        self.root_name = os.fspath(root)
-        self.host = HostFacts(name=name, root=str(root))
-        self.wanted = wanted
-        self.bytes_read = 0
-        self.item_lines: dict[str, int] = {}  # lines read so far of each kind of item input
-        self.inputs = SnapshotInputs()  # the host's inputs, once found
-
-    @cached_property
-    def real_root(self) -> Path:
-        return self.root.resolve()
-
-    def display(self, path: Path) -> str:
-        # path.parent == root, compared as the normalised strings Paths are (a Path's own operations cost
-        # several times as much): a file of the directory that is no link is shown by its name, which is
-        # what resolving both would give, without walking every directory of the path.
-        name = os.fspath(path)
-        head, tail = os.path.split(name) if name != "." else (".", "")  # Path("."): its own parent, no name
-        if ((head or ".") == self.root_name and tail != ".."
-                and (tail in self.host.regular_files or not os.path.islink(name))):
-            return tail
-        if name == self.root_name:
-            return "."  # what resolving gives for the (existing) host directory itself
-        # Outside the host directory too, relative to it (``../out/meminfo.txt``): reports join a source to
-        # the host's directory, and a fingerprint holding this path is the same from any working directory.
-        return os.path.relpath(os.path.realpath(name), self.real_root)
-
-    def text(self, path: Path, items: str | None = None) -> tuple[str, str]:
-        """An input's text and its path as shown; ``items``: what its lines are, when each becomes an item
-        (the lines of all the inputs of that kind count together)."""
-        display = self.display(path)
-        text = read_text(path, display, self.inputs.read_beneath(path, self.root))
-        self.account(text, display, items)
-        return text, display
-
-    def account(self, text: str, display: str, items: str | None = None) -> None:
-        """Count an input read against the host's bounds, and note whether it may hold suppression comments."""
-        self.bytes_read += len(text)
-        if self.bytes_read > MAX_HOST_BYTES:
-            raise InputError(f"with this file, the host's inputs hold more than {MAX_HOST_BYTES} bytes, more than "
-                             "pgvet reads in one host: it does not judge them", Source(display))
-        if items is not None:
-            lines = self.item_lines[items] = self.item_lines.get(items, 0) + text.count("\n")
-            if lines > MAX_ITEM_LINES:
-                raise InputError(f"with this file, more than {MAX_ITEM_LINES} lines of {items}, more than pgvet "
-                                 "judges in one host: it does not judge them", Source(display))
-        if find_mark(text) is None:
-            self.host.unmarked_files.add(display)
-        elif "ignore[" in text:  # not every file naming pgvet (a collected pg_settings.json does) has comments
-            self.host.marked_files.add(display)
-
-    def put(self, name: str, located: Located[FactValue]) -> None:
-        self.host.facts[name] = make_fact((name, located.value, located.source, (), None))
-
-    def put_all(self, prefix: str, values: Mapping[str, Located[FactValue]]) -> None:
-        facts = self.host.facts
-        for key, located in values.items():
-            name = f"{prefix}.{key}"
-            facts[name] = make_fact((name, located.value, located.source, (), None))
 
 
 @lru_cache(maxsize=16)
@@ -206,8 +135,8 @@ def load_host(directory: Path | None, explicit: SnapshotInputs | None = None, *,
 
 
 def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: frozenset[str] | None,
-          upgrade_to: int | None, index: int, name: str | None = None, documents: _Documents | None = None,
-          ) -> tuple[HostFacts, _Documents]:
+          upgrade_to: int | None, index: int, name: str | None = None, documents: DirectoryDocuments | None = None,
+          ) -> tuple[HostFacts, DirectoryDocuments]:
     """The host of the directory's ``index``-th declared host (the directory's own when it declares none), and
     what its documents declare (``documents``: as an earlier call read them, for the directory's other hosts)."""
     if directory is not None and not os.path.isdir(directory):
@@ -218,7 +147,7 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     if directory is not None:
         _refuse_a_link_out_of_its_repository(directory)
     root = directory if directory is not None else Path.cwd()
-    builder = _Builder(name or "", root, wanted)
+    builder = HostBuilder(name or "", root, wanted)
     if not name:
         # The resolved directory's name: its own unless it is a link (resolving a parent keeps the last name)
         own = root.name not in ("", "..") and not os.path.islink(root)
@@ -228,7 +157,7 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
         inputs = inputs.merged(explicit)
     builder.inputs = inputs
     if documents is None:
-        documents = _read_documents(builder, inputs)
+        documents = read_documents(builder, inputs)
     documents.accounted(builder)
     if inputs.is_empty() and not documents.declared:
         # what was refused, and the documents too large to be read (a note beside a host's other inputs)
@@ -249,7 +178,7 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
         declared.update(document.host)
         builder.host.notes.extend(document.notes)
     if hosting:
-        declared["name"] = _host_names(hosting, builder.host.name, documents.overlay, declared.get("name"))[index]
+        declared["name"] = host_names(hosting, builder.host.name, documents.overlay, declared.get("name"))[index]
         declared.setdefault("orchestrator", Located(hosting[index].kind, hosting[index].source))
     _load_manifest(builder, inputs)
     _load_machine(builder, inputs)
@@ -269,54 +198,6 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     return builder.host, documents
 
 
-# File names a tool gives whatever the file holds: a host named after one is named after nothing of its own.
-_CONVENTIONAL_STEMS = frozenset({"values", "main", "compose", "docker-compose"})
-
-
-def _host_names(hosting: Sequence[DeclaredHost], directory: str, overlay: str | None,
-                named: Located[object] | None) -> list[Located[object]]:
-    """The names of the hosts the directory's documents declare: host.yaml's ``name`` when there is only one; else
-    each its object's, told apart from the objects of that name elsewhere by what comes after it in parentheses —
-    host.yaml's ``name``, else the kustomize overlay that declares it (``orders (overlays/staging)``: every overlay
-    of a base declares the base's objects), and its file when the directory declares another of its name
-    (``pg (a.yaml)``); objects of one name in one file (a manifest of each environment's Cluster) by their
-    namespace (``orders (all.yaml, namespace prod)``), else by their order among those it does not tell apart
-    (``orders (all.yaml, #2)``). One named after a file whose name the tool fixes (a Helm chart's values.yaml, an
-    Ansible role's defaults/main.yml) has the directory's name before it instead (host.yaml's name when it has
-    one), so that the charts of a repository are not all one host called "values"."""
-    if named is not None and len(hosting) == 1:
-        return [named]
-    counts = Counter(document.name for document in hosting)
-    names = []
-    for document in hosting:
-        qualifier = str(named.value) if named is not None else overlay
-        name = document.name
-        stem = os.path.basename(document.source.path).split(".", 1)[0]
-        if stem in _CONVENTIONAL_STEMS and (name == stem or name.startswith(f"{stem}-")):  # values, values-read
-            name, qualifier = f"{named.value if named is not None else directory}/{name}", None
-        said = [part for part in (qualifier, document.source.path if counts[document.name] > 1 else None) if part]
-        names.append((name, said))
-    shown = [f"{name} ({', '.join(said)})" if said else name for name, said in names]
-    clashes: dict[str, list[int]] = {}
-    for index, text in enumerate(shown):
-        clashes.setdefault(text, []).append(index)
-    for indexes in clashes.values():
-        if len(indexes) == 1:
-            continue
-        spaces = Counter(hosting[index].namespace for index in indexes)
-        seen: Counter[str | None] = Counter()
-        for index in indexes:
-            space = hosting[index].namespace
-            said = names[index][1]
-            if space is not None and len(spaces) > 1:
-                said.append(f"namespace {space}")
-            if spaces[space] > 1:
-                seen[space] += 1
-                said.append(f"#{seen[space]}")
-            shown[index] = f"{names[index][0]} ({', '.join(said)})"
-    return [Located(text, document.source) for text, document in zip(shown, hosting, strict=True)]
-
-
 def _unknown(host: HostFacts, unknown: Mapping[str, Source], running: str | None) -> None:
     """Facts a document sets to a value pgvet cannot know: their rules are not evaluated, with why — unless the
     running kernel's value is known (``sysctl.txt``)."""
@@ -329,142 +210,7 @@ def _unknown(host: HostFacts, unknown: Mapping[str, Source], running: str | None
                              "it does not render)")
 
 
-# Hosts the documents of one directory may declare: a repository's directory holds a cluster's members, a
-# manifest a few clusters; many more are a mistake or a hostile file (each host is read with the directory).
-MAX_DECLARED_HOSTS = 200
-
-
-@dataclass(slots=True)
-class _Documents:
-    """What a directory's configuration documents declare, read once for all its hosts: the texts read (counted
-    against each host's bounds), the declared hosts and machine settings, what could not be read."""
-
-    texts: list[tuple[str, str]] = field(default_factory=list)  # (the file as shown, its text)
-    declared: list[DeclaredHost] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    overlay: str | None = None  # the directory as its hosts' names say it, when it is a kustomize overlay
-
-    def accounted(self, builder: _Builder) -> None:
-        """The documents counted as inputs of the host being built, and what was said of them."""
-        for display, text in self.texts:
-            builder.account(text, display)
-        builder.host.warnings.extend(self.warnings)
-        builder.host.notes.extend(self.notes)
-
-
-_KUSTOMIZATION_NAMES = frozenset(name.lower() for name in KUSTOMIZATION_NAMES)
-
-
-def _read_documents(builder: _Builder, inputs: SnapshotInputs) -> _Documents:
-    """The hosts and machine settings the directory's configuration documents declare, in the order of their
-    files, then those its kustomization lists in its subdirectories and its components (_kustomize.read_listed); a
-    file that is no document pgvet reads is no input (their hosts' names: _host_names). InputError for a kustomize
-    Component: its documents are read with the kustomizations that list it, never a host of their own."""
-    documents = _Documents()
-    declared = documents.declared
-    listing = builder.host.listing  # lower-cased: kustomize's Kustomization is no name a document has
-    listed = read_listed(builder.root) if listing and not listing.isdisjoint(_KUSTOMIZATION_NAMES) else None
-    if listed is not None and listed.component:
-        raise InputError("a kustomize Component (kind: Component): its documents change the resources of the "
-                         "kustomizations that list it under components:, and are read with them, not as hosts of "
-                         "their own: lint those", Source(listed.shown))
-    candidates = [(path, builder.root) for path in inputs.documents]
-    if listed is not None:
-        documents.warnings.extend(listed.warnings)
-        candidates += [(Path(path), Path(beneath)) for path, beneath in listed.files]
-    read = 0
-    seen: set[str] = set()
-    for path, beneath in candidates:
-        display = builder.display(path)
-        if display in seen:  # listed twice (a resource patched by itself, two components' one file)
-            continue
-        seen.add(display)
-        try:
-            size = os.stat(path).st_size
-            text = read_text(path, display, beneath) if size <= MAX_DOCUMENT_BYTES else ""
-        except (OSError, InputError) as error:  # perhaps no document at all: the host is read without it
-            reason = error.message if isinstance(error, InputError) else error.strerror or str(error)
-            documents.warnings.append(f"{display}: not read as a configuration document: {reason}")
-            continue
-        if size > MAX_DOCUMENT_BYTES:
-            documents.notes.append(f"{display}: not read as a configuration document: {size} bytes, more than "
-                                   f"one holds ({MAX_DOCUMENT_BYTES})")
-            continue
-        kind = recognise(display, text)
-        if kind is None:
-            continue
-        documents.texts.append((display, text))
-        # the host's bound on what it reads, before parsing: a directory of many documents is refused at the one
-        # that crosses it, not after parsing them all (YAML is slow to parse)
-        read += len(text)
-        if read > MAX_HOST_BYTES:
-            raise InputError(f"with this file, the directory's documents hold more than {MAX_HOST_BYTES} bytes, more "
-                             "than pgvet reads in one host: it does not judge them", Source(display))
-        declared.extend(kind.parse(text, display))
-        if sum(document.hosting for document in declared) > MAX_DECLARED_HOSTS:
-            raise InputError(f"with this file, the directory's documents declare more than {MAX_DECLARED_HOSTS} "
-                             "hosts, more than pgvet reads in one directory: give each cluster a directory of its "
-                             "own", Source(display))
-    if declared and listed is not None:
-        _kustomize_overlay(builder, listed, documents)
-    return documents
-
-
-def _kustomize_overlay(builder: _Builder, listed: Listed, documents: _Documents) -> None:
-    """A warning for a directory that is a kustomize overlay: its documents are judged as written, without the
-    bases and patches ``kustomize build`` would merge (pgvet does not build overlays); and, when it takes bases
-    or components from elsewhere, how its hosts' names say it (``documents.overlay``)."""
-    _objects_of_the_kustomization(builder, listed, documents)
-    what = listed.overlay
-    if what is None:
-        return
-    documents.warnings.append(
-        f"{listed.shown}: a kustomize overlay ({what.said()}): pgvet judges the directory's documents as written, "
-        "not what `kustomize build` renders (bases not merged, patches not applied); lint the rendered manifests")
-    if what.bases or what.components:
-        real = os.fspath(builder.real_root)
-        documents.overlay = overlay_path(real, what.bases + what.components, repository_of(real))
-
-
-def _objects_of_the_kustomization(builder: _Builder, listed: Listed, documents: _Documents) -> None:
-    """One host for each object of a kustomization, as kustomize applies its patches and its components' to its
-    resources. A patch of an object a resource declares (the directory's, a component's) is no host of its own:
-    read whole, a partial manifest would be judged on the defaults its reader fills in (one instance, no memory
-    limit), and laid over the object those defaults would replace its values. Nor is a component's document of an
-    object the kustomization declares itself, or an earlier component. They are left out, with a note (the
-    overlay's warning says its patches are not applied). A patch of an object from a base elsewhere stays a host,
-    judged as written: the directory's own, else the first component's."""
-    real_root = os.fspath(builder.real_root)
-    hosting = [(document, os.path.realpath(os.path.join(real_root, document.source.path)))
-               for document in documents.declared if document.hosting]
-    resources: dict[tuple[str, str], str] = {}
-    for document, path in hosting:
-        if path in listed.resources:
-            resources.setdefault((document.kind, document.name), document.source.path)
-    kept: dict[tuple[str, str], str] = {}
-    for document, path in hosting:
-        key = (document.kind, document.name)
-        if path in listed.patches and path not in listed.resources and key in resources:  # not one patching itself
-            documents.declared.remove(document)
-            documents.notes.append(f"{document.source.path}: a kustomize patch of {document.name}, which "
-                                   f"{resources[key]} declares: not a host of its own, and not applied")
-        elif path not in listed.components:
-            kept.setdefault(key, document.source.path)
-    for document, path in hosting:
-        key = (document.kind, document.name)
-        if path not in listed.components or document not in documents.declared:
-            continue
-        if key in kept:
-            documents.declared.remove(document)
-            documents.notes.append(f"{document.source.path}: {document.name} of the kustomize component "
-                                   f"{listed.components[path]}, which {kept[key]} declares too: not a host of its "
-                                   "own, and not applied")
-        else:
-            kept[key] = document.source.path
-
-
-def _load_declared_host(builder: _Builder, inputs: SnapshotInputs) -> dict[str, Located[object]]:
+def _load_declared_host(builder: HostBuilder, inputs: SnapshotInputs) -> dict[str, Located[object]]:
     if (path := inputs.first("host_yaml")) is None:
         return {}
     text, display = builder.text(path)
@@ -481,7 +227,7 @@ NO_SERVER_HINT = ("give one with --dsn (`--dsn 'host=/var/run/postgresql user=po
                   "includes) into the snapshot (--snapshot DIR) and run pgvet lint DIR")
 
 
-def _load_manifest(builder: _Builder, inputs: SnapshotInputs) -> None:
+def _load_manifest(builder: HostBuilder, inputs: SnapshotInputs) -> None:
     """collect.json: the host's name as collect recorded it (host.yaml's ``name`` still wins), its base page size
     as collect measured it (before host.yaml's ``page_size``), and what the
     collection could not read — shown as warnings, and the reason the rules reading it were not evaluated
@@ -521,7 +267,7 @@ def _load_manifest(builder: _Builder, inputs: SnapshotInputs) -> None:
         host.unread.setdefault(namespace, reason)
 
 
-def _base_page_size(builder: _Builder, declared: Mapping[str, Located[object]]) -> int:
+def _base_page_size(builder: HostBuilder, declared: Mapping[str, Located[object]]) -> int:
     """The kernel's base page size (derived.base_page_size; the ratio/bytes pairs are judged in it): as collect
     measured it, else host.yaml's, else 64 kB on arm64 whose default huge pages are 512 MB or 16 GB (sizes of the
     64 kB granule alone; then host.page_size, from meminfo's Hugepagesize line), else x86-64's 4 kB."""
@@ -537,7 +283,7 @@ def _base_page_size(builder: _Builder, declared: Mapping[str, Located[object]]) 
     return sysctl.DEFAULT_PAGE_SIZE
 
 
-def _load_kernel(builder: _Builder, inputs: SnapshotInputs, declared: Sequence[SysctlSetting], page_size: int,
+def _load_kernel(builder: HostBuilder, inputs: SnapshotInputs, declared: Sequence[SysctlSetting], page_size: int,
                  ) -> None:
     """``declared``: the kernel settings of configuration documents (a tuned profile…), applied after sysctl.d
     and sysctl.conf; ``page_size``: the kernel's base page size."""
@@ -629,7 +375,7 @@ def _declared_items(occurrences: Mapping[str, list[SysctlSetting]], running: Map
     return items
 
 
-def _load_machine(builder: _Builder, inputs: SnapshotInputs) -> None:
+def _load_machine(builder: HostBuilder, inputs: SnapshotInputs) -> None:
     if (path := inputs.first("meminfo")) is not None:
         text, display = builder.text(path)
         # mem_total and hugepagesize, wanted or not: host.ram and the base page size are derived from them
@@ -664,7 +410,7 @@ def _disk_items(disks: Mapping[str, Mapping[str, Located[int | str | bool]]]) ->
     return items
 
 
-def _load_postgresql(builder: _Builder, inputs: SnapshotInputs, declared: Mapping[str, Located[object]],
+def _load_postgresql(builder: HostBuilder, inputs: SnapshotInputs, declared: Mapping[str, Located[object]],
                      upgrade_to: int | None, lines: ConfResult | None) -> None:
     """``lines``: the PostgreSQL parameters configuration documents set, applied after the files (None: no
     document declares a PostgreSQL host or sets a parameter)."""
@@ -678,7 +424,7 @@ def _load_postgresql(builder: _Builder, inputs: SnapshotInputs, declared: Mappin
 _LIMITS = {"cgroup.memory_max": "cgroup memory limit", "host.memory_limit": "memory limit of its container or unit"}
 
 
-def _derive_host(builder: _Builder, declared: Mapping[str, Located[object]]) -> None:
+def _derive_host(builder: HostBuilder, declared: Mapping[str, Located[object]]) -> None:
     """host.* facts: what rules use, from measured inputs first and host.yaml second."""
     facts = builder.host.facts
     for key, located in declared.items():
@@ -716,7 +462,7 @@ def _derive_host(builder: _Builder, declared: Mapping[str, Located[object]]) -> 
             builder.host.add(Fact("host.data_directory", data.value, data.source))
 
 
-def _load_storage(builder: _Builder, inputs: SnapshotInputs) -> None:
+def _load_storage(builder: HostBuilder, inputs: SnapshotInputs) -> None:
     if (path := inputs.first("mounts")) is None:
         return
     text, display = builder.text(path, items="mounts")
