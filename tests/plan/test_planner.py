@@ -950,3 +950,55 @@ def test_a_restart_the_target_cannot_make_safe_is_not_advised(tmp_path: Path) ->
         "revert the line. Not before PGV541 is mended" in by_hand
     assert "then PostgreSQL restarted — not before PGV541 is mended (steps by hand): restarted with what its files " \
         "set now, it does not start" in by_hand
+
+
+def test_a_finding_that_cannot_be_judged_on_the_target_is_not_resolved(tmp_path: Path) -> None:
+    # ACME2's derived value divides by zero (NULL) once ACME1's target sets shared_buffers = 1GB: not evaluated
+    # there, it made no finding, and its fix said "The target resolves this with shared_buffers (4GB → 1GB)"
+    pack = write_host(tmp_path / "pack", {"acme.yaml": """
+derived:
+  - name: acme_headroom
+    unit: bytes
+    description: NULL (a division by zero) at exactly 1 GB of shared_buffers.
+    formula: 1073741824 / (pg.shared_buffers - 1073741824)
+rules:
+  - id: ACME1
+    name: smaller-buffers
+    title: Smaller shared_buffers
+    severity: warning
+    when: pg.shared_buffers > 2147483648
+    message: "shared_buffers = {pg.shared_buffers}"
+    fix:
+      postgresql: {shared_buffers: "1GB"}
+    why: a house rule
+    references: [house rules]
+    examples:
+      - facts: {pg.shared_buffers: 4294967296}
+        expect: fire
+      - facts: {pg.shared_buffers: 1073741824}
+        expect: pass
+  - id: ACME2
+    name: headroom
+    title: Little headroom
+    severity: warning
+    when: derived.acme_headroom < 1
+    message: "headroom {derived.acme_headroom}"
+    why: a house rule
+    references: [house rules]
+    examples:
+      - facts: {pg.shared_buffers: 4294967296}
+        expect: fire
+      - facts: {pg.shared_buffers: 1610612736}
+        expect: pass
+"""})
+    path = write_host(tmp_path / "host", {"postgresql.conf": "shared_buffers = 4GB\n",
+                                          "host.yaml": "pg_version: 17\n"})
+    result = lint([path], LintOptions(rules=[pack], select=["ACME1", "ACME2"])).hosts[0]
+    assert changes(result) == {"shared_buffers": "1GB"}
+    assert result.target is not None
+    assert ("ACME2", None) in result.target.firing
+    assert result.target.unjudged == {("ACME2", None): "derived.acme_headroom < 1 is NULL"}
+    text = finding_of(result, "ACME2").fix.text or ""
+    assert "resolve" not in text.lower()
+    assert text.startswith("pgvet cannot judge this on the host as the target makes it, which changes "
+                           "shared_buffers (4GB → 1GB)")

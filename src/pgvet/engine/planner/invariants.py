@@ -53,7 +53,8 @@ def verify_invariants(planner: Planner, baseline: World, target_world: World, cu
     _verify_commit_limit(planner, before, after, changed)
     _verify_pool(planner, before, after, changed)
     _verify_work_mem(planner, host, before, world, target)
-    _verify_new_findings(planner, current, final, excluded, pinned, changed)
+    # a finding the target cannot judge (Target.unjudged) is not one it brings: unknown blames no change
+    _verify_new_findings(planner, current, final, excluded | frozenset(target.unjudged), pinned, changed)
     _verify_fixpoint(planner, world, final, excluded, pinned, {setting.fact for setting in changed} | baseline.changed)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 from pgvet.engine.evaluate import Plan, evaluate_hosts, name_uncomputed, render_fix
@@ -26,7 +27,7 @@ from pgvet.engine.planner.stages import (
 from pgvet.engine.planner.target import Change, HandStep, Pin, Proposal, Setting, Target, label, setting_of
 from pgvet.engine.planner.world import World, booted_values
 from pgvet.engine.runtime import Env, EvalError
-from pgvet.findings import Finding, HostResult
+from pgvet.findings import Finding, Fix, HostResult
 from pgvet.inputs.documents import running_steps
 from pgvet.snapshot.facts import HostFacts
 
@@ -145,7 +146,7 @@ class Planner:
         silenced, failing = self._once_booted(rebooted, current, suppress) if booted else ([], [])
         excluded |= {(finding.rule_id, finding.subject) for finding in silenced}
         baseline = rebooted.with_values(restored, self) if restored else rebooted
-        start = _Start(rebooted, baseline, self._findings_on(baseline, current), restored)
+        start = _Start(rebooted, baseline, self._findings_on(baseline, current)[0], restored)
 
         def attempt(pins: Mapping[Setting, str]) -> Target:
             return self._attempt(host, start, current, excluded, pins)
@@ -245,7 +246,7 @@ class Planner:
                 target.declared_not_applied.append(Change(
                     declared, shown_fact(host, declared, host.facts[name]),
                     shown_fact(host, declared, booted.host.facts[name]), [], ""))
-        final = self._findings_on(world, current)
+        final, target.unjudged = self._findings_on(world, current)
         target.firing = frozenset((finding.rule_id, finding.subject) for finding in final)
         verify_invariants(self, baseline, world, start.baseline_findings, final, excluded, pinned, target, restored)
         target.by_hand = [HandStep(f"{setting} stays {_kept(setting, restored)}: {reason}", [], setting)
@@ -341,6 +342,11 @@ class Planner:
                       and change.setting.name not in (fix.sysctl if change.setting.kind == "sysctl" else fix.postgresql)
                       and target.change(change.setting) is None]
             resolved = (finding.rule_id, finding.subject) not in target.firing
+            unjudged = target.unjudged.get((finding.rule_id, finding.subject))
+            if unjudged is not None:  # never "resolved": not known
+                changed = f", which changes {_changes_text(upstream)}" if upstream else ""
+                notes.append(f"pgvet cannot judge this on the host as the target makes it{changed} ({unjudged}): "
+                             "it may still hold once the target is applied.")
             if upstream and (fix.sysctl or fix.postgresql):
                 notes.append("Values of the target, which also changes " + _changes_text(upstream) + ".")
             elif upstream and resolved:
@@ -370,14 +376,29 @@ class Planner:
             asking = dict.fromkeys(rule for name in step.parameters for rule in changes[name].rules)
             target.by_hand.append(HandStep(step.text, list(asking)))
 
-    def _findings_on(self, world: World, current: HostResult) -> list[Finding]:
+    def _findings_on(self, world: World, current: HostResult,
+                     ) -> tuple[list[Finding], dict[tuple[str, str | None], str]]:
         """The findings on a world: the rules that read what it changed evaluated there, the others' as they are on
-        the host."""
+        the host; and those of the host's findings that cannot be judged there (an evaluation error, a fact missing
+        on that world), with why. Unknown is not resolved: such a finding stands as the host has it, without a fix
+        (its rule asks nothing on that world, as _asked_on finds)."""
         read = {index for name in world.changed for index in self.rule_readers.get(name, ())}
         affected = [self.rules[index] for index in sorted(read)]
         ids = {rule.id for rule, _ in affected}
-        findings = self._evaluate(world, affected).findings if affected else []
-        return [*findings, *(finding for finding in current.findings if finding.rule_id not in ids)]
+        evaluated = self._evaluate(world, affected) if affected else HostResult(world.host)
+        findings = evaluated.findings
+        fired = {(finding.rule_id, finding.subject) for finding in findings}
+        unjudged: dict[tuple[str, str | None], str] = {}
+        for finding in current.findings:
+            key = (finding.rule_id, finding.subject)
+            if finding.rule_id not in ids or key in fired:
+                continue
+            skipped = next((skipped for skipped in evaluated.not_evaluated if skipped.rule_id == finding.rule_id
+                            and skipped.subject in (finding.subject, None)), None)
+            if skipped is not None:
+                unjudged[key] = skipped.reason or f"{', '.join(skipped.missing) or 'a value'} unknown there"
+                findings.append(replace(finding, fix=Fix()))
+        return [*findings, *(finding for finding in current.findings if finding.rule_id not in ids)], unjudged
 
     def _evaluate(self, world: World, rules: Plan, verdicts_only: bool = True) -> HostResult:
         outcome = evaluate_hosts(self.pack, [world.host], plan=rules, host_caches=[world.derived],

@@ -77,6 +77,9 @@ class Target:
     # needs besides the document's edit for the changes to take effect (DocumentKind.running_steps)
     by_hand: list[HandStep] = field(default_factory=list)
     firing: frozenset[tuple[str, str | None]] = frozenset()
+    # of those, the host's findings whose rules cannot be judged on the target (an evaluation error, a fact missing
+    # there), with why: not known to be resolved, so counted as firing
+    unjudged: dict[tuple[str, str | None], str] = field(default_factory=dict)
     # what fires only once the host's files are applied and its suppressions silence: a suppression used there is
     # used (judged again with the report's, which see the host as it runs)
     suppressed_once_booted: list[Finding] = field(default_factory=list)
