@@ -528,6 +528,32 @@ def test_an_error_only_the_pending_values_bring_is_a_finding(tmp_path: Path) -> 
     assert "or PostgreSQL does not start with huge_pages = on)" in text  # the files set it, the pool is the fix's
 
 
+def test_a_warning_only_the_pending_values_bring_is_a_finding(tmp_path: Path) -> None:
+    # max_connections raised to 500 in the files on 4 CPUs, the server not restarted: PGV536 fired only after the
+    # restart PGV955 advises (a warning: the administrator about to restart wants to know)
+    path = _live_host_with_a_pending_restart(tmp_path)
+    (path / "host.yaml").write_text("cpus: 4\n")
+    conf = path / "postgresql.conf"
+    conf.write_text(conf.read_text().replace("\nmax_connections = 100", "\nmax_connections = 500", 1))
+    settings = json.loads((path / "pg_settings.json").read_text())
+    for row in settings["settings"]:
+        if row["name"] == "max_connections":
+            row["pending_restart"] = True
+    for row in settings["file_settings"]:
+        if row["name"] == "max_connections":
+            row.update(setting="500", applied=False, error="setting could not be applied")
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    result = host_result(path)
+    finding = finding_of(result, "PGV536")
+    assert finding.severity == "warning"
+    assert finding.message.startswith("After applying the values PostgreSQL's configuration files already set")
+    assert "max_connections (100 → 500)" in finding.message
+    assert "lower max_connections to about 100" in (finding.fix.text or "")
+    assert "max_connections" not in changes(result)  # never lowered by the fix
+    # an info the restart brings waits for it (PGV955 already says a restart is pending)
+    assert all(finding.severity != "info" for finding in result.target.found_once_booted)
+
+
 def test_an_include_left_out_of_the_copy_leaves_the_servers_reading_of_its_files(tmp_path: Path) -> None:
     # The running 3GB comes from an include pgvet did not copy: the copies alone said 128MB, which the target took
     # as pending ("shared_buffers 3GB → 128MB") and sized the huge page pool for (PostgreSQL then does not start).
@@ -773,8 +799,11 @@ def test_a_host_that_runs_well_but_would_boot_into_trouble_gets_a_target(tmp_pat
     # the running host's background threshold is 10 %; its sysctl.d writes 64 MB of background bytes, then a ratio
     # of 50 % that zeroes them: at the next boot background writeback waits for half of the page cache
     path = small_vm_with_sysctl_d(tmp_path, "vm.dirty_background_bytes = 67108864\nvm.dirty_background_ratio = 50\n")
-    assert "PGV136" not in {finding.rule_id for finding in host_result(path).findings}
-    assert "vm.dirty_background_bytes" in changes(host_result(path))
+    before = host_result(path)
+    # a warning the files bring is said before the reboot, with the target's fix
+    finding = finding_of(before, "PGV136")
+    assert finding.message.startswith("After applying the kernel values the host's files already declare")
+    assert finding.fix.sysctl["vm.dirty_background_bytes"] == changes(before)["vm.dirty_background_bytes"]
     fix_host(path, LintOptions(), write_files=True)
     kernelsim.apply_and_reboot(path)
     result = host_result(path)

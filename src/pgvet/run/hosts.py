@@ -186,7 +186,7 @@ class Linter:
 
         suppress(result)
         result.target = self.planner.plan(host, result, derived, suppress)
-        result.findings += result.target.errors_once_booted
+        result.findings += result.target.found_once_booted
         self.planner.fix_findings(result, result.target)
         for finding in result.findings:
             finding.suppressed = None

@@ -143,7 +143,7 @@ class Planner:
         # for every attempt
         rebooted = World.rebooted(host, self, derived)
         restored = running_overcommit(self, host, rebooted)
-        silenced, failing = self._once_booted(rebooted, current, suppress) if booted else ([], [])
+        silenced, brought = self._once_booted(rebooted, current, suppress) if booted else ([], [])
         excluded |= {(finding.rule_id, finding.subject) for finding in silenced}
         baseline = rebooted.with_values(restored, self) if restored else rebooted
         start = _Start(rebooted, baseline, self._findings_on(baseline, current)[0], restored)
@@ -167,20 +167,22 @@ class Planner:
             target.by_hand.insert(0, HandStep(f"pgvet found no safe target for this host and changes nothing: "
                                               f"{reasons}"))
         target.suppressed_once_booted = silenced
-        for finding in failing:  # said with what the files change that the rule reads
+        for finding in brought:  # said with what the files change that the rule reads
             declared = [change for change in target.declared_not_applied
                         if change.setting in self.reads[finding.rule_id]]
             if declared:
                 finding.message = f"After {_applying_text(declared)} — {finding.message}"
-        target.errors_once_booted = failing
+        target.found_once_booted = brought
         return target
 
     def _once_booted(self, world: World, current: HostResult, suppress: Callable[[HostResult], None] | None,
                      ) -> tuple[list[Finding], list[Finding]]:
         """The findings that fire on the host as its files boot it, and not as it runs: those its suppressions
         silence (a sysctl.d line under `# pgvet: ignore[…]`), whose rules propose nothing either; and the errors
-        among the others — what the host's own files, applied, would break (a pending huge_pages = on without its
-        pool: PostgreSQL would not start at the restart another finding advises)."""
+        and warnings among the others — what the host's own files, applied, would break (a pending huge_pages = on
+        without its pool: PostgreSQL would not start at the restart another finding advises) or risk (a pending
+        max_connections = 500 on 4 CPUs), which the administrator about to restart needs to know before, not after.
+        Not an info: worth knowing, its evidence mixed, it waits for the host to run the values."""
         running = {(finding.rule_id, finding.subject) for finding in current.findings}
         read = {index for name in world.changed for index in self.rule_readers.get(name, ())}
         # whole findings (where they point, which an inline suppression is judged by)
@@ -192,7 +194,7 @@ class Planner:
         if suppress is not None:
             suppress(booted)
         return ([finding for finding in booted.findings if finding.suppressed is not None],
-                [finding for finding in booted.findings if finding.suppressed is None and finding.severity == "error"])
+                [finding for finding in booted.findings if finding.suppressed is None and finding.severity != "info"])
 
     def _unchanged(self, current: HostResult, excluded: frozenset[tuple[str, str | None]]) -> Target:
         return Target(firing=frozenset((finding.rule_id, finding.subject) for finding in current.findings),

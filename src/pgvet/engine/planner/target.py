@@ -83,8 +83,8 @@ class Target:
     # what fires only once the host's files are applied and its suppressions silence: a suppression used there is
     # used (judged again with the report's, which see the host as it runs)
     suppressed_once_booted: list[Finding] = field(default_factory=list)
-    # the errors that fire only there, unsuppressed: the host's findings too (run/hosts.py adds them)
-    errors_once_booted: list[Finding] = field(default_factory=list)
+    # the errors and warnings that fire only there, unsuppressed: the host's findings too (run/hosts.py adds them)
+    found_once_booted: list[Finding] = field(default_factory=list)
     # the findings whose rules propose nothing on this host (suppressed, as it runs or once its files are applied)
     silenced: frozenset[tuple[str, str | None]] = frozenset()
     # the host as the target makes it, to render the findings' fixes on (Planner.fix_findings lets go of it)
