@@ -314,6 +314,27 @@ def test_no_password_is_written(collected: Collected) -> None:
         f"postgresql://plain:***@/postgres?host={collected.cluster.socket_dir}&port=5432")
 
 
+def test_a_second_fix_of_a_snapshot_whose_copy_left_an_include_out_changes_nothing(collected: Collected,
+                                                                                   tmp_path: Path) -> None:
+    # the include outside the configuration directory was not copied: the pending values were the server's reading
+    # of its files alone, and a second `pgvet fix` proposed again what `--write` had put into the copies
+    snapshot = tmp_path / "snapshot"
+    shutil.copytree(collected.granted, snapshot)
+    lint = [sys.executable, "-m", "pgvet", "lint", str(snapshot), "--format", "json"]
+    first = json.loads(subprocess.run(lint, capture_output=True, text=True, timeout=120).stdout)
+    written = {change["setting"]: change["target"] for change in first["hosts"][0]["target"]["changes"]
+               if change["kind"] == "postgresql"}
+    assert written  # a default cluster: track_io_timing, log_lock_waits…
+    fix = [sys.executable, "-m", "pgvet", "fix", str(snapshot), "--write"]
+    assert subprocess.run(fix, capture_output=True, timeout=120).returncode in (0, 1)
+    second = json.loads(subprocess.run(lint, capture_output=True, text=True, timeout=120).stdout)["hosts"][0]
+    assert not [change for change in second["target"]["changes"] if change["kind"] == "postgresql"]
+    declared = {change["setting"]: change["declared"] for change in second["target"]["declared_not_applied"]
+                if change["kind"] == "postgresql"}
+    assert {name: declared.get(name) for name in written} == written
+    assert "effective_cache_size" not in declared  # the include's 3GB, which the server runs
+
+
 def test_wrong_password_is_a_one_line_input_error(collected: Collected, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(InputError) as raised:

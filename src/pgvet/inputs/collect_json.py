@@ -37,6 +37,8 @@ class CollectManifest:
     not_read: tuple[NotRead, ...]
     server_read: bool
     server_error: Located[str] | None
+    # the server's configuration files copied into the snapshot (their server paths, ``files[].server_file``)
+    copied: frozenset[str] = frozenset()
 
 
 def _not_read(node: _Node, path: str) -> NotRead:
@@ -69,10 +71,13 @@ def parse_collect_json(text: str, path: str) -> CollectManifest:
     located_page = Located(page_size, Source(path, members["page_size"].line)) if page_size is not None else None
     failed = members.get("failed")
     not_read = tuple(_not_read(node, path) for node in _members(failed, path, "failed", list)) if failed else ()
+    files = members.get("files")
+    copied = frozenset(server_file for node in (_members(files, path, "files", list) if files else ())
+                       if (server_file := _Fields(node, path, "a file entry").optional_text("server_file")))
     server_node = members.get("server")
     if server_node is None or server_node.value is None:
-        return CollectManifest(located_name, located_page, not_read, False, None)
+        return CollectManifest(located_name, located_page, not_read, False, None, copied)
     server = _Fields(server_node, path, "server")
     error = server.optional_text("error")
     return CollectManifest(located_name, located_page, not_read, error is None,
-                           Located(error, server.source) if error is not None else None)
+                           Located(error, server.source) if error is not None else None, copied)

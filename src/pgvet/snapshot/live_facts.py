@@ -16,9 +16,11 @@ from pgvet.provenance import Source
 from pgvet.snapshot.facts import DEFAULT_SOURCE_PATH, Fact, FactValue, HostFacts, Item, make_fact
 
 
-def add_live_facts(host: HostFacts, live: LiveServer, param_table: ParamTable, conf: ConfResult | None) -> None:
+def add_live_facts(host: HostFacts, live: LiveServer, param_table: ParamTable, conf: ConfResult | None,
+                   copied: frozenset[str] = frozenset()) -> None:
     """A live server's pg.* and live.* facts, its lists as items, and what it could not give as unread;
-    ``conf``: the configuration files of the snapshot, when it holds them."""
+    ``conf``: the configuration files of the snapshot, when it holds them; ``copied``: the server paths of those
+    files (collect.json)."""
     for name, located in live_facts(live).items():
         host.add(Fact(name, located.value, located.source))
     file_values = _live_file_items(host, live, param_table, conf)
@@ -26,7 +28,7 @@ def add_live_facts(host: HostFacts, live: LiveServer, param_table: ParamTable, c
     _hidden_values(host, live, param_table, file_values)
     host.set_outside_files.update((name, setting.row) for name, setting in live.settings.items()
                                   if setting.source in OVERRIDING_SOURCES)
-    _pending_from_files(host, live, param_table, conf, file_values)
+    _pending_from_files(host, live, param_table, conf, file_values, copied)
     if conf is not None and conf.problems:
         _set_in_files_not_copied(host, live)
     _live_list_items(host, live, param_table)
@@ -82,12 +84,14 @@ def _server_wide_values(host: HostFacts, live: LiveServer, param_table: ParamTab
 
 
 def _pending_from_files(host: HostFacts, live: LiveServer, param_table: ParamTable, conf: ConfResult | None,
-                        file_values: dict[str, FileValue] | None) -> None:
+                        file_values: dict[str, FileValue] | None, copied: frozenset[str]) -> None:
     """The values the configuration files give parameters the server runs with another value from its files or
     its defaults: a restart applies them (``pending_from_files``). The files are the copies as pgvet reads them
-    (pg_conf.*, which a fix written into the snapshot changes) when every one was read, else the server's own
-    reading of them (pg_file_settings: an include left out of the copy would undo what it sets); a line removed
-    from both gives the default. Not the values the server takes from elsewhere (its command line, environment, or
+    (pg_conf.*, which a fix written into the snapshot changes) when every one was read; else, for a parameter the
+    server's own reading of them (pg_file_settings) takes from a file left out of the copy, that reading (the
+    copies would undo what the include sets), and the copies for the others (``copied``: the server files they
+    copy) — a second fix of a snapshot a first one wrote into sees what it wrote; a line removed from both gives
+    the default. Not the values the server takes from elsewhere (its command line, environment, or
     its own computation: wal_buffers = -1 shows the size it chose, from source ``override``); a value ALTER ROLE or
     ALTER DATABASE gives pgvet's session is compared as the server-wide one (_server_wide_values). Not an
     extension's parameters either: pg_settings types them, the files leave them text ('on' against true)."""
@@ -101,10 +105,12 @@ def _pending_from_files(host: HostFacts, live: LiveServer, param_table: ParamTab
         if (running is None or param is None or setting.source in _NOT_FROM_THE_SERVERS_FILES
                 or name in host.set_outside_files):
             continue
-        if copies_complete:
-            declared = host.facts.get(f"pg_conf.{name}")
+        row = (server_reading or {}).get(name)
+        copy = host.facts.get(f"pg_conf.{name}")
+        if copies_complete or (copy is not None and (row is None or row[1].path in copied)):
+            declared = copy
         else:
-            declared = _files_fact(name, param, server_reading) if name in (server_reading or {}) else None
+            declared = _files_fact(name, param, server_reading) if row is not None else None
         if declared is None and setting.source == "configuration file" and name not in (server_reading or {}):
             declared = _files_fact(name, param, {})  # its line removed from the files: the default
         if declared is None or _same(declared.value, running.value):

@@ -98,7 +98,7 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
     if live is not None:
         from pgvet.snapshot.live_facts import add_live_facts
 
-        add_live_facts(host, live, param_table, conf if has_configuration else None)
+        add_live_facts(host, live, param_table, conf if has_configuration else None, _copied(inputs, root))
     _defaults(host, param_table, wanted, major)
 
 
@@ -135,6 +135,21 @@ def _default_change_items(host: HostFacts, param_table: ParamTable) -> None:
               ("default_change.after", change.after), ("default_change.added", change.added),
               ("default_change.from_version", source)), upgraded_from.source)
         for change in default_changes(source, param_table.major) if change.name.lower() not in set_names]
+
+
+def _copied(inputs: SnapshotInputs, root: Path) -> frozenset[str]:
+    """The server's configuration files a collection copied into the snapshot (their server paths), as its
+    collect.json records them; none without one (load.py reports an invalid one)."""
+    from pgvet.errors import InputError
+    from pgvet.inputs.collect_json import parse_collect_json  # slow to import: only for a collection
+
+    if (path := inputs.first("collect_manifest")) is None:
+        return frozenset()
+    display = _display(path, root)
+    try:
+        return parse_collect_json(read_text(path, display, inputs.read_beneath(path, root)), display).copied
+    except InputError:
+        return frozenset()
 
 
 def _display(path: Path, root: Path) -> str:
