@@ -60,6 +60,8 @@ def checked() -> Iterator[Checked]:
         # Set in postgresql.conf and by ALTER SYSTEM (PGV406, not PGV405), and twice in postgresql.conf (PGV405).
         with (cluster.data / "postgresql.conf").open("a") as conf:
             conf.write("checkpoint_timeout = '10min'\ncheckpoint_timeout = '15min'\n")
+            # an include beside the configuration directory, not copied (PGV408)
+            conf.write("include_if_exists '../beside.conf'\n")
         cluster.sql("ALTER SYSTEM SET max_wal_size = '2GB'")
         # A restart-only change by ALTER SYSTEM, waiting.
         cluster.sql("ALTER SYSTEM SET shared_buffers = '64MB'")
@@ -120,6 +122,17 @@ def test_a_line_alter_system_overrides_is_not_a_repeat(checked: Checked) -> None
     assert {finding["subject"] for finding in checked.findings("PGV406")} == {"max_wal_size", "shared_buffers"}
     [repeat] = checked.findings("PGV405")
     assert repeat["subject"] == "checkpoint_timeout" and repeat["values"]["occurrences"] == 2
+
+
+def test_messages_name_the_servers_files_not_the_temporary_snapshots(checked: Checked) -> None:
+    # PGV405 said "at postgresql.conf:822" (the copy's name) and PGV408 resolved '../beside.conf' beside the
+    # temporary snapshot (/tmp/pgvet-check-…/beside.conf), where the other findings name the server's files
+    [repeat] = checked.findings("PGV405")
+    assert f"at {repeat['path']}:{repeat['line']}." in " ".join(repeat["message"].split())
+    [beside] = [finding for finding in checked.findings("PGV408") if finding["subject"] == "../beside.conf"]
+    expected = os.path.normpath(os.path.join(os.path.dirname(beside["path"]), "../beside.conf"))
+    assert f"include outside the snapshot: {expected} (resolves to {expected})" in " ".join(beside["message"].split())
+    assert "pgvet-check-" not in checked.text
 
 
 def test_restart_pending_is_said_once_and_not_after_the_restart(checked: Checked) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
 import shutil
 import socket
 import sys
@@ -205,6 +207,15 @@ class _Origins:
         self.directory = directory
         self.copies = copies
         self.lines: dict[str, list[str]] = {}
+        # a copy's name as a place in a message (`postgresql.conf:822`), and a path in the temporary directory
+        # (where the snapshot resolved an include written relative to a copy)
+        names = "|".join(re.escape(name) for name in sorted(copies, key=len, reverse=True))
+        scratch = {str(directory.parent), os.path.realpath(directory.parent)}
+        self.places = re.compile("|".join(
+            [*([rf"(?<![\w./-])(?:{names})(?=:\d)"] if names else []),
+             *(rf"{re.escape(path)}/[^\s()'\",;:]*" for path in sorted(scratch, key=len, reverse=True))]))
+        config = copies.get("postgresql.conf")
+        self.config_dir = None if config is None else os.path.dirname(config)
 
     def _line(self, name: str, number: int | None) -> str | None:
         if name not in self.lines:
@@ -214,6 +225,20 @@ class _Origins:
                 self.lines[name] = []
         lines = self.lines[name]
         return lines[number - 1] if number is not None and 0 < number <= len(lines) else None
+
+    def text(self, message: str) -> str:
+        """A message's places as the server has them: a copy's name (PGV405's `postgresql.conf:822`) is the server
+        file it copies, and a path the snapshot resolved is the server's (PGV408's include `../rel.conf`, written
+        relative to the configuration file: beside the server's configuration directory, not the snapshot)."""
+        return self.places.sub(lambda match: self._server_path(match.group()), message)
+
+    def _server_path(self, path: str) -> str:
+        relative = os.path.relpath(path, os.path.realpath(self.directory)) if os.path.isabs(path) else path
+        if relative in self.copies:
+            return self.copies[relative]
+        if self.config_dir is None or not os.path.isabs(path):
+            return path
+        return os.path.normpath(os.path.join(self.config_dir, relative))
 
     def of(self, source: Source) -> Source:
         path = source.path
@@ -242,6 +267,7 @@ def _point_at_origins(result: LintResult, directory: Path) -> None:
     origins = _Origins(directory, copies)
     for host in result.hosts:
         for finding in host.findings:
+            finding.message = origins.text(finding.message)
             if finding.path is not None:
                 place = origins.of(Source(finding.path, finding.line))
                 finding.path, finding.line = place.path, place.line
