@@ -24,6 +24,7 @@ pytestmark = pytest.mark.postgres
 pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
 
 MAJOR = min(pgservers.SUPPORTED_MAJORS)
+CONNECTIONS = 10 * (os.cpu_count() or 1) + 150  # above PGV536's max(100, 10 × CPUs)
 
 
 def pgvet(*args: str) -> subprocess.CompletedProcess[str]:
@@ -62,6 +63,7 @@ def checked() -> Iterator[Checked]:
             conf.write("checkpoint_timeout = '10min'\ncheckpoint_timeout = '15min'\n")
             # an include beside the configuration directory, not copied (PGV408)
             conf.write("include_if_exists '../beside.conf'\n")
+
         cluster.sql("ALTER SYSTEM SET max_wal_size = '2GB'")
         # A restart-only change by ALTER SYSTEM, waiting.
         cluster.sql("ALTER SYSTEM SET shared_buffers = '64MB'")
@@ -133,6 +135,24 @@ def test_messages_name_the_servers_files_not_the_temporary_snapshots(checked: Ch
     expected = os.path.normpath(os.path.join(os.path.dirname(beside["path"]), "../beside.conf"))
     assert f"include outside the snapshot: {expected} (resolves to {expected})" in " ".join(beside["message"].split())
     assert "pgvet-check-" not in checked.text
+
+
+def test_a_warning_the_restart_brings_is_said_before_it() -> None:
+    # max_connections raised in postgresql.conf, not restarted: PGV536 fired only once the server ran it
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR) as cluster:
+        conf = cluster.data / "postgresql.conf"
+        conf.write_text(conf.read_text().replace("\nmax_connections = 100", f"\nmax_connections = {CONNECTIONS}", 1))
+        _reloaded(cluster, "SELECT pending_restart FROM pg_settings WHERE name = 'max_connections'", [(True,)])
+        before = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json").stdout)
+        cluster.restart()
+        after = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json").stdout)
+    [pending] = [finding for finding in before["findings"] if finding["rule_id"] == "PGV536"]
+    message = " ".join(pending["message"].split())
+    assert message.startswith("After applying the values PostgreSQL's configuration files already set")
+    assert f"max_connections (100 → {CONNECTIONS})" in message
+    [running] = [finding for finding in after["findings"] if finding["rule_id"] == "PGV536"]
+    assert running["message"].startswith(f"max_connections = {CONNECTIONS} for ")
 
 
 def test_restart_pending_is_said_once_and_not_after_the_restart(checked: Checked) -> None:
