@@ -355,7 +355,9 @@ class Planner:
                 # the changes its condition names, where there are any (not the pool that a derived value reads)
                 deciding = [change for change in upstream if change.setting in self.decides[finding.rule_id]]
                 notes.append("The target resolves this with " + _changes_text(deciding or upstream) + ".")
-            if booted:
+            # a finding only the files bring opens with what they change: "This counts on" them would misread
+            brought = any(finding is found for found in target.found_once_booted)
+            if booted and (fix.sysctl or fix.postgresql or not brought):
                 applied = _applying_text(booted)
                 notes.append(f"Values worked out after {applied}." if fix.sysctl or fix.postgresql else
                              f"Resolved by {applied}." if resolved and not upstream else
