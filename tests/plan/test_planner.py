@@ -581,11 +581,9 @@ def test_an_include_left_out_of_the_copy_leaves_the_servers_reading_of_its_files
         "work_mem": "32MB"}
 
 
-def test_a_fix_written_into_a_snapshot_whose_copy_left_an_include_out_is_not_proposed_again(tmp_path: Path) -> None:
-    # An include outside the configuration directory was not copied: the pending values came from the server's
-    # reading of its files alone, so what `pgvet fix --write` wrote into the copies was not seen and a second fix
-    # proposed it again ("753MB → 753MB"). The copies now win for what the server read from a copied file; the
-    # include's own value (shared_buffers, which the copy's earlier 128MB line would undo) stays the server's.
+def _snapshot_with_an_include_left_out(tmp_path: Path, name: str, running: str, text: str) -> Path:
+    """PGV903's live server on 16 GB whose postgresql.conf ends with an include outside its configuration directory,
+    not copied (collect.json says so), that sets ``name`` (``running`` in pg_settings' unit, ``text`` as written)."""
     path = tmp_path / "host"
     shutil.copytree(FIXTURES / "rules" / "PGV903-files-differ-from-running", path)
     (path / "meminfo.txt").write_text(meminfo(16384000, 0, committed_kb=2000000))
@@ -594,15 +592,24 @@ def test_a_fix_written_into_a_snapshot_whose_copy_left_an_include_out_is_not_pro
     conf.write_text(conf.read_text() + "include_if_exists = '/etc/postgresql/extra.conf'\n")
     settings = json.loads((path / "pg_settings.json").read_text())
     for row in settings["settings"]:
-        if row["name"] == "shared_buffers":
-            row.update(setting="393216", sourcefile="/etc/postgresql/extra.conf", sourceline=1)
+        if row["name"] == name:
+            row.update(setting=running, sourcefile="/etc/postgresql/extra.conf", sourceline=1)
     settings["file_settings"].append({"sourcefile": "/etc/postgresql/extra.conf", "sourceline": 1, "seqno": 99,
-                                      "name": "shared_buffers", "setting": "3GB", "applied": True, "error": None})
+                                      "name": name, "setting": text, "applied": True, "error": None})
     (path / "pg_settings.json").write_text(json.dumps(settings))
     (path / "collect.json").write_text(json.dumps({
         "format": 1, "files": [{"name": "postgresql.conf", "server_file": "/var/lib/pgsql/15/data/postgresql.conf"}],
         "failed": [{"what": "/etc/postgresql/extra.conf", "error": "not copied: outside the server's configuration "
                                                                   "directory /var/lib/pgsql/15/data"}]}))
+    return path
+
+
+def test_a_fix_written_into_a_snapshot_whose_copy_left_an_include_out_is_not_proposed_again(tmp_path: Path) -> None:
+    # An include outside the configuration directory was not copied: the pending values came from the server's
+    # reading of its files alone, so what `pgvet fix --write` wrote into the copies was not seen and a second fix
+    # proposed it again ("753MB → 753MB"). The copies now win for what the server read from a copied file; the
+    # include's own value (shared_buffers, which the copy's earlier 128MB line would undo) stays the server's.
+    path = _snapshot_with_an_include_left_out(tmp_path, "shared_buffers", "393216", "3GB")
     first = changes(host_result(path))
     assert [name for name in first if name in ("maintenance_work_mem", "effective_io_concurrency", "work_mem")]
     assert "shared_buffers" not in first
@@ -614,6 +621,21 @@ def test_a_fix_written_into_a_snapshot_whose_copy_left_an_include_out_is_not_pro
     assert {name: declared.get(name) for name in first if not name.startswith(("vm.", "kernel."))} == {
         name: value for name, value in first.items() if not name.startswith(("vm.", "kernel."))}
     assert "shared_buffers" not in declared  # the include's 3GB, as the server runs it
+
+
+def test_a_fix_written_after_an_include_left_out_of_the_copy_is_not_proposed_again(tmp_path: Path) -> None:
+    # the include sets maintenance_work_mem (64MB): the fix's line, appended after it, is one the server never read
+    path = _snapshot_with_an_include_left_out(tmp_path, "maintenance_work_mem", "65536", "64MB")
+    first = changes(host_result(path))
+    assert "maintenance_work_mem" in first
+    assert CliRunner().invoke(app, ["fix", str(path), "--write"]).exit_code in (0, 1)
+    assert (path / "postgresql.conf").read_text().index("maintenance_work_mem = '") > (
+        path / "postgresql.conf").read_text().index("include_if_exists = '/etc/postgresql/extra.conf'")
+    again = host_result(path)
+    assert again.target is not None
+    assert not [change for change in again.target.changes if change.setting.kind == "postgresql"]
+    declared = {change.setting.name: change.target for change in again.target.declared_not_applied}
+    assert declared["maintenance_work_mem"] == first["maintenance_work_mem"]
 
 
 def test_pending_values_of_a_removed_line_and_of_a_value_altered_for_pgvets_role(tmp_path: Path) -> None:

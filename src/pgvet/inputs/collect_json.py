@@ -6,7 +6,8 @@ A pure parser: text → CollectManifest with the line of each value, or ParseErr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from pgvet.errors import ParseError
 from pgvet.inputs.host_yaml import PAGE_SIZES
@@ -37,8 +38,9 @@ class CollectManifest:
     not_read: tuple[NotRead, ...]
     server_read: bool
     server_error: Located[str] | None
-    # the server's configuration files copied into the snapshot (their server paths, ``files[].server_file``)
-    copied: frozenset[str] = frozenset()
+    # the server's configuration files copied into the snapshot: each copy's name there, with the server file it
+    # copies (``files[].name``, ``files[].server_file``)
+    copied: Mapping[str, str] = field(default_factory=dict)
 
 
 def _not_read(node: _Node, path: str) -> NotRead:
@@ -72,8 +74,12 @@ def parse_collect_json(text: str, path: str) -> CollectManifest:
     failed = members.get("failed")
     not_read = tuple(_not_read(node, path) for node in _members(failed, path, "failed", list)) if failed else ()
     files = members.get("files")
-    copied = frozenset(server_file for node in (_members(files, path, "files", list) if files else ())
-                       if (server_file := _Fields(node, path, "a file entry").optional_text("server_file")))
+    copied: dict[str, str] = {}
+    for node in _members(files, path, "files", list) if files else ():
+        entry = _Fields(node, path, "a file entry")
+        name, server_file = entry.optional_text("name"), entry.optional_text("server_file")
+        if name and server_file:
+            copied[name] = server_file
     server_node = members.get("server")
     if server_node is None or server_node.value is None:
         return CollectManifest(located_name, located_page, not_read, False, None, copied)

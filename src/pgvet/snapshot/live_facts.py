@@ -17,10 +17,10 @@ from pgvet.snapshot.facts import DEFAULT_SOURCE_PATH, Fact, FactValue, HostFacts
 
 
 def add_live_facts(host: HostFacts, live: LiveServer, param_table: ParamTable, conf: ConfResult | None,
-                   copied: frozenset[str] = frozenset()) -> None:
+                   copied: Mapping[str, str] | None = None) -> None:
     """A live server's pg.* and live.* facts, its lists as items, and what it could not give as unread;
-    ``conf``: the configuration files of the snapshot, when it holds them; ``copied``: the server paths of those
-    files (collect.json)."""
+    ``conf``: the configuration files of the snapshot, when it holds them; ``copied``: each copy's name with the
+    server file it copies (collect.json)."""
     for name, located in live_facts(live).items():
         host.add(Fact(name, located.value, located.source))
     file_values = _live_file_items(host, live, param_table, conf)
@@ -28,7 +28,7 @@ def add_live_facts(host: HostFacts, live: LiveServer, param_table: ParamTable, c
     _hidden_values(host, live, param_table, file_values)
     host.set_outside_files.update((name, setting.row) for name, setting in live.settings.items()
                                   if setting.source in OVERRIDING_SOURCES)
-    _pending_from_files(host, live, param_table, conf, file_values, copied)
+    _pending_from_files(host, live, param_table, conf, file_values, copied or {})
     if conf is not None and conf.problems:
         _set_in_files_not_copied(host, live)
     _live_list_items(host, live, param_table)
@@ -84,21 +84,24 @@ def _server_wide_values(host: HostFacts, live: LiveServer, param_table: ParamTab
 
 
 def _pending_from_files(host: HostFacts, live: LiveServer, param_table: ParamTable, conf: ConfResult | None,
-                        file_values: dict[str, FileValue] | None, copied: frozenset[str]) -> None:
+                        file_values: dict[str, FileValue] | None, copied: Mapping[str, str]) -> None:
     """The values the configuration files give parameters the server runs with another value from its files or
     its defaults: a restart applies them (``pending_from_files``). The files are the copies as pgvet reads them
     (pg_conf.*, which a fix written into the snapshot changes) when every one was read; else, for a parameter the
     server's own reading of them (pg_file_settings) takes from a file left out of the copy, that reading (the
-    copies would undo what the include sets), and the copies for the others (``copied``: the server files they
-    copy) — a second fix of a snapshot a first one wrote into sees what it wrote; a line removed from both gives
-    the default. Not the values the server takes from elsewhere (its command line, environment, or
-    its own computation: wal_buffers = -1 shows the size it chose, from source ``override``); a value ALTER ROLE or
-    ALTER DATABASE gives pgvet's session is compared as the server-wide one (_server_wide_values). Not an
-    extension's parameters either: pg_settings types them, the files leave them text ('on' against true)."""
+    copies' earlier line would undo what the include sets), and the copies for the others and where their line is
+    none the server read (``copied``: the server file each copy is of) — a second fix of a snapshot a first one
+    wrote into, in place or after the include, sees what it wrote; a line removed from both gives the default.
+    Not the values the server takes from elsewhere (its command line, environment, or its own computation:
+    wal_buffers = -1 shows the size it chose, from source ``override``); a value ALTER ROLE or ALTER DATABASE gives
+    pgvet's session is compared as the server-wide one (_server_wide_values). Not an extension's parameters either:
+    pg_settings types them, the files leave them text ('on' against true)."""
     copies_complete = conf is not None and not conf.problems
     if not copies_complete and live.file_settings is None:
         return
     server_reading = file_values if live.file_settings is not None else None
+    read = {(each.name.lower(), each.sourcefile, each.sourceline) for each in live.file_settings or ()
+            if each.name is not None}
     for name, setting in live.settings.items():
         running = host.facts.get(f"pg.{name}")
         param = param_table.get(name)
@@ -107,7 +110,10 @@ def _pending_from_files(host: HostFacts, live: LiveServer, param_table: ParamTab
             continue
         row = (server_reading or {}).get(name)
         copy = host.facts.get(f"pg_conf.{name}")
-        if copies_complete or (copy is not None and (row is None or row[1].path in copied)):
+        copied_from = None if copy is None else copied.get(copy.source.path)
+        if copies_complete or (copy is not None and (
+                row is None or row[1].path in copied.values()
+                or (copied_from is not None and (name, copied_from, copy.source.line) not in read))):
             declared = copy
         else:
             declared = _files_fact(name, param, server_reading) if row is not None else None

@@ -137,19 +137,19 @@ def _default_change_items(host: HostFacts, param_table: ParamTable) -> None:
         for change in default_changes(source, param_table.major) if change.name.lower() not in set_names]
 
 
-def _copied(inputs: SnapshotInputs, root: Path) -> frozenset[str]:
-    """The server's configuration files a collection copied into the snapshot (their server paths), as its
-    collect.json records them; none without one (load.py reports an invalid one)."""
+def _copied(inputs: SnapshotInputs, root: Path) -> Mapping[str, str]:
+    """The server's configuration files a collection copied into the snapshot (each copy's name, with the server
+    file it copies), as its collect.json records them; none without one (load.py reports an invalid one)."""
     from pgvet.errors import InputError
     from pgvet.inputs.collect_json import parse_collect_json  # slow to import: only for a collection
 
     if (path := inputs.first("collect_manifest")) is None:
-        return frozenset()
+        return {}
     display = _display(path, root)
     try:
         return parse_collect_json(read_text(path, display, inputs.read_beneath(path, root)), display).copied
     except InputError:
-        return frozenset()
+        return {}
 
 
 def _display(path: Path, root: Path) -> str:
