@@ -638,6 +638,28 @@ def test_a_fix_written_after_an_include_left_out_of_the_copy_is_not_proposed_aga
     assert declared["maintenance_work_mem"] == first["maintenance_work_mem"]
 
 
+def test_a_parameter_an_include_left_out_of_the_copy_overrides_is_not_written_into_the_copy(tmp_path: Path) -> None:
+    # postgresql.conf:140 sets maintenance_work_mem, the include left out after it too: the fix rewrote line 140,
+    # which the include overrides on the server, and a second fix asked again ("500MB → 500MB")
+    path = _snapshot_with_an_include_left_out(tmp_path, "maintenance_work_mem", "65536", "64MB")
+    conf = path / "postgresql.conf"
+    conf.write_text(conf.read_text().replace("\n#maintenance_work_mem = 64MB", "\nmaintenance_work_mem = 64MB", 1))
+    settings = json.loads((path / "pg_settings.json").read_text())
+    line = conf.read_text().splitlines().index("maintenance_work_mem = 64MB\t\t# min 1MB") + 1
+    settings["file_settings"].insert(0, {"sourcefile": "/var/lib/pgsql/15/data/postgresql.conf", "sourceline": line,
+                                         "seqno": 50, "name": "maintenance_work_mem", "setting": "64MB",
+                                         "applied": False, "error": None})
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    result = host_result(path)
+    assert "maintenance_work_mem" not in changes(result)
+    assert result.target is not None
+    [step] = [step for step in result.target.by_hand if step.setting is not None
+              and step.setting.name == "maintenance_work_mem"]
+    assert "the server takes it from /etc/postgresql/extra.conf:1, a file the snapshot does not hold" in step.text
+    assert CliRunner().invoke(app, ["fix", str(path), "--write"]).exit_code == 1
+    assert "\nmaintenance_work_mem = 64MB" in conf.read_text()
+
+
 def test_pending_values_of_a_removed_line_and_of_a_value_altered_for_pgvets_role(tmp_path: Path) -> None:
     path = _live_host_with_a_pending_restart(tmp_path)
     settings = json.loads((path / "pg_settings.json").read_text())

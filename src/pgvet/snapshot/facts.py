@@ -114,10 +114,10 @@ class HostFacts:
     # parameters a live server runs with from its command line or environment (pg_settings.source), by name, with
     # the pg_settings row that shows it: they override postgresql.conf and ALTER SYSTEM, which a fix writes
     set_outside_files: dict[str, Source] = field(default_factory=dict)
-    # parameters a live server runs with from a configuration file pgvet has no copy of (an include outside the
-    # configuration directory), where the copies set another value: by name, the server's file and line. The fix
-    # would write the copies' line, which that file, read after it, overrides
-    set_in_files_not_copied: dict[str, Source] = field(default_factory=dict)
+    # parameters a live server takes from a file its snapshot's copy left out (an include outside its configuration
+    # directory), set in a copied file before it: the server's line in force, by name (a fix written into the
+    # copy's line would not take effect)
+    set_where_not_copied: dict[str, Source] = field(default_factory=dict)
     # pg.* facts as a live server's configuration files set them where the server does not run that value yet (a
     # restart or reload pending, a fix written into a snapshot): what it runs once restarted, by fact name
     pending_from_files: dict[str, Fact] = field(default_factory=dict)

@@ -29,8 +29,6 @@ def add_live_facts(host: HostFacts, live: LiveServer, param_table: ParamTable, c
     host.set_outside_files.update((name, setting.row) for name, setting in live.settings.items()
                                   if setting.source in OVERRIDING_SOURCES)
     _pending_from_files(host, live, param_table, conf, file_values, copied or {})
-    if conf is not None and conf.problems:
-        _set_in_files_not_copied(host, live)
     _live_list_items(host, live, param_table)
     for gap in live.unavailable:  # what could not be read (a privilege, an answer that made no sense…)
         said = f"pgvet could not read {gap.what} from the server: {gap.error}"
@@ -111,6 +109,9 @@ def _pending_from_files(host: HostFacts, live: LiveServer, param_table: ParamTab
         row = (server_reading or {}).get(name)
         copy = host.facts.get(f"pg_conf.{name}")
         copied_from = None if copy is None else copied.get(copy.source.path)
+        if (not copies_complete and row is not None and row[1].path not in copied.values()
+                and (name, copied_from, None if copy is None else copy.source.line) in read):
+            host.set_where_not_copied[name] = row[1]  # the include overrides the copy's line
         if copies_complete or (copy is not None and (
                 row is None or row[1].path in copied.values()
                 or (copied_from is not None and (name, copied_from, copy.source.line) not in read))):
@@ -122,18 +123,6 @@ def _pending_from_files(host: HostFacts, live: LiveServer, param_table: ParamTab
         if declared is None or _same(declared.value, running.value):
             continue
         host.pending_from_files[running.name] = declared._replace(name=running.name)
-
-
-def _set_in_files_not_copied(host: HostFacts, live: LiveServer) -> None:
-    """The parameters the server runs with from its files, not pending, at another value than the copies give:
-    a file the copies lack sets it (``include '/elsewhere/memory.conf'`` outside the configuration directory),
-    after the copies' line that a fix would write."""
-    for name, setting in live.settings.items():
-        running = host.facts.get(f"pg.{name}")
-        copied = host.facts.get(f"pg_conf.{name}")
-        if (setting.source == "configuration file" and running is not None and copied is not None
-                and f"pg.{name}" not in host.pending_from_files and not _same(copied.value, running.value)):
-            host.set_in_files_not_copied[name] = running.source
 
 
 def _hidden_values(host: HostFacts, live: LiveServer, param_table: ParamTable,

@@ -79,14 +79,13 @@ def verify_written_where_it_takes_effect(host: HostFacts, values: Mapping[Settin
                                + (f", once what was decided with it is applied ({others}: left out with it)"
                                   if others else "")
                                + "; then pgvet fix again (the rest of the target is worked out with the value it has)")
-        elsewhere = host.set_in_files_not_copied.get(setting.name)
-        if elsewhere is not None:
-            raise Pin(setting, f"the server takes it from {elsewhere}, a file pgvet has no copy of (an include outside "
-                               f"the configuration directory), which overrides the line pgvet fix would write: "
-                               f"change it there to {quote_setting(values[setting])}"
-                               + (f", once what was decided with it is applied ({others}: left out with it)"
-                                  if others else "")
-                               + "; then pgvet fix again (the rest of the target is worked out with the value it has)")
+        where = host.set_where_not_copied.get(setting.name)
+        if where is not None:
+            raise Pin(setting, f"the server takes it from {where}, a file the snapshot does not hold (an include "
+                               f"outside its configuration directory, not copied), which overrides the copied line "
+                               f"a fix would write: set it to {quote_setting(values[setting])} there"
+                               + (f" with what was decided with it ({others})" if others else "")
+                               + "; then pgvet fix again")
         fact = host.facts.get(setting.declared_fact) or host.facts.get(setting.fact)
         if fact is not None and is_auto_conf(fact.source.path):
             raise Pin(setting, f"ALTER SYSTEM sets it ({fact.source}), which overrides postgresql.conf: on the server, "
