@@ -115,8 +115,8 @@ def consolidate(result: HostResult) -> ConsolidatedFix:
     for change in target.declared_not_applied:
         fix.declared_not_applied.setdefault(change.setting.kind, {})[change.setting.name] = (change.current,
                                                                                             change.target)
-    fix.restart_blocked_by = sorted({error.rule_id for error in target.errors_once_booted
-                                     if (error.rule_id, error.subject) in target.firing})
+    fix.restart_blocked_by = sorted({error.rule_id for error in target.found_once_booted
+                                     if error.severity == "error" and (error.rule_id, error.subject) in target.firing})
     return fix
 
 

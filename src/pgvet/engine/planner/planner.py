@@ -282,8 +282,8 @@ class Planner:
         """The parameters the files set and the server does not run yet that an error of the host as its files boot
         it reads, where the target leaves that error firing: by name, the pending value and the errors."""
         breaking: dict[str, tuple[Change, list[Finding]]] = {}
-        for error in target.errors_once_booted:
-            if (error.rule_id, error.subject) not in target.firing:
+        for error in target.found_once_booted:
+            if error.severity != "error" or (error.rule_id, error.subject) not in target.firing:
                 continue
             for change in target.declared_not_applied:
                 if change.setting.kind == "postgresql" and change.setting in self.reads.get(error.rule_id, ()):
