@@ -113,4 +113,4 @@ def test_a_value_an_include_outside_the_copies_sets_is_not_written_where_it_is_o
     assert "shared_buffers" not in {change.setting.name for change in host.target.changes}
     [step] = [step for step in host.target.by_hand
               if step.setting is not None and step.setting.name == "shared_buffers"]
-    assert f"the server takes it from {outside}/memory.conf:1, a file pgvet has no copy of" in step.text
+    assert f"the server takes it from {outside}/memory.conf:1, a file the snapshot does not hold" in step.text
