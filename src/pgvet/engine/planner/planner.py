@@ -347,8 +347,11 @@ class Planner:
             unjudged = target.unjudged.get((finding.rule_id, finding.subject))
             if unjudged is not None:  # never "resolved": not known
                 changed = f", which changes {_changes_text(upstream)}" if upstream else ""
-                notes.append(f"pgvet cannot judge this on the host as the target makes it{changed} ({unjudged}): "
-                             "it may still hold once the target is applied.")
+                note = (f"pgvet cannot judge this on the host as the target makes it{changed} ({unjudged}): it may "
+                        "still hold once the target is applied.")
+                notes.insert(0, note)
+                if fix.text:  # its step by hand says so too: the target may already do what the text asks
+                    rendered[(finding.rule_id, finding.subject)] = f"{fix.text} {note}"
             if upstream and (fix.sysctl or fix.postgresql):
                 notes.append("Values of the target, which also changes " + _changes_text(upstream) + ".")
             elif upstream and resolved:
