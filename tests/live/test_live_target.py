@@ -11,7 +11,7 @@ import pytest
 
 import pgservers
 from conftest import require_postgres
-from livepg import running_cluster
+from livepg import LiveCluster, running_cluster
 from pgvet.live.commands import collect_command
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
@@ -25,6 +25,15 @@ MEMINFO = ("MemTotal: 33554432 kB\nSwapTotal: 0 kB\nCommitLimit: 16777216 kB\nCo
            "Hugetlb: 0 kB\n")
 
 
+def _restarted_with(cluster: LiveCluster, lines: str) -> Path:
+    """The cluster restarted with ``lines`` added to its postgresql.conf; that file's path."""
+    conf = cluster.data / "postgresql.conf"
+    with conf.open("a") as written:
+        written.write(lines)
+    cluster.restart()
+    return conf
+
+
 @pytest.mark.parametrize("major", [major for major in pgservers.SUPPORTED_MAJORS if major >= 15],
                          ids=lambda major: f"pg{major}")
 def test_the_pool_for_a_pending_shared_buffers_holds_what_the_restarted_server_asks(major: int,
@@ -34,10 +43,7 @@ def test_the_pool_for_a_pending_shared_buffers_holds_what_the_restarted_server_a
     # restarted with 1GB asks for (PostgreSQL 18: 610 pages against the 641 it needs; it would not start; a1)
     require_postgres(major)
     with running_cluster(major) as cluster:
-        conf = cluster.data / "postgresql.conf"
-        with conf.open("a") as lines:
-            lines.write("max_connections = 3000\nshared_buffers = 128kB\nhuge_pages = try\n")
-        cluster.restart()
+        conf = _restarted_with(cluster, "max_connections = 3000\nshared_buffers = 128kB\nhuge_pages = try\n")
         with conf.open("a") as lines:
             lines.write("shared_buffers = 1GB\nhuge_pages = on\n")
         snapshot = collect_command(tmp_path / "snapshot", cluster.dsn())
@@ -76,10 +82,7 @@ def test_a_fix_applied_to_a_real_server_and_restarted_asks_nothing_more(major: i
     # lowered work_mem by a few kilobytes (the megabyte shared by 216 operations; a1)
     require_postgres(major)
     with running_cluster(major) as cluster:
-        conf = cluster.data / "postgresql.conf"
-        with conf.open("a") as lines:
-            lines.write("shared_buffers = 128kB\nwork_mem = 1GB\n")
-        cluster.restart()
+        conf = _restarted_with(cluster, "shared_buffers = 128kB\nwork_mem = 1GB\n")
         first = collect_command(tmp_path / "first", cluster.dsn())
         _strict_host(first)
         changes = _postgresql_changes(first)
@@ -102,9 +105,7 @@ def test_a_value_an_include_outside_the_copies_sets_is_not_written_where_it_is_o
         outside = pgservers.make_tempdir("pgvet-live-outside-")
         (outside / "memory.conf").write_text("shared_buffers = 128kB\n")
         pgservers.chown_tree(outside)
-        with (cluster.data / "postgresql.conf").open("a") as lines:
-            lines.write(f"shared_buffers = 128MB\ninclude '{outside}/memory.conf'\n")
-        cluster.restart()
+        _restarted_with(cluster, f"shared_buffers = 128MB\ninclude '{outside}/memory.conf'\n")
         snapshot = collect_command(tmp_path / "snapshot", cluster.dsn())
         shutil.rmtree(outside, ignore_errors=True)
     _strict_host(snapshot)

@@ -226,16 +226,22 @@ def test_a_replaced_file_keeps_its_owner(tmp_path: Path, monkeypatch: pytest.Mon
     assert (host / "postgresql.conf").read_text() == "autovacuum = 'on'\n"
 
 
-@needs_root
-def test_a_file_another_user_planted_where_others_may_write_is_not_handed_the_output(tmp_path: Path) -> None:
-    """`-o /tmp/report.json` as root, where another user had made /tmp/report.json (0666): the report took its
-    owner and mode, theirs to read (the kernel's protected_regular refuses to open such a file for root)."""
+def _shared_directory_and_private_host(tmp_path: Path) -> tuple[Path, Path]:
+    """A directory every user may write to (as /tmp: 1777), and a host directory others may not read."""
     shared = tmp_path / "tmp"
     shared.mkdir()
     shared.chmod(0o1777)
     private = tmp_path / "host"
     shutil.copytree(FIXTURES / "small-vm", private)
     private.chmod(0o700)
+    return shared, private
+
+
+@needs_root
+def test_a_file_another_user_planted_where_others_may_write_is_not_handed_the_output(tmp_path: Path) -> None:
+    """`-o /tmp/report.json` as root, where another user had made /tmp/report.json (0666): the report took its
+    owner and mode, theirs to read (the kernel's protected_regular refuses to open such a file for root)."""
+    shared, private = _shared_directory_and_private_host(tmp_path)
     for name in ("report.json", "pgvet-baseline.json"):
         planted = shared / name
         planted.write_text("")
@@ -256,12 +262,7 @@ def test_a_file_another_user_planted_where_others_may_write_is_not_handed_the_ou
 def test_a_pipe_another_user_planted_where_others_may_write_is_not_handed_the_output(tmp_path: Path) -> None:
     """`-o /tmp/report.json` as root, where another user had made a named pipe and read from it: a report may go to
     a pipe, and theirs got the report of a private host as it was written (protected_fifos guards only O_CREAT)."""
-    shared = tmp_path / "tmp"
-    shared.mkdir()
-    shared.chmod(0o1777)
-    private = tmp_path / "host"
-    shutil.copytree(FIXTURES / "small-vm", private)
-    private.chmod(0o700)
+    shared, private = _shared_directory_and_private_host(tmp_path)
     os.mkfifo(shared / "theirs", 0o666)
     os.chown(shared / "theirs", NOBODY_UID, NOBODY_UID)
     (shared / "report.json").symlink_to(shared / "theirs")

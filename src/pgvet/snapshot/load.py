@@ -180,7 +180,7 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     if hosting:
         declared["name"] = host_names(hosting, builder.host.name, documents.overlay, declared.get("name"))[index]
         declared.setdefault("orchestrator", Located(hosting[index].kind, hosting[index].source))
-    _load_manifest(builder, inputs)
+    copied = _load_manifest(builder, inputs)
     _load_machine(builder, inputs)
     page_size = _base_page_size(builder, declared)
     _load_kernel(builder, inputs, [setting for document in declared_here for setting in document.sysctl], page_size)
@@ -189,7 +189,7 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     # a document declaring a PostgreSQL host runs it, on its defaults where it sets nothing (unless its
     # postgresql.conf is a file pgvet cannot see: nothing is known of it then)
     runs = bool(lines.settings or lines.problems or (hosting and not hosting[index].unseen_configuration))
-    _load_postgresql(builder, inputs, declared, upgrade_to, lines if runs else None)
+    _load_postgresql(builder, inputs, declared, upgrade_to, lines if runs else None, copied)
     _derive_host(builder, declared)
     _load_storage(builder, inputs)
     running = inputs.first("sysctl")
@@ -227,13 +227,14 @@ NO_SERVER_HINT = ("give one with --dsn (`--dsn 'host=/var/run/postgresql user=po
                   "includes) into the snapshot (--snapshot DIR) and run pgvet lint DIR")
 
 
-def _load_manifest(builder: HostBuilder, inputs: SnapshotInputs) -> None:
+def _load_manifest(builder: HostBuilder, inputs: SnapshotInputs) -> Mapping[str, str]:
     """collect.json: the host's name as collect recorded it (host.yaml's ``name`` still wins), its base page size
     as collect measured it (before host.yaml's ``page_size``), and what the
     collection could not read — shown as warnings, and the reason the rules reading it were not evaluated
-    (``what was not read: why``, so that a report can shorten a repeated one to what comes before the colon)."""
+    (``what was not read: why``, so that a report can shorten a repeated one to what comes before the colon).
+    Returns the configuration files it copied, by their names in the snapshot, with the server files they copy."""
     if (path := inputs.first("collect_manifest")) is None:
-        return
+        return {}
     from pgvet.inputs.collect_json import parse_collect_json  # slow to import: only for a collection
 
     text, display = builder.text(path)
@@ -262,9 +263,10 @@ def _load_manifest(builder: HostBuilder, inputs: SnapshotInputs) -> None:
     elif not manifest.server_read:
         reason = f"no server was read (the snapshot was collected with --host-only): {NO_SERVER_HINT}"
     else:
-        return
+        return manifest.copied
     for namespace in ("pg", "live", *LIVE_SCOPES):
         host.unread.setdefault(namespace, reason)
+    return manifest.copied
 
 
 def _base_page_size(builder: HostBuilder, declared: Mapping[str, Located[object]]) -> int:
@@ -411,14 +413,14 @@ def _disk_items(disks: Mapping[str, Mapping[str, Located[int | str | bool]]]) ->
 
 
 def _load_postgresql(builder: HostBuilder, inputs: SnapshotInputs, declared: Mapping[str, Located[object]],
-                     upgrade_to: int | None, lines: ConfResult | None) -> None:
+                     upgrade_to: int | None, lines: ConfResult | None, copied: Mapping[str, str]) -> None:
     """``lines``: the PostgreSQL parameters configuration documents set, applied after the files (None: no
-    document declares a PostgreSQL host or sets a parameter)."""
+    document declares a PostgreSQL host or sets a parameter); ``copied``: the files collect.json says it copied."""
     version = declared.get("pg_version")
     if version is None and (path := inputs.first("pg_version_file")) is not None:
         text, display = builder.text(path)
         version = parse_pg_version_file(text, display)
-    pgfacts.load(builder.host, builder.root, inputs, version, builder.wanted, upgrade_to, lines)
+    pgfacts.load(builder.host, builder.root, inputs, version, builder.wanted, upgrade_to, lines, copied)
 
 
 _LIMITS = {"cgroup.memory_max": "cgroup memory limit", "host.memory_limit": "memory limit of its container or unit"}

@@ -51,13 +51,14 @@ def _param_table_for(major: int, host: HostFacts, source: Source) -> ParamTable:
 
 
 def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[object] | None,
-         wanted: frozenset[str] | None = None, upgrade_to: int | None = None, declared: ConfResult | None = None
-         ) -> None:
+         wanted: frozenset[str] | None = None, upgrade_to: int | None = None, declared: ConfResult | None = None,
+         copied: Mapping[str, str] | None = None) -> None:
     """``upgrade_to``: judge the files as that major version reads them (``pgvet lint --upgrade-to``): the
     host's own version becomes ``pg.upgraded_from``, and a live server's values, which are its version's,
     are left out. ``declared``: the parameters configuration documents set (inputs/documents/), judged as lines
     applied after the files, and what their tools refuse; empty for a document declaring a host that sets nothing
-    (PostgreSQL runs it on its defaults)."""
+    (PostgreSQL runs it on its defaults). ``copied``: the server's configuration files a collection copied into
+    the snapshot, each copy's name with the server file it copies (collect.json, which load.py reads)."""
     live = None
     if (path := inputs.first("pg_settings")) is not None:
         # pg_settings.py is slow to import (its many frozen dataclasses): only for a host with a live server's settings
@@ -98,7 +99,7 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
     if live is not None:
         from pgvet.snapshot.live_facts import add_live_facts
 
-        add_live_facts(host, live, param_table, conf if has_configuration else None, _copied(inputs, root))
+        add_live_facts(host, live, param_table, conf if has_configuration else None, copied)
     _defaults(host, param_table, wanted, major)
 
 
@@ -135,21 +136,6 @@ def _default_change_items(host: HostFacts, param_table: ParamTable) -> None:
               ("default_change.after", change.after), ("default_change.added", change.added),
               ("default_change.from_version", source)), upgraded_from.source)
         for change in default_changes(source, param_table.major) if change.name.lower() not in set_names]
-
-
-def _copied(inputs: SnapshotInputs, root: Path) -> Mapping[str, str]:
-    """The server's configuration files a collection copied into the snapshot (each copy's name, with the server
-    file it copies), as its collect.json records them; none without one (load.py reports an invalid one)."""
-    from pgvet.errors import InputError
-    from pgvet.inputs.collect_json import parse_collect_json  # slow to import: only for a collection
-
-    if (path := inputs.first("collect_manifest")) is None:
-        return {}
-    display = _display(path, root)
-    try:
-        return parse_collect_json(read_text(path, display, inputs.read_beneath(path, root)), display).copied
-    except InputError:
-        return {}
 
 
 def _display(path: Path, root: Path) -> str:
