@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from pgvet.cli.errors import reports_errors
+from pgvet.cli.options import ConfigOpt, RulePacksOpt
 from pgvet.errors import InputError, UsageError
 from pgvet.findings import HostError
 from pgvet.output_file import any_private, write_file
@@ -29,9 +30,8 @@ BaselineFileOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
 def baseline_create(
     paths: Annotated[list[Path], typer.Argument(help="Host directories.")],
     output: BaselineFileOpt = None,
-    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
-    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
-        help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
+    rules: RulePacksOpt = None,
+    config: ConfigOpt = None,
 ) -> None:
     """Write the current findings' fingerprints to a baseline file."""
     settings = load_config(config)
@@ -52,9 +52,8 @@ def baseline_create(
 def baseline_update(
     paths: Annotated[list[Path], typer.Argument(help="Host directories.")],
     output: BaselineFileOpt = None,
-    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
-    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
-        help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
+    rules: RulePacksOpt = None,
+    config: ConfigOpt = None,
 ) -> None:
     """Remove the entries that are fixed; never add new ones. The baseline is given as to create (-o)."""
     settings = load_config(config)

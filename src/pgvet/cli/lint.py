@@ -21,6 +21,7 @@ from pgvet.cli.input_options import (
     SysfsOpt,
     explicit_inputs,
 )
+from pgvet.cli.options import ConfigOpt, FailOnOpt, IgnoreOpt, OutputsOpt, RulePacksOpt, SelectOpt
 from pgvet.engine.derived import derived_values
 from pgvet.engine.evaluate import configure
 from pgvet.engine.loader import load_pack
@@ -49,10 +50,8 @@ def facts(
     path: Annotated[Optional[Path], typer.Argument(help="The host directory (a snapshot).")] = None,  # noqa: UP045
     output_format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
     derived: Annotated[bool, typer.Option(help="Also compute the derived facts of the rule pack.")] = True,
-    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
-    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
-        help="Configuration file for the rule packs and derived values' parameters (default: .pgvet.toml or "
-             "pyproject.toml).")] = None,
+    rules: RulePacksOpt = None,
+    config: ConfigOpt = None,
     sysctl: SysctlOpt = None, sysctl_conf: SysctlConfOpt = None, meminfo: MeminfoOpt = None, lscpu: LscpuOpt = None,
     mounts: MountsOpt = None, sysfs: SysfsOpt = None, host_yaml: HostYamlOpt = None,
     postgresql_conf: ConfOpt = None, auto_conf: AutoConfOpt = None, pg_settings: PgSettingsOpt = None,
@@ -83,16 +82,12 @@ def lint(
         "--format", "-f",
         help="text, concise, json, jsonl, sarif, github, junit, gitlab, html, summary (repeat, or a comma list; "
              "paired with --output).")] = None,
-    output: Annotated[Optional[list[Path]], typer.Option(  # noqa: UP045
-        "--output", "-o", help="Write the matching --format to this file (repeat).")] = None,
-    select: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-        help="Only these rules: id, id prefix, name or tag (repeat, or a comma list).")] = None,
-    ignore: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-        help="Not these rules: id, id prefix, name or tag (repeat, or a comma list).")] = None,
-    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
-    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
-        help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
-    fail_on: Annotated[Optional[str], typer.Option(help="Lowest severity that fails: error, warning or info.")] = None,  # noqa: UP045
+    output: OutputsOpt = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    rules: RulePacksOpt = None,
+    config: ConfigOpt = None,
+    fail_on: FailOnOpt = None,
     exit_zero: Annotated[bool, typer.Option(help="Exit 0 even with findings (never hides exit 2).")] = False,
     allow_unreadable: Annotated[bool, typer.Option(
         "--allow-unreadable/--strict",
@@ -134,10 +129,8 @@ def fix(
     write: Annotated[bool, typer.Option(help="Change each value where it takes effect (postgresql.conf, its "
                                             "includes, sysctl.d/90-postgresql.conf), keeping .bak copies; exit 1 "
                                             "when a change is left to do by hand.")] = False,
-    select: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-        help="Only these rules: id, prefix, name or tag (repeat, or a comma list).")] = None,
-    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
-        help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
+    select: SelectOpt = None,
+    config: ConfigOpt = None,
     host_name: HostOpt = None,
 ) -> None:
     """Print the host's target configuration as a diff (setting, current → target, rules) and the files that make
@@ -169,10 +162,8 @@ def explain(
     path: Annotated[Optional[Path], typer.Argument(  # noqa: UP045
         help="A host directory (or a file in it): also show what the rule gives there and every number it "
              "read, with its source.")] = None,
-    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
-    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
-        help="Configuration file for the rules and their parameters (default: .pgvet.toml or pyproject.toml).")
-                      ] = None,
+    rules: RulePacksOpt = None,
+    config: ConfigOpt = None,
     host_name: HostOpt = None,
 ) -> None:
     """Show what a rule checks, why, its formula, parameters and examples; on a host, its numbers there. Markdown,

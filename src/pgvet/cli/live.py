@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from pgvet.cli.errors import reports_errors
+from pgvet.cli.options import ConfigOpt, FailOnOpt, IgnoreOpt, OutputsOpt, SelectOpt
 from pgvet.errors import UsageError
 from pgvet.findings import LintResult
 from pgvet.output_file import any_private
@@ -55,15 +56,11 @@ def check(
         "--format", "-f", help="text (the sectioned check report), or any format of pgvet lint (repeat, or a comma "
                                 "list; paired with --output).")
     ] = None,
-    output: Annotated[Optional[list[Path]], typer.Option(  # noqa: UP045
-        "--output", "-o", help="Write the matching --format to this file (repeat).")] = None,
-    select: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-        help="Only these rules: id, id prefix, name or tag (repeat, or a comma list).")] = None,
-    ignore: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-        help="Not these rules: id, id prefix, name or tag (repeat, or a comma list).")] = None,
-    config: Annotated[Optional[Path], typer.Option(  # noqa: UP045
-        help="Configuration file (default: .pgvet.toml or pyproject.toml).")] = None,
-    fail_on: Annotated[Optional[str], typer.Option(help="Lowest severity that fails: error, warning or info.")] = None,  # noqa: UP045
+    output: OutputsOpt = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    config: ConfigOpt = None,
+    fail_on: FailOnOpt = None,
     exit_zero: Annotated[bool, typer.Option(help="Exit 0 even with findings (never hides exit 2).")] = False,
     timeout: Annotated[float, typer.Option(
         help="Seconds to connect (libpq connect_timeout) and for each query; the whole reading of the server "

@@ -2,11 +2,12 @@
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from pgvet.cli.errors import reports_errors
+from pgvet.cli.options import RulePacksOpt
 from pgvet.engine.examples import run_examples
 from pgvet.engine.loader import load_pack
 from pgvet.errors import UsageError
@@ -21,7 +22,7 @@ app = typer.Typer(help="List the rules, or test a rule pack's examples.", invoke
 def rules_list(
     ctx: typer.Context,
     output_format: Annotated[str, typer.Option("--format", "-f", help="text, json or markdown.")] = "text",
-    rules: Annotated[Optional[list[Path]], typer.Option("--rules", help="An extra rule pack directory.")] = None,  # noqa: UP045
+    rules: RulePacksOpt = None,
 ) -> None:
     """List the rules (text, json, or the markdown rule reference)."""
     if ctx.invoked_subcommand is not None:
