@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from pgvet.paths import is_inside, make_directories, repository_of
+from pgvet.report import visible
 from pgvet.trust import why_untrusted
 
 UNUSED_DAYS = 30
@@ -78,9 +79,7 @@ def _refuse(what: str, why: str) -> None:
     if _quiet or message in _said:
         return
     _said.add(message)
-    from pgvet.report import visible  # a path from the environment may hold an escape sequence
-
-    print(visible(message), file=sys.stderr)
+    print(visible(message), file=sys.stderr)  # a path from the environment may hold an escape sequence
 
 
 def _open_directory(*, create: bool) -> int | None:

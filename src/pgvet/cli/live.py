@@ -33,6 +33,7 @@ def collect(
              "is limited to six times that.")] = 10,
 ) -> None:
     """Read this host (and a live server, read-only) into a snapshot directory that `pgvet lint` reads."""
+    # here, not at the top: the live modules are collect's and check's alone, and lint's start would pay for them
     from pgvet.live.commands import collect_command
 
     _warn_of_a_password_in(dsn)

@@ -2,7 +2,7 @@
 
 Rule packs are checked against it when they are compiled: an unknown name is an error with a
 did-you-mean, and the types let the compiler reject ``text + number`` before any host is read.
-``pg.*`` names and types come from the PostgreSQL parameter table when it is importable.
+``pg.*`` names and types come from the PostgreSQL parameter tables (pgparams/).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Literal
 
 from pgvet.inputs.documents import DECLARED_HOST_FACTS
 from pgvet.inputs.registry import FactType, input_fact_types, open_prefixes
+from pgvet.pgparams import SUPPORTED_MAJORS, load_param_table
 
 # What the type checker cares about: numbers of any unit compare and add with each other.
 Kind = Literal["number", "text", "bool", "any", "null"]
@@ -72,12 +73,8 @@ _SYSCTL_KEY = re.compile(r"[A-Za-z0-9_.\-/*:@]+")
 
 
 @cache
-def _parameter_types() -> dict[str, FactType] | None:
-    """pg.<name> → type from the parameter tables (newest major wins), or None without a parameter table."""
-    try:
-        from pgvet.pgparams import SUPPORTED_MAJORS, load_param_table
-    except ImportError:
-        return None
+def _parameter_types() -> dict[str, FactType]:
+    """pg.<name> → type from the parameter tables (newest major wins)."""
     types: dict[str, FactType] = {}
     for major in SUPPORTED_MAJORS:  # oldest first: the newest major's type overwrites
         param_table = load_param_table(major)
@@ -113,10 +110,7 @@ def static_type(name: str) -> FactType | None:
         parameter = name.partition(".")[2].lower()
         if "." in parameter:
             return "text"  # a placeholder such as pg_stat_statements.max is text until an extension says
-        types = _parameter_types()
-        if types is None:
-            return "any" if parameter else None
-        return types.get(parameter)
+        return _parameter_types().get(parameter)
     return None
 
 
@@ -129,9 +123,7 @@ def item_scope(name: str) -> str | None:
 def known_names(extra: Iterable[str] = ()) -> list[str]:
     """Every name a did-you-mean may propose."""
     names = [*STATIC_FACTS, *extra]
-    types = _parameter_types()
-    if types is not None:
-        names.extend(f"pg.{parameter}" for parameter in types)
+    names.extend(f"pg.{parameter}" for parameter in _parameter_types())
     return names
 
 

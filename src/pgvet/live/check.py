@@ -21,12 +21,19 @@ from typing import Any
 
 from pgvet.errors import InputError
 from pgvet.findings import LintResult
+from pgvet.inputs.collect_json import parse_collect_json
 from pgvet.inputs.host_yaml import WORKLOADS, host_yaml_keys
 from pgvet.inputs.reading import read_text
 from pgvet.interrupt import Interrupted
+from pgvet.live.commands import collect_command
+from pgvet.live.writer import copied_from, write_text
+from pgvet.output_file import write_file
 from pgvet.provenance import Source
+from pgvet.report import visible
+from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
 from pgvet.snapshot.facts import HostFacts, Item
+from pgvet.snapshot.load import load_host
 
 # An answer is asked with its prompt and choices; the raw YAML value is what host.yaml stores.
 Answers = dict[str, Any]
@@ -140,11 +147,6 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
     ``prompt`` None: nothing is asked (--no-input, or not on a terminal). ``confirm_save``, called after
     questions were asked, returns where to save the answers (None: not saved).
     """
-    from pgvet.live.commands import collect_command
-    from pgvet.live.writer import write_text
-    from pgvet.run.lint import lint
-    from pgvet.snapshot.load import load_host
-
     given_text, given = load_answers(answers_file) if answers_file is not None else (None, [])
     # A temporary snapshot is named after the host: the report's name for it.
     scratch: Path | None = None
@@ -187,8 +189,6 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
 
 def _server_error(directory: Path) -> str | None:
     """Why the collection read no server, as its collect.json says."""
-    from pgvet.inputs.collect_json import parse_collect_json
-
     manifest = parse_collect_json(read_text(directory / "collect.json", "collect.json", directory), "collect.json")
     return None if manifest.server_error is None else manifest.server_error.value
 
@@ -258,8 +258,6 @@ class _Origins:
 def _point_at_origins(result: LintResult, directory: Path) -> None:
     """Places in a temporary snapshot name where they were read from instead (``_Origins``): the snapshot is
     removed when the command ends."""
-    from pgvet.live.writer import copied_from
-
     try:
         copies = copied_from(json.loads(read_text(directory / "collect.json", "collect.json", directory)))
     except (InputError, ValueError):
@@ -278,8 +276,5 @@ def _point_at_origins(result: LintResult, directory: Path) -> None:
 def _save(path: Path, text: str) -> None:
     """The answers written as every file pgvet writes is: whole or not at all, never through a link, and private
     (they describe a database host)."""
-    from pgvet.output_file import write_file
-    from pgvet.report import visible
-
     write_file(path, text.encode("utf-8"), private=True)
     print(visible(f"answers saved to {path} (next time: pgvet check --answers {path})"), file=sys.stderr)

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from pgvet.findings import Finding, HostResult, NotEvaluated, Passed, RuleMeta
 from pgvet.report import visible
+from pgvet.report.memory import memory_picture
 from pgvet.report.text import (
     LABEL_WIDTH,
     HostFiles,
@@ -148,8 +149,6 @@ def _header(console: Console, outcome: CheckOutcome, host: HostResult) -> None:
 
 def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
     """The sectioned report of one checked host."""
-    from pgvet.report.memory import memory_picture
-
     console, buffer, width = report_console(options)
     result = outcome.result
     for error in result.errors:

@@ -6,16 +6,22 @@ report has them: a rule's title or a host's value may hold an escape sequence me
 from __future__ import annotations
 
 import json
+from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
+from pgvet.engine.derived import DERIVED_SOURCE, derived_inputs, derived_values
+from pgvet.engine.evaluate import configure, rule_on_host
+from pgvet.engine.factnames import static_type
+from pgvet.engine.quantities import with_units
+from pgvet.engine.render import format_duration, format_size
 from pgvet.errors import UsageError
+from pgvet.findings import Evidence
 from pgvet.report import visible
 
 if TYPE_CHECKING:
     from pgvet.engine.evaluate import ParamOverrides
     from pgvet.engine.loader import RulePack
     from pgvet.engine.pack import DerivedFormula, Rule
-    from pgvet.findings import Evidence
     from pgvet.snapshot.facts import HostFacts
 
 
@@ -89,8 +95,6 @@ def _derived_params(derived: DerivedFormula) -> list[str]:
     """A derived formula's parameters with the values in force (the configuration's, else the defaults)."""
     if not derived.params:
         return []
-    from pgvet.engine.quantities import with_units
-
     out = [f"Parameters (override in `[tool.pgvet.params.derived.{derived.name}]`):", ""]
     for name, param in derived.params.items():
         value = derived.param_values.get(name)
@@ -154,8 +158,6 @@ def explain_rule(pack: RulePack, key: str, host: HostFacts | None = None, params
 
 def _explanation(pack: RulePack, key: str, host: HostFacts | None, params: ParamOverrides | None) -> str:
     if params:
-        from pgvet.engine.evaluate import configure
-
         pack = configure(pack, params)
     if key.startswith("derived."):
         derived = pack.derived_by_name.get(key.removeprefix("derived."))
@@ -165,9 +167,6 @@ def _explanation(pack: RulePack, key: str, host: HostFacts | None, params: Param
                 f"{derived.formula.strip()}\n" + "".join(f"\n{line}" for line in _derived_params(derived)))
         if host is None:
             return page
-        from pgvet.engine.derived import DERIVED_SOURCE, derived_inputs, derived_values
-        from pgvet.findings import Evidence
-
         if derived.item_scope is not None:
             value = [f"Computed for each {derived.item_scope} item: `pgvet explain` a rule of that scope on "
                      "this host shows it."]
@@ -187,8 +186,6 @@ def _find_rule(pack: RulePack, key: str) -> Rule:
     for rule in pack.rules:
         if key in (rule.id, rule.name) or key.upper() == rule.id:
             return rule
-    from difflib import get_close_matches
-
     names = [rule.name for rule in pack.rules] + [rule.id for rule in pack.rules]
     close = get_close_matches(key, names, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
@@ -196,8 +193,6 @@ def _find_rule(pack: RulePack, key: str) -> Rule:
 
 
 def _on_host(pack: RulePack, rule: Rule, host: HostFacts, params: ParamOverrides | None) -> list[str]:
-    from pgvet.engine.evaluate import rule_on_host
-
     out = ["", f"## On {host.name}", ""]
     outcomes = rule_on_host(pack, rule, host, params)
     if not outcomes:
@@ -232,9 +227,6 @@ def _subject(subject: str | None) -> str:
 def _numbers(numbers: list[Evidence], pack: RulePack) -> list[str]:
     """One line per fact or derived value: the value (sizes and durations also in their units), and where it
     comes from (file:line, a PostgreSQL default) or the formula's unit."""
-    from pgvet.engine.factnames import static_type
-    from pgvet.engine.render import format_duration, format_size
-
     lines: list[str] = []
     for name, value, source in numbers:
         derived = pack.derived_by_name.get(name.removeprefix("derived.")) if name.startswith("derived.") else None

@@ -195,8 +195,6 @@ _IGNORE_KEYS = ("host", "rule", "subject", "reason", "expires")
 
 def _read_bounded(path: Path, limit: int, what: str) -> str:
     """A file's text, no more than ``limit`` bytes of it read; InputError naming the file otherwise."""
-    from pgvet.inputs.reading import read_input
-
     display = str(path)
     try:
         data, status = read_input(display, limit)

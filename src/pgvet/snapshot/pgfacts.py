@@ -97,6 +97,7 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
     if "pg.upgraded_from" in host.facts:
         _default_change_items(host, param_table)
     if live is not None:
+        # as pg_settings.py above: only for a host with a live server's settings
         from pgvet.snapshot.live_facts import add_live_facts
 
         add_live_facts(host, live, param_table, conf if has_configuration else None, copied)
