@@ -21,8 +21,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import pwd
 import stat
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -50,8 +52,6 @@ def cache_dir() -> Path:
     home = _home()
     if home is not None:
         return Path(home) / ".cache" / "pgvet"
-    import tempfile
-
     return Path(tempfile.gettempdir()) / f"pgvet-cache-{os.geteuid()}"
 
 
@@ -60,8 +60,6 @@ def _home() -> str | None:
     home = os.environ.get("HOME")
     if home:
         return home
-    import pwd
-
     try:
         return pwd.getpwuid(os.geteuid()).pw_dir or None
     except KeyError:

@@ -3,7 +3,9 @@ by itself) only from files that no other user could have written or replaced."""
 
 from __future__ import annotations
 
+import grp
 import os
+import pwd
 import stat
 from functools import lru_cache
 
@@ -23,9 +25,6 @@ def _private_group(gid: int, uid: int) -> bool:
     """Whether ``gid`` is the private group of ``uid``: its primary group, named after it, with no other member —
     listed in the group, or another user whose primary group it is (``useradd -g alice bob``: not in gr_mem, yet
     the group's rights are bob's; he could fill a group-writable file of alice's and hard link it into her cache)."""
-    import grp
-    import pwd
-
     try:
         user = pwd.getpwuid(uid)
         group = grp.getgrgid(gid)

@@ -12,18 +12,18 @@ import io
 import json
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, Any, Protocol
 
+from pgvet.errors import UsageError
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
 from pgvet.paths import is_inside, real_path_in, repository_of
-
-if TYPE_CHECKING:
-    from pgvet.run.summary import RunSummary
-
+from pgvet.run.summary import RunSummary
 
 # What a report for people or for XML must not carry as it is: C0 controls but tab and line feed, DEL, C1, lone
 # surrogates (bytes that were not UTF-8) and U+FFFE/U+FFFF. A value of a configuration file can hold them (ESC
@@ -153,8 +153,6 @@ def writer_factory(name: str) -> WriterFactory:
 
 def render_with_writer(factory: WriterFactory, result: LintResult, options: ReportOptions) -> str:
     """A finished result through a host-by-host writer (the formats' ``render``)."""
-    from pgvet.run.summary import RunSummary
-
     out = io.StringIO()
     writer = factory(result, options, out)
     try:
@@ -210,8 +208,6 @@ class Spool:
         self._parts.append(text)
         self._size += len(text)
         if self._size > self.SPOOL_MEMORY:
-            import tempfile
-
             # surrogatepass: file names that are not UTF-8 come back as they went in. Closed by copy_to or
             # close; an unnamed file, so nothing is left behind even when the process is killed.
             self._file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass")  # noqa: SIM115
@@ -223,8 +219,6 @@ class Spool:
             for part in self._parts:
                 out.write(part)
             return
-        import shutil
-
         try:
             self._file.seek(0)
             shutil.copyfileobj(self._file, out)
@@ -240,8 +234,6 @@ class Spool:
 
 def destinations(formats: Sequence[str], outputs: Sequence[Path]) -> list[tuple[str, Path | None]]:
     """Each --format with its --output (None: standard output), checked: UsageError when they do not pair."""
-    from pgvet.errors import UsageError
-
     if len(outputs) > len(formats):
         raise UsageError("each --output needs its --format (they pair up in order)")
     paired: list[tuple[str, Path | None]] = [
