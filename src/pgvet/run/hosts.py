@@ -142,8 +142,8 @@ class Linter:
     def lint_batch(self, directories: Sequence[Path | None]) -> list[HostResult | HostError]:
         """The hosts' outcomes, in order: every host of the batch read, then the rules evaluated rule by rule on
         every host (engine/evaluate.py, evaluate_hosts). Each stage then runs on caches that still hold its own
-        code and data (the parsers', the rule pack's): against reading and evaluating one host after the other,
-        two fifths fewer misses of a simulated 1 MB cache (cachegrind), and a sixth less CPU time."""
+        code and data (the parsers', the rule pack's), rather than each host's reading evaluated at once (the
+        measurement: docs/performance.md)."""
         loaded = [(directory, host) for directory in directories for host in self._load(directory)]
         read = [(directory, host) for directory, host in loaded if isinstance(host, HostFacts)]
         evaluated = iter(self._evaluate(read))
