@@ -162,6 +162,9 @@ def test_unit_literal_stays_text_beside_text() -> None:
     ("1 FROM t", "expected exactly one expression"),
     ("(SELECT 1)", "unsupported SQL construct: SubLink"),
     ("disk.name = 'sda'", "disk.name is an item fact: only rules with scope: disk read it"),
+    # a YAML block keeps the line breaks of its more-indented lines: PGV703's fix printed "never down: a\\n higher"
+    ("CASE WHEN TRUE THEN 'goes up, never down: a\n         higher value is kept.' END",
+     "a line break inside a text literal"),
 ])
 def test_compile_errors(expression: str, message: str) -> None:
     with pytest.raises(ExpressionError) as caught:

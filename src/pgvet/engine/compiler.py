@@ -244,6 +244,9 @@ class _Compiler:
             return Const(bool(value.boolval)), "bool"
         if name == "String":
             text = str(value.sval)
+            if "\n" in text:  # reports show it as \n: YAML keeps the breaks of a block's more-indented lines
+                raise ExpressionError("a line break inside a text literal (a report shows it as \\n): end the "
+                                      "literal before the line's end and join the next with ||", _offset(node))
             return Const(text), ("unit" if parse_quantity(text) is not None else "text")
         raise ExpressionError(f"unsupported constant: {name}", _offset(node))
 
