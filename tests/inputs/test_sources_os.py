@@ -146,6 +146,15 @@ def test_meminfo_names_and_units() -> None:
     assert values["hugepagesize"].value == 2 * 1024 * 1024
     assert values["active_anon"].value == 10240
     assert values["swap_total"].source.line == 2
+    assert "hugepages_in_use" not in values  # no Free and Rsvd lines: not known
+
+
+def test_meminfo_pages_in_use() -> None:
+    """Mapped (Total − Free) or promised (Rsvd, still counted in Free): 2130 pages another instance holds."""
+    text = "MemTotal: 24683656 kB\nHugePages_Total: 2173\nHugePages_Free: 2105\nHugePages_Rsvd: 2062\n" \
+           "HugePages_Surp: 0\nHugepagesize: 2048 kB\n"
+    in_use = meminfo.parse_meminfo(text, "meminfo.txt")["hugepages_in_use"]
+    assert (in_use.value, in_use.source.line) == (2130, 2)
 
 
 def test_meminfo_corpus() -> None:

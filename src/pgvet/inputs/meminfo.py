@@ -67,6 +67,11 @@ def parse_meminfo(text: str, path: str, names: AbstractSet[str] | None = None) -
         # CommitLimit's base (MemTotal − huge page pool) would be negative. Refused as a missing line is.
         raise ParseError("MemTotal is 0 kB: no kernel reports that; expected a copy of /proc/meminfo",
                          values["mem_total"].source)
+    total, free, reserved = (values.get(name) for name in ("hugepages_total", "hugepages_free", "hugepages_rsvd"))
+    if total is not None and free is not None and reserved is not None:
+        # What the pool's users map or were promised now (hugetlbpage.rst: Rsvd pages are promised, still Free).
+        # Measured once: a fix that resizes the pool predicts HugePages_Total, never what others hold.
+        values["hugepages_in_use"] = Located(max(0, total.value - free.value + reserved.value), total.source)
     if names is None:
         return values
     return {name: located for name, located in values.items() if name in names}

@@ -74,7 +74,7 @@ class InputKind:
         return importlib.import_module(f"pgvet.inputs.{self.parser_module}")
 
 
-_MEMINFO_COUNTS = ("hugepages_total", "hugepages_free", "hugepages_rsvd", "hugepages_surp")
+_MEMINFO_COUNTS = ("hugepages_total", "hugepages_free", "hugepages_rsvd", "hugepages_surp", "hugepages_in_use")
 _MEMINFO_BYTES = (
     "mem_total", "mem_free", "mem_available", "buffers", "cached", "swap_cached", "active", "inactive",
     "active_anon", "inactive_anon", "active_file", "inactive_file", "unevictable", "mlocked",
