@@ -149,7 +149,6 @@ def test_live_facts_in_canonical_units() -> None:
         "live.database_size_total": 123,
         "live.checkpoints_timed": 40,
         "live.checkpoints_requested": 3,
-        "live.huge_pages_held": 0,  # huge_pages_status = off
         "live.pending_restart": "max_connections",
         "live.pending_restart_count": 1,
         "live.file_settings_errors": 1,
@@ -170,8 +169,7 @@ def test_missing_statistics_and_unreadable_file_settings_give_no_facts() -> None
                                                         databases=databases), PATH))
     # A database the role could not size leaves the total unknown rather than understated.
     assert not {name for name in facts if name.startswith("live.")} - {
-        "live.max_connections", "live.pending_restart", "live.pending_restart_count",
-        "live.huge_pages_held"}  # from huge_pages_status, a setting
+        "live.max_connections", "live.pending_restart", "live.pending_restart_count"}
 
 
 @pytest.mark.parametrize(("vartype", "unit", "text", "expected"), [
@@ -252,16 +250,3 @@ def test_a_beta_server_gets_pgv842_with_its_name(tmp_path: Path) -> None:
     released = lint([FIXTURES / "rules" / "PGV903-files-differ-from-running"], LintOptions()).hosts[0]
     assert "PGV842" not in {finding.rule_id for finding in released.findings}
 
-
-@pytest.mark.parametrize(("rows", "held"), [
-    ([_row("huge_pages_status", "on", vartype="enum"), _row("shared_memory_size_in_huge_pages", "2130")], 2130),
-    ([_row("huge_pages_status", "off", vartype="enum"), _row("shared_memory_size_in_huge_pages", "544")], 0),
-    # before 17: a running server with huge_pages = on maps them, with off none; with try it is not known
-    ([_row("huge_pages", "on", vartype="enum"), _row("shared_memory_size_in_huge_pages", "2130")], 2130),
-    ([_row("huge_pages", "off", vartype="enum")], 0),
-    ([_row("huge_pages", "try", vartype="enum"), _row("shared_memory_size_in_huge_pages", "2130")], None),
-    ([_row("huge_pages", "on", vartype="enum"), _row("shared_memory_size_in_huge_pages", "-1")], None),
-])
-def test_huge_pages_the_server_holds(rows: list[dict[str, Any]], held: int | None) -> None:
-    facts = live_facts(parse_pg_settings_json(_document(settings=rows), PATH))
-    assert (facts["live.huge_pages_held"].value if "live.huge_pages_held" in facts else None) == held

@@ -517,25 +517,6 @@ def _prerelease(server: LiveServer) -> Located[str] | None:
     return Located(match.group(1) if match else "", source)
 
 
-def _huge_pages_held(server: LiveServer) -> Located[int] | None:
-    """``live.huge_pages_held``: the huge pages the running server maps — its shared_memory_size_in_huge_pages
-    (15+) when it runs in huge pages (huge_pages_status = on, 17+; before 17, huge_pages = on, without which it
-    would not have started), 0 when it runs without them (status off, or huge_pages = off); None when not known
-    (huge_pages = try before 17). Measured once: a fix that resizes shared memory predicts its need, not this."""
-    status, mode = server.settings.get("huge_pages_status"), server.settings.get("huge_pages")
-    word = status.setting if status is not None and status.setting else None
-    if word is None and mode is not None and mode.setting in ("on", "off"):
-        word = mode.setting
-    row = status if status is not None and status.setting else mode
-    if word == "off" and row is not None:
-        return Located(0, row.row)
-    pages = server.settings.get("shared_memory_size_in_huge_pages")
-    if word != "on" or pages is None or pages.setting is None or not pages.setting.lstrip("-").isdigit() \
-            or int(pages.setting) < 0:
-        return None
-    return Located(int(pages.setting), pages.row)
-
-
 def live_facts(server: LiveServer) -> dict[str, Located[LiveValue]]:
     """The facts of a live server, keyed by full fact name (docs/live.md)."""
     facts: dict[str, Located[LiveValue]] = {}
@@ -566,10 +547,6 @@ def live_facts(server: LiveServer) -> dict[str, Located[LiveValue]]:
     max_connections = server.settings.get("max_connections")
     if max_connections is not None and max_connections.setting is not None:
         facts["live.max_connections"] = Located(int(max_connections.setting), max_connections.row)
-
-    held = _huge_pages_held(server)
-    if held is not None:
-        facts["live.huge_pages_held"] = held
 
     pending = [setting for _, setting in settings_sorted(server) if setting.pending_restart]
     pending_source = pending[0].row if pending else Source(server.path)
