@@ -438,6 +438,56 @@ def test_a_rule_on_measured_statistics_does_not_undo_what_the_files_already_set(
     assert not [step for step in result.target.by_hand if step.setting is not None]
 
 
+def _server_in_huge_pages(tmp_path: Path, shared_buffers_gb: int, others: int) -> tuple[Path, int]:
+    """A PostgreSQL 17 running in huge pages (huge_pages_status = on) with ``shared_buffers_gb``, on 32 GB of RAM
+    whose pool holds its pages, ``others`` pages another user (another instance) maps, and 100 free; with the pages
+    the server maps."""
+    path = tmp_path / "host"
+    shutil.copytree(FIXTURES / "rules" / "PGV903-files-differ-from-running", path)
+    settings = json.loads((path / "pg_settings.json").read_text())
+    settings["server"].update(server_version_num=170004, version="PostgreSQL 17.4 on x86_64-pc-linux-gnu")
+    held = shared_buffers_gb * 512 + 150
+    rows = {row["name"]: row for row in settings["settings"]}
+    for name, value in [("server_version_num", "170004"), ("shared_buffers", str(shared_buffers_gb * 131072)),
+                        ("huge_pages", "on"), ("shared_memory_size_in_huge_pages", str(held)),
+                        ("shared_memory_size", str(held * 2))]:
+        rows[name].update(setting=value, reset_val=value)
+    settings["settings"].append({**rows["huge_pages"], "name": "huge_pages_status", "context": "internal",
+                                 "source": "default", "sourcefile": None, "sourceline": None})
+    for row in settings["file_settings"]:
+        if row["name"] == "shared_buffers":
+            row["setting"] = f"{shared_buffers_gb}GB"
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    conf = path / "postgresql.conf"
+    conf.write_text(conf.read_text().replace("\nshared_buffers = 128MB",
+                                             f"\nshared_buffers = {shared_buffers_gb}GB\nhuge_pages = on", 1))
+    (path / "host.yaml").write_text("pg_version: 17\nworkload: oltp\n")
+    pool = held + others + 100
+    (path / "meminfo.txt").write_text(meminfo(32 * GB_KB, 0, pages=pool).replace(
+        f"HugePages_Free: {pool}", f"HugePages_Free: {100}"))
+    (path / "sysctl.txt").write_text(sysctl(vm__nr_hugepages=pool))
+    return path, held
+
+
+def test_the_pages_another_user_holds_stay_in_the_pool(tmp_path: Path) -> None:
+    # 3000 of the pool's pages held by a second instance: not waste, and a fix that shrank the pool to this
+    # server's need stopped the other at its next start
+    path, _ = _server_in_huge_pages(tmp_path, 4, 3000)
+    result = host_result(path)
+    assert "PGV113" not in {finding.rule_id for finding in result.findings}
+    assert "vm.nr_hugepages" not in changes(result)
+
+
+def test_a_server_in_huge_pages_whose_shared_memory_the_fix_shrinks_is_not_taken_for_another_user(
+        tmp_path: Path) -> None:
+    # 24GB of shared_buffers on 32 GB of RAM, lowered by PGV501: the pages the server held at its old size, counted
+    # as another user's, kept a pool of its old size after the restart, which the next fix took back
+    path, held = _server_in_huge_pages(tmp_path, 24, 0)
+    target = changes(host_result(path))
+    assert target["shared_buffers"] == "8192MB"
+    assert int(target["vm.nr_hugepages"]) < held / 2
+
+
 @pytest.mark.parametrize(("data_mb", "asked"), [(20, None), (700, "1400MB"), (300, "1024MB")])
 def test_shared_buffers_are_not_raised_past_what_the_databases_fill(tmp_path: Path, data_mb: int,
                                                                     asked: str | None) -> None:
