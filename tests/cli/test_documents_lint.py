@@ -259,21 +259,22 @@ def test_a_patroni_fix_of_a_parameter_the_dcs_holds_says_patronictl_edit_config(
 
 
 def test_a_parameter_only_the_dcs_sets_is_changed_there_even_when_the_file_sets_it_nowhere(tmp_path: Path) -> None:
-    """Patroni takes max_worker_processes from the DCS only (a member's own value is ignored): a fix raising it
-    goes to bootstrap.dcs and `patronictl edit-config`, the replicas restarted before the primary."""
+    """Patroni takes max_connections from the DCS only (a member's own value is ignored): a fix raising it goes to
+    bootstrap.dcs and `patronictl edit-config`, the replicas restarted before the primary."""
     directory = patroni_member(tmp_path / "cluster", PATRONI_SHARED_BUFFERS.replace(
-        "shared_buffers: 3GB", "shared_buffers: 1GB").replace("work_mem: 4MB", "max_parallel_workers: 16"))
-    _, found = findings(str(directory), "--select", "PGV711")
+        "shared_buffers: 3GB", "shared_buffers: 1GB").replace("work_mem: 4MB", "superuser_reserved_connections: 110")
+        .replace("        max_connections: 100\n", ""))
+    _, found = findings(str(directory), "--select", "PGV414")
     fix, = (finding["fix"] for finding in found)
-    assert fix["postgresql"] == {"max_worker_processes": "20"}  # type: ignore[index]
+    assert fix["postgresql"] == {"max_connections": "111"}  # type: ignore[index]
     text = str(fix["text"])  # type: ignore[index]
     assert "in postgres0.yml's bootstrap.dcs.postgresql.parameters, it is a new cluster's" in text, text
-    assert "`patronictl -c postgres0.yml edit-config batman --pg max_worker_processes=20 --force`" in text
-    assert ("the replicas first (a standby with a lower max_worker_processes than its primary does not start): "
+    assert "`patronictl -c postgres0.yml edit-config batman --pg max_connections=111 --force`" in text
+    assert ("the replicas first (a standby with a lower max_connections than its primary does not start): "
             "`patronictl -c postgres0.yml restart batman --role replica --pending`") in text
     # fix --write names where it goes: a member's own postgresql.parameters would be ignored
-    written = runner.invoke(app, ["fix", str(directory), "--write", "--select", "PGV711"]).output
-    assert ("max_worker_processes = '20': not written — patroni writes postgresql.conf from its document: set it in "
+    written = runner.invoke(app, ["fix", str(directory), "--write", "--select", "PGV414"]).output
+    assert ("max_connections = '111': not written — patroni writes postgresql.conf from its document: set it in "
             "postgres0.yml's bootstrap.dcs.postgresql.parameters (read when the cluster is created); the running "
             "system needs its step by hand too") in written, written
 
