@@ -98,6 +98,17 @@ def test_pgv532_never_raises_beyond_what_the_budget_holds(tmp_path: Path) -> Non
     assert "is the most that fits (PGV530)" in found.message
 
 
+@pytest.mark.parametrize(("conf", "begins"), [
+    ("shared_buffers = 2GB\nwork_mem = 256MB\n", "Or lower max_connections"),
+    ("shared_buffers = 12GB\nmaintenance_work_mem = 4GB\nmax_connections = 50\n", "No work_mem fits: lower"),
+])
+def test_pgv530s_text_fix_stands_alone_when_no_work_mem_fits(tmp_path: Path, conf: str, begins: str) -> None:
+    # with nothing that fits there is no work_mem line, and the text began "Or lower max_connections…"
+    found = finding(host_dir(tmp_path, conf, pg_version=17, ram="16GB"), "PGV530")
+    assert (found.fix.text or "").startswith(begins), found.fix
+    assert ("work_mem" in found.fix.postgresql) == begins.startswith("Or")
+
+
 @pytest.mark.parametrize("conf", [
     "shared_buffers = 12GB\nmax_connections = 1000\n",  # 4 GiB / 3024 = 1387 kB, below the default
     "shared_buffers = 4GB\nmax_connections = 2000\n",  # 12 GiB / 6024 = 2088 kB
