@@ -588,6 +588,24 @@ def test_an_error_only_the_pending_values_bring_is_a_finding(tmp_path: Path) -> 
     assert "or PostgreSQL does not start with huge_pages = on)" in text  # the files set it, the pool is the fix's
 
 
+def test_the_order_line_says_reload_when_no_postgresql_value_needs_a_restart(tmp_path: Path) -> None:
+    # the kernel's dirty thresholds, and PostgreSQL values a reload applies (checkpoint_completion_target, work_mem…):
+    # "then PostgreSQL restarted" asked for a restart nothing needed
+    path = write_host(tmp_path, {
+        "meminfo.txt": meminfo(16 * GB_KB, 2 * GB_KB),
+        "sysctl.txt": sysctl(vm__dirty_ratio=40, vm__dirty_background_ratio=20),
+        "postgresql.conf": "shared_buffers = 4GB\ncheckpoint_completion_target = 0.5\n",
+        "host.yaml": "pg_version: 17\nstorage: ssd\n",
+    })
+    target = changes(host_result(path))
+    assert "vm.dirty_bytes" in target and "checkpoint_completion_target" in target
+    text = CliRunner().invoke(app, ["fix", str(path)]).stdout
+    restarts = [name for name in target if name in ("shared_buffers", "max_connections", "huge_pages")]
+    assert not restarts, text
+    assert ("# order: the kernel part first (`sysctl --system`), then PostgreSQL's configuration reloaded "
+            "(`SELECT pg_reload_conf()`: no value needs a restart)") in text, text
+
+
 def test_a_warning_only_the_pending_values_bring_is_a_finding(tmp_path: Path) -> None:
     # max_connections raised to 500 in the files on 4 CPUs, the server not restarted: PGV536 fired only after the
     # restart PGV955 advises (a warning: the administrator about to restart wants to know)

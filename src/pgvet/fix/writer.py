@@ -26,6 +26,7 @@ from pgvet.inputs.reading import MAX_INPUT_BYTES, NotRegular, read_input
 from pgvet.inputs.sysctl import PAIR_PARTNERS, SysctlSetting, boot_order, parse_sysctl_conf, sysctl_value
 from pgvet.output_file import is_private, write_file
 from pgvet.paths import is_inside, real_path_in
+from pgvet.pgparams import NEWEST_MAJOR, SUPPORTED_MAJORS, load_param_table
 from pgvet.provenance import Source
 from pgvet.report import one_line
 from pgvet.run.lint import lint
@@ -68,6 +69,8 @@ class ConsolidatedFix:
     # the errors the host's files bring once applied that the target leaves (a pending shared_buffers ALTER SYSTEM
     # sets past what the kernel maps): PostgreSQL restarted before they are mended does not start
     restart_blocked_by: list[str] = field(default_factory=list)
+    # whether a PostgreSQL value the fix or the files bring takes effect at a restart only (else a reload applies all)
+    needs_restart: bool = False
 
 
 def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False, host: str | None = None,
@@ -117,7 +120,17 @@ def consolidate(result: HostResult) -> ConsolidatedFix:
                                                                                             change.target)
     fix.restart_blocked_by = sorted({error.rule_id for error in target.found_once_booted
                                      if error.severity == "error" and (error.rule_id, error.subject) in target.firing})
+    fix.needs_restart = _needs_restart(result, [*fix.postgresql, *fix.declared_not_applied.get("postgresql", {})])
     return fix
+
+
+def _needs_restart(result: HostResult, names: list[str]) -> bool:
+    """Whether one of the parameters takes effect at a restart only (postmaster context, in the parameter table of
+    the major that judges the host); a name the table does not know is taken as one."""
+    version = result.host_facts.facts.get("pg.catalog_version")
+    major = version.value if version is not None else None
+    table = load_param_table(major if isinstance(major, int) and major in SUPPORTED_MAJORS else NEWEST_MAJOR)
+    return any((param := table.get(name)) is None or param.context == "postmaster" for name in names)
 
 
 # Characters that end a line, or mean something to a terminal, in sysctl.d, postgresql.conf or the output, and
@@ -162,7 +175,9 @@ def _order_lines(fix: ConsolidatedFix) -> list[str]:
     change = fix.postgresql.get("huge_pages")
     pending = fix.declared_not_applied.get("postgresql", {}).get("huge_pages")
     huge_pages = change.value if change is not None else pending[1] if pending is not None else ""
-    lines = ["# order: the kernel part first (`sysctl --system`), then PostgreSQL restarted"
+    then = ("then PostgreSQL restarted" if fix.needs_restart
+            else "then PostgreSQL's configuration reloaded (`SELECT pg_reload_conf()`: no value needs a restart)")
+    lines = [f"# order: the kernel part first (`sysctl --system`), {then}"
              + (f" — not before {' and '.join(fix.restart_blocked_by)} is mended (steps by hand): restarted with "
                 "what its files set now, it does not start" if fix.restart_blocked_by else "")]
     if pool is not None:

@@ -63,6 +63,8 @@ FACTS_KEPT_FOR_REPORTS = frozenset({
     "meminfo.hugetlb", "meminfo.hugepages_total", "meminfo.hugepagesize", "sysctl.vm.overcommit_memory",
     "derived.shared_memory_size", "derived.hugepages_pool", "derived.hugepage_size", "derived.work_mem_budget",
     "derived.commit_limit", "cgroup.memory_max", "meminfo.mem_total",
+    # the fix says whether PostgreSQL restarts or reloads: the contexts in the parameter table of this major
+    "pg.catalog_version",
     # the fix's diff shows the other key of a pair it writes, which the kernel zeroes
     *(f"sysctl.{key}" for key in PAIRED_SYSCTLS)})
 
