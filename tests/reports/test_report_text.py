@@ -134,6 +134,8 @@ def test_values_that_do_not_fit_one_line_get_one_line_each(samples: Samples, tmp
 def test_memory_sizes_are_shown_in_iec_units_counts_are_not() -> None:
     assert value_text("shared_memory_size", 151517146003.13538) == "151517146003 (141.1 GiB)"
     assert value_text("needed", 72250) == "72250"
+    assert value_text("suggested_max_wal_size", 2147483648) == "2147483648 (2.0 GiB)"  # "suggested", yet a size
+    assert value_text("hugepages_suggested", 5_000_000) == "5000000"
     assert value_text("hugepages_needed", 5_000_000) == "5000000"
     assert value_text("commit_limit_ratio", 0.43609939) == "0.436"
     assert value_text("enabled", True) == "true"

@@ -109,6 +109,13 @@ _NOT_SIZES = ("ratio", "count", "pages", "needed", "available", "suggested", "co
 # Names that are no sizes as whole words (transaction IDs left before wraparound, an age in seconds), not as
 # part of a longer name.
 _NOT_SIZE_NAMES = frozenset({"left", "age"})
+# Words that make a name a size whatever else it says (suggested_max_wal_size, one_percent_bytes).
+_SIZE_WORDS = ("size", "bytes")
+
+
+def _is_size(name: str) -> bool:
+    return any(word in name for word in _SIZE_WORDS) or (
+        name not in _NOT_SIZE_NAMES and not any(word in name for word in _NOT_SIZES))
 
 
 def value_text(name: str, value: object) -> str:
@@ -116,7 +123,7 @@ def value_text(name: str, value: object) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, int | float):
-        if abs(value) >= 1024 * 1024 and name not in _NOT_SIZE_NAMES and not any(word in name for word in _NOT_SIZES):
+        if abs(value) >= 1024 * 1024 and _is_size(name):
             return f"{round(value)} ({size_text(value)})"
         if isinstance(value, float):
             return str(round(value)) if value.is_integer() or abs(value) >= 1000 else f"{value:.3g}"
