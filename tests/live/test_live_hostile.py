@@ -519,14 +519,14 @@ def test_ctrl_c_during_check_says_what_was_left(tmp_path: Path, monkeypatch: pyt
     assert os.listdir(tmp_path / "tmp") == []
 
     from pgvet.interrupt import Interrupted
+    from pgvet.live import check as check_module
     from pgvet.live.check import run_check
-    from pgvet.run import lint as lint_module
     from pgvet.run.options import LintOptions
 
     def interrupted(*_: object, **__: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(lint_module, "lint", interrupted)
+    monkeypatch.setattr(check_module, "lint", interrupted)
     with FakeServer(answers_with(standard_answers())) as server, pytest.raises(Interrupted) as raised:
         run_check(server.dsn(), LintOptions(), snapshot=tmp_path / "kept", answers_file=None, prompt=None)
     assert raised.value.left == f"the snapshot is kept in {tmp_path / 'kept'}"
