@@ -91,11 +91,14 @@ def test_an_empty_directory_of_ones_own_is_made_private_and_emptied_again_on_fai
       "config_file=/etc/postgresql/15/main/postgresql.conf"],
      {"-D": "/var/lib/postgresql/15/main", "config_file": "/etc/postgresql/15/main/postgresql.conf"}),
     (["postgres", "-D/srv/pg", "-cconfig_file=/etc/pg.conf", "-p", "5433", "-k", "/tmp"],
-     {"-D": "/srv/pg", "config_file": "/etc/pg.conf"}),
+     {"-D": "/srv/pg", "config_file": "/etc/pg.conf", "port": "5433", "unix_socket_directories": "/tmp"}),
     (["postgres", "--config-file=/etc/a.conf", "-i", "-D", "/d", "--data_directory=/x"],
-     {"-D": "/d", "config_file": "/etc/a.conf", "data_directory": "/x"}),
+     {"-D": "/d", "config_file": "/etc/a.conf", "data_directory": "/x", "listen_addresses": "*"}),
     (["postgres", "-c", "listen_addresses=", "-B", "-D", "/srv"],  # -B takes "-D" as its value
-     {"listen_addresses": ""}),
+     {"listen_addresses": "", "shared_buffers": "-D"}),
+    # the letters that set a parameter (postmaster.c): -B counts 8 kB buffers; -F turns fsync off
+    (["postgres", "-B", "1000", "-N500", "-F", "-D", "/d"],
+     {"shared_buffers": "8000kB", "max_connections": "500", "fsync": "off", "-D": "/d"}),
     (["python3", "tests/fakepg.py", "-D", "/d"], {"-D": "/d"}),
 ])
 def test_the_postmaster_command_line_is_read_as_postgres_reads_it(argv: list[str], expected: dict[str, str]) -> None:

@@ -38,12 +38,12 @@ from pgvet.inputs.registry import INPUT_KINDS
 from pgvet.live.host import HostFile, utc_now
 from pgvet.live.redact import redact_conf_text
 from pgvet.live.server import ServerReading, SocketPeer
+from pgvet.pgparams.options import VALUE_LETTERS, letter_setting
 from pgvet.run.suppress import IGNORE_FILE
 
 MAX_CONFIG_BYTES = 16 << 20  # one configuration file; PostgreSQL's own are a few kB
 MAX_CONFIG_FILES = 1000
 # Options of postgres that take a value (its getopt string): the value follows or is the next argument.
-POSTGRES_VALUE_OPTIONS = frozenset("BCcDdfhkNprStW")
 # The names a snapshot gives its own inputs (every input kind's, and the ignore file): a server's file of such a
 # name is not copied, or the snapshot would read it as that input (an include named sysctl.conf as the kernel's).
 RESERVED_NAMES = frozenset({name for kind in INPUT_KINDS for name in kind.file_names} | {IGNORE_FILE})
@@ -156,8 +156,9 @@ def _canonical(path: str) -> tuple[str, ...] | None:
 
 
 def postmaster_options(argv: list[str]) -> dict[str, str]:
-    """``-D`` and the ``-c name=value`` / ``--name=value`` settings of a postgres command line (lower-case
-    names, dashes as underscores), read as its getopt reads them."""
+    """``-D`` and the settings of a postgres command line: ``-c name=value``, ``--name=value`` (lower-case names,
+    dashes as underscores) and the letters that set a parameter (``-B 1000``, ``-N 500``, ``-F``: pgparams/options.py),
+    read as its getopt reads them."""
     found: dict[str, str] = {}
     arguments = iter(argv[1:])
     for argument in arguments:
@@ -169,7 +170,9 @@ def postmaster_options(argv: list[str]) -> dict[str, str]:
         if not argument.startswith("-"):
             continue
         for index, letter in enumerate(argument[1:], start=1):
-            if letter not in POSTGRES_VALUE_OPTIONS:
+            if letter not in VALUE_LETTERS:
+                if (flag := letter_setting(letter, None)) is not None:  # -F: fsync = off
+                    found[flag[0]] = flag[1]
                 continue
             value = argument[index + 1:] or next(arguments, "")
             if letter == "D":
@@ -178,6 +181,8 @@ def postmaster_options(argv: list[str]) -> dict[str, str]:
                 name, equals, setting = value.partition("=")
                 if equals:
                     found[name.replace("-", "_").lower()] = setting
+            elif (given := letter_setting(letter, value)) is not None:  # -B 1000, -N 500
+                found[given[0]] = given[1]
             break
     return found
 

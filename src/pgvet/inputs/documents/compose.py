@@ -29,6 +29,7 @@ from pgvet.inputs.documents import (
     yaml_line,
 )
 from pgvet.inputs.postgresql_conf import ConfProblem
+from pgvet.pgparams.options import VALUE_LETTERS, letter_parameter, letter_setting
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml
 
@@ -60,11 +61,6 @@ _BYTES = re.compile(r"(\d+(?:\.\d*)?|\.\d+) ?(?:([kmgtp])(?:i?b)?|b)?", re.IGNOR
 _UNIT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
 _TAG_VERSION = re.compile(r"(?:^|[^0-9])pg-?(\d{2})(?![0-9])|^(\d{2})(?![0-9])")
 # postgres' single-letter options that set a parameter (postmaster.c), with the value a bare flag gives
-_LETTER_OPTIONS = {"B": ("shared_buffers", None), "N": ("max_connections", None), "p": ("port", None),
-                   "h": ("listen_addresses", None), "k": ("unix_socket_directories", None),
-                   "S": ("work_mem", None), "F": ("fsync", "off"), "i": ("listen_addresses", "*"),
-                   "l": ("ssl", "on")}
-_LETTERS_TAKING_VALUE = frozenset("BCcDdfhkNprStW")  # postgres' getopt string: these take an argument
 
 
 def _recognises(name: str, text: str) -> bool:
@@ -246,32 +242,26 @@ def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> Non
                 "parameter); write \"-c\", \"name=value\" as two items", source, True))
             continue
         if not _literal(declared, word, source):
-            if len(word) > 2 and word[0] == "-" and word[1] in _LETTER_OPTIONS:  # -p${PORT}
-                declared.unknown[f"pg.{_LETTER_OPTIONS[word[1]][0]}"] = source
+            if len(word) > 2 and word[0] == "-" and (parameter := letter_parameter(word[1])):  # -p${PORT}
+                declared.unknown[f"pg.{parameter}"] = source
             continue
         word = word.replace("$$", "$")
         if word.startswith("--"):
             _assignment(declared, word[2:], word, source)
         elif word.startswith("-") and len(word) > 1:
             letter, value = word[1], word[2:] or None
-            if value is None and letter in _LETTERS_TAKING_VALUE and index < len(arguments):
+            if value is None and letter in VALUE_LETTERS and index < len(arguments):
                 value, source = arguments[index]  # the value's line
                 index += 1
                 if not _literal(declared, value, source):
-                    if letter in _LETTER_OPTIONS:  # -p ${PORT}: set, to what pgvet cannot know
-                        declared.unknown[f"pg.{_LETTER_OPTIONS[letter][0]}"] = source
+                    if (parameter := letter_parameter(letter)) is not None:  # -p ${PORT}: set, to what pgvet
+                        declared.unknown[f"pg.{parameter}"] = source  # cannot know
                     continue
                 value = value.replace("$$", "$")
             if letter == "c":
                 _assignment(declared, value or "", word, source)
-            elif letter in _LETTER_OPTIONS:
-                parameter, flag_value = _LETTER_OPTIONS[letter]
-                setting_value = flag_value if flag_value is not None else value
-                if parameter == "shared_buffers" and setting_value is not None and setting_value.isdigit():
-                    setting_value = f"{int(setting_value) * 8}kB"  # -B counts 8kB buffers
-                if parameter == "work_mem" and setting_value is not None and setting_value.isdigit():
-                    setting_value = f"{setting_value}kB"
-                declared.settings.append(conf_setting(parameter, setting_value or "", source))
+            elif (setting := letter_setting(letter, value)) is not None:
+                declared.settings.append(conf_setting(*setting, source))
             else:
                 declared.notes.append(f"{source}: postgres option -{letter}: not read")
         else:
