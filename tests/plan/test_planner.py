@@ -529,6 +529,21 @@ def _live_host_with_a_pending_restart(tmp_path: Path) -> Path:
     return path
 
 
+def test_a_finding_that_still_holds_after_the_pending_values_says_whose_numbers_it_shows(tmp_path: Path) -> None:
+    # a role's work_mem of 2GB past the budget, and shared_buffers 128MB → 4GB pending: "This counts on applying
+    # … shared_buffers (128MB → 4GB)" beside numbers of the server as it runs (a1)
+    path = _live_host_with_a_pending_restart(tmp_path)
+    settings = json.loads((path / "pg_settings.json").read_text())
+    settings["role_settings"] = [{"database": None, "role": "reporting", "name": "work_mem", "setting": "2GB"}]
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    finding = finding_of(host_result(path), "PGV538")
+    text = finding.fix.text or ""
+    assert "This counts on" not in text
+    assert ("It still holds after applying the values PostgreSQL's configuration files already set (a restart; a "
+            "reload for those that allow it): shared_buffers (128MB → 4GB)") in text, text
+    assert text.endswith("(its numbers are those of the host as it runs).")
+
+
 def test_a_live_servers_pending_values_are_what_the_target_starts_from(tmp_path: Path) -> None:
     # The server restarted with the target runs shared_buffers = 4GB, as its files say: a target worked out with
     # the 128MB it runs now put work_mem and strict overcommit's budget 3.9 GB off, and a pool sized for 128MB
@@ -626,7 +641,7 @@ def test_a_warning_only_the_pending_values_bring_is_a_finding(tmp_path: Path) ->
     assert finding.severity == "warning"
     assert finding.message.startswith("After applying the values PostgreSQL's configuration files already set")
     assert "max_connections (100 → 500)" in finding.message
-    assert (finding.fix.text or "").endswith("and restart each.")  # not "This counts on applying …"
+    assert (finding.fix.text or "").endswith("and restart each.")  # not "It still holds after applying …"
     assert "max_connections" not in changes(result)  # never lowered by the fix
     # an info the restart brings waits for it (PGV955 already says a restart is pending)
     assert all(finding.severity != "info" for finding in result.target.found_once_booted)

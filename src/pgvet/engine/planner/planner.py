@@ -358,13 +358,13 @@ class Planner:
                 # the changes its condition names, where there are any (not the pool that a derived value reads)
                 deciding = [change for change in upstream if change.setting in self.decides[finding.rule_id]]
                 notes.append("The target resolves this with " + _changes_text(deciding or upstream) + ".")
-            # a finding only the files bring opens with what they change: "This counts on" them would misread
+            # a finding only the files bring opens with what they change: "It still holds after" them would misread
             brought = any(finding is found for found in target.found_once_booted)
             if booted and (fix.sysctl or fix.postgresql or not brought):
                 applied = _applying_text(booted)
                 notes.append(f"Values worked out after {applied}." if fix.sysctl or fix.postgresql else
                              f"Resolved by {applied}." if resolved and not upstream else
-                             f"This counts on {applied}.")
+                             f"It still holds after {applied} (its numbers are those of the host as it runs).")
             if "restart" in rule.tags and finding.subject in breaking:
                 # a restart to apply a pending value the target cannot mend (ALTER SYSTEM set it) stops the server
                 change, errors = breaking[finding.subject]
