@@ -438,30 +438,34 @@ def test_a_rule_on_measured_statistics_does_not_undo_what_the_files_already_set(
     assert not [step for step in result.target.by_hand if step.setting is not None]
 
 
-def _server_in_huge_pages(tmp_path: Path, shared_buffers_gb: int, others: int) -> tuple[Path, int]:
-    """A PostgreSQL 17 running in huge pages (huge_pages_status = on) with ``shared_buffers_gb``, on 32 GB of RAM
-    whose pool holds its pages, ``others`` pages another user (another instance) maps, and 100 free; with the pages
-    the server maps."""
+def _server_in_huge_pages(tmp_path: Path, shared_buffers_gb: int, others: int, *, major: int = 17,
+                          huge_pages: str = "on") -> tuple[Path, int]:
+    """A PostgreSQL ``major`` running with ``huge_pages`` (from 17 its huge_pages_status says it runs in them) and
+    ``shared_buffers_gb``, on 32 GB of RAM whose pool holds its pages, ``others`` pages another user (another
+    instance) maps, and 100 free; with the pages the server maps."""
     path = tmp_path / "host"
     shutil.copytree(FIXTURES / "rules" / "PGV903-files-differ-from-running", path)
     settings = json.loads((path / "pg_settings.json").read_text())
-    settings["server"].update(server_version_num=170004, version="PostgreSQL 17.4 on x86_64-pc-linux-gnu")
+    version_num = major * 10000 + 4
+    settings["server"].update(server_version_num=version_num, version=f"PostgreSQL {major}.4 on x86_64-pc-linux-gnu")
     held = shared_buffers_gb * 512 + 150
     rows = {row["name"]: row for row in settings["settings"]}
-    for name, value in [("server_version_num", "170004"), ("shared_buffers", str(shared_buffers_gb * 131072)),
-                        ("huge_pages", "on"), ("shared_memory_size_in_huge_pages", str(held)),
+    for name, value in [("server_version_num", str(version_num)), ("shared_buffers", str(shared_buffers_gb * 131072)),
+                        ("huge_pages", huge_pages), ("shared_memory_size_in_huge_pages", str(held)),
                         ("shared_memory_size", str(held * 2))]:
         rows[name].update(setting=value, reset_val=value)
-    settings["settings"].append({**rows["huge_pages"], "name": "huge_pages_status", "context": "internal",
-                                 "source": "default", "sourcefile": None, "sourceline": None})
+    if major >= 17:
+        settings["settings"].append({**rows["huge_pages"], "name": "huge_pages_status", "setting": "on",
+                                     "reset_val": "on", "context": "internal", "source": "default",
+                                     "sourcefile": None, "sourceline": None})
     for row in settings["file_settings"]:
         if row["name"] == "shared_buffers":
             row["setting"] = f"{shared_buffers_gb}GB"
     (path / "pg_settings.json").write_text(json.dumps(settings))
     conf = path / "postgresql.conf"
     conf.write_text(conf.read_text().replace("\nshared_buffers = 128MB",
-                                             f"\nshared_buffers = {shared_buffers_gb}GB\nhuge_pages = on", 1))
-    (path / "host.yaml").write_text("pg_version: 17\nworkload: oltp\n")
+                                             f"\nshared_buffers = {shared_buffers_gb}GB\nhuge_pages = {huge_pages}", 1))
+    (path / "host.yaml").write_text(f"pg_version: {major}\nworkload: oltp\n")
     pool = held + others + 100
     (path / "meminfo.txt").write_text(meminfo(32 * GB_KB, 0, pages=pool).replace(
         f"HugePages_Free: {pool}", f"HugePages_Free: {100}"))
@@ -469,10 +473,12 @@ def _server_in_huge_pages(tmp_path: Path, shared_buffers_gb: int, others: int) -
     return path, held
 
 
-def test_the_pages_another_user_holds_stay_in_the_pool(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("major", "huge_pages"), [(17, "on"), (16, "on"), (16, "try")])
+def test_the_pages_another_user_holds_stay_in_the_pool(tmp_path: Path, major: int, huge_pages: str) -> None:
     # 3000 of the pool's pages held by a second instance: not waste, and a fix that shrank the pool to this
-    # server's need stopped the other at its next start
-    path, _ = _server_in_huge_pages(tmp_path, 4, 3000)
+    # server's need stopped the other at its next start — before 17 too, where no huge_pages_status says whether
+    # the server runs in them (b4)
+    path, _ = _server_in_huge_pages(tmp_path, 4, 3000, major=major, huge_pages=huge_pages)
     result = host_result(path)
     assert "PGV113" not in {finding.rule_id for finding in result.findings}
     assert "vm.nr_hugepages" not in changes(result)

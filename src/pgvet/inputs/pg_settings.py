@@ -524,6 +524,11 @@ def live_facts(server: LiveServer) -> dict[str, Located[LiveValue]]:
         value = _boot_sentinel(setting) if _computed_by_the_server(setting) else canonical_value(setting)
         if value is not None:
             facts[f"pg.{key}"] = Located(value, setting.origin)
+    running = facts.get("pg.huge_pages")
+    if "pg.huge_pages_status" not in facts and running is not None and running.value in ("on", "off"):
+        # before 17 no huge_pages_status, but a server that runs huge_pages = on runs in huge pages (it does not
+        # start without them), and one that runs off without: what it holds of the pool is known all the same
+        facts["pg.huge_pages_status"] = Located(running.value, running.source)
     version_source = server.server_version_num.source
     facts["pg.version"] = Located(server.major, version_source)
     facts["pg.server_version_num"] = Located(server.server_version_num.value, version_source)
