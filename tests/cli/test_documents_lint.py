@@ -185,6 +185,30 @@ def test_a_document_too_large_to_be_one_is_not_read_and_said(tmp_path: Path) -> 
         load_hosts(alone)
 
 
+def test_a_helm_chart_s_templates_are_not_read_and_said(tmp_path: Path) -> None:
+    """A chart's templates directory (templates/_helpers.tpl, manifests with ``{{ }}``) was "no inputs found" alone:
+    the error says which files were left out and why (their values exist only once rendered)."""
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "_helpers.tpl").write_text('{{- define "pg.fullname" -}}{{ .Release.Name }}{{- end }}\n')
+    (templates / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ include "
+                                       '"pg.fullname" . }}\ndata:\n  max_connections: "{{ .Values.max }}"\n')
+    with pytest.raises(InputError) as refused:
+        load_hosts(templates)
+    message = refused.value.message
+    assert message.startswith("no inputs found (_helpers.tpl: not read: a Helm (Go) template file"), message
+    assert "cm.yaml: not read: a Helm (Go) template, whose values are known only once rendered: lint the output " \
+           "of `helm template`" in message, message
+    # beside a host's inputs, a note (--verbose)
+    (templates / "postgresql.conf").write_text("max_connections = 100\n")
+    host, = load_hosts(templates)
+    assert [note for note in host.notes if "Helm (Go) template" in note] == [
+        "_helpers.tpl: not read: a Helm (Go) template file (helpers, no configuration of its own): lint the output "
+        "of `helm template` or the chart's values file",
+        "cm.yaml: not read: a Helm (Go) template, whose values are known only once rendered: lint the output of "
+        "`helm template` or the chart's values file"]
+
+
 def test_facts_of_a_directory_of_several_hosts_shows_the_one_host_names(tmp_path: Path) -> None:
     two = members(tmp_path / "two", "pg-a", "pg-b")
     refused = runner.invoke(app, ["facts", str(two)])

@@ -149,6 +149,10 @@ def discover(directory: Path, host: HostFacts | None = None) -> SnapshotInputs:
         inputs.documents = [directory / name for name in sorted(entries) if may_be_document(name)
                             and (_listed_as_regular(entries, name) or usable(directory / name))]
         inputs.documents += [directory / name for name in _drop_ins(directory, entries)]
+        if host is not None:  # said, so that a chart's templates directory is not "no inputs found" alone
+            host.notes.extend(f"{name}: not read: a Helm (Go) template file (helpers, no configuration of its "
+                              "own): lint the output of `helm template` or the chart's values file"
+                              for name in sorted(entries) if name.lower().endswith(_TEMPLATE_SUFFIXES))
     return inputs
 
 
@@ -183,6 +187,9 @@ DROP_IN_FOLDER = ".service.d"  # a systemd unit's folder of drop-ins
 def is_yaml_name(name: str) -> bool:
     """Whether a file's name says it is YAML (or a Jinja template of YAML)."""
     return name.lower().endswith(YAML_SUFFIXES)
+
+
+_TEMPLATE_SUFFIXES = (".tpl", ".gotmpl")
 
 
 def may_be_document(name: str) -> bool:

@@ -162,7 +162,7 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     if inputs.is_empty() and not documents.declared:
         # what was refused, and the documents too large to be read (a note beside a host's other inputs)
         raise InputError(
-            f"no inputs found{_refused([*builder.host.warnings, *documents.notes])}: expected files such as "
+            f"no inputs found{_refused([*builder.host.warnings, *builder.host.notes])}: expected files such as "
             "sysctl.txt, meminfo.txt, "
             "lscpu.txt, mounts.txt, sysfs.txt, "
             f"postgresql.conf, sysctl.d/, host.yaml, or configuration documents (Patroni, Kubernetes manifests…: "
