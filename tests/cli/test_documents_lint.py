@@ -209,6 +209,59 @@ def test_a_helm_chart_s_templates_are_not_read_and_said(tmp_path: Path) -> None:
         "`helm template` or the chart's values file"]
 
 
+CLUSTER_WITHOUT_PARAMETERS = """\
+apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata:
+  name: pg
+spec:
+  instances: 3
+  storage:
+    size: 1Gi
+  resources:
+    limits:
+      memory: 8Gi
+"""
+POSTGRESCLUSTER_WITHOUT_PARAMETERS = """\
+apiVersion: postgres-operator.crunchydata.com/v1beta1
+kind: PostgresCluster
+metadata:
+  name: hippo
+spec:
+  postgresVersion: 16
+  instances:
+    - name: instance1
+      resources:
+        limits:
+          memory: 8Gi
+"""
+
+
+@pytest.mark.parametrize(("text", "block"), [
+    (CLUSTER_WITHOUT_PARAMETERS, "spec.postgresql.parameters"),
+    (POSTGRESCLUSTER_WITHOUT_PARAMETERS, "spec.patroni.dynamicConfiguration.postgresql.parameters"),
+    # the cloudnative-pg/charts cluster chart's values (its templates/cluster.yaml renders cluster.postgresql)
+    ("type: postgresql\nmode: standalone\ncluster:\n  instances: 3\n  resources:\n    limits:\n      memory: 8Gi\n",
+     "cluster.postgresql.parameters"),
+])
+def test_the_fix_of_a_manifest_without_parameters_says_where_their_block_goes(
+        tmp_path: Path, text: str, block: str) -> None:
+    """A CNPG Cluster or a Crunchy PostgresCluster with no parameters block: the fix named the file alone, not the
+    key path the parameters go under (cnpg: spec.postgresql.parameters; PGO 5: Patroni's dynamic configuration)."""
+    directory = tmp_path / "cluster"
+    directory.mkdir()
+    (directory / "cluster.yaml").write_text(text)
+    shown = runner.invoke(app, ["fix", str(directory)])
+    assert f"# --- cluster.yaml: its PostgreSQL parameters, a block to add at {block} (" in shown.output, shown.output
+    written = runner.invoke(app, ["fix", str(directory), "--write"])
+    assert f"set it among the parameters of cluster.yaml (a block to add at {block})" in written.output, written.output
+    # a manifest with the block: its lines say where
+    path = block.split(".")[1:]
+    nested = "".join(f"{'  ' * depth}{key}:\n" for depth, key in enumerate(path, 1))
+    (directory / "cluster.yaml").write_text(f"{text}{nested}{'  ' * (len(path) + 1)}max_connections: '100'\n")
+    assert "a block to add" not in runner.invoke(app, ["fix", str(directory)]).output
+
+
 def test_facts_of_a_directory_of_several_hosts_shows_the_one_host_names(tmp_path: Path) -> None:
     two = members(tmp_path / "two", "pg-a", "pg-b")
     refused = runner.invoke(app, ["facts", str(two)])

@@ -66,6 +66,7 @@ class ConsolidatedFix:
     document: Source | None = None
     orchestrator: str | None = None
     parameter_form: str | None = None
+    parameters_path: str | None = None  # where the document takes a parameters block it has not (host.parameters_path)
     # the errors the host's files bring once applied that the target leaves (a pending shared_buffers ALTER SYSTEM
     # sets past what the kernel maps): PostgreSQL restarted before they are mended does not start
     restart_blocked_by: list[str] = field(default_factory=list)
@@ -99,6 +100,8 @@ def consolidate(result: HostResult) -> ConsolidatedFix:
         fix.document, fix.orchestrator = declared_by.source, str(declared_by.value)
         form = result.host_facts.facts.get("host.parameter_form")
         fix.parameter_form = None if form is None else str(form.value)
+        block = result.host_facts.facts.get("host.parameters_path")
+        fix.parameters_path = None if block is None else str(block.value)
     target = result.target
     if target is None:
         return fix
@@ -218,7 +221,8 @@ def render(fix: ConsolidatedFix) -> str:
         out.append("")
     if fix.postgresql and fix.document is not None and fix.orchestrator is not None:
         parameter = document_kind(fix.orchestrator).writes_parameter(fix.parameter_form)
-        out += [f"# --- {_comment(fix.document.path)}: its PostgreSQL parameters ({_comment(fix.orchestrator)} "
+        under = "" if fix.parameters_path is None else f", a block to add at {_comment(fix.parameters_path)}"
+        out += [f"# --- {_comment(fix.document.path)}: its PostgreSQL parameters{under} ({_comment(fix.orchestrator)} "
                 "writes postgresql.conf from them; ALTER SYSTEM would be overwritten or refused) ---"]
         out += [parameter(name, change.value) for name, change in sorted(fix.postgresql.items())]
         out.append("")
@@ -231,6 +235,12 @@ def render(fix: ConsolidatedFix) -> str:
                 for name, change in sorted(fix.postgresql.items())]
         out.append("")
     return "\n".join(out)
+
+
+def _block_to_add(facts: Mapping[str, Fact]) -> str:
+    """Where the host's document takes the parameters block it has not (host.parameters_path), said after it."""
+    block = facts.get("host.parameters_path")
+    return "" if block is None else f" (a block to add at {block.value})"
 
 
 @dataclass(slots=True)
@@ -358,7 +368,7 @@ def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> Wr
             set_at = facts.get(f"pg.{name}")
             where = (f"at {set_at.source}" if set_at is not None and set_at.source.path == orchestrator.source.path
                      else f"in {running[name]}" if name in running
-                     else f"among the parameters of {orchestrator.source.path}")
+                     else f"among the parameters of {orchestrator.source.path}{_block_to_add(facts)}")
             then = "; the running system needs its step by hand too" if name in running else ""
             outcome.left.append(f"{name} = {quote_setting(change.value)}: not written — {orchestrator.value} writes "
                                 f"postgresql.conf from its document: set it {where}{then}")

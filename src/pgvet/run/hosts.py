@@ -59,7 +59,8 @@ def validate_selectors(pack: RulePack, selectors: Sequence[str], configuration: 
 # 2 000 facts; a report that asks for one of them fails loudly (FactsKeptForReports) instead of drawing as if the
 # host lacked it.
 FACTS_KEPT_FOR_REPORTS = frozenset({
-    "host.ram", "host.name", "host.orchestrator", "host.parameter_form", "pg.shared_buffers", "pg.huge_pages",
+    "host.ram", "host.name", "host.orchestrator", "host.parameter_form", "host.parameters_path", "pg.shared_buffers",
+    "pg.huge_pages",
     "meminfo.hugetlb", "meminfo.hugepages_total", "meminfo.hugepagesize", "sysctl.vm.overcommit_memory",
     "derived.shared_memory_size", "derived.hugepages_pool", "derived.hugepage_size", "derived.work_mem_budget",
     "derived.commit_limit", "cgroup.memory_max", "meminfo.mem_total",

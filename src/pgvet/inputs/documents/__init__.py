@@ -140,6 +140,8 @@ DECLARED_HOST_FACTS: Mapping[str, FactType] = {
     "instances": "int",  # the instances of a cluster (CNPG spec.instances, Zalando numberOfInstances)
     "orchestrator": "text",  # the kind of the document that declares the host (snapshot/load.py sets it)
     "parameter_form": "text",  # the form its parameters are written in, where the kind has several (a list command)
+    # where a document without a parameters block takes one (spec.postgresql.parameters): what `pgvet fix` says
+    "parameters_path": "text",
     # the parameters whose value a Patroni member takes from its DCS (bootstrap.dcs's, not set locally), by name
     "dcs_parameters": "text",
 }

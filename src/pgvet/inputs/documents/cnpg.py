@@ -145,6 +145,8 @@ def _chart_cluster(values: dict[str, Any], path: str) -> DeclaredHost:
     document = {"apiVersion": f"{API_GROUP}v1", "kind": "Cluster",
                 "metadata": {"name": name if isinstance(name, str) and name else file_stem(path)}, "spec": spec}
     declared = _cluster(document, path)
+    if "parameters_path" in declared.host:  # the chart renders the Cluster's spec.postgresql from cluster.postgresql
+        declared.host["parameters_path"] = Located("cluster.postgresql.parameters", declared.source)
     declared.source = at(values, "cluster", path)
     if chart_image and "pg_version" in declared.host:
         declared.host["pg_version"] = Located(declared.host["pg_version"].value, at(values["version"], "postgresql",
@@ -193,6 +195,8 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
         declared.host["instances"] = Located(instances, Source(path, yaml_line(spec, "instances") or here.line))
     major = _major_version(spec, path, declared)
     postgresql = _mapping(spec, "postgresql", path)
+    if not isinstance(postgresql.get("parameters"), dict):  # the fix says where its block goes
+        declared.host["parameters_path"] = Located("spec.postgresql.parameters", here)
     parameters = _mapping(postgresql, "parameters", path)
     for key in [key for key, value in parameters.items() if unrendered(key) or unrendered(value)]:
         source = Source(path, yaml_line(parameters, key))

@@ -125,6 +125,9 @@ def _cluster(name: str, source: Source, spec: dict[str, Any], path: str, *, char
             REFUSED, f"spec.config.parameters has {len(config)} parameters: the PostgresCluster CRD takes at most "
             f"{_MAX_CONFIG_PARAMETERS}, and Kubernetes refuses the manifest", at(spec["config"], "parameters", path),
             True, "parameters"))
+    if not isinstance(parameters, dict) and not isinstance(config, dict):  # the fix says where a block goes
+        # (the Patroni path every PGO 5 release takes; spec.config.parameters only came with 5.8)
+        shared.host["parameters_path"] = Located("spec.patroni.dynamicConfiguration.postgresql.parameters", source)
     for mapping, in_config in ((parameters, False), (config, True)):
         if isinstance(mapping, dict):
             for key, value in mapping.items():
