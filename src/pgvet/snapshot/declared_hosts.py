@@ -130,9 +130,10 @@ def read_documents(builder: HostBuilder, inputs: SnapshotInputs) -> DirectoryDoc
             continue
         kind = recognise(display, text)
         if kind is None:
-            if "{{" in text:  # a Helm chart's template: its values only exist once rendered
-                documents.notes.append(f"{display}: not read: a Helm (Go) template, whose values are known only "
-                                       "once rendered: lint the output of `helm template` or the chart's values file")
+            if "{{" in text:  # a template (a Helm chart's, Ansible's Jinja): its values only exist once rendered
+                documents.notes.append(f"{display}: not read: a template ({{{{ … }}}}: Helm, Jinja), whose values are "
+                                       "known only once rendered: lint what it renders (`helm template`'s output, "
+                                       "the chart's values file)")
             continue
         documents.texts.append((display, text))
         # the host's bound on what it reads, before parsing: a directory of many documents is refused at the one
