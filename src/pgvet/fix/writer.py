@@ -237,12 +237,6 @@ def render(fix: ConsolidatedFix) -> str:
     return "\n".join(out)
 
 
-def _block_to_add(facts: Mapping[str, Fact]) -> str:
-    """Where the host's document takes the parameters block it has not (host.parameters_path), said after it."""
-    block = facts.get("host.parameters_path")
-    return "" if block is None else f" (a block to add at {block.value})"
-
-
 @dataclass(slots=True)
 class WriteOutcome:
     written: list[Path] = field(default_factory=list)
@@ -368,7 +362,8 @@ def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> Wr
             set_at = facts.get(f"pg.{name}")
             where = (f"at {set_at.source}" if set_at is not None and set_at.source.path == orchestrator.source.path
                      else f"in {running[name]}" if name in running
-                     else f"among the parameters of {orchestrator.source.path}{_block_to_add(facts)}")
+                     else f"among the parameters of {orchestrator.source.path}" + (
+                         "" if fix.parameters_path is None else f" (a block to add at {fix.parameters_path})"))
             then = "; the running system needs its step by hand too" if name in running else ""
             outcome.left.append(f"{name} = {quote_setting(change.value)}: not written — {orchestrator.value} writes "
                                 f"postgresql.conf from its document: set it {where}{then}")
