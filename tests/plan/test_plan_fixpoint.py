@@ -117,6 +117,35 @@ def test_a_ratio_written_over_running_bytes_zeroes_them_before_a_refused_bytes_l
     check_fixpoint(host)
 
 
+def test_the_running_pool_is_written_back_where_the_running_commit_limit_beside_the_files_pool_leaves_too_little(
+        tmp_path: Path) -> None:
+    # found by the generated hosts: 4 GB, no swap, strict overcommit with 2.8 GB of overcommit_kbytes running; the
+    # files zero them (overcommit_ratio = 0) and declare a 1.2 GB pool. Writing back the kbytes alone kept the pool:
+    # CommitLimit and pool reached 100 % of RAM (PGV103), which neither the host nor its files had
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "sysctl.d").mkdir()
+    files = {
+        "meminfo.txt": "MemTotal: 4194304 kB\nMemFree: 419430 kB\nMemAvailable: 2097152 kB\nCached: 1398101 kB\n"
+                       "SwapTotal: 0 kB\nSwapFree: 0 kB\nCommitLimit: 2936012 kB\nCommitted_AS: 2348809 kB\n"
+                       "HugePages_Total: 0\nHugePages_Free: 0\nHugePages_Rsvd: 0\nHugePages_Surp: 0\n"
+                       "Hugepagesize: 2048 kB\nHugetlb: 0 kB\n",
+        "sysctl.txt": "vm.nr_hugepages = 0\nvm.overcommit_kbytes = 2936012\nvm.overcommit_memory = 2\n"
+                      "vm.overcommit_ratio = 0\nvm.swappiness = 1\n",
+        "sysctl.d/90-tuning.conf": "vm.overcommit_ratio = 0\nvm.nr_hugepages = 614\n",
+        "lscpu.txt": "Architecture: x86_64\nCPU(s): 1\n",
+        "postgresql.conf": "max_connections = 20\nshared_buffers = 128MB\nhuge_pages = off\nwork_mem = 4MB\n",
+        "host.yaml": "pg_version: 15\nworkload: oltp\nstorage: ssd\ndedicated: true\n",
+    }
+    for name, text in files.items():
+        (host / name).write_text(text)
+    [result] = lint([host], LintOptions()).hosts
+    assert result.target is not None
+    assert {change.setting.name: change.target for change in result.target.changes
+            if change.setting.kind == "sysctl"} == {"vm.overcommit_kbytes": "2936012", "vm.nr_hugepages": "0"}
+    check_fixpoint(host)
+
+
 def _invariants(before: Path, after: Path) -> None:
     """What the target promises beyond the rules: computed on the host after the fix, as the kernel shows it, and
     held against the host rebooted without it."""

@@ -4,7 +4,7 @@ host. The first one broken pins a setting (Pin), and the target is worked out ag
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from pgvet.engine.derived import expand
@@ -143,7 +143,8 @@ def _verify_commit_limit(planner: Planner, before: Values, after: Values, change
         raise Pin(culprit, reason)
 
 
-def running_overcommit(planner: Planner, running: HostFacts, booted: World) -> dict[Setting, str]:
+def running_overcommit(planner: Planner, running: HostFacts, booted: World,
+                       brings_findings: Callable[[World], bool]) -> dict[Setting, str]:
     """The running values to write back where the host's own files would boot it, in strict overcommit, into a
     CommitLimit below what is already committed and lower than it runs with (a vm.overcommit_kbytes line too
     small, strict overcommit declared where the host runs another mode, a larger pool): the fix applies the files
@@ -151,7 +152,9 @@ def running_overcommit(planner: Planner, running: HostFacts, booted: World) -> d
     applied. The running mode, else the key of the ratio/kbytes pair in force (it zeroes the other), then the
     running pool (none where the host runs none; never less than the pages PostgreSQL needs with huge_pages = on,
     without which it does not start) where the files declare a larger one, each only while CommitLimit still
-    starves the host."""
+    starves the host or what is written back brings a warning the host has neither as it runs nor as its files
+    boot it (``brings_findings``: the running CommitLimit beside the files' larger pool leaves the OS too little,
+    commit-limit-too-high, PGV103)."""
     replaced = {name.removeprefix("sysctl.") for name in booted_values(running)}
     before = Values(planner.pack, running)
     running_limit = (_number(before.derived("commit_limit")) if before.fact("sysctl.vm.overcommit_memory") == 2
@@ -181,7 +184,8 @@ def running_overcommit(planner: Planner, running: HostFacts, booted: World) -> d
     values: dict[Setting, str] = {}
     for key, value in steps:
         values[Setting("sysctl", key)] = str(value)
-        if not starves(booted.with_values(values, planner)):
+        restored = booted.with_values(values, planner)
+        if not starves(restored) and not brings_findings(restored):
             break
     return values
 

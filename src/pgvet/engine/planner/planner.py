@@ -142,9 +142,16 @@ class Planner:
         # the host as its files boot it, and the running values written back where they would starve it: the same
         # for every attempt
         rebooted = World.rebooted(host, self, derived)
-        restored = running_overcommit(self, host, rebooted)
         silenced, brought = self._once_booted(rebooted, current, suppress) if booted else ([], [])
         excluded |= {(finding.rule_id, finding.subject) for finding in silenced}
+        # a warning or error that neither the host as it runs nor as its files boot it has is the restore's doing
+        known = {(finding.rule_id, finding.subject) for finding in [*current.findings, *silenced, *brought]}
+
+        def brings_findings(world: World) -> bool:
+            return any(finding.severity != "info" and (finding.rule_id, finding.subject) not in known
+                       for finding in self._findings_on(world, current)[0])
+
+        restored = running_overcommit(self, host, rebooted, brings_findings)
         baseline = rebooted.with_values(restored, self) if restored else rebooted
         start = _Start(rebooted, baseline, self._findings_on(baseline, current)[0], restored)
 
@@ -211,8 +218,8 @@ class Planner:
             mismatch = [label(finding) for finding in current.findings if finding.rule_id == "PGV102"][:1]
             for setting, value in restored.items():
                 record_change(changes, host, setting, Proposal(
-                    value, list(mismatch), "The host's files would put CommitLimit below what is committed: the fix "
-                                           "corrects them"))
+                    value, list(mismatch), "The host's files would put CommitLimit below what is committed, or beside "
+                                           "their pool leave the OS too little: the fix writes back what it runs"))
         asked_now = asked_settings(current, excluded)
         for stage, rules, facts in zip(self.stages, self.stage_rules, self.stage_facts, strict=True):
             history: list[dict[Setting, str]] = []
