@@ -494,6 +494,16 @@ def test_a_server_in_huge_pages_whose_shared_memory_the_fix_shrinks_is_not_taken
     assert int(target["vm.nr_hugepages"]) < held / 2
 
 
+def test_the_pages_another_user_holds_stay_in_the_pool_when_the_fix_changes_the_servers_need(
+        tmp_path: Path) -> None:
+    # 24GB lowered to 8GB by PGV501 beside 3000 pages of a second instance: with the pages in use unknown once the
+    # need changed, the pool followed the new need alone, and the other instance lost its pages at the next boot
+    path, _ = _server_in_huge_pages(tmp_path, 24, 3000)
+    target = changes(host_result(path))
+    assert target["shared_buffers"] == "8192MB"
+    assert int(target["vm.nr_hugepages"]) >= 8192 // 2 + 3000
+
+
 @pytest.mark.parametrize(("data_mb", "asked"), [(20, None), (700, "1400MB"), (300, "1024MB")])
 def test_shared_buffers_are_not_raised_past_what_the_databases_fill(tmp_path: Path, data_mb: int,
                                                                     asked: str | None) -> None:
@@ -1155,7 +1165,7 @@ def test_a_restart_the_target_cannot_make_safe_is_not_advised(tmp_path: Path) ->
     by_hand = CliRunner().invoke(app, ["fix", str(path)]).stdout
     assert "PGV955 restart-pending: Restart PostgreSQL when convenient (pg_ctl restart, systemctl restart), or " \
         "revert the line. Not before PGV541 is mended" in by_hand
-    assert "then PostgreSQL restarted — not before PGV541 is mended (steps by hand): restarted with what its files " \
+    assert "# order: PostgreSQL restarted — not before PGV541 is mended (steps by hand): restarted with what its files " \
         "set now, it does not start" in by_hand
 
 

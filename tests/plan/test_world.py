@@ -30,9 +30,9 @@ def _value(env: Env, name: str) -> object:
     {Setting("postgresql", "work_mem"): "8MB", Setting("postgresql", "max_connections"): "300"},
 ])
 def test_a_world_keeps_only_the_derived_values_its_change_leaves_as_they_are(values: dict[Setting, str]) -> None:
-    """The new world's facts and predictions are those made from the world without its derived values; every
-    host-wide derived value read through the kept ones is the one computed afresh on the new world; and the values
-    that read none of the changed facts were kept."""
+    """The new world's facts and predictions are those made from the world without its derived values but those
+    kept as captured; every host-wide derived value read through the kept ones is the one computed afresh on the
+    new world (with the captured ones); and the values that read none of the changed facts were kept."""
     linter = LintRun([FIXTURES / "big-server"], LintOptions()).linter
     planner, formulas = linter.planner, linter.pack.derived_by_name
     host_wide = [name for name, formula in formulas.items() if formula.item_scope is None]
@@ -41,13 +41,14 @@ def test_a_world_keeps_only_the_derived_values_its_change_leaves_as_they_are(val
     for name in host_wide:
         _value(on_world, name)
     after = world.with_values(values, planner)
-    afresh = World(world.host, world.changed).with_values(values, planner)
+    captured = {name: world.derived[name] for name in planner.captured}
+    afresh = World(world.host, world.changed, dict(captured)).with_values(values, planner)
     assert after.host.facts == afresh.host.facts and after.changed == afresh.changed
-    kept = set(after.derived)
+    kept = set(after.derived) - set(captured)
     assert kept and kept < set(world.derived)
     touched = {setting.fact for setting in values}
     assert all(set(formulas[name].inputs).isdisjoint(touched) for name in kept)
-    fresh = Env(after.host.facts, None, {}, formulas, {})
+    fresh = Env(after.host.facts, None, {}, formulas, dict(captured))
     through_kept = Env(after.host.facts, None, {}, formulas, after.derived)
     assert {name: _value(through_kept, name) for name in host_wide} == {name: _value(fresh, name)
                                                                          for name in host_wide}

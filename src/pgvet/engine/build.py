@@ -188,10 +188,14 @@ def _build_derived(builders: Sequence[_FileBuilder]) -> dict[str, DerivedFormula
                                 builder.at(location))
         if model.predicts is not None:
             _validate_prediction(builder, index, model.predicts, types[name], formulas)
+            if model.as_captured:
+                raise RulePackError(f"derived.{name} predicts {model.predicts}: it cannot be kept as captured too",
+                                    builder.at(("derived", index, "as_captured")))
         formulas[name] = DerivedFormula(name=name, formula=model.formula, description=model.description,
                                         unit=model.unit, file=builder.source.path,
                                         line=_line_of(builder.data, ("derived", index)), compiled=compiled,
-                                        params=params, param_values=param_values, predicts=model.predicts)
+                                        params=params, param_values=param_values, predicts=model.predicts,
+                                        as_captured=model.as_captured)
     cycle = find_cycle(formulas)
     if cycle is not None:
         builder, index = declared[cycle[0]]
@@ -205,6 +209,10 @@ def _build_derived(builders: Sequence[_FileBuilder]) -> dict[str, DerivedFormula
             raise RulePackError(f"derived.{name} reads facts of several item scopes ({', '.join(sorted(scopes))})",
                                 builder.at(("derived", index, "formula")))
         formula.item_scope = scopes.pop() if scopes else None
+        if formula.as_captured and formula.item_scope is not None:
+            builder, index = declared[name]
+            raise RulePackError(f"derived.{name} is kept as captured, host-wide: it cannot read {formula.item_scope}",
+                                builder.at(("derived", index, "as_captured")))
     return formulas
 
 

@@ -74,6 +74,7 @@ class DerivedFormula:
     params: dict[str, ParamSpec] = field(default_factory=dict)
     param_values: Mapping[str, Value] = field(default_factory=dict)  # the defaults, or the configuration's
     predicts: str | None = None  # the measured fact it stands for once a fix changes its inputs (the planner's)
+    as_captured: bool = False  # kept as computed on the host as captured, in every world the planner makes
 
 
 @dataclass(slots=True)

@@ -97,6 +97,11 @@ class DerivedModel(_Model):
         default=None,
         description="A measured fact (meminfo.*, pg.*) the formula predicts once a fix changes the settings it "
                     "reads: the planner (docs/planner.md) puts the formula's value in its place.")
+    as_captured: bool = Field(
+        default=False,
+        description="Computed on the host as the snapshot captured it, and kept so in every host a fix makes "
+                    "(docs/planner.md): what others hold beside PostgreSQL, which a prediction adds the new values "
+                    "to.")
 
 
 class PackFileModel(_Model):

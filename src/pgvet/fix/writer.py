@@ -173,16 +173,20 @@ _DECLARED_HEADINGS = {
 def _order_lines(fix: ConsolidatedFix) -> list[str]:
     """The order a target of both parts is applied in: the kernel's first (the invariants hold it against what runs
     now: CommitLimit above what is committed), then PostgreSQL restarted — with huge_pages = on it does not start
-    until the pool is there, and `sysctl --system` may reserve fewer pages than asked where memory is fragmented."""
+    until the pool is there, and `sysctl --system` may reserve fewer pages than asked where memory is fragmented.
+    Where the files' pending values would stop PostgreSQL at a restart, said even without a kernel part."""
     pool = fix.sysctl.get("vm.nr_hugepages")
     change = fix.postgresql.get("huge_pages")
     pending = fix.declared_not_applied.get("postgresql", {}).get("huge_pages")
     huge_pages = change.value if change is not None else pending[1] if pending is not None else ""
-    then = ("then PostgreSQL restarted" if fix.needs_restart
-            else "then PostgreSQL's configuration reloaded (`SELECT pg_reload_conf()`: no value needs a restart)")
-    lines = [f"# order: the kernel part first (`sysctl --system`), {then}"
-             + (f" — not before {' and '.join(fix.restart_blocked_by)} is mended (steps by hand): restarted with "
-                "what its files set now, it does not start" if fix.restart_blocked_by else "")]
+    then = ("PostgreSQL restarted" if fix.needs_restart
+            else "PostgreSQL's configuration reloaded (`SELECT pg_reload_conf()`: no value needs a restart)")
+    blocked = " and ".join(fix.restart_blocked_by)
+    first = "the kernel part first (`sysctl --system`), then " if fix.sysctl else ""
+    lines = [f"# order: {first}{then}"
+             + ("" if not blocked else
+                f"{' — not' if fix.needs_restart else '; no restart'} before {blocked} is mended (steps by hand): restarted "
+                "with what its files set now, it does not start")]
     if pool is not None:
         lines.append(f"#   (the pool first: HugePages_Total in /proc/meminfo must reach {_comment(pool.value)} — if "
                      "fewer pages were found, reboot"
@@ -202,7 +206,7 @@ def render(fix: ConsolidatedFix) -> str:
         where = "postgresql.conf or ALTER SYSTEM" if fix.document is None else f"the parameters of {fix.document.path}"
         out += [f"# PostgreSQL ({_comment(where)}; some take effect at the next restart):",
                 *_diff_lines(fix.postgresql), "#"]
-    if fix.sysctl and (fix.postgresql or fix.declared_not_applied.get("postgresql")):
+    if (fix.sysctl and (fix.postgresql or fix.declared_not_applied.get("postgresql"))) or fix.restart_blocked_by:
         out += [*_order_lines(fix), "#"]
     for kind, heading in _DECLARED_HEADINGS.items():
         declared_values = fix.declared_not_applied.get(kind)

@@ -12,12 +12,12 @@ from pgvet.engine.ir import Value
 from pgvet.engine.pack import RulePack
 from pgvet.engine.planner.stages import asks_pinned
 from pgvet.engine.planner.target import Pin, Setting, Target, fix_settings, label
-from pgvet.engine.planner.world import PLANNED, World, booted_values
+from pgvet.engine.planner.world import World, booted_values
 from pgvet.engine.render import format_sizes
 from pgvet.engine.runtime import Env, EvalError
 from pgvet.findings import Finding, quote_setting
 from pgvet.pgparams import HOT_STANDBY_MINIMUMS
-from pgvet.snapshot.facts import Fact, FactValue, HostFacts
+from pgvet.snapshot.facts import FactValue, HostFacts
 from pgvet.snapshot.pgfacts import is_auto_conf
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def verify_invariants(planner: Planner, baseline: World, target_world: World, cu
                                    "beyond it on a primary: lower it by hand, primaries first, if you mean to")
     _verify_commit_limit(planner, before, after, changed)
     _verify_pool(planner, before, after, changed)
-    _verify_work_mem(planner, host, before, world, target)
+    _verify_work_mem(planner, host, before, target_world, target)
     # a finding the target cannot judge (Target.unjudged) is not one it brings: unknown blames no change
     _verify_new_findings(planner, current, final, excluded | frozenset(target.unjudged), pinned, changed)
     _verify_fixpoint(planner, world, final, excluded, pinned, {setting.fact for setting in changed} | baseline.changed)
@@ -112,11 +112,14 @@ def _verify_commit_limit(planner: Planner, before: Values, after: Values, change
     limit = _number(after.derived("commit_limit"))
     if after.fact("sysctl.vm.overcommit_memory") != 2 or limit is None:
         return
-    growth = _committed_growth(before, after)
-    floor = _number(after.with_committed_growth(growth).derived("commit_limit_floor"))
+    # what PostgreSQL restarted with the target commits is in the world's Committed_AS (committed_as_after_restart)
+    floor = _number(after.derived("commit_limit_floor"))
     if floor is None or limit >= floor:
         return
-    if growth:
+    old_committed, new_committed = _number(before.fact("meminfo.committed_as")), _number(
+        after.fact("meminfo.committed_as"))
+    growth = new_committed - old_committed if old_committed is not None and new_committed is not None else 0
+    if growth > 0:
         names = ["derived.commit_limit", "sysctl.vm.overcommit_memory", "derived.shared_memory_outside_huge_pages"]
         old_size, new_size = _number(before.derived("shared_memory_size")), _number(after.derived("shared_memory_size"))
         if old_size is not None and new_size is not None and new_size > old_size:
@@ -190,18 +193,6 @@ def running_overcommit(planner: Planner, running: HostFacts, booted: World,
     return values
 
 
-def _committed_growth(before: Values, after: Values) -> float:
-    """What PostgreSQL's restart with the target adds to Committed_AS, which was measured with its shared memory as
-    it is: the growth of its shared memory outside huge pages, every instance's (a shrink is not counted: the
-    snapshot may have been taken with PostgreSQL stopped)."""
-    old = _number(before.derived("shared_memory_outside_huge_pages"))
-    new = _number(after.derived("shared_memory_outside_huge_pages"))
-    instances = _number(after.derived("pg_instances"))
-    if old is None or new is None or instances is None:
-        return 0
-    return max(0, new - old) * instances
-
-
 def _verify_pool(planner: Planner, before: Values, after: Values, changed: set[Setting]) -> None:
     nr = Setting("sysctl", "vm.nr_hugepages")
     if nr in changed:
@@ -242,8 +233,9 @@ def _verify_pool(planner: Planner, before: Values, after: Values, changed: set[S
                                f"{available}, and with huge_pages = on it would not start")
 
 
-def _verify_work_mem(planner: Planner, host: HostFacts, before: Values, world: HostFacts, target: Target) -> None:
+def _verify_work_mem(planner: Planner, host: HostFacts, before: Values, target_world: World, target: Target) -> None:
     """work_mem is lowered only when the target's budget needs it."""
+    world = target_world.host
     work_mem = Setting("postgresql", "work_mem")
     old = _number(before.fact(work_mem.fact))
     new = _number(World(world).value(work_mem))
@@ -253,7 +245,8 @@ def _verify_work_mem(planner: Planner, host: HostFacts, before: Values, world: H
     for name in (work_mem.fact, work_mem.declared_fact):
         if name in host.facts:
             facts[name] = host.facts[name]
-    kept = Values(planner.pack, HostFacts(world.name, world.root, facts, world.items))
+    kept = Values(planner.pack, HostFacts(world.name, world.root, facts, world.items),
+                  {name: value for name, value in target_world.derived.items() if name in planner.captured})
     peak, limit = _number(kept.derived("pg_memory_peak")), _number(kept.derived("memory_limit"))
     if peak is not None and limit is not None and peak <= limit:
         raise Pin(work_mem, "the target's memory budget fits with the current work_mem")
@@ -310,16 +303,6 @@ class Values:
     def fact(self, name: str) -> FactValue | None:
         fact = self.host.facts.get(name)
         return None if fact is None else fact.value
-
-    def with_committed_growth(self, growth: float) -> Values:
-        """The host once PostgreSQL has committed ``growth`` bytes more than Committed_AS shows (unchanged when
-        Committed_AS is not known)."""
-        name = "meminfo.committed_as"
-        committed = _number(self.fact(name))
-        if not growth or committed is None:
-            return self
-        facts = {**self.host.facts, name: Fact(name, committed + growth, PLANNED)}
-        return Values(self.pack, HostFacts(self.host.name, self.host.root, facts, self.host.items))
 
     def derived(self, name: str) -> Value:
         if name not in self.known:

@@ -45,10 +45,12 @@ class Planner:
         self.predictions = [formula for formula in pack.derived if formula.predicts is not None]
         self.predicted_inputs = {formula.predicts: formula.inputs for formula in self.predictions}
         self._settings_by_fact: dict[str, frozenset[Setting]] = {}
+        self.captured = [formula.name for formula in pack.derived if formula.as_captured]
         self.derived_readers: dict[str, list[str]] = {}  # by fact: the derived formulas that read it
         for formula in pack.derived:
             for name in formula.inputs:
-                self.derived_readers.setdefault(name, []).append(formula.name)
+                if not formula.as_captured:  # kept as computed on the host as captured, whatever changes
+                    self.derived_readers.setdefault(name, []).append(formula.name)
         self.reads: dict[str, set[Setting]] = {}  # by rule id, every rule of the run
         # by rule id: the settings its condition (`applies`, `when`) names itself, not through a derived value
         self.decides: dict[str, set[Setting]] = {}
@@ -118,6 +120,16 @@ class Planner:
             for formula in self.derived_readers.get(name, ()):
                 kept.pop(formula, None)
         return kept
+
+    def captured_values(self, host: HostFacts, derived: Mapping[str, Value]) -> dict[str, Value]:
+        """The ``as_captured`` derived values, computed on the host as captured (``derived``: those known already);
+        one that cannot be computed there is left out, and computed where it is read."""
+        env = Env(host.facts, None, {}, self.pack.derived_by_name, dict(derived))
+        values: dict[str, Value] = {}
+        for name in self.captured:
+            with contextlib.suppress(EvalError, TypeError, ValueError, ArithmeticError):
+                values[name] = env.derived_value(name)
+        return values
 
     def applied(self, host: HostFacts, values: Mapping[Setting, str]) -> HostFacts:
         """The host once these settings are applied as a fix is (`sysctl --system`, a reboot, PostgreSQL

@@ -62,6 +62,7 @@ class World:
         of included), and PostgreSQL restarted, which runs what its files set (a live server's pending changes).
         ``derived``: host-wide derived values computed on the host as it is (left as they are)."""
         declared = [name for name in host.facts if name.startswith("sysctl_conf.")]
+        captured = planner.captured_values(host, {} if derived is None else derived)
         replaced = booted_values(host)
         changed = set(replaced)
         items = dict(host.items)
@@ -73,7 +74,7 @@ class World:
             changed.add("declared.running")
         # the rest of the host kept (the files a suppression may stand in, where each kernel key is declared)
         host = replace(host, facts={**host.facts, **replaced}, items=items)
-        kept = planner.derived_kept({} if derived is None else derived, changed)
+        kept = {**planner.derived_kept({} if derived is None else derived, changed), **captured}
         return cls(host, frozenset(changed), kept).with_values(
             {}, planner, also=("sysctl.vm.nr_hugepages", *declared, *changed))
 
