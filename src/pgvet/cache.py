@@ -91,7 +91,7 @@ def _open_directory(*, create: bool) -> int | None:
         descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:  # none, or none that can be made: no cache
         return None
-    why = why_untrusted(os.fstat(descriptor), root_trusted=False) or _in_the_checkout(path)
+    why = why_untrusted(os.fstat(descriptor), descriptor, root_trusted=False) or _in_the_checkout(path)
     if why is not None:
         os.close(descriptor)
         _refuse(f"cache directory {path}", why)
@@ -131,7 +131,8 @@ def read(name: str) -> bytes | None:
         return None
     try:
         status = os.fstat(descriptor)
-        why = "not a regular file" if not stat.S_ISREG(status.st_mode) else why_untrusted(status, root_trusted=False)
+        why = ("not a regular file" if not stat.S_ISREG(status.st_mode)
+               else why_untrusted(status, descriptor, root_trusted=False))
         if why is not None:
             _refuse(f"cache file {cache_dir() / name}", why)
             return None

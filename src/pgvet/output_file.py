@@ -159,7 +159,7 @@ class OutputFile:
         if status.st_uid == os.geteuid():
             return
         directory = os.path.dirname(os.fspath(self.path)) or "."
-        if others_may_write(os.fstat(self.directory)):
+        if others_may_write(os.fstat(self.directory), self.directory):
             raise self._error(f"a file owned by uid {status.st_uid} in {directory}, a directory others may write to: "
                               "pgvet hands them nothing it writes (remove the file, or write elsewhere)")
 

@@ -7,17 +7,49 @@ import grp
 import os
 import pwd
 import stat
+import struct
 from functools import lru_cache
 
+# The extended attribute Linux keeps a POSIX access ACL in (acl(5)): a header of version 2, then entries of tag,
+# permissions and id (little-endian u16, u16, u32); named users and groups are the entries others are given.
+_ACL_XATTR = "system.posix_acl_access"
+_ACL_VERSION = 2
+_ACL_USER, _ACL_GROUP = 0x02, 0x08
+_ACL_WRITE = 0x02
 
-def others_may_write(status: os.stat_result) -> bool:
-    """Whether a user other than the owner may write the file or directory ``status`` describes: it is writable by
-    all, or by a group that is not its owner's private group (Debian's user private groups make home directories
-    and checkouts group-writable by a group of the user alone)."""
+
+def others_may_write(status: os.stat_result, target: int | str) -> bool:
+    """Whether a user other than the owner may write the file or directory ``status`` describes (``target``: its
+    descriptor or path, to read its ACL): it is writable by all, or by a group that is not its owner's private
+    group (Debian's user private groups make home directories and checkouts group-writable by a group of the user
+    alone), or its ACL lets a named user or group write it. With an ACL the mode's group bits are its mask, which
+    bounds every named entry: no group write bit, no one else may write."""
     mode = status.st_mode
     if mode & stat.S_IWOTH:
         return True
-    return bool(mode & stat.S_IWGRP) and not _private_group(status.st_gid, status.st_uid)
+    if not mode & stat.S_IWGRP:
+        return False
+    return not _private_group(status.st_gid, status.st_uid) or _acl_lets_others_write(target, status.st_uid)
+
+
+def _acl_lets_others_write(target: int | str, owner: int) -> bool:
+    """Whether the access ACL of ``target`` names a user other than ``owner``, or a group that is not the owner's
+    private one, with the right to write. A file without an ACL (or on a filesystem without them) has none; an ACL
+    pgvet cannot read is taken to let them."""
+    try:
+        data = os.getxattr(target, _ACL_XATTR)
+    except OSError:  # ENODATA: no ACL beyond the mode; ENOTSUP: none on this filesystem
+        return False
+    if len(data) < 4 or (len(data) - 4) % 8 or struct.unpack_from("<I", data)[0] != _ACL_VERSION:
+        return True
+    for offset in range(4, len(data), 8):
+        tag, permissions, identifier = struct.unpack_from("<HHI", data, offset)
+        if not permissions & _ACL_WRITE:
+            continue
+        if (tag == _ACL_USER and identifier != owner) or (
+                tag == _ACL_GROUP and not _private_group(identifier, owner)):
+            return True
+    return False
 
 
 @lru_cache(maxsize=8)
@@ -34,12 +66,14 @@ def _private_group(gid: int, uid: int) -> bool:
             and all(other.pw_gid != gid or other.pw_uid == uid for other in pwd.getpwall()))
 
 
-def why_untrusted(status: os.stat_result, *, root_trusted: bool) -> str | None:
+def why_untrusted(status: os.stat_result, target: int | str, *, root_trusted: bool) -> str | None:
     """Why a file or directory could have been written by another user than the one running pgvet (or root, when
-    ``root_trusted``), None when it could not."""
+    ``root_trusted``), None when it could not. ``target``: its descriptor or path (its ACL is read there)."""
     euid = os.geteuid()
     if status.st_uid != euid and not (root_trusted and status.st_uid == 0):
         return f"owned by uid {status.st_uid}, not by you (uid {euid})"
-    if others_may_write(status):
-        return f"writable by other users (mode {stat.S_IMODE(status.st_mode):04o})"
+    if others_may_write(status, target):
+        mode = f"mode {stat.S_IMODE(status.st_mode):04o}"
+        by_acl = not status.st_mode & stat.S_IWOTH and _private_group(status.st_gid, status.st_uid)
+        return f"writable by other users ({mode}{', whose ACL gives them write' if by_acl else ''})"
     return None

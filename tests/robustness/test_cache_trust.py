@@ -237,3 +237,30 @@ def test_every_command_runs_for_a_uid_without_home_nor_passwd_entry() -> None:
         kept = work / "tmp" / f"pgvet-cache-{NOBODY_UID}"
         assert stat.S_IMODE(kept.stat().st_mode) == 0o700 and kept.stat().st_uid == NOBODY_UID
         assert len(list(kept.glob("rules-*.pickle"))) == 1
+
+
+def test_a_cache_directory_whose_acl_lets_another_user_write_is_not_used(warm: Path, tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """0700 in the owner's private group, and an ACL entry `user:12345:rwx`: the mode shows the ACL's mask as the
+    group's bits (0770), and the private group let it pass — that user could plant the pack."""
+    setfacl = shutil.which("setfacl")
+    if setfacl is None:
+        pytest.skip("setfacl (Debian's acl package) is not installed")
+    import grp
+    import pwd
+
+    user = pwd.getpwuid(os.geteuid())
+    if grp.getgrgid(user.pw_gid).gr_name != user.pw_name:
+        pytest.skip("the user running the tests has no private group")
+    marker = tmp_path / "ran"
+    plant(warm, marker)
+    os.chown(warm, os.geteuid(), user.pw_gid)
+    warm.chmod(0o700)
+    if subprocess.run([setfacl, "-m", f"u:{NOBODY_UID}:rwx", str(warm)], capture_output=True).returncode != 0:
+        pytest.skip("this filesystem keeps no ACL")
+    trust._private_group.cache_clear()
+    assert load_pack().rules and not marker.exists()
+    assert (f"cache directory {warm} not used: writable by other users (mode 0770, whose ACL gives them write)"
+            in capsys.readouterr().err)
+    subprocess.run([setfacl, "-m", f"u:{NOBODY_UID}:r-x", str(warm)], check=True)  # read only: still one's own
+    assert load_pack().rules and marker.exists()

@@ -123,10 +123,10 @@ def _why_untrusted(path: Path) -> str | None:
     real directory), None when no one could."""
     real = os.path.realpath(path)
     try:
-        why = why_untrusted(os.stat(real), root_trusted=True)
+        why = why_untrusted(os.stat(real), real, root_trusted=True)
         if why is None:
             directory = os.path.dirname(real)
-            why = why_untrusted(os.stat(directory), root_trusted=True)
+            why = why_untrusted(os.stat(directory), directory, root_trusted=True)
             return None if why is None else f"its directory {directory} is {why}"
     except OSError as error:
         return f"cannot be examined: {error.strerror}"
