@@ -132,7 +132,8 @@ def test_a_larger_pool_the_files_declare_is_not_applied_where_it_would_starve_th
     assert changes(host_result(path))["vm.nr_hugepages"] == "1000"
     consolidated, _ = fix_host(path, LintOptions())
     assert re.search(r"^#   vm.nr_hugepages +4000 → 1000 +The host's files would put CommitLimit below what is "
-                     r"committed, or beside their pool leave the OS too little: the fix writes back what it runs$", render(consolidated), re.MULTILINE)
+                     r"committed, or beside their pool leave the OS too little: "
+                     r"the fix writes back what it runs$", render(consolidated), re.MULTILINE)
     check_fixpoint(path)
     after = kernelsim.read_meminfo(path / "meminfo.txt")
     assert after["CommitLimit"] >= after["Committed_AS"] / 0.9

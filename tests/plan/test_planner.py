@@ -1165,8 +1165,8 @@ def test_a_restart_the_target_cannot_make_safe_is_not_advised(tmp_path: Path) ->
     by_hand = CliRunner().invoke(app, ["fix", str(path)]).stdout
     assert "PGV955 restart-pending: Restart PostgreSQL when convenient (pg_ctl restart, systemctl restart), or " \
         "revert the line. Not before PGV541 is mended" in by_hand
-    assert "# order: PostgreSQL restarted — not before PGV541 is mended (steps by hand): restarted with what its files " \
-        "set now, it does not start" in by_hand
+    assert "# order: PostgreSQL restarted — not before PGV541 is mended (steps by hand): restarted with what its " \
+        "files set now, it does not start" in by_hand
 
 
 def test_a_finding_that_cannot_be_judged_on_the_target_is_not_resolved(tmp_path: Path) -> None:

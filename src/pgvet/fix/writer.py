@@ -185,8 +185,8 @@ def _order_lines(fix: ConsolidatedFix) -> list[str]:
     first = "the kernel part first (`sysctl --system`), then " if fix.sysctl else ""
     lines = [f"# order: {first}{then}"
              + ("" if not blocked else
-                f"{' — not' if fix.needs_restart else '; no restart'} before {blocked} is mended (steps by hand): restarted "
-                "with what its files set now, it does not start")]
+                f"{' — not' if fix.needs_restart else '; no restart'} before {blocked} is mended (steps by hand): "
+                "restarted with what its files set now, it does not start")]
     if pool is not None:
         lines.append(f"#   (the pool first: HugePages_Total in /proc/meminfo must reach {_comment(pool.value)} — if "
                      "fewer pages were found, reboot"
