@@ -68,8 +68,7 @@ class OutputFile:
         folder, self.name = os.path.split(target)
         out = link_out_of_repository(folder or ".")
         if out is not None:  # `-o reports/x` where a repository made `reports` a link to /etc/cron.d
-            raise self._error(f"its directory is reached through a link that leads out of its repository {out[0]} "
-                              f"(to {out[1]})")
+            raise self._error(f"its directory is reached through a link that leads out of its repository {out}")
         # Everything is done from the directory's descriptor, opened once (beneath ``beneath``, fix --write's host
         # directory, when given): a directory on the way swapped for a link since cannot move the file elsewhere.
         self.directory = -1

@@ -36,9 +36,10 @@ def repository_of(path: str) -> str | None:
         candidate = parent
 
 
-def link_out_of_repository(path: str) -> tuple[str, str] | None:
-    """The first symbolic link on ``path`` that lies in a repository (a directory holding ``.git``) and leads out
-    of it: (that repository, where the link leads), both real paths; None when there is none. The path is walked
+def link_out_of_repository(path: str) -> str | None:
+    """The repository (its real path) of the first symbolic link on ``path`` that lies in a repository (a directory
+    holding ``.git``) and leads out of it; None when there is none. Not where it leads: resolved on the machine
+    that runs pgvet, it would show in messages what lies there. The path is walked
     from the root as the kernel walks it, a component at a time (``link/..`` is the parent of the link's target),
     and a repository counts from the real directory that holds its ``.git``: a link into another repository
     (etckeeper's /etc) leads out of the one that holds the link."""
@@ -53,7 +54,7 @@ def link_out_of_repository(path: str) -> tuple[str, str] | None:
         if os.path.islink(candidate):
             target = os.path.realpath(candidate)
             if repository is not None and target != repository and not is_inside(target, repository):
-                return repository, target
+                return repository
             candidate = target
         real = candidate
         if os.path.lexists(os.path.join(real, ".git")):

@@ -283,7 +283,10 @@ def test_include_outside_root_is_refused(tmp_path: Path) -> None:
     assert result.settings == []
     assert [(p.kind, p.source.line, p.fatal) for p in result.problems] == [
         ("outside-root", 1, False), ("outside-root", 2, False), ("outside-root", 3, False)]
-    assert result.problems[1].message == f"include outside the snapshot: link.conf (resolves to {outside}); not read"
+    # where the link leads is not said: resolved on the machine that lints, it would show what lies there
+    assert result.problems[1].message == "include outside the snapshot: link.conf (a symbolic link leads out of it); " \
+        "not read"
+    assert str(outside) not in " ".join(problem.message for problem in result.problems[1:])
 
 
 def test_symlink_loop_and_unreadable(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def test_a_configuration_linking_out_of_the_repository_is_not_read(tmp_path: Pat
         code, stdout, stderr = lint()
         assert code == 1 and findings(stdout) > 0, stderr
         assert stderr == (f"pgvet: notice: {repository / name} ignored: a symbolic link that leads out of its "
-                          f"repository {repository} (to {target}); give it with --config to use it\n")
+                          f"repository {repository}; give it with --config to use it\n")
     assert lint("--config", str(repository / name))[0] == 2  # given, it is the user's: /etc/passwd is no TOML
     (repository / "conf").mkdir()
     (repository / "conf" / "pgvet.toml").write_text(("[tool.pgvet]\n" if name == "pyproject.toml" else "")

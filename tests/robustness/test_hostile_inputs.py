@@ -84,9 +84,9 @@ def test_include_outside_is_reported_once_and_plainly(tmp_path: Path) -> None:
     directory = host(tmp_path, postgresql__conf="include '/etc/passwd'\n")
     done, _ = lint(directory)
     finding = next(line for line in done.stdout.splitlines() if "PGV408" in line)
-    assert finding.endswith("(resolves to /etc/passwd); not read: pgvet does not follow paths outside the "
-                            "directory it lints.")
-    assert (done.stdout + done.stderr).count("resolves to /etc/passwd") == 1  # not a WARNING input line besides
+    assert finding.endswith("include outside the snapshot: /etc/passwd; not read: pgvet does not follow paths "
+                            "outside the directory it lints.")
+    assert (done.stdout + done.stderr).count("/etc/passwd") == 1  # not a WARNING input line besides
 
 
 def test_include_outside_has_one_fingerprint_in_every_checkout(tmp_path: Path) -> None:

@@ -181,7 +181,7 @@ def test_the_default_baseline_is_not_read_through_a_link_out_of_the_repository(t
     monkeypatch.chdir(repository)
     result = runner.invoke(app, ["baseline", "update", "db"])
     assert result.exit_code == 2
-    assert (f"pgvet-baseline.json: a symbolic link that leads out of its repository {repository} (to {outside}): "
+    assert (f"pgvet-baseline.json: a symbolic link that leads out of its repository {repository}: "
             "not read") in result.stderr
     (repository / "pgvet-baseline.json").unlink()
     (repository / "baselines").mkdir()

@@ -66,8 +66,8 @@ def baseline_update(
     baseline = output or settings.baseline or Path(DEFAULT_BASELINE)
     out = link_out_of_repository(DEFAULT_BASELINE) if output is None and settings.baseline is None else None
     if out is not None:  # the repository's `pgvet-baseline.json -> /root/x.json`, read as root: named by no one
-        raise UsageError(f"{DEFAULT_BASELINE}: a symbolic link that leads out of its repository {out[0]} (to "
-                         f"{out[1]}): not read; give the baseline with -o")
+        raise UsageError(f"{DEFAULT_BASELINE}: a symbolic link that leads out of its repository {out}: not read; "
+                         "give the baseline with -o")
     recorded = load_baseline(baseline)
     given = host_directories(paths)
     result = lint(list(given.hosts), _baseline_options(settings, rules))

@@ -293,7 +293,7 @@ class _Files:
             return f"{shown} is not in the host directory"
         real = Path(real_path_in(self.real_root, shown))
         if not is_inside(str(real), self.real_root):
-            return f"{shown} resolves to {real}, outside the host directory"
+            return f"{shown} leads out of the host directory (a symbolic link)"
         if real in self.files:
             return self.files[real]
         try:  # beneath the host directory: a file swapped for a link out since the check above is neither read nor

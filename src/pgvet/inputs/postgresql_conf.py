@@ -395,6 +395,12 @@ class _Loader:
     def problem(self, kind: str, message: str, source: Source, fatal: bool = True, target: str | None = None) -> None:
         self.result.problems.append(ConfProblem(kind, message, source, fatal, target))
 
+    def outside(self, path: str, shown: str) -> str:
+        """An include outside the snapshot, said as written and whether a symbolic link leads it out — never where
+        to: a repository's link resolved on the machine that lints it would show what lies there."""
+        link = _within(os.path.abspath(path), os.path.abspath(self.root))
+        return f"include outside the snapshot: {shown}{' (a symbolic link leads out of it)' if link else ''}; not read"
+
     def absolute(self, location: str, calling: Source) -> str:
         """AbsoluteConfigLocation: absolute as given, else joined to the calling file's directory."""
         if os.path.isabs(location):
@@ -455,8 +461,7 @@ class _Loader:
             return False
         except LeadsOut as error:
             if include is not None:
-                self.problem("outside-root", f"include outside the snapshot: {shown} (resolves to "
-                             f"{self.real_path(absolute)}); not read", here, fatal=False, target=include)
+                self.problem("outside-root", self.outside(absolute, shown), here, fatal=False, target=include)
                 return True
             self.problem("unreadable", f'could not open configuration file "{shown}": {error.strerror}', here)
             return False
@@ -526,8 +531,7 @@ class _Loader:
         shown = self.display(directory)
         real = self.real_path(directory)
         if not _within(real, self.real_path(self.root)):
-            self.problem("outside-root", f"include outside the snapshot: {shown} (resolves to {real}); not read",
-                         here, fatal=False, target=directive.target)
+            self.problem("outside-root", self.outside(directory, shown), here, fatal=False, target=directive.target)
             return True
         try:
             names = os.listdir(directory)

@@ -104,7 +104,7 @@ def find_config(start: Path, ignored: list[str] | None = None) -> Path | None:
                 # `.pgvet.toml -> /etc/shadow`: read as root, its key names and values reached the errors
                 if ignored is not None:
                     ignored.append(f"{candidate} ignored: a symbolic link that leads out of its repository "
-                                   f"{repository} (to {real}); give it with --config to use it")
+                                   f"{repository}; give it with --config to use it")
                 continue
             why = _why_untrusted(candidate)
             if why is not None:

@@ -86,9 +86,8 @@ def _refuse_a_link_out_of_its_repository(directory: Path) -> None:
     writes as root, any more than an include that leads out does. Out of any repository, a link is the user's."""
     out = link_out_of_repository(os.fspath(directory))
     if out is not None:
-        repository, target = out
-        raise InputError(f"a symbolic link that leads out of its repository {repository} (to {target}): pgvet reads "
-                         "no host a repository's link chooses; give that directory itself to lint it",
+        raise InputError(f"a symbolic link that leads out of its repository {out}: pgvet reads no host a "
+                         "repository's link chooses; give that directory itself to lint it",
                          Source(str(directory)))
 
 
