@@ -50,6 +50,15 @@ from pgvet.live.redact import (
     ("postgresql://app:Ab3/x9+Q@db1/app", "postgresql://app:***@db1/app"),
     ("postgresql://app:Ab3?x9=@db1:5432/app?password=also", "postgresql://app:***@db1:5432/app?password=***"),
     ("postgresql://app@db1/app?application_name=a", "postgresql://app@db1/app?application_name=a"),
+    # options: each setting keeps its name, its value redacted as a configuration file's (a custom setting, a
+    # command), and any other word but a flag or a number goes — it was printed and written as it was
+    ("host=db1 options='-c statement_timeout=5s -B 1024'", "host=db1 options='-c statement_timeout=5s -B 1024'"),
+    ("host=db1 options='-c myapp.api_key=S3cr3t --work_mem=64MB'",
+     "host=db1 options='-c myapp.api_key=*** --work_mem=64MB'"),
+    ("options='-carchive_command=curl hunter2' host=db1", "options='-carchive_command=*** ***' host=db1"),
+    ("postgresql://app@db1/app?options=-c%20myapp.token%3Dtopsecret",
+     "postgresql://app@db1/app?options=-c%20myapp.token%3D%2A%2A%2A"),
+    ("postgresql://app@db1/app?options=-c%20geqo%3Doff", "postgresql://app@db1/app?options=-c%20geqo%3Doff"),
 ])
 def test_redact_dsn(dsn: str, redacted: str) -> None:
     assert redact_dsn(dsn) == redacted
@@ -66,6 +75,9 @@ def test_scrub_removes_the_password_from_a_message(monkeypatch: pytest.MonkeyPat
         'database "postgresql://u:***@/db" does not exist')
     unencoded = "postgresql://app:Ab3/x9+Q@db1/app"  # what libpq took for the database holds a piece of it
     assert scrub('database "x9+Q@db1/app" does not exist', unencoded) == 'database "***@db1/app" does not exist'
+    options = "host=db1 options='-c myapp.api_key=S3cr3t'"
+    assert scrub('unrecognized configuration parameter "myapp.api_key=S3cr3t"', options) == (
+        'unrecognized configuration parameter "myapp.api_key=***"')
     monkeypatch.setenv("PGPASSWORD", "fr0m-env")
     assert scrub("echoed fr0m-env", "host=db1") == "echoed ***"
 

@@ -3,8 +3,10 @@
 - Connection strings (the DSN, ``primary_conninfo``): a keyword/value conninfo or a URI keeps the values of
   the libpq keywords that are never secret (host, port, user, dbname…); every other value — ``password``,
   ``sslpassword``, a misspelt ``passwrd``, a keyword of a newer libpq — becomes ``***``, and a ``dbname``
-  that is itself a conninfo or a URI (libpq expands one) is redacted in turn. A conninfo that cannot be
-  tokenized loses everything from the token that breaks it.
+  that is itself a conninfo or a URI (libpq expands one) is redacted in turn. ``options`` (the server's
+  command-line options, ``-c name=value``) keeps each setting's name, its value redacted as a configuration
+  file's would be (below), and loses any other word but a flag. A conninfo that cannot be tokenized loses
+  everything from the token that breaks it.
 - Settings (pg_settings, pg_file_settings, configuration files): a shell command (any ``*_command``:
   archive, restore, ssl_passphrase…) and a custom setting (a dotted name, ``myext.api_key``: pgvet cannot
   tell an extension's key from its cache size, and no rule reads one) keep their name and lose their
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import os
 import re
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from pgvet.inputs.postgresql_conf import LETTER
 
@@ -112,6 +114,10 @@ def _redact_conninfo(conninfo: str) -> tuple[str, list[str]]:
             inner, inner_secrets = _redact_dsn(value)
             pieces.append(_quoted(inner))
             secrets.extend(inner_secrets)
+        elif keyword == "options":
+            shown, hidden = _redact_options(value)
+            pieces.append(_quoted(shown) if hidden else token)
+            secrets.extend(hidden)
         elif keyword in SHOWN_KEYWORDS:
             pieces.append(token)
         else:
@@ -149,13 +155,46 @@ def _redact_uri(uri: str) -> tuple[str, list[str]]:
         for parameter in query.split("&"):
             key, equals, value = parameter.partition("=")
             name = unquote(key)
-            if equals and (name not in SHOWN_KEYWORDS or (name == "dbname" and _nested(unquote(value)))):
+            if equals and name == "options":
+                shown, hidden = _redact_options(unquote(value))
+                parameters.append(f"{key}={quote(shown, safe='')}" if hidden else parameter)
+                secrets.extend([value, *hidden] if hidden else [])
+            elif equals and (name not in SHOWN_KEYWORDS or (name == "dbname" and _nested(unquote(value)))):
                 parameters.append(f"{key}={REDACTED}")
                 secrets.append(value)
             else:
                 parameters.append(parameter)
         query = "&".join(parameters)
     return uri[:scheme_end] + authority + path + question + query, secrets
+
+
+# A word of the options keyword's value: libpq splits it at blanks, a backslash keeping the next character.
+_OPTIONS_WORD = re.compile(r"(?:\\.|[^\s\\])+|\\$", re.DOTALL)
+_OPTIONS_SETTING = re.compile(r"(?P<flag>--|-c)?(?P<name>[A-Za-z_][\w.$-]*)=(?P<value>.*)", re.DOTALL)
+
+
+def _redact_options(options: str) -> tuple[str, list[str]]:
+    """The ``options`` value with each setting's value (``-c name=value``, ``--name=value``) redacted as
+    redact_setting does and any other word but a flag (``-c``, ``-B``) replaced: the server's options may carry a
+    secret anywhere. The secret texts with it (none: kept as it is)."""
+    secrets: list[str] = []
+
+    def word(match: re.Match[str]) -> str:
+        text = match.group(0)
+        if re.fullmatch(r"-[A-Za-z]|\d+[A-Za-z]*", text):  # a flag, or a number (-B 1024, -N 100)
+            return text
+        setting = _OPTIONS_SETTING.fullmatch(text)
+        if setting is not None:
+            value = re.sub(r"\\(.)", r"\1", setting["value"], flags=re.DOTALL)
+            shown = redact_setting(setting["name"], value)
+            if shown == value:
+                return text
+            secrets.extend([setting["value"], value])
+            return f"{setting['flag'] or ''}{setting['name']}={shown}"
+        secrets.append(text)
+        return REDACTED
+
+    return _OPTIONS_WORD.sub(word, options), secrets
 
 
 def _redact_dsn(dsn: str) -> tuple[str, list[str]]:
