@@ -9,7 +9,7 @@ import pytest
 from pgvet.findings import Finding, HostError
 from pgvet.provenance import Source
 from pgvet.report import FORMATS, ReportOptions, default_format
-from pgvet.report.github import escape_data, escape_property
+from pgvet.report.github import _code, escape_data, escape_property
 from report_samples import Samples, write_samples
 
 
@@ -100,6 +100,24 @@ def test_ten_per_level_then_the_step_summary_lists_all(samples: Samples, tmp_pat
                          "All are listed here.", "", "| severity | rule | where | message |"]
     assert sum(line.startswith("| warning |") for line in table) == 15
     assert "| warning | `PGV101` overcommit-not-strict | `small-vm/sysctl.txt:3` | copy 0 \\| piped |" in table
+
+
+def test_the_step_summary_renders_no_markdown_or_html_of_the_repository(samples: Samples, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a value or file name of the repository's in a message rendered as Markdown: an image fetched from another's
+    # server whenever the summary is viewed, a link, HTML; a backtick in a file name ended the code span
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    template = samples.small_vm.findings[0]
+    samples.small_vm.findings[:] = [Finding(
+        "PGV101", "overcommit-not-strict", "warning", template.title,
+        "value ![x](https://evil.example/b.png) <img src=https://evil.example/b.png> [ok](javascript:x) **all passed**",
+        "web-db-01", "0" * 16, path="sysctl.txt", line=3)]
+    commands(samples, tmp_path)
+    [row] = [line for line in summary.read_text().splitlines() if "evil" in line]
+    assert row.endswith(r"| value \!\[x\]\(https\:\/\/evil\.example\/b\.png\) \<img src\=https\:\/\/evil\.example\/b\.png\> "
+                        r"\[ok\]\(javascript\:x\) \*\*all passed\*\* |")
+    assert _code("a`b|c") == "``a`b\\|c``" and _code("`x") == "`` `x ``"
 
 
 def test_without_a_step_summary_it_says_how_to_see_the_rest(samples: Samples, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ level's rows up to the summary's limit (no more than that can fit whatever comes
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,10 +56,24 @@ def _command(level: str, shown: str, title: str, file: str | None, line: int | N
     return f"::{level} {','.join(properties)}::{escape_data(shown)}"
 
 
-def _cell(shown: str, *, code: bool = False) -> str:
-    """Escaped text (prose) in a table cell: a pipe would end the cell; outside a code span Markdown would take a
-    backslash before a backslash as an escape, and show ``r\\\\u202e`` as it shows an escaped override."""
-    return (shown if code else shown.replace("\\", "\\\\")).replace("|", "\\|")
+# ASCII punctuation, which CommonMark lets a backslash make literal (and only it).
+_MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def _cell(shown: str) -> str:
+    """Escaped text (prose) in a table cell, every ASCII punctuation character escaped: a message quotes the
+    repository's values and file names, whose Markdown or HTML (``![x](https://…)``, ``<img src=…>``, a link) would
+    render — an image fetched from another's server when the summary is viewed —; a pipe would end the cell, and a
+    backslash before a backslash would be taken as an escape (``r\\\\u202e`` shown as an escaped override)."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", shown)
+
+
+def _code(shown: str) -> str:
+    """Escaped text (prose) as a code span in a table cell: fenced by more backticks than any run inside (a file
+    name's backtick would end it, and what follows be Markdown), a pipe escaped (GFM splits cells first)."""
+    fence = "`" * (max((len(run) for run in re.findall("`+", shown)), default=0) + 1)
+    pad = " " if shown[:1] == "`" or shown[-1:] == "`" else ""  # CommonMark strips one space at each end
+    return f"{fence}{pad}{shown.replace('|', chr(92) + '|')}{pad}{fence}"
 
 
 def _write_summary(path: str, rows: list[str], hidden: int, unkept: int = 0) -> str | None:
@@ -119,7 +134,7 @@ class Writer:
             if self.summary_file and kept.size <= SUMMARY_LIMIT:
                 place = f"{file}:{line}" if file and line else file or host.host_facts.name
                 row = (f"| {finding.severity} | `{finding.rule_id}` {finding.rule_name} | "
-                       f"`{_cell(prose(place), code=True)}` | {_cell(message)} |")
+                       f"{_code(prose(place))} | {_cell(message)} |")
                 kept.rows.append(row)
                 kept.size += len(row.encode(errors="backslashreplace")) + 1
 
