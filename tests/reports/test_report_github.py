@@ -115,8 +115,8 @@ def test_the_step_summary_renders_no_markdown_or_html_of_the_repository(samples:
         "web-db-01", "0" * 16, path="sysctl.txt", line=3)]
     commands(samples, tmp_path)
     [row] = [line for line in summary.read_text().splitlines() if "evil" in line]
-    assert row.endswith(r"| value \!\[x\]\(https\:\/\/evil\.example\/b\.png\) \<img src\=https\:\/\/evil\.example\/b\.png\> "
-                        r"\[ok\]\(javascript\:x\) \*\*all passed\*\* |")
+    assert row.endswith(r"| value \!\[x\]\(https\:\/\/evil\.example\/b\.png\) "
+                        r"\<img src\=https\:\/\/evil\.example\/b\.png\> \[ok\]\(javascript\:x\) \*\*all passed\*\* |")
     assert _code("a`b|c") == "``a`b\\|c``" and _code("`x") == "`` `x ``"
 
 
