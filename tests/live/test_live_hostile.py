@@ -275,7 +275,16 @@ def test_a_server_asking_for_the_password_in_clear_text_gets_none(tmp_path: Path
         collect_command(tmp_path / "out", server.dsn("require_auth=password"))
         monkeypatch.setenv("PGREQUIREAUTH", "password")
         collect_command(tmp_path / "out2", server.dsn())
-    assert server.passwords == ["hunter2-env", "hunter2-env"]
+        monkeypatch.delenv("PGREQUIREAUTH")
+        # or the connection service's (pg_service.conf): pgvet's own require_auth overrode it
+        services = tmp_path / "services.conf"
+        services.write_text(f"[ldap]\nhost=127.0.0.1\nport={server.port}\nsslmode=disable\nrequire_auth=password\n"
+                            f"[plain]\nhost=127.0.0.1\nport={server.port}\nsslmode=disable\n")
+        monkeypatch.setenv("PGSERVICEFILE", str(services))
+        collect_command(tmp_path / "out3", "service=ldap dbname=postgres user=postgres")
+        with pytest.raises(InputError, match="server requested a cleartext password"):
+            collect_command(tmp_path / "out4", "service=plain dbname=postgres user=postgres")
+    assert server.passwords == ["hunter2-env", "hunter2-env", "hunter2-env"]
 
 
 ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x9b31m"

@@ -151,14 +151,54 @@ CLEARTEXT_REFUSED = "server requested a cleartext password"
 def _auth_requirement(dsn: str) -> dict[str, Any]:
     """libpq's ``require_auth``: no clear-text password (the password of the DSN, PGPASSWORD or .pgpass), which
     anything that answers at the server's address or socket could ask for and read, unless the user chose the
-    methods (in the DSN or PGREQUIREAUTH). A libpq older than 16 knows no such option: nothing is required. (Any:
+    methods (in the DSN, PGREQUIREAUTH, or the connection service the DSN or PGSERVICE names: a keyword given to
+    libpq overrides the service file's). A libpq older than 16 knows no such option: nothing is required. (Any:
     spread into psycopg.connect's keywords, as its conninfo.)"""
     import psycopg
     from psycopg.conninfo import conninfo_to_dict
 
-    if psycopg.pq.version() < 160000 or os.environ.get("PGREQUIREAUTH") or "require_auth" in conninfo_to_dict(dsn):
+    given = conninfo_to_dict(dsn)
+    service = given.get("service") or os.environ.get("PGSERVICE")
+    if (psycopg.pq.version() < 160000 or os.environ.get("PGREQUIREAUTH") or "require_auth" in given
+            or (service and "require_auth" in service_keywords(str(service)))):
         return {}
     return {"require_auth": "!password"}
+
+
+# Where libpq looks for a connection service's definition, in its order: the user's file, then the system's (its
+# directory is PGSYSCONFDIR, else where libpq was built to look: the distributions' usual places are tried).
+_SYSTEM_SERVICE_FILES = ("/etc/postgresql-common/pg_service.conf", "/etc/pg_service.conf",
+                         "/usr/local/pgsql/etc/pg_service.conf")
+
+
+def service_keywords(service: str) -> set[str]:
+    """The keywords the definition of a connection service sets, from the first service file that defines it (as
+    libpq reads it: ``[name]`` sections of ``keyword=value`` lines, ``#`` comments); none when no file that pgvet
+    knows of does."""
+    user_file = os.environ.get("PGSERVICEFILE") or os.path.join(os.path.expanduser("~"), ".pg_service.conf")
+    system = os.environ.get("PGSYSCONFDIR")
+    candidates = [user_file, *([os.path.join(system, "pg_service.conf")] if system else _SYSTEM_SERVICE_FILES)]
+    for path in candidates:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as lines:
+                text = lines.read(1024 * 1024)
+        except OSError:
+            continue
+        section: str | None = None
+        keywords: set[str] = set()
+        for line in text.splitlines():
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith("["):
+                if section == service:
+                    return keywords
+                section = line[1:].split("]", 1)[0]
+            elif section == service and "=" in line:
+                keywords.add(line.split("=", 1)[0].strip())
+        if section == service:
+            return keywords
+    return set()
 
 
 def socket_peer(connection: psycopg.Connection[Any]) -> SocketPeer | None:
