@@ -13,7 +13,8 @@ Written for the tests apart from pgvet's own code, and reviewed against the kern
   only when their own value changes; vm.overcommit_ratio zeroes vm.overcommit_kbytes and the other way round,
   always. A refused value (vm.dirty_bytes below two pages, a *_bytes of 0, a ratio above 100) changes nothing.
 - The reboot (mm/hugetlb.c): the persistent pool is vm.nr_hugepages pages of the default size, all allocated
-  (no fragmentation at boot); no surplus page is taken yet; pages of other sizes (kernel command line) stay.
+  (no fragmentation at boot) up to what the RAM holds (the kernel takes what it finds); no surplus page is taken
+  yet; pages of other sizes (kernel command line) stay.
 - CommitLimit (mm/util.c, vm_commit_limit), in 4 kB pages with integer division:
   overcommit_kbytes ? kbytes >> 2 : (totalram_pages - hugetlb_total_pages) * overcommit_ratio / 100; + swap pages.
 - Committed_AS once PostgreSQL runs again: as measured, plus what its restart adds (``commit``): a shared
@@ -110,7 +111,7 @@ def reboot_meminfo(path: Path, sysctl: dict[str, str]) -> None:
     text = path.read_text(encoding="utf-8")
     meminfo = read_meminfo(path)
     size_kb = meminfo.get("Hugepagesize", 2048)
-    pages = int(sysctl.get("vm.nr_hugepages", meminfo.get("HugePages_Total", 0)))
+    pages = min(int(sysctl.get("vm.nr_hugepages", meminfo.get("HugePages_Total", 0))), meminfo["MemTotal"] // size_kb)
     other_sizes_kb = meminfo.get("Hugetlb", meminfo.get("HugePages_Total", 0) * size_kb) - (
         meminfo.get("HugePages_Total", 0) * size_kb)
     hugetlb_kb = pages * size_kb + max(0, other_sizes_kb)
