@@ -164,8 +164,16 @@ def _cstring(text: str) -> bytes:
 
 
 def _rows(reply: Rows) -> bytes:
-    out = [_message(b"T", struct.pack("!h", len(reply.columns)) + b"".join(
-        _cstring(name) + struct.pack("!ihihih", 0, 0, oid, -1, -1, 0) for name, oid in reply.columns))]
+    return _row_description(reply) + _data_rows(reply)
+
+
+def _row_description(reply: Rows) -> bytes:
+    return _message(b"T", struct.pack("!h", len(reply.columns)) + b"".join(
+        _cstring(name) + struct.pack("!ihihih", 0, 0, oid, -1, -1, 0) for name, oid in reply.columns))
+
+
+def _data_rows(reply: Rows) -> bytes:
+    out = []
     for row in reply.rows:
         cells = b"".join(struct.pack("!i", -1) if value is None else struct.pack("!i", len(value.encode()))
                          + value.encode() for value in row)
@@ -269,17 +277,32 @@ class FakeServer:
         with contextlib.suppress(ConnectionError, OSError), client:
             if not self._startup(client):
                 return
+            # the extended protocol's query (Parse, Bind, Describe, Execute, then Sync), its reply, and whether it
+            # failed: what follows up to Sync is then skipped, as a server does
+            extended: Rows | None = None
+            failed = False
             while not self._stopping.is_set():
                 kind = _read_exactly(client, 1)
                 length = struct.unpack("!i", _read_exactly(client, 4))[0]
                 payload = _read_exactly(client, length - 4)
                 if kind == b"X":
                     return
-                if kind != b"Q":
-                    client.sendall(_error(Error(f"fakepg speaks only simple queries, not {kind!r}", "0A000"))
-                                   + READY)
+                if kind == b"S":
+                    client.sendall(READY)
+                    extended, failed = None, False
                     continue
-                query = payload.rstrip(b"\0").decode()
+                if failed or kind in (b"H", b"C"):
+                    continue
+                if kind not in (b"Q", b"P"):
+                    if kind == b"B":
+                        client.sendall(_message(b"2", b""))
+                    elif kind == b"D" and extended is not None:
+                        client.sendall(_row_description(extended))
+                    elif kind == b"E" and extended is not None:
+                        client.sendall(_data_rows(extended))
+                    continue
+                # Parse: the statement's name, then the query; a simple Query: the query alone
+                query = (payload.split(b"\0", 2)[1] if kind == b"P" else payload.rstrip(b"\0")).decode()
                 self.queries.append(query)
                 reply = self.answer(query)
                 if isinstance(reply, Hang):
@@ -288,7 +311,14 @@ class FakeServer:
                 if isinstance(reply, Drop):
                     client.shutdown(socket.SHUT_RDWR)
                     return
-                client.sendall((_rows(reply) if isinstance(reply, Rows) else _error(reply)) + READY)
+                if kind == b"Q":
+                    client.sendall((_rows(reply) if isinstance(reply, Rows) else _error(reply)) + READY)
+                elif isinstance(reply, Rows):
+                    extended = reply
+                    client.sendall(_message(b"1", b""))
+                else:
+                    client.sendall(_error(reply))
+                    failed = True
 
     def _startup(self, client: socket.socket) -> bool:
         while True:

@@ -22,6 +22,7 @@ from fakepg import (
     BOOL,
     FILE_SETTINGS_COLUMNS,
     FLOAT8,
+    INT4,
     INT8,
     NUMERIC,
     SETTINGS_COLUMNS,
@@ -40,6 +41,7 @@ from fakepg import (
 from livepg import running_cluster
 from pgvet.errors import InputError
 from pgvet.inputs.pg_settings import live_facts, parse_pg_settings_json
+from pgvet.live import server as server_module
 from pgvet.live.commands import collect_command
 
 psycopg = pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
@@ -569,3 +571,21 @@ def test_a_server_file_named_as_a_snapshot_input_is_not_copied(tmp_path: Path, p
     assert _manifest(snapshot)["failed"] == [
         {"what": f"{config}/{name}", "error": reason}
         for name in ("sysctl.conf", "meminfo", ".pgvet-ignore.yaml", "sysctl.d/10-x.conf")]
+
+
+def test_a_server_answering_more_than_any_server_holds_is_not_read_further(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each value and the rows of a query were bounded, not their sum: 100 000 rows of a megabyte each were all
+    fetched into memory (execute() holds a result whole) before any bound was checked. Streamed, counted as they
+    come, the answers stop the reading at MAX_ANSWERED (here 1 MiB) with one line, exit 2, nothing written."""
+    monkeypatch.setattr(server_module, "MAX_ANSWERED", 1 << 20)
+    answers = standard_answers()
+    name = "x" * 100_000
+    answers["FROM pg_database d"] = Rows(
+        (("datname", TEXT), ("size", INT8), ("temp_files", INT8), ("temp_bytes", INT8), ("blks_hit", INT8),
+         ("blks_read", INT8), ("age", INT4), ("mxid_age", INT4)),
+        tuple((f"{name}{number}", "1", "0", "0", "1", "1", "1", "1") for number in range(40)))
+    with FakeServer(answers_with(answers)) as server, pytest.raises(InputError) as raised:
+        collect_command(tmp_path / "out", server.dsn())
+    assert str(raised.value).startswith("the server answered more than 1 MiB of text while pgvet read ")
+    assert os.listdir(tmp_path) == []

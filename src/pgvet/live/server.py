@@ -50,6 +50,11 @@ SESSION_SETTINGS = ("default_transaction_read_only", "statement_timeout", "lock_
 MAX_ROWS = 100_000
 MAX_TEXT = 1 << 20  # characters of one value
 MAX_INTEGER = 1 << 63
+# Characters of text (and bytes) of every answer of a reading together: a server's settings and statistics are a
+# few hundred kilobytes; one that answers more is not read further (fatal: its memory would be pgvet's).
+MAX_ANSWERED = 64 << 20
+# Rows fetched at once as a query's rows stream in (libpq 17's chunks; one at a time before).
+STREAM_CHUNK = 256
 
 SETTINGS_COLUMNS = ("name", "setting", "unit", "vartype", "context", "source", "sourcefile", "sourceline",
                     "boot_val", "reset_val", "pending_restart")
@@ -373,6 +378,7 @@ class _Reader:
         self.connection = connection
         self.guard = guard
         self.unavailable: list[dict[str, str]] = []
+        self.answered = 0  # characters of text the server's answers held so far (MAX_ANSWERED)
 
     def gap(self, what: str, error: str) -> None:
         self.unavailable.append({"what": what, "error": _one_line(error)[:1000]})
@@ -387,14 +393,23 @@ class _Reader:
         """The rows of ``query`` (each of ``width`` columns), or None (the reason recorded)."""
         import psycopg
 
+        rows: list[tuple[Any, ...]] = []
         try:
             with self.connection.cursor() as cursor:
-                cursor.execute(query)
-                if cursor.description is None or len(cursor.description) != width:
-                    self.gap(what, f"the server answered {len(cursor.description or ())} columns where {width} "
-                                   "were expected")
-                    return None
-                rows = cursor.fetchmany(MAX_ROWS + 1)
+                # streamed, counted as they come: what execute() fetches is all in memory before it can be counted
+                for row in cursor.stream(query, size=STREAM_CHUNK if psycopg.pq.version() >= 170000 else 1):
+                    if len(row) != width:
+                        self.gap(what, f"the server answered {len(row)} columns where {width} were expected")
+                        return None
+                    self.answered += sum(len(value) for value in row if isinstance(value, str | bytes))
+                    if self.answered > MAX_ANSWERED:
+                        self.connection.close()  # not cancelled and waited for: it may not stop
+                        raise InputError(f"the server answered more than {MAX_ANSWERED >> 20} MiB of text while "
+                                         f"pgvet read {what}: no server's settings and statistics take that much; "
+                                         "not read further")
+                    rows.append(row)
+                    if len(rows) > MAX_ROWS:
+                        break
         except psycopg.Error as error:
             if self.connection.closed:
                 self._lost(what, error)
