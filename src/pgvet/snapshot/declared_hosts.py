@@ -4,6 +4,7 @@ read once for all the hosts they declare, and the names those hosts get (snapsho
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from pgvet.snapshot.discovery import SnapshotInputs
 
 # File names a tool gives whatever the file holds: a host named after one is named after nothing of its own.
 _CONVENTIONAL_STEMS = frozenset({"values", "main", "compose", "docker-compose"})
+# A Helm chart's values file by its name (values.yaml, values-production.yaml, values.prod.yml…).
+HELM_VALUES_NAME = re.compile(r"values([-._][^/]*)?\.ya?ml")
 
 
 def host_names(hosting: Sequence[DeclaredHost], directory: str, overlay: str | None,
@@ -130,7 +133,11 @@ def read_documents(builder: HostBuilder, inputs: SnapshotInputs) -> DirectoryDoc
             continue
         kind = recognise(display, text)
         if kind is None:
-            if "{{" in text:  # a template (a Helm chart's, Ansible's Jinja): its values only exist once rendered
+            if HELM_VALUES_NAME.fullmatch(path.name):  # data, not a template, whatever {{ }} its strings hold
+                documents.notes.append(f"{display}: not read: the values of a Helm chart pgvet does not read (it reads "
+                                       "the Bitnami PostgreSQL charts' own): lint what the chart renders (`helm "
+                                       "template`'s output)")
+            elif "{{" in text:  # a template (a Helm chart's, Ansible's Jinja): its values only exist once rendered
                 documents.notes.append(f"{display}: not read: a template ({{{{ … }}}}: Helm, Jinja), whose values are "
                                        "known only once rendered: lint what it renders (`helm template`'s output, "
                                        "the chart's values file)")
