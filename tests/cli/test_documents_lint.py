@@ -212,7 +212,8 @@ def test_a_helm_chart_s_templates_are_not_read_and_said(tmp_path: Path) -> None:
 def test_the_values_of_a_chart_pgvet_does_not_read_are_said_as_such(tmp_path: Path) -> None:
     # timescaledb-single's values.yaml holds `fullnameOverride: "{{ .Release.Name }}"`, a string Helm passes on: it
     # was called a template, and the note said to lint "the chart's values file" — the file itself
-    (tmp_path / "values.yaml").write_text('fullnameOverride: "{{ .Release.Name }}"\npatroni:\n  log: {level: WARNING}\n')
+    (tmp_path / "values.yaml").write_text('fullnameOverride: "{{ .Release.Name }}"\n'
+                                          "patroni:\n  log: {level: WARNING}\n")
     with pytest.raises(InputError) as refused:
         load_hosts(tmp_path)
     assert "values.yaml: not read: the values of a Helm chart pgvet does not read (it reads the Bitnami PostgreSQL " \
