@@ -92,10 +92,14 @@ def _formulas(rule: Any, pack: RulePack | None) -> list[str]:
 
 
 def _derived_params(derived: DerivedFormula) -> list[str]:
-    """A derived formula's parameters with the values in force (the configuration's, else the defaults)."""
+    """What the planner does with a derived formula (docs/planner.md), then its parameters with the values in
+    force (the configuration's, else the defaults)."""
+    out = ([f"Predicts {derived.predicts} on the host a fix makes (docs/planner.md).", ""] if derived.predicts
+           else ["Kept as computed on the host as captured, in the host a fix makes (docs/planner.md).", ""]
+           if derived.as_captured else [])
     if not derived.params:
-        return []
-    out = [f"Parameters (override in `[tool.pgvet.params.derived.{derived.name}]`):", ""]
+        return out
+    out += [f"Parameters (override in `[tool.pgvet.params.derived.{derived.name}]`):", ""]
     for name, param in derived.params.items():
         value = derived.param_values.get(name)
         configured = "" if value == with_units(param.default) else f" (configured; default {param.default})"
