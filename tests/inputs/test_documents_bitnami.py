@@ -13,7 +13,7 @@ from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of, lin
 from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost
-from pgvet.inputs.documents.bitnami import _go_number, _snake_case, parse_bitnami
+from pgvet.inputs.documents.bitnami import CONTAINER_SOURCE, _go_number, _snake_case, parse_bitnami
 from pgvet.snapshot.load import load_hosts
 
 VALUES = DOCUMENTS / "bitnami" / "values.yaml"
@@ -36,7 +36,9 @@ def hosts(text: str) -> dict[str, DeclaredHost]:
 
 
 def settings(host: DeclaredHost) -> list[tuple[str, str, int | None]]:
-    return [(setting.name, setting.value, setting.source.line) for setting in host.settings]
+    """The settings the values give (those the container writes whatever they say left out)."""
+    return [(setting.name, setting.value, setting.source.line) for setting in host.settings
+            if setting.source.path != CONTAINER_SOURCE]
 
 
 @pytest.mark.parametrize("path", [path for path in corpus("bitnami") if path.name != "ci-replication.yaml"],
@@ -789,3 +791,29 @@ def test_values_whose_postgresql_conf_is_an_existing_configmap_are_not_judged_on
     assert lint_findings(tmp_path) == set()
     (tmp_path / "values.yaml").write_text(text.replace("  existingConfigmap: my-pg-conf\n", ""))
     assert "PGV533" in {rule for _, rule, _, _ in lint_findings(tmp_path)}
+
+
+def test_the_container_writes_its_replication_values_into_the_postgresql_conf_it_generates() -> None:
+    # libpostgresql.sh's postgresql_configure_replication_parameters runs on every node whose postgresql.conf the
+    # container generates, standalone too: max_wal_size = 400MB there, not PostgreSQL's 1GB (pgvet judged 1GB)
+    container = {(setting.name, setting.value) for setting in hosts(planted())["values"].settings
+                 if setting.source.path == CONTAINER_SOURCE}
+    assert container == {("max_wal_size", "400MB"), ("max_wal_senders", "16"), ("hot_standby", "on"),
+                         ("wal_keep_size", "128MB")}
+    # before 13, WAL segments; what the values set comes after and wins (conf.d is read last)
+    old = hosts(planted("  extendedConfiguration: |\n    max_wal_size = 2GB\n").replace(
+        "tag: 17.", "tag: 12.", 1))["values"]
+    assert [setting.value for setting in old.settings if setting.name == "max_wal_size"] == ["400MB", "2GB"]
+    assert ("wal_keep_segments", "12") in {(setting.name, setting.value) for setting in old.settings}
+    # the environment's: POSTGRESQL_WAL_LEVEL, POSTGRESQL_FSYNC (the container writes what they say)
+    text = VALUES.read_text()
+    head, _, tail = text.partition("primary:\n")
+    env = ("  extraEnvVars:\n    - name: POSTGRESQL_FSYNC\n      value: \"off\"\n"
+           "    - name: POSTGRESQL_WAL_LEVEL\n      value: logical\n")
+    assert "  extraEnvVars: []\n" in tail
+    found = hosts(head + "primary:\n" + tail.replace("  extraEnvVars: []\n", env, 1))["values"]
+    assert {"fsync": "off", "wal_level": "logical"}.items() <= {
+        setting.name: setting.value for setting in found.settings}.items()
+    # a whole postgresql.conf of the values: the container writes none of them
+    own = VALUES.read_text().replace('  configuration: ""\n', "  configuration: |-\n    max_connections = 300\n", 1)
+    assert not [setting for setting in hosts(own)["values"].settings if setting.source.path == CONTAINER_SOURCE]

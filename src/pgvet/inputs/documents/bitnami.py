@@ -57,9 +57,15 @@ RESOURCE_PRESETS: dict[str, dict[str, dict[str, str]]] = {
     "xlarge": {"requests": {"cpu": "1.0", "memory": "3072Mi"}, "limits": {"cpu": "3.0", "memory": "6144Mi"}},
     "2xlarge": {"requests": {"cpu": "1.0", "memory": "3072Mi"}, "limits": {"cpu": "6.0", "memory": "12288Mi"}},
 }
-# What the container's own postgresql.conf holds, beside PostgreSQL's defaults (its sample file's), when the chart's
-# values set none: its replication setup writes max_wal_senders = 16 on the primary and the replicas alike.
-_CONTAINER_VALUES = {"max_wal_senders": 16}
+# What the container writes into the postgresql.conf it generates (no primary.configuration), whatever its
+# environment, beside PostgreSQL's defaults (its sample file's): libpostgresql.sh's
+# postgresql_configure_replication_parameters, run on the primary and the replicas alike, standalone too. (It also
+# writes wal_level, from POSTGRESQL_WAL_LEVEL, replica by default, as PostgreSQL's; fsync from POSTGRESQL_FSYNC.)
+_CONTAINER_VALUES = {"max_wal_size": "400MB", "max_wal_senders": "16", "hot_standby": "on"}
+# and the WAL it keeps for the replicas: wal_keep_size from PostgreSQL 13, wal_keep_segments before
+_CONTAINER_WAL_KEEP = (("wal_keep_size", "128MB"), ("wal_keep_segments", "12"))
+# Where pgvet says a value of the container's own comes from (no line of the values sets it).
+CONTAINER_SOURCE = "<bitnami container: libpostgresql.sh>"
 # What can set a parameter outside the snippets pgvet reads: environment variables (POSTGRESQL_EXTRA_FLAGS), the
 # container's command or arguments.
 _OUTSIDE_SNIPPETS = ("extraEnvVars", "extraEnvVarsCM", "extraEnvVarsSecret", "args", "command")
@@ -77,12 +83,24 @@ _BEFORE_11_ENVIRONMENT = {
     "postgresqlStatementTimeout": "statement_timeout",
 }
 # The container's variables whose value it writes into the postgresql.conf it generates, each as a parameter
+# (libpostgresql.sh: postgresql_configure_replication_parameters, _fsync, _logging, _connections, _timezone and
+# postgresql_initialize's own lines)
 _CONTAINER_ENVIRONMENT = {"POSTGRESQL_MAX_CONNECTIONS": "max_connections",
                           "POSTGRESQL_TCP_KEEPALIVES_IDLE": "tcp_keepalives_idle",
                           "POSTGRESQL_TCP_KEEPALIVES_INTERVAL": "tcp_keepalives_interval",
                           "POSTGRESQL_TCP_KEEPALIVES_COUNT": "tcp_keepalives_count",
                           "POSTGRESQL_STATEMENT_TIMEOUT": "statement_timeout",
-                          "POSTGRESQL_SHARED_PRELOAD_LIBRARIES": "shared_preload_libraries"}
+                          "POSTGRESQL_SHARED_PRELOAD_LIBRARIES": "shared_preload_libraries",
+                          "POSTGRESQL_WAL_LEVEL": "wal_level",
+                          "POSTGRESQL_FSYNC": "fsync",
+                          "POSTGRESQL_PASSWORD_ENCRYPTION": "password_encryption",
+                          "POSTGRESQL_DEFAULT_TOAST_COMPRESSION": "default_toast_compression",
+                          "POSTGRESQL_LOG_CONNECTIONS": "log_connections",
+                          "POSTGRESQL_LOG_DISCONNECTIONS": "log_disconnections",
+                          "POSTGRESQL_LOG_HOSTNAME": "log_hostname",
+                          "POSTGRESQL_LOG_LINE_PREFIX": "log_line_prefix",
+                          "POSTGRESQL_LOG_TIMEZONE": "log_timezone",
+                          "POSTGRESQL_TIMEZONE": "timezone"}
 _BEFORE_11_REPLACED = {"postgresqlConfiguration": "primary.configuration",
                        "postgresqlExtendedConf": "primary.extendedConfiguration",
                        "configurationConfigMap": "primary.existingConfigmap",
@@ -293,21 +311,20 @@ def _standby_below_primary(primary: DeclaredHost, replicas: DeclaredHost, *, cus
     param_table = load_param_table(major)
     for name in sorted(HOT_STANDBY_MINIMUMS):
         param = param_table.params[name]
-        container_value = _CONTAINER_VALUES.get(name, int(param.boot_val))
         ours, theirs = _last(replicas, name), _last(primary, name)
-        primary_default = int(param.boot_val) if custom_configuration else container_value
-        has = container_value if ours is None else _integer(param, ours)
-        needed = primary_default if theirs is None else _integer(param, theirs)
+        has = int(param.boot_val) if ours is None else _integer(param, ours)
+        needed = int(param.boot_val) if theirs is None else _integer(param, theirs)
         if has is None or needed is None or has >= needed:  # None: a value PostgreSQL refuses, PGV403's finding
             continue
-        written = f"{name} = {has}" + (" (the container's value)" if ours is None else "")
-        primary_place = (str(theirs.source) if theirs is not None else "PostgreSQL's default"
-                         if custom_configuration else "the container's value")
+        own = ours is not None and ours.source.path != CONTAINER_SOURCE
+        written = f"{name} = {has}" + ("" if own else " (the container's value)")
+        primary_place = (str(theirs.source) if theirs is not None and theirs.source.path != CONTAINER_SOURCE
+                         else "PostgreSQL's default" if custom_configuration else "the container's value")
         replicas.problems.append(ConfProblem(
             "standby-below-primary",
             f"{written} on the read replicas is less than the primary's {needed} ({primary_place}): set {name} = "
             f"{needed} or more in readReplicas.extendedConfiguration",
-            replicas.source if ours is None else ours.source, True, name))
+            ours.source if own and ours is not None else replicas.source, True, name))
 
 
 def _integer(param: Param, setting: ConfSetting) -> int | None:
@@ -371,6 +388,12 @@ def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: So
             declared.notes.append(f"{setting.source}: {key} not applied: the container writes it into the "
                                   f"postgresql.conf it generates, and the ConfigMap {replaced} replaces that file")
         environment = []
+    elif main is None:  # the container generates postgresql.conf: its own values, then its environment's
+        version = declared.host.get("pg_version")
+        keep = _CONTAINER_WAL_KEEP[0 if version is None or not isinstance(version.value, int)
+                                   or version.value >= 13 else 1]
+        environment = [(name, conf_setting(name, value, Source(CONTAINER_SOURCE)))
+                       for name, value in (*_CONTAINER_VALUES.items(), keep)] + environment
     _apply(declared, main, extended, environment, mount_path, conf_d_unseen=unseen is not None)
     _resources(declared, values if before_11 else section, path)
     return declared
