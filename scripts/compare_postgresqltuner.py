@@ -83,7 +83,8 @@ CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("password_encryption", r"[Pp]assword encryption", ("PGV831",),
      "postgresqltuner only tests on/off (md5 passes as 'enabled'); pgvet flags md5"),
     ("connections in use (70 % / 90 %)", r"used connections|connections slots|connection slots", ("PGV950",),
-     "pgvet warns from 80 %, says so with the numbers and suggests a pooler"),
+     "pgvet warns from 80 % of the slots open to ordinary roles (max_connections less the reserved ones), says so "
+     "with the numbers and suggests a pooler"),
     ("superuser_reserved_connections", r"reserved for (the )?super ?user", ("PGV537",), "same"),
     ("average connection age", r"average connection age", (), "not covered"),
     ("pre/post_auth_delay", r"auth_delay", ("PGV812",), "same"),
