@@ -60,7 +60,8 @@ class World:
         which writes the declared kernel values (a ratio/bytes pair's zeroing included: CommitLimit as they make
         it, not as measured) and reserves the huge page pool whole (a pool the running kernel could not find all
         of included), and PostgreSQL restarted, which runs what its files set (a live server's pending changes).
-        ``derived``: host-wide derived values computed on the host as it is (left as they are)."""
+        ``derived``: host-wide derived values computed on the host as it is (left as they are). The ``as_captured``
+        ones are computed there and kept in this world and every world made from it (what others hold)."""
         declared = [name for name in host.facts if name.startswith("sysctl_conf.")]
         captured = planner.captured_values(host, {} if derived is None else derived)
         replaced = booted_values(host)
