@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 from as_user import NOBODY_UID, needs_root
 from conftest import FIXTURES
 from pgvet.cli import app
+from pgvet.run import config as config_module
 
 runner = CliRunner()
 HOST = str(FIXTURES / "small-vm")
@@ -142,6 +144,57 @@ def test_paths_a_found_configuration_names_stay_in_its_repository(tmp_path: Path
     assert stderr == (f"pgvet: error: {repository / '.pgvet.toml'}: '{key}' names {named}, which is outside the "
                       f"repository {repository} (a configuration found by itself may name only its repository's "
                       "files; give it with --config to trust it)\n")
+
+
+@pytest.mark.parametrize("swapped", ["file", "directory"])
+def test_a_rule_file_swapped_for_a_link_out_after_the_check_is_not_read(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch,
+                                                                         swapped: str) -> None:
+    """The paths were checked, then each rule file opened by its name, links followed: a file (or the pack's
+    directory) swapped for a link out of the repository in between was read, as root in CI."""
+    secret = tmp_path / "outside" / "rules.yaml"
+    secret.parent.mkdir()
+    secret.write_text("hunter2:the-password:19000:0:99999:7:::\n")
+    repository = tmp_path / "repository"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "pack").mkdir()
+    (repository / "pack" / "rules.yaml").write_text("rules: []\n")
+    (repository / ".pgvet.toml").write_text('rules = ["pack"]\n')
+    checked = config_module._refuse_outside
+
+    def check_then_swap(*args: Any) -> None:
+        checked(*args)
+        if swapped == "file":
+            (repository / "pack" / "rules.yaml").unlink()
+            (repository / "pack" / "rules.yaml").symlink_to(secret)
+        else:
+            (repository / "pack" / "rules.yaml").unlink()
+            (repository / "pack").rmdir()
+            (repository / "pack").symlink_to(secret.parent)
+
+    monkeypatch.setattr(config_module, "_refuse_outside", check_then_swap)
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(repository)
+    code, stdout, stderr = lint()
+    assert code == 2 and stdout == "" and "hunter2" not in stderr
+    named = repository / "pack" / ("rules.yaml" if swapped == "file" else "")
+    assert stderr == (f"pgvet: error: {str(named).rstrip('/')}: not read: a symbolic link leads it out of the "
+                      f"repository {repository}\n")
+
+
+def test_a_rule_file_linked_inside_the_repository_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repository = tmp_path / "repository"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "shared").mkdir()
+    (repository / "shared" / "ops.yaml").write_text(
+        "rules:\n  - id: OPS001\n    name: ops-one\n    title: t\n    severity: warning\n    when: TRUE\n"
+        "    message: m\n")
+    (repository / "ops").mkdir()
+    (repository / "ops" / "ops.yaml").symlink_to("../shared/ops.yaml")
+    (repository / ".pgvet.toml").write_text('rules = ["ops"]\nselect = ["OPS001"]\n')
+    monkeypatch.chdir(repository)
+    code, stdout, stderr = lint()
+    assert code == 1 and [finding["rule_id"] for finding in json.loads(stdout)["findings"]] == ["OPS001"], stderr
 
 
 def test_an_explicit_configuration_names_any_file_but_no_error_shows_its_text(tmp_path: Path) -> None:

@@ -88,7 +88,8 @@ def _baseline_options(settings: Config, rules: list[Path] | None) -> LintOptions
     """The rules `pgvet lint` runs — the configuration's packs and parameters, then --rules — so that the findings
     of a pack of one's own are recorded too (they failed the next lint). Every finding is recorded, whatever
     select, ignore and suppressions say: a rule ignored today and selected tomorrow is not new."""
-    return LintOptions(rules=[*settings.rules, *(rules or [])], params=settings.params, config_path=settings.path)
+    return LintOptions(rules=[*settings.rules, *(rules or [])], params=settings.params, config_path=settings.path,
+                       repository=settings.repository)
 
 
 def _refuse_unread_hosts(errors: list[HostError]) -> None:

@@ -200,7 +200,7 @@ def _configured_pack(config: Path | None, rules: list[Path] | None) -> tuple[Con
     """The configuration and the rule pack `pgvet lint` would use: the configuration's packs, then --rules; the
     configuration's parameters checked as lint checks them (a misspelt one is an error here too)."""
     settings = load_config(config)
-    pack = load_pack([*settings.rules, *(rules or [])])
+    pack = load_pack([*settings.rules, *(rules or [])], repository=settings.repository)
     configured_rules(pack, settings.params, settings.path)
     return settings, pack
 

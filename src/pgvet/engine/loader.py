@@ -9,7 +9,9 @@ pack is then compiled again. A pack compiled anew replaces the one of the same f
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +19,8 @@ from pathlib import Path
 from pgvet import __version__, cache
 from pgvet.engine.pack import MAX_RULE_FILE_CHARS, PackSource, Rule, RulePack
 from pgvet.errors import RulePackError
+from pgvet.inputs.reading import LeadsOut, open_directory, open_input
+from pgvet.paths import is_inside
 from pgvet.provenance import Source
 
 __all__ = ["Rule", "RulePack", "builtin_rules_dir", "load_pack"]
@@ -36,20 +40,54 @@ def builtin_rules_dir() -> Path:
     return _ENGINE_DIR.parents[2] / "rules"
 
 
-def _rule_files(directory: Path) -> list[Path]:
-    if directory.is_file():
-        return [directory]
-    if not directory.is_dir():
-        raise RulePackError("rule pack directory not found", Source(str(directory)))
-    found = sorted(path for path in directory.iterdir() if path.suffix in RULE_SUFFIXES and path.is_file())
+def _rule_files(directory: Path, root: str | None = None) -> list[Path]:
+    """The rule files of a pack: the file named, or a directory's *.yaml files. Beneath ``root`` (a found
+    configuration's repository) the directory is listed from a descriptor opened beneath it, as _read opens each
+    file: a link swapped in since the configuration's check leads nowhere out of it."""
+    if root is None:
+        if directory.is_file():
+            return [directory]
+        if not directory.is_dir():
+            raise RulePackError("rule pack directory not found", Source(str(directory)))
+        found = sorted(path for path in directory.iterdir() if path.suffix in RULE_SUFFIXES and path.is_file())
+    else:
+        try:
+            descriptor = open_directory(str(directory), root)
+        except NotADirectoryError:
+            return [directory]
+        except LeadsOut:
+            raise RulePackError(f"not read: a symbolic link leads it out of the repository {root}",
+                                Source(str(directory))) from None
+        except OSError as error:
+            raise RulePackError(f"rule pack directory not read: {error.strerror or error}",
+                                Source(str(directory))) from None
+        try:
+            found = sorted(directory / name for name in os.listdir(descriptor) if Path(name).suffix in RULE_SUFFIXES
+                           and _regular(name, descriptor))
+        finally:
+            os.close(descriptor)
     if not found:
         raise RulePackError("no rule files (*.yaml) in this directory", Source(str(directory)))
     return found
 
 
-def _read(path: Path) -> str:
+def _regular(name: str, directory: int) -> bool:
+    """Whether ``name`` in ``directory`` is a regular file or a link (_read resolves it within the repository)."""
     try:
-        with path.open("rb") as handle:  # no more than the limit read, whatever the file's size
+        mode = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or stat.S_ISLNK(mode)
+
+
+def _read(path: Path, root: str | None = None) -> str:
+    """A rule file's text, from the one descriptor that is checked: beneath ``root`` (a found configuration's
+    repository), opened a component at a time without following a link out of it and only a regular file; else
+    as the user named it."""
+    try:
+        descriptor, _ = open_input(str(path), root)
+        os.set_blocking(descriptor, True)
+        with open(descriptor, "rb") as handle:  # no more than the limit read, whatever the file's size
             data = handle.read(4 * MAX_RULE_FILE_CHARS + 1)
         if len(data) > 4 * MAX_RULE_FILE_CHARS:
             # Too large whatever its bytes (a character has at most 4), and the cut may split a character:
@@ -57,6 +95,9 @@ def _read(path: Path) -> str:
             # limit, so building reports the size, not a UTF-8 error at the cut.
             return data.decode("utf-8", errors="replace")
         return data.decode("utf-8")
+    except LeadsOut:  # where the link leads is not said: a report may be public, the machine's paths are not
+        raise RulePackError(f"not read: a symbolic link leads it out of the repository {root}",
+                            Source(str(path))) from None
     except (OSError, UnicodeDecodeError) as error:
         raise RulePackError(f"cannot read rule file: {error}", Source(str(path))) from None
 
@@ -73,8 +114,9 @@ def _engine_stamp() -> bytes:
     return ";".join(parts).encode()
 
 
-def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True) -> RulePack:
-    """The built-in pack (first) and users' packs, compiled, or from the cache when nothing changed."""
+def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True, repository: Path | None = None) -> RulePack:
+    """The built-in pack (first) and users' packs, compiled, or from the cache when nothing changed. A pack inside
+    ``repository`` (a found configuration's) is read beneath it, never through a link that leads out of it."""
     sources: list[PackSource] = []
     if builtin:
         directory = builtin_rules_dir()
@@ -82,10 +124,11 @@ def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True) -> RulePack:
             sources += [PackSource(str(path), _read(path), builtin=True) for path in _rule_files(directory)]
     seen = {Path(source.path).resolve() for source in sources}
     for directory in dirs:
-        for path in _rule_files(Path(directory)):
+        root = _root_of(Path(directory), repository)
+        for path in _rule_files(Path(directory), root):
             if path.resolve() not in seen:  # `pgvet rules test rules/` names the built-in pack again
                 seen.add(path.resolve())
-                sources.append(PackSource(str(path), _read(path)))
+                sources.append(PackSource(str(path), _read(path, root)))
     # Which packs (their files, for one Python: the pack holds marshalled code), and what they hold (with pgvet's
     # version and the engine's files): a new content of the same packs replaces the old one in the cache.
     packs = hashlib.sha256(f"{sys.version_info[0]}.{sys.version_info[1]}".encode())
@@ -106,6 +149,14 @@ def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True) -> RulePack:
     pack = build_pack(sources)
     _write_cache(cache_file, pack, (same_packs, OLD_PACK_NAMES))
     return pack
+
+
+def _root_of(directory: Path, repository: Path | None) -> str | None:
+    if repository is None:
+        return None
+    root = os.path.abspath(repository)
+    given = os.path.abspath(directory)
+    return root if given == root or is_inside(given, root) else None
 
 
 def _read_cache(name: str) -> RulePack | None:

@@ -51,6 +51,7 @@ class Config:
     baseline: Path | None = None
     ignore_file: Path | None = None
     path: Path | None = None  # the file it was read from
+    repository: Path | None = None  # a found configuration's: its rule packs are read beneath it
 
 
 # A configuration is a few dozen lines; a pyproject.toml a few kB. More is not read (a 1 GB file was read whole).
@@ -211,6 +212,7 @@ def load_config(explicit: Path | None = None, start: Path | None = None) -> Conf
     named = [("rules", item) for item in strings("rules")]
     named += [(key, value) for key, value in (("baseline", baseline), ("ignore-file", ignore_file))
               if isinstance(value, str)]
+    root = None
     if explicit is None:
         root = repository_root(base)
         for key, item in named:
@@ -224,6 +226,7 @@ def load_config(explicit: Path | None = None, start: Path | None = None) -> Conf
         baseline=base / baseline if isinstance(baseline, str) else None,
         ignore_file=base / ignore_file if isinstance(ignore_file, str) else None,
         path=path,
+        repository=root,
     )
 
 

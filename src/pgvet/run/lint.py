@@ -51,7 +51,7 @@ class LintRun:
     def __init__(self, directories: Sequence[Path | None], options: LintOptions, *, jobs: int = 1,
                  given: GivenPaths | None = None) -> None:
         """``jobs``: --jobs, the processes asked for (0: as many as pay); worker_count says how many are used."""
-        pack = load_pack(options.rules)
+        pack = load_pack(options.rules, repository=options.repository)
         validate_selectors(pack, [*options.configured_select, *options.configured_ignore], options.config_path)
         validate_selectors(pack, [*options.select, *options.ignore])
         self.linter = Linter.of(pack, options)

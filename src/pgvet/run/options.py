@@ -24,6 +24,7 @@ class LintOptions:
     configured_select: list[str] = field(default_factory=list)
     configured_ignore: list[str] = field(default_factory=list)
     config_path: Path | None = None
+    repository: Path | None = None  # a found configuration's repository: its rule packs are read beneath it
     record_passes: bool = False  # also list the rules that passed, with their values (pgvet check)
     keep_facts: bool = False  # keep every fact of the host for the report instead of pruning them
     upgrade_to: int | None = None  # judge the PostgreSQL files as this major version reads them
@@ -68,4 +69,5 @@ def lint_options(settings: Config, *, rules: list[Path] | None = None, select: l
     return LintOptions(rules=[*settings.rules, *(rules or [])], select=comma_list(select) or list(settings.select),
                        ignore=[*settings.ignore, *comma_list(ignore)], params=settings.params, explicit=explicit,
                        baseline=baseline, ignore_file=ignore_file, configured_select=list(settings.select),
-                       configured_ignore=list(settings.ignore), config_path=settings.path, upgrade_to=upgrade_to)
+                       configured_ignore=list(settings.ignore), config_path=settings.path, upgrade_to=upgrade_to,
+                       repository=settings.repository)

@@ -44,7 +44,8 @@ def _start_worker(options: LintOptions, parent: int) -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {getattr(signal, name) for name in _STOPPING})
     collect_garbage_for_batches()  # a worker process lints hosts until the pool ends
     cache.keep_quiet()  # a refused cache was said by the parent, which loaded the pack first
-    _WORKER_LINTER[:] = [Linter.of(load_pack(options.rules), options)]  # the pack from the cache
+    pack = load_pack(options.rules, repository=options.repository)  # from the cache
+    _WORKER_LINTER[:] = [Linter.of(pack, options)]
 
 
 def _die_with(parent: int) -> None:
