@@ -36,7 +36,7 @@ from typing import IO
 from pgvet.errors import UsageError
 from pgvet.inputs.reading import open_directory
 from pgvet.paths import link_out_of_repository
-from pgvet.trust import others_may_write
+from pgvet.trust import access_acl, others_may_write, set_access_acl
 
 NEW_FILE_MODE = 0o644
 PRIVATE_MODE = 0o600
@@ -48,18 +48,22 @@ TEMPORARY_SUFFIX = ".pgvet-tmp"
 class OutputFile:
     """A file being written; ``commit`` puts it in place, ``discard`` drops it (as a context manager: committed
     when the block ends well, else discarded). ``like``: what fstat said of the file whose mode, owner and group it
-    takes (by default the target it replaces, as lstat shows it); ``shown``: its name in messages; ``streams``: a
-    report, which may go to a pipe, a terminal or /dev/null, and into an existing file in place when its directory
-    may not be added to; ``beneath``: the directory it must be written beneath (fix --write's host directory)."""
+    takes (by default the target it replaces, as lstat shows it), ``acl`` the access ACL of that file (read from the
+    target it replaces by default): a copy keeps who may read it, no more; ``shown``: its name in messages;
+    ``streams``: a report, which may go to a pipe, a terminal or /dev/null, and into an existing file in place when
+    its directory may not be added to; ``beneath``: the directory it must be written beneath (fix --write's host
+    directory)."""
 
     def __init__(self, path: Path, *, private: bool = False, like: os.stat_result | None = None,
-                 shown: str | None = None, streams: bool = False, beneath: str | None = None) -> None:
+                 acl: bytes | None = None, shown: str | None = None, streams: bool = False,
+                 beneath: str | None = None) -> None:
         self.path = path
         self.shown = shown if shown is not None else str(path)
         self.private = private
         self.temporary: str | None = None  # its name in the directory
         self.handle: IO[bytes] | None = None
         self.model: os.stat_result | None = None  # the file whose mode it takes, None for a new file's
+        self.acl = acl  # that file's access ACL
         # the directories made for it, outermost first: (its parent's descriptor, its name, its descriptor)
         self.made: list[tuple[int, str, int]] = []
         self.opened: list[int] = []  # the descriptors of the directories on the way to it, from the first made's parent
@@ -133,6 +137,8 @@ class OutputFile:
             self._refuse_a_planted_file(target, status)
         try:
             self.model = like if like is not None else status
+            if like is None and status is not None:  # the file replaced: a regular file, lstat said
+                self.acl = access_acl(f"/proc/self/fd/{self.directory}/{target}", follow_symlinks=False)
             self.temporary = f".{target}.{os.getpid()}-{os.urandom(4).hex()}{TEMPORARY_SUFFIX}"
             # its mode is set when it is complete: nobody reads it half-written
             descriptor = os.open(self.temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -248,6 +254,12 @@ class OutputFile:
             return
         mode = stat.S_IMODE(self.model.st_mode)
         os.fchmod(descriptor, mode & 0o700 if self.private else mode)
+        # With an ACL the group bits are its mask: the mode alone would give the owning group what the ACL gave
+        # named users (0600 + u:monitor:r showed 0640 and was written 0640 without it, readable by the group).
+        try:
+            set_access_acl(descriptor, None if self.private else self.acl)
+        except OSError:  # the ACL cannot be kept: no one but the owner reads the copy
+            os.fchmod(descriptor, mode & 0o700)
         if (self.model.st_uid, self.model.st_gid) != (os.geteuid(), os.getegid()):
             with contextlib.suppress(PermissionError):  # root keeps the owner; a user can keep only a group of theirs
                 os.fchown(descriptor, self.model.st_uid, self.model.st_gid)
@@ -283,9 +295,9 @@ class OutputFile:
 
 
 def write_file(path: Path, data: bytes, *, private: bool = False, like: os.stat_result | None = None,
-               shown: str | None = None, beneath: str | None = None) -> None:
+               acl: bytes | None = None, shown: str | None = None, beneath: str | None = None) -> None:
     """Write ``data`` as the file ``path``, whole or not at all (see OutputFile)."""
-    with OutputFile(path, private=private, like=like, shown=shown, beneath=beneath) as out:
+    with OutputFile(path, private=private, like=like, acl=acl, shown=shown, beneath=beneath) as out:
         out.write(data)
 
 

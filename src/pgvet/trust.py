@@ -3,6 +3,7 @@ by itself) only from files that no other user could have written or replaced."""
 
 from __future__ import annotations
 
+import errno
 import grp
 import os
 import pwd
@@ -16,6 +17,29 @@ _ACL_XATTR = "system.posix_acl_access"
 _ACL_VERSION = 2
 _ACL_USER, _ACL_GROUP = 0x02, 0x08
 _ACL_WRITE = 0x02
+
+
+def access_acl(target: int | str, *, follow_symlinks: bool = True) -> bytes | None:
+    """The access ACL of ``target`` (a descriptor or a path) as the kernel keeps it, None when it has none beyond
+    its mode (or its filesystem keeps none): a copy given the mode alone but not the ACL opens the owning group's
+    entry to the mask, which may grant what the ACL's group entry did not."""
+    try:
+        return os.getxattr(target, _ACL_XATTR, follow_symlinks=follow_symlinks)
+    except OSError:  # ENODATA: no ACL beyond the mode; ENOTSUP: none on this filesystem
+        return None
+
+
+def set_access_acl(descriptor: int, acl: bytes | None) -> None:
+    """Give the file ``descriptor`` is open on the access ACL ``acl``, or none beyond its mode (a new file takes one
+    from its directory's default ACL, whose named entries its mode would then open to the mask)."""
+    if acl is not None:
+        os.setxattr(descriptor, _ACL_XATTR, acl)
+        return
+    try:
+        os.removexattr(descriptor, _ACL_XATTR)
+    except OSError as error:
+        if error.errno not in (errno.ENODATA, errno.ENOTSUP):
+            raise
 
 
 def others_may_write(status: os.stat_result, target: int | str) -> bool:

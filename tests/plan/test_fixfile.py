@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -236,6 +238,39 @@ def test_the_bak_copy_takes_the_owner_of_the_file_read_not_of_one_swapped_in_sin
     _fix(host, "PGV130")
     copy = (host / "sysctl.d" / "90-postgresql.conf.bak").stat()
     assert (copy.st_uid, copy.st_mode & 0o777) == (0, 0o600)
+
+
+def _getfacl(path: Path) -> list[str]:
+    getfacl = shutil.which("getfacl")
+    assert getfacl is not None
+    listed = subprocess.run([getfacl, "-cn", str(path)], capture_output=True, text=True, check=True).stdout
+    return [line for line in listed.splitlines() if line]
+
+
+def test_a_file_fix_writes_keeps_its_acl_and_the_owning_group_gets_nothing_more(tmp_path: Path) -> None:
+    """postgresql.conf 0600 with an ACL letting one user read it shows 0640 (the group bits are the ACL's mask): the
+    new file and its .bak were written 0640 without the ACL, readable by the whole owning group."""
+    setfacl = shutil.which("setfacl")
+    if setfacl is None:
+        pytest.skip("setfacl (Debian's acl package) is not installed")
+    host = _host(tmp_path, "autovacuum = off\n", **{"sysctl.d__90-postgresql.conf": "# none\n"})
+    conf = host / "postgresql.conf"
+    conf.chmod(0o600)
+    plain = host / "sysctl.d" / "90-postgresql.conf"  # no ACL
+    plain.chmod(0o600)
+    if subprocess.run([setfacl, "-m", f"u:{NOBODY_UID}:r", str(conf)], capture_output=True).returncode != 0:
+        pytest.skip("no ACLs on this filesystem")
+    acl = _getfacl(conf)
+    assert "group::---" in acl and stat.S_IMODE(conf.stat().st_mode) == 0o640
+    # default ACLs set since are not given to the copies (a new file takes one, its named entries opened by the mode)
+    for directory in (host, plain.parent):
+        subprocess.run([setfacl, "-d", "-m", "u:1:rw", str(directory)], check=True)
+    code, output = _fix(host, "PGV801", "PGV130")
+    assert code == 0, output
+    for written in (conf, host / "postgresql.conf.bak"):
+        assert _getfacl(written) == acl, written
+    for written in (plain, plain.with_name("90-postgresql.conf.bak")):
+        assert _getfacl(written) == ["user::rw-", "group::---", "other::---"], written
 
 
 def test_fix_write_never_writes_outside_the_host_directory(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ from pgvet.run.options import LintOptions
 from pgvet.snapshot.facts import Fact
 from pgvet.snapshot.load import chosen_host, load_hosts
 from pgvet.snapshot.pgfacts import is_auto_conf
+from pgvet.trust import access_acl
 
 SYSCTL_DIRECTORY = "sysctl.d"
 SYSCTL_NAME = "90-postgresql.conf"
@@ -257,6 +258,7 @@ class _File:
     original: str
     existed: bool
     status: os.stat_result | None = None  # what fstat said of the file read: its .bak copy takes its mode and owner
+    acl: bytes | None = None  # and its access ACL
     kind: str = ""  # "postgresql" or "sysctl": the syntax of the file, known when the first change is made
     changed: list[tuple[str, str]] = field(default_factory=list)  # (name, value) set in this file
     commented: list[str] = field(default_factory=list)  # keys whose lines this file's edit comments out
@@ -310,7 +312,11 @@ class _Files:
         else:
             if status.st_size > MAX_INPUT_BYTES or len(data) > MAX_INPUT_BYTES:
                 return f"{shown} is larger than pgvet reads ({MAX_INPUT_BYTES} bytes)"
-            edited = _File(real, shown, data.decode("utf-8", errors="surrogateescape"), existed=True, status=status)
+            acl = access_acl(os.fspath(real))
+            if not _same_file(real, status):  # swapped since it was read: whose ACL is unknown
+                return f"{shown} changed while pgvet read it"
+            edited = _File(real, shown, data.decode("utf-8", errors="surrogateescape"), existed=True, status=status,
+                           acl=acl)
         self.files[real] = edited
         return edited
 
@@ -331,13 +337,21 @@ class _Files:
                 self.outcome.written.append(edited.path)
 
 
+def _same_file(path: Path, status: os.stat_result) -> bool:
+    try:
+        now = os.stat(path)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (status.st_dev, status.st_ino)
+
+
 def _replace(edited: _File, private: bool, root: str) -> None:
     """Keep a ``.bak`` copy (with the original's mode, owner and group), then put the new text in place; each is
     written whole or not at all, beneath the host directory ``root`` (a real path), and a link at either name is
     refused, not followed."""
     if edited.existed:
         write_file(edited.path.with_name(edited.path.name + ".bak"),
-                   edited.original.encode("utf-8", errors="surrogateescape"), like=edited.status,
+                   edited.original.encode("utf-8", errors="surrogateescape"), like=edited.status, acl=edited.acl,
                    shown=f"{edited.shown}.bak", beneath=root)
     # a file replaced keeps its mode as it is (it holds what it held); a new one of a private host is 0600
     write_file(edited.path, edited.text().encode("utf-8", errors="surrogateescape"),
