@@ -9,7 +9,7 @@ import pytest
 from pgvet.findings import Finding, HostError
 from pgvet.provenance import Source
 from pgvet.report import FORMATS, ReportOptions, default_format
-from pgvet.report.github import _code, escape_data, escape_property
+from pgvet.report.github import _cell, _code, escape_data, escape_property
 from report_samples import Samples, write_samples
 
 
@@ -118,6 +118,9 @@ def test_the_step_summary_renders_no_markdown_or_html_of_the_repository(samples:
     assert row.endswith(r"| value \!\[x\]\(https\:\/\/evil\.example\/b\.png\) "
                         r"\<img src\=https\:\/\/evil\.example\/b\.png\> \[ok\]\(javascript\:x\) \*\*all passed\*\* |")
     assert _code("a`b|c") == "``a`b\\|c``" and _code("`x") == "`` `x ``"
+    # GFM makes a mailto link of an address in the text, backslashes or not (cmark-gfm's autolink extension reads
+    # the text once escapes are resolved): a word joiner before the @ leaves it text
+    assert _cell("mail ops@evil.example") == "mail ops\u2060\\@evil\\.example"
 
 
 def test_without_a_step_summary_it_says_how_to_see_the_rest(samples: Samples, tmp_path: Path) -> None:

@@ -64,8 +64,10 @@ def _cell(shown: str) -> str:
     """Escaped text (prose) in a table cell, every ASCII punctuation character escaped: a message quotes the
     repository's values and file names, whose Markdown or HTML (``![x](https://…)``, ``<img src=…>``, a link) would
     render — an image fetched from another's server when the summary is viewed —; a pipe would end the cell, and a
-    backslash before a backslash would be taken as an escape (``r\\\\u202e`` shown as an escaped override)."""
-    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", shown)
+    backslash before a backslash would be taken as an escape (``r\\\\u202e`` shown as an escaped override). GFM's
+    autolinks are found in the text once escapes are read: an address (``ops\\@evil.example`` became a mailto link)
+    is broken by a word joiner (U+2060, invisible) before its ``@``; a ``www.`` or ``https://`` is left as text."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", shown).replace("\\@", "\u2060\\@")
 
 
 def _code(shown: str) -> str:
