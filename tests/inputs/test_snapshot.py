@@ -122,7 +122,9 @@ def test_a_sysctl_d_link_outside_the_host_directory_is_refused_and_said(tmp_path
     (host_dir / "sysctl.d").symlink_to("../outside.d")
     host = load_host(host_dir)
     assert "sysctl_conf.vm.swappiness" not in host.facts
-    assert f"sysctl.d: refused, it resolves outside the host directory ({outside.resolve()})" in host.warnings
+    # where it leads is not said: resolved on the machine that lints, which a public report (SARIF) must not show
+    assert "sysctl.d: refused, it resolves outside the host directory" in host.warnings
+    assert not any(str(outside) in warning for warning in host.warnings)
 
 
 def test_a_sysctl_d_that_is_not_a_directory_is_refused_and_said(tmp_path: Path) -> None:
