@@ -23,6 +23,16 @@ def is_inside(real_path: str, real_root: str) -> bool:
     return real_path.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
+def root_within(path: Path, repository: Path | None) -> str | None:
+    """``repository`` (absolute) when ``path`` lies in it as written: a found configuration's file, read beneath it
+    (pgvet.inputs.reading.open_input) so that a link swapped in after the configuration's check leads nowhere out."""
+    if repository is None:
+        return None
+    root = os.path.abspath(repository)
+    given = os.path.abspath(path)
+    return root if given == root or is_inside(given, root) else None
+
+
 def repository_of(path: str) -> str | None:
     """The repository ``path`` is in as written (its links not resolved): the nearest directory at or above it
     that holds ``.git`` (a directory, or a worktree's file); None when none does."""

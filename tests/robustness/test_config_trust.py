@@ -182,6 +182,33 @@ def test_a_rule_file_swapped_for_a_link_out_after_the_check_is_not_read(tmp_path
                       f"repository {repository}\n")
 
 
+@pytest.mark.parametrize(("key", "name", "what"), [("baseline", "base.json", "baseline file"),
+                                                   ("ignore-file", "ignore.yaml", "ignore file")])
+def test_a_baseline_or_ignore_file_swapped_for_a_link_out_after_the_check_is_not_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, name: str, what: str) -> None:
+    """As a rule file: checked inside the repository, then read by name, links followed."""
+    secret = tmp_path / "outside" / name
+    secret.parent.mkdir()
+    secret.write_text("hunter2:the-password:19000:0:99999:7:::\n")
+    repository = tmp_path / "repository"
+    (repository / ".git").mkdir(parents=True)
+    (repository / name).write_text("")
+    (repository / ".pgvet.toml").write_text(f'{key} = "{name}"\n')
+    checked = config_module._refuse_outside
+
+    def check_then_swap(*args: Any) -> None:
+        checked(*args)
+        (repository / name).unlink()
+        (repository / name).symlink_to(secret)
+
+    monkeypatch.setattr(config_module, "_refuse_outside", check_then_swap)
+    monkeypatch.chdir(repository)
+    code, stdout, stderr = lint()
+    assert code == 2 and stdout == "" and "hunter2" not in stderr and str(secret) not in stderr
+    assert stderr == (f"pgvet: error: {repository / name}: {what} not read: a symbolic link leads it out of the "
+                      f"repository {repository}\n")
+
+
 def test_a_rule_file_linked_inside_the_repository_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repository = tmp_path / "repository"
     (repository / ".git").mkdir(parents=True)

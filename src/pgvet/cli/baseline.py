@@ -10,7 +10,7 @@ from pgvet.cli.options import ConfigOpt, RulePacksOpt
 from pgvet.errors import InputError, UsageError
 from pgvet.findings import HostError
 from pgvet.output_file import any_private, write_file
-from pgvet.paths import link_out_of_repository
+from pgvet.paths import link_out_of_repository, root_within
 from pgvet.report import error_place, one_line, visible
 from pgvet.run.config import Config, load_config
 from pgvet.run.lint import lint
@@ -68,7 +68,7 @@ def baseline_update(
     if out is not None:  # the repository's `pgvet-baseline.json -> /root/x.json`, read as root: named by no one
         raise UsageError(f"{DEFAULT_BASELINE}: a symbolic link that leads out of its repository {out}: not read; "
                          "give the baseline with -o")
-    recorded = load_baseline(baseline)
+    recorded = load_baseline(baseline, root_within(baseline, settings.repository) if output is None else None)
     given = host_directories(paths)
     result = lint(list(given.hosts), _baseline_options(settings, rules))
     _refuse_unread_hosts([*given.refused, *result.errors])

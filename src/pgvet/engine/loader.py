@@ -20,7 +20,7 @@ from pgvet import __version__, cache
 from pgvet.engine.pack import MAX_RULE_FILE_CHARS, PackSource, Rule, RulePack
 from pgvet.errors import RulePackError
 from pgvet.inputs.reading import LeadsOut, open_directory, open_input
-from pgvet.paths import is_inside
+from pgvet.paths import root_within
 from pgvet.provenance import Source
 
 __all__ = ["Rule", "RulePack", "builtin_rules_dir", "load_pack"]
@@ -124,7 +124,7 @@ def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True, repository: Pa
             sources += [PackSource(str(path), _read(path), builtin=True) for path in _rule_files(directory)]
     seen = {Path(source.path).resolve() for source in sources}
     for directory in dirs:
-        root = _root_of(Path(directory), repository)
+        root = root_within(Path(directory), repository)
         for path in _rule_files(Path(directory), root):
             if path.resolve() not in seen:  # `pgvet rules test rules/` names the built-in pack again
                 seen.add(path.resolve())
@@ -149,14 +149,6 @@ def load_pack(dirs: Sequence[Path] = (), *, builtin: bool = True, repository: Pa
     pack = build_pack(sources)
     _write_cache(cache_file, pack, (same_packs, OLD_PACK_NAMES))
     return pack
-
-
-def _root_of(directory: Path, repository: Path | None) -> str | None:
-    if repository is None:
-        return None
-    root = os.path.abspath(repository)
-    given = os.path.abspath(directory)
-    return root if given == root or is_inside(given, root) else None
 
 
 def _read_cache(name: str) -> RulePack | None:

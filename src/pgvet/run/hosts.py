@@ -138,7 +138,7 @@ class Linter:
         # a PGVET_TODAY that is no date refuses the run here (exit 2), not each host as an internal error
         rule_names = {rule.id: rule.name for rule in pack.rules}
         evaluated = frozenset(name for rule, _ in rules for name in (rule.id, rule.name))
-        ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat(), rule_names, evaluated)
+        ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat(), rule_names, evaluated, options.repository)
         return cls(pack, options, rules, None if options.keep_facts else facts_read(pack), Planner(pack, rules),
                    ignoring, rule_names, evaluated)
 

@@ -18,6 +18,7 @@ from pgvet.engine.loader import load_pack
 from pgvet.errors import InputError, UsageError
 from pgvet.findings import HostError, HostResult, LintResult
 from pgvet.output_file import any_private
+from pgvet.paths import root_within
 from pgvet.pgparams import SUPPORTED_MAJORS
 from pgvet.report import HostWriter, default_format, destinations, report_options, writer_factory
 from pgvet.report.files import ReportFile
@@ -62,7 +63,8 @@ class LintRun:
         self.pack_version = pack.version
         self.summary = RunSummary()
         self.ignoring = self.linter.ignoring
-        self.baseline = load_baseline(options.baseline) if options.baseline is not None else None
+        self.baseline = (load_baseline(options.baseline, root_within(options.baseline, options.repository))
+                         if options.baseline is not None else None)
         self.compared_with_baseline = self.baseline is not None
         # notices in the order the reports have always listed them: inputs, then suppressions, then ignore files
         self.given = given if given is not None else GivenPaths([])

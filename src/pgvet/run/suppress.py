@@ -34,8 +34,8 @@ from pathlib import Path
 
 from pgvet.errors import InputError
 from pgvet.findings import Finding, HostResult, LintResult
-from pgvet.inputs.reading import find_mark_in_bytes, read_input
-from pgvet.paths import is_inside, repository_of
+from pgvet.inputs.reading import LeadsOut, find_mark_in_bytes, read_input
+from pgvet.paths import is_inside, repository_of, root_within
 from pgvet.provenance import Source
 from pgvet.safeyaml import YamlError, load_yaml
 
@@ -193,11 +193,15 @@ MAX_BASELINE_BYTES = 256 * 1024 * 1024
 _IGNORE_KEYS = ("host", "rule", "subject", "reason", "expires")
 
 
-def _read_bounded(path: Path, limit: int, what: str) -> str:
-    """A file's text, no more than ``limit`` bytes of it read; InputError naming the file otherwise."""
+def _read_bounded(path: Path, limit: int, what: str, root: str | None = None) -> str:
+    """A file's text, no more than ``limit`` bytes of it read (beneath ``root`` when given: see read_input);
+    InputError naming the file otherwise."""
     display = str(path)
     try:
-        data, status = read_input(display, limit)
+        data, status = read_input(display, limit, root)
+    except LeadsOut:  # not where: the machine's paths are not a report's
+        raise InputError(f"{what} not read: a symbolic link leads it out of the repository {root}",
+                         Source(display)) from None
     except FileNotFoundError:
         raise InputError(f"{what} not found", Source(display)) from None
     except IsADirectoryError:
@@ -213,10 +217,11 @@ def _read_bounded(path: Path, limit: int, what: str) -> str:
         raise InputError(f"{what} is not valid UTF-8", Source(display, line)) from None
 
 
-def load_ignore_file(path: Path) -> list[IgnoreEntry]:
-    """Read an ignore file safely (plain YAML, line numbers kept); errors name the file and line."""
+def load_ignore_file(path: Path, root: str | None = None) -> list[IgnoreEntry]:
+    """Read an ignore file safely (plain YAML, line numbers kept; beneath ``root`` when given); errors name the
+    file and line."""
     display = str(path)
-    text = _read_bounded(path, MAX_IGNORE_FILE_BYTES, "ignore file")
+    text = _read_bounded(path, MAX_IGNORE_FILE_BYTES, "ignore file", root)
     try:
         document = load_yaml(text)
     except YamlError as error:
@@ -264,10 +269,12 @@ class IgnoreFiles:
     host's .pgvet-ignore.yaml; applied host by host."""
 
     def __init__(self, explicit: Path | None, today: str, rule_names: Mapping[str, str],
-                 evaluated: Collection[str] | None = None) -> None:
+                 evaluated: Collection[str] | None = None, repository: Path | None = None) -> None:
         """``rule_names``: the run's rules, id to name, that entries naming none are reported; ``evaluated``: the
-        ids and names of those it evaluates (None: all), an entry for another is not checked."""
-        self.shared = load_ignore_file(explicit) if explicit is not None else None
+        ids and names of those it evaluates (None: all), an entry for another is not checked; ``repository``: a
+        found configuration's, beneath which a file in it is read."""
+        self.shared = (load_ignore_file(explicit, root_within(explicit, repository)) if explicit is not None
+                       else None)
         self.today = today
         self.rule_names = rule_names
         self.evaluated = evaluated
@@ -404,8 +411,8 @@ def _report_entries(notices: list[str], entries: list[IgnoreEntry], today: str, 
         notices.append(f"{entries[0].source.path}: {said} {lines})")
 
 
-def load_baseline(path: Path) -> dict[str, dict[str, object]]:
-    text = _read_bounded(path, MAX_BASELINE_BYTES, "baseline file")
+def load_baseline(path: Path, root: str | None = None) -> dict[str, dict[str, object]]:
+    text = _read_bounded(path, MAX_BASELINE_BYTES, "baseline file", root)
     try:
         document = json.loads(text)
     except ValueError as error:
