@@ -6,6 +6,7 @@ from pathlib import Path
 
 from documents_support import DOCUMENTS, kinds_recognising, line_of, lint_findings
 from pgvet.inputs.documents.timescaledb import parse_timescaledb
+from pgvet.snapshot.load import load_hosts
 
 VALUES = DOCUMENTS / "timescaledb-single" / "values.yaml"
 
@@ -48,5 +49,11 @@ def test_what_timescaledb_tune_sets_is_unknown_and_the_wal_sizes_are_the_volumes
 def test_pgvet_lint_reads_the_charts_values(tmp_path: Path) -> None:
     # said "the values of a Helm chart pgvet does not read" before
     (tmp_path / "values.yaml").write_text(VALUES.read_text())
+    host, = load_hosts(tmp_path)
+    tune = line_of(VALUES.read_text(), "timescaledbTune:") + 1
+    assert host.unread["pg.shared_buffers"] == (f"shared_buffers is set at values.yaml:{tune} to a value pgvet "
+                                                "cannot know (see the host's note at that line)")  # was "a template"
+    assert any(note.startswith(f"values.yaml:{tune}: timescaledbTune.enabled: timescaledb-tune sets shared_buffers")
+               for note in host.notes)
     findings = lint_findings(tmp_path)
     assert ("PGV841", "values.yaml", line_of(VALUES.read_text(), "tag: pg14")) in {finding[1:] for finding in findings}
