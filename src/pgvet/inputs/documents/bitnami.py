@@ -396,15 +396,20 @@ def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: So
         environment = []
     elif main is None:  # the container generates postgresql.conf: its own values, then its environment's
         version = declared.host.get("pg_version")
-        keep = _CONTAINER_WAL_KEEP[0 if version is None or not isinstance(version.value, int)
-                                   or version.value >= 13 else 1]
-        environment = [(name, conf_setting(name, value, Source(CONTAINER_SOURCE)))
-                       for name, value in (*_CONTAINER_VALUES.items(), keep)] + environment + synchronous
+        generated = container_values(version.value if version is not None and isinstance(version.value, int) else None)
+        environment = [(setting.name, setting) for setting in generated] + environment + synchronous
         synchronous = []  # in the sample file's lines, above conf.d
     _apply(declared, main, extended, environment, mount_path, conf_d_unseen=unseen is not None)
     _set_properties(declared, synchronous)
     _resources(declared, values if before_11 else section, path)
     return declared
+
+
+def container_values(version: int | None) -> list[ConfSetting]:
+    """What the container writes into the postgresql.conf it generates whatever its environment says (the image's
+    own run.sh: libpostgresql.sh's postgresql_configure_replication_parameters), for a server of ``version``."""
+    keep = _CONTAINER_WAL_KEEP[0 if version is None or version >= 13 else 1]
+    return [conf_setting(name, value, Source(CONTAINER_SOURCE)) for name, value in (*_CONTAINER_VALUES.items(), keep)]
 
 
 def _configmap(value: object) -> str | None:
