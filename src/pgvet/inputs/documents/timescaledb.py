@@ -4,11 +4,11 @@ The chart renders ``patroni:`` as the members' Patroni configuration (templates/
 the values), read here as a Patroni file is, each parameter at its line of the values. Its pods' init container
 ``tstune`` (templates/statefulset-timescaledb.yaml, under ``timescaledbTune.enabled``, true by default) runs
 timescaledb-tune on the pod's resources and writes what it recommends into a file that postgresql.base.conf
-includes at its end: below what Patroni sets, above nothing Patroni leaves out. The values of what it recommends
-depend on its version and on the resources the pod gets: each parameter it tunes that the Patroni configuration
-does not set is unknown, said in a note; except max_wal_size and min_wal_size, which the init container then
-appends from the volumes' sizes (60 % of the WAL volume's, or 20 % of the data volume's, in whole 16MB segments;
-min_wal_size half of it). The replicaCount members are one host (the file's), its RAM the container's ``resources``.
+includes at its end: below what Patroni sets. What it recommends depends on its version and on the resources the
+pod gets: each parameter it tunes that Patroni does not set is unknown, said in a note. max_wal_size and
+min_wal_size too: the init container appends them from the volumes' sizes, after timescaledb-tune ran in some
+versions of the chart and before it (which then writes its own) in later ones. The replicaCount members are one
+host (the file's), its RAM the container's ``resources``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, get, load_document, yaml_line
+from pgvet.inputs.documents import DeclaredHost, DocumentKind, get, load_document
 from pgvet.inputs.documents._kubernetes import apply_resources, at, file_stem
 from pgvet.inputs.documents.patroni import _CMDLINE_OPTIONS, patroni_member, running_steps
 from pgvet.provenance import Located, Source
@@ -30,14 +30,8 @@ _IMAGE_TAG = re.compile(r"^pg(\d{2})(?:[.-]|$)")
 # one CPU —, wal.go, misc.go); max_connections is left out: Patroni passes its own on postgres' command line
 _TUNED = ("shared_buffers", "effective_cache_size", "maintenance_work_mem", "work_mem",
           "timescaledb.max_background_workers", "max_worker_processes", "max_parallel_workers_per_gather",
-          "max_parallel_workers", "wal_buffers", "default_statistics_target", "random_page_cost",
-          "checkpoint_completion_target", "max_locks_per_transaction", "effective_io_concurrency")
-# numfmt --from=auto: SI suffixes are powers of 1000, with an i powers of 1024
-_SIZE = re.compile(r"^([0-9]+)(?:([KMGTPE])(i?))?$")
-_POWERS = "KMGTPE"
-_SEGMENT = 16 * 1024 * 1024
-# the chart's volume sizes where the values leave them out: the WAL volume's, the data volume's
-_DEFAULT_SIZES = {True: "1Gi", False: "2Gi"}
+          "max_parallel_workers", "wal_buffers", "min_wal_size", "max_wal_size", "default_statistics_target",
+          "random_page_cost", "checkpoint_completion_target", "max_locks_per_transaction", "effective_io_concurrency")
 
 
 def _recognises(name: str, text: str) -> bool:
@@ -64,8 +58,7 @@ def parse_timescaledb(text: str, path: str) -> list[DeclaredHost]:
     apply_resources(declared, values.get("resources"), path, "resources")
     tune = get(values, "timescaledbTune", "enabled")
     if tune is not False:
-        _tuned(declared, values, at(values["timescaledbTune"], "enabled", path) if tune is not None
-               else declared.source, path)
+        _tuned(declared, at(values["timescaledbTune"], "enabled", path) if tune is not None else declared.source)
     return [declared]
 
 
@@ -82,9 +75,8 @@ def _version(declared: DeclaredHost, values: dict[str, Any], path: str) -> None:
         declared.host["pg_version"] = Located(int(match.group(1)), at(values["image"], "tag", path))
 
 
-def _tuned(declared: DeclaredHost, values: dict[str, Any], source: Source, path: str) -> None:
-    """What the tstune init container writes below Patroni's settings: max_wal_size and min_wal_size from the
-    volumes, the rest unknown where Patroni's configuration leaves it out."""
+def _tuned(declared: DeclaredHost, source: Source) -> None:
+    """What the tstune init container writes below Patroni's settings: unknown where Patroni leaves it out."""
     own = {setting.name for setting in declared.settings}  # Patroni's own defaults too: all written after it
     # and what Patroni passes on postgres' command line (max_worker_processes…), its default where nothing sets it
     unknown = [name for name in _TUNED if name not in own and name not in _CMDLINE_OPTIONS]
@@ -93,36 +85,6 @@ def _tuned(declared: DeclaredHost, values: dict[str, Any], source: Source, path:
     if unknown:
         declared.notes.append(f"{source}: timescaledbTune.enabled: timescaledb-tune sets {', '.join(unknown)} from "
                               "the pod's resources, in a file pgvet cannot see: not judged")
-    wal = get(values, "persistentVolumes", "wal")
-    data = get(values, "persistentVolumes", "data")
-    dedicated = get(wal, "enabled") is not False  # the chart's default: a WAL volume of its own
-    volume, percent = (wal, 60) if dedicated else (data, 20)
-    size = _numfmt(get(volume, "size") if isinstance(volume, dict) and "size" in volume
-                   else _DEFAULT_SIZES[dedicated])
-    if size is None:
-        for name in ("max_wal_size", "min_wal_size"):
-            if name not in own:
-                declared.unknown[f"pg.{name}"] = source
-        return
-    place = Source(path, yaml_line(volume, "size")) if isinstance(volume, dict) and "size" in volume else source
-    maximum = size // 100 * percent // _SEGMENT * 16  # the init container's shell arithmetic, in MB
-    for name, megabytes in (("max_wal_size", maximum), ("min_wal_size", maximum // 2)):
-        if name not in own:
-            # postgresql.base.conf, which includes the file, comes first in Patroni's postgresql.conf
-            declared.settings.insert(0, conf_setting(name, f"{megabytes}MB", place))
-
-
-def _numfmt(value: object) -> int | None:
-    """A volume's size as ``numfmt --from=auto`` reads it (2Gi, 1G, 1073741824); None for what it refuses."""
-    match = _SIZE.match(str(value)) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
-    if match is None:
-        return None
-    number: int = int(match.group(1))
-    suffix: str | None = match.group(2)
-    if suffix is None:
-        return number
-    base = 1024 if match.group(3) else 1000
-    return int(number * base ** (_POWERS.index(suffix) + 1))
 
 
 KIND = DocumentKind(KIND_NAME, "timescaledb-single Helm chart values: its patroni: configuration, and what its "
