@@ -45,8 +45,9 @@ def test_pgvet_lint_reads_the_charts_values(tmp_path: Path) -> None:
     (tmp_path / "values.yaml").write_text(VALUES.read_text())
     host, = load_hosts(tmp_path)
     tune = line_of(VALUES.read_text(), "timescaledbTune:") + 1
-    assert host.unread["pg.shared_buffers"] == (f"shared_buffers is set at values.yaml:{tune} to a value pgvet "
-                                                "cannot know (see the host's note at that line)")  # was "a template"
+    assert host.unread["pg.shared_buffers"] == (  # was "(a template it does not render)" alone
+        f"shared_buffers is set at values.yaml:{tune} to a value pgvet cannot know (a template's, or one set "
+        "elsewhere: the host's note at that line says which)")
     assert any(note.startswith(f"values.yaml:{tune}: timescaledbTune.enabled: timescaledb-tune sets shared_buffers")
                for note in host.notes)
     findings = lint_findings(tmp_path)

@@ -206,8 +206,8 @@ def _unknown(host: HostFacts, unknown: Mapping[str, Source], running: str | None
             continue
         host.facts.pop(name, None)
         # the host's note at that line says why (a template's value, one from elsewhere, a tool's recommendation)
-        host.unread[name] = (f"{name.partition('.')[2]} is set at {source} to a value pgvet cannot know (see the "
-                             "host's note at that line)")
+        host.unread[name] = (f"{name.partition('.')[2]} is set at {source} to a value pgvet cannot know (a "
+                             "template's, or one set elsewhere: the host's note at that line says which)")
 
 
 def _load_declared_host(builder: HostBuilder, inputs: SnapshotInputs) -> dict[str, Located[object]]:
