@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from typer.testing import CliRunner
+
 from documents_support import DOCUMENTS, kinds_recognising, line_of, lint_findings
+from pgvet.cli import app
 from pgvet.inputs.documents.timescaledb import parse_timescaledb
 from pgvet.snapshot.load import load_hosts
 
@@ -52,3 +55,11 @@ def test_pgvet_lint_reads_the_charts_values(tmp_path: Path) -> None:
                for note in host.notes)
     findings = lint_findings(tmp_path)
     assert ("PGV841", "values.yaml", line_of(VALUES.read_text(), "tag: pg14")) in {finding[1:] for finding in findings}
+
+
+def test_pgvet_fix_gives_no_patronictl_step_on_the_values_file(tmp_path: Path) -> None:
+    # `patronictl -c values.yaml reload` was the step: the values are no Patroni file (the chart renders one)
+    (tmp_path / "values.yaml").write_text(VALUES.read_text())
+    result = CliRunner().invoke(app, ["fix", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "track_io_timing: 'on'" in result.output and "patronictl" not in result.output

@@ -19,7 +19,7 @@ from typing import Any
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, get, load_document
 from pgvet.inputs.documents._kubernetes import apply_resources, at, file_stem
-from pgvet.inputs.documents.patroni import _CMDLINE_OPTIONS, patroni_member, running_steps
+from pgvet.inputs.documents.patroni import _CMDLINE_OPTIONS, patroni_member
 from pgvet.provenance import Located, Source
 
 KIND_NAME = "timescaledb-single"
@@ -88,5 +88,4 @@ def _tuned(declared: DeclaredHost, source: Source) -> None:
 
 
 KIND = DocumentKind(KIND_NAME, "timescaledb-single Helm chart values: its patroni: configuration, and what its "
-                    "tstune init container sets", (".yaml", ".yml"), _recognises, parse_timescaledb,
-                    running_steps=running_steps)
+                    "tstune init container sets", (".yaml", ".yml"), _recognises, parse_timescaledb)
