@@ -817,3 +817,48 @@ def test_the_container_writes_its_replication_values_into_the_postgresql_conf_it
     # a whole postgresql.conf of the values: the container writes none of them
     own = VALUES.read_text().replace('  configuration: ""\n', "  configuration: |-\n    max_connections = 300\n", 1)
     assert not [setting for setting in hosts(own)["values"].settings if setting.source.path == CONTAINER_SOURCE]
+
+
+def _primary_env(env: str, text: str | None = None) -> str:
+    head, _, tail = (text or VALUES.read_text()).partition("primary:\n")
+    return head + "primary:\n" + tail.replace("  extraEnvVars: []\n", "  extraEnvVars:\n" + env, 1)
+
+
+def _synchronous(host: DeclaredHost) -> list[tuple[str, str, int | None]]:
+    return [(setting.name, setting.value, setting.source.line) for setting in host.settings
+            if setting.name.startswith("synchronous_")]
+
+
+def test_the_container_writes_synchronous_replication_on_a_primary_with_synchronous_replicas(tmp_path: Path) -> None:
+    # libpostgresql.sh, postgresql_configure_synchronous_replication: only with POSTGRESQL_NUM_SYNCHRONOUS_REPLICAS
+    # above 0 (the chart's default 0, and synchronousCommit "off" passes neither variable)
+    assert not _synchronous(hosts(VALUES.read_text())["values"])
+    text = VALUES.read_text().replace("architecture: standalone", "architecture: replication", 1).replace(
+        'synchronousCommit: "off"', 'synchronousCommit: "remote_apply"', 1).replace(
+        "numSynchronousReplicas: 0", "numSynchronousReplicas: 1", 1)
+    found = hosts(text)
+    assert _synchronous(found["values"]) == [
+        ("synchronous_commit", "remote_apply", line_of(text, "synchronousCommit: ")),
+        ("synchronous_standby_names", '1 ("my_application")', line_of(text, "numSynchronousReplicas: "))]
+    assert not _synchronous(found["values-read"])  # a standby's mode is slave: nothing written
+    # extraEnvVars' POSTGRESQL_ names win over the chart's POSTGRES_ ones, on a standalone primary too (master is
+    # the container's default mode); a list of nodes is named by each host's first label
+    env = ('    - name: POSTGRESQL_SYNCHRONOUS_COMMIT_MODE\n      value: "off"\n'
+           '    - name: POSTGRESQL_NUM_SYNCHRONOUS_REPLICAS\n      value: "2"\n'
+           '    - name: POSTGRESQL_CLUSTER_APP_NAME\n      value: "pg-0.db:5432,tcp://pg-1.db"\n')
+    standalone = _primary_env(env)
+    assert _synchronous(hosts(standalone)["values"]) == [
+        ("synchronous_commit", "off", line_of(standalone, 'value: "off"')),
+        ("synchronous_standby_names", '2 ("pg-0","pg-1")', line_of(standalone, 'value: "2"'))]
+    (tmp_path / "values.yaml").write_text(standalone)
+    assert ("PGV603", "values.yaml", line_of(standalone, 'value: "off"')) in {
+        finding[1:] for finding in lint_findings(tmp_path)}  # judged at PostgreSQL's on before
+    # the container writes them into the copy of a whole postgresql.conf too: its line replaced where it is
+    whole = _primary_env(env, VALUES.read_text().replace(
+        '  configuration: ""\n', "  configuration: |\n    synchronous_commit = on\n    include_dir = 'conf.d'\n", 1))
+    names = [setting.name for setting in hosts(whole)["values"].settings]
+    assert names[0] == "synchronous_commit" and names[-1] == "synchronous_standby_names"
+    assert _synchronous(hosts(whole)["values"])[0][1] == "off"
+    # a number pgvet cannot know leaves both unknown, said
+    unknown = hosts(_primary_env("    - name: POSTGRESQL_NUM_SYNCHRONOUS_REPLICAS\n      valueFrom: {}\n"))["values"]
+    assert {"pg.synchronous_commit", "pg.synchronous_standby_names"} <= unknown.unknown.keys()

@@ -16,6 +16,7 @@ from documents_support import line_of, lint_findings, settings
 from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, document_kinds
+from pgvet.inputs.documents.bitnami import CONTAINER_SOURCE
 from pgvet.inputs.documents.compose import DOCKER_DEFAULT, DOCKER_SHM_DEFAULT, KIND, parse_compose
 from pgvet.provenance import Source
 from pgvet.safeyaml import load_yaml
@@ -436,3 +437,19 @@ def test_a_service_configured_where_pgvet_does_not_read_is_not_judged_on_default
     assert not {rule for _, rule, _, _ in lint_findings(tmp_path)} & {"PGV805", "PGV833"}
     assert not only('services:\n  db:\n    image: "postgres:17"\n    environment:\n'
                     "      POSTGRESQL_PASSWORD: x\n      PGDATA: /data\n").unseen_configuration
+
+
+def test_bitnamis_image_writes_its_own_values_into_the_postgresql_conf_it_generates() -> None:
+    # libpostgresql.sh's postgresql_configure_replication_parameters, on the first boot of any node the image's
+    # run.sh starts: max_wal_size was judged at PostgreSQL's 1GB
+    text = ("services:\n  db:\n    image: docker.io/bitnami/postgresql:12.17.0\n    environment:\n"
+            "      - POSTGRESQL_PASSWORD=secret\n")
+    [host] = parse_compose(text, "docker-compose.yml")
+    assert [(setting.name, setting.value, setting.source.path) for setting in host.settings] == [
+        ("max_wal_size", "400MB", CONTAINER_SOURCE), ("max_wal_senders", "16", CONTAINER_SOURCE),
+        ("hot_standby", "on", CONTAINER_SOURCE), ("wal_keep_segments", "12", CONTAINER_SOURCE)]
+    # its options on postgres' command line run without run.sh, which writes nothing then; other images write none
+    command = text + "    command: postgres -c max_connections=50\n"
+    assert [setting.name for setting in parse_compose(command, "docker-compose.yml")[0].settings] == ["max_connections"]
+    postgres = text.replace("bitnami/postgresql:12.17.0", "postgres:16")
+    assert not parse_compose(postgres, "docker-compose.yml")[0].settings

@@ -135,8 +135,8 @@ def read_documents(builder: HostBuilder, inputs: SnapshotInputs) -> DirectoryDoc
         if kind is None:
             if HELM_VALUES_NAME.fullmatch(path.name):  # data, not a template, whatever {{ }} its strings hold
                 documents.notes.append(f"{display}: not read: the values of a Helm chart pgvet does not read (it reads "
-                                       "the Bitnami PostgreSQL charts' own): lint what the chart renders (`helm "
-                                       "template`'s output)")
+                                       "the Bitnami PostgreSQL charts' and timescaledb-single's own): lint what the "
+                                       "chart renders (`helm template`'s output)")
             elif "{{" in text:  # a template (a Helm chart's, Ansible's Jinja): its values only exist once rendered
                 documents.notes.append(f"{display}: not read: a template ({{{{ … }}}}: Helm, Jinja), whose values are "
                                        "known only once rendered: lint what it renders (`helm template`'s output, "

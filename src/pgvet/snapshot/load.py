@@ -205,8 +205,9 @@ def _unknown(host: HostFacts, unknown: Mapping[str, Source], running: str | None
         if fact is not None and running is not None and fact.source.path == running:
             continue
         host.facts.pop(name, None)
-        host.unread[name] = (f"{name.partition('.')[2]} is set at {source} to a value pgvet cannot know (a template "
-                             "it does not render)")
+        # the host's note at that line says why (a template's value, one from elsewhere, a tool's recommendation)
+        host.unread[name] = (f"{name.partition('.')[2]} is set at {source} to a value pgvet cannot know (a "
+                             "template's, or one set elsewhere: the host's note at that line says which)")
 
 
 def _load_declared_host(builder: HostBuilder, inputs: SnapshotInputs) -> dict[str, Located[object]]:

@@ -101,6 +101,9 @@ _CONTAINER_ENVIRONMENT = {"POSTGRESQL_MAX_CONNECTIONS": "max_connections",
                           "POSTGRESQL_LOG_LINE_PREFIX": "log_line_prefix",
                           "POSTGRESQL_LOG_TIMEZONE": "log_timezone",
                           "POSTGRESQL_TIMEZONE": "timezone"}
+# The chart's defaults of what the primary's synchronous replication reads (values.yaml's replication.*), where a
+# values file overriding the chart's leaves them out
+_REPLICATION_DEFAULTS = {"synchronousCommit": "off", "numSynchronousReplicas": 0, "applicationName": "my_application"}
 _BEFORE_11_REPLACED = {"postgresqlConfiguration": "primary.configuration",
                        "postgresqlExtendedConf": "primary.extendedConfiguration",
                        "configurationConfigMap": "primary.existingConfigmap",
@@ -361,8 +364,11 @@ def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: So
     if match is not None and int(match.group(1)) >= 9:
         declared.host["pg_version"] = Located(int(match.group(1)), at(values["image"], "tag", path))
     environment = _environment(values, path, before_11=before_11)
+    synchronous: list[tuple[str, ConfSetting]] = []
     if not before_11:
         environment += _extra_environment(declared, section.get("extraEnvVars"), path)
+        if section is primary:
+            synchronous = _synchronous(declared, values, primary, path)
     if before_11:  # chart 10 mounts its two ConfigMaps in the replicas too; its replicas are not a host here
         main = _rendered(declared, values, "postgresqlConfiguration", "configurationConfigMap", path)
         extended = _rendered(declared, values, "postgresqlExtendedConf", "extendedConfConfigMap", path)
@@ -390,13 +396,20 @@ def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: So
         environment = []
     elif main is None:  # the container generates postgresql.conf: its own values, then its environment's
         version = declared.host.get("pg_version")
-        keep = _CONTAINER_WAL_KEEP[0 if version is None or not isinstance(version.value, int)
-                                   or version.value >= 13 else 1]
-        environment = [(name, conf_setting(name, value, Source(CONTAINER_SOURCE)))
-                       for name, value in (*_CONTAINER_VALUES.items(), keep)] + environment
+        generated = container_values(version.value if version is not None and isinstance(version.value, int) else None)
+        environment = [(setting.name, setting) for setting in generated] + environment + synchronous
+        synchronous = []  # in the sample file's lines, above conf.d
     _apply(declared, main, extended, environment, mount_path, conf_d_unseen=unseen is not None)
+    _set_properties(declared, synchronous)
     _resources(declared, values if before_11 else section, path)
     return declared
+
+
+def container_values(version: int | None) -> list[ConfSetting]:
+    """What the container writes into the postgresql.conf it generates whatever its environment says (the image's
+    own run.sh: libpostgresql.sh's postgresql_configure_replication_parameters), for a server of ``version``."""
+    keep = _CONTAINER_WAL_KEEP[0 if version is None or version >= 13 else 1]
+    return [conf_setting(name, value, Source(CONTAINER_SOURCE)) for name, value in (*_CONTAINER_VALUES.items(), keep)]
 
 
 def _configmap(value: object) -> str | None:
@@ -512,6 +525,111 @@ def _extra_environment(declared: DeclaredHost, variables: object, path: str) -> 
         elif text.strip():  # the container sets the parameter only from a variable that is not empty
             settings.append((f"extraEnvVars {item['name']}", conf_setting(parameter, text, source)))
     return settings
+
+
+def _variables(values: dict[str, Any], primary: dict[str, Any], path: str) -> dict[str, tuple[str | None, Source]]:
+    """The primary container's variables its synchronous replication reads, as the chart sets them (its POSTGRES_
+    names: templates/primary/statefulset.yaml, under architecture replication or a standby primary) and then
+    ``primary.extraEnvVars`` (the last of a name wins in Kubernetes); None for a value pgvet cannot know."""
+    variables: dict[str, tuple[str | None, Source]] = {}
+    standby = get(primary, "standby", "enabled") is True
+    if values.get("architecture") == "replication" or standby:
+        replication: dict[str, Any] = values["replication"] if isinstance(values.get("replication"), dict) else {}
+        where = at(values, "architecture", path) if not standby else at(primary["standby"], "enabled", path)
+        variables["POSTGRES_REPLICATION_MODE"] = ("slave" if standby else "master", where)
+
+        def value(key: str) -> tuple[str | None, Source]:
+            if key not in replication:
+                return _helm_text(_REPLICATION_DEFAULTS[key]), where
+            return _helm_text(replication[key]), at(replication, key, path)
+
+        mode = value("synchronousCommit")
+        if mode[0] != "off":  # the chart passes both only then
+            variables["POSTGRES_SYNCHRONOUS_COMMIT_MODE"] = mode
+            variables["POSTGRES_NUM_SYNCHRONOUS_REPLICAS"] = value("numSynchronousReplicas")
+        variables["POSTGRES_CLUSTER_APP_NAME"] = value("applicationName")
+    extra = primary.get("extraEnvVars")
+    for index, item in enumerate(extra if isinstance(extra, list) else []):
+        name = str(get(item, "name") or "")
+        if name.startswith("POSTGRES"):
+            text = _helm_text(get(item, "value"))
+            source = Source(path, yaml_line(item, "value") if "value" in item else yaml_line(extra, index))
+            variables[name] = (None if text is None or "{{" in text else text, source)
+    return variables
+
+
+def _container_variable(variables: dict[str, tuple[str | None, Source]], name: str,
+                        default: str) -> tuple[str | None, Source | None]:
+    """A variable as the container reads it (postgresql-env.sh): POSTGRESQL_<name>, else its alias POSTGRES_<name>
+    where it has one (the replication ones do), else its default; an empty value is none."""
+    for prefix in ("POSTGRESQL_", "POSTGRES_"):
+        value, source = variables.get(prefix + name, ("", None))
+        if value is None or value:
+            return value, source
+    return default, None
+
+
+def _synchronous(declared: DeclaredHost, values: dict[str, Any], primary: dict[str, Any],
+                 path: str) -> list[tuple[str, ConfSetting]]:
+    """synchronous_commit and synchronous_standby_names, which the container writes on a primary (replication mode
+    master, its default) with synchronous replicas (libpostgresql.sh, postgresql_configure_synchronous_replication:
+    POSTGRESQL_NUM_SYNCHRONOUS_REPLICAS above 0): the first from POSTGRESQL_SYNCHRONOUS_COMMIT_MODE, the second
+    ``[POSTGRESQL_SYNCHRONOUS_REPLICAS_MODE] N ("name", …)`` of the names in POSTGRESQL_CLUSTER_APP_NAME."""
+    variables = _variables(values, primary, path)
+    mode, _ = _container_variable(variables, "REPLICATION_MODE", "master")
+    count, count_source = _container_variable(variables, "NUM_SYNCHRONOUS_REPLICAS", "0")
+    if mode == "slave" or count_source is None:
+        return []
+    names = ("synchronous_commit", "synchronous_standby_names")
+    if mode is None or count is None or not count.strip().isdigit():  # what bash's (( )) makes of it: unknown
+        for name in names:
+            declared.notes.append(f"{count_source}: {name} not read: the replication mode or the number of "
+                                  "synchronous replicas is not known")
+            declared.unknown[f"pg.{name}"] = count_source
+        return []
+    if int(count) == 0:
+        return []
+    commit, commit_source = _container_variable(variables, "SYNCHRONOUS_COMMIT_MODE", "on")
+    application, application_source = _container_variable(variables, "CLUSTER_APP_NAME", "")
+    settings: list[tuple[str, ConfSetting]] = []
+    if commit is None:
+        declared.unknown["pg.synchronous_commit"] = commit_source or count_source
+    else:
+        settings.append(("POSTGRESQL_SYNCHRONOUS_COMMIT_MODE",
+                         conf_setting("synchronous_commit", commit, commit_source or count_source)))
+    if application is None:
+        declared.unknown["pg.synchronous_standby_names"] = application_source or count_source
+        return settings
+    standby_names = f"{int(count)} ({_application_names(application)})"
+    prefix, _ = _container_variable(variables, "SYNCHRONOUS_REPLICAS_MODE", "")
+    if prefix:
+        standby_names = f"{prefix} {standby_names}"
+    settings.append(("POSTGRESQL_NUM_SYNCHRONOUS_REPLICAS",
+                     conf_setting("synchronous_standby_names", standby_names, count_source)))
+    return settings
+
+
+def _application_names(application: str) -> str:
+    """The standby names the container lists: the application name, or of a list (repmgr's nodes, split at commas
+    and semicolons) each host's first label, each double-quoted."""
+    if "," not in application:
+        return f'"{application}"'
+    nodes = application.replace(",", " ").replace(";", " ").split()
+    hosts = [re.split(r"[:/?#]", re.sub(r"^[^:/?#]+://|^//", "", node), maxsplit=1)[0].split(".")[0]
+             for node in nodes]
+    return ",".join(f'"{host}"' for host in hosts)
+
+
+def _set_properties(declared: DeclaredHost, settings: list[tuple[str, ConfSetting]]) -> None:
+    """Settings the container writes into a postgresql.conf it did not generate (libpostgresql.sh's
+    postgresql_set_property on its copy of the mounted file): a line of the parameter is replaced where it is, else
+    the setting is appended at the file's end, below its include_dir (so it wins over conf.d)."""
+    for _, setting in settings:
+        placed = [index for index, own in enumerate(declared.settings) if own.name == setting.name]
+        for index in placed:
+            declared.settings[index] = setting
+        if not placed:
+            declared.settings.append(setting)
 
 
 def _helm_text(value: object) -> str | None:

@@ -28,6 +28,7 @@ from pgvet.inputs.documents import (
     load_document,
     yaml_line,
 )
+from pgvet.inputs.documents.bitnami import container_values
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.pgparams.options import VALUE_LETTERS, letter_parameter, letter_setting
 from pgvet.provenance import Located, Source
@@ -108,9 +109,17 @@ def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[
             form = FLOW_LIST if isinstance(run, CommentedSeq) and run.fa.flow_style() else BLOCK_LIST
             declared.host["parameter_form"] = Located(form, Source(path, yaml_line(service, key)))
             arguments += [(str(item), Source(path, yaml_line(run, index))) for index, item in enumerate(run)]
-    _options(declared, arguments)
     declared.unseen_configuration = _configured_elsewhere(service)
+    if _bitnami(service) and not arguments and not declared.unseen_configuration:
+        # the image's run.sh generates postgresql.conf with values of its own (a command of the service's skips it)
+        declared.settings.extend(container_values(version))
+    _options(declared, arguments)
     return declared
+
+
+def _bitnami(service: dict[str, Any]) -> bool:
+    image = service.get("image")
+    return isinstance(image, str) and image.split("@", 1)[0].split(":", 1)[0].lower().endswith("bitnami/postgresql")
 
 
 def _configured_elsewhere(service: dict[str, Any]) -> bool:

@@ -128,12 +128,19 @@ def parse_patroni(text: str, path: str) -> list[DeclaredHost]:
     document = _document(text, path)
     if not isinstance(document, dict) or not isinstance(document.get("postgresql"), dict):
         return []
-    local = document["postgresql"]
+    declared = patroni_member(DeclaredHost("patroni", _name(document, path),
+                                           Source(path, yaml_line(document, "name") or 1)), document, path)
+    if _templated(text):
+        declared.notes.insert(0, "a template: the values left to render ({{ }}, {% %}) are skipped, never guessed")
+    return [declared]
+
+
+def patroni_member(declared: DeclaredHost, document: dict[str, Any], path: str) -> DeclaredHost:
+    """A Patroni configuration's member (``document``: patroni.yml's mapping, or a chart's copy of one) as
+    ``declared``, its settings, notes and problems at their lines of ``path``."""
+    local = document["postgresql"] if isinstance(document.get("postgresql"), dict) else {}
     dcs_parameters = _parameters(get(document, "bootstrap", "dcs", "postgresql"), "bootstrap.dcs.postgresql", path)
     local_parameters = _parameters(local, "postgresql", path)
-    declared = DeclaredHost("patroni", _name(document, path), Source(path, yaml_line(document, "name") or 1))
-    if _templated(text):
-        declared.notes.append("a template: the values left to render ({{ }}, {% %}) are skipped, never guessed")
     _pg_version(declared, local, path)
     version = declared.host["pg_version"].value if "pg_version" in declared.host else None
     dcs_names = _dcs_settings(declared, dcs_parameters, version, path)
@@ -151,7 +158,7 @@ def parse_patroni(text: str, path: str) -> list[DeclaredHost]:
     if isinstance(custom_conf, str):
         declared.notes.append(f"postgresql.custom_conf: Patroni includes {custom_conf} in place of "
                               "postgresql.base.conf; pgvet does not read it from here")
-    return [declared]
+    return declared
 
 
 def _dcs_settings(declared: DeclaredHost, parameters: dict[str, Any], version: int | None,
