@@ -83,7 +83,7 @@ def _bool_value(value: object) -> bool | None:
 # Patroni's CMDLINE_OPTIONS: parameter -> (its default, the check a DCS value must pass). Patroni sets
 # listen_addresses, port and cluster_name itself (no DCS value passes); wal_keep_segments/wal_keep_size default to
 # 8 segments (128MB) on the version that has them.
-_CMDLINE_OPTIONS: dict[str, tuple[str | None, Callable[[object], bool]]] = {
+CMDLINE_OPTIONS: dict[str, tuple[str | None, Callable[[object], bool]]] = {
     "listen_addresses": (None, lambda value: False),
     "port": (None, lambda value: False),
     "cluster_name": (None, lambda value: False),
@@ -204,7 +204,7 @@ def dcs_parameter(name: str, value: object, source: Source) -> tuple[object | No
     name = name.strip().lower()
     if name in _SET_BY_PATRONI:
         return None, _ignored(name, f"Patroni sets it from {_SET_BY_PATRONI[name]}", source.path, source.line)
-    option = _CMDLINE_OPTIONS.get(name)
+    option = CMDLINE_OPTIONS.get(name)
     if option is None or option[1](value):
         return value, None
     default = _default(name)
@@ -233,7 +233,7 @@ def _local_settings(declared: DeclaredHost, parameters: dict[str, Any], dcs_name
             continue
         if name in _SET_BY_PATRONI:
             declared.problems.append(_ignored(name, f"Patroni sets it from {_SET_BY_PATRONI[name]}", path, line))
-        elif name in _CMDLINE_OPTIONS:
+        elif name in CMDLINE_OPTIONS:
             applies = (f"the DCS's value (line {dcs_names[name]})" if name in dcs_names
                        else f"its default {_default(name)}")
             declared.problems.append(_ignored(
@@ -322,7 +322,7 @@ def _null(declared: DeclaredHost, name: str, value: object, path: str, line: int
 
 
 def _default(name: str) -> str:
-    return _CMDLINE_OPTIONS[name][0] or ""
+    return CMDLINE_OPTIONS[name][0] or ""
 
 
 def _text(value: object) -> str:
@@ -413,7 +413,7 @@ def running_steps(facts: Mapping[str, SourcedValue], changes: Mapping[str, str])
     document = declared.source.path
     held_fact = facts.get("host.dcs_parameters")
     held = set(str(held_fact.value).split()) if held_fact is not None else set()
-    dcs = {name: value for name, value in changes.items() if name in held or name in _CMDLINE_OPTIONS}
+    dcs = {name: value for name, value in changes.items() if name in held or name in CMDLINE_OPTIONS}
     local = {name: value for name, value in changes.items() if name not in dcs}
     scope_fact = facts.get("pg.cluster_name")  # Patroni's scope (it sets cluster_name from it)
     scope = (f" {shlex.quote(str(scope_fact.value))}" if scope_fact is not None and scope_fact.value

@@ -19,7 +19,7 @@ from typing import Any
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, get, load_document
 from pgvet.inputs.documents._kubernetes import apply_resources, at, file_stem
-from pgvet.inputs.documents.patroni import _CMDLINE_OPTIONS, patroni_member
+from pgvet.inputs.documents.patroni import CMDLINE_OPTIONS, patroni_member
 from pgvet.provenance import Located, Source
 
 KIND_NAME = "timescaledb-single"
@@ -79,7 +79,7 @@ def _tuned(declared: DeclaredHost, source: Source) -> None:
     """What the tstune init container writes below Patroni's settings: unknown where Patroni leaves it out."""
     own = {setting.name for setting in declared.settings}  # Patroni's own defaults too: all written after it
     # and what Patroni passes on postgres' command line (max_worker_processes…), its default where nothing sets it
-    unknown = [name for name in _TUNED if name not in own and name not in _CMDLINE_OPTIONS]
+    unknown = [name for name in _TUNED if name not in own and name not in CMDLINE_OPTIONS]
     for name in unknown:
         declared.unknown[f"pg.{name}"] = source
     if unknown:
