@@ -190,6 +190,9 @@ class IgnoreEntry:
 # An ignore file is a few dozen entries; a baseline ~200 bytes a finding (a fleet's: tens of MB).
 MAX_IGNORE_FILE_BYTES = 4 * 1024 * 1024
 MAX_BASELINE_BYTES = 256 * 1024 * 1024
+# and no more findings than the bytes hold at that size (a repository's baseline of empty entries, `"x":{}`, a few
+# bytes each, took ~250 bytes of memory apiece: gigabytes within the byte bound)
+MAX_BASELINE_ENTRIES = 2_000_000
 _IGNORE_KEYS = ("host", "rule", "subject", "reason", "expires")
 
 
@@ -413,6 +416,10 @@ def _report_entries(notices: list[str], entries: list[IgnoreEntry], today: str, 
 
 def load_baseline(path: Path, root: str | None = None) -> dict[str, dict[str, object]]:
     text = _read_bounded(path, MAX_BASELINE_BYTES, "baseline file", root)
+    # each entry is an object: its braces bound the entries before they are made (a brace in a message counts too)
+    if text.count("{") > MAX_BASELINE_ENTRIES + 1:
+        raise InputError(f"more than {MAX_BASELINE_ENTRIES} findings, more than a pgvet baseline holds: not read",
+                         Source(str(path)))
     try:
         document = json.loads(text)
     except ValueError as error:
