@@ -77,6 +77,7 @@ def test_commands_on_a_host_escape_what_it_holds(command: list[str], host: Path,
 
 
 BIDI = "\u202e\u2066\u200f"  # right-to-left override, left-to-right isolate, right-to-left mark
+SEPARATORS = "\u2028\u2029"  # line and paragraph separators: a line break to editors, browsers, some log viewers
 
 
 @pytest.mark.parametrize("report", ["text", "concise", "github"])
@@ -90,6 +91,18 @@ def test_bidirectional_controls_are_escaped(tmp_path: Path, report: str) -> None
     output = run("lint", "--format", report, str(host)).stdout
     assert not any(char in output for char in BIDI), output
     assert "\\u202e\\u2066\\u200f" in output
+
+
+@pytest.mark.parametrize("report", ["text", "concise", "github"])
+def test_line_and_paragraph_separators_are_escaped(tmp_path: Path, report: str) -> None:
+    """U+2028 in a value was printed as it is: where a viewer breaks the line there, the rest reads as a line of
+    its own (d1)."""
+    host = tmp_path / "db1"
+    host.mkdir()
+    (host / "postgresql.conf").write_text(f"work_mem = '4{SEPARATORS}MB'\n")
+    output = run("lint", "--format", report, str(host)).stdout
+    assert not any(char in output for char in SEPARATORS), output
+    assert "\\u2028\\u2029" in output
 
 
 def test_json_formats_escape_what_json_escapes(host: Path) -> None:

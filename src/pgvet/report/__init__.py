@@ -29,8 +29,10 @@ from pgvet.run.summary import RunSummary
 # surrogates (bytes that were not UTF-8) and U+FFFE/U+FFFF. A value of a configuration file can hold them (ESC
 # included: an escape sequence would reach the terminal or CI log), and XML cannot hold most of them at all. Nor
 # the bidirectional formatting characters (marks, embeddings, overrides, isolates): a right-to-left override
-# reorders what a terminal with bidi support or a web page shows after it.
-_NOT_VISIBLE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
+# reorders what a terminal with bidi support or a web page shows after it. Nor the line and paragraph separators
+# (U+2028, U+2029), which editors, browsers and some log viewers break a line at: a value would start a line of its
+# own there.
+_NOT_VISIBLE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
 # A backslash that would otherwise read as the start of such an escape, or of another backslash's, is doubled:
 # one before a backslash, x, u, U, r or n (one_line writes a line feed \n), or before a character written as an
 # escape. Else a value spelt r\u202eole printed as one holding the override does (docs/decisions.md).
