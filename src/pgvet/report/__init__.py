@@ -32,7 +32,8 @@ from pgvet.run.summary import RunSummary
 # reorders what a terminal with bidi support or a web page shows after it. Nor the line and paragraph separators
 # (U+2028, U+2029), which editors, browsers and some log viewers break a line at: a value would start a line of its
 # own there.
-_NOT_VISIBLE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
+_NOT_VISIBLE = ("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                "\ud800-\udfff\ufffe\uffff]")
 # A backslash that would otherwise read as the start of such an escape, or of another backslash's, is doubled:
 # one before a backslash, x, u, U, r or n (one_line writes a line feed \n), or before a character written as an
 # escape. Else a value spelt r\u202eole printed as one holding the override does (docs/decisions.md).
