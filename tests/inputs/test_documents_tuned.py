@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, recognise
 from pgvet.inputs.documents.tuned import parse_tuned
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 CORPUS = Path(__file__).parent.parent / "data" / "documents" / "tuned"
 PROFILES = sorted(CORPUS.glob("*/tuned.conf"))
@@ -52,9 +55,9 @@ def test_the_postgresql_profile_gives_its_sysctl_vm_and_scheduler_settings_at_th
     assert host.notes == [
         f"{POSTGRESQL}:{_line(text, 'include=')}: include=throughput-performance: that profile applies first and is "
         "not read here (give its tuned.conf to pgvet too)",
-        f"{POSTGRESQL}:{_line(text, 'transparent_hugepages')}: [vm] transparent_hugepages=never: would be thp.enabled, "
-        "which documents do not declare yet: not read",
     ]
+    assert {name: (located.value, located.source.line) for name, located in host.machine.items()} == {
+        "thp.enabled": ("never", _line(text, "transparent_hugepages"))}
 
 
 def test_percentages_are_ratios_and_conditional_sections_variables_and_assignments_are_notes() -> None:
@@ -128,3 +131,21 @@ def test_pgvet_lint_finds_a_planted_kernel_mistake_of_a_profile_at_its_line(tmp_
     found = {(finding["host"], finding["rule_id"], Path(str(finding["path"])).name, finding["line"])
              for finding in json.loads(result.output)["findings"] if finding["path"]}
     assert ("db1", "PGV130", "tuned.conf", _line(text, "vm.swappiness=60")) in found
+
+
+def test_transparent_huge_pages_of_a_profile_are_judged_where_no_snapshot_measured_them(tmp_path: Path) -> None:
+    # mssql's profile sets transparent_hugepages=always: a configuration repository holding it was not judged (a
+    # note said documents could not declare thp.enabled); a snapshot's sysfs, what runs, still comes first
+    repository = tmp_path / "db"
+    repository.mkdir()
+    shutil.copy(CORPUS / "mssql" / "tuned.conf", repository / "tuned.conf")
+    (repository / "postgresql.conf").write_text("shared_buffers = 1GB\n")
+    result = lint([repository], LintOptions())
+    [finding] = [finding for finding in result.hosts[0].findings if finding.rule_id == "PGV139"]
+    assert finding.path == "tuned.conf" and finding.line == _line((repository / "tuned.conf").read_text(),
+                                                                   "transparent_hugepages")
+    (repository / "sysfs.txt").write_text("/sys/kernel/mm/transparent_hugepage/enabled:always madvise [never]\n")
+    assert "PGV139" not in {finding.rule_id for finding in lint([repository], LintOptions()).hosts[0].findings}
+    bad = parse_tuned("[vm]\ntransparent_hugepages=sometimes\n", "tuned.conf")[0]
+    assert not bad.machine and bad.notes == ["tuned.conf:2: [vm] transparent_hugepages=sometimes: not a value the "
+                                             "kernel takes (always, madvise, never): not read"]

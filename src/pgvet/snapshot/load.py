@@ -181,6 +181,10 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
         declared.setdefault("orchestrator", Located(hosting[index].kind, hosting[index].source))
     copied = _load_manifest(builder, inputs)
     _load_machine(builder, inputs)
+    for document in declared_here:  # what a document sets of the machine, where the snapshot measured nothing
+        for name, located in document.machine.items():
+            if name not in builder.host.facts:
+                builder.put(name, located)
     page_size = _base_page_size(builder, declared)
     _load_kernel(builder, inputs, [setting for document in declared_here for setting in document.sysctl], page_size)
     lines = ConfResult(settings=[setting for document in declared_here for setting in document.settings],

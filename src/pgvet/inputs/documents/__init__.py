@@ -46,7 +46,8 @@ class DeclaredHost:
     a Kubernetes object's metadata.namespace, what tells it from an object of its name beside it (kubectl's
     ``namespace/name``); None where the manifest leaves it to where it is applied. ``unseen_configuration``: the
     host's postgresql.conf is a file pgvet cannot see: a host that sets nothing else is not judged on PostgreSQL's
-    defaults.
+    defaults. ``machine``: facts of the machine a document sets that a snapshot measures, by their names
+    (``thp.enabled`` from a tuned profile): the host's where its snapshot measured none.
     """
 
     kind: str  # the DocumentKind's name
@@ -58,6 +59,7 @@ class DeclaredHost:
     problems: list[ConfProblem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     unknown: dict[str, Source] = field(default_factory=dict)
+    machine: dict[str, Located[Any]] = field(default_factory=dict)
     hosting: bool = True
     namespace: str | None = None
     unseen_configuration: bool = False  # its configuration is where pgvet cannot see (a ConfigMap, a mount)

@@ -1,9 +1,10 @@
 """A tuned profile (tuned.conf): the kernel settings its plugins write, as sysctl settings at their lines.
 
 ``[sysctl]`` is read as sysctl.d; ``[vm]`` dirty_bytes/dirty_background_bytes (a ``%`` value is the ratio) and
-``[scheduler]`` sched_* (the kernel.sched_* sysctls tuned writes before Linux 5.13) map to their sysctls. What has
-no sysctl (transparent huge pages, read-ahead, the I/O scheduler), an ``include=`` of another profile, ``${…}``
-variables, ``>``/``<`` assignments and sections that apply only on some machines are notes. A profile describes
+``[scheduler]`` sched_* (the kernel.sched_* sysctls tuned writes before Linux 5.13) map to their sysctls; ``[vm]``
+transparent_hugepages (and .defrag) to the thp.* facts sysfs gives (the machine's where a snapshot has none). A
+disk's read-ahead and I/O scheduler, an ``include=`` of another profile, ``${…}`` variables, ``>``/``<``
+assignments and sections that apply only on some machines are notes. A profile describes
 the machine, not a PostgreSQL host: it is not ``hosting``.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind
 from pgvet.inputs.sysctl import SysctlSetting, declared_sysctl_value, normalise_key
-from pgvet.provenance import Source
+from pgvet.provenance import Located, Source
 
 MAX_PROFILE_CHARS = 256 * 1024
 
@@ -23,11 +24,15 @@ _VM_SYSCTLS = {
     "dirty_ratio": ("vm.dirty_ratio", "vm.dirty_ratio"),
     "dirty_background_ratio": ("vm.dirty_background_ratio", "vm.dirty_background_ratio"),
 }
-# Options that say what a host fact would hold, for which documents have no fact yet (the sysfs input has them)
+# [vm] options that set what sysfs shows of transparent huge pages, with the values the kernel takes (tuned's
+# plugin_vm writes the value into /sys/kernel/mm/transparent_hugepage/enabled or defrag)
+_THP_FACTS = {
+    "transparent_hugepages": ("thp.enabled", ("always", "madvise", "never")),
+    "transparent_hugepage": ("thp.enabled", ("always", "madvise", "never")),
+    "transparent_hugepage.defrag": ("thp.defrag", ("always", "defer", "defer+madvise", "madvise", "never")),
+}
+# Options that say what a disk's item would hold, which documents do not declare (the sysfs input has them)
 _UNMAPPED_FACTS = {
-    ("vm", "transparent_hugepages"): "thp.enabled",
-    ("vm", "transparent_hugepage"): "thp.enabled",
-    ("vm", "transparent_hugepage.defrag"): "thp.defrag",
     ("disk", "readahead"): "disk.read_ahead_kb",
     ("disk", "elevator"): "disk.scheduler",
 }
@@ -108,6 +113,14 @@ def parse_tuned(text: str, path: str) -> list[DeclaredHost]:
 
 
 def _option(declared: DeclaredHost, plugin: str, section: str, option: str, value: str, source: Source) -> None:
+    if plugin == "vm" and option in _THP_FACTS:
+        name, accepted = _THP_FACTS[option]
+        if value.strip() in accepted:
+            declared.machine[name] = Located(value.strip(), source)
+        else:
+            declared.notes.append(f"{source}: [{section}] {option}={value}: not a value the kernel takes "
+                                  f"({', '.join(accepted)}): not read")
+        return
     fact = _UNMAPPED_FACTS.get((plugin, option))
     if fact is not None:
         declared.notes.append(f"{source}: [{section}] {option}={value}: would be {fact}, which documents "
