@@ -60,9 +60,8 @@ def _acl_lets_others_write(target: int | str, owner: int) -> bool:
     """Whether the access ACL of ``target`` names a user other than ``owner``, or a group that is not the owner's
     private one, with the right to write. A file without an ACL (or on a filesystem without them) has none; an ACL
     pgvet cannot read is taken to let them."""
-    try:
-        data = os.getxattr(target, _ACL_XATTR)
-    except OSError:  # ENODATA: no ACL beyond the mode; ENOTSUP: none on this filesystem
+    data = access_acl(target)
+    if data is None:
         return False
     if len(data) < 4 or (len(data) - 4) % 8 or struct.unpack_from("<I", data)[0] != _ACL_VERSION:
         return True
