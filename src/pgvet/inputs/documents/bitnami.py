@@ -512,19 +512,27 @@ def _extra_environment(declared: DeclaredHost, variables: object, path: str) -> 
     postgresql_configure_connections, and POSTGRESQL_SHARED_PRELOAD_LIBRARIES. A value from elsewhere (``valueFrom``,
     a template) is one pgvet cannot know: the rules reading it are not evaluated."""
     settings: list[tuple[str, ConfSetting]] = []
-    for index, item in enumerate(variables if isinstance(variables, list) else []):
-        parameter = _CONTAINER_ENVIRONMENT.get(str(get(item, "name") or ""))
+    for name, text, source in _env_entries(variables, path):
+        parameter = _CONTAINER_ENVIRONMENT.get(name)
         if parameter is None:
             continue
-        value = get(item, "value")
-        text = _helm_text(value)
-        source = Source(path, yaml_line(item, "value") if "value" in item else yaml_line(variables, index))
-        if text is None or "{{" in text:
-            declared.notes.append(f"{source}: extraEnvVars {item['name']} is set from elsewhere: {parameter} not read")
+        if text is None:
+            declared.notes.append(f"{source}: extraEnvVars {name} is set from elsewhere: {parameter} not read")
             declared.unknown[f"pg.{parameter}"] = source
         elif text.strip():  # the container sets the parameter only from a variable that is not empty
-            settings.append((f"extraEnvVars {item['name']}", conf_setting(parameter, text, source)))
+            settings.append((f"extraEnvVars {name}", conf_setting(parameter, text, source)))
     return settings
+
+
+def _env_entries(variables: object, path: str) -> list[tuple[str, str | None, Source]]:
+    """An ``extraEnvVars`` list's entries: each variable's name, its value as the template prints it (None for one
+    pgvet cannot know: ``valueFrom``, a template) and its line."""
+    entries: list[tuple[str, str | None, Source]] = []
+    for index, item in enumerate(variables if isinstance(variables, list) else []):
+        text = _helm_text(get(item, "value"))
+        source = Source(path, yaml_line(item, "value") if "value" in item else yaml_line(variables, index))
+        entries.append((str(get(item, "name") or ""), None if text is None or "{{" in text else text, source))
+    return entries
 
 
 def _variables(values: dict[str, Any], primary: dict[str, Any], path: str) -> dict[str, tuple[str | None, Source]]:
@@ -548,13 +556,9 @@ def _variables(values: dict[str, Any], primary: dict[str, Any], path: str) -> di
             variables["POSTGRES_SYNCHRONOUS_COMMIT_MODE"] = mode
             variables["POSTGRES_NUM_SYNCHRONOUS_REPLICAS"] = value("numSynchronousReplicas")
         variables["POSTGRES_CLUSTER_APP_NAME"] = value("applicationName")
-    extra = primary.get("extraEnvVars")
-    for index, item in enumerate(extra if isinstance(extra, list) else []):
-        name = str(get(item, "name") or "")
+    for name, text, source in _env_entries(primary.get("extraEnvVars"), path):
         if name.startswith("POSTGRES"):
-            text = _helm_text(get(item, "value"))
-            source = Source(path, yaml_line(item, "value") if "value" in item else yaml_line(extra, index))
-            variables[name] = (None if text is None or "{{" in text else text, source)
+            variables[name] = (text, source)
     return variables
 
 
