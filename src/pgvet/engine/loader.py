@@ -41,43 +41,39 @@ def builtin_rules_dir() -> Path:
 
 
 def _rule_files(directory: Path, root: str | None = None) -> list[Path]:
-    """The rule files of a pack: the file named, or a directory's *.yaml files. Beneath ``root`` (a found
-    configuration's repository) the directory is listed from a descriptor opened beneath it, as _read opens each
-    file: a link swapped in since the configuration's check leads nowhere out of it."""
-    if root is None:
-        if directory.is_file():
-            return [directory]
-        if not directory.is_dir():
-            raise RulePackError("rule pack directory not found", Source(str(directory)))
-        found = sorted(path for path in directory.iterdir() if path.suffix in RULE_SUFFIXES and path.is_file())
-    else:
-        try:
-            descriptor = open_directory(str(directory), root)
-        except NotADirectoryError:
-            return [directory]
-        except LeadsOut:
-            raise RulePackError(f"not read: a symbolic link leads it out of the repository {root}",
-                                Source(str(directory))) from None
-        except OSError as error:
-            raise RulePackError(f"rule pack directory not read: {error.strerror or error}",
-                                Source(str(directory))) from None
-        try:
-            found = sorted(directory / name for name in os.listdir(descriptor) if Path(name).suffix in RULE_SUFFIXES
-                           and _regular(name, descriptor))
-        finally:
-            os.close(descriptor)
+    """The rule files of a pack: the file named, or a directory's *.yaml files, listed from the directory's
+    descriptor. Beneath ``root`` (a found configuration's repository) that directory is opened beneath it, as _read
+    opens each file: a link swapped in since the configuration's check leads nowhere out of it."""
+    try:
+        descriptor = open_directory(str(directory), root)
+    except NotADirectoryError:
+        return [directory]
+    except FileNotFoundError:
+        raise RulePackError("rule pack directory not found", Source(str(directory))) from None
+    except LeadsOut:
+        raise RulePackError(f"not read: a symbolic link leads it out of the repository {root}",
+                            Source(str(directory))) from None
+    except OSError as error:
+        raise RulePackError(f"rule pack directory not read: {error.strerror or error}",
+                            Source(str(directory))) from None
+    try:
+        found = sorted(directory / name for name in os.listdir(descriptor)
+                       if Path(name).suffix in RULE_SUFFIXES and _regular(name, descriptor, follow=root is None))
+    finally:
+        os.close(descriptor)
     if not found:
         raise RulePackError("no rule files (*.yaml) in this directory", Source(str(directory)))
     return found
 
 
-def _regular(name: str, directory: int) -> bool:
-    """Whether ``name`` in ``directory`` is a regular file or a link (_read resolves it within the repository)."""
+def _regular(name: str, directory: int, *, follow: bool) -> bool:
+    """Whether ``name`` in ``directory`` is a regular file (``follow``: through its links), or a link that _read
+    resolves within the repository."""
     try:
-        mode = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
+        mode = os.stat(name, dir_fd=directory, follow_symlinks=follow).st_mode
     except OSError:
         return False
-    return stat.S_ISREG(mode) or stat.S_ISLNK(mode)
+    return stat.S_ISREG(mode) or (not follow and stat.S_ISLNK(mode))
 
 
 def _read(path: Path, root: str | None = None) -> str:
