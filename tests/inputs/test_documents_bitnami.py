@@ -13,7 +13,9 @@ from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of, lin
 from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost
-from pgvet.inputs.documents.bitnami import CONTAINER_SOURCE, _go_number, _snake_case, parse_bitnami
+from pgvet.inputs.documents._bitnami_image import CONTAINER_SOURCE
+from pgvet.inputs.documents._kubernetes import go_number
+from pgvet.inputs.documents.bitnami import _snake_case, parse_bitnami
 from pgvet.snapshot.load import load_hosts
 
 VALUES = DOCUMENTS / "bitnami" / "values.yaml"
@@ -583,7 +585,7 @@ def test_a_number_of_a_mapping_is_printed_as_go_prints_a_float() -> None:
     (0.9, "0.9"), (0.0001, "0.0001"), (0.00001, "1e-05"), (1.5e21, "1.5e+21"), (2**53 + 1, "9.007199254740992e+15"),
 ])
 def test_go_number(number: float, printed: str) -> None:
-    assert _go_number(number) == printed
+    assert go_number(number) == printed
 
 
 @pytest.mark.parametrize("key, snake", [

@@ -16,7 +16,7 @@ from documents_support import line_of, lint_findings, settings
 from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, document_kinds
-from pgvet.inputs.documents.bitnami import CONTAINER_SOURCE
+from pgvet.inputs.documents._bitnami_image import CONTAINER_SOURCE
 from pgvet.inputs.documents.compose import DOCKER_DEFAULT, DOCKER_SHM_DEFAULT, KIND, parse_compose
 from pgvet.provenance import Source
 from pgvet.safeyaml import load_yaml

@@ -1,11 +1,12 @@
 """What Kubernetes operators' manifests share: multi-document YAML, resource quantities, a container's resources as
-host keys, Helm templates' ``{{ … }}`` in values. A private module (its name starts with ``_``): no document kind of
+host keys, Helm templates' ``{{ … }}`` in values and how they print a value. A private module (its name starts with ``_``): no document kind of
 its own."""
 
 from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -217,3 +218,32 @@ def without_variables(text: str) -> str:
 def unrendered(value: object) -> bool:
     """A value (or a key) a template fills in: pgvet cannot know it."""
     return isinstance(value, str) and UNRENDERED in value
+
+
+def helm_text(value: object) -> str | None:
+    """A scalar of the values as a template prints it (Helm's ``quote`` and ``{{ $value }}`` alike); None for a
+    list, a mapping or null."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return go_number(value)
+    return value if isinstance(value, str) else None
+
+
+def go_number(value: int | float) -> str:
+    """A number of the values as Helm's templates print it: Helm reads values through JSON (sigs.k8s.io/yaml), so
+    every number is a float64, which Go prints as strconv's shortest 'g' — in exponent form from 1e+06 on and below
+    1e-04 (1000000 is 1e+06, which postgresql.conf cannot read unquoted)."""
+    number = float(value)
+    if not math.isfinite(number):
+        return {"inf": "+Inf", "-inf": "-Inf"}.get(repr(number), "NaN")
+    if number == 0:
+        return "0"
+    shortest = Decimal(repr(abs(number))).normalize()  # Python's repr: the shortest digits, as Go's
+    digits = shortest.as_tuple().digits
+    position = len(digits) - 1 + int(shortest.as_tuple().exponent)  # the power of ten of the first digit
+    sign = "-" if number < 0 else ""
+    if -4 <= position < 6:
+        return sign + format(shortest, "f")
+    mantissa = str(digits[0]) + ("." + "".join(map(str, digits[1:])) if len(digits) > 1 else "")
+    return f"{sign}{mantissa}e{'-' if position < 0 else '+'}{abs(position):02d}"

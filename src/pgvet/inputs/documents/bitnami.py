@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import posixpath
 import re
-from decimal import Decimal
 from typing import Any, NamedTuple
 
 from pgvet.errors import ParseError
@@ -31,11 +30,21 @@ from pgvet.inputs.documents import (
     yaml_line,
     yaml_parameter,
 )
+from pgvet.inputs.documents._bitnami_image import (
+    CONTAINER_SOURCE,
+    Variables,
+    container_values,
+    env_entries,
+    extra_environment,
+    set_properties,
+    synchronous_settings,
+)
 from pgvet.inputs.documents._kubernetes import (
     RUNTIME_SHM_SIZE,
     apply_resources,
     at,
     file_stem,
+    helm_text,
     load_manifests,
     memory_size,
     namespace,
@@ -57,15 +66,6 @@ RESOURCE_PRESETS: dict[str, dict[str, dict[str, str]]] = {
     "xlarge": {"requests": {"cpu": "1.0", "memory": "3072Mi"}, "limits": {"cpu": "3.0", "memory": "6144Mi"}},
     "2xlarge": {"requests": {"cpu": "1.0", "memory": "3072Mi"}, "limits": {"cpu": "6.0", "memory": "12288Mi"}},
 }
-# What the container writes into the postgresql.conf it generates (no primary.configuration), whatever its
-# environment, beside PostgreSQL's defaults (its sample file's): libpostgresql.sh's
-# postgresql_configure_replication_parameters, run on the primary and the replicas alike, standalone too. (It also
-# writes wal_level, from POSTGRESQL_WAL_LEVEL, replica by default, as PostgreSQL's; fsync from POSTGRESQL_FSYNC.)
-_CONTAINER_VALUES = {"max_wal_size": "400MB", "max_wal_senders": "16", "hot_standby": "on"}
-# and the WAL it keeps for the replicas: wal_keep_size from PostgreSQL 13, wal_keep_segments before
-_CONTAINER_WAL_KEEP = (("wal_keep_size", "128MB"), ("wal_keep_segments", "12"))
-# Where pgvet says a value of the container's own comes from (no line of the values sets it).
-CONTAINER_SOURCE = "<bitnami container: libpostgresql.sh>"
 # What can set a parameter outside the snippets pgvet reads: environment variables (POSTGRESQL_EXTRA_FLAGS), the
 # container's command or arguments.
 _OUTSIDE_SNIPPETS = ("extraEnvVars", "extraEnvVarsCM", "extraEnvVarsSecret", "args", "command")
@@ -82,25 +82,6 @@ _BEFORE_11_ENVIRONMENT = {
     "postgresqlTcpKeepalivesCount": "tcp_keepalives_count",
     "postgresqlStatementTimeout": "statement_timeout",
 }
-# The container's variables whose value it writes into the postgresql.conf it generates, each as a parameter
-# (libpostgresql.sh: postgresql_configure_replication_parameters, _fsync, _logging, _connections, _timezone and
-# postgresql_initialize's own lines)
-_CONTAINER_ENVIRONMENT = {"POSTGRESQL_MAX_CONNECTIONS": "max_connections",
-                          "POSTGRESQL_TCP_KEEPALIVES_IDLE": "tcp_keepalives_idle",
-                          "POSTGRESQL_TCP_KEEPALIVES_INTERVAL": "tcp_keepalives_interval",
-                          "POSTGRESQL_TCP_KEEPALIVES_COUNT": "tcp_keepalives_count",
-                          "POSTGRESQL_STATEMENT_TIMEOUT": "statement_timeout",
-                          "POSTGRESQL_SHARED_PRELOAD_LIBRARIES": "shared_preload_libraries",
-                          "POSTGRESQL_WAL_LEVEL": "wal_level",
-                          "POSTGRESQL_FSYNC": "fsync",
-                          "POSTGRESQL_PASSWORD_ENCRYPTION": "password_encryption",
-                          "POSTGRESQL_DEFAULT_TOAST_COMPRESSION": "default_toast_compression",
-                          "POSTGRESQL_LOG_CONNECTIONS": "log_connections",
-                          "POSTGRESQL_LOG_DISCONNECTIONS": "log_disconnections",
-                          "POSTGRESQL_LOG_HOSTNAME": "log_hostname",
-                          "POSTGRESQL_LOG_LINE_PREFIX": "log_line_prefix",
-                          "POSTGRESQL_LOG_TIMEZONE": "log_timezone",
-                          "POSTGRESQL_TIMEZONE": "timezone"}
 # The chart's defaults of what the primary's synchronous replication reads (values.yaml's replication.*), where a
 # values file overriding the chart's leaves them out
 _REPLICATION_DEFAULTS = {"synchronousCommit": "off", "numSynchronousReplicas": 0, "applicationName": "my_application"}
@@ -366,9 +347,9 @@ def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: So
     environment = _environment(values, path, before_11=before_11)
     synchronous: list[tuple[str, ConfSetting]] = []
     if not before_11:
-        environment += _extra_environment(declared, section.get("extraEnvVars"), path)
+        environment += extra_environment(declared, section.get("extraEnvVars"), path)
         if section is primary:
-            synchronous = _synchronous(declared, values, primary, path)
+            synchronous = synchronous_settings(declared, _variables(values, primary, path))
     if before_11:  # chart 10 mounts its two ConfigMaps in the replicas too; its replicas are not a host here
         main = _rendered(declared, values, "postgresqlConfiguration", "configurationConfigMap", path)
         extended = _rendered(declared, values, "postgresqlExtendedConf", "extendedConfConfigMap", path)
@@ -400,16 +381,9 @@ def _host(values: dict[str, Any], section: dict[str, Any], name: str, source: So
         environment = [(setting.name, setting) for setting in generated] + environment + synchronous
         synchronous = []  # in the sample file's lines, above conf.d
     _apply(declared, main, extended, environment, mount_path, conf_d_unseen=unseen is not None)
-    _set_properties(declared, synchronous)
+    set_properties(declared, synchronous)
     _resources(declared, values if before_11 else section, path)
     return declared
-
-
-def container_values(version: int | None) -> list[ConfSetting]:
-    """What the container writes into the postgresql.conf it generates whatever its environment says (the image's
-    own run.sh: libpostgresql.sh's postgresql_configure_replication_parameters), for a server of ``version``."""
-    keep = _CONTAINER_WAL_KEEP[0 if version is None or version >= 13 else 1]
-    return [conf_setting(name, value, Source(CONTAINER_SOURCE)) for name, value in (*_CONTAINER_VALUES.items(), keep)]
 
 
 def _configmap(value: object) -> str | None:
@@ -500,46 +474,17 @@ def _environment(values: dict[str, Any], path: str, *, before_11: bool) -> list[
         value = values.get(key)
         if key != _PRELOAD and not value:
             continue
-        text = _helm_text(value)
+        text = helm_text(value)
         if text is not None and text.strip():
             settings.append((key, conf_setting(parameter, text, at(values, key, path))))
     return settings
 
 
-def _extra_environment(declared: DeclaredHost, variables: object, path: str) -> list[tuple[str, ConfSetting]]:
-    """The settings the container writes from the section's ``extraEnvVars`` (after the chart's own variables: the
-    last of a name wins in Kubernetes): POSTGRESQL_MAX_CONNECTIONS and the others of libpostgresql.sh's
-    postgresql_configure_connections, and POSTGRESQL_SHARED_PRELOAD_LIBRARIES. A value from elsewhere (``valueFrom``,
-    a template) is one pgvet cannot know: the rules reading it are not evaluated."""
-    settings: list[tuple[str, ConfSetting]] = []
-    for name, text, source in _env_entries(variables, path):
-        parameter = _CONTAINER_ENVIRONMENT.get(name)
-        if parameter is None:
-            continue
-        if text is None:
-            declared.notes.append(f"{source}: extraEnvVars {name} is set from elsewhere: {parameter} not read")
-            declared.unknown[f"pg.{parameter}"] = source
-        elif text.strip():  # the container sets the parameter only from a variable that is not empty
-            settings.append((f"extraEnvVars {name}", conf_setting(parameter, text, source)))
-    return settings
-
-
-def _env_entries(variables: object, path: str) -> list[tuple[str, str | None, Source]]:
-    """An ``extraEnvVars`` list's entries: each variable's name, its value as the template prints it (None for one
-    pgvet cannot know: ``valueFrom``, a template) and its line."""
-    entries: list[tuple[str, str | None, Source]] = []
-    for index, item in enumerate(variables if isinstance(variables, list) else []):
-        text = _helm_text(get(item, "value"))
-        source = Source(path, yaml_line(item, "value") if "value" in item else yaml_line(variables, index))
-        entries.append((str(get(item, "name") or ""), None if text is None or "{{" in text else text, source))
-    return entries
-
-
-def _variables(values: dict[str, Any], primary: dict[str, Any], path: str) -> dict[str, tuple[str | None, Source]]:
+def _variables(values: dict[str, Any], primary: dict[str, Any], path: str) -> Variables:
     """The primary container's variables its synchronous replication reads, as the chart sets them (its POSTGRES_
     names: templates/primary/statefulset.yaml, under architecture replication or a standby primary) and then
     ``primary.extraEnvVars`` (the last of a name wins in Kubernetes); None for a value pgvet cannot know."""
-    variables: dict[str, tuple[str | None, Source]] = {}
+    variables: Variables = {}
     standby = get(primary, "standby", "enabled") is True
     if values.get("architecture") == "replication" or standby:
         replication: dict[str, Any] = values["replication"] if isinstance(values.get("replication"), dict) else {}
@@ -548,121 +493,18 @@ def _variables(values: dict[str, Any], primary: dict[str, Any], path: str) -> di
 
         def value(key: str) -> tuple[str | None, Source]:
             if key not in replication:
-                return _helm_text(_REPLICATION_DEFAULTS[key]), where
-            return _helm_text(replication[key]), at(replication, key, path)
+                return helm_text(_REPLICATION_DEFAULTS[key]), where
+            return helm_text(replication[key]), at(replication, key, path)
 
         mode = value("synchronousCommit")
         if mode[0] != "off":  # the chart passes both only then
             variables["POSTGRES_SYNCHRONOUS_COMMIT_MODE"] = mode
             variables["POSTGRES_NUM_SYNCHRONOUS_REPLICAS"] = value("numSynchronousReplicas")
         variables["POSTGRES_CLUSTER_APP_NAME"] = value("applicationName")
-    for name, text, source in _env_entries(primary.get("extraEnvVars"), path):
+    for name, text, source in env_entries(primary.get("extraEnvVars"), path):
         if name.startswith("POSTGRES"):
             variables[name] = (text, source)
     return variables
-
-
-def _container_variable(variables: dict[str, tuple[str | None, Source]], name: str,
-                        default: str) -> tuple[str | None, Source | None]:
-    """A variable as the container reads it (postgresql-env.sh): POSTGRESQL_<name>, else its alias POSTGRES_<name>
-    where it has one (the replication ones do), else its default; an empty value is none."""
-    for prefix in ("POSTGRESQL_", "POSTGRES_"):
-        value, source = variables.get(prefix + name, ("", None))
-        if value is None or value:
-            return value, source
-    return default, None
-
-
-def _synchronous(declared: DeclaredHost, values: dict[str, Any], primary: dict[str, Any],
-                 path: str) -> list[tuple[str, ConfSetting]]:
-    """synchronous_commit and synchronous_standby_names, which the container writes on a primary (replication mode
-    master, its default) with synchronous replicas (libpostgresql.sh, postgresql_configure_synchronous_replication:
-    POSTGRESQL_NUM_SYNCHRONOUS_REPLICAS above 0): the first from POSTGRESQL_SYNCHRONOUS_COMMIT_MODE, the second
-    ``[POSTGRESQL_SYNCHRONOUS_REPLICAS_MODE] N ("name", …)`` of the names in POSTGRESQL_CLUSTER_APP_NAME."""
-    variables = _variables(values, primary, path)
-    mode, _ = _container_variable(variables, "REPLICATION_MODE", "master")
-    count, count_source = _container_variable(variables, "NUM_SYNCHRONOUS_REPLICAS", "0")
-    if mode == "slave" or count_source is None:
-        return []
-    names = ("synchronous_commit", "synchronous_standby_names")
-    if mode is None or count is None or not count.strip().isdigit():  # what bash's (( )) makes of it: unknown
-        for name in names:
-            declared.notes.append(f"{count_source}: {name} not read: the replication mode or the number of "
-                                  "synchronous replicas is not known")
-            declared.unknown[f"pg.{name}"] = count_source
-        return []
-    if int(count) == 0:
-        return []
-    commit, commit_source = _container_variable(variables, "SYNCHRONOUS_COMMIT_MODE", "on")
-    application, application_source = _container_variable(variables, "CLUSTER_APP_NAME", "")
-    settings: list[tuple[str, ConfSetting]] = []
-    if commit is None:
-        declared.unknown["pg.synchronous_commit"] = commit_source or count_source
-    else:
-        settings.append(("POSTGRESQL_SYNCHRONOUS_COMMIT_MODE",
-                         conf_setting("synchronous_commit", commit, commit_source or count_source)))
-    if application is None:
-        declared.unknown["pg.synchronous_standby_names"] = application_source or count_source
-        return settings
-    standby_names = f"{int(count)} ({_application_names(application)})"
-    prefix, _ = _container_variable(variables, "SYNCHRONOUS_REPLICAS_MODE", "")
-    if prefix:
-        standby_names = f"{prefix} {standby_names}"
-    settings.append(("POSTGRESQL_NUM_SYNCHRONOUS_REPLICAS",
-                     conf_setting("synchronous_standby_names", standby_names, count_source)))
-    return settings
-
-
-def _application_names(application: str) -> str:
-    """The standby names the container lists: the application name, or of a list (repmgr's nodes, split at commas
-    and semicolons) each host's first label, each double-quoted."""
-    if "," not in application:
-        return f'"{application}"'
-    nodes = application.replace(",", " ").replace(";", " ").split()
-    hosts = [re.split(r"[:/?#]", re.sub(r"^[^:/?#]+://|^//", "", node), maxsplit=1)[0].split(".")[0]
-             for node in nodes]
-    return ",".join(f'"{host}"' for host in hosts)
-
-
-def _set_properties(declared: DeclaredHost, settings: list[tuple[str, ConfSetting]]) -> None:
-    """Settings the container writes into a postgresql.conf it did not generate (libpostgresql.sh's
-    postgresql_set_property on its copy of the mounted file): a line of the parameter is replaced where it is, else
-    the setting is appended at the file's end, below its include_dir (so it wins over conf.d)."""
-    for _, setting in settings:
-        placed = [index for index, own in enumerate(declared.settings) if own.name == setting.name]
-        for index in placed:
-            declared.settings[index] = setting
-        if not placed:
-            declared.settings.append(setting)
-
-
-def _helm_text(value: object) -> str | None:
-    """A scalar of the values as a template prints it (Helm's ``quote`` and ``{{ $value }}`` alike); None for a
-    list, a mapping or null."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return _go_number(value)
-    return value if isinstance(value, str) else None
-
-
-def _go_number(value: int | float) -> str:
-    """A number of the values as Helm's templates print it: Helm reads values through JSON (sigs.k8s.io/yaml), so
-    every number is a float64, which Go prints as strconv's shortest 'g' — in exponent form from 1e+06 on and below
-    1e-04 (1000000 is 1e+06, which postgresql.conf cannot read unquoted)."""
-    number = float(value)
-    if not math.isfinite(number):
-        return {"inf": "+Inf", "-inf": "-Inf"}.get(repr(number), "NaN")
-    if number == 0:
-        return "0"
-    shortest = Decimal(repr(abs(number))).normalize()  # Python's repr: the shortest digits, as Go's
-    digits = shortest.as_tuple().digits
-    position = len(digits) - 1 + int(shortest.as_tuple().exponent)  # the power of ten of the first digit
-    sign = "-" if number < 0 else ""
-    if -4 <= position < 6:
-        return sign + format(shortest, "f")
-    mantissa = str(digits[0]) + ("." + "".join(map(str, digits[1:])) if len(digits) > 1 else "")
-    return f"{sign}{mantissa}e{'-' if position < 0 else '+'}{abs(position):02d}"
 
 
 def _text(declared: DeclaredHost, section: dict[str, Any], where: str, key: str, configmap_key: str | None,
@@ -724,7 +566,7 @@ def _rendered(declared: DeclaredHost, values: dict[str, Any], key: str, configma
     places: list[Source] = []
     for name in sorted(mapping, key=str):  # Go's templates range over a map in its keys' order
         value, place = mapping[name], at(mapping, name, path)
-        text = _helm_text(value)
+        text = helm_text(value)
         if text is None or (isinstance(value, float) and not math.isfinite(value)):
             declared.notes.append(f"{place}: {key}.{name} is no text, number or boolean: not read")
             continue

@@ -28,7 +28,7 @@ from pgvet.inputs.documents import (
     load_document,
     yaml_line,
 )
-from pgvet.inputs.documents.bitnami import container_values
+from pgvet.inputs.documents._bitnami_image import container_values
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.pgparams.options import VALUE_LETTERS, letter_parameter, letter_setting
 from pgvet.provenance import Located, Source
