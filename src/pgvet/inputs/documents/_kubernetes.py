@@ -1,6 +1,6 @@
 """What Kubernetes operators' manifests share: multi-document YAML, resource quantities, a container's resources as
-host keys, Helm templates' ``{{ … }}`` in values and how they print a value. A private module (its name starts with ``_``): no document kind of
-its own."""
+host keys, Helm templates' ``{{ … }}`` in values and how they print a value. A private module (its name starts
+with ``_``): no document kind of its own."""
 
 from __future__ import annotations
 
