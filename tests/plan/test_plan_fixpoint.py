@@ -148,6 +148,69 @@ def test_the_running_pool_is_written_back_where_the_running_commit_limit_beside_
     check_fixpoint(host)
 
 
+def _write_host(host: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (host / name).parent.mkdir(parents=True, exist_ok=True)
+        (host / name).write_text(text)
+
+
+def test_a_running_ratio_below_the_files_is_not_written_back_beside_their_pool(tmp_path: Path) -> None:
+    # found by the generated hosts: 1 GB, no swap, strict overcommit with ratio 60 and no pool running; the files
+    # declare ratio 80 and a 153-page pool, whose CommitLimit is below what is committed. Writing back the running
+    # ratio (60) beside the files' pool lowered CommitLimit further (431 MB, against 574 MB with the files' 80)
+    host, original = tmp_path / "host", tmp_path / "original"
+    files = {
+        "meminfo.txt": "MemTotal: 1048576 kB\nMemFree: 104857 kB\nMemAvailable: 524288 kB\nSwapTotal: 0 kB\n"
+                       "SwapFree: 0 kB\nCommitLimit: 629144 kB\nCommitted_AS: 503315 kB\nHugePages_Total: 0\n"
+                       "HugePages_Free: 0\nHugePages_Rsvd: 0\nHugePages_Surp: 0\nHugepagesize: 2048 kB\nHugetlb: 0 kB\n",
+        "sysctl.txt": "vm.dirty_background_ratio = 5\nvm.dirty_ratio = 10\nvm.dirty_background_bytes = 0\n"
+                      "vm.dirty_bytes = 0\nvm.nr_hugepages = 0\nvm.nr_overcommit_hugepages = 51\nvm.overcommit_kbytes = 0\n"
+                      "vm.overcommit_memory = 2\nvm.overcommit_ratio = 60\nvm.swappiness = 1\n",
+        "sysctl.d/90-tuning.conf": "vm.overcommit_memory = 2\nvm.overcommit_ratio = 80\nvm.nr_hugepages = 153\n",
+        "lscpu.txt": "Architecture: x86_64\nCPU(s): 2\n",
+        "postgresql.conf": "max_connections = 20\nshared_buffers = 512MB\nhuge_pages = on\nwork_mem = 4MB\n",
+        "host.yaml": "pg_version: 15\nworkload: oltp\nstorage: ssd\ndedicated: true\n",
+    }
+    _write_host(host, files)
+    _write_host(original, files)
+    [result] = lint([host], LintOptions()).hosts
+    assert result.target is not None
+    assert "vm.overcommit_ratio" not in {change.setting.name for change in result.target.changes}
+    check_fixpoint(host)
+    _invariants(original, host)
+
+
+def test_committed_memory_is_held_against_the_commit_limit_postgresql_leaves_once_it_takes_surplus_huge_pages(
+        tmp_path: Path) -> None:
+    # found by the generated hosts: 384 GB, two instances of 96 GB of shared_buffers with huge_pages = on and a
+    # dynamic pool (vm.nr_overcommit_hugepages), ratio 60, 184 GB committed. Halving shared_buffers lets PostgreSQL
+    # take 98 GB of surplus pages, which leave CommitLimit's base: 171 GB, below what is committed. Judged against
+    # /proc/meminfo's CommitLimit (before PostgreSQL takes them) committed-as-near-commit-limit (PGV105) was silent,
+    # so shared_buffers was kept — until the fix had raised the ratio to 80, when the next fix halved it (no fixpoint)
+    host, original = tmp_path / "host", tmp_path / "original"
+    files = {
+        "meminfo.txt": "MemTotal: 402652803 kB\nMemFree: 40265280 kB\nMemAvailable: 201326401 kB\nSwapTotal: 0 kB\n"
+                       "SwapFree: 0 kB\nCommitLimit: 241591680 kB\nCommitted_AS: 193273344 kB\nHugePages_Total: 0\n"
+                       "HugePages_Free: 0\nHugePages_Rsvd: 0\nHugePages_Surp: 0\nHugepagesize: 2048 kB\nHugetlb: 0 kB\n",
+        "sysctl.txt": "vm.dirty_background_ratio = 5\nvm.dirty_ratio = 10\nvm.dirty_background_bytes = 0\n"
+                      "vm.dirty_bytes = 0\nvm.nr_hugepages = 0\nvm.nr_overcommit_hugepages = 58982\n"
+                      "vm.overcommit_kbytes = 0\n"
+                      "vm.overcommit_memory = 2\nvm.overcommit_ratio = 60\nvm.swappiness = 1\n",
+        "lscpu.txt": "Architecture: x86_64\nCPU(s): 2\n",
+        "postgresql.conf": "max_connections = 20\nshared_buffers = 98303MB\nhuge_pages = on\nwork_mem = 4MB\n",
+        "host.yaml": "pg_version: 17\npg_instances: 2\nworkload: oltp\nstorage: ssd\ndedicated: true\n",
+    }
+    _write_host(host, files)
+    _write_host(original, files)
+    [result] = lint([host], LintOptions()).hosts
+    assert result.target is not None
+    changes = {change.setting.name: change.target for change in result.target.changes}
+    assert changes["shared_buffers"] == "49151MB"
+    assert int(changes["vm.overcommit_ratio"]) > 60
+    check_fixpoint(host)
+    _invariants(original, host)
+
+
 def _invariants(before: Path, after: Path) -> None:
     """What the target promises beyond the rules: computed on the host after the fix, as the kernel shows it, and
     held against the host rebooted without it."""

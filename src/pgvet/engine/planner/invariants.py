@@ -154,7 +154,8 @@ def running_overcommit(planner: Planner, running: HostFacts, booted: World,
     with `sysctl --system`, so it corrects them, as commit-limit-mismatch (PGV102) says to before they are
     applied. The running mode, else the key of the ratio/kbytes pair in force (it zeroes the other), then the
     running pool (none where the host runs none; never less than the pages PostgreSQL needs with huge_pages = on,
-    without which it does not start) where the files declare a larger one, each only while CommitLimit still
+    without which it does not start) where the files declare a larger one, each unless it lowers CommitLimit
+    (the running ratio below the files', beside the files' pool) and while CommitLimit still
     starves the host or what is written back brings a warning the host has neither as it runs nor as its files
     boot it (``brings_findings``: the running CommitLimit beside the files' larger pool leaves the OS too little,
     commit-limit-too-high, PGV103)."""
@@ -163,11 +164,15 @@ def running_overcommit(planner: Planner, running: HostFacts, booted: World,
     running_limit = (_number(before.derived("commit_limit")) if before.fact("sysctl.vm.overcommit_memory") == 2
                      else math.inf)
 
-    def starves(world: World) -> bool:
+    def limit_of(world: World) -> float | None:
         after = Values(planner.pack, world.host, world.derived)
-        limit, floor = _number(after.derived("commit_limit")), _number(after.derived("commit_limit_floor"))
-        return (after.fact("sysctl.vm.overcommit_memory") == 2 and limit is not None and floor is not None
-                and limit < floor and running_limit is not None and limit < running_limit)
+        return _number(after.derived("commit_limit")) if after.fact("sysctl.vm.overcommit_memory") == 2 else math.inf
+
+    def starves(world: World) -> bool:
+        limit, floor = limit_of(world), _number(Values(planner.pack, world.host, world.derived).derived(
+            "commit_limit_floor"))
+        return (limit is not None and floor is not None and limit < floor and running_limit is not None
+                and limit < running_limit)
 
     if not starves(booted):
         return {}
@@ -185,9 +190,14 @@ def running_overcommit(planner: Planner, running: HostFacts, booted: World,
     if "vm.nr_hugepages" in replaced and pool is not None and booted_pool is not None and booted_pool > pool:
         steps.append(("vm.nr_hugepages", int(pool)))
     values: dict[Setting, str] = {}
+    limit = limit_of(booted)
     for key, value in steps:
-        values[Setting("sysctl", key)] = str(value)
-        restored = booted.with_values(values, planner)
+        trial = {**values, Setting("sysctl", key): str(value)}
+        restored = booted.with_values(trial, planner)
+        written_back = limit_of(restored)
+        if limit is not None and written_back is not None and written_back < limit:
+            continue  # it would lower CommitLimit (a running ratio below the files', beside their pool)
+        values, limit = trial, written_back
         if not starves(restored) and not brings_findings(restored):
             break
     return values
