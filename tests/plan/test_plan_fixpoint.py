@@ -162,9 +162,11 @@ def test_a_running_ratio_below_the_files_is_not_written_back_beside_their_pool(t
     files = {
         "meminfo.txt": "MemTotal: 1048576 kB\nMemFree: 104857 kB\nMemAvailable: 524288 kB\nSwapTotal: 0 kB\n"
                        "SwapFree: 0 kB\nCommitLimit: 629144 kB\nCommitted_AS: 503315 kB\nHugePages_Total: 0\n"
-                       "HugePages_Free: 0\nHugePages_Rsvd: 0\nHugePages_Surp: 0\nHugepagesize: 2048 kB\nHugetlb: 0 kB\n",
+                       "HugePages_Free: 0\nHugePages_Rsvd: 0\nHugePages_Surp: 0\nHugepagesize: 2048 kB\n"
+                       "Hugetlb: 0 kB\n",
         "sysctl.txt": "vm.dirty_background_ratio = 5\nvm.dirty_ratio = 10\nvm.dirty_background_bytes = 0\n"
-                      "vm.dirty_bytes = 0\nvm.nr_hugepages = 0\nvm.nr_overcommit_hugepages = 51\nvm.overcommit_kbytes = 0\n"
+                      "vm.dirty_bytes = 0\nvm.nr_hugepages = 0\nvm.nr_overcommit_hugepages = 51\n"
+                      "vm.overcommit_kbytes = 0\n"
                       "vm.overcommit_memory = 2\nvm.overcommit_ratio = 60\nvm.swappiness = 1\n",
         "sysctl.d/90-tuning.conf": "vm.overcommit_memory = 2\nvm.overcommit_ratio = 80\nvm.nr_hugepages = 153\n",
         "lscpu.txt": "Architecture: x86_64\nCPU(s): 2\n",
@@ -191,7 +193,8 @@ def test_committed_memory_is_held_against_the_commit_limit_postgresql_leaves_onc
     files = {
         "meminfo.txt": "MemTotal: 402652803 kB\nMemFree: 40265280 kB\nMemAvailable: 201326401 kB\nSwapTotal: 0 kB\n"
                        "SwapFree: 0 kB\nCommitLimit: 241591680 kB\nCommitted_AS: 193273344 kB\nHugePages_Total: 0\n"
-                       "HugePages_Free: 0\nHugePages_Rsvd: 0\nHugePages_Surp: 0\nHugepagesize: 2048 kB\nHugetlb: 0 kB\n",
+                       "HugePages_Free: 0\nHugePages_Rsvd: 0\nHugePages_Surp: 0\nHugepagesize: 2048 kB\n"
+                       "Hugetlb: 0 kB\n",
         "sysctl.txt": "vm.dirty_background_ratio = 5\nvm.dirty_ratio = 10\nvm.dirty_background_bytes = 0\n"
                       "vm.dirty_bytes = 0\nvm.nr_hugepages = 0\nvm.nr_overcommit_hugepages = 58982\n"
                       "vm.overcommit_kbytes = 0\n"
