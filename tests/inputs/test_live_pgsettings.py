@@ -15,6 +15,8 @@ from pgvet.inputs.pg_settings import LiveSetting, canonical_value, live_facts, p
 from pgvet.live.server import ServerReading
 from pgvet.live.writer import render_pg_settings_json
 from pgvet.provenance import Located, Source
+from pgvet.run.lint import lint
+from pgvet.run.options import LintOptions
 
 PATH = "hosts/db1/pg_settings.json"
 
@@ -250,3 +252,16 @@ def test_a_beta_server_gets_pgv842_with_its_name(tmp_path: Path) -> None:
     released = lint([FIXTURES / "rules" / "PGV903-files-differ-from-running"], LintOptions()).hosts[0]
     assert "PGV842" not in {finding.rule_id for finding in released.findings}
 
+
+
+def test_a_value_pgvets_connection_set_is_not_the_servers(tmp_path: Path) -> None:
+    # pg_settings shows pgvet's own statement_timeout (source client): with neither pg_file_settings nor the files
+    # read, the server's value is unknown, and the rules reading it say why — never pgvet's 10 s as the server's
+    settings = [*SETTINGS, _row("statement_timeout", "10000", "ms", source="client")]
+    (tmp_path / "pg_settings.json").write_text(_document(settings=settings, file_settings=None))
+    (tmp_path / "PG_VERSION").write_text("16\n")
+    [host] = lint([tmp_path], LintOptions(keep_facts=True)).hosts
+    assert "pg.statement_timeout" not in host.host_facts.facts
+    assert host.host_facts.unread["pg.statement_timeout"].startswith(
+        "pg_settings shows statement_timeout as pgvet's connection set it for its own session")
+    assert "PGV816" in {skipped.rule_id for skipped in host.not_evaluated}

@@ -298,3 +298,25 @@ def test_a_value_of_the_command_line_under_a_setting_of_pgvets_role_is_the_serve
     assert "work_mem" in host.host_facts.set_outside_files
     assert "PGV532" not in {finding.rule_id for finding in host.findings}  # "work_mem left at the 4 MB default"
     assert host.target is not None and "work_mem" not in {change.setting.name for change in host.target.changes}
+
+
+def test_pgvets_own_session_settings_give_way_to_the_servers(tmp_path: Path) -> None:
+    """pgvet's connection sets statement_timeout, lock_timeout, default_transaction_read_only and search_path for
+    its own session (source client in pg_settings): the rules judge the server's values — the files'
+    statement_timeout = 30s, the command line's lock_timeout — and no check says it could not read them."""
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR, {"lock_timeout": "3s"}) as cluster:
+        with (cluster.data / "postgresql.conf").open("a") as conf:
+            conf.write("statement_timeout = '30s'\n")
+        cluster.sql("SELECT pg_reload_conf()")
+        snapshot = collect_command(tmp_path / "snapshot", cluster.dsn())
+    document = json.loads((snapshot / "pg_settings.json").read_text())
+    rows = {row["name"]: row for row in document["settings"]}
+    assert rows["statement_timeout"]["source"] == rows["lock_timeout"]["source"] == "client"
+    assert not [gap for gap in document["unavailable"] if "statement_timeout" in gap["what"]]
+    [host] = lint([snapshot], LintOptions(keep_facts=True)).hosts
+    facts = host.host_facts.facts
+    assert (facts["pg.statement_timeout"].value, facts["pg.lock_timeout"].value) == (30, 3)
+    assert facts["pg.statement_timeout"].source.path.endswith("postgresql.conf")
+    assert not [warning for warning in host.host_facts.warnings if "its own session" in warning]
+    assert {"PGV816", "PGV817"} <= {finding.rule_id for finding in host.findings}

@@ -22,7 +22,6 @@ from pgvet.errors import InputError
 from pgvet.inputs.pg_settings import LiveServer, live_facts, parse_pg_settings_json
 from pgvet.live.commands import collect_command
 from pgvet.live.redact import redact_setting
-from pgvet.live.server import SESSION_SETTINGS, SESSION_SETTINGS_NOTE
 from pgvet.provenance import Located, Source
 
 pytestmark = pytest.mark.postgres
@@ -34,8 +33,6 @@ CONNINFO_PASSWORD = "Repl1c4-S3cret-frob"
 SECRETS = (MONITOR_PASSWORD, PLAIN_PASSWORD, CONNINFO_PASSWORD)
 OS_FILES = {"meminfo.txt", "sysctl.txt", "lscpu.txt", "mounts.txt", "sysfs.txt"}
 CONFIG_FILES = {"postgresql.conf", "postgresql.auto.conf", "conf.d/10-memory.conf"}
-SESSION_GAP = ("pg_settings' default_transaction_read_only, lock_timeout, search_path, statement_timeout",
-               SESSION_SETTINGS_NOTE)
 MB = 1024 * 1024
 
 
@@ -132,14 +129,13 @@ def test_pg_settings_parse_back_to_the_servers_settings(collected: Collected) ->
     columns = ("name, setting, unit, vartype, context, source, sourcefile, sourceline, boot_val, reset_val, "
                "pending_restart")
     # Read as pgvet reads: the same application_name and session settings.
-    options = "-c default_transaction_read_only=on -c statement_timeout=10000 -c lock_timeout=2000"
+    options = ("-c default_transaction_read_only=on -c statement_timeout=10000 -c lock_timeout=2000 "
+               "-c search_path=pg_catalog,pg_temp")
     with psycopg.connect(collected.cluster.dsn(), application_name="pgvet", options=options) as connection:
         expected = connection.execute(f"SELECT {columns} FROM pg_settings").fetchall()  # type: ignore[arg-type]
     assert len(server.settings) == len(expected)
     for name, setting, unit, vartype, context, source, sourcefile, sourceline, boot, reset, pending in expected:
         row = server.settings[name.lower()]
-        if name in SESSION_SETTINGS:  # pgvet's own session's: not written as the server's
-            setting, reset, source = None, None, "client"
         setting, boot, reset = (redact_setting(name, value) for value in (setting, boot, reset))
         assert (row.name, row.setting, row.unit, row.vartype, row.context, row.source, row.sourcefile,
                 row.sourceline, row.boot_val, row.reset_val, row.pending_restart) == (
@@ -149,7 +145,7 @@ def test_pg_settings_parse_back_to_the_servers_settings(collected: Collected) ->
         "" if server.major == 12 else "host=replica.example user=rep password=***")
     assert server.settings["archive_command"].setting == "***"  # PostgreSQL shows "(disabled)": a command's place
     assert server.major == collected.cluster.major
-    assert [(gap.what, gap.error) for gap in server.unavailable] == [SESSION_GAP]
+    assert not server.unavailable  # pgvet's own session settings are read as they show (source client)
 
 
 def test_alter_system_setting_points_at_postgresql_auto_conf(collected: Collected) -> None:
@@ -237,7 +233,7 @@ def test_live_values_match_the_param_tables_conversion(collected: Collected) -> 
 def test_pg_monitor_role_collects_without_pg_file_settings(collected: Collected) -> None:
     server = collected.server(collected.monitor)
     assert [(gap.what, gap.error, gap.fix) for gap in server.unavailable] == [
-        (*SESSION_GAP, None), ("pg_file_settings", "permission denied for function pg_show_all_file_settings",
+        ("pg_file_settings", "permission denied for function pg_show_all_file_settings",
                                "GRANT EXECUTE ON FUNCTION pg_show_all_file_settings() TO watcher")]
     assert server.file_settings is None
     facts = live_facts(server)
@@ -252,7 +248,7 @@ def test_role_without_privileges_records_each_gap(collected: Collected) -> None:
     server = collected.server(collected.plain)
     gaps = {gap.what: gap.error for gap in server.unavailable}
     assert set(gaps) == {"data_directory", "config_file", "pg_settings.sourcefile", "pg_file_settings",
-                         "sessions idle in a transaction", SESSION_GAP[0]}
+                         "sessions idle in a transaction"}
     assert gaps["pg_file_settings"] == "permission denied for function pg_show_all_file_settings"
     fixes = {gap.what: gap.fix for gap in server.unavailable}
     assert fixes["data_directory"] == fixes["pg_settings.sourcefile"] == "GRANT pg_read_all_settings TO plain, or " \
@@ -276,7 +272,7 @@ def test_one_grant_lets_pg_monitor_read_pg_file_settings(collected: Collected) -
     """pgvet reads the function behind the pg_file_settings view: EXECUTE on it is the one grant a pg_monitor
     role needs (the view itself would need SELECT on it as well)."""
     server = collected.server(collected.granted)
-    assert [gap.what for gap in server.unavailable] == [SESSION_GAP[0]]
+    assert not server.unavailable
     assert server.file_settings is not None
     # the test's primary_conninfo applies at a reload from PostgreSQL 13 on, before that only at a restart
     restart_only = ["primary_conninfo"] if collected.cluster.major < 13 else []

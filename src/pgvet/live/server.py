@@ -44,8 +44,6 @@ if TYPE_CHECKING:
 LOCK_TIMEOUT = 2.0  # seconds, or half the timeout when that is shorter (a lock's wait then says so itself)
 # The whole reading of a server (its queries: connect_timeout bounds the connection) within this many timeouts.
 READING_BOUND_FACTOR = 6
-# What pgvet sets for its own session; pg_settings shows pgvet's values for them (source "client").
-SESSION_SETTINGS = ("default_transaction_read_only", "statement_timeout", "lock_timeout", "search_path")
 # Bounds on what a server may answer: more is recorded as a gap, not kept.
 MAX_ROWS = 100_000
 MAX_TEXT = 1 << 20  # characters of one value
@@ -70,8 +68,6 @@ VARTYPES = frozenset({"bool", "integer", "real", "string", "enum"})
 READ_ALL_SETTINGS_NOTE = ("requires superuser or membership in pg_read_all_settings (pg_monitor includes it): "
                           "without it PostgreSQL shows sourcefile and sourceline as NULL and hides "
                           "superuser-only parameters such as data_directory and config_file")
-SESSION_SETTINGS_NOTE = ("pgvet sets them for its own session when it connects (read-only, bounded in time, the "
-                         "catalog's functions only), so pg_settings shows pgvet's values, not the server's")
 
 
 @dataclass(slots=True)
@@ -465,15 +461,6 @@ class _Reader:
         return kept
 
 
-def _session_rows(settings: list[dict[str, Any]], reader: _Reader) -> None:
-    """pgvet's own session settings show pgvet's values: not written as the server's."""
-    ours = [row for row in settings if row["name"] in SESSION_SETTINGS and row["source"] == "client"]
-    for row in ours:
-        row["setting"] = row["reset_val"] = None
-    if ours:
-        reader.gap("pg_settings' " + ", ".join(row["name"] for row in ours), SESSION_SETTINGS_NOTE)
-
-
 def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: SessionGuard,
                 peer: SocketPeer | None) -> ServerReading:
     """Everything pgvet reads from a server (docs/live.md), the gaps recorded with the reason."""
@@ -484,7 +471,6 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         raise InputError(f"the server gave no PostgreSQL version pgvet can read (server_version_num {version_num})")
     settings = reader.records("pg_settings", f"SELECT {', '.join(SETTINGS_COLUMNS)} FROM pg_settings ORDER BY name",
                               len(SETTINGS_COLUMNS), _setting) or []
-    _session_rows(settings, reader)
     version_text, user, superuser, read_all_settings, read_all_stats, start_epoch = reader.values(
         "server identity",
         "SELECT version(), current_user, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user), "

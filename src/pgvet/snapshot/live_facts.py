@@ -45,15 +45,17 @@ def add_live_facts(host: HostFacts, live: LiveServer, param_table: ParamTable, c
             "server's OS user")
 
 
-# pg_settings sources under which a value is the session's own, given by ALTER ROLE / ALTER DATABASE … SET for
-# the role and database pgvet connected as: not the server's.
-SESSION_SOURCES = frozenset({"database", "user", "database user"})
+# pg_settings sources under which a value is the session's own, not the server's: given by ALTER ROLE / ALTER
+# DATABASE … SET for the role and database pgvet connected as, or by the connection itself (client: pgvet's own
+# read-only, time-bounded session settings, and any options of the DSN or PGOPTIONS).
+SESSION_SOURCES = frozenset({"database", "user", "database user", "client"})
 
 
 def _server_wide_values(host: HostFacts, live: LiveServer, param_table: ParamTable,
                         file_values: dict[str, FileValue] | None) -> None:
     """``pg.*`` facts of the server, not of pgvet's session: a value ALTER ROLE or ALTER DATABASE … SET gives
-    pgvet's role (``work_mem`` of 2 GB for the monitoring role) is replaced by the postmaster's command line's
+    pgvet's role (``work_mem`` of 2 GB for the monitoring role), or its connection (the read-only, time-bounded
+    session pgvet asks for: statement_timeout, lock_timeout…) is replaced by the postmaster's command line's
     where it sets the parameter (it overrides the files; a setting made outside them), else by the files' (the
     server's reading of them, else the copied files; their absence: the default). With neither, the server-wide
     value is unknown: the fact is removed, and the rules reading it say why. role_setting items judge the role's.
@@ -75,6 +77,12 @@ def _server_wide_values(host: HostFacts, live: LiveServer, param_table: ParamTab
             host.facts[fact] = from_files
             continue
         host.facts.pop(fact, None)
+        if setting.source == "client":
+            host.unread[fact] = (f"pg_settings shows {name} as pgvet's connection set it for its own session "
+                                 "(read-only, bounded in time, the catalog's functions only), and the server-wide "
+                                 "value is in files pgvet could not read: GRANT EXECUTE ON FUNCTION "
+                                 "pg_show_all_file_settings() to pgvet's role, or run pgvet on the server's host")
+            continue
         altered = "ALTER DATABASE" if setting.source == "database" else "ALTER ROLE"
         host.unread[fact] = (f"pg_settings shows {name} as {altered} … SET gives pgvet's own session, and the "
                              "server-wide value is in files pgvet could not read: connect as a role without such "
