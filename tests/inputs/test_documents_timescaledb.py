@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from documents_support import DOCUMENTS, kinds_recognising, line_of, lint_findings
 from pgvet.cli import app
+from pgvet.errors import ParseError
 from pgvet.inputs.documents.timescaledb import parse_timescaledb
 from pgvet.snapshot.load import load_hosts
 
@@ -63,3 +65,63 @@ def test_pgvet_fix_gives_no_patronictl_step_on_the_values_file(tmp_path: Path) -
     result = CliRunner().invoke(app, ["fix", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "track_io_timing: 'on'" in result.output and "patronictl" not in result.output
+
+
+def _with_args(args: str) -> str:
+    """The chart's values with ``timescaledbTune.args`` replaced by the YAML given (its lines indented by 4)."""
+    indented = "\n".join(f"    {line}" for line in args.splitlines())
+    return VALUES.read_text().replace("  args: {}", f"  args:\n{indented}", 1)
+
+
+def test_timescaledb_tune_args_are_what_the_note_says_its_values_depend_on() -> None:
+    # the chart passes them after its own -memory and -cpus (from the pod's requests, else limits): a later flag wins
+    text = _with_args("memory: 4GB\nmax-conns: 120")
+    [host] = parse_timescaledb(text, "values.yaml")
+    [note] = [note for note in host.notes if "timescaledb-tune sets" in note]
+    assert f"from --memory 4GB (values.yaml:{line_of(text, 'memory: 4GB')}), its CPU request, else its limit, " \
+           f"--max-conns 120 (values.yaml:{line_of(text, 'max-conns: 120')}) and its own version" in note
+    assert "pg.shared_buffers" in host.unknown and not host.problems
+    [host] = parse_timescaledb(VALUES.read_text(), "values.yaml")
+    assert any("from the container's memory request, else its limit, its CPU request, else its limit and its own "
+               "version" in note for note in host.notes)
+
+
+def test_timescaledb_tune_writing_nothing_into_the_included_file_tunes_nothing() -> None:
+    # --dry-run (whatever its value: a boolean flag of Go's flag package is set by its name), --version, and a file
+    # of its own to write: only the script's max_wal_size and min_wal_size are in the file postgresql.base.conf
+    # includes, as the chart's version computes them
+    for args in ("dry-run: false", "version: true", "out-path: /tmp/tuned.conf", "conf-path: /tmp/postgresql.conf"):
+        [host] = parse_timescaledb(_with_args(args), "values.yaml")
+        assert set(host.unknown) == {"pg.max_wal_size", "pg.min_wal_size"}, args
+        assert any("timescaledb-tune writes nothing into the file postgresql.base.conf includes" in note
+                   for note in host.notes), args
+    # the file the script passes it, named again: tuned as without it
+    [host] = parse_timescaledb(_with_args("conf-path: /var/run/postgresql/timescaledb.conf"), "values.yaml")
+    assert "pg.shared_buffers" in host.unknown
+
+
+def test_a_boolean_timescaledb_tune_flag_ends_the_flags_with_its_value() -> None:
+    # --color "false": color set, "false" an argument that stops Go's flag parsing: --memory (after it by the keys'
+    # order, Helm's range over a map) is never read
+    text = _with_args("memory: 4GB\ncolor: false")
+    [host] = parse_timescaledb(text, "values.yaml")
+    assert f"values.yaml:{line_of(text, 'color: false')}: timescaledbTune.args color: a boolean flag of " \
+           "timescaledb-tune takes no value: --color is set, and its value ends the flags: those after it (memory) " \
+           "are not read" in host.notes
+    assert any("from the container's memory request" in note for note in host.notes)
+
+
+def test_a_flag_timescaledb_tune_does_not_define_is_a_pod_that_never_starts(tmp_path: Path) -> None:
+    text = _with_args("max_conns: 120")
+    (tmp_path / "values.yaml").write_text(text)
+    findings = {finding[1:] for finding in lint_findings(tmp_path)}
+    assert ("PGV407", "values.yaml", line_of(text, "max_conns: 120")) in findings
+    [host] = parse_timescaledb(text, "values.yaml")
+    assert "pg.shared_buffers" in host.unknown  # what it would tune is not judged on PostgreSQL's defaults either
+
+
+def test_timescaledb_tune_args_not_a_mapping_is_an_error_at_its_line() -> None:
+    text = _with_args("- memory")
+    with pytest.raises(ParseError) as raised:
+        parse_timescaledb(text, "values.yaml")
+    assert raised.value.source.line == line_of(text, "args:")

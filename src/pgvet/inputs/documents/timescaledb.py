@@ -9,6 +9,12 @@ pod gets: each parameter it tunes that Patroni does not set is unknown, said in 
 min_wal_size too: the init container appends them from the volumes' sizes, after timescaledb-tune ran in some
 versions of the chart and before it (which then writes its own) in later ones. The replicaCount members are one
 host (the file's), its RAM the container's ``resources``.
+
+``timescaledbTune.args`` are passed on after the chart's own flags (``--key "value"``, by the keys' order: Helm's
+``range`` over a map), where Go's flag package reads them: a later flag wins (``--memory`` over the script's
+``-memory`` from the pod's resources), a flag it does not define makes it exit, and a boolean flag takes no value:
+the value, a separate argument, ends the flags there. A run that writes nothing into the included file
+(``--dry-run``, ``--version``, ``--out-path`` or ``--conf-path`` elsewhere) tunes nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, get, load_document
 from pgvet.inputs.documents._kubernetes import apply_resources, at, file_stem
 from pgvet.inputs.documents.patroni import CMDLINE_OPTIONS, patroni_member
+from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
 
 KIND_NAME = "timescaledb-single"
@@ -32,6 +39,14 @@ _TUNED = ("shared_buffers", "effective_cache_size", "maintenance_work_mem", "wor
           "timescaledb.max_background_workers", "max_worker_processes", "max_parallel_workers_per_gather",
           "max_parallel_workers", "wal_buffers", "min_wal_size", "max_wal_size", "default_statistics_target",
           "random_page_cost", "checkpoint_completion_target", "max_locks_per_transaction", "effective_io_concurrency")
+# timescaledb-tune's flags (cmd/timescaledb-tune/main.go): the boolean ones, then those that take a value
+_TUNE_BOOLEANS = frozenset({"yes", "quiet", "color", "dry-run", "restore", "version"})
+_TUNE_VALUED = frozenset({"memory", "cpus", "pg-version", "wal-disk-size", "max-conns", "max-bg-workers",
+                          "conf-path", "out-path", "pg-config", "profile"})
+# the file the init container's script has timescaledb-tune write, which postgresql.base.conf includes
+_TSTUNE_FILE = "/var/run/postgresql/timescaledb.conf"
+# what the script appends to that file from the volumes' sizes, whether timescaledb-tune writes there or not
+_SCRIPT_WRITES = ("max_wal_size", "min_wal_size")
 
 
 def _recognises(name: str, text: str) -> bool:
@@ -58,7 +73,8 @@ def parse_timescaledb(text: str, path: str) -> list[DeclaredHost]:
     apply_resources(declared, values.get("resources"), path, "resources")
     tune = get(values, "timescaledbTune", "enabled")
     if tune is not False:
-        _tuned(declared, at(values["timescaledbTune"], "enabled", path) if tune is not None else declared.source)
+        _tuned(declared, values, at(values["timescaledbTune"], "enabled", path) if tune is not None
+               else declared.source, path)
     return [declared]
 
 
@@ -75,16 +91,89 @@ def _version(declared: DeclaredHost, values: dict[str, Any], path: str) -> None:
         declared.host["pg_version"] = Located(int(match.group(1)), at(values["image"], "tag", path))
 
 
-def _tuned(declared: DeclaredHost, source: Source) -> None:
-    """What the tstune init container writes below Patroni's settings: unknown where Patroni leaves it out."""
+def _tuned(declared: DeclaredHost, values: dict[str, Any], source: Source, path: str) -> None:
+    """What the tstune init container writes below Patroni's settings: unknown where Patroni leaves it out, said
+    with what the values determine of it (``timescaledbTune.args``)."""
+    # None: timescaledb-tune exits, the pod does not start (a problem of the host); what it would tune stays unknown
+    args = _tune_args(declared, values, path) or {}
     own = {setting.name for setting in declared.settings}  # Patroni's own defaults too: all written after it
+    writes = _writes(args)
+    tuned = _TUNED if writes is None else _SCRIPT_WRITES
     # and what Patroni passes on postgres' command line (max_worker_processes…), its default where nothing sets it
-    unknown = [name for name in _TUNED if name not in own and name not in CMDLINE_OPTIONS]
+    unknown = [name for name in tuned if name not in own and name not in CMDLINE_OPTIONS]
     for name in unknown:
         declared.unknown[f"pg.{name}"] = source
-    if unknown:
+    if writes is not None:
+        declared.notes.append(f"{writes[1]}: timescaledbTune.args {writes[0]}: timescaledb-tune writes nothing into "
+                              "the file postgresql.base.conf includes: it tunes nothing"
+                              + (f"; {', '.join(unknown)}, which the init container's script appends there from the "
+                                 "volumes' sizes (as the chart's version computes them), not judged" if unknown
+                                 else ""))
+    elif unknown:
         declared.notes.append(f"{source}: timescaledbTune.enabled: timescaledb-tune sets {', '.join(unknown)} from "
-                              "the pod's resources, in a file pgvet cannot see: not judged")
+                              f"{_inputs(args)}, in a file pgvet cannot see: not judged")
+
+
+def _tune_args(declared: DeclaredHost, values: dict[str, Any], path: str) -> dict[str, tuple[str, Source]] | None:
+    """The flags ``timescaledbTune.args`` give timescaledb-tune as it reads them (name → value, place); None where
+    it exits on one, a fatal problem of the host (the init container fails: the pod never starts)."""
+    args = get(values, "timescaledbTune", "args")
+    if args is None:
+        return {}
+    if not isinstance(args, dict):
+        raise ParseError("timescaledbTune.args is not a mapping (the chart passes each key as a flag of "
+                         "timescaledb-tune, with its value)", at(values["timescaledbTune"], "args", path))
+    read: dict[str, tuple[str, Source]] = {}
+    for key in sorted(args, key=str):
+        name, place = str(key), at(args, key, path)
+        if name not in _TUNE_BOOLEANS and name not in _TUNE_VALUED:
+            declared.problems.append(ConfProblem(
+                "timescaledb-tune-flag", f"timescaledbTune.args: timescaledb-tune has no flag -{name}: it exits "
+                "(flag provided but not defined), so the tstune init container fails and the pod never starts",
+                place, True))
+            return None
+        read[name] = (_quoted(args[key]), place)
+        if name in _TUNE_BOOLEANS:  # set whatever its value says ("false" too); that value ends the flags
+            ignored = [str(later) for later in sorted(args, key=str) if str(later) > name]
+            if ignored:
+                declared.notes.append(f"{place}: timescaledbTune.args {name}: a boolean flag of timescaledb-tune "
+                                      f"takes no value: --{name} is set, and its value ends the flags: those after it "
+                                      f"({', '.join(ignored)}) are not read")
+            break
+    return read
+
+
+def _quoted(value: object) -> str:
+    """A value as Helm's ``quote`` prints it (true, 5, 4GB; nothing for null)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _writes(args: dict[str, tuple[str, Source]]) -> tuple[str, Source] | None:
+    """The flag by which timescaledb-tune writes nothing into the file postgresql.base.conf includes, with its
+    place; None where it writes there."""
+    for name in ("version", "dry-run"):
+        if name in args:
+            return f"--{name}", args[name][1]
+    # out-path: where it writes (empty: where it read); conf-path: what it reads and writes (empty: a file it looks
+    # for, perhaps the one Patroni writes over: left unknown)
+    for name, same in (("out-path", ("", _TSTUNE_FILE)), ("conf-path", ("", _TSTUNE_FILE))):
+        if name in args and args[name][0] not in same:
+            return f"--{name} {args[name][0]}", args[name][1]
+    return None
+
+
+def _inputs(args: dict[str, tuple[str, Source]]) -> str:
+    """What timescaledb-tune's recommendations depend on, as the values give it."""
+    memory = (f"--memory {args['memory'][0]} ({args['memory'][1]})" if "memory" in args
+              else "the container's memory request, else its limit")
+    cpus = f"--cpus {args['cpus'][0]} ({args['cpus'][1]})" if "cpus" in args else "its CPU request, else its limit"
+    others = [f"--{name} {value} ({place})" for name, (value, place) in args.items()
+              if name not in ("memory", "cpus", "yes", "quiet", "color", "pg-config")]
+    return f"{memory}, {cpus}" + "".join(f", {other}" for other in others) + " and its own version"
 
 
 KIND = DocumentKind(KIND_NAME, "timescaledb-single Helm chart values: its patroni: configuration, and what its "
