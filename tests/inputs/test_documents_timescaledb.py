@@ -125,3 +125,22 @@ def test_timescaledb_tune_args_not_a_mapping_is_an_error_at_its_line() -> None:
     with pytest.raises(ParseError) as raised:
         parse_timescaledb(text, "values.yaml")
     assert raised.value.source.line == line_of(text, "args:")
+
+
+def test_the_charts_archive_command_with_backups_off_is_said_to_archive_nothing() -> None:
+    # scripts/pgbackrest_archive.sh exits 0 unless PGBACKREST_BACKUP_ENABLED (the statefulset's backup.enabled,
+    # quoted) is "true": archive_mode on, every segment recycled unarchived
+    text = VALUES.read_text()
+    [host] = parse_timescaledb(text, "values.yaml")
+    command = line_of(text, "archive_command:")
+    assert any(note.startswith(f"values.yaml:{command}: archive_command runs the chart's pgbackrest_archive.sh, "
+                               "which exits 0 without archiving while backup.enabled is not true (the chart's "
+                               "default, false)") for note in host.notes)
+    off = text + "backup:\n  enabled: false\n"
+    [host] = parse_timescaledb(off, "values.yaml")
+    assert any(f"(values.yaml:{len(off.splitlines())})" in note for note in host.notes if "archive" in note)
+    for enabled in ("true", '"true"'):
+        [host] = parse_timescaledb(text + f"backup:\n  enabled: {enabled}\n", "values.yaml")
+        assert not [note for note in host.notes if "archive" in note], enabled
+    [host] = parse_timescaledb(text.replace("archive_mode: 'on'", "archive_mode: 'off'"), "values.yaml")
+    assert not [note for note in host.notes if "archive" in note]

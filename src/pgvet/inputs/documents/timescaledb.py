@@ -45,6 +45,8 @@ _TUNE_VALUED = frozenset({"memory", "cpus", "pg-version", "wal-disk-size", "max-
                           "conf-path", "out-path", "pg-config", "profile"})
 # the file the init container's script has timescaledb-tune write, which postgresql.base.conf includes
 _TSTUNE_FILE = "/var/run/postgresql/timescaledb.conf"
+# the chart's archive_command (patroni.bootstrap.dcs.postgresql.parameters), a script archiving only with backups on
+_ARCHIVE_SCRIPT = "/etc/timescaledb/scripts/pgbackrest_archive.sh"
 # what the script appends to that file from the volumes' sizes, whether timescaledb-tune writes there or not
 _SCRIPT_WRITES = ("max_wal_size", "min_wal_size")
 
@@ -71,6 +73,7 @@ def parse_timescaledb(text: str, path: str) -> list[DeclaredHost]:
         declared.host["instances"] = Located(count, at(values, "replicaCount", path) if "replicaCount" in values
                                              else declared.source)
     apply_resources(declared, values.get("resources"), path, "resources")
+    _archiving(declared, values, path)
     tune = get(values, "timescaledbTune", "enabled")
     if tune is not False:
         _tuned(declared, values, at(values["timescaledbTune"], "enabled", path) if tune is not None
@@ -89,6 +92,24 @@ def _version(declared: DeclaredHost, values: dict[str, Any], path: str) -> None:
     match = _IMAGE_TAG.match(tag) if isinstance(tag, str) else None
     if match is not None:
         declared.host["pg_version"] = Located(int(match.group(1)), at(values["image"], "tag", path))
+
+
+def _archiving(declared: DeclaredHost, values: dict[str, Any], path: str) -> None:
+    """A note where archive_command is the chart's script and backups are off: the script exits 0 without archiving
+    unless the pod's PGBACKREST_BACKUP_ENABLED, backup.enabled, is "true" (scripts/pgbackrest_archive.sh), so
+    PostgreSQL takes each WAL segment as archived and recycles it: archive_mode on, and nothing kept."""
+    last = {setting.name: setting for setting in declared.settings}
+    mode, command = last.get("archive_mode"), last.get("archive_command")
+    if (mode is None or mode.value.lower() not in ("on", "always") or command is None
+            or not command.value.startswith(_ARCHIVE_SCRIPT) or get(values, "backup", "enabled") in (True, "true")):
+        return  # the chart passes it through Helm's quote: true and "true" are the same "true"
+    backup = values.get("backup")
+    place = (str(at(backup, "enabled", path)) if isinstance(backup, dict) and "enabled" in backup
+             else "the chart's default, false")
+    declared.notes.append(f"{command.source}: archive_command runs the chart's pgbackrest_archive.sh, which exits 0 "
+                          f"without archiving while backup.enabled is not true ({place}): PostgreSQL takes every WAL "
+                          "segment as archived and recycles it; archive_mode = on keeps nothing (no point-in-time "
+                          "recovery, no replica restored from the archive)")
 
 
 def _tuned(declared: DeclaredHost, values: dict[str, Any], source: Source, path: str) -> None:
