@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from typer.testing import CliRunner
 
 from documents_support import DOCUMENTS, kinds_recognising, line_of, lint_findings
 from pgvet.cli import app
-from pgvet.errors import ParseError
+from pgvet.errors import InputError, ParseError
 from pgvet.inputs.documents.timescaledb import parse_timescaledb
 from pgvet.snapshot.load import load_hosts
 
@@ -144,3 +145,37 @@ def test_the_charts_archive_command_with_backups_off_is_said_to_archive_nothing(
         assert not [note for note in host.notes if "archive" in note], enabled
     [host] = parse_timescaledb(text.replace("archive_mode: 'on'", "archive_mode: 'off'"), "values.yaml")
     assert not [note for note in host.notes if "archive" in note]
+
+
+OVERRIDE = ("replicaCount: 5\nresources:\n  limits:\n    memory: 8Gi\n    cpu: 4\ntimescaledbTune:\n  args:\n"
+            "    memory: 6GB\n")
+
+
+def test_an_override_of_the_charts_values_is_laid_over_them(tmp_path: Path) -> None:
+    # helm -f values.yaml -f prod.yaml: prod.yaml, without patroni: and of the chart's keys (values.schema.json),
+    # was no document pgvet read (or "a Helm chart pgvet does not read" named values-*.yaml); its replicaCount and
+    # resources are the host's, what else it sets said not read
+    assert kinds_recognising(Path("prod.yaml"), OVERRIDE) == ["timescaledb-single"]
+    assert kinds_recognising(Path("prod.yaml"), OVERRIDE + "ingress: {}\n") == []  # a key the chart refuses
+    (tmp_path / "values.yaml").write_text(VALUES.read_text())
+    (tmp_path / "prod.yaml").write_text(OVERRIDE)
+    host, = load_hosts(tmp_path)
+    assert (host.facts["host.instances"].value, host.facts["host.instances"].source.line) == (5, 1)
+    assert (host.facts["host.ram"].value, str(host.facts["host.ram"].source)) == (8 << 30, "prod.yaml:4")
+    assert host.facts["host.cpus"].value == 4
+    assert any(note.startswith("prod.yaml:1: timescaledb-single values without patroni:") and
+               note.endswith("; timescaledbTune not read: the host is judged on what the chart's values beside it say "
+                             "of them; lint what the chart renders (`helm template`'s output)") for note in host.notes)
+
+
+def test_an_override_without_the_charts_values_beside_it_is_not_read(tmp_path: Path) -> None:
+    # alone, it would be a host on PostgreSQL's defaults; beside another chart's values, laid over a host it is not
+    warning = ("prod.yaml: not read: timescaledb-single values without its chart's values (an override Helm merges "
+               "over them), and no such values beside it")
+    (tmp_path / "prod.yaml").write_text(OVERRIDE)
+    with pytest.raises(InputError, match=re.escape(warning)):
+        load_hosts(tmp_path)
+    (tmp_path / "values.yaml").write_text((DOCUMENTS / "bitnami" / "values.yaml").read_text())
+    host, = load_hosts(tmp_path)
+    assert host.facts["host.instances"].source.path == "values.yaml"
+    assert any(message.startswith(warning) for message in host.warnings)

@@ -154,9 +154,22 @@ def read_documents(builder: HostBuilder, inputs: SnapshotInputs) -> DirectoryDoc
             raise InputError(f"with this file, the directory's documents declare more than {MAX_DECLARED_HOSTS} "
                              "hosts, more than pgvet reads in one directory: give each cluster a directory of its "
                              "own", Source(display))
+    _without_their_host(documents)
     if declared and listed is not None:
         _kustomize_overlay(builder, listed, documents)
     return documents
+
+
+def _without_their_host(documents: DirectoryDocuments) -> None:
+    """Overrides (``laid_over``) of a kind no document of the directory declares a host of are no input, with a
+    warning: alone, they would be judged on the defaults their reader fills in for what the chart's values say."""
+    kinds = {document.kind for document in documents.declared if document.hosting}
+    for document in [document for document in documents.declared if document.laid_over not in (None, *kinds)]:
+        documents.declared.remove(document)
+        documents.warnings.append(
+            f"{document.source.path}: not read: {document.laid_over} values without its chart's values (an override "
+            "Helm merges over them), and no such values beside it: lint it beside them, or what the chart renders "
+            "(`helm template`'s output)")
 
 
 def _kustomize_overlay(builder: HostBuilder, listed: Listed, documents: DirectoryDocuments) -> None:

@@ -32,6 +32,16 @@ from pgvet.provenance import Located, Source
 KIND_NAME = "timescaledb-single"
 _MARKERS = ("timescaledbTune", "timescale/timescaledb-ha", "timescaledb-single")
 _TOP_LEVEL_PATRONI = re.compile(r"^patroni:[ \t]*(#.*)?$", re.MULTILINE)
+_IMAGE = "timescale/timescaledb-ha"
+# the chart's top-level keys: values.schema.json's properties (additionalProperties false: helm refuses others)
+_CHART_KEYS = frozenset({
+    "affinity", "backup", "bootstrapFromBackup", "callbacks", "clusterName", "curlImage", "debug", "enabled", "env",
+    "envFrom", "fullnameOverride", "global", "image", "networkPolicy", "nodeSelector", "patroni", "persistentVolumes",
+    "pgBouncer", "podAnnotations", "podLabels", "podManagementPolicy", "podMonitor", "postInit", "prometheus", "rbac",
+    "readinessProbe", "replicaCount", "resources", "schedulerName", "secrets", "service", "serviceAccount",
+    "sharedMemory", "timescaledbTune", "tolerations", "topologySpreadConstraints", "version"})
+# what an override sets that is read: the host's keys
+_OVERRIDES_READ = frozenset({"replicaCount", "version", "image", "resources"})
 _IMAGE_TAG = re.compile(r"^pg(\d{2})(?:[.-]|$)")
 # What timescaledb-tune recommends (timescale/timescaledb-tune pkg/pgtune: memory.go, parallel.go — with more than
 # one CPU —, wal.go, misc.go); max_connections is left out: Patroni passes its own on postgres' command line
@@ -52,19 +62,29 @@ _SCRIPT_WRITES = ("max_wal_size", "min_wal_size")
 
 
 def _recognises(name: str, text: str) -> bool:
-    if not _TOP_LEVEL_PATRONI.search(text) or not any(marker in text for marker in _MARKERS):
+    if not any(marker in text for marker in _MARKERS):
         return False
     try:
         values = load_document(text, name, pyyaml=True)
     except ParseError:  # the chart's own keys in an invalid file: claimed, parse() says what is wrong
-        return True
-    return isinstance(values, dict) and isinstance(values.get("patroni"), dict)
+        return _TOP_LEVEL_PATRONI.search(text) is not None
+    return isinstance(values, dict) and (isinstance(values.get("patroni"), dict) or _override(values))
+
+
+def _override(values: dict[Any, Any]) -> bool:
+    """Values without ``patroni:`` that only the chart's documented keys make up, one of them its own: a file
+    given after the chart's values (``helm -f values.yaml -f prod.yaml``), which Helm merges over them."""
+    return ("patroni" not in values and bool(values) and all(isinstance(key, str) and key in _CHART_KEYS
+                                                              for key in values)
+            and ("timescaledbTune" in values or _IMAGE in str(get(values, "image", "repository"))))
 
 
 def parse_timescaledb(text: str, path: str) -> list[DeclaredHost]:
     values = load_document(text, path, pyyaml=True)
-    if not isinstance(values, dict) or not isinstance(values.get("patroni"), dict):
+    if not isinstance(values, dict):
         return []
+    if not isinstance(values.get("patroni"), dict):
+        return [_overriding(values, path)] if _override(values) else []
     declared = patroni_member(DeclaredHost(KIND_NAME, file_stem(path), at(values, "patroni", path)),
                               values["patroni"], path)
     _version(declared, values, path)
@@ -79,6 +99,24 @@ def parse_timescaledb(text: str, path: str) -> list[DeclaredHost]:
         _tuned(declared, values, at(values["timescaledbTune"], "enabled", path) if tune is not None
                else declared.source, path)
     return [declared]
+
+
+def _overriding(values: dict[str, Any], path: str) -> DeclaredHost:
+    """An override: what it sets of the host (replicaCount, version, image.tag, resources) laid over the chart's
+    values beside it, as Helm's later values file wins (no host of its own); what else it sets is not read, said."""
+    declared = DeclaredHost(KIND_NAME, file_stem(path), Source(path, 1), hosting=False, laid_over=KIND_NAME)
+    _version(declared, values, path)
+    count = values.get("replicaCount")
+    if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+        declared.host["instances"] = Located(count, at(values, "replicaCount", path))
+    apply_resources(declared, values.get("resources"), path, "resources")
+    unread = [key for key in values if key not in _OVERRIDES_READ]
+    declared.notes.append(
+        f"{path}:1: timescaledb-single values without patroni: (an override given after the chart's values, "
+        "helm's later -f): its replicaCount, version, image.tag and resources are laid over the chart's values "
+        "beside it" + (f"; {', '.join(unread)} not read: the host is judged on what the chart's values beside it "
+                       "say of them; lint what the chart renders (`helm template`'s output)" if unread else ""))
+    return declared
 
 
 def _version(declared: DeclaredHost, values: dict[str, Any], path: str) -> None:
