@@ -23,6 +23,11 @@ from pgvet.snapshot.discovery import SnapshotInputs
 _CONVENTIONAL_STEMS = frozenset({"values", "main", "compose", "docker-compose"})
 # A Helm chart's values file by its name (values.yaml, values-production.yaml, values.prod.yml…).
 HELM_VALUES_NAME = re.compile(r"values([-._][^/]*)?\.ya?ml")
+# The values of Bitnami's postgresql-ha chart (its postgresql: and pgpool: sections, the repmgr image), an umbrella
+# chart's postgresql-ha: section, a Flux HelmRelease of the chart: a PostgreSQL chart whose values pgvet does not read
+_POSTGRESQL_HA = re.compile(r"^(?:postgresql-ha:|pgpool:[ \t]*(?:#.*)?$(?s:.*)^postgresql:|postgresql:[ \t]*(?:#.*)?$"
+                            r"(?s:.*)^pgpool:)|bitnami/postgresql-repmgr|^[ \t]+chart:[ \t]*['\"]?(?:[\w./:-]*/)?"
+                            r"postgresql-ha['\"]?[ \t]*(?:#.*)?$", re.MULTILINE)
 
 
 def host_names(hosting: Sequence[DeclaredHost], directory: str, overlay: str | None,
@@ -133,7 +138,13 @@ def read_documents(builder: HostBuilder, inputs: SnapshotInputs) -> DirectoryDoc
             continue
         kind = recognise(display, text)
         if kind is None:
-            if HELM_VALUES_NAME.fullmatch(path.name):  # data, not a template, whatever {{ }} its strings hold
+            if _POSTGRESQL_HA.search(text) and path.suffix.lower() in (".yaml", ".yml"):
+                # a warning, not a note: a PostgreSQL chart's, which a reader of Bitnami's postgresql may seem to read
+                documents.warnings.append(f"{display}: not read: the values of Bitnami's postgresql-ha chart (repmgr, "
+                                          "Pgpool-II), which pgvet does not read (it reads Bitnami's postgresql "
+                                          "chart's): its PostgreSQL hosts are not judged; lint what the chart renders "
+                                          "(`helm template`'s output) and the postgresql.conf its pods write")
+            elif HELM_VALUES_NAME.fullmatch(path.name):  # data, not a template, whatever {{ }} its strings hold
                 documents.notes.append(f"{display}: not read: the values of a Helm chart pgvet does not read (it reads "
                                        "the Bitnami PostgreSQL charts' and timescaledb-single's own): lint what the "
                                        "chart renders (`helm template`'s output)")
