@@ -179,3 +179,37 @@ def test_an_override_without_the_charts_values_beside_it_is_not_read(tmp_path: P
     host, = load_hosts(tmp_path)
     assert host.facts["host.instances"].source.path == "values.yaml"
     assert any(message.startswith(warning) for message in host.warnings)
+
+
+USERS_VALUES = """\
+replicaCount: 3
+image:
+  repository: timescale/timescaledb-ha
+  tag: pg16-ts2.14-latest
+patroni:
+  postgresql:
+    parameters:
+      shared_buffers: "8GB"
+      temp_file_limit: 2GB
+      max_connections: 200
+"""
+
+
+def test_users_values_with_patroni_leave_the_charts_dcs_parameters_unknown(tmp_path: Path) -> None:
+    # helm -f mine.yaml: Helm merges it into the chart's values, whose bootstrap.dcs.postgresql.parameters (log_*,
+    # archive_*, max_connections…) stay; they were judged at PostgreSQL's and Patroni's defaults (PGV806 on
+    # log_temp_files aside, "runs its default 100" for max_connections)
+    [host] = parse_timescaledb(USERS_VALUES, "mine.yaml")
+    assert {"pg.log_checkpoints", "pg.archive_mode", "pg.max_connections", "pg.ssl"} <= host.unknown.keys()
+    assert "pg.temp_file_limit" not in host.unknown  # set here, in postgresql.parameters: the member's value wins
+    assert [setting.value for setting in host.settings if setting.name == "temp_file_limit"] == ["2GB"]
+    assert any(note.startswith("mine.yaml:5: patroni: without bootstrap.dcs.postgresql.parameters: values given over "
+                               "the chart's own, which set there archive_command, ") for note in host.notes)
+    [problem] = [problem for problem in host.problems if "max_connections" in problem.message]
+    assert problem.message.endswith("and runs the chart's value (its bootstrap.dcs.postgresql.parameters)")
+    # the chart's values themselves: nothing of it
+    [host] = parse_timescaledb(VALUES.read_text(), "values.yaml")
+    assert "pg.log_checkpoints" not in host.unknown
+    (tmp_path / "mine.yaml").write_text(USERS_VALUES)
+    host, = load_hosts(tmp_path)
+    assert "pg.log_checkpoints" in host.unread and "pg.log_checkpoints" not in host.facts

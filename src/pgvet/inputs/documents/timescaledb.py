@@ -20,6 +20,7 @@ the value, a separate argument, ends the flags there. A run that writes nothing 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from pgvet.errors import ParseError
@@ -33,6 +34,16 @@ KIND_NAME = "timescaledb-single"
 _MARKERS = ("timescaledbTune", "timescale/timescaledb-ha", "timescaledb-single")
 _TOP_LEVEL_PATRONI = re.compile(r"^patroni:[ \t]*(#.*)?$", re.MULTILINE)
 _IMAGE = "timescale/timescaledb-ha"
+# the parameters the chart's values.yaml sets in patroni.bootstrap.dcs.postgresql.parameters (timescale/helm-charts
+# at 8b6fe06, the chart's last version), which Helm keeps under a user's values that do not set them
+_CHART_PARAMETERS = (
+    "archive_command", "archive_mode", "archive_timeout", "autovacuum_analyze_scale_factor", "autovacuum_max_workers",
+    "autovacuum_naptime", "autovacuum_vacuum_cost_limit", "autovacuum_vacuum_scale_factor", "hot_standby",
+    "log_autovacuum_min_duration", "log_checkpoints", "log_connections", "log_disconnections", "log_line_prefix",
+    "log_lock_waits", "log_min_duration_statement", "log_statement", "max_connections", "max_prepared_transactions",
+    "shared_preload_libraries", "ssl", "ssl_cert_file", "ssl_key_file", "tcp_keepalives_idle",
+    "tcp_keepalives_interval", "temp_file_limit", "timescaledb.passfile", "unix_socket_directories",
+    "unix_socket_permissions", "wal_level", "wal_log_hints")
 # the chart's top-level keys: values.schema.json's properties (additionalProperties false: helm refuses others)
 _CHART_KEYS = frozenset({
     "affinity", "backup", "bootstrapFromBackup", "callbacks", "clusterName", "curlImage", "debug", "enabled", "env",
@@ -94,11 +105,39 @@ def parse_timescaledb(text: str, path: str) -> list[DeclaredHost]:
                                              else declared.source)
     apply_resources(declared, values.get("resources"), path, "resources")
     _archiving(declared, values, path)
+    _chart_parameters(declared, values["patroni"], path)
     tune = get(values, "timescaledbTune", "enabled")
     if tune is not False:
         _tuned(declared, values, at(values["timescaledbTune"], "enabled", path) if tune is not None
                else declared.source, path)
     return [declared]
+
+
+def _chart_parameters(declared: DeclaredHost, patroni: dict[str, Any], path: str) -> None:
+    """Values whose ``patroni:`` has no ``bootstrap.dcs.postgresql.parameters`` are a user's values given over the
+    chart's (``helm -f mine.yaml``), which Helm merges into them: the parameters the chart sets there, and this file
+    does not, keep the chart's values, which pgvet does not hold: unknown, with a note."""
+    if isinstance(get(patroni, "bootstrap", "dcs", "postgresql", "parameters"), dict):
+        return
+    local = get(patroni, "postgresql", "parameters")
+    # a parameter Patroni takes from the DCS only (max_connections…) is the chart's there, whatever this file says
+    own = {str(name).lower() for name in local if str(name).lower() not in CMDLINE_OPTIONS} \
+        if isinstance(local, dict) else set()
+    unknown = [name for name in _CHART_PARAMETERS if name not in own]
+    for index, problem in enumerate(declared.problems):  # "and runs its default 100": the chart's value, not it
+        name = problem.message.removeprefix("Patroni ignores ").partition(" ")[0]
+        if problem.kind == "patroni-ignored" and name in unknown and " and runs its default " in problem.message:
+            said = problem.message.partition(" and runs its default ")[0]
+            declared.problems[index] = replace(
+                problem, message=f"{said} and runs the chart's value (its bootstrap.dcs.postgresql.parameters)")
+    source = at(patroni, "bootstrap", path) if isinstance(patroni.get("bootstrap"), dict) else declared.source
+    for name in unknown:
+        declared.unknown[f"pg.{name}"] = source
+    if unknown:
+        declared.notes.append(f"{source}: patroni: without bootstrap.dcs.postgresql.parameters: values given over the "
+                              "chart's own, which set there " + ", ".join(unknown) + " (kept where this file does "
+                              "not set them; pgvet does not hold the chart's values): not judged; lint the chart's "
+                              "values merged with these (`helm template`'s output)")
 
 
 def _overriding(values: dict[str, Any], path: str) -> DeclaredHost:
