@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from documents_support import DOCUMENTS, kinds_recognising, line_of, lint_findings
 from pgvet.cli import app
 from pgvet.errors import InputError, ParseError
+from pgvet.inputs.documents import DeclaredHost
 from pgvet.inputs.documents.timescaledb import parse_timescaledb
 from pgvet.snapshot.load import load_hosts
 
@@ -213,3 +214,48 @@ def test_users_values_with_patroni_leave_the_charts_dcs_parameters_unknown(tmp_p
     (tmp_path / "mine.yaml").write_text(USERS_VALUES)
     host, = load_hosts(tmp_path)
     assert "pg.log_checkpoints" in host.unread and "pg.log_checkpoints" not in host.facts
+
+
+RELEASE = """\
+---
+apiVersion: helm.toolkit.fluxcd.io/v2beta1
+kind: HelmRelease
+metadata:
+  name: timescaledb
+spec:
+  chart:
+    spec:
+      chart: timescaledb-single
+      version: 0.33.1
+  interval: 30m0s
+  valuesFrom:
+    - kind: Secret
+      name: timescaledb-values
+  values:
+    replicaCount: 1
+    patroni:
+      postgresql:
+        parameters:
+          shared_buffers: 2GB
+"""
+
+
+def test_a_flux_helmrelease_of_the_chart_is_read_as_its_values(tmp_path: Path) -> None:
+    # was no input ("no inputs found" alone, nothing said beside other inputs); as the chart's values given over
+    # its own: the chart's DCS parameters unknown, valuesFrom said not read
+    assert kinds_recognising(Path("helmrelease.yaml"), RELEASE) == ["timescaledb-single"]
+    [host] = parse_timescaledb(RELEASE, "helmrelease.yaml")
+    assert host.name == "timescaledb" and host.host["instances"].value == 1
+    assert settings_of(host)["shared_buffers"] == ("2GB", line_of(RELEASE, "shared_buffers: 2GB"))
+    assert "pg.log_checkpoints" in host.unknown and "pg.work_mem" in host.unknown
+    assert f"helmrelease.yaml:{line_of(RELEASE, 'valuesFrom:')}: spec.valuesFrom: values from a ConfigMap or a " \
+           "Secret, merged over spec.values, which pgvet does not see: not read" in host.notes
+    other = RELEASE.replace("chart: timescaledb-single", "chart: postgresql-ha")
+    assert "timescaledb-single" not in kinds_recognising(Path("helmrelease.yaml"), other)
+    (tmp_path / "helmrelease.yaml").write_text(RELEASE)
+    host_facts, = load_hosts(tmp_path)
+    assert host_facts.facts["pg.shared_buffers"].source.line == line_of(RELEASE, "shared_buffers: 2GB")
+
+
+def settings_of(host: DeclaredHost) -> dict[str, tuple[str, int | None]]:
+    return {setting.name: (setting.value, setting.source.line) for setting in host.settings}

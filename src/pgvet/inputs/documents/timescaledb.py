@@ -25,7 +25,7 @@ from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, get, load_document
-from pgvet.inputs.documents._kubernetes import apply_resources, at, file_stem
+from pgvet.inputs.documents._kubernetes import apply_resources, at, file_stem, load_manifests
 from pgvet.inputs.documents.patroni import CMDLINE_OPTIONS, patroni_member
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
@@ -34,6 +34,7 @@ KIND_NAME = "timescaledb-single"
 _MARKERS = ("timescaledbTune", "timescale/timescaledb-ha", "timescaledb-single")
 _TOP_LEVEL_PATRONI = re.compile(r"^patroni:[ \t]*(#.*)?$", re.MULTILINE)
 _IMAGE = "timescale/timescaledb-ha"
+_HELM_RELEASE = "HelmRelease"
 # the parameters the chart's values.yaml sets in patroni.bootstrap.dcs.postgresql.parameters (timescale/helm-charts
 # at 8b6fe06, the chart's last version), which Helm keeps under a user's values that do not set them
 _CHART_PARAMETERS = (
@@ -75,11 +76,26 @@ _SCRIPT_WRITES = ("max_wal_size", "min_wal_size")
 def _recognises(name: str, text: str) -> bool:
     if not any(marker in text for marker in _MARKERS):
         return False
+    if _HELM_RELEASE in text:
+        try:
+            return any(_release(document) is not None for document in load_manifests(text, name))
+        except ParseError:
+            return False
     try:
         values = load_document(text, name, pyyaml=True)
     except ParseError:  # the chart's own keys in an invalid file: claimed, parse() says what is wrong
         return _TOP_LEVEL_PATRONI.search(text) is not None
     return isinstance(values, dict) and (isinstance(values.get("patroni"), dict) or _override(values))
+
+
+def _release(document: Any) -> dict[str, Any] | None:
+    """A Flux HelmRelease of the chart (``spec.chart.spec.chart``: timescaledb-single, timescale/timescaledb-single);
+    None for any other document."""
+    if not (isinstance(document, dict) and document.get("kind") == _HELM_RELEASE
+            and str(document.get("apiVersion", "")).startswith("helm.toolkit.fluxcd.io/")):
+        return None
+    chart = str(get(document, "spec", "chart", "spec", "chart") or "")
+    return document if chart.rsplit("/", 1)[-1] == KIND_NAME else None
 
 
 def _override(values: dict[Any, Any]) -> bool:
@@ -91,13 +107,38 @@ def _override(values: dict[Any, Any]) -> bool:
 
 
 def parse_timescaledb(text: str, path: str) -> list[DeclaredHost]:
+    if _HELM_RELEASE in text:
+        releases = [release for release in map(_release, load_manifests(text, path)) if release is not None]
+        if releases:
+            return [_released(release, path) for release in releases]
     values = load_document(text, path, pyyaml=True)
     if not isinstance(values, dict):
         return []
     if not isinstance(values.get("patroni"), dict):
         return [_overriding(values, path)] if _override(values) else []
-    declared = patroni_member(DeclaredHost(KIND_NAME, file_stem(path), at(values, "patroni", path)),
-                              values["patroni"], path)
+    return [_values_host(values, path, file_stem(path))]
+
+
+def _released(release: dict[str, Any], path: str) -> DeclaredHost:
+    """A HelmRelease's host: its ``spec.values``, the user's values Helm merges into the chart's (its releaseName,
+    else its name); ``valuesFrom`` (a ConfigMap's, a Secret's) said not read."""
+    spec = release.get("spec")
+    values = get(release, "spec", "values")
+    name = get(release, "spec", "releaseName") or get(release, "metadata", "name") or file_stem(path)
+    declared = _values_host(values if isinstance(values, dict) else {}, path, str(name),
+                            at(spec, "values", path) if isinstance(values, dict) else at(release, "spec", path))
+    if isinstance(spec, dict) and spec.get("valuesFrom"):
+        declared.notes.append(f"{at(spec, 'valuesFrom', path)}: spec.valuesFrom: values from a ConfigMap or a Secret, "
+                              "merged over spec.values, which pgvet does not see: not read")
+    return declared
+
+
+def _values_host(values: dict[str, Any], path: str, name: str, source: Source | None = None) -> DeclaredHost:
+    """The host of the chart's values (a file of them, a HelmRelease's ``spec.values``)."""
+    patroni = values.get("patroni")
+    patroni = patroni if isinstance(patroni, dict) else {}
+    declared = patroni_member(DeclaredHost(KIND_NAME, name, at(values, "patroni", path) if "patroni" in values
+                                           else source or Source(path, 1)), patroni, path)
     _version(declared, values, path)
     count = values.get("replicaCount", 3)
     if isinstance(count, int) and not isinstance(count, bool) and count > 0:
@@ -105,12 +146,12 @@ def parse_timescaledb(text: str, path: str) -> list[DeclaredHost]:
                                              else declared.source)
     apply_resources(declared, values.get("resources"), path, "resources")
     _archiving(declared, values, path)
-    _chart_parameters(declared, values["patroni"], path)
+    _chart_parameters(declared, patroni, path)
     tune = get(values, "timescaledbTune", "enabled")
     if tune is not False:
         _tuned(declared, values, at(values["timescaledbTune"], "enabled", path) if tune is not None
                else declared.source, path)
-    return [declared]
+    return declared
 
 
 def _chart_parameters(declared: DeclaredHost, patroni: dict[str, Any], path: str) -> None:
