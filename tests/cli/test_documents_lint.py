@@ -1049,7 +1049,7 @@ def test_concise_lines_of_a_document_host_are_in_file_order() -> None:
 def test_bitnami_postgresql_ha_values_are_said_not_read_whatever_the_files_name(tmp_path: Path) -> None:
     # were "the values of a Helm chart pgvet does not read (it reads the Bitnami PostgreSQL charts'…)", a note,
     # named values*.yaml, and nothing at all named otherwise
-    text = (DOCUMENTS / "bitnami-postgresql-ha" / "values.yaml").read_text()
+    text = (DOCUMENTS / "bitnami" / "postgresql-ha" / "values.yaml").read_text()
     said = ("not read: the values of Bitnami's postgresql-ha chart (repmgr, Pgpool-II), which pgvet does not read (it "
             "reads Bitnami's postgresql chart's): its PostgreSQL hosts are not judged")
     for name, content in (("values.yaml", text), ("ha-prod.yaml", text),

@@ -204,8 +204,8 @@ def test_users_values_with_patroni_leave_the_charts_dcs_parameters_unknown(tmp_p
     assert {"pg.log_checkpoints", "pg.archive_mode", "pg.max_connections", "pg.ssl"} <= host.unknown.keys()
     assert "pg.temp_file_limit" not in host.unknown  # set here, in postgresql.parameters: the member's value wins
     assert [setting.value for setting in host.settings if setting.name == "temp_file_limit"] == ["2GB"]
-    assert any(note.startswith("mine.yaml:5: patroni: without bootstrap.dcs.postgresql.parameters: values given over "
-                               "the chart's own, which set there archive_command, ") for note in host.notes)
+    assert any(note.startswith("mine.yaml:5: values given over "
+                               "the chart's own, which set archive_command, ") for note in host.notes)
     [problem] = [problem for problem in host.problems if "max_connections" in problem.message]
     assert problem.message.endswith("and runs the chart's value (its bootstrap.dcs.postgresql.parameters)")
     # the chart's values themselves: nothing of it
@@ -259,3 +259,18 @@ def test_a_flux_helmrelease_of_the_chart_is_read_as_its_values(tmp_path: Path) -
 
 def settings_of(host: DeclaredHost) -> dict[str, tuple[str, int | None]]:
     return {setting.name: (setting.value, setting.source.line) for setting in host.settings}
+
+
+def test_the_charts_own_examples_are_its_values_by_their_keys(tmp_path: Path) -> None:
+    # neither names the chart's image nor timescaledbTune: "no inputs found"; the chart's keys (persistentVolumes,
+    # loadBalancer, pgBouncer…) tell them
+    example = (DOCUMENTS / "timescaledb-single" / "m5.large.example-values.yaml").read_text()
+    [host] = parse_timescaledb(example, "m5.yaml")
+    assert settings_of(host)["shared_buffers"] == ("2GB", line_of(example, "shared_buffers: 2GB"))
+    assert host.host["cpus"].value == 2 and "pg.log_checkpoints" in host.unknown  # the chart's DCS parameters
+    pgbouncer = (DOCUMENTS / "timescaledb-single" / "pgbouncer_customizations-values.yaml").read_text()
+    [override] = parse_timescaledb(pgbouncer, "pgbouncer.yaml")
+    assert not override.hosting and override.laid_over == "timescaledb-single"
+    # a Patroni file's own keys, or another chart's, are not the chart's
+    assert kinds_recognising(Path("values.yaml"), "loadBalancer:\n  enabled: false\ningress: {}\n") == []
+    assert kinds_recognising(Path("patroni.yml"), "scope: x\nbootstrap: {}\npostgresql: {}\n") == ["patroni"]

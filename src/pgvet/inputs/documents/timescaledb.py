@@ -45,13 +45,21 @@ _CHART_PARAMETERS = (
     "shared_preload_libraries", "ssl", "ssl_cert_file", "ssl_key_file", "tcp_keepalives_idle",
     "tcp_keepalives_interval", "temp_file_limit", "timescaledb.passfile", "unix_socket_directories",
     "unix_socket_permissions", "wal_level", "wal_log_hints")
-# the chart's top-level keys: values.schema.json's properties (additionalProperties false: helm refuses others)
+# the chart's top-level keys: values.schema.json's properties (additionalProperties false: helm refuses others), and
+# those of its earlier versions (loadBalancer, credentials…: every values.yaml of the chart's history)
 _CHART_KEYS = frozenset({
     "affinity", "backup", "bootstrapFromBackup", "callbacks", "clusterName", "curlImage", "debug", "enabled", "env",
     "envFrom", "fullnameOverride", "global", "image", "networkPolicy", "nodeSelector", "patroni", "persistentVolumes",
     "pgBouncer", "podAnnotations", "podLabels", "podManagementPolicy", "podMonitor", "postInit", "prometheus", "rbac",
     "readinessProbe", "replicaCount", "resources", "schedulerName", "secrets", "service", "serviceAccount",
-    "sharedMemory", "timescaledbTune", "tolerations", "topologySpreadConstraints", "version"})
+    "sharedMemory", "timescaledbTune", "tolerations", "topologySpreadConstraints", "version",
+    "affinityTemplate", "nameOverride", "loadBalancer", "replicaLoadBalancer", "credentials", "tls",
+    "fullWalPrevention", "secretNames", "unsafe", "persistentVolume", "serviceMonitor", "kubernetes",
+    "postgresExporter"})
+# of those, the keys no other chart has: values made up of the chart's keys are its own with one of them
+_OWN_KEYS = ("timescaledbTune", "persistentVolumes", "loadBalancer", "replicaLoadBalancer", "bootstrapFromBackup",
+             "sharedMemory", "fullWalPrevention", "pgBouncer", "postInit")
+_OWN_KEY_LINE = re.compile(rf"^(?:{'|'.join(_OWN_KEYS)}):", re.MULTILINE)
 # what an override sets that is read: the host's keys
 _OVERRIDES_READ = frozenset({"replicaCount", "version", "image", "resources"})
 _IMAGE_TAG = re.compile(r"^pg(\d{2})(?:[.-]|$)")
@@ -74,7 +82,8 @@ _SCRIPT_WRITES = ("max_wal_size", "min_wal_size")
 
 
 def _recognises(name: str, text: str) -> bool:
-    if not any(marker in text for marker in _MARKERS):
+    marked = any(marker in text for marker in _MARKERS)
+    if not marked and not _OWN_KEY_LINE.search(text):
         return False
     if _HELM_RELEASE in text:
         try:
@@ -84,8 +93,10 @@ def _recognises(name: str, text: str) -> bool:
     try:
         values = load_document(text, name, pyyaml=True)
     except ParseError:  # the chart's own keys in an invalid file: claimed, parse() says what is wrong
-        return _TOP_LEVEL_PATRONI.search(text) is not None
-    return isinstance(values, dict) and (isinstance(values.get("patroni"), dict) or _override(values))
+        return marked and _TOP_LEVEL_PATRONI.search(text) is not None
+    if not isinstance(values, dict):
+        return False
+    return (marked or _of_the_chart(values)) if isinstance(values.get("patroni"), dict) else _override(values)
 
 
 def _release(document: Any) -> dict[str, Any] | None:
@@ -101,9 +112,13 @@ def _release(document: Any) -> dict[str, Any] | None:
 def _override(values: dict[Any, Any]) -> bool:
     """Values without ``patroni:`` that only the chart's documented keys make up, one of them its own: a file
     given after the chart's values (``helm -f values.yaml -f prod.yaml``), which Helm merges over them."""
-    return ("patroni" not in values and bool(values) and all(isinstance(key, str) and key in _CHART_KEYS
-                                                              for key in values)
-            and ("timescaledbTune" in values or _IMAGE in str(get(values, "image", "repository"))))
+    return "patroni" not in values and _of_the_chart(values)
+
+
+def _of_the_chart(values: dict[Any, Any]) -> bool:
+    """Only the chart's keys, one of them its own (or its image)."""
+    return (all(isinstance(key, str) and key in _CHART_KEYS for key in values)
+            and (any(key in values for key in _OWN_KEYS) or _IMAGE in str(get(values, "image", "repository"))))
 
 
 def parse_timescaledb(text: str, path: str) -> list[DeclaredHost]:
@@ -155,15 +170,14 @@ def _values_host(values: dict[str, Any], path: str, name: str, source: Source | 
 
 
 def _chart_parameters(declared: DeclaredHost, patroni: dict[str, Any], path: str) -> None:
-    """Values whose ``patroni:`` has no ``bootstrap.dcs.postgresql.parameters`` are a user's values given over the
-    chart's (``helm -f mine.yaml``), which Helm merges into them: the parameters the chart sets there, and this file
-    does not, keep the chart's values, which pgvet does not hold: unknown, with a note."""
-    if isinstance(get(patroni, "bootstrap", "dcs", "postgresql", "parameters"), dict):
-        return
-    local = get(patroni, "postgresql", "parameters")
-    # a parameter Patroni takes from the DCS only (max_connections…) is the chart's there, whatever this file says
+    """Helm merges the values it is given into the chart's (``helm -f mine.yaml``): each parameter the chart sets in
+    ``bootstrap.dcs.postgresql.parameters`` that these values do not set keeps the chart's value, which pgvet does
+    not hold: unknown, with a note (the chart's values.yaml itself sets them all)."""
+    local, dcs = get(patroni, "postgresql", "parameters"), get(patroni, "bootstrap", "dcs", "postgresql", "parameters")
+    # a parameter Patroni takes from the DCS only (max_connections…) is the chart's there, whatever the local says
     own = {str(name).lower() for name in local if str(name).lower() not in CMDLINE_OPTIONS} \
         if isinstance(local, dict) else set()
+    own |= {str(name).lower() for name in dcs} if isinstance(dcs, dict) else set()
     unknown = [name for name in _CHART_PARAMETERS if name not in own]
     for index, problem in enumerate(declared.problems):  # "and runs its default 100": the chart's value, not it
         name = problem.message.removeprefix("Patroni ignores ").partition(" ")[0]
@@ -175,9 +189,9 @@ def _chart_parameters(declared: DeclaredHost, patroni: dict[str, Any], path: str
     for name in unknown:
         declared.unknown[f"pg.{name}"] = source
     if unknown:
-        declared.notes.append(f"{source}: patroni: without bootstrap.dcs.postgresql.parameters: values given over the "
-                              "chart's own, which set there " + ", ".join(unknown) + " (kept where this file does "
-                              "not set them; pgvet does not hold the chart's values): not judged; lint the chart's "
+        declared.notes.append(f"{source}: values given over the chart's own, which set " + ", ".join(unknown)
+                              + " in patroni.bootstrap.dcs.postgresql.parameters (Helm keeps them where these values "
+                              "do not set them; pgvet does not hold the chart's values): not judged; lint the chart's "
                               "values merged with these (`helm template`'s output)")
 
 
