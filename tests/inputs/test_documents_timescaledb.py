@@ -274,3 +274,15 @@ def test_the_charts_own_examples_are_its_values_by_their_keys(tmp_path: Path) ->
     # a Patroni file's own keys, or another chart's, are not the chart's
     assert kinds_recognising(Path("values.yaml"), "loadBalancer:\n  enabled: false\ningress: {}\n") == []
     assert kinds_recognising(Path("patroni.yml"), "scope: x\nbootstrap: {}\npostgresql: {}\n") == ["patroni"]
+
+
+def test_an_umbrella_charts_values_of_the_chart_are_a_host() -> None:
+    # timescaledb-single: as a dependency (FIWARE's marinera): was "the values of a Helm chart pgvet does not read";
+    # its section is the values Helm merges into the chart's
+    text = (DOCUMENTS / "timescaledb-single" / "umbrella-values.yaml").read_text()
+    [host] = parse_timescaledb(text, "values.yaml")
+    assert host.hosting and host.source.line == 1
+    assert (host.host["ram"].value, host.host["ram"].source.line) == (2 << 30, line_of(text, "memory: 2Gi"))
+    assert "pg.archive_mode" in host.unknown and "pg.shared_buffers" in host.unknown
+    disabled = "timescaledb-single:\n  enabled: false\n  replicaCount: 1\n"
+    assert parse_timescaledb(disabled, "values.yaml") == []

@@ -96,6 +96,8 @@ def _recognises(name: str, text: str) -> bool:
         return marked and _TOP_LEVEL_PATRONI.search(text) is not None
     if not isinstance(values, dict):
         return False
+    if isinstance(values.get(KIND_NAME), dict):  # an umbrella chart's values of it as a dependency
+        return True
     return (marked or _of_the_chart(values)) if isinstance(values.get("patroni"), dict) else _override(values)
 
 
@@ -129,6 +131,10 @@ def parse_timescaledb(text: str, path: str) -> list[DeclaredHost]:
     values = load_document(text, path, pyyaml=True)
     if not isinstance(values, dict):
         return []
+    dependency = values.get(KIND_NAME)
+    if isinstance(dependency, dict):  # an umbrella chart's: what it gives the chart, unless it leaves the chart out
+        return [] if dependency.get("enabled") is False else [
+            _values_host(dependency, path, file_stem(path), at(values, KIND_NAME, path))]
     if not isinstance(values.get("patroni"), dict):
         return [_overriding(values, path)] if _override(values) else []
     return [_values_host(values, path, file_stem(path))]
