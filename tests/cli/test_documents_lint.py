@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import PROJECT
+from documents_support import DOCUMENTS
 from pgvet.cli import app
 from pgvet.errors import InputError
 from pgvet.inputs.documents import DocumentKind, recognise
@@ -1043,3 +1044,23 @@ def test_concise_lines_of_a_document_host_are_in_file_order() -> None:
                                  "concise"]).output
     numbers = [int(line.split(":", 2)[1]) for line in output.splitlines() if "cluster.yaml:" in line.split(" ", 1)[0]]
     assert len(numbers) > 3 and numbers == sorted(numbers), output
+
+
+def test_bitnami_postgresql_ha_values_are_said_not_read_whatever_the_files_name(tmp_path: Path) -> None:
+    # were "the values of a Helm chart pgvet does not read (it reads the Bitnami PostgreSQL charts'…)", a note,
+    # named values*.yaml, and nothing at all named otherwise
+    text = (DOCUMENTS / "bitnami" / "postgresql-ha" / "values.yaml").read_text()
+    said = ("not read: the values of Bitnami's postgresql-ha chart (repmgr, Pgpool-II), which pgvet does not read (it "
+            "reads Bitnami's postgresql chart's): its PostgreSQL hosts are not judged")
+    for name, content in (("values.yaml", text), ("ha-prod.yaml", text),
+                          ("umbrella.yaml", "postgresql-ha:\n  " + text.replace("\n", "\n  ").rstrip() + "\n"),
+                          ("release.yaml", "spec:\n  chart:\n    spec:\n      chart: postgresql-ha\n")):
+        directory = tmp_path / name
+        directory.mkdir()
+        (directory / name).write_text(content)
+        with pytest.raises(InputError) as refused:
+            load_hosts(directory)
+        assert f"({name}: {said}" in refused.value.message, name
+        (directory / "host.yaml").write_text("ram: 8GiB\n")
+        host, = load_hosts(directory)
+        assert any(warning.startswith(f"{name}: {said}") for warning in host.warnings), name

@@ -17,6 +17,7 @@ NOT_CLAIMED = {
     "bitnami/ci-replication.yaml": "a values file without the chart's own keys",
     "bitnami/helmrelease/lthms-ext-postgres-operator.yaml": "a HelmRelease of another chart",
     "bitnami/helmrelease/keswick-postgresql-values-from.yaml": "a HelmRelease whose values come from a ConfigMap",
+    "bitnami/postgresql-ha/values.yaml": "the values of Bitnami's postgresql-ha chart, which pgvet does not read",
     "cnpg/helm-chart-cluster-template.yaml": "a Helm template: no manifest until it is rendered",
     "systemd/debian/postgresql@.service": "a packaged unit: it sets no limit pgvet judges",
     "systemd/pgdg/postgresql-12.service": "a packaged unit: it sets no limit pgvet judges",

@@ -23,6 +23,11 @@ from pgvet.snapshot.discovery import SnapshotInputs
 _CONVENTIONAL_STEMS = frozenset({"values", "main", "compose", "docker-compose"})
 # A Helm chart's values file by its name (values.yaml, values-production.yaml, values.prod.yml…).
 HELM_VALUES_NAME = re.compile(r"values([-._][^/]*)?\.ya?ml")
+# The values of Bitnami's postgresql-ha chart (its postgresql: and pgpool: sections, the repmgr image), an umbrella
+# chart's postgresql-ha: section, a Flux HelmRelease of the chart: a PostgreSQL chart whose values pgvet does not read
+_POSTGRESQL_HA = re.compile(r"^(?:postgresql-ha:|pgpool:[ \t]*(?:#.*)?$(?s:.*)^postgresql:|postgresql:[ \t]*(?:#.*)?$"
+                            r"(?s:.*)^pgpool:)|bitnami/postgresql-repmgr|^[ \t]+chart:[ \t]*['\"]?(?:[\w./:-]*/)?"
+                            r"postgresql-ha['\"]?[ \t]*(?:#.*)?$", re.MULTILINE)
 
 
 def host_names(hosting: Sequence[DeclaredHost], directory: str, overlay: str | None,
@@ -133,7 +138,13 @@ def read_documents(builder: HostBuilder, inputs: SnapshotInputs) -> DirectoryDoc
             continue
         kind = recognise(display, text)
         if kind is None:
-            if HELM_VALUES_NAME.fullmatch(path.name):  # data, not a template, whatever {{ }} its strings hold
+            if _POSTGRESQL_HA.search(text) and path.suffix.lower() in (".yaml", ".yml"):
+                # a warning, not a note: a PostgreSQL chart's, which a reader of Bitnami's postgresql may seem to read
+                documents.warnings.append(f"{display}: not read: the values of Bitnami's postgresql-ha chart (repmgr, "
+                                          "Pgpool-II), which pgvet does not read (it reads Bitnami's postgresql "
+                                          "chart's): its PostgreSQL hosts are not judged; lint what the chart renders "
+                                          "(`helm template`'s output) and the postgresql.conf its pods write")
+            elif HELM_VALUES_NAME.fullmatch(path.name):  # data, not a template, whatever {{ }} its strings hold
                 documents.notes.append(f"{display}: not read: the values of a Helm chart pgvet does not read (it reads "
                                        "the Bitnami PostgreSQL charts' and timescaledb-single's own): lint what the "
                                        "chart renders (`helm template`'s output)")
@@ -154,9 +165,22 @@ def read_documents(builder: HostBuilder, inputs: SnapshotInputs) -> DirectoryDoc
             raise InputError(f"with this file, the directory's documents declare more than {MAX_DECLARED_HOSTS} "
                              "hosts, more than pgvet reads in one directory: give each cluster a directory of its "
                              "own", Source(display))
+    _without_their_host(documents)
     if declared and listed is not None:
         _kustomize_overlay(builder, listed, documents)
     return documents
+
+
+def _without_their_host(documents: DirectoryDocuments) -> None:
+    """Overrides (``laid_over``) of a kind no document of the directory declares a host of are no input, with a
+    warning: alone, they would be judged on the defaults their reader fills in for what the chart's values say."""
+    kinds = {document.kind for document in documents.declared if document.hosting}
+    for document in [document for document in documents.declared if document.laid_over not in (None, *kinds)]:
+        documents.declared.remove(document)
+        documents.warnings.append(
+            f"{document.source.path}: not read: {document.laid_over} values without its chart's values (an override "
+            "Helm merges over them), and no such values beside it: lint it beside them, or what the chart renders "
+            "(`helm template`'s output)")
 
 
 def _kustomize_overlay(builder: HostBuilder, listed: Listed, documents: DirectoryDocuments) -> None:

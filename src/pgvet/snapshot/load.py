@@ -170,7 +170,10 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
         )
     hosting = [document for document in documents.declared if document.hosting]
     # what the directory's other documents declare (a tuned profile, a kustomize patch) applies after the host's own
-    declared_here = [*hosting[index:index + 1], *(document for document in documents.declared if not document.hosting)]
+    # (an override only over a host of its kind)
+    kinds = (None, *(own.kind for own in hosting[index:index + 1]))
+    declared_here = [*hosting[index:index + 1], *(document for document in documents.declared
+                                                  if not document.hosting and document.laid_over in kinds)]
     builder.host.add(Fact("run.year_month", run_year_month(), Source("<run>")))
     declared = _load_declared_host(builder, inputs)
     for document in declared_here:

@@ -63,6 +63,9 @@ class DeclaredHost:
     hosting: bool = True
     namespace: str | None = None
     unseen_configuration: bool = False  # its configuration is where pgvet cannot see (a ConfigMap, a mount)
+    # the kind of the host it is merged over (a Helm values override, given after the chart's values): it joins
+    # only a host of that kind, and is no input where the directory has none
+    laid_over: str | None = None
 
 
 def yaml_parameter(name: str, value: str) -> str:
