@@ -246,3 +246,14 @@ def test_a_report_file_on_a_full_disk_is_named(fmt: str) -> None:
                            "/dev/full"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr[-2000:]
     assert done.stderr == "pgvet: error: cannot write /dev/full: No space left on device\n"
+
+
+def test_a_yaml_of_many_chart_keys_is_searched_in_linear_time(tmp_path: Path) -> None:
+    # the search for Bitnami's postgresql-ha values tried, from each `postgresql:` line, every later line for a
+    # `pgpool:` one: a repository's YAML of 20 000 such lines took 11 s, 200 000 about twenty minutes
+    repository = tmp_path / "repository"
+    repository.mkdir()
+    (repository / "values.yaml").write_text("postgresql:\n" * 200_000)
+    done, seconds = lint(repository)
+    assert "Traceback" not in done.stderr
+    assert seconds < 60, seconds

@@ -24,10 +24,16 @@ _CONVENTIONAL_STEMS = frozenset({"values", "main", "compose", "docker-compose"})
 # A Helm chart's values file by its name (values.yaml, values-production.yaml, values.prod.yml…).
 HELM_VALUES_NAME = re.compile(r"values([-._][^/]*)?\.ya?ml")
 # The values of Bitnami's postgresql-ha chart (its postgresql: and pgpool: sections, the repmgr image), an umbrella
-# chart's postgresql-ha: section, a Flux HelmRelease of the chart: a PostgreSQL chart whose values pgvet does not read
-_POSTGRESQL_HA = re.compile(r"^(?:postgresql-ha:|pgpool:[ \t]*(?:#.*)?$(?s:.*)^postgresql:|postgresql:[ \t]*(?:#.*)?$"
-                            r"(?s:.*)^pgpool:)|bitnami/postgresql-repmgr|^[ \t]+chart:[ \t]*['\"]?(?:[\w./:-]*/)?"
-                            r"postgresql-ha['\"]?[ \t]*(?:#.*)?$", re.MULTILINE)
+# chart's postgresql-ha: section, a Flux HelmRelease of the chart: a PostgreSQL chart whose values pgvet does not read.
+# Each pattern matches within a line (a repository's file of many `postgresql:` lines stays linear to search).
+_HA_TOP_KEY = re.compile(r"^(?:(postgresql-ha):|(pgpool|postgresql):[ \t]*(?:#.*)?$)", re.MULTILINE)
+_HA_CHART = re.compile(r"^[ \t]+chart:[ \t]*['\"]?(?:[\w./:-]*/)?postgresql-ha['\"]?[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def _postgresql_ha(text: str) -> bool:
+    keys = {"".join(match) for match in _HA_TOP_KEY.findall(text)}
+    return ("postgresql-ha" in keys or {"pgpool", "postgresql"} <= keys or "bitnami/postgresql-repmgr" in text
+            or _HA_CHART.search(text) is not None)
 
 
 def host_names(hosting: Sequence[DeclaredHost], directory: str, overlay: str | None,
@@ -138,7 +144,7 @@ def read_documents(builder: HostBuilder, inputs: SnapshotInputs) -> DirectoryDoc
             continue
         kind = recognise(display, text)
         if kind is None:
-            if _POSTGRESQL_HA.search(text) and path.suffix.lower() in (".yaml", ".yml"):
+            if _postgresql_ha(text) and path.suffix.lower() in (".yaml", ".yml"):
                 # a warning, not a note: a PostgreSQL chart's, which a reader of Bitnami's postgresql may seem to read
                 documents.warnings.append(f"{display}: not read: the values of Bitnami's postgresql-ha chart (repmgr, "
                                           "Pgpool-II), which pgvet does not read (it reads Bitnami's postgresql "
