@@ -166,3 +166,15 @@ def test_seed_hosts_document_is_current() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "seed-hosts.md").read_text(encoding="utf-8")
     for host in sorted(path.name for path in SEEDS.iterdir() if path.is_dir()):
         assert f"`{host}`" in text, f"docs/seed-hosts.md does not discuss {host}"
+
+
+def test_a_host_older_than_the_oldest_catalog_says_what_its_validity_misses(tmp_path: Path) -> None:
+    # PostgreSQL 11 refuses at start a parameter 12 added (FATAL: unrecognized configuration parameter, tried on
+    # 11.22): judged with 12's catalog pgvet cannot report it, and says so where it is seen, not in a note
+    (tmp_path / "PG_VERSION").write_text("11\n")
+    (tmp_path / "postgresql.conf").write_text("ssl_min_protocol_version = 'TLSv1.2'\n")
+    [host] = lint([tmp_path], LintOptions()).hosts
+    [warning] = [warning for warning in host.host_facts.warnings if "no parameter catalog" in warning]
+    assert warning.startswith("PG_VERSION:1: PostgreSQL 11 has no parameter catalog in pgvet: its settings are "
+                              "judged with 12's")
+    assert "is not reported" in warning

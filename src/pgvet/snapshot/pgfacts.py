@@ -43,10 +43,16 @@ def _param_table_for(major: int, host: HostFacts, source: Source) -> ParamTable:
         return load_param_table(major)
     nearest = min(SUPPORTED_MAJORS) if major < min(SUPPORTED_MAJORS) else NEWEST_MAJOR
     host.add(Fact("pg.catalog_version", nearest, Source("<pgvet's parameter catalogs>")))
-    host.notes.append(
-        f"PostgreSQL {major} has no parameter catalog in pgvet; settings are judged with {nearest}'s"
-        + (f", unset ones with {major}'s own defaults where they differ" if major < nearest else "")
-    )
+    if major < nearest:
+        # a warning: the validity rules would miss what stops this server (a parameter it does not know is fatal)
+        host.warnings.append(
+            f"{source}: PostgreSQL {major} has no parameter catalog in pgvet: its settings are judged with {nearest}'s "
+            f"(unset ones with {major}'s own defaults where they differ), so a parameter {nearest} or later added, "
+            f"which PostgreSQL {major} refuses at start (ssl_min_protocol_version, primary_conninfo in "
+            "postgresql.conf before 12…), is not reported"
+        )
+    else:
+        host.notes.append(f"PostgreSQL {major} has no parameter catalog in pgvet; settings are judged with {nearest}'s")
     return load_param_table(nearest)
 
 
