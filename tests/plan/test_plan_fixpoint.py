@@ -148,17 +148,26 @@ def test_the_running_pool_is_written_back_where_the_running_commit_limit_beside_
     check_fixpoint(host)
 
 
-def _write_host(host: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        (host / name).parent.mkdir(parents=True, exist_ok=True)
-        (host / name).write_text(text)
+def _changes_then_fixpoint(tmp_path: Path, files: dict[str, str]) -> dict[str, str]:
+    """The target's changes of a host made of ``files`` (by setting name), once the host is held to the fixpoint and
+    to the invariants."""
+    host, original = tmp_path / "host", tmp_path / "original"
+    for root in (host, original):
+        for name, text in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+    [result] = lint([host], LintOptions()).hosts
+    assert result.target is not None
+    changes = {change.setting.name: change.target for change in result.target.changes}
+    check_fixpoint(host)
+    _invariants(original, host)
+    return changes
 
 
 def test_a_running_ratio_below_the_files_is_not_written_back_beside_their_pool(tmp_path: Path) -> None:
     # found by the generated hosts: 1 GB, no swap, strict overcommit with ratio 60 and no pool running; the files
     # declare ratio 80 and a 153-page pool, whose CommitLimit is below what is committed. Writing back the running
     # ratio (60) beside the files' pool lowered CommitLimit further (431 MB, against 574 MB with the files' 80)
-    host, original = tmp_path / "host", tmp_path / "original"
     files = {
         "meminfo.txt": "MemTotal: 1048576 kB\nMemFree: 104857 kB\nMemAvailable: 524288 kB\nSwapTotal: 0 kB\n"
                        "SwapFree: 0 kB\nCommitLimit: 629144 kB\nCommitted_AS: 503315 kB\nHugePages_Total: 0\n"
@@ -173,13 +182,7 @@ def test_a_running_ratio_below_the_files_is_not_written_back_beside_their_pool(t
         "postgresql.conf": "max_connections = 20\nshared_buffers = 512MB\nhuge_pages = on\nwork_mem = 4MB\n",
         "host.yaml": "pg_version: 15\nworkload: oltp\nstorage: ssd\ndedicated: true\n",
     }
-    _write_host(host, files)
-    _write_host(original, files)
-    [result] = lint([host], LintOptions()).hosts
-    assert result.target is not None
-    assert "vm.overcommit_ratio" not in {change.setting.name for change in result.target.changes}
-    check_fixpoint(host)
-    _invariants(original, host)
+    assert "vm.overcommit_ratio" not in _changes_then_fixpoint(tmp_path, files)
 
 
 def test_committed_memory_is_held_against_the_commit_limit_postgresql_leaves_once_it_takes_surplus_huge_pages(
@@ -189,7 +192,6 @@ def test_committed_memory_is_held_against_the_commit_limit_postgresql_leaves_onc
     # take 98 GB of surplus pages, which leave CommitLimit's base: 171 GB, below what is committed. Judged against
     # /proc/meminfo's CommitLimit (before PostgreSQL takes them) committed-as-near-commit-limit (PGV105) was silent,
     # so shared_buffers was kept — until the fix had raised the ratio to 80, when the next fix halved it (no fixpoint)
-    host, original = tmp_path / "host", tmp_path / "original"
     files = {
         "meminfo.txt": "MemTotal: 402652803 kB\nMemFree: 40265280 kB\nMemAvailable: 201326401 kB\nSwapTotal: 0 kB\n"
                        "SwapFree: 0 kB\nCommitLimit: 241591680 kB\nCommitted_AS: 193273344 kB\nHugePages_Total: 0\n"
@@ -203,15 +205,9 @@ def test_committed_memory_is_held_against_the_commit_limit_postgresql_leaves_onc
         "postgresql.conf": "max_connections = 20\nshared_buffers = 98303MB\nhuge_pages = on\nwork_mem = 4MB\n",
         "host.yaml": "pg_version: 17\npg_instances: 2\nworkload: oltp\nstorage: ssd\ndedicated: true\n",
     }
-    _write_host(host, files)
-    _write_host(original, files)
-    [result] = lint([host], LintOptions()).hosts
-    assert result.target is not None
-    changes = {change.setting.name: change.target for change in result.target.changes}
+    changes = _changes_then_fixpoint(tmp_path, files)
     assert changes["shared_buffers"] == "49151MB"
     assert int(changes["vm.overcommit_ratio"]) > 60
-    check_fixpoint(host)
-    _invariants(original, host)
 
 
 def _invariants(before: Path, after: Path) -> None:
