@@ -513,3 +513,83 @@ def test_redacting_a_configuration_line_is_linear() -> None:
         print(redact_conf_text(line) == line, redact_conf_text("# x" + " " * 1_000_000 + "= 'y'") != "")
     """)
     assert out.split() == ["True", "True"]
+
+
+# --- templates and placeholders in configuration documents (Helm, Jinja, envsubst, Compose) ----------------
+
+_OLD_STATEMENT = re.compile(r"\{%.*?%\}|\{#.*?#\}")
+_OLD_EXPRESSION = re.compile(r"\{\{.*?\}\}")
+_OLD_VARIABLE = re.compile(r"\$\{[^}\n]*\}")
+_OLD_PATRONI_PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
+_OLD_COMPOSE_PLACEHOLDER = re.compile(r"(?<!\$)\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")
+
+
+def test_delimited_stretches_are_what_the_patterns_found() -> None:
+    from pgvet.inputs.documents._delimited import replaced, spans
+    from pgvet.inputs.documents.compose import _placeholder
+
+    rng = random.Random(46)
+    atoms = ["{", "}", "{{", "}}", "{%", "%}", "{#", "#}", "%", "#", "$", "${", "$$", "a", " ", "\n", "x_1"]
+    cases = [(_OLD_STATEMENT, (("{%", "%}"), ("{#", "#}")), False), (_OLD_EXPRESSION, (("{{", "}}"),), False),
+             (_OLD_VARIABLE, (("${", "}"),), False), (_OLD_PATRONI_PLACEHOLDER, (("${", "}"),), True)]
+    for _ in range(30_000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 14)))
+        for old, pairs, across_lines in cases:
+            assert list(spans(text, pairs, across_lines)) == [match.span() for match in old.finditer(text)], text
+            assert replaced(text, pairs, "@", across_lines) == old.sub("@", text), text
+        assert _placeholder(text) == (_OLD_COMPOSE_PLACEHOLDER.search(text) is not None), text
+
+
+def test_sizes_read_what_the_patterns_read() -> None:
+    from pgvet.engine.functions import _PG_SIZE
+    from pgvet.inputs.host_yaml import _SIZE
+
+    old_pg = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)\s*")
+    old_host = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(kB|[KMGT]i?B|[kKMGT]|B)?\s*$")
+    rng = random.Random(47)
+    atoms = [" ", "\t", "\n", "\x0b", "\x1c", "\u3000", "1", "25", ".", "5", "e", "+", "-", "kB", "GiB", "B", "x"]
+    for _ in range(50_000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 7)))
+        for old, new in ((old_pg.fullmatch(text), _PG_SIZE.fullmatch(text.strip())),
+                         (old_host.match(text), _SIZE.fullmatch(text.strip()))):
+            assert (old.groups() if old else None) == (new.groups() if new else None), repr(text)
+
+
+def test_templates_and_placeholders_are_found_in_linear_time() -> None:
+    # a line of 64 kB of '{{' took a Patroni file's lint 7 minutes, and 1 MiB (a document's bound) would take hours:
+    # each opener scanned the rest of the line for a closer; '${' the rest of the text
+    out = finishes("""
+        from pgvet.engine.functions import _pg_size_bytes
+        from pgvet.inputs.documents import _kubernetes, compose, patroni
+        from pgvet.inputs.host_yaml import parse_size
+        n = 500_000
+        for opener in ("{{", "{%", "{#", "${"):
+            text = "# " + opener * n + "\\nx: 1\\n"
+            assert len(patroni._without_templates(text)) >= 2 * n, opener
+            assert not patroni._placeholder(text), opener
+            assert _kubernetes.without_templates(text) == text
+            assert _kubernetes.without_variables(text) == text
+            _kubernetes.template_lines(text)
+            assert not compose._placeholder(opener * n)
+        assert not patroni._placeholder("}" + "${" * n)
+        assert patroni._integer(1)("1" + " " * 1_000_000 + "!") is False
+        assert parse_size("1" + " " * 1_000_000 + "!") is None
+        try:
+            _pg_size_bytes("1" + " " * 1_000_000 + "!")
+        except Exception:
+            print("refused")
+    """)
+    assert out.split() == ["refused"]
+
+
+def test_a_patroni_file_with_a_line_of_template_openers_is_linted_in_time(tmp_path: Path) -> None:
+    host = tmp_path / "patroni"
+    host.mkdir()
+    (host / "patroni.yml").write_text("scope: x\nrestapi:\n  listen: 0.0.0.0:8008\npostgresql:\n  parameters:\n"
+                                      "    work_mem: 4MB\n# " + "{{" * 400_000 + "\n")
+    try:  # killed at the deadline, as finishes' child
+        done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(host)], capture_output=True, text=True,
+                              timeout=60, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail("still running after 60 s: not linear")
+    assert "internal error" not in done.stderr, done.stderr

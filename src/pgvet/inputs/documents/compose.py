@@ -55,7 +55,8 @@ _POSTGRES_IMAGES = frozenset({"postgres", "postgresql", "postgis", "timescaledb"
                               "pgvecto-rs", "postgresql-repmgr", "crunchy-postgres"})
 # a project's own build of the postgres image, named after it (zulip/zulip-postgresql, …-postgres)
 _DERIVED_IMAGE = re.compile(r"[a-z0-9][a-z0-9._-]*[-_]postgres(?:ql)?")
-_PLACEHOLDER = re.compile(r"(?<!\$)\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")
+# where Compose fills in a variable ($VAR, ${VAR…}; $$ is a dollar): _placeholder
+_DOLLAR = re.compile(r"(?<!\$)\$[{A-Za-z_]")
 # Docker's sizes (go-units' RAMInBytes, which Compose reads them with): a number, one optional space, then b, or
 # k m g t p alone or with b or ib, in any case; powers of 1024
 _BYTES = re.compile(r"(\d+(?:\.\d*)?|\.\d+) ?(?:([kmgtp])(?:i?b)?|b)?", re.IGNORECASE)
@@ -190,7 +191,7 @@ def _value(declared: DeclaredHost, node: object, key: str, path: str, read: Call
     if read_value is not None:
         return read_value
     source = Source(path, yaml_line(node, key))
-    if isinstance(value, str) and _PLACEHOLDER.search(value):
+    if isinstance(value, str) and _placeholder(value):
         declared.notes.append(f"{source}: {key}: {value} is left to an environment variable: not read")
         for fact in facts:
             declared.unknown[fact] = source
@@ -292,13 +293,21 @@ def _assignment(declared: DeclaredHost, assignment: str, word: str, source: Sour
     declared.settings.append(conf_setting(name.replace("-", "_"), value, source))
 
 
+
+def _placeholder(text: str) -> bool:
+    """Whether Compose fills in part of the text from the environment. A ``${`` closes at the first ``}`` after it:
+    once none follows, no later one closes either (a pattern trying each ``${`` again was quadratic)."""
+    last_brace = text.rfind("}")
+    return any(match.group()[1] != "{" or last_brace >= match.end() for match in _DOLLAR.finditer(text))
+
+
 def _literal(declared: DeclaredHost, word: str, source: Source) -> bool:
-    if _PLACEHOLDER.search(word):
+    if _placeholder(word):
         declared.notes.append(f"{source}: {word} is left to an environment variable: skipped")
         # --name=value, -cname=value or name=value (after -c)
         option = word[2:] if word.startswith(("--", "-c")) else word
         name, equals, _ = option.partition("=")
-        if equals and not _PLACEHOLDER.search(name):  # set, to what pgvet cannot know: not judged on a default
+        if equals and not _placeholder(name):  # set, to what pgvet cannot know: not judged on a default
             declared.unknown[f"pg.{name.replace('-', '_').lower()}"] = source
         return False
     return True
@@ -385,7 +394,7 @@ def _repository(image: str) -> str:
 
 def _image_version(image: object) -> int | None:
     """The major version in the image's tag: postgres:16, 16.2-alpine, timescaledb:latest-pg15, pg14-v0.2.0."""
-    if not isinstance(image, str) or _PLACEHOLDER.search(image):
+    if not isinstance(image, str) or _placeholder(image):
         return None
     name = image.split("@", 1)[0].rsplit("/", 1)[-1]
     tag = name.split(":", 1)[1] if ":" in name else ""
