@@ -593,3 +593,22 @@ def test_a_patroni_file_with_a_line_of_template_openers_is_linted_in_time(tmp_pa
     except subprocess.TimeoutExpired:
         pytest.fail("still running after 60 s: not linear")
     assert "internal error" not in done.stderr, done.stderr
+
+
+def test_a_compose_command_of_words_the_file_spells_otherwise_is_located_in_linear_time(tmp_path: Path) -> None:
+    # each word ('a'b is ab) was looked for from the start of every line to the end of the file: 8 000 of them took
+    # 24 s, the 200 000 of a 1 MiB command hours; distinct words on one line were searched for from its start
+    host = tmp_path / "compose"
+    host.mkdir()
+    (host / "compose.yaml").write_text("services:\n  db:\n    image: postgres:16\n    command: postgres -c "
+                                       "work_mem=4MB " + " ".join(["'a'b"] * 150_000)
+                                       + "".join(f" w{number}" for number in range(50_000)) + "\n")
+    out = finishes(f"""
+        import pgvet.inputs.documents.compose as compose
+        from pathlib import Path
+        text = Path({str(host / "compose.yaml")!r}).read_text()
+        words = compose._command_string(None, "command", text.split("command: ", 1)[1].rstrip("\\n"),
+                                        "compose.yaml", 4, text.split("\\n"))
+        print(len(words), {{source.line for _, source in words}})
+    """)
+    assert out.split(" ", 1) == ["200003", "{4}\n"]  # postgres, -c, work_mem=4MB and the 200 000

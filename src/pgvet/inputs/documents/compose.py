@@ -57,6 +57,8 @@ _POSTGRES_IMAGES = frozenset({"postgres", "postgresql", "postgis", "timescaledb"
 _DERIVED_IMAGE = re.compile(r"[a-z0-9][a-z0-9._-]*[-_]postgres(?:ql)?")
 # where Compose fills in a variable ($VAR, ${VAR…}; $$ is a dollar): _placeholder
 _DOLLAR = re.compile(r"(?<!\$)\$[{A-Za-z_]")
+_SEARCH_ROUNDS = 4  # how many times the text from a command on is searched for its words, at most (_command_string)
+_LONGEST_LOCATED = 256  # the longest word (or name) of a command whose line is looked for
 # Docker's sizes (go-units' RAMInBytes, which Compose reads them with): a number, one optional space, then b, or
 # k m g t p alone or with b or ib, in any case; powers of 1024
 _BYTES = re.compile(r"(\d+(?:\.\d*)?|\.\d+) ?(?:([kmgtp])(?:i?b)?|b)?", re.IGNORECASE)
@@ -214,19 +216,38 @@ def _command_string(declared: DeclaredHost, key: str, command: str, path: str, l
                                              Source(path, line), True))
         return None
     arguments = []
-    at = (line or 1) - 1
+    at, column = (line or 1) - 1, 0
+    # Each word is looked for after the one before it, and at most _SEARCH_ROUNDS times the text from the command
+    # on is searched in all: a word the file spells otherwise ('a'b is ab) was looked for to the end of the file
+    # from each line's start, and a command of 1 MiB of them took hours. Past that, a word takes the last line.
+    budget = _SEARCH_ROUNDS * sum(len(text) + 1 for text in lines[at:])
     for word in words:
-        found = next((number for number in range(at, len(lines)) if _word_on(word, lines[number])), None)
-        at = found if found is not None else at
+        number, start = at, column
+        while budget > 0 and number < len(lines):
+            end, scanned = _word_end(word, lines[number], start)
+            budget -= scanned + 1
+            if end != -1:
+                at, column = number, end
+                break
+            number, start = number + 1, 0
         arguments.append((word, Source(path, at + 1 if line is not None else None)))
     return arguments
 
 
-def _word_on(word: str, line: str) -> bool:
-    """Whether the line holds the word, or its name where the line quotes its value, as a whole word (the line of
-    -c max_parallel_workers_per_gather=1 is not that of -c max_parallel_workers=2)."""
-    return any(re.search(rf"(?<![\w.-]){re.escape(part)}(?![\w.-])", line) is not None
-               for part in (word, word.split("=", 1)[0]))
+def _word_end(word: str, line: str, start: int) -> tuple[int, int]:
+    """Where the word ends on the line from ``start``, or its name where the line quotes its value, as a whole word
+    (the line of -c max_parallel_workers_per_gather=1 is not that of -c max_parallel_workers=2): -1 if it is not
+    there; and how much of the line was searched. A part longer than _LONGEST_LOCATED is not looked for: trying
+    it at every place it starts to match costs its length each time."""
+    scanned = 0
+    for part in (word, word.split("=", 1)[0]):
+        if len(part) > _LONGEST_LOCATED:
+            continue
+        found = re.compile(rf"(?<![\w.-]){re.escape(part)}(?![\w.-])").search(line, start)
+        scanned += (found.end() if found is not None else len(line)) - start
+        if found is not None:
+            return found.end(), scanned
+    return -1, scanned
 
 
 def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> None:
