@@ -632,3 +632,29 @@ def test_a_long_line_that_many_findings_point_at_is_quoted_once_and_cut(tmp_path
         except subprocess.TimeoutExpired:
             pytest.fail(f"{form}: still running after 60 s: not linear")
         assert "compose-command" in done.stdout and len(done.stdout) < 40 * 1024 * 1024, form  # was 600 MB
+
+
+def test_a_shell_line_longer_than_pgvet_splits_is_refused_or_not_read(tmp_path: Path) -> None:
+    # shlex adds each word a character at a time: a compose command of one 800 kB word took 18 s, 1 MiB 30 s, a
+    # repository of such documents hours; an Ansible sysctl task's free-form arguments are split the same way
+    from pgvet.inputs.documents import MAX_SHELL_LINE
+    from pgvet.inputs.documents.ansible import parse_ansible
+    from pgvet.inputs.documents.compose import parse_compose
+
+    word = "x." * (MAX_SHELL_LINE // 2 + 1)
+    compose = f"services:\n  db:\n    image: postgres:16\n    command: postgres -c {word}\n"
+    with pytest.raises(documents.ParseError) as refused:
+        parse_compose(compose, "compose.yaml")
+    assert "more than pgvet reads of a command" in refused.value.message and refused.value.source.line == 4
+    playbook = f"- hosts: databases\n  tasks:\n    - sysctl: name=vm.swappiness value={word}\n"
+    [host] = parse_ansible(playbook, "site.yml")
+    assert not host.sysctl and any("more than pgvet splits" in note for note in host.notes)
+    out = finishes("""
+        from pgvet.inputs.documents.compose import parse_compose
+        try:
+            parse_compose("services:\\n  db:\\n    image: postgres:16\\n    command: postgres -c " + "x." * 500_000,
+                          "compose.yaml")
+        except Exception as error:
+            print(type(error).__name__)
+    """)
+    assert out.split() == ["ParseError"]

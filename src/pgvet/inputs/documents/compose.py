@@ -19,8 +19,10 @@ from typing import Any, TypeVar
 
 from ruamel.yaml.comments import CommentedSeq
 
+from pgvet.errors import ParseError
 from pgvet.inputs.documents import (
     MAX_DOCUMENT_BYTES,
+    MAX_SHELL_LINE,
     DeclaredHost,
     DocumentKind,
     conf_setting,
@@ -209,6 +211,9 @@ def _command_string(declared: DeclaredHost, key: str, command: str, path: str, l
     """A command (or entrypoint) string's words, split as Compose splits it (shell words), each at the first line
     from the command's that holds it (a folded ``>-`` command has a word a line); None, with a fatal problem, for
     one Compose refuses."""
+    if len(command) > MAX_SHELL_LINE:
+        raise ParseError(f"{key}: {len(command)} characters, more than pgvet reads of a command ({MAX_SHELL_LINE})",
+                         Source(path, line))
     try:
         words = shlex.split(command)
     except ValueError as error:
