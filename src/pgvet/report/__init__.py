@@ -66,6 +66,22 @@ def one_line(text: str) -> str:
 _BLANKS = re.compile(r"[ \t]+")
 
 
+def printed(text: str) -> str:
+    """A console's text as a report prints it: each line without its trailing blanks (rich pads table cells), and
+    none that GitHub Actions reads as a workflow command. The runner takes any line of a step's output that starts
+    with ``::`` once leading blanks are trimmed for one (``::error::``, ``::add-mask::``, ``::stop-commands::``):
+    a value the console wraps onto a line of its own must not start one, so a word joiner (U+2060, invisible)
+    goes between those two colons."""
+    lines = []
+    for line in text.splitlines():
+        line = line.rstrip()
+        rest = line.lstrip()
+        if rest.startswith("::"):
+            line = f"{line[:len(line) - len(rest)]}:\u2060{rest[1:]}"
+        lines.append(line + "\n")
+    return "".join(lines)
+
+
 def prose(text: str) -> str:
     """A message or a fix's text on one line, as reports print it: runs of blanks folded to one, and a line break
     that a value brought in (a database named with one) written ``\\n`` like any other invisible character —

@@ -12,7 +12,7 @@ import io
 import json
 
 from pgvet.live.redact import redact_setting
-from pgvet.report import one_line
+from pgvet.report import one_line, printed
 from pgvet.snapshot.facts import Fact, HostFacts
 
 
@@ -88,4 +88,4 @@ def render_facts(host: HostFacts, output_format: str) -> str:
         console.print(one_line(f"note: {note}"), markup=False)
     for warning in host.warnings:
         console.print(one_line(f"warning: {warning}"), markup=False)
-    return buffer.getvalue()
+    return printed(buffer.getvalue())

@@ -30,6 +30,7 @@ from pgvet.report import (
     error_label,
     host_file_path,
     one_line,
+    printed,
     prose,
     relative_path,
     render_with_writer,
@@ -520,7 +521,7 @@ class Writer:
         text = self.buffer.getvalue()
         self.buffer.seek(0)
         self.buffer.truncate()
-        return "".join(line.rstrip() + "\n" for line in text.splitlines())
+        return printed(text)
 
     def host(self, host: HostResult) -> None:
         _host(self.console, host, self.options, self.width)
