@@ -658,3 +658,19 @@ def test_a_shell_line_longer_than_pgvet_splits_is_refused_or_not_read(tmp_path: 
             print(type(error).__name__)
     """)
     assert out.split() == ["ParseError"]
+
+
+def test_a_value_of_tabs_is_shown_in_memory_in_proportion(tmp_path: Path) -> None:
+    # rich expands each tab to 8 cells and folds a cell a character at a time: a postgresql.conf value of 2 MB of
+    # tabs took the text report 800 MB and pgvet facts 2.3 GB (a 16 MiB file, which pgvet reads, many times that)
+    host = tmp_path / "db"
+    host.mkdir()
+    (host / "postgresql.conf").write_text("work_mem = '" + "\t" * 2_000_000 + "x'\n")
+    for command in ("lint", "facts"):
+        out = finishes(f"""
+            from typer.testing import CliRunner
+            from pgvet.cli import app
+            CliRunner().invoke(app, [{command!r}, {str(host)!r}])
+            print(int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) // 1024)
+        """, seconds=60)
+        assert int(out) < 300, (command, f"{out.strip()} MB")

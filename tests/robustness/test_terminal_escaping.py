@@ -237,7 +237,8 @@ def test_a_value_wrapped_onto_a_line_of_its_own_starts_no_workflow_command(tmp_p
     overlay.mkdir(parents=True)
     (tmp_path / "repo" / ".git").mkdir()
     (overlay / "cluster.yaml").write_text("apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  name: x\n"
-                                          "spec:\n  instances: 1\n  postgresql:\n    parameters:\n      work_mem: 4MB\n")
+                                          "spec:\n  instances: 1\n  postgresql:\n    parameters:\n"
+                                          "      work_mem: 4MB\n")
     for pad in range(56, 96, 8):  # the word falls at a line's start at some of these widths
         (overlay / "kustomization.yaml").write_text(
             "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cluster.yaml\n"

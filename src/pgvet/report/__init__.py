@@ -66,6 +66,16 @@ def one_line(text: str) -> str:
 _BLANKS = re.compile(r"[ \t]+")
 
 
+# Characters of one value or place a terminal report shows, the rest written '…': rich expands a tab to 8 cells and
+# folds a table cell a character at a time (pgvet facts on a postgresql.conf value of 2 MB of tabs took 2.3 GB).
+MAX_SHOWN_TEXT = 1000
+
+
+def cut(text: str) -> str:
+    """The text, or its first MAX_SHOWN_TEXT characters and an ellipsis."""
+    return text if len(text) <= MAX_SHOWN_TEXT else text[:MAX_SHOWN_TEXT] + "…"
+
+
 def printed(text: str) -> str:
     """A console's text as a report prints it: each line without its trailing blanks (rich pads table cells), and
     none that GitHub Actions reads as a workflow command. The runner takes any line of a step's output that starts

@@ -27,6 +27,7 @@ from pgvet.inputs.reading import read_input
 from pgvet.numbers import size_text
 from pgvet.report import (
     Spool,
+    cut,
     error_label,
     host_file_path,
     one_line,
@@ -185,7 +186,7 @@ def print_finding(console: Console, finding: Finding, host: HostResult, files: H
         rows.append(("  from", _location_row(path, number, host, files, options)))
     if len(places) > len(listed):
         rows.append(("", Text(f"and {len(places) - len(listed)} more (--verbose lists them)", "dim")))
-    pairs = [one_line(f"{name} = {value_text(name, value)}") for name, value in finding.values.items()]
+    pairs = [cut(one_line(f"{name} = {value_text(name, value)}")) for name, value in finding.values.items()]
     if pairs and len(", ".join(pairs)) <= console.width - LABEL_WIDTH:
         rows.append(("  values", Text(", ".join(pairs), "dim")))
     else:  # one per line rather than a name cut from its value
