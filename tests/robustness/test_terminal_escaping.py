@@ -247,3 +247,29 @@ def test_a_value_wrapped_onto_a_line_of_its_own_starts_no_workflow_command(tmp_p
             output = assert_escaped(run(*command, "overlay", cwd=tmp_path / "repo"))
             assert "::error::INJECTED" in output.replace("\u2060", ""), (pad, command)
             assert not [line for line in output.splitlines() if line.lstrip().startswith("::")], (pad, command)
+
+
+def test_a_rule_pack_line_starts_no_workflow_command(tmp_path: Path) -> None:
+    """A rule pack's texts may hold lines (why, a fix); `pgvet rules`, `explain` and `rules test` print them as they
+    are off a terminal: one that starts with ``::`` was a command to GitHub Actions."""
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "evil.yaml").write_text('''rules:
+  - id: EVIL1
+    name: evil
+    title: "Evil title"
+    severity: warning
+    when: "host.name IS NOT NULL"
+    message: "on {host.name}"
+    values: {name: host.name}
+    why: "first line\\n  ::error::WHY\\n::add-mask::MASK"
+    examples:
+      - facts: {host.name: "a"}
+        expect: pass
+''')
+    for arguments in (["rules", "--rules", str(pack)], ["rules", "--format", "markdown", "--rules", str(pack)],
+                      ["explain", "EVIL1", "--rules", str(pack)], ["rules", "test", str(pack)]):
+        output = assert_escaped(run(*arguments))
+        assert not [line for line in output.splitlines() if line.lstrip().startswith("::")], (arguments, output)
+        if arguments[0] == "explain":
+            assert "::error::WHY" in output.replace("\u2060", ""), output

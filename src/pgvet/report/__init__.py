@@ -78,18 +78,23 @@ def cut(text: str) -> str:
 
 def printed(text: str) -> str:
     """A console's text as a report prints it: each line without its trailing blanks (rich pads table cells), and
-    none that GitHub Actions reads as a workflow command. The runner takes any line of a step's output that starts
-    with ``::`` once leading blanks are trimmed for one (``::error::``, ``::add-mask::``, ``::stop-commands::``):
-    a value the console wraps onto a line of its own must not start one, so a word joiner (U+2060, invisible)
-    goes between those two colons."""
-    lines = []
-    for line in text.splitlines():
-        line = line.rstrip()
+    none read as a workflow command (without_commands)."""
+    return without_commands("".join(line.rstrip() + "\n" for line in text.splitlines()))
+
+
+def without_commands(text: str) -> str:
+    """The text with no line that GitHub Actions reads as a workflow command. The runner takes any line of a step's
+    output that starts with ``::`` once leading blanks are trimmed for one (``::error::``, ``::add-mask::``,
+    ``::stop-commands::``): a value a console wraps onto a line of its own, or a line of a rule pack's text, must
+    not start one, so a word joiner (U+2060, invisible) goes between those two colons."""
+    if "::" not in text:
+        return text
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
         rest = line.lstrip()
         if rest.startswith("::"):
-            line = f"{line[:len(line) - len(rest)]}:\u2060{rest[1:]}"
-        lines.append(line + "\n")
-    return "".join(lines)
+            lines[index] = f"{line[:len(line) - len(rest)]}:\u2060{rest[1:]}"
+    return "\n".join(lines)
 
 
 def prose(text: str) -> str:
