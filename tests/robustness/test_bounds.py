@@ -513,3 +513,165 @@ def test_redacting_a_configuration_line_is_linear() -> None:
         print(redact_conf_text(line) == line, redact_conf_text("# x" + " " * 1_000_000 + "= 'y'") != "")
     """)
     assert out.split() == ["True", "True"]
+
+
+# --- templates and placeholders in configuration documents (Helm, Jinja, envsubst, Compose) ----------------
+
+_OLD_STATEMENT = re.compile(r"\{%.*?%\}|\{#.*?#\}")
+_OLD_EXPRESSION = re.compile(r"\{\{.*?\}\}")
+_OLD_VARIABLE = re.compile(r"\$\{[^}\n]*\}")
+_OLD_PATRONI_PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
+_OLD_COMPOSE_PLACEHOLDER = re.compile(r"(?<!\$)\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")
+
+
+def test_delimited_stretches_are_what_the_patterns_found() -> None:
+    from pgvet.inputs.documents._delimited import replaced, spans
+    from pgvet.inputs.documents.compose import _placeholder
+
+    rng = random.Random(46)
+    atoms = ["{", "}", "{{", "}}", "{%", "%}", "{#", "#}", "%", "#", "$", "${", "$$", "a", " ", "\n", "x_1"]
+    cases = [(_OLD_STATEMENT, (("{%", "%}"), ("{#", "#}")), False), (_OLD_EXPRESSION, (("{{", "}}"),), False),
+             (_OLD_VARIABLE, (("${", "}"),), False), (_OLD_PATRONI_PLACEHOLDER, (("${", "}"),), True)]
+    for _ in range(30_000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 14)))
+        for old, pairs, across_lines in cases:
+            assert list(spans(text, pairs, across_lines)) == [match.span() for match in old.finditer(text)], text
+            assert replaced(text, pairs, "@", across_lines) == old.sub("@", text), text
+        assert _placeholder(text) == (_OLD_COMPOSE_PLACEHOLDER.search(text) is not None), text
+
+
+def test_sizes_read_what_the_patterns_read() -> None:
+    from pgvet.engine.functions import _PG_SIZE
+    from pgvet.inputs.host_yaml import _SIZE
+
+    old_pg = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)\s*")
+    old_host = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(kB|[KMGT]i?B|[kKMGT]|B)?\s*$")
+    rng = random.Random(47)
+    atoms = [" ", "\t", "\n", "\x0b", "\x1c", "\u3000", "1", "25", ".", "5", "e", "+", "-", "kB", "GiB", "B", "x"]
+    for _ in range(50_000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 7)))
+        for old, new in ((old_pg.fullmatch(text), _PG_SIZE.fullmatch(text.strip())),
+                         (old_host.match(text), _SIZE.fullmatch(text.strip()))):
+            assert (old.groups() if old else None) == (new.groups() if new else None), repr(text)
+
+
+def test_templates_and_placeholders_are_found_in_linear_time() -> None:
+    # a line of 64 kB of '{{' took a Patroni file's lint 7 minutes, and 1 MiB (a document's bound) would take hours:
+    # each opener scanned the rest of the line for a closer; '${' the rest of the text
+    out = finishes("""
+        from pgvet.engine.functions import _pg_size_bytes
+        from pgvet.inputs.documents import _kubernetes, compose, patroni
+        from pgvet.inputs.host_yaml import parse_size
+        n = 500_000
+        for opener in ("{{", "{%", "{#", "${"):
+            text = "# " + opener * n + "\\nx: 1\\n"
+            assert len(patroni._without_templates(text)) >= 2 * n, opener
+            assert not patroni._placeholder(text), opener
+            assert _kubernetes.without_templates(text) == text
+            assert _kubernetes.without_variables(text) == text
+            _kubernetes.template_lines(text)
+            assert not compose._placeholder(opener * n)
+        assert not patroni._placeholder("}" + "${" * n)
+        assert patroni._integer(1)("1" + " " * 1_000_000 + "!") is False
+        assert parse_size("1" + " " * 1_000_000 + "!") is None
+        try:
+            _pg_size_bytes("1" + " " * 1_000_000 + "!")
+        except Exception:
+            print("refused")
+    """)
+    assert out.split() == ["refused"]
+
+
+def test_a_patroni_file_with_a_line_of_template_openers_is_linted_in_time(tmp_path: Path) -> None:
+    host = tmp_path / "patroni"
+    host.mkdir()
+    (host / "patroni.yml").write_text("scope: x\nrestapi:\n  listen: 0.0.0.0:8008\npostgresql:\n  parameters:\n"
+                                      "    work_mem: 4MB\n# " + "{{" * 400_000 + "\n")
+    try:  # killed at the deadline, as finishes' child
+        done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(host)], capture_output=True, text=True,
+                              timeout=60, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail("still running after 60 s: not linear")
+    assert "internal error" not in done.stderr, done.stderr
+
+
+def test_a_compose_command_of_words_the_file_spells_otherwise_is_located_in_linear_time(tmp_path: Path) -> None:
+    # each word ('a'b is ab) was looked for from the start of every line to the end of the file: 8 000 of them took
+    # 24 s, the 12 000 of a command of 64 kB (the most pgvet splits) a minute; distinct words on one line were searched
+    # for from its start
+    host = tmp_path / "compose"
+    host.mkdir()
+    (host / "compose.yaml").write_text("services:\n  db:\n    image: postgres:16\n    command: postgres -c "
+                                       "work_mem=4MB " + " ".join(["'a'b"] * 11_000)
+                                       + "".join(f" w{number}" for number in range(1_000)) + "\n")
+    out = finishes(f"""
+        import pgvet.inputs.documents.compose as compose
+        from pathlib import Path
+        text = Path({str(host / "compose.yaml")!r}).read_text()
+        words = compose._command_string(None, "command", text.split("command: ", 1)[1].rstrip("\\n"),
+                                        "compose.yaml", 4, text.split("\\n"))
+        print(len(words), {{source.line for _, source in words}})
+    """, seconds=10)  # a fraction of a second now
+    assert out.split(" ", 1) == ["12003", "{4}\n"]  # postgres, -c, work_mem=4MB and the 12 000
+
+
+def test_a_long_line_that_many_findings_point_at_is_quoted_once_and_cut(tmp_path: Path) -> None:
+    # 1 500 findings on one line of 10 kB took the text report 6 s: the line was searched for secrets, split and
+    # escaped for each of them (quadratic, and the HTML report wrote it whole each time: 100 MB for 300 kB)
+    from pgvet.report.text import MAX_SHOWN_LINE, HostFiles
+
+    host = tmp_path / "compose"
+    host.mkdir()
+    (host / "compose.yaml").write_text("services:\n  db:\n    image: postgres:16\n    command: postgres -c "
+                                       "work_mem=" + "-c " * 20_000 + "\n")
+    shown = HostFiles(str(host)).line("compose.yaml", 4)
+    assert shown is not None and len(shown) == MAX_SHOWN_LINE + 1 and shown.endswith("…")
+    for form in ("text", "html"):
+        try:
+            done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(host), "--format", form],
+                                  capture_output=True, text=True, timeout=60, check=False)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{form}: still running after 60 s: not linear")
+        assert "compose-command" in done.stdout and len(done.stdout) < 40 * 1024 * 1024, form  # was 600 MB
+
+
+def test_a_shell_line_longer_than_pgvet_splits_is_refused_or_not_read(tmp_path: Path) -> None:
+    # shlex adds each word a character at a time: a compose command of one 800 kB word took 18 s, 1 MiB 30 s, a
+    # repository of such documents hours; an Ansible sysctl task's free-form arguments are split the same way
+    from pgvet.inputs.documents import MAX_SHELL_LINE
+    from pgvet.inputs.documents.ansible import parse_ansible
+    from pgvet.inputs.documents.compose import parse_compose
+
+    word = "x." * (MAX_SHELL_LINE // 2 + 1)
+    compose = f"services:\n  db:\n    image: postgres:16\n    command: postgres -c {word}\n"
+    with pytest.raises(documents.ParseError) as refused:
+        parse_compose(compose, "compose.yaml")
+    assert "more than pgvet reads of a command" in refused.value.message and refused.value.source.line == 4
+    playbook = f"- hosts: databases\n  tasks:\n    - sysctl: name=vm.swappiness value={word}\n"
+    [host] = parse_ansible(playbook, "site.yml")
+    assert not host.sysctl and any("more than pgvet splits" in note for note in host.notes)
+    out = finishes("""
+        from pgvet.inputs.documents.compose import parse_compose
+        try:
+            parse_compose("services:\\n  db:\\n    image: postgres:16\\n    command: postgres -c " + "x." * 500_000,
+                          "compose.yaml")
+        except Exception as error:
+            print(type(error).__name__)
+    """)
+    assert out.split() == ["ParseError"]
+
+
+def test_a_value_of_tabs_is_shown_in_memory_in_proportion(tmp_path: Path) -> None:
+    # rich expands each tab to 8 cells and folds a cell a character at a time: a postgresql.conf value of 2 MB of
+    # tabs took the text report 800 MB and pgvet facts 2.3 GB (a 16 MiB file, which pgvet reads, many times that)
+    host = tmp_path / "db"
+    host.mkdir()
+    (host / "postgresql.conf").write_text("work_mem = '" + "\t" * 2_000_000 + "x'\n")
+    for command in ("lint", "facts"):
+        out = finishes(f"""
+            from typer.testing import CliRunner
+            from pgvet.cli import app
+            CliRunner().invoke(app, [{command!r}, {str(host)!r}])
+            print(int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) // 1024)
+        """, seconds=60)
+        assert int(out) < 300, (command, f"{out.strip()} MB")

@@ -223,3 +223,53 @@ def test_what_is_shown_reads_back_as_what_was_there() -> None:
     assert visible("r\\u202eole") == "r\\\\u202eole" and visible("r\u202eole") == "r\\u202eole"
     for ordinary in ("C:\\data\\pg", "LIKE 'enable\\_%'", "/srv/pg data", "a\\"):  # no backslash read as an escape
         assert visible(ordinary) == ordinary
+
+
+def test_a_value_wrapped_onto_a_line_of_its_own_starts_no_workflow_command(tmp_path: Path) -> None:
+    """The text reports wrap at the terminal's width (100 columns off a terminal, as in CI): a word of the
+    repository's wrapped to a line's start began a line with ``::error::…``, which GitHub Actions reads as a command
+    once it trims the line's leading blanks (a fake annotation, ``::add-mask::``, ``::stop-commands::``)."""
+    from pgvet.report import printed
+
+    assert printed("  ::error::x  \n::add-mask::y\nok ::z\n: :w\n") == (
+        "  :\u2060:error::x\n:\u2060:add-mask::y\nok ::z\n: :w\n")
+    overlay = tmp_path / "repo" / "overlay"
+    overlay.mkdir(parents=True)
+    (tmp_path / "repo" / ".git").mkdir()
+    (overlay / "cluster.yaml").write_text("apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  name: x\n"
+                                          "spec:\n  instances: 1\n  postgresql:\n    parameters:\n"
+                                          "      work_mem: 4MB\n")
+    for pad in range(56, 96, 8):  # the word falls at a line's start at some of these widths
+        (overlay / "kustomization.yaml").write_text(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cluster.yaml\n"
+            f"components:\n  - ../../../{'a' * pad} ::error::INJECTED\n")
+        for command in (("lint", "--format", "text"), ("lint", "--format", "concise"), ("facts",)):
+            output = assert_escaped(run(*command, "overlay", cwd=tmp_path / "repo"))
+            assert "::error::INJECTED" in output.replace("\u2060", ""), (pad, command)
+            assert not [line for line in output.splitlines() if line.lstrip().startswith("::")], (pad, command)
+
+
+def test_a_rule_pack_line_starts_no_workflow_command(tmp_path: Path) -> None:
+    """A rule pack's texts may hold lines (why, a fix); `pgvet rules`, `explain` and `rules test` print them as they
+    are off a terminal: one that starts with ``::`` was a command to GitHub Actions."""
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "evil.yaml").write_text('''rules:
+  - id: EVIL1
+    name: evil
+    title: "Evil title"
+    severity: warning
+    when: "host.name IS NOT NULL"
+    message: "on {host.name}"
+    values: {name: host.name}
+    why: "first line\\n  ::error::WHY\\n::add-mask::MASK"
+    examples:
+      - facts: {host.name: "a"}
+        expect: pass
+''')
+    for arguments in (["rules", "--rules", str(pack)], ["rules", "--format", "markdown", "--rules", str(pack)],
+                      ["explain", "EVIL1", "--rules", str(pack)], ["rules", "test", str(pack)]):
+        output = assert_escaped(run(*arguments))
+        assert not [line for line in output.splitlines() if line.lstrip().startswith("::")], (arguments, output)
+        if arguments[0] == "explain":
+            assert "::error::WHY" in output.replace("\u2060", ""), output

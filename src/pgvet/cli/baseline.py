@@ -44,7 +44,8 @@ def baseline_create(
     found = sum(len(host.findings) for host in result.hosts)
     shared = (f" ({found} found: hosts of one name share their findings' fingerprints, one entry each; give each "
               "host its own `name:` in host.yaml)") if found > len(entries) else ""
-    typer.echo(f"{len(entries)} finding{'' if len(entries) == 1 else 's'} recorded in {visible(str(baseline))}{shared}")
+    typer.echo(f"{len(entries)} finding{'' if len(entries) == 1 else 's'} recorded in "
+               f"{one_line(str(baseline))}{shared}")
 
 
 @app.command("update")
@@ -76,7 +77,7 @@ def baseline_update(
     _write_baseline(baseline, baseline_document(entries), given.hosts)
     removed = len(recorded) - len(entries)
     typer.echo(f"{removed} fixed {'entry' if removed == 1 else 'entries'} removed, {len(entries)} "
-               f"{'remains' if len(entries) == 1 else 'remain'} in {visible(str(baseline))}")  # a configuration's path
+               f"{'remains' if len(entries) == 1 else 'remain'} in {one_line(str(baseline))}")  # a configuration's path
 
 
 def _write_baseline(path: Path, document: str, directories: list[Path]) -> None:

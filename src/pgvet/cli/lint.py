@@ -28,7 +28,7 @@ from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import RulePack
 from pgvet.errors import InputError, UsageError
 from pgvet.provenance import Source
-from pgvet.report import one_line
+from pgvet.report import one_line, without_commands
 from pgvet.report.facts import render_facts
 from pgvet.report.rules import explain_rule
 from pgvet.run.config import Config, configured_rules, load_config
@@ -146,7 +146,7 @@ def fix(
         consolidated, outcome = fix_host(path, options, write_files=write, host=host_name)
     except InputError as error:
         raise _in_host(error, path) from None
-    sys.stdout.write(render(consolidated))  # what the inputs put in it escaped there, once
+    sys.stdout.write(without_commands(render(consolidated)))  # what the inputs put in it escaped there, once
     if outcome is not None:
         for written in outcome.written:  # one line each: a file's name may hold a line feed
             typer.echo(one_line(f"wrote {written}"), err=True)
@@ -188,7 +188,7 @@ def _write_markdown(text: str) -> None:
     at the terminal's edge), without colours under NO_COLOR; elsewhere as it is, for files and scripts. ``text``
     comes escaped (report.visible); links are not made terminal hyperlinks, whose targets a rule pack chooses."""
     if not sys.stdout.isatty():
-        sys.stdout.write(text)
+        sys.stdout.write(without_commands(text))  # a rule pack's line starts no workflow command
         return
     from rich.console import Console
     from rich.markdown import Markdown  # rich's Markdown, for explain on a terminal only: heavy to import

@@ -11,7 +11,7 @@ from pgvet.cli.options import RulePacksOpt
 from pgvet.engine.examples import run_examples
 from pgvet.engine.loader import load_pack
 from pgvet.errors import UsageError
-from pgvet.report import visible
+from pgvet.report import visible, without_commands
 from pgvet.report.rules import render_rules
 
 app = typer.Typer(help="List the rules, or test a rule pack's examples.", invoke_without_command=True)
@@ -30,7 +30,7 @@ def rules_list(
 
     if output_format not in ("text", "json", "markdown"):
         raise UsageError(f"--format must be text, json or markdown, not {output_format!r}")
-    sys.stdout.write(render_rules(load_pack(list(rules or [])), output_format))
+    sys.stdout.write(without_commands(render_rules(load_pack(list(rules or [])), output_format)))
 
 
 @app.command("test")
@@ -44,7 +44,7 @@ def rules_test(
     failures = [failure for failure in run_examples(pack) if failure.rule_id in own]
     examples = sum(len(rule.examples) for rule in pack.rules if rule.id in own)
     for failure in failures:
-        typer.echo(visible(str(failure)))
+        typer.echo(without_commands(visible(str(failure))))
     typer.echo(f"{examples - len(failures)} passed, {len(failures)} failed")
     raise typer.Exit(1 if failures else 0)
 

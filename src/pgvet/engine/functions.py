@@ -191,7 +191,8 @@ def _abs(value: float) -> int | float:
     return abs(value)
 
 
-_PG_SIZE = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)\s*")
+# matched on the stripped text: a \s* at each end beside this one's was quadratic on a number and blanks
+_PG_SIZE = re.compile(r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)")
 _PG_SIZE_UNITS = {"": 1, "bytes": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4,
                   "pb": 1024**5}
 
@@ -204,7 +205,7 @@ def _pg_size_bytes(text: str | int | float) -> int:
         if isinstance(text, bool):
             raise EvalError(f"invalid size: {text!r}")
         return round(text)
-    match = _PG_SIZE.fullmatch(text)
+    match = _PG_SIZE.fullmatch(text.strip())
     multiplier = _PG_SIZE_UNITS.get(match.group(2).lower()) if match else None
     if match is None or multiplier is None:
         raise EvalError(f"invalid size: {text!r}")

@@ -27,7 +27,8 @@ HostValue = int | str | bool | list[str]
 WORKLOADS = ("oltp", "olap", "mixed", "web", "desktop")
 STORAGE_KINDS = ("hdd", "ssd", "nvme", "san")
 RAID_LEVELS = (0, 1, 5, 6, 10)
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(kB|[KMGT]i?B|[kKMGT]|B)?\s*$")
+# matched on the stripped text: a \s* at each end beside this one's was quadratic on a number and blanks
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(kB|[KMGT]i?B|[kKMGT]|B)?")
 _SIZE_FACTORS = {None: 1, "B": 1, "k": 1024, "K": 1024, "kB": 1024}  # kB: PostgreSQL's and meminfo's spelling
 for _prefix, _power in (("K", 1), ("M", 2), ("G", 3), ("T", 4)):
     _SIZE_FACTORS[_prefix] = 1024**_power
@@ -47,7 +48,7 @@ def parse_size(value: object) -> int | None:
         return value if value >= 0 else None
     if not isinstance(value, str):
         return None
-    match = _SIZE.match(value)
+    match = _SIZE.fullmatch(value.strip())
     if match is None or match.group(2) not in _SIZE_FACTORS:
         return None
     size = float(match.group(1)) * _SIZE_FACTORS[match.group(2)]

@@ -66,6 +66,37 @@ def one_line(text: str) -> str:
 _BLANKS = re.compile(r"[ \t]+")
 
 
+# Characters of one value or place a terminal report shows, the rest written '…': rich expands a tab to 8 cells and
+# folds a table cell a character at a time (pgvet facts on a postgresql.conf value of 2 MB of tabs took 2.3 GB).
+MAX_SHOWN_TEXT = 1000
+
+
+def cut(text: str) -> str:
+    """The text, or its first MAX_SHOWN_TEXT characters and an ellipsis."""
+    return text if len(text) <= MAX_SHOWN_TEXT else text[:MAX_SHOWN_TEXT] + "…"
+
+
+def printed(text: str) -> str:
+    """A console's text as a report prints it: each line without its trailing blanks (rich pads table cells), and
+    none read as a workflow command (without_commands)."""
+    return without_commands("".join(line.rstrip() + "\n" for line in text.splitlines()))
+
+
+def without_commands(text: str) -> str:
+    """The text with no line that GitHub Actions reads as a workflow command. The runner takes any line of a step's
+    output that starts with ``::`` once leading blanks are trimmed for one (``::error::``, ``::add-mask::``,
+    ``::stop-commands::``): a value a console wraps onto a line of its own, or a line of a rule pack's text, must
+    not start one, so a word joiner (U+2060, invisible) goes between those two colons."""
+    if "::" not in text:
+        return text
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        rest = line.lstrip()
+        if rest.startswith("::"):
+            lines[index] = f"{line[:len(line) - len(rest)]}:\u2060{rest[1:]}"
+    return "\n".join(lines)
+
+
 def prose(text: str) -> str:
     """A message or a fix's text on one line, as reports print it: runs of blanks folded to one, and a line break
     that a value brought in (a database named with one) written ``\\n`` like any other invisible character —

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from pgvet.findings import Finding, HostResult, NotEvaluated, Passed, RuleMeta
-from pgvet.report import visible
+from pgvet.report import printed, visible
 from pgvet.report.memory import memory_picture
 from pgvet.report.text import (
     LABEL_WIDTH,
@@ -188,4 +188,4 @@ def render_check(outcome: CheckOutcome, options: ReportOptions) -> str:
     if outcome.kept:
         print_line(console, Text(visible(f"snapshot kept in {outcome.snapshot}: `pgvet lint {outcome.snapshot}` gives "
                                          "these findings again, offline"), "dim"))
-    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
+    return printed(buffer.getvalue())

@@ -12,7 +12,7 @@ import io
 import json
 
 from pgvet.live.redact import redact_setting
-from pgvet.report import one_line
+from pgvet.report import cut, one_line, printed
 from pgvet.snapshot.facts import Fact, HostFacts
 
 
@@ -75,7 +75,7 @@ def render_facts(host: HostFacts, output_format: str) -> str:
     table.add_column("value", overflow="fold", max_width=48)
     table.add_column("source", overflow="fold")
     for fact in _host_facts(host):
-        table.add_row(one_line(fact.name), one_line(_shown(fact)), one_line(_sources(fact)))
+        table.add_row(cut(one_line(fact.name)), cut(one_line(_shown(fact))), cut(one_line(_sources(fact))))
     console.print(table)
     for scope, items in sorted(host.items.items()):
         if not items:
@@ -83,9 +83,9 @@ def render_facts(host: HostFacts, output_format: str) -> str:
         console.print(f"\n{scope} items ({len(items)})")
         for index, item in enumerate(items, 1):
             values = ", ".join(f"{fact.name.split('.', 1)[1]}={_shown(fact)}" for fact in item.facts())
-            console.print(one_line(f"  {index}. [{item.source}] {values}"), markup=False)
+            console.print(cut(one_line(f"  {index}. [{item.source}] {values}")), markup=False)
     for note in host.notes:
         console.print(one_line(f"note: {note}"), markup=False)
     for warning in host.warnings:
         console.print(one_line(f"warning: {warning}"), markup=False)
-    return buffer.getvalue()
+    return printed(buffer.getvalue())

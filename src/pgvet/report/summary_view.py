@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from pgvet.findings import HostError, HostResult, LintResult
-from pgvet.report import error_label, render_with_writer, visible
+from pgvet.report import error_label, printed, render_with_writer, visible
 from pgvet.report.text import print_fleet, report_console, summary_text
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ class Writer:
             console.print(Text(f"{len(notices)} notice{'' if len(notices) == 1 else 's'} (the text report lists "
                                f"{'it' if len(notices) == 1 else 'them'})", "yellow"))
         console.print(Text(summary_text(summary, self.options.verbose), "bold"))
-        self.out.write("".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines()))
+        self.out.write(printed(buffer.getvalue()))
 
     def close(self) -> None:
         """Nothing held."""

@@ -27,9 +27,11 @@ from pgvet.inputs.reading import read_input
 from pgvet.numbers import size_text
 from pgvet.report import (
     Spool,
+    cut,
     error_label,
     host_file_path,
     one_line,
+    printed,
     prose,
     relative_path,
     render_with_writer,
@@ -47,6 +49,9 @@ if TYPE_CHECKING:
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 MAX_SHOWN_FILE = 1024 * 1024
+# Characters of a line a report quotes beside a place (a terminal shows one line of it): a line of 300 kB that
+# 50 000 findings point at was searched, escaped and written once each (minutes, and gigabytes of HTML).
+MAX_SHOWN_LINE = 1000
 LABEL_WIDTH = 9  # the column that holds at / from / values / fix, and the severity before the rule
 NOT_A_FILE = "<"  # Source paths such as <default> and <derived>
 
@@ -71,22 +76,28 @@ class HostFiles:
     def __init__(self, root: str) -> None:
         self.root = root
         self._lines: dict[str, list[str] | None] = {}  # by path as findings give it
+        self._shown: dict[tuple[str, int], str | None] = {}  # each line shown once looked at
 
     def line(self, path: str, number: int | None) -> str | None:
         """Line ``number`` of a file, without its '\\n' and the '\\r' before it (CRLF). Only regular files under
         the host's root (opened beneath it, links resolved inside it) and at most 1 MiB are read: a report never
-        leaks other files. None for a line that may hold a secret (_MAY_HOLD_SECRET)."""
+        leaks other files. None for a line that may hold a secret (_MAY_HOLD_SECRET); the first MAX_SHOWN_LINE
+        characters and an ellipsis of a longer one."""
         if number is None or number < 1 or path.startswith(NOT_A_FILE):
             return None
+        if (path, number) in self._shown:
+            return self._shown[path, number]
         if path not in self._lines:
             self._lines[path] = self._read(path)
         lines = self._lines[path]
         if lines is None or number > len(lines):
             return None
         text = lines[number - 1]
-        if _MAY_HOLD_SECRET.search(text):
-            return None
-        return text[:-1] if text.endswith("\r") else text
+        shown = None if _MAY_HOLD_SECRET.search(text) else text[:-1] if text.endswith("\r") else text
+        if shown is not None and len(shown) > MAX_SHOWN_LINE:
+            shown = shown[:MAX_SHOWN_LINE] + "…"
+        self._shown[path, number] = shown
+        return shown
 
     def _read(self, path: str) -> list[str] | None:
         """A file's lines split at '\\n' only: line numbers count line feeds, as PostgreSQL's lexer, ``sed -n Np``
@@ -175,7 +186,7 @@ def print_finding(console: Console, finding: Finding, host: HostResult, files: H
         rows.append(("  from", _location_row(path, number, host, files, options)))
     if len(places) > len(listed):
         rows.append(("", Text(f"and {len(places) - len(listed)} more (--verbose lists them)", "dim")))
-    pairs = [one_line(f"{name} = {value_text(name, value)}") for name, value in finding.values.items()]
+    pairs = [cut(one_line(f"{name} = {value_text(name, value)}")) for name, value in finding.values.items()]
     if pairs and len(", ".join(pairs)) <= console.width - LABEL_WIDTH:
         rows.append(("  values", Text(", ".join(pairs), "dim")))
     else:  # one per line rather than a name cut from its value
@@ -511,7 +522,7 @@ class Writer:
         text = self.buffer.getvalue()
         self.buffer.seek(0)
         self.buffer.truncate()
-        return "".join(line.rstrip() + "\n" for line in text.splitlines())
+        return printed(text)
 
     def host(self, host: HostResult) -> None:
         _host(self.console, host, self.options, self.width)

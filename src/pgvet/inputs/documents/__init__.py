@@ -167,6 +167,10 @@ def conf_setting(name: str, value: object, source: Source) -> ConfSetting:
 
 # A configuration document is a few kB; one of several MB is no configuration (ruamel.yaml takes seconds on it).
 MAX_DOCUMENT_BYTES = 1024 * 1024
+# The longest shell command line of a document pgvet splits into words (a compose command, an Ansible task's
+# free-form arguments; real ones are a few hundred characters): shlex builds each word a character at a time,
+# quadratic in its length (a word of 800 kB took 18 s).
+MAX_SHELL_LINE = 64 * 1024
 
 
 def load_document(text: str, path: str, *, every: bool = False, reading: str = "", pyyaml: bool = False) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, get, load_document, yaml_line
+from pgvet.inputs.documents._delimited import replaced
 from pgvet.provenance import Located, Source
 
 # The problem kind of what the API server or the operator refuses (fatal: the manifest is not applied, PGV407);
@@ -33,7 +34,7 @@ _FACTORS = {
 }
 _MAX_EXPONENT = 30  # beyond any resource; it also keeps a written exponent from building an enormous number
 # A Helm (Go template) expression: in a value it becomes UNRENDERED (a value pgvet cannot know).
-_TEMPLATE = re.compile(r"\{\{.*?\}\}")
+_TEMPLATES = (("{{", "}}"),)
 UNRENDERED = "PGVET-UNRENDERED-TEMPLATE"
 RUNTIME_SHM_SIZE = 64 * 1024**2  # /dev/shm of a container without a memory-backed volume (Docker, containerd)
 HUGEPAGE_SIZES = {"hugepages-2Mi": 2 * 1024**2, "hugepages-1Gi": 1024**3}
@@ -195,24 +196,24 @@ def template_lines(text: str) -> tuple[list[int], list[int]]:
     structural: list[int] = []
     for number, line in enumerate(text.split("\n"), 1):
         if "{{" in line:
-            rest = _TEMPLATE.sub("", line).strip()
+            rest = replaced(line, _TEMPLATES, "").strip()
             (structural if not rest or rest.startswith("#") else in_values).append(number)
     return in_values, structural
 
 
 def without_templates(text: str) -> str:
     """The text with each ``{{ … }}`` replaced by UNRENDERED (lines and columns stay where they are)."""
-    return _TEMPLATE.sub(UNRENDERED, text) if "{{" in text else text
+    return replaced(text, _TEMPLATES, UNRENDERED) if "{{" in text else text
 
 
 # Flux's post-build substitution (envsubst): ${VAR}, ${VAR:=default}, filled in before the API server sees the
 # manifest: a value pgvet cannot know, as a template's.
-_VARIABLE = re.compile(r"\$\{[^}\n]*\}")
+_VARIABLES = (("${", "}"),)
 
 
 def without_variables(text: str) -> str:
     """The text with each ``${…}`` replaced by UNRENDERED (lines stay where they are)."""
-    return _VARIABLE.sub(UNRENDERED, text) if "${" in text else text
+    return replaced(text, _VARIABLES, UNRENDERED) if "${" in text else text
 
 
 def unrendered(value: object) -> bool:

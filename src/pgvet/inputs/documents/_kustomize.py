@@ -169,8 +169,9 @@ def read_listed(directory: Path) -> Listed | None:
             continue
         if component != boundary and not is_inside(component, boundary):
             what = "repository" if boundary != real else "directory (no repository holds it)"
-            listed.warn(f"{where}: component {entry.path}: refused, it lies outside the {what} "
-                                   f"({component}): pgvet reads nothing outside the repository it lints")
+            # where it resolves is not said: a chain of links outside would show what they name (a host's files)
+            listed.warn(f"{where}: component {entry.path}: refused, it lies outside the {what}: pgvet reads "
+                        "nothing outside the repository it lints")
             continue
         if component in seen:
             continue

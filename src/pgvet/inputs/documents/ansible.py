@@ -19,6 +19,7 @@ from ruamel.yaml.comments import TaggedScalar
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import (
+    MAX_SHELL_LINE,
     DeclaredHost,
     DocumentKind,
     conf_setting,
@@ -292,6 +293,10 @@ def _sysctl_tasks(declared: DeclaredHost, tasks: list[Any], path: str) -> None:
         source = Source(path, yaml_line(task, module))
         arguments = task[module]
         if isinstance(arguments, str):  # the old free form: `sysctl: name=vm.swappiness value=1`
+            if len(arguments) > MAX_SHELL_LINE:
+                declared.notes.append(f"{_where(source)}: {module} arguments of {len(arguments)} characters, more "
+                                      f"than pgvet splits ({MAX_SHELL_LINE}): not read")
+                continue
             try:
                 arguments = dict(token.partition("=")[::2] for token in shlex.split(arguments))
             except ValueError:

@@ -19,8 +19,10 @@ from typing import Any, TypeVar
 
 from ruamel.yaml.comments import CommentedSeq
 
+from pgvet.errors import ParseError
 from pgvet.inputs.documents import (
     MAX_DOCUMENT_BYTES,
+    MAX_SHELL_LINE,
     DeclaredHost,
     DocumentKind,
     conf_setting,
@@ -55,7 +57,10 @@ _POSTGRES_IMAGES = frozenset({"postgres", "postgresql", "postgis", "timescaledb"
                               "pgvecto-rs", "postgresql-repmgr", "crunchy-postgres"})
 # a project's own build of the postgres image, named after it (zulip/zulip-postgresql, …-postgres)
 _DERIVED_IMAGE = re.compile(r"[a-z0-9][a-z0-9._-]*[-_]postgres(?:ql)?")
-_PLACEHOLDER = re.compile(r"(?<!\$)\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")
+# where Compose fills in a variable ($VAR, ${VAR…}; $$ is a dollar): _placeholder
+_DOLLAR = re.compile(r"(?<!\$)\$[{A-Za-z_]")
+_SEARCH_ROUNDS = 4  # how many times the text from a command on is searched for its words, at most (_command_string)
+_LONGEST_LOCATED = 256  # the longest word (or name) of a command whose line is looked for
 # Docker's sizes (go-units' RAMInBytes, which Compose reads them with): a number, one optional space, then b, or
 # k m g t p alone or with b or ib, in any case; powers of 1024
 _BYTES = re.compile(r"(\d+(?:\.\d*)?|\.\d+) ?(?:([kmgtp])(?:i?b)?|b)?", re.IGNORECASE)
@@ -190,7 +195,7 @@ def _value(declared: DeclaredHost, node: object, key: str, path: str, read: Call
     if read_value is not None:
         return read_value
     source = Source(path, yaml_line(node, key))
-    if isinstance(value, str) and _PLACEHOLDER.search(value):
+    if isinstance(value, str) and _placeholder(value):
         declared.notes.append(f"{source}: {key}: {value} is left to an environment variable: not read")
         for fact in facts:
             declared.unknown[fact] = source
@@ -206,6 +211,9 @@ def _command_string(declared: DeclaredHost, key: str, command: str, path: str, l
     """A command (or entrypoint) string's words, split as Compose splits it (shell words), each at the first line
     from the command's that holds it (a folded ``>-`` command has a word a line); None, with a fatal problem, for
     one Compose refuses."""
+    if len(command) > MAX_SHELL_LINE:
+        raise ParseError(f"{key}: {len(command)} characters, more than pgvet reads of a command ({MAX_SHELL_LINE})",
+                         Source(path, line))
     try:
         words = shlex.split(command)
     except ValueError as error:
@@ -213,19 +221,38 @@ def _command_string(declared: DeclaredHost, key: str, command: str, path: str, l
                                              Source(path, line), True))
         return None
     arguments = []
-    at = (line or 1) - 1
+    at, column = (line or 1) - 1, 0
+    # Each word is looked for after the one before it, and at most _SEARCH_ROUNDS times the text from the command
+    # on is searched in all: a word the file spells otherwise ('a'b is ab) was looked for to the end of the file
+    # from each line's start, and a command of 1 MiB of them took hours. Past that, a word takes the last line.
+    budget = _SEARCH_ROUNDS * sum(len(text) + 1 for text in lines[at:])
     for word in words:
-        found = next((number for number in range(at, len(lines)) if _word_on(word, lines[number])), None)
-        at = found if found is not None else at
+        number, start = at, column
+        while budget > 0 and number < len(lines):
+            end, scanned = _word_end(word, lines[number], start)
+            budget -= scanned + 1
+            if end != -1:
+                at, column = number, end
+                break
+            number, start = number + 1, 0
         arguments.append((word, Source(path, at + 1 if line is not None else None)))
     return arguments
 
 
-def _word_on(word: str, line: str) -> bool:
-    """Whether the line holds the word, or its name where the line quotes its value, as a whole word (the line of
-    -c max_parallel_workers_per_gather=1 is not that of -c max_parallel_workers=2)."""
-    return any(re.search(rf"(?<![\w.-]){re.escape(part)}(?![\w.-])", line) is not None
-               for part in (word, word.split("=", 1)[0]))
+def _word_end(word: str, line: str, start: int) -> tuple[int, int]:
+    """Where the word ends on the line from ``start``, or its name where the line quotes its value, as a whole word
+    (the line of -c max_parallel_workers_per_gather=1 is not that of -c max_parallel_workers=2): -1 if it is not
+    there; and how much of the line was searched. A part longer than _LONGEST_LOCATED is not looked for: trying
+    it at every place it starts to match costs its length each time."""
+    scanned = 0
+    for part in (word, word.split("=", 1)[0]):
+        if len(part) > _LONGEST_LOCATED:
+            continue
+        found = re.compile(rf"(?<![\w.-]){re.escape(part)}(?![\w.-])").search(line, start)
+        scanned += (found.end() if found is not None else len(line)) - start
+        if found is not None:
+            return found.end(), scanned
+    return -1, scanned
 
 
 def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> None:
@@ -292,13 +319,21 @@ def _assignment(declared: DeclaredHost, assignment: str, word: str, source: Sour
     declared.settings.append(conf_setting(name.replace("-", "_"), value, source))
 
 
+
+def _placeholder(text: str) -> bool:
+    """Whether Compose fills in part of the text from the environment. A ``${`` closes at the first ``}`` after it:
+    once none follows, no later one closes either (a pattern trying each ``${`` again was quadratic)."""
+    last_brace = text.rfind("}")
+    return any(match.group()[1] != "{" or last_brace >= match.end() for match in _DOLLAR.finditer(text))
+
+
 def _literal(declared: DeclaredHost, word: str, source: Source) -> bool:
-    if _PLACEHOLDER.search(word):
+    if _placeholder(word):
         declared.notes.append(f"{source}: {word} is left to an environment variable: skipped")
         # --name=value, -cname=value or name=value (after -c)
         option = word[2:] if word.startswith(("--", "-c")) else word
         name, equals, _ = option.partition("=")
-        if equals and not _PLACEHOLDER.search(name):  # set, to what pgvet cannot know: not judged on a default
+        if equals and not _placeholder(name):  # set, to what pgvet cannot know: not judged on a default
             declared.unknown[f"pg.{name.replace('-', '_').lower()}"] = source
         return False
     return True
@@ -385,7 +420,7 @@ def _repository(image: str) -> str:
 
 def _image_version(image: object) -> int | None:
     """The major version in the image's tag: postgres:16, 16.2-alpine, timescaledb:latest-pg15, pg14-v0.2.0."""
-    if not isinstance(image, str) or _PLACEHOLDER.search(image):
+    if not isinstance(image, str) or _placeholder(image):
         return None
     name = image.split("@", 1)[0].rsplit("/", 1)[-1]
     tag = name.split(":", 1)[1] if ":" in name else ""

@@ -28,6 +28,7 @@ from pgvet.inputs.documents import (
     single_quoted,
     yaml_line,
 )
+from pgvet.inputs.documents._delimited import replaced, spans
 from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting
 from pgvet.pgparams import (
     HOT_STANDBY_MINIMUMS,
@@ -50,7 +51,7 @@ def _integer(minimum: int, unit: str | None = None) -> Callable[[object], bool]:
     def valid(value: object) -> bool:
         if isinstance(value, bool):
             return False
-        match = re.fullmatch(r"\s*(\d+)\s*(kB|MB|GB|TB)?\s*", str(value))
+        match = re.fullmatch(r"(\d+)\s*(kB|MB|GB|TB)?", str(value).strip())  # stripped: \s* at both ends is quadratic
         if match is None or (match.group(2) and unit is None):
             return False
         number = int(match.group(1))
@@ -103,13 +104,18 @@ CMDLINE_OPTIONS: dict[str, tuple[str | None, Callable[[object], bool]]] = {
 _SET_BY_PATRONI = {"listen_addresses": "postgresql.listen", "port": "postgresql.listen", "cluster_name": "scope"}
 
 _TOP_LEVEL_KEY = re.compile(r"^(postgresql|restapi|bootstrap|scope)\s*:", re.MULTILINE)
-_TEMPLATE_STATEMENT = re.compile(r"\{%.*?%\}|\{#.*?#\}")
-_TEMPLATE_EXPRESSION = re.compile(r"\{\{.*?\}\}")
+_TEMPLATE_STATEMENTS = (("{%", "%}"), ("{#", "#}"))  # and comments
+_TEMPLATE_EXPRESSIONS = (("{{", "}}"),)
 _TEMPLATE_MARK = "__pgvet_template__"
 # what a renderer (envsubst, Jinja) fills in; Patroni itself expands nothing, and a bare $VAR is a shell's
 # (archive_command: pgbackrest --stanza=$STANZA …)
-_PLACEHOLDER = re.compile(r"\$\{[^}]*\}|" + _TEMPLATE_MARK)
+_PLACEHOLDERS = (("${", "}"),)
 _VERSION_IN_PATH = re.compile(r"/(?:postgresql/|pgsql-|postgresql-|postgres-?)(\d{2})(?:/|$)")
+
+
+def _placeholder(text: str) -> bool:
+    """Whether the text holds a value a renderer fills in: a ``${…}`` or a template set aside."""
+    return _TEMPLATE_MARK in text or next(spans(text, _PLACEHOLDERS, across_lines=True), None) is not None
 
 
 def _recognises(name: str, text: str) -> bool:
@@ -249,7 +255,7 @@ def _local_settings(declared: DeclaredHost, parameters: dict[str, Any], dcs_name
 def _set_by_patroni(declared: DeclaredHost, document: dict[str, Any], local: dict[str, Any], path: str) -> None:
     """listen_addresses and port from postgresql.listen, cluster_name from scope: on postgres' command line."""
     listen = local.get("listen")
-    if isinstance(listen, (str, int)) and not _PLACEHOLDER.search(str(listen)):
+    if isinstance(listen, (str, int)) and not _placeholder(str(listen)):
         addresses, _, port = str(listen).rpartition(":") if ":" in str(listen) else (str(listen), "", "5432")
         if addresses.startswith("[") and addresses.endswith("]"):
             addresses = addresses[1:-1]  # an IPv6 address with its port
@@ -257,7 +263,7 @@ def _set_by_patroni(declared: DeclaredHost, document: dict[str, Any], local: dic
         declared.settings.append(conf_setting("listen_addresses", addresses, source))
         declared.settings.append(conf_setting("port", port or "5432", source))
     scope = document.get("scope")
-    if isinstance(scope, str) and not _PLACEHOLDER.search(scope):
+    if isinstance(scope, str) and not _placeholder(scope):
         declared.settings.append(conf_setting("cluster_name", scope, Source(path, yaml_line(document, "scope"))))
 
 
@@ -301,10 +307,10 @@ def _ignored(name: str, why: str, path: str, line: int | None) -> ConfProblem:
 
 def _literal(declared: DeclaredHost, key: object, value: object, path: str, line: int | None) -> bool:
     """False, with a note, for a parameter a template or an environment variable fills in."""
-    if _PLACEHOLDER.search(str(key)) or (isinstance(value, str) and _PLACEHOLDER.search(value)):
+    if _placeholder(str(key)) or (isinstance(value, str) and _placeholder(value)):
         shown = str(key).replace(_TEMPLATE_MARK, "{{ }}")
         declared.notes.append(f"{path}:{line}: {shown} is left to a template or an environment variable: skipped")
-        if not _PLACEHOLDER.search(str(key)):  # a parameter set, to what pgvet cannot know: not judged on a default
+        if not _placeholder(str(key)):  # a parameter set, to what pgvet cannot know: not judged on a default
             declared.unknown[f"pg.{str(key).strip().lower()}"] = Source(path, line)
         return False
     declared.unknown.pop(f"pg.{str(key).strip().lower()}", None)
@@ -332,7 +338,7 @@ def _text(value: object) -> str:
 def _name(document: dict[str, Any], path: str) -> str:
     for key in ("name", "scope"):
         value = document.get(key)
-        if isinstance(value, (str, int)) and not _PLACEHOLDER.search(str(value)):
+        if isinstance(value, (str, int)) and not _placeholder(str(value)):
             return str(value)
     return path.rsplit("/", 1)[-1].split(".", 1)[0]
 
@@ -361,7 +367,7 @@ def _parameters(section: Any, where: str, path: str) -> dict[str, Any]:
 
 def _without_templates(text: str) -> str:
     """The text with Jinja set aside, line for line: a statement line ({% if %}…) or a line that is one expression
-    becomes empty, an expression inside a line a marker that _PLACEHOLDER finds. Of an {% if %}, the first branch
+    becomes empty, an expression inside a line a marker that _placeholder finds. Of an {% if %}, the first branch
     is kept (the lines after its {% elif %} or {% else %} become empty: both branches set the same keys), without
     its lines holding an expression (two {% if %} may set one key two ways: its value is unknown either way)."""
     lines = []
@@ -369,7 +375,8 @@ def _without_templates(text: str) -> str:
     skipped_from: int | None = None  # the depth of the {% if %} whose later branch is skipped
     for line in text.split("\n"):
         skipping = skipped_from is not None
-        for statement in _TEMPLATE_STATEMENT.findall(line):
+        for start, end in spans(line, _TEMPLATE_STATEMENTS):
+            statement = line[start:end]
             keyword = statement[2:-2].strip(" -+").split(" ", 1)[0]
             if keyword in ("if", "for"):
                 blocks.append(keyword)
@@ -380,12 +387,13 @@ def _without_templates(text: str) -> str:
                     skipped_from = None
                 blocks.pop()
             skipping = skipping or skipped_from is not None
-        stripped = _TEMPLATE_EXPRESSION.sub("", _TEMPLATE_STATEMENT.sub("", line)).strip()
-        conditional = "if" in blocks and _TEMPLATE_EXPRESSION.search(line) is not None
+        stripped = replaced(replaced(line, _TEMPLATE_STATEMENTS, ""), _TEMPLATE_EXPRESSIONS, "").strip()
+        conditional = "if" in blocks and next(spans(line, _TEMPLATE_EXPRESSIONS), None) is not None
         if skipping or conditional or (stripped != line.strip() and not stripped):
             lines.append("")
         else:
-            lines.append(_TEMPLATE_EXPRESSION.sub(_TEMPLATE_MARK, _TEMPLATE_STATEMENT.sub(_TEMPLATE_MARK, line)))
+            lines.append(replaced(replaced(line, _TEMPLATE_STATEMENTS, _TEMPLATE_MARK), _TEMPLATE_EXPRESSIONS,
+                                  _TEMPLATE_MARK))
     return "\n".join(lines)
 
 
