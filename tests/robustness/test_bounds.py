@@ -21,6 +21,8 @@ from pgvet.findings import Finding, HostResult
 from pgvet.inputs import documents
 from pgvet.inputs.documents import DeclaredHost, DocumentKind
 from pgvet.provenance import Source
+from pgvet.report import MAX_SHOWN_TEXT
+from pgvet.report.text import HostFiles
 from pgvet.run.suppress import IgnoreEntry
 from pgvet.snapshot.facts import HostFacts
 
@@ -618,14 +620,12 @@ def test_a_compose_command_of_words_the_file_spells_otherwise_is_located_in_line
 def test_a_long_line_that_many_findings_point_at_is_quoted_once_and_cut(tmp_path: Path) -> None:
     # 1 500 findings on one line of 10 kB took the text report 6 s: the line was searched for secrets, split and
     # escaped for each of them (quadratic, and the HTML report wrote it whole each time: 100 MB for 300 kB)
-    from pgvet.report.text import MAX_SHOWN_LINE, HostFiles
-
     host = tmp_path / "compose"
     host.mkdir()
     (host / "compose.yaml").write_text("services:\n  db:\n    image: postgres:16\n    command: postgres -c "
                                        "work_mem=" + "-c " * 20_000 + "\n")
     shown = HostFiles(str(host)).line("compose.yaml", 4)
-    assert shown is not None and len(shown) == MAX_SHOWN_LINE + 1 and shown.endswith("…")
+    assert shown is not None and len(shown) == MAX_SHOWN_TEXT + 1 and shown.endswith("…")
     for form in ("text", "html"):
         try:
             done = subprocess.run([sys.executable, "-m", "pgvet", "lint", str(host), "--format", form],

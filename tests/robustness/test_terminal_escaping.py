@@ -46,24 +46,29 @@ def host(tmp_path: Path) -> Path:
     return directory
 
 
-@pytest.fixture
-def pack(tmp_path: Path) -> Path:
-    directory = tmp_path / "pack"
+def write_pack(directory: Path, *, title: str, message: str, why: str, example: str) -> Path:
+    """A rule pack of one rule, EVIL1, whose texts are given as YAML double-quoted scalars' contents."""
     directory.mkdir()
-    (directory / "evil.yaml").write_text('''rules:
+    (directory / "evil.yaml").write_text(f'''rules:
   - id: EVIL1
     name: evil
-    title: "Evil \\e[2J title"
+    title: "{title}"
     severity: warning
     when: "host.name IS NOT NULL"
-    message: "on {host.name}: \\e]0;x\\a"
-    values: {name: host.name}
-    why: "\\e[31m"
+    message: "{message}"
+    values: {{name: host.name}}
+    why: "{why}"
     examples:
-      - facts: {host.name: "a\\e[1m"}
+      - facts: {{host.name: "{example}"}}
         expect: pass
 ''')
     return directory
+
+
+@pytest.fixture
+def pack(tmp_path: Path) -> Path:
+    return write_pack(tmp_path / "pack", title="Evil \\e[2J title", message="on {host.name}: \\e]0;x\\a",
+                      why="\\e[31m", example="a\\e[1m")
 
 
 @pytest.mark.parametrize("command", [
@@ -252,21 +257,8 @@ def test_a_value_wrapped_onto_a_line_of_its_own_starts_no_workflow_command(tmp_p
 def test_a_rule_pack_line_starts_no_workflow_command(tmp_path: Path) -> None:
     """A rule pack's texts may hold lines (why, a fix); `pgvet rules`, `explain` and `rules test` print them as they
     are off a terminal: one that starts with ``::`` was a command to GitHub Actions."""
-    pack = tmp_path / "pack"
-    pack.mkdir()
-    (pack / "evil.yaml").write_text('''rules:
-  - id: EVIL1
-    name: evil
-    title: "Evil title"
-    severity: warning
-    when: "host.name IS NOT NULL"
-    message: "on {host.name}"
-    values: {name: host.name}
-    why: "first line\\n  ::error::WHY\\n::add-mask::MASK"
-    examples:
-      - facts: {host.name: "a"}
-        expect: pass
-''')
+    pack = write_pack(tmp_path / "pack", title="Evil title", message="on {host.name}",
+                      why="first line\\n  ::error::WHY\\n::add-mask::MASK", example="a")
     for arguments in (["rules", "--rules", str(pack)], ["rules", "--format", "markdown", "--rules", str(pack)],
                       ["explain", "EVIL1", "--rules", str(pack)], ["rules", "test", str(pack)]):
         output = assert_escaped(run(*arguments))

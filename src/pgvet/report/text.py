@@ -49,9 +49,6 @@ if TYPE_CHECKING:
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 MAX_SHOWN_FILE = 1024 * 1024
-# Characters of a line a report quotes beside a place (a terminal shows one line of it): a line of 300 kB that
-# 50 000 findings point at was searched, escaped and written once each (minutes, and gigabytes of HTML).
-MAX_SHOWN_LINE = 1000
 LABEL_WIDTH = 9  # the column that holds at / from / values / fix, and the severity before the rule
 NOT_A_FILE = "<"  # Source paths such as <default> and <derived>
 
@@ -81,8 +78,8 @@ class HostFiles:
     def line(self, path: str, number: int | None) -> str | None:
         """Line ``number`` of a file, without its '\\n' and the '\\r' before it (CRLF). Only regular files under
         the host's root (opened beneath it, links resolved inside it) and at most 1 MiB are read: a report never
-        leaks other files. None for a line that may hold a secret (_MAY_HOLD_SECRET); the first MAX_SHOWN_LINE
-        characters and an ellipsis of a longer one."""
+        leaks other files. None for a line that may hold a secret (_MAY_HOLD_SECRET); a long one cut (report.cut).
+        Each line is looked at once, however many findings point at it (it was searched and escaped for each)."""
         if number is None or number < 1 or path.startswith(NOT_A_FILE):
             return None
         if (path, number) in self._shown:
@@ -94,9 +91,7 @@ class HostFiles:
             return None
         text = lines[number - 1]
         shown = None if _MAY_HOLD_SECRET.search(text) else text[:-1] if text.endswith("\r") else text
-        if shown is not None and len(shown) > MAX_SHOWN_LINE:
-            shown = shown[:MAX_SHOWN_LINE] + "…"
-        self._shown[path, number] = shown
+        self._shown[path, number] = shown = None if shown is None else cut(shown)
         return shown
 
     def _read(self, path: str) -> list[str] | None:
