@@ -33,6 +33,9 @@ MAX_NESTING = 100
 # Values (scalars, lists, mappings) that aliases may add: sharing a few blocks of example facts or settings
 # stays far below it; a document that needs more is better written out.
 MAX_ALIAS_VALUES = 10_000
+# Documents of one ---separated stream: a `helm template` of a large chart has hundreds; each costs ruamel.yaml its
+# own start, so a file of nothing but --- lines (a megabyte of them) took tens of seconds.
+MAX_DOCUMENTS = 10_000
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LONE_SURROGATE = "a lone surrogate (such as \\ud800) is no character: write the text itself, in UTF-8"
 
@@ -192,7 +195,14 @@ def _loaded(text: str, *, every: bool, pyyaml: bool = False) -> Any:
     if pyyaml:
         yaml.Resolver = pyyaml_resolver
     try:
-        return list(yaml.load_all(text)) if every else yaml.load(text)
+        if not every:
+            return yaml.load(text)
+        documents: list[Any] = []
+        for document in yaml.load_all(text):
+            if len(documents) == MAX_DOCUMENTS:
+                raise YamlError(f"more than {MAX_DOCUMENTS} YAML documents in one file", None)
+            documents.append(document)
+        return documents
     except MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         reason = " ".join(part for part in (error.context, error.problem) if part)

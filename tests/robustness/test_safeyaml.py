@@ -14,7 +14,7 @@ from pgvet.engine.pack import PackSource
 from pgvet.errors import PgvetError
 from pgvet.inputs.host_yaml import parse_host_yaml
 from pgvet.run.suppress import load_ignore_file
-from pgvet.safeyaml import MAX_ALIAS_VALUES, YamlError, load_yaml
+from pgvet.safeyaml import MAX_ALIAS_VALUES, MAX_DOCUMENTS, YamlError, load_yaml, load_yaml_documents
 
 
 def alias_bomb(levels: int) -> str:
@@ -48,6 +48,13 @@ def test_a_recursive_document_is_refused() -> None:
     with pytest.raises(YamlError, match="an alias inside the node it names") as raised:
         load_yaml("a: 1\nb: &b\n  c: [1, *b]\n")
     assert raised.value.line == 3
+
+
+def test_a_stream_of_more_documents_than_manifests_hold_is_refused() -> None:
+    # each document costs the YAML reader its own start: a megabyte of --- lines took tens of seconds to read
+    assert len(load_yaml_documents("---\n" * MAX_DOCUMENTS)) == MAX_DOCUMENTS
+    with pytest.raises(YamlError, match=f"more than {MAX_DOCUMENTS} YAML documents in one file"):
+        load_yaml_documents("---\n" * 250_000)
 
 
 @pytest.mark.parametrize(("value", "says"), [
