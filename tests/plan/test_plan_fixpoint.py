@@ -48,9 +48,10 @@ def _keys(result: HostResult) -> set[tuple[str, str | None]]:
 
 def restart_commits(before: Path, after: Path) -> None:
     """Committed_AS of the fixed host once PostgreSQL is started again: its shared memory outside huge pages, every
-    instance's, grown from what it was on the host rebooted without the fix (as pgvet estimates it; the estimate is
-    held to real servers in tests/plan/test_plan_postgres.py) — or shrunk, where a live server's snapshot says
-    PostgreSQL ran when Committed_AS was measured (a snapshot of files may have been taken with it stopped)."""
+    instance's, grown from what it was on the host as captured (``before``: a pool that held it and that the files
+    remove moves it out, into Committed_AS; as pgvet estimates it, an estimate held to real servers in
+    tests/plan/test_plan_postgres.py) — or shrunk, where a live server's snapshot says PostgreSQL ran when
+    Committed_AS was measured (a snapshot of files may have been taken with it stopped)."""
     pack = load_pack()
     names = {"derived.shared_memory_outside_huge_pages", "derived.pg_instances"}
 
@@ -72,7 +73,8 @@ def check_fixpoint(host: Path) -> None:
     host once rebooted without the fix (a pool the running kernel could not find all of, reserved whole at boot)
     is no finding of the fix's."""
     before = _lint(host)
-    rebooted = host.parent / f"{host.name}-rebooted"
+    captured, rebooted = host.parent / f"{host.name}-captured", host.parent / f"{host.name}-rebooted"
+    shutil.copytree(host, captured)
     shutil.copytree(host, rebooted)
     kernelsim.apply_and_reboot(rebooted)
     known = _keys(before) | _keys(_lint(rebooted))
@@ -81,7 +83,7 @@ def check_fixpoint(host: Path) -> None:
     # what could not be written (no postgresql.conf to add a line to, a value of postgresql.auto.conf) stays to do
     left = {entry.split(" ", 1)[0].rstrip(":") for entry in outcome.left}
     kernelsim.apply_and_reboot(host)
-    restart_commits(rebooted, host)
+    restart_commits(captured, host)
     after = _lint(host)
     still = [(finding.rule_id, {**finding.fix.sysctl, **finding.fix.postgresql}) for finding in after.findings
              if set(finding.fix.sysctl) | set(finding.fix.postgresql) - left]
@@ -208,6 +210,30 @@ def test_committed_memory_is_held_against_the_commit_limit_postgresql_leaves_onc
     changes = _changes_then_fixpoint(tmp_path, files)
     assert changes["shared_buffers"] == "49151MB"
     assert int(changes["vm.overcommit_ratio"]) > 60
+
+
+def test_a_pool_the_files_remove_leaves_postgresqls_shared_memory_committed_after_the_fix(tmp_path: Path) -> None:
+    # found by the generated hosts: 4 GB, 2 GB of swap, strict overcommit with ratio 0 (CommitLimit: the swap),
+    # 1.9 GB committed, PostgreSQL's 128 MB in a 102-page pool the files remove. The target keeps shared_buffers
+    # (1024MB would leave CommitLimit below what is committed) and sets the ratio to 30. The harness counted
+    # PostgreSQL's restart from the host rebooted without the fix, whose Committed_AS it leaves as captured, so the
+    # shared memory the removed pool no longer holds was never committed, and the next lint found room for 1024MB
+    files = {
+        "meminfo.txt": "MemTotal: 4194304 kB\nMemFree: 419430 kB\nMemAvailable: 2097152 kB\nSwapTotal: 2097152 kB\n"
+                       "SwapFree: 2097152 kB\nCommitLimit: 2097152 kB\nCommitted_AS: 1992294 kB\n"
+                       "HugePages_Total: 102\nHugePages_Free: 102\nHugePages_Rsvd: 0\nHugePages_Surp: 0\n"
+                       "Hugepagesize: 2048 kB\nHugetlb: 208896 kB\n",
+        "sysctl.txt": "vm.dirty_background_ratio = 5\nvm.dirty_ratio = 10\nvm.dirty_background_bytes = 0\n"
+                      "vm.dirty_bytes = 0\nvm.nr_hugepages = 102\nvm.nr_overcommit_hugepages = 0\n"
+                      "vm.overcommit_kbytes = 0\nvm.overcommit_memory = 2\nvm.overcommit_ratio = 0\n"
+                      "vm.swappiness = 1\n",
+        "sysctl.d/90-tuning.conf": "vm.overcommit_memory = 2\nvm.nr_hugepages = 0\n",
+        "lscpu.txt": "Architecture: x86_64\nCPU(s): 1\n",
+        "postgresql.conf": "max_connections = 20\nshared_buffers = 128MB\nhuge_pages = try\nwork_mem = 4MB\n",
+        "host.yaml": "pg_version: 15\nworkload: oltp\nstorage: ssd\ndedicated: true\n",
+    }
+    changes = _changes_then_fixpoint(tmp_path, files)
+    assert "shared_buffers" not in changes and changes["vm.overcommit_ratio"] == "30"
 
 
 def _invariants(before: Path, after: Path) -> None:
