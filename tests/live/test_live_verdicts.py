@@ -161,3 +161,27 @@ def test_restart_pending_is_said_once_and_not_after_the_restart(checked: Checked
     assert not checked.findings("PGV416")  # offline only: PGV955 says it on a live server
     assert not [finding for finding in checked.restarted["findings"]
                 if finding["rule_id"] in ("PGV416", "PGV955", "PGV903") and finding["subject"] == "shared_buffers"]
+
+
+def test_a_restart_only_change_not_reloaded_waits_for_a_restart() -> None:
+    """A postmaster-context value the files change before any reload (pending_restart is set by a reload) was
+    PGV903, 'Reload the configuration', which does not apply it: it waits for a restart, read by a superuser or
+    by a pg_monitor role that sees the copied files only; a removed line names the default it brings back."""
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR) as cluster:
+        cluster.sql("CREATE ROLE watcher LOGIN PASSWORD 'w' IN ROLE pg_monitor")
+        conf = cluster.data / "postgresql.conf"
+        conf.write_text(conf.read_text() + "wal_buffers = '1MB'\n")
+        cluster.restart()
+        conf.write_text(conf.read_text().replace("wal_buffers = '1MB'\n", ""))
+        cluster.sql("ALTER SYSTEM SET shared_buffers = '64MB'")
+        documents = [json.loads(pgvet("check", "--dsn", dsn, "--no-input", "--format", "json").stdout)
+                     for dsn in (cluster.dsn(), cluster.dsn("watcher", "w"))]
+    for document in documents:
+        pending = {finding["subject"]: finding for finding in document["findings"] if finding["rule_id"] == "PGV955"}
+        assert pending["shared_buffers"]["values"] == {"parameter": "shared_buffers", "in_files": "64MB",
+                                                       "running": "128MB"}
+        assert pending["wal_buffers"]["values"] == {"parameter": "wal_buffers", "in_files": "-1", "running": "1MB"}
+        assert "(the default: its line was removed)" in " ".join(pending["wal_buffers"]["message"].split())
+        assert not [finding for finding in document["findings"] if finding["rule_id"] == "PGV903"
+                    and finding["subject"] in ("shared_buffers", "wal_buffers")]
