@@ -349,6 +349,17 @@ def test_a_default_is_shown_as_show_writes_it(tmp_path: Path) -> None:
     assert re.search(r"^#   effective_cache_size +4GB → ", render(consolidated), re.MULTILINE)
 
 
+def test_the_alter_system_statements_say_to_remove_the_lines_they_override(tmp_path: Path) -> None:
+    # applied that way, the fix left postgresql.conf's lines overridden (PGV406) without a word
+    path = write_host(tmp_path, {"meminfo.txt": meminfo(2 * GB_KB, 0), "sysctl.txt": sysctl(),
+                                 "postgresql.conf": "shared_buffers = 128MB\n", "host.yaml": "pg_version: 16\n"})
+    consolidated, _ = fix_host(path, LintOptions())
+    sql = render(consolidated).split("-- --- or, on the running server")[1].splitlines()
+    assert sql[-1] == ("-- then remove the lines of postgresql.conf that set them: overridden, they no longer say "
+                       "what runs")
+    assert sql[-2].startswith("ALTER SYSTEM SET ")
+
+
 def test_a_parameter_alter_system_sets_is_left_out_of_the_target(tmp_path: Path) -> None:
     # shared_buffers = 16GB in postgresql.auto.conf: the target lowered it, which fix --write cannot do, and wrote
     # huge_pages = on with a pool for the lower value: after the reboot PostgreSQL would not start (PGV110)

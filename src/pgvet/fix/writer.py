@@ -236,8 +236,10 @@ def render(fix: ConsolidatedFix) -> str:
         out += [f"{name} = {quote_setting(change.value)}" for name, change in sorted(fix.postgresql.items())]
         out += ["", "-- --- or, on the running server (a restart may be needed"
                 + ("; after the kernel part" if fix.sysctl else "") + ") ---"]
+        # ALTER SYSTEM leaves the old lines in postgresql.conf, overridden (PGV406, whose RESET would bring them back)
         out += [f"ALTER SYSTEM SET {name} = {quote_setting(change.value)};"
                 for name, change in sorted(fix.postgresql.items())]
+        out += ["-- then remove the lines of postgresql.conf that set them: overridden, they no longer say what runs"]
         out.append("")
     return "\n".join(out)
 
