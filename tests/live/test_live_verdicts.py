@@ -185,3 +185,23 @@ def test_a_restart_only_change_not_reloaded_waits_for_a_restart() -> None:
         assert "(the default: its line was removed)" in " ".join(pending["wal_buffers"]["message"].split())
         assert not [finding for finding in document["findings"] if finding["rule_id"] == "PGV903"
                     and finding["subject"] in ("shared_buffers", "wal_buffers")]
+
+
+def test_an_empty_include_dir_is_no_error(tmp_path: Path) -> None:
+    """Debian's postgresql.conf ends with include_dir = 'conf.d', an empty directory: no file was copied from it, so
+    the snapshot had no conf.d and every check of such a server said PGV407, 'could not open configuration
+    directory' (PostgreSQL will not start), of a server that runs."""
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR) as cluster:
+        (cluster.data / "conf.d").mkdir()
+        with (cluster.data / "postgresql.conf").open("a") as conf:
+            conf.write("include_dir = 'conf.d'\n")
+        pgservers.chown_tree(cluster.data)
+        snapshot = tmp_path / "db1"
+        checked = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json",
+                                   "--snapshot", str(snapshot)).stdout)
+    assert not [finding for finding in checked["findings"] if finding["rule_id"] == "PGV407"]
+    assert (snapshot / "conf.d").is_dir() and not list((snapshot / "conf.d").iterdir())
+    assert (snapshot / "conf.d").stat().st_mode & 0o777 == 0o700
+    manifest = json.loads((snapshot / "collect.json").read_text())
+    assert "conf.d" not in {each["name"] for each in manifest["files"]}  # a directory, not a file read

@@ -130,7 +130,9 @@ def _collect_into(snapshot: SnapshotDirectory, output: Path | None, dsn: str | N
                               "unavailable": reading.unavailable}
         files.extend(step("Reading the host…", collect_host))
         for each in files:
-            if each.text is not None:
+            if each.directory:
+                snapshot.make_directory(each.name)
+            elif each.text is not None:
                 snapshot.write(each.name, each.text)
         snapshot.write("collect.json", render_manifest(
             pgvet_version=__version__, hostname=socket.gethostname(), page_size=os.sysconf("SC_PAGE_SIZE"),

@@ -359,6 +359,7 @@ class _Copier:
     copies: list[HostFile]
     failures: list[dict[str, str]]
     seen: set[tuple[str, ...]]
+    directories: list[HostFile] = field(default_factory=list)  # the include_dirs listed (an empty one is valid)
 
     def fail(self, server_path: str, reason: str) -> None:
         self.failures.append({"what": server_path, "error": f"not copied: {reason}"})
@@ -434,6 +435,10 @@ class _Copier:
             return []
         finally:
             os.close(directory)
+        name = "/".join(relative)
+        if name not in RESERVED_NAMES and relative[0] not in RESERVED_DIRECTORIES:
+            self.directories.append(HostFile(name, f"include_dir {server_path} ({self.process.described})", utc_now(),
+                                             "", server_file=server_path, directory=True))
         return sorted(names, key=os.fsencode)
 
 
@@ -468,4 +473,4 @@ def _copies(process: ServerProcess, reading: ServerReading, data: int) -> tuple[
     finally:
         if isinstance(config, int):
             os.close(config)
-    return copier.copies, copier.failures
+    return copier.copies + copier.directories, copier.failures
