@@ -630,6 +630,17 @@ def test_an_error_only_the_pending_values_bring_is_a_finding(tmp_path: Path) -> 
     assert "or PostgreSQL does not start with huge_pages = on)" in text  # the files set it, the pool is the fix's
 
 
+def test_the_order_line_warns_of_huge_pages_on_that_the_files_already_set(tmp_path: Path) -> None:
+    # a server that did not start (huge_pages = on, no pool) linted from its files: the pool is the fix, huge_pages
+    # no change, and the order line left out that PostgreSQL does not start while the pool is short
+    path = write_host(tmp_path, {"meminfo.txt": meminfo(16 * GB_KB, 0), "sysctl.txt": sysctl(),
+                                 "postgresql.conf": "shared_buffers = 4GB\nhuge_pages = on\n",
+                                 "host.yaml": "pg_version: 16\n"})
+    consolidated, _ = fix_host(path, LintOptions())
+    assert "vm.nr_hugepages" in consolidated.sysctl and "huge_pages" not in consolidated.postgresql
+    assert "or PostgreSQL does not start with huge_pages = on)" in render(consolidated)
+
+
 def test_the_order_line_says_reload_when_no_postgresql_value_needs_a_restart(tmp_path: Path) -> None:
     # the kernel's dirty thresholds, and PostgreSQL values a reload applies (checkpoint_completion_target, work_mem…):
     # "then PostgreSQL restarted" asked for a restart nothing needed
