@@ -205,3 +205,26 @@ def test_an_empty_include_dir_is_no_error(tmp_path: Path) -> None:
     assert (snapshot / "conf.d").stat().st_mode & 0o777 == 0o700
     manifest = json.loads((snapshot / "collect.json").read_text())
     assert "conf.d" not in {each["name"] for each in manifest["files"]}  # a directory, not a file read
+
+
+def test_ssl_on_without_its_certificate_is_said_before_the_restart() -> None:
+    """ALTER SYSTEM SET ssl = on and a reload with no server.crt: the reload only logs that SSL was not reloaded,
+    pg_settings shows ssl = on, and the next start fails ("could not load server certificate file"); pgvet said
+    nothing (PGV833's OK line, ssl = true). A file that exists, even one pgvet cannot judge, is not said missing."""
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR) as cluster:
+        cluster.sql("ALTER SYSTEM SET ssl = on")
+        _reloaded(cluster, "SELECT setting FROM pg_settings WHERE name = 'ssl'", [("on",)])
+        before = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json").stdout)
+        (cluster.data / "server.crt").write_text("")
+        (cluster.data / "server.key").symlink_to("/nonexistent/server.key")  # a link: not followed, not judged
+        pgservers.chown_tree(cluster.data)
+        after = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json").stdout)
+        for name in ("server.crt", "server.key"):
+            (cluster.data / name).unlink()  # the stop at teardown needs no certificate, but no stray files either
+    [missing] = [finding for finding in before["findings"] if finding["rule_id"] == "PGV966"]
+    assert missing["severity"] == "error"
+    assert missing["values"]["missing"] == "ssl_cert_file,ssl_key_file"
+    assert "ssl_cert_file = server.crt and ssl_key_file = server.key name no file" in " ".join(
+        missing["message"].split())
+    assert not [finding for finding in after["findings"] if finding["rule_id"] == "PGV966"]
