@@ -228,3 +228,18 @@ def test_ssl_on_without_its_certificate_is_said_before_the_restart() -> None:
     assert "ssl_cert_file = server.crt and ssl_key_file = server.key name no file" in " ".join(
         missing["message"].split())
     assert not [finding for finding in after["findings"] if finding["rule_id"] == "PGV966"]
+
+
+def test_random_page_cost_below_seq_page_cost_for_a_database_is_said() -> None:
+    # ALTER DATABASE … SET random_page_cost = 0.5 changed every plan of that database and nothing said it: PGV710
+    # judges the server-wide value, which pgvet's own session (in that database) no longer takes for the server's
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR) as cluster:
+        cluster.sql("ALTER DATABASE postgres SET random_page_cost = 0.5")
+        checked = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json").stdout)
+    [below] = [finding for finding in checked["findings"] if finding["rule_id"] == "PGV716"]
+    assert below["subject"] == "random_page_cost for database postgres"
+    assert below["values"] == {"parameter": "random_page_cost", "for": "database postgres", "value": 0.5,
+                               "seq_page_cost": 1}
+    assert below["fix"]["text"].startswith("ALTER DATABASE postgres RESET random_page_cost")
+    assert not [finding for finding in checked["findings"] if finding["rule_id"] == "PGV710"]
