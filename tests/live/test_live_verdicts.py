@@ -161,3 +161,85 @@ def test_restart_pending_is_said_once_and_not_after_the_restart(checked: Checked
     assert not checked.findings("PGV416")  # offline only: PGV955 says it on a live server
     assert not [finding for finding in checked.restarted["findings"]
                 if finding["rule_id"] in ("PGV416", "PGV955", "PGV903") and finding["subject"] == "shared_buffers"]
+
+
+def test_a_restart_only_change_not_reloaded_waits_for_a_restart() -> None:
+    """A postmaster-context value the files change before any reload (pending_restart is set by a reload) was
+    PGV903, 'Reload the configuration', which does not apply it: it waits for a restart, read by a superuser or
+    by a pg_monitor role that sees the copied files only; a removed line names the default it brings back."""
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR) as cluster:
+        cluster.sql("CREATE ROLE watcher LOGIN PASSWORD 'w' IN ROLE pg_monitor")
+        conf = cluster.data / "postgresql.conf"
+        conf.write_text(conf.read_text() + "wal_buffers = '1MB'\n")
+        cluster.restart()
+        conf.write_text(conf.read_text().replace("wal_buffers = '1MB'\n", ""))
+        cluster.sql("ALTER SYSTEM SET shared_buffers = '64MB'")
+        documents = [json.loads(pgvet("check", "--dsn", dsn, "--no-input", "--format", "json").stdout)
+                     for dsn in (cluster.dsn(), cluster.dsn("watcher", "w"))]
+    for document in documents:
+        pending = {finding["subject"]: finding for finding in document["findings"] if finding["rule_id"] == "PGV955"}
+        assert pending["shared_buffers"]["values"] == {"parameter": "shared_buffers", "in_files": "64MB",
+                                                       "running": "128MB"}
+        assert pending["wal_buffers"]["values"] == {"parameter": "wal_buffers", "in_files": "-1", "running": "1MB"}
+        assert "(the default: its line was removed)" in " ".join(pending["wal_buffers"]["message"].split())
+        assert not [finding for finding in document["findings"] if finding["rule_id"] == "PGV903"
+                    and finding["subject"] in ("shared_buffers", "wal_buffers")]
+
+
+def test_an_empty_include_dir_is_no_error(tmp_path: Path) -> None:
+    """Debian's postgresql.conf ends with include_dir = 'conf.d', an empty directory: no file was copied from it, so
+    the snapshot had no conf.d and every check of such a server said PGV407, 'could not open configuration
+    directory' (PostgreSQL will not start), of a server that runs."""
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR) as cluster:
+        (cluster.data / "conf.d").mkdir()
+        with (cluster.data / "postgresql.conf").open("a") as conf:
+            conf.write("include_dir = 'conf.d'\n")
+        pgservers.chown_tree(cluster.data)
+        snapshot = tmp_path / "db1"
+        checked = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json",
+                                   "--snapshot", str(snapshot)).stdout)
+    assert not [finding for finding in checked["findings"] if finding["rule_id"] == "PGV407"]
+    assert (snapshot / "conf.d").is_dir() and not list((snapshot / "conf.d").iterdir())
+    assert (snapshot / "conf.d").stat().st_mode & 0o777 == 0o700
+    manifest = json.loads((snapshot / "collect.json").read_text())
+    assert "conf.d" not in {each["name"] for each in manifest["files"]}  # a directory, not a file read
+
+
+def test_ssl_on_without_its_certificate_is_said_before_the_restart() -> None:
+    """ALTER SYSTEM SET ssl = on and a reload with no server.crt: the reload only logs that SSL was not reloaded,
+    pg_settings shows ssl = on, and the next start fails ("could not load server certificate file"); pgvet said
+    nothing (PGV833's OK line, ssl = true). A file that exists, even one pgvet cannot judge, is not said missing."""
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR) as cluster:
+        cluster.sql("ALTER SYSTEM SET ssl = on")
+        _reloaded(cluster, "SELECT setting FROM pg_settings WHERE name = 'ssl'", [("on",)])
+        before = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json").stdout)
+        (cluster.data / "server.crt").write_text("")
+        (cluster.data / "server.key").symlink_to("/nonexistent/server.key")  # a link: not followed, not judged
+        pgservers.chown_tree(cluster.data)
+        after = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json").stdout)
+        for name in ("server.crt", "server.key"):
+            (cluster.data / name).unlink()  # the stop at teardown needs no certificate, but no stray files either
+    [missing] = [finding for finding in before["findings"] if finding["rule_id"] == "PGV966"]
+    assert missing["severity"] == "error"
+    assert missing["values"]["missing"] == "ssl_cert_file,ssl_key_file"
+    assert "ssl_cert_file = server.crt and ssl_key_file = server.key name no file" in " ".join(
+        missing["message"].split())
+    assert not [finding for finding in after["findings"] if finding["rule_id"] == "PGV966"]
+
+
+def test_random_page_cost_below_seq_page_cost_for_a_database_is_said() -> None:
+    # ALTER DATABASE … SET random_page_cost = 0.5 changed every plan of that database and nothing said it: PGV710
+    # judges the server-wide value, which pgvet's own session (in that database) no longer takes for the server's
+    require_postgres(MAJOR)
+    with running_cluster(MAJOR) as cluster:
+        cluster.sql("ALTER DATABASE postgres SET random_page_cost = 0.5")
+        checked = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json").stdout)
+    [below] = [finding for finding in checked["findings"] if finding["rule_id"] == "PGV716"]
+    assert below["subject"] == "random_page_cost for database postgres"
+    assert below["values"] == {"parameter": "random_page_cost", "for": "database postgres", "value": 0.5,
+                               "seq_page_cost": 1}
+    assert below["fix"]["text"].startswith("ALTER DATABASE postgres RESET random_page_cost")
+    assert not [finding for finding in checked["findings"] if finding["rule_id"] == "PGV710"]

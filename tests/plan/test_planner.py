@@ -349,6 +349,17 @@ def test_a_default_is_shown_as_show_writes_it(tmp_path: Path) -> None:
     assert re.search(r"^#   effective_cache_size +4GB → ", render(consolidated), re.MULTILINE)
 
 
+def test_the_alter_system_statements_say_to_remove_the_lines_they_override(tmp_path: Path) -> None:
+    # applied that way, the fix left postgresql.conf's lines overridden (PGV406) without a word
+    path = write_host(tmp_path, {"meminfo.txt": meminfo(2 * GB_KB, 0), "sysctl.txt": sysctl(),
+                                 "postgresql.conf": "shared_buffers = 128MB\n", "host.yaml": "pg_version: 16\n"})
+    consolidated, _ = fix_host(path, LintOptions())
+    sql = render(consolidated).split("-- --- or, on the running server")[1].splitlines()
+    assert sql[-1] == ("-- then remove the lines of postgresql.conf that set them: overridden, they no longer say "
+                       "what runs")
+    assert sql[-2].startswith("ALTER SYSTEM SET ")
+
+
 def test_a_parameter_alter_system_sets_is_left_out_of_the_target(tmp_path: Path) -> None:
     # shared_buffers = 16GB in postgresql.auto.conf: the target lowered it, which fix --write cannot do, and wrote
     # huge_pages = on with a pool for the lower value: after the reboot PostgreSQL would not start (PGV110)
@@ -617,6 +628,17 @@ def test_an_error_only_the_pending_values_bring_is_a_finding(tmp_path: Path) -> 
     text = CliRunner().invoke(app, ["fix", str(path)]).stdout
     assert "# order: the kernel part first (`sysctl --system`), then PostgreSQL restarted" in text
     assert "or PostgreSQL does not start with huge_pages = on)" in text  # the files set it, the pool is the fix's
+
+
+def test_the_order_line_warns_of_huge_pages_on_that_the_files_already_set(tmp_path: Path) -> None:
+    # a server that did not start (huge_pages = on, no pool) linted from its files: the pool is the fix, huge_pages
+    # no change, and the order line left out that PostgreSQL does not start while the pool is short
+    path = write_host(tmp_path, {"meminfo.txt": meminfo(16 * GB_KB, 0), "sysctl.txt": sysctl(),
+                                 "postgresql.conf": "shared_buffers = 4GB\nhuge_pages = on\n",
+                                 "host.yaml": "pg_version: 16\n"})
+    consolidated, _ = fix_host(path, LintOptions())
+    assert "vm.nr_hugepages" in consolidated.sysctl and "huge_pages" not in consolidated.postgresql
+    assert "or PostgreSQL does not start with huge_pages = on)" in render(consolidated)
 
 
 def test_the_order_line_says_reload_when_no_postgresql_value_needs_a_restart(tmp_path: Path) -> None:

@@ -73,6 +73,7 @@ class ConsolidatedFix:
     restart_blocked_by: list[str] = field(default_factory=list)
     # whether a PostgreSQL value the fix or the files bring takes effect at a restart only (else a reload applies all)
     needs_restart: bool = False
+    huge_pages: str = ""  # the host's huge_pages as it is (its files', for a live server about to restart)
 
 
 def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False, host: str | None = None,
@@ -96,6 +97,8 @@ def fix_host(directory: Path, options: LintOptions, *, write_files: bool = False
 def consolidate(result: HostResult) -> ConsolidatedFix:
     """The host's target less what it has: its changes, and the steps left to do by hand."""
     fix = ConsolidatedFix(result.host_facts.name)
+    huge_pages = result.host_facts.facts.get("pg.huge_pages")
+    fix.huge_pages = "" if huge_pages is None else str(huge_pages.value)
     declared_by = result.host_facts.facts.get("host.orchestrator")
     if declared_by is not None:
         fix.document, fix.orchestrator = declared_by.source, str(declared_by.value)
@@ -179,7 +182,8 @@ def _order_lines(fix: ConsolidatedFix) -> list[str]:
     pool = fix.sysctl.get("vm.nr_hugepages")
     change = fix.postgresql.get("huge_pages")
     pending = fix.declared_not_applied.get("postgresql", {}).get("huge_pages")
-    huge_pages = change.value if change is not None else pending[1] if pending is not None else ""
+    # huge_pages = on already in the files (a server that did not start, linted from its files) is as fatal
+    huge_pages = change.value if change is not None else pending[1] if pending is not None else fix.huge_pages
     then = ("PostgreSQL restarted" if fix.needs_restart
             else "PostgreSQL's configuration reloaded (`SELECT pg_reload_conf()`: no value needs a restart)")
     blocked = " and ".join(fix.restart_blocked_by)
@@ -236,8 +240,10 @@ def render(fix: ConsolidatedFix) -> str:
         out += [f"{name} = {quote_setting(change.value)}" for name, change in sorted(fix.postgresql.items())]
         out += ["", "-- --- or, on the running server (a restart may be needed"
                 + ("; after the kernel part" if fix.sysctl else "") + ") ---"]
+        # ALTER SYSTEM leaves the old lines in postgresql.conf, overridden (PGV406, whose RESET would bring them back)
         out += [f"ALTER SYSTEM SET {name} = {quote_setting(change.value)};"
                 for name, change in sorted(fix.postgresql.items())]
+        out += ["-- then remove the lines of postgresql.conf that set them: overridden, they no longer say what runs"]
         out.append("")
     return "\n".join(out)
 

@@ -24,6 +24,7 @@ from pgvet.live.local import (
     copy_config_files,
     locate_server,
     postmaster_command_line,
+    ssl_files_missing,
     wal_filesystem,
 )
 from pgvet.live.redact import redact_dsn, redact_setting
@@ -130,7 +131,9 @@ def _collect_into(snapshot: SnapshotDirectory, output: Path | None, dsn: str | N
                               "unavailable": reading.unavailable}
         files.extend(step("Reading the host…", collect_host))
         for each in files:
-            if each.text is not None:
+            if each.directory:
+                snapshot.make_directory(each.name)
+            elif each.text is not None:
                 snapshot.write(each.name, each.text)
         snapshot.write("collect.json", render_manifest(
             pgvet_version=__version__, hostname=socket.gethostname(), page_size=os.sysconf("SC_PAGE_SIZE"),
@@ -161,6 +164,9 @@ def _read(dsn: str | None, timeout: float) -> tuple[ServerReading, list[HostFile
             wal = wal_filesystem(process)
             if wal is not None:
                 reading.statistics["wal_filesystem_free_bytes"], reading.statistics["wal_filesystem_bytes"] = wal
+            missing = ssl_files_missing(process, reading)
+            if missing is not None:
+                reading.statistics["ssl_files_missing"] = missing
             copies, failures = copy_config_files(process, reading)
             return reading, copies, failures
         finally:

@@ -47,6 +47,8 @@ class HostFile:
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
     server_file: str | None = None  # a copied configuration file: the server's path of it
+    # an include_dir of the configuration: made in the snapshot even when it holds no file, as the server has it
+    directory: bool = False
 
 
 def utc_now() -> str:

@@ -301,6 +301,65 @@ class _Reader:
         return data.decode("utf-8", errors="surrogateescape")
 
 
+# The files PostgreSQL loads at start when ssl = on: one missing and it does not start (a reload keeps the old ones)
+SSL_FILE_SETTINGS = ("ssl_cert_file", "ssl_key_file")
+
+
+def ssl_files_missing(process: ServerProcess, reading: ServerReading) -> str | None:
+    """The names of the settings among SSL_FILE_SETTINGS whose file does not exist, comma-separated ("" when each
+    does), looked for as the server reaches them: a relative path from its data directory, an absolute one from
+    its root, following no link and entering only directories its OS user may. None when that cannot tell (a link
+    or a closed directory on the way may hold the file): only a file certainly absent is said missing."""
+    values = {row.get("name"): row.get("setting") for row in reading.settings}
+    missing: list[str] = []
+    for name in SSL_FILE_SETTINGS:
+        path = values.get(name)
+        if not isinstance(path, str) or not path:
+            return None
+        parts = _canonical(path) if path.startswith("/") else _canonical("/" + path)
+        if not parts:
+            return None
+        try:
+            start = os.open("root" if path.startswith("/") else "cwd", _DIRECTORY_FLAGS & ~os.O_NOFOLLOW,
+                            dir_fd=process.proc)
+        except OSError:
+            return None
+        with _descriptor(start):
+            exists = _exists(process.credentials, start, parts)
+        if exists is None:
+            return None
+        if not exists:
+            missing.append(name)
+    return ",".join(missing)
+
+
+def _exists(credentials: Credentials, start: int, parts: tuple[str, ...]) -> bool | None:
+    """Whether ``parts`` below ``start`` exists (a link at the end counts, unfollowed); None when a link, or a
+    directory ``credentials`` may not enter, is on the way."""
+    current = os.dup(start)
+    try:
+        for part in parts[:-1]:
+            try:
+                opened = os.open(part, _DIRECTORY_FLAGS, dir_fd=current)
+            except FileNotFoundError:
+                return False
+            except OSError:
+                return None
+            os.close(current)
+            current = opened
+            if not credentials.may(os.fstat(current), 1):
+                return None
+        try:
+            os.stat(parts[-1], dir_fd=current, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return None
+        return True
+    finally:
+        os.close(current)
+
+
 def wal_filesystem(process: ServerProcess) -> tuple[int, int] | None:
     """(bytes available to unprivileged users, size) of the filesystem holding the server's pg_wal — the OS's
     word, through its working directory (following pg_wal where it links: WAL on another disk); None when the
@@ -359,6 +418,7 @@ class _Copier:
     copies: list[HostFile]
     failures: list[dict[str, str]]
     seen: set[tuple[str, ...]]
+    directories: list[HostFile] = field(default_factory=list)  # the include_dirs listed (an empty one is valid)
 
     def fail(self, server_path: str, reason: str) -> None:
         self.failures.append({"what": server_path, "error": f"not copied: {reason}"})
@@ -434,6 +494,10 @@ class _Copier:
             return []
         finally:
             os.close(directory)
+        name = "/".join(relative)
+        if name not in RESERVED_NAMES and relative[0] not in RESERVED_DIRECTORIES:
+            self.directories.append(HostFile(name, f"include_dir {server_path} ({self.process.described})", utc_now(),
+                                             "", server_file=server_path, directory=True))
         return sorted(names, key=os.fsencode)
 
 
@@ -468,4 +532,4 @@ def _copies(process: ServerProcess, reading: ServerReading, data: int) -> tuple[
     finally:
         if isinstance(config, int):
             os.close(config)
-    return copier.copies, copier.failures
+    return copier.copies + copier.directories, copier.failures

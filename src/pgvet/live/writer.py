@@ -151,6 +151,13 @@ class SnapshotDirectory:
             current = opened
         return current
 
+    def make_directory(self, name: str) -> None:
+        """A subdirectory ``name`` (``conf.d``), empty unless files are written in it."""
+        try:
+            os.close(self._directory(_parts(name), make=True))
+        except OSError as error:
+            raise InputError(f"cannot create {self.path / name}: {error.strerror or error}") from None
+
     def write(self, name: str, text: str) -> None:
         """A new file ``name`` (``conf.d/10-memory.conf``) holding ``text``."""
         parts = _parts(name)
@@ -203,7 +210,7 @@ def render_manifest(*, pgvet_version: str, hostname: str, page_size: int, starte
                 "bytes": len(each.text.encode("utf-8", "surrogateescape")),
                 **({"server_file": each.server_file} if each.server_file else {}),
                 **({"warnings": each.warnings} if each.warnings else {})}
-               for each in files if each.text is not None]
+               for each in files if each.text is not None and not each.directory]
     failures = [{"name": each.name, "how": each.how, "read_at": each.read_at, "error": each.error or "",
                  **({"warnings": each.warnings} if each.warnings else {})}
                 for each in files if each.text is None]

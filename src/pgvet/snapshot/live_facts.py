@@ -326,7 +326,9 @@ def _drift_items(live: LiveServer, param_table: ParamTable, values: dict[str, Fi
         if file_value is None or running_value is None or _same(file_value, running_value):
             continue
         source = row[1] if row is not None else running.origin
-        pending = running.pending_restart or (row is not None and row[2])
+        # a postmaster-context value that differs waits for a restart whether or not the server was reloaded
+        # since (pending_restart is set by a reload): a reload would not apply it
+        pending = running.pending_restart or (row is not None and row[2]) or param.context == "postmaster"
         fields += [("file_value", file_text if row is not None and file_text else ""),
                    ("default", _shown(param, param.boot_val)), ("removed", row is None), ("pending_restart", pending)]
         drifts.append(Item(((f"drift.{key}", value) for key, value in fields), source))
