@@ -107,6 +107,7 @@ _TOP_LEVEL_KEY = re.compile(r"^(postgresql|restapi|bootstrap|scope)\s*:", re.MUL
 _TEMPLATE_STATEMENTS = (("{%", "%}"), ("{#", "#}"))  # and comments
 _TEMPLATE_EXPRESSIONS = (("{{", "}}"),)
 _TEMPLATE_MARK = "__pgvet_template__"
+_TEMPLATED_KEY = re.compile(r"^[ \t]*\{\{[^\n]*?\}\}[ \t]*:")  # {{ parameter.option }}: …
 # what a renderer (envsubst, Jinja) fills in; Patroni itself expands nothing, and a bare $VAR is a shell's
 # (archive_command: pgbackrest --stanza=$STANZA …)
 _PLACEHOLDERS = (("${", "}"),)
@@ -307,11 +308,17 @@ def _ignored(name: str, why: str, path: str, line: int | None) -> ConfProblem:
 
 def _literal(declared: DeclaredHost, key: object, value: object, path: str, line: int | None) -> bool:
     """False, with a note, for a parameter a template or an environment variable fills in."""
-    if _placeholder(str(key)) or (isinstance(value, str) and _placeholder(value)):
-        shown = str(key).replace(_TEMPLATE_MARK, "{{ }}")
-        declared.notes.append(f"{path}:{line}: {shown} is left to a template or an environment variable: skipped")
-        if not _placeholder(str(key)):  # a parameter set, to what pgvet cannot know: not judged on a default
-            declared.unknown[f"pg.{str(key).strip().lower()}"] = Source(path, line)
+    if _placeholder(str(key)):
+        # a parameter named by a template ({% for p in postgresql_parameters %}{{ p.option }}: …, autobase's) may
+        # be any of them: none is judged on its default, unless a literal key after it sets it
+        declared.notes.append(f"{path}:{line}: a parameter's name is left to a template or an environment variable: "
+                              "every parameter it may set is unknown, not judged on its default")
+        for name in known_parameter_names():
+            declared.unknown[f"pg.{name}"] = Source(path, line)
+        return False
+    if isinstance(value, str) and _placeholder(value):
+        declared.notes.append(f"{path}:{line}: {key} is left to a template or an environment variable: skipped")
+        declared.unknown[f"pg.{str(key).strip().lower()}"] = Source(path, line)  # not judged on a default
         return False
     declared.unknown.pop(f"pg.{str(key).strip().lower()}", None)
     return True
@@ -388,7 +395,9 @@ def _without_templates(text: str) -> str:
                 blocks.pop()
             skipping = skipping or skipped_from is not None
         stripped = replaced(replaced(line, _TEMPLATE_STATEMENTS, ""), _TEMPLATE_EXPRESSIONS, "").strip()
-        conditional = "if" in blocks and next(spans(line, _TEMPLATE_EXPRESSIONS), None) is not None
+        # a key a template names is kept, even under an {% if %}: whichever it is, it is unknown
+        conditional = ("if" in blocks and next(spans(line, _TEMPLATE_EXPRESSIONS), None) is not None
+                       and not _TEMPLATED_KEY.match(line))
         if skipping or conditional or (stripped != line.strip() and not stripped):
             lines.append("")
         else:
