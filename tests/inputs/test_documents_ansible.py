@@ -155,6 +155,24 @@ def test_local_parameters_alone_leave_autobases_own_list_unknown_not_postgresqls
     assert {setting.name for setting in role.settings} <= set(AUTOBASE_PARAMETERS)
 
 
+def test_the_cluster_list_alone_leaves_the_members_memory_parameters_to_autobase() -> None:
+    # autobase's role gives each member shared_buffers and effective_cache_size (25 %, 75 % of its memory) in its
+    # patroni.yml, over the DCS's: a value of the cluster-wide list for them does not apply
+    text = ('postgresql_parameters:\n  - { option: "shared_buffers", value: "256MB" }\n'
+            '  - { option: "work_mem", value: "8MB" }\n')
+    [host] = parse_ansible(text, "group_vars/postgres_cluster.yml")
+    assert host.unknown == {"pg.shared_buffers": host.unknown["pg.shared_buffers"],
+                            "pg.effective_cache_size": host.unknown["pg.shared_buffers"]}
+    assert host.unknown["pg.shared_buffers"].line == 1
+    assert host.notes == ["group_vars/postgres_cluster.yml:1: postgresql_parameters without "
+                          "local_postgresql_parameters: autobase (2.x) sets each member's shared_buffers and "
+                          "effective_cache_size from its memory (25 % and 75 %), over the cluster-wide list "
+                          "(shared_buffers here has no effect): unknown here"]
+    # with the members' list given, it is read
+    [host] = parse_ansible(text + "local_postgresql_parameters: []\n", "group_vars/postgres_cluster.yml")
+    assert not host.unknown and not host.notes
+
+
 def test_an_option_a_template_names_makes_every_parameter_unknown() -> None:
     text = ('postgresql_parameters:\n  - { option: "work_mem", value: "64MB" }\n'
             '  - { option: "{{ item.name }}", value: "{{ item.value }}" }\n  - { option: "ssl", value: "on" }\n')
@@ -241,7 +259,8 @@ def test_a_playbook_reads_play_vars_and_sysctl_tasks_in_the_free_form_and_skips_
     assert [(setting.name, setting.value, setting.source.line) for setting in host.settings] == [("work_mem", "4MB", 5)]
     assert [(setting.key, setting.value, setting.source.line) for setting in host.sysctl] == [
         ("vm.swappiness", 10, 8), ("vm.overcommit_memory", 2, 12)]
-    assert host.notes == ["site.yml:13: ansible.posix.sysctl runs in a loop: not read"]
+    assert host.notes[1:] == ["site.yml:13: ansible.posix.sysctl runs in a loop: not read"]
+    assert host.notes[0].startswith("site.yml:4: postgresql_parameters without local_postgresql_parameters")
 
 
 def test_values_that_cannot_be_known_are_notes_and_a_state_absent_is_no_setting() -> None:
@@ -303,6 +322,9 @@ sysctl_settings:
     [host] = parse_ansible(text, "group_vars/db.yml")
     assert host.hosting and not host.settings and not host.sysctl
     assert host.notes == ["group_vars/db.yml:2: shared_buffers is a Jinja2 template ('{{ ram_mb // 4 }}MB'): not read",
+                          "group_vars/db.yml:1: postgresql_parameters without local_postgresql_parameters: autobase "
+                          "(2.x) sets each member's shared_buffers and effective_cache_size from its memory (25 % and "
+                          "75 %), over the cluster-wide list: unknown here",
                           "group_vars/db.yml:4: a sysctl name is missing or not text: not read",
                           "group_vars/db.yml:5: sysctl vm.swappiness has no value: not read"]
 

@@ -58,6 +58,8 @@ AUTOBASE_PARAMETERS = (
     "track_activity_query_size", "track_counts", "track_functions", "track_io_timing", "wal_buffers",
     "wal_compression", "wal_keep_size", "wal_level", "wal_log_hints", "wal_receiver_status_interval", "work_mem",
 )
+# What autobase's role sets in each member's patroni.yml by default (local_postgresql_parameters, from the memory)
+AUTOBASE_LOCAL_PARAMETERS = ("shared_buffers", "effective_cache_size")
 VERSION_VARIABLES = ("postgresql_version", "postgresql_version_major")
 READ_VARIABLES = PARAMETER_VARIABLES + SYSCTL_VARIABLES + VERSION_VARIABLES
 # autobase's sysctl_conf is keyed by inventory group; a host applies the lists of all its groups. The database
@@ -115,6 +117,10 @@ def _declared(name: str, path: str, node: Any, holders: dict[Any, Any]) -> Decla
     for variable in PARAMETER_VARIABLES:
         if variable in holders:
             _parameters(declared, variable, holders[variable], path)
+    if isinstance(holders.get("postgresql_parameters", {}).get("postgresql_parameters"), list) and (
+            "local_postgresql_parameters" not in holders):
+        _role_local_parameters(declared, Source(path, yaml_line(holders["postgresql_parameters"],
+                                                                "postgresql_parameters")))
     for variable in SYSCTL_VARIABLES:
         if variable in holders:
             _sysctl_variable(declared, variable, holders[variable], path)
@@ -137,6 +143,18 @@ def _role_parameters(declared: DeclaredHost, source: Source) -> None:
                           "applies its role's postgresql_parameters (max_connections, checkpoint_timeout, ssl…, "
                           f"{len(AUTOBASE_PARAMETERS)} parameters), which this file does not give: unknown here, "
                           "where the member's list does not set them")
+
+
+def _role_local_parameters(declared: DeclaredHost, source: Source) -> None:
+    """postgresql_parameters without local_postgresql_parameters: autobase's role (2.x) gives each member its own
+    shared_buffers and effective_cache_size, 25 % and 75 % of the machine's memory, over the DCS's."""
+    set_here = [name for name in AUTOBASE_LOCAL_PARAMETERS if any(s.name.lower() == name for s in declared.settings)]
+    for name in AUTOBASE_LOCAL_PARAMETERS:
+        declared.unknown[f"pg.{name}"] = source
+    declared.notes.append(f"{_where(source)}: postgresql_parameters without local_postgresql_parameters: autobase "
+                          "(2.x) sets each member's shared_buffers and effective_cache_size from its memory (25 % "
+                          "and 75 %), over the cluster-wide list" + (f" ({', '.join(set_here)} here has no effect)"
+                                                                      if set_here else "") + ": unknown here")
 
 
 def _version(declared: DeclaredHost, variable: str, holder: Any, path: str) -> None:
