@@ -138,7 +138,7 @@ def test_local_parameters_apply_after_the_cluster_ones() -> None:
 
 
 def test_local_parameters_alone_leave_autobases_own_list_unknown_not_postgresqls_defaults() -> None:
-    # a group_vars/all.yml giving only each member's list (hpetrovic's autobase deployment): autobase applies its
+    # a group_vars/all.yml giving only each member's list (as autobase's molecule test does): autobase applies its
     # role's postgresql_parameters (checkpoint_timeout 15min, track_io_timing on…, AUTOBASE's lines) under it
     text = ('postgresql_version: 17\nlocal_postgresql_parameters:\n  - { option: "shared_buffers", value: "512MB" }\n'
             '  - { option: "effective_cache_size", value: "1536MB" }\n')
