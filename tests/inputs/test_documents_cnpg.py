@@ -336,6 +336,22 @@ def test_an_image_catalog_gives_the_version_and_an_old_major_is_refused() -> Non
     assert [p.source.line for p in host.problems] == [_line(text, "major: 12")]
 
 
+@pytest.mark.parametrize(("major", "said"), [
+    ('"{{ .Values.majorVersion }}"', "spec.imageCatalogRef.major is left to a template"),
+    ('"16"', "spec.imageCatalogRef.major '16' is no integer (the CRD takes one)"),
+])
+def test_an_image_catalog_whose_major_is_not_read_is_said_at_its_line(major: str, said: str) -> None:
+    # a chart's Cluster template of a catalog (imageCatalogRef.major: "{{ .Values.majorVersion }}"): the image is the
+    # catalog's, not the operator's default one
+    image = "imageName: ghcr.io/cloudnative-pg/postgresql:18.6-system-trixie"
+    text, path = _planted("cluster-example-full.yaml", image,
+                          "imageCatalogRef:\n    apiGroup: postgresql.cnpg.io\n    kind: ClusterImageCatalog\n"
+                          f"    name: postgresql\n    major: {major}")
+    host = _one(text, path)
+    assert "pg_version" not in host.host
+    assert f"{path}:{_line(text, 'major: ')}: no PostgreSQL version: {said}" in host.notes
+
+
 def test_other_objects_and_other_operators_are_no_hosts() -> None:
     zalando = ("apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata:\n  name: acid-minimal-cluster\nspec:\n"
                "  postgresql:\n    version: '16'\n    parameters:\n      shared_buffers: 32MB\n")

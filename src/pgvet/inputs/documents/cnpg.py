@@ -221,6 +221,12 @@ def _major_version(spec: dict[str, Any], path: str, declared: DeclaredHost) -> i
     image_catalog = spec.get("imageCatalogRef")
     if isinstance(image_catalog, dict) and isinstance(image_catalog.get("major"), int):
         major, line = int(image_catalog["major"]), yaml_line(image_catalog, "major")
+    elif isinstance(image_catalog, dict) and "major" in image_catalog:  # the catalog's image, not imageName's
+        catalog_major = image_catalog.get("major")
+        declared.notes.append(f"{at(image_catalog, 'major', path)}: no PostgreSQL version: " + (
+            "spec.imageCatalogRef.major is left to a template" if unrendered(catalog_major)
+            else f"spec.imageCatalogRef.major {catalog_major!r} is no integer (the CRD takes one)"))
+        return None
     else:
         image = spec.get("imageName")
         line = yaml_line(spec, "imageName")
