@@ -418,6 +418,16 @@ def test_a_variable_substituted_before_kubectl_is_a_fact_pgvet_cannot_know() -> 
     assert set(_one(planted, "c.yaml").unknown) == {"host.instances", "host.memory_limit", "host.ram"}
 
 
+def test_a_parameter_name_left_to_a_variable_may_be_any_but_those_set_beside_it() -> None:
+    text, path = _planted("cluster-example-full.yaml", "      shared_buffers:", "      ${EXTRA_PARAMETER}: '1'\n"
+                          "      shared_buffers:")
+    host = _one(text, path)
+    line = _line(text, "EXTRA_PARAMETER")
+    assert host.unknown["pg.work_mem"].line == line and host.unknown["pg.checkpoint_timeout"].line == line
+    assert "pg.shared_buffers" not in host.unknown  # the Cluster's own
+    assert "pg.listen_addresses" not in host.unknown  # the operator's, which no parameter replaces
+
+
 def test_allow_alter_system_comes_from_enable_alter_system_not_from_the_parameters() -> None:
     text, path = _planted("cluster-example-full.yaml", "    pg_hba:\n",
                           "      allow_alter_system: 'on'\n    enableAlterSystem: false\n    pg_hba:\n")

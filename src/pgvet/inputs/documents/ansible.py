@@ -22,12 +22,12 @@ from pgvet.inputs.documents import (
     MAX_SHELL_LINE,
     DeclaredHost,
     DocumentKind,
+    any_parameter_unknown,
     conf_setting,
     load_document,
     yaml_line,
 )
 from pgvet.inputs.sysctl import SysctlSetting, declared_sysctl_value, normalise_key
-from pgvet.pgparams import known_parameter_names
 from pgvet.provenance import Located, Source
 
 # PostgreSQL parameter lists, in the order they apply (autobase writes local_postgresql_parameters into each
@@ -188,7 +188,7 @@ def _parameters(declared: DeclaredHost, variable: str, holder: Any, path: str) -
         if skipped is not None:
             declared.notes.append(f"{_where(source)}: {variable} option {skipped}: not read")
             if "template" in skipped:  # it may name any parameter: none is judged on its default
-                declared.unknown.update((f"pg.{name}", source) for name in known_parameter_names())
+                any_parameter_unknown(declared, source)
             continue
         if "value" in item:
             source = Source(path, yaml_line(item, "value") or source.line)

@@ -22,6 +22,7 @@ from pgvet.inputs.documents import (
     DocumentKind,
     RunningStep,
     SourcedValue,
+    any_parameter_unknown,
     conf_setting,
     get,
     load_document,
@@ -313,8 +314,7 @@ def _literal(declared: DeclaredHost, key: object, value: object, path: str, line
         # be any of them: none is judged on its default, unless a literal key after it sets it
         declared.notes.append(f"{path}:{line}: a parameter's name is left to a template or an environment variable: "
                               "every parameter it may set is unknown, not judged on its default")
-        for name in known_parameter_names():
-            declared.unknown[f"pg.{name}"] = Source(path, line)
+        any_parameter_unknown(declared, Source(path, line))
         return False
     if isinstance(value, str) and _placeholder(value):
         declared.notes.append(f"{path}:{line}: {key} is left to a template or an environment variable: skipped")
