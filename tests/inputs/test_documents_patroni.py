@@ -101,6 +101,19 @@ def test_parameters_a_template_names_are_unknown_not_judged_on_their_defaults() 
     assert host.unknown["pg.work_mem"].line == 7 and host.unknown["pg.ssl"].line == 7
 
 
+@pytest.mark.parametrize("block", [
+    "{{ include \"postgresql.parameters\" | indent 4 }}\n",  # gomplate's, at the line's start
+    "    work_mem: 8MB\n    {{ patroni_parameters | to_nice_yaml | indent(4) }}\n",  # Ansible's, after a key
+])
+def test_a_line_a_template_writes_under_parameters_may_set_any_of_them(block: str) -> None:
+    text = ("scope: demo\nrestapi:\n  listen: 0.0.0.0:8008\npostgresql:\n  listen: 0.0.0.0:5432\n  parameters:\n"
+            + block + "  data_dir: /data\n")
+    host = parsed(text)
+    line = text.count("\n", 0, text.index("{{")) + 1
+    assert host.unknown["pg.ssl"].line == line and host.unknown["pg.work_mem"].line == line
+    assert ("port", "5432", 5) in settings(host)  # what follows the block is read as before
+
+
 def test_a_template_naming_parameters_leaves_no_finding_on_defaults(tmp_path: Path) -> None:
     (tmp_path / "patroni.yml.j2").write_text((CORPUS / "autobase-patroni.yml.j2").read_text())
     assert lint_findings(tmp_path) == set()
