@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, recognise
-from pgvet.inputs.documents.ansible import parse_ansible
+from pgvet.inputs.documents.ansible import AUTOBASE_PARAMETERS, parse_ansible
 from pgvet.snapshot.load import load_hosts
 
 CORPUS = Path(__file__).parent.parent / "data" / "documents" / "ansible"
@@ -137,6 +137,50 @@ def test_local_parameters_apply_after_the_cluster_ones() -> None:
     assert [(setting.value, setting.source.line) for setting in host.settings] == [("64MB", 2), ("8MB", 4)]
 
 
+def test_local_parameters_alone_leave_autobases_own_list_unknown_not_postgresqls_defaults() -> None:
+    # a group_vars/all.yml giving only each member's list (as autobase's molecule test does): autobase applies its
+    # role's postgresql_parameters (checkpoint_timeout 15min, track_io_timing on…, AUTOBASE's lines) under it
+    text = ('postgresql_version: 17\nlocal_postgresql_parameters:\n  - { option: "shared_buffers", value: "512MB" }\n'
+            '  - { option: "effective_cache_size", value: "1536MB" }\n')
+    [host] = parse_ansible(text, "group_vars/all.yml")
+    assert [(setting.name, setting.value) for setting in host.settings] == [
+        ("shared_buffers", "512MB"), ("effective_cache_size", "1536MB")]
+    assert host.unknown["pg.checkpoint_timeout"].line == 2 and host.unknown["pg.track_io_timing"].line == 2
+    assert "pg.shared_buffers" not in host.unknown and "pg.log_min_duration_statement" not in host.unknown
+    assert host.notes[0].startswith("group_vars/all.yml:2: local_postgresql_parameters without postgresql_parameters")
+    # the role's own list, as its defaults set it: every name it sets is among those left unknown
+    [role] = _parse(AUTOBASE)
+    assert {setting.name for setting in role.settings} <= set(AUTOBASE_PARAMETERS)
+    [role] = _parse(CLUSTER_VARS)
+    assert {setting.name for setting in role.settings} <= set(AUTOBASE_PARAMETERS)
+
+
+def test_the_cluster_list_alone_leaves_the_members_memory_parameters_to_autobase() -> None:
+    # autobase's role gives each member shared_buffers and effective_cache_size (25 %, 75 % of its memory) in its
+    # patroni.yml, over the DCS's: a value of the cluster-wide list for them does not apply
+    text = ('postgresql_parameters:\n  - { option: "shared_buffers", value: "256MB" }\n'
+            '  - { option: "work_mem", value: "8MB" }\n')
+    [host] = parse_ansible(text, "group_vars/postgres_cluster.yml")
+    assert host.unknown == {"pg.shared_buffers": host.unknown["pg.shared_buffers"],
+                            "pg.effective_cache_size": host.unknown["pg.shared_buffers"]}
+    assert host.unknown["pg.shared_buffers"].line == 1
+    assert host.notes == ["group_vars/postgres_cluster.yml:1: postgresql_parameters without "
+                          "local_postgresql_parameters: autobase (2.x) sets each member's shared_buffers and "
+                          "effective_cache_size from its memory (25 % and 75 %), over the cluster-wide list "
+                          "(shared_buffers here has no effect): unknown here"]
+    # with the members' list given, it is read
+    [host] = parse_ansible(text + "local_postgresql_parameters: []\n", "group_vars/postgres_cluster.yml")
+    assert not host.unknown and not host.notes
+
+
+def test_an_option_a_template_names_makes_every_parameter_unknown() -> None:
+    text = ('postgresql_parameters:\n  - { option: "work_mem", value: "64MB" }\n'
+            '  - { option: "{{ item.name }}", value: "{{ item.value }}" }\n  - { option: "ssl", value: "on" }\n')
+    [host] = parse_ansible(text, "group_vars/db.yml")
+    assert host.unknown["pg.work_mem"].line == 3 and host.unknown["pg.max_connections"].line == 3
+    assert "pg.ssl" not in host.unknown  # set after it
+
+
 def test_an_inventory_gives_each_host_its_groups_variables_the_deeper_group_and_the_host_winning() -> None:
     text = """all:
   vars:
@@ -215,7 +259,8 @@ def test_a_playbook_reads_play_vars_and_sysctl_tasks_in_the_free_form_and_skips_
     assert [(setting.name, setting.value, setting.source.line) for setting in host.settings] == [("work_mem", "4MB", 5)]
     assert [(setting.key, setting.value, setting.source.line) for setting in host.sysctl] == [
         ("vm.swappiness", 10, 8), ("vm.overcommit_memory", 2, 12)]
-    assert host.notes == ["site.yml:13: ansible.posix.sysctl runs in a loop: not read"]
+    assert host.notes[1:] == ["site.yml:13: ansible.posix.sysctl runs in a loop: not read"]
+    assert host.notes[0].startswith("site.yml:4: postgresql_parameters without local_postgresql_parameters")
 
 
 def test_values_that_cannot_be_known_are_notes_and_a_state_absent_is_no_setting() -> None:
@@ -277,6 +322,9 @@ sysctl_settings:
     [host] = parse_ansible(text, "group_vars/db.yml")
     assert host.hosting and not host.settings and not host.sysctl
     assert host.notes == ["group_vars/db.yml:2: shared_buffers is a Jinja2 template ('{{ ram_mb // 4 }}MB'): not read",
+                          "group_vars/db.yml:1: postgresql_parameters without local_postgresql_parameters: autobase "
+                          "(2.x) sets each member's shared_buffers and effective_cache_size from its memory (25 % and "
+                          "75 %), over the cluster-wide list: unknown here",
                           "group_vars/db.yml:4: a sysctl name is missing or not text: not read",
                           "group_vars/db.yml:5: sysctl vm.swappiness has no value: not read"]
 
@@ -284,7 +332,11 @@ sysctl_settings:
 def test_a_playbooks_set_fact_variables_are_read_and_a_conditional_one_is_a_note() -> None:
     text = CONVERGE.read_text()
     [host] = _parse(CONVERGE)
-    assert host.name == "all" and host.hosting and not host.notes
+    assert host.name == "all" and host.hosting
+    # autobase's own postgresql_parameters apply beneath the members' lists
+    assert [note.split(": ", 1)[1][:50] for note in host.notes] == [
+        "local_postgresql_parameters without postgresql_par"]
+    assert "pg.checkpoint_timeout" in host.unknown and "pg.shared_buffers" not in host.unknown
     assert host.host["pg_version"].value == 18
     assert [(setting.name, setting.value, setting.source.line) for setting in host.settings] == [
         ("shared_buffers", "128MB", _line(text, '"shared_buffers"')),

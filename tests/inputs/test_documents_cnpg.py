@@ -336,6 +336,22 @@ def test_an_image_catalog_gives_the_version_and_an_old_major_is_refused() -> Non
     assert [p.source.line for p in host.problems] == [_line(text, "major: 12")]
 
 
+@pytest.mark.parametrize(("major", "said"), [
+    ('"{{ .Values.majorVersion }}"', "spec.imageCatalogRef.major is left to a template"),
+    ('"16"', "spec.imageCatalogRef.major '16' is no integer (the CRD takes one)"),
+])
+def test_an_image_catalog_whose_major_is_not_read_is_said_at_its_line(major: str, said: str) -> None:
+    # a chart's Cluster template of a catalog (imageCatalogRef.major: "{{ .Values.majorVersion }}"): the image is the
+    # catalog's, not the operator's default one
+    image = "imageName: ghcr.io/cloudnative-pg/postgresql:18.6-system-trixie"
+    text, path = _planted("cluster-example-full.yaml", image,
+                          "imageCatalogRef:\n    apiGroup: postgresql.cnpg.io\n    kind: ClusterImageCatalog\n"
+                          f"    name: postgresql\n    major: {major}")
+    host = _one(text, path)
+    assert "pg_version" not in host.host
+    assert f"{path}:{_line(text, 'major: ')}: no PostgreSQL version: {said}" in host.notes
+
+
 def test_other_objects_and_other_operators_are_no_hosts() -> None:
     zalando = ("apiVersion: acid.zalan.do/v1\nkind: postgresql\nmetadata:\n  name: acid-minimal-cluster\nspec:\n"
                "  postgresql:\n    version: '16'\n    parameters:\n      shared_buffers: 32MB\n")
@@ -400,6 +416,16 @@ def test_a_variable_substituted_before_kubectl_is_a_fact_pgvet_cannot_know() -> 
     assert host.host["memory_limit"].value == 3 * GiB
     planted = text.replace('    limits:\n      memory: "3Gi"', "    limits:\n      memory: ${PG_MEMORY:=3Gi}")
     assert set(_one(planted, "c.yaml").unknown) == {"host.instances", "host.memory_limit", "host.ram"}
+
+
+def test_a_parameter_name_left_to_a_variable_may_be_any_but_those_set_beside_it() -> None:
+    text, path = _planted("cluster-example-full.yaml", "      shared_buffers:", "      ${EXTRA_PARAMETER}: '1'\n"
+                          "      shared_buffers:")
+    host = _one(text, path)
+    line = _line(text, "EXTRA_PARAMETER")
+    assert host.unknown["pg.work_mem"].line == line and host.unknown["pg.checkpoint_timeout"].line == line
+    assert "pg.shared_buffers" not in host.unknown  # the Cluster's own
+    assert "pg.listen_addresses" not in host.unknown  # the operator's, which no parameter replaces
 
 
 def test_allow_alter_system_comes_from_enable_alter_system_not_from_the_parameters() -> None:

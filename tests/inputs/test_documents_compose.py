@@ -131,6 +131,17 @@ def test_a_list_command_gives_each_item_at_its_line() -> None:
     ]
 
 
+def test_words_left_to_a_variable_may_set_any_parameter_but_those_after_them() -> None:
+    text = ("services:\n  db:\n    image: postgres:16\n    command: postgres -c ${EXTRA_SETTING} -p ${PORT}\n"
+            "      -c shared_buffers=1GB\n")
+    host = only(text)
+    assert host.unknown["pg.work_mem"] == Source("compose.yaml", 4) and host.unknown["pg.port"].line == 4
+    assert "pg.shared_buffers" not in host.unknown  # set after them: the last -c postgres reads wins
+    assert settings(host) == [("shared_buffers", "1GB", 5)]
+    assert set(only("services:\n  db:\n    image: postgres\n    command: postgres -p ${PORT}\n").unknown) == {
+        "pg.port"}  # a letter's value sets that letter's parameter only
+
+
 def test_a_name_that_begins_another_is_at_its_own_line() -> None:
     text = DEVMORPH.read_text()  # pgtune's order: max_parallel_workers_per_gather, then max_parallel_workers
     lines = {name: line for name, _, line in settings(only(text))}
@@ -145,7 +156,9 @@ def test_a_tag_left_to_a_variable_the_entrypoint_script_and_a_psql_job() -> None
     assert (host.name, "pg_version" in host.host) == ("postgres", False)
     line = line_of(text, "command: docker-entrypoint.sh postgres")
     variables = ("port", "max_connections", "shared_buffers", "work_mem", "effective_cache_size")  # -p ${server_port}
-    assert host.unknown == {f"pg.{name}": Source("compose.yaml", line) for name in variables}
+    assert {f"pg.{name}": Source("compose.yaml", line) for name in variables}.items() <= host.unknown.items()
+    # ${server_configuration}, more words once filled in (its catalog's "server configuration" field), may set any
+    assert host.unknown["pg.checkpoint_timeout"] == Source("compose.yaml", line)
     assert only("services:\n  db:\n    image: postgres\n    command: [-B$SB]\n").unknown == {
         "pg.shared_buffers": Source("compose.yaml", 4)}
     assert not any("runs docker-entrypoint.sh" in note for note in host.notes)

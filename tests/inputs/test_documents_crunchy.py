@@ -117,6 +117,17 @@ def test_parameters_and_each_sets_resources() -> None:
     assert "ram" not in hosts["hippo-ha-small"].host
 
 
+def test_a_name_or_a_value_a_tool_fills_in_is_unknown_in_every_instance_set() -> None:
+    # ${EXTRA} (Flux's or envsubst's) was PGV401 "unrecognized configuration parameter ${extra}"
+    text = tuned(extra="          ${EXTRA}: 'on'\n          work_mem: ${WORK_MEM}\n")
+    for host in by_name(text).values():
+        line = line_of(text, "${EXTRA}")
+        assert host.unknown["pg.checkpoint_timeout"].line == line and host.unknown["pg.work_mem"].line == line + 1
+        assert "pg.shared_buffers" not in host.unknown and "pg.ssl" not in host.unknown  # set beside it; PGO's
+        assert {s.name for s in written(host)} == {"shared_buffers", "max_connections"}
+        assert f"cluster.yaml:{line + 1}: work_mem is left for a tool to fill in: not read" in host.notes
+
+
 def test_planted_shared_buffers_above_the_memory_limit_typo_and_refused_value() -> None:
     text = tuned().replace("shared_buffers: 256MB", "shared_buffers: 6GB\n          shared_bufers: 1GB\n"
                            "          effective_io_concurrency: 5000")

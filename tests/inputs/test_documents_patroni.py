@@ -81,6 +81,44 @@ def test_a_jinja_template_is_read_where_literal_and_the_rest_noted() -> None:
     assert any(":206: unix_socket_directories" in note for note in host.notes)
 
 
+def test_parameters_a_template_names_are_unknown_not_judged_on_their_defaults() -> None:
+    # autobase's {% for parameter in postgresql_parameters %}{{ parameter.option }}: … (its role sets
+    # checkpoint_timeout 15min, track_io_timing on…): any parameter may be set, in the DCS's section and, under an
+    # {% if %}, in the member's (line 209)
+    path = CORPUS / "autobase-patroni.yml.j2"
+    text = path.read_text()
+    host = parsed(text, str(path))
+    loop = line_of(text, '        {{ parameter.option }}: "{{ parameter.value }}"')
+    assert host.unknown["pg.checkpoint_timeout"].line == 209
+    assert {source.line for source in host.unknown.values()} == {209}  # the member's loop, applied last
+    assert any(f":{loop}: a parameter's name is left to a template" in note for note in host.notes)
+    # a literal key after the loop is read; one before it may be replaced by what the loop writes
+    text = ("scope: demo\npostgresql:\n  listen: 0.0.0.0:5432\n  parameters:\n    work_mem: 8MB\n"
+            "{% for p in params %}\n    {{ p.option }}: {{ p.value }}\n{% endfor %}\n    shared_buffers: 1GB\n"
+            "restapi:\n  listen: 0.0.0.0:8008\n")
+    host = parsed(text)
+    assert "pg.shared_buffers" not in host.unknown and ("shared_buffers", "1GB", 9) in settings(host)
+    assert host.unknown["pg.work_mem"].line == 7 and host.unknown["pg.ssl"].line == 7
+
+
+@pytest.mark.parametrize("block", [
+    "{{ include \"postgresql.parameters\" | indent 4 }}\n",  # gomplate's, at the line's start
+    "    work_mem: 8MB\n    {{ patroni_parameters | to_nice_yaml | indent(4) }}\n",  # Ansible's, after a key
+])
+def test_a_line_a_template_writes_under_parameters_may_set_any_of_them(block: str) -> None:
+    text = ("scope: demo\nrestapi:\n  listen: 0.0.0.0:8008\npostgresql:\n  listen: 0.0.0.0:5432\n  parameters:\n"
+            + block + "  data_dir: /data\n")
+    host = parsed(text)
+    line = text.count("\n", 0, text.index("{{")) + 1
+    assert host.unknown["pg.ssl"].line == line and host.unknown["pg.work_mem"].line == line
+    assert ("port", "5432", 5) in settings(host)  # what follows the block is read as before
+
+
+def test_a_template_naming_parameters_leaves_no_finding_on_defaults(tmp_path: Path) -> None:
+    (tmp_path / "patroni.yml.j2").write_text((CORPUS / "autobase-patroni.yml.j2").read_text())
+    assert lint_findings(tmp_path) == set()
+
+
 def test_the_first_branch_of_a_jinja_if_is_read() -> None:
     text = ("scope: demo\n{% if big %}\npostgresql:\n  listen: 0.0.0.0:5432\n  parameters:\n    work_mem: 64MB\n"
             "{% else %}\npostgresql:\n  listen: 0.0.0.0:5433\n{% endif %}\nrestapi:\n  listen: 0.0.0.0:8008\n")

@@ -78,6 +78,14 @@ def test_a_variable_substituted_before_kubectl_is_a_fact_pgvet_cannot_know() -> 
     assert [s.value for s in host.settings if s.name == "log_statement"] == []  # nor Spilo's ddl
 
 
+def test_a_parameter_name_left_to_a_variable_may_be_any_but_those_set_beside_it() -> None:
+    text = COMPLETE.read_text().replace('log_statement: "all"', 'log_statement: "all"\n      ${EXTRA}: "on"')
+    host = parsed(text, "cluster.yaml")
+    line = line_of(text, "${EXTRA}")
+    assert host.unknown["pg.work_mem"].line == line and host.unknown["pg.ssl"].line == line
+    assert "pg.log_statement" not in host.unknown and "pg.shared_buffers" not in host.unknown
+
+
 def test_max_connections_below_patronis_minimum_is_replaced_by_its_default() -> None:
     # The operator's own example: Patroni's check of max_connections is "at least 25"; it logs "failed validation"
     # and runs 100, so pgvet reports the line (PGV441) and judges 100 there, the value that runs.

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, NamedTuple, Protocol
@@ -24,6 +24,7 @@ from pgvet.errors import ParseError
 from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting
 from pgvet.inputs.registry import FactType
 from pgvet.inputs.sysctl import SysctlSetting
+from pgvet.pgparams import known_parameter_names
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml, load_yaml_documents
 
@@ -66,6 +67,13 @@ class DeclaredHost:
     # the kind of the host it is merged over (a Helm values override, given after the chart's values): it joins
     # only a host of that kind, and is no input where the directory has none
     laid_over: str | None = None
+
+
+def any_parameter_unknown(declared: DeclaredHost, source: Source, besides: Iterable[str] = ()) -> None:
+    """A parameter whose name a template or a variable writes may be any of them: every one is unknown at its line
+    (not judged on its default), but ``besides`` — those set literally beside it, which it cannot name too."""
+    kept = {name.strip().lower() for name in besides}
+    declared.unknown.update((f"pg.{name}", source) for name in known_parameter_names() if name not in kept)
 
 
 def yaml_parameter(name: str, value: str) -> str:

@@ -22,6 +22,7 @@ from pgvet.inputs.documents import (
     MAX_SHELL_LINE,
     DeclaredHost,
     DocumentKind,
+    any_parameter_unknown,
     conf_setting,
     load_document,
     yaml_line,
@@ -33,6 +34,32 @@ from pgvet.provenance import Located, Source
 # member's patroni.yml, where they override the cluster-wide ones).
 PARAMETER_VARIABLES = ("postgresql_parameters", "local_postgresql_parameters", "postgresql_global_config_options")
 SYSCTL_VARIABLES = ("sysctl_conf", "sysctl_settings", "sysctl_config", "sysctl_list", "kernel_settings_sysctl")
+# The parameters autobase's own postgresql_parameters sets (roles/common/defaults/main.yml at d10e675, and
+# vars/main.yml before 2.0, which also set effective_cache_size and shared_buffers there)
+AUTOBASE_PARAMETERS = (
+    "archive_command", "archive_mode", "archive_timeout", "auto_explain.log_analyze", "auto_explain.log_buffers",
+    "auto_explain.log_min_duration", "auto_explain.log_nested_statements", "auto_explain.log_timing",
+    "auto_explain.log_triggers", "auto_explain.log_verbose", "auto_explain.sample_rate", "autovacuum",
+    "autovacuum_analyze_scale_factor", "autovacuum_max_workers", "autovacuum_naptime", "autovacuum_vacuum_cost_delay",
+    "autovacuum_vacuum_cost_limit", "autovacuum_vacuum_insert_scale_factor", "autovacuum_vacuum_scale_factor",
+    "bgwriter_delay", "bgwriter_lru_maxpages", "checkpoint_completion_target", "checkpoint_timeout",
+    "default_statistics_target", "effective_cache_size", "effective_io_concurrency", "hot_standby",
+    "hot_standby_feedback", "huge_pages", "idle_in_transaction_session_timeout", "jit", "log_checkpoints",
+    "log_directory", "log_filename", "log_line_prefix", "log_lock_waits", "log_rotation_age", "log_rotation_size",
+    "log_temp_files", "log_truncate_on_rotation", "logging_collector", "maintenance_work_mem", "max_connections",
+    "max_files_per_process", "max_locks_per_transaction", "max_parallel_maintenance_workers", "max_parallel_workers",
+    "max_parallel_workers_per_gather", "max_prepared_transactions", "max_replication_slots",
+    "max_standby_streaming_delay", "max_wal_senders", "max_wal_size", "max_worker_processes", "min_wal_size",
+    "password_encryption", "pg_stat_statements.max", "pg_stat_statements.save", "pg_stat_statements.track",
+    "pg_stat_statements.track_planning", "pg_stat_statements.track_utility", "random_page_cost", "seq_page_cost",
+    "shared_buffers", "shared_preload_libraries", "ssl", "ssl_ca_file", "ssl_cert_file", "ssl_key_file",
+    "ssl_min_protocol_version", "ssl_prefer_server_ciphers", "superuser_reserved_connections", "synchronous_commit",
+    "tcp_keepalives_count", "tcp_keepalives_idle", "tcp_keepalives_interval", "track_activities",
+    "track_activity_query_size", "track_counts", "track_functions", "track_io_timing", "wal_buffers",
+    "wal_compression", "wal_keep_size", "wal_level", "wal_log_hints", "wal_receiver_status_interval", "work_mem",
+)
+# What autobase's role sets in each member's patroni.yml by default (local_postgresql_parameters, from the memory)
+AUTOBASE_LOCAL_PARAMETERS = ("shared_buffers", "effective_cache_size")
 VERSION_VARIABLES = ("postgresql_version", "postgresql_version_major")
 READ_VARIABLES = PARAMETER_VARIABLES + SYSCTL_VARIABLES + VERSION_VARIABLES
 # autobase's sysctl_conf is keyed by inventory group; a host applies the lists of all its groups. The database
@@ -84,9 +111,16 @@ def _declared(name: str, path: str, node: Any, holders: dict[Any, Any]) -> Decla
     for variable in VERSION_VARIABLES:
         if variable in holders:
             _version(declared, variable, holders[variable], path)
+    if "local_postgresql_parameters" in holders and "postgresql_parameters" not in holders:
+        _role_parameters(declared, Source(path, yaml_line(holders["local_postgresql_parameters"],
+                                                          "local_postgresql_parameters")))
     for variable in PARAMETER_VARIABLES:
         if variable in holders:
             _parameters(declared, variable, holders[variable], path)
+    if isinstance(holders.get("postgresql_parameters", {}).get("postgresql_parameters"), list) and (
+            "local_postgresql_parameters" not in holders):
+        _role_local_parameters(declared, Source(path, yaml_line(holders["postgresql_parameters"],
+                                                                "postgresql_parameters")))
     for variable in SYSCTL_VARIABLES:
         if variable in holders:
             _sysctl_variable(declared, variable, holders[variable], path)
@@ -97,6 +131,30 @@ def _declared(name: str, path: str, node: Any, holders: dict[Any, Any]) -> Decla
     elif not declared.sysctl and not declared.notes:
         return None
     return declared
+
+
+def _role_parameters(declared: DeclaredHost, source: Source) -> None:
+    """local_postgresql_parameters without postgresql_parameters: autobase writes its role's own list (defaults/
+    main.yml, or the playbook's vars/main.yml before 2.0) into the DCS, under the member's — what it sets is
+    unknown here, not PostgreSQL's default, but where the member's list sets it."""
+    for name in AUTOBASE_PARAMETERS:
+        declared.unknown[f"pg.{name}"] = source
+    declared.notes.append(f"{_where(source)}: local_postgresql_parameters without postgresql_parameters: autobase "
+                          "applies its role's postgresql_parameters (max_connections, checkpoint_timeout, ssl…, "
+                          f"{len(AUTOBASE_PARAMETERS)} parameters), which this file does not give: unknown here, "
+                          "where the member's list does not set them")
+
+
+def _role_local_parameters(declared: DeclaredHost, source: Source) -> None:
+    """postgresql_parameters without local_postgresql_parameters: autobase's role (2.x) gives each member its own
+    shared_buffers and effective_cache_size, 25 % and 75 % of the machine's memory, over the DCS's."""
+    set_here = [name for name in AUTOBASE_LOCAL_PARAMETERS if any(s.name.lower() == name for s in declared.settings)]
+    for name in AUTOBASE_LOCAL_PARAMETERS:
+        declared.unknown[f"pg.{name}"] = source
+    declared.notes.append(f"{_where(source)}: postgresql_parameters without local_postgresql_parameters: autobase "
+                          "(2.x) sets each member's shared_buffers and effective_cache_size from its memory (25 % "
+                          "and 75 %), over the cluster-wide list" + (f" ({', '.join(set_here)} here has no effect)"
+                                                                      if set_here else "") + ": unknown here")
 
 
 def _version(declared: DeclaredHost, variable: str, holder: Any, path: str) -> None:
@@ -129,6 +187,8 @@ def _parameters(declared: DeclaredHost, variable: str, holder: Any, path: str) -
             skipped = "has no parameter name"
         if skipped is not None:
             declared.notes.append(f"{_where(source)}: {variable} option {skipped}: not read")
+            if "template" in skipped:  # it may name any parameter: none is judged on its default
+                any_parameter_unknown(declared, source)
             continue
         if "value" in item:
             source = Source(path, yaml_line(item, "value") or source.line)

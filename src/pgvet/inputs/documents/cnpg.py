@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, get, yaml_line
+from pgvet.inputs.documents import DeclaredHost, DocumentKind, any_parameter_unknown, conf_setting, get, yaml_line
 from pgvet.inputs.documents._kubernetes import (
     OVERRIDES,
     REFUSED,
@@ -198,11 +198,15 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost:
     if not isinstance(postgresql.get("parameters"), dict):  # the fix says where its block goes
         declared.host["parameters_path"] = Located("spec.postgresql.parameters", here)
     parameters = _mapping(postgresql, "parameters", path)
+    literal = [str(key) for key in parameters if not unrendered(key)]
     for key in [key for key, value in parameters.items() if unrendered(key) or unrendered(value)]:
         source = Source(path, yaml_line(parameters, key))
-        # a parameter set to what pgvet cannot know is not judged on a default; an unknown name sets nothing known
+        # a parameter set to what pgvet cannot know is not judged on a default; a name left to a template may be any
+        # but those the Cluster sets beside it and the operator's own
         _unknown(declared, f"spec.postgresql.parameters.{key}", source,
                  *(() if unrendered(key) else (f"pg.{str(key).strip().lower()}",)))
+        if unrendered(key):
+            any_parameter_unknown(declared, source, [*literal, *CNPG_MANDATORY])
         del parameters[key]  # the other keys keep their lines
     # what the webhook compares a fixed parameter with: the defaults and archive_mode, not the mandatory settings
     operator_value = dict(CNPG_DEFAULTS, archive_mode=_archive_mode(metadata, spec))
@@ -221,6 +225,12 @@ def _major_version(spec: dict[str, Any], path: str, declared: DeclaredHost) -> i
     image_catalog = spec.get("imageCatalogRef")
     if isinstance(image_catalog, dict) and isinstance(image_catalog.get("major"), int):
         major, line = int(image_catalog["major"]), yaml_line(image_catalog, "major")
+    elif isinstance(image_catalog, dict) and "major" in image_catalog:  # the catalog's image, not imageName's
+        catalog_major = image_catalog.get("major")
+        declared.notes.append(f"{at(image_catalog, 'major', path)}: no PostgreSQL version: " + (
+            "spec.imageCatalogRef.major is left to a template" if unrendered(catalog_major)
+            else f"spec.imageCatalogRef.major {catalog_major!r} is no integer (the CRD takes one)"))
+        return None
     else:
         image = spec.get("imageName")
         line = yaml_line(spec, "imageName")

@@ -25,6 +25,7 @@ from pgvet.inputs.documents import (
     MAX_SHELL_LINE,
     DeclaredHost,
     DocumentKind,
+    any_parameter_unknown,
     conf_setting,
     get,
     load_document,
@@ -289,7 +290,7 @@ def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> Non
             if value is None and letter in VALUE_LETTERS and index < len(arguments):
                 value, source = arguments[index]  # the value's line
                 index += 1
-                if not _literal(declared, value, source):
+                if not _literal(declared, value, source, setting=letter == "c"):
                     if (parameter := letter_parameter(letter)) is not None:  # -p ${PORT}: set, to what pgvet
                         declared.unknown[f"pg.{parameter}"] = source  # cannot know
                     continue
@@ -316,6 +317,7 @@ def _assignment(declared: DeclaredHost, assignment: str, word: str, source: Sour
             "compose-command", f"postgres reads the parameter name {name!r}, spaces included, and does not start "
             "(unrecognized configuration parameter); write name=value without spaces", source, True))
         return
+    declared.unknown.pop(f"pg.{name.replace('-', '_').lower()}", None)  # the last one postgres reads wins
     declared.settings.append(conf_setting(name.replace("-", "_"), value, source))
 
 
@@ -327,7 +329,9 @@ def _placeholder(text: str) -> bool:
     return any(match.group()[1] != "{" or last_brace >= match.end() for match in _DOLLAR.finditer(text))
 
 
-def _literal(declared: DeclaredHost, word: str, source: Source) -> bool:
+def _literal(declared: DeclaredHost, word: str, source: Source, setting: bool = True) -> bool:
+    """False, with a note, for a word Compose fills in; ``setting``: the word may set parameters (not a letter
+    option's value, -p ${PORT})."""
     if _placeholder(word):
         declared.notes.append(f"{source}: {word} is left to an environment variable: skipped")
         # --name=value, -cname=value or name=value (after -c)
@@ -335,6 +339,9 @@ def _literal(declared: DeclaredHost, word: str, source: Source) -> bool:
         name, equals, _ = option.partition("=")
         if equals and not _placeholder(name):  # set, to what pgvet cannot know: not judged on a default
             declared.unknown[f"pg.{name.replace('-', '_').lower()}"] = source
+        elif setting and not (word.startswith("-") and not word.startswith(("--", "-c"))):
+            # a name, or whole words (${PG_ARGS} is split into words after it is filled in), may set any parameter
+            any_parameter_unknown(declared, source)
         return False
     return True
 

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, get, yaml_line
+from pgvet.inputs.documents import DeclaredHost, DocumentKind, any_parameter_unknown, conf_setting, get, yaml_line
 from pgvet.inputs.documents._kubernetes import (
     OVERRIDES,
     REFUSED,
@@ -128,10 +128,21 @@ def _cluster(name: str, source: Source, spec: dict[str, Any], path: str, *, char
     if not isinstance(parameters, dict) and not isinstance(config, dict):  # the fix says where a block goes
         # (the Patroni path every PGO 5 release takes; spec.config.parameters only came with 5.8)
         shared.host["parameters_path"] = Located("spec.patroni.dynamicConfiguration.postgresql.parameters", source)
+    literal = [str(key) for mapping in (parameters, config) if isinstance(mapping, dict) for key in mapping
+               if not _filled_in(key)]
     for mapping, in_config in ((parameters, False), (config, True)):
         if isinstance(mapping, dict):
             for key, value in mapping.items():
-                _parameter(shared, str(key), value, Source(path, yaml_line(mapping, key)), in_config)
+                at_line = Source(path, yaml_line(mapping, key))
+                if _filled_in(key):  # a name a tool fills in may be any but those set beside it and PGO's own
+                    shared.notes.append(f"{at_line}: {key} is left for a tool to fill in: every parameter it may "
+                                        "name is unknown, not judged on its default")
+                    any_parameter_unknown(shared, at_line, [*literal, *_MANDATORY])
+                elif _filled_in(value):
+                    shared.notes.append(f"{at_line}: {key} is left for a tool to fill in: not read")
+                    shared.unknown[f"pg.{str(key).strip().lower()}"] = at_line
+                else:
+                    _parameter(shared, str(key), value, at_line, in_config)
     sets = spec.get("instances")
     if chart and sets is None:
         return [_chart_instance_set(_with_mandatory(shared), spec, path)]
@@ -149,6 +160,11 @@ def _cluster(name: str, source: Source, spec: dict[str, Any], path: str, *, char
         hosts.append(_instance_set(shared, item if isinstance(item, dict) else {}, index, total,
                                    Source(path, yaml_line(sets, index) or shared.source.line), path))
     return hosts
+
+
+def _filled_in(text: object) -> bool:
+    """A name or a value a tool fills in before kubectl (Flux's or envsubst's ${VAR}, Helm's {{ }})."""
+    return isinstance(text, str) and ("${" in text or "{{" in text)
 
 
 def _with_mandatory(shared: DeclaredHost) -> DeclaredHost:
@@ -180,7 +196,8 @@ def _instance_set(shared: DeclaredHost, item: dict[str, Any], index: int, total:
                   path: str) -> DeclaredHost:
     set_name = str(item.get("name") or f"{index:02d}")
     declared = DeclaredHost(KIND_NAME, f"{shared.name}-{set_name}", source, list(shared.settings),
-                            dict(shared.host), [], list(shared.problems), list(shared.notes))
+                            dict(shared.host), [], list(shared.problems), list(shared.notes),
+                            dict(shared.unknown))
     declared.host["instances"] = Located(total, source)
     apply_resources(declared, item.get("resources"), path, declared.name)
     return declared

@@ -22,6 +22,7 @@ from pgvet.inputs.documents import (
     DocumentKind,
     RunningStep,
     SourcedValue,
+    any_parameter_unknown,
     conf_setting,
     get,
     load_document,
@@ -107,6 +108,8 @@ _TOP_LEVEL_KEY = re.compile(r"^(postgresql|restapi|bootstrap|scope)\s*:", re.MUL
 _TEMPLATE_STATEMENTS = (("{%", "%}"), ("{#", "#}"))  # and comments
 _TEMPLATE_EXPRESSIONS = (("{{", "}}"),)
 _TEMPLATE_MARK = "__pgvet_template__"
+_PARAMETERS_KEY = re.compile(r"^[ \t]*parameters[ \t]*:[ \t]*(?:#.*)?$")
+_TEMPLATED_KEY = re.compile(r"^[ \t]*\{\{[^\n]*?\}\}[ \t]*:")  # {{ parameter.option }}: …
 # what a renderer (envsubst, Jinja) fills in; Patroni itself expands nothing, and a bare $VAR is a shell's
 # (archive_command: pgbackrest --stanza=$STANZA …)
 _PLACEHOLDERS = (("${", "}"),)
@@ -307,11 +310,16 @@ def _ignored(name: str, why: str, path: str, line: int | None) -> ConfProblem:
 
 def _literal(declared: DeclaredHost, key: object, value: object, path: str, line: int | None) -> bool:
     """False, with a note, for a parameter a template or an environment variable fills in."""
-    if _placeholder(str(key)) or (isinstance(value, str) and _placeholder(value)):
-        shown = str(key).replace(_TEMPLATE_MARK, "{{ }}")
-        declared.notes.append(f"{path}:{line}: {shown} is left to a template or an environment variable: skipped")
-        if not _placeholder(str(key)):  # a parameter set, to what pgvet cannot know: not judged on a default
-            declared.unknown[f"pg.{str(key).strip().lower()}"] = Source(path, line)
+    if _placeholder(str(key)):
+        # a parameter named by a template ({% for p in postgresql_parameters %}{{ p.option }}: …, autobase's) may
+        # be any of them: none is judged on its default, unless a literal key after it sets it
+        declared.notes.append(f"{path}:{line}: a parameter's name is left to a template or an environment variable: "
+                              "every parameter it may set is unknown, not judged on its default")
+        any_parameter_unknown(declared, Source(path, line))
+        return False
+    if isinstance(value, str) and _placeholder(value):
+        declared.notes.append(f"{path}:{line}: {key} is left to a template or an environment variable: skipped")
+        declared.unknown[f"pg.{str(key).strip().lower()}"] = Source(path, line)  # not judged on a default
         return False
     declared.unknown.pop(f"pg.{str(key).strip().lower()}", None)
     return True
@@ -373,6 +381,8 @@ def _without_templates(text: str) -> str:
     lines = []
     blocks: list[str] = []  # the open {% if %} / {% for %}, innermost last
     skipped_from: int | None = None  # the depth of the {% if %} whose later branch is skipped
+    parameters: int | None = None  # the indentation of the parameters: mapping the lines are in
+    children: int | None = None  # and of its keys
     for line in text.split("\n"):
         skipping = skipped_from is not None
         for start, end in spans(line, _TEMPLATE_STATEMENTS):
@@ -388,12 +398,29 @@ def _without_templates(text: str) -> str:
                 blocks.pop()
             skipping = skipping or skipped_from is not None
         stripped = replaced(replaced(line, _TEMPLATE_STATEMENTS, ""), _TEMPLATE_EXPRESSIONS, "").strip()
-        conditional = "if" in blocks and next(spans(line, _TEMPLATE_EXPRESSIONS), None) is not None
+        # a key a template names is kept, even under an {% if %}: whichever it is, it is unknown
+        conditional = ("if" in blocks and next(spans(line, _TEMPLATE_EXPRESSIONS), None) is not None
+                       and not _TEMPLATED_KEY.match(line))
+        indent = len(line) - len(line.lstrip())
+        expression = (not stripped and next(spans(line, _TEMPLATE_STATEMENTS), None) is None
+                      and next(spans(line, _TEMPLATE_EXPRESSIONS), None) is not None)
+        if expression and parameters is not None and not skipping:
+            # {{ parameters | to_nice_yaml | indent(6) }} under parameters: may write any of them, a key unknown
+            child = children if children is not None else indent if indent > parameters else parameters + 2
+            lines.append(f"{' ' * child}{_TEMPLATE_MARK}: {_TEMPLATE_MARK}")
+            continue
         if skipping or conditional or (stripped != line.strip() and not stripped):
             lines.append("")
-        else:
-            lines.append(replaced(replaced(line, _TEMPLATE_STATEMENTS, _TEMPLATE_MARK), _TEMPLATE_EXPRESSIONS,
-                                  _TEMPLATE_MARK))
+            continue
+        lines.append(replaced(replaced(line, _TEMPLATE_STATEMENTS, _TEMPLATE_MARK), _TEMPLATE_EXPRESSIONS,
+                              _TEMPLATE_MARK))
+        if stripped and not stripped.startswith("#"):
+            if parameters is not None and indent <= parameters:
+                parameters = None
+            elif parameters is not None and children is None:
+                children = indent
+            if _PARAMETERS_KEY.match(line):
+                parameters, children = indent, None
     return "\n".join(lines)
 
 

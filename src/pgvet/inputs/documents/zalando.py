@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from pgvet.errors import ParseError
-from pgvet.inputs.documents import DeclaredHost, DocumentKind, conf_setting, get, yaml_line
+from pgvet.inputs.documents import DeclaredHost, DocumentKind, any_parameter_unknown, conf_setting, get, yaml_line
 from pgvet.inputs.documents._kubernetes import (
     OVERRIDES,
     REFUSED,
@@ -76,10 +76,13 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost | None:
     parameters = get(postgresql, "parameters")
     if isinstance(parameters, dict):
         streams = bool(spec.get("streams"))
+        literal = [str(key) for key in parameters if not unrendered(key)]
         for key, value in parameters.items():
             if unrendered(key) or unrendered(value):  # not judged on a default: its rules are not evaluated
                 _unknown(declared, f"spec.postgresql.parameters.{key}", Source(path, yaml_line(parameters, key)),
                          *(() if unrendered(key) else (f"pg.{str(key).strip().lower()}",)))
+                if unrendered(key):  # it may name any parameter but those set beside it
+                    any_parameter_unknown(declared, Source(path, yaml_line(parameters, key)), literal)
                 continue
             _parameter(declared, str(key), value, Source(path, yaml_line(parameters, key)), streams)
     if not whole:
