@@ -283,3 +283,16 @@ def test_pgvet_lint_reads_the_real_files_without_a_false_error() -> None:
     assert not [finding for finding in found if finding[1] in ("PGV401", "PGV403", "PGV407")]
     # Spilo runs ssl on, pg_stat_statements and its logging: not PostgreSQL's defaults
     assert not [finding for finding in found if finding[1] in ("PGV811", "PGV833", "PGV805", "PGV806", "PGV809")]
+
+
+def test_a_manifest_without_resources_says_the_operator_gives_its_own() -> None:
+    # the operator's configuration's default requests and limits (500Mi of memory in its default one) apply: the
+    # pod's memory is not the manifest's to say, and the memory rules were not evaluated without a word why
+    text = "\n".join(line for line in COMPLETE.read_text().splitlines()
+                     if not line.startswith("  resources:") and not line.startswith(("    requests:", "    limits:",
+                                                                                      "      cpu:", "      memory:")))
+    host = parsed(text, "cluster.yaml")
+    assert "ram" not in host.host and "memory_limit" not in host.host
+    assert any("no spec.resources: the operator applies its configuration's default_memory_request and "
+               "default_memory_limit" in note for note in host.notes)
+    assert not any("no spec.resources" in note for note in parsed(COMPLETE.read_text(), "cluster.yaml").notes)

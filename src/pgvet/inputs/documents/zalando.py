@@ -95,6 +95,13 @@ def _cluster(document: dict[str, Any], path: str) -> DeclaredHost | None:
     if isinstance(instances, int) and not isinstance(instances, bool):
         declared.host["instances"] = Located(instances, at(spec, "numberOfInstances", path))
     apply_resources(declared, _known_resources(declared, spec.get("resources"), path), path, declared.name)
+    if not spec.get("resources"):
+        # the operator gives the pod the requests and limits of its own configuration (default_memory_limit: 500Mi
+        # in its default one), which the manifest does not hold
+        declared.notes.append(f"{at(document, 'spec', path)}: no spec.resources: the operator applies its "
+                              "configuration's default_memory_request and default_memory_limit (500Mi in its default "
+                              "configuration), which pgvet does not see: the pod's memory is not known, and the "
+                              "rules that need it are not evaluated")
     _spilo_defaults(declared, parameters if isinstance(parameters, dict) else {},
                     Source(path, yaml_line(spec, "postgresql") or yaml_line(document, "spec")))
     if spec.get("enableShmVolume") is False:
