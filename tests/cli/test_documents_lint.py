@@ -197,15 +197,17 @@ def test_a_helm_chart_s_templates_are_not_read_and_said(tmp_path: Path) -> None:
     with pytest.raises(InputError) as refused:
         load_hosts(templates)
     message = refused.value.message
-    assert message.startswith("no inputs found (_helpers.tpl: not read: a Helm (Go) template file"), message
+    assert message.startswith("no inputs found (_helpers.tpl: not read: a template file (Helm's helpers, or a "
+                              "configuration that gomplate, envsubst or sed renders)"), message
     assert "cm.yaml: not read: a template ({{ … }}: Helm, Jinja), whose values are known only once rendered: lint " \
            "what it renders (`helm template`'s output" in message, message
     # beside a host's inputs, a note (--verbose)
     (templates / "postgresql.conf").write_text("max_connections = 100\n")
     host, = load_hosts(templates)
     assert [note for note in host.notes if "template" in note] == [
-        "_helpers.tpl: not read: a Helm (Go) template file (helpers, no configuration of its own): lint the output "
-        "of `helm template` or the chart's values file",
+        "_helpers.tpl: not read: a template file (Helm's helpers, or a configuration that gomplate, envsubst or sed "
+        "renders), whose values are known only once rendered: lint what it renders (`helm template`'s output, the "
+        "chart's values file)",
         "cm.yaml: not read: a template ({{ … }}: Helm, Jinja), whose values are known only once rendered: lint what "
         "it renders (`helm template`'s output, the chart's values file)"]
 

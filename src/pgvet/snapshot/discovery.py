@@ -151,8 +151,9 @@ def discover(directory: Path, host: HostFacts | None = None) -> SnapshotInputs:
                             and (_listed_as_regular(entries, name) or usable(directory / name))]
         inputs.documents += [directory / name for name in _drop_ins(directory, entries)]
         if host is not None:  # said, so that a chart's templates directory is not "no inputs found" alone
-            host.notes.extend(f"{name}: not read: a Helm (Go) template file (helpers, no configuration of its "
-                              "own): lint the output of `helm template` or the chart's values file"
+            host.notes.extend(f"{name}: not read: a template file (Helm's helpers, or a configuration that gomplate, "
+                              "envsubst or sed renders), whose values are known only once rendered: lint what it "
+                              "renders (`helm template`'s output, the chart's values file)"
                               for name in sorted(entries) if name.lower().endswith(_TEMPLATE_SUFFIXES))
     return inputs
 
