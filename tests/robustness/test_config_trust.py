@@ -209,13 +209,19 @@ def test_a_baseline_or_ignore_file_swapped_for_a_link_out_after_the_check_is_not
                       f"repository {repository}\n")
 
 
-def test_a_rule_file_linked_inside_the_repository_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _repository_with_ops_rule(tmp_path: Path, directory: str) -> Path:
+    """A repository (its .git) holding a rule pack of one rule, OPS001, in ``directory``/ops.yaml."""
     repository = tmp_path / "repository"
     (repository / ".git").mkdir(parents=True)
-    (repository / "shared").mkdir()
-    (repository / "shared" / "ops.yaml").write_text(
+    (repository / directory).mkdir()
+    (repository / directory / "ops.yaml").write_text(
         "rules:\n  - id: OPS001\n    name: ops-one\n    title: t\n    severity: warning\n    when: TRUE\n"
         "    message: m\n")
+    return repository
+
+
+def test_a_rule_file_linked_inside_the_repository_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repository = _repository_with_ops_rule(tmp_path, "shared")
     (repository / "ops").mkdir()
     (repository / "ops" / "ops.yaml").symlink_to("../shared/ops.yaml")
     (repository / ".pgvet.toml").write_text('rules = ["ops"]\nselect = ["OPS001"]\n')
@@ -238,12 +244,7 @@ def test_an_explicit_configuration_names_any_file_but_no_error_shows_its_text(tm
 
 
 def test_a_configuration_naming_its_own_files_still_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    repository = tmp_path / "repository"
-    (repository / ".git").mkdir(parents=True)
-    (repository / "ops").mkdir()
-    (repository / "ops" / "ops.yaml").write_text(
-        "rules:\n  - id: OPS001\n    name: ops-one\n    title: t\n    severity: warning\n    when: TRUE\n"
-        "    message: m\n")
+    repository = _repository_with_ops_rule(tmp_path, "ops")
     (repository / ".pgvet.toml").write_text('rules = ["ops"]\nselect = ["OPS001"]\n')
     monkeypatch.chdir(repository)
     code, stdout, stderr = lint()
