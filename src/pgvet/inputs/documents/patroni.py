@@ -385,7 +385,9 @@ def _without_templates(text: str) -> str:
     children: int | None = None  # and of its keys
     for line in text.split("\n"):
         skipping = skipped_from is not None
-        for start, end in spans(line, _TEMPLATE_STATEMENTS):
+        statements = list(spans(line, _TEMPLATE_STATEMENTS))
+        has_expression = next(spans(line, _TEMPLATE_EXPRESSIONS), None) is not None
+        for start, end in statements:
             statement = line[start:end]
             keyword = statement[2:-2].strip(" -+").split(" ", 1)[0]
             if keyword in ("if", "for"):
@@ -399,11 +401,9 @@ def _without_templates(text: str) -> str:
             skipping = skipping or skipped_from is not None
         stripped = replaced(replaced(line, _TEMPLATE_STATEMENTS, ""), _TEMPLATE_EXPRESSIONS, "").strip()
         # a key a template names is kept, even under an {% if %}: whichever it is, it is unknown
-        conditional = ("if" in blocks and next(spans(line, _TEMPLATE_EXPRESSIONS), None) is not None
-                       and not _TEMPLATED_KEY.match(line))
+        conditional = "if" in blocks and has_expression and not _TEMPLATED_KEY.match(line)
         indent = len(line) - len(line.lstrip())
-        expression = (not stripped and next(spans(line, _TEMPLATE_STATEMENTS), None) is None
-                      and next(spans(line, _TEMPLATE_EXPRESSIONS), None) is not None)
+        expression = not stripped and not statements and has_expression
         if expression and parameters is not None and not skipping:
             # {{ parameters | to_nice_yaml | indent(6) }} under parameters: may write any of them, a key unknown
             child = children if children is not None else indent if indent > parameters else parameters + 2
