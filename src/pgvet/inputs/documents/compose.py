@@ -321,7 +321,6 @@ def _assignment(declared: DeclaredHost, assignment: str, word: str, source: Sour
     declared.settings.append(conf_setting(name.replace("-", "_"), value, source))
 
 
-
 def _placeholder(text: str) -> bool:
     """Whether Compose fills in part of the text from the environment. A ``${`` closes at the first ``}`` after it:
     once none follows, no later one closes either (a pattern trying each ``${`` again was quadratic)."""
