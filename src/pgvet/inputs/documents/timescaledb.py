@@ -25,7 +25,7 @@ from typing import Any
 
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost, DocumentKind, get, load_document
-from pgvet.inputs.documents._kubernetes import apply_resources, at, file_stem, load_manifests
+from pgvet.inputs.documents._kubernetes import apply_resources, at, file_stem, helm_text, load_manifests
 from pgvet.inputs.documents.patroni import CMDLINE_OPTIONS, patroni_member
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
@@ -291,7 +291,7 @@ def _tune_args(declared: DeclaredHost, values: dict[str, Any], path: str) -> dic
                 "(flag provided but not defined), so the tstune init container fails and the pod never starts",
                 place, True))
             return None
-        read[name] = (_quoted(args[key]), place)
+        read[name] = (helm_text(args[key]) or "", place)  # as Helm's quote prints it (null: nothing)
         if name in _TUNE_BOOLEANS:  # set whatever its value says ("false" too); that value ends the flags
             ignored = [str(later) for later in sorted(args, key=str) if str(later) > name]
             if ignored:
@@ -300,15 +300,6 @@ def _tune_args(declared: DeclaredHost, values: dict[str, Any], path: str) -> dic
                                       f"({', '.join(ignored)}) are not read")
             break
     return read
-
-
-def _quoted(value: object) -> str:
-    """A value as Helm's ``quote`` prints it (true, 5, 4GB; nothing for null)."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def _writes(args: dict[str, tuple[str, Source]]) -> tuple[str, Source] | None:
