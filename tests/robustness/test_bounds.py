@@ -527,7 +527,7 @@ _OLD_COMPOSE_PLACEHOLDER = re.compile(r"(?<!\$)\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-
 
 
 def test_delimited_stretches_are_what_the_patterns_found() -> None:
-    from pgvet.inputs.documents._delimited import replaced, spans
+    from pgvet.inputs.delimited import replaced, spans
     from pgvet.inputs.documents.compose import _placeholder
 
     rng = random.Random(46)
@@ -562,9 +562,12 @@ def test_templates_and_placeholders_are_found_in_linear_time() -> None:
     # each opener scanned the rest of the line for a closer; '${' the rest of the text
     out = finishes("""
         from pgvet.engine.functions import _pg_size_bytes
+        from pgvet.inputs.conf_templates import without_template_lines
         from pgvet.inputs.documents import _kubernetes, compose, patroni
         from pgvet.inputs.host_yaml import parse_size
         n = 500_000
+        for line in ("x = " + "'" * n + "#", "<% " + " do" * n + " %>", "'${'" * n, "{% if x %}" * n):
+            without_template_lines(line + "\\nwork_mem = 1MB\\n" * 1000)
         for opener in ("{{", "{%", "{#", "${"):
             text = "# " + opener * n + "\\nx: 1\\n"
             assert len(patroni._without_templates(text)) >= 2 * n, opener

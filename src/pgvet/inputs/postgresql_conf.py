@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from pgvet.errors import InputError
+from pgvet.inputs.conf_templates import TemplateLine, might_be_template, without_template_lines
 from pgvet.inputs.reading import LeadsOut, NotRegular, find_mark_in_bytes, read_input
 from pgvet.provenance import Source
 
@@ -130,6 +131,8 @@ class ConfResult:
     problems: list[ConfProblem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)  # every file read, in order
     unmarked_files: set[str] = field(default_factory=set)  # those with no suppression comment (see HostFacts)
+    # a template's lines (templates=True): where each is, with how many settings precede it in applying order
+    templated: list[tuple[int, TemplateLine, Source]] = field(default_factory=list)
 
     def effective(self) -> dict[str, ConfSetting]:
         """The last occurrence of each name: the one whose value the parameter ends up with."""
@@ -370,6 +373,7 @@ class _Loader:
     display_base: str | None  # absolute, lexical
     syntax_error_limit: int
     given: frozenset[str]  # absolute paths of the top files the user named
+    templates: bool  # the files are a renderer's sources (conf_templates): their template lines are set aside
     result: ConfResult = field(default_factory=ConfResult)
     stack: list[str] = field(default_factory=list)  # absolute paths of the files being read
     real_paths: dict[str, str] = field(default_factory=dict)  # realpath, worked out once, when needed
@@ -500,15 +504,23 @@ class _Loader:
             line = data.count(b"\n", 0, error.start) + 1
             self.problem("encoding", f"{shown} is not valid UTF-8; read as Latin-1", Source(shown, line),
                          fatal=False)
+        template_lines: list[TemplateLine] = []
+        if self.templates and might_be_template(text):
+            text, template_lines = without_template_lines(text)
         entries, problems = parse_conf_text(text, shown, syntax_error_limit=self.syntax_error_limit)
         ok = not problems
         # Keep PostgreSQL's single list order: a file's syntax errors interleave with its includes.
         pending = iter(problems)
         problem = next(pending, None)
+        templated = iter(template_lines)
+        template = next(templated, None)
         for entry in entries:
             while problem is not None and (problem.source.line or 0) < (entry.source.line or 0):
                 self.result.problems.append(problem)
                 problem = next(pending, None)
+            while template is not None and template.line < (entry.source.line or 0):
+                self.result.templated.append((len(self.result.settings), template, Source(shown, template.line)))
+                template = next(templated, None)
             if isinstance(entry, ConfSetting):
                 self.result.settings.append(entry)
             elif entry.kind == "include_dir":
@@ -519,6 +531,9 @@ class _Loader:
         while problem is not None:
             self.result.problems.append(problem)
             problem = next(pending, None)
+        while template is not None:
+            self.result.templated.append((len(self.result.settings), template, Source(shown, template.line)))
+            template = next(templated, None)
         return ok
 
     def parse_dir(self, directive: ConfDirective, calling_abs: str, depth: int) -> bool:
@@ -558,16 +573,19 @@ class _Loader:
 
 
 def load_conf(main: Path, *, root: Path, auto_conf: Path | None = None, display_base: Path | None = None,
-              syntax_error_limit: int = MAX_SYNTAX_ERRORS, given: Collection[Path] = ()) -> ConfResult:
+              syntax_error_limit: int = MAX_SYNTAX_ERRORS, given: Collection[Path] = (), templates: bool = False,
+              ) -> ConfResult:
     """Read ``main`` with its includes, then ``auto_conf``, as PostgreSQL does at startup.
 
     Every file is read beneath ``root`` (inputs/reading.py, open_input), but the top files in ``given``, which the
     user named: an included file resolving outside it is not read (an ``outside-root`` problem). Source
     paths are relative to ``display_base`` when given, else the paths PostgreSQL would show.
-    ``syntax_error_limit=1`` reproduces the ``pg_file_settings`` view instead of server start.
+    ``syntax_error_limit=1`` reproduces the ``pg_file_settings`` view instead of server start. ``templates``: the
+    files are a repository's, which a renderer may write (inputs/conf_templates.py): the lines a template writes
+    are set aside (ConfResult.templated), not judged as PostgreSQL would read them unrendered.
     """
     loader = _Loader(os.fspath(root), os.path.abspath(display_base) if display_base is not None else None,
-                     syntax_error_limit, frozenset(os.path.abspath(path) for path in given))
+                     syntax_error_limit, frozenset(os.path.abspath(path) for path in given), templates)
     main_path = os.path.abspath(main)
     ok = loader.parse_file(main_path, strict=True, calling=None, calling_abs=None, depth=0)
     if auto_conf is not None:

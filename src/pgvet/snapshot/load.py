@@ -195,12 +195,12 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     # a document declaring a PostgreSQL host runs it, on its defaults where it sets nothing (unless its
     # postgresql.conf is a file pgvet cannot see: nothing is known of it then)
     runs = bool(lines.settings or lines.problems or (hosting and not hosting[index].unseen_configuration))
-    _load_postgresql(builder, inputs, declared, upgrade_to, lines if runs else None, copied)
+    templated = _load_postgresql(builder, inputs, declared, upgrade_to, lines if runs else None, copied)
     _derive_host(builder, declared)
     _load_storage(builder, inputs)
     running = inputs.first("sysctl")
-    _unknown(builder.host, {fact: source for document in declared_here for fact, source in document.unknown.items()},
-             builder.display(running) if running is not None else None)
+    unknown = {**templated, **{fact: source for document in declared_here for fact, source in document.unknown.items()}}
+    _unknown(builder.host, unknown, builder.display(running) if running is not None else None)
     return builder.host, documents
 
 
@@ -420,14 +420,15 @@ def _disk_items(disks: Mapping[str, Mapping[str, Located[int | str | bool]]]) ->
 
 
 def _load_postgresql(builder: HostBuilder, inputs: SnapshotInputs, declared: Mapping[str, Located[object]],
-                     upgrade_to: int | None, lines: ConfResult | None, copied: Mapping[str, str]) -> None:
+                     upgrade_to: int | None, lines: ConfResult | None, copied: Mapping[str, str]) -> dict[str, Source]:
     """``lines``: the PostgreSQL parameters configuration documents set, applied after the files (None: no
-    document declares a PostgreSQL host or sets a parameter); ``copied``: the files collect.json says it copied."""
+    document declares a PostgreSQL host or sets a parameter); ``copied``: the files collect.json says it copied.
+    Returns the parameters a template of the files sets (pgfacts.load)."""
     version = declared.get("pg_version")
     if version is None and (path := inputs.first("pg_version_file")) is not None:
         text, display = builder.text(path)
         version = parse_pg_version_file(text, display)
-    pgfacts.load(builder.host, builder.root, inputs, version, builder.wanted, upgrade_to, lines, copied)
+    return pgfacts.load(builder.host, builder.root, inputs, version, builder.wanted, upgrade_to, lines, copied)
 
 
 _LIMITS = {"cgroup.memory_max": "cgroup memory limit", "host.memory_limit": "memory limit of its container or unit"}

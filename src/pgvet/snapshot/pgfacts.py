@@ -14,8 +14,10 @@ from functools import cache, lru_cache
 from operator import itemgetter
 from pathlib import Path
 
+from pgvet.inputs.conf_templates import TemplateLine
 from pgvet.inputs.postgresql_conf import ConfResult, ConfSetting, load_conf
 from pgvet.inputs.reading import read_text
+from pgvet.inputs.registry import INPUT_KINDS
 from pgvet.live.redact import redact_setting
 from pgvet.pgparams import (
     BUILD_OPTIONS,
@@ -24,6 +26,7 @@ from pgvet.pgparams import (
     Param,
     ParamTable,
     did_you_mean,
+    known_parameter_names,
     load_param_table,
     removed_parameter,
 )
@@ -58,13 +61,15 @@ def _param_table_for(major: int, host: HostFacts, source: Source) -> ParamTable:
 
 def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[object] | None,
          wanted: frozenset[str] | None = None, upgrade_to: int | None = None, declared: ConfResult | None = None,
-         copied: Mapping[str, str] | None = None) -> None:
+         copied: Mapping[str, str] | None = None) -> dict[str, Source]:
     """``upgrade_to``: judge the files as that major version reads them (``pgvet lint --upgrade-to``): the
     host's own version becomes ``pg.upgraded_from``, and a live server's values, which are its version's,
     are left out. ``declared``: the parameters configuration documents set (inputs/documents/), judged as lines
     applied after the files, and what their tools refuse; empty for a document declaring a host that sets nothing
     (PostgreSQL runs it on its defaults). ``copied``: the server's configuration files a collection copied into
-    the snapshot, each copy's name with the server file it copies (collect.json, which load.py reads)."""
+    the snapshot, each copy's name with the server file it copies (collect.json, which load.py reads).
+    Returns the parameters a repository's template sets, each at its line (pg.* facts): unknown, not judged on a
+    default (load.py's _unknown)."""
     live = None
     if (path := inputs.first("pg_settings")) is not None:
         # pg_settings.py is slow to import (its many frozen dataclasses): only for a host with a live server's settings
@@ -82,7 +87,7 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
         version, live = _upgraded(host, version, live is not None, upgrade_to), None
     if version is None:
         if not (has_configuration or live):
-            return
+            return {}
         version = Located(NEWEST_MAJOR, Source("<newest supported>"))
         host.notes.append(
             f"PostgreSQL version unknown (set pg_version in host.yaml or add PG_VERSION): judged as {NEWEST_MAJOR}"
@@ -90,12 +95,17 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
     major = int(version.value)  # type: ignore[call-overload]
     host.add(Fact("pg.version", major, version.source))
     if not (has_configuration or live):
-        return
+        return {}
     param_table = _param_table_for(major, host, version.source)
 
     conf = None
+    templated: dict[str, Source] = {}
     if has_configuration:
-        conf = _load_conf(host, root, inputs, declared)
+        # a repository's files (nothing captured from a machine or a server) may be a renderer's sources
+        templates = live is None and not copied and not any(inputs.every(kind.name) for kind in INPUT_KINDS
+                                                            if kind.collected)
+        conf = _load_conf(host, root, inputs, declared, templates)
+        templated = _templated(host, conf)
         params = {setting.name: _param_of(param_table.major, setting.name) for setting in conf.settings}
         _conf_items(host, conf, param_table, params, major)
         prefix = "pg_conf" if live is not None else "pg"
@@ -108,6 +118,26 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
 
         add_live_facts(host, live, param_table, conf if has_configuration else None, copied)
     _defaults(host, param_table, wanted, major)
+    return templated
+
+
+def _templated(host: HostFacts, conf: ConfResult) -> dict[str, Source]:
+    """The parameters a template line sets that no literal line sets after it (all of them after a line that may set
+    any), and a note for each file holding such lines."""
+    last_literal = {setting.name: index for index, setting in enumerate(conf.settings)}
+    unknown: dict[str, Source] = {}
+    by_file: dict[str, list[TemplateLine]] = {}
+    for position, line, source in conf.templated:
+        by_file.setdefault(source.path, []).append(line)
+        for name in known_parameter_names() if line.name is None else (line.name,):
+            if last_literal.get(name, -1) < position:
+                unknown[f"pg.{name}"] = source
+    for path, lines in by_file.items():
+        more = f", and {len(lines) - 1} more line{'s' if len(lines) > 2 else ''}" if len(lines) > 1 else ""
+        host.notes.append(f"{path} is a template's source ({path}:{lines[0].line}: {lines[0].text}{more}): the "
+                          "parameters its expressions set are unknown, not judged on their defaults (PostgreSQL "
+                          "would refuse those lines as they are written; it reads them rendered)")
+    return unknown
 
 
 def _upgraded(host: HostFacts, version: Located[object] | None, had_live: bool, target: int) -> Located[object]:
@@ -152,11 +182,12 @@ def _display(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs, declared: ConfResult | None) -> ConfResult:
+def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs, declared: ConfResult | None,
+               templates: bool) -> ConfResult:
     main = inputs.first("postgresql_conf") or inputs.first("postgresql_auto_conf")
     auto = inputs.first("postgresql_auto_conf") if inputs.first("postgresql_conf") is not None else None
-    conf = (load_conf(main, root=root, auto_conf=auto, display_base=root, given=inputs.given) if main is not None
-            else ConfResult())
+    conf = (load_conf(main, root=root, auto_conf=auto, display_base=root, given=inputs.given, templates=templates)
+            if main is not None else ConfResult())
     host.unmarked_files.update(conf.unmarked_files)
     host.marked_files.update(name for name in conf.files if name not in conf.unmarked_files)
     if declared is not None:

@@ -11,8 +11,8 @@ from fractions import Fraction
 from typing import Any
 
 from pgvet.errors import ParseError
+from pgvet.inputs.delimited import replaced
 from pgvet.inputs.documents import DeclaredHost, get, load_document, yaml_line
-from pgvet.inputs.documents._delimited import replaced
 from pgvet.provenance import Located, Source
 
 # The problem kind of what the API server or the operator refuses (fatal: the manifest is not applied, PGV407);

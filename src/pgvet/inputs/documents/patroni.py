@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pgvet.errors import ParseError
+from pgvet.inputs.delimited import replaced, spans
 from pgvet.inputs.documents import (
     MAX_DOCUMENT_BYTES,
     DeclaredHost,
@@ -29,7 +30,6 @@ from pgvet.inputs.documents import (
     single_quoted,
     yaml_line,
 )
-from pgvet.inputs.documents._delimited import replaced, spans
 from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting
 from pgvet.pgparams import (
     HOT_STANDBY_MINIMUMS,
