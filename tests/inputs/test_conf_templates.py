@@ -50,7 +50,8 @@ def test_template_lines_are_set_aside_with_the_parameter_each_sets() -> None:
 
 def test_a_line_a_template_names_may_set_any_parameter() -> None:
     for line in ("{{ key }} = '{{ value }}'", "{{ .Values.extraConfig }}", "<%= name %> = <%= value %>",
-                 "{% include 'tuning.conf' %}", "{{ prefix }}_buffers = 1", "shared_{{ suffix }} = 1"):
+                 "{% include 'tuning.conf' %}", "{{ prefix }}_buffers = 1", "shared_{{ suffix }} = 1",
+                 "include '{{ tuning_file }}'", "include_dir = '${CONF_DIR}'"):
         assert without_template_lines(line)[1] == [TemplateLine(1, None, line)], line
 
 

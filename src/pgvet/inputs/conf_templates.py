@@ -23,10 +23,10 @@ _MARKERS = ("{{", "{%", "{#", "<%", "$", "__", "@", "%")
 _TEMPLATE = (("{%", "%}"), ("{#", "#}"), ("{{", "}}"), ("<%", "%>"))
 # envsubst's ${NAME}: outside quotes only — in a quoted command (archive_command) it is the shell's, at run time.
 _SUBSTITUTION = (("${", "}"),)
-# A whole value that a substitution step replaces: envsubst's $NAME (upper case: PostgreSQL's own '$libdir' is a
-# value), sed's __NAME__, configure's @NAME@, %NAME% — quoted or not.
+# A whole value that a substitution step replaces: envsubst's ${NAME} and $NAME (upper case: PostgreSQL's own
+# '$libdir' is a value), sed's __NAME__, configure's @NAME@, %NAME% — quoted or not.
 _WHOLE_PLACEHOLDER = re.compile(
-    r"""(['"]?)(?:\$[A-Z_][A-Z0-9_]*|__[A-Z][A-Z0-9_]*__|@[A-Za-z_][A-Za-z0-9_]*@|%[A-Z_][A-Z0-9_]*%)\1""")
+    r"""(['"]?)(?:\$[A-Z_][A-Z0-9_]*|\$\{[^'"}]*\}|__[A-Z][A-Z0-9_]*__|@[A-Za-z_][A-Za-z0-9_]*@|%[A-Z_][A-Z0-9_]*%)\1""")
 # A line's parameter: its name (PostgreSQL's identifier, dotted for an extension's), followed by a blank, = or the end.
 _SETTING = re.compile(r"[ \t]*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?)(?=[ \t=]|$)[ \t]*=?[ \t]*(.*)")
 _OPENS = frozenset({"if", "for", "range", "with", "unless", "while", "case", "macro", "block", "define", "filter",
@@ -34,6 +34,7 @@ _OPENS = frozenset({"if", "for", "range", "with", "unless", "while", "case", "ma
 _BRANCHES = frozenset({"elif", "else", "elsif", "when"})
 _CLOSES = frozenset({"end", "endif", "endfor", "endmacro", "endblock", "endfilter", "endcall", "endraw",
                      "endwith", "endautoescape"})
+_INCLUDES = frozenset({"include", "include_if_exists", "include_dir"})
 _COMMENT = "#"  # the keyword of a template's comment ({# #}, <%# %>, {{/* */}})
 SHOWN_CHARACTERS = 80  # of a template line quoted in a note
 
@@ -92,7 +93,8 @@ def without_template_lines(text: str) -> tuple[str, list[TemplateLine]]:
             continue
         lines[index] = ""
         shown = line.strip()
-        found.append(TemplateLine(index + 1, setting.group(1).lower() if setting is not None else None,
+        name = setting.group(1).lower() if setting is not None else None
+        found.append(TemplateLine(index + 1, None if name in _INCLUDES else name,  # an unknown file sets any
                                   shown if len(shown) <= SHOWN_CHARACTERS else shown[:SHOWN_CHARACTERS - 1] + "…"))
     return "\n".join(lines), found
 
