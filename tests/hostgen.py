@@ -118,6 +118,7 @@ def hosts(draw: st.DrawFn) -> Host:
         "autovacuum_max_workers": "3",
         "checkpoint_completion_target": "0.9",
         "max_wal_size": draw(st.sampled_from(["1GB", "8GB"])),
+        "min_wal_size": draw(st.sampled_from(["80MB", "2GB"])),
         "random_page_cost": draw(st.sampled_from(["1.1", "4"])),
         "shared_preload_libraries": draw(st.sampled_from(["", "pg_stat_statements"])),
     }

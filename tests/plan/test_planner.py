@@ -427,6 +427,33 @@ def test_a_rule_on_measured_statistics_asks_once_for_the_setting_it_moves(tmp_pa
     assert "pg_stat_reset_shared" in (finding.fix.text or "")
 
 
+@pytest.mark.parametrize(("min_wal_size", "target"), [("4GB", "4096MB"), ("1536MB", "2048MB")])
+def test_requested_checkpoints_and_a_max_wal_size_below_min_wal_size_agree_on_one_value(
+        tmp_path: Path, min_wal_size: str, target: str) -> None:
+    # PGV953 doubles max_wal_size, PGV610 raises it to min_wal_size: each asked alone for its own value, the measured
+    # rule's ask kept (the counts were taken under 1GB) would undo the other's round after round
+    path = tmp_path / "host"
+    shutil.copytree(FIXTURES / "rules" / "PGV903-files-differ-from-running", path)
+    conf = path / "postgresql.conf"
+    conf.write_text(conf.read_text().replace("\nmin_wal_size = 80MB", f"\nmin_wal_size = {min_wal_size}", 1))
+    settings = json.loads((path / "pg_settings.json").read_text())
+    settings["statistics"].update(checkpoints_timed=10, checkpoints_requested=40)
+    megabytes = int(min_wal_size.removesuffix("GB")) * 1024 if min_wal_size.endswith("GB") else int(min_wal_size[:-2])
+    for row in [*settings["settings"], *settings["file_settings"]]:
+        if row["name"] == "min_wal_size":
+            row["setting"] = str(megabytes) if "unit" in row else min_wal_size
+            row.update({key: str(megabytes) for key in ("reset_val",) if key in row})
+    (path / "pg_settings.json").write_text(json.dumps(settings))
+    result = host_result(path)
+    assert {"PGV610", "PGV953"} <= {finding.rule_id for finding in result.findings}
+    assert result.target is not None
+    assert not any("no safe target" in step.text for step in result.target.by_hand)
+    assert changes(result)["max_wal_size"] == target
+    for rule_id in ("PGV610", "PGV953"):
+        assert finding_of(result, rule_id).fix.postgresql["max_wal_size"] == target
+    assert ("PGV610", None) not in result.target.firing
+
+
 def test_a_rule_on_measured_statistics_does_not_undo_what_the_files_already_set(tmp_path: Path) -> None:
     # The counts were taken under the running 1GB; the files already raise it to 8GB (a reload pending). Twice the
     # running value, asked on every world, lowered the administrator's 8GB to 2048MB.
