@@ -44,7 +44,7 @@ class TemplateLine(NamedTuple):
 
     line: int
     name: str | None
-    text: str  # as written, cut to SHOWN_CHARACTERS
+    text: str  # as written (its blanks one space), cut to SHOWN_CHARACTERS
 
 
 def might_be_template(text: str) -> bool:
@@ -92,7 +92,7 @@ def without_template_lines(text: str) -> tuple[str, list[TemplateLine]]:
                 lines[index] = shape + line[comment:]
             continue
         lines[index] = ""
-        shown = line.strip()
+        shown = " ".join(line.split())
         name = setting.group(1).lower() if setting is not None else None
         found.append(TemplateLine(index + 1, None if name in _INCLUDES else name,  # an unknown file sets any
                                   shown if len(shown) <= SHOWN_CHARACTERS else shown[:SHOWN_CHARACTERS - 1] + "…"))
