@@ -1,11 +1,13 @@
 """The fix is one target, and a fixpoint: lint → `fix --write` → the kernel applies the files and the host reboots
-(kernelsim) → lint again: no finding with a fix is left, nothing new appears, and a second fix changes nothing.
+(kernelsim), PostgreSQL starting again on its files → lint again: no finding with a fix is left, nothing new
+appears, and a second fix changes nothing.
 
 On every bundled host (examples, rule fixtures, seed hosts) and on hosts drawn by hypothesis (hostgen).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -22,6 +24,9 @@ from pgvet.engine.derived import derived_values
 from pgvet.engine.loader import load_pack
 from pgvet.findings import HostResult
 from pgvet.fix.writer import fix_host
+from pgvet.inputs.postgresql_conf import load_conf
+from pgvet.pgparams import load_param_table
+from pgvet.pgparams.units import InvalidValue, parse_value
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
 from pgvet.snapshot.load import load_host
@@ -68,6 +73,64 @@ def restart_commits(before: Path, after: Path) -> None:
         kernelsim.commit(after / "meminfo.txt", growth // 1024)
 
 
+def restart_postgresql(host: Path) -> None:
+    """A live server's snapshot (pg_settings.json) once the server has started again on its files, as the reboot
+    starts it: a parameter the files set runs their value, one they set no longer its boot value (the command line's,
+    a role's or a database's stays), nothing is pending, and pg_file_settings reads the files as they are now. Where
+    max_wal_size changes, the checkpoint counters are reset, as requested-checkpoints' fix (PGV953) says to: counted
+    under the old value, they say nothing of the new one."""
+    path = host / "pg_settings.json"
+    if not path.is_file():
+        return
+    snapshot = json.loads(path.read_text(encoding="utf-8"))
+    manifest = host / "collect.json"
+    server_file = {entry["name"]: entry["server_file"] for entry in
+                   (json.loads(manifest.read_text(encoding="utf-8"))["files"] if manifest.is_file() else [])
+                   if "server_file" in entry}
+    auto = host / "postgresql.auto.conf"
+    conf = load_conf(host / "postgresql.conf", root=host, auto_conf=auto if auto.is_file() else None,
+                     display_base=host)
+    table = load_param_table(min(18, max(12, snapshot["server"]["server_version_num"] // 10000)))
+    effective, applied = conf.effective(), conf.applied()
+    # what the server works out as it starts: its shared memory (15 and later) is pgvet's estimate once it restarts
+    # on other values, and wal_buffers' automatic size follows shared_buffers (XLOGChooseNumBuffers)
+    snapshot["settings"] = [row for row in snapshot["settings"]
+                            if row["name"] not in ("shared_memory_size", "shared_memory_size_in_huge_pages")]
+    max_wal_size = next((row["setting"] for row in snapshot["settings"] if row["name"] == "max_wal_size"), None)
+    for row in snapshot["settings"]:
+        setting, param = effective.get(row["name"]), table.get(row["name"])
+        if row["source"] not in ("configuration file", "default") or param is None:
+            continue
+        if setting is None:
+            if row["source"] == "configuration file":
+                row.update(setting=row["boot_val"], source="default", sourcefile=None, sourceline=None)
+        else:
+            try:
+                native = parse_value(param, setting.value).native
+            except InvalidValue:
+                continue
+            shown = ("on" if native else "off") if isinstance(native, bool) else (
+                f"{native:g}" if isinstance(native, float) else str(native))
+            row.update(setting=shown, source="configuration file", sourceline=setting.source.line,
+                       sourcefile=server_file.get(setting.source.path, setting.source.path))
+        row.update(reset_val=row["setting"], pending_restart=False)
+    rows = {row["name"]: row for row in snapshot["settings"]}
+    if "max_wal_size" in rows and rows["max_wal_size"]["setting"] != max_wal_size:
+        snapshot["statistics"].update(checkpoints_timed=0, checkpoints_requested=0)
+    wal_buffers, shared_buffers, segment = (rows.get(name) for name in ("wal_buffers", "shared_buffers",
+                                                                        "wal_segment_size"))
+    if wal_buffers is not None and shared_buffers is not None and segment is not None and (
+            "wal_buffers" not in effective or effective["wal_buffers"].value.strip() == "-1"):
+        automatic = max(8, min(int(shared_buffers["setting"]) // 32, int(segment["setting"]) // 8192))
+        wal_buffers.update(setting=str(automatic), reset_val=str(automatic))
+    snapshot["file_settings"] = [
+        {"sourcefile": server_file.get(setting.source.path, setting.source.path), "sourceline": setting.source.line,
+         "seqno": seqno, "name": setting.name, "setting": setting.value, "applied": applied[setting.written] is setting,
+         "error": None}
+        for seqno, setting in enumerate(conf.settings, 1)]
+    path.write_text(json.dumps(snapshot), encoding="utf-8")
+
+
 def check_fixpoint(host: Path) -> None:
     """Fix the host, apply it as the kernel would, and hold it to the fixpoint's three promises. What fires on the
     host once rebooted without the fix (a pool the running kernel could not find all of, reserved whole at boot)
@@ -77,12 +140,14 @@ def check_fixpoint(host: Path) -> None:
     shutil.copytree(host, captured)
     shutil.copytree(host, rebooted)
     kernelsim.apply_and_reboot(rebooted)
+    restart_postgresql(rebooted)
     known = _keys(before) | _keys(_lint(rebooted))
     _, outcome = fix_host(host, LintOptions(), write_files=True)
     assert outcome is not None
     # what could not be written (no postgresql.conf to add a line to, a value of postgresql.auto.conf) stays to do
     left = {entry.split(" ", 1)[0].rstrip(":") for entry in outcome.left}
     kernelsim.apply_and_reboot(host)
+    restart_postgresql(host)
     restart_commits(captured, host)
     after = _lint(host)
     still = [(finding.rule_id, {**finding.fix.sysctl, **finding.fix.postgresql}) for finding in after.findings
@@ -234,6 +299,21 @@ def test_a_pool_the_files_remove_leaves_postgresqls_shared_memory_committed_afte
     }
     changes = _changes_then_fixpoint(tmp_path, files)
     assert "shared_buffers" not in changes and changes["vm.overcommit_ratio"] == "30"
+
+
+def test_a_live_server_s_pending_shared_buffers_is_the_one_it_runs_after_the_fix_s_restart(tmp_path: Path) -> None:
+    # a live server whose files set shared_buffers = 1GB and huge_pages = on, pending a restart: the fix reserves the
+    # pool they need, and the reboot starts PostgreSQL on them. Linted with the server's values as they were before
+    # (a harness that did not restart it), the pool looked reserved for nobody (PGV113).
+    host = tmp_path / "host"
+    shutil.copytree(FIXTURES / "rules" / "PGV903-files-differ-from-running", host)
+    for name in ("sysctl.txt", "meminfo.txt", "lscpu.txt", "mounts.txt", "sysfs.txt"):
+        shutil.copy(FIXTURES / "small-vm" / name, host / name)
+    with (host / "postgresql.conf").open("a") as conf:
+        conf.write("shared_buffers = 1GB\nhuge_pages = on\n")
+    before = _lint(host)
+    assert "PGV110" in {finding.rule_id for finding in before.findings}  # huge_pages = on without its pool
+    check_fixpoint(host)
 
 
 def _invariants(before: Path, after: Path) -> None:
