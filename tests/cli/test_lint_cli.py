@@ -637,6 +637,8 @@ def test_ctrl_c_at_any_moment_is_exit_130_without_a_traceback() -> None:
         time.sleep(delay)
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
+        if stderr.splitlines()[-1:] == ["KeyboardInterrupt"] and "pgvet" not in stderr:
+            continue  # on a busy machine the signal can land in this probe's own lines, before main() is entered
         assert "Traceback" not in stderr, (delay, stderr)
         assert (process.returncode, stderr) in ((130, "pgvet: interrupted\n"), (1, "")), (delay, stderr)
 
