@@ -120,7 +120,21 @@ def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[
         # the image's run.sh generates postgresql.conf with values of its own (a command of the service's skips it)
         declared.settings.extend(container_values(version))
     _options(declared, arguments)
+    _config_file(declared)
     return declared
+
+
+def _config_file(declared: DeclaredHost) -> None:
+    """``-c config_file=…``: postgres reads its parameters from that file (the image's own, or one mounted) instead
+    of PGDATA's postgresql.conf; pgvet does not read it, so every parameter but the command line's (which win over
+    the file) is unknown there, not judged on its default."""
+    given = next((setting for setting in reversed(declared.settings) if setting.name == "config_file"), None)
+    if given is None:
+        return
+    declared.unseen_configuration = True
+    declared.notes.append(f"{given.source}: config_file = {given.value}: postgres reads its parameters from that "
+                          "file, which pgvet does not read: those the command line does not set are unknown")
+    any_parameter_unknown(declared, given.source, [setting.name for setting in declared.settings])
 
 
 def _bitnami(service: dict[str, Any]) -> bool:
