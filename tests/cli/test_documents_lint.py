@@ -1048,6 +1048,56 @@ def test_concise_lines_of_a_document_host_are_in_file_order() -> None:
     assert len(numbers) > 3 and numbers == sorted(numbers), output
 
 
+# The head of percona/percona-postgresql-operator deploy/cr.yaml (adafb34ff17cb2df8b491d725cccdd46c0607d44) and of
+# an SGPostgresConfig of magebase/base-infra (infra/pipeline/base-infrastructure/extra-manifests/citus/genfix/
+# uat-cluster.yaml.tpl at bac82b65d10e749fecd5b5e06b33c492fe190ce9): operators whose manifests pgvet does not read.
+PERCONA = """\
+apiVersion: pgv2.percona.com/v2
+kind: PerconaPGCluster
+metadata:
+  name: cluster1
+spec:
+  postgresVersion: 18
+"""
+STACKGRES = """\
+apiVersion: stackgres.io/v1
+kind: SGPostgresConfig
+metadata:
+  namespace: citus
+  name: genfix-uat-postgres-config
+spec:
+  postgresVersion: "15"
+  postgresql.conf:
+    shared_buffers: '128MB'
+"""
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    (PERCONA, "objects of Percona's PostgreSQL operator (PerconaPGCluster), whose manifests pgvet does not read"),
+    (STACKGRES, "objects of StackGres (SGPostgresConfig), whose manifests pgvet does not read"),
+], ids=["percona", "stackgres"])
+def test_an_operators_manifest_pgvet_does_not_read_is_said_by_name(tmp_path: Path, text: str, said: str) -> None:
+    # were "no configuration document pgvet reads" given by name, and nothing at all in a repository's search or
+    # beside other documents: a PostgreSQL cluster's configuration left unjudged without a word of what it is
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "cluster.yaml").write_text(text)
+    with pytest.raises(InputError) as refused:
+        load_hosts(alone)
+    assert f"(cluster.yaml: not read: {said}" in refused.value.message
+    (alone / "host.yaml").write_text("ram: 8GiB\n")
+    host, = load_hosts(alone)
+    assert any(warning.startswith(f"cluster.yaml: not read: {said}") for warning in host.warnings)
+    repository = tmp_path / "repository"
+    shutil.copytree(DOCUMENTS / "cnpg", repository / "cnpg", ignore=shutil.ignore_patterns("SOURCES.md"))
+    (repository / "operator").mkdir()
+    (repository / "operator" / "cluster.yaml").write_text(text)
+    for given in (repository, repository / "operator" / "cluster.yaml"):
+        result = runner.invoke(app, ["lint", str(given), "--format", "concise"])
+        assert f"{repository / 'operator' / 'cluster.yaml'}: not linted: {said}" in " ".join(result.output.split())
+    assert recognise("cluster.yaml", text) is None
+
+
 def test_bitnami_postgresql_ha_values_are_said_not_read_whatever_the_files_name(tmp_path: Path) -> None:
     # were "the values of a Helm chart pgvet does not read (it reads the Bitnami PostgreSQL charts'…)", a note,
     # named values*.yaml, and nothing at all named otherwise

@@ -12,7 +12,15 @@ from pgvet.findings import HostError, HostResult
 from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, read_listed
 from pgvet.inputs.registry import host_markers
 from pgvet.run.suppress import IGNORE_FILE
-from pgvet.snapshot.discovery import DROP_IN_FOLDER, discover, hosts_under, is_document, is_yaml_name
+from pgvet.snapshot.discovery import (
+    DROP_IN_FOLDER,
+    discover,
+    hosts_under,
+    is_document,
+    is_yaml_name,
+    unread_notice,
+    unread_operator_of,
+)
 
 # Files that make a directory a host (inputs/registry.py); a file passed alone (pre-commit passes
 # changed files one by one) is linted as part of the nearest directory above it that holds one.
@@ -85,7 +93,9 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
             continue
         if is_yaml_name(file.name) and not is_document(file):
             _leave_out(hosts, given, parent, file)
-            given.notices.append(f"{file}: not linted, no host's file and no configuration document pgvet reads "
+            operator = unread_operator_of(file)
+            given.notices.append(unread_notice(file, operator) if operator is not None else
+                                 f"{file}: not linted, no host's file and no configuration document pgvet reads "
                                  "(docs/integrations.md)")
             continue
         if any(os.path.dirname(other) == parent for other in hosts):
@@ -143,6 +153,7 @@ def _searched(paths: Sequence[Path], notices: list[str]) -> list[Path]:
         searched.extend(found.hosts or [path])
         if found.stopped is not None:
             notices.append(found.stopped)
+        notices.extend(found.unread)
     return searched
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pgvet.errors import InputError
-from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, DeclaredHost, recognise
+from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, DeclaredHost, recognise, unread_operator
 from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, Listed, overlay_path, read_listed
 from pgvet.inputs.reading import read_text
 from pgvet.paths import repository_of
@@ -150,6 +150,10 @@ def read_documents(builder: HostBuilder, inputs: SnapshotInputs) -> DirectoryDoc
                                           "Pgpool-II), which pgvet does not read (it reads Bitnami's postgresql "
                                           "chart's): its PostgreSQL hosts are not judged; lint what the chart renders "
                                           "(`helm template`'s output) and the postgresql.conf its pods write")
+            elif (operator := unread_operator(text)) is not None:
+                documents.warnings.append(f"{display}: not read: {operator}, whose manifests pgvet does not read: "
+                                          "its PostgreSQL hosts are not judged (`pgvet check` judges a running "
+                                          "server)")
             elif HELM_VALUES_NAME.fullmatch(path.name):  # data, not a template, whatever {{ }} its strings hold
                 documents.notes.append(f"{display}: not read: the values of a Helm chart pgvet does not read (it reads "
                                        "the Bitnami PostgreSQL charts' and timescaledb-single's own): lint what the "
