@@ -1095,6 +1095,9 @@ def test_an_operators_manifest_pgvet_does_not_read_is_said_by_name(tmp_path: Pat
     for given in (repository, repository / "operator" / "cluster.yaml"):
         result = runner.invoke(app, ["lint", str(given), "--format", "concise"])
         assert f"{repository / 'operator' / 'cluster.yaml'}: not linted: {said}" in " ".join(result.output.split())
+    (alone / "host.yaml").unlink()
+    said_once = " ".join(runner.invoke(app, ["lint", str(alone)]).output.split())  # in the error alone
+    assert said_once.count(said) == 1 and f"cluster.yaml: not read: {said}" in said_once
     assert recognise("cluster.yaml", text) is None
 
 

@@ -153,7 +153,8 @@ def _searched(paths: Sequence[Path], notices: list[str]) -> list[Path]:
         searched.extend(found.hosts or [path])
         if found.stopped is not None:
             notices.append(found.stopped)
-        notices.extend(found.unread)
+        # a directory holding no host is linted as given, its error saying what its own files are
+        notices.extend(notice for file, notice in found.unread if found.hosts or file.parent != path)
     return searched
 
 

@@ -215,8 +215,9 @@ class SearchedHosts:
 
     hosts: list[Path] = field(default_factory=list)
     stopped: str | None = None
-    # files of directories holding no host that declare a PostgreSQL operator's objects pgvet does not read
-    unread: list[str] = field(default_factory=list)
+    # files of directories holding no host that declare a PostgreSQL operator's objects pgvet does not read, each
+    # with its notice
+    unread: list[tuple[Path, str]] = field(default_factory=list)
 
 
 def hosts_under(root: Path) -> SearchedHosts:
@@ -286,7 +287,7 @@ def hosts_under(root: Path) -> SearchedHosts:
                 found.append(Path(current))
                 break
             if text is not None and (operator := unread_operator(text)) is not None:
-                unread_here.append(unread_notice(candidate, operator))
+                unread_here.append((candidate, unread_notice(candidate, operator)))
         else:
             searched.unread.extend(unread_here)
     return searched
