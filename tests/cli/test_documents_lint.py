@@ -1048,6 +1048,25 @@ def test_concise_lines_of_a_document_host_are_in_file_order() -> None:
     assert len(numbers) > 3 and numbers == sorted(numbers), output
 
 
+def test_values_given_over_the_cnpg_cluster_charts_are_said_not_merged(tmp_path: Path) -> None:
+    # a production override beside the chart's values (helm -f values.yaml -f values-production.yaml): was a note
+    # that pgvet reads only the Bitnami and timescaledb-single charts' values, while the chart's own were read and
+    # judged without the override's shared_buffers and memory limit
+    shutil.copy(DOCUMENTS / "cnpg" / "chart-values.yaml", tmp_path / "values.yaml")
+    (tmp_path / "values-production.yaml").write_text(
+        "cluster:\n  instances: 3\n  resources:\n    limits:\n      memory: 2Gi\n  postgresql:\n    parameters:\n"
+        "      shared_buffers: 1500MB\n")
+    host, = load_hosts(tmp_path)
+    said = ("values-production.yaml: not read: values given over CloudNativePG's cluster chart's values (Helm merges "
+            "them over the chart's values file; pgvet does not merge values files): its cluster.instances, "
+            "cluster.resources and cluster.postgresql are not judged")
+    assert any(warning.startswith(said) for warning in host.warnings), host.warnings
+    assert not any("Bitnami PostgreSQL charts'" in note for note in host.notes)
+    given = runner.invoke(app, ["lint", str(tmp_path / "values-production.yaml")]).output  # as pre-commit passes it
+    assert "values-production.yaml: not linted: values given over CloudNativePG's cluster chart's values" in " ".join(
+        given.split())
+
+
 # The head of percona/percona-postgresql-operator deploy/cr.yaml (adafb34ff17cb2df8b491d725cccdd46c0607d44) and of
 # an SGPostgresConfig of magebase/base-infra (infra/pipeline/base-infrastructure/extra-manifests/citus/genfix/
 # uat-cluster.yaml.tpl at bac82b65d10e749fecd5b5e06b33c492fe190ce9): operators whose manifests pgvet does not read.

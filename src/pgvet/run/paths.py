@@ -18,8 +18,7 @@ from pgvet.snapshot.discovery import (
     hosts_under,
     is_document,
     is_yaml_name,
-    unread_notice,
-    unread_operator_of,
+    unread_notice_of,
 )
 
 # Files that make a directory a host (inputs/registry.py); a file passed alone (pre-commit passes
@@ -93,10 +92,8 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
             continue
         if is_yaml_name(file.name) and not is_document(file):
             _leave_out(hosts, given, parent, file)
-            operator = unread_operator_of(file)
-            given.notices.append(unread_notice(file, operator) if operator is not None else
-                                 f"{file}: not linted, no host's file and no configuration document pgvet reads "
-                                 "(docs/integrations.md)")
+            given.notices.append(unread_notice_of(file) or f"{file}: not linted, no host's file and no configuration "
+                                 "document pgvet reads (docs/integrations.md)")
             continue
         if any(os.path.dirname(other) == parent for other in hosts):
             _leave_out(hosts, given, parent, file)

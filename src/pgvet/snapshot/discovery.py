@@ -20,6 +20,7 @@ from pathlib import Path
 from pgvet.errors import InputError
 from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, document_kinds, recognise, unread_operator
 from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, read_listed
+from pgvet.inputs.documents.cnpg import chart_override
 from pgvet.inputs.reading import read_text
 from pgvet.inputs.registry import INPUT_KINDS, KINDS, InputKind, host_markers, input_options
 from pgvet.paths import is_inside
@@ -313,11 +314,19 @@ def _declares(text: str, shown: str) -> bool:
         return True
 
 
-def unread_operator_of(path: Path) -> str | None:
-    """What a file declares of a PostgreSQL operator whose manifests pgvet does not read (inputs.documents'
-    unread_operator), None for any other file or one it cannot read."""
+def unread_notice_of(path: Path) -> str | None:
+    """Why a file that is no configuration document pgvet reads is PostgreSQL's configuration all the same — a
+    PostgreSQL operator's objects pgvet has no reader for, values given over a chart's whose values it reads — as the
+    notice of its leaving out; None for any other file or one it cannot read."""
     text = _document_text(path, path.name, path.parent)
-    return None if text is None else unread_operator(text)
+    if text is None:
+        return None
+    if (operator := unread_operator(text)) is not None:
+        return unread_notice(path, operator)
+    if chart_override(text, path.name) is not None:
+        return (f"{path}: not linted: values given over CloudNativePG's cluster chart's values, which pgvet does not "
+                "merge with them: lint the chart's values' directory (it says so), or what the chart renders")
+    return None
 
 
 def unread_notice(path: Path, operator: str) -> str:
