@@ -484,6 +484,24 @@ def test_a_config_file_on_the_command_line_leaves_every_other_parameter_unknown(
     assert not {rule for _, rule, _, _ in lint_findings(tmp_path)} & {"PGV811", "PGV833", "PGV805"}
 
 
+@pytest.mark.parametrize("volume", ["./postgresql.conf:/etc/postgresql/postgresql.conf:ro",
+                                    "{type: bind, source: ./postgresql.conf, target: /etc/postgresql/postgresql.conf}"])
+def test_a_config_file_mounted_from_the_directorys_postgresql_conf_is_read(tmp_path: Path, volume: str) -> None:
+    """The config_file the command names is the directory's own postgresql.conf, mounted there: pgvet reads it as the
+    host's postgresql.conf, its values judged (shared_buffers 2GB in a 1 GiB container), not left unknown."""
+    text = ("services:\n  db:\n    image: postgres:16\n"
+            "    command: postgres -c config_file=/etc/postgresql/postgresql.conf\n"
+            f"    volumes:\n      - {volume}\n    mem_limit: 1g\n")
+    host = only(text)
+    assert "pg.shared_buffers" not in host.unknown
+    # a named volume of that name is no file of the directory
+    named = only(text.replace(volume, "postgresql.conf:/etc/postgresql/postgresql.conf"))
+    assert named.unknown["pg.shared_buffers"].line == 4
+    (tmp_path / "compose.yaml").write_text(text)
+    (tmp_path / "postgresql.conf").write_text("shared_buffers = 2GB\n")
+    assert ("db", "PGV540", "postgresql.conf", 1) in lint_findings(tmp_path)
+
+
 def test_bitnamis_image_writes_its_own_values_into_the_postgresql_conf_it_generates() -> None:
     # libpostgresql.sh's postgresql_configure_replication_parameters, on the first boot of any node the image's
     # run.sh starts: max_wal_size was judged at PostgreSQL's 1GB
