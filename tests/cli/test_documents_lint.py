@@ -220,7 +220,8 @@ def test_the_values_of_a_chart_pgvet_does_not_read_are_said_as_such(tmp_path: Pa
     with pytest.raises(InputError) as refused:
         load_hosts(tmp_path)
     assert "values.yaml: not read: the values of a Helm chart pgvet does not read (it reads the Bitnami PostgreSQL " \
-           "charts' and timescaledb-single's own): lint what the chart renders (`helm template`'s output)" \
+           "charts', CloudNativePG's cluster chart's and timescaledb-single's own): lint what the chart renders " \
+           "(`helm template`'s output)" \
         in refused.value.message
 
 
