@@ -1049,6 +1049,20 @@ def test_concise_lines_of_a_document_host_are_in_file_order() -> None:
     assert len(numbers) > 3 and numbers == sorted(numbers), output
 
 
+def test_a_template_of_postgresql_given_by_name_is_said_a_template(tmp_path: Path) -> None:
+    # a chart's templates/postgresql.yaml (a Zalando postgresql with {{ include … }} lines, as nais' documentation
+    # gives one) passed by pre-commit was "no configuration document pgvet reads"; its directory says "a template"
+    (tmp_path / "templates").mkdir()
+    template = tmp_path / "templates" / "postgresql.yaml"
+    template.write_text('apiVersion: "acid.zalan.do/v1"\nkind: postgresql\nmetadata:\n'
+                        '  name: {{ include "my_feature.name" . }}\n  labels:\n'
+                        '      {{- include "my_feature.labels" . | nindent 4 }}\nspec:\n  numberOfInstances: 3\n'
+                        '  postgresql:\n    version: "17"\n')
+    said = " ".join(runner.invoke(app, ["lint", str(template)]).output.split())
+    assert f"{template}: not linted: a template ({{{{ … }}}}: Helm, Jinja), whose values are known only once rendered" \
+        in said
+
+
 def test_values_given_over_the_cnpg_cluster_charts_are_said_not_merged(tmp_path: Path) -> None:
     # a production override beside the chart's values (helm -f values.yaml -f values-production.yaml): was a note
     # that pgvet reads only the Bitnami and timescaledb-single charts' values, while the chart's own were read and

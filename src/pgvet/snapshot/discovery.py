@@ -316,8 +316,9 @@ def _declares(text: str, shown: str) -> bool:
 
 def unread_notice_of(path: Path) -> str | None:
     """Why a file that is no configuration document pgvet reads is PostgreSQL's configuration all the same — a
-    PostgreSQL operator's objects pgvet has no reader for, values given over a chart's whose values it reads — as the
-    notice of its leaving out; None for any other file or one it cannot read."""
+    PostgreSQL operator's objects pgvet has no reader for, values given over a chart's whose values it reads, a
+    template of PostgreSQL's configuration — as the notice of its leaving out; None for any other file or one it
+    cannot read."""
     text = _document_text(path, path.name, path.parent)
     if text is None:
         return None
@@ -326,6 +327,9 @@ def unread_notice_of(path: Path) -> str | None:
     if chart_override(text, path.name) is not None:
         return (f"{path}: not linted: values given over CloudNativePG's cluster chart's values, which pgvet does not "
                 "merge with them: lint the chart's values' directory (it says so), or what the chart renders")
+    if "{{" in text and "postgres" in text.lower():  # as a directory's documents say it (snapshot/declared_hosts.py)
+        return (f"{path}: not linted: a template ({{{{ … }}}}: Helm, Jinja), whose values are known only once "
+                "rendered: lint what it renders (`helm template`'s output, the chart's values file)")
     return None
 
 
