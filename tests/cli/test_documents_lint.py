@@ -220,7 +220,8 @@ def test_the_values_of_a_chart_pgvet_does_not_read_are_said_as_such(tmp_path: Pa
     with pytest.raises(InputError) as refused:
         load_hosts(tmp_path)
     assert "values.yaml: not read: the values of a Helm chart pgvet does not read (it reads the Bitnami PostgreSQL " \
-           "charts' and timescaledb-single's own): lint what the chart renders (`helm template`'s output)" \
+           "charts', CloudNativePG's cluster chart's and timescaledb-single's own): lint what the chart renders " \
+           "(`helm template`'s output)" \
         in refused.value.message
 
 
@@ -1046,6 +1047,92 @@ def test_concise_lines_of_a_document_host_are_in_file_order() -> None:
                                  "concise"]).output
     numbers = [int(line.split(":", 2)[1]) for line in output.splitlines() if "cluster.yaml:" in line.split(" ", 1)[0]]
     assert len(numbers) > 3 and numbers == sorted(numbers), output
+
+
+def test_a_template_of_postgresql_given_by_name_is_said_a_template(tmp_path: Path) -> None:
+    # a chart's templates/postgresql.yaml (a Zalando postgresql with {{ include … }} lines, as nais' documentation
+    # gives one) passed by pre-commit was "no configuration document pgvet reads"; its directory says "a template"
+    (tmp_path / "templates").mkdir()
+    template = tmp_path / "templates" / "postgresql.yaml"
+    template.write_text('apiVersion: "acid.zalan.do/v1"\nkind: postgresql\nmetadata:\n'
+                        '  name: {{ include "my_feature.name" . }}\n  labels:\n'
+                        '      {{- include "my_feature.labels" . | nindent 4 }}\nspec:\n  numberOfInstances: 3\n'
+                        '  postgresql:\n    version: "17"\n')
+    said = " ".join(runner.invoke(app, ["lint", str(template)]).output.split())
+    assert f"{template}: not linted: a template ({{{{ … }}}}: Helm, Jinja), whose values are known only once rendered" \
+        in said
+
+
+def test_values_given_over_the_cnpg_cluster_charts_are_said_not_merged(tmp_path: Path) -> None:
+    # a production override beside the chart's values (helm -f values.yaml -f values-production.yaml): was a note
+    # that pgvet reads only the Bitnami and timescaledb-single charts' values, while the chart's own were read and
+    # judged without the override's shared_buffers and memory limit
+    shutil.copy(DOCUMENTS / "cnpg" / "chart-values.yaml", tmp_path / "values.yaml")
+    (tmp_path / "values-production.yaml").write_text(
+        "cluster:\n  instances: 3\n  resources:\n    limits:\n      memory: 2Gi\n  postgresql:\n    parameters:\n"
+        "      shared_buffers: 1500MB\n")
+    host, = load_hosts(tmp_path)
+    said = ("values-production.yaml: not read: values given over CloudNativePG's cluster chart's values (Helm merges "
+            "them over the chart's values file; pgvet does not merge values files): its cluster.instances, "
+            "cluster.resources and cluster.postgresql are not judged")
+    assert any(warning.startswith(said) for warning in host.warnings), host.warnings
+    assert not any("Bitnami PostgreSQL charts'" in note for note in host.notes)
+    given = runner.invoke(app, ["lint", str(tmp_path / "values-production.yaml")]).output  # as pre-commit passes it
+    assert "values-production.yaml: not linted: values given over CloudNativePG's cluster chart's values" in " ".join(
+        given.split())
+
+
+# The head of percona/percona-postgresql-operator deploy/cr.yaml (adafb34ff17cb2df8b491d725cccdd46c0607d44) and of
+# an SGPostgresConfig of magebase/base-infra (infra/pipeline/base-infrastructure/extra-manifests/citus/genfix/
+# uat-cluster.yaml.tpl at bac82b65d10e749fecd5b5e06b33c492fe190ce9): operators whose manifests pgvet does not read.
+PERCONA = """\
+apiVersion: pgv2.percona.com/v2
+kind: PerconaPGCluster
+metadata:
+  name: cluster1
+spec:
+  postgresVersion: 18
+"""
+STACKGRES = """\
+apiVersion: stackgres.io/v1
+kind: SGPostgresConfig
+metadata:
+  namespace: citus
+  name: genfix-uat-postgres-config
+spec:
+  postgresVersion: "15"
+  postgresql.conf:
+    shared_buffers: '128MB'
+"""
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    (PERCONA, "objects of Percona's PostgreSQL operator (PerconaPGCluster), whose manifests pgvet does not read"),
+    (STACKGRES, "objects of StackGres (SGPostgresConfig), whose manifests pgvet does not read"),
+], ids=["percona", "stackgres"])
+def test_an_operators_manifest_pgvet_does_not_read_is_said_by_name(tmp_path: Path, text: str, said: str) -> None:
+    # were "no configuration document pgvet reads" given by name, and nothing at all in a repository's search or
+    # beside other documents: a PostgreSQL cluster's configuration left unjudged without a word of what it is
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "cluster.yaml").write_text(text)
+    with pytest.raises(InputError) as refused:
+        load_hosts(alone)
+    assert f"(cluster.yaml: not read: {said}" in refused.value.message
+    (alone / "host.yaml").write_text("ram: 8GiB\n")
+    host, = load_hosts(alone)
+    assert any(warning.startswith(f"cluster.yaml: not read: {said}") for warning in host.warnings)
+    repository = tmp_path / "repository"
+    shutil.copytree(DOCUMENTS / "cnpg", repository / "cnpg", ignore=shutil.ignore_patterns("SOURCES.md"))
+    (repository / "operator").mkdir()
+    (repository / "operator" / "cluster.yaml").write_text(text)
+    for given in (repository, repository / "operator" / "cluster.yaml"):
+        result = runner.invoke(app, ["lint", str(given), "--format", "concise"])
+        assert f"{repository / 'operator' / 'cluster.yaml'}: not linted: {said}" in " ".join(result.output.split())
+    (alone / "host.yaml").unlink()
+    said_once = " ".join(runner.invoke(app, ["lint", str(alone)]).output.split())  # in the error alone
+    assert said_once.count(said) == 1 and f"cluster.yaml: not read: {said}" in said_once
+    assert recognise("cluster.yaml", text) is None
 
 
 def test_bitnami_postgresql_ha_values_are_said_not_read_whatever_the_files_name(tmp_path: Path) -> None:

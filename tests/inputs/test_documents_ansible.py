@@ -352,6 +352,44 @@ def test_a_playbooks_set_fact_variables_are_read_and_a_conditional_one_is_a_note
     assert host.notes == ["site.yml:3: ansible.builtin.set_fact under a `when` condition: not read"]
 
 
+# The example play of an Ansible role's README (entercloudsuite.postgres, given to a PostgreSQL master): its variables
+# are the role entry's parameters, as Ansible takes them (role params, over the play's vars)
+ROLE_PARAMETERS = """\
+- name: postgresql master
+  become: true
+  become_method: sudo
+  hosts: all
+  vars:
+    postgresql_global_config_options:
+      - option: wal_level
+        value: minimal
+  roles:
+    - role: entercloudsuite.postgres
+      postgresql_global_config_options:
+          - option: listen_addresses
+            value: '*'
+          - option: wal_level
+            value: hot_standby
+          - option: archive_mode
+            value: on
+          - option: max_wal_senders
+            value: 3
+    - role: other
+      vars:
+        postgresql_version: 15
+"""
+
+
+def test_a_plays_role_parameters_are_its_variables() -> None:
+    # were not read: "no inputs found" for the playbook of a role's README
+    [host] = parse_ansible(ROLE_PARAMETERS, "site.yml")
+    assert host.name == "all" and host.hosting
+    assert _setting(host, "wal_level") == ("hot_standby", _line(ROLE_PARAMETERS, "value: hot_standby"))
+    assert _setting(host, "archive_mode") == ("on", _line(ROLE_PARAMETERS, "value: on"))
+    assert "minimal" not in [setting.value for setting in host.settings]  # the role's parameter wins
+    assert host.host["pg_version"].value == 15
+
+
 def _lint(directory: Path) -> list[tuple[object, ...]]:
     result = CliRunner().invoke(app, ["lint", str(directory), "--format", "json"])
     assert result.exit_code in (0, 1), result.output

@@ -452,6 +452,56 @@ def test_a_service_configured_where_pgvet_does_not_read_is_not_judged_on_default
                     "      POSTGRESQL_PASSWORD: x\n      PGDATA: /data\n").unseen_configuration
 
 
+# supabase/supabase docker/docker-compose.yml at 00069a4c6fe35a6db32b91015dad24f2fe161302, its db service's command:
+# supabase/postgres reads the image's own postgresql.conf (which loads pg_stat_statements, among others)
+SUPABASE_DB = """\
+services:
+  db:
+    image: supabase/postgres:15.8.1.085
+    command:
+      [
+        "postgres",
+        "-c",
+        "config_file=/etc/postgresql/postgresql.conf",
+        "-c",
+        "log_min_messages=fatal" # prevents Realtime polling queries from appearing in logs
+      ]
+"""
+
+
+def test_a_config_file_on_the_command_line_leaves_every_other_parameter_unknown(tmp_path: Path) -> None:
+    """postgres -c config_file=…: the parameters are in that file, which pgvet does not read, but for the command
+    line's (which win over it): PGV811 said supabase's server did not load pg_stat_statements, PGV833 that ssl was
+    off."""
+    host = only(SUPABASE_DB)
+    config_file = line_of(SUPABASE_DB, '"config_file=')
+    assert host.unknown["pg.shared_preload_libraries"].line == config_file
+    assert host.unknown["pg.ssl"].line == config_file
+    assert "pg.log_min_messages" not in host.unknown
+    assert ("log_min_messages", "fatal", line_of(SUPABASE_DB, '"log_min_messages=')) in settings(host)
+    assert any(f":{config_file}: config_file" in note for note in host.notes)
+    (tmp_path / "docker-compose.yml").write_text(SUPABASE_DB)
+    assert not {rule for _, rule, _, _ in lint_findings(tmp_path)} & {"PGV811", "PGV833", "PGV805"}
+
+
+@pytest.mark.parametrize("volume", ["./postgresql.conf:/etc/postgresql/postgresql.conf:ro",
+                                    "{type: bind, source: ./postgresql.conf, target: /etc/postgresql/postgresql.conf}"])
+def test_a_config_file_mounted_from_the_directorys_postgresql_conf_is_read(tmp_path: Path, volume: str) -> None:
+    """The config_file the command names is the directory's own postgresql.conf, mounted there: pgvet reads it as the
+    host's postgresql.conf, its values judged (shared_buffers 2GB in a 1 GiB container), not left unknown."""
+    text = ("services:\n  db:\n    image: postgres:16\n"
+            "    command: postgres -c config_file=/etc/postgresql/postgresql.conf\n"
+            f"    volumes:\n      - {volume}\n    mem_limit: 1g\n")
+    host = only(text)
+    assert "pg.shared_buffers" not in host.unknown
+    # a named volume of that name is no file of the directory
+    named = only(text.replace(volume, "postgresql.conf:/etc/postgresql/postgresql.conf"))
+    assert named.unknown["pg.shared_buffers"].line == 4
+    (tmp_path / "compose.yaml").write_text(text)
+    (tmp_path / "postgresql.conf").write_text("shared_buffers = 2GB\n")
+    assert ("db", "PGV540", "postgresql.conf", 1) in lint_findings(tmp_path)
+
+
 def test_bitnamis_image_writes_its_own_values_into_the_postgresql_conf_it_generates() -> None:
     # libpostgresql.sh's postgresql_configure_replication_parameters, on the first boot of any node the image's
     # run.sh starts: max_wal_size was judged at PostgreSQL's 1GB

@@ -90,7 +90,9 @@ def test_parameters_a_template_names_are_unknown_not_judged_on_their_defaults() 
     host = parsed(text, str(path))
     loop = line_of(text, '        {{ parameter.option }}: "{{ parameter.value }}"')
     assert host.unknown["pg.checkpoint_timeout"].line == 209
-    assert {source.line for source in host.unknown.values()} == {209}  # the member's loop, applied last
+    # the member's loop, applied last, and stats_temp_directory, which an {% if %} writes from a template's value
+    assert {source.line for source in host.unknown.values()} == {209, 213}
+    assert host.unknown["pg.stats_temp_directory"].line == 213
     assert any(f":{loop}: a parameter's name is left to a template" in note for note in host.notes)
     # a literal key after the loop is read; one before it may be replaced by what the loop writes
     text = ("scope: demo\npostgresql:\n  listen: 0.0.0.0:5432\n  parameters:\n    work_mem: 8MB\n"
@@ -125,6 +127,58 @@ def test_the_first_branch_of_a_jinja_if_is_read() -> None:
     host = parsed(text)
     assert ("work_mem", "64MB", 6) in settings(host)
     assert ("port", "5432", 4) in settings(host)
+
+
+# Pigsty's Patroni templates (Vonng/pigsty roles/pgsql/templates/oltp.yml and crit.yml at
+# 3cf01e42a5a7c807166bc2f359cf506314d107ef), their lines under an {% if %} (a long comment shortened):
+PIGSTY_PARAMETERS = """\
+scope: demo
+restapi:
+  listen: 0.0.0.0:8008
+bootstrap:
+  dcs:
+    postgresql:
+      parameters:
+        wal_level: logical                          # force logical level
+{% if pgbackrest_enabled|bool %}
+        archive_mode: 'on'
+        archive_command: 'pgbackrest --stanza={{ pg_cluster }} archive-push %p'
+{% endif %}
+{% if pg_version|int <= 15 %}
+        vacuum_defer_cleanup_age: 500000        # 0->500000 last 500000 xact changes will not be vacuumed
+{% endif %}
+{% if pg_version|int >= 13 %}
+        hash_mem_multiplier: 8.0                # use 8x work mem in hash-based operations
+{% endif %}
+{% if pg_storage_type == 'SSD' %}
+        random_page_cost: 1.1                   # 4 for HDD, 1.1 for SSD
+{% endif %}
+postgresql:
+  listen: 0.0.0.0:5432
+"""
+
+
+def test_a_value_a_template_writes_under_an_if_is_unknown_not_the_default() -> None:
+    # archive_command is set, to what the template renders: not PostgreSQL's empty default
+    host = parsed(PIGSTY_PARAMETERS)
+    assert host.unknown["pg.archive_command"].line == line_of(PIGSTY_PARAMETERS, "archive_command:")
+    assert "archive_command" not in [name for name, _, _ in settings(host)]
+    assert ("archive_mode", "on", line_of(PIGSTY_PARAMETERS, "archive_mode:")) in settings(host)
+
+
+def test_a_line_an_if_renders_for_some_versions_only_is_unknown() -> None:
+    # {% if pg_version|int <= 15 %}: the template writes vacuum_defer_cleanup_age only where it exists; pgvet, not
+    # knowing the version it renders for, judges neither the name nor the value
+    host = parsed(PIGSTY_PARAMETERS)
+    names = [name for name, _, _ in settings(host)]
+    assert "vacuum_defer_cleanup_age" not in names and "hash_mem_multiplier" not in names
+    assert host.unknown["pg.hash_mem_multiplier"].line == line_of(PIGSTY_PARAMETERS, "hash_mem_multiplier:")
+    assert ("random_page_cost", "1.1", line_of(PIGSTY_PARAMETERS, "random_page_cost:")) in settings(host)
+
+
+def test_pigstys_template_has_no_removed_parameter_finding(tmp_path: Path) -> None:
+    (tmp_path / "crit.yml").write_text(PIGSTY_PARAMETERS)
+    assert not {finding for finding in lint_findings(tmp_path) if finding[1] == "PGV402"}
 
 
 # Planted mistakes in copies of the real files.

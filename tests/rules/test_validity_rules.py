@@ -64,6 +64,22 @@ def test_invalid_value_carries_postgresql_message(tmp_path: Path) -> None:
                                                                                    (2, "error", True)]
 
 
+def test_a_value_postgresql_refuses_is_not_judged_as_its_default(tmp_path: Path) -> None:
+    """shared_buffers = '1Gb' (a CloudNativePG Cluster's, g2's sweep): PostgreSQL does not start with it, and pgvet
+    called the same parameter too small at its default (PGV502, 128 MiB of 4 GiB); ssl = maybe was called off
+    (PGV833, PGV832). The rules reading a refused value are not evaluated, with why."""
+    host = write_host(tmp_path, "shared_buffers = 1Gb\nssl = maybe\nlisten_addresses = '*'\n")
+    (tmp_path / "host.yaml").write_text("ram: 4GB\n")
+    result = lint([host], LintOptions())
+    assert not result.errors, result.errors
+    rules = {finding.rule_id for finding in result.hosts[0].findings}
+    assert "PGV403" in rules
+    assert not rules & {"PGV502", "PGV833", "PGV832"}
+    facts = result.hosts[0].host_facts
+    assert "pg.shared_buffers" not in facts.facts
+    assert "a value PostgreSQL refuses" in facts.unread["pg.ssl"]
+
+
 def test_reserved_connections_cross_check(tmp_path: Path) -> None:
     host = write_host(tmp_path, "max_connections = 10\nreserved_connections = 5\nsuperuser_reserved_connections = 5\n")
     [finding] = findings(host, "PGV414")

@@ -12,7 +12,14 @@ from pgvet.findings import HostError, HostResult
 from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, read_listed
 from pgvet.inputs.registry import host_markers
 from pgvet.run.suppress import IGNORE_FILE
-from pgvet.snapshot.discovery import DROP_IN_FOLDER, discover, hosts_under, is_document, is_yaml_name
+from pgvet.snapshot.discovery import (
+    DROP_IN_FOLDER,
+    discover,
+    hosts_under,
+    is_document,
+    is_yaml_name,
+    unread_notice_of,
+)
 
 # Files that make a directory a host (inputs/registry.py); a file passed alone (pre-commit passes
 # changed files one by one) is linted as part of the nearest directory above it that holds one.
@@ -85,8 +92,8 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
             continue
         if is_yaml_name(file.name) and not is_document(file):
             _leave_out(hosts, given, parent, file)
-            given.notices.append(f"{file}: not linted, no host's file and no configuration document pgvet reads "
-                                 "(docs/integrations.md)")
+            given.notices.append(unread_notice_of(file) or f"{file}: not linted, no host's file and no configuration "
+                                 "document pgvet reads (docs/integrations.md)")
             continue
         if any(os.path.dirname(other) == parent for other in hosts):
             _leave_out(hosts, given, parent, file)
@@ -143,6 +150,8 @@ def _searched(paths: Sequence[Path], notices: list[str]) -> list[Path]:
         searched.extend(found.hosts or [path])
         if found.stopped is not None:
             notices.append(found.stopped)
+        # a directory holding no host is linted as given, its error saying what its own files are
+        notices.extend(notice for file, notice in found.unread if found.hosts or file.parent != path)
     return searched
 
 

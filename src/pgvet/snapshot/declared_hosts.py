@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pgvet.errors import InputError
-from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, DeclaredHost, recognise
+from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, DeclaredHost, recognise, unread_operator
 from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, Listed, overlay_path, read_listed
+from pgvet.inputs.documents.cnpg import chart_override
 from pgvet.inputs.reading import read_text
 from pgvet.paths import repository_of
 from pgvet.provenance import Located, Source
@@ -150,10 +151,21 @@ def read_documents(builder: HostBuilder, inputs: SnapshotInputs) -> DirectoryDoc
                                           "Pgpool-II), which pgvet does not read (it reads Bitnami's postgresql "
                                           "chart's): its PostgreSQL hosts are not judged; lint what the chart renders "
                                           "(`helm template`'s output) and the postgresql.conf its pods write")
+            elif (operator := unread_operator(text)) is not None:
+                documents.warnings.append(f"{display}: not read: {operator}, whose manifests pgvet does not read: "
+                                          "its PostgreSQL hosts are not judged (`pgvet check` judges a running "
+                                          "server)")
+            elif (overridden := chart_override(text, display)) is not None:
+                keys = overridden[0] if len(overridden) == 1 else f"{', '.join(overridden[:-1])} and {overridden[-1]}"
+                documents.warnings.append(f"{display}: not read: values given over CloudNativePG's cluster chart's "
+                                          "values (Helm merges them over the chart's values file; pgvet does not "
+                                          f"merge values files): its {keys} are not judged; lint what the chart "
+                                          f"renders (`helm template … -f values.yaml -f {path.name}`)")
             elif HELM_VALUES_NAME.fullmatch(path.name):  # data, not a template, whatever {{ }} its strings hold
                 documents.notes.append(f"{display}: not read: the values of a Helm chart pgvet does not read (it reads "
-                                       "the Bitnami PostgreSQL charts' and timescaledb-single's own): lint what the "
-                                       "chart renders (`helm template`'s output)")
+                                       "the Bitnami PostgreSQL charts', CloudNativePG's cluster chart's and "
+                                       "timescaledb-single's own): lint what the chart renders (`helm template`'s "
+                                       "output)")
             elif "{{" in text:  # a template (a Helm chart's, Ansible's Jinja): its values only exist once rendered
                 documents.notes.append(f"{display}: not read: a template ({{{{ … }}}}: Helm, Jinja), whose values are "
                                        "known only once rendered: lint what it renders (`helm template`'s output, "

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pgvet.errors import InputError
-from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, document_kinds, recognise
+from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, document_kinds, recognise, unread_operator
 from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, read_listed
+from pgvet.inputs.documents.cnpg import chart_override
 from pgvet.inputs.reading import read_text
 from pgvet.inputs.registry import INPUT_KINDS, KINDS, InputKind, host_markers, input_options
 from pgvet.paths import is_inside
@@ -215,6 +216,9 @@ class SearchedHosts:
 
     hosts: list[Path] = field(default_factory=list)
     stopped: str | None = None
+    # files of directories holding no host that declare a PostgreSQL operator's objects pgvet does not read, each
+    # with its notice
+    unread: list[tuple[Path, str]] = field(default_factory=list)
 
 
 def hosts_under(root: Path) -> SearchedHosts:
@@ -260,6 +264,7 @@ def hosts_under(root: Path) -> SearchedHosts:
                       if not claimed or str(Path(current, name)) not in claimed]
         if listed is not None:
             candidates += [(Path(path), os.path.relpath(path, real), Path(beneath)) for path, beneath in listed.files]
+        unread_here = []
         for candidate, name, beneath in candidates:
             seen += 1
             if seen > MAX_SEARCH_ENTRIES:
@@ -278,9 +283,14 @@ def hosts_under(root: Path) -> SearchedHosts:
                                     f"files that may be configuration documents, at {candidate}: give the "
                                     "directories of the hosts")
                 return searched
-            if is_document(candidate, name, beneath):
+            text = _document_text(candidate, name, beneath)
+            if text is not None and _declares(text, name):
                 found.append(Path(current))
                 break
+            if text is not None and (operator := unread_operator(text)) is not None:
+                unread_here.append((candidate, unread_notice(candidate, operator)))
+        else:
+            searched.unread.extend(unread_here)
     return searched
 
 
@@ -290,13 +300,11 @@ def is_document(path: Path, shown: str | None = None, root: Path | None = None) 
     host shows it (a drop-in's with its folder), its own name by default; it is read beneath ``root``, its
     directory by default."""
     shown = shown or path.name
-    try:
-        status = path.lstat()
-        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_DOCUMENT_BYTES:
-            return False
-        text = read_text(path, shown, root or path.parent)
-    except (OSError, InputError):
-        return False
+    text = _document_text(path, shown, root or path.parent)
+    return text is not None and _declares(text, shown)
+
+
+def _declares(text: str, shown: str) -> bool:
     kind = recognise(shown, text)
     if kind is None:
         return False
@@ -304,6 +312,42 @@ def is_document(path: Path, shown: str | None = None, root: Path | None = None) 
         return bool(kind.parse(text, shown))
     except InputError:
         return True
+
+
+def unread_notice_of(path: Path) -> str | None:
+    """Why a file that is no configuration document pgvet reads is PostgreSQL's configuration all the same — a
+    PostgreSQL operator's objects pgvet has no reader for, values given over a chart's whose values it reads, a
+    template of PostgreSQL's configuration — as the notice of its leaving out; None for any other file or one it
+    cannot read."""
+    text = _document_text(path, path.name, path.parent)
+    if text is None:
+        return None
+    if (operator := unread_operator(text)) is not None:
+        return unread_notice(path, operator)
+    if chart_override(text, path.name) is not None:
+        return (f"{path}: not linted: values given over CloudNativePG's cluster chart's values, which pgvet does not "
+                "merge with them: lint the chart's values' directory (it says so), or what the chart renders")
+    if "{{" in text and "postgres" in text.lower():  # as a directory's documents say it (snapshot/declared_hosts.py)
+        return (f"{path}: not linted: a template ({{{{ … }}}}: Helm, Jinja), whose values are known only once "
+                "rendered: lint what it renders (`helm template`'s output, the chart's values file)")
+    return None
+
+
+def unread_notice(path: Path, operator: str) -> str:
+    """The notice of a file left out that declares a PostgreSQL operator's objects pgvet does not read."""
+    return (f"{path}: not linted: {operator}, whose manifests pgvet does not read (docs/integrations.md lists what it "
+            "reads)")
+
+
+def _document_text(path: Path, shown: str, root: Path) -> str | None:
+    """The text of a file that may be a configuration document: a regular file no larger than one, readable."""
+    try:
+        status = path.lstat()
+        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_DOCUMENT_BYTES:
+            return None
+        return read_text(path, shown, root)
+    except (OSError, InputError):
+        return None
 
 
 def _every_file(kind: InputKind, directory: Path, present: frozenset[str] | None, usable: Callable[[Path], bool],

@@ -343,9 +343,14 @@ def _effective_facts(host: HostFacts, conf: ConfResult, params: Mapping[str, Par
             continue  # PostgreSQL refuses the line (PGV420) and keeps the compiled or initdb value
         value, raw = _without_secret(name, setting.value, setting.raw)
         parsed = _parsed(param.major, param.name, value)
-        if isinstance(parsed, InvalidValue):
-            continue  # the validity rules report it; PostgreSQL would not start with it
         fact_name = f"{prefix}.{name}"
+        if isinstance(parsed, InvalidValue):
+            # the validity rules report it; PostgreSQL would not start with it, nor run its default: the rules
+            # reading it are not evaluated (judged on the default, shared_buffers = '1Gb' was called too small)
+            if prefix == "pg":
+                host.unread[fact_name] = (f"{name} is set at {setting.source} to a value PostgreSQL refuses "
+                                          f"({parsed.message}): PGV403 says so")
+            continue
         host.facts[fact_name] = make_fact((fact_name, parsed.canonical, setting.source, places, raw))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -263,6 +264,29 @@ def recognise(name: str, text: str) -> DocumentKind | None:
     for kind in document_kinds():
         if lowered.endswith(kind.suffixes) and kind.recognises(name, text):
             return kind
+    return None
+
+
+# PostgreSQL clusters of Kubernetes operators pgvet has no reader for, by their API group and kinds: a file declaring
+# one is said not read by name (a warning), not left out as YAML of no PostgreSQL host.
+_UNREAD_OPERATORS = (
+    ("pgv2.percona.com/", "Percona's PostgreSQL operator", ("PerconaPGCluster",)),
+    ("pg.percona.com/", "Percona's PostgreSQL operator (1.x)", ("PerconaPGCluster", "Pgcluster")),
+    ("stackgres.io/", "StackGres", ("SGCluster", "SGShardedCluster", "SGPostgresConfig", "SGInstanceProfile")),
+    ("kubegres.reactive-tech.io/", "Kubegres", ("Kubegres",)),
+)
+_KIND_LINE = re.compile(r"^[ \t]*(?:- )?kind:[ \t]*[\"']?([A-Za-z]+)[\"']?[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def unread_operator(text: str) -> str | None:
+    """What a file declares of a PostgreSQL operator pgvet does not read (``objects of Percona's PostgreSQL operator
+    (PerconaPGCluster)``), None when it declares none."""
+    kinds = set(_KIND_LINE.findall(text))
+    for group, operator, declared in _UNREAD_OPERATORS:
+        if group in text:
+            found = [kind for kind in declared if kind in kinds]
+            if found:
+                return f"objects of {operator} ({', '.join(found)})"
     return None
 
 

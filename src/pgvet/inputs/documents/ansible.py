@@ -24,6 +24,7 @@ from pgvet.inputs.documents import (
     DocumentKind,
     any_parameter_unknown,
     conf_setting,
+    get,
     load_document,
     yaml_line,
 )
@@ -309,8 +310,8 @@ def _inventory(document: dict[Any, Any], path: str) -> list[DeclaredHost]:
 
 
 def _playbook_or_tasks(document: list[Any], path: str) -> list[DeclaredHost]:
-    """A playbook (plays with ``hosts``: their vars, set_fact tasks and sysctl tasks) or a tasks file (sysctl tasks
-    only)."""
+    """A playbook (plays with ``hosts``: their vars, set_fact tasks, their roles' parameters and sysctl tasks) or a
+    tasks file (sysctl tasks only)."""
     plays = [play for play in document if isinstance(play, dict) and "hosts" in play]
     if not plays:
         tasks_file = DeclaredHost("ansible", _host_name(path), Source(path, 1), hosting=False)
@@ -334,6 +335,12 @@ def _playbook_or_tasks(document: list[Any], path: str) -> list[DeclaredHost]:
                              "not read")
             else:
                 holders.update(dict.fromkeys(facts, facts))
+        roles = play.get("roles")
+        for entry in roles if isinstance(roles, list) else []:
+            # a role's parameters, beside `role:` or under its `vars:`: its variables, over the play's and its facts
+            for params in (entry, get(entry, "vars")):
+                if isinstance(params, dict):
+                    holders.update({key: params for key in params if key in READ_VARIABLES})
         declared = _declared(name, path, play, holders) or DeclaredHost(
             "ansible", name, Source(path, yaml_line(play) or 1), hosting=False)
         declared.notes[:0] = notes

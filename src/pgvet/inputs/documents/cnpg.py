@@ -121,6 +121,28 @@ def _is_chart_values(document: Any) -> bool:
             and isinstance(document.get("cluster"), dict))
 
 
+# What values given over the cluster chart's may set of the Cluster it renders, and of those what only its values set
+_CHART_CLUSTER_KEYS = ("instances", "imageName", "resources", "postgresql")
+_CHART_OWN_KEYS = ("instances", "postgresql")
+
+
+def chart_override(text: str, path: str) -> list[str] | None:
+    """What values given over the cluster chart's (``helm -f values.yaml -f values-production.yaml``: no ``type:`` of
+    their own, the chart's values set it) set of the Cluster (``cluster.instances``…); None for any other text."""
+    if "cluster:" not in text:
+        return None
+    try:
+        documents = load_manifests(text, path)
+    except ParseError:
+        return None
+    values = documents[0] if len(documents) == 1 else None
+    cluster = values.get("cluster") if isinstance(values, dict) and not {"kind", "apiVersion", "type"} & set(values) \
+        else None
+    if not isinstance(cluster, dict) or not any(key in cluster for key in _CHART_OWN_KEYS):
+        return None
+    return [f"cluster.{key}" for key in _CHART_CLUSTER_KEYS if key in cluster]
+
+
 def _chart_cluster(values: dict[str, Any], path: str) -> DeclaredHost:
     """The Cluster the cluster chart renders (templates/cluster.yaml): ``cluster`` is its spec; its image the
     ``version.postgresql`` of ``type`` (an image catalog's major too) unless ``cluster.imageName`` says another;

@@ -120,7 +120,39 @@ def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[
         # the image's run.sh generates postgresql.conf with values of its own (a command of the service's skips it)
         declared.settings.extend(container_values(version))
     _options(declared, arguments)
+    _config_file(declared, service)
     return declared
+
+
+def _config_file(declared: DeclaredHost, service: dict[str, Any]) -> None:
+    """``-c config_file=…``: postgres reads its parameters from that file (the image's own, or one mounted) instead
+    of PGDATA's postgresql.conf; pgvet does not read it, so every parameter but the command line's (which win over
+    the file) is unknown there, not judged on its default — unless it is the directory's own postgresql.conf, mounted
+    there (``./postgresql.conf:/etc/postgresql/postgresql.conf``), which pgvet reads as the host's."""
+    given = next((setting for setting in reversed(declared.settings) if setting.name == "config_file"), None)
+    if given is None or posixpath.normpath(given.value) in _mounted_from_the_directory(service, "postgresql.conf"):
+        return
+    declared.unseen_configuration = True
+    declared.notes.append(f"{given.source}: config_file = {given.value}: postgres reads its parameters from that "
+                          "file, which pgvet does not read: those the command line does not set are unknown")
+    any_parameter_unknown(declared, given.source, [setting.name for setting in declared.settings])
+
+
+def _mounted_from_the_directory(service: dict[str, Any], name: str) -> set[str]:
+    """Where the service mounts the file of that name beside the compose file (a bind mount of ``./name``; a source
+    without ``./`` is a named volume)."""
+    targets = set()
+    volumes = service.get("volumes")
+    for volume in volumes if isinstance(volumes, list) else []:
+        if isinstance(volume, dict):
+            source, target = volume.get("source"), volume.get("target")
+        else:
+            source, _, rest = str(volume).partition(":")
+            target = rest.split(":", 1)[0]
+        if (isinstance(source, str) and isinstance(target, str) and source.startswith(".")
+                and posixpath.normpath(source) == name):
+            targets.add(posixpath.normpath(target))
+    return targets
 
 
 def _bitnami(service: dict[str, Any]) -> bool:

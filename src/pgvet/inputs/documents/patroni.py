@@ -109,7 +109,7 @@ _TEMPLATE_STATEMENTS = (("{%", "%}"), ("{#", "#}"))  # and comments
 _TEMPLATE_EXPRESSIONS = (("{{", "}}"),)
 _TEMPLATE_MARK = "__pgvet_template__"
 _PARAMETERS_KEY = re.compile(r"^[ \t]*parameters[ \t]*:[ \t]*(?:#.*)?$")
-_TEMPLATED_KEY = re.compile(r"^[ \t]*\{\{[^\n]*?\}\}[ \t]*:")  # {{ parameter.option }}: …
+_SCALAR_VALUE = re.compile(r"^([ \t]*[^\s#:{}\[\]-][^\s:]*[ \t]*:[ \t]+)[^\s#{\[|>&*!].*$")  # key: value
 # what a renderer (envsubst, Jinja) fills in; Patroni itself expands nothing, and a bare $VAR is a shell's
 # (archive_command: pgbackrest --stanza=$STANZA …)
 _PLACEHOLDERS = (("${", "}"),)
@@ -375,11 +375,14 @@ def _parameters(section: Any, where: str, path: str) -> dict[str, Any]:
 
 def _without_templates(text: str) -> str:
     """The text with Jinja set aside, line for line: a statement line ({% if %}…) or a line that is one expression
-    becomes empty, an expression inside a line a marker that _placeholder finds. Of an {% if %}, the first branch
-    is kept (the lines after its {% elif %} or {% else %} become empty: both branches set the same keys), without
-    its lines holding an expression (two {% if %} may set one key two ways: its value is unknown either way)."""
+    becomes empty, an expression inside a line a marker that _placeholder finds (the value is unknown, even under an
+    {% if %}: not PostgreSQL's default). Of an {% if %}, the first branch is kept (the lines after its {% elif %} or
+    {% else %} become empty: both branches set the same keys); under an {% if %} that tests a version
+    (``{% if pg_version|int <= 15 %}``), a key's value is a marker too: the template writes it for some versions only,
+    and which one it renders for is unknown."""
     lines = []
     blocks: list[str] = []  # the open {% if %} / {% for %}, innermost last
+    by_version: list[bool] = []  # for each open block, whether it is an {% if %} that tests a version
     skipped_from: int | None = None  # the depth of the {% if %} whose later branch is skipped
     parameters: int | None = None  # the indentation of the parameters: mapping the lines are in
     children: int | None = None  # and of its keys
@@ -392,16 +395,18 @@ def _without_templates(text: str) -> str:
             keyword = statement[2:-2].strip(" -+").split(" ", 1)[0]
             if keyword in ("if", "for"):
                 blocks.append(keyword)
+                by_version.append(keyword == "if" and "version" in statement.lower())
             elif keyword in ("elif", "else") and blocks and blocks[-1] == "if" and skipped_from is None:
                 skipped_from = len(blocks)
             elif keyword in ("endif", "endfor") and blocks:
                 if skipped_from == len(blocks):
                     skipped_from = None
                 blocks.pop()
+                by_version.pop()
             skipping = skipping or skipped_from is not None
         stripped = replaced(replaced(line, _TEMPLATE_STATEMENTS, ""), _TEMPLATE_EXPRESSIONS, "").strip()
-        # a key a template names is kept, even under an {% if %}: whichever it is, it is unknown
-        conditional = "if" in blocks and has_expression and not _TEMPLATED_KEY.match(line)
+        if any(by_version) and not statements:
+            line = _SCALAR_VALUE.sub(rf"\g<1>{_TEMPLATE_MARK}", line)
         indent = len(line) - len(line.lstrip())
         expression = not stripped and not statements and has_expression
         if expression and parameters is not None and not skipping:
@@ -409,7 +414,7 @@ def _without_templates(text: str) -> str:
             child = children if children is not None else indent if indent > parameters else parameters + 2
             lines.append(f"{' ' * child}{_TEMPLATE_MARK}: {_TEMPLATE_MARK}")
             continue
-        if skipping or conditional or (stripped != line.strip() and not stripped):
+        if skipping or (stripped != line.strip() and not stripped):
             lines.append("")
             continue
         lines.append(replaced(replaced(line, _TEMPLATE_STATEMENTS, _TEMPLATE_MARK), _TEMPLATE_EXPRESSIONS,
