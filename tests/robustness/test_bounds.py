@@ -568,6 +568,7 @@ def test_templates_and_placeholders_are_found_in_linear_time() -> None:
         n = 500_000
         for line in ("x = " + "'" * n + "#", "<% " + " do" * n + " %>", "'${'" * n, "{% if x %}" * n):
             without_template_lines(line + "\\nwork_mem = 1MB\\n" * 1000)
+        patroni._without_templates("# " + "{% if version %}" * 100_000 + "\\n" + "a: 1\\n" * 100_000)
         for opener in ("{{", "{%", "{#", "${"):
             text = "# " + opener * n + "\\nx: 1\\n"
             assert len(patroni._without_templates(text)) >= 2 * n, opener

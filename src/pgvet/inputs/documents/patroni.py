@@ -383,6 +383,7 @@ def _without_templates(text: str) -> str:
     lines = []
     blocks: list[str] = []  # the open {% if %} / {% for %}, innermost last
     by_version: list[bool] = []  # for each open block, whether it is an {% if %} that tests a version
+    versions = 0  # how many of them are (counted: looking through them on every line grew with their number)
     skipped_from: int | None = None  # the depth of the {% if %} whose later branch is skipped
     parameters: int | None = None  # the indentation of the parameters: mapping the lines are in
     children: int | None = None  # and of its keys
@@ -396,16 +397,17 @@ def _without_templates(text: str) -> str:
             if keyword in ("if", "for"):
                 blocks.append(keyword)
                 by_version.append(keyword == "if" and "version" in statement.lower())
+                versions += by_version[-1]
             elif keyword in ("elif", "else") and blocks and blocks[-1] == "if" and skipped_from is None:
                 skipped_from = len(blocks)
             elif keyword in ("endif", "endfor") and blocks:
                 if skipped_from == len(blocks):
                     skipped_from = None
                 blocks.pop()
-                by_version.pop()
+                versions -= by_version.pop()
             skipping = skipping or skipped_from is not None
         stripped = replaced(replaced(line, _TEMPLATE_STATEMENTS, ""), _TEMPLATE_EXPRESSIONS, "").strip()
-        if any(by_version) and not statements:
+        if versions and not statements:
             line = _SCALAR_VALUE.sub(rf"\g<1>{_TEMPLATE_MARK}", line)
         indent = len(line) - len(line.lstrip())
         expression = not stripped and not statements and has_expression
