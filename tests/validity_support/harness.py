@@ -27,6 +27,7 @@ from functools import cache
 from pathlib import Path
 
 import pgservers
+from pgvet.inputs.conf_templates import without_template_lines
 from pgvet.pgparams import SUPPORTED_MAJORS, load_param_table
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
@@ -92,6 +93,8 @@ class Verdict:
     invalid: set[str] = field(default_factory=set)  # parameters whose value PostgreSQL rejects (lower case)
     files: set[str] = field(default_factory=set)  # files PostgreSQL says contain errors
     startup: list[tuple[str, str | None, int | None]] = field(default_factory=list)  # pgvet (rule, file, line)
+    # the lines pgvet sets aside as a template's (a repository's file: inputs/conf_templates.py), relative to the tree
+    templated: set[tuple[str, int]] = field(default_factory=set)
     subjects: set[str] = field(default_factory=set)  # subjects of pgvet's startup findings (parameters)
     lint_error: str | None = None
     # per older major S: pgvet's startup findings on the tree as a host of S linted with --upgrade-to this major
@@ -103,7 +106,12 @@ class Verdict:
 
     @property
     def agrees(self) -> bool:
-        return self.started != self.pgvet_refuses
+        """PostgreSQL and pgvet say the same — or PostgreSQL refuses only lines pgvet reads as a template's, which a
+        renderer writes before PostgreSQL reads the file (`@POSTGRES_SHARED_BUFFERS@`)."""
+        return self.started != self.pgvet_refuses or self.refused_as_template()
+
+    def refused_as_template(self) -> bool:
+        return not self.started and not self.pgvet_refuses and bool(self.named) and self.named <= self.templated
 
     def places(self) -> set[tuple[str, int]]:
         return {(path, line) for _, path, line in self.startup if path is not None and line is not None}
@@ -113,6 +121,8 @@ class Verdict:
 
     def points_where_postgresql_does(self) -> bool:
         """Every file:line, every rejected parameter and every erroneous file PostgreSQL names, pgvet names."""
+        if self.refused_as_template():
+            return True
         paths = {path for _, path, _ in self.startup}
         return self.named <= self.places() and self.invalid <= self.subjects and self.files <= paths
 
@@ -236,6 +246,9 @@ class Judge:
                           {(self._relative(path), int(line)) for path, line in PLACE.findall(log)},
                           {name.lower() for name in INVALID.findall(log)},
                           {self._relative(path) for path in ERRORS_IN.findall(log)})
+        verdict.templated = {(self._relative(str(path)), line.line) for path in self.conf_dir.rglob("*")
+                             if path.is_file() and not path.is_symlink()
+                             for line in without_template_lines(path.read_text(encoding="latin-1"))[1]}
         auto = self.data / "postgresql.auto.conf" if case.auto_conf else None
         inputs = SnapshotInputs.of(postgresql_conf=conf, postgresql_auto_conf=auto)
         for source in self.upgrades_from:  # the same tree, as a host of an older major about to upgrade
