@@ -249,3 +249,31 @@ def test_a_configuration_naming_its_own_files_still_works(tmp_path: Path, monkey
     monkeypatch.chdir(repository)
     code, stdout, stderr = lint()
     assert code == 1 and [finding["rule_id"] for finding in json.loads(stdout)["findings"]] == ["OPS001"], stderr
+
+
+@pytest.mark.parametrize("named", [".git/hooks/pre-commit", "hooks/pre-commit", ".git/../.git/hooks/pre-commit",
+                                   "sub/.git/hooks/pre-commit"])
+def test_a_found_configuration_names_no_file_of_git_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           named: str) -> None:
+    """`baseline = ".git/hooks/pre-commit"` in a cloned repository: `pgvet baseline create` wrote its JSON over the
+    hook pre-commit had installed, keeping its mode 0755, and the next `git commit` ran it with sh, which ran the
+    `$(…)` of a host name the repository chose. A clone brings no file of .git: git's directory is the user's."""
+    repository = tmp_path / "repository"
+    hook = repository / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True)
+    hook.write_text("#!/bin/sh\nexec pre-commit\n")
+    hook.chmod(0o755)
+    (repository / "hooks").symlink_to(".git/hooks")  # a link inside the repository, into git's directory
+    (repository / "sub" / ".git" / "hooks").mkdir(parents=True)  # a repository within (a vendored clone)
+    (repository / "sub" / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\n")
+    (repository / ".pgvet.toml").write_text(f'baseline = "{named}"\n')
+    monkeypatch.chdir(repository)
+    result = runner.invoke(app, ["baseline", "create", HOST])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"pgvet: error: {repository / '.pgvet.toml'}: 'baseline' names {named}, which is in a "
+                             "git directory (.git): its files are git's, not the repository's (a hook among them runs "
+                             "code); give it with --config to trust it\n")
+    assert hook.read_text() == "#!/bin/sh\nexec pre-commit\n"
+    (repository / ".pgvet.toml").write_text('ignore-file = ".git/config"\n')  # nor is one read
+    code, stdout, stderr = lint()
+    assert code == 2 and stdout == "" and "'ignore-file' names .git/config, which is in a git directory" in stderr
