@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from pgvet.errors import InputError
-from pgvet.inputs.reading import LeadsOut, NotRegular, find_mark_in_bytes, read_input
+from pgvet.inputs.reading import InGitDirectory, LeadsOut, NotRegular, find_mark_in_bytes, read_input
 from pgvet.provenance import Source
 
 __all__ = [
@@ -458,6 +458,13 @@ class _Loader:
             # A named pipe would wait for a writer, a device never end: neither is a configuration file.
             self.problem("unreadable", f'could not read configuration file "{shown}": not a regular file '
                          "(a pipe or a device); not read", here)
+            return False
+        except InGitDirectory:
+            if include is not None:
+                self.problem("outside-root", f"include in a git directory: {shown} (git's files, not the host's); "
+                             "not read", here, fatal=False, target=include)
+                return True
+            self.problem("unreadable", f'could not open configuration file "{shown}": in a git directory', here)
             return False
         except LeadsOut as error:
             if include is not None:
