@@ -165,6 +165,24 @@ def test_yaml_bombs(tmp_path: Path) -> None:
     assert done.returncode == 2 and "bomb.yaml:1" in done.stderr and sound(done.stderr)
 
 
+@pytest.mark.parametrize(("expression", "said"), [
+    (" + ".join(["1"] * 30_000) + " > 0", "an expression of 120001 characters, more than pgvet reads (10000)"),
+    (" + ".join(["1"] * 2_000) + " > 0", "nested more than 100 deep"),
+    ("NOT " * 2_000 + "true", "nested more than 100 deep")])
+def test_an_expression_nested_deep_is_refused_at_its_line(tmp_path: Path, expression: str, said: str) -> None:
+    """A rule's chain of 30 000 `1 + …` crashed pgvet (pglast's segmentation fault, exit 139, no word of why);
+    one of a few thousand was a RecursionError's traceback, in the compiler. A repository's own pack is compiled
+    by `pgvet lint` in its CI."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "deep.yaml").write_text("rules:\n  - id: OPS001\n    name: ops-deep\n    title: t\n    severity: info\n"
+                                     f"    tags: [x]\n    when: \"{expression}\"\n    message: m\n")
+    done = subprocess.run([sys.executable, "-m", "pgvet", "rules", "--rules", str(rules)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PGVET_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 2 and sound(done.stderr), done.stderr[-2000:]
+    assert f"deep.yaml:7: OPS001.when: {said}" in done.stderr, done.stderr[-2000:]
+
+
 def test_yaml_library_warnings_stay_off_stderr(tmp_path: Path) -> None:
     # an anchor defined twice is YAML pgvet reads; ruamel.yaml would print a warning with its source lines
     directory = tmp_path / "anchors"
