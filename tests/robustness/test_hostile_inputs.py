@@ -147,6 +147,21 @@ def test_binary_junk_in_every_input(tmp_path: Path) -> None:
     assert done.returncode == 2 and seconds < 30
 
 
+@pytest.mark.parametrize(("name", "text"), [
+    ("lscpu.txt", '{"lscpu": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+    ("pg_settings.json", "[" * 100_000 + "]" * 100_000),
+    ("collect.json", '{"a": ' * 100_000 + "1" + "}" * 100_000)], ids=["lscpu", "pg_settings", "collect"])
+def test_json_nested_deep_is_refused_at_its_file(tmp_path: Path, name: str, text: str) -> None:
+    """`lscpu -J`'s JSON of a hundred thousand brackets was a RecursionError, reported as pgvet's internal error."""
+    directory = host(tmp_path)
+    (directory / name).write_text(text)
+    done, _ = lint(directory)
+    output = done.stdout + done.stderr
+    assert sound(output), output[-2000:]
+    assert done.returncode == 2 and f"{name}:1: ERROR input: invalid" in output and "nested too deep" in output, (
+        output[-2000:])
+
+
 def test_yaml_bombs(tmp_path: Path) -> None:
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + level)}: &{chr(98 + level)} [*{chr(97 + level)}, *{chr(97 + level)}, *{chr(97 + level)}, "
