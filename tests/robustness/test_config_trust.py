@@ -277,3 +277,29 @@ def test_a_found_configuration_names_no_file_of_git_itself(tmp_path: Path, monke
     (repository / ".pgvet.toml").write_text('ignore-file = ".git/config"\n')  # nor is one read
     code, stdout, stderr = lint()
     assert code == 2 and stdout == "" and "'ignore-file' names .git/config, which is in a git directory" in stderr
+
+
+def test_baseline_create_replaces_no_file_but_a_baseline_a_found_configuration_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`baseline = ".venv/bin/activate"`: the virtual environment in a checkout is the user's, not the repository's
+    (ignored, never committed); `baseline create` wrote its JSON over the script the user sources, and the shell
+    ran the `$(…)` of a host name the repository chose. A baseline it names may replace a baseline only."""
+    repository = tmp_path / "repository"
+    activate = repository / ".venv" / "bin" / "activate"
+    activate.parent.mkdir(parents=True)
+    (repository / ".git").mkdir()
+    activate.write_text("# This file must be used with \"source bin/activate\"\nexport VIRTUAL_ENV=x\n")
+    (repository / ".pgvet.toml").write_text('baseline = ".venv/bin/activate"\n')
+    monkeypatch.chdir(repository)
+    result = runner.invoke(app, ["baseline", "create", HOST])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"pgvet: error: {activate}: not a pgvet baseline, and the configuration "
+                             f"{repository / '.pgvet.toml'} names it: not replaced (give it with -o to replace it)\n")
+    assert activate.read_text().startswith("# This file must be used")
+    (repository / ".pgvet.toml").write_text('baseline = "pgvet-baseline.json"\n')  # a baseline is replaced
+    (repository / "pgvet-baseline.json").write_text('{"format": 1, "findings": {}}\n')
+    assert runner.invoke(app, ["baseline", "create", HOST]).exit_code == 0
+    assert json.loads((repository / "pgvet-baseline.json").read_text())["findings"]
+    (repository / "pgvet-baseline.json").unlink()  # and a new one made
+    assert runner.invoke(app, ["baseline", "create", HOST]).exit_code == 0
+    assert runner.invoke(app, ["baseline", "create", HOST, "-o", str(activate)]).exit_code == 0  # the user's word
