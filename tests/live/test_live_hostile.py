@@ -570,6 +570,34 @@ def test_a_server_file_named_as_a_snapshot_input_is_not_copied(tmp_path: Path, p
         for name in ("sysctl.conf", "meminfo", ".pgvet-ignore.yaml", "sysctl.d/10-x.conf")]
 
 
+def test_a_server_file_named_as_pgvets_configuration_or_gits_is_not_copied(tmp_path: Path, postgres_user: str) -> None:
+    """A server's superuser who writes `include '.pgvet.toml'` into postgresql.conf (the server never reloads it)
+    had the collection, run as root, write that file into the snapshot, root's and so trusted: `pgvet lint .` run in
+    the snapshot found it and applied it (`ignore = ["PGV"]`: no finding, the kernel's included). Nor is a `.git`
+    made in it, which would make the snapshot a repository."""
+    base = pgservers.make_tempdir("pgvet-fakepg-")
+    names = (".pgvet.toml", "pgvet.toml", "pyproject.toml", "conf.d/.pgvet.toml", ".git/config")
+    try:
+        data, config, sockets = base / "data", base / "etc" / "main", base / "sock"
+        for directory in (data, config / "conf.d", config / ".git", sockets):
+            directory.mkdir(parents=True)
+        (config / "postgresql.conf").write_text("".join(f"include '{name}'\n" for name in names)
+                                                + "work_mem = '8MB'\n")
+        for name in names:
+            (config / name).write_text('ignore = ["PGV"]\n')
+        (data / "postgresql.auto.conf").write_text("")
+        pgservers.chown_tree(base)
+        with serve_in_process(standard_answers(str(data)), data=data, socket_dir=sockets, user=postgres_user,
+                              argv=["-D", str(data), "-c", f"config_file={config}/postgresql.conf"]):
+            snapshot = collect_command(tmp_path / "out", f"host={sockets} port=5432 user=postgres")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert _files(snapshot) == OS_FILES | {"collect.json", "pg_settings.json", "postgresql.conf",
+                                           "postgresql.auto.conf"}
+    reason = "not copied: its name is one the snapshot uses for another file"
+    assert _manifest(snapshot)["failed"] == [{"what": f"{config}/{name}", "error": reason} for name in names]
+
+
 def test_a_server_answering_more_than_any_server_holds_is_not_read_further(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Each value and the rows of a query were bounded, not their sum: 100 000 rows of a megabyte each were all

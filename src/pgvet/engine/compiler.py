@@ -58,6 +58,11 @@ class ExpressionError(Exception):
 
 # The longest number literal read: a double's 309 digits and its decimals, written out (no double needs more).
 _MAX_LITERAL_CHARS = 1000
+# The longest expression parsed, and how deep its tree may nest: pglast crashed the process (a segmentation
+# fault) on a chain of tens of thousands of `1 + 1 + …`, and the compiler, the interpreter and the pack's cache
+# walk a tree by recursion, which stopped with a RecursionError at a few thousand. pgvet's own are far smaller.
+MAX_EXPRESSION_CHARS = 10_000
+MAX_EXPRESSION_DEPTH = 100
 
 
 @dataclass(slots=True)
@@ -86,6 +91,9 @@ _SQL_PREFIX = "SELECT "
 def compile_expression(text: str, context: CompileContext, *, want: Kind | None = None) -> Compiled:
     """Parse ``text`` as one SQL expression and compile it; ExpressionError says what is wrong and where."""
     source = str(text)
+    if len(source) > MAX_EXPRESSION_CHARS:
+        raise ExpressionError(f"an expression of {len(source)} characters, more than pgvet reads "
+                              f"({MAX_EXPRESSION_CHARS})")
     try:
         statements = pglast.parse_sql(_SQL_PREFIX + source)
     except pglast.parser.ParseError as error:
@@ -167,6 +175,7 @@ class _Compiler:
     def __init__(self, context: CompileContext) -> None:
         self.context = context
         self.facts: dict[str, None] = {}  # ordered set
+        self.depth = 0  # of the node being compiled
 
     # -- types ----------------------------------------------------------------------------------------
 
@@ -221,7 +230,13 @@ class _Compiler:
         method = getattr(self, "_" + type(node).__name__, None)
         if method is None:
             raise ExpressionError(f"unsupported SQL construct: {type(node).__name__}", _offset(node))
-        return method(node)  # type: ignore[no-any-return]
+        if self.depth >= MAX_EXPRESSION_DEPTH:
+            raise ExpressionError(f"nested more than {MAX_EXPRESSION_DEPTH} deep", _offset(node))
+        self.depth += 1
+        try:
+            return method(node)  # type: ignore[no-any-return]
+        finally:
+            self.depth -= 1
 
     def _A_Const(self, node: Any) -> _Typed:
         if node.isnull:

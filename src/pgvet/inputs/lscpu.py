@@ -128,6 +128,8 @@ def parse_lscpu(text: str, path: str) -> dict[str, Located[CpuValue]]:
             document = json.loads(text)
         except json.JSONDecodeError as error:
             raise ParseError(f"invalid lscpu -J JSON: {error.msg}", Source(path, error.lineno)) from None
+        except RecursionError:
+            raise ParseError("invalid lscpu -J JSON: nested too deep", Source(path, 1)) from None
         if not isinstance(document, dict) or "lscpu" not in document:
             raise ParseError("expected the output of `lscpu -J` (an object with \"lscpu\")", Source(path, 1))
         return _finish(values, path, _walk_json(document["lscpu"], values, path))

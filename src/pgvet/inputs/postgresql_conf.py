@@ -65,7 +65,7 @@ from typing import NamedTuple
 
 from pgvet.errors import InputError
 from pgvet.inputs.conf_templates import TemplateLine, might_be_template, without_template_lines
-from pgvet.inputs.reading import LeadsOut, NotRegular, find_mark_in_bytes, read_input
+from pgvet.inputs.reading import InGitDirectory, LeadsOut, NotRegular, find_mark_in_bytes, read_input
 from pgvet.provenance import Source
 
 __all__ = [
@@ -462,6 +462,13 @@ class _Loader:
             # A named pipe would wait for a writer, a device never end: neither is a configuration file.
             self.problem("unreadable", f'could not read configuration file "{shown}": not a regular file '
                          "(a pipe or a device); not read", here)
+            return False
+        except InGitDirectory:
+            if include is not None:
+                self.problem("outside-root", f"include in a git directory: {shown} (git's files, not the host's); "
+                             "not read", here, fatal=False, target=include)
+                return True
+            self.problem("unreadable", f'could not open configuration file "{shown}": in a git directory', here)
             return False
         except LeadsOut as error:
             if include is not None:

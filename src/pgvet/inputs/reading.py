@@ -51,6 +51,12 @@ class NotRegular(OSError):
     """An input read beneath a directory is no regular file (a pipe, a device): none of a host's files is."""
 
 
+class InGitDirectory(OSError):
+    """An input read beneath a directory lies in a git directory (``.git``) below it: git's own files (its
+    configuration, where a CI checkout keeps the job's token), which no clone brings (git refuses the name in a
+    tree), are none of a host's."""
+
+
 # The one way pgvet opens an input (open_input). Never blocking at the open (a named pipe waits for a writer) nor
 # taking a terminal; beneath a directory, no component is followed as a link by the kernel: pgvet resolves each.
 _INPUT_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -65,8 +71,9 @@ def open_input(path: str, root: str | None = None) -> tuple[int, os.stat_result]
     /proc). With ``root``, the path must lie beneath that directory (as given, links followed: the user's) and only
     a regular file is opened: the path is walked from the directory's descriptor a component at a time, each opened
     with O_NOFOLLOW, and a symbolic link met is resolved by pgvet within the directory (a link to another of its
-    files is read; one that leads out of it, or a ``..`` above it, raises LeadsOut). What is checked is what is
-    opened: a file or a directory swapped for a link between a check and the read cannot lead anywhere else.
+    files is read; one that leads out of it, or a ``..`` above it, raises LeadsOut; a ``.git`` on the way,
+    InGitDirectory). What is checked is what is opened: a file or a directory swapped for a link between a check
+    and the read cannot lead anywhere else.
     """
     if root is None:
         descriptor = os.open(path, _INPUT_FLAGS)
@@ -119,6 +126,8 @@ def _open_beneath(top: int, relative: str, root: str, flags: int) -> int:
                         " through a symbolic link" if links else ""))
                 os.close(directories.pop())
                 continue
+            if name.casefold() == ".git":
+                raise InGitDirectory(errno.EACCES, "in a git directory (.git), whose files are git's, not the host's")
             try:
                 descriptor = os.open(name, flags if not pending else _STEP_FLAGS, dir_fd=directories[-1])
             except OSError as error:

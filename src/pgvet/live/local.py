@@ -39,6 +39,7 @@ from pgvet.live.host import HostFile, utc_now
 from pgvet.live.redact import redact_conf_text
 from pgvet.live.server import ServerReading, SocketPeer
 from pgvet.pgparams.options import VALUE_LETTERS, letter_setting
+from pgvet.run.config import CONFIG_NAMES
 from pgvet.run.suppress import IGNORE_FILE
 
 MAX_CONFIG_BYTES = 16 << 20  # one configuration file; PostgreSQL's own are a few kB
@@ -469,10 +470,10 @@ class _Copier:
         if relative in self.seen:
             return
         self.seen.add(relative)
-        name = "/".join(relative)
-        if name in RESERVED_NAMES or (len(relative) > 1 and relative[0] in RESERVED_DIRECTORIES):
+        if _reserved(relative):
             self.fail(server_path, "its name is one the snapshot uses for another file")
             return
+        name = "/".join(relative)
         self.copy(name, relative, server_path, depth)
 
     def listing(self, relative: tuple[str, ...], server_path: str) -> list[str]:
@@ -495,10 +496,18 @@ class _Copier:
         finally:
             os.close(directory)
         name = "/".join(relative)
-        if name not in RESERVED_NAMES and relative[0] not in RESERVED_DIRECTORIES:
+        if not _reserved(relative) and relative[0] not in RESERVED_DIRECTORIES:
             self.directories.append(HostFile(name, f"include_dir {server_path} ({self.process.described})", utc_now(),
                                              "", server_file=server_path, directory=True))
         return sorted(names, key=os.fsencode)
+
+
+def _reserved(relative: tuple[str, ...]) -> bool:
+    """Whether a server's file may not be copied under this name: one of the snapshot's own, and, anywhere in it, a
+    configuration of pgvet's (written by root, a pgvet run in the snapshot trusted and applied it) or a git
+    directory (which would make the snapshot a repository, and its files git's)."""
+    return ("/".join(relative) in RESERVED_NAMES or (len(relative) > 1 and relative[0] in RESERVED_DIRECTORIES)
+            or relative[-1] in CONFIG_NAMES or any(part.casefold() == ".git" for part in relative))
 
 
 def _copies(process: ServerProcess, reading: ServerReading, data: int) -> tuple[list[HostFile], list[dict[str, str]]]:

@@ -239,6 +239,15 @@ _READ_CUSTOM_SETTINGS = {
 }
 
 
+def _is_command_or_custom(lower: str) -> bool:
+    return lower.endswith("_command") or "." in lower
+
+
+def _may_hold_secret(lower: str) -> bool:
+    """Whether a setting's value may hold a secret (what redact_setting redacts, or may)."""
+    return lower in CONNINFO_PARAMETERS or _is_command_or_custom(lower)
+
+
 def redact_setting(name: str, value: str | None) -> str | None:
     """A setting's value as it may be written: a command or a custom setting's value is ``***`` (an empty one
     stays empty; pg_stat_statements' own, which the rules read, are kept in the form the extension accepts), a
@@ -248,7 +257,7 @@ def redact_setting(name: str, value: str | None) -> str | None:
         return None
     if lower in CONNINFO_PARAMETERS:
         return redact_dsn(value)
-    if lower.endswith("_command") or "." in lower:
+    if _is_command_or_custom(lower):
         form = _READ_CUSTOM_SETTINGS.get(lower)
         if form is not None and form.fullmatch(value.strip()):
             return value
@@ -284,13 +293,18 @@ def redact_conf_text(text: str) -> str:
         quoted = match.group("value")
         closed = len(quoted) > 1 and quoted.endswith("'")
         value = (quoted[1:-1] if closed else quoted[1:]).replace("''", "'") if quoted.startswith("'") else quoted
-        redacted = redact_setting(match.group("commented") or match.group("name"), value)
-        if redacted != value and redacted is not None:
-            # After the value only a comment may follow; anything else (a line PostgreSQL refuses) may go on
-            # with the secret, and goes.
-            tail = match.group("tail")
-            kept = tail if _CLEAN_TAIL.fullmatch(tail) else tail[len(tail.rstrip("\r\n")):]
-            lines[index] = match.group("head") + "'" + redacted.replace("'", "''") + "'" + kept
+        name = match.group("commented") or match.group("name")
+        redacted = redact_setting(name, value)
+        # After the value only a comment may follow; anything else (a line PostgreSQL refuses) may go on with the
+        # secret, and goes: after a value redacted, or one of a setting that may hold a secret (a connection string
+        # with no password, then `'password=…'`).
+        tail = match.group("tail")
+        clean = _CLEAN_TAIL.fullmatch(tail) is not None
+        if redacted is None or (redacted == value and (clean or not _may_hold_secret(name.lower()))):
+            continue
+        kept = tail if clean else tail[len(tail.rstrip("\r\n")):]
+        shown = quoted if redacted == value else "'" + redacted.replace("'", "''") + "'"
+        lines[index] = match.group("head") + shown + kept
     return "\n".join(lines)
 
 

@@ -12,7 +12,16 @@ import os
 from typing import TYPE_CHECKING
 
 from pgvet.findings import HostError, HostResult, LintResult
-from pgvet.report import Spool, error_place, host_file_path, one_line, prose, relative_path, render_with_writer
+from pgvet.report import (
+    Spool,
+    error_place,
+    host_file_path,
+    one_line,
+    prose,
+    relative_path,
+    render_with_writer,
+    without_commands,
+)
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -35,8 +44,8 @@ class Writer:
             place, _, message = warning.partition(": ")
             if directory != "." and not place.startswith(os.sep):
                 place = os.path.join(directory, place)
-            self.lines.write(f"{one_line(place)}: WARNING input: {one_line(message)}\n" if message
-                             else f"{one_line(directory)}: WARNING input: {one_line(warning)}\n")
+            self.lines.write(without_commands(f"{one_line(place)}: WARNING input: {one_line(message)}\n" if message
+                                              else f"{one_line(directory)}: WARNING input: {one_line(warning)}\n"))
             self.warned.add(f"{host.host_facts.name}: {warning}")
         # a finding without a place of its own: where the document declares the host (one directory may hold
         # several), else the directory
@@ -50,15 +59,18 @@ class Writer:
             place = host_file_path(path, host, self.repo_root) + (f":{line}" if line else "") if path else directory
             state = " (suppressed)" if finding.suppressed else " (baseline)" if finding.baseline else ""
             # each text escaped once: escaping the message again would double its escapes' backslashes
-            self.lines.write(one_line(f"{place}: {finding.severity.upper()} {finding.rule_id} {finding.rule_name}: ")
-                             + f"{prose(finding.message)}{state}\n")
+            # a line starts with the place, a repository's path: GitHub Actions obeys one that starts with `::`
+            self.lines.write(without_commands(
+                one_line(f"{place}: {finding.severity.upper()} {finding.rule_id} {finding.rule_name}: ")
+                + f"{prose(finding.message)}{state}\n"))
 
     def error(self, error: HostError) -> None:
         self.errors.append(error)
 
     def finish(self, notices: list[str], summary: RunSummary) -> None:
         for error in self.errors:
-            self.out.write(one_line(f"{self._error_place(error)}: ERROR input: {error.message}") + "\n")
+            self.out.write(without_commands(one_line(f"{self._error_place(error)}: ERROR input: {error.message}"))
+                           + "\n")
         self.lines.copy_to(self.out)
         for notice in notices:  # unused or reasonless suppressions, expired ignore entries
             if notice not in self.warned:

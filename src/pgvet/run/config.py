@@ -160,6 +160,18 @@ def _refuse_outside(key: str, named: str, path: Path, root: Path, config: Path) 
         raise UsageError(f"'{key}' names {named}, which is outside the repository {root} (a configuration found "
                          "by itself may name only its repository's files; give it with --config to trust it)",
                          Source(str(config)))
+    if _in_git_directory(path, real_root):
+        raise UsageError(f"'{key}' names {named}, which is in a git directory (.git): its files are git's, not the "
+                         "repository's (a hook among them runs code); give it with --config to trust it",
+                         Source(str(config)))
+
+
+def _in_git_directory(path: Path, real_root: str) -> bool:
+    """Whether ``path``, links resolved, lies in a ``.git`` of the repository (its own or a repository's within):
+    a clone brings no file there (git refuses the name in a tree), so a configuration naming one names the user's
+    hooks and git's configuration, and a baseline written over an installed hook ran as a shell script."""
+    relative = os.path.relpath(os.path.realpath(path), real_root)
+    return any(part.casefold() == ".git" for part in relative.split(os.sep))
 
 
 def _table(document: dict[str, Any], path: Path) -> dict[str, Any]:
