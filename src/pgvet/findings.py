@@ -37,7 +37,7 @@ class Fix:
     text: str | None = None
 
     def alter_system(self) -> list[str]:
-        return [f"ALTER SYSTEM SET {name} = {quote_setting(value)};" for name, value in self.postgresql.items()]
+        return [f"ALTER SYSTEM SET {name} = {quote_sql(value)};" for name, value in self.postgresql.items()]
 
     def is_empty(self) -> bool:
         return not (self.sysctl or self.postgresql or self.text)
@@ -56,8 +56,11 @@ class Fix:
                 *(f"or in SQL: {statement}" for statement in self.alter_system())]
 
 
-def quote_setting(value: str) -> str:
-    """Quote a value as postgresql.conf and ALTER SYSTEM accept it."""
+def quote_sql(value: str) -> str:
+    """A value as ALTER SYSTEM reads it, a SQL string constant: a quote doubled; one holding a backslash written as an
+    escape string (E'…', its backslashes doubled), which reads the same whatever standard_conforming_strings says."""
+    if "\\" in value:
+        return "E'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
     return "'" + value.replace("'", "''") + "'"
 
 

@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 
 from pgvet.errors import InputError, ParseError
 from pgvet.inputs import postgresql_conf
-from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, ConfSetting, load_conf, parse_conf_text
+from pgvet.findings import quote_sql
+from pgvet.inputs.postgresql_conf import (
+    ConfDirective,
+    ConfProblem,
+    ConfSetting,
+    load_conf,
+    parse_conf_text,
+    quote_setting,
+)
 from pgvet.live import redact
 from pgvet.provenance import Source
 
@@ -389,3 +397,16 @@ def test_a_huge_line_after_a_syntax_error_is_skipped_at_once() -> None:
     assert [(entry.name, entry.value) for entry in entries] == [("port", "5432")]
     assert [problem.message for problem in problems] == ['syntax error in file "f" line 1, near token "="',
                                                          'syntax error in file "f" line 3, near token "b"']
+
+
+@given(st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00\n\r"), max_size=40))
+def test_a_value_pgvet_writes_reads_back_as_itself(value: str) -> None:
+    # a fix's value in postgresql.conf: a backslash is an escape in the file's strings ('C:\\new' read a line feed,
+    # a final backslash left the string open), so it is doubled, as a quote is
+    entries, problems = parse_conf_text(f"archive_command = {quote_setting(value)}\n", "postgresql.conf")
+    assert problems == [] and [entry.value for entry in entries] == [value]  # type: ignore[union-attr]
+
+
+def test_alter_system_is_given_a_backslash_as_an_escape_string() -> None:
+    assert quote_sql("it's") == "'it''s'"
+    assert quote_sql("C:\\new\\") == "E'C:\\\\new\\\\'"  # whatever standard_conforming_strings is

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pgvet.errors import InputError, ParseError, UsageError
-from pgvet.findings import HostResult, quote_setting
+from pgvet.findings import HostResult, quote_sql
 from pgvet.inputs.documents import document_kind, running_steps
-from pgvet.inputs.postgresql_conf import ID, ConfSetting, parse_conf_text
+from pgvet.inputs.postgresql_conf import ID, ConfSetting, parse_conf_text, quote_setting
 from pgvet.inputs.reading import MAX_INPUT_BYTES, NotRegular, read_input
 from pgvet.inputs.sysctl import PAIR_PARTNERS, SysctlSetting, boot_order, parse_sysctl_conf, sysctl_value
 from pgvet.output_file import is_private, write_file
@@ -241,7 +241,7 @@ def render(fix: ConsolidatedFix) -> str:
         out += ["", "-- --- or, on the running server (a restart may be needed"
                 + ("; after the kernel part" if fix.sysctl else "") + ") ---"]
         # ALTER SYSTEM leaves the old lines in postgresql.conf, overridden (PGV406, whose RESET would bring them back)
-        out += [f"ALTER SYSTEM SET {name} = {quote_setting(change.value)};"
+        out += [f"ALTER SYSTEM SET {name} = {quote_sql(change.value)};"
                 for name, change in sorted(fix.postgresql.items())]
         out += ["-- then remove the lines of postgresql.conf that set them: overridden, they no longer say what runs"]
         out.append("")
@@ -405,7 +405,7 @@ def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> Wr
 def _write_setting(files: _Files, name: str, change: Change, fact: Fact | None) -> None:
     value = quote_setting(change.value)
     source = fact.source if fact is not None else None
-    instead = f"ALTER SYSTEM SET {name} = {value};"
+    instead = f"ALTER SYSTEM SET {name} = {quote_sql(change.value)};"
     if source is not None and is_auto_conf(source.path):  # the snapshot's, or a live server's
         files.outcome.left.append(f"{name} = {value}: not written — it is set by ALTER SYSTEM ({source}), which "
                                   f"overrides postgresql.conf; on the server: {instead}")

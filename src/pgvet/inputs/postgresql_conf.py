@@ -75,6 +75,7 @@ __all__ = [
     "ConfSetting",
     "load_conf",
     "parse_conf_text",
+    "quote_setting",
 ]
 
 CONF_FILE_MAX_DEPTH = 10  # PostgreSQL's limit on include nesting (conffiles.h)
@@ -267,6 +268,13 @@ def _descape(token: str) -> str:
     if b"\0" in value:  # an escape giving byte 0 ends the C string
         value = value[: value.index(b"\0")]
     return value.decode("utf-8", "backslashreplace")
+
+
+def quote_setting(value: str) -> str:
+    """A value as postgresql.conf reads it back (_descape): in single quotes, a quote doubled and a backslash escaped
+    (the file's strings take C-like escapes: 'C:\\new' would read as a line feed, and a final backslash would leave
+    the string open)."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def _syntax_problem(path: str, line: int, near: str | None) -> ConfProblem:

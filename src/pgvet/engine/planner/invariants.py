@@ -15,7 +15,8 @@ from pgvet.engine.planner.target import Pin, Setting, Target, fix_settings, labe
 from pgvet.engine.planner.world import World, booted_values
 from pgvet.engine.render import format_sizes
 from pgvet.engine.runtime import Env, EvalError
-from pgvet.findings import Finding, quote_setting
+from pgvet.findings import Finding, quote_sql
+from pgvet.inputs.postgresql_conf import quote_setting
 from pgvet.pgparams import HOT_STANDBY_MINIMUMS
 from pgvet.snapshot.facts import FactValue, HostFacts
 from pgvet.snapshot.pgfacts import is_auto_conf
@@ -89,7 +90,7 @@ def verify_written_where_it_takes_effect(host: HostFacts, values: Mapping[Settin
         fact = host.facts.get(setting.declared_fact) or host.facts.get(setting.fact)
         if fact is not None and is_auto_conf(fact.source.path):
             raise Pin(setting, f"ALTER SYSTEM sets it ({fact.source}), which overrides postgresql.conf: on the server, "
-                               f"ALTER SYSTEM SET {setting.name} = {quote_setting(values[setting])}; then pgvet fix "
+                               f"ALTER SYSTEM SET {setting.name} = {quote_sql(values[setting])}; then pgvet fix "
                                + (f"again before PostgreSQL restarts, and apply its changes first (decided with it: "
                                   f"{others})" if others else
                                   "again (the rest of the target is worked out with the value it has)"))

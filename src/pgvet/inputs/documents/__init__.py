@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any, NamedTuple, Protocol
 
 from pgvet.errors import ParseError
-from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting
+from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting, quote_setting
 from pgvet.inputs.registry import FactType
 from pgvet.inputs.sysctl import SysctlSetting
 from pgvet.pgparams import known_parameter_names
@@ -86,11 +86,11 @@ def yaml_parameter(name: str, value: str) -> str:
 def conf_parameter(name: str, value: str) -> str:
     """A PostgreSQL parameter as a line of postgresql.conf (a text of postgresql.conf a document holds, as a Helm
     chart's extendedConfiguration)."""
-    return f"{name} = {single_quoted(value)}"
+    return f"{name} = {quote_setting(value)}"
 
 
 def single_quoted(value: str) -> str:
-    """A value in single quotes, a quote in it doubled: as both YAML and postgresql.conf read it."""
+    """A value in YAML's single quotes, a quote in it doubled (a backslash is no escape there)."""
     return "'" + value.replace("'", "''") + "'"
 
 
