@@ -137,6 +137,7 @@ def standard_answers(data_directory: str = "/var/lib/postgresql/16/main",
         "FROM pg_replication_slots": Rows(SLOT_COLUMNS, ()),
         "FROM pg_prepared_xacts": Rows((("gid", TEXT), ("owner", TEXT), ("database", TEXT), ("age", FLOAT8),
                                         ("xid_age", INT4)), ()),
+        "pg_get_wal_replay_pause_state()": one("pause_state", TEXT, ""),
         "NOT i.indisvalid": Rows((("nspname", TEXT), ("relname", TEXT), ("relname", TEXT),
                                   ("current_database", TEXT), ("indisvalid", BOOL)), ()),
     }
