@@ -112,3 +112,26 @@ def test_a_standby_whose_replay_paused_for_its_primarys_parameters_is_reported()
         resumed = check(standby)
     assert not [finding for finding in resumed["findings"] if finding["rule_id"] == "PGV967"]
     assert not [skipped for skipped in resumed["not_evaluated"] if skipped["rule_id"] == "PGV967"]
+
+
+def test_a_slot_lost_to_max_slot_wal_keep_size_is_reported_until_dropped() -> None:
+    """max_slot_wal_keep_size caps the WAL an inactive slot holds by invalidating the slot: its standby can never
+    resume from it (wal_status lost). PGV961 stops firing then (the slot holds nothing), and pgvet said nothing
+    of a standby that must now be rebuilt; dropping the slot clears it."""
+    if MAJOR is None:
+        pytest.skip("no PostgreSQL 14 or later with pg_basebackup")
+    with running_cluster(MAJOR, {"max_slot_wal_keep_size": "32MB", "max_wal_size": "64MB"}) as cluster:
+        cluster.sql("SELECT pg_create_physical_replication_slot('gone_standby', true)")
+        cluster.sql("CREATE TABLE ledger (id int, pad text)")
+        for _ in range(3):
+            cluster.sql("INSERT INTO ledger SELECT g, repeat('x', 200) FROM generate_series(1, 200000) g")
+            cluster.sql("CHECKPOINT")
+        assert cluster.sql("SELECT wal_status FROM pg_replication_slots") == [("lost",)]
+        lost = check(cluster)
+        cluster.sql("SELECT pg_drop_replication_slot('gone_standby')")
+        dropped = check(cluster)
+    [finding] = [finding for finding in lost["findings"] if finding["rule_id"] == "PGV968"]
+    assert finding["subject"] == "gone_standby" and finding["severity"] == "warning"
+    assert "max_slot_wal_keep_size = 32.0 MiB" in finding["message"]
+    assert "pg_drop_replication_slot('gone_standby')" in finding["fix"]["text"]
+    assert not [finding for finding in dropped["findings"] if finding["rule_id"] == "PGV968"]
