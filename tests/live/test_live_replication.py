@@ -135,3 +135,29 @@ def test_a_slot_lost_to_max_slot_wal_keep_size_is_reported_until_dropped() -> No
     assert "max_slot_wal_keep_size = 32.0 MiB" in finding["message"]
     assert "pg_drop_replication_slot('gone_standby')" in finding["fix"]["text"]
     assert not [finding for finding in dropped["findings"] if finding["rule_id"] == "PGV968"]
+
+
+def test_a_primary_about_to_restart_with_more_than_its_standbys_is_warned() -> None:
+    """max_connections raised in the primary's files, not yet restarted, with a standby streaming from it: the
+    restart would pause the standby's replay (PGV967), and pgvet said only that a restart was pending (PGV955).
+    Once the standby has as much and the primary has restarted, nothing is pending and nothing pauses."""
+    if MAJOR is None:
+        pytest.skip("no PostgreSQL 14 or later with pg_basebackup")
+    with running_cluster(MAJOR) as primary, standby_of(primary) as standby:
+        [(primary_connections,)] = primary.sql("SHOW max_connections")
+        raised = int(primary_connections) + 20
+        primary.sql(f"ALTER SYSTEM SET max_connections = {raised}")
+        primary.sql("SELECT pg_reload_conf()")
+        pending = check(primary)
+        standby.sql(f"ALTER SYSTEM SET max_connections = {raised}")
+        standby.restart()
+        primary.restart()
+        primary.sql("CREATE TABLE after_the_change (id int)")
+        assert replay_state(standby, "not paused") == "not paused"
+        restarted = check(primary)
+    [finding] = [finding for finding in pending["findings"] if finding["rule_id"] == "PGV969"]
+    assert finding["subject"] == "max_connections" and finding["severity"] == "warning"
+    assert f"max_connections = {raised}" in finding["message"] and "1 standby" in finding["message"]
+    assert f"at least {raised}" in finding["fix"]["text"]
+    assert not [finding for finding in restarted["findings"] if finding["rule_id"] == "PGV969"]
+    assert not [skipped for skipped in restarted["not_evaluated"] if skipped["rule_id"] == "PGV969"]

@@ -594,6 +594,13 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
                    else "CASE WHEN pg_is_wal_replay_paused() THEN 'paused' ELSE 'not paused' END")
     [replay_pause_state] = reader.values(
         "WAL replay", f"SELECT CASE WHEN pg_is_in_recovery() THEN {pause_state} ELSE '' END", (text,))
+    # The standbys streaming from this server: its WAL senders but a logical slot's (a subscriber) and a base
+    # backup's. Each needs at least this server's max_connections… (PGV969).
+    [standbys] = reader.values("pg_stat_replication", """
+        SELECT count(*) FROM pg_stat_replication r
+        WHERE r.state IS DISTINCT FROM 'backup'
+              AND NOT EXISTS (SELECT FROM pg_replication_slots s WHERE s.active_pid = r.pid
+                              AND s.slot_type = 'logical')""", (integer,))
     statistics = {
         "connections": connections,
         "temp_files": temp_files,
@@ -606,6 +613,7 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         "checkpoints_stats_reset": stats_reset,
         "checkpoints_wal_bytes": checkpoints_wal_bytes,
         "wal_replay_pause_state": replay_pause_state,
+        "standbys": standbys,
     }
     connection_facts = {"host": info.host, "port": info.port, "dbname": info.dbname, "user": info.user,
                         "unix_socket": peer is not None}
