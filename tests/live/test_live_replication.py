@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -161,3 +162,21 @@ def test_a_primary_about_to_restart_with_more_than_its_standbys_is_warned() -> N
     assert f"at least {raised}" in finding["fix"]["text"]
     assert not [finding for finding in restarted["findings"] if finding["rule_id"] == "PGV969"]
     assert not [skipped for skipped in restarted["not_evaluated"] if skipped["rule_id"] == "PGV969"]
+
+
+def test_a_slot_cap_larger_than_the_free_wal_space_is_no_cap(tmp_path: Path) -> None:
+    """An inactive slot holding WAL under max_slot_wal_keep_size = 1000TB: PGV961 said the cap would invalidate
+    the slot before harm, while the WAL filesystem fills long before that, and PostgreSQL stops."""
+    if MAJOR is None:
+        pytest.skip("no PostgreSQL 14 or later with pg_basebackup")
+    config = tmp_path / "pgvet.toml"
+    config.write_text('[params.PGV961]\nminimum = "1MB"\n')
+    with running_cluster(MAJOR, {"max_slot_wal_keep_size": "1000TB"}) as capped:
+        capped.sql("SELECT pg_create_physical_replication_slot('gone_standby', true)")
+        capped.sql("CREATE TABLE ledger (id int)")
+        capped.sql("INSERT INTO ledger SELECT generate_series(1, 100000)")
+        document = json.loads(pgvet("check", "--dsn", capped.dsn(), "--no-input", "--format", "json",
+                                    "--config", str(config)).stdout)
+    [finding] = [finding for finding in document["findings"] if finding["rule_id"] == "PGV961"]
+    assert "fills before the slot is invalidated" in finding["message"]
+    assert "max_slot_wal_keep_size = 1000 TiB lets it hold" in finding["message"]
