@@ -134,6 +134,7 @@ def standard_answers(data_directory: str = "/var/lib/postgresql/16/main",
         "state LIKE 'idle in transaction%'": Rows(IDLE_COLUMNS, ()),
         "FROM pg_stat_activity": one("count", INT8, "1"),
         "unnest(s.setconfig)": Rows((("datname", TEXT), ("rolname", TEXT), ("unnest", TEXT)), ()),
+        "FROM pg_subscription": one("coalesce", TEXT, ""),
         "FROM pg_stat_replication": one("count", INT8, "0"),  # before the slots': its query names them too
         "FROM pg_replication_slots": Rows(SLOT_COLUMNS, ()),
         "FROM pg_prepared_xacts": Rows((("gid", TEXT), ("owner", TEXT), ("database", TEXT), ("age", FLOAT8),

@@ -180,3 +180,29 @@ def test_a_slot_cap_larger_than_the_free_wal_space_is_no_cap(tmp_path: Path) -> 
     [finding] = [finding for finding in document["findings"] if finding["rule_id"] == "PGV961"]
     assert "fills before the slot is invalidated" in finding["message"]
     assert "max_slot_wal_keep_size = 1000 TiB lets it hold" in finding["message"]
+
+
+def test_a_disabled_subscription_is_reported_on_its_subscriber() -> None:
+    """A logical replication subscriber whose subscription is disabled (by hand, or from 15 by disable_on_error
+    after an apply error) applies nothing and lets its publisher's slot hold WAL: pgvet said nothing of it on the
+    subscriber. Enabled again, the finding clears."""
+    if MAJOR is None:
+        pytest.skip("no PostgreSQL 14 or later with pg_basebackup")
+    with running_cluster(MAJOR, {"wal_level": "logical"}) as publisher, running_cluster(MAJOR) as subscriber:
+        for cluster in (publisher, subscriber):
+            cluster.sql("CREATE TABLE orders (id int PRIMARY KEY)")
+        publisher.sql("CREATE PUBLICATION shop FOR TABLE orders")
+        subscriber.sql(f"CREATE SUBSCRIPTION shop_copy CONNECTION 'host={publisher.socket_dir} port={PORT} "
+                       "user=postgres dbname=postgres' PUBLICATION shop")
+        enabled_before = check(subscriber)
+        subscriber.sql("ALTER SUBSCRIPTION shop_copy DISABLE")
+        disabled = check(subscriber)
+        subscriber.sql("ALTER SUBSCRIPTION shop_copy ENABLE")
+        enabled = check(subscriber)
+        subscriber.sql("DROP SUBSCRIPTION shop_copy")
+    [finding] = [finding for finding in disabled["findings"] if finding["rule_id"] == "PGV970"]
+    assert finding["severity"] == "warning" and "shop_copy" in finding["message"]
+    assert "ALTER SUBSCRIPTION shop_copy ENABLE" in finding["fix"]["text"]
+    for document in (enabled_before, enabled):
+        assert not [finding for finding in document["findings"] if finding["rule_id"] == "PGV970"]
+        assert not [skipped for skipped in document["not_evaluated"] if skipped["rule_id"] == "PGV970"]

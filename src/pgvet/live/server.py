@@ -601,6 +601,11 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         WHERE r.state IS DISTINCT FROM 'backup'
               AND NOT EXISTS (SELECT FROM pg_replication_slots s WHERE s.active_pid = r.pid
                               AND s.slot_type = 'logical')""", (integer,))
+    # Subscriptions (a shared catalog: every database's) disabled by ALTER SUBSCRIPTION … DISABLE or, from 15, by
+    # disable_on_error after an apply error: their names, '' when none is.
+    [disabled_subscriptions] = reader.values(
+        "pg_subscription", "SELECT COALESCE(string_agg(quote_ident(subname), ', ' ORDER BY subname), '') "
+        "FROM pg_subscription WHERE NOT subenabled", (text,))
     statistics = {
         "connections": connections,
         "temp_files": temp_files,
@@ -614,6 +619,7 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         "checkpoints_wal_bytes": checkpoints_wal_bytes,
         "wal_replay_pause_state": replay_pause_state,
         "standbys": standbys,
+        "disabled_subscriptions": disabled_subscriptions,
     }
     connection_facts = {"host": info.host, "port": info.port, "dbname": info.dbname, "user": info.user,
                         "unix_socket": peer is not None}

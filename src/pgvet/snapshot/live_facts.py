@@ -229,6 +229,7 @@ GAP_GIVES: dict[str, tuple[str, ...]] = {
     "pg_stat_checkpointer": ("live.checkpoints_timed", "live.checkpoints_requested", "live.checkpoints_wal_bytes"),
     "WAL replay": ("live.wal_replay_pause_state",),
     "pg_stat_replication": ("live.standbys",),
+    "pg_subscription": ("live.disabled_subscriptions",),
     "pg_db_role_setting": ("role_setting",),
     "pg_replication_slots": ("slot",),
     "pg_prepared_xacts": ("prepared",),
