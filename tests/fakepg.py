@@ -134,9 +134,12 @@ def standard_answers(data_directory: str = "/var/lib/postgresql/16/main",
         "state LIKE 'idle in transaction%'": Rows(IDLE_COLUMNS, ()),
         "FROM pg_stat_activity": one("count", INT8, "1"),
         "unnest(s.setconfig)": Rows((("datname", TEXT), ("rolname", TEXT), ("unnest", TEXT)), ()),
+        "FROM pg_subscription": one("coalesce", TEXT, ""),
+        "FROM pg_stat_replication": one("count", INT8, "0"),  # before the slots': its query names them too
         "FROM pg_replication_slots": Rows(SLOT_COLUMNS, ()),
         "FROM pg_prepared_xacts": Rows((("gid", TEXT), ("owner", TEXT), ("database", TEXT), ("age", FLOAT8),
                                         ("xid_age", INT4)), ()),
+        "pg_get_wal_replay_pause_state()": one("pause_state", TEXT, ""),
         "NOT i.indisvalid": Rows((("nspname", TEXT), ("relname", TEXT), ("relname", TEXT),
                                   ("current_database", TEXT), ("indisvalid", BOOL)), ()),
     }

@@ -1,8 +1,8 @@
 """Outage checks, each on a real cluster brought into that state and read by a pg_monitor role: transaction ID
 and multixact age past their freeze limits (held back by an open transaction), a replication slot retaining WAL,
 an old prepared transaction, a session idle in a transaction, an invalid index; pg_db_role_setting judged per
-role and database. The 2-billion limit cannot be reached on a real cluster in a test: its arithmetic is checked
-on a fake server's answer."""
+role and database. The 2-billion limit cannot be reached by consuming transactions in a test: a real cluster is
+moved near it with pg_resetwal, and its arithmetic past it is checked on a fake server's answer."""
 
 from __future__ import annotations
 
@@ -255,6 +255,47 @@ def test_wraparound_arithmetic_near_the_limit(tmp_path: Path) -> None:
     assert near["app"].values["left"] == 2**31 - 1 - 3_000_000 - 1_700_000_000
     assert near["postgres"].severity == "error"
     assert "transaction IDs old" in near["postgres"].message and "multixacts old" in near["app"].message
+
+
+
+RESETWAL_MAJOR = next((major for major in (15, 16, 17, 18) if (directory := pgservers.bindir(major)) is not None
+                       and (directory / "pg_resetwal").is_file()), None)
+CLOG_XIDS_PER_SEGMENT = 32 * 8192 * 4  # 32 pages of 8 kB, 4 transactions a byte
+
+
+def test_a_real_cluster_near_wraparound_and_vacuumed(tmp_path: Path) -> None:
+    """A real cluster moved near wraparound: pg_resetwal -x 1 700 000 000 on the stopped cluster, with the pg_xact
+    segment that transaction ID falls in made (zeros, as PostgreSQL's documentation of -x says), autovacuum's
+    anti-wraparound vacuum held off by autovacuum_freeze_max_age at its 2 billion maximum. Every database is then
+    1.7 billion transactions old, past the failsafe age: PGV960 counts what is left as PostgreSQL does (2³¹ − 1
+    less its 3 million margin, less the age); VACUUM FREEZE in each clears it."""
+    if RESETWAL_MAJOR is None:
+        pytest.skip("no PostgreSQL 15 or later with pg_resetwal")
+    next_xid = 1_700_000_000
+    settings = {"autovacuum": "off", "autovacuum_freeze_max_age": "2000000000"}
+    with running_cluster(RESETWAL_MAJOR, settings) as cluster:
+        pgservers.run(RESETWAL_MAJOR, "pg_ctl", ["stop", "-w", "-m", "fast", "-D", str(cluster.data)])
+        (cluster.data / "pg_xact" / f"{next_xid // CLOG_XIDS_PER_SEGMENT:04X}").write_bytes(bytes(32 * 8192))
+        pgservers.chown_tree(cluster.data)
+        reset = pgservers.run(RESETWAL_MAJOR, "pg_resetwal", ["-x", str(next_xid), str(cluster.data)])
+        assert reset.returncode == 0, reset.stderr
+        cluster.restart()
+        near = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json").stdout)
+        cluster.sql("ALTER DATABASE template0 ALLOW_CONNECTIONS true")  # as the fix says
+        for database in ("postgres", "template0", "template1"):
+            with psycopg.connect(cluster.dsn().replace("dbname=postgres", f"dbname={database}"),
+                                 autocommit=True) as connection:
+                connection.execute("VACUUM (FREEZE)")
+        vacuumed = json.loads(pgvet("check", "--dsn", cluster.dsn(), "--no-input", "--format", "json").stdout)
+    findings = {finding["subject"]: finding for finding in near["findings"] if finding["rule_id"] == "PGV960"}
+    assert set(findings) == {"postgres", "template0", "template1"}
+    for finding in findings.values():
+        age = finding["values"]["xid_age"]
+        assert next_xid - 1000 < age < next_xid
+        assert finding["values"]["left"] == 2**31 - 1 - 3_000_000 - age
+        assert finding["severity"] == "error"
+    assert "ALLOW_CONNECTIONS true" in findings["template0"]["fix"]["text"]
+    assert not [finding for finding in vacuumed["findings"] if finding["rule_id"] in ("PGV958", "PGV960")]
 
 
 def answers_rows_of_database() -> tuple[tuple[str, int], ...]:

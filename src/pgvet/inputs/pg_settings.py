@@ -538,7 +538,8 @@ def live_facts(server: LiveServer) -> dict[str, Located[LiveValue]]:
 
     for statistic in ("connections", "temp_files", "temp_bytes", "checkpoints_timed", "checkpoints_requested",
                       "checkpoints_wal_bytes", "wal_filesystem_free_bytes", "wal_filesystem_bytes",
-                      "ssl_files_missing"):
+                      "ssl_files_missing", "wal_replay_pause_state", "standbys",
+                      "disabled_subscriptions"):
         located = _statistic(server, statistic)
         if located is not None:
             facts[f"live.{statistic}"] = Located(located.value, located.source)  # type: ignore[arg-type]

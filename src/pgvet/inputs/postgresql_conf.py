@@ -382,6 +382,7 @@ class _Loader:
     syntax_error_limit: int
     given: frozenset[str]  # absolute paths of the top files the user named
     templates: bool  # the files are a renderer's sources (conf_templates): their template lines are set aside
+    server_dir: str | None = None  # the server's directory that root stands for (a collected snapshot)
     result: ConfResult = field(default_factory=ConfResult)
     stack: list[str] = field(default_factory=list)  # absolute paths of the files being read
     real_paths: dict[str, str] = field(default_factory=dict)  # realpath, worked out once, when needed
@@ -414,8 +415,13 @@ class _Loader:
         return f"include outside the snapshot: {shown}{' (a symbolic link leads out of it)' if link else ''}; not read"
 
     def absolute(self, location: str, calling: Source) -> str:
-        """AbsoluteConfigLocation: absolute as given, else joined to the calling file's directory."""
+        """AbsoluteConfigLocation: absolute as given, else joined to the calling file's directory. An absolute path
+        into the server's directory that the root stands for is the root's copy of it."""
         if os.path.isabs(location):
+            if self.server_dir is not None:
+                normal = os.path.normpath(location)
+                if _within(normal, self.server_dir):
+                    return os.path.join(os.path.abspath(self.root), os.path.relpath(normal, self.server_dir))
             return location
         return os.path.normpath(os.path.join(os.path.dirname(calling.path), location))
 
@@ -589,18 +595,21 @@ class _Loader:
 
 def load_conf(main: Path, *, root: Path, auto_conf: Path | None = None, display_base: Path | None = None,
               syntax_error_limit: int = MAX_SYNTAX_ERRORS, given: Collection[Path] = (), templates: bool = False,
-              ) -> ConfResult:
+              server_dir: str | None = None) -> ConfResult:
     """Read ``main`` with its includes, then ``auto_conf``, as PostgreSQL does at startup.
 
     Every file is read beneath ``root`` (inputs/reading.py, open_input), but the top files in ``given``, which the
     user named: an included file resolving outside it is not read (an ``outside-root`` problem). Source
-    paths are relative to ``display_base`` when given, else the paths PostgreSQL would show.
+    paths are relative to ``display_base`` when given, else the paths PostgreSQL would show. ``server_dir``: the
+    directory on the server that ``root`` is a copy of (a collected snapshot's configuration directory): an
+    absolute include into it is read from ``root``.
     ``syntax_error_limit=1`` reproduces the ``pg_file_settings`` view instead of server start. ``templates``: the
     files are a repository's, which a renderer may write (inputs/conf_templates.py): the lines a template writes
     are set aside (ConfResult.templated), not judged as PostgreSQL would read them unrendered.
     """
     loader = _Loader(os.fspath(root), os.path.abspath(display_base) if display_base is not None else None,
-                     syntax_error_limit, frozenset(os.path.abspath(path) for path in given), templates)
+                     syntax_error_limit, frozenset(os.path.abspath(path) for path in given), templates,
+                     server_dir=None if server_dir is None else os.path.normpath(server_dir))
     main_path = os.path.abspath(main)
     ok = loader.parse_file(main_path, strict=True, calling=None, calling_abs=None, depth=0)
     if auto_conf is not None:

@@ -57,6 +57,10 @@ class NotCopied(Exception):
     """Why the server's files, or one of them, are not copied."""
 
 
+class Absent(NotCopied):
+    """A file, or a directory on its way, that does not exist (what ``include_if_exists`` lets PostgreSQL skip)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Credentials:
     """The OS user a process runs as (its filesystem ids, which the kernel checks when it opens a file)."""
@@ -257,6 +261,8 @@ class _Reader:
                     return NotCopied(f"{shown} is a symbolic link, which pgvet does not follow")
             except OSError:
                 pass
+        if error.errno == errno.ENOENT:
+            return Absent(f"{shown}: {error.strerror}")
         return NotCopied(f"{shown}: {error.strerror}")
 
     def directory(self, start: int, parts: tuple[str, ...], shown: str) -> int:
@@ -424,10 +430,11 @@ class _Copier:
     def fail(self, server_path: str, reason: str) -> None:
         self.failures.append({"what": server_path, "error": f"not copied: {reason}"})
 
-    def copy(self, name: str, parts: tuple[str, ...], server_path: str, depth: int, *, data: int | None = None
-             ) -> None:
+    def copy(self, name: str, parts: tuple[str, ...], server_path: str, depth: int, *, data: int | None = None,
+             optional: bool = False) -> None:
         """Copy ``parts`` below the configuration directory (or the ``data`` directory) as ``name``, then what
-        it includes."""
+        it includes. ``optional``: an ``include_if_exists``, whose absent file PostgreSQL skips (and so does the
+        copy: the copied include says it is absent)."""
         if len(self.copies) >= MAX_CONFIG_FILES:
             self.fail(server_path, f"more than {MAX_CONFIG_FILES} configuration files")
             return
@@ -438,6 +445,10 @@ class _Copier:
         try:
             text = self.reader.text(directory, parts, dirname(server_path) if data is not None
                                     else "/" + "/".join(self.config_dir))
+        except Absent as refusal:
+            if not optional:
+                self.fail(server_path, str(refusal))
+            return
         except NotCopied as refusal:
             self.fail(server_path, str(refusal))
             return
@@ -464,9 +475,9 @@ class _Copier:
                 for name in self.listing(relative, target):
                     self.file((*relative, name), join(target, name), depth)
             else:
-                self.file(relative, target, depth)
+                self.file(relative, target, depth, optional=entry.kind == "include_if_exists")
 
-    def file(self, relative: tuple[str, ...], server_path: str, depth: int) -> None:
+    def file(self, relative: tuple[str, ...], server_path: str, depth: int, *, optional: bool = False) -> None:
         if relative in self.seen:
             return
         self.seen.add(relative)
@@ -474,7 +485,7 @@ class _Copier:
             self.fail(server_path, "its name is one the snapshot uses for another file")
             return
         name = "/".join(relative)
-        self.copy(name, relative, server_path, depth)
+        self.copy(name, relative, server_path, depth, optional=optional)
 
     def listing(self, relative: tuple[str, ...], server_path: str) -> list[str]:
         """The ``*.conf`` files of an include_dir, in byte order, as PostgreSQL takes them."""

@@ -587,6 +587,25 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         WHERE NOT i.indisvalid{building if version_num >= 120000 else ''}
         ORDER BY 1, 2""", len(INDEX_COLUMNS), lambda row: dict(zip(
         INDEX_COLUMNS, (*(required_text(each) for each in row[:4]), boolean(row[4])), strict=True)))
+    # A standby's WAL replay: paused by pg_wal_replay_pause(), or, from 14, by the standby itself when its primary
+    # runs more max_connections, max_worker_processes, max_wal_senders, max_prepared_transactions or
+    # max_locks_per_transaction than it has (12 and 13 shut down instead). '' on a server that is not a standby.
+    pause_state = ("pg_get_wal_replay_pause_state()" if version_num >= 140000
+                   else "CASE WHEN pg_is_wal_replay_paused() THEN 'paused' ELSE 'not paused' END")
+    [replay_pause_state] = reader.values(
+        "WAL replay", f"SELECT CASE WHEN pg_is_in_recovery() THEN {pause_state} ELSE '' END", (text,))
+    # The standbys streaming from this server: its WAL senders but a logical slot's (a subscriber) and a base
+    # backup's. Each needs at least this server's max_connections… (PGV969).
+    [standbys] = reader.values("pg_stat_replication", """
+        SELECT count(*) FROM pg_stat_replication r
+        WHERE r.state IS DISTINCT FROM 'backup'
+              AND NOT EXISTS (SELECT FROM pg_replication_slots s WHERE s.active_pid = r.pid
+                              AND s.slot_type = 'logical')""", (integer,))
+    # Subscriptions (a shared catalog: every database's) disabled by ALTER SUBSCRIPTION … DISABLE or, from 15, by
+    # disable_on_error after an apply error: their names, '' when none is.
+    [disabled_subscriptions] = reader.values(
+        "pg_subscription", "SELECT COALESCE(string_agg(quote_ident(subname), ', ' ORDER BY subname), '') "
+        "FROM pg_subscription WHERE NOT subenabled", (text,))
     statistics = {
         "connections": connections,
         "temp_files": temp_files,
@@ -598,6 +617,9 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
         "checkpoints_view": checkpoint_view,
         "checkpoints_stats_reset": stats_reset,
         "checkpoints_wal_bytes": checkpoints_wal_bytes,
+        "wal_replay_pause_state": replay_pause_state,
+        "standbys": standbys,
+        "disabled_subscriptions": disabled_subscriptions,
     }
     connection_facts = {"host": info.host, "port": info.port, "dbname": info.dbname, "user": info.user,
                         "unix_socket": peer is not None}

@@ -8,6 +8,7 @@ The target major version decides which parameter table judges the settings: host
 
 from __future__ import annotations
 
+import posixpath
 from collections import Counter
 from collections.abc import Mapping
 from functools import cache, lru_cache
@@ -104,7 +105,7 @@ def load(host: HostFacts, root: Path, inputs: SnapshotInputs, version: Located[o
         # a repository's files (nothing captured from a machine or a server) may be a renderer's sources
         templates = live is None and not copied and not any(inputs.every(kind.name) for kind in INPUT_KINDS
                                                             if kind.collected)
-        conf = _load_conf(host, root, inputs, declared, templates)
+        conf = _load_conf(host, root, inputs, declared, templates, (copied or {}).get("postgresql.conf"))
         templated = _templated(host, conf)
         params = {setting.name: _param_of(param_table.major, setting.name) for setting in conf.settings}
         _conf_items(host, conf, param_table, params, major)
@@ -183,10 +184,14 @@ def _display(path: Path, root: Path) -> str:
 
 
 def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs, declared: ConfResult | None,
-               templates: bool) -> ConfResult:
+               templates: bool, server_config_file: str | None) -> ConfResult:
+    """``server_config_file``: the server's configuration file the snapshot's postgresql.conf copies (a
+    collection's), whose directory the snapshot stands for: an absolute include into it is read from the copy."""
     main = inputs.first("postgresql_conf") or inputs.first("postgresql_auto_conf")
     auto = inputs.first("postgresql_auto_conf") if inputs.first("postgresql_conf") is not None else None
-    conf = (load_conf(main, root=root, auto_conf=auto, display_base=root, given=inputs.given, templates=templates)
+    server_dir = None if server_config_file is None else posixpath.dirname(server_config_file)
+    conf = (load_conf(main, root=root, auto_conf=auto, display_base=root, given=inputs.given, templates=templates,
+                      server_dir=server_dir)
             if main is not None else ConfResult())
     host.unmarked_files.update(conf.unmarked_files)
     host.marked_files.update(name for name in conf.files if name not in conf.unmarked_files)
