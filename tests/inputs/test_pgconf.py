@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pgvet.errors import InputError, ParseError
-from pgvet.inputs import postgresql_conf
 from pgvet.findings import quote_sql
+from pgvet.inputs import postgresql_conf
 from pgvet.inputs.postgresql_conf import (
     ConfDirective,
     ConfProblem,
