@@ -541,19 +541,18 @@ def test_ctrl_c_during_check_says_what_was_left(tmp_path: Path, monkeypatch: pyt
     assert (tmp_path / "kept" / "collect.json").is_file()
 
 
-def test_a_server_file_named_as_a_snapshot_input_is_not_copied(tmp_path: Path, postgres_user: str) -> None:
-    """A configuration that includes files named as the snapshot's own inputs (sysctl.conf, meminfo, a
-    sysctl.d directory, the ignore file): copied, the snapshot would read them as the kernel's settings, the
-    host's memory or suppressions. They are not copied, and the manifest says why."""
+def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[str, ...]) -> tuple[Path, Path]:
+    """A server whose postgresql.conf includes each of ``names`` (each a file setting work_mem), collected: the
+    snapshot, and the server's configuration directory."""
     base = pgservers.make_tempdir("pgvet-fakepg-")
     try:
         data, config, sockets = base / "data", base / "etc" / "main", base / "sock"
-        for directory in (data, config / "sysctl.d", sockets):
-            directory.mkdir(parents=True)
+        for directory in (data, sockets, *{(config / name).parent for name in names}):
+            directory.mkdir(parents=True, exist_ok=True)
         (config / "postgresql.conf").write_text(
-            "include 'sysctl.conf'\ninclude 'meminfo'\ninclude '.pgvet-ignore.yaml'\ninclude_dir 'sysctl.d'\n"
-            "work_mem = '8MB'\n")
-        for name in ("sysctl.conf", "meminfo", ".pgvet-ignore.yaml", "sysctl.d/10-x.conf"):
+            "".join(f"include_dir '{name.split('/')[0]}'\n" if name.startswith("sysctl.d/") else f"include '{name}'\n"
+                    for name in names) + "work_mem = '8MB'\n")
+        for name in names:
             (config / name).write_text("work_mem = '9MB'\n")
         (data / "postgresql.auto.conf").write_text("")
         pgservers.chown_tree(base)
@@ -564,36 +563,21 @@ def test_a_server_file_named_as_a_snapshot_input_is_not_copied(tmp_path: Path, p
         shutil.rmtree(base, ignore_errors=True)
     assert _files(snapshot) == OS_FILES | {"collect.json", "pg_settings.json", "postgresql.conf",
                                            "postgresql.auto.conf"}
-    reason = "not copied: its name is one the snapshot uses for another file"
-    assert _manifest(snapshot)["failed"] == [
-        {"what": f"{config}/{name}", "error": reason}
-        for name in ("sysctl.conf", "meminfo", ".pgvet-ignore.yaml", "sysctl.d/10-x.conf")]
+    return snapshot, config
 
 
-def test_a_server_file_named_as_pgvets_configuration_or_gits_is_not_copied(tmp_path: Path, postgres_user: str) -> None:
-    """A server's superuser who writes `include '.pgvet.toml'` into postgresql.conf (the server never reloads it)
-    had the collection, run as root, write that file into the snapshot, root's and so trusted: `pgvet lint .` run in
-    the snapshot found it and applied it (`ignore = ["PGV"]`: no finding, the kernel's included). Nor is a `.git`
-    made in it, which would make the snapshot a repository."""
-    base = pgservers.make_tempdir("pgvet-fakepg-")
-    names = (".pgvet.toml", "pgvet.toml", "pyproject.toml", "conf.d/.pgvet.toml", ".git/config")
-    try:
-        data, config, sockets = base / "data", base / "etc" / "main", base / "sock"
-        for directory in (data, config / "conf.d", config / ".git", sockets):
-            directory.mkdir(parents=True)
-        (config / "postgresql.conf").write_text("".join(f"include '{name}'\n" for name in names)
-                                                + "work_mem = '8MB'\n")
-        for name in names:
-            (config / name).write_text('ignore = ["PGV"]\n')
-        (data / "postgresql.auto.conf").write_text("")
-        pgservers.chown_tree(base)
-        with serve_in_process(standard_answers(str(data)), data=data, socket_dir=sockets, user=postgres_user,
-                              argv=["-D", str(data), "-c", f"config_file={config}/postgresql.conf"]):
-            snapshot = collect_command(tmp_path / "out", f"host={sockets} port=5432 user=postgres")
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-    assert _files(snapshot) == OS_FILES | {"collect.json", "pg_settings.json", "postgresql.conf",
-                                           "postgresql.auto.conf"}
+@pytest.mark.parametrize("names", [
+    # named as the snapshot's own inputs: copied, the snapshot would read them as the kernel's settings, the host's
+    # memory or suppressions
+    ("sysctl.conf", "meminfo", ".pgvet-ignore.yaml", "sysctl.d/10-x.conf"),
+    # a server's superuser who writes `include '.pgvet.toml'` (the server never reloads it) had the collection, run
+    # as root, write that file into the snapshot, root's and so trusted: `pgvet lint .` run in the snapshot applied
+    # it (`ignore = ["PGV"]`); nor is a `.git` made in it, which would make the snapshot a repository
+    (".pgvet.toml", "pgvet.toml", "pyproject.toml", "conf.d/.pgvet.toml", ".git/config"),
+], ids=["snapshot-inputs", "pgvet-and-git-configuration"])
+def test_a_server_file_the_snapshot_must_not_hold_is_not_copied(tmp_path: Path, postgres_user: str,
+                                                                 names: tuple[str, ...]) -> None:
+    snapshot, config = _collected_with_includes(tmp_path, postgres_user, names)
     reason = "not copied: its name is one the snapshot uses for another file"
     assert _manifest(snapshot)["failed"] == [{"what": f"{config}/{name}", "error": reason} for name in names]
 

@@ -85,6 +85,14 @@ def replay_state(standby: LiveCluster, wanted: str) -> str:
     return state
 
 
+def _raise_max_connections(primary: LiveCluster) -> int:
+    """The primary's max_connections raised by 20 with ALTER SYSTEM (not applied yet): the new value."""
+    [(primary_connections,)] = primary.sql("SHOW max_connections")
+    raised = int(primary_connections) + 20
+    primary.sql(f"ALTER SYSTEM SET max_connections = {raised}")
+    return raised
+
+
 def test_a_standby_whose_replay_paused_for_its_primarys_parameters_is_reported() -> None:
     """The primary restarts with more max_connections than its standby has: from 14 the standby pauses replay
     ("hot standby is not possible because of insufficient parameter settings") and runs on, serving ever older
@@ -93,9 +101,7 @@ def test_a_standby_whose_replay_paused_for_its_primarys_parameters_is_reported()
     if MAJOR is None:
         pytest.skip("no PostgreSQL 14 or later with pg_basebackup")
     with running_cluster(MAJOR) as primary, standby_of(primary) as standby:
-        [(primary_connections,)] = primary.sql("SHOW max_connections")
-        raised = int(primary_connections) + 20
-        primary.sql(f"ALTER SYSTEM SET max_connections = {raised}")
+        raised = _raise_max_connections(primary)
         primary.restart()
         primary.sql("CREATE TABLE after_the_change (id int)")
         assert replay_state(standby, "paused") == "paused"
@@ -145,9 +151,7 @@ def test_a_primary_about_to_restart_with_more_than_its_standbys_is_warned() -> N
     if MAJOR is None:
         pytest.skip("no PostgreSQL 14 or later with pg_basebackup")
     with running_cluster(MAJOR) as primary, standby_of(primary) as standby:
-        [(primary_connections,)] = primary.sql("SHOW max_connections")
-        raised = int(primary_connections) + 20
-        primary.sql(f"ALTER SYSTEM SET max_connections = {raised}")
+        raised = _raise_max_connections(primary)
         primary.sql("SELECT pg_reload_conf()")
         pending = check(primary)
         standby.sql(f"ALTER SYSTEM SET max_connections = {raised}")
