@@ -572,8 +572,9 @@ def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[st
     ("sysctl.conf", "meminfo", ".pgvet-ignore.yaml", "sysctl.d/10-x.conf"),
     # a server's superuser who writes `include '.pgvet.toml'` (the server never reloads it) had the collection, run
     # as root, write that file into the snapshot, root's and so trusted: `pgvet lint .` run in the snapshot applied
-    # it (`ignore = ["PGV"]`); nor is a `.git` made in it, which would make the snapshot a repository
-    (".pgvet.toml", "pgvet.toml", "pyproject.toml", "conf.d/.pgvet.toml", ".git/config"),
+    # it (`ignore = ["PGV"]`); nor is a `.git` made in it, which would make the snapshot a repository, nor a baseline
+    # that `pgvet baseline update` run there would read by default
+    (".pgvet.toml", "pgvet.toml", "pyproject.toml", "conf.d/.pgvet.toml", ".git/config", "pgvet-baseline.json"),
 ], ids=["snapshot-inputs", "pgvet-and-git-configuration"])
 def test_a_server_file_the_snapshot_must_not_hold_is_not_copied(tmp_path: Path, postgres_user: str,
                                                                  names: tuple[str, ...]) -> None:

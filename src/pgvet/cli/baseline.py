@@ -18,11 +18,10 @@ from pgvet.run.config import Config, load_config
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
 from pgvet.run.paths import HOST_MARKERS, host_directories
-from pgvet.run.suppress import baseline_document, baseline_entries, load_baseline, updated_baseline
+from pgvet.run.suppress import DEFAULT_BASELINE, baseline_document, baseline_entries, load_baseline, updated_baseline
 
 app = typer.Typer(help="Record today's findings so that only new ones fail (a ratchet).", no_args_is_help=True)
 
-DEFAULT_BASELINE = "pgvet-baseline.json"
 BaselineFileOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
     "--output", "-o", help="The baseline file (default: the configuration's `baseline`, else pgvet-baseline.json).")]
 

@@ -40,7 +40,7 @@ from pgvet.live.redact import redact_conf_text
 from pgvet.live.server import ServerReading, SocketPeer
 from pgvet.pgparams.options import VALUE_LETTERS, letter_setting
 from pgvet.run.config import CONFIG_NAMES
-from pgvet.run.suppress import IGNORE_FILE
+from pgvet.run.suppress import DEFAULT_BASELINE, IGNORE_FILE
 
 MAX_CONFIG_BYTES = 16 << 20  # one configuration file; PostgreSQL's own are a few kB
 MAX_CONFIG_FILES = 1000
@@ -515,10 +515,11 @@ class _Copier:
 
 def _reserved(relative: tuple[str, ...]) -> bool:
     """Whether a server's file may not be copied under this name: one of the snapshot's own, and, anywhere in it, a
-    configuration of pgvet's (written by root, a pgvet run in the snapshot trusted and applied it) or a git
-    directory (which would make the snapshot a repository, and its files git's)."""
+    configuration of pgvet's (written by root, a pgvet run in the snapshot trusted and applied it), its default
+    baseline (which `pgvet baseline update` run there would read) or a git directory (which would make the snapshot
+    a repository, and its files git's)."""
     return ("/".join(relative) in RESERVED_NAMES or (len(relative) > 1 and relative[0] in RESERVED_DIRECTORIES)
-            or relative[-1] in CONFIG_NAMES or any(part.casefold() == ".git" for part in relative))
+            or relative[-1] in (*CONFIG_NAMES, DEFAULT_BASELINE) or any(part.casefold() == ".git" for part in relative))
 
 
 def _copies(process: ServerProcess, reading: ServerReading, data: int) -> tuple[list[HostFile], list[dict[str, str]]]:

@@ -173,6 +173,7 @@ def _suppression_at(comments: Mapping[int, Suppression], line: int, finding: Fin
 
 
 IGNORE_FILE = ".pgvet-ignore.yaml"
+DEFAULT_BASELINE = "pgvet-baseline.json"  # what `pgvet baseline` writes and reads when told no other file
 
 
 @dataclass(slots=True)
