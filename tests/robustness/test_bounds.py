@@ -161,13 +161,13 @@ _OLD_STRING = re.compile(r"'(?:[^'\\\n]|\\.|'')*'")
 
 
 def test_quoted_strings_end_where_the_pattern_ended() -> None:
-    from pgvet.inputs.postgresql_conf import _string_end
+    from pgvet.inputs.postgresql_conf import string_end
 
     rng = random.Random(11)
     for _ in range(100_000):
         text = "'" + "".join(rng.choice(["'", "\\", "\n", "a", "''", " ", "é"]) for _ in range(rng.randint(0, 12)))
         match = _OLD_STRING.match(text)
-        assert _string_end(text, 0) == (match.end() if match else 0), text
+        assert string_end(text, 0) == (match.end() if match else 0), text
 
 
 @pytest.mark.parametrize("value", ["x" * (15 << 20), "\\n" * (256 << 10), "''" * (256 << 10), "é\\n" * (128 << 10)],

@@ -16,6 +16,7 @@ import re
 from typing import NamedTuple
 
 from pgvet.inputs.delimited import spans
+from pgvet.inputs.postgresql_conf import string_end
 
 # Where a renderer's syntax starts: a line without any of these is left as it is.
 _MARKERS = ("{{", "{%", "{#", "<%", "$", "__", "@", "%")
@@ -60,6 +61,8 @@ def without_template_lines(text: str) -> tuple[str, list[TemplateLine]]:
     the parameter it names to a value pgvet cannot know; one whose name is an expression, or that is one expression
     ({{ .Values.extraConfig }}, {% include %}), may set any. An expression in a comment sets nothing; a statement
     there still opens or closes its block, as the renderer runs it."""
+    if not might_be_template(text):
+        return text, []
     lines = text.split("\n")
     found: list[TemplateLine] = []
     blocks: list[bool] = []  # the open blocks, innermost last: whether each is past its first branch
@@ -120,21 +123,16 @@ def _keyword(delimited: str) -> str | None:
 
 
 def _unquoted(line: str) -> str:
-    """The line with what its single-quoted strings hold blanked (their length kept), as PostgreSQL's lexer reads
-    them: a backslash escapes the next character, two quotes are one."""
+    """The line with what its single-quoted strings hold blanked (their length kept), as PostgreSQL's lexer finds
+    them (string_end)."""
     pieces: list[str] = []
     done = 0
     while (start := line.find("'", done)) != -1:
-        position, end = start + 1, len(line)
-        while position < len(line):
-            character = line[position]
-            if character == "\\" or (character == "'" and line[position + 1:position + 2] == "'"):
-                position += 2
-            elif character == "'":
-                end = position + 1
-                break
-            else:
-                position += 1
+        end = string_end(line, start)
+        if end == start:  # no closing quote: a quote, no string
+            pieces.append(line[done:start + 1])
+            done = start + 1
+            continue
         pieces += (line[done:start], " " * (end - start))
         done = end
     pieces.append(line[done:])

@@ -58,15 +58,17 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from pgvet.errors import InputError
-from pgvet.inputs.conf_templates import TemplateLine, might_be_template, without_template_lines
 from pgvet.inputs.reading import InGitDirectory, LeadsOut, NotRegular, find_mark_in_bytes, read_input
 from pgvet.provenance import Source
+
+if TYPE_CHECKING:
+    from pgvet.inputs.conf_templates import TemplateLine
 
 __all__ = [
     "ConfDirective",
@@ -160,7 +162,7 @@ LETTER = r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_] or non-ASCII
 _ID_CHAR = r"[^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_0-9] or non-ASCII
 _UNQUOTED_CHAR = r"[^\x00-\x2c\x3b-\x40\x5b-\x5e\x60\x7b-\x7f]"  # [A-Za-z_0-9\-._:/] or non-ASCII
 ID = rf"{LETTER}{_ID_CHAR}*"
-# A quoted string, '(?:[^'\\\n]|\\.|'')*' in flex, is found by _string_end: as one pattern, Python's re kept
+# A quoted string, '(?:[^'\\\n]|\\.|'')*' in flex, is found by string_end: as one pattern, Python's re kept
 # a backtracking record for each character of the token (a 15 MiB value took 2.6 GB). Its stretches between
 # quotes are unambiguous, matched possessively (no record kept).
 _STRING_STRETCH = re.compile(r"(?:[^'\\\n]++|\\.)*+")
@@ -169,7 +171,7 @@ _ESCAPED_BYTES = {"b": b"\b", "f": b"\f", "n": b"\n", "r": b"\r", "t": b"\t", "'
 _REAL = r"[-+]?[0-9]*\.[0-9]*(?:[Ee][-+]?[0-9]+)?"
 _QUALIFIED_ID = re.compile(rf"{ID}\.{ID}")
 # Token kinds in the lexer's rule order, which breaks ties between equally long matches. A STRING, the only
-# token that starts with a quote, is found by _string_end.
+# token that starts with a quote, is found by string_end.
 _TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ID", re.compile(ID)),
     ("QUALIFIED_ID", _QUALIFIED_ID),
@@ -211,7 +213,7 @@ class _Lexer:
             self.pos = skipped.end()
         best_kind, best_end = "ERROR", self.pos + 1
         if text[self.pos] == "'":
-            end = _string_end(text, self.pos)
+            end = string_end(text, self.pos)
             if end > self.pos:
                 best_kind, best_end = "STRING", end
             token = text[self.pos:best_end]
@@ -227,7 +229,7 @@ class _Lexer:
         return best_kind, token
 
 
-def _string_end(text: str, start: int) -> int:
+def string_end(text: str, start: int) -> int:
     """Where the longest quoted string token starting at ``start`` (a quote) ends, or ``start`` when there is
     none: each quote after a stretch may close the string, and a doubled one may instead go on."""
     end = start
@@ -381,7 +383,8 @@ class _Loader:
     display_base: str | None  # absolute, lexical
     syntax_error_limit: int
     given: frozenset[str]  # absolute paths of the top files the user named
-    templates: bool  # the files are a renderer's sources (conf_templates): their template lines are set aside
+    # the files are a renderer's sources: their template lines set aside (conf_templates.without_template_lines)
+    templates: Callable[[str], tuple[str, list[TemplateLine]]] | None
     server_dir: str | None = None  # the server's directory that root stands for (a collected snapshot)
     result: ConfResult = field(default_factory=ConfResult)
     stack: list[str] = field(default_factory=list)  # absolute paths of the files being read
@@ -526,8 +529,8 @@ class _Loader:
             self.problem("encoding", f"{shown} is not valid UTF-8; read as Latin-1", Source(shown, line),
                          fatal=False)
         template_lines: list[TemplateLine] = []
-        if self.templates and might_be_template(text):
-            text, template_lines = without_template_lines(text)
+        if self.templates is not None:
+            text, template_lines = self.templates(text)
         entries, problems = parse_conf_text(text, shown, syntax_error_limit=self.syntax_error_limit)
         ok = not problems
         # Keep PostgreSQL's single list order: a file's syntax errors interleave with its includes.
@@ -594,7 +597,8 @@ class _Loader:
 
 
 def load_conf(main: Path, *, root: Path, auto_conf: Path | None = None, display_base: Path | None = None,
-              syntax_error_limit: int = MAX_SYNTAX_ERRORS, given: Collection[Path] = (), templates: bool = False,
+              syntax_error_limit: int = MAX_SYNTAX_ERRORS, given: Collection[Path] = (),
+              templates: Callable[[str], tuple[str, list[TemplateLine]]] | None = None,
               server_dir: str | None = None) -> ConfResult:
     """Read ``main`` with its includes, then ``auto_conf``, as PostgreSQL does at startup.
 
@@ -604,8 +608,9 @@ def load_conf(main: Path, *, root: Path, auto_conf: Path | None = None, display_
     directory on the server that ``root`` is a copy of (a collected snapshot's configuration directory): an
     absolute include into it is read from ``root``.
     ``syntax_error_limit=1`` reproduces the ``pg_file_settings`` view instead of server start. ``templates``: the
-    files are a repository's, which a renderer may write (inputs/conf_templates.py): the lines a template writes
-    are set aside (ConfResult.templated), not judged as PostgreSQL would read them unrendered.
+    files are a repository's, which a renderer may write: the function that sets a text's template lines aside
+    (inputs/conf_templates.py), their lines kept in ConfResult.templated, not judged as PostgreSQL would read them
+    unrendered.
     """
     loader = _Loader(os.fspath(root), os.path.abspath(display_base) if display_base is not None else None,
                      syntax_error_limit, frozenset(os.path.abspath(path) for path in given), templates,

@@ -15,7 +15,7 @@ from functools import cache, lru_cache
 from operator import itemgetter
 from pathlib import Path
 
-from pgvet.inputs.conf_templates import TemplateLine
+from pgvet.inputs.conf_templates import TemplateLine, without_template_lines
 from pgvet.inputs.postgresql_conf import ConfResult, ConfSetting, load_conf
 from pgvet.inputs.reading import read_text
 from pgvet.inputs.registry import INPUT_KINDS
@@ -190,7 +190,8 @@ def _load_conf(host: HostFacts, root: Path, inputs: SnapshotInputs, declared: Co
     main = inputs.first("postgresql_conf") or inputs.first("postgresql_auto_conf")
     auto = inputs.first("postgresql_auto_conf") if inputs.first("postgresql_conf") is not None else None
     server_dir = None if server_config_file is None else posixpath.dirname(server_config_file)
-    conf = (load_conf(main, root=root, auto_conf=auto, display_base=root, given=inputs.given, templates=templates,
+    conf = (load_conf(main, root=root, auto_conf=auto, display_base=root, given=inputs.given,
+                      templates=without_template_lines if templates else None,
                       server_dir=server_dir)
             if main is not None else ConfResult())
     host.unmarked_files.update(conf.unmarked_files)
