@@ -129,7 +129,8 @@ def test_transaction_id_age_past_autovacuum_freeze_max_age(checked: Checked) -> 
     postgres = ages["postgres"]
     assert postgres["values"]["autovacuum_freeze_max_age"] == 100000
     assert postgres["values"]["xid_age"] > 100000
-    assert postgres["values"]["left"] == 2**31 - 1 - 3000000 - postgres["values"]["xid_age"]
+    margin = 3_000_000 if MAJOR >= 14 else 1_000_000  # varsup.c: PostgreSQL 14 raised the stop margin
+    assert postgres["values"]["left"] == 2**31 - 1 - margin - postgres["values"]["xid_age"]
     assert "VACUUM (FREEZE" in postgres["fix"]["text"]
 
 
