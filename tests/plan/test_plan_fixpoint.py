@@ -227,7 +227,7 @@ def _changes_then_fixpoint(tmp_path: Path, files: dict[str, str]) -> dict[str, s
     assert result.target is not None
     changes = {change.setting.name: change.target for change in result.target.changes}
     check_fixpoint(host)
-    _invariants(original, host)
+    hold_invariants(original, host)
     return changes
 
 
@@ -316,7 +316,7 @@ def test_a_live_server_s_pending_shared_buffers_is_the_one_it_runs_after_the_fix
     check_fixpoint(host)
 
 
-def _invariants(before: Path, after: Path) -> None:
+def hold_invariants(before: Path, after: Path) -> None:
     """What the target promises beyond the rules: computed on the host after the fix, as the kernel shows it, and
     held against the host rebooted without it."""
     running_pool = int(kernelsim.read_sysctl_txt(before / "sysctl.txt").get("vm.nr_hugepages", "0"))
@@ -363,6 +363,6 @@ def test_the_fix_of_any_host_is_a_safe_fixpoint(generated: Host) -> None:
                 (root / name).write_text(text)
         try:
             check_fixpoint(host)
-            _invariants(original, host)
+            hold_invariants(original, host)
         except AssertionError as error:
             raise AssertionError(f"{error}\nhost: {generated.description}") from None

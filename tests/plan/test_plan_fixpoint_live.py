@@ -2,7 +2,7 @@
 oldest and the newest installed major, then variants of it drawn by hypothesis — the kernel's overcommit and swap
 settings, a sysctl.d file, and postgresql.conf lines the server does not run yet (pending a reload or a restart) —
 each fixed, applied (kernelsim: `sysctl --system` and a reboot; PostgreSQL restarted on its files), linted again
-(check_fixpoint), and held to the target's promises (_invariants) against the host as its own files start it."""
+(check_fixpoint), and held to the target's promises (hold_invariants) against the host as its own files start it."""
 
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_plan_fixpoint import check_fixpoint, hold_invariants, restart_postgresql
 
 import pgservers
 from livepg import running_cluster
-from test_plan_fixpoint import _invariants, check_fixpoint, restart_postgresql
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -82,7 +82,7 @@ def test_the_fix_of_a_live_server_s_snapshot_is_a_safe_fixpoint(snapshots: list[
         restart_postgresql(original)
         try:
             check_fixpoint(host)
-            _invariants(original, host)
+            hold_invariants(original, host)
         except AssertionError as error:
             raise AssertionError(f"{error}\nvariant of {source.name}: kernel {kernel}, sysctl.d {sysctl_d}, "
                                  f"postgresql.conf {postgresql}") from None
