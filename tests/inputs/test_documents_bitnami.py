@@ -13,9 +13,10 @@ from documents_support import DOCUMENTS, corpus, kinds_recognising, line_of, lin
 from pgvet.cli import app
 from pgvet.errors import ParseError
 from pgvet.inputs.documents import DeclaredHost
+from pgvet.inputs.documents._bitnami_conf import snake_case
 from pgvet.inputs.documents._bitnami_image import CONTAINER_SOURCE
 from pgvet.inputs.documents._kubernetes import go_number
-from pgvet.inputs.documents.bitnami import _snake_case, parse_bitnami
+from pgvet.inputs.documents.bitnami import parse_bitnami
 from pgvet.snapshot.load import load_hosts
 
 VALUES = DOCUMENTS / "bitnami" / "values.yaml"
@@ -594,7 +595,7 @@ def test_go_number(number: float, printed: str) -> None:
     ("log-line-prefix", "log_line_prefix"),
 ])
 def test_snake_case(key: str, snake: str) -> None:
-    assert _snake_case(key) == snake
+    assert snake_case(key) == snake
 
 
 def test_configmaps_and_odd_values_of_the_chart_before_11_are_said_not_read() -> None:
