@@ -164,7 +164,7 @@ class Planner:
             return any(finding.severity != "info" and (finding.rule_id, finding.subject) not in known
                        for finding in self._findings_on(world, current)[0])
 
-        restored = running_overcommit(self, host, rebooted, brings_findings)
+        restored = running_overcommit(self, host, rebooted, brings_findings, derived)
         baseline = rebooted.with_values(restored, self) if restored else rebooted
         start = _Start(rebooted, baseline, self._findings_on(baseline, current)[0], restored)
 
