@@ -8,6 +8,7 @@ from conftest import FIXTURES
 from pgvet.engine.evaluate import evaluate_hosts
 from pgvet.engine.ir import Value
 from pgvet.engine.planner import Setting
+from pgvet.engine.planner.invariants import running_overcommit
 from pgvet.engine.planner.world import World
 from pgvet.engine.runtime import Env, EvalError
 from pgvet.findings import HostResult
@@ -71,3 +72,28 @@ def test_a_target_started_from_the_hosts_derived_values_is_the_target_worked_out
         assert derived == before
         targets.append((target, [(finding.rule_id, finding.subject, finding.fix) for finding in result.findings]))
     assert targets[0] == targets[1]
+
+
+def test_the_running_hosts_commit_limit_is_not_computed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The planner's look at the running host's CommitLimit (running_overcommit) starts from the derived values the
+    host's evaluation computed, rather than computing them again, and leaves them as they were."""
+    linter = LintRun([FIXTURES / "big-server"], LintOptions()).linter
+    host = load_host(FIXTURES / "big-server", None, wanted=linter.wanted)
+    derived: dict[str, Value] = {}
+    evaluate_hosts(linter.pack, [host], plan=linter.rules, host_caches=[derived])
+    assert "commit_limit" in derived and host.facts["sysctl.vm.overcommit_memory"].value == 2
+    before = dict(derived)
+    booted = World.rebooted(host, linter.planner, derived)
+    computed: list[str] = []
+    derived_value = Env.derived_value
+
+    def recording(env: Env, name: str) -> Value:  # what is computed on the running host (not on a world)
+        cache = env.item_cache if env.derived[name].item_scope else env.host_cache
+        if env.host is host.facts and name not in cache:
+            computed.append(name)
+        return derived_value(env, name)
+
+    monkeypatch.setattr(Env, "derived_value", recording)
+    assert running_overcommit(linter.planner, host, booted, lambda world: False, derived) == {}
+    assert not set(computed) & set(before)
+    assert derived == before

@@ -148,7 +148,8 @@ def _verify_commit_limit(planner: Planner, before: Values, after: Values, change
 
 
 def running_overcommit(planner: Planner, running: HostFacts, booted: World,
-                       brings_findings: Callable[[World], bool]) -> dict[Setting, str]:
+                       brings_findings: Callable[[World], bool],
+                       derived: Mapping[str, Value] | None = None) -> dict[Setting, str]:
     """The running values to write back where the host's own files would boot it, in strict overcommit, into a
     CommitLimit below what is already committed and lower than it runs with (a vm.overcommit_kbytes line too
     small, strict overcommit declared where the host runs another mode, a larger pool): the fix applies the files
@@ -159,9 +160,10 @@ def running_overcommit(planner: Planner, running: HostFacts, booted: World,
     (the running ratio below the files', beside the files' pool) and while CommitLimit still
     starves the host or what is written back brings a warning the host has neither as it runs nor as its files
     boot it (``brings_findings``: the running CommitLimit beside the files' larger pool leaves the OS too little,
-    commit-limit-too-high, PGV103)."""
+    commit-limit-too-high, PGV103). ``derived``: the derived values the running host's evaluation computed (read,
+    not added to: the reports read them)."""
     replaced = {name.removeprefix("sysctl.") for name in booted_values(running)}
-    before = Values(planner.pack, running)
+    before = Values(planner.pack, running, None if derived is None else dict(derived))
     running_limit = (_number(before.derived("commit_limit")) if before.fact("sysctl.vm.overcommit_memory") == 2
                      else math.inf)
 

@@ -42,6 +42,7 @@ class Planner:
     def __init__(self, pack: RulePack, rules: Plan) -> None:
         self.pack = pack
         self.rules = list(rules)
+        self.rule_entries = {rule.id: (rule, params) for rule, params in self.rules}
         self.predictions = [formula for formula in pack.derived if formula.predicts is not None]
         self.predicted_inputs = {formula.predicts: formula.inputs for formula in self.predictions}
         self._settings_by_fact: dict[str, frozenset[Setting]] = {}
@@ -54,7 +55,7 @@ class Planner:
         self.reads: dict[str, set[Setting]] = {}  # by rule id, every rule of the run
         # by rule id: the settings its condition (`applies`, `when`) names itself, not through a derived value
         self.decides: dict[str, set[Setting]] = {}
-        proposes: dict[str, list[Setting]] = {}
+        self.proposes: dict[str, list[Setting]] = {}  # by rule id: the settings its fix writes, if any
         order: dict[Setting, int] = {}
         for rule, _ in self.rules:
             self.reads[rule.id] = self.settings_read(rule.evidence_names)
@@ -62,14 +63,14 @@ class Planner:
                 [*rule.when_expr.facts, *(rule.applies_expr.facts if rule.applies_expr is not None else ())])
             proposed = proposed_settings(rule)
             if proposed:
-                proposes[rule.id] = proposed
+                self.proposes[rule.id] = proposed
                 for setting in proposed:
                     order.setdefault(setting, len(order))
-        self.stages = stages_of(order, proposes, self.reads)
+        self.stages = stages_of(order, self.proposes, self.reads)
         self.rank = {setting: index for index, stage in enumerate(self.stages) for setting in stage}
         stage_rules: list[list[tuple[Rule, Mapping[str, Value]]]] = [[] for _ in self.stages]
         for rule, params in self.rules:  # each stage's rules, in the run's order
-            for index in sorted({self.rank[setting] for setting in proposes.get(rule.id, ())}):
+            for index in sorted({self.rank[setting] for setting in self.proposes.get(rule.id, ())}):
                 stage_rules[index].append((rule, params))
         self.stage_rules: list[Plan] = list(stage_rules)
         # every fact a rule, or a stage's rules, read (derived formulas expanded): while none has changed, they
@@ -83,7 +84,7 @@ class Planner:
                             for rules in self.stage_rules]
         # the rules that read the running server's statistics and propose settings: the facts of those settings
         self.measured = {rule_id: frozenset(setting.fact for setting in settings)
-                         for rule_id, settings in proposes.items()
+                         for rule_id, settings in self.proposes.items()
                          if any(name.startswith("live.") for name in self.rule_facts[rule_id])}
 
     def settings_read(self, names: Iterable[str]) -> set[Setting]:
@@ -163,7 +164,7 @@ class Planner:
             return any(finding.severity != "info" and (finding.rule_id, finding.subject) not in known
                        for finding in self._findings_on(world, current)[0])
 
-        restored = running_overcommit(self, host, rebooted, brings_findings)
+        restored = running_overcommit(self, host, rebooted, brings_findings, derived)
         baseline = rebooted.with_values(restored, self) if restored else rebooted
         start = _Start(rebooted, baseline, self._findings_on(baseline, current)[0], restored)
 
@@ -320,11 +321,10 @@ class Planner:
         for the changes to take effect (Patroni's DCS: `patronictl edit-config`), which each finding's fix says of
         its own values too. Lets go of the target's world."""
         world, target.world = target.world, None
-        rules = {rule.id: (rule, params) for rule, params in self.rules}
         rendered: dict[tuple[str, str | None], str | None] = {}  # text fixes rendered on the target, before notes
         breaking = self._breaking_once_restarted(target)
         for finding in result.findings:
-            entry = rules.get(finding.rule_id)
+            entry = self.rule_entries.get(finding.rule_id)
             if entry is None:
                 continue
             rule, params = entry
@@ -338,7 +338,7 @@ class Planner:
                 rendered[(finding.rule_id, finding.subject)] = fix.text
             notes: list[str] = []
             declined: list[str] = []  # a suppressed finding's settings the target does not set to its value
-            for setting in proposed_settings(rule):
+            for setting in self.proposes.get(rule.id, ()):
                 values = fix.sysctl if setting.kind == "sysctl" else fix.postgresql
                 asked = values.pop(setting.name, None)
                 change = target.change(setting)
