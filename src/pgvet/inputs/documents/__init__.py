@@ -48,8 +48,9 @@ class DeclaredHost:
     a Kubernetes object's metadata.namespace, what tells it from an object of its name beside it (kubectl's
     ``namespace/name``); None where the manifest leaves it to where it is applied. ``unseen_configuration``: the
     host's postgresql.conf is a file pgvet cannot see: a host that sets nothing else is not judged on PostgreSQL's
-    defaults. ``machine``: facts of the machine a document sets that a snapshot measures, by their names
-    (``thp.enabled`` from a tuned profile): the host's where its snapshot measured none.
+    defaults. ``configuration_file``: the host's postgresql.conf is that file of the directory, not its own.
+    ``machine``: facts of the machine a document sets that a snapshot measures, by their names (``thp.enabled``
+    from a tuned profile): the host's where its snapshot measured none.
     """
 
     kind: str  # the DocumentKind's name
@@ -65,6 +66,9 @@ class DeclaredHost:
     hosting: bool = True
     namespace: str | None = None
     unseen_configuration: bool = False  # its configuration is where pgvet cannot see (a ConfigMap, a mount)
+    # the file of the directory (a path relative to it) the server reads as its postgresql.conf, where the document
+    # says so (a compose service's config_file mounted from ./config/postgresql.conf): the directory's own otherwise
+    configuration_file: Located[str] | None = None
     # the kind of the host it is merged over (a Helm values override, given after the chart's values): it joins
     # only a host of that kind, and is no input where the directory has none
     laid_over: str | None = None
@@ -73,8 +77,13 @@ class DeclaredHost:
 def any_parameter_unknown(declared: DeclaredHost, source: Source, besides: Iterable[str] = ()) -> None:
     """A parameter whose name a template or a variable writes may be any of them: every one is unknown at its line
     (not judged on its default), but ``besides`` — those set literally beside it, which it cannot name too."""
+    declared.unknown.update(parameters_unknown(source, besides))
+
+
+def parameters_unknown(source: Source, besides: Iterable[str] = ()) -> dict[str, Source]:
+    """Every parameter's fact (``pg.work_mem``) unknown at ``source``, but ``besides``."""
     kept = {name.strip().lower() for name in besides}
-    declared.unknown.update((f"pg.{name}", source) for name in known_parameter_names() if name not in kept)
+    return {f"pg.{name}": source for name in known_parameter_names() if name not in kept}
 
 
 def yaml_parameter(name: str, value: str) -> str:
