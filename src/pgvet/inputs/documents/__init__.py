@@ -136,6 +136,8 @@ class DocumentKind:
     (name → value) to take effect, from the host's facts: each step's text and the parameters it covers (Patroni:
     `patronictl edit-config` for the parameters its DCS holds, whose bootstrap section applies only to a new
     cluster). None: the document's edit is all (an operator applies its manifest).
+    ``on_command_line``: the tool passes the parameters on postgres' command line (compose's ``-c`` options), which
+    outranks postgresql.conf and ALTER SYSTEM, rather than writing postgresql.conf from them.
     """
 
     name: str
@@ -146,6 +148,7 @@ class DocumentKind:
     parameter: Callable[[str, str], str] = yaml_parameter
     parameter_forms: Mapping[str, Callable[[str, str], str]] = field(default_factory=dict)
     running_steps: Callable[[Mapping[str, SourcedValue], Mapping[str, str]], list[RunningStep]] | None = None
+    on_command_line: bool = False
 
     def writes_parameter(self, form: str | None) -> Callable[[str, str], str]:
         """How a host's document writes a parameter, by its ``host.parameter_form`` (None: the kind's one form)."""

@@ -507,4 +507,4 @@ def _number(value: object) -> float | None:
 
 KIND = DocumentKind("compose", "a Compose file's PostgreSQL services: command-line parameters, memory, CPUs, /dev/shm",
                     (".yml", ".yaml"), _recognises, parse_compose, _command_option,
-                    {FLOW_LIST: _flow_items, BLOCK_LIST: _block_items})
+                    {FLOW_LIST: _flow_items, BLOCK_LIST: _block_items}, on_command_line=True)
