@@ -1120,11 +1120,33 @@ spec:
     shared_buffers: '128MB'
 """
 
+# The head of reactive-tech/kubegres internal/test/resourceConfigs/customConfig/configMap_with_postgres_conf.yaml
+# (4d08d616066b9e39b010da688e492317e369cc2c): a ConfigMap holding the postgresql.conf of a server declared elsewhere.
+CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: config-with-postgres-conf
+  namespace: default
+  labels:
+    environment: acceptancetesting
+
+data:
+
+  postgres.conf: |
+    # Replication configs
+    listen_addresses = '*'
+    max_wal_senders = 10
+    max_connections = 100
+    shared_buffers = 128MB
+"""
+
 
 @pytest.mark.parametrize(("text", "said"), [
     (PERCONA, "objects of Percona's PostgreSQL operator (PerconaPGCluster), whose manifests pgvet does not read"),
     (STACKGRES, "objects of StackGres (SGPostgresConfig), whose manifests pgvet does not read"),
-], ids=["percona", "stackgres"])
+    (CONFIGMAP, "a ConfigMap's postgresql.conf (postgres.conf), whose manifests pgvet does not read"),
+], ids=["percona", "stackgres", "configmap"])
 def test_an_operators_manifest_pgvet_does_not_read_is_said_by_name(tmp_path: Path, text: str, said: str) -> None:
     # were "no configuration document pgvet reads" given by name, and nothing at all in a repository's search or
     # beside other documents: a PostgreSQL cluster's configuration left unjudged without a word of what it is

@@ -288,17 +288,27 @@ _UNREAD_OPERATORS = (
     ("kubegres.reactive-tech.io/", "Kubegres", ("Kubegres",)),
 )
 _KIND_LINE = re.compile(r"^[ \t]*(?:- )?kind:[ \t]*[\"']?([A-Za-z]+)[\"']?[ \t]*(?:#.*)?$", re.MULTILINE)
+# a ConfigMap's key holding PostgreSQL's configuration file as a block scalar (`postgresql.conf: |`; a pgbouncer.conf
+# sets log_connections too)
+_CONF_KEY = re.compile(r"^[ \t]+[\"']?([\w.-]*postgres[\w.-]*\.conf)[\"']?[ \t]*:[ \t]*[|>]",
+                       re.MULTILINE | re.IGNORECASE)
+_ASSIGNMENT = re.compile(r"^[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*=", re.MULTILINE)
 
 
 def unread_operator(text: str) -> str | None:
     """What a file declares of a PostgreSQL operator pgvet does not read (``objects of Percona's PostgreSQL operator
-    (PerconaPGCluster)``), None when it declares none."""
+    (PerconaPGCluster)``) or of a server it cannot tell (a ConfigMap holding a postgresql.conf, which the manifest of
+    a server elsewhere mounts), None when it declares none."""
     kinds = set(_KIND_LINE.findall(text))
     for group, operator, declared in _UNREAD_OPERATORS:
         if group in text:
             found = [kind for kind in declared if kind in kinds]
             if found:
                 return f"objects of {operator} ({', '.join(found)})"
+    if "ConfigMap" in kinds and (keys := _CONF_KEY.findall(text)):
+        names = known_parameter_names()
+        if any(name.lower() in names for name in _ASSIGNMENT.findall(text)):
+            return f"a ConfigMap's postgresql.conf ({', '.join(keys)})"
     return None
 
 
