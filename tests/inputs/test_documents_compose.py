@@ -540,6 +540,21 @@ def test_a_config_file_mounted_from_a_file_of_a_subdirectory_is_read(tmp_path: P
     assert ("target-db", "PGV502", "postgresql.conf", 2) in lint_findings(tmp_path)
 
 
+def test_the_directory_of_a_mounted_postgresql_conf_is_no_host_of_its_own(tmp_path: Path) -> None:
+    """config/ holds only the postgresql.conf a service mounts as its config_file: it was a host of its own too,
+    judged without the container's limits and on the newest major — wal_keep_segments, which the service's
+    PostgreSQL 12 runs, an error there (PGV402)."""
+    (tmp_path / "docker-compose.yml").write_text(KOSTOV_TARGET_DB.replace("postgres:18.3", "postgres:12"))
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "postgresql.conf").write_text(KOSTOV_CONF + "wal_keep_segments = 64\n")
+    findings = lint_findings(tmp_path)
+    assert {host for host, _, _, _ in findings} == {"target-db"}
+    assert not {rule for _, rule, _, _ in findings} & {"PGV402"}
+    # a directory with a host's other files beside it stays a host
+    (tmp_path / "config" / "host.yaml").write_text("ram: 8GB\n")
+    assert {host for host, _, _, _ in lint_findings(tmp_path)} == {"target-db", "config"}
+
+
 def test_a_config_file_mounted_from_a_file_the_directory_lacks_leaves_its_parameters_unknown(tmp_path: Path) -> None:
     (tmp_path / "docker-compose.yml").write_text(KOSTOV_TARGET_DB)
     [host] = load_hosts(tmp_path)
