@@ -492,6 +492,21 @@ def test_a_compose_fix_is_written_in_the_form_of_the_services_command(tmp_path: 
     assert f"docker-compose.yml: {written.splitlines()[0]}" in output, output
 
 
+def test_a_compose_fix_says_compose_passes_the_parameters_on_the_command_line(tmp_path: Path) -> None:
+    """Compose writes no postgresql.conf: it runs postgres with the command's -c options, which outrank postgresql.conf
+    and ALTER SYSTEM (a value set with ALTER SYSTEM is not overwritten but never runs)."""
+    directory = tmp_path / "compose"
+    directory.mkdir()
+    (directory / "docker-compose.yml").write_text(
+        "services:\n  db:\n    image: postgres:16\n    command: postgres -c log_lock_waits=off\n")
+    output = runner.invoke(app, ["fix", str(directory)]).output
+    assert ("# --- docker-compose.yml: its PostgreSQL parameters (compose passes them on postgres' command line, "
+            "which outranks postgresql.conf and ALTER SYSTEM) ---") in output, output
+    written = runner.invoke(app, ["fix", "--write", str(directory)]).output
+    assert ("log_lock_waits = 'on': not written — compose passes its parameters on postgres' command line: set it at "
+            "docker-compose.yml:4") in " ".join(written.split()), written
+
+
 def test_a_directory_declaring_hosts_beyond_the_bound_is_an_error_at_the_file(tmp_path: Path) -> None:
     directory = tmp_path / "many"
     directory.mkdir()
@@ -1105,11 +1120,33 @@ spec:
     shared_buffers: '128MB'
 """
 
+# The head of reactive-tech/kubegres internal/test/resourceConfigs/customConfig/configMap_with_postgres_conf.yaml
+# (4d08d616066b9e39b010da688e492317e369cc2c): a ConfigMap holding the postgresql.conf of a server declared elsewhere.
+CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: config-with-postgres-conf
+  namespace: default
+  labels:
+    environment: acceptancetesting
+
+data:
+
+  postgres.conf: |
+    # Replication configs
+    listen_addresses = '*'
+    max_wal_senders = 10
+    max_connections = 100
+    shared_buffers = 128MB
+"""
+
 
 @pytest.mark.parametrize(("text", "said"), [
     (PERCONA, "objects of Percona's PostgreSQL operator (PerconaPGCluster), whose manifests pgvet does not read"),
     (STACKGRES, "objects of StackGres (SGPostgresConfig), whose manifests pgvet does not read"),
-], ids=["percona", "stackgres"])
+    (CONFIGMAP, "a ConfigMap's postgresql.conf (postgres.conf), whose manifests pgvet does not read"),
+], ids=["percona", "stackgres", "configmap"])
 def test_an_operators_manifest_pgvet_does_not_read_is_said_by_name(tmp_path: Path, text: str, said: str) -> None:
     # were "no configuration document pgvet reads" given by name, and nothing at all in a repository's search or
     # beside other documents: a PostgreSQL cluster's configuration left unjudged without a word of what it is

@@ -502,6 +502,74 @@ def test_a_config_file_mounted_from_the_directorys_postgresql_conf_is_read(tmp_p
     assert ("db", "PGV540", "postgresql.conf", 1) in lint_findings(tmp_path)
 
 
+# KostovMartin/mk-feedback-driven-sql-optimization, docker-compose.yml at 36b913b12ca1a7435cc66e15c3ffa272f77907e8
+# (its first service, and the first lines of the config/postgresql.conf it mounts)
+KOSTOV_TARGET_DB = """\
+services:
+  target-db:
+    image: postgres:18.3
+    cpus: "8.00"
+    mem_limit: "16g"
+    environment:
+      POSTGRES_DB: tpch
+      POSTGRES_USER: postgres
+      POSTGRES_PASSWORD: postgres
+    command: postgres -c config_file=/etc/postgresql/postgresql.conf
+    volumes:
+      - target-db-data:/var/lib/postgresql
+      - ./config/postgresql.conf:/etc/postgresql/postgresql.conf:ro
+"""
+KOSTOV_CONF = "listen_addresses = '*'\nshared_buffers = 128MB\neffective_cache_size = 512MB\n"
+
+
+@pytest.mark.parametrize("volume", ["./config/postgresql.conf:/etc/postgresql/postgresql.conf:ro",
+                                    "./config:/etc/postgresql", "./config/:/etc/postgresql/:ro",
+                                    "{type: bind, source: ./config, target: /etc/postgresql}"])
+def test_a_config_file_mounted_from_a_file_of_a_subdirectory_is_read(tmp_path: Path, volume: str) -> None:
+    """The config_file the command names is mounted from ./config/postgresql.conf (the file, or its directory): pgvet
+    reads that file as the service's postgresql.conf (shared_buffers 128MB of a 16 GiB container judged, at its
+    line), as it reads the directory's own postgresql.conf mounted there, rather than leaving every parameter
+    unknown."""
+    text = KOSTOV_TARGET_DB.replace("./config/postgresql.conf:/etc/postgresql/postgresql.conf:ro", volume)
+    (tmp_path / "docker-compose.yml").write_text(text)
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "postgresql.conf").write_text(KOSTOV_CONF)
+    [host] = load_hosts(tmp_path)
+    assert (host.facts["pg.shared_buffers"].value, host.facts["pg.shared_buffers"].source.path) == (
+        128 * 1024 * 1024, "config/postgresql.conf")
+    assert ("target-db", "PGV502", "postgresql.conf", 2) in lint_findings(tmp_path)
+
+
+def test_the_directory_of_a_mounted_postgresql_conf_is_no_host_of_its_own(tmp_path: Path) -> None:
+    """config/ holds only the postgresql.conf a service mounts as its config_file: it was a host of its own too,
+    judged without the container's limits and on the newest major — wal_keep_segments, which the service's
+    PostgreSQL 12 runs, an error there (PGV402)."""
+    (tmp_path / "docker-compose.yml").write_text(KOSTOV_TARGET_DB.replace("postgres:18.3", "postgres:12"))
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "postgresql.conf").write_text(KOSTOV_CONF + "wal_keep_segments = 64\n")
+    findings = lint_findings(tmp_path)
+    assert {host for host, _, _, _ in findings} == {"target-db"}
+    assert not {rule for _, rule, _, _ in findings} & {"PGV402"}
+    # a directory with a host's other files beside it stays a host
+    (tmp_path / "config" / "host.yaml").write_text("ram: 8GB\n")
+    assert {host for host, _, _, _ in lint_findings(tmp_path)} == {"target-db", "config"}
+
+
+def test_a_config_file_mounted_from_a_file_the_directory_lacks_leaves_its_parameters_unknown(tmp_path: Path) -> None:
+    (tmp_path / "docker-compose.yml").write_text(KOSTOV_TARGET_DB)
+    [host] = load_hosts(tmp_path)
+    assert "pg.shared_buffers" in host.unread
+    assert any("config/postgresql.conf" in note and "not in the directory" in note for note in host.notes)
+    # a source out of the directory is not read, even where a file is there
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "postgresql.conf").write_text(KOSTOV_CONF)
+    outside = KOSTOV_TARGET_DB.replace("./config/postgresql.conf:", "../config/postgresql.conf:")
+    (tmp_path / "repo" / "docker-compose.yml").write_text(outside)
+    [host] = load_hosts(tmp_path / "repo")
+    assert "pg.shared_buffers" in host.unread
+
+
 def test_bitnamis_image_writes_its_own_values_into_the_postgresql_conf_it_generates() -> None:
     # libpostgresql.sh's postgresql_configure_replication_parameters, on the first boot of any node the image's
     # run.sh starts: max_wal_size was judged at PostgreSQL's 1GB

@@ -140,6 +140,24 @@ def test_max_connections_is_never_lowered(tmp_path: Path) -> None:
     assert not many.fix.postgresql and "primary first, then on its standbys" in (many.fix.text or "")
 
 
+def test_a_server_wide_timeout_is_never_taken_off_before_its_roles_hold_it(tmp_path: Path) -> None:
+    """Depaula010/postgres-central's config/postgresql.conf sets statement_timeout = 60000 and lock_timeout = 10000
+    for the whole server: the target set both to 0 and fix --write wrote it, the per-role step of the rules' own text
+    lost, and the application's sessions left without the timeouts that protected them. The step is by hand: the
+    roles first (ALTER ROLE … SET), then the server's value back to 0."""
+    path = write_host(tmp_path, {
+        "postgresql.conf": "statement_timeout = 60000  # 60 segundos\nlock_timeout = 10000       # 10 segundos\n",
+        "host.yaml": "pg_version: 15\nram: 2GB\ncpus: 2\n",
+    })
+    result = host_result(path)
+    assert not {"statement_timeout", "lock_timeout"} & set(changes(result))
+    assert result.target is not None
+    steps = {rule: step.text for step in result.target.by_hand for rule in step.rules}
+    for rule, name in (("PGV816 statement-timeout-server-wide", "statement_timeout"),
+                       ("PGV817 lock-timeout-server-wide", "lock_timeout")):
+        assert f"ALTER ROLE app SET {name}" in steps[rule]
+
+
 def test_a_fix_text_rendered_on_the_target_says_what_the_fix_does(tmp_path: Path) -> None:
     # maintenance_io_concurrency raised with effective_io_concurrency: the target holds the raised value, and the
     # text said "already at least that and keeps its value" beside the line that raises it

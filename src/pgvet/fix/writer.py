@@ -229,10 +229,14 @@ def render(fix: ConsolidatedFix) -> str:
         out += [f"{key} = {change.value}" for key, change in sorted(fix.sysctl.items())]
         out.append("")
     if fix.postgresql and fix.document is not None and fix.orchestrator is not None:
-        parameter = document_kind(fix.orchestrator).writes_parameter(fix.parameter_form)
+        tool = document_kind(fix.orchestrator)
+        parameter = tool.writes_parameter(fix.parameter_form)
         under = "" if fix.parameters_path is None else f", a block to add at {_comment(fix.parameters_path)}"
+        delivery = ("passes them on postgres' command line, which outranks postgresql.conf and ALTER SYSTEM"
+                    if tool.on_command_line else
+                    "writes postgresql.conf from them; ALTER SYSTEM would be overwritten or refused")
         out += [f"# --- {_comment(fix.document.path)}: its PostgreSQL parameters{under} ({_comment(fix.orchestrator)} "
-                "writes postgresql.conf from them; ALTER SYSTEM would be overwritten or refused) ---"]
+                f"{delivery}) ---"]
         out += [parameter(name, change.value) for name, change in sorted(fix.postgresql.items())]
         out.append("")
     elif fix.postgresql:
@@ -389,8 +393,11 @@ def write(fix: ConsolidatedFix, host_dir: Path, facts: Mapping[str, Fact]) -> Wr
                      else f"among the parameters of {orchestrator.source.path}" + (
                          "" if fix.parameters_path is None else f" (a block to add at {fix.parameters_path})"))
             then = "; the running system needs its step by hand too" if name in running else ""
-            outcome.left.append(f"{name} = {quote_setting(change.value)}: not written — {orchestrator.value} writes "
-                                f"postgresql.conf from its document: set it {where}{then}")
+            delivery = ("passes its parameters on postgres' command line"
+                        if document_kind(str(orchestrator.value)).on_command_line
+                        else "writes postgresql.conf from its document")
+            outcome.left.append(f"{name} = {quote_setting(change.value)}: not written — {orchestrator.value} "
+                                f"{delivery}: set it {where}{then}")
             continue
         # with a live server's pg_settings.json, pg.* are the running values and pg_conf.* the files' own
         _write_setting(files, name, change, facts.get(f"pg_conf.{name}") or facts.get(f"pg.{name}"))

@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pgvet.errors import InputError
-from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, document_kinds, recognise, unread_operator
+from pgvet.inputs.documents import (
+    MAX_DOCUMENT_BYTES,
+    DeclaredHost,
+    document_kinds,
+    recognise,
+    unread_operator,
+)
 from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, read_listed
 from pgvet.inputs.documents.cnpg import chart_override
 from pgvet.inputs.reading import read_text
@@ -233,6 +239,9 @@ def hosts_under(root: Path) -> SearchedHosts:
     markers = frozenset(marker.lower() for marker in host_markers())
     seen = read = 0
     claimed: set[str] = set()  # files a kustomization above lists: its own documents, no host of their directory's
+    # the postgresql.conf files a document above runs its host with (a compose service's mounted config_file): the
+    # directory holding one and no other host's file is that host's, not a host of its own
+    mounted: set[str] = set()
     for current, directories, files in os.walk(root):
         depth = os.path.relpath(current, root).count(os.sep) + (current != os.fspath(root))
         visible = sorted(name for name in directories if not name.startswith("."))
@@ -242,6 +251,11 @@ def hosts_under(root: Path) -> SearchedHosts:
                                 f"hosts (such as {os.path.join(current, visible[0])}): give them")
         seen += len(visible)
         names = {name.lower() for name in (*files, *directories)}
+        if names & markers == {"postgresql.conf"} and any(
+                os.path.normpath(os.path.join(current, name)) in mounted
+                for name in files if name.lower() == "postgresql.conf"):
+            directories.clear()
+            continue
         if names & markers:
             found.append(root if current == os.fspath(root) else Path(current))  # a fleet's hosts given one by one
             directories.clear()
@@ -284,8 +298,11 @@ def hosts_under(root: Path) -> SearchedHosts:
                                     "directories of the hosts")
                 return searched
             text = _document_text(candidate, name, beneath)
-            if text is not None and _declares(text, name):
+            declared = _declared(text, name) if text is not None else None
+            if declared is not None:
                 found.append(Path(current))
+                mounted.update(os.path.normpath(os.path.join(current, host.configuration_file.value))
+                               for host in declared if host.configuration_file is not None)
                 break
             if text is not None and (operator := unread_operator(text)) is not None:
                 unread_here.append((candidate, unread_notice(candidate, operator)))
@@ -305,13 +322,19 @@ def is_document(path: Path, shown: str | None = None, root: Path | None = None) 
 
 
 def _declares(text: str, shown: str) -> bool:
+    return _declared(text, shown) is not None
+
+
+def _declared(text: str, shown: str) -> list[DeclaredHost] | None:
+    """What a document pgvet reads declares (a document its parser refuses declares nothing it can tell, but is
+    one), None for a file that is no such document or declares nothing."""
     kind = recognise(shown, text)
     if kind is None:
-        return False
+        return None
     try:
-        return bool(kind.parse(text, shown))
+        return kind.parse(text, shown) or None
     except InputError:
-        return True
+        return []
 
 
 def unread_notice_of(path: Path) -> str | None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pgvet.errors import InputError, UsageError
 from pgvet.inputs import sysctl
+from pgvet.inputs.documents import parameters_unknown
 from pgvet.inputs.host_yaml import parse_host_yaml
 from pgvet.inputs.lscpu import parse_lscpu
 from pgvet.inputs.meminfo import parse_meminfo
@@ -24,7 +25,7 @@ from pgvet.inputs.postgresql_conf import ConfResult
 from pgvet.inputs.registry import host_markers
 from pgvet.inputs.sysctl import PairedValue, SysctlSetting
 from pgvet.inputs.sysfs import is_virtual_disk, parse_sysfs
-from pgvet.paths import link_out_of_repository
+from pgvet.paths import is_inside, link_out_of_repository
 from pgvet.provenance import Located, Source
 from pgvet.snapshot import pgfacts
 from pgvet.snapshot.builder import HostBuilder
@@ -192,16 +193,40 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     _load_kernel(builder, inputs, [setting for document in declared_here for setting in document.sysctl], page_size)
     lines = ConfResult(settings=[setting for document in declared_here for setting in document.settings],
                        problems=[problem for document in declared_here for problem in document.problems])
+    unseen = bool(hosting) and hosting[index].unseen_configuration
+    unread: dict[str, Source] = {}
+    if hosting and (configuration := hosting[index].configuration_file) is not None:
+        unseen, unread = _configuration_file(builder, configuration, lines)
     # a document declaring a PostgreSQL host runs it, on its defaults where it sets nothing (unless its
     # postgresql.conf is a file pgvet cannot see: nothing is known of it then)
-    runs = bool(lines.settings or lines.problems or (hosting and not hosting[index].unseen_configuration))
-    templated = _load_postgresql(builder, inputs, declared, upgrade_to, lines if runs else None, copied)
+    runs = bool(lines.settings or lines.problems or (hosting and not unseen))
+    templated = _load_postgresql(builder, builder.inputs, declared, upgrade_to, lines if runs else None, copied)
     _derive_host(builder, declared)
     _load_storage(builder, inputs)
     running = inputs.first("sysctl")
-    unknown = {**templated, **{fact: source for document in declared_here for fact, source in document.unknown.items()}}
+    unknown = {**templated, **unread,
+               **{fact: source for document in declared_here for fact, source in document.unknown.items()}}
     _unknown(builder.host, unknown, builder.display(running) if running is not None else None)
     return builder.host, documents
+
+
+def _configuration_file(builder: HostBuilder, configuration: Located[str], lines: ConfResult,
+                        ) -> tuple[bool, dict[str, Source]]:
+    """The file of the directory a document says the server reads as its postgresql.conf (a compose service's
+    mounted config_file) takes the place of the directory's own postgresql.conf, unless one was given by name.
+    Returns whether the host's configuration is unseen, and the parameters then unknown: when the directory lacks
+    that file, every one but those the document sets (which win over the file)."""
+    inputs = builder.inputs
+    if any(path in inputs.given for path in inputs.every("postgresql_conf")):
+        return False, {}
+    path = builder.root / configuration.value
+    if path.is_file() and is_inside(os.path.realpath(path), os.path.realpath(builder.root)):
+        builder.inputs = SnapshotInputs({**inputs.paths, "postgresql_conf": [path]}, inputs.documents, inputs.given)
+        return False, {}
+    builder.host.notes.append(f"{configuration.source}: postgres reads its parameters from {configuration.value}, "
+                              "which is not in the directory (or leads out of it): those the document does not set "
+                              "are unknown")
+    return True, parameters_unknown(configuration.source, [setting.name for setting in lines.settings])
 
 
 def _unknown(host: HostFacts, unknown: Mapping[str, Source], running: str | None) -> None:

@@ -48,8 +48,9 @@ class DeclaredHost:
     a Kubernetes object's metadata.namespace, what tells it from an object of its name beside it (kubectl's
     ``namespace/name``); None where the manifest leaves it to where it is applied. ``unseen_configuration``: the
     host's postgresql.conf is a file pgvet cannot see: a host that sets nothing else is not judged on PostgreSQL's
-    defaults. ``machine``: facts of the machine a document sets that a snapshot measures, by their names
-    (``thp.enabled`` from a tuned profile): the host's where its snapshot measured none.
+    defaults. ``configuration_file``: the host's postgresql.conf is that file of the directory, not its own.
+    ``machine``: facts of the machine a document sets that a snapshot measures, by their names (``thp.enabled``
+    from a tuned profile): the host's where its snapshot measured none.
     """
 
     kind: str  # the DocumentKind's name
@@ -65,6 +66,9 @@ class DeclaredHost:
     hosting: bool = True
     namespace: str | None = None
     unseen_configuration: bool = False  # its configuration is where pgvet cannot see (a ConfigMap, a mount)
+    # the file of the directory (a path relative to it) the server reads as its postgresql.conf, where the document
+    # says so (a compose service's config_file mounted from ./config/postgresql.conf): the directory's own otherwise
+    configuration_file: Located[str] | None = None
     # the kind of the host it is merged over (a Helm values override, given after the chart's values): it joins
     # only a host of that kind, and is no input where the directory has none
     laid_over: str | None = None
@@ -73,8 +77,13 @@ class DeclaredHost:
 def any_parameter_unknown(declared: DeclaredHost, source: Source, besides: Iterable[str] = ()) -> None:
     """A parameter whose name a template or a variable writes may be any of them: every one is unknown at its line
     (not judged on its default), but ``besides`` — those set literally beside it, which it cannot name too."""
+    declared.unknown.update(parameters_unknown(source, besides))
+
+
+def parameters_unknown(source: Source, besides: Iterable[str] = ()) -> dict[str, Source]:
+    """Every parameter's fact (``pg.work_mem``) unknown at ``source``, but ``besides``."""
     kept = {name.strip().lower() for name in besides}
-    declared.unknown.update((f"pg.{name}", source) for name in known_parameter_names() if name not in kept)
+    return {f"pg.{name}": source for name in known_parameter_names() if name not in kept}
 
 
 def yaml_parameter(name: str, value: str) -> str:
@@ -127,6 +136,8 @@ class DocumentKind:
     (name → value) to take effect, from the host's facts: each step's text and the parameters it covers (Patroni:
     `patronictl edit-config` for the parameters its DCS holds, whose bootstrap section applies only to a new
     cluster). None: the document's edit is all (an operator applies its manifest).
+    ``on_command_line``: the tool passes the parameters on postgres' command line (compose's ``-c`` options), which
+    outranks postgresql.conf and ALTER SYSTEM, rather than writing postgresql.conf from them.
     """
 
     name: str
@@ -137,6 +148,7 @@ class DocumentKind:
     parameter: Callable[[str, str], str] = yaml_parameter
     parameter_forms: Mapping[str, Callable[[str, str], str]] = field(default_factory=dict)
     running_steps: Callable[[Mapping[str, SourcedValue], Mapping[str, str]], list[RunningStep]] | None = None
+    on_command_line: bool = False
 
     def writes_parameter(self, form: str | None) -> Callable[[str, str], str]:
         """How a host's document writes a parameter, by its ``host.parameter_form`` (None: the kind's one form)."""
@@ -276,17 +288,27 @@ _UNREAD_OPERATORS = (
     ("kubegres.reactive-tech.io/", "Kubegres", ("Kubegres",)),
 )
 _KIND_LINE = re.compile(r"^[ \t]*(?:- )?kind:[ \t]*[\"']?([A-Za-z]+)[\"']?[ \t]*(?:#.*)?$", re.MULTILINE)
+# a ConfigMap's key holding PostgreSQL's configuration file as a block scalar (`postgresql.conf: |`; a pgbouncer.conf
+# sets log_connections too)
+_CONF_KEY = re.compile(r"^[ \t]+[\"']?([\w.-]*postgres[\w.-]*\.conf)[\"']?[ \t]*:[ \t]*[|>]",
+                       re.MULTILINE | re.IGNORECASE)
+_ASSIGNMENT = re.compile(r"^[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*=", re.MULTILINE)
 
 
 def unread_operator(text: str) -> str | None:
     """What a file declares of a PostgreSQL operator pgvet does not read (``objects of Percona's PostgreSQL operator
-    (PerconaPGCluster)``), None when it declares none."""
+    (PerconaPGCluster)``) or of a server it cannot tell (a ConfigMap holding a postgresql.conf, which the manifest of
+    a server elsewhere mounts), None when it declares none."""
     kinds = set(_KIND_LINE.findall(text))
     for group, operator, declared in _UNREAD_OPERATORS:
         if group in text:
             found = [kind for kind in declared if kind in kinds]
             if found:
                 return f"objects of {operator} ({', '.join(found)})"
+    if "ConfigMap" in kinds and (keys := _CONF_KEY.findall(text)):
+        names = known_parameter_names()
+        if any(name.lower() in names for name in _ASSIGNMENT.findall(text)):
+            return f"a ConfigMap's postgresql.conf ({', '.join(keys)})"
     return None
 
 

@@ -126,11 +126,16 @@ def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[
 
 def _config_file(declared: DeclaredHost, service: dict[str, Any]) -> None:
     """``-c config_file=…``: postgres reads its parameters from that file (the image's own, or one mounted) instead
-    of PGDATA's postgresql.conf; pgvet does not read it, so every parameter but the command line's (which win over
-    the file) is unknown there, not judged on its default — unless it is the directory's own postgresql.conf, mounted
-    there (``./postgresql.conf:/etc/postgresql/postgresql.conf``), which pgvet reads as the host's."""
+    of PGDATA's postgresql.conf. A file of the directory mounted there (``./postgresql.conf``,
+    ``./config/postgresql.conf:/etc/postgresql/postgresql.conf``) is the host's postgresql.conf, which pgvet reads
+    (``DeclaredHost.configuration_file``); any other file pgvet does not read, so every parameter but the command
+    line's (which win over the file) is unknown there, not judged on its default."""
     given = next((setting for setting in reversed(declared.settings) if setting.name == "config_file"), None)
-    if given is None or posixpath.normpath(given.value) in _mounted_from_the_directory(service, "postgresql.conf"):
+    if given is None:
+        return
+    mounted = _directory_file(service, posixpath.normpath(given.value))
+    if mounted is not None:
+        declared.configuration_file = Located(mounted, given.source)
         return
     declared.unseen_configuration = True
     declared.notes.append(f"{given.source}: config_file = {given.value}: postgres reads its parameters from that "
@@ -138,10 +143,23 @@ def _config_file(declared: DeclaredHost, service: dict[str, Any]) -> None:
     any_parameter_unknown(declared, given.source, [setting.name for setting in declared.settings])
 
 
-def _mounted_from_the_directory(service: dict[str, Any], name: str) -> set[str]:
-    """Where the service mounts the file of that name beside the compose file (a bind mount of ``./name``; a source
-    without ``./`` is a named volume)."""
-    targets = set()
+def _directory_file(service: dict[str, Any], path: str) -> str | None:
+    """The file of the directory beside the compose file that the container sees at ``path`` (normalised), as a
+    relative path: through a bind mount of that file (``./config/postgresql.conf:/etc/postgresql/postgresql.conf``)
+    or of a directory above it (``./config:/etc/postgresql``); None when no mount of the directory's holds it."""
+    for target, source in reversed(_mounted_from_the_directory(service).items()):  # a later mount covers earlier ones
+        if path == target:
+            return source
+        if path.startswith(target.rstrip("/") + "/"):
+            return posixpath.normpath(posixpath.join(source, path[len(target.rstrip("/")) + 1:]))
+    return None
+
+
+def _mounted_from_the_directory(service: dict[str, Any]) -> dict[str, str]:
+    """The files and directories of the directory beside the compose file the service mounts, by where it mounts
+    them: the bind mounts of a relative path inside the directory (``./config/postgresql.conf``; a source without
+    ``./`` is a named volume, one with ``..`` or an absolute one lies outside), each a normalised relative path."""
+    mounted: dict[str, str] = {}
     volumes = service.get("volumes")
     for volume in volumes if isinstance(volumes, list) else []:
         if isinstance(volume, dict):
@@ -149,10 +167,12 @@ def _mounted_from_the_directory(service: dict[str, Any], name: str) -> set[str]:
         else:
             source, _, rest = str(volume).partition(":")
             target = rest.split(":", 1)[0]
-        if (isinstance(source, str) and isinstance(target, str) and source.startswith(".")
-                and posixpath.normpath(source) == name):
-            targets.add(posixpath.normpath(target))
-    return targets
+        if not (isinstance(source, str) and isinstance(target, str) and source.startswith(".")):
+            continue
+        relative = posixpath.normpath(source)
+        if relative != ".." and not relative.startswith("../"):
+            mounted[posixpath.normpath(target)] = relative
+    return mounted
 
 
 def _bitnami(service: dict[str, Any]) -> bool:
@@ -487,4 +507,4 @@ def _number(value: object) -> float | None:
 
 KIND = DocumentKind("compose", "a Compose file's PostgreSQL services: command-line parameters, memory, CPUs, /dev/shm",
                     (".yml", ".yaml"), _recognises, parse_compose, _command_option,
-                    {FLOW_LIST: _flow_items, BLOCK_LIST: _block_items})
+                    {FLOW_LIST: _flow_items, BLOCK_LIST: _block_items}, on_command_line=True)
