@@ -98,8 +98,7 @@ class Finding:
         return SEVERITY_RANK[self.severity]
 
 
-@dataclass(frozen=True, slots=True)
-class RuleMeta:
+class RuleMeta(NamedTuple):
     """What outputs need to know about a rule (SARIF rule metadata, help pages)."""
 
     id: str
@@ -111,8 +110,7 @@ class RuleMeta:
     references: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class NotEvaluated:
+class NotEvaluated(NamedTuple):
     """A rule that was not evaluated on a host because facts it needs are missing."""
 
     rule_id: str
@@ -157,8 +155,7 @@ class HostResult:
         return declared.source, str(declared.value), None if form is None else str(form.value)
 
 
-@dataclass(frozen=True, slots=True)
-class HostError:
+class HostError(NamedTuple):
     """A host that could not be linted (its inputs are unreadable); the others go on."""
 
     host: str

@@ -66,7 +66,7 @@ def test_junit_test_cases_are_unique_as_gitlab_keys_them(tmp_path: Path) -> None
         ("reporting-db (staging/config-repo)", "pgvet.reporting-db (staging/config-repo)",
          "PGV605 checkpoint-timeout-default")]
     # two unreadable hosts of one name (prod/broken-host, staging/broken-host)
-    namesake_error = dataclasses.replace(staging.host_error, namesake=True)
+    namesake_error = staging.host_error._replace(namesake=True)
     root = ElementTree.fromstring(FORMATS["junit"](prod.result(errors=(prod.host_error, namesake_error)),
                                                   ReportOptions(repo_root=tmp_path)))
     assert [(suite.get("name"), case.get("classname")) for suite in root for case in suite.iter("testcase")] == [

@@ -3,8 +3,6 @@ value is left unknown, and applying the fix to the rule's firing examples makes 
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from pgvet.engine.evaluate import plan_rules
@@ -48,6 +46,6 @@ def test_the_fix_is_valid_and_fixes(rule: Rule, number: int, example: Example) -
     host = PLANNER.applied(example_host(rule, example), {setting: value for setting, value in [
         *((Setting("sysctl", key), value) for key, value in finding.fix.sysctl.items()),
         *((Setting("postgresql", name), value) for name, value in finding.fix.postgresql.items())]})
-    fixed = dataclasses.replace(example, facts={fact.name: fact.value for fact in host.facts.values()})
+    fixed = example._replace(facts={fact.name: fact.value for fact in host.facts.values()})
     outcome, after = run_example(PACK, rule, fixed)
     assert outcome != "fire", f"{rule.id} still fires after its fix {finding.fix}: {after.findings[0].message}"

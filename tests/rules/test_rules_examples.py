@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import textwrap
 from pathlib import Path
 
@@ -90,5 +89,5 @@ def test_measured_ages_are_whole_seconds(rule_id: str, field: str, seconds: floa
     86400123456us."""
     [rule] = [rule for rule in PACK.rules if rule.id == rule_id]
     example = next(example for example in rule.examples if example.expect == "fire")
-    _, result = run_example(PACK, rule, dataclasses.replace(example, item={**(example.item or {}), field: seconds}))
+    _, result = run_example(PACK, rule, example._replace(item={**(example.item or {}), field: seconds}))
     assert shown in result.findings[0].message

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from difflib import get_close_matches
 
 from pgvet.engine.derived import evidence, lookup, missing_facts
@@ -223,7 +222,7 @@ def _not_read(plan: Plan, host: HostFacts, result: HostResult) -> None:
             why = next((unread.get(name) or unread[name.partition(".")[0]] for name in skipped.missing
                         if name in unread or name.partition(".")[0] in unread), None)
             if why is not None:
-                result.not_evaluated[index] = replace(skipped, reason=why)
+                result.not_evaluated[index] = skipped._replace(reason=why)
 
 
 def evaluate_rule(rule: Rule, env: Env, host_name: str, result: HostResult, verdicts_only: bool = False) -> None:

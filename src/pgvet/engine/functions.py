@@ -6,10 +6,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 from operator import eq, ge, gt, le, lt, ne
-from typing import Any
+from typing import Any, NamedTuple
 
 from pgvet.engine.factnames import Kind
 from pgvet.engine.ir import Value
@@ -260,8 +259,7 @@ def _formatted(value: float, format_name: str) -> str:
     return format_value(value, format_name)
 
 
-@dataclass(frozen=True, slots=True)
-class FunctionSpec:
+class FunctionSpec(NamedTuple):
     implementation: Callable[..., Value]
     arguments: tuple[Kind, ...]
     optional: int  # how many trailing arguments may be left out

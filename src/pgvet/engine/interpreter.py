@@ -57,9 +57,13 @@ class Compiled:
         return self.text, self.expr, self.kind, self.facts
 
     def __setstate__(self, state: tuple[str, Expr, Kind, tuple[str, ...]]) -> None:
-        for name, value in zip(("text", "expr", "kind", "facts"), state, strict=True):
-            object.__setattr__(self, name, value)
-        object.__setattr__(self, "function", None)
+        text, expr, kind, facts = state
+        set_field = object.__setattr__
+        set_field(self, "text", text)
+        set_field(self, "expr", expr)
+        set_field(self, "kind", kind)
+        set_field(self, "facts", facts)
+        set_field(self, "function", None)
 
     def closure(self) -> Function:
         """The expression as a function of an Env (runtime errors as raised), made at the first call."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from pgvet.engine.interpreter import Compiled
 from pgvet.engine.ir import Value
@@ -14,8 +15,7 @@ from pgvet.snapshot.facts import FactValue
 MAX_RULE_FILE_CHARS = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class PackSource:
+class PackSource(NamedTuple):
     """One pack file: its path as shown, its text, and whether it belongs to pgvet's own pack."""
 
     path: str
@@ -27,30 +27,26 @@ class PackSource:
 Template = tuple["str | tuple[Compiled, str | None]", ...]
 
 
-@dataclass(frozen=True, slots=True)
-class ParamSpec:
+class ParamSpec(NamedTuple):
     default: FactValue
     description: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class FixSpec:
+class FixSpec(NamedTuple):
     """The fix as written (templates unrendered), for `pgvet explain` and the rule reference."""
 
-    sysctl: dict[str, str] = field(default_factory=dict)
-    postgresql: dict[str, str] = field(default_factory=dict)
-    text: str | None = None
+    sysctl: dict[str, str]
+    postgresql: dict[str, str]
+    text: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class FixTemplates:
+class FixTemplates(NamedTuple):
     sysctl: tuple[tuple[str, Template], ...] = ()
     postgresql: tuple[tuple[str, Template], ...] = ()
     text: Template | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Example:
+class Example(NamedTuple):
     facts: dict[str, FactValue | None]
     expect: str  # fire | pass | skip
     values: dict[str, FactValue | None] | None = None

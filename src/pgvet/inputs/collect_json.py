@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pgvet.errors import ParseError
 from pgvet.inputs.host_yaml import PAGE_SIZES
@@ -17,8 +18,7 @@ from pgvet.provenance import Located, Source
 SUPPORTED_FORMAT = 1
 
 
-@dataclass(frozen=True, slots=True)
-class NotRead:
+class NotRead(NamedTuple):
     """Something the collection could not read: a snapshot file (``name``: ``lscpu.txt``), the server's
     configuration files (``what``: ``configuration files``) or one of them (``what``: its server path)."""
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pgvet.errors import ParseError
 from pgvet.numbers import out_of_range, shown_number
@@ -34,8 +34,7 @@ _UNIT_BYTES = {"B": 1, "kB": 1024, "8kB": 8192, "MB": 1024 * 1024}
 _UNIT_MICROSECONDS = {"us": 1, "ms": 1000, "s": 1000 * 1000, "min": 60 * 1000 * 1000}
 
 
-@dataclass(frozen=True, slots=True)
-class LiveSetting:
+class LiveSetting(NamedTuple):
     """One row of ``pg_settings``. ``source`` is PostgreSQL's column (``default``, ``configuration file``…).
 
     ``origin`` is where the value was set: ``sourcefile:sourceline`` when the server showed them,
@@ -60,8 +59,7 @@ class LiveSetting:
         return Source(self.sourcefile, self.sourceline) if self.sourcefile else self.row
 
 
-@dataclass(frozen=True, slots=True)
-class LiveFileSetting:
+class LiveFileSetting(NamedTuple):
     """One row of ``pg_file_settings``: what the configuration files say now (``error`` when invalid)."""
 
     sourcefile: str | None
@@ -74,8 +72,7 @@ class LiveFileSetting:
     row: Source
 
 
-@dataclass(frozen=True, slots=True)
-class DatabaseStats:
+class DatabaseStats(NamedTuple):
     """Size and counters of one database (``pg_database``, ``pg_stat_database``); None when unreadable."""
 
     name: str
@@ -89,8 +86,7 @@ class DatabaseStats:
     mxid_age: int | None = None  # mxid_age(datminmxid): the same for multixacts
 
 
-@dataclass(frozen=True, slots=True)
-class LiveRow:
+class LiveRow(NamedTuple):
     """One row of a list the server gave (a replication slot, a prepared transaction…): its columns by name,
     None for a NULL, and its line in pg_settings.json."""
 
@@ -112,8 +108,7 @@ ROW_LISTS: dict[str, dict[str, str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Unavailable:
+class Unavailable(NamedTuple):
     """Something the collection could not read, the server's (or pgvet's) reason, and what would let pgvet
     read it (``GRANT pg_read_all_stats TO pgvet``), when pgvet knows."""
 
@@ -123,8 +118,7 @@ class Unavailable:
     fix: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class LiveServer:
+class LiveServer(NamedTuple):
     """A running server as ``pgvet collect`` saw it.
 
     ``statistics`` maps a statistic's name (docs/live.md) to its value, None when unreadable, with

@@ -112,8 +112,7 @@ class ConfDirective(NamedTuple):
     source: Source
 
 
-@dataclass(frozen=True, slots=True)
-class ConfProblem:
+class ConfProblem(NamedTuple):
     """A syntax error, a missing include, depth exceeded, a file outside the root…"""
 
     kind: str

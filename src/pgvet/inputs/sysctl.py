@@ -8,8 +8,8 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from pgvet.errors import ParseError
 from pgvet.provenance import Located, Source
@@ -133,8 +133,7 @@ def parse_sysctl_output(text: str, path: str, keys: AbstractSet[str] | None = No
     return values
 
 
-@dataclass(frozen=True, slots=True)
-class SysctlSetting:
+class SysctlSetting(NamedTuple):
     """One ``key = value`` line of sysctl.conf or a sysctl.d file."""
 
     key: str
@@ -197,8 +196,7 @@ def sysctl_d_order(names: Iterable[str]) -> list[str]:
 # `dirty_ratio = 0` keeps X); the others always do (`dirty_background_bytes = X` then
 # `dirty_background_ratio = 0` leaves both at 0). A write the kernel refuses (EINVAL: vm.dirty_bytes below two
 # pages, a bytes value of 0, a ratio above 100) changes nothing.
-@dataclass(frozen=True, slots=True)
-class _PairRule:
+class _PairRule(NamedTuple):
     partner: str
     minimum: int
     maximum: int
@@ -233,8 +231,7 @@ PAIRED_SYSCTLS = frozenset(_pairs(DEFAULT_PAGE_SIZE))
 PAIR_PARTNERS = {key: rule.partner for key, rule in _pairs(DEFAULT_PAGE_SIZE).items()}
 
 
-@dataclass(frozen=True, slots=True)
-class PairedValue:
+class PairedValue(NamedTuple):
     """A key of a ratio/bytes pair as the kernel holds it once the declared files are applied in order."""
 
     key: str

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pgvet.errors import InputError
 from pgvet.findings import LintResult
@@ -40,8 +40,7 @@ Answers = dict[str, Any]
 Prompter = Callable[[str, list[str], str], str]  # (question, choices, default) → the chosen text
 
 
-@dataclass(frozen=True, slots=True)
-class Question:
+class Question(NamedTuple):
     key: str  # host.yaml key (``raid`` holds a mapping)
     text: str
     choices: tuple[str, ...]

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from posixpath import dirname, join, normpath
+from typing import NamedTuple
 
 from pgvet.inputs.postgresql_conf import CONF_FILE_MAX_DEPTH, ConfDirective, parse_conf_text
 from pgvet.inputs.registry import INPUT_KINDS
@@ -61,8 +62,7 @@ class Absent(NotCopied):
     """A file, or a directory on its way, that does not exist (what ``include_if_exists`` lets PostgreSQL skip)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Credentials:
+class Credentials(NamedTuple):
     """The OS user a process runs as (its filesystem ids, which the kernel checks when it opens a file)."""
 
     uid: int
@@ -202,8 +202,7 @@ def postmaster_command_line(process: ServerProcess) -> dict[str, str]:
     return process.options
 
 
-@dataclass(frozen=True, slots=True)
-class _Layout:
+class _Layout(NamedTuple):
     config_file: tuple[str, ...]  # the configuration file's components, as the server's filesystem names it
     same_as_data: bool  # its directory is the data directory (the server says so; only a choice between two of
     # the OS's directories rests on it)

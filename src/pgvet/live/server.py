@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from pgvet.errors import InputError
 from pgvet.findings import quote_identifier
@@ -93,8 +93,7 @@ class ServerReading:
     command_line: dict[str, str] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class SocketPeer:
+class SocketPeer(NamedTuple):
     """The process at the other end of a Unix-domain socket, as the kernel names it (SO_PEERCRED: the process
     that listened), and the socket's path as the listener bound it."""
 

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pgvet.pgparams.removed import REMOVALS, Removal, version_key
 
@@ -45,8 +45,7 @@ TIME_UNITS = frozenset({"ms", "s", "min"})
 
 VarType = Literal["bool", "integer", "real", "string", "enum"]
 
-@dataclass(frozen=True, slots=True)
-class BuildOption:
+class BuildOption(NamedTuple):
     """A configure option some values need (``Param.build_options``): how to see whether a build has it,
     and whether the mainstream builds (PGDG's packages, Debian's, Red Hat's) do."""
 
@@ -64,8 +63,7 @@ BUILD_OPTIONS: dict[str, BuildOption] = {each.name: each for each in (
 )}
 
 
-@dataclass(frozen=True, slots=True)
-class Param:
+class Param(NamedTuple):
     """One parameter of one major version.
 
     ``name`` is spelled as PostgreSQL spells it (``DateStyle``); lookups are case-insensitive.

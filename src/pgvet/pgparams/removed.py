@@ -10,13 +10,12 @@ Not listed because PostgreSQL still accepts them: ``sort_mem``, ``vacuum_mem`` a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 WAL_SEGMENT_MB = 16  # the default WAL segment size (initdb --wal-segsize), what segment counts were counted in
 
 
-@dataclass(frozen=True, slots=True)
-class Removal:
+class Removal(NamedTuple):
     """A parameter removed in ``removed_in`` (a major version as PostgreSQL spells it: ``"9.5"``, ``"16"``).
 
     ``segments_per_unit``: for a count of WAL segments replaced by a size, the size's segments per counted

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pgvet.pgparams import Param
 
@@ -64,8 +64,7 @@ _LONG_DIGITS = 22  # more significant digits than a long has in any base (octal:
 _STRTOL_DIGITS = {16: re.compile(r"[0-9a-fA-F]+"), 8: re.compile(r"[0-7]*"), 10: re.compile(r"[0-9]+")}
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedValue:
+class ParsedValue(NamedTuple):
     """A value as PostgreSQL stores it.
 
     ``native``: in the parameter's own unit, as ``pg_settings.setting`` shows it (bool for booleans,

@@ -10,8 +10,8 @@ by no value: both are left out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from pgvet.pgparams import SUPPORTED_MAJORS, Param, load_param_table
 from pgvet.pgparams.older import older_boot_values
@@ -33,8 +33,7 @@ BUILD_CHOSEN = frozenset({"krb_server_keyfile", "unix_socket_directories", "ssl_
                           "ssl_groups", "ssl_library"})
 
 
-@dataclass(frozen=True, slots=True)
-class DefaultChange:
+class DefaultChange(NamedTuple):
     """A parameter whose value, when no file sets it, differs between two majors: ``before`` (the older's
     boot value, or what behaved as the parameter's absence) and ``after``, as PostgreSQL writes them."""
 

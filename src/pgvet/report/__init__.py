@@ -15,10 +15,9 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, NamedTuple, Protocol
 
 from pgvet.errors import UsageError
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
@@ -104,8 +103,7 @@ def prose(text: str) -> str:
     return one_line(_BLANKS.sub(" ", text.strip()))
 
 
-@dataclass(frozen=True, slots=True)
-class ReportOptions:
+class ReportOptions(NamedTuple):
     color: bool | None = None  # None: decide from the terminal, NO_COLOR and PRE_COMMIT
     verbose: bool = False
     width: int | None = None

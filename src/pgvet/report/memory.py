@@ -10,13 +10,12 @@ This module only computes; text.py draws it with rich (kept out of here so tests
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pgvet.snapshot.facts import HostFacts
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
+class Segment(NamedTuple):
     label: str
     size: int
     style: str
@@ -28,8 +27,7 @@ def _number(host: HostFacts, name: str) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryPicture:
+class MemoryPicture(NamedTuple):
     ram: int
     segments: list[Segment]
     commit_limit: int | None  # only when overcommit is strict (vm.overcommit_memory = 2)

@@ -7,7 +7,6 @@ linted, and the reports (pgvet.report) write what it gives them, host by host: m
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -108,7 +107,7 @@ class LintRun:
     def _named(self, error: HostError) -> HostError:
         """The error, marked a namesake when an earlier host or error of its name had another directory."""
         root = error.root or (error.source.path if error.source is not None else "")
-        return error if self._roots.setdefault(error.host, root) == root else dataclasses.replace(error, namesake=True)
+        return error if self._roots.setdefault(error.host, root) == root else error._replace(namesake=True)
 
     def _judged(self, outcome: HostResult, inline: list[str], ignored: list[str]) -> HostResult | HostError:
         """The host with its suppressions, ignore file and baseline applied, their notices added; or its error:

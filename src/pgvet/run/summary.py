@@ -8,6 +8,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pgvet.findings import SEVERITY_RANK, Finding, HostResult, LintResult
 
@@ -16,8 +17,7 @@ TOP_RULES = 10  # rows of the text report's most frequent findings (JSON lists e
 SEVERITIES = ("error", "warning", "info")
 
 
-@dataclass(frozen=True, slots=True)
-class HostRow:
+class HostRow(NamedTuple):
     """One host of the fleet table: its counted findings (neither suppressed nor in the baseline)."""
 
     host: str

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pgvet.errors import InputError
 from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, yaml_line
@@ -35,16 +35,14 @@ MAX_WARNINGS = 20
 MAX_ENTRIES = 1000
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """A path a kustomization lists (INLINE for a patch written in it), at its line."""
 
     path: str
     line: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class Kustomization:
+class Kustomization(NamedTuple):
     """A kustomization's entries that name files or directories (``bases`` among the resources, as kustomize reads
     them); ``component``: one of ``kind: Component``."""
 
@@ -82,8 +80,7 @@ def parse_kustomization(text: str) -> Kustomization | None:
                          entries(*_PATCHES), unread)
 
 
-@dataclass(frozen=True, slots=True)
-class Overlay:
+class Overlay(NamedTuple):
     """What ``kustomize build`` would take from outside a directory (``bases``: directories, paths up or down,
     remote URLs; ``components``) or change in its files (``patches``: their paths, ``an inline patch``)."""
 

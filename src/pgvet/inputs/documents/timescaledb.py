@@ -20,7 +20,6 @@ the value, a separate argument, ends the flags there. A run that writes nothing 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from pgvet.errors import ParseError
@@ -189,8 +188,8 @@ def _chart_parameters(declared: DeclaredHost, patroni: dict[str, Any], path: str
         name = problem.message.removeprefix("Patroni ignores ").partition(" ")[0]
         if problem.kind == "patroni-ignored" and name in unknown and " and runs its default " in problem.message:
             said = problem.message.partition(" and runs its default ")[0]
-            declared.problems[index] = replace(
-                problem, message=f"{said} and runs the chart's value (its bootstrap.dcs.postgresql.parameters)")
+            declared.problems[index] = problem._replace(
+                message=f"{said} and runs the chart's value (its bootstrap.dcs.postgresql.parameters)")
     source = at(patroni, "bootstrap", path) if isinstance(patroni.get("bootstrap"), dict) else declared.source
     for name in unknown:
         declared.unknown[f"pg.{name}"] = source
