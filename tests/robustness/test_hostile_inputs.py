@@ -290,3 +290,35 @@ def test_a_yaml_of_many_chart_keys_is_searched_in_linear_time(tmp_path: Path) ->
     done, seconds = lint(repository)
     assert "Traceback" not in done.stderr
     assert seconds < 60, seconds
+
+
+SOURCEFILE_SNAPSHOT = """{{"format": 1, "server": {{"server_version_num": 160002}}, "databases": [], "unavailable": [],
+ "settings": [{{"name": "fsync", "setting": "off", "vartype": "bool", "source": "configuration file",
+                "sourcefile": {sourcefile}, "sourceline": 1}}],
+ "statistics": {{}}}}
+"""
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "gitlab", "github"])
+@pytest.mark.parametrize("named", ["absolute", "relative", "link"])
+def test_a_place_a_snapshot_names_outside_its_directory_says_nothing_of_the_runners_files(
+        tmp_path: Path, fmt: str, named: str) -> None:
+    # A snapshot's sourcefile (the server's word) naming a file of the runner: the formats that need a file
+    # anchored the finding there when it existed (/etc/shadow as root), so the report told whether it did.
+    outside = tmp_path / "secret"
+    directory = host(tmp_path)
+    sourcefile = {"absolute": str(outside), "relative": "../secret", "link": "conf"}[named]
+    if named == "link":
+        (directory / "conf").symlink_to(outside)
+    (directory / "pg_settings.json").write_text(SOURCEFILE_SNAPSHOT.format(sourcefile=json.dumps(sourcefile)))
+    outputs = []
+    for present in (True, False):
+        if present:
+            outside.write_text("root:$6$x\n")
+        else:
+            outside.unlink()
+        done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "host", "--format", fmt], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+        assert sound(done.stdout + done.stderr) and done.returncode == 1, done.stdout + done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
