@@ -6,6 +6,7 @@ both (a flow mapping on one line), nor `pgvet facts`, which shows these paramete
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +124,26 @@ def test_no_password_a_configuration_file_sets_is_in_a_finding(tmp_path: Path) -
     outputs.extend(file.read_text(errors="replace") for file in tmp_path.iterdir() if file.is_file())
     for output in outputs:
         assert "S3cret" not in output, [line for line in output.splitlines() if "S3cret" in line][:2]
+
+
+def test_no_http_credential_beside_the_parameters_is_quoted(tmp_path: Path) -> None:
+    """A flow mapping puts a healthcheck's or a label's HTTP credential on the line a finding points at: an
+    Authorization header (Bearer, Basic), an API key header or a cookie is no word the other secrets are spelt
+    with."""
+    compose = tmp_path / "repo" / "compose"
+    compose.mkdir(parents=True)
+    services = {"bearer": "test: \"curl -H 'Authorization: Bearer S3cretBearer' http://x/\"",
+                "basic": "x: \"authorization: Basic UzNjcmV0QmFzaWM=\"",
+                "alone": "x: \"bearer S3cretBearerAlone\"",
+                "apikey": "x: \"X-Api-Key: S3cretApiKey\"",
+                "cookie": "x: \"Cookie: session=S3cretCookie\""}
+    (compose / "docker-compose.yml").write_text("services:\n" + "".join(
+        f"  {name}: {{labels: {{{label}}}, image: postgres:16, command: postgres -c track_io_timing=off}}\n"
+        for name, label in services.items()))
+    outputs = [run("lint", "repo", cwd=tmp_path)]
+    assert len(re.findall(r"docker-compose\.yml:\d", outputs[0])) == len(services)  # a finding points at each line
+    outputs.append(run("lint", "--format", "html", "--output", str(tmp_path / "report.html"), "repo", cwd=tmp_path))
+    outputs.append((tmp_path / "report.html").read_text())
+    for output in outputs:
+        for secret in ("S3cret", "UzNjcmV0QmFzaWM"):
+            assert secret not in output, [line for line in output.splitlines() if secret in line][:2]
