@@ -369,12 +369,33 @@ def _exists(credentials: Credentials, start: int, parts: tuple[str, ...]) -> boo
 
 def wal_filesystem(process: ServerProcess) -> tuple[int, int] | None:
     """(bytes available to unprivileged users, size) of the filesystem holding the server's pg_wal — the OS's
-    word, through its working directory (following pg_wal where it links: WAL on another disk); None when the
-    directory cannot be opened (pgvet is neither root nor the server's OS user)."""
+    word, through its working directory; None when the directory cannot be reached as the server's OS user would
+    reach it (pgvet is neither root nor that user). A pg_wal that is a link (WAL on another disk: initdb --waldir
+    writes an absolute one) is followed as the server follows it, from its root or its data directory, but only
+    through directories its OS user may enter and no further link, nor a '..' (which could climb out of a
+    container's root): its superuser may make it a link to anywhere."""
+    parts: tuple[str, ...]
     try:
-        descriptor = os.open("cwd/pg_wal", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=process.proc)
+        target = os.readlink("cwd/pg_wal", dir_fd=process.proc)
+    except OSError as error:
+        if error.errno != errno.EINVAL:  # EINVAL: no link, the data directory's own
+            return None
+        start, parts = "cwd", ("pg_wal",)
+    else:
+        start = "root" if target.startswith("/") else "cwd"
+        parts = _canonical("/" + target) or ()
+        if not parts:
+            return None
+    try:
+        top = os.open(start, _DIRECTORY_FLAGS & ~os.O_NOFOLLOW, dir_fd=process.proc)
     except OSError:
         return None
+    try:
+        descriptor = _Reader(process).directory(top, parts, "pg_wal")
+    except NotCopied:
+        return None
+    finally:
+        os.close(top)
     with _descriptor(descriptor):
         status = os.fstatvfs(descriptor)
     return status.f_bavail * status.f_frsize, status.f_blocks * status.f_frsize
