@@ -147,3 +147,38 @@ def test_no_http_credential_beside_the_parameters_is_quoted(tmp_path: Path) -> N
     for output in outputs:
         for secret in ("S3cret", "UzNjcmV0QmFzaWM"):
             assert secret not in output, [line for line in output.splitlines() if secret in line][:2]
+
+
+def test_no_secret_a_pg_settings_json_holds_is_in_a_finding_or_facts(tmp_path: Path) -> None:
+    """A pg_settings.json that pgvet did not write (by hand, another tool's, an edited one) may hold the values a
+    collection redacts: they are shown as a collection writes them, as the same values set in a configuration file
+    are."""
+    host = tmp_path / "repo" / "db"
+    host.mkdir(parents=True)
+    (host / "host.yaml").write_text("pg_version: 16\n")
+    (host / "pg_settings.json").write_text("""{"format": 1, "server": {"server_version_num": 160002},
+ "databases": [], "unavailable": [], "statistics": {},
+ "settings": [
+  {"name": "archive_mode", "setting": "on", "vartype": "enum", "context": "postmaster"},
+  {"name": "archive_command", "setting": "curl -u app:S3cretRunning x", "vartype": "string", "context": "sighup",
+   "source": "configuration file", "boot_val": "S3cretBoot", "reset_val": "curl S3cretReset"},
+  {"name": "primary_conninfo", "setting": "host=a password=S3cretConninfo", "vartype": "string",
+   "context": "sighup"},
+  {"name": "myext.key", "setting": "S3cretCustom", "vartype": "string", "context": "user"}],
+ "file_settings": [
+  {"sourcefile": "/etc/x.conf", "sourceline": 3, "seqno": 1, "name": "archive_command",
+   "setting": "curl -u app:S3cretFile x", "applied": false, "error": "setting could not be applied"},
+  {"sourcefile": "/etc/x.conf", "sourceline": 4, "seqno": 2, "name": "primary_conninfo",
+   "setting": "host=b password=S3cretFileConninfo", "applied": false, "error": null}],
+ "command_line": {"restore_command": "curl S3cretCommandLine", "primary_conninfo": "password=S3cretCmdConninfo"}}
+""")
+    outputs = []
+    for report in ("text", "concise", "json", "sarif", "github", "junit", "gitlab", "html"):
+        outputs.append(run("lint", "--verbose", "--format", report, "repo", cwd=tmp_path))
+    assert ("primary_conninfo runs with host=a password=*** but the configuration files now give host=b password=***"
+            in outputs[1]), outputs[1]
+    outputs.append(run("facts", "repo/db", cwd=tmp_path))
+    outputs.append(run("facts", "--format", "json", "repo/db", cwd=tmp_path))
+    outputs.append(run("fix", "repo/db", cwd=tmp_path))
+    for output in outputs:
+        assert "S3cret" not in output, [line for line in output.splitlines() if "S3cret" in line][:2]

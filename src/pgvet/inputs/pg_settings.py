@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pgvet.errors import ParseError
+from pgvet.live.redact import redact_setting
 from pgvet.numbers import out_of_range, shown_number
 from pgvet.provenance import Located, Source
 
@@ -325,23 +326,31 @@ def _members(node: _Node | None, path: str, what: str, kind: type) -> Any:
     return node.members
 
 
+# Values are read as a collection writes them (pgvet.live.redact: a command's, a custom setting's, a connection
+# string's password): a document pgvet did not write (by hand, another tool's, edited) may hold the secrets a
+# collection leaves out, which findings and facts would show. What a collection wrote reads back unchanged.
+
+
 def _setting(node: _Node, path: str) -> LiveSetting:
     row = _Fields(node, path, "a settings row")
+    name = row.text("name")
     return LiveSetting(
-        name=row.text("name"), setting=row.optional_text("setting"), unit=row.optional_text("unit"),
+        name=name, setting=redact_setting(name, row.optional_text("setting")), unit=row.optional_text("unit"),
         vartype=row.text("vartype"), context=row.optional_text("context") or "",
         source=row.optional_text("source") or "", sourcefile=row.optional_text("sourcefile"),
-        sourceline=row.optional_int("sourceline"), boot_val=row.optional_text("boot_val"),
-        reset_val=row.optional_text("reset_val"), pending_restart=row.flag("pending_restart"),
+        sourceline=row.optional_int("sourceline"), boot_val=redact_setting(name, row.optional_text("boot_val")),
+        reset_val=redact_setting(name, row.optional_text("reset_val")), pending_restart=row.flag("pending_restart"),
         row=row.source,
     )
 
 
 def _file_setting(node: _Node, path: str) -> LiveFileSetting:
     row = _Fields(node, path, "a file_settings row")
+    name = row.optional_text("name")
+    setting = row.optional_text("setting")
     return LiveFileSetting(
         sourcefile=row.optional_text("sourcefile"), sourceline=row.optional_int("sourceline"),
-        seqno=row.optional_int("seqno"), name=row.optional_text("name"), setting=row.optional_text("setting"),
+        seqno=row.optional_int("seqno"), name=name, setting=setting if name is None else redact_setting(name, setting),
         applied=row.flag("applied"), error=row.optional_text("error"), row=row.source,
     )
 
@@ -409,7 +418,7 @@ def parse_pg_settings_json(text: str, path: str) -> LiveServer:
         for key, node in _members(members["command_line"], path, "command_line", dict).items():
             if not isinstance(node.value, str):
                 raise ParseError(f"command_line: {key!r} should be a text", Source(path, node.line))
-            command_line[key.lower()] = Located(node.value, Source(path, node.line))
+            command_line[key.lower()] = Located(redact_setting(key, node.value) or "", Source(path, node.line))
     statistics: dict[str, Located[int | float | str | None]] = {}
     for key, node in _members(members.get("statistics"), path, "statistics", dict).items():
         if node.value is not None and (isinstance(node.value, bool) or not isinstance(node.value, int | float | str)):
