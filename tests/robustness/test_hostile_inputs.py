@@ -322,3 +322,28 @@ def test_a_place_a_snapshot_names_outside_its_directory_says_nothing_of_the_runn
         assert sound(done.stdout + done.stderr) and done.returncode == 1, done.stdout + done.stderr
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize("name", ["sysctl.txt", "sysctl.d", ".pgvet-ignore.yaml"])
+def test_an_input_linked_out_of_its_host_says_nothing_of_what_is_there(tmp_path: Path, name: str) -> None:
+    # Whether the runner has a file, a directory or nothing where a host's link leads was told apart: "resolves
+    # outside the host directory", "is not a regular file", "is not a directory", or "links to …, which does not
+    # exist" (sysctl.d), or nothing at all (an input file).
+    outside = tmp_path / "outside"
+    directory = host(tmp_path, postgresql__conf="shared_buffers = '1GB'\n")
+    (directory / name).symlink_to(outside)
+    outputs = []
+    for there in ("file", "directory", "nothing"):
+        if there == "file":
+            outside.write_text("vm.swappiness = 1\n")
+        elif there == "directory":
+            outside.unlink()
+            outside.mkdir()
+        else:
+            outside.rmdir()
+        done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "host", "--format", "concise"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+        assert sound(done.stdout + done.stderr), done.stdout + done.stderr
+        outputs.append((done.returncode, done.stdout, done.stderr))
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert "refused, it resolves outside the host directory" in outputs[0][1] + outputs[0][2]
