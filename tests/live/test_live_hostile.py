@@ -541,9 +541,10 @@ def test_ctrl_c_during_check_says_what_was_left(tmp_path: Path, monkeypatch: pyt
     assert (tmp_path / "kept" / "collect.json").is_file()
 
 
-def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[str, ...]) -> tuple[Path, Path]:
-    """A server whose postgresql.conf includes each of ``names`` (each a file setting work_mem), collected: the
-    snapshot, and the server's configuration directory."""
+def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[str, ...],
+                             text: str = "work_mem = '9MB'\n") -> tuple[Path, Path]:
+    """A server whose postgresql.conf includes each of ``names`` (each holding ``text``: a setting of work_mem),
+    collected: the snapshot, and the server's configuration directory."""
     base = pgservers.make_tempdir("pgvet-fakepg-")
     try:
         data, config, sockets = base / "data", base / "etc" / "main", base / "sock"
@@ -553,7 +554,7 @@ def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[st
             "".join(f"include_dir '{name.split('/')[0]}'\n" if name.startswith("sysctl.d/") else f"include '{name}'\n"
                     for name in names) + "work_mem = '8MB'\n")
         for name in names:
-            (config / name).write_text("work_mem = '9MB'\n")
+            (config / name).write_text(text)
         (data / "postgresql.auto.conf").write_text("")
         pgservers.chown_tree(base)
         with serve_in_process(standard_answers(str(data)), data=data, socket_dir=sockets, user=postgres_user,
@@ -581,6 +582,22 @@ def test_a_server_file_the_snapshot_must_not_hold_is_not_copied(tmp_path: Path, 
     snapshot, config = _collected_with_includes(tmp_path, postgres_user, names)
     reason = "not copied: its name is one the snapshot uses for another file"
     assert _manifest(snapshot)["failed"] == [{"what": f"{config}/{name}", "error": reason} for name in names]
+
+
+@pytest.mark.parametrize(("names", "text"), [
+    (("docker-compose.yml", "conf.d/compose.yaml"),
+     "services:\n  db: {image: postgres:16, command: postgres -c fsync=on}\n"),
+    (("postgresql.service.d/override.conf",), "[Service]\nMemoryMax=1G\n"),
+], ids=["compose", "systemd-drop-in"])
+def test_a_server_file_lint_would_read_as_a_configuration_document_is_not_copied(
+        tmp_path: Path, postgres_user: str, names: tuple[str, ...], text: str) -> None:
+    # The lint of a snapshot reads the configuration documents in it (compose, Patroni, Kubernetes, systemd): a
+    # superuser's `include 'docker-compose.yml'` made the snapshot a compose project, its values declared.
+    snapshot, config = _collected_with_includes(tmp_path, postgres_user, names, text)
+    failed = _manifest(snapshot)["failed"]
+    assert [each["what"] for each in failed] == [f"{config}/{name}" for name in names]  # type: ignore[index]
+    assert all(each["error"].startswith("not copied: lint would read it as a configuration document")  # type: ignore[index]
+               for each in failed)
 
 
 def test_a_server_answering_more_than_any_server_holds_is_not_read_further(tmp_path: Path,

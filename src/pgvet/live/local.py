@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from posixpath import dirname, join, normpath
 
+from pgvet.inputs.documents import recognise
 from pgvet.inputs.postgresql_conf import CONF_FILE_MAX_DEPTH, ConfDirective, parse_conf_text
 from pgvet.inputs.registry import INPUT_KINDS
 from pgvet.live.host import HostFile, utc_now
@@ -476,8 +477,14 @@ class _Copier:
         except OSError as error:
             self.fail(server_path, error.strerror or str(error))
             return
-        self.copies.append(HostFile(name, f"copy {server_path} ({self.process.described})", utc_now(),
-                                    redact_conf_text(text), server_file=server_path))
+        copied = redact_conf_text(text)
+        kind = recognise(name, copied)
+        if kind is not None:  # the snapshot's lint would take it for a document of the host, its values declared
+            self.fail(server_path, f"lint would read it as a configuration document ({kind.name}), not as "
+                                   "PostgreSQL reads it")
+            return
+        self.copies.append(HostFile(name, f"copy {server_path} ({self.process.described})", utc_now(), copied,
+                                    server_file=server_path))
         if depth < CONF_FILE_MAX_DEPTH:
             self.includes(text, server_path, depth + 1)
 
