@@ -347,3 +347,14 @@ def test_an_input_linked_out_of_its_host_says_nothing_of_what_is_there(tmp_path:
         outputs.append((done.returncode, done.stdout, done.stderr))
     assert outputs[0] == outputs[1] == outputs[2]
     assert "refused, it resolves outside the host directory" in outputs[0][1] + outputs[0][2]
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise", "sarif", "github", "gitlab", "html", "json", "junit"])
+def test_a_place_holding_a_nul_byte_is_a_name_not_a_bug(tmp_path: Path, fmt: str) -> None:
+    # No file has such a name, yet looking it up raised ValueError: the host was an internal error.
+    directory = host(tmp_path)
+    (directory / "pg_settings.json").write_text(SOURCEFILE_SNAPSHOT.format(sourcefile=json.dumps("/etc/a\0b")))
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "host", "--format", fmt], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert sound(done.stdout + done.stderr) and done.returncode == 1, done.stdout + done.stderr
+    assert "PGV601" in done.stdout

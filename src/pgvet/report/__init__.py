@@ -367,7 +367,7 @@ def _relative_path(path: str, root: str, repo_root: Path | None, cwd: str, regul
             resolved = os.path.join(_real(os.path.join(cwd, root)), path)
         else:
             resolved = os.path.realpath(path) if absolute else real_path_in(_real(os.path.join(cwd, root)), path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a name holding a NUL byte, which no file has (a snapshot's word)
         resolved = ""
     if resolved == base:
         return "."
