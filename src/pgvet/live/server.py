@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 LOCK_TIMEOUT = 2.0  # seconds, or half the timeout when that is shorter (a lock's wait then says so itself)
 # The whole reading of a server (its queries: connect_timeout bounds the connection) within this many timeouts.
 READING_BOUND_FACTOR = 6
+MAX_TIMEOUT = 2_147_483  # seconds: the session's statement_timeout holds at most INT_MAX milliseconds
 # Bounds on what a server may answer: more is recorded as a gap, not kept.
 MAX_ROWS = 100_000
 MAX_TEXT = 1 << 20  # characters of one value
