@@ -358,3 +358,21 @@ def test_a_place_holding_a_nul_byte_is_a_name_not_a_bug(tmp_path: Path, fmt: str
                           capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
     assert sound(done.stdout + done.stderr) and done.returncode == 1, done.stdout + done.stderr
     assert "PGV601" in done.stdout
+
+
+def test_pgvet_check_anchors_a_finding_on_the_servers_own_file(tmp_path: Path) -> None:
+    # pgvet check points a temporary snapshot's places back at this machine's files (the server's, /proc's): those
+    # a report may anchor on where they are; a snapshot linted elsewhere may not (above).
+    from pgvet.report import anchor
+    from pgvet.run.lint import lint as lint_hosts
+    from pgvet.run.options import LintOptions
+
+    server_file = tmp_path / "postgresql.conf"
+    server_file.write_text("fsync = off\n")
+    directory = host(tmp_path)
+    (directory / "pg_settings.json").write_text(SOURCEFILE_SNAPSHOT.format(sourcefile=json.dumps(str(server_file))))
+    [result] = lint_hosts([directory], LintOptions()).hosts
+    [finding] = [finding for finding in result.findings if finding.rule_id == "PGV601"]
+    assert anchor(finding, result)[0] != server_file
+    result.host_facts.places_local = True
+    assert anchor(finding, result) == (server_file, 1)

@@ -402,8 +402,10 @@ def anchor(finding: Finding, host: HostResult) -> tuple[Path, int | None]:
     if declared_by is not None:
         candidates.append((declared_by[0].path, declared_by[0].line))
     regular = host.host_facts.regular_files
+    local = host.host_facts.places_local
     for path, line in candidates:
-        if path and not path.startswith("<") and _host_file(root, path, regular):
+        if path and not path.startswith("<") and (
+                _host_file(root, path, regular) or (local and os.path.isabs(path) and os.path.isfile(path))):
             return root / path, line  # an absolute path is itself
     for name in ("host.yaml", "host.yml", "postgresql.conf"):
         if _host_file(root, name, regular):
@@ -419,7 +421,8 @@ def anchor(finding: Finding, host: HostResult) -> tuple[Path, int | None]:
 def _host_file(root: Path, path: str, regular: set[str]) -> bool:
     """Whether ``path`` is a regular file beneath the host's directory, links resolved inside it as its inputs are
     opened: a place outside it (a server's sourcefile in a snapshot, ``/etc/shadow``, a link of the host's out) is
-    never looked up on the machine that runs pgvet, whose files a report would otherwise tell exist."""
+    never looked up on the machine that runs pgvet, whose files a report would otherwise tell exist (unless they are
+    its own: ``places_local``)."""
     if path in regular:  # listed as a regular file by the host's discovery: no link
         return True
     try:
