@@ -542,9 +542,11 @@ def test_ctrl_c_during_check_says_what_was_left(tmp_path: Path, monkeypatch: pyt
 
 
 def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[str, ...],
-                             text: str = "work_mem = '9MB'\n") -> tuple[Path, Path]:
+                             text: str = "work_mem = '9MB'\n",
+                             copied: frozenset[str] = frozenset()) -> tuple[Path, Path]:
     """A server whose postgresql.conf includes each of ``names`` (each holding ``text``: a setting of work_mem),
-    collected: the snapshot, and the server's configuration directory."""
+    collected (``copied``: those of them the snapshot holds): the snapshot, and the server's configuration
+    directory."""
     base = pgservers.make_tempdir("pgvet-fakepg-")
     try:
         data, config, sockets = base / "data", base / "etc" / "main", base / "sock"
@@ -563,7 +565,7 @@ def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[st
     finally:
         shutil.rmtree(base, ignore_errors=True)
     assert _files(snapshot) == OS_FILES | {"collect.json", "pg_settings.json", "postgresql.conf",
-                                           "postgresql.auto.conf"}
+                                           "postgresql.auto.conf"} | copied
     return snapshot, config
 
 
@@ -598,6 +600,18 @@ def test_a_server_file_lint_would_read_as_a_configuration_document_is_not_copied
     assert [each["what"] for each in failed] == [f"{config}/{name}" for name in names]  # type: ignore[index]
     assert all(each["error"].startswith("not copied: lint would read it as a configuration document")  # type: ignore[index]
                for each in failed)
+
+
+def test_configuration_files_past_what_a_host_may_hold_are_not_copied(tmp_path: Path, postgres_user: str) -> None:
+    # Each file was bounded (16 MiB), not their sum: a superuser's include_dir of a thousand 16 MiB files (sparse:
+    # no disk) had root's collection hold 16 GiB, on the database host. The lint refuses a host whose files hold
+    # more than 16 MiB together: what is past it is not copied, nor read.
+    names = tuple(f"conf.d/{number}.conf" for number in range(6))
+    text = "#" + " " * (5 << 20) + "\nwork_mem = '9MB'\n"
+    snapshot, config = _collected_with_includes(tmp_path, postgres_user, names, text, frozenset(names[:3]))
+    reason = ("not copied: the server's configuration files copied already hold 15 MiB; with this one they would "
+              "hold more than the 16 MiB pgvet lints of a host")
+    assert _manifest(snapshot)["failed"] == [{"what": f"{config}/{name}", "error": reason} for name in names[3:]]
 
 
 def test_a_server_answering_more_than_any_server_holds_is_not_read_further(tmp_path: Path,

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from posixpath import dirname, join, normpath
 
 from pgvet.inputs.documents import recognise
-from pgvet.inputs.postgresql_conf import CONF_FILE_MAX_DEPTH, ConfDirective, parse_conf_text
+from pgvet.inputs.postgresql_conf import CONF_FILE_MAX_DEPTH, MAX_TREE_BYTES, ConfDirective, parse_conf_text
 from pgvet.inputs.registry import INPUT_KINDS
 from pgvet.live.host import HostFile, utc_now
 from pgvet.live.redact import redact_conf_text
@@ -60,6 +60,10 @@ class NotCopied(Exception):
 
 class Absent(NotCopied):
     """A file, or a directory on its way, that does not exist (what ``include_if_exists`` lets PostgreSQL skip)."""
+
+
+class TooLarge(NotCopied):
+    """A file larger than what was left to read of it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,8 +290,8 @@ class _Reader:
                 raise
         return current if current != start else os.dup(start)
 
-    def text(self, directory: int, parts: tuple[str, ...], shown: str) -> str:
-        """A regular file's text, ``parts`` below ``directory``."""
+    def text(self, directory: int, parts: tuple[str, ...], shown: str, limit: int = MAX_CONFIG_BYTES) -> str:
+        """A regular file's text, ``parts`` below ``directory``; TooLarge past ``limit`` bytes."""
         place = join(shown, *parts)
         parent = self.directory(directory, parts[:-1], shown)
         try:
@@ -301,11 +305,11 @@ class _Reader:
             info = self._stat_if_permitted(descriptor, place, 4)
             if not stat.S_ISREG(info.st_mode):
                 raise NotCopied("not a regular file")
-            data = _read_all(descriptor, MAX_CONFIG_BYTES)
+            data = _read_all(descriptor, limit)
         finally:
             os.close(descriptor)
-        if len(data) > MAX_CONFIG_BYTES:
-            raise NotCopied(f"larger than the {MAX_CONFIG_BYTES >> 20} MiB pgvet copies of a configuration file")
+        if len(data) > limit:
+            raise TooLarge(f"larger than the {MAX_CONFIG_BYTES >> 20} MiB pgvet copies of a configuration file")
         return data.decode("utf-8", errors="surrogateescape")
 
 
@@ -448,6 +452,7 @@ class _Copier:
     failures: list[dict[str, str]]
     seen: set[tuple[str, ...]]
     directories: list[HostFile] = field(default_factory=list)  # the include_dirs listed (an empty one is valid)
+    copied_bytes: int = 0  # of the files copied, bounded together as the lint bounds a host's (MAX_TREE_BYTES)
 
     def fail(self, server_path: str, reason: str) -> None:
         self.failures.append({"what": server_path, "error": f"not copied: {reason}"})
@@ -464,9 +469,18 @@ class _Copier:
         if isinstance(directory, str):
             self.fail(server_path, directory)
             return
+        # Each file is bounded, and so is their sum: past what the lint reads of a host's files (its own refusal),
+        # nothing more is held or read (a thousand 16 MiB files in an include_dir were all held, on the database
+        # host).
+        left = MAX_TREE_BYTES - self.copied_bytes
         try:
             text = self.reader.text(directory, parts, dirname(server_path) if data is not None
-                                    else "/" + "/".join(self.config_dir))
+                                    else "/" + "/".join(self.config_dir), min(MAX_CONFIG_BYTES, left))
+        except TooLarge as refusal:
+            self.fail(server_path, str(refusal) if left >= MAX_CONFIG_BYTES else (
+                f"the server's configuration files copied already hold {self.copied_bytes >> 20} MiB; with this "
+                f"one they would hold more than the {MAX_TREE_BYTES >> 20} MiB pgvet lints of a host"))
+            return
         except Absent as refusal:
             if not optional:
                 self.fail(server_path, str(refusal))
@@ -477,6 +491,7 @@ class _Copier:
         except OSError as error:
             self.fail(server_path, error.strerror or str(error))
             return
+        self.copied_bytes += len(text.encode("utf-8", errors="surrogateescape"))
         copied = redact_conf_text(text)
         kind = recognise(name, copied)
         if kind is not None:  # the snapshot's lint would take it for a document of the host, its values declared
