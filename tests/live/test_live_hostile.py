@@ -311,7 +311,8 @@ def test_answers_that_make_no_sense_are_recorded_gaps(tmp_path: Path) -> None:
         setting_row("max_wal_senders", "lots", vartype="integer", context="postmaster"),
         setting_row("work_mem", "x" * (2 << 20)),
         (None, "1", None, "integer", "user", "default", None, None, "1", "1", "f"),
-        setting_row("random_page_cost", "NaN", vartype="real", context="user")))
+        setting_row("random_page_cost", "NaN", vartype="real", context="user"),
+        setting_row("shared_buffers", "16384", source="configuration file", sourcefile="/etc/x.conf", sourceline="-5")))
     answers["SELECT version()"] = Rows((("version", TEXT), ("current_user", TEXT), ("rolsuper", BOOL),
                                         ("a", BOOL), ("b", BOOL), ("start", FLOAT8)),
                                        (("PostgreSQL 16.2", "postgres", "t", "t", "t", "NaN"),))
@@ -330,7 +331,7 @@ def test_answers_that_make_no_sense_are_recorded_gaps(tmp_path: Path) -> None:
     text = (snapshot / "pg_settings.json").read_text()
     live = parse_pg_settings_json(text, "pg_settings.json")
     assert {gap.what: gap.error for gap in live.unavailable} == {
-        "pg_settings": ("4 row(s) that are not what the view holds were left out (the first: 'lots' is not a "
+        "pg_settings": ("5 row(s) that are not what the view holds were left out (the first: 'lots' is not a "
                         "whole number)"),
         "server identity": "the server answered nan where a finite number was expected",
         "pg_file_settings": "the server answered 2 columns where 7 were expected",

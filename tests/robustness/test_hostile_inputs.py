@@ -376,3 +376,15 @@ def test_pgvet_check_anchors_a_finding_on_the_servers_own_file(tmp_path: Path) -
     assert anchor(finding, result)[0] != server_file
     result.host_facts.places_local = True
     assert anchor(finding, result) == (server_file, 1)
+
+
+@pytest.mark.parametrize("line", ["0", "-5", "100000000000000000000"])
+def test_a_sourceline_no_file_has_is_refused_at_its_row(tmp_path: Path, line: str) -> None:
+    # The server gives a line from 1 (an int4): -5 became `line=-5` in a GitHub annotation and 1e20 a SARIF
+    # startLine code scanning refuses.
+    directory = host(tmp_path)
+    (directory / "pg_settings.json").write_text(
+        SOURCEFILE_SNAPSHOT.format(sourcefile='"postgresql.conf"').replace('"sourceline": 1', f'"sourceline": {line}'))
+    done, _ = lint(directory)
+    assert_clean(done, code=2, mentions=f"pg_settings.json:2: ERROR input: a settings row: 'sourceline' should be a "
+                                        f"line number (1 to 2147483647), not {line}")

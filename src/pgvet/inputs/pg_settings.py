@@ -26,6 +26,8 @@ from pgvet.live.redact import redact_setting
 from pgvet.numbers import out_of_range, shown_number
 from pgvet.provenance import Located, Source
 
+MAX_LINE = 2**31 - 1  # PostgreSQL's sourceline is an int4
+
 SUPPORTED_FORMAT = 1
 _MAX_INTEGER_CHARS = 400  # a double's largest integer has 309 digits
 LiveValue = int | float | str | bool
@@ -307,6 +309,15 @@ class _Fields:
         value = self._get(key, (int,), True)
         return None if value is None else int(value)
 
+    def optional_line(self, key: str) -> int | None:
+        """A line number as the server gives one (an int4 from 1): another would reach the reports' places (a
+        GitHub annotation's ``line=-5``, a SARIF startLine code scanning refuses)."""
+        value = self.optional_int(key)
+        if value is not None and not 1 <= value <= MAX_LINE:
+            raise ParseError(f"{self.what}: {key!r} should be a line number (1 to {MAX_LINE}), not {value}",
+                             self.source)
+        return value
+
     def flag(self, key: str) -> bool:
         return bool(self._get(key, (bool,), True))
 
@@ -338,7 +349,7 @@ def _setting(node: _Node, path: str) -> LiveSetting:
         name=name, setting=redact_setting(name, row.optional_text("setting")), unit=row.optional_text("unit"),
         vartype=row.text("vartype"), context=row.optional_text("context") or "",
         source=row.optional_text("source") or "", sourcefile=row.optional_text("sourcefile"),
-        sourceline=row.optional_int("sourceline"), boot_val=redact_setting(name, row.optional_text("boot_val")),
+        sourceline=row.optional_line("sourceline"), boot_val=redact_setting(name, row.optional_text("boot_val")),
         reset_val=redact_setting(name, row.optional_text("reset_val")), pending_restart=row.flag("pending_restart"),
         row=row.source,
     )
@@ -349,7 +360,7 @@ def _file_setting(node: _Node, path: str) -> LiveFileSetting:
     name = row.optional_text("name")
     setting = row.optional_text("setting")
     return LiveFileSetting(
-        sourcefile=row.optional_text("sourcefile"), sourceline=row.optional_int("sourceline"),
+        sourcefile=row.optional_text("sourcefile"), sourceline=row.optional_line("sourceline"),
         seqno=row.optional_int("seqno"), name=name, setting=setting if name is None else redact_setting(name, setting),
         applied=row.flag("applied"), error=row.optional_text("error"), row=row.source,
     )
