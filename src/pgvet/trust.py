@@ -100,3 +100,25 @@ def why_untrusted(status: os.stat_result, target: int | str, *, root_trusted: bo
         by_acl = not status.st_mode & stat.S_IWOTH and _private_group(status.st_gid, status.st_uid)
         return f"writable by other users ({mode}{', whose ACL gives them write' if by_acl else ''})"
     return None
+
+
+def trusted_program(name: str) -> str | None:
+    """The program ``name`` as found on PATH, resolved, when neither it nor its directory could have been written by
+    another user than the one running pgvet or root; None when PATH holds no such one. Only absolute entries are
+    searched: an empty one, ``.`` or a relative directory is wherever pgvet happens to run (a cloned repository's
+    ``lscpu``, run as root)."""
+    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        if not os.path.isabs(directory):
+            continue
+        program = os.path.realpath(os.path.join(directory, name))
+        try:
+            status = os.stat(program)
+            folder = os.path.dirname(program)
+            if (not stat.S_ISREG(status.st_mode) or not os.access(program, os.X_OK)
+                    or why_untrusted(status, program, root_trusted=True) is not None
+                    or why_untrusted(os.stat(folder), folder, root_trusted=True) is not None):
+                continue
+        except OSError:
+            continue
+        return program
+    return None

@@ -119,7 +119,8 @@ def test_what_cannot_be_read_is_an_error_not_an_exception(tmp_path: Path) -> Non
     meminfo = read_meminfo(tmp_path)
     assert (meminfo.text, meminfo.error) == (None, f"{tmp_path}/meminfo: No such file or directory")
     lscpu = read_lscpu(which=_no_programs)
-    assert (lscpu.name, lscpu.error) == ("lscpu.txt", "lscpu: command not found")
+    assert (lscpu.name, lscpu.error) == (
+        "lscpu.txt", "lscpu: command not found (in a directory of PATH that only you or root may write to)")
 
 
 def test_host_only_collection(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -177,3 +178,26 @@ def test_the_page_size_collect_measured_is_the_hosts(tmp_path: Path) -> None:
     assert "page_size 65537 is no kernel's base page size" in error.message and error.source is not None
     assert error.source.line == next(number for number, line in enumerate(manifest_path.read_text().splitlines(), 1)
                                      if '"page_size"' in line)
+
+
+@pytest.mark.parametrize("entry", ["", ".", "bin", "{shared}"])
+def test_lscpu_is_run_only_from_a_directory_of_path_no_other_user_may_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str) -> None:
+    # collect runs as root: a PATH with an empty entry, '.', a relative directory or one others may write to (a
+    # sudo -E, a shell profile) had it run an lscpu planted in the current directory (a cloned repository) or there.
+    marker = tmp_path / "ran"
+    shared = tmp_path / "shared"
+    for directory in (tmp_path / "work", tmp_path / "work" / "bin", shared):
+        directory.mkdir()
+    shared.chmod(0o1777)
+    for directory in (tmp_path / "work", tmp_path / "work" / "bin", shared):
+        planted = directory / "lscpu"
+        planted.write_text(f"#!/bin/sh\ntouch {marker}\necho 'Architecture: x86_64'\n")
+        planted.chmod(0o755)
+    monkeypatch.chdir(tmp_path / "work")
+    system = os.path.dirname(shutil.which("lscpu") or "/usr/bin/lscpu")
+    monkeypatch.setenv("PATH", os.pathsep.join([entry.format(shared=shared), system]))
+    lscpu = read_lscpu()
+    assert not marker.exists()
+    if shutil.which("lscpu", path=system) is not None:
+        assert lscpu.text is not None and "Architecture" in lscpu.text  # the system's, found further on

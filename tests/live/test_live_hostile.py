@@ -311,7 +311,8 @@ def test_answers_that_make_no_sense_are_recorded_gaps(tmp_path: Path) -> None:
         setting_row("max_wal_senders", "lots", vartype="integer", context="postmaster"),
         setting_row("work_mem", "x" * (2 << 20)),
         (None, "1", None, "integer", "user", "default", None, None, "1", "1", "f"),
-        setting_row("random_page_cost", "NaN", vartype="real", context="user")))
+        setting_row("random_page_cost", "NaN", vartype="real", context="user"),
+        setting_row("shared_buffers", "16384", source="configuration file", sourcefile="/etc/x.conf", sourceline="-5")))
     answers["SELECT version()"] = Rows((("version", TEXT), ("current_user", TEXT), ("rolsuper", BOOL),
                                         ("a", BOOL), ("b", BOOL), ("start", FLOAT8)),
                                        (("PostgreSQL 16.2", "postgres", "t", "t", "t", "NaN"),))
@@ -330,7 +331,7 @@ def test_answers_that_make_no_sense_are_recorded_gaps(tmp_path: Path) -> None:
     text = (snapshot / "pg_settings.json").read_text()
     live = parse_pg_settings_json(text, "pg_settings.json")
     assert {gap.what: gap.error for gap in live.unavailable} == {
-        "pg_settings": ("4 row(s) that are not what the view holds were left out (the first: 'lots' is not a "
+        "pg_settings": ("5 row(s) that are not what the view holds were left out (the first: 'lots' is not a "
                         "whole number)"),
         "server identity": "the server answered nan where a finite number was expected",
         "pg_file_settings": "the server answered 2 columns where 7 were expected",
@@ -541,9 +542,12 @@ def test_ctrl_c_during_check_says_what_was_left(tmp_path: Path, monkeypatch: pyt
     assert (tmp_path / "kept" / "collect.json").is_file()
 
 
-def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[str, ...]) -> tuple[Path, Path]:
-    """A server whose postgresql.conf includes each of ``names`` (each a file setting work_mem), collected: the
-    snapshot, and the server's configuration directory."""
+def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[str, ...],
+                             text: str = "work_mem = '9MB'\n",
+                             copied: frozenset[str] = frozenset()) -> tuple[Path, Path]:
+    """A server whose postgresql.conf includes each of ``names`` (each holding ``text``: a setting of work_mem),
+    collected (``copied``: those of them the snapshot holds): the snapshot, and the server's configuration
+    directory."""
     base = pgservers.make_tempdir("pgvet-fakepg-")
     try:
         data, config, sockets = base / "data", base / "etc" / "main", base / "sock"
@@ -553,7 +557,7 @@ def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[st
             "".join(f"include_dir '{name.split('/')[0]}'\n" if name.startswith("sysctl.d/") else f"include '{name}'\n"
                     for name in names) + "work_mem = '8MB'\n")
         for name in names:
-            (config / name).write_text("work_mem = '9MB'\n")
+            (config / name).write_text(text)
         (data / "postgresql.auto.conf").write_text("")
         pgservers.chown_tree(base)
         with serve_in_process(standard_answers(str(data)), data=data, socket_dir=sockets, user=postgres_user,
@@ -562,7 +566,7 @@ def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[st
     finally:
         shutil.rmtree(base, ignore_errors=True)
     assert _files(snapshot) == OS_FILES | {"collect.json", "pg_settings.json", "postgresql.conf",
-                                           "postgresql.auto.conf"}
+                                           "postgresql.auto.conf"} | copied
     return snapshot, config
 
 
@@ -581,6 +585,34 @@ def test_a_server_file_the_snapshot_must_not_hold_is_not_copied(tmp_path: Path, 
     snapshot, config = _collected_with_includes(tmp_path, postgres_user, names)
     reason = "not copied: its name is one the snapshot uses for another file"
     assert _manifest(snapshot)["failed"] == [{"what": f"{config}/{name}", "error": reason} for name in names]
+
+
+@pytest.mark.parametrize(("names", "text"), [
+    (("docker-compose.yml", "conf.d/compose.yaml"),
+     "services:\n  db: {image: postgres:16, command: postgres -c fsync=on}\n"),
+    (("postgresql.service.d/override.conf",), "[Service]\nMemoryMax=1G\n"),
+], ids=["compose", "systemd-drop-in"])
+def test_a_server_file_lint_would_read_as_a_configuration_document_is_not_copied(
+        tmp_path: Path, postgres_user: str, names: tuple[str, ...], text: str) -> None:
+    # The lint of a snapshot reads the configuration documents in it (compose, Patroni, Kubernetes, systemd): a
+    # superuser's `include 'docker-compose.yml'` made the snapshot a compose project, its values declared.
+    snapshot, config = _collected_with_includes(tmp_path, postgres_user, names, text)
+    failed = _manifest(snapshot)["failed"]
+    assert [each["what"] for each in failed] == [f"{config}/{name}" for name in names]  # type: ignore[index]
+    assert all(each["error"].startswith("not copied: lint would read it as a configuration document")  # type: ignore[index]
+               for each in failed)
+
+
+def test_configuration_files_past_what_a_host_may_hold_are_not_copied(tmp_path: Path, postgres_user: str) -> None:
+    # Each file was bounded (16 MiB), not their sum: a superuser's include_dir of a thousand 16 MiB files (sparse:
+    # no disk) had root's collection hold 16 GiB, on the database host. The lint refuses a host whose files hold
+    # more than 16 MiB together: what is past it is not copied, nor read.
+    names = tuple(f"conf.d/{number}.conf" for number in range(6))
+    text = "#" + " " * (5 << 20) + "\nwork_mem = '9MB'\n"
+    snapshot, config = _collected_with_includes(tmp_path, postgres_user, names, text, frozenset(names[:3]))
+    reason = ("not copied: the server's configuration files copied already hold 15 MiB; with this one they would "
+              "hold more than the 16 MiB pgvet lints of a host")
+    assert _manifest(snapshot)["failed"] == [{"what": f"{config}/{name}", "error": reason} for name in names[3:]]
 
 
 def test_a_server_answering_more_than_any_server_holds_is_not_read_further(tmp_path: Path,

@@ -375,7 +375,8 @@ def test_output_directory_must_be_new_or_empty(tmp_path: Path) -> None:
     assert [path.name for path in tmp_path.iterdir()] == ["keep.txt"]
 
 
-@pytest.mark.parametrize("timeout", ["nan", "inf", "0", "-3"])
+# beyond PostgreSQL's longest statement_timeout (INT_MAX milliseconds): 1e308 seconds was an OverflowError's traceback
+@pytest.mark.parametrize("timeout", ["nan", "inf", "0", "-3", "3e+06", "1e+308"])
 def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(timeout: str, tmp_path: Path) -> None:
     for command in ("collect", "check"):
         done = subprocess.run([sys.executable, "-m", "pgvet", command, "--dsn", "host=/nonexistent user=x",
@@ -383,5 +384,6 @@ def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(timeout: str, 
                                                        else ["--no-input"])],
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 2, done.stderr
-        assert done.stderr == f"pgvet: error: --timeout must be a positive number of seconds, not {timeout}\n"
+        assert done.stderr == ("pgvet: error: --timeout must be a positive number of seconds, at most 2147483 "
+                               f"(PostgreSQL's longest statement_timeout), not {timeout}\n")
         assert not (tmp_path / "out").exists()

@@ -14,7 +14,7 @@ import pytest
 
 from pgvet.errors import InputError
 from pgvet.live.commands import collect_command
-from pgvet.live.local import Credentials, NotCopied, locate_server, postmaster_options
+from pgvet.live.local import Credentials, NotCopied, ServerProcess, locate_server, postmaster_options, wal_filesystem
 from pgvet.live.server import SocketPeer
 from pgvet.live.writer import SnapshotDirectory, write_text
 
@@ -123,6 +123,40 @@ def test_a_server_the_kernel_does_not_show_is_not_located(tmp_path: Path) -> Non
         locate_server(SocketPeer("/run/postgresql/.s.PGSQL.5432", 0))
     with pytest.raises(NotCopied, match=r"\(pid 4242\) cannot be seen: No such file or directory"):
         locate_server(SocketPeer("/run/postgresql/.s.PGSQL.5432", 4242), proc_root=str(tmp_path))
+
+
+@pytest.mark.parametrize(("pg_wal", "measured"), [
+    (None, True),  # a directory of the data directory
+    ("{root}/wal", True),  # initdb --waldir: a link the server's user may follow
+    ("wal", True),
+    ("{root}/private/wal", False),  # into a directory the server's user may not enter
+    ("{root}/walink", False),  # a link on the way, which pgvet does not follow
+    ("../wal", False),
+])
+def test_pg_wal_is_measured_only_where_the_servers_user_reaches_it(tmp_path: Path, pg_wal: str | None,
+                                                                  measured: bool) -> None:
+    # The server's superuser may make pg_wal a link to anywhere: pgvet, as root, measured the filesystem it led to
+    # (a directory only root may enter, an automount point), which the server's user could not.
+    root, proc = tmp_path / "root", tmp_path / "proc"
+    for directory in (root / "data" / "wal", root / "private" / "wal", proc):
+        directory.mkdir(parents=True)
+    (root / "wal").mkdir()
+    (root / "private").chmod(0)  # the server's user (the test's, below) may not enter it; root may
+    (root / "walink").symlink_to("wal")
+    (proc / "root").symlink_to("/")
+    (proc / "cwd").symlink_to(root / "data")
+    if pg_wal is None:
+        (root / "data" / "pg_wal").mkdir()
+    else:
+        (root / "data" / "pg_wal").symlink_to(pg_wal.format(root=root))
+    descriptor = os.open(proc, os.O_RDONLY | os.O_DIRECTORY)
+    process = ServerProcess(4242, "/run/postgresql/.s.PGSQL.5432", descriptor,
+                            Credentials(uid=os.getuid(), gids=frozenset({os.getgid()})), 4242)
+    try:
+        assert (wal_filesystem(process) is not None) is measured
+    finally:
+        process.close()
+        (root / "private").chmod(0o700)
 
 
 def test_collecting_the_host_and_reading_a_snapshot_do_not_import_psycopg(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ both (a flow mapping on one line), nor `pgvet facts`, which shows these paramete
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -121,5 +122,63 @@ def test_no_password_a_configuration_file_sets_is_in_a_finding(tmp_path: Path) -
         outputs.append(run("fix", f"repo/{directory}", cwd=tmp_path))
     outputs.append(run("baseline", "create", "repo", cwd=tmp_path))
     outputs.extend(file.read_text(errors="replace") for file in tmp_path.iterdir() if file.is_file())
+    for output in outputs:
+        assert "S3cret" not in output, [line for line in output.splitlines() if "S3cret" in line][:2]
+
+
+def test_no_http_credential_beside_the_parameters_is_quoted(tmp_path: Path) -> None:
+    """A flow mapping puts a healthcheck's or a label's HTTP credential on the line a finding points at: an
+    Authorization header (Bearer, Basic), an API key header or a cookie is no word the other secrets are spelt
+    with."""
+    compose = tmp_path / "repo" / "compose"
+    compose.mkdir(parents=True)
+    services = {"bearer": "test: \"curl -H 'Authorization: Bearer S3cretBearer' http://x/\"",
+                "basic": "x: \"authorization: Basic UzNjcmV0QmFzaWM=\"",
+                "alone": "x: \"bearer S3cretBearerAlone\"",
+                "apikey": "x: \"X-Api-Key: S3cretApiKey\"",
+                "cookie": "x: \"Cookie: session=S3cretCookie\""}
+    (compose / "docker-compose.yml").write_text("services:\n" + "".join(
+        f"  {name}: {{labels: {{{label}}}, image: postgres:16, command: postgres -c track_io_timing=off}}\n"
+        for name, label in services.items()))
+    outputs = [run("lint", "repo", cwd=tmp_path)]
+    assert len(re.findall(r"docker-compose\.yml:\d", outputs[0])) == len(services)  # a finding points at each line
+    outputs.append(run("lint", "--format", "html", "--output", str(tmp_path / "report.html"), "repo", cwd=tmp_path))
+    outputs.append((tmp_path / "report.html").read_text())
+    for output in outputs:
+        for secret in ("S3cret", "UzNjcmV0QmFzaWM"):
+            assert secret not in output, [line for line in output.splitlines() if secret in line][:2]
+
+
+def test_no_secret_a_pg_settings_json_holds_is_in_a_finding_or_facts(tmp_path: Path) -> None:
+    """A pg_settings.json that pgvet did not write (by hand, another tool's, an edited one) may hold the values a
+    collection redacts: they are shown as a collection writes them, as the same values set in a configuration file
+    are."""
+    host = tmp_path / "repo" / "db"
+    host.mkdir(parents=True)
+    (host / "host.yaml").write_text("pg_version: 16\n")
+    (host / "pg_settings.json").write_text("""{"format": 1, "server": {"server_version_num": 160002},
+ "databases": [], "unavailable": [], "statistics": {},
+ "settings": [
+  {"name": "archive_mode", "setting": "on", "vartype": "enum", "context": "postmaster"},
+  {"name": "archive_command", "setting": "curl -u app:S3cretRunning x", "vartype": "string", "context": "sighup",
+   "source": "configuration file", "boot_val": "S3cretBoot", "reset_val": "curl S3cretReset"},
+  {"name": "primary_conninfo", "setting": "host=a password=S3cretConninfo", "vartype": "string",
+   "context": "sighup"},
+  {"name": "myext.key", "setting": "S3cretCustom", "vartype": "string", "context": "user"}],
+ "file_settings": [
+  {"sourcefile": "/etc/x.conf", "sourceline": 3, "seqno": 1, "name": "archive_command",
+   "setting": "curl -u app:S3cretFile x", "applied": false, "error": "setting could not be applied"},
+  {"sourcefile": "/etc/x.conf", "sourceline": 4, "seqno": 2, "name": "primary_conninfo",
+   "setting": "host=b password=S3cretFileConninfo", "applied": false, "error": null}],
+ "command_line": {"restore_command": "curl S3cretCommandLine", "primary_conninfo": "password=S3cretCmdConninfo"}}
+""")
+    outputs = []
+    for report in ("text", "concise", "json", "sarif", "github", "junit", "gitlab", "html"):
+        outputs.append(run("lint", "--verbose", "--format", report, "repo", cwd=tmp_path))
+    assert ("primary_conninfo runs with host=a password=*** but the configuration files now give host=b password=***"
+            in outputs[1]), outputs[1]
+    outputs.append(run("facts", "repo/db", cwd=tmp_path))
+    outputs.append(run("facts", "--format", "json", "repo/db", cwd=tmp_path))
+    outputs.append(run("fix", "repo/db", cwd=tmp_path))
     for output in outputs:
         assert "S3cret" not in output, [line for line in output.splitlines() if "S3cret" in line][:2]

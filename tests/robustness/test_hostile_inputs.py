@@ -290,3 +290,101 @@ def test_a_yaml_of_many_chart_keys_is_searched_in_linear_time(tmp_path: Path) ->
     done, seconds = lint(repository)
     assert "Traceback" not in done.stderr
     assert seconds < 60, seconds
+
+
+SOURCEFILE_SNAPSHOT = """{{"format": 1, "server": {{"server_version_num": 160002}}, "databases": [], "unavailable": [],
+ "settings": [{{"name": "fsync", "setting": "off", "vartype": "bool", "source": "configuration file",
+                "sourcefile": {sourcefile}, "sourceline": 1}}],
+ "statistics": {{}}}}
+"""
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "gitlab", "github"])
+@pytest.mark.parametrize("named", ["absolute", "relative", "link"])
+def test_a_place_a_snapshot_names_outside_its_directory_says_nothing_of_the_runners_files(
+        tmp_path: Path, fmt: str, named: str) -> None:
+    # A snapshot's sourcefile (the server's word) naming a file of the runner: the formats that need a file
+    # anchored the finding there when it existed (/etc/shadow as root), so the report told whether it did.
+    outside = tmp_path / "secret"
+    directory = host(tmp_path)
+    sourcefile = {"absolute": str(outside), "relative": "../secret", "link": "conf"}[named]
+    if named == "link":
+        (directory / "conf").symlink_to(outside)
+    (directory / "pg_settings.json").write_text(SOURCEFILE_SNAPSHOT.format(sourcefile=json.dumps(sourcefile)))
+    outputs = []
+    for present in (True, False):
+        if present:
+            outside.write_text("root:$6$x\n")
+        else:
+            outside.unlink()
+        done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "host", "--format", fmt], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+        assert sound(done.stdout + done.stderr) and done.returncode == 1, done.stdout + done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize("name", ["sysctl.txt", "sysctl.d", ".pgvet-ignore.yaml"])
+def test_an_input_linked_out_of_its_host_says_nothing_of_what_is_there(tmp_path: Path, name: str) -> None:
+    # Whether the runner has a file, a directory or nothing where a host's link leads was told apart: "resolves
+    # outside the host directory", "is not a regular file", "is not a directory", or "links to …, which does not
+    # exist" (sysctl.d), or nothing at all (an input file).
+    outside = tmp_path / "outside"
+    directory = host(tmp_path, postgresql__conf="shared_buffers = '1GB'\n")
+    (directory / name).symlink_to(outside)
+    outputs = []
+    for there in ("file", "directory", "nothing"):
+        if there == "file":
+            outside.write_text("vm.swappiness = 1\n")
+        elif there == "directory":
+            outside.unlink()
+            outside.mkdir()
+        else:
+            outside.rmdir()
+        done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "host", "--format", "concise"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+        assert sound(done.stdout + done.stderr), done.stdout + done.stderr
+        outputs.append((done.returncode, done.stdout, done.stderr))
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert "refused, it resolves outside the host directory" in outputs[0][1] + outputs[0][2]
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise", "sarif", "github", "gitlab", "html", "json", "junit"])
+def test_a_place_holding_a_nul_byte_is_a_name_not_a_bug(tmp_path: Path, fmt: str) -> None:
+    # No file has such a name, yet looking it up raised ValueError: the host was an internal error.
+    directory = host(tmp_path)
+    (directory / "pg_settings.json").write_text(SOURCEFILE_SNAPSHOT.format(sourcefile=json.dumps("/etc/a\0b")))
+    done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "host", "--format", fmt], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert sound(done.stdout + done.stderr) and done.returncode == 1, done.stdout + done.stderr
+    assert "PGV601" in done.stdout
+
+
+def test_pgvet_check_anchors_a_finding_on_the_servers_own_file(tmp_path: Path) -> None:
+    # pgvet check points a temporary snapshot's places back at this machine's files (the server's, /proc's): those
+    # a report may anchor on where they are; a snapshot linted elsewhere may not (above).
+    from pgvet.report import anchor
+    from pgvet.run.lint import lint as lint_hosts
+    from pgvet.run.options import LintOptions
+
+    server_file = tmp_path / "postgresql.conf"
+    server_file.write_text("fsync = off\n")
+    directory = host(tmp_path)
+    (directory / "pg_settings.json").write_text(SOURCEFILE_SNAPSHOT.format(sourcefile=json.dumps(str(server_file))))
+    [result] = lint_hosts([directory], LintOptions()).hosts
+    [finding] = [finding for finding in result.findings if finding.rule_id == "PGV601"]
+    assert anchor(finding, result)[0] != server_file
+    result.host_facts.places_local = True
+    assert anchor(finding, result) == (server_file, 1)
+
+
+@pytest.mark.parametrize("line", ["0", "-5", "100000000000000000000"])
+def test_a_sourceline_no_file_has_is_refused_at_its_row(tmp_path: Path, line: str) -> None:
+    # The server gives a line from 1 (an int4): -5 became `line=-5` in a GitHub annotation and 1e20 a SARIF
+    # startLine code scanning refuses.
+    directory = host(tmp_path)
+    (directory / "pg_settings.json").write_text(
+        SOURCEFILE_SNAPSHOT.format(sourcefile='"postgresql.conf"').replace('"sourceline": 1', f'"sourceline": {line}'))
+    done, _ = lint(directory)
+    assert_clean(done, code=2, mentions=f"pg_settings.json:2: ERROR input: a settings row: 'sourceline' should be a "
+                                        f"line number (1 to 2147483647), not {line}")

@@ -22,8 +22,11 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from pgvet.errors import ParseError
+from pgvet.live.redact import redact_setting
 from pgvet.numbers import out_of_range, shown_number
 from pgvet.provenance import Located, Source
+
+MAX_LINE = 2**31 - 1  # PostgreSQL's sourceline is an int4
 
 SUPPORTED_FORMAT = 1
 _MAX_INTEGER_CHARS = 400  # a double's largest integer has 309 digits
@@ -300,6 +303,15 @@ class _Fields:
         value = self._get(key, (int,), True)
         return None if value is None else int(value)
 
+    def optional_line(self, key: str) -> int | None:
+        """A line number as the server gives one (an int4 from 1): another would reach the reports' places (a
+        GitHub annotation's ``line=-5``, a SARIF startLine code scanning refuses)."""
+        value = self.optional_int(key)
+        if value is not None and not 1 <= value <= MAX_LINE:
+            raise ParseError(f"{self.what}: {key!r} should be a line number (1 to {MAX_LINE}), not {value}",
+                             self.source)
+        return value
+
     def flag(self, key: str) -> bool:
         return bool(self._get(key, (bool,), True))
 
@@ -319,23 +331,31 @@ def _members(node: _Node | None, path: str, what: str, kind: type) -> Any:
     return node.members
 
 
+# Values are read as a collection writes them (pgvet.live.redact: a command's, a custom setting's, a connection
+# string's password): a document pgvet did not write (by hand, another tool's, edited) may hold the secrets a
+# collection leaves out, which findings and facts would show. What a collection wrote reads back unchanged.
+
+
 def _setting(node: _Node, path: str) -> LiveSetting:
     row = _Fields(node, path, "a settings row")
+    name = row.text("name")
     return LiveSetting(
-        name=row.text("name"), setting=row.optional_text("setting"), unit=row.optional_text("unit"),
+        name=name, setting=redact_setting(name, row.optional_text("setting")), unit=row.optional_text("unit"),
         vartype=row.text("vartype"), context=row.optional_text("context") or "",
         source=row.optional_text("source") or "", sourcefile=row.optional_text("sourcefile"),
-        sourceline=row.optional_int("sourceline"), boot_val=row.optional_text("boot_val"),
-        reset_val=row.optional_text("reset_val"), pending_restart=row.flag("pending_restart"),
+        sourceline=row.optional_line("sourceline"), boot_val=redact_setting(name, row.optional_text("boot_val")),
+        reset_val=redact_setting(name, row.optional_text("reset_val")), pending_restart=row.flag("pending_restart"),
         row=row.source,
     )
 
 
 def _file_setting(node: _Node, path: str) -> LiveFileSetting:
     row = _Fields(node, path, "a file_settings row")
+    name = row.optional_text("name")
+    setting = row.optional_text("setting")
     return LiveFileSetting(
-        sourcefile=row.optional_text("sourcefile"), sourceline=row.optional_int("sourceline"),
-        seqno=row.optional_int("seqno"), name=row.optional_text("name"), setting=row.optional_text("setting"),
+        sourcefile=row.optional_text("sourcefile"), sourceline=row.optional_line("sourceline"),
+        seqno=row.optional_int("seqno"), name=name, setting=setting if name is None else redact_setting(name, setting),
         applied=row.flag("applied"), error=row.optional_text("error"), row=row.source,
     )
 
@@ -403,7 +423,7 @@ def parse_pg_settings_json(text: str, path: str) -> LiveServer:
         for key, node in _members(members["command_line"], path, "command_line", dict).items():
             if not isinstance(node.value, str):
                 raise ParseError(f"command_line: {key!r} should be a text", Source(path, node.line))
-            command_line[key.lower()] = Located(node.value, Source(path, node.line))
+            command_line[key.lower()] = Located(redact_setting(key, node.value) or "", Source(path, node.line))
     statistics: dict[str, Located[int | float | str | None]] = {}
     for key, node in _members(members.get("statistics"), path, "statistics", dict).items():
         if node.value is not None and (isinstance(node.value, bool) or not isinstance(node.value, int | float | str)):

@@ -75,6 +75,7 @@ def open_input(path: str, root: str | None = None) -> tuple[int, os.stat_result]
     InGitDirectory). What is checked is what is opened: a file or a directory swapped for a link between a check
     and the read cannot lead anywhere else.
     """
+    _refuse_nul(path)
     if root is None:
         descriptor = os.open(path, _INPUT_FLAGS)
     else:
@@ -98,6 +99,7 @@ def open_input(path: str, root: str | None = None) -> tuple[int, os.stat_result]
 def open_directory(path: str, root: str | None = None) -> int:
     """A directory's descriptor: as given without ``root``, else beneath it as open_input opens a file (a directory
     pgvet writes into: a link swapped in on the way leads nowhere out of it)."""
+    _refuse_nul(path)
     if root is None:
         return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -105,6 +107,13 @@ def open_directory(path: str, root: str | None = None) -> int:
         return _open_beneath(top, _relative(path, root), root, _STEP_FLAGS)
     finally:
         os.close(top)
+
+
+def _refuse_nul(path: str) -> None:
+    """No file has a name holding a NUL byte (a place a snapshot names may): said as the OS says a missing file is,
+    not as Python's ValueError."""
+    if "\0" in path:
+        raise FileNotFoundError(errno.ENOENT, "no file has a name holding a NUL byte")
 
 
 def _relative(path: str, root: str) -> str:

@@ -263,6 +263,7 @@ def _point_at_origins(result: LintResult, directory: Path) -> None:
         copies = {}
     origins = _Origins(directory, copies)
     for host in result.hosts:
+        host.host_facts.places_local = True
         for finding in host.findings:
             finding.message = origins.text(finding.message)
             if finding.path is not None:

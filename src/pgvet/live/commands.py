@@ -28,7 +28,15 @@ from pgvet.live.local import (
     wal_filesystem,
 )
 from pgvet.live.redact import redact_dsn, redact_setting
-from pgvet.live.server import CannotConnect, ServerReading, SessionGuard, connect, read_server, socket_peer
+from pgvet.live.server import (
+    MAX_TIMEOUT,
+    CannotConnect,
+    ServerReading,
+    SessionGuard,
+    connect,
+    read_server,
+    socket_peer,
+)
 from pgvet.live.writer import SnapshotDirectory, render_manifest, render_pg_settings_json
 
 T = TypeVar("T")
@@ -87,8 +95,10 @@ def collect_command(output: Path | None, dsn: str | None, *, host_only: bool = F
     collection: collect.json and pg_settings.json record them. ``server_optional`` (pgvet check): a server that
     cannot be reached is no error either — the host is read, and collect.json says why the server was not.
     """
-    if not (math.isfinite(timeout) and timeout > 0):  # nan and inf would break libpq's whole seconds
-        raise UsageError(f"--timeout must be a positive number of seconds, not {timeout:g}")
+    # nan and inf would break libpq's whole seconds; the session's statement_timeout holds at most INT_MAX ms
+    if not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT):
+        raise UsageError(f"--timeout must be a positive number of seconds, at most {MAX_TIMEOUT:.0f} (PostgreSQL's "
+                         f"longest statement_timeout), not {timeout:g}")
     started_at = utc_now()
     snapshot = SnapshotDirectory.create(output if output is not None else default_output())
     try:

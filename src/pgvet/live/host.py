@@ -11,7 +11,6 @@ prepared tree.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from pgvet.inputs.registry import KINDS
 from pgvet.live.redact import redact_sysctl_text
+from pgvet.trust import trusted_program
 
 COMMAND_TIMEOUT = 30.0
 # Keys procps' sysctl -a leaves out (superseded by their *_ms twins).
@@ -78,7 +78,7 @@ def _run(name: str, argv: list[str], which: Callable[[str], str | None]) -> Host
     result = HostFile(name, f"LC_ALL=C {shown}", utc_now())
     program = which(argv[0])
     if program is None:
-        result.error = f"{argv[0]}: command not found"
+        result.error = f"{argv[0]}: command not found (in a directory of PATH that only you or root may write to)"
         return result
     try:
         completed = subprocess.run([program, *argv[1:]], capture_output=True, text=True, errors="backslashreplace",
@@ -167,7 +167,7 @@ def read_sysctl(proc: Path = Path("/proc")) -> HostFile:
     return result
 
 
-def read_lscpu(which: Callable[[str], str | None] = shutil.which) -> HostFile:
+def read_lscpu(which: Callable[[str], str | None] = trusted_program) -> HostFile:
     """``lscpu`` in the C locale: its text, whose values have line numbers (once: ``lscpu -J`` says the same)."""
     return _run(KINDS["lscpu"].file_name, ["lscpu"], which)
 
@@ -202,6 +202,6 @@ def read_sysfs(sys_root: Path = Path("/sys")) -> HostFile:
 
 
 def collect_host(proc: Path = Path("/proc"), sys_root: Path = Path("/sys"),
-                 which: Callable[[str], str | None] = shutil.which) -> list[HostFile]:
+                 which: Callable[[str], str | None] = trusted_program) -> list[HostFile]:
     """Every OS file of a snapshot, read from this machine (the kinds inputs/registry.py marks collected)."""
     return [read_meminfo(proc), read_sysctl(proc), read_lscpu(which), read_mounts(proc), read_sysfs(sys_root)]

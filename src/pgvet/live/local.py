@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from posixpath import dirname, join, normpath
 from typing import NamedTuple
 
-from pgvet.inputs.postgresql_conf import CONF_FILE_MAX_DEPTH, ConfDirective, parse_conf_text
+from pgvet.inputs.documents import recognise
+from pgvet.inputs.postgresql_conf import CONF_FILE_MAX_DEPTH, MAX_TREE_BYTES, ConfDirective, parse_conf_text
 from pgvet.inputs.registry import INPUT_KINDS
 from pgvet.live.host import HostFile, utc_now
 from pgvet.live.redact import redact_conf_text
@@ -60,6 +61,10 @@ class NotCopied(Exception):
 
 class Absent(NotCopied):
     """A file, or a directory on its way, that does not exist (what ``include_if_exists`` lets PostgreSQL skip)."""
+
+
+class TooLarge(NotCopied):
+    """A file larger than what was left to read of it."""
 
 
 class Credentials(NamedTuple):
@@ -284,8 +289,8 @@ class _Reader:
                 raise
         return current if current != start else os.dup(start)
 
-    def text(self, directory: int, parts: tuple[str, ...], shown: str) -> str:
-        """A regular file's text, ``parts`` below ``directory``."""
+    def text(self, directory: int, parts: tuple[str, ...], shown: str, limit: int = MAX_CONFIG_BYTES) -> str:
+        """A regular file's text, ``parts`` below ``directory``; TooLarge past ``limit`` bytes."""
         place = join(shown, *parts)
         parent = self.directory(directory, parts[:-1], shown)
         try:
@@ -299,11 +304,11 @@ class _Reader:
             info = self._stat_if_permitted(descriptor, place, 4)
             if not stat.S_ISREG(info.st_mode):
                 raise NotCopied("not a regular file")
-            data = _read_all(descriptor, MAX_CONFIG_BYTES)
+            data = _read_all(descriptor, limit)
         finally:
             os.close(descriptor)
-        if len(data) > MAX_CONFIG_BYTES:
-            raise NotCopied(f"larger than the {MAX_CONFIG_BYTES >> 20} MiB pgvet copies of a configuration file")
+        if len(data) > limit:
+            raise TooLarge(f"larger than the {MAX_CONFIG_BYTES >> 20} MiB pgvet copies of a configuration file")
         return data.decode("utf-8", errors="surrogateescape")
 
 
@@ -368,12 +373,33 @@ def _exists(credentials: Credentials, start: int, parts: tuple[str, ...]) -> boo
 
 def wal_filesystem(process: ServerProcess) -> tuple[int, int] | None:
     """(bytes available to unprivileged users, size) of the filesystem holding the server's pg_wal — the OS's
-    word, through its working directory (following pg_wal where it links: WAL on another disk); None when the
-    directory cannot be opened (pgvet is neither root nor the server's OS user)."""
+    word, through its working directory; None when the directory cannot be reached as the server's OS user would
+    reach it (pgvet is neither root nor that user). A pg_wal that is a link (WAL on another disk: initdb --waldir
+    writes an absolute one) is followed as the server follows it, from its root or its data directory, but only
+    through directories its OS user may enter and no further link, nor a '..' (which could climb out of a
+    container's root): its superuser may make it a link to anywhere."""
+    parts: tuple[str, ...]
     try:
-        descriptor = os.open("cwd/pg_wal", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=process.proc)
+        target = os.readlink("cwd/pg_wal", dir_fd=process.proc)
+    except OSError as error:
+        if error.errno != errno.EINVAL:  # EINVAL: no link, the data directory's own
+            return None
+        start, parts = "cwd", ("pg_wal",)
+    else:
+        start = "root" if target.startswith("/") else "cwd"
+        parts = _canonical("/" + target) or ()
+        if not parts:
+            return None
+    try:
+        top = os.open(start, _DIRECTORY_FLAGS & ~os.O_NOFOLLOW, dir_fd=process.proc)
     except OSError:
         return None
+    try:
+        descriptor = _Reader(process).directory(top, parts, "pg_wal")
+    except NotCopied:
+        return None
+    finally:
+        os.close(top)
     with _descriptor(descriptor):
         status = os.fstatvfs(descriptor)
     return status.f_bavail * status.f_frsize, status.f_blocks * status.f_frsize
@@ -425,6 +451,7 @@ class _Copier:
     failures: list[dict[str, str]]
     seen: set[tuple[str, ...]]
     directories: list[HostFile] = field(default_factory=list)  # the include_dirs listed (an empty one is valid)
+    copied_bytes: int = 0  # of the files copied, bounded together as the lint bounds a host's (MAX_TREE_BYTES)
 
     def fail(self, server_path: str, reason: str) -> None:
         self.failures.append({"what": server_path, "error": f"not copied: {reason}"})
@@ -441,9 +468,18 @@ class _Copier:
         if isinstance(directory, str):
             self.fail(server_path, directory)
             return
+        # Each file is bounded, and so is their sum: past what the lint reads of a host's files (its own refusal),
+        # nothing more is held or read (a thousand 16 MiB files in an include_dir were all held, on the database
+        # host).
+        left = MAX_TREE_BYTES - self.copied_bytes
         try:
             text = self.reader.text(directory, parts, dirname(server_path) if data is not None
-                                    else "/" + "/".join(self.config_dir))
+                                    else "/" + "/".join(self.config_dir), min(MAX_CONFIG_BYTES, left))
+        except TooLarge as refusal:
+            self.fail(server_path, str(refusal) if left >= MAX_CONFIG_BYTES else (
+                f"the server's configuration files copied already hold {self.copied_bytes >> 20} MiB; with this "
+                f"one they would hold more than the {MAX_TREE_BYTES >> 20} MiB pgvet lints of a host"))
+            return
         except Absent as refusal:
             if not optional:
                 self.fail(server_path, str(refusal))
@@ -454,8 +490,15 @@ class _Copier:
         except OSError as error:
             self.fail(server_path, error.strerror or str(error))
             return
-        self.copies.append(HostFile(name, f"copy {server_path} ({self.process.described})", utc_now(),
-                                    redact_conf_text(text), server_file=server_path))
+        self.copied_bytes += len(text.encode("utf-8", errors="surrogateescape"))
+        copied = redact_conf_text(text)
+        kind = recognise(name, copied)
+        if kind is not None:  # the snapshot's lint would take it for a document of the host, its values declared
+            self.fail(server_path, f"lint would read it as a configuration document ({kind.name}), not as "
+                                   "PostgreSQL reads it")
+            return
+        self.copies.append(HostFile(name, f"copy {server_path} ({self.process.described})", utc_now(), copied,
+                                    server_file=server_path))
         if depth < CONF_FILE_MAX_DEPTH:
             self.includes(text, server_path, depth + 1)
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from pgvet.errors import InputError
 from pgvet.findings import quote_identifier
+from pgvet.inputs.pg_settings import MAX_LINE
 from pgvet.live.redact import redact_dsn, redact_setting, scrub
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 LOCK_TIMEOUT = 2.0  # seconds, or half the timeout when that is shorter (a lock's wait then says so itself)
 # The whole reading of a server (its queries: connect_timeout bounds the connection) within this many timeouts.
 READING_BOUND_FACTOR = 6
+MAX_TIMEOUT = 2_147_483  # seconds: the session's statement_timeout holds at most INT_MAX milliseconds
 # Bounds on what a server may answer: more is recorded as a gap, not kept.
 MAX_ROWS = 100_000
 MAX_TEXT = 1 << 20  # characters of one value
@@ -297,6 +299,14 @@ def integer(value: Any) -> int | None:
     return value
 
 
+def line(value: Any) -> int | None:
+    """A line of a file as PostgreSQL numbers them (an int4 from 1), or NULL."""
+    found = integer(value)
+    if found is not None and not 1 <= found <= MAX_LINE:
+        raise Nonsense(f"{found} where a line of a file was expected")
+    return found
+
+
 def number(value: Any) -> float | None:
     if value is None:
         return None
@@ -340,7 +350,7 @@ def _setting(row: tuple[Any, ...]) -> dict[str, Any]:
     values = [_setting_value(vartype, text(each)) for each in (setting, boot_val, reset_val)]
     return dict(zip(SETTINGS_COLUMNS, (
         name, redact_setting(name, values[0]), text(unit), vartype, text(context), text(source), text(sourcefile),
-        integer(sourceline), redact_setting(name, values[1]), redact_setting(name, values[2]),
+        line(sourceline), redact_setting(name, values[1]), redact_setting(name, values[2]),
         bool(boolean(pending))), strict=True))
 
 
@@ -348,7 +358,7 @@ def _file_setting(row: tuple[Any, ...]) -> dict[str, Any]:
     sourcefile, sourceline, seqno, name, setting, applied, error = row
     name = text(name)
     return dict(zip(FILE_SETTINGS_COLUMNS, (
-        text(sourcefile), integer(sourceline), integer(seqno), name,
+        text(sourcefile), line(sourceline), integer(seqno), name,
         redact_setting(name, text(setting)) if name else text(setting), bool(boolean(applied)), text(error)),
         strict=True))
 

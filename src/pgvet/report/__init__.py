@@ -21,6 +21,7 @@ from typing import IO, Any, NamedTuple, Protocol
 
 from pgvet.errors import UsageError
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
+from pgvet.inputs.reading import open_input
 from pgvet.paths import is_inside, real_path_in, repository_of
 from pgvet.run.summary import RunSummary
 
@@ -364,7 +365,7 @@ def _relative_path(path: str, root: str, repo_root: Path | None, cwd: str, regul
             resolved = os.path.join(_real(os.path.join(cwd, root)), path)
         else:
             resolved = os.path.realpath(path) if absolute else real_path_in(_real(os.path.join(cwd, root)), path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a name holding a NUL byte, which no file has (a snapshot's word)
         resolved = ""
     if resolved == base:
         return "."
@@ -398,19 +399,36 @@ def anchor(finding: Finding, host: HostResult) -> tuple[Path, int | None]:
     declared_by = host.declared_by
     if declared_by is not None:
         candidates.append((declared_by[0].path, declared_by[0].line))
+    regular = host.host_facts.regular_files
+    local = host.host_facts.places_local
     for path, line in candidates:
-        if path and not path.startswith("<"):
-            target = root / path  # an absolute path is itself
-            if target.is_file():
-                return target, line
+        if path and not path.startswith("<") and (
+                _host_file(root, path, regular) or (local and os.path.isabs(path) and os.path.isfile(path))):
+            return root / path, line  # an absolute path is itself
     for name in ("host.yaml", "host.yml", "postgresql.conf"):
-        if (root / name).is_file():
+        if _host_file(root, name, regular):
             return root / name, None
-    try:
-        files = sorted(entry for entry in root.iterdir() if entry.is_file())
+    try:  # a regular file of the directory itself, no link: nothing but the directory's listing is asked
+        with os.scandir(root) as entries:
+            files = sorted(root / entry.name for entry in entries if entry.is_file(follow_symlinks=False))
     except OSError:
         files = []
     return (files[0], None) if files else (root, None)
+
+
+def _host_file(root: Path, path: str, regular: set[str]) -> bool:
+    """Whether ``path`` is a regular file beneath the host's directory, links resolved inside it as its inputs are
+    opened: a place outside it (a server's sourcefile in a snapshot, ``/etc/shadow``, a link of the host's out) is
+    never looked up on the machine that runs pgvet, whose files a report would otherwise tell exist (unless they are
+    its own: ``places_local``)."""
+    if path in regular:  # listed as a regular file by the host's discovery: no link
+        return True
+    try:
+        descriptor, _ = open_input(os.path.join(root, path), str(root))
+    except OSError:
+        return False
+    os.close(descriptor)
+    return True
 
 
 def anchor_path(target: Path, host: HostResult, repo_root: Path | None) -> str:

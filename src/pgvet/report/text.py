@@ -55,9 +55,11 @@ NOT_A_FILE = "<"  # Source paths such as <default> and <derived>
 # A line that may hold a secret is not quoted: a password beside the parameters on one line (a compose file's flow
 # mapping with POSTGRES_PASSWORD, a Patroni file in flow style, a Secret, a conninfo, a URI with its credentials, a
 # command such as archive_command's, or a custom setting: a dotted name set with '=' or ':' that is no kernel
-# parameter), which pgvet.live.redact hides too. Each dotted name is scanned once from its start: linear.
+# parameter), which pgvet.live.redact hides too; or an HTTP credential (a healthcheck's or a label's Authorization
+# header, Bearer or Basic, an API key header, a cookie). Each dotted name is scanned once from its start: linear.
 _KERNEL_NAMESPACES = "abi|crypto|debug|dev|fs|kernel|net|sunrpc|user|vm"
-_MAY_HOLD_SECRET = re.compile(r"pass|pwd|secret|token|credential|api_?key|private|_command|://[^\s/@]*@"
+_MAY_HOLD_SECRET = re.compile(r"pass|pwd|secret|token|credential|api[_-]?key|private|_command|://[^\s/@]*@"
+                              r"|authori[sz]ation|bearer|cookie"
                               rf"|(?<![\w$.])(?!(?:{_KERNEL_NAMESPACES})\.)[^\W\d][\w$]*\.[\w.$]*\s*[=:]",
                               re.IGNORECASE)
 

@@ -27,7 +27,7 @@ from pgvet.inputs.documents import (
 )
 from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, read_listed
 from pgvet.inputs.documents.cnpg import chart_override
-from pgvet.inputs.reading import read_text
+from pgvet.inputs.reading import InGitDirectory, LeadsOut, NotRegular, open_directory, open_input, read_text
 from pgvet.inputs.registry import INPUT_KINDS, KINDS, InputKind, host_markers, input_options
 from pgvet.paths import is_inside
 from pgvet.snapshot.facts import HostFacts
@@ -89,14 +89,6 @@ def given_inputs(options: Mapping[str, Path | list[Path] | None]) -> SnapshotInp
     return None if given.is_empty() else given
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-    except (ValueError, OSError, RuntimeError):  # RuntimeError: symlink loop on some Pythons
-        return False
-    return True
-
-
 def discover(directory: Path, host: HostFacts | None = None) -> SnapshotInputs:
     """The inputs present in a host directory, refusing any that resolve outside it. ``host`` receives the
     refusals (its warnings), the names the directory's listing shows as regular files (no links) and the
@@ -104,6 +96,9 @@ def discover(directory: Path, host: HostFacts | None = None) -> SnapshotInputs:
     refused = host.warnings if host is not None else []
     inputs = SnapshotInputs()
 
+    # A link is followed beneath the directory only (open_input), as its inputs are read: what lies where it leads
+    # out of it is never looked at, or which refusal is said would tell whether the linting machine has a file, a
+    # directory or nothing there.
     def usable(path: Path) -> bool:
         try:
             mode = path.lstat().st_mode
@@ -111,27 +106,47 @@ def discover(directory: Path, host: HostFacts | None = None) -> SnapshotInputs:
             return False
         if stat.S_ISREG(mode):
             return True  # a regular file of the directory (no link) lies inside it: no need to resolve
-        if not path.is_file():
-            if path.exists():  # a directory or a device under an input's name: say so rather than skip it
-                refused.append(f"{path.name}: refused, it is not a regular file")
+        if not stat.S_ISLNK(mode):  # a directory or a device under an input's name: say so rather than skip it
+            refused.append(f"{path.name}: refused, it is not a regular file")
             return False
-        if not _inside(path, directory):
+        try:
+            os.close(open_input(str(path), str(directory))[0])
+        except LeadsOut:
             refused.append(f"{path.name}: refused, it resolves outside the host directory")
-            return False
-        return True
+        except (NotRegular, IsADirectoryError):
+            refused.append(f"{path.name}: refused, it is not a regular file")
+        except InGitDirectory as error:
+            refused.append(f"{path.name}: refused, {error.strerror}")
+        except OSError:  # a link to nothing, or a loop
+            pass
+        else:
+            return True
+        return False
 
     def directory_usable(path: Path) -> bool:
-        if not path.is_dir():
-            if path.exists():
-                refused.append(f"{path.name}: refused, it is not a directory")
-            elif path.is_symlink():  # a link to nothing: the declared values it should hold are missing
-                refused.append(f"{path.name}: refused, it links to {os.readlink(path)}, which does not exist")
+        try:
+            mode = path.lstat().st_mode
+        except OSError:
             return False
-        if not _inside(path, directory):  # a link to /etc/sysctl.d would lint this machine, not the snapshot
+        if stat.S_ISDIR(mode):
+            return True
+        if not stat.S_ISLNK(mode):
+            refused.append(f"{path.name}: refused, it is not a directory")
+            return False
+        try:
+            os.close(open_directory(str(path), str(directory)))
+        except LeadsOut:  # a link to /etc/sysctl.d would lint this machine, not the snapshot
             # not where it leads: resolved on the machine that lints, which a public report must not show
             refused.append(f"{path.name}: refused, it resolves outside the host directory")
-            return False
-        return True
+        except NotADirectoryError:
+            refused.append(f"{path.name}: refused, it is not a directory")
+        except InGitDirectory as error:
+            refused.append(f"{path.name}: refused, {error.strerror}")
+        except OSError:  # a link to nothing, or a loop: the declared values it should hold are missing
+            refused.append(f"{path.name}: refused, it links to {os.readlink(path)}, which does not exist")
+        else:
+            return True
+        return False
 
     entries = _entries(directory)
     present = None if entries is None else frozenset(name.lower() for name in entries)

@@ -126,6 +126,9 @@ class HostFacts:
     # listed, ask the file system), which tells the suppressions whether the host has an ignore file
     regular_files: set[str] = field(default_factory=set)
     listing: frozenset[str] | None = None
+    # its places name files of the machine pgvet runs on (pgvet check's, pointed back from a temporary snapshot at
+    # the server's files and /proc's): a report may look them up where they are, not only beneath the directory
+    places_local: bool = False
 
     def add(self, fact: Fact) -> None:
         self.facts[fact.name] = fact
