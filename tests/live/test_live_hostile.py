@@ -603,6 +603,27 @@ def test_a_server_file_lint_would_read_as_a_configuration_document_is_not_copied
                for each in failed)
 
 
+KEY_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEF/AASCBKcwggSjAgEAAoIBAQC7"  # parses as a setting: `MIIE… = /AAS…`
+PGPASS = "db.example:5432:app:app:Pgp4ss-S3cret"  # parses as a placeholder's setting: `db.example = :5432:…`
+
+
+def test_what_a_superuser_includes_that_is_no_configuration_is_not_copied_as_it_is(tmp_path: Path,
+                                                                                 postgres_user: str) -> None:
+    # `include 'server.key'` or `include '.pgpass'` by a superuser: PostgreSQL refuses the lines (its log says
+    # where), the collection copied them all, as root, into a snapshot that goes to tickets and CI. A private key is
+    # not copied at all (some of its lines parse as settings); of another file, each line PostgreSQL refuses is
+    # copied as `***`, refused at the same line, and a placeholder's value is redacted as any secret.
+    key = f"-----BEGIN PRIVATE KEY-----\n{KEY_BODY}\n-----END PRIVATE KEY-----\n"
+    snapshot, config = _collected_with_includes(tmp_path, postgres_user, ("server.key",), key)
+    assert _manifest(snapshot)["failed"] == [{"what": f"{config}/server.key",
+                                              "error": "not copied: it holds a private key"}]
+    text = f"{PGPASS}\nlocalhost:5432:*:app:Pgp4ss-S3cret\nwork_mem = '9MB'\n"
+    snapshot, _ = _collected_with_includes(tmp_path / "pgpass", postgres_user, ("pgpass.conf",), text,
+                                           frozenset({"pgpass.conf"}))
+    assert (snapshot / "pgpass.conf").read_text() == "db.example'***'\n***\nwork_mem = '9MB'\n"
+    assert b"Pgp4ss-S3cret" not in _every_byte(snapshot) and KEY_BODY.encode() not in _every_byte(snapshot)
+
+
 def test_configuration_files_past_what_a_host_may_hold_are_not_copied(tmp_path: Path, postgres_user: str) -> None:
     # Each file was bounded (16 MiB), not their sum: a superuser's include_dir of a thousand 16 MiB files (sparse:
     # no disk) had root's collection hold 16 GiB, on the database host. The lint refuses a host whose files hold

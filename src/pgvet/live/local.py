@@ -27,7 +27,9 @@ from __future__ import annotations
 import errno
 import os
 import pwd
+import re
 import stat
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -45,6 +47,7 @@ from pgvet.run.config import CONFIG_NAMES
 from pgvet.run.suppress import DEFAULT_BASELINE, IGNORE_FILE
 
 MAX_CONFIG_BYTES = 16 << 20  # one configuration file; PostgreSQL's own are a few kB
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")  # PEM: PKCS#8, RSA, EC, OpenSSH
 MAX_CONFIG_FILES = 1000
 # Options of postgres that take a value (its getopt string): the value follows or is the next argument.
 # The names a snapshot gives its own inputs (every input kind's, and the ignore file): a server's file of such a
@@ -491,12 +494,16 @@ class _Copier:
             self.fail(server_path, error.strerror or str(error))
             return
         self.copied_bytes += len(text.encode("utf-8", errors="surrogateescape"))
+        if _PRIVATE_KEY.search(text):  # server.key included by a superuser: some of its lines parse as settings
+            self.fail(server_path, "it holds a private key")
+            return
         copied = redact_conf_text(text)
         kind = recognise(name, copied)
         if kind is not None:  # the snapshot's lint would take it for a document of the host, its values declared
             self.fail(server_path, f"lint would read it as a configuration document ({kind.name}), not as "
                                    "PostgreSQL reads it")
             return
+        copied = _refused_lines_masked(copied, server_path)
         self.copies.append(HostFile(name, f"copy {server_path} ({self.process.described})", utc_now(), copied,
                                     server_file=server_path))
         if depth < CONF_FILE_MAX_DEPTH:
@@ -596,3 +603,18 @@ def _copies(process: ServerProcess, reading: ServerReading, data: int) -> tuple[
         if isinstance(config, int):
             os.close(config)
     return copier.copies + copier.directories, copier.failures
+
+
+def _refused_lines_masked(text: str, server_path: str) -> str:
+    """The file with each line PostgreSQL's parser refuses made ``***``: a line that is no setting may be anything a
+    superuser's include named (a private key, a .pgpass), which no copy holds; ``***`` is refused at the same line,
+    so the snapshot's lint counts the same syntax errors where PostgreSQL does (near another token)."""
+    _, problems = parse_conf_text(text, server_path, syntax_error_limit=sys.maxsize)
+    refused = {problem.source.line for problem in problems if problem.kind == "syntax"}
+    if not refused:
+        return text
+    lines = text.split("\n")
+    for line in refused:
+        if line is not None:
+            lines[line - 1] = "***"
+    return "\n".join(lines)
