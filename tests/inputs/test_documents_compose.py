@@ -555,6 +555,23 @@ def test_the_directory_of_a_mounted_postgresql_conf_is_no_host_of_its_own(tmp_pa
     assert {host for host, _, _, _ in lint_findings(tmp_path)} == {"target-db", "config"}
 
 
+def test_a_mounted_postgresql_conf_given_by_name_is_linted_with_the_service_that_mounts_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pre-commit passes the changed file, config/postgresql.conf: it was linted as the host config/ alone, judged
+    on the newest major (wal_keep_segments, which the service's PostgreSQL 12 runs, a PGV402 error that blocked the
+    commit); it is the compose service's postgresql.conf, linted with it, as a search of the repository finds it."""
+    (tmp_path / "docker-compose.yml").write_text(KOSTOV_TARGET_DB.replace("postgres:18.3", "postgres:12"))
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "postgresql.conf").write_text(KOSTOV_CONF + "wal_keep_segments = 64\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["lint", "config/postgresql.conf", "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    findings = json.loads(result.output)["findings"]
+    assert {finding["host"] for finding in findings} == {"target-db"}
+    assert "PGV402" not in {finding["rule_id"] for finding in findings}
+    assert "PGV502" in {finding["rule_id"] for finding in findings}  # shared_buffers 128MB of 16 GiB, judged there
+
+
 def test_a_config_file_mounted_from_a_file_the_directory_lacks_leaves_its_parameters_unknown(tmp_path: Path) -> None:
     (tmp_path / "docker-compose.yml").write_text(KOSTOV_TARGET_DB)
     [host] = load_hosts(tmp_path)

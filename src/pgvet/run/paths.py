@@ -18,6 +18,7 @@ from pgvet.snapshot.discovery import (
     hosts_under,
     is_document,
     is_yaml_name,
+    mounting_host,
     unread_notice_of,
 )
 
@@ -56,6 +57,7 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
     given = GivenPaths([])
     directories_given: set[str] = set()
     loose: list[tuple[Path, Path]] = []  # (file, its own directory) for files under no host marker
+    mounted_by: dict[Path, Path | None] = {}  # a host directory's, by mounting_host (once: files share directories)
     for path in _searched(paths, given.notices):
         host = path
         if path.is_file():
@@ -64,7 +66,10 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
             kustomized = None
             for directory in (host, *host.parents):
                 if any((directory / marker).exists() for marker in HOST_MARKERS):
-                    host = directory
+                    # the postgresql.conf a compose service above mounts as its config_file: that service's host
+                    if directory not in mounted_by:
+                        mounted_by[directory] = mounting_host(directory, boundary)
+                    host = mounted_by[directory] or directory
                     break
                 kustomized = _kustomized(directory, path)
                 if kustomized == "component":

@@ -326,6 +326,37 @@ def hosts_under(root: Path) -> SearchedHosts:
     return searched
 
 
+def mounting_host(directory: Path, boundary: Path) -> Path | None:
+    """The directory above ``directory``, not above ``boundary``, whose configuration document runs a host with
+    ``directory``'s postgresql.conf (a compose service's mounted config_file): that host's, as ``hosts_under`` finds
+    it. None when ``directory`` holds another host's file than postgresql.conf, or no document above mounts it."""
+    try:
+        names = {entry.name.lower() for entry in os.scandir(directory)}
+    except OSError:
+        return None
+    if names & frozenset(marker.lower() for marker in host_markers()) != {"postgresql.conf"}:
+        return None
+    conf = os.path.normpath(os.path.abspath(directory / "postgresql.conf"))
+    for above in Path(os.path.abspath(directory)).parents:
+        if above != boundary and boundary not in above.parents:
+            return None
+        try:
+            files = sorted(entry.name for entry in os.scandir(above) if entry.is_file(follow_symlinks=False))
+        except OSError:
+            return None
+        for name in files:
+            if not may_be_document(name):
+                continue
+            text = _document_text(above / name, name, above)
+            declared = _declared(text, name) if text is not None else None
+            if declared and any(host.configuration_file is not None and os.path.normpath(
+                    os.path.join(above, host.configuration_file.value)) == conf for host in declared):
+                return above
+        if above == boundary:
+            return None
+    return None
+
+
 def is_document(path: Path, shown: str | None = None, root: Path | None = None) -> bool:
     """Whether a file is a configuration document pgvet reads that declares something (one it cannot read is
     none: it is not an input; one its parser refuses is, so that its error is said). ``shown``: its name as its
