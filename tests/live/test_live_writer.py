@@ -15,7 +15,7 @@ import pytest
 from pgvet.errors import InputError
 from pgvet.live.commands import collect_command
 from pgvet.live.local import Credentials, NotCopied, ServerProcess, locate_server, postmaster_options, wal_filesystem
-from pgvet.live.server import SocketPeer
+from pgvet.live.session import SocketPeer
 from pgvet.live.writer import SnapshotDirectory, write_text
 
 
@@ -172,7 +172,7 @@ def test_collecting_the_host_and_reading_a_snapshot_do_not_import_psycopg(tmp_pa
 def test_a_missing_psycopg_or_libpq_is_one_line_that_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     """psycopg is a dependency of pgvet (no extra to know of): an install without it, or a psycopg without a
     libpq to load, says what to install."""
-    from pgvet.live.server import connect
+    from pgvet.live.session import connect
 
     monkeypatch.setitem(sys.modules, "psycopg", None)  # `import psycopg` raises ImportError
     with pytest.raises(InputError) as raised:

@@ -28,15 +28,8 @@ from pgvet.live.local import (
     wal_filesystem,
 )
 from pgvet.live.redact import redact_dsn, redact_setting
-from pgvet.live.server import (
-    MAX_TIMEOUT,
-    CannotConnect,
-    ServerReading,
-    SessionGuard,
-    connect,
-    read_server,
-    socket_peer,
-)
+from pgvet.live.server import ServerReading, read_server
+from pgvet.live.session import MAX_TIMEOUT, CannotConnect, SessionGuard, connect, socket_peer
 from pgvet.live.writer import SnapshotDirectory, render_manifest, render_pg_settings_json
 
 T = TypeVar("T")

@@ -41,7 +41,8 @@ from pgvet.inputs.postgresql_conf import CONF_FILE_MAX_DEPTH, MAX_TREE_BYTES, Co
 from pgvet.inputs.registry import INPUT_KINDS
 from pgvet.live.host import HostFile, utc_now
 from pgvet.live.redact import redact_conf_text
-from pgvet.live.server import ServerReading, SocketPeer
+from pgvet.live.server import ServerReading
+from pgvet.live.session import SocketPeer
 from pgvet.pgparams.options import VALUE_LETTERS, letter_setting
 from pgvet.run.config import CONFIG_NAMES
 from pgvet.run.suppress import DEFAULT_BASELINE, IGNORE_FILE
