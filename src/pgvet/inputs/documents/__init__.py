@@ -48,7 +48,8 @@ class DeclaredHost:
     a Kubernetes object's metadata.namespace, what tells it from an object of its name beside it (kubectl's
     ``namespace/name``); None where the manifest leaves it to where it is applied. ``unseen_configuration``: the
     host's postgresql.conf is a file pgvet cannot see: a host that sets nothing else is not judged on PostgreSQL's
-    defaults. ``configuration_file``: the host's postgresql.conf is that file of the directory, not its own.
+    defaults. ``configuration_file``: the host's postgresql.conf is that file of the directory, not its own;
+    ``image_configuration``: the host's postgresql.conf is its image's own, not the directory's.
     ``machine``: facts of the machine a document sets that a snapshot measures, by their names (``thp.enabled``
     from a tuned profile): the host's where its snapshot measured none.
     """
@@ -69,6 +70,10 @@ class DeclaredHost:
     # the file of the directory (a path relative to it) the server reads as its postgresql.conf, where the document
     # says so (a compose service's config_file mounted from ./config/postgresql.conf): the directory's own otherwise
     configuration_file: Located[str] | None = None
+    # where the server reads its image's own postgresql.conf (initdb's, in the container's data directory) when
+    # ``configuration_file`` is not in the directory or not given: the directory's postgresql.conf and
+    # postgresql.auto.conf are then not this host's (a compose service of the postgres image mounting neither)
+    image_configuration: Source | None = None
     # the kind of the host it is merged over (a Helm values override, given after the chart's values): it joins
     # only a host of that kind, and is no input where the directory has none
     laid_over: str | None = None

@@ -33,6 +33,7 @@ from pgvet.inputs.documents import (
 )
 from pgvet.inputs.documents._bitnami_image import container_values
 from pgvet.inputs.postgresql_conf import ConfProblem
+from pgvet.pgparams import NEWEST_MAJOR
 from pgvet.pgparams.options import VALUE_LETTERS, letter_parameter, letter_setting
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml
@@ -50,10 +51,18 @@ _BITNAMI_CREDENTIALS = frozenset({"USERNAME", "PASSWORD", "DATABASE", "POSTGRES_
                                   "POSTGRES_PASSWORD_FILE"})
 
 _SERVICES = re.compile(r"^services\s*:", re.MULTILINE)
+# what a compose file running PostgreSQL names somewhere (its image, or postgres run by a command)
+_NAMES_POSTGRES = re.compile(r"postgres|postgis|timescaledb|pgvector|pgvecto-rs", re.IGNORECASE)
 # a service's image line naming PostgreSQL's image (what claims a compose file too broken to read)
 _POSTGRES_IMAGE_LINE = re.compile(
-    r"^[ \t]+image:[ \t]*['\"]?(?:[\w.:-]+/)*(?:postgres|postgis|timescaledb)[\w.-]*(?::|['\"]?$)", re.MULTILINE)
+    r"^[ \t]+image:[ \t]*['\"]?(?:[\w.:-]+/)*(?:postgres|postgis|timescaledb|pgvector|pgvecto-rs)[\w.-]*(?::|['\"]?$)",
+    re.MULTILINE)
 # the last part of the image's repository name (registry and namespace before it, tag and digest after)
+# the images of the postgres image's layout (its entrypoint; PGDATA /var/lib/postgresql/data, version-specific since
+# 18), by repository, registry and Docker Hub's library/ aside: their server reads its data directory's postgresql.conf
+_OFFICIAL_LAYOUT = frozenset({"postgres", "postgis/postgis", "pgvector/pgvector", "ankane/pgvector",
+                              "timescale/timescaledb", "tensorchord/pgvecto-rs"})
+_DATA_DIRECTORY = "/var/lib/postgresql/data"
 _POSTGRES_IMAGES = frozenset({"postgres", "postgresql", "postgis", "timescaledb", "timescaledb-ha", "pgvector",
                               "pgvecto-rs", "postgresql-repmgr", "crunchy-postgres"})
 # a project's own build of the postgres image, named after it (zulip/zulip-postgresql, …-postgres)
@@ -71,7 +80,7 @@ _TAG_VERSION = re.compile(r"(?:^|[^0-9])pg-?(\d{2})(?![0-9])|^(\d{2})(?![0-9])")
 
 
 def _recognises(name: str, text: str) -> bool:
-    if _SERVICES.search(text) is None or "postgres" not in text.lower() or len(text) > MAX_DOCUMENT_BYTES:
+    if _SERVICES.search(text) is None or _NAMES_POSTGRES.search(text) is None or len(text) > MAX_DOCUMENT_BYTES:
         return False
     try:
         document = load_yaml(text)
@@ -115,53 +124,129 @@ def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[
             form = FLOW_LIST if isinstance(run, CommentedSeq) and run.fa.flow_style() else BLOCK_LIST
             declared.host["parameter_form"] = Located(form, Source(path, yaml_line(service, key)))
             arguments += [(str(item), Source(path, yaml_line(run, index))) for index, item in enumerate(run)]
-    declared.unseen_configuration = _configured_elsewhere(service)
+    # of an image of the postgres image's layout, which file it reads is known (_configuration_file)
+    declared.unseen_configuration = not _official_layout(service) and _configured_elsewhere(service)
     if _bitnami(service) and not arguments and not declared.unseen_configuration:
         # the image's run.sh generates postgresql.conf with values of its own (a command of the service's skips it)
         declared.settings.extend(container_values(version))
     _options(declared, arguments)
-    _config_file(declared, service)
+    _configuration_file(declared, service, version, path)
     return declared
 
 
-def _config_file(declared: DeclaredHost, service: dict[str, Any]) -> None:
-    """``-c config_file=…``: postgres reads its parameters from that file (the image's own, or one mounted) instead
-    of PGDATA's postgresql.conf. A file of the directory mounted there (``./postgresql.conf``,
-    ``./config/postgresql.conf:/etc/postgresql/postgresql.conf``) is the host's postgresql.conf, which pgvet reads
-    (``DeclaredHost.configuration_file``); any other file pgvet does not read, so every parameter but the command
-    line's (which win over the file) is unknown there, not judged on its default."""
+def _configuration_file(declared: DeclaredHost, service: dict[str, Any], version: int | None, path: str) -> None:
+    """Which postgresql.conf the server reads. ``-c config_file=…`` names it (the image's own, or one mounted); else
+    an image of the postgres image's layout reads its data directory's (initdb's). A file of the directory mounted
+    there (``./postgresql.conf``, ``./config/postgresql.conf:/etc/postgresql/postgresql.conf``, ``./data`` as the data
+    directory) is the host's postgresql.conf, which pgvet reads (``DeclaredHost.configuration_file``); a config_file
+    pgvet cannot see leaves every parameter but the command line's (which win over the file) unknown, not judged on
+    its default; a data directory holding none of the directory's files runs the image's own
+    (``DeclaredHost.image_configuration``): the directory's postgresql.conf is not this service's."""
     given = next((setting for setting in reversed(declared.settings) if setting.name == "config_file"), None)
-    if given is None:
+    if given is not None:
+        mounted = _directory_file(service, posixpath.normpath(given.value))
+        if mounted is not None:
+            declared.configuration_file = Located(mounted[0], given.source)
+            return
+        declared.unseen_configuration = True
+        declared.notes.append(f"{given.source}: config_file = {given.value}: postgres reads its parameters from that "
+                              "file, which pgvet does not read: those the command line does not set are unknown")
+        any_parameter_unknown(declared, given.source, [setting.name for setting in declared.settings])
         return
-    mounted = _directory_file(service, posixpath.normpath(given.value))
-    if mounted is not None:
-        declared.configuration_file = Located(mounted, given.source)
+    if not _official_layout(service):
         return
-    declared.unseen_configuration = True
-    declared.notes.append(f"{given.source}: config_file = {given.value}: postgres reads its parameters from that "
-                          "file, which pgvet does not read: those the command line does not set are unknown")
-    any_parameter_unknown(declared, given.source, [setting.name for setting in declared.settings])
+    data_files = [f"{data}/postgresql.conf" for data in _data_directories(service, version)]
+    mounts = _mounted_from_the_directory(service)
+    outside = next((target for target in _volume_targets(service) if target in data_files and target not in mounts),
+                   None)
+    if outside is not None:  # a file of elsewhere (an absolute path, ../) mounted as the data directory's
+        declared.unseen_configuration = True
+        declared.notes.append(f"{Source(path, yaml_line(service, 'volumes'))}: {outside} is mounted from outside "
+                              "the directory: pgvet does not read it, and the parameters the command line does not "
+                              "set are unknown")
+        any_parameter_unknown(declared, Source(path, yaml_line(service, "volumes")),
+                              [setting.name for setting in declared.settings])
+        return
+    for target, (relative, line) in mounts.items():
+        if posixpath.basename(target) == "postgresql.conf" and target not in data_files:
+            declared.problems.append(ConfProblem(
+                "mounted-not-read", f"{relative} is mounted at {target}, which postgres does not read without "
+                f"-c config_file={target} (it reads its data directory's postgresql.conf)", Source(path, line), False,
+                target))
+    for data_file in data_files:
+        mounted = _directory_file(service, data_file)
+        if mounted is not None:
+            declared.configuration_file = Located(mounted[0], Source(path, mounted[1]))
+            if data_file in mounts:  # the file itself: the server's, whether the directory holds it or not
+                return
+            break
+    # a data directory holding none of the directory's files (a volume, or ./data without postgresql.conf)
+    declared.image_configuration = Source(path, yaml_line(service, "image"))
 
 
-def _directory_file(service: dict[str, Any], path: str) -> str | None:
+def _volume_targets(service: dict[str, Any]) -> list[str]:
+    """Where each of the service's volumes is mounted in the container (normalised)."""
+    targets = []
+    volumes = service.get("volumes")
+    for volume in volumes if isinstance(volumes, list) else []:
+        target = volume.get("target") if isinstance(volume, dict) else str(volume).partition(":")[2].split(":", 1)[0]
+        if isinstance(target, str) and target.startswith("/"):
+            targets.append(posixpath.normpath(target))
+    return targets
+
+
+def _official_layout(service: dict[str, Any]) -> bool:
+    """An image of the postgres image's layout (its entrypoint, its data directory), not built here."""
+    image = service.get("image")
+    if not isinstance(image, str) or "build" in service:
+        return False
+    name = image.split("@", 1)[0]
+    parts = name.split("/")
+    if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
+        parts = parts[1:]  # a registry
+    repository = "/".join(parts).split(":", 1)[0].lower().removeprefix("library/")
+    return repository in _OFFICIAL_LAYOUT
+
+
+def _data_directories(service: dict[str, Any], version: int | None) -> list[str]:
+    """Where the container's data directory may be: its PGDATA variable, else the image's (version-specific since
+    18: /var/lib/postgresql/18/docker; /var/lib/postgresql/data before; either for a tag without a version)."""
+    environment = service.get("environment")
+    if isinstance(environment, dict):
+        pgdata = environment.get("PGDATA")
+    elif isinstance(environment, list):
+        pgdata = next((str(item).split("=", 1)[1] for item in environment
+                       if str(item).startswith("PGDATA=")), None)
+    else:
+        pgdata = None
+    if isinstance(pgdata, str) and pgdata.startswith("/") and not _placeholder(pgdata):
+        return [posixpath.normpath(pgdata)]
+    if version is None:
+        return [_DATA_DIRECTORY, *(f"/var/lib/postgresql/{major}/docker" for major in range(18, NEWEST_MAJOR + 1))]
+    return [_DATA_DIRECTORY] if version < 18 else [f"/var/lib/postgresql/{version}/docker"]
+
+
+def _directory_file(service: dict[str, Any], path: str) -> tuple[str, int | None] | None:
     """The file of the directory beside the compose file that the container sees at ``path`` (normalised), as a
-    relative path: through a bind mount of that file (``./config/postgresql.conf:/etc/postgresql/postgresql.conf``)
-    or of a directory above it (``./config:/etc/postgresql``); None when no mount of the directory's holds it."""
-    for target, source in reversed(_mounted_from_the_directory(service).items()):  # a later mount covers earlier ones
+    relative path, with the line of its mount: through a bind mount of that file
+    (``./config/postgresql.conf:/etc/postgresql/postgresql.conf``) or of a directory above it
+    (``./config:/etc/postgresql``); None when no mount of the directory's holds it."""
+    for target, (source, line) in reversed(_mounted_from_the_directory(service).items()):  # a later mount covers
         if path == target:
-            return source
+            return source, line
         if path.startswith(target.rstrip("/") + "/"):
-            return posixpath.normpath(posixpath.join(source, path[len(target.rstrip("/")) + 1:]))
+            return posixpath.normpath(posixpath.join(source, path[len(target.rstrip("/")) + 1:])), line
     return None
 
 
-def _mounted_from_the_directory(service: dict[str, Any]) -> dict[str, str]:
+def _mounted_from_the_directory(service: dict[str, Any]) -> dict[str, tuple[str, int | None]]:
     """The files and directories of the directory beside the compose file the service mounts, by where it mounts
     them: the bind mounts of a relative path inside the directory (``./config/postgresql.conf``; a source without
-    ``./`` is a named volume, one with ``..`` or an absolute one lies outside), each a normalised relative path."""
-    mounted: dict[str, str] = {}
+    ``./`` is a named volume, one with ``..`` or an absolute one lies outside), each a normalised relative path with
+    the line of its mount."""
+    mounted: dict[str, tuple[str, int | None]] = {}
     volumes = service.get("volumes")
-    for volume in volumes if isinstance(volumes, list) else []:
+    for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
         if isinstance(volume, dict):
             source, target = volume.get("source"), volume.get("target")
         else:
@@ -171,7 +256,7 @@ def _mounted_from_the_directory(service: dict[str, Any]) -> dict[str, str]:
             continue
         relative = posixpath.normpath(source)
         if relative != ".." and not relative.startswith("../"):
-            mounted[posixpath.normpath(target)] = relative
+            mounted[posixpath.normpath(target)] = (relative, yaml_line(volumes, index))
     return mounted
 
 
