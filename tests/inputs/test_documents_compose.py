@@ -677,3 +677,29 @@ def test_a_compose_file_running_only_a_pgvector_image_is_read(image: str) -> Non
     text = f"services:\n  db:\n    image: {image}\n    command: -c shared_buffers=1GB\n"
     assert [kind.name for kind in document_kinds() if kind.recognises("compose.yaml", text)] == ["compose"]
     assert settings(only(text)) == [("shared_buffers", "1GB", 4)]
+
+
+@pytest.mark.parametrize(("image", "extra", "refused"), [
+    ("postgres:18-alpine", "", True),
+    ("postgres", "", True),  # latest is 18
+    ("postgres:latest", "", True),
+    ("pgvector/pgvector:pg18", "", True),
+    ("postgres:17", "", False),
+    ("postgres:18", "    environment:\n      PGDATA: /var/lib/postgresql/data\n", False),
+    ("postgres:${PG_TAG}", "", False),  # a version pgvet cannot know
+    ("bitnami/postgresql:18", "", False),  # another layout
+])
+def test_a_volume_at_the_data_directory_of_before_18_stops_the_18_image(
+        tmp_path: Path, image: str, extra: str, refused: bool) -> None:
+    """docker-library/postgres 18's entrypoint (docker_setup_env) refuses to start while /var/lib/postgresql/data is
+    a mount point and its data directory, /var/lib/postgresql/18/docker, holds no database: the compose files of
+    before 18, their tag raised, never start ("unused mount/volume")."""
+    text = f"services:\n  db:\n    image: {image}\n{extra}    volumes:\n      - pgdata:/var/lib/postgresql/data\n"
+    problems = [problem for problem in only(text).problems if problem.kind == "data-mount-before-18"]
+    assert bool(problems) is refused
+    if refused:
+        assert problems[0].fatal and problems[0].source.line == line_of(text, "- pgdata:")
+        (tmp_path / "compose.yaml").write_text(text)
+        assert ("db", "PGV407", "compose.yaml", line_of(text, "- pgdata:")) in lint_findings(tmp_path)
+        moved = text.replace("pgdata:/var/lib/postgresql/data", "pgdata:/var/lib/postgresql")
+        assert not [problem for problem in only(moved).problems if problem.kind == "data-mount-before-18"]

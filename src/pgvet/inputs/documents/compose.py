@@ -131,6 +131,7 @@ def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[
         declared.settings.extend(container_values(version))
     _options(declared, arguments)
     _configuration_file(declared, service, version, path)
+    _data_mount_of_before_18(declared, service, version, path)
     return declared
 
 
@@ -184,6 +185,39 @@ def _configuration_file(declared: DeclaredHost, service: dict[str, Any], version
     declared.image_configuration = Source(path, yaml_line(service, "image"))
 
 
+def _data_mount_of_before_18(declared: DeclaredHost, service: dict[str, Any], version: int | None,
+                             path: str) -> None:
+    """From 18 the postgres image's data directory is /var/lib/postgresql/<major>/docker, and its entrypoint refuses
+    to start while /var/lib/postgresql/data, where data was mounted before 18, is a mount point and the data
+    directory holds no database (docker-entrypoint.sh, docker_setup_env: "unused mount/volume"). An image tag without
+    a version is the newest (latest is 18)."""
+    image = service.get("image")
+    if not _official_layout(service) or not isinstance(image, str) or _placeholder(image):
+        return
+    if version is None and _image_tag(image) not in ("", "latest"):
+        return
+    major = version or NEWEST_MAJOR
+    if major < 18 or _pgdata(service) not in (None, f"/var/lib/postgresql/{major}/docker"):
+        return  # before 18, or PGDATA set elsewhere (the old place: the mount is the data directory)
+    volumes = service.get("volumes")
+    for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        target = volume.get("target") if isinstance(volume, dict) else str(volume).partition(":")[2].split(":", 1)[0]
+        if isinstance(target, str) and posixpath.normpath(target or "/") == _DATA_DIRECTORY:
+            declared.problems.append(ConfProblem(
+                "data-mount-before-18",
+                f"a volume is mounted at {_DATA_DIRECTORY}, where the postgres image kept its data before 18: from "
+                f"18 its data directory is /var/lib/postgresql/{major}/docker, and its entrypoint refuses to start "
+                f"while {_DATA_DIRECTORY} is a mount point (\"unused mount/volume\"): mount the volume at "
+                "/var/lib/postgresql (a volume holding a database of an older major needs pg_upgrade first), or set "
+                f"PGDATA: {_DATA_DIRECTORY}", Source(path, yaml_line(volumes, index)), True))
+            return
+
+
+def _image_tag(image: str) -> str:
+    name = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    return name.split(":", 1)[1] if ":" in name else ""
+
+
 def _volume_targets(service: dict[str, Any]) -> list[str]:
     """Where each of the service's volumes is mounted in the container (normalised)."""
     targets = []
@@ -211,19 +245,25 @@ def _official_layout(service: dict[str, Any]) -> bool:
 def _data_directories(service: dict[str, Any], version: int | None) -> list[str]:
     """Where the container's data directory may be: its PGDATA variable, else the image's (version-specific since
     18: /var/lib/postgresql/18/docker; /var/lib/postgresql/data before; either for a tag without a version)."""
+    pgdata = _pgdata(service)
+    if pgdata is not None:
+        return [pgdata]
+    if version is None:
+        return [_DATA_DIRECTORY, *(f"/var/lib/postgresql/{major}/docker" for major in range(18, NEWEST_MAJOR + 1))]
+    return [_DATA_DIRECTORY] if version < 18 else [f"/var/lib/postgresql/{version}/docker"]
+
+
+def _pgdata(service: dict[str, Any]) -> str | None:
+    """The service's PGDATA variable, normalised, when it is an absolute path written out."""
     environment = service.get("environment")
     if isinstance(environment, dict):
         pgdata = environment.get("PGDATA")
     elif isinstance(environment, list):
-        pgdata = next((str(item).split("=", 1)[1] for item in environment
-                       if str(item).startswith("PGDATA=")), None)
+        pgdata = next((str(item).split("=", 1)[1] for item in environment if str(item).startswith("PGDATA=")), None)
     else:
         pgdata = None
-    if isinstance(pgdata, str) and pgdata.startswith("/") and not _placeholder(pgdata):
-        return [posixpath.normpath(pgdata)]
-    if version is None:
-        return [_DATA_DIRECTORY, *(f"/var/lib/postgresql/{major}/docker" for major in range(18, NEWEST_MAJOR + 1))]
-    return [_DATA_DIRECTORY] if version < 18 else [f"/var/lib/postgresql/{version}/docker"]
+    return posixpath.normpath(pgdata) if isinstance(pgdata, str) and pgdata.startswith("/") and not _placeholder(
+        pgdata) else None
 
 
 def _directory_file(service: dict[str, Any], path: str) -> tuple[str, int | None] | None:
@@ -565,9 +605,7 @@ def _image_version(image: object) -> int | None:
     """The major version in the image's tag: postgres:16, 16.2-alpine, timescaledb:latest-pg15, pg14-v0.2.0."""
     if not isinstance(image, str) or _placeholder(image):
         return None
-    name = image.split("@", 1)[0].rsplit("/", 1)[-1]
-    tag = name.split(":", 1)[1] if ":" in name else ""
-    match = _TAG_VERSION.search(tag)
+    match = _TAG_VERSION.search(_image_tag(image))
     return int(match.group(1) or match.group(2)) if match is not None else None
 
 
