@@ -57,12 +57,12 @@ _NAMES_POSTGRES = re.compile(r"postgres|postgis|timescaledb|pgvector|pgvecto-rs"
 _POSTGRES_IMAGE_LINE = re.compile(
     r"^[ \t]+image:[ \t]*['\"]?(?:[\w.:-]+/)*(?:postgres|postgis|timescaledb|pgvector|pgvecto-rs)[\w.-]*(?::|['\"]?$)",
     re.MULTILINE)
-# the last part of the image's repository name (registry and namespace before it, tag and digest after)
 # the images of the postgres image's layout (its entrypoint; PGDATA /var/lib/postgresql/data, version-specific since
 # 18), by repository, registry and Docker Hub's library/ aside: their server reads its data directory's postgresql.conf
 _OFFICIAL_LAYOUT = frozenset({"postgres", "postgis/postgis", "pgvector/pgvector", "ankane/pgvector",
                               "timescale/timescaledb", "tensorchord/pgvecto-rs"})
 _DATA_DIRECTORY = "/var/lib/postgresql/data"
+# the last part of the image's repository name (registry and namespace before it, tag and digest after)
 _POSTGRES_IMAGES = frozenset({"postgres", "postgresql", "postgis", "timescaledb", "timescaledb-ha", "pgvector",
                               "pgvecto-rs", "postgresql-repmgr", "crunchy-postgres"})
 # a project's own build of the postgres image, named after it (zulip/zulip-postgresql, …-postgres)
@@ -158,7 +158,7 @@ def _configuration_file(declared: DeclaredHost, service: dict[str, Any], version
         return
     data_files = [f"{data}/postgresql.conf" for data in _data_directories(service, version)]
     mounts = _mounted_from_the_directory(service)
-    outside = next((target for target in _volume_targets(service) if target in data_files and target not in mounts),
+    outside = next((target for target, _ in _volume_targets(service) if target in data_files and target not in mounts),
                    None)
     if outside is not None:  # a file of elsewhere (an absolute path, ../) mounted as the data directory's
         declared.unseen_configuration = True
@@ -199,17 +199,15 @@ def _data_mount_of_before_18(declared: DeclaredHost, service: dict[str, Any], ve
     major = version or NEWEST_MAJOR
     if major < 18 or _pgdata(service) not in (None, f"/var/lib/postgresql/{major}/docker"):
         return  # before 18, or PGDATA set elsewhere (the old place: the mount is the data directory)
-    volumes = service.get("volumes")
-    for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
-        target = volume.get("target") if isinstance(volume, dict) else str(volume).partition(":")[2].split(":", 1)[0]
-        if isinstance(target, str) and posixpath.normpath(target or "/") == _DATA_DIRECTORY:
+    for target, line in _volume_targets(service):
+        if target == _DATA_DIRECTORY:
             declared.problems.append(ConfProblem(
                 "data-mount-before-18",
                 f"a volume is mounted at {_DATA_DIRECTORY}, where the postgres image kept its data before 18: from "
                 f"18 its data directory is /var/lib/postgresql/{major}/docker, and its entrypoint refuses to start "
                 f"while {_DATA_DIRECTORY} is a mount point (\"unused mount/volume\"): mount the volume at "
                 "/var/lib/postgresql (a volume holding a database of an older major needs pg_upgrade first), or set "
-                f"PGDATA: {_DATA_DIRECTORY}", Source(path, yaml_line(volumes, index)), True))
+                f"PGDATA: {_DATA_DIRECTORY}", Source(path, line), True))
             return
 
 
@@ -218,14 +216,14 @@ def _image_tag(image: str) -> str:
     return name.split(":", 1)[1] if ":" in name else ""
 
 
-def _volume_targets(service: dict[str, Any]) -> list[str]:
-    """Where each of the service's volumes is mounted in the container (normalised)."""
+def _volume_targets(service: dict[str, Any]) -> list[tuple[str, int | None]]:
+    """Where each of the service's volumes is mounted in the container (normalised), with the volume's line."""
     targets = []
     volumes = service.get("volumes")
-    for volume in volumes if isinstance(volumes, list) else []:
+    for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
         target = volume.get("target") if isinstance(volume, dict) else str(volume).partition(":")[2].split(":", 1)[0]
         if isinstance(target, str) and target.startswith("/"):
-            targets.append(posixpath.normpath(target))
+            targets.append((posixpath.normpath(target), yaml_line(volumes, index)))
     return targets
 
 
