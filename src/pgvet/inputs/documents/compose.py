@@ -31,9 +31,15 @@ from pgvet.inputs.documents import (
     yaml_line,
 )
 from pgvet.inputs.documents._bitnami_image import container_values
+from pgvet.inputs.documents._postgres_image import (
+    ENTRYPOINT,
+    data_directories,
+    data_mount_before_18,
+    image_version,
+    official_layout,
+)
 from pgvet.inputs.documents._postgres_options import Dialect, placeholder, read_options
 from pgvet.inputs.postgresql_conf import ConfProblem
-from pgvet.pgparams import NEWEST_MAJOR
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml
 
@@ -43,7 +49,6 @@ DOCKER_SHM_DEFAULT = 64 * 1024 * 1024
 DOCKER_DEFAULT = "<docker default>"  # what Docker gives a container whose service sets nothing
 # host.parameter_form of a service whose command is a list (each item one word), in YAML's flow or block style
 FLOW_LIST, BLOCK_LIST = "flow list", "block list"
-ENTRYPOINT = "docker-entrypoint.sh"  # the postgres image's: it runs the command it is given
 _SHELLS = frozenset({"sh", "bash", "ash", "dash"})
 # the variables of Bitnami's image that set no parameter
 _BITNAMI_CREDENTIALS = frozenset({"USERNAME", "PASSWORD", "DATABASE", "POSTGRES_PASSWORD", "PASSWORD_FILE",
@@ -56,11 +61,6 @@ _NAMES_POSTGRES = re.compile(r"postgres|postgis|timescaledb|pgvector|pgvecto-rs"
 _POSTGRES_IMAGE_LINE = re.compile(
     r"^[ \t]+image:[ \t]*['\"]?(?:[\w.:-]+/)*(?:postgres|postgis|timescaledb|pgvector|pgvecto-rs)[\w.-]*(?::|['\"]?$)",
     re.MULTILINE)
-# the images of the postgres image's layout (its entrypoint; PGDATA /var/lib/postgresql/data, version-specific since
-# 18), by repository, registry and Docker Hub's library/ aside: their server reads its data directory's postgresql.conf
-_OFFICIAL_LAYOUT = frozenset({"postgres", "postgis/postgis", "pgvector/pgvector", "ankane/pgvector",
-                              "timescale/timescaledb", "tensorchord/pgvecto-rs"})
-_DATA_DIRECTORY = "/var/lib/postgresql/data"
 # the last part of the image's repository name (registry and namespace before it, tag and digest after)
 _POSTGRES_IMAGES = frozenset({"postgres", "postgresql", "postgis", "timescaledb", "timescaledb-ha", "pgvector",
                               "pgvecto-rs", "postgresql-repmgr", "crunchy-postgres"})
@@ -73,7 +73,6 @@ _LONGEST_LOCATED = 256  # the longest word (or name) of a command whose line is 
 # k m g t p alone or with b or ib, in any case; powers of 1024
 _BYTES = re.compile(r"(\d+(?:\.\d*)?|\.\d+) ?(?:([kmgtp])(?:i?b)?|b)?", re.IGNORECASE)
 _UNIT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
-_TAG_VERSION = re.compile(r"(?:^|[^0-9])pg-?(\d{2})(?![0-9])|^(\d{2})(?![0-9])")
 # postgres' single-letter options that set a parameter (postmaster.c), with the value a bare flag gives
 
 
@@ -129,7 +128,7 @@ def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[
         declared.settings.extend(container_values(version))
     _options(declared, arguments)
     _configuration_file(declared, service, version, path)
-    _data_mount_of_before_18(declared, service, version, path)
+    _data_mount_of_before_18(declared, service, path)
     return declared
 
 
@@ -154,7 +153,7 @@ def _configuration_file(declared: DeclaredHost, service: dict[str, Any], version
         return
     if not _official_layout(service):
         return
-    data_files = [f"{data}/postgresql.conf" for data in _data_directories(service, version)]
+    data_files = [f"{data}/postgresql.conf" for data in data_directories(_pgdata(service), version)]
     mounts = _mounted_from_the_directory(service)
     outside = next((target for target, _ in _volume_targets(service) if target in data_files and target not in mounts),
                    None)
@@ -183,35 +182,14 @@ def _configuration_file(declared: DeclaredHost, service: dict[str, Any], version
     declared.image_configuration = Source(path, yaml_line(service, "image"))
 
 
-def _data_mount_of_before_18(declared: DeclaredHost, service: dict[str, Any], version: int | None,
-                             path: str) -> None:
-    """From 18 the postgres image's data directory is /var/lib/postgresql/<major>/docker, and its entrypoint refuses
-    to start while /var/lib/postgresql/data, where data was mounted before 18, is a mount point and the data
-    directory holds no database (docker-entrypoint.sh, docker_setup_env: "unused mount/volume"). An image tag without
-    a version is the newest (latest is 18)."""
+def _data_mount_of_before_18(declared: DeclaredHost, service: dict[str, Any], path: str) -> None:
     image = service.get("image")
-    if not _official_layout(service) or not isinstance(image, str) or placeholder(image):
+    if "build" in service or not isinstance(image, str) or placeholder(image):
         return
-    if version is None and _image_tag(image) not in ("", "latest"):
-        return
-    major = version or NEWEST_MAJOR
-    if major < 18 or _pgdata(service) not in (None, f"/var/lib/postgresql/{major}/docker"):
-        return  # before 18, or PGDATA set elsewhere (the old place: the mount is the data directory)
-    for target, line in _volume_targets(service):
-        if target == _DATA_DIRECTORY:
-            declared.problems.append(ConfProblem(
-                "data-mount-before-18",
-                f"a volume is mounted at {_DATA_DIRECTORY}, where the postgres image kept its data before 18: from "
-                f"18 its data directory is /var/lib/postgresql/{major}/docker, and its entrypoint refuses to start "
-                f"while {_DATA_DIRECTORY} is a mount point (\"unused mount/volume\"): mount the volume at "
-                "/var/lib/postgresql (a volume holding a database of an older major needs pg_upgrade first), or set "
-                f"PGDATA: {_DATA_DIRECTORY}", Source(path, line), True))
-            return
-
-
-def _image_tag(image: str) -> str:
-    name = image.split("@", 1)[0].rsplit("/", 1)[-1]
-    return name.split(":", 1)[1] if ":" in name else ""
+    problem = data_mount_before_18(image, _pgdata(service), ((target, Source(path, line))
+                                                            for target, line in _volume_targets(service)))
+    if problem is not None:
+        declared.problems.append(problem)
 
 
 def _volume_targets(service: dict[str, Any]) -> list[tuple[str, int | None]]:
@@ -226,27 +204,9 @@ def _volume_targets(service: dict[str, Any]) -> list[tuple[str, int | None]]:
 
 
 def _official_layout(service: dict[str, Any]) -> bool:
-    """An image of the postgres image's layout (its entrypoint, its data directory), not built here."""
+    """An image of the postgres image's layout, not built here."""
     image = service.get("image")
-    if not isinstance(image, str) or "build" in service:
-        return False
-    name = image.split("@", 1)[0]
-    parts = name.split("/")
-    if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
-        parts = parts[1:]  # a registry
-    repository = "/".join(parts).split(":", 1)[0].lower().removeprefix("library/")
-    return repository in _OFFICIAL_LAYOUT
-
-
-def _data_directories(service: dict[str, Any], version: int | None) -> list[str]:
-    """Where the container's data directory may be: its PGDATA variable, else the image's (version-specific since
-    18: /var/lib/postgresql/18/docker; /var/lib/postgresql/data before; either for a tag without a version)."""
-    pgdata = _pgdata(service)
-    if pgdata is not None:
-        return [pgdata]
-    if version is None:
-        return [_DATA_DIRECTORY, *(f"/var/lib/postgresql/{major}/docker" for major in range(18, NEWEST_MAJOR + 1))]
-    return [_DATA_DIRECTORY] if version < 18 else [f"/var/lib/postgresql/{version}/docker"]
+    return isinstance(image, str) and "build" not in service and official_layout(image)
 
 
 def _pgdata(service: dict[str, Any]) -> str | None:
@@ -525,10 +485,7 @@ def _repository(image: str) -> str:
 
 def _image_version(image: object) -> int | None:
     """The major version in the image's tag: postgres:16, 16.2-alpine, timescaledb:latest-pg15, pg14-v0.2.0."""
-    if not isinstance(image, str) or placeholder(image):
-        return None
-    match = _TAG_VERSION.search(_image_tag(image))
-    return int(match.group(1) or match.group(2)) if match is not None else None
+    return image_version(image) if isinstance(image, str) and not placeholder(image) else None
 
 
 def _bytes(value: object) -> int | None:
