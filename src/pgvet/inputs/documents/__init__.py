@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any, NamedTuple, Protocol
 
 from pgvet.errors import ParseError
-from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting, quote_setting
+from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, ConfSetting, parse_conf_text, quote_setting
 from pgvet.inputs.registry import FactType
 from pgvet.inputs.sysctl import SysctlSetting
 from pgvet.pgparams import known_parameter_names
@@ -189,6 +189,29 @@ def conf_setting(name: str, value: object, source: Source) -> ConfSetting:
         text = str(value)
     folded = name.strip().lower()
     return ConfSetting(folded, text, text, not isinstance(value, (bool, int, float)), source, name.strip())
+
+
+def embedded_conf(declared: DeclaredHost, text: str, key_line: int, path: str, written_to: str,
+                  ) -> list[ConfSetting | ConfDirective]:
+    """A postgresql.conf text held in a YAML value (a ConfigMap's key, a chart's value): its settings and include
+    lines, each at its line of the YAML file (a literal block keeps the lines; any other scalar is one place, its
+    key's line ``key_line``); its syntax errors the declared host's problems, with PostgreSQL's message naming the
+    file the text is written to (``written_to``). A line left for Helm's template rendering is not read (a note)."""
+    exact = type(text).__name__ == "LiteralScalarString"  # ruamel's type for a | block scalar
+
+    def place(line: int | None) -> Source:
+        return Source(path, key_line + (line or 1) if exact else key_line)
+
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if "{{" in line:
+            lines[index] = ""
+            declared.notes.append(f"{place(index + 1)}: a line left for Helm's template rendering: not read")
+    # Ended by a newline: a last line's error is then at that line (a file without one counts it one line up)
+    entries, problems = parse_conf_text("\n".join(lines).rstrip("\n") + "\n", written_to)
+    for problem in problems:
+        declared.problems.append(problem._replace(source=place(problem.source.line)))
+    return [entry._replace(source=place(entry.source.line)) for entry in entries]
 
 
 # A configuration document is a few kB; one of several MB is no configuration (ruamel.yaml takes seconds on it).
