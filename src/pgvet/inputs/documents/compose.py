@@ -9,7 +9,6 @@ or its ``command`` runs ``postgres``. Its ``entrypoint`` and ``command`` options
 
 from __future__ import annotations
 
-import json
 import math
 import posixpath
 import re
@@ -38,7 +37,14 @@ from pgvet.inputs.documents._postgres_image import (
     image_version,
     official_layout,
 )
-from pgvet.inputs.documents._postgres_options import Dialect, placeholder, read_options
+from pgvet.inputs.documents._postgres_options import (
+    Dialect,
+    block_items,
+    flow_items,
+    literal_dollars,
+    placeholder,
+    read_options,
+)
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml
@@ -407,27 +413,7 @@ def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> Non
 def _command_option(name: str, value: str) -> str:
     """A parameter as a command string passes it to postgres (Compose splits it as a shell would; a ``$`` is
     written ``$$``, Compose's literal one)."""
-    return f"-c {shlex.quote(_literal_dollars(f'{name}={value}'))}"
-
-
-def _flow_items(name: str, value: str) -> str:
-    """A parameter as two items of a command's flow list (``["postgres", "-c", "name=value"]``): postgres takes
-    each item as one word and refuses ``-c name=value`` as one (it reads the name with the space before it)."""
-    return ", ".join(_double_quoted(item) for item in ("-c", f"{name}={value}"))
-
-
-def _block_items(name: str, value: str) -> str:
-    """A parameter as two items of a command's block list, a line each."""
-    return "\n".join(f"- {_double_quoted(item)}" for item in ("-c", f"{name}={value}"))
-
-
-def _double_quoted(item: str) -> str:
-    """A list item in double quotes: JSON's escapes are YAML's too."""
-    return json.dumps(_literal_dollars(item), ensure_ascii=False)
-
-
-def _literal_dollars(text: str) -> str:
-    return text.replace("$", "$$")
+    return f"-c {shlex.quote(literal_dollars(f'{name}={value}'))}"
 
 
 def _is_postgres(service: object) -> bool:
@@ -509,4 +495,4 @@ def _number(value: object) -> float | None:
 
 KIND = DocumentKind("compose", "a Compose file's PostgreSQL services: command-line parameters, memory, CPUs, /dev/shm",
                     (".yml", ".yaml"), _recognises, parse_compose, _command_option,
-                    {FLOW_LIST: _flow_items, BLOCK_LIST: _block_items}, on_command_line=True)
+                    {FLOW_LIST: flow_items, BLOCK_LIST: block_items}, on_command_line=True)
