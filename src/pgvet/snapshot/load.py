@@ -236,8 +236,9 @@ def _configuration_file(builder: HostBuilder, configuration: Located[str], lines
 
 
 def _image_configuration(builder: HostBuilder, image: Source) -> None:
-    """The server reads its image's own postgresql.conf: the directory's postgresql.conf and postgresql.auto.conf
-    are not its own (said where the directory has one), unless given by name."""
+    """The server reads no file of the directory as its postgresql.conf (its image's own, or one its document
+    declares): the directory's postgresql.conf and postgresql.auto.conf are not its own (said where the directory has
+    one), unless given by name."""
     inputs = builder.inputs
     if any(path in inputs.given for path in inputs.every("postgresql_conf")):
         return
@@ -245,9 +246,9 @@ def _image_configuration(builder: HostBuilder, image: Source) -> None:
     if own:
         names = " and ".join(sorted({path.name for path in own}))
         builder.host.warnings.append(
-            f"{image}: the container reads its image's own postgresql.conf (in its data directory): the directory's "
-            f"{names} is mounted nowhere postgres reads it (the data directory, or a -c config_file=…), not read "
-            "for this service")
+            f"{image}: the directory's {names} is mounted nowhere postgres reads it (its data directory, or a -c "
+            "config_file=…): not read for this host, whose container reads another (its image's own, initdb's, or "
+            "one its document mounts)")
     paths = {kind: found for kind, found in inputs.paths.items()
              if kind not in ("postgresql_conf", "postgresql_auto_conf")}
     builder.inputs = SnapshotInputs(paths, inputs.documents, inputs.given)
