@@ -393,7 +393,9 @@ def serve_in_process(answers: Mapping[str, Reply], *, data: Path, socket_dir: Pa
                                env={**os.environ, "FAKEPG_ANSWERS": str(spec), "FAKEPG_SOCKET_DIR": str(socket_dir)})
     try:
         deadline = time.monotonic() + 30
-        while not (socket_dir / f".s.PGSQL.{PORT}").exists():
+        # connectable, not only named: the socket's name appears at bind, before it listens (a client then had
+        # "Connection refused" under load); the probe's session ends quietly when it closes
+        while not _accepts(socket_dir / f".s.PGSQL.{PORT}"):
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("the fake server did not start")
             time.sleep(0.02)
@@ -402,6 +404,15 @@ def serve_in_process(answers: Mapping[str, Reply], *, data: Path, socket_dir: Pa
     finally:
         process.kill()
         process.wait(timeout=30)
+
+
+def _accepts(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
 
 
 def main() -> None:
