@@ -8,7 +8,9 @@ needs Perl with DBI and DBD::Pg (Debian: libdbd-pg-perl). The cluster is a fresh
 (scripts/pgservers.py), configured to deserve findings, with a little activity (a sort that spills to
 temporary files, forced checkpoints, open sessions, a planner method disabled for a database, a prepared
 transaction, an invalid index, a replication slot nothing consumes). Both are timed over ``--runs``
-interleaved runs (medians; each a new process, as a user runs them). Prints Markdown: the cluster's
+interleaved runs (medians; each a new process, as a user runs them): the time until it ends, and the CPU time
+of the process itself (user and system), which a busy machine stretches less; the server's own work is in
+the first only. Prints Markdown: the cluster's
 settings, the times, and one row per postgresqltuner check with both verdicts (docs/postgresqltuner.md keeps
 a run).
 """
@@ -20,6 +22,7 @@ import contextlib
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -30,6 +33,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -194,10 +198,22 @@ def activity(dsn: str) -> list[object]:
     return [psycopg.connect(dsn) for _ in range(5)]
 
 
-def timed(argv: list[str], cwd: str | None = None) -> tuple[float, subprocess.CompletedProcess[str]]:
+class Timing(NamedTuple):
+    seconds: float  # until the process ended
+    cpu: float  # the process's user and system CPU time
+
+
+def timed(argv: list[str], cwd: str | None = None) -> tuple[Timing, subprocess.CompletedProcess[str]]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=cwd)
-    return time.monotonic() - started, done
+    seconds = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the child is waited for: its usage is counted
+    return Timing(seconds, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime), done
+
+
+def medians(timings: list[Timing]) -> Timing:
+    return Timing(statistics.median(each.seconds for each in timings), statistics.median(each.cpu for each in timings))
 
 
 def pgvet_verdicts(snapshot: Path) -> dict[str, str]:
@@ -242,9 +258,9 @@ def main() -> None:
             # What no work of pgvet's can go below: Python's start and importing the dependencies a check uses.
             used = bench.used_dependencies(sys.executable, bench.dependencies(), check_argv[3:], {})
             floor_argv = [sys.executable, "-c", f"import {', '.join(used)}"]
-            tuner_times: list[float] = []
-            check_times: list[float] = []
-            floor_times: list[float] = []
+            tuner_times: list[Timing] = []
+            check_times: list[Timing] = []
+            floor_times: list[Timing] = []
             for _ in range(options.runs):
                 tuner_times.append(timed(tuner_argv, cwd=str(scratch))[0])
                 check_times.append(timed(check_argv)[0])
@@ -252,8 +268,7 @@ def main() -> None:
             _, tuner_run = timed(tuner_argv, cwd=str(scratch))
             snapshot = scratch / "db"
             _, check_run = timed([*check_argv, "--snapshot", str(snapshot), "--format", "json"])
-            tuner_seconds, check_seconds = statistics.median(tuner_times), statistics.median(check_times)
-            floor_seconds = statistics.median(floor_times)
+            tuner_time, check_time, floor_time = medians(tuner_times), medians(check_times), medians(floor_times)
         finally:
             for session in sessions:
                 session.close()  # type: ignore[attr-defined]
@@ -269,12 +284,15 @@ def main() -> None:
 
     print(f"PostgreSQL {options.major}, settings in postgresql.conf: "
           + ", ".join(f"`{name} = {value}`" for name, value in SETTINGS.items()) + ".\n")
-    print(f"postgresqltuner.pl: {tuner_seconds:.2f} s, {len(tuner_lines)} verdict lines "
-          f"({sum(1 for level, _ in tuner_lines if level in ('WARN', 'BAD'))} WARN/BAD). "
-          f"pgvet check: {check_seconds:.2f} s (collect + lint, a new Python process: "
-          f"{check_seconds / tuner_seconds:.1f} × postgresqltuner's; a new Python importing the dependencies a check "
-          f"uses, {', '.join(used)}, and doing nothing else takes {floor_seconds:.2f} s, "
-          f"{floor_seconds / tuner_seconds:.1f} ×), {len(findings)} findings "
+    def ratio(of: Timing) -> str:
+        return f"{of.seconds / tuner_time.seconds:.1f} × its time, {of.cpu / tuner_time.cpu:.1f} × its CPU"
+
+    print(f"postgresqltuner.pl: {tuner_time.seconds:.3f} s ({tuner_time.cpu:.3f} s CPU), {len(tuner_lines)} verdict "
+          f"lines ({sum(1 for level, _ in tuner_lines if level in ('WARN', 'BAD'))} WARN/BAD). "
+          f"pgvet check: {check_time.seconds:.3f} s ({check_time.cpu:.3f} s CPU; collect + lint, a new Python "
+          f"process: {ratio(check_time)}; a new Python importing the dependencies a check uses, {', '.join(used)}, "
+          f"and doing nothing else takes {floor_time.seconds:.3f} s ({floor_time.cpu:.3f} s CPU), "
+          f"{ratio(floor_time)}), {len(findings)} findings "
           f"({sum(1 for finding in findings if finding['severity'] != 'info')} errors/warnings). Times are the "
           f"medians of {options.runs} interleaved runs of each.\n")
     print("| postgresqltuner check | its verdict here | pgvet rules | pgvet's verdict here | note |")

@@ -17,6 +17,7 @@ from pgvet.live.writer import render_pg_settings_json
 from pgvet.provenance import Located, Source
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
+from pgvet.snapshot.load import load_host
 
 PATH = "hosts/db1/pg_settings.json"
 
@@ -260,8 +261,11 @@ def test_a_value_pgvets_connection_set_is_not_the_servers(tmp_path: Path) -> Non
     settings = [*SETTINGS, _row("statement_timeout", "10000", "ms", source="client")]
     (tmp_path / "pg_settings.json").write_text(_document(settings=settings, file_settings=None))
     (tmp_path / "PG_VERSION").write_text("16\n")
-    [host] = lint([tmp_path], LintOptions(keep_facts=True)).hosts
-    assert "pg.statement_timeout" not in host.host_facts.facts
+    facts = load_host(tmp_path)
+    assert "pg.statement_timeout" not in facts.facts
+    assert facts.unread["pg.statement_timeout"].startswith(
+        "pg_settings shows statement_timeout as pgvet's connection set it for its own session")
+    [host] = lint([tmp_path], LintOptions()).hosts
     assert host.host_facts.unread["pg.statement_timeout"].startswith(
         "pg_settings shows statement_timeout as pgvet's connection set it for its own session")
     assert "PGV816" in {skipped.rule_id for skipped in host.not_evaluated}

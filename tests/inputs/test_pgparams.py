@@ -275,13 +275,11 @@ def test_autovacuum_work_mem_as_its_check_hook_sets_it(major: int, text: str, sh
 
 def test_autovacuum_work_mem_fact_is_the_servers(tmp_path: Path) -> None:
     """The pg.* fact is what SHOW gives: 0 is 1MB on 15, not 0 (which rules read as -1)."""
-    from pgvet.run.lint import lint
-    from pgvet.run.options import LintOptions
+    from pgvet.snapshot.load import load_host
 
     (tmp_path / "postgresql.conf").write_text("autovacuum_work_mem = 0\n")
     (tmp_path / "host.yaml").write_text("pg_version: 15\n")
-    [host] = lint([tmp_path], LintOptions(keep_facts=True)).hosts
-    assert host.host_facts.facts["pg.autovacuum_work_mem"].value == 1048576
+    assert load_host(tmp_path).facts["pg.autovacuum_work_mem"].value == 1048576
 
 
 def test_parse_errors_worded_as_postgresql() -> None:

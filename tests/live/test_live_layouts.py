@@ -15,6 +15,7 @@ from livepg import running_cluster
 from pgvet.live.commands import collect_command
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
+from pgvet.snapshot.load import load_host
 
 pytestmark = pytest.mark.postgres
 pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
@@ -48,11 +49,13 @@ def test_absolute_includes_inside_the_configuration_directory_are_read_from_the_
     manifest = json.loads((snapshot / "collect.json").read_text())
     assert manifest.get("failed", []) == []
     assert (snapshot / "extra.conf").read_text() == "maintenance_work_mem = '96MB'\n"
-    [host] = lint([snapshot], LintOptions(keep_facts=True)).hosts
-    assert not [warning for warning in host.host_facts.warnings if "absent" in warning]
-    problems = {(str(item["problem.kind"]), str(item["problem.message"])) for item in host.host_facts.items["problem"]}
+    facts = load_host(snapshot)
+    assert not [warning for warning in facts.warnings if "absent" in warning]
+    problems = {(str(item["problem.kind"]), str(item["problem.message"])) for item in facts.items["problem"]}
     assert problems == {("missing-include-if-exists", 'skipping missing configuration file "absent-absolute.conf"'),
                         ("missing-include-if-exists", 'skipping missing configuration file "absent-relative.conf"')}
-    assert host.host_facts.facts["pg_conf.maintenance_work_mem"].value == 96 * MB
-    assert host.host_facts.facts["pg_conf.maintenance_work_mem"].source.path.endswith("extra.conf")
+    assert facts.facts["pg_conf.maintenance_work_mem"].value == 96 * MB
+    assert facts.facts["pg_conf.maintenance_work_mem"].source.path.endswith("extra.conf")
+    [host] = lint([snapshot], LintOptions()).hosts
+    assert not [warning for warning in host.host_facts.warnings if "absent" in warning]
     assert "PGV408" not in {finding.rule_id for finding in host.findings}

@@ -25,6 +25,7 @@ from livepg import running_cluster
 from pgvet.live.commands import collect_command
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
+from pgvet.snapshot.load import load_host
 
 pytestmark = pytest.mark.postgres
 psycopg = pytest.importorskip("psycopg", exc_type=ImportError, reason="psycopg, with its libpq, reads the server")
@@ -335,9 +336,10 @@ def test_a_value_of_the_command_line_under_a_setting_of_pgvets_role_is_the_serve
         snapshot = collect_command(tmp_path / "snapshot", cluster.dsn())
     document = json.loads((snapshot / "pg_settings.json").read_text())
     assert document["command_line"]["work_mem"] == "512MB"
-    [host] = lint([snapshot], LintOptions(keep_facts=True)).hosts
-    assert host.host_facts.facts["pg.work_mem"].value == 512 * MB
-    assert "work_mem" in host.host_facts.set_outside_files
+    facts = load_host(snapshot)
+    assert facts.facts["pg.work_mem"].value == 512 * MB
+    assert "work_mem" in facts.set_outside_files
+    [host] = lint([snapshot], LintOptions()).hosts
     assert "PGV532" not in {finding.rule_id for finding in host.findings}  # "work_mem left at the 4 MB default"
     assert host.target is not None and "work_mem" not in {change.setting.name for change in host.target.changes}
 
@@ -356,9 +358,9 @@ def test_pgvets_own_session_settings_give_way_to_the_servers(tmp_path: Path) -> 
     rows = {row["name"]: row for row in document["settings"]}
     assert rows["statement_timeout"]["source"] == rows["lock_timeout"]["source"] == "client"
     assert not [gap for gap in document["unavailable"] if "statement_timeout" in gap["what"]]
-    [host] = lint([snapshot], LintOptions(keep_facts=True)).hosts
-    facts = host.host_facts.facts
+    facts = load_host(snapshot).facts
     assert (facts["pg.statement_timeout"].value, facts["pg.lock_timeout"].value) == (30, 3)
     assert facts["pg.statement_timeout"].source.path.endswith("postgresql.conf")
+    [host] = lint([snapshot], LintOptions()).hosts
     assert not [warning for warning in host.host_facts.warnings if "its own session" in warning]
     assert {"PGV816", "PGV817"} <= {finding.rule_id for finding in host.findings}

@@ -15,7 +15,7 @@ from pgvet.run.options import LintOptions
 
 def test_an_ok_row_says_first_that_the_problem_is_not_there() -> None:
     # `[OK] values — PGV110: <the problem>: no` read as if the problem existed
-    result = lint([FIXTURES / "well-tuned"], replace(LintOptions(), record_passes=True, keep_facts=True))
+    result = lint([FIXTURES / "well-tuned"], replace(LintOptions(), record_passes=True))
     text = render_check(CheckOutcome(result, FIXTURES / "well-tuned", kept=True), ReportOptions(color=False,
                                                                                                 width=200))
     rows = [line for line in text.splitlines() if line.startswith("[OK]")]

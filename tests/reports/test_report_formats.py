@@ -175,7 +175,7 @@ def test_control_characters_are_escaped_in_colour_too(tmp_path: Path) -> None:
 OVERRIDE_SPELT = "4\\u202eMB"  # a backslash, u, 2, 0, 2, e: what visible() writes for a real U+202E
 
 
-def _override_hosts(tmp_path: Path, *, keep_facts: bool = False) -> LintResult:
+def _override_hosts(tmp_path: Path) -> LintResult:
     """Two hosts whose work_mem holds a real right-to-left override, and its escape spelt out (PostgreSQL reads
     '\\\\' in a quoted value as one backslash); a third whose values and paths hold backslashes that read as
     no escape."""
@@ -185,14 +185,14 @@ def _override_hosts(tmp_path: Path, *, keep_facts: bool = False) -> LintResult:
         (host / "host.yaml").write_text(f"name: {name}\npg_version: 16\n")
         (host / "postgresql.conf").write_text(f"work_mem = '{written}'\n")
     return lint([tmp_path / "real", tmp_path / "spelt", tmp_path / "plain"],
-                LintOptions(select=["PGV403"], keep_facts=keep_facts))  # pgvet check reads every fact
+                LintOptions(select=["PGV403"]))
 
 
 @pytest.mark.parametrize("fmt", ["text", "concise", "github", "junit", "sarif", "html", "check"])
 def test_a_value_spelling_an_escape_is_told_apart_from_the_character(tmp_path: Path, fmt: str) -> None:
     # a backslash was never escaped: a value spelt 4\u202eMB printed as one holding the override does, and a
     # hostile repository or server could make the one look like the other
-    result = _override_hosts(tmp_path, keep_facts=fmt == "check")
+    result = _override_hosts(tmp_path)
     messages = {host.host_facts.name: host.findings[0].message for host in result.hosts}
     assert "4\u202eMB" in messages["real"] and OVERRIDE_SPELT in messages["spelt"]
     if fmt == "check":

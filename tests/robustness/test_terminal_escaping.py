@@ -169,7 +169,7 @@ def test_the_check_report_escapes_what_the_host_holds(host: Path, pack: Path) ->
     from pgvet.run.lint import lint
     from pgvet.run.options import LintOptions
 
-    result = lint([host], LintOptions(rules=[pack], record_passes=True, keep_facts=True))
+    result = lint([host], LintOptions(rules=[pack], record_passes=True))
     result.hosts[0].host_facts.warnings.append(f"a warning {EVIL}")
     report = render_check(CheckOutcome(result, host / f"kept{EVIL}", kept=True), ReportOptions(color=False))
     assert not _CONTROLS.search(report), [line for line in report.splitlines() if _CONTROLS.search(line)][:3]

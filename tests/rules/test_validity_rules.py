@@ -9,6 +9,7 @@ from conftest import FIXTURES
 from pgvet.findings import Finding
 from pgvet.run.lint import lint
 from pgvet.run.options import LintOptions
+from pgvet.snapshot.load import load_host
 
 GIB = 1024**3
 
@@ -219,8 +220,7 @@ def test_internal_parameter_is_refused_and_keeps_its_compiled_value(tmp_path: Pa
                              "PostgreSQL was built or the cluster initialised), and PostgreSQL refuses a file that "
                              "sets it, even to its current value.")
     assert "startup" in first.tags
-    [result] = lint([host], LintOptions(keep_facts=True)).hosts
-    facts = result.host_facts.facts
+    facts = load_host(host).facts
     segment = facts["pg.wal_segment_size"]
     assert (segment.value, segment.source.path) == (16 * 2**20, "<default>")
     assert "pg.server_version" not in facts or facts["pg.server_version"].value != "15.0"

@@ -172,7 +172,7 @@ def run_check(dsn: str | None, options: LintOptions, *, snapshot: Path | None, a
                 _save(saved, render_answers(given_text, answers))
         if given or answers:
             write_text(directory, "host.yaml", render_answers(given_text, answers))
-        result = lint([directory], replace(options, record_passes=True, keep_facts=True))
+        result = lint([directory], replace(options, record_passes=True))
         server_error = _server_error(directory)
         if scratch is not None:
             _point_at_origins(result, directory)

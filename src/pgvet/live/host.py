@@ -121,12 +121,12 @@ def walk_proc_sys(proc_sys: Path) -> tuple[str, list[str], frozenset[str]]:
                     continue
                 key = _sysctl_key(name)
                 try:
-                    text = _read_value(entry.path)
+                    text, readable_by_others = _read_value(entry.path)
                 except OSError as error:
                     skipped.append(f"{key}: {error.strerror or error}")
                     continue
                 lines.extend(f"{key} = {value}" for value in text.splitlines())  # an empty file prints nothing
-                if not _readable_by_others(entry):
+                if not readable_by_others:
                     private.add(key)
     # sorted by whole keys, as sysctl lists them (a directory's files and subdirectories interleave)
     lines.sort(key=lambda line: line.split(" = ", 1)[0])
@@ -134,25 +134,19 @@ def walk_proc_sys(proc_sys: Path) -> tuple[str, list[str], frozenset[str]]:
     return "".join(line + "\n" for line in lines), skipped, frozenset(private)
 
 
-def _readable_by_others(entry: os.DirEntry[str]) -> bool:
-    """Whether the file's mode lets other users read it (a file gone since it was read: taken as private)."""
-    try:
-        return bool(entry.stat(follow_symlinks=False).st_mode & 0o004)
-    except OSError:
-        return False
-
-
-def _read_value(path: str) -> str:
-    """A /proc/sys file's text: a page a read (a larger buffer costs more to allocate than the read itself;
-    values are a few bytes, a few kB at most)."""
+def _read_value(path: str) -> tuple[str, bool]:
+    """A /proc/sys file's text, a page a read (a larger buffer costs more to allocate than the read itself;
+    values are a few bytes, a few kB at most), and whether its mode lets other users read it (asked of the open
+    file: a second lookup of the path costs as much as opening it)."""
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
+        readable_by_others = bool(os.fstat(descriptor).st_mode & 0o004)
         chunks = [os.read(descriptor, 4096)]
         while len(chunks[-1]) == 4096:
             chunks.append(os.read(descriptor, 4096))
     finally:
         os.close(descriptor)
-    return b"".join(chunks).decode("utf-8", errors="backslashreplace")
+    return b"".join(chunks).decode("utf-8", errors="backslashreplace"), readable_by_others
 
 
 def read_sysctl(proc: Path = Path("/proc")) -> HostFile:

@@ -66,6 +66,8 @@ FACTS_KEPT_FOR_REPORTS = frozenset({
     "derived.commit_limit", "cgroup.memory_max", "meminfo.mem_total",
     # the fix says whether PostgreSQL restarts or reloads: the contexts in the parameter table of this major
     "pg.catalog_version",
+    # the check report's header
+    "pg.server_version", "pg.version", "cpu.count",
     # the fix's diff shows the other key of a pair it writes, which the kernel zeroes
     *(f"sysctl.{key}" for key in PAIRED_SYSCTLS)})
 
@@ -124,7 +126,7 @@ class Linter:
     pack: RulePack
     options: LintOptions
     rules: Plan
-    wanted: frozenset[str] | None
+    wanted: frozenset[str]
     planner: Planner
     ignoring: IgnoreFiles
     rule_names: dict[str, str]  # every rule's name by its id, selected or not: what a suppression may name
@@ -139,7 +141,7 @@ class Linter:
         rule_names = {rule.id: rule.name for rule in pack.rules}
         evaluated = frozenset(name for rule, _ in rules for name in (rule.id, rule.name))
         ignoring = IgnoreFiles(options.ignore_file, run_date().isoformat(), rule_names, evaluated, options.repository)
-        return cls(pack, options, rules, None if options.keep_facts else facts_read(pack), Planner(pack, rules),
+        return cls(pack, options, rules, facts_read(pack), Planner(pack, rules),
                    ignoring, rule_names, evaluated)
 
     def lint_batch(self, directories: Sequence[Path | None]) -> list[HostResult | HostError]:
@@ -195,10 +197,7 @@ class Linter:
             finding.suppressed = None
 
     def _for_reports(self, host: HostFacts, result: HostResult, derived: dict[str, Value]) -> HostResult:
-        """The result as the reports take it: the facts they read and nothing more (unless all are asked for)."""
-        if self.options.keep_facts:
-            host.facts.update(derived_values(self.pack, host, cache=derived))
-            return result
+        """The result as the reports take it: the facts they read and nothing more."""
         facts = host.facts
         kept = FactsKeptForReports({name: facts[name] for name in FACTS_KEPT_FOR_REPORTS if name in facts})
         kept.update(derived_values(self.pack, host, FACTS_KEPT_FOR_REPORTS, derived))

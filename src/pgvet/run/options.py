@@ -26,7 +26,6 @@ class LintOptions:
     config_path: Path | None = None
     repository: Path | None = None  # a found configuration's repository: its rule packs are read beneath it
     record_passes: bool = False  # also list the rules that passed, with their values (pgvet check)
-    keep_facts: bool = False  # keep every fact of the host for the report instead of pruning them
     upgrade_to: int | None = None  # judge the PostgreSQL files as this major version reads them
 
 
