@@ -327,6 +327,38 @@ def test_older_boot_values_are_valid_and_differ_from_12() -> None:
     assert older_boot_values(12) == {}
 
 
+@pytest.mark.parametrize("major", [12, 14, 18])
+def test_default_with_oids_on_is_refused_from_12(major: int) -> None:
+    """12 removed WITH OIDS and kept default_with_oids to refuse on: 12, 14 and 18 do not start with
+    ``default_with_oids = on`` (LOG:  tables declared WITH OIDS are not supported; FATAL: configuration file
+    contains errors), and take off."""
+    param = load_param_table(major).params["default_with_oids"]
+    with pytest.raises(InvalidValue) as refused:
+        parse_value(param, "on")
+    assert refused.value.message == "tables declared WITH OIDS are not supported"
+    assert parse_value(param, "off").native is False
+
+
+@pytest.mark.parametrize(("major", "line", "refused"), [
+    # 10.23 starts with both lines (replacement_sort_tuples shown as 150000), 11.22 with the second one: 11
+    # refuses the first (unrecognized configuration parameter), 12 refuses both
+    (10, "replacement_sort_tuples = 150000", ()),
+    (10, "default_with_oids = on", ()),
+    (11, "default_with_oids = on", ()),
+    (11, "replacement_sort_tuples = 150000", ("PGV402",)),
+    (12, "default_with_oids = on", ("PGV403",)),
+])
+def test_an_older_server_is_judged_on_the_parameters_it_knows(tmp_path: Path, major: int, line: str,
+                                                               refused: tuple[str, ...]) -> None:
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
+
+    (tmp_path / "postgresql.conf").write_text(line + "\n")
+    (tmp_path / "host.yaml").write_text(f"pg_version: {major}\n")
+    [host] = lint([tmp_path], LintOptions(select=("startup",))).hosts
+    assert tuple(finding.rule_id for finding in host.findings) == refused
+
+
 @pytest.mark.parametrize(("major", "name", "boot"), [
     (12, "jit", True), (13, "hash_mem_multiplier", 1.0), (14, "hash_mem_multiplier", 1.0),
     (15, "hash_mem_multiplier", 2.0), (13, "password_encryption", "md5"), (14, "password_encryption", "scram-sha-256"),

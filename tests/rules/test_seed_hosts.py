@@ -177,4 +177,5 @@ def test_a_host_older_than_the_oldest_catalog_says_what_its_validity_misses(tmp_
     [warning] = [warning for warning in host.host_facts.warnings if "no parameter catalog" in warning]
     assert warning.startswith("PG_VERSION:1: PostgreSQL 11 has no parameter catalog in pgvet: its settings are "
                               "judged with 12's")
+    assert "so a parameter added after 11, which PostgreSQL 11 refuses at start" in warning
     assert "is not reported" in warning

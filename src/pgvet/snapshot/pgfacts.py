@@ -31,8 +31,8 @@ from pgvet.pgparams import (
     load_param_table,
     removed_parameter,
 )
-from pgvet.pgparams.older import older_boot_values
-from pgvet.pgparams.units import InvalidValue, ParsedValue, parse_value
+from pgvet.pgparams.older import accepted_before_12, known_before_12, older_boot_values
+from pgvet.pgparams.units import InvalidValue, ParsedValue, parse_bool, parse_value
 from pgvet.pgparams.upgrade import default_changes
 from pgvet.provenance import Located, Source
 from pgvet.snapshot.discovery import SnapshotInputs
@@ -51,8 +51,8 @@ def _param_table_for(major: int, host: HostFacts, source: Source) -> ParamTable:
         # a warning: the validity rules would miss what stops this server (a parameter it does not know is fatal)
         host.warnings.append(
             f"{source}: PostgreSQL {major} has no parameter catalog in pgvet: its settings are judged with {nearest}'s "
-            f"(unset ones with {major}'s own defaults where they differ), so a parameter {nearest} or later added, "
-            f"which PostgreSQL {major} refuses at start (ssl_min_protocol_version, primary_conninfo in "
+            f"(unset ones with {major}'s own defaults where they differ), so a parameter added after {major}, "
+            f"which PostgreSQL {major} refuses at start (jit before 11, ssl_min_protocol_version, primary_conninfo in "
             "postgresql.conf before 12…), is not reported"
         )
     else:
@@ -250,6 +250,12 @@ def _conf_items(host: HostFacts, conf: ConfResult, param_table: ParamTable, para
             fields["setting.overridden_in_auto_conf"] = is_auto_conf(winner.source.path)
         if param is not None:
             fields.update(_value_fields(param.major, param.name, value))
+            if fields["setting.invalid"] and accepted_before_12(name, major) \
+                    and (flag := parse_bool(value)) is not None:
+                fields.update({"setting.invalid": False, "setting.canonical": flag})
+                del fields["setting.error"]
+        elif known_before_12(name, major):
+            fields["setting.known"] = True  # the host's version's, which 12's catalog no longer holds: not judged
         elif not placeholder:
             removal = removed_parameter(name, major)
             if removal is not None:
