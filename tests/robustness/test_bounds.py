@@ -528,7 +528,7 @@ _OLD_COMPOSE_PLACEHOLDER = re.compile(r"(?<!\$)\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-
 
 def test_delimited_stretches_are_what_the_patterns_found() -> None:
     from pgvet.inputs.delimited import replaced, spans
-    from pgvet.inputs.documents.compose import _placeholder
+    from pgvet.inputs.documents._postgres_options import placeholder as _placeholder
 
     rng = random.Random(46)
     atoms = ["{", "}", "{{", "}}", "{%", "%}", "{#", "#}", "%", "#", "$", "${", "$$", "a", " ", "\n", "x_1"]

@@ -26,14 +26,13 @@ from pgvet.inputs.documents import (
     DeclaredHost,
     DocumentKind,
     any_parameter_unknown,
-    conf_setting,
     get,
     load_document,
     yaml_line,
 )
 from pgvet.inputs.documents._bitnami_image import container_values
+from pgvet.inputs.documents._postgres_options import Dialect, placeholder, read_options
 from pgvet.inputs.postgresql_conf import ConfProblem
-from pgvet.pgparams.options import VALUE_LETTERS, letter_parameter, letter_setting
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml
 
@@ -58,8 +57,7 @@ _POSTGRES_IMAGES = frozenset({"postgres", "postgresql", "postgis", "timescaledb"
                               "pgvecto-rs", "postgresql-repmgr", "crunchy-postgres"})
 # a project's own build of the postgres image, named after it (zulip/zulip-postgresql, …-postgres)
 _DERIVED_IMAGE = re.compile(r"[a-z0-9][a-z0-9._-]*[-_]postgres(?:ql)?")
-# where Compose fills in a variable ($VAR, ${VAR…}; $$ is a dollar): _placeholder
-_DOLLAR = re.compile(r"(?<!\$)\$[{A-Za-z_]")
+_DIALECT = Dialect("compose-command", '"-c", "name=value" as two items')
 _SEARCH_ROUNDS = 4  # how many times the text from a command on is searched for its words, at most (_command_string)
 _LONGEST_LOCATED = 256  # the longest word (or name) of a command whose line is looked for
 # Docker's sizes (go-units' RAMInBytes, which Compose reads them with): a number, one optional space, then b, or
@@ -248,7 +246,7 @@ def _value(declared: DeclaredHost, node: object, key: str, path: str, read: Call
     if read_value is not None:
         return read_value
     source = Source(path, yaml_line(node, key))
-    if isinstance(value, str) and _placeholder(value):
+    if isinstance(value, str) and placeholder(value):
         declared.notes.append(f"{source}: {key}: {value} is left to an environment variable: not read")
         for fact in facts:
             declared.unknown[fact] = source
@@ -320,81 +318,7 @@ def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> Non
     elif not program.startswith("-"):  # the image's entrypoint runs postgres only for options (docker-entrypoint.sh)
         declared.notes.append(f"{arguments[0][1]}: the container runs {program}, not postgres: not read")
         return
-    index = 0
-    while index < len(arguments):
-        word, source = arguments[index]
-        index += 1
-        if word.startswith("-c") and word[2:3].isspace():  # one list item: postgres takes the name with its spaces
-            declared.problems.append(ConfProblem(
-                "compose-command", f"{word!r} is one argument: postgres reads the parameter name "
-                f"{word[2:].partition('=')[0]!r}, spaces included, and does not start (unrecognized configuration "
-                "parameter); write \"-c\", \"name=value\" as two items", source, True))
-            continue
-        if not _literal(declared, word, source):
-            if len(word) > 2 and word[0] == "-" and (parameter := letter_parameter(word[1])):  # -p${PORT}
-                declared.unknown[f"pg.{parameter}"] = source
-            continue
-        word = word.replace("$$", "$")
-        if word.startswith("--"):
-            _assignment(declared, word[2:], word, source)
-        elif word.startswith("-") and len(word) > 1:
-            letter, value = word[1], word[2:] or None
-            if value is None and letter in VALUE_LETTERS and index < len(arguments):
-                value, source = arguments[index]  # the value's line
-                index += 1
-                if not _literal(declared, value, source, setting=letter == "c"):
-                    if (parameter := letter_parameter(letter)) is not None:  # -p ${PORT}: set, to what pgvet
-                        declared.unknown[f"pg.{parameter}"] = source  # cannot know
-                    continue
-                value = value.replace("$$", "$")
-            if letter == "c":
-                _assignment(declared, value or "", word, source)
-            elif (setting := letter_setting(letter, value)) is not None:
-                declared.settings.append(conf_setting(*setting, source))
-            else:
-                declared.notes.append(f"{source}: postgres option -{letter}: not read")
-        else:
-            declared.notes.append(f"{source}: {word}: not a postgres option, not read")
-
-
-def _assignment(declared: DeclaredHost, assignment: str, word: str, source: Source) -> None:
-    name, equals, value = assignment.partition("=")
-    if not equals:
-        said = f"--{name}" if word.startswith("--") else f"-c {name}"  # postmaster.c's wording
-        declared.problems.append(ConfProblem("compose-command", f"{said} requires a value: postgres does not start "
-                                             "(write -c name=value)", source, True))
-        return
-    if any(char.isspace() for char in name):  # postgres keeps the spaces of the word in the name
-        declared.problems.append(ConfProblem(
-            "compose-command", f"postgres reads the parameter name {name!r}, spaces included, and does not start "
-            "(unrecognized configuration parameter); write name=value without spaces", source, True))
-        return
-    declared.unknown.pop(f"pg.{name.replace('-', '_').lower()}", None)  # the last one postgres reads wins
-    declared.settings.append(conf_setting(name.replace("-", "_"), value, source))
-
-
-def _placeholder(text: str) -> bool:
-    """Whether Compose fills in part of the text from the environment. A ``${`` closes at the first ``}`` after it:
-    once none follows, no later one closes either (a pattern trying each ``${`` again was quadratic)."""
-    last_brace = text.rfind("}")
-    return any(match.group()[1] != "{" or last_brace >= match.end() for match in _DOLLAR.finditer(text))
-
-
-def _literal(declared: DeclaredHost, word: str, source: Source, setting: bool = True) -> bool:
-    """False, with a note, for a word Compose fills in; ``setting``: the word may set parameters (not a letter
-    option's value, -p ${PORT})."""
-    if _placeholder(word):
-        declared.notes.append(f"{source}: {word} is left to an environment variable: skipped")
-        # --name=value, -cname=value or name=value (after -c)
-        option = word[2:] if word.startswith(("--", "-c")) else word
-        name, equals, _ = option.partition("=")
-        if equals and not _placeholder(name):  # set, to what pgvet cannot know: not judged on a default
-            declared.unknown[f"pg.{name.replace('-', '_').lower()}"] = source
-        elif setting and not (word.startswith("-") and not word.startswith(("--", "-c"))):
-            # a name, or whole words (${PG_ARGS} is split into words after it is filled in), may set any parameter
-            any_parameter_unknown(declared, source)
-        return False
-    return True
+    read_options(declared, arguments, _DIALECT)
 
 
 def _command_option(name: str, value: str) -> str:
@@ -478,7 +402,7 @@ def _repository(image: str) -> str:
 
 def _image_version(image: object) -> int | None:
     """The major version in the image's tag: postgres:16, 16.2-alpine, timescaledb:latest-pg15, pg14-v0.2.0."""
-    if not isinstance(image, str) or _placeholder(image):
+    if not isinstance(image, str) or placeholder(image):
         return None
     name = image.split("@", 1)[0].rsplit("/", 1)[-1]
     tag = name.split(":", 1)[1] if ":" in name else ""
