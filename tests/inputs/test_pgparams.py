@@ -340,13 +340,22 @@ def test_default_with_oids_on_is_refused_from_12(major: int) -> None:
 
 
 @pytest.mark.parametrize(("major", "line", "refused"), [
-    # 10.23 starts with both lines (replacement_sort_tuples shown as 150000), 11.22 with the second one: 11
-    # refuses the first (unrecognized configuration parameter), 12 refuses both
+    # each line tried with `postgres -C` and a start on 10.23, 11.22 and 12.22: refused (FATAL: configuration file
+    # contains errors) where a rule fires, started where none does
     (10, "replacement_sort_tuples = 150000", ()),
     (10, "default_with_oids = on", ()),
     (11, "default_with_oids = on", ()),
     (11, "replacement_sort_tuples = 150000", ("PGV402",)),
     (12, "default_with_oids = on", ("PGV403",)),
+    # 12's parameters that 10.23 or 11.22 do not have: "unrecognized configuration parameter", FATAL
+    (10, "jit = off", ("PGV401",)),
+    (11, "jit = off", ()),
+    (11, "primary_conninfo = 'host=primary'", ("PGV401",)),
+    (11, "restrict_nonsystem_relation_kind = ''", ("PGV401",)),  # 12.20's, a fix 11 never had
+    (11, "allow_in_place_tablespaces = off", ()),  # backported to 10.21 and 11.16
+    # 12 took dynamic_shared_memory_type's none away (Available values: posix, sysv, mmap)
+    (11, "dynamic_shared_memory_type = none", ()),
+    (12, "dynamic_shared_memory_type = none", ("PGV403",)),
 ])
 def test_an_older_server_is_judged_on_the_parameters_it_knows(tmp_path: Path, major: int, line: str,
                                                                refused: tuple[str, ...]) -> None:

@@ -170,12 +170,15 @@ def test_seed_hosts_document_is_current() -> None:
 
 def test_a_host_older_than_the_oldest_catalog_says_what_its_validity_misses(tmp_path: Path) -> None:
     # PostgreSQL 11 refuses at start a parameter 12 added (FATAL: unrecognized configuration parameter, tried on
-    # 11.22): judged with 12's catalog pgvet cannot report it, and says so where it is seen, not in a note
+    # 11.22), which pgvet reports; a fraction with a unit, which 12 reads and 11 refuses (invalid value), it cannot:
+    # it says so where it is seen, not in a note
     (tmp_path / "PG_VERSION").write_text("11\n")
-    (tmp_path / "postgresql.conf").write_text("ssl_min_protocol_version = 'TLSv1.2'\n")
-    [host] = lint([tmp_path], LintOptions()).hosts
+    (tmp_path / "postgresql.conf").write_text("ssl_min_protocol_version = 'TLSv1.2'\nwork_mem = '0.5MB'\n")
+    [host] = lint([tmp_path], LintOptions(select=("startup",))).hosts
+    assert [(finding.rule_id, finding.subject) for finding in host.findings] == [
+        ("PGV401", "ssl_min_protocol_version")]
     [warning] = [warning for warning in host.host_facts.warnings if "no parameter catalog" in warning]
     assert warning.startswith("PG_VERSION:1: PostgreSQL 11 has no parameter catalog in pgvet: its settings are "
                               "judged with 12's")
-    assert "so a parameter added after 11, which PostgreSQL 11 refuses at start" in warning
+    assert "so a value 12 reads and PostgreSQL 11 refuses at start (a fraction with a unit" in warning
     assert "is not reported" in warning

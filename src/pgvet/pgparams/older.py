@@ -27,9 +27,30 @@ def older_boot_values(major: int) -> dict[str, str]:
 # beside 12's (default_with_oids, which 12 keeps hidden, aside).
 _GONE_IN_12 = {"replacement_sort_tuples": 10}
 
-# Parameters whose every Boolean 10 and 11 accept and 12's check hook refuses some of (default_with_oids = on:
-# 12 removed tables WITH OIDS).
-_REFUSED_FROM_12 = frozenset({"default_with_oids"})
+# Parameters of 12's table that 10 or 11 do not have, with the first major that has each: every name of 12's table
+# that `postgres -C name` on 10.23 and 11.22 answers with "unrecognized configuration parameter", which a
+# postgresql.conf line setting it makes fatal (allow_in_place_tablespaces, backported to 10.21, is known to both;
+# restrict_nonsystem_relation_kind came to 12.20, and to no 11).
+_ADDED_IN_11 = ("data_directory_mode", "enable_parallel_append", "enable_parallel_hash", "enable_partition_pruning",
+                "enable_partitionwise_aggregate", "enable_partitionwise_join", "jit", "jit_above_cost",
+                "jit_debugging_support", "jit_dump_bitcode", "jit_expressions", "jit_inline_above_cost",
+                "jit_optimize_above_cost", "jit_profiling_support", "jit_provider", "jit_tuple_deforming",
+                "max_parallel_maintenance_workers", "parallel_leader_participation", "ssl_passphrase_command",
+                "ssl_passphrase_command_supports_reload", "vacuum_cleanup_index_scale_factor")
+_ADDED_IN_12 = ("archive_cleanup_command", "default_table_access_method", "log_transaction_sample_rate",
+                "plan_cache_mode", "primary_conninfo", "primary_slot_name", "promote_trigger_file",
+                "recovery_end_command", "recovery_min_apply_delay", "recovery_target", "recovery_target_action",
+                "recovery_target_inclusive", "recovery_target_lsn", "recovery_target_name", "recovery_target_time",
+                "recovery_target_timeline", "recovery_target_xid", "restore_command",
+                "restrict_nonsystem_relation_kind", "shared_memory_type", "ssl_library", "ssl_max_protocol_version",
+                "ssl_min_protocol_version", "tcp_user_timeout", "wal_init_zero", "wal_recycle")
+_FIRST_MAJOR = {**dict.fromkeys(_ADDED_IN_11, 11), **dict.fromkeys(_ADDED_IN_12, 12)}
+
+# Values 10 and 11 accept that 12 refuses, by parameter, with what they store for each (lower-cased): any Boolean of
+# default_with_oids (12's check hook refuses on: 12 removed tables WITH OIDS), dynamic_shared_memory_type = none
+# (12 took it away). Tried with `postgres -C` on 11.22 and 12.22.
+_REFUSED_FROM_12: dict[str, frozenset[str] | None] = {"default_with_oids": None,
+                                                      "dynamic_shared_memory_type": frozenset({"none"})}
 
 
 def known_before_12(name: str, major: int) -> bool:
@@ -37,6 +58,15 @@ def known_before_12(name: str, major: int) -> bool:
     return major <= _GONE_IN_12.get(name.lower(), 0)
 
 
-def accepted_before_12(name: str, major: int) -> bool:
-    """Whether ``major`` accepts every value of ``name`` that its type allows, though 12 refuses some."""
-    return major < 12 and name.lower() in _REFUSED_FROM_12
+def added_after(name: str, major: int) -> bool:
+    """Whether the parameter ``name`` of 12's table came after ``major``, which does not know it."""
+    return major < _FIRST_MAJOR.get(name.lower(), 0)
+
+
+def accepted_before_12(name: str, major: int, value: str) -> bool:
+    """Whether ``major`` accepts ``value`` for ``name`` where 12 refuses it (a Boolean, for a parameter whose
+    every Boolean it accepts)."""
+    if major >= 12 or (key := name.lower()) not in _REFUSED_FROM_12:
+        return False
+    values = _REFUSED_FROM_12[key]
+    return values is None or value.strip().lower() in values

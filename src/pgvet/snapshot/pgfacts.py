@@ -31,7 +31,7 @@ from pgvet.pgparams import (
     load_param_table,
     removed_parameter,
 )
-from pgvet.pgparams.older import accepted_before_12, known_before_12, older_boot_values
+from pgvet.pgparams.older import accepted_before_12, added_after, known_before_12, older_boot_values
 from pgvet.pgparams.units import InvalidValue, ParsedValue, parse_bool, parse_value
 from pgvet.pgparams.upgrade import default_changes
 from pgvet.provenance import Located, Source
@@ -51,9 +51,9 @@ def _param_table_for(major: int, host: HostFacts, source: Source) -> ParamTable:
         # a warning: the validity rules would miss what stops this server (a parameter it does not know is fatal)
         host.warnings.append(
             f"{source}: PostgreSQL {major} has no parameter catalog in pgvet: its settings are judged with {nearest}'s "
-            f"(unset ones with {major}'s own defaults where they differ), so a parameter added after {major}, "
-            f"which PostgreSQL {major} refuses at start (jit before 11, ssl_min_protocol_version, primary_conninfo in "
-            "postgresql.conf before 12…), is not reported"
+            f"(with {major}'s own parameters, refusals and defaults where pgvet knows them to differ), so a value "
+            f"{nearest} reads and PostgreSQL {major} refuses at start (a fraction with a unit, work_mem = '0.5MB', "
+            "before 12" + (", or a parameter added in 10" if major < 10 else "") + ") is not reported"
         )
     else:
         host.notes.append(f"PostgreSQL {major} has no parameter catalog in pgvet; settings are judged with {nearest}'s")
@@ -248,12 +248,17 @@ def _conf_items(host: HostFacts, conf: ConfResult, param_table: ParamTable, para
         if winner is not setting:
             fields["setting.overridden_by"] = str(winner.source)
             fields["setting.overridden_in_auto_conf"] = is_auto_conf(winner.source.path)
-        if param is not None:
+        if param is not None and added_after(name, major):
+            fields["setting.known"] = False  # 12's, which the host's older version does not have (jit on 10)
+        elif param is not None:
             fields.update(_value_fields(param.major, param.name, value))
-            if fields["setting.invalid"] and accepted_before_12(name, major) \
-                    and (flag := parse_bool(value)) is not None:
-                fields.update({"setting.invalid": False, "setting.canonical": flag})
-                del fields["setting.error"]
+            if fields["setting.invalid"] and accepted_before_12(name, major, value):
+                flag = parse_bool(value) if param.vartype == "bool" else None
+                if param.vartype != "bool" or flag is not None:  # what 10 and 11 store: a Boolean, an enum's value
+                    fields.update({"setting.invalid": False,
+                                   "setting.canonical": flag if flag is not None else value.strip().lower()})
+                    fields.pop("setting.error")
+                    fields.pop("setting.hint", None)
         elif known_before_12(name, major):
             fields["setting.known"] = True  # the host's version's, which 12's catalog no longer holds: not judged
         elif not placeholder:
