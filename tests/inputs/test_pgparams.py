@@ -356,6 +356,22 @@ def test_default_with_oids_on_is_refused_from_12(major: int) -> None:
     # 12 took dynamic_shared_memory_type's none away (Available values: posix, sysv, mmap)
     (11, "dynamic_shared_memory_type = none", ()),
     (12, "dynamic_shared_memory_type = none", ("PGV403",)),
+    # 12 reads a fraction or an exponent in an integer parameter; 10 and 11 take what follows the integer for a
+    # unit and refuse it (invalid value; HINT: Valid units for this parameter are "B", "kB", "MB", "GB", and "TB")
+    (11, "maintenance_work_mem = '0.5GB'", ("PGV403",)),
+    (10, "checkpoint_timeout = '0.25h'", ("PGV403",)),
+    (11, "vacuum_cost_delay = '2.5ms'", ("PGV403",)),  # an integer before 12
+    (11, "max_connections = 100.0", ("PGV403",)),
+    (11, "effective_cache_size = '1e6'", ("PGV403",)),
+    (11, "maintenance_work_mem = '512MB'", ()),
+    (11, "temp_buffers = 0x400", ()),
+    (11, "random_page_cost = 1.5", ()),  # a real
+    (12, "maintenance_work_mem = '0.5GB'", ()),
+    # units that came later: B in 11, us in 12
+    (10, "work_mem = '1048576B'", ("PGV403",)),
+    (11, "work_mem = '1048576B'", ()),
+    (11, "statement_timeout = '500us'", ("PGV403",)),
+    (12, "statement_timeout = '500us'", ()),
 ])
 def test_an_older_server_is_judged_on_the_parameters_it_knows(tmp_path: Path, major: int, line: str,
                                                                refused: tuple[str, ...]) -> None:

@@ -11,6 +11,8 @@ not exist yet is given the value that behaves as its absence did (jit off before
 
 from __future__ import annotations
 
+import re
+
 _CHANGED: tuple[tuple[str, int, str], ...] = (
     # 12: "Change the default of autovacuum_vacuum_cost_delay to 2ms" (was 20ms); "Enable JIT by default".
     ("autovacuum_vacuum_cost_delay", 12, "20ms"),
@@ -70,3 +72,29 @@ def accepted_before_12(name: str, major: int, value: str) -> bool:
         return False
     values = _REFUSED_FROM_12[key]
     return values is None or value.strip().lower() in values
+
+
+# 12 reads a fraction or an exponent in an integer parameter (0.5GB, 1e6, 100.0) as a number and rounds it; 10 and
+# 11 read the integer strtol reads and take the rest for a unit: refused. vacuum_cost_delay and
+# autovacuum_vacuum_cost_delay were integers before 12 (reals from 12). Tried with `postgres -C` on 10.23 and 11.22.
+_NOT_AN_INTEGER = re.compile(r"[ \t\n\r\f\v]*[+-]?(?:[0-9]+[.eE]|\.)")
+# and the units that came later: B (bytes) in 11, us (microseconds) in 12
+_UNIT = re.compile(r"[ \t\n\r\f\v]*[+-]?(?:0[xX][0-9a-fA-F]+|[0-9]+)[ \t\n\r\f\v]*([A-Za-z]+)[ \t\n\r\f\v]*")
+_UNIT_SINCE: dict[tuple[str | None, str], int] = {("memory", "B"): 11, ("time", "us"): 12}
+_INTEGERS_BEFORE_12 = frozenset({"vacuum_cost_delay", "autovacuum_vacuum_cost_delay"})
+_UNITS_HINT = {"memory": ('Valid units for this parameter are "kB", "MB", "GB", and "TB".',  # 10
+                          'Valid units for this parameter are "B", "kB", "MB", "GB", and "TB".'),  # 11
+               "time": ('Valid units for this parameter are "ms", "s", "min", "h", and "d".',) * 2}
+
+
+def refused_before_12(name: str, vartype: str, kind: str | None, major: int, value: str,
+                      ) -> tuple[str, str | None] | None:
+    """PostgreSQL's message and hint where ``major`` (older than 12) refuses a value 12 reads: a number that is
+    no integer in an integer parameter, or a unit it did not have yet."""
+    if major >= 12 or not (vartype == "integer" or name.lower() in _INTEGERS_BEFORE_12):
+        return None
+    unit = _UNIT.fullmatch(value)
+    if not _NOT_AN_INTEGER.match(value) and (unit is None or major >= _UNIT_SINCE.get((kind, unit.group(1)), 0)):
+        return None
+    hint = None if kind is None else _UNITS_HINT[kind][1 if major >= 11 else 0]
+    return f'invalid value for parameter "{name}": "{value}"', hint
