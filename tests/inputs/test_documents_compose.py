@@ -437,19 +437,86 @@ def test_a_service_built_from_a_directory_named_after_postgres_runs_it() -> None
 
 
 @pytest.mark.parametrize("extra", [
-    "    volumes:\n      - ./postgresql.conf:/etc/postgresql/postgresql.conf:ro\n",
     "    volumes:\n      - {type: bind, source: ./conf, target: /opt/bitnami/postgresql/conf}\n",
     "    environment:\n      - POSTGRESQL_MAX_CONNECTIONS=500\n",
 ])
 def test_a_service_configured_where_pgvet_does_not_read_is_not_judged_on_defaults(tmp_path: Path, extra: str) -> None:
     """A service that sets no parameter runs PostgreSQL's defaults (a3), but not one whose configuration is a mounted
     file or Bitnami's environment: max_connections = 500 was judged as 100."""
-    text = 'services:\n  db:\n    image: "postgres:17"\n' + extra
+    text = 'services:\n  db:\n    image: "bitnami/postgresql:17"\n' + extra
     (tmp_path / "compose.yaml").write_text(text)
     assert only(text).unseen_configuration
     assert not {rule for _, rule, _, _ in lint_findings(tmp_path)} & {"PGV805", "PGV833"}
     assert not only('services:\n  db:\n    image: "postgres:17"\n    environment:\n'
                     "      POSTGRESQL_PASSWORD: x\n      PGDATA: /data\n").unseen_configuration
+
+
+POSTGRES_CONF = "shared_buffers = 3GB\nwork_mem = 1GB\n"
+
+
+def test_a_postgresql_conf_mounted_where_the_postgres_image_does_not_read_it_is_a_finding(tmp_path: Path) -> None:
+    """The postgres image reads its data directory's postgresql.conf: one mounted at /etc/postgresql without
+    -c config_file never runs (it was judged as the service's configuration). The service runs its image's own."""
+    text = ('services:\n  db:\n    image: "postgres:17"\n    mem_limit: 4g\n    volumes:\n'
+            "      - ./postgresql.conf:/etc/postgresql/postgresql.conf:ro\n")
+    (tmp_path / "compose.yaml").write_text(text)
+    (tmp_path / "postgresql.conf").write_text(POSTGRES_CONF)
+    host = only(text)
+    assert not host.unseen_configuration and host.image_configuration == Source("compose.yaml", 3)
+    found = lint_findings(tmp_path)
+    assert ("db", "PGV436", "compose.yaml", 6) in found
+    assert not {rule for _, rule, _, _ in found} & {"PGV501", "PGV530"}  # 3GB and 1GB never run
+    with_config_file = text.replace('"postgres:17"\n', '"postgres:17"\n    command: postgres -c '
+                                    "config_file=/etc/postgresql/postgresql.conf\n")
+    (tmp_path / "compose.yaml").write_text(with_config_file)
+    found = lint_findings(tmp_path)
+    rules = {rule for _, rule, _, _ in found}
+    assert "PGV436" not in rules and {"PGV501", "PGV530"} <= rules
+
+
+@pytest.mark.parametrize(("image", "volume", "read"), [
+    ("postgres:16", None, None),  # a named volume or none: initdb's postgresql.conf in the container
+    ("postgres:16", "pgdata:/var/lib/postgresql/data", None),
+    ("postgres:16", "./postgresql.conf:/var/lib/postgresql/data/postgresql.conf", "postgresql.conf"),
+    ("postgres:16", "./pgdata:/var/lib/postgresql/data", "pgdata/postgresql.conf"),
+    ("postgres:16", "./pgdata:/var/lib/postgresql/data", None),  # no postgresql.conf there: initdb writes one
+    ("postgres:18", "./pgdata:/var/lib/postgresql", "pgdata/18/docker/postgresql.conf"),
+    ("postgres:18", "./pgdata:/var/lib/postgresql/data", None),  # 18's data directory is /var/lib/postgresql/18/docker
+    ("postgis/postgis:17-3.5", "./postgresql.conf:/var/lib/postgresql/data/postgresql.conf", "postgresql.conf"),
+    ("docker.io/library/postgres:15", None, None),
+    ("myregistry.example.com:5000/pgvector/pgvector:pg17", None, None),
+])
+def test_the_postgres_image_reads_its_data_directory_s_postgresql_conf(
+        tmp_path: Path, image: str, volume: str | None, read: str | None) -> None:
+    """A service of the postgres image's layout reads the directory's postgresql.conf only where it is mounted as
+    its data directory's (the file, or the directory holding it); otherwise its image's own, initdb's, and the
+    directory's is not this service's (it was: a 3GB shared_buffers the container never runs was judged)."""
+    volumes = f"    volumes:\n      - {volume}\n" if volume else ""
+    (tmp_path / "compose.yaml").write_text(f'services:\n  db:\n    image: "{image}"\n    mem_limit: 4g\n{volumes}')
+    (tmp_path / "postgresql.conf").write_text(POSTGRES_CONF)
+    if read is not None and read != "postgresql.conf":
+        (tmp_path / read).parent.mkdir(parents=True)
+        (tmp_path / read).write_text("shared_buffers = 2GB\n")
+    [host] = load_hosts(tmp_path)
+    shared_buffers = host.facts["pg.shared_buffers"]
+    if read is None:
+        assert shared_buffers.value == 128 * 1024 * 1024
+        assert any("the directory's postgresql.conf is mounted nowhere postgres reads it" in warning
+                   for warning in host.warnings)
+    else:
+        assert shared_buffers.source.path == read  # shown relative to the host directory
+
+
+def test_a_postgresql_conf_given_by_name_that_its_service_does_not_read_is_an_error(tmp_path: Path) -> None:
+    """The file given by name (pre-commit passes a changed file) that the service does not mount is said, exit 2,
+    as a file postgresql.conf does not include is: never dropped in silence."""
+    (tmp_path / "compose.yaml").write_text('services:\n  db:\n    image: "postgres:16"\n    mem_limit: 4g\n')
+    (tmp_path / "postgresql.conf").write_text(POSTGRES_CONF)
+    result = CliRunner().invoke(app, ["lint", str(tmp_path / "postgresql.conf"), "--format", "json"])
+    assert result.exit_code == 2
+    assert "not an input of its host" in result.output and "compose service of the postgres image" in result.output
+    result = CliRunner().invoke(app, ["lint", str(tmp_path)])
+    assert "the directory's postgresql.conf is mounted nowhere postgres reads it" in " ".join(result.output.split())
 
 
 # supabase/supabase docker/docker-compose.yml at 00069a4c6fe35a6db32b91015dad24f2fe161302, its db service's command:
@@ -601,3 +668,38 @@ def test_bitnamis_image_writes_its_own_values_into_the_postgresql_conf_it_genera
     assert [setting.name for setting in parse_compose(command, "docker-compose.yml")[0].settings] == ["max_connections"]
     postgres = text.replace("bitnami/postgresql:12.17.0", "postgres:16")
     assert not parse_compose(postgres, "docker-compose.yml")[0].settings
+
+
+@pytest.mark.parametrize("image", ["pgvector/pgvector:pg16", "tensorchord/pgvecto-rs:pg14-v0.2.0"])
+def test_a_compose_file_running_only_a_pgvector_image_is_read(image: str) -> None:
+    """The file was no input: its text never says "postgres", which the quick look for a compose file running
+    PostgreSQL asked for."""
+    text = f"services:\n  db:\n    image: {image}\n    command: -c shared_buffers=1GB\n"
+    assert [kind.name for kind in document_kinds() if kind.recognises("compose.yaml", text)] == ["compose"]
+    assert settings(only(text)) == [("shared_buffers", "1GB", 4)]
+
+
+@pytest.mark.parametrize(("image", "extra", "refused"), [
+    ("postgres:18-alpine", "", True),
+    ("postgres", "", True),  # latest is 18
+    ("postgres:latest", "", True),
+    ("pgvector/pgvector:pg18", "", True),
+    ("postgres:17", "", False),
+    ("postgres:18", "    environment:\n      PGDATA: /var/lib/postgresql/data\n", False),
+    ("postgres:${PG_TAG}", "", False),  # a version pgvet cannot know
+    ("bitnami/postgresql:18", "", False),  # another layout
+])
+def test_a_volume_at_the_data_directory_of_before_18_stops_the_18_image(
+        tmp_path: Path, image: str, extra: str, refused: bool) -> None:
+    """docker-library/postgres 18's entrypoint (docker_setup_env) refuses to start while /var/lib/postgresql/data is
+    a mount point and its data directory, /var/lib/postgresql/18/docker, holds no database: the compose files of
+    before 18, their tag raised, never start ("unused mount/volume")."""
+    text = f"services:\n  db:\n    image: {image}\n{extra}    volumes:\n      - pgdata:/var/lib/postgresql/data\n"
+    problems = [problem for problem in only(text).problems if problem.kind == "data-mount-before-18"]
+    assert bool(problems) is refused
+    if refused:
+        assert problems[0].fatal and problems[0].source.line == line_of(text, "- pgdata:")
+        (tmp_path / "compose.yaml").write_text(text)
+        assert ("db", "PGV407", "compose.yaml", line_of(text, "- pgdata:")) in lint_findings(tmp_path)
+        moved = text.replace("pgdata:/var/lib/postgresql/data", "pgdata:/var/lib/postgresql")
+        assert not [problem for problem in only(moved).problems if problem.kind == "data-mount-before-18"]

@@ -563,7 +563,7 @@ def test_templates_and_placeholders_are_found_in_linear_time() -> None:
     out = finishes("""
         from pgvet.engine.functions import _pg_size_bytes
         from pgvet.inputs.conf_templates import without_template_lines
-        from pgvet.inputs.documents import _kubernetes, compose, patroni
+        from pgvet.inputs.documents import _kubernetes, _postgres_options, patroni
         from pgvet.inputs.host_yaml import parse_size
         n = 500_000
         for line in ("x = " + "'" * n + "#", "<% " + " do" * n + " %>", "'${'" * n, "{% if x %}" * n):
@@ -576,7 +576,7 @@ def test_templates_and_placeholders_are_found_in_linear_time() -> None:
             assert _kubernetes.without_templates(text) == text
             assert _kubernetes.without_variables(text) == text
             _kubernetes.template_lines(text)
-            assert not compose._placeholder(opener * n)
+            assert not _postgres_options.placeholder(opener * n)
         assert not patroni._placeholder("}" + "${" * n)
         assert patroni._integer(1)("1" + " " * 1_000_000 + "!") is False
         assert parse_size("1" + " " * 1_000_000 + "!") is None

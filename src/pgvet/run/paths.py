@@ -166,6 +166,10 @@ def _holds_no_input(directory: Path) -> bool:
                                          for candidate in inputs.documents)
 
 
+# PostgreSQL's own files: inputs of a host as far as it read them
+_CONFIGURATION_KINDS = frozenset({"postgresql_conf", "postgresql_auto_conf"})
+
+
 def inputs_not_read(host: HostResult, files: Sequence[Path]) -> list[HostError]:
     """The files given in a host directory that the host does not read as inputs (``/etc/hostname`` in /etc, a
     file postgresql.conf does not include): linting their host would say nothing of them."""
@@ -174,14 +178,20 @@ def inputs_not_read(host: HostResult, files: Sequence[Path]) -> list[HostError]:
     root = facts.root
     found = discover(Path(root))
     # YAML files that are no configuration document are no input, and nothing pgvet need say more of (pre-commit
-    # passes every YAML file changed); a .conf file not read is (a PostgreSQL file not included)
-    discovered = [*found.files(), *(path for path in found.documents
-                                    if is_yaml_name(path.name) and not is_document(path))]
+    # passes every YAML file changed); a .conf file not read is (a PostgreSQL file not included, or the directory's
+    # postgresql.conf where the host's document runs another: PostgreSQL's files count as they were read)
+    discovered = [*(path for kind, paths in found.paths.items() if kind not in _CONFIGURATION_KINDS for path in paths),
+                  *(path for path in found.documents if is_yaml_name(path.name) and not is_document(path))]
     named = [IGNORE_FILE, *facts.unmarked_files, *facts.marked_files]  # relative to it: the configuration
     inputs = {os.path.realpath(path) for path in discovered} | {os.path.realpath(os.path.join(root, name))
                                                                    for name in named}
-    return [HostError(host=str(file),
-                      message=f"not an input of its host {root}: pgvet does not read this file there (the inputs "
-                              "are named in the README's snapshot layout; a PostgreSQL file must be included by "
-                              "postgresql.conf)")
+    return [HostError(host=str(file), message=f"not an input of its host {root}: pgvet does not read this file there "
+                                              f"({_why_not_read(file)})")
             for file in files if os.path.realpath(file) not in inputs]
+
+
+def _why_not_read(file: Path) -> str:
+    if file.name in ("postgresql.conf", "postgresql.auto.conf"):
+        return ("the server its document declares reads another: a compose service of the postgres image reads only "
+                "what it mounts in its data directory or names with -c config_file; the host's warning says which")
+    return "the inputs are named in the README's snapshot layout; a PostgreSQL file must be included by postgresql.conf"

@@ -201,7 +201,9 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     unseen = bool(hosting) and hosting[index].unseen_configuration
     unread: dict[str, Source] = {}
     if hosting and (configuration := hosting[index].configuration_file) is not None:
-        unseen, unread = _configuration_file(builder, configuration, lines)
+        unseen, unread = _configuration_file(builder, configuration, lines, hosting[index].image_configuration)
+    elif hosting and (image := hosting[index].image_configuration) is not None:
+        _image_configuration(builder, image)
     # a document declaring a PostgreSQL host runs it, on its defaults where it sets nothing (unless its
     # postgresql.conf is a file pgvet cannot see: nothing is known of it then)
     runs = bool(lines.settings or lines.problems or (hosting and not unseen))
@@ -216,11 +218,12 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
 
 
 def _configuration_file(builder: HostBuilder, configuration: Located[str], lines: ConfResult,
-                        ) -> tuple[bool, dict[str, Source]]:
+                        image: Source | None) -> tuple[bool, dict[str, Source]]:
     """The file of the directory a document says the server reads as its postgresql.conf (a compose service's
-    mounted config_file) takes the place of the directory's own postgresql.conf, unless one was given by name.
-    Returns whether the host's configuration is unseen, and the parameters then unknown: when the directory lacks
-    that file, every one but those the document sets (which win over the file)."""
+    mounted config_file or data directory) takes the place of the directory's own postgresql.conf, unless one was
+    given by name. Returns whether the host's configuration is unseen, and the parameters then unknown: when the
+    directory lacks that file, every one but those the document sets (which win over the file) — unless the server
+    then reads its ``image``'s own (a data directory mounted from the directory without postgresql.conf)."""
     inputs = builder.inputs
     if any(path in inputs.given for path in inputs.every("postgresql_conf")):
         return False, {}
@@ -228,10 +231,32 @@ def _configuration_file(builder: HostBuilder, configuration: Located[str], lines
     if path.is_file() and is_inside(os.path.realpath(path), os.path.realpath(builder.root)):
         builder.inputs = SnapshotInputs({**inputs.paths, "postgresql_conf": [path]}, inputs.documents, inputs.given)
         return False, {}
+    if image is not None:
+        _image_configuration(builder, image)
+        return False, {}
     builder.host.notes.append(f"{configuration.source}: postgres reads its parameters from {configuration.value}, "
                               "which is not in the directory (or leads out of it): those the document does not set "
                               "are unknown")
     return True, parameters_unknown(configuration.source, [setting.name for setting in lines.settings])
+
+
+def _image_configuration(builder: HostBuilder, image: Source) -> None:
+    """The server reads no file of the directory as its postgresql.conf (its image's own, or one its document
+    declares): the directory's postgresql.conf and postgresql.auto.conf are not its own (said where the directory has
+    one), unless given by name."""
+    inputs = builder.inputs
+    if any(path in inputs.given for path in inputs.every("postgresql_conf")):
+        return
+    own = [*inputs.every("postgresql_conf"), *inputs.every("postgresql_auto_conf")]
+    if own:
+        names = " and ".join(sorted({path.name for path in own}))
+        builder.host.warnings.append(
+            f"{image}: the directory's {names} is mounted nowhere postgres reads it (its data directory, or a -c "
+            "config_file=…): not read for this host, whose container reads another (its image's own, initdb's, or "
+            "one its document mounts)")
+    paths = {kind: found for kind, found in inputs.paths.items()
+             if kind not in ("postgresql_conf", "postgresql_auto_conf")}
+    builder.inputs = SnapshotInputs(paths, inputs.documents, inputs.given)
 
 
 def _unknown(host: HostFacts, unknown: Mapping[str, Source], running: str | None) -> None:

@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any, NamedTuple, Protocol
 
 from pgvet.errors import ParseError
-from pgvet.inputs.postgresql_conf import ConfProblem, ConfSetting, quote_setting
+from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, ConfSetting, parse_conf_text, quote_setting
 from pgvet.inputs.registry import FactType
 from pgvet.inputs.sysctl import SysctlSetting
 from pgvet.pgparams import known_parameter_names
@@ -48,7 +48,8 @@ class DeclaredHost:
     a Kubernetes object's metadata.namespace, what tells it from an object of its name beside it (kubectl's
     ``namespace/name``); None where the manifest leaves it to where it is applied. ``unseen_configuration``: the
     host's postgresql.conf is a file pgvet cannot see: a host that sets nothing else is not judged on PostgreSQL's
-    defaults. ``configuration_file``: the host's postgresql.conf is that file of the directory, not its own.
+    defaults. ``configuration_file``: the host's postgresql.conf is that file of the directory, not its own;
+    ``image_configuration``: the host's postgresql.conf is its image's own, not the directory's.
     ``machine``: facts of the machine a document sets that a snapshot measures, by their names (``thp.enabled``
     from a tuned profile): the host's where its snapshot measured none.
     """
@@ -69,6 +70,10 @@ class DeclaredHost:
     # the file of the directory (a path relative to it) the server reads as its postgresql.conf, where the document
     # says so (a compose service's config_file mounted from ./config/postgresql.conf): the directory's own otherwise
     configuration_file: Located[str] | None = None
+    # where the server reads its image's own postgresql.conf (initdb's, in the container's data directory) when
+    # ``configuration_file`` is not in the directory or not given: the directory's postgresql.conf and
+    # postgresql.auto.conf are then not this host's (a compose service of the postgres image mounting neither)
+    image_configuration: Source | None = None
     # the kind of the host it is merged over (a Helm values override, given after the chart's values): it joins
     # only a host of that kind, and is no input where the directory has none
     laid_over: str | None = None
@@ -184,6 +189,29 @@ def conf_setting(name: str, value: object, source: Source) -> ConfSetting:
         text = str(value)
     folded = name.strip().lower()
     return ConfSetting(folded, text, text, not isinstance(value, (bool, int, float)), source, name.strip())
+
+
+def embedded_conf(declared: DeclaredHost, text: str, key_line: int, path: str, written_to: str,
+                  ) -> list[ConfSetting | ConfDirective]:
+    """A postgresql.conf text held in a YAML value (a ConfigMap's key, a chart's value): its settings and include
+    lines, each at its line of the YAML file (a literal block keeps the lines; any other scalar is one place, its
+    key's line ``key_line``); its syntax errors the declared host's problems, with PostgreSQL's message naming the
+    file the text is written to (``written_to``). A line left for Helm's template rendering is not read (a note)."""
+    exact = type(text).__name__ == "LiteralScalarString"  # ruamel's type for a | block scalar
+
+    def place(line: int | None) -> Source:
+        return Source(path, key_line + (line or 1) if exact else key_line)
+
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if "{{" in line:
+            lines[index] = ""
+            declared.notes.append(f"{place(index + 1)}: a line left for Helm's template rendering: not read")
+    # Ended by a newline: a last line's error is then at that line (a file without one counts it one line up)
+    entries, problems = parse_conf_text("\n".join(lines).rstrip("\n") + "\n", written_to)
+    for problem in problems:
+        declared.problems.append(problem._replace(source=place(problem.source.line)))
+    return [entry._replace(source=place(entry.source.line)) for entry in entries]
 
 
 # A configuration document is a few kB; one of several MB is no configuration (ruamel.yaml takes seconds on it).

@@ -9,7 +9,7 @@ import posixpath
 import re
 from typing import Any, NamedTuple
 
-from pgvet.inputs.documents import DeclaredHost, yaml_line
+from pgvet.inputs.documents import DeclaredHost, embedded_conf, yaml_line
 from pgvet.inputs.documents._kubernetes import at, helm_text
 from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, ConfSetting, parse_conf_text
 from pgvet.provenance import Source
@@ -105,23 +105,8 @@ def conf_text(declared: DeclaredHost, section: dict[str, Any], where: str, key: 
     if text is None or not text.strip():
         return None
     key_line = yaml_line(section, key) or 1
-    exact = type(text).__name__ == "LiteralScalarString"  # ruamel's type for a | block scalar
-
-    def place(line: int | None) -> Source:
-        return Source(path, key_line + (line or 1) if exact else key_line)
-
-    lines = text.split("\n")
-    for index, line in enumerate(lines):
-        if "{{" in line:
-            lines[index] = ""
-            declared.notes.append(f"{place(index + 1)}: a line left for Helm's template rendering: not read")
-    # Ended by a newline: a last line's error is then at that line (a file without one counts it one line up)
-    entries, problems = parse_conf_text("\n".join(lines).rstrip("\n") + "\n", _WRITTEN_TO[key])
-    for problem in problems:
-        declared.problems.append(ConfProblem(problem.kind, problem.message, place(problem.source.line), problem.fatal,
-                                             problem.target))
-    return ChartConf([entry._replace(source=place(entry.source.line)) for entry in entries], f"{where}.{key}",
-                 Source(path, key_line))
+    return ChartConf(embedded_conf(declared, text, key_line, path, _WRITTEN_TO[key]), f"{where}.{key}",
+                     Source(path, key_line))
 
 
 def rendered_conf(declared: DeclaredHost, values: dict[str, Any], key: str, configmap_key: str,

@@ -4,6 +4,7 @@ one-letter options (pgparams/options.py); they outrank postgresql.conf and postg
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import NamedTuple
@@ -111,3 +112,24 @@ def _literal(declared: DeclaredHost, word: str, source: Source, dialect: Dialect
             any_parameter_unknown(declared, source)
         return False
     return True
+
+
+def flow_items(name: str, value: str) -> str:
+    """A parameter as two items of a flow list of words (``["postgres", "-c", "name=value"]``): postgres takes each
+    item as one word and refuses ``-c name=value`` as one (it reads the name with the space before it)."""
+    return ", ".join(_double_quoted(item) for item in ("-c", f"{name}={value}"))
+
+
+def block_items(name: str, value: str) -> str:
+    """A parameter as two items of a block list of words, a line each."""
+    return "\n".join(f"- {_double_quoted(item)}" for item in ("-c", f"{name}={value}"))
+
+
+def _double_quoted(item: str) -> str:
+    """A list item in double quotes: JSON's escapes are YAML's too."""
+    return json.dumps(literal_dollars(item), ensure_ascii=False)
+
+
+def literal_dollars(text: str) -> str:
+    """A ``$`` as Compose and Kubernetes write a literal one (each fills in ``$VAR`` or ``$(VAR)``): ``$$``."""
+    return text.replace("$", "$$")

@@ -9,7 +9,6 @@ or its ``command`` runs ``postgres``. Its ``entrypoint`` and ``command`` options
 
 from __future__ import annotations
 
-import json
 import math
 import posixpath
 import re
@@ -31,7 +30,21 @@ from pgvet.inputs.documents import (
     yaml_line,
 )
 from pgvet.inputs.documents._bitnami_image import container_values
-from pgvet.inputs.documents._postgres_options import Dialect, placeholder, read_options
+from pgvet.inputs.documents._postgres_image import (
+    ENTRYPOINT,
+    data_directories,
+    data_mount_before_18,
+    image_version,
+    official_layout,
+)
+from pgvet.inputs.documents._postgres_options import (
+    Dialect,
+    block_items,
+    flow_items,
+    literal_dollars,
+    placeholder,
+    read_options,
+)
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml
@@ -42,16 +55,18 @@ DOCKER_SHM_DEFAULT = 64 * 1024 * 1024
 DOCKER_DEFAULT = "<docker default>"  # what Docker gives a container whose service sets nothing
 # host.parameter_form of a service whose command is a list (each item one word), in YAML's flow or block style
 FLOW_LIST, BLOCK_LIST = "flow list", "block list"
-ENTRYPOINT = "docker-entrypoint.sh"  # the postgres image's: it runs the command it is given
 _SHELLS = frozenset({"sh", "bash", "ash", "dash"})
 # the variables of Bitnami's image that set no parameter
 _BITNAMI_CREDENTIALS = frozenset({"USERNAME", "PASSWORD", "DATABASE", "POSTGRES_PASSWORD", "PASSWORD_FILE",
                                   "POSTGRES_PASSWORD_FILE"})
 
 _SERVICES = re.compile(r"^services\s*:", re.MULTILINE)
+# what a compose file running PostgreSQL names somewhere (its image, or postgres run by a command)
+_NAMES_POSTGRES = re.compile(r"postgres|postgis|timescaledb|pgvector|pgvecto-rs", re.IGNORECASE)
 # a service's image line naming PostgreSQL's image (what claims a compose file too broken to read)
 _POSTGRES_IMAGE_LINE = re.compile(
-    r"^[ \t]+image:[ \t]*['\"]?(?:[\w.:-]+/)*(?:postgres|postgis|timescaledb)[\w.-]*(?::|['\"]?$)", re.MULTILINE)
+    r"^[ \t]+image:[ \t]*['\"]?(?:[\w.:-]+/)*(?:postgres|postgis|timescaledb|pgvector|pgvecto-rs)[\w.-]*(?::|['\"]?$)",
+    re.MULTILINE)
 # the last part of the image's repository name (registry and namespace before it, tag and digest after)
 _POSTGRES_IMAGES = frozenset({"postgres", "postgresql", "postgis", "timescaledb", "timescaledb-ha", "pgvector",
                               "pgvecto-rs", "postgresql-repmgr", "crunchy-postgres"})
@@ -64,12 +79,11 @@ _LONGEST_LOCATED = 256  # the longest word (or name) of a command whose line is 
 # k m g t p alone or with b or ib, in any case; powers of 1024
 _BYTES = re.compile(r"(\d+(?:\.\d*)?|\.\d+) ?(?:([kmgtp])(?:i?b)?|b)?", re.IGNORECASE)
 _UNIT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
-_TAG_VERSION = re.compile(r"(?:^|[^0-9])pg-?(\d{2})(?![0-9])|^(\d{2})(?![0-9])")
 # postgres' single-letter options that set a parameter (postmaster.c), with the value a bare flag gives
 
 
 def _recognises(name: str, text: str) -> bool:
-    if _SERVICES.search(text) is None or "postgres" not in text.lower() or len(text) > MAX_DOCUMENT_BYTES:
+    if _SERVICES.search(text) is None or _NAMES_POSTGRES.search(text) is None or len(text) > MAX_DOCUMENT_BYTES:
         return False
     try:
         document = load_yaml(text)
@@ -113,53 +127,128 @@ def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[
             form = FLOW_LIST if isinstance(run, CommentedSeq) and run.fa.flow_style() else BLOCK_LIST
             declared.host["parameter_form"] = Located(form, Source(path, yaml_line(service, key)))
             arguments += [(str(item), Source(path, yaml_line(run, index))) for index, item in enumerate(run)]
-    declared.unseen_configuration = _configured_elsewhere(service)
+    # of an image of the postgres image's layout, which file it reads is known (_configuration_file)
+    declared.unseen_configuration = not _official_layout(service) and _configured_elsewhere(service)
     if _bitnami(service) and not arguments and not declared.unseen_configuration:
         # the image's run.sh generates postgresql.conf with values of its own (a command of the service's skips it)
         declared.settings.extend(container_values(version))
     _options(declared, arguments)
-    _config_file(declared, service)
+    _configuration_file(declared, service, version, path)
+    _data_mount_of_before_18(declared, service, path)
     return declared
 
 
-def _config_file(declared: DeclaredHost, service: dict[str, Any]) -> None:
-    """``-c config_file=…``: postgres reads its parameters from that file (the image's own, or one mounted) instead
-    of PGDATA's postgresql.conf. A file of the directory mounted there (``./postgresql.conf``,
-    ``./config/postgresql.conf:/etc/postgresql/postgresql.conf``) is the host's postgresql.conf, which pgvet reads
-    (``DeclaredHost.configuration_file``); any other file pgvet does not read, so every parameter but the command
-    line's (which win over the file) is unknown there, not judged on its default."""
+def _configuration_file(declared: DeclaredHost, service: dict[str, Any], version: int | None, path: str) -> None:
+    """Which postgresql.conf the server reads. ``-c config_file=…`` names it (the image's own, or one mounted); else
+    an image of the postgres image's layout reads its data directory's (initdb's). A file of the directory mounted
+    there (``./postgresql.conf``, ``./config/postgresql.conf:/etc/postgresql/postgresql.conf``, ``./data`` as the data
+    directory) is the host's postgresql.conf, which pgvet reads (``DeclaredHost.configuration_file``); a config_file
+    pgvet cannot see leaves every parameter but the command line's (which win over the file) unknown, not judged on
+    its default; a data directory holding none of the directory's files runs the image's own
+    (``DeclaredHost.image_configuration``): the directory's postgresql.conf is not this service's."""
     given = next((setting for setting in reversed(declared.settings) if setting.name == "config_file"), None)
-    if given is None:
+    if given is not None:
+        mounted = _directory_file(service, posixpath.normpath(given.value))
+        if mounted is not None:
+            declared.configuration_file = Located(mounted[0], given.source)
+            return
+        declared.unseen_configuration = True
+        declared.notes.append(f"{given.source}: config_file = {given.value}: postgres reads its parameters from that "
+                              "file, which pgvet does not read: those the command line does not set are unknown")
+        any_parameter_unknown(declared, given.source, [setting.name for setting in declared.settings])
         return
-    mounted = _directory_file(service, posixpath.normpath(given.value))
-    if mounted is not None:
-        declared.configuration_file = Located(mounted, given.source)
+    if not _official_layout(service):
         return
-    declared.unseen_configuration = True
-    declared.notes.append(f"{given.source}: config_file = {given.value}: postgres reads its parameters from that "
-                          "file, which pgvet does not read: those the command line does not set are unknown")
-    any_parameter_unknown(declared, given.source, [setting.name for setting in declared.settings])
+    data_files = [f"{data}/postgresql.conf" for data in data_directories(_pgdata(service), version)]
+    mounts = _mounted_from_the_directory(service)
+    outside = next((target for target, _ in _volume_targets(service) if target in data_files and target not in mounts),
+                   None)
+    if outside is not None:  # a file of elsewhere (an absolute path, ../) mounted as the data directory's
+        declared.unseen_configuration = True
+        declared.notes.append(f"{Source(path, yaml_line(service, 'volumes'))}: {outside} is mounted from outside "
+                              "the directory: pgvet does not read it, and the parameters the command line does not "
+                              "set are unknown")
+        any_parameter_unknown(declared, Source(path, yaml_line(service, "volumes")),
+                              [setting.name for setting in declared.settings])
+        return
+    for target, (relative, line) in mounts.items():
+        if posixpath.basename(target) == "postgresql.conf" and target not in data_files:
+            declared.problems.append(ConfProblem(
+                "mounted-not-read", f"{relative} is mounted at {target}, which postgres does not read without "
+                f"-c config_file={target} (it reads its data directory's postgresql.conf)", Source(path, line), False,
+                target))
+    for data_file in data_files:
+        mounted = _directory_file(service, data_file)
+        if mounted is not None:
+            declared.configuration_file = Located(mounted[0], Source(path, mounted[1]))
+            if data_file in mounts:  # the file itself: the server's, whether the directory holds it or not
+                return
+            break
+    # a data directory holding none of the directory's files (a volume, or ./data without postgresql.conf)
+    declared.image_configuration = Source(path, yaml_line(service, "image"))
 
 
-def _directory_file(service: dict[str, Any], path: str) -> str | None:
+def _data_mount_of_before_18(declared: DeclaredHost, service: dict[str, Any], path: str) -> None:
+    image = service.get("image")
+    if "build" in service or not isinstance(image, str) or placeholder(image):
+        return
+    problem = data_mount_before_18(image, _pgdata(service), ((target, Source(path, line))
+                                                            for target, line in _volume_targets(service)))
+    if problem is not None:
+        declared.problems.append(problem)
+
+
+def _volume_targets(service: dict[str, Any]) -> list[tuple[str, int | None]]:
+    """Where each of the service's volumes is mounted in the container (normalised), with the volume's line."""
+    targets = []
+    volumes = service.get("volumes")
+    for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        target = volume.get("target") if isinstance(volume, dict) else str(volume).partition(":")[2].split(":", 1)[0]
+        if isinstance(target, str) and target.startswith("/"):
+            targets.append((posixpath.normpath(target), yaml_line(volumes, index)))
+    return targets
+
+
+def _official_layout(service: dict[str, Any]) -> bool:
+    """An image of the postgres image's layout, not built here."""
+    image = service.get("image")
+    return isinstance(image, str) and "build" not in service and official_layout(image)
+
+
+def _pgdata(service: dict[str, Any]) -> str | None:
+    """The service's PGDATA variable, normalised, when it is an absolute path written out."""
+    environment = service.get("environment")
+    if isinstance(environment, dict):
+        pgdata = environment.get("PGDATA")
+    elif isinstance(environment, list):
+        pgdata = next((str(item).split("=", 1)[1] for item in environment if str(item).startswith("PGDATA=")), None)
+    else:
+        pgdata = None
+    return posixpath.normpath(pgdata) if isinstance(pgdata, str) and pgdata.startswith("/") and not placeholder(
+        pgdata) else None
+
+
+def _directory_file(service: dict[str, Any], path: str) -> tuple[str, int | None] | None:
     """The file of the directory beside the compose file that the container sees at ``path`` (normalised), as a
-    relative path: through a bind mount of that file (``./config/postgresql.conf:/etc/postgresql/postgresql.conf``)
-    or of a directory above it (``./config:/etc/postgresql``); None when no mount of the directory's holds it."""
-    for target, source in reversed(_mounted_from_the_directory(service).items()):  # a later mount covers earlier ones
+    relative path, with the line of its mount: through a bind mount of that file
+    (``./config/postgresql.conf:/etc/postgresql/postgresql.conf``) or of a directory above it
+    (``./config:/etc/postgresql``); None when no mount of the directory's holds it."""
+    for target, (source, line) in reversed(_mounted_from_the_directory(service).items()):  # a later mount covers
         if path == target:
-            return source
+            return source, line
         if path.startswith(target.rstrip("/") + "/"):
-            return posixpath.normpath(posixpath.join(source, path[len(target.rstrip("/")) + 1:]))
+            return posixpath.normpath(posixpath.join(source, path[len(target.rstrip("/")) + 1:])), line
     return None
 
 
-def _mounted_from_the_directory(service: dict[str, Any]) -> dict[str, str]:
+def _mounted_from_the_directory(service: dict[str, Any]) -> dict[str, tuple[str, int | None]]:
     """The files and directories of the directory beside the compose file the service mounts, by where it mounts
     them: the bind mounts of a relative path inside the directory (``./config/postgresql.conf``; a source without
-    ``./`` is a named volume, one with ``..`` or an absolute one lies outside), each a normalised relative path."""
-    mounted: dict[str, str] = {}
+    ``./`` is a named volume, one with ``..`` or an absolute one lies outside), each a normalised relative path with
+    the line of its mount."""
+    mounted: dict[str, tuple[str, int | None]] = {}
     volumes = service.get("volumes")
-    for volume in volumes if isinstance(volumes, list) else []:
+    for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
         if isinstance(volume, dict):
             source, target = volume.get("source"), volume.get("target")
         else:
@@ -169,7 +258,7 @@ def _mounted_from_the_directory(service: dict[str, Any]) -> dict[str, str]:
             continue
         relative = posixpath.normpath(source)
         if relative != ".." and not relative.startswith("../"):
-            mounted[posixpath.normpath(target)] = relative
+            mounted[posixpath.normpath(target)] = (relative, yaml_line(volumes, index))
     return mounted
 
 
@@ -324,27 +413,7 @@ def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> Non
 def _command_option(name: str, value: str) -> str:
     """A parameter as a command string passes it to postgres (Compose splits it as a shell would; a ``$`` is
     written ``$$``, Compose's literal one)."""
-    return f"-c {shlex.quote(_literal_dollars(f'{name}={value}'))}"
-
-
-def _flow_items(name: str, value: str) -> str:
-    """A parameter as two items of a command's flow list (``["postgres", "-c", "name=value"]``): postgres takes
-    each item as one word and refuses ``-c name=value`` as one (it reads the name with the space before it)."""
-    return ", ".join(_double_quoted(item) for item in ("-c", f"{name}={value}"))
-
-
-def _block_items(name: str, value: str) -> str:
-    """A parameter as two items of a command's block list, a line each."""
-    return "\n".join(f"- {_double_quoted(item)}" for item in ("-c", f"{name}={value}"))
-
-
-def _double_quoted(item: str) -> str:
-    """A list item in double quotes: JSON's escapes are YAML's too."""
-    return json.dumps(_literal_dollars(item), ensure_ascii=False)
-
-
-def _literal_dollars(text: str) -> str:
-    return text.replace("$", "$$")
+    return f"-c {shlex.quote(literal_dollars(f'{name}={value}'))}"
 
 
 def _is_postgres(service: object) -> bool:
@@ -402,12 +471,7 @@ def _repository(image: str) -> str:
 
 def _image_version(image: object) -> int | None:
     """The major version in the image's tag: postgres:16, 16.2-alpine, timescaledb:latest-pg15, pg14-v0.2.0."""
-    if not isinstance(image, str) or placeholder(image):
-        return None
-    name = image.split("@", 1)[0].rsplit("/", 1)[-1]
-    tag = name.split(":", 1)[1] if ":" in name else ""
-    match = _TAG_VERSION.search(tag)
-    return int(match.group(1) or match.group(2)) if match is not None else None
+    return image_version(image) if isinstance(image, str) and not placeholder(image) else None
 
 
 def _bytes(value: object) -> int | None:
@@ -431,4 +495,4 @@ def _number(value: object) -> float | None:
 
 KIND = DocumentKind("compose", "a Compose file's PostgreSQL services: command-line parameters, memory, CPUs, /dev/shm",
                     (".yml", ".yaml"), _recognises, parse_compose, _command_option,
-                    {FLOW_LIST: _flow_items, BLOCK_LIST: _block_items}, on_command_line=True)
+                    {FLOW_LIST: flow_items, BLOCK_LIST: block_items}, on_command_line=True)
