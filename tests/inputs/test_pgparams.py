@@ -367,6 +367,11 @@ def test_default_with_oids_on_is_refused_from_12(major: int) -> None:
     (11, "temp_buffers = 0x400", ()),
     (11, "random_page_cost = 1.5", ()),  # a real
     (12, "maintenance_work_mem = '0.5GB'", ()),
+    # a 9.x major is kept as 9 (PG_VERSION's 9.4, host.yaml's 9.6): what 9.x removed is said as removed from then
+    # on, with its replacement, not as a name PostgreSQL never had
+    (9, "checkpoint_segments = 32", ("PGV402",)),
+    (9, "replacement_sort_tuples = 150000", ()),  # 9.6's
+    (9, "wal_keep_segments = 32", ()),
     # units that came later: B in 11, us in 12
     (10, "work_mem = '1048576B'", ("PGV403",)),
     (11, "work_mem = '1048576B'", ()),
@@ -444,3 +449,15 @@ def test_datestyle_postgresql_refuses(text: str) -> None:
     with pytest.raises(InvalidValue) as refused:
         parse_value(load_param_table(15).params["datestyle"], text)
     assert refused.value.message == f'invalid value for parameter "DateStyle": "{text}"'
+
+
+def test_a_removal_within_9x_is_said_from_its_release_on(tmp_path: Path) -> None:
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
+
+    (tmp_path / "postgresql.conf").write_text("checkpoint_segments = 32\n")
+    (tmp_path / "PG_VERSION").write_text("9.4\n")
+    [host] = lint([tmp_path], LintOptions(select=("PGV402",))).hosts
+    [finding] = host.findings
+    assert finding.message.startswith('"checkpoint_segments" was removed in PostgreSQL 9.5 and is unknown to '
+                                      "PostgreSQL 9 from 9.5 on; its replacement is max_wal_size = '1536MB'")
