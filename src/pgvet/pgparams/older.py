@@ -1,5 +1,6 @@
 """What PostgreSQL 10 and 11 read otherwise than 12: boot values that differ from 12's, for the parameters
-pgvet's rules read; parameters 12 no longer has; values 12 refuses that they accept.
+pgvet's rules read; parameters 12 no longer has, and those it added; values 12 refuses that they accept, and
+integers 12 reads that they refuse.
 
 pgvet's parameter tables start at 12 (they are generated from real servers), and an older server is
 judged with 12's. Its unset parameters would then take 12's defaults: a PostgreSQL 11 would seem to run
@@ -48,9 +49,9 @@ _ADDED_IN_12 = ("archive_cleanup_command", "default_table_access_method", "log_t
                 "ssl_min_protocol_version", "tcp_user_timeout", "wal_init_zero", "wal_recycle")
 _FIRST_MAJOR = {**dict.fromkeys(_ADDED_IN_11, 11), **dict.fromkeys(_ADDED_IN_12, 12)}
 
-# Values 10 and 11 accept that 12 refuses, by parameter, with what they store for each (lower-cased): any Boolean of
-# default_with_oids (12's check hook refuses on: 12 removed tables WITH OIDS), dynamic_shared_memory_type = none
-# (12 took it away). Tried with `postgres -C` on 11.22 and 12.22.
+# Values 10 and 11 accept that 12 refuses, by parameter (lower-cased; None: every Boolean): default_with_oids = on
+# (12's check hook refuses it: 12 removed tables WITH OIDS), dynamic_shared_memory_type = none (12 took it away).
+# Tried with `postgres -C` on 11.22 and 12.22.
 _REFUSED_FROM_12: dict[str, frozenset[str] | None] = {"default_with_oids": None,
                                                       "dynamic_shared_memory_type": frozenset({"none"})}
 
