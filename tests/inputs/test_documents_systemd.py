@@ -132,3 +132,70 @@ def test_pgvet_lint_judges_shared_buffers_against_the_units_memory_limit(tmp_pat
     [finding] = [finding for finding in json.loads(result.output)["findings"] if finding["rule_id"] == "PGV501"]
     assert (Path(finding["path"]).name, finding["line"]) == ("postgresql.conf", 1)
     assert "2.0 GiB" in finding["message"]  # the unit's limit, not host.yaml's 64 GB
+
+
+# A unit from a server guide (find_string "/postgres -D ${PGDATA} -c", a markdown page's postgresql-enhanced.service),
+# its ExecStart given two more parameters as units do: postgres' options outrank postgresql.conf and ALTER SYSTEM.
+GUIDE_UNIT = """[Unit]
+Description=PostgreSQL database server
+After=network.target
+
+[Service]
+Type=notify
+User=postgres
+MemoryLimit=2G
+CPUQuota=300%
+ExecStartPre=/usr/lib/postgresql/15/bin/postgresql-check-db-dir ${PGDATA}
+ExecStart=/usr/lib/postgresql/15/bin/postgres -D ${PGDATA} -c config_file=/etc/postgresql/15/main/postgresql.conf \\
+  -c shared_buffers=3GB -N 500
+ExecReload=/bin/kill -HUP $MAINPID
+Environment=PGDATA=/var/lib/postgresql/15/main
+"""
+
+
+def test_the_parameters_execstart_gives_postgres_are_settings_at_its_line() -> None:
+    [host] = parse_systemd(GUIDE_UNIT, "postgresql-enhanced.service")
+    line = GUIDE_UNIT.split("\n").index("ExecStart=/usr/lib/postgresql/15/bin/postgres -D ${PGDATA} -c "
+                                        "config_file=/etc/postgresql/15/main/postgresql.conf \\") + 1
+    assert [(setting.name, setting.value, setting.source.line) for setting in host.settings] == [
+        ("config_file", "/etc/postgresql/15/main/postgresql.conf", line), ("shared_buffers", "3GB", line),
+        ("max_connections", "500", line)]
+    assert not host.notes and not host.problems and not host.hosting  # -D ${PGDATA} names no parameter
+
+
+@pytest.mark.parametrize(("exec_start", "settings", "unknown"), [
+    # pg_ctl passes its -o options on to postgres; systemd's quotes keep them one word
+    ('/usr/pgsql-16/bin/pg_ctl start -D ${PGDATA} -s -w -t 300 -o "-c work_mem=64MB -p 5433"',
+     [("work_mem", "64MB"), ("port", "5433")], []),
+    ("/usr/pgsql-16/bin/pg_ctl start -D /data --options='-B 1000'", [("shared_buffers", "8000kB")], []),
+    # a specifier or a variable systemd fills in: set, to what pgvet cannot know
+    ("/usr/lib/postgresql/16/bin/postgres -D /var/lib/postgresql/16/%i -c cluster_name=%i -c work_mem=8MB",
+     [("work_mem", "8MB")], ["pg.cluster_name"]),
+    # %% is a percent sign, $$ a dollar
+    ("-/usr/bin/postgres -c max_connections=${CONNECTIONS} -c 'log_line_prefix=%%m [%%p] $$ '",
+     [("log_line_prefix", "%m [%p] $ ")], ["pg.max_connections"]),
+])
+def test_execstart_options_systemd_gives_postgres(exec_start: str, settings: list[tuple[str, str]],
+                                                  unknown: list[str]) -> None:
+    text = f"[Service]\nExecStart={exec_start}\n"
+    assert recognise("postgresql.service", text) is not None  # without a limit, for the parameters it gives
+    [host] = parse_systemd(text, "postgresql.service")
+    assert [(setting.name, setting.value) for setting in host.settings] == settings
+    assert list(host.unknown) == unknown
+
+
+def test_pgvet_lint_and_fix_take_the_units_parameters_over_postgresql_conf(tmp_path: Path) -> None:
+    (tmp_path / "host.yaml").write_text("pg_version: 15\n")
+    (tmp_path / "postgresql.conf").write_text("shared_buffers = 512MB\nmax_connections = 100\n")
+    (tmp_path / "postgresql-enhanced.service").write_text(GUIDE_UNIT)
+    line = GUIDE_UNIT.split("\n").index("  -c shared_buffers=3GB -N 500")  # the ExecStart's first line
+    result = CliRunner().invoke(app, ["lint", str(tmp_path), "--format", "json"])
+    assert result.exit_code == 1, result.output
+    [finding] = [finding for finding in json.loads(result.output)["findings"] if finding["rule_id"] == "PGV540"]
+    assert (Path(finding["path"]).name, finding["line"]) == ("postgresql-enhanced.service", line)
+    assert "shared_buffers 3.0 GiB" in finding["message"] and "max_connections 500" in finding["message"]
+    fixed = CliRunner().invoke(app, ["fix", str(tmp_path)])
+    # postgresql.conf and ALTER SYSTEM would change nothing: the unit is where the value is changed
+    assert "shared_buffers = " not in fixed.output.split("# --- postgresql.conf ---")[-1]
+    assert (f"shared_buffers stays as it is: the server takes it from its command line or environment "
+            f"(postgresql-enhanced.service:{line})") in fixed.output

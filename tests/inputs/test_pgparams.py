@@ -325,6 +325,68 @@ def test_older_boot_values_are_valid_and_differ_from_12() -> None:
     assert older_boot_values(12) == {}
 
 
+@pytest.mark.parametrize("major", [12, 14, 18])
+def test_default_with_oids_on_is_refused_from_12(major: int) -> None:
+    """12 removed WITH OIDS and kept default_with_oids to refuse on: 12, 14 and 18 do not start with
+    ``default_with_oids = on`` (LOG:  tables declared WITH OIDS are not supported; FATAL: configuration file
+    contains errors), and take off."""
+    param = load_param_table(major).params["default_with_oids"]
+    with pytest.raises(InvalidValue) as refused:
+        parse_value(param, "on")
+    assert refused.value.message == "tables declared WITH OIDS are not supported"
+    assert parse_value(param, "off").native is False
+
+
+@pytest.mark.parametrize(("major", "line", "refused"), [
+    # each line tried with `postgres -C` and a start on 10.23, 11.22 and 12.22: refused (FATAL: configuration file
+    # contains errors) where a rule fires, started where none does
+    (10, "replacement_sort_tuples = 150000", ()),
+    (10, "default_with_oids = on", ()),
+    (11, "default_with_oids = on", ()),
+    (11, "replacement_sort_tuples = 150000", ("PGV402",)),
+    (12, "default_with_oids = on", ("PGV403",)),
+    # 12's parameters that 10.23 or 11.22 do not have: "unrecognized configuration parameter", FATAL
+    (10, "jit = off", ("PGV401",)),
+    (11, "jit = off", ()),
+    (11, "primary_conninfo = 'host=primary'", ("PGV401",)),
+    (11, "restrict_nonsystem_relation_kind = ''", ("PGV401",)),  # 12.20's, a fix 11 never had
+    (11, "allow_in_place_tablespaces = off", ()),  # backported to 10.21 and 11.16
+    # 12 took dynamic_shared_memory_type's none away (Available values: posix, sysv, mmap)
+    (11, "dynamic_shared_memory_type = none", ()),
+    (12, "dynamic_shared_memory_type = none", ("PGV403",)),
+    # 12 reads a fraction or an exponent in an integer parameter; 10 and 11 take what follows the integer for a
+    # unit and refuse it (invalid value; HINT: Valid units for this parameter are "B", "kB", "MB", "GB", and "TB")
+    (11, "maintenance_work_mem = '0.5GB'", ("PGV403",)),
+    (10, "checkpoint_timeout = '0.25h'", ("PGV403",)),
+    (11, "vacuum_cost_delay = '2.5ms'", ("PGV403",)),  # an integer before 12
+    (11, "max_connections = 100.0", ("PGV403",)),
+    (11, "effective_cache_size = '1e6'", ("PGV403",)),
+    (11, "maintenance_work_mem = '512MB'", ()),
+    (11, "temp_buffers = 0x400", ()),
+    (11, "random_page_cost = 1.5", ()),  # a real
+    (12, "maintenance_work_mem = '0.5GB'", ()),
+    # a 9.x major is kept as 9 (PG_VERSION's 9.4, host.yaml's 9.6): what 9.x removed is said as removed from then
+    # on, with its replacement, not as a name PostgreSQL never had
+    (9, "checkpoint_segments = 32", ("PGV402",)),
+    (9, "replacement_sort_tuples = 150000", ()),  # 9.6's
+    (9, "wal_keep_segments = 32", ()),
+    # units that came later: B in 11, us in 12
+    (10, "work_mem = '1048576B'", ("PGV403",)),
+    (11, "work_mem = '1048576B'", ()),
+    (11, "statement_timeout = '500us'", ("PGV403",)),
+    (12, "statement_timeout = '500us'", ()),
+])
+def test_an_older_server_is_judged_on_the_parameters_it_knows(tmp_path: Path, major: int, line: str,
+                                                               refused: tuple[str, ...]) -> None:
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
+
+    (tmp_path / "postgresql.conf").write_text(line + "\n")
+    (tmp_path / "host.yaml").write_text(f"pg_version: {major}\n")
+    [host] = lint([tmp_path], LintOptions(select=("startup",))).hosts
+    assert tuple(finding.rule_id for finding in host.findings) == refused
+
+
 @pytest.mark.parametrize(("major", "name", "boot"), [
     (12, "jit", True), (13, "hash_mem_multiplier", 1.0), (14, "hash_mem_multiplier", 1.0),
     (15, "hash_mem_multiplier", 2.0), (13, "password_encryption", "md5"), (14, "password_encryption", "scram-sha-256"),
@@ -385,3 +447,15 @@ def test_datestyle_postgresql_refuses(text: str) -> None:
     with pytest.raises(InvalidValue) as refused:
         parse_value(load_param_table(15).params["datestyle"], text)
     assert refused.value.message == f'invalid value for parameter "DateStyle": "{text}"'
+
+
+def test_a_removal_within_9x_is_said_from_its_release_on(tmp_path: Path) -> None:
+    from pgvet.run.lint import lint
+    from pgvet.run.options import LintOptions
+
+    (tmp_path / "postgresql.conf").write_text("checkpoint_segments = 32\n")
+    (tmp_path / "PG_VERSION").write_text("9.4\n")
+    [host] = lint([tmp_path], LintOptions(select=("PGV402",))).hosts
+    [finding] = host.findings
+    assert finding.message.startswith('"checkpoint_segments" was removed in PostgreSQL 9.5 and is unknown to '
+                                      "PostgreSQL 9 from 9.5 on; its replacement is max_wal_size = '1536MB'")

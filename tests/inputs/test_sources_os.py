@@ -544,3 +544,22 @@ def test_lines_are_counted_at_newlines_only(kind: str, lines: list[str], reading
     another character that str.splitlines() breaks at leaves the line numbers of what follows unchanged."""
     text = "".join(line.replace("{}", other) + "\n" for line in lines)
     assert reading(text) == len(lines)
+
+
+@pytest.mark.parametrize(("written", "major"), [
+    ("9.6", 9), ("'9.6'", 9), ("9.0", 9), ("16", 16), ("'17'", 17),
+    ("10.5", None), ("9.7", None), ("8.4", None), ("100", None),
+])
+def test_host_yaml_pg_version_names_a_major_as_pg_version_does(written: str, major: int | None) -> None:
+    # before 10 a major is two numbers; pgvet keeps the first, as it reads PG_VERSION's 9.6 (a user's
+    # `pg_version: 9.6` was refused, exit 2); 10.5 is a minor release of 10, no major
+    from pgvet.errors import ParseError
+    from pgvet.inputs.host_yaml import parse_host_yaml
+
+    text = f"pg_version: {written}\n"
+    if major is None:
+        with pytest.raises(ParseError) as raised:
+            parse_host_yaml(text, "h.yaml")
+        assert "pg_version must be a major version: a whole number from 9 to 99, or 9.0 to 9.6" in str(raised.value)
+    else:
+        assert parse_host_yaml(text, "h.yaml")["pg_version"].value == major

@@ -169,12 +169,16 @@ def test_seed_hosts_document_is_current() -> None:
 
 
 def test_a_host_older_than_the_oldest_catalog_says_what_its_validity_misses(tmp_path: Path) -> None:
-    # PostgreSQL 11 refuses at start a parameter 12 added (FATAL: unrecognized configuration parameter, tried on
-    # 11.22): judged with 12's catalog pgvet cannot report it, and says so where it is seen, not in a note
+    # PostgreSQL 11 refuses at start a parameter 12 added (FATAL: unrecognized configuration parameter) and a
+    # fraction with a unit (invalid value), tried on 11.22: pgvet reports both; what it has not found it cannot,
+    # and says so where it is seen, not in a note
     (tmp_path / "PG_VERSION").write_text("11\n")
-    (tmp_path / "postgresql.conf").write_text("ssl_min_protocol_version = 'TLSv1.2'\n")
-    [host] = lint([tmp_path], LintOptions()).hosts
+    (tmp_path / "postgresql.conf").write_text("ssl_min_protocol_version = 'TLSv1.2'\nwork_mem = '0.5MB'\n")
+    [host] = lint([tmp_path], LintOptions(select=("startup",))).hosts
+    assert sorted((finding.rule_id, finding.subject) for finding in host.findings) == [
+        ("PGV401", "ssl_min_protocol_version"), ("PGV403", "work_mem")]
     [warning] = [warning for warning in host.host_facts.warnings if "no parameter catalog" in warning]
     assert warning.startswith("PG_VERSION:1: PostgreSQL 11 has no parameter catalog in pgvet: its settings are "
-                              "judged with 12's")
+                              "judged with 12's, with what 10.23 and 11.22 read otherwise")
+    assert "a refusal of PostgreSQL 11's at start that pgvet has not found" in warning
     assert "is not reported" in warning

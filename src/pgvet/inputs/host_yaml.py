@@ -19,6 +19,7 @@ from difflib import get_close_matches
 from typing import Any
 
 from pgvet.errors import ParseError
+from pgvet.inputs.pg_version import major_version
 from pgvet.provenance import Located, Source
 from pgvet.safeyaml import YamlError, load_yaml
 
@@ -142,6 +143,14 @@ def _line(node: Any, key: str | int | None = None) -> int | None:
     return int(position.line) + 1
 
 
+def _major_version(value: Any) -> int:
+    major = major_version(value)
+    if major is None:
+        raise ValueError("pg_version must be a major version: a whole number from 9 to 99, or 9.0 to 9.6 (before 10 "
+                         "a major has two numbers; pgvet judges them as 9)")
+    return major
+
+
 def _choice(options: tuple[Any, ...], name: str) -> Callable[[Any], Any]:
     def validate(value: Any) -> Any:
         candidate = value.lower() if isinstance(value, str) else value
@@ -219,7 +228,7 @@ def _paths(name: str) -> Callable[[Any], list[str]]:
 # key in host.yaml → (fact suffix, validator)
 _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "name": ("name", _text("name")),
-    "pg_version": ("pg_version", _integer(9, 99, "pg_version")),
+    "pg_version": ("pg_version", _major_version),
     "workload": ("workload", _choice(WORKLOADS, "workload")),
     "storage": ("storage", _choice(STORAGE_KINDS, "storage")),
     "dedicated": ("dedicated", _boolean("dedicated")),

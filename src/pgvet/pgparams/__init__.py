@@ -219,11 +219,13 @@ def removed_parameter(name: str, major: int) -> Removal | None:
     gone in 16): the returned replacement is one that ``major`` knows, or None.
     """
     removal = REMOVALS.get(name.lower())
-    if removal is None or version_key(removal.removed_in) > (major,):
+    # a major before 10 is its series (9 for 9.0 to 9.6: PG_VERSION's 9.4 is read as 9), judged as its last release
+    release = (major,) if major >= 10 else (major, 99)
+    if removal is None or version_key(removal.removed_in) > release:
         return None
     replacement, notes = removal.replacement, [removal.note]
     while replacement is not None and (later := REMOVALS.get(replacement)) is not None \
-            and version_key(later.removed_in) <= (major,):
+            and version_key(later.removed_in) <= release:
         notes.append(f"{replacement} was removed in turn in {later.removed_in}: {later.note}")
         replacement = later.replacement
     if replacement == removal.replacement:

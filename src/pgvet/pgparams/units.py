@@ -7,7 +7,8 @@ of the parameter's own unit; then the range check. Reals: ``strtod`` (hexadecima
 ``nan`` rejected) and the same units, without the final rounding. Booleans: unique prefixes of
 on/off/true/false/yes/no and 1/0, case-insensitive. Enums: the exact name, case-insensitive,
 including the hidden spellings. Check hooks (C functions some parameters add) are not reproduced, except
-those that rewrite a valid value (:data:`_REWRITING_HOOKS`), so that the value is the one SHOW gives.
+those that rewrite a valid value (:data:`_REWRITING_HOOKS`), so that the value is the one SHOW gives, and the
+Boolean ones that refuse a value (:data:`_REFUSED_BOOLEANS`).
 """
 
 from __future__ import annotations
@@ -322,6 +323,11 @@ def _check_datestyle(param: Param, text: str) -> str:
     return f"{style}, {order}"
 
 
+# Check hooks that refuse one value of a Boolean, with PostgreSQL's message (GUC_check_errmsg's): 12 removed
+# tables WITH OIDS and kept default_with_oids (check_default_with_oids) to refuse on.
+_REFUSED_BOOLEANS = {"default_with_oids": (True, "tables declared WITH OIDS are not supported")}
+
+
 # Check hooks that store a text otherwise than written, by parameter name (as PostgreSQL spells it).
 _STRING_HOOKS = {"DateStyle": _check_datestyle}
 
@@ -332,6 +338,9 @@ def parse_value(param: Param, text: str) -> ParsedValue:
         flag = parse_bool(text)
         if flag is None:
             raise InvalidValue(f'parameter "{param.name}" requires a Boolean value')
+        refused = _REFUSED_BOOLEANS.get(param.name)
+        if refused is not None and refused[0] == flag:
+            raise InvalidValue(refused[1])
         return ParsedValue(flag, flag, False)
     if param.vartype == "integer":
         integer, had_unit = _parse_int(param, text)

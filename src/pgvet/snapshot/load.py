@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pgvet.errors import InputError, UsageError
 from pgvet.inputs import sysctl
-from pgvet.inputs.documents import parameters_unknown
+from pgvet.inputs.documents import document_kind, parameters_unknown
 from pgvet.inputs.host_yaml import parse_host_yaml
 from pgvet.inputs.lscpu import parse_lscpu
 from pgvet.inputs.meminfo import parse_meminfo
@@ -193,6 +193,11 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
     _load_kernel(builder, inputs, [setting for document in declared_here for setting in document.sysctl], page_size)
     lines = ConfResult(settings=[setting for document in declared_here for setting in document.settings],
                        problems=[problem for document in declared_here for problem in document.problems])
+    for document in declared_here:
+        # a service unit's ExecStart options outrank postgresql.conf and ALTER SYSTEM, which a fix writes: the fix
+        # says to change them in the unit (as a live server's command line)
+        if not document.hosting and document.settings and document_kind(document.kind).on_command_line:
+            builder.host.set_outside_files.update((setting.name, setting.source) for setting in document.settings)
     unseen = bool(hosting) and hosting[index].unseen_configuration
     unread: dict[str, Source] = {}
     if hosting and (configuration := hosting[index].configuration_file) is not None:

@@ -31,8 +31,14 @@ from pgvet.pgparams import (
     load_param_table,
     removed_parameter,
 )
-from pgvet.pgparams.older import older_boot_values
-from pgvet.pgparams.units import InvalidValue, ParsedValue, parse_value
+from pgvet.pgparams.older import (
+    accepted_before_12,
+    added_after,
+    known_before_12,
+    older_boot_values,
+    refused_before_12,
+)
+from pgvet.pgparams.units import InvalidValue, ParsedValue, parse_bool, parse_value
 from pgvet.pgparams.upgrade import default_changes
 from pgvet.provenance import Located, Source
 from pgvet.snapshot.discovery import SnapshotInputs
@@ -50,10 +56,11 @@ def _param_table_for(major: int, host: HostFacts, source: Source) -> ParamTable:
     if major < nearest:
         # a warning: the validity rules would miss what stops this server (a parameter it does not know is fatal)
         host.warnings.append(
-            f"{source}: PostgreSQL {major} has no parameter catalog in pgvet: its settings are judged with {nearest}'s "
-            f"(unset ones with {major}'s own defaults where they differ), so a parameter {nearest} or later added, "
-            f"which PostgreSQL {major} refuses at start (ssl_min_protocol_version, primary_conninfo in "
-            "postgresql.conf before 12…), is not reported"
+            f"{source}: PostgreSQL {major} has no parameter catalog in pgvet: its settings are judged with "
+            f"{nearest}'s, with what 10.23 and 11.22 read otherwise (names, values, units, defaults: "
+            f"pgparams/older.py), so a refusal of PostgreSQL {major}'s at start that pgvet has not found (an "
+            f"enumerated value {nearest} added"
+            + (", a parameter 10 added" if major < 10 else "") + ") is not reported"
         )
     else:
         host.notes.append(f"PostgreSQL {major} has no parameter catalog in pgvet; settings are judged with {nearest}'s")
@@ -248,8 +255,28 @@ def _conf_items(host: HostFacts, conf: ConfResult, param_table: ParamTable, para
         if winner is not setting:
             fields["setting.overridden_by"] = str(winner.source)
             fields["setting.overridden_in_auto_conf"] = is_auto_conf(winner.source.path)
-        if param is not None:
+        if param is not None and added_after(name, major):
+            fields["setting.known"] = False  # 12's, which the host's older version does not have (jit on 10)
+        elif param is not None:
             fields.update(_value_fields(param.major, param.name, value))
+            refused = None if fields["setting.invalid"] else refused_before_12(param.name, param.vartype, param.kind,
+                                                                               major, value)
+            if refused is not None:  # a value 12 reads and the host's older version refuses (0.5GB before 12)
+                for key in ("setting.canonical", "setting.bare_number", "setting.build_option",
+                            "setting.build_configure", "setting.build_mainstream"):
+                    fields.pop(key, None)
+                fields.update({"setting.invalid": True, "setting.error": refused[0]})
+                if refused[1] is not None:
+                    fields["setting.hint"] = refused[1]
+            if fields["setting.invalid"] and accepted_before_12(name, major, value):
+                flag = parse_bool(value) if param.vartype == "bool" else None
+                if param.vartype != "bool" or flag is not None:  # what 10 and 11 store: a Boolean, an enum's value
+                    fields.update({"setting.invalid": False,
+                                   "setting.canonical": flag if flag is not None else value.strip().lower()})
+                    fields.pop("setting.error")
+                    fields.pop("setting.hint", None)
+        elif known_before_12(name, major):
+            fields["setting.known"] = True  # the host's version's, which 12's catalog no longer holds: not judged
         elif not placeholder:
             removal = removed_parameter(name, major)
             if removal is not None:

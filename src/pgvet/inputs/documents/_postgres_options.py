@@ -33,6 +33,12 @@ class Dialect(NamedTuple):
     two_words: str  # '"-c", "name=value" as two items'
     filled_in: Callable[[str], bool] = placeholder
     filled_by: str = "an environment variable"
+    escapes: tuple[tuple[str, str], ...] = (("$$", "$"),)  # what the tool writes for a character it would fill in
+
+    def unescaped(self, word: str) -> str:
+        for escape, character in self.escapes:
+            word = word.replace(escape, character)
+        return word
 
 
 def read_options(declared: DeclaredHost, arguments: list[tuple[str, Source]], dialect: Dialect) -> None:
@@ -52,7 +58,7 @@ def read_options(declared: DeclaredHost, arguments: list[tuple[str, Source]], di
             if len(word) > 2 and word[0] == "-" and (parameter := letter_parameter(word[1])):  # -p${PORT}
                 declared.unknown[f"pg.{parameter}"] = source
             continue
-        word = word.replace("$$", "$")
+        word = dialect.unescaped(word)
         if word.startswith("--"):
             _assignment(declared, word[2:], word, source, dialect)
         elif word.startswith("-") and len(word) > 1:
@@ -64,7 +70,7 @@ def read_options(declared: DeclaredHost, arguments: list[tuple[str, Source]], di
                     if (parameter := letter_parameter(letter)) is not None:  # -p ${PORT}: set, to what pgvet
                         declared.unknown[f"pg.{parameter}"] = source  # cannot know
                     continue
-                value = value.replace("$$", "$")
+                value = dialect.unescaped(value)
             if letter == "c":
                 _assignment(declared, value or "", word, source, dialect)
             elif (setting := letter_setting(letter, value)) is not None:

@@ -28,6 +28,7 @@ from pgvet.inputs.documents import (
     load_document,
     yaml_line,
 )
+from pgvet.inputs.pg_version import major_version
 from pgvet.inputs.sysctl import SysctlSetting, declared_sysctl_value, normalise_key
 from pgvet.provenance import Located, Source
 
@@ -161,11 +162,11 @@ def _role_local_parameters(declared: DeclaredHost, source: Source) -> None:
 def _version(declared: DeclaredHost, variable: str, holder: Any, path: str) -> None:
     source = Source(path, yaml_line(holder, variable))
     value, skipped = _literal(holder[variable])
-    text = str(value).strip() if skipped is None and not isinstance(value, bool) else ""
+    major = major_version(value) if skipped is None else None
     if skipped is not None:
         declared.notes.append(f"{_where(source)}: {variable} {skipped}: not read")
-    elif text.isdigit() and 9 <= int(text) <= 99:
-        declared.host["pg_version"] = Located(int(text), source)
+    elif major is not None:
+        declared.host["pg_version"] = Located(major, source)
     else:
         declared.notes.append(f"{_where(source)}: {variable} {value!r} is no major version: not read")
 
