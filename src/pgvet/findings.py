@@ -129,7 +129,7 @@ class Passed(NamedTuple):
     values: dict[str, FactValue | None]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class HostResult:
     """The outcome of linting one host. ``passed`` is None unless passes were asked for."""
 
@@ -164,7 +164,7 @@ class HostError(NamedTuple):
     namesake: bool = False  # as HostResult's
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class LintResult:
     """Everything one run produced, handed to the reporters."""
 
