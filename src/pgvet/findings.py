@@ -120,17 +120,16 @@ class NotEvaluated(NamedTuple):
     reason: str | None = None  # a runtime error instead of missing facts (a text where a number was expected)
 
 
-@dataclass(frozen=True, slots=True)
-class Passed:
+class Passed(NamedTuple):
     """A rule that was evaluated and did not fire, with the values it computed (for `pgvet check`)."""
 
     rule_id: str
     rule_name: str
-    subject: str | None = None
-    values: dict[str, FactValue | None] = field(default_factory=dict)
+    subject: str | None
+    values: dict[str, FactValue | None]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class HostResult:
     """The outcome of linting one host. ``passed`` is None unless passes were asked for."""
 
@@ -165,7 +164,7 @@ class HostError(NamedTuple):
     namesake: bool = False  # as HostResult's
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class LintResult:
     """Everything one run produced, handed to the reporters."""
 

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import textwrap
 import tracemalloc
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -417,7 +416,7 @@ def test_a_directory_of_documents_is_bounded_before_they_are_parsed(tmp_path: Pa
             parsed.append(path)
             return kind.parse(text, path)
 
-        return replace(kind, parse=parse)
+        return kind._replace(parse=parse)
 
     monkeypatch.setattr(declared_hosts, "recognise", recognise)
     host = tmp_path / "host"

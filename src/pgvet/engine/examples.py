@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pgvet.engine.evaluate import evaluate_rule, rule_params
 from pgvet.engine.ir import Value
@@ -13,8 +13,7 @@ from pgvet.provenance import Source
 from pgvet.snapshot.facts import Fact, HostFacts, Item
 
 
-@dataclass(frozen=True, slots=True)
-class ExampleFailure:
+class ExampleFailure(NamedTuple):
     rule_id: str
     number: int  # 1-based, as in the example id PGV101-ex1
     file: str

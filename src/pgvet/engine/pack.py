@@ -56,7 +56,7 @@ class Example(NamedTuple):
     fix: dict[str, str | None] | None = None  # settings the rule's own fix writes (None: not computed)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class DerivedFormula:
     name: str
     formula: str
@@ -73,7 +73,7 @@ class DerivedFormula:
     as_captured: bool = False  # kept as computed on the host as captured, in every world the planner makes
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Rule:
     id: str
     name: str
@@ -114,7 +114,7 @@ class Rule:
                         why=self.why, references=self.references)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class RulePack:
     rules: list[Rule]
     derived: list[DerivedFormula]

@@ -127,7 +127,7 @@ class ConfProblem(NamedTuple):
 _new_tuple = tuple.__new__
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class ConfResult:
     settings: list[ConfSetting] = field(default_factory=list)  # every occurrence, in applying order
     problems: list[ConfProblem] = field(default_factory=list)
@@ -376,7 +376,7 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class _Loader:
     root: str  # as given: every file is read beneath it but the top files the user named (``given``)
     display_base: str | None  # absolute, lexical

@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
-from typing import Literal
+from typing import Literal, NamedTuple
 
 # The type of a fact, as rules see it (engine/factnames.py checks expressions with them).
 FactType = Literal["int", "float", "number", "bytes", "seconds", "bool", "text", "any"]
 
 
-@dataclass(frozen=True)
-class InputKind:
+class InputKind(NamedTuple):
     """One kind of input file.
 
     ``name`` is the kind's key everywhere (SnapshotInputs, collect.json's manifest); ``file_names`` are the
@@ -43,7 +41,7 @@ class InputKind:
     parser_function: str
     option: str | None = None  # read from a host directory only when None
     option_help: str = ""
-    facts: Mapping[str, FactType] = field(default_factory=dict)
+    facts: Mapping[str, FactType] = MappingProxyType({})
     many: bool = False  # several files (the option may be repeated)
     directory: str | None = None
     directory_order: str = ""  # the function of parser_module that orders the directory's file names

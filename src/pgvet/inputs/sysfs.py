@@ -46,7 +46,7 @@ def active_value(text: str) -> str:
     return text.strip()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class SysfsDump:
     thp: dict[str, Located[str]] = field(default_factory=dict)
     cgroup_memory_max: Located[int] | None = None

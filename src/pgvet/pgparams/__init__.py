@@ -10,7 +10,6 @@ cached. Value parsing is in :mod:`pgvet.pgparams.units`; removed parameters in
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -105,14 +104,13 @@ class Param(NamedTuple):
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class ParamTable:
+class ParamTable(NamedTuple):
     """The parameters of one major version, keyed by lower-case name."""
 
     major: int
     params: dict[str, Param]
-    aliases: dict[str, str] = field(default_factory=dict)  # old name → current name (guc.c map_old_guc_names)
-    server_version: str = ""
+    aliases: dict[str, str]  # old name → current name (guc.c map_old_guc_names)
+    server_version: str
 
     def get(self, name: str) -> Param | None:
         """The parameter called ``name`` (any case, old alias names included), or None."""

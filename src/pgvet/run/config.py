@@ -41,7 +41,7 @@ SEVERITIES = ("info", "warning", "error")
 KNOWN_KEYS = frozenset({"select", "ignore", "fail-on", "rules", "params", "baseline", "ignore-file"})
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Config:
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)

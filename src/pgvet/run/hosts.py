@@ -118,7 +118,7 @@ def facts_read(pack: RulePack) -> frozenset[str]:
 BATCH_HOSTS = 16
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Linter:
     """What every host of a run shares, worked out once: the rules with their parameters, the facts to load,
     the planner of the hosts' targets, the ignore file."""

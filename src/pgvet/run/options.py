@@ -11,7 +11,7 @@ from pgvet.run.config import Config
 from pgvet.snapshot.discovery import SnapshotInputs
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class LintOptions:
     rules: list[Path] = field(default_factory=list)
     select: list[str] = field(default_factory=list)
@@ -29,7 +29,7 @@ class LintOptions:
     upgrade_to: int | None = None  # judge the PostgreSQL files as this major version reads them
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class RunOptions:
     """What `pgvet lint` asks of a run, as its command line says it (run.lint.run_lint); None: not given, the
     configuration's then."""

@@ -27,7 +27,7 @@ from pgvet.snapshot.discovery import (
 HOST_MARKERS = host_markers()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class GivenPaths:
     """What the paths of a command line name (host_directories)."""
 

@@ -26,7 +26,7 @@ class HostRow(NamedTuple):
     info: int
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class RuleRow:
     rule_id: str
     rule_name: str
@@ -34,7 +34,7 @@ class RuleRow:
     hosts: int = 0
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class RunSummary:
     """Counts of a run, fed host by host (``add``, ``add_error``)."""
 

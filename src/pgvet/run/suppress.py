@@ -47,7 +47,7 @@ MAX_SCANNED_BYTES = 4 * 1024 * 1024
 BASELINE_FORMAT = 1
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Suppression:
     selectors: tuple[str, ...]
     reason: str
@@ -176,7 +176,7 @@ IGNORE_FILE = ".pgvet-ignore.yaml"
 DEFAULT_BASELINE = "pgvet-baseline.json"  # what `pgvet baseline` writes and reads when told no other file
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class IgnoreEntry:
     host: str
     rule: str

@@ -86,7 +86,7 @@ def host_names(hosting: Sequence[DeclaredHost], directory: str, overlay: str | N
 MAX_DECLARED_HOSTS = 200
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class DirectoryDocuments:
     """What a directory's configuration documents declare, read once for all its hosts: the texts read (counted
     against each host's bounds), the declared hosts and machine settings, what could not be read."""

@@ -33,7 +33,7 @@ from pgvet.paths import is_inside
 from pgvet.snapshot.facts import HostFacts
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class SnapshotInputs:
     """The input files of one host by kind (inputs/registry.py); any subset may be present. A kind of several
     files (sysctl_conf) lists them in the order they apply."""
@@ -231,7 +231,7 @@ MAX_SEARCH_ENTRIES = 20_000  # files and directories looked at
 MAX_SEARCH_BYTES = 64 * 1024 * 1024  # of the files read to tell whether they are documents (YAML is slow to parse)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class SearchedHosts:
     """What ``hosts_under`` found, and where it stopped short (a notice to say: a host not found is not linted)."""
 

@@ -84,7 +84,7 @@ class Item(dict[str, FactValue]):
             self.sources[name] = source
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class HostFacts:
     """Everything pgvet knows about one host, ready for the rules.
 

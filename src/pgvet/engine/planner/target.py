@@ -97,7 +97,7 @@ class Target:
         return next((step for step in self.by_hand if step.setting == setting), None)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Proposal:
     value: str
     rules: list[str]

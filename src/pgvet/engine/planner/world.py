@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 PLANNED = Source("<target>")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class World:
     """A host as the target makes it: its facts with planned values, the facts planned so far changed, and the
     host-wide derived values computed on it so far (kept by the next world for the formulas whose inputs it

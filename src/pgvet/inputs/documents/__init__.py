@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol
 
 from pgvet.errors import ParseError
@@ -126,8 +127,7 @@ class RunningStep(NamedTuple):
     place: str  # where in the document these parameters are set ("postgres0.yml's postgresql.parameters")
 
 
-@dataclass(frozen=True)
-class DocumentKind:
+class DocumentKind(NamedTuple):
     """One kind of configuration document.
 
     ``suffixes``: the file names it may have (``.yaml``, ``.yml``, ``tuned.conf``…), compared with the end of
@@ -151,7 +151,7 @@ class DocumentKind:
     recognises: Callable[[str, str], bool]
     parse: Callable[[str, str], list[DeclaredHost]]
     parameter: Callable[[str, str], str] = yaml_parameter
-    parameter_forms: Mapping[str, Callable[[str, str], str]] = field(default_factory=dict)
+    parameter_forms: Mapping[str, Callable[[str, str], str]] = MappingProxyType({})
     running_steps: Callable[[Mapping[str, SourcedValue], Mapping[str, str]], list[RunningStep]] | None = None
     on_command_line: bool = False
 

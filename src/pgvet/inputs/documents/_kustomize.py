@@ -94,7 +94,7 @@ class Overlay(NamedTuple):
             ("bases", self.bases), ("components", self.components), ("patches", self.patches)) if entries)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class Listed:
     """What a directory's kustomization (``shown``, its file's name) lists that pgvet reads with the directory
     (read_listed), besides the directory's own files. ``files``: (path, the directory it is read beneath), in
