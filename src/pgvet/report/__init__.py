@@ -104,6 +104,21 @@ def prose(text: str) -> str:
     return one_line(_BLANKS.sub(" ", text.strip()))
 
 
+# ASCII punctuation, which CommonMark lets a backslash make literal (and only it).
+_MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def markdown_text(text: str) -> str:
+    """Text of another's (a repository's values, a rule pack's words) as inert Markdown: every ASCII punctuation
+    character escaped, so that its Markdown or HTML (``![x](https://…)``, ``<img src=…>``, a link, emphasis) renders
+    as the characters it is — an image would be fetched from another's server whenever the page is viewed —, a
+    pipe ends no table cell, and a backslash before a backslash is no escape (``r\\\\u202e`` shown as an escaped
+    override). GFM's autolinks are found in the text once escapes are read: an address (``ops\\@evil.example``
+    became a mailto link) is broken by a word joiner (U+2060, invisible) before its ``@``; a ``www.`` or
+    ``https://`` is left as text."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text).replace("\\@", "\u2060\\@")
+
+
 class ReportOptions(NamedTuple):
     color: bool | None = None  # None: decide from the terminal, NO_COLOR and PRE_COMMIT
     verbose: bool = False
