@@ -14,6 +14,7 @@ from pgvet.inputs.registry import host_markers
 from pgvet.run.suppress import IGNORE_FILE
 from pgvet.snapshot.discovery import (
     DROP_IN_FOLDER,
+    MountSearch,
     discover,
     hosts_under,
     is_document,
@@ -58,6 +59,7 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
     directories_given: set[str] = set()
     loose: list[tuple[Path, Path]] = []  # (file, its own directory) for files under no host marker
     mounted_by: dict[Path, Path | None] = {}  # a host directory's, by mounting_host (once: files share directories)
+    mount_search = MountSearch()
     for path in _searched(paths, given.notices):
         host = path
         if path.is_file():
@@ -68,7 +70,7 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
                 if any((directory / marker).exists() for marker in HOST_MARKERS):
                     # the postgresql.conf a compose service above mounts as its config_file: that service's host
                     if directory not in mounted_by:
-                        mounted_by[directory] = mounting_host(directory, boundary)
+                        mounted_by[directory] = mounting_host(directory, boundary, mount_search)
                     host = mounted_by[directory] or directory
                     break
                 kustomized = _kustomized(directory, path)
@@ -91,6 +93,8 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
         else:
             directories_given.add(os.path.realpath(host))
         hosts.setdefault(os.path.realpath(host), host)
+    if mount_search.stopped is not None:
+        given.notices.append(mount_search.stopped)
     for file, directory in loose:
         parent = os.path.realpath(directory)
         if parent in directories_given:  # linted as given: the file is checked against its inputs
