@@ -543,11 +543,11 @@ def test_ctrl_c_during_check_says_what_was_left(tmp_path: Path, monkeypatch: pyt
 
 
 def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[str, ...],
-                             text: str = "work_mem = '9MB'\n",
-                             copied: frozenset[str] = frozenset()) -> tuple[Path, Path]:
+                             text: str = "work_mem = '9MB'\n", copied: frozenset[str] = frozenset(),
+                             file_settings: tuple[tuple[str | None, ...], ...] = ()) -> tuple[Path, Path]:
     """A server whose postgresql.conf includes each of ``names`` (each holding ``text``: a setting of work_mem),
     collected (``copied``: those of them the snapshot holds): the snapshot, and the server's configuration
-    directory."""
+    directory. ``file_settings``: rows its pg_file_settings adds."""
     base = pgservers.make_tempdir("pgvet-fakepg-")
     try:
         data, config, sockets = base / "data", base / "etc" / "main", base / "sock"
@@ -560,7 +560,11 @@ def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[st
             (config / name).write_text(text)
         (data / "postgresql.auto.conf").write_text("")
         pgservers.chown_tree(base)
-        with serve_in_process(standard_answers(str(data)), data=data, socket_dir=sockets, user=postgres_user,
+        answers = standard_answers(str(data))
+        listed = answers["FROM pg_show_all_file_settings()"]
+        assert isinstance(listed, Rows)
+        answers["FROM pg_show_all_file_settings()"] = Rows(FILE_SETTINGS_COLUMNS, (*listed.rows, *file_settings))
+        with serve_in_process(answers, data=data, socket_dir=sockets, user=postgres_user,
                               argv=["-D", str(data), "-c", f"config_file={config}/postgresql.conf"]):
             snapshot = collect_command(tmp_path / "out", f"host={sockets} port=5432 user=postgres")
     finally:
@@ -622,6 +626,29 @@ def test_what_a_superuser_includes_that_is_no_configuration_is_not_copied_as_it_
                                            frozenset({"pgpass.conf"}))
     assert (snapshot / "pgpass.conf").read_text() == "db.example'***'\n***\nwork_mem = '9MB'\n"
     assert b"Pgp4ss-S3cret" not in _every_byte(snapshot) and KEY_BODY.encode() not in _every_byte(snapshot)
+
+
+def test_what_a_superuser_includes_that_parses_as_settings_of_no_parameter_is_not_copied(
+        tmp_path: Path, postgres_user: str) -> None:
+    # `include 'environment'` (an environment file: KEY=value lines, a service's secrets): every line parses as a
+    # setting, of a name PostgreSQL does not know (it refuses the file, pg_file_settings lists each with its error),
+    # and the collection copied them all, and wrote pg_file_settings' values, into the snapshot. A name the server
+    # does not know, nor any major (an alias, sort_mem: a setting), has its value redacted; its name stays, so the
+    # snapshot's lint says the same unknown parameters (PGV401).
+    text = ("PGPASSWORD=Env-S3cret-1\nAWS_SECRET_ACCESS_KEY = 'Env-S3cret-2'\nGITHUB_TOKEN=Env-S3cret-3 # ci\n"
+            "sort_mem = '9MB'\nwork_mem = '9MB'\n#PGHOST=db.example\n")
+    snapshot, _ = _collected_with_includes(tmp_path, postgres_user, ("environment.conf",), text,
+                                           frozenset({"environment.conf"}), file_settings=(
+        ("/etc/main/environment.conf", "1", "3", "PGPASSWORD", "Env-S3cret-1", "f",
+         "unrecognized configuration parameter"),
+        ("/etc/main/environment.conf", "4", "4", "sort_mem", "9MB", "t", None)))
+    assert (snapshot / "environment.conf").read_text() == (
+        "PGPASSWORD='***'\nAWS_SECRET_ACCESS_KEY = '***'\nGITHUB_TOKEN='***' # ci\nsort_mem = '9MB'\n"
+        "work_mem = '9MB'\n#PGHOST=db.example\n")
+    rows = {row["name"]: row["setting"] for row in json.loads((snapshot / "pg_settings.json").read_text())[
+        "file_settings"]}
+    assert rows["PGPASSWORD"] == "***" and rows["sort_mem"] == "9MB" and rows["shared_buffers"] == "128MB"
+    assert b"Env-S3cret" not in _every_byte(snapshot)
 
 
 def test_configuration_files_past_what_a_host_may_hold_are_not_copied(tmp_path: Path, postgres_user: str) -> None:
