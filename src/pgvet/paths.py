@@ -57,6 +57,16 @@ def real_path_beneath(real_root: str, path: str, given_root: str | None = None) 
     return real
 
 
+def real_path_within(absolute: str, real_root: str, given_root: str) -> str | None:
+    """An absolute path's real path when it lies in a directory (``given_root`` as given, absolute and lexical, or
+    ``real_root``, its real path), its links resolved beneath it (real_path_beneath); None when it lies elsewhere or a
+    link leads it out, nothing outside looked up."""
+    for prefix in (given_root, real_root):
+        if absolute == prefix or is_inside(absolute, prefix):
+            return real_path_beneath(real_root, absolute[len(prefix):], given_root)
+    return None
+
+
 def path_steps(path: str) -> list[str]:
     """The components of a path still to walk, the next one last."""
     return [part for part in reversed(path.split("/")) if part not in ("", ".")]

@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pgvet.errors import InputError
 from pgvet.inputs.reading import InGitDirectory, LeadsOut, NotRegular, find_mark_in_bytes, read_input
-from pgvet.paths import real_path_beneath
+from pgvet.paths import real_path_within
 from pgvet.provenance import Source
 
 if TYPE_CHECKING:
@@ -404,9 +404,7 @@ class _Loader:
         /net/HOST/… had an automounter mount from that host, and an include_dir through a link of the machine's
         into the repository listed its files)."""
         if path not in self.real_paths:
-            absolute, real_root, given_root = os.path.abspath(path), self.real_root, os.path.abspath(self.root)
-            self.real_paths[path] = next((real_path_beneath(real_root, absolute[len(prefix):], given_root)
-                                          for prefix in (given_root, real_root) if _within(absolute, prefix)), None)
+            self.real_paths[path] = real_path_within(os.path.abspath(path), self.real_root, os.path.abspath(self.root))
         return self.real_paths[path]
 
     def display(self, path: str) -> str:

@@ -22,7 +22,7 @@ from typing import IO, Any, NamedTuple, Protocol
 from pgvet.errors import UsageError
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
 from pgvet.inputs.reading import open_input
-from pgvet.paths import is_inside, real_path_beneath, real_path_in, repository_of
+from pgvet.paths import is_inside, real_path_in, real_path_within, repository_of
 from pgvet.run.summary import RunSummary
 
 # What a report for people or for XML must not carry as it is: C0 controls but tab and line feed, DEL, C1, lone
@@ -389,7 +389,7 @@ def _relative_path(path: str, root: str, repo_root: Path | None, cwd: str, regul
         elif absolute and local:
             resolved = os.path.realpath(path)
         else:
-            resolved = _beneath(written, given_root, real_root)
+            resolved = real_path_within(written, real_root, given_root)
     except (OSError, ValueError):  # ValueError: a name holding a NUL byte, which no file has (a snapshot's word)
         resolved = None
     if resolved is None:
@@ -400,15 +400,6 @@ def _relative_path(path: str, root: str, repo_root: Path | None, cwd: str, regul
         return resolved[len(base.rstrip(os.sep)) + 1:]
     # outside: absolute (docs/output.md), as annotations and SARIF must name it; `../x` would depend on the cwd
     return written
-
-
-def _beneath(written: str, given_root: str, real_root: str) -> str | None:
-    """A place's real path when it lies in the host directory (as written, or by its real path), its links resolved
-    inside the directory; None when it lies elsewhere or a link leads it out."""
-    for prefix in (given_root, real_root):
-        if written == prefix or is_inside(written, prefix):
-            return real_path_beneath(real_root, written[len(prefix):], given_root)
-    return None
 
 
 @lru_cache(maxsize=64)

@@ -25,7 +25,7 @@ from pgvet.inputs.postgresql_conf import ConfResult
 from pgvet.inputs.registry import host_markers
 from pgvet.inputs.sysctl import PairedValue, SysctlSetting
 from pgvet.inputs.sysfs import is_virtual_disk, parse_sysfs
-from pgvet.paths import is_inside, link_out_of_repository
+from pgvet.paths import link_out_of_repository, real_path_within
 from pgvet.provenance import Located, Source
 from pgvet.snapshot import pgfacts
 from pgvet.snapshot.builder import HostBuilder
@@ -220,7 +220,10 @@ def _configuration_file(builder: HostBuilder, configuration: Located[str], lines
     if any(path in inputs.given for path in inputs.every("postgresql_conf")):
         return False, {}
     path = builder.root / configuration.value
-    if path.is_file() and is_inside(os.path.realpath(path), os.path.realpath(builder.root)):
+    # resolved beneath the directory: a path out of it (the repository's word) is not looked up
+    given_root = os.path.abspath(builder.root)
+    real = real_path_within(os.path.join(given_root, configuration.value), os.path.realpath(builder.root), given_root)
+    if real is not None and os.path.isfile(real):
         builder.inputs = SnapshotInputs({**inputs.paths, "postgresql_conf": [path]}, inputs.documents, inputs.given)
         return False, {}
     builder.host.notes.append(f"{configuration.source}: postgres reads its parameters from {configuration.value}, "
