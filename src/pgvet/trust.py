@@ -146,7 +146,8 @@ def why_way_untrusted(path: str) -> str | None:
 
 def trusted_program(name: str) -> str | None:
     """The program ``name`` as found on PATH, resolved, when neither it nor its directory could have been written by
-    another user than the one running pgvet or root; None when PATH holds no such one. Only absolute entries are
+    another user than the one running pgvet or root, nor a directory on the way to it (they could put a directory of
+    their own in its place); None when PATH holds no such one. Only absolute entries are
     searched: an empty one, ``.`` or a relative directory is wherever pgvet happens to run (a cloned repository's
     ``lscpu``, run as root)."""
     for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
@@ -158,7 +159,8 @@ def trusted_program(name: str) -> str | None:
             folder = os.path.dirname(program)
             if (not stat.S_ISREG(status.st_mode) or not os.access(program, os.X_OK)
                     or why_untrusted(status, program, root_trusted=True) is not None
-                    or why_untrusted(os.stat(folder), folder, root_trusted=True) is not None):
+                    or why_untrusted(os.stat(folder), folder, root_trusted=True) is not None
+                    or why_way_untrusted(folder) is not None):
                 continue
         except OSError:
             continue
