@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import subprocess
@@ -661,6 +662,20 @@ def test_configuration_files_past_what_a_host_may_hold_are_not_copied(tmp_path: 
     reason = ("not copied: the server's configuration files copied already hold 15 MiB; with this one they would "
               "hold more than the 16 MiB pgvet lints of a host")
     assert _manifest(snapshot)["failed"] == [{"what": f"{config}/{name}", "error": reason} for name in names[3:]]
+
+
+def test_configuration_files_of_more_lines_than_a_host_may_hold_are_not_copied(tmp_path: Path,
+                                                                               postgres_user: str) -> None:
+    # Every line of a copy is parsed (its refused lines masked), each refused one held as a problem: a superuser's
+    # 16 MiB include of one-letter lines took root's collection a minute and gigabytes on the database host, for a
+    # snapshot whose lint refuses a host of more than 100 000 lines. Past those lines nothing more is copied.
+    names = tuple(f"conf.d/{number}.conf" for number in range(3))
+    snapshot, config = _collected_with_includes(tmp_path, postgres_user, names, "x\n" * 40_000, frozenset(names[:2]))
+    [failed] = _manifest(snapshot)["failed"]
+    assert failed["what"] == f"{config}/{names[2]}"
+    assert re.fullmatch(r"not copied: the server's configuration files copied already hold \d+ lines; with this one "
+                        r"they would hold more than the 100000 pgvet lints of a host", failed["error"])
+    assert (snapshot / names[0]).read_text() == "***\n" * 40_000
 
 
 def test_a_server_answering_more_than_any_server_holds_is_not_read_further(tmp_path: Path,
