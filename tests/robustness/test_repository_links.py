@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -126,8 +127,20 @@ def test_a_kustomize_component_out_of_the_repository_is_not_read(tmp_path: Path,
     (overlay / "kustomization.yaml").write_text(f"resources:\n  - ../../base\ncomponents:\n  - {entry}\n")
     refused = f"component {entry}: refused, it lies outside the repository: pgvet reads"
     monkeypatch.chdir(repository)
-    # nothing else to lint: the directory holds no input (exit 2), and says why
-    alone = runner.invoke(app, ["lint", "overlays/prod", "--format", "concise"])
+    # nothing else to lint: the directory holds no input (exit 2), and says why; and nothing where the component
+    # leads is looked up (it was resolved with os.path.realpath: an automounter's /net/HOST mounts from that host)
+    looked_up: list[str] = []
+    lstat = os.lstat
+
+    def recorded(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if kwargs.get("dir_fd") is None:
+            looked_up.append(os.fspath(path))
+        return lstat(path, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "lstat", recorded)
+        alone = runner.invoke(app, ["lint", "overlays/prod", "--format", "concise"])
+    assert not [path for path in looked_up if path.startswith(str(outside))], looked_up
     assert alone.exit_code == 2 and "OutsideValue" not in alone.output, alone.output
     assert f"no inputs found (kustomization.yaml:4: {refused}" in alone.output, alone.output
     if "{" not in component:  # where a relative path or a link resolves, outside, is not said
