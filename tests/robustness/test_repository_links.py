@@ -67,6 +67,32 @@ def test_a_host_a_repository_link_leads_out_to_is_not_read(repository: Path, mon
         assert "OutsideValue" not in result.output
 
 
+def test_a_repository_link_out_says_nothing_of_what_is_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # pre-commit passes a link the repository commits as a file: a link out to nothing, or to a file, was "not a
+    # directory", one to a directory "leads out of its repository" (the link's check came after the directory's), so
+    # the error told whether the runner had a directory where it leads (/home/runner/.ssh).
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    target = tmp_path / "target"
+    (repository / "lnk").symlink_to(target)
+    monkeypatch.chdir(repository)
+    outputs = []
+    for there in ("nothing", "file", "directory"):
+        if there == "file":
+            target.write_text("")
+        elif there == "directory":
+            target.unlink()
+            target.mkdir()
+        for command in (["lint", "--format", "concise", "lnk"], ["facts", "lnk"], ["fix", "lnk"]):
+            result = runner.invoke(app, command)
+            outputs.append((there, command[0], result.exit_code, result.output))
+    for command in ("lint", "facts", "fix"):
+        shown = {(code, output) for there, name, code, output in outputs if name == command}
+        assert len(shown) == 1, shown
+        [(code, output)] = shown
+        assert code == 2 and "leads out of its repository" in output, output
+
+
 def test_fix_write_does_not_write_through_a_repository_link(repository: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(repository)
     outside = repository.parent / "etc-postgresql"

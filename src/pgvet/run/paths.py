@@ -11,6 +11,7 @@ from pathlib import Path
 from pgvet.findings import HostError, HostResult
 from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, read_listed
 from pgvet.inputs.registry import host_markers
+from pgvet.paths import link_out_of_repository
 from pgvet.run.suppress import IGNORE_FILE
 from pgvet.snapshot.discovery import (
     DROP_IN_FOLDER,
@@ -62,7 +63,9 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
     mount_search = MountSearch()
     for path in _searched(paths, given.notices):
         host = path
-        if path.is_file():
+        # a repository's link out is the host it names, refused as one (snapshot/load.py) whatever lies where it
+        # leads: a file there was "not a file of a host", a directory "a link that leads out of its repository"
+        if path.is_file() and (not path.is_symlink() or link_out_of_repository(os.fspath(path)) is None):
             # a systemd drop-in (postgresql.service.d/override.conf) is read with the directory of its folder
             host = path.parent.parent if path.parent.name.endswith(DROP_IN_FOLDER) else path.parent
             kustomized = None

@@ -139,13 +139,13 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
           ) -> tuple[HostFacts, DirectoryDocuments]:
     """The host of the directory's ``index``-th declared host (the directory's own when it declares none), and
     what its documents declare (``documents``: as an earlier call read them, for the directory's other hosts)."""
+    if directory is not None:  # first: what is where a repository's link leads out is not told (a directory or not)
+        _refuse_a_link_out_of_its_repository(directory)
     if directory is not None and not os.path.isdir(directory):
         what = "not a directory" if os.path.lexists(directory) else "no such file or directory"
         raise InputError(f"{what} (a host is a directory of inputs)", Source(str(directory)))
     if directory is not None and not os.access(directory, os.X_OK):  # not even a name in it can be looked up
         raise InputError("cannot read this directory: Permission denied", Source(str(directory)))
-    if directory is not None:
-        _refuse_a_link_out_of_its_repository(directory)
     root = directory if directory is not None else Path.cwd()
     builder = HostBuilder(name or "", root, wanted)
     if not name:
