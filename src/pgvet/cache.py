@@ -1,8 +1,8 @@
 """pgvet's cache directory: the compiled rule pack.
 
 Loading the pack unpickles it, which runs code: it is used only from a directory that no other user could have
-written to, and not from one inside the repository pgvet runs in (a clone makes its files the user's). The
-directory is
+written to or put in its place (nor any directory on the way to it), and not from one inside a repository (a clone
+makes its files the user's). The directory is
 ``$PGVET_CACHE_DIR``, else ``$XDG_CACHE_HOME/pgvet``, else ``~/.cache/pgvet``, else (no home: no ``HOME`` and
 no passwd entry, as ``docker run --user 12345`` gives) ``pgvet-cache-UID`` in the temporary directory. It is
 created 0700 (so are the directories missing on the way to it) and its files 0600; a directory or file owned by
@@ -28,9 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from pgvet.paths import is_inside, make_directories, repository_of
+from pgvet.paths import make_directories, repository_of
 from pgvet.report import visible
-from pgvet.trust import why_untrusted
+from pgvet.trust import why_untrusted, why_way_untrusted
 
 UNUSED_DAYS = 30
 # What pgvet keeps here (a name starts with one of them; ``lint-options-`` and ``pack-`` are earlier versions'), and its
@@ -81,7 +81,8 @@ def _refuse(what: str, why: str) -> None:
 
 
 def _open_directory(*, create: bool) -> int | None:
-    """The cache directory, opened, when it is the user's own and no other user may write to it; else None."""
+    """The cache directory, opened, when it is the user's own, no other user may write to it or change what its path
+    leads to, and it lies in no repository; else None."""
     path = cache_dir()
     try:
         if create:
@@ -91,7 +92,12 @@ def _open_directory(*, create: bool) -> int | None:
         descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:  # none, or none that can be made: no cache
         return None
-    why = why_untrusted(os.fstat(descriptor), descriptor, root_trusted=False) or _in_the_checkout(path)
+    try:
+        why = (why_untrusted(os.fstat(descriptor), descriptor, root_trusted=False) or why_way_untrusted(str(path))
+               or _in_a_repository(path))
+    except OSError:  # its way changed meanwhile: no cache
+        os.close(descriptor)
+        return None
     if why is not None:
         os.close(descriptor)
         _refuse(f"cache directory {path}", why)
@@ -99,20 +105,15 @@ def _open_directory(*, create: bool) -> int | None:
     return descriptor
 
 
-def _in_the_checkout(path: Path) -> str | None:
-    """Why a cache directory inside the repository pgvet runs in is not used: its files are the user's own, yet what
-    its commits hold (a CI pointing PGVET_CACHE_DIR into the project, as GitLab caches only paths inside it, ran the
-    pickle a merge request added). None when it lies elsewhere."""
-    try:
-        checkout = repository_of(".")
-    except OSError:  # the current directory removed: pgvet runs in no repository
+def _in_a_repository(path: Path) -> str | None:
+    """Why a cache directory inside a repository (by its real path) is not used, wherever pgvet runs: a clone makes
+    its files the user's own, yet what its commits hold (a CI pointing PGVET_CACHE_DIR into the project, as GitLab
+    caches only paths inside it, ran the pickle a merge request added; so did one run from the directory above the
+    checkout). None when it lies in none."""
+    repository = repository_of(os.path.realpath(path))
+    if repository is None:
         return None
-    if checkout is None:
-        return None
-    real, cached = os.path.realpath(checkout), os.path.realpath(path)
-    if cached != real and not is_inside(cached, real):
-        return None
-    return (f"it lies in the repository {checkout} that pgvet runs in, whose commits may hold a file of its name "
+    return (f"it lies in the repository {repository}, whose commits may hold a file of its name "
             "(give PGVET_CACHE_DIR outside it)")
 
 

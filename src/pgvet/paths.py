@@ -6,6 +6,8 @@ import contextlib
 import os
 from pathlib import Path
 
+MAX_LINKS = 40  # as the kernel's path walk
+
 
 def real_path_in(real_root: str, path: str) -> str:
     """``real_root/path`` with symbolic links resolved, ``real_root`` being already real: a plain name that is
@@ -16,6 +18,58 @@ def real_path_in(real_root: str, path: str) -> str:
     if "/" not in path and path != ".." and not os.path.islink(candidate):
         return candidate
     return os.path.realpath(candidate)
+
+
+def real_path_beneath(real_root: str, path: str, given_root: str | None = None) -> str | None:
+    """``real_root/path`` with its symbolic links resolved within ``real_root`` only, as a host's inputs are opened
+    (pgvet.inputs.reading.open_input), for naming a file rather than opening it: nothing outside the directory is
+    looked up (os.path.realpath follows a link of the host out and looks up what lies there on the machine that
+    runs pgvet, which a report then shows); None when a link or a ``..`` leads out. An absolute link names the root by
+    its real path or as given (``given_root``). What does not exist is joined as written."""
+    pending = path_steps(path)
+    real, links = real_root, 0
+    while pending:
+        name = pending.pop()
+        if name == "..":
+            if real == real_root:
+                return None
+            real = os.path.dirname(real)
+            continue
+        candidate = os.path.join(real, name)
+        if not os.path.islink(candidate):  # every component before it is real: a plain name is its own
+            real = candidate
+            continue
+        try:
+            target = os.readlink(candidate)
+        except OSError:  # gone since
+            real = candidate
+            continue
+        links += 1
+        if links > MAX_LINKS:
+            return None
+        if os.path.isabs(target):
+            within = next((target[len(prefix):] for prefix in (real_root, given_root) if prefix is not None and (
+                target == prefix or is_inside(target, prefix))), None)
+            if within is None:
+                return None
+            real, target = real_root, within
+        pending.extend(path_steps(target))
+    return real
+
+
+def real_path_within(absolute: str, real_root: str, given_root: str) -> str | None:
+    """An absolute path's real path when it lies in a directory (``given_root`` as given, absolute and lexical, or
+    ``real_root``, its real path), its links resolved beneath it (real_path_beneath); None when it lies elsewhere or a
+    link leads it out, nothing outside looked up."""
+    for prefix in (given_root, real_root):
+        if absolute == prefix or is_inside(absolute, prefix):
+            return real_path_beneath(real_root, absolute[len(prefix):], given_root)
+    return None
+
+
+def path_steps(path: str) -> list[str]:
+    """The components of a path still to walk, the next one last."""
+    return [part for part in reversed(path.split("/")) if part not in ("", ".")]
 
 
 def is_inside(real_path: str, real_root: str) -> bool:

@@ -11,6 +11,8 @@ import stat
 import struct
 from functools import lru_cache
 
+from pgvet.paths import MAX_LINKS, path_steps
+
 # The extended attribute Linux keeps a POSIX access ACL in (acl(5)): a header of version 2, then entries of tag,
 # permissions and id (little-endian u16, u16, u32); named users and groups are the entries others are given.
 _ACL_XATTR = "system.posix_acl_access"
@@ -102,9 +104,50 @@ def why_untrusted(status: os.stat_result, target: int | str, *, root_trusted: bo
     return None
 
 
+def why_way_untrusted(path: str) -> str | None:
+    """Why another user could change what ``path`` leads to, though not what it is: a directory on the way to it
+    (as written, links followed as the kernel follows them) that another user than the one running pgvet or root
+    owns or may write to — they could rename what it holds and put a directory or a link of their own in its
+    place, a link to a cloned repository, whose files are the user's —, or a link on the way that another user
+    owns. A sticky directory others may write to (/tmp) is not one when what the way goes through in it is the
+    user's or root's: no one else may rename that. None when no one could; what ``path`` names itself is the
+    caller's to check (why_untrusted)."""
+    euid = os.geteuid()
+    pending = path_steps(os.path.abspath(path))
+    current, links = os.sep, 0
+    while pending:
+        name = pending.pop()
+        if name == "..":
+            current = os.path.dirname(current)
+            continue
+        directory = os.stat(current)  # a real path: every link before it was resolved
+        candidate = os.path.join(current, name)
+        status = os.lstat(candidate)
+        ours = status.st_uid in (euid, 0)
+        if directory.st_uid not in (euid, 0):
+            return f"the directory {current} on the way to it is owned by uid {directory.st_uid}"
+        if others_may_write(directory, current) and not (directory.st_mode & stat.S_ISVTX and ours):
+            return (f"the directory {current} on the way to it is writable by other users "
+                    f"(mode {stat.S_IMODE(directory.st_mode):04o})")
+        if not stat.S_ISLNK(status.st_mode):
+            current = candidate
+            continue
+        if not ours:
+            return f"the link {candidate} on the way to it is owned by uid {status.st_uid}"
+        links += 1
+        if links > MAX_LINKS:
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+        target = os.readlink(candidate)
+        pending.extend(path_steps(target))
+        if os.path.isabs(target):
+            current = os.sep
+    return None
+
+
 def trusted_program(name: str) -> str | None:
     """The program ``name`` as found on PATH, resolved, when neither it nor its directory could have been written by
-    another user than the one running pgvet or root; None when PATH holds no such one. Only absolute entries are
+    another user than the one running pgvet or root, nor a directory on the way to it (they could put a directory of
+    their own in its place); None when PATH holds no such one. Only absolute entries are
     searched: an empty one, ``.`` or a relative directory is wherever pgvet happens to run (a cloned repository's
     ``lscpu``, run as root)."""
     for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
@@ -116,7 +159,8 @@ def trusted_program(name: str) -> str | None:
             folder = os.path.dirname(program)
             if (not stat.S_ISREG(status.st_mode) or not os.access(program, os.X_OK)
                     or why_untrusted(status, program, root_trusted=True) is not None
-                    or why_untrusted(os.stat(folder), folder, root_trusted=True) is not None):
+                    or why_untrusted(os.stat(folder), folder, root_trusted=True) is not None
+                    or why_way_untrusted(folder) is not None):
                 continue
         except OSError:
             continue

@@ -4,8 +4,10 @@ mistakes in copies of them are found at their line."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -652,6 +654,25 @@ def test_a_config_file_mounted_from_a_file_the_directory_lacks_leaves_its_parame
     (tmp_path / "repo" / "docker-compose.yml").write_text(outside)
     [host] = load_hosts(tmp_path / "repo")
     assert "pg.shared_buffers" in host.unread
+    # nor looked up through a link of the directory's that leads out (an automounter's /net/HOST/… mounts from that
+    # host): whether a file is there is not asked
+    (tmp_path / "repo" / "lnk").symlink_to(tmp_path / "config")
+    (tmp_path / "repo" / "docker-compose.yml").write_text(outside.replace("../config/", "./lnk/"))
+    looked_up: list[str] = []
+
+    def recording(look_up: Any) -> Any:
+        def recorded(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+            if kwargs.get("dir_fd") is None:
+                looked_up.append(os.fspath(path))
+            return look_up(path, *args, **kwargs)  # type: ignore[no-any-return]
+        return recorded
+
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(os, "stat", recording(os.stat))
+        patched.setattr(os, "lstat", recording(os.lstat))
+        [host] = load_hosts(tmp_path / "repo")
+    assert "pg.shared_buffers" in host.unread
+    assert not [path for path in looked_up if path.endswith("lnk/postgresql.conf")], looked_up
 
 
 def test_bitnamis_image_writes_its_own_values_into_the_postgresql_conf_it_generates() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -410,3 +411,39 @@ def test_a_value_pgvet_writes_reads_back_as_itself(value: str) -> None:
 def test_alter_system_is_given_a_backslash_as_an_escape_string() -> None:
     assert quote_sql("it's") == "'it''s'"
     assert quote_sql("C:\\new\\") == "E'C:\\\\new\\\\'"  # whatever standard_conforming_strings is
+
+
+def test_an_include_outside_the_directory_is_never_looked_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repository's include of a path outside it was resolved on the machine that lints it (os.path.realpath): an
+    include of /net/HOST/… had an automounter mount from that host, and an include_dir through a link of the
+    machine's into the repository listed its files where, without the link, it was outside. Outside is said as
+    written, nothing there looked up; links inside the directory are still followed."""
+    runner = tmp_path / "runner"
+    runner.mkdir()
+    root = tmp_path / "db"
+    (root / "conf.d").mkdir(parents=True)
+    (root / "conf.d" / "a.conf").write_text("work_mem = '64MB'\n")
+    (root / "inside").symlink_to("conf.d")
+    (root / "postgresql.conf").write_text(f"include '{runner}/probe/x.conf'\ninclude_dir '{runner}/in'\n"
+                                          "include_dir 'inside'\n")
+    looked_up: list[str] = []
+    real_lstat = os.lstat
+
+    def recorded(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if kwargs.get("dir_fd") is None:
+            looked_up.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
+
+    results = []
+    for linked in (False, True):
+        if linked:
+            (runner / "in").symlink_to(root / "conf.d")
+        with monkeypatch.context() as patched:
+            patched.setattr(os, "lstat", recorded)
+            result = load_conf(root / "postgresql.conf", root=root, display_base=root)
+        results.append(sorted((problem.kind, problem.message) for problem in result.problems))
+        assert result.effective()["work_mem"].value == "64MB"  # through the link inside
+    assert results[0] == results[1]
+    assert [kind for kind, _ in results[0]] == ["outside-root", "outside-root"]
+    assert not [path for path in looked_up if path.startswith(str(runner))], looked_up
+

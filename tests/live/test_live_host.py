@@ -180,23 +180,26 @@ def test_the_page_size_collect_measured_is_the_hosts(tmp_path: Path) -> None:
                                      if '"page_size"' in line)
 
 
-@pytest.mark.parametrize("entry", ["", ".", "bin", "{shared}"])
+@pytest.mark.parametrize("entry", ["", ".", "bin", "{shared}", "{renamable}"])
 def test_lscpu_is_run_only_from_a_directory_of_path_no_other_user_may_write(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str) -> None:
     # collect runs as root: a PATH with an empty entry, '.', a relative directory or one others may write to (a
-    # sudo -E, a shell profile) had it run an lscpu planted in the current directory (a cloned repository) or there.
+    # sudo -E, a shell profile) had it run an lscpu planted in the current directory (a cloned repository) or there;
+    # and so did a directory of one's own in one others may write to, which they may rename and replace by theirs.
     marker = tmp_path / "ran"
     shared = tmp_path / "shared"
-    for directory in (tmp_path / "work", tmp_path / "work" / "bin", shared):
+    renamable = tmp_path / "open" / "bin"
+    for directory in (tmp_path / "work", tmp_path / "work" / "bin", shared, renamable.parent, renamable):
         directory.mkdir()
     shared.chmod(0o1777)
-    for directory in (tmp_path / "work", tmp_path / "work" / "bin", shared):
+    renamable.parent.chmod(0o777)
+    for directory in (tmp_path / "work", tmp_path / "work" / "bin", shared, renamable):
         planted = directory / "lscpu"
         planted.write_text(f"#!/bin/sh\ntouch {marker}\necho 'Architecture: x86_64'\n")
         planted.chmod(0o755)
     monkeypatch.chdir(tmp_path / "work")
     system = os.path.dirname(shutil.which("lscpu") or "/usr/bin/lscpu")
-    monkeypatch.setenv("PATH", os.pathsep.join([entry.format(shared=shared), system]))
+    monkeypatch.setenv("PATH", os.pathsep.join([entry.format(shared=shared, renamable=renamable), system]))
     lscpu = read_lscpu()
     assert not marker.exists()
     if shutil.which("lscpu", path=system) is not None:

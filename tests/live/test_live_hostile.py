@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import subprocess
@@ -543,11 +544,11 @@ def test_ctrl_c_during_check_says_what_was_left(tmp_path: Path, monkeypatch: pyt
 
 
 def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[str, ...],
-                             text: str = "work_mem = '9MB'\n",
-                             copied: frozenset[str] = frozenset()) -> tuple[Path, Path]:
+                             text: str = "work_mem = '9MB'\n", copied: frozenset[str] = frozenset(),
+                             file_settings: tuple[tuple[str | None, ...], ...] = ()) -> tuple[Path, Path]:
     """A server whose postgresql.conf includes each of ``names`` (each holding ``text``: a setting of work_mem),
     collected (``copied``: those of them the snapshot holds): the snapshot, and the server's configuration
-    directory."""
+    directory. ``file_settings``: rows its pg_file_settings adds."""
     base = pgservers.make_tempdir("pgvet-fakepg-")
     try:
         data, config, sockets = base / "data", base / "etc" / "main", base / "sock"
@@ -560,7 +561,11 @@ def _collected_with_includes(tmp_path: Path, postgres_user: str, names: tuple[st
             (config / name).write_text(text)
         (data / "postgresql.auto.conf").write_text("")
         pgservers.chown_tree(base)
-        with serve_in_process(standard_answers(str(data)), data=data, socket_dir=sockets, user=postgres_user,
+        answers = standard_answers(str(data))
+        listed = answers["FROM pg_show_all_file_settings()"]
+        assert isinstance(listed, Rows)
+        answers["FROM pg_show_all_file_settings()"] = Rows(FILE_SETTINGS_COLUMNS, (*listed.rows, *file_settings))
+        with serve_in_process(answers, data=data, socket_dir=sockets, user=postgres_user,
                               argv=["-D", str(data), "-c", f"config_file={config}/postgresql.conf"]):
             snapshot = collect_command(tmp_path / "out", f"host={sockets} port=5432 user=postgres")
     finally:
@@ -624,6 +629,29 @@ def test_what_a_superuser_includes_that_is_no_configuration_is_not_copied_as_it_
     assert b"Pgp4ss-S3cret" not in _every_byte(snapshot) and KEY_BODY.encode() not in _every_byte(snapshot)
 
 
+def test_what_a_superuser_includes_that_parses_as_settings_of_no_parameter_is_not_copied(
+        tmp_path: Path, postgres_user: str) -> None:
+    # `include 'environment'` (an environment file: KEY=value lines, a service's secrets): every line parses as a
+    # setting, of a name PostgreSQL does not know (it refuses the file, pg_file_settings lists each with its error),
+    # and the collection copied them all, and wrote pg_file_settings' values, into the snapshot. A name the server
+    # does not know, nor any major (an alias, sort_mem: a setting), has its value redacted; its name stays, so the
+    # snapshot's lint says the same unknown parameters (PGV401).
+    text = ("PGPASSWORD=Env-S3cret-1\nAWS_SECRET_ACCESS_KEY = 'Env-S3cret-2'\nGITHUB_TOKEN=Env-S3cret-3 # ci\n"
+            "sort_mem = '9MB'\nwork_mem = '9MB'\n#PGHOST=db.example\n")
+    snapshot, _ = _collected_with_includes(tmp_path, postgres_user, ("environment.conf",), text,
+                                           frozenset({"environment.conf"}), file_settings=(
+        ("/etc/main/environment.conf", "1", "3", "PGPASSWORD", "Env-S3cret-1", "f",
+         "unrecognized configuration parameter"),
+        ("/etc/main/environment.conf", "4", "4", "sort_mem", "9MB", "t", None)))
+    assert (snapshot / "environment.conf").read_text() == (
+        "PGPASSWORD='***'\nAWS_SECRET_ACCESS_KEY = '***'\nGITHUB_TOKEN='***' # ci\nsort_mem = '9MB'\n"
+        "work_mem = '9MB'\n#PGHOST=db.example\n")
+    rows = {row["name"]: row["setting"] for row in json.loads((snapshot / "pg_settings.json").read_text())[
+        "file_settings"]}
+    assert rows["PGPASSWORD"] == "***" and rows["sort_mem"] == "9MB" and rows["shared_buffers"] == "128MB"
+    assert b"Env-S3cret" not in _every_byte(snapshot)
+
+
 def test_configuration_files_past_what_a_host_may_hold_are_not_copied(tmp_path: Path, postgres_user: str) -> None:
     # Each file was bounded (16 MiB), not their sum: a superuser's include_dir of a thousand 16 MiB files (sparse:
     # no disk) had root's collection hold 16 GiB, on the database host. The lint refuses a host whose files hold
@@ -634,6 +662,20 @@ def test_configuration_files_past_what_a_host_may_hold_are_not_copied(tmp_path: 
     reason = ("not copied: the server's configuration files copied already hold 15 MiB; with this one they would "
               "hold more than the 16 MiB pgvet lints of a host")
     assert _manifest(snapshot)["failed"] == [{"what": f"{config}/{name}", "error": reason} for name in names[3:]]
+
+
+def test_configuration_files_of_more_lines_than_a_host_may_hold_are_not_copied(tmp_path: Path,
+                                                                               postgres_user: str) -> None:
+    # Every line of a copy is parsed (its refused lines masked), each refused one held as a problem: a superuser's
+    # 16 MiB include of one-letter lines took root's collection a minute and gigabytes on the database host, for a
+    # snapshot whose lint refuses a host of more than 100 000 lines. Past those lines nothing more is copied.
+    names = tuple(f"conf.d/{number}.conf" for number in range(3))
+    snapshot, config = _collected_with_includes(tmp_path, postgres_user, names, "x\n" * 40_000, frozenset(names[:2]))
+    [failed] = _manifest(snapshot)["failed"]
+    assert failed["what"] == f"{config}/{names[2]}"
+    assert re.fullmatch(r"not copied: the server's configuration files copied already hold \d+ lines; with this one "
+                        r"they would hold more than the 100000 pgvet lints of a host", failed["error"])
+    assert (snapshot / names[0]).read_text() == "***\n" * 40_000
 
 
 def test_a_server_answering_more_than_any_server_holds_is_not_read_further(tmp_path: Path,

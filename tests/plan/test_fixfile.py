@@ -7,6 +7,7 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -151,6 +152,31 @@ def test_fix_write_changes_a_kernel_value_in_the_file_read_last(tmp_path: Path) 
         "90-postgresql.conf", "90-postgresql.conf.bak", "99-site.conf", "99-site.conf.bak"]
 
 
+def test_fix_write_looks_up_nothing_where_a_link_of_the_host_leads_out(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host's sysctl.d linked out was resolved on the machine (os.path.realpath) to find it leads out: whatever lies
+    there was looked up (an automounter's /net/HOST mounts from that host). It is resolved beneath the directory."""
+    host = _host(tmp_path, "autovacuum = off\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (host / "sysctl.d").symlink_to(outside)
+    asked: list[str] = []
+    real_lstat = os.lstat
+
+    def recorded(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if kwargs.get("dir_fd") is None:
+            asked.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", recorded)  # what os.path.realpath and islink look paths up with
+    code, output = _fix(host, "PGV130")
+    monkeypatch.undo()
+    assert code == 1, output
+    assert "sysctl.d/90-postgresql.conf leads out of the host directory (a symbolic link)" in output, output
+    assert not [path for path in asked if path.startswith(str(outside))], asked
+    assert list(outside.iterdir()) == []
+
+
 def test_fix_write_copies_nothing_of_a_file_swapped_for_a_link_out_after_its_check(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A user who may write the host directory swaps the sysctl.d file pgvet adds to for a link to /etc/shadow
@@ -164,16 +190,16 @@ def test_fix_write_copies_nothing_of_a_file_swapped_for_a_link_out_after_its_che
     shadow.write_text(f"kernel.shadow = {secret}\n")  # a line that parses: once read, it went into the .bak
     host = _host(tmp_path, "autovacuum = off\n", **{"sysctl.d__90-postgresql.conf": "# ours\n"})
     name = "sysctl.d/90-postgresql.conf"
-    real_path_in = writer.real_path_in
+    real_path_beneath = writer.real_path_beneath
 
-    def checked_then_swapped(root: str, path: str) -> str:
-        real = real_path_in(root, path)
+    def checked_then_swapped(root: str, path: str, given: str | None = None) -> str | None:
+        real = real_path_beneath(root, path, given)
         if path == name and not (host / path).is_symlink():
             (host / path).unlink()
             (host / path).symlink_to(shadow)
         return real
 
-    monkeypatch.setattr(writer, "real_path_in", checked_then_swapped)
+    monkeypatch.setattr(writer, "real_path_beneath", checked_then_swapped)
     code, output = _fix(host, "PGV130")
     assert code == 1 and (host / name).is_symlink(), output  # the change left, said; the swap happened
     assert secret not in output

@@ -11,9 +11,11 @@ from typing import Any
 
 import jsonschema
 import pytest
+from markdown_it import MarkdownIt
 
-from pgvet.findings import Finding
+from pgvet.findings import Finding, RuleMeta
 from pgvet.report import FORMATS, ReportOptions
+from pgvet.report.sarif import _rule as sarif_rule
 from report_samples import Samples, write_samples
 
 
@@ -86,15 +88,39 @@ def test_githubs_required_properties_and_limits(samples: Samples, tmp_path: Path
 def test_rule_help_reads_like_a_rule_page(samples: Samples, tmp_path: Path) -> None:
     rule = next(rule for rule in sarif(samples, tmp_path)["runs"][0]["tool"]["driver"]["rules"]
                 if rule["id"] == "PGV401")
-    assert rule["help"]["markdown"] == (
-        "## What it does\n\nReports: Unknown configuration parameter: PostgreSQL will not start.\n\n"
-        "## Why it matters\n\nPostgreSQL logs 'unrecognized configuration parameter' with the file and line and "
-        "refuses to start.\n\n"
+    assert rule["help"]["markdown"] == (  # the rule's own words escaped: a rule pack's (below)
+        "## What it does\n\nReports: Unknown configuration parameter\\: PostgreSQL will not start.\n\n"
+        "## Why it matters\n\nPostgreSQL logs \\'unrecognized configuration parameter\\' with the file and line "
+        "and refuses to start\\.\n\n"
         "## How to fix\n\nEach result gives the sysctl and postgresql.conf lines (and the ALTER SYSTEM statements) "
         "with the values computed for that host. `pgvet explain PGV401` shows the condition, the formulas and "
         "the rule's parameters.\n\n"
         "## References\n\n- PostgreSQL documentation — Setting Parameters")
+    rendered = MarkdownIt("commonmark").render(rule["help"]["markdown"])
+    assert "Reports: Unknown configuration parameter: PostgreSQL will not start." in rendered
     assert rule["properties"]["tags"] == ["postgresql", "validity", "startup"]
+
+
+def test_a_rule_packs_help_renders_no_link_image_or_html() -> None:
+    # A repository's rule pack writes the rules' help that code scanning tools render as Markdown: an image
+    # fetched from another's server whenever the rule is viewed, a link, HTML, a fake heading or emphasis. GitHub
+    # sanitises what it renders; another tool (an IDE's SARIF viewer, a dashboard) need not.
+    hostile = ("![t](https://evil.example/t.png) <img src=https://evil.example/i.png> [ok](javascript:alert(1)) "
+               "**all passed** <script>alert(1)</script> ops@evil.example")
+    meta = RuleMeta("ACME1", "site-policy", f"Site policy {hostile}", "warning", (), f"Why:\n# fake heading\n{hostile}",
+                    (f"[ref](https://evil.example/r) {hostile}", "\n## fake\n- item"))
+    rule = sarif_rule(meta)
+    rendered = MarkdownIt("commonmark").render(rule["help"]["markdown"])
+    for markup in ("<img", "<a ", "<script", "<strong", "<em", "<h1", "<ul>\n<li>item"):
+        assert markup not in rendered, rendered
+    assert rendered.count("<h2>") == 4 and "<code>pgvet explain ACME1</code>" in rendered
+    assert "![t](https://evil.example/t.png) &lt;img src=https://evil.example/i.png&gt;" in rendered
+    assert "ops\u2060@evil.example" in rendered  # GFM's autolink of an address, broken
+    # the code spans pgvet's own rules write are kept, as code; a run of backticks never closed is text
+    rendered = MarkdownIt("commonmark").render(
+        sarif_rule(meta._replace(why="see `pgvet facts` and ``a`b`` then ``` <img src=x>"))["help"]["markdown"])
+    assert "<code>pgvet facts</code>" in rendered and "<code>a`b</code>" in rendered
+    assert "``` &lt;img src=x&gt;" in rendered and "<img" not in rendered
 
 
 def test_locations_file_line_evidence_host_yaml_or_directory(samples: Samples, tmp_path: Path) -> None:

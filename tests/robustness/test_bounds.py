@@ -430,6 +430,42 @@ def test_a_directory_of_documents_is_bounded_before_they_are_parsed(tmp_path: Pa
     assert parsed == ["member0.yml", "member1.yml"]
 
 
+def test_files_given_in_many_directories_read_the_documents_above_once_and_within_bounds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # pre-commit run --all-files passes a postgresql.conf of every directory: each one searched the directories above
+    # for a compose service that mounts it, reading and parsing every document there again (3 MiB of compose
+    # services, 33 s a directory: 40 directories, over 20 minutes), and without a bound on what it read in all
+    from pgvet.run import paths
+    from pgvet.snapshot import discovery
+
+    compose = "services:\n  db:\n    image: postgres:16\n    command: postgres -c config_file=/etc/pg.conf\n"
+    for index in range(3):
+        (tmp_path / f"compose{index}.yaml").write_text(compose)
+    for index in range(20):
+        (tmp_path / f"d{index}").mkdir()
+        (tmp_path / f"d{index}" / "postgresql.conf").write_text("shared_buffers = '1GB'\n")
+    read: list[str] = []
+    document_text = discovery._document_text
+
+    def counted(path: Path, shown: str, root: Path) -> str | None:
+        read.append(shown)
+        return document_text(path, shown, root)
+
+    monkeypatch.setattr(discovery, "_document_text", counted)
+    files = [tmp_path / f"d{index}" / "postgresql.conf" for index in range(20)]
+    given = paths.host_directories(files, stop=tmp_path)
+    assert len(given.hosts) == 20 and not given.notices
+    assert sorted(read) == ["compose0.yaml", "compose1.yaml", "compose2.yaml"]
+    monkeypatch.setattr(discovery, "MAX_SEARCH_BYTES", len(compose) * 2)  # the third document crosses it
+    read.clear()
+    given = paths.host_directories(files, stop=tmp_path)
+    assert len(given.hosts) == 20 and read == ["compose0.yaml", "compose1.yaml"]
+    assert given.notices == [
+        f"{tmp_path}: the search for the compose services that mount a postgresql.conf given stopped after reading "
+        f"{len(compose) * 2} bytes of files that may be configuration documents, at {tmp_path / 'compose2.yaml'}: a "
+        "postgresql.conf given below it is linted as its directory; give the service's directory"]
+
+
 def test_a_search_for_hosts_that_stops_short_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the search of a repository stopped at its bounds in silence: the hosts past them were not linted, unsaid;
     # and it read as many files as it met (1 MiB of YAML takes seconds to parse)

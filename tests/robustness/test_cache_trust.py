@@ -121,26 +121,87 @@ def test_a_group_another_user_has_as_primary_group_is_not_private(warm: Path, tm
     trust._private_group.cache_clear()
 
 
-def test_a_cache_in_the_repository_pgvet_runs_in_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_cache_in_a_repository_is_not_used_wherever_pgvet_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """A CI pointing PGVET_CACHE_DIR into its checkout (GitLab caches only paths inside the project): a merge
     request adding .cache/pgvet/rules-<key>.pickle (the key: what the same install computes) had it cloned as the
-    CI user's own 0644 file, and it ran."""
+    CI user's own 0644 file, and it ran; refused when pgvet ran in the checkout, it still ran when pgvet ran from
+    the directory above it, or through a link into it."""
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(tmp_path / "made"))
+    load_pack()  # made elsewhere: the attacker's own run, with the same install
     checkout = tmp_path / "checkout"
     (checkout / ".git").mkdir(parents=True)
     cache_directory = checkout / ".cache" / "pgvet"
-    monkeypatch.setenv("PGVET_CACHE_DIR", str(cache_directory))
-    load_pack()  # made from elsewhere: the attacker's own run, with the same install
+    cache_directory.parent.mkdir()
+    (tmp_path / "made").rename(cache_directory)
     marker = tmp_path / "ran"
     plant(cache_directory, marker).chmod(0o644)
     cache_directory.chmod(0o755)
-    monkeypatch.chdir(checkout / ".cache")
+    (tmp_path / "link").symlink_to(cache_directory)
+    for where, named in ((checkout / ".cache", cache_directory), (tmp_path, cache_directory),
+                         (tmp_path, tmp_path / "link")):
+        monkeypatch.chdir(where)
+        monkeypatch.setenv("PGVET_CACHE_DIR", str(named))
+        assert load_pack().rules and not marker.exists()
+        assert capsys.readouterr().err == (
+            f"pgvet: notice: cache directory {named} not used: it lies in the repository {checkout}, whose commits "
+            "may hold a file of its name (give PGVET_CACHE_DIR outside it); the rule pack is compiled each time until "
+            "it is fixed\n")
+        cache._said.clear()
+
+
+def test_a_cache_whose_way_others_may_change_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The cache directory was checked, not the directories above it: a user who may write one of them renames the
+    cache away and puts a link of theirs in its place (to a clone of the user's, whose files are the user's own),
+    and the pickle there ran. A sticky directory (/tmp) keeps what the user made in it the user's."""
+    shared = tmp_path / "shared"
+    cache_directory = shared / "pgvet"
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(cache_directory))
+    load_pack()
+    marker = tmp_path / "ran"
+    plant(cache_directory, marker)
+    shared.chmod(0o777)
     assert load_pack().rules and not marker.exists()
     assert capsys.readouterr().err == (
-        f"pgvet: notice: cache directory {cache_directory} not used: it lies in the repository {checkout} that pgvet "
-        "runs in, whose commits may hold a file of its name (give PGVET_CACHE_DIR outside it); the rule pack is "
-        "compiled each time until it is fixed\n")
-    monkeypatch.chdir(tmp_path)  # run from elsewhere, the directory is the user's as any other
+        f"pgvet: notice: cache directory {cache_directory} not used: the directory {shared} on the way to it is "
+        "writable by other users (mode 0777); the rule pack is compiled each time until it is fixed\n")
+    shared.chmod(0o1777)
+    load_pack()
+    assert marker.exists()  # the planted pickle of the setup: the user's own cache, used
+    marker.unlink()
+    plant(cache_directory, marker)
+    (tmp_path / "link").symlink_to(cache_directory)
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(tmp_path / "link" / "."))
+    load_pack()
+    assert marker.exists()  # a link of the user's, in a directory of theirs: followed
+    shared.chmod(0o755)
+
+
+@needs_root
+def test_a_cache_reached_through_what_another_user_owns_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    shared = tmp_path / "shared"
+    cache_directory = shared / "pgvet"
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(cache_directory))
+    load_pack()
+    marker = tmp_path / "ran"
+    plant(cache_directory, marker)
+    os.chown(shared, NOBODY_UID, NOBODY_UID)
+    assert load_pack().rules and not marker.exists()
+    assert f"the directory {shared} on the way to it is owned by uid {NOBODY_UID}" in capsys.readouterr().err
+    os.chown(shared, 0, 0)
+    shared.chmod(0o1777)
+    os.chown(cache_directory, NOBODY_UID, NOBODY_UID)  # theirs in a sticky directory: refused as before
+    assert load_pack().rules and not marker.exists()
+    os.chown(cache_directory, 0, 0)
+    link = tmp_path / "link"
+    link.symlink_to(cache_directory)
+    os.lchown(link, NOBODY_UID, NOBODY_UID)  # a link of another user's, in a directory of one's own
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(link / "."))
+    assert load_pack().rules and not marker.exists()
+    assert f"the link {link} on the way to it is owned by uid {NOBODY_UID}" in capsys.readouterr().err
+    monkeypatch.setenv("PGVET_CACHE_DIR", str(cache_directory))
     load_pack()
     assert marker.exists()
 

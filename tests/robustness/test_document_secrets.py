@@ -182,3 +182,23 @@ def test_no_secret_a_pg_settings_json_holds_is_in_a_finding_or_facts(tmp_path: P
     outputs.append(run("fix", "repo/db", cwd=tmp_path))
     for output in outputs:
         assert "S3cret" not in output, [line for line in output.splitlines() if "S3cret" in line][:2]
+
+
+def test_a_pg_settings_json_row_of_no_parameter_is_read_as_a_collection_writes_it() -> None:
+    """A file_settings row of a name that is no parameter (a line of an environment file a superuser included,
+    PGPASSWORD=…) has its value redacted by a collection: a pg_settings.json pgvet did not write is read so too."""
+    from pgvet.inputs.pg_settings import parse_pg_settings_json
+
+    live = parse_pg_settings_json("""{"format": 1, "server": {"server_version_num": 160002}, "databases": [],
+ "unavailable": [], "statistics": {}, "settings": [{"name": "work_mem", "setting": "4096", "vartype": "integer"}],
+ "file_settings": [
+  {"sourcefile": "/etc/env.conf", "sourceline": 1, "seqno": 1, "name": "PGPASSWORD", "setting": "S3cretEnv",
+   "applied": false, "error": "unrecognized configuration parameter"},
+  {"sourcefile": "/etc/env.conf", "sourceline": 2, "seqno": 2, "name": "work_mem", "setting": "8MB", "applied": true,
+   "error": null},
+  {"sourcefile": "/etc/env.conf", "sourceline": 3, "seqno": 3, "name": "sort_mem", "setting": "9MB", "applied": true,
+   "error": null}]}""", "pg_settings.json")
+    assert live.file_settings is not None
+    assert [(row.name, row.setting) for row in live.file_settings] == [
+        ("PGPASSWORD", "***"), ("work_mem", "8MB"), ("sort_mem", "9MB")]
+

@@ -324,6 +324,51 @@ def test_a_place_a_snapshot_names_outside_its_directory_says_nothing_of_the_runn
     assert outputs[0] == outputs[1]
 
 
+@pytest.mark.parametrize("fmt", ["text", "concise", "junit", "gitlab"])  # those without a time of the run
+@pytest.mark.parametrize("named", ["absolute", "link"])
+def test_a_place_outside_the_host_is_shown_as_written_whatever_the_runner_has_there(
+        tmp_path: Path, fmt: str, named: str) -> None:
+    # Every format shows a finding's file relative to where pgvet runs when it lies there: a place outside the host
+    # (a snapshot's sourcefile, a host's link out) was resolved on the runner to find out, so a report told whether a
+    # path of the runner was a link, and into which of the repository's files (and a lookup under /net mounts).
+    runner = tmp_path / "runner"
+    runner.mkdir()
+    directory = host(tmp_path)
+    sourcefile = {"absolute": str(runner / "in" / "host" / "postgresql.conf"), "link": "conf/host/postgresql.conf"}
+    if named == "link":
+        (directory / "conf").symlink_to(runner / "in")
+    (directory / "pg_settings.json").write_text(SOURCEFILE_SNAPSHOT.format(sourcefile=json.dumps(sourcefile[named])))
+    outputs = []
+    for present in (True, False):
+        if present:
+            (runner / "in").symlink_to(tmp_path)
+        else:
+            (runner / "in").unlink()
+        done = subprocess.run([sys.executable, "-m", "pgvet", "lint", "host", "--format", fmt], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+        assert sound(done.stdout + done.stderr) and done.returncode == 1, done.stdout + done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    written = {"absolute": "runner/in/host/postgresql.conf", "link": "host/conf/host/postgresql.conf"}[named]
+    assert written in outputs[0] or fmt == "gitlab"  # which anchors on the host's own files only
+
+
+def test_links_inside_the_host_are_still_resolved_to_show_a_place(tmp_path: Path) -> None:
+    # What the place of a finding is shown as when its links stay inside the host: their real file, as before.
+    from pgvet.report import relative_path
+
+    directory = host(tmp_path)
+    (directory / "real").mkdir()
+    (directory / "real" / "postgresql.conf").write_text("")
+    (directory / "relative").symlink_to("real")
+    (directory / "absolute").symlink_to(directory / "real")
+    (directory / "up").symlink_to("../host/real")
+    for place in ("relative/postgresql.conf", "absolute/postgresql.conf", str(directory / "relative/postgresql.conf")):
+        assert relative_path(place, "host", None, str(tmp_path)) == "host/real/postgresql.conf"
+    # a link through the host's parent leads out as open_input sees it, though back in: named as written
+    assert relative_path("up/postgresql.conf", "host", None, str(tmp_path)) == "host/up/postgresql.conf"
+
+
 @pytest.mark.parametrize("name", ["sysctl.txt", "sysctl.d", ".pgvet-ignore.yaml"])
 def test_an_input_linked_out_of_its_host_says_nothing_of_what_is_there(tmp_path: Path, name: str) -> None:
     # Whether the runner has a file, a directory or nothing where a host's link leads was told apart: "resolves

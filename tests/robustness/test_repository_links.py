@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -64,6 +65,32 @@ def test_a_host_a_repository_link_leads_out_to_is_not_read(repository: Path, mon
         result = runner.invoke(app, command)
         assert result.exit_code == 2 and "leads out of its repository" in result.stderr, result.output
         assert "OutsideValue" not in result.output
+
+
+def test_a_repository_link_out_says_nothing_of_what_is_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # pre-commit passes a link the repository commits as a file: a link out to nothing, or to a file, was "not a
+    # directory", one to a directory "leads out of its repository" (the link's check came after the directory's), so
+    # the error told whether the runner had a directory where it leads (/home/runner/.ssh).
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    target = tmp_path / "target"
+    (repository / "lnk").symlink_to(target)
+    monkeypatch.chdir(repository)
+    outputs = []
+    for there in ("nothing", "file", "directory"):
+        if there == "file":
+            target.write_text("")
+        elif there == "directory":
+            target.unlink()
+            target.mkdir()
+        for command in (["lint", "--format", "concise", "lnk"], ["facts", "lnk"], ["fix", "lnk"]):
+            result = runner.invoke(app, command)
+            outputs.append((there, command[0], result.exit_code, result.output))
+    for command in ("lint", "facts", "fix"):
+        shown = {(code, output) for there, name, code, output in outputs if name == command}
+        assert len(shown) == 1, shown
+        [(code, output)] = shown
+        assert code == 2 and "leads out of its repository" in output, output
 
 
 def test_fix_write_does_not_write_through_a_repository_link(repository: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,8 +153,20 @@ def test_a_kustomize_component_out_of_the_repository_is_not_read(tmp_path: Path,
     (overlay / "kustomization.yaml").write_text(f"resources:\n  - ../../base\ncomponents:\n  - {entry}\n")
     refused = f"component {entry}: refused, it lies outside the repository: pgvet reads"
     monkeypatch.chdir(repository)
-    # nothing else to lint: the directory holds no input (exit 2), and says why
-    alone = runner.invoke(app, ["lint", "overlays/prod", "--format", "concise"])
+    # nothing else to lint: the directory holds no input (exit 2), and says why; and nothing where the component
+    # leads is looked up (it was resolved with os.path.realpath: an automounter's /net/HOST mounts from that host)
+    looked_up: list[str] = []
+    lstat = os.lstat
+
+    def recorded(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if kwargs.get("dir_fd") is None:
+            looked_up.append(os.fspath(path))
+        return lstat(path, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "lstat", recorded)
+        alone = runner.invoke(app, ["lint", "overlays/prod", "--format", "concise"])
+    assert not [path for path in looked_up if path.startswith(str(outside))], looked_up
     assert alone.exit_code == 2 and "OutsideValue" not in alone.output, alone.output
     assert f"no inputs found (kustomization.yaml:4: {refused}" in alone.output, alone.output
     if "{" not in component:  # where a relative path or a link resolves, outside, is not said

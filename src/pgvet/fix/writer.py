@@ -25,7 +25,7 @@ from pgvet.inputs.postgresql_conf import ID, ConfSetting, parse_conf_text, quote
 from pgvet.inputs.reading import MAX_INPUT_BYTES, NotRegular, read_input
 from pgvet.inputs.sysctl import PAIR_PARTNERS, SysctlSetting, boot_order, parse_sysctl_conf, sysctl_value
 from pgvet.output_file import is_private, write_file
-from pgvet.paths import is_inside, real_path_in
+from pgvet.paths import is_inside, real_path_beneath
 from pgvet.pgparams import NEWEST_MAJOR, SUPPORTED_MAJORS, load_param_table
 from pgvet.provenance import Source
 from pgvet.report import one_line
@@ -303,9 +303,11 @@ class _Files:
         """The file ``shown`` (relative to the host directory), or why it cannot be written."""
         if os.path.isabs(shown):
             return f"{shown} is not in the host directory"
-        real = Path(real_path_in(self.real_root, shown))
-        if not is_inside(str(real), self.real_root):
+        # resolved beneath the directory, as it is read: where a link out leads is not looked up
+        beneath = real_path_beneath(self.real_root, shown, os.path.abspath(self.host_dir))
+        if beneath is None or not is_inside(beneath, self.real_root):
             return f"{shown} leads out of the host directory (a symbolic link)"
+        real = Path(beneath)
         if real in self.files:
             return self.files[real]
         try:  # beneath the host directory: a file swapped for a link out since the check above is neither read nor

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from pgvet.errors import ParseError
-from pgvet.live.redact import redact_setting
+from pgvet.live.redact import REDACTED, redact_setting, unrecognised
 from pgvet.numbers import out_of_range, shown_number
 from pgvet.provenance import Located, Source
 
@@ -349,13 +350,17 @@ def _setting(node: _Node, path: str) -> LiveSetting:
     )
 
 
-def _file_setting(node: _Node, path: str) -> LiveFileSetting:
+def _file_setting(node: _Node, path: str, recognised: AbstractSet[str]) -> LiveFileSetting:
+    """A file_settings row; ``recognised``: the settings' names (a row of another name is a line of another file, its
+    value redacted as a collection redacts it: pgvet.live.redact.unrecognised)."""
     row = _Fields(node, path, "a file_settings row")
     name = row.optional_text("name")
     setting = row.optional_text("setting")
+    if name is not None:
+        setting = REDACTED if setting and unrecognised(name, recognised) else redact_setting(name, setting)
     return LiveFileSetting(
         sourcefile=row.optional_text("sourcefile"), sourceline=row.optional_line("sourceline"),
-        seqno=row.optional_int("seqno"), name=name, setting=setting if name is None else redact_setting(name, setting),
+        seqno=row.optional_int("seqno"), name=name, setting=setting,
         applied=row.flag("applied"), error=row.optional_text("error"), row=row.source,
     )
 
@@ -409,7 +414,7 @@ def parse_pg_settings_json(text: str, path: str) -> LiveServer:
         settings[setting.name.lower()] = setting
     file_settings = None
     if members.get("file_settings") is not None and members["file_settings"].value is not None:
-        file_settings = tuple(_file_setting(node, path)
+        file_settings = tuple(_file_setting(node, path, settings.keys())
                               for node in _members(members["file_settings"], path, "file_settings", list))
     databases = tuple(_database(node, path)
                       for node in _members(members.get("databases"), path, "databases", list))

@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pgvet.errors import InputError
 from pgvet.inputs.reading import InGitDirectory, LeadsOut, NotRegular, find_mark_in_bytes, read_input
+from pgvet.paths import real_path_within
 from pgvet.provenance import Source
 
 if TYPE_CHECKING:
@@ -387,15 +388,23 @@ class _Loader:
     server_dir: str | None = None  # the server's directory that root stands for (a collected snapshot)
     result: ConfResult = field(default_factory=ConfResult)
     stack: list[str] = field(default_factory=list)  # absolute paths of the files being read
-    real_paths: dict[str, str] = field(default_factory=dict)  # realpath, worked out once, when needed
+    real_paths: dict[str, str | None] = field(default_factory=dict)  # real_path, worked out once, when needed
+    real_root: str = ""  # the root's real path: the directory the user gave is theirs to resolve
     cycles_seen: set[Source] = field(default_factory=set)
     files_read: int = 0
     bytes_read: int = 0
     lines_read: int = 0
 
-    def real_path(self, path: str) -> str:
+    def __post_init__(self) -> None:
+        self.real_root = os.path.realpath(self.root)
+
+    def real_path(self, path: str) -> str | None:
+        """``path`` (absolute) with its links resolved beneath the root, as its files are read; None when it lies
+        outside the root or a link leads it out: where is never looked up on the machine that lints (an include of
+        /net/HOST/… had an automounter mount from that host, and an include_dir through a link of the machine's
+        into the repository listed its files)."""
         if path not in self.real_paths:
-            self.real_paths[path] = os.path.realpath(path)
+            self.real_paths[path] = real_path_within(os.path.abspath(path), self.real_root, os.path.abspath(self.root))
         return self.real_paths[path]
 
     def display(self, path: str) -> str:
@@ -446,7 +455,8 @@ class _Loader:
         shown = self.display(absolute)
         if calling is not None:  # the caller chose the top files
             real = self.real_path(absolute)
-            if calling not in self.cycles_seen and any(self.real_path(each) == real for each in self.stack):
+            if real is not None and calling not in self.cycles_seen and any(
+                    self.real_path(each) == real for each in self.stack):
                 self.cycles_seen.add(calling)
                 self.problem("cycle", f'include cycle: "{shown}" is already being read when {calling} includes '
                              "it; PostgreSQL follows the cycle until the nesting depth limit", calling)
@@ -568,7 +578,7 @@ class _Loader:
         directory = self.absolute(directive.target, Source(calling_abs))
         shown = self.display(directory)
         real = self.real_path(directory)
-        if not _within(real, self.real_path(self.root)):
+        if real is None:
             self.problem("outside-root", self.outside(directory, shown), here, fatal=False, target=directive.target)
             return True
         try:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from pgvet.errors import InputError
+from pgvet.paths import MAX_LINKS, path_steps
 from pgvet.provenance import Source
 
 # The largest input file pgvet reads; real inputs are far smaller (sysctl -a: ~100 kB).
@@ -61,7 +62,6 @@ class InGitDirectory(OSError):
 # taking a terminal; beneath a directory, no component is followed as a link by the kernel: pgvet resolves each.
 _INPUT_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _STEP_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_MAX_LINKS = 40  # as the kernel's path walk
 
 
 def open_input(path: str, root: str | None = None) -> tuple[int, os.stat_result]:
@@ -123,7 +123,7 @@ def _relative(path: str, root: str) -> str:
 def _open_beneath(top: int, relative: str, root: str, flags: int) -> int:
     """``relative`` opened from the directory ``top`` (``root``) with ``flags`` (which hold O_NOFOLLOW), never out
     of it (open_input)."""
-    pending = _steps(relative)
+    pending = path_steps(relative)
     directories = [top]  # the directories walked down from top: ``..`` goes back up, never above top
     links = 0
     try:
@@ -147,7 +147,7 @@ def _open_beneath(top: int, relative: str, root: str, flags: int) -> int:
                 except OSError:
                     raise error from None  # no link: a file where a directory was expected
                 links += 1
-                if links > _MAX_LINKS:
+                if links > MAX_LINKS:
                     raise OSError(errno.ELOOP, os.strerror(errno.ELOOP)) from None
                 if os.path.isabs(target):
                     within = _within_root(target, root, top)
@@ -157,7 +157,7 @@ def _open_beneath(top: int, relative: str, root: str, flags: int) -> int:
                     while len(directories) > 1:
                         os.close(directories.pop())
                     target = within
-                pending.extend(_steps(target))
+                pending.extend(path_steps(target))
                 continue
             if not pending:
                 return descriptor
@@ -168,11 +168,6 @@ def _open_beneath(top: int, relative: str, root: str, flags: int) -> int:
     finally:
         for descriptor in directories[1:]:
             os.close(descriptor)
-
-
-def _steps(path: str) -> list[str]:
-    """The components of a path still to walk, the next one last."""
-    return [part for part in reversed(path.split("/")) if part not in ("", ".")]
 
 
 def _within_root(target: str, root: str, top: int) -> str | None:

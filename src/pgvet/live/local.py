@@ -37,10 +37,16 @@ from posixpath import dirname, join, normpath
 from typing import NamedTuple
 
 from pgvet.inputs.documents import recognise
-from pgvet.inputs.postgresql_conf import CONF_FILE_MAX_DEPTH, MAX_TREE_BYTES, ConfDirective, parse_conf_text
+from pgvet.inputs.postgresql_conf import (
+    CONF_FILE_MAX_DEPTH,
+    MAX_TREE_BYTES,
+    MAX_TREE_LINES,
+    ConfDirective,
+    parse_conf_text,
+)
 from pgvet.inputs.registry import INPUT_KINDS
 from pgvet.live.host import HostFile, utc_now
-from pgvet.live.redact import redact_conf_text
+from pgvet.live.redact import recognised_names, redact_conf_text
 from pgvet.live.server import ServerReading
 from pgvet.live.session import SocketPeer
 from pgvet.pgparams.options import VALUE_LETTERS, letter_setting
@@ -454,8 +460,10 @@ class _Copier:
     copies: list[HostFile]
     failures: list[dict[str, str]]
     seen: set[tuple[str, ...]]
+    recognised: frozenset[str]  # the names of the server's settings, lower case: another name's value is redacted
     directories: list[HostFile] = field(default_factory=list)  # the include_dirs listed (an empty one is valid)
     copied_bytes: int = 0  # of the files copied, bounded together as the lint bounds a host's (MAX_TREE_BYTES)
+    copied_lines: int = 0  # and their lines (MAX_TREE_LINES)
 
     def fail(self, server_path: str, reason: str) -> None:
         self.failures.append({"what": server_path, "error": f"not copied: {reason}"})
@@ -495,6 +503,14 @@ class _Copier:
             self.fail(server_path, error.strerror or str(error))
             return
         self.copied_bytes += len(text.encode("utf-8", errors="surrogateescape"))
+        lines = text.count("\n") + 1
+        if self.copied_lines + lines > MAX_TREE_LINES:  # each line parsed, a refused one held as a problem: 16 MiB
+            # of one-letter lines took a minute and gigabytes to mask, for a snapshot its lint refuses
+            self.fail(server_path, f"the server's configuration files copied already hold {self.copied_lines} "
+                                   f"lines; with this one they would hold more than the {MAX_TREE_LINES} pgvet lints "
+                                   "of a host")
+            return
+        self.copied_lines += lines
         if _PRIVATE_KEY.search(text):  # server.key included by a superuser: some of its lines parse as settings
             self.fail(server_path, "it holds a private key")
             return
@@ -504,7 +520,8 @@ class _Copier:
             self.fail(server_path, f"lint would read it as a configuration document ({kind.name}), not as "
                                    "PostgreSQL reads it")
             return
-        copied = _refused_lines_masked(copied, server_path)
+        # then, of the lines PostgreSQL reads as settings, those of no parameter (an environment file's): their values
+        copied = redact_conf_text(_refused_lines_masked(copied, server_path), self.recognised)
         self.copies.append(HostFile(name, f"copy {server_path} ({self.process.described})", utc_now(), copied,
                                     server_file=server_path))
         if depth < CONF_FILE_MAX_DEPTH:
@@ -595,7 +612,7 @@ def _copies(process: ServerProcess, reading: ServerReading, data: int) -> tuple[
             except NotCopied as refusal:
                 config = str(refusal)
     seen = {layout.config_file[-1:], *([("postgresql.auto.conf",)] if layout.same_as_data else [])}
-    copier = _Copier(process, reader, config, config_dir, [], [], seen)
+    copier = _Copier(process, reader, config, config_dir, [], [], seen, recognised_names(reading.settings))
     try:
         copier.copy("postgresql.conf", layout.config_file[-1:], "/" + "/".join(layout.config_file), 1)
         copier.copy("postgresql.auto.conf", ("postgresql.auto.conf",), join(data_shown, "postgresql.auto.conf"), 1,

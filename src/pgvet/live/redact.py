@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Set as AbstractSet
+from typing import Any
 from urllib.parse import quote, unquote
 
 from pgvet.inputs.postgresql_conf import LETTER
+from pgvet.pgparams import known_parameter_names
 
 REDACTED = "***"
 
@@ -282,9 +285,29 @@ _SETTING_LINE = re.compile(rf"(?P<head>\s*(?:#\s*(?P<commented>{_NAME})\s*=|(?P<
 _CLEAN_TAIL = re.compile(r"[ \t\f\v]*(?:#.*)?\r?\n?", re.DOTALL)
 
 
-def redact_conf_text(text: str) -> str:
+_DIRECTIVES = frozenset({"include", "include_dir", "include_if_exists"})
+
+
+def recognised_names(settings: list[dict[str, Any]] | None) -> frozenset[str]:
+    """The names of a server's settings (pg_settings rows), lower case, for unrecognised."""
+    return frozenset(str(setting["name"]).lower() for setting in settings or () if setting.get("name"))
+
+
+def unrecognised(name: str, recognised: AbstractSet[str]) -> bool:
+    """Whether ``name`` is no setting of the server's (``recognised``: its names, lower case), nor a custom setting's
+    (dotted), an include or another major's (or an alias, sort_mem): a line of another file that a superuser's
+    include named, which PostgreSQL refuses (an environment file's ``PGPASSWORD=…``, ``AWS_SECRET_ACCESS_KEY=…``),
+    its value no setting's and to be redacted."""
+    lower = name.lower()
+    return ("." not in lower and lower not in recognised and lower not in _DIRECTIVES
+            and lower not in known_parameter_names())
+
+
+def redact_conf_text(text: str, recognised: AbstractSet[str] | None = None) -> str:
     """A configuration file with every secret value replaced (quoted ``'***'``); every other byte kept. Lines end at
-    '\n' only, as PostgreSQL's lexer ends them (a form feed or U+2028 inside a quoted value is part of it)."""
+    '\n' only, as PostgreSQL's lexer ends them (a form feed or U+2028 inside a quoted value is part of it). With
+    ``recognised`` (the names the server knows), a setting of a name it does not know has its value redacted too
+    (unrecognised); a commented-out line's is left as it is."""
     lines = text.split("\n")
     for index, line in enumerate(lines):
         match = _SETTING_LINE.fullmatch(line)
@@ -294,7 +317,8 @@ def redact_conf_text(text: str) -> str:
         closed = len(quoted) > 1 and quoted.endswith("'")
         value = (quoted[1:-1] if closed else quoted[1:]).replace("''", "'") if quoted.startswith("'") else quoted
         name = match.group("commented") or match.group("name")
-        redacted = redact_setting(name, value)
+        redacted = (REDACTED if value and recognised is not None and match.group("name") and unrecognised(
+            name, recognised) else redact_setting(name, value))
         # After the value only a comment may follow; anything else (a line PostgreSQL refuses) may go on with the
         # secret, and goes: after a value redacted, or one of a setting that may hold a secret (a connection string
         # with no password, then `'password=…'`).

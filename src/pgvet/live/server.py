@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from pgvet.errors import InputError
 from pgvet.findings import quote_identifier
 from pgvet.inputs.pg_settings import MAX_LINE
-from pgvet.live.redact import redact_dsn, redact_setting
+from pgvet.live.redact import REDACTED, recognised_names, redact_dsn, redact_setting, unrecognised
 from pgvet.live.session import READING_BOUND_FACTOR, SessionGuard, SocketPeer, one_line
 
 if TYPE_CHECKING:
@@ -323,6 +323,11 @@ def read_server(connection: psycopg.Connection[Any], dsn: str | None, guard: Ses
                                    "FROM pg_show_all_file_settings() ORDER BY seqno", len(FILE_SETTINGS_COLUMNS),
                                    _file_setting)
     reader.advise("pg_file_settings", f"GRANT EXECUTE ON FUNCTION pg_show_all_file_settings() TO {role}")
+    if file_settings:  # a name the server does not know: a line of another file, its value no setting's
+        recognised = recognised_names(settings)
+        for row in file_settings:
+            if row["name"] and row["setting"] and unrecognised(row["name"], recognised):
+                row["setting"] = REDACTED
     databases = reader.records("database sizes", """
         SELECT d.datname,
                CASE WHEN has_database_privilege(d.oid, 'CONNECT') OR pg_has_role('pg_read_all_stats', 'USAGE')

@@ -22,7 +22,7 @@ from typing import IO, Any, NamedTuple, Protocol
 from pgvet.errors import UsageError
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
 from pgvet.inputs.reading import open_input
-from pgvet.paths import is_inside, real_path_in, repository_of
+from pgvet.paths import is_inside, real_path_in, real_path_within, repository_of
 from pgvet.run.summary import RunSummary
 
 # What a report for people or for XML must not carry as it is: C0 controls but tab and line feed, DEL, C1, lone
@@ -102,6 +102,21 @@ def prose(text: str) -> str:
     that a value brought in (a database named with one) written ``\\n`` like any other invisible character —
     folded into a blank it would name another database in the SQL the text gives."""
     return one_line(_BLANKS.sub(" ", text.strip()))
+
+
+# ASCII punctuation, which CommonMark lets a backslash make literal (and only it).
+_MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def markdown_text(text: str) -> str:
+    """Text of another's (a repository's values, a rule pack's words) as inert Markdown: every ASCII punctuation
+    character escaped, so that its Markdown or HTML (``![x](https://…)``, ``<img src=…>``, a link, emphasis) renders
+    as the characters it is — an image would be fetched from another's server whenever the page is viewed —, a
+    pipe ends no table cell, and a backslash before a backslash is no escape (``r\\\\u202e`` shown as an escaped
+    override). GFM's autolinks are found in the text once escapes are read: an address (``ops\\@evil.example``
+    became a mailto link) is broken by a word joiner (U+2060, invisible) before its ``@``; a ``www.`` or
+    ``https://`` is left as text."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text).replace("\\@", "\u2060\\@")
 
 
 class ReportOptions(NamedTuple):
@@ -322,7 +337,8 @@ def host_file_path(path: str, host: HostResult, repo_root: Path | None = None, c
     regular file is no link, and its real path is known without asking the file system (an lstat per file
     per host, a visible share of a fleet's system calls)."""
     facts = host.host_facts
-    return _relative_path(path, facts.root, repo_root, cwd or os.getcwd(), path in facts.regular_files)
+    return _relative_path(path, facts.root, repo_root, cwd or os.getcwd(), path in facts.regular_files,
+                          facts.places_local)
 
 
 def error_path(error: HostError, repo_root: Path | None = None) -> str | None:
@@ -354,25 +370,36 @@ def error_label(error: HostError, repo_root: Path | None = None) -> str:
 
 
 @lru_cache(maxsize=1024)
-def _relative_path(path: str, root: str, repo_root: Path | None, cwd: str, regular: bool) -> str:
+def _relative_path(path: str, root: str, repo_root: Path | None, cwd: str, regular: bool, local: bool = False) -> str:
     """relative_path, once per place: a host's findings point at a few files, each many times; a run's
     files do not move while it reports them. Strings and os.path, not Path objects: this runs for every
-    file of every host of a fleet. ``regular``: ``path`` is a name of ``root`` known to be no link."""
+    file of every host of a fleet. ``regular``: ``path`` is a name of ``root`` known to be no link. Links are
+    resolved beneath the host directory only (the directory itself, as given, is the user's): a place outside it
+    (a snapshot's sourcefile, a host's link out) is named as written, never looked up on the machine that runs
+    pgvet, whose links a report would otherwise show (and whose automounter a lookup may set off), unless the places
+    are this machine's own (``local``: pgvet check)."""
     absolute = os.path.isabs(path)
     base = _real(os.path.join(cwd, repo_root) if repo_root is not None else cwd)
+    given_root = os.path.normpath(os.path.join(cwd, root))
+    written = os.path.normpath(path if absolute else os.path.join(given_root, path))
     try:
+        real_root = _real(os.path.join(cwd, root))
         if regular:
-            resolved = os.path.join(_real(os.path.join(cwd, root)), path)
+            resolved: str | None = os.path.join(real_root, path)
+        elif absolute and local:
+            resolved = os.path.realpath(path)
         else:
-            resolved = os.path.realpath(path) if absolute else real_path_in(_real(os.path.join(cwd, root)), path)
+            resolved = real_path_within(written, real_root, given_root)
     except (OSError, ValueError):  # ValueError: a name holding a NUL byte, which no file has (a snapshot's word)
-        resolved = ""
+        resolved = None
+    if resolved is None:
+        resolved = written
     if resolved == base:
         return "."
     if is_inside(resolved, base):
         return resolved[len(base.rstrip(os.sep)) + 1:]
     # outside: absolute (docs/output.md), as annotations and SARIF must name it; `../x` would depend on the cwd
-    return os.path.normpath(path if absolute else os.path.join(cwd, root, path))
+    return written
 
 
 @lru_cache(maxsize=64)
@@ -435,4 +462,6 @@ def anchor_path(target: Path, host: HostResult, repo_root: Path | None) -> str:
     """An anchor's file as formats that name it show it: relative to the repository root (or the current
     directory) when under it. ``anchor`` joins the host's root, itself relative to the current directory
     when given so: made absolute, the path is not read as relative to the root a second time."""
-    return Path(relative_path(os.path.abspath(target), host.host_facts.root, repo_root)).as_posix()
+    facts = host.host_facts
+    return Path(_relative_path(os.path.abspath(target), facts.root, repo_root, os.getcwd(), False,
+                               facts.places_local)).as_posix()

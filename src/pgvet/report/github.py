@@ -17,7 +17,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult
-from pgvet.report import anchor, anchor_path, error_label, error_path, prose, render_with_writer, visible
+from pgvet.report import (
+    anchor,
+    anchor_path,
+    error_label,
+    error_path,
+    markdown_text,
+    prose,
+    render_with_writer,
+    visible,
+)
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -56,18 +65,10 @@ def _command(level: str, shown: str, title: str, file: str | None, line: int | N
     return f"::{level} {','.join(properties)}::{escape_data(shown)}"
 
 
-# ASCII punctuation, which CommonMark lets a backslash make literal (and only it).
-_MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
-
-
 def _cell(shown: str) -> str:
-    """Escaped text (prose) in a table cell, every ASCII punctuation character escaped: a message quotes the
-    repository's values and file names, whose Markdown or HTML (``![x](https://…)``, ``<img src=…>``, a link) would
-    render — an image fetched from another's server when the summary is viewed —; a pipe would end the cell, and a
-    backslash before a backslash would be taken as an escape (``r\\\\u202e`` shown as an escaped override). GFM's
-    autolinks are found in the text once escapes are read: an address (``ops\\@evil.example`` became a mailto link)
-    is broken by a word joiner (U+2060, invisible) before its ``@``; a ``www.`` or ``https://`` is left as text."""
-    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", shown).replace("\\@", "\u2060\\@")
+    """Escaped text (prose) in a table cell: a message quotes the repository's values and file names
+    (markdown_text)."""
+    return markdown_text(shown)
 
 
 def _code(shown: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from pgvet.findings import Finding, HostError, HostResult, LintResult, RuleMeta
-from pgvet.report import JsonArray, anchor, error_label, json_text, prose, render_with_writer
+from pgvet.report import JsonArray, anchor, error_label, json_text, markdown_text, prose, render_with_writer
 
 if TYPE_CHECKING:
     from pgvet.report import Out, ReportOptions, RunInfo
@@ -44,14 +45,43 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _inert(text: str) -> str:
+    """A rule's words, on one line, in help.markdown: a rule pack's, which code scanning tools render (GitHub
+    sanitises what it renders, others need not): its links, images (fetched from another's server whenever the
+    rule is viewed), HTML and emphasis shown as the characters they are (markdown_text); only its code spans
+    (```pgvet facts```, as pgvet's own rules write them) are kept, their text rendered as it is."""
+    text = " ".join(text.split())
+    runs = list(re.finditer("`+", text))
+    following: dict[int, list[int]] = {}  # a length of backticks → the runs of that length, in order
+    for index, run in enumerate(runs):
+        following.setdefault(len(run.group()), []).append(index)
+    seen = dict.fromkeys(following, 0)  # how far each length's list was walked: linear on any text
+    pieces, position, index = [], 0, 0
+    while index < len(runs):
+        run = runs[index]
+        length = len(run.group())
+        same = following[length]
+        while seen[length] < len(same) and same[seen[length]] <= index:
+            seen[length] += 1
+        if seen[length] == len(same):  # never closed: backticks like any other punctuation
+            index += 1
+            continue
+        closing = runs[same[seen[length]]]
+        pieces += [markdown_text(text[position:run.start()]), text[run.start():closing.end()]]
+        position, index = closing.end(), same[seen[length]] + 1
+    pieces.append(markdown_text(text[position:]))
+    return "".join(pieces)
+
+
 def _rule(meta: RuleMeta) -> dict[str, Any]:
     why = " ".join(meta.why.split())
-    sections = [f"## What it does\n\nReports: {meta.title}.", f"## Why it matters\n\n{why or meta.title}",
+    title = _inert(meta.title)
+    sections = [f"## What it does\n\nReports: {title}.", f"## Why it matters\n\n{_inert(why) or title}",
                 f"## How to fix\n\nEach result gives the sysctl and postgresql.conf lines (and the ALTER SYSTEM "
                 f"statements) with the values computed for that host. `pgvet explain {meta.id}` shows the "
                 f"condition, the formulas and the rule's parameters."]
     if meta.references:
-        sections.append("## References\n\n" + "\n".join(f"- {reference}" for reference in meta.references))
+        sections.append("## References\n\n" + "\n".join(f"- {_inert(reference)}" for reference in meta.references))
     text = f"{meta.title}. {why}".strip() + f" Run `pgvet explain {meta.id}` for the formulas and the fix."
     return {
         "id": meta.id,

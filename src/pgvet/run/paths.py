@@ -11,9 +11,11 @@ from pathlib import Path
 from pgvet.findings import HostError, HostResult
 from pgvet.inputs.documents._kustomize import KUSTOMIZATION_NAMES, read_listed
 from pgvet.inputs.registry import host_markers
+from pgvet.paths import link_out_of_repository
 from pgvet.run.suppress import IGNORE_FILE
 from pgvet.snapshot.discovery import (
     DROP_IN_FOLDER,
+    MountSearch,
     discover,
     hosts_under,
     is_document,
@@ -58,9 +60,12 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
     directories_given: set[str] = set()
     loose: list[tuple[Path, Path]] = []  # (file, its own directory) for files under no host marker
     mounted_by: dict[Path, Path | None] = {}  # a host directory's, by mounting_host (once: files share directories)
+    mount_search = MountSearch()
     for path in _searched(paths, given.notices):
         host = path
-        if path.is_file():
+        # a repository's link out is the host it names, refused as one (snapshot/load.py) whatever lies where it
+        # leads: a file there was "not a file of a host", a directory "a link that leads out of its repository"
+        if path.is_file() and (not path.is_symlink() or link_out_of_repository(os.fspath(path)) is None):
             # a systemd drop-in (postgresql.service.d/override.conf) is read with the directory of its folder
             host = path.parent.parent if path.parent.name.endswith(DROP_IN_FOLDER) else path.parent
             kustomized = None
@@ -68,7 +73,7 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
                 if any((directory / marker).exists() for marker in HOST_MARKERS):
                     # the postgresql.conf a compose service above mounts as its config_file: that service's host
                     if directory not in mounted_by:
-                        mounted_by[directory] = mounting_host(directory, boundary)
+                        mounted_by[directory] = mounting_host(directory, boundary, mount_search)
                     host = mounted_by[directory] or directory
                     break
                 kustomized = _kustomized(directory, path)
@@ -91,6 +96,8 @@ def host_directories(paths: Sequence[Path], stop: Path | None = None) -> GivenPa
         else:
             directories_given.add(os.path.realpath(host))
         hosts.setdefault(os.path.realpath(host), host)
+    if mount_search.stopped is not None:
+        given.notices.append(mount_search.stopped)
     for file, directory in loose:
         parent = os.path.realpath(directory)
         if parent in directories_given:  # linted as given: the file is checked against its inputs

@@ -326,7 +326,19 @@ def hosts_under(root: Path) -> SearchedHosts:
     return searched
 
 
-def mounting_host(directory: Path, boundary: Path) -> Path | None:
+@dataclass(slots=True)
+class MountSearch:
+    """What ``mounting_host`` read in a run: the configuration files each directory's documents mount, each
+    directory read once (pre-commit passes a file of every directory of a repository: each searched the same
+    documents above, a megabyte of compose YAML every time), and the bytes read, at most MAX_SEARCH_BYTES as the
+    search for hosts; where the search stopped short, said as a notice (a file is then linted as its directory)."""
+
+    mounted: dict[Path, frozenset[str]] = field(default_factory=dict)
+    read: int = 0
+    stopped: str | None = None
+
+
+def mounting_host(directory: Path, boundary: Path, search: MountSearch) -> Path | None:
     """The directory above ``directory``, not above ``boundary``, whose configuration document runs a host with
     ``directory``'s postgresql.conf (a compose service's mounted config_file): that host's, as ``hosts_under`` finds
     it. None when ``directory`` holds another host's file than postgresql.conf, or no document above mounts it."""
@@ -340,21 +352,43 @@ def mounting_host(directory: Path, boundary: Path) -> Path | None:
     for above in Path(os.path.abspath(directory)).parents:
         if above != boundary and boundary not in above.parents:
             return None
-        try:
-            files = sorted(entry.name for entry in os.scandir(above) if entry.is_file(follow_symlinks=False))
-        except OSError:
-            return None
-        for name in files:
-            if not may_be_document(name):
-                continue
-            text = _document_text(above / name, name, above)
-            declared = _declared(text, name) if text is not None else None
-            if declared and any(host.configuration_file is not None and os.path.normpath(
-                    os.path.join(above, host.configuration_file.value)) == conf for host in declared):
-                return above
+        mounted = search.mounted.get(above)
+        if mounted is None:
+            mounted = _mounted_in(above, search)
+            if mounted is None:
+                return None
+            search.mounted[above] = mounted
+        if conf in mounted:
+            return above
         if above == boundary:
             return None
     return None
+
+
+def _mounted_in(above: Path, search: MountSearch) -> frozenset[str] | None:
+    """The configuration files the documents of ``above`` mount, as paths; None when it cannot be listed or the
+    search has read its bytes (said once)."""
+    try:
+        files = sorted((entry.name, entry.stat(follow_symlinks=False).st_size) for entry in os.scandir(above)
+                       if entry.is_file(follow_symlinks=False))
+    except OSError:
+        return None
+    mounted: set[str] = set()
+    for name, size in files:
+        if not may_be_document(name) or size > MAX_DOCUMENT_BYTES:  # a larger one is not read
+            continue
+        search.read += size
+        if search.read > MAX_SEARCH_BYTES:
+            search.stopped = search.stopped or (
+                f"{above}: the search for the compose services that mount a postgresql.conf given stopped after "
+                f"reading {MAX_SEARCH_BYTES} bytes of files that may be configuration documents, at {above / name}: "
+                "a postgresql.conf given below it is linted as its directory; give the service's directory")
+            return None
+        text = _document_text(above / name, name, above)
+        declared = _declared(text, name) if text is not None else None
+        mounted.update(os.path.normpath(os.path.join(above, host.configuration_file.value))
+                       for host in declared or () if host.configuration_file is not None)
+    return frozenset(mounted)
 
 
 def is_document(path: Path, shown: str | None = None, root: Path | None = None) -> bool:

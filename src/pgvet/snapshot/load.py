@@ -25,7 +25,7 @@ from pgvet.inputs.postgresql_conf import ConfResult
 from pgvet.inputs.registry import host_markers
 from pgvet.inputs.sysctl import PairedValue, SysctlSetting
 from pgvet.inputs.sysfs import is_virtual_disk, parse_sysfs
-from pgvet.paths import is_inside, link_out_of_repository
+from pgvet.paths import link_out_of_repository, real_path_within
 from pgvet.provenance import Located, Source
 from pgvet.snapshot import pgfacts
 from pgvet.snapshot.builder import HostBuilder
@@ -139,13 +139,13 @@ def _load(directory: Path | None, explicit: SnapshotInputs | None, wanted: froze
           ) -> tuple[HostFacts, DirectoryDocuments]:
     """The host of the directory's ``index``-th declared host (the directory's own when it declares none), and
     what its documents declare (``documents``: as an earlier call read them, for the directory's other hosts)."""
+    if directory is not None:  # first: what is where a repository's link leads out is not told (a directory or not)
+        _refuse_a_link_out_of_its_repository(directory)
     if directory is not None and not os.path.isdir(directory):
         what = "not a directory" if os.path.lexists(directory) else "no such file or directory"
         raise InputError(f"{what} (a host is a directory of inputs)", Source(str(directory)))
     if directory is not None and not os.access(directory, os.X_OK):  # not even a name in it can be looked up
         raise InputError("cannot read this directory: Permission denied", Source(str(directory)))
-    if directory is not None:
-        _refuse_a_link_out_of_its_repository(directory)
     root = directory if directory is not None else Path.cwd()
     builder = HostBuilder(name or "", root, wanted)
     if not name:
@@ -228,7 +228,10 @@ def _configuration_file(builder: HostBuilder, configuration: Located[str], lines
     if any(path in inputs.given for path in inputs.every("postgresql_conf")):
         return False, {}
     path = builder.root / configuration.value
-    if path.is_file() and is_inside(os.path.realpath(path), os.path.realpath(builder.root)):
+    # resolved beneath the directory: a path out of it (the repository's word) is not looked up
+    given_root = os.path.abspath(builder.root)
+    real = real_path_within(os.path.join(given_root, configuration.value), os.path.realpath(builder.root), given_root)
+    if real is not None and os.path.isfile(real):
         builder.inputs = SnapshotInputs({**inputs.paths, "postgresql_conf": [path]}, inputs.documents, inputs.given)
         return False, {}
     if image is not None:

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from pgvet.errors import InputError
 from pgvet.inputs.documents import MAX_DOCUMENT_BYTES, yaml_line
 from pgvet.inputs.reading import read_text
-from pgvet.paths import is_inside, repository_of
+from pgvet.paths import is_inside, real_path_within, repository_of
 from pgvet.safeyaml import YamlError, load_yaml
 
 # the names kustomize looks for in a directory, in its order (it refuses a directory holding more than one)
@@ -159,12 +159,12 @@ def read_listed(directory: Path) -> Listed | None:
     while pending:
         entry, parent, shown = pending.pop(0)
         where = f"{shown}:{entry.line}" if entry.line else shown
-        try:
-            component = os.path.realpath(os.path.join(parent, entry.path))
-        except (OSError, ValueError):  # a NUL in the path
+        if "\0" in entry.path:
             listed.warn(f"{where}: component {entry.path!r}: not read, no such path")
             continue
-        if component != boundary and not is_inside(component, boundary):
+        # resolved beneath the boundary: where a path or a link out leads is not looked up
+        component = real_path_within(os.path.join(parent, entry.path), boundary, boundary)
+        if component is None:
             what = "repository" if boundary != real else "directory (no repository holds it)"
             # where it resolves is not said: a chain of links outside would show what they name (a host's files)
             listed.warn(f"{where}: component {entry.path}: refused, it lies outside the {what}: pgvet reads "
