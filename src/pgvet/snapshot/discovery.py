@@ -326,7 +326,7 @@ def hosts_under(root: Path) -> SearchedHosts:
     return searched
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class MountSearch:
     """What ``mounting_host`` read in a run: the configuration files each directory's documents mount, each
     directory read once (pre-commit passes a file of every directory of a repository: each searched the same
