@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from pgvet.inputs.documents import DeclaredHost
+from pgvet.inputs.documents._postgres_options import Dialect, read_options
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.pgparams import NEWEST_MAJOR
 from pgvet.provenance import Source
@@ -38,6 +40,23 @@ def official_layout(image: str) -> bool:
     if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
         parts = parts[1:]  # a registry
     return "/".join(parts).split(":", 1)[0].lower().removeprefix("library/") in _OFFICIAL_LAYOUT
+
+
+def entrypoint_options(declared: DeclaredHost, arguments: list[tuple[str, Source]], dialect: Dialect) -> None:
+    """The container's command line (its entrypoint's words, then its command's, each at its line) as the
+    declared host's settings: the image's entrypoint runs postgres with the options after it, or with options given
+    alone (docker-entrypoint.sh); another program is noted, not read."""
+    if not arguments:
+        return
+    if arguments[0][0].rsplit("/", 1)[-1] == ENTRYPOINT and len(arguments) > 1:  # given the command to run
+        arguments = arguments[1:]
+    program = arguments[0][0]
+    if program.rsplit("/", 1)[-1] == "postgres":
+        arguments = arguments[1:]
+    elif not program.startswith("-"):
+        declared.notes.append(f"{arguments[0][1]}: the container runs {program}, not postgres: not read")
+        return
+    read_options(declared, arguments, dialect)
 
 
 def data_directories(pgdata: str | None, version: int | None) -> list[str]:

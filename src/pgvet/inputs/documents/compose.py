@@ -34,6 +34,7 @@ from pgvet.inputs.documents._postgres_image import (
     ENTRYPOINT,
     data_directories,
     data_mount_before_18,
+    entrypoint_options,
     image_version,
     official_layout,
 )
@@ -43,7 +44,6 @@ from pgvet.inputs.documents._postgres_options import (
     flow_items,
     literal_dollars,
     placeholder,
-    read_options,
 )
 from pgvet.inputs.postgresql_conf import ConfProblem
 from pgvet.provenance import Located, Source
@@ -132,7 +132,7 @@ def _host(name: str, service: dict[str, Any], path: str, line: int, lines: list[
     if _bitnami(service) and not arguments and not declared.unseen_configuration:
         # the image's run.sh generates postgresql.conf with values of its own (a command of the service's skips it)
         declared.settings.extend(container_values(version))
-    _options(declared, arguments)
+    entrypoint_options(declared, arguments, _DIALECT)
     _configuration_file(declared, service, version, path)
     _data_mount_of_before_18(declared, service, path)
     return declared
@@ -393,21 +393,6 @@ def _word_end(word: str, line: str, start: int) -> tuple[int, int]:
         if found is not None:
             return found.end(), scanned
     return -1, scanned
-
-
-def _options(declared: DeclaredHost, arguments: list[tuple[str, Source]]) -> None:
-    """postgres' command-line options as settings; what runs another program is noted, not read."""
-    if not arguments:
-        return
-    if _program(arguments[0][0]) == ENTRYPOINT and len(arguments) > 1:  # the image's, given the command to run
-        arguments = arguments[1:]
-    program = arguments[0][0]
-    if _program(program) == "postgres":
-        arguments = arguments[1:]
-    elif not program.startswith("-"):  # the image's entrypoint runs postgres only for options (docker-entrypoint.sh)
-        declared.notes.append(f"{arguments[0][1]}: the container runs {program}, not postgres: not read")
-        return
-    read_options(declared, arguments, _DIALECT)
 
 
 def _command_option(name: str, value: str) -> str:

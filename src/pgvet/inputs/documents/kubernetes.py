@@ -42,10 +42,11 @@ from pgvet.inputs.documents._postgres_image import (
     ENTRYPOINT,
     data_directories,
     data_mount_before_18,
+    entrypoint_options,
     image_version,
     official_layout,
 )
-from pgvet.inputs.documents._postgres_options import Dialect, block_items, flow_items, read_options
+from pgvet.inputs.documents._postgres_options import Dialect, block_items, flow_items
 from pgvet.inputs.postgresql_conf import ConfDirective, ConfProblem, ConfSetting
 from pgvet.provenance import Located, Source
 
@@ -141,17 +142,7 @@ def _options(declared: DeclaredHost, container: dict[str, Any], path: str) -> No
         declared.host["parameter_form"] = Located(form, at(container, key, path))
         arguments += [(str(word), Source(path, yaml_line(words, index) or yaml_line(container, key)))
                       for index, word in enumerate(words)]
-    if arguments and posixpath.basename(arguments[0][0]) == ENTRYPOINT:
-        arguments = arguments[1:]
-    if not arguments:
-        return
-    program = arguments[0][0]
-    if posixpath.basename(program) == "postgres":
-        arguments = arguments[1:]
-    elif not program.startswith("-"):
-        declared.notes.append(f"{arguments[0][1]}: the container runs {program}, not postgres: not read")
-        return
-    read_options(declared, arguments, _DIALECT)
+    entrypoint_options(declared, arguments, _DIALECT)
 
 
 def _pgdata(container: dict[str, Any]) -> str | None:
